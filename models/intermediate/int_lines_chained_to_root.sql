@@ -1,0 +1,42 @@
+with
+
+steps as (
+    select * from {{ ref('int_lines_walked_to_root') }}
+),
+
+problems as (
+    select * from {{ ref('int_save_chain_problems') }}
+),
+
+lines as (
+    select * from {{ ref('stg_app__lines') }}
+),
+
+healthy_steps as (
+    select steps.*
+    from steps
+    left join problems
+        on problems.save_id = steps.save_id
+    where problems.save_id is null
+),
+
+final as (
+    select
+        healthy_steps.save_id,
+        max(healthy_steps.depth) over (partition by healthy_steps.save_id)
+        - healthy_steps.depth as line_position,
+        lines.line_id,
+        lines.role_id,
+        lines.script_role_id,
+        lines.attribute,
+        lines.display_name,
+        lines.content,
+        lines.original_emotion,
+        lines.tts_content,
+        lines.action_content
+    from healthy_steps
+    inner join lines
+        on lines.line_id = healthy_steps.line_id
+)
+
+select * from final

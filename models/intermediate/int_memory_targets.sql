@@ -1,0 +1,52 @@
+with
+
+history as (
+    select * from {{ ref('int_lines_chained_to_root') }}
+),
+
+speakers as (
+    select distinct
+        save_id,
+        role_id,
+        {{ blank_as_null('script_role_id') }} as script_role_id
+    from history
+    where attribute in ('assistant', 'system')
+),
+
+role_targets as (
+    select distinct
+        save_id,
+        'role_id=' || role_id as target_key,
+        role_id as target_role_id,
+        cast(null as varchar) as target_script_role_id
+    from speakers
+    where role_id is not null
+),
+
+script_role_targets as (
+    select distinct
+        save_id,
+        'script_role_id=' || script_role_id as target_key,
+        cast(null as bigint) as target_role_id,
+        script_role_id as target_script_role_id
+    from speakers
+    where script_role_id is not null
+),
+
+final as (
+    select
+        save_id,
+        target_key,
+        target_role_id,
+        target_script_role_id,
+        -- the batch path never targets by display name (no name is derived from an id)
+        cast(null as varchar) as target_display_name,
+        {{ var('context_emotion', true) }} as use_context_emotion
+    from (
+        select * from role_targets
+        union all
+        select * from script_role_targets
+    ) as targets
+)
+
+select * from final

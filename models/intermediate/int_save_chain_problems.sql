@@ -1,0 +1,1 @@
+{{ find_chain_problems(ref('int_lines_walked_to_root')) }}

@@ -1,0 +1,144 @@
+"""Render the dbt project's models with plain Jinja and compose them into one query.
+
+The Python path runs exactly the SQL dbt runs: each model file is rendered with a small stand-in
+for dbt's Jinja context (`ref`, `source`, `var`, `config`, `adapter.dispatch`) and becomes a CTE
+named after the model. Callers replace relations (a source, or a whole model) with their own CTEs
+of bound parameters, so per-turn queries stay small and never format caller values into SQL.
+dbt itself is never imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_REF = re.compile(r"""\bref\(\s*['"](\w+)['"]\s*\)""")
+_SOURCE = re.compile(r"""\bsource\(\s*['"](\w+)['"]\s*,\s*['"](\w+)['"]\s*\)""")
+
+
+def _project_dir(kind: str) -> Path:
+    """`models`/`macros` shipped in the wheel (rolemem/_models) or, in a checkout, the repo's."""
+    shipped = _PACKAGE_DIR / f"_{kind}"
+    if shipped.is_dir():
+        return shipped
+    return _PACKAGE_DIR.parents[1] / kind
+
+
+@functools.cache
+def model_paths() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(_project_dir("models").rglob("*.sql"))}
+
+
+@functools.cache
+def _model_text(name: str) -> str:
+    try:
+        return model_paths()[name].read_text(encoding="utf-8")
+    except KeyError:
+        raise KeyError(f"no dbt model named {name!r}") from None
+
+
+def model_refs(name: str) -> list[str]:
+    return list(dict.fromkeys(_REF.findall(_model_text(name))))
+
+
+def model_sources(name: str) -> list[str]:
+    return [f"{src}.{table}" for src, table in _SOURCE.findall(_model_text(name))]
+
+
+class _Adapter:
+    """Enough of dbt's `adapter` for `adapter.dispatch`: duckdb__ first, then default__."""
+
+    def __init__(self) -> None:
+        self.macros: Any = None
+
+    def dispatch(self, name: str, package: str | None = None) -> Any:
+        for prefix in ("duckdb__", "default__"):
+            macro = getattr(self.macros, prefix + name, None)
+            if macro is not None:
+                return macro
+        raise jinja2.UndefinedError(f"no implementation of macro {name!r}")
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
+    adapter = _Adapter()
+    env.globals.update(
+        adapter=adapter,
+        config=lambda *args, **kwargs: "",
+        is_incremental=lambda: False,
+        target={"type": "duckdb", "name": "python"},
+    )
+    macro_text = "\n".join(
+        path.read_text(encoding="utf-8") for path in sorted(_project_dir("macros").glob("*.sql"))
+    )
+    adapter.macros = env.from_string(macro_text).module
+    env.globals.update(
+        {name: getattr(adapter.macros, name) for name in dir(adapter.macros)
+         if not name.startswith("_")}
+    )
+    return env
+
+
+def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str, Any]) -> str:
+    """Model SQL with every ref/source replaced by the relation name the caller chose."""
+    env = _environment()
+
+    def ref(model: str) -> str:
+        return relations.get(model, model)
+
+    def source(source_name: str, table: str) -> str:
+        return relations[f"{source_name}.{table}"]
+
+    def var(key: str, default: Any = None) -> Any:
+        return variables.get(key, default)
+
+    template = env.from_string(_model_text(name))
+    return template.render(ref=ref, source=source, var=var).strip()
+
+
+def _dependency_order(target: str, provided: set[str]) -> list[str]:
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen or name in provided:
+            return
+        seen.add(name)
+        for parent in model_refs(name):
+            visit(parent)
+        order.append(name)
+
+    visit(target)
+    return order
+
+
+@functools.cache
+def _composed(target: str, provided: frozenset[str], variables: tuple[tuple[str, Any], ...]) -> str:
+    relations = {name: name for name in provided}
+    relations.update({f"app.{table}": f"source_{table}" for table in ("line", "save", "role")})
+    parts = [
+        f"{name} as (\n{render_model(name, relations, dict(variables))}\n)"
+        for name in _dependency_order(target, set(provided))
+    ]
+    return ",\n".join(parts)
+
+
+def compose(
+    target: str,
+    provided: Mapping[str, str],
+    select: str,
+    variables: Mapping[str, Any] | None = None,
+) -> str:
+    """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
+    for a source `source_line` or a whole model), then every model `target` needs, then `select`.
+    Rendering is cached; only the caller's CTE texts vary, and those hold `$name` parameters."""
+    models = _composed(target, frozenset(provided), tuple(sorted((variables or {}).items())))
+    caller = ",\n".join(f"{name} as (\n{sql}\n)" for name, sql in provided.items())
+    return f"with\n{caller},\n{models}\n{select}"

@@ -1,0 +1,61 @@
+"""Demo dialogue for the embedded database: the spec's two examples as stored saves.
+
+Save 1 is example 1 (钦灵's lines also carry role_id 1 so the batch mart has a target);
+save 2 is example 2 plus a regenerated reply: a sibling of line 15 that is not on the branch
+being played, so it must never show up in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from .schema import Line, Role, Save, create_all, drop_all
+
+
+def spec_examples() -> dict[str, list[dict[str, Any]]]:
+    text = resources.files("rolemem").joinpath("data/spec_examples.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Save:
+    save = Save(name=name)
+    session.add(save)
+    session.flush()
+    parent_id = None
+    for spec_line in lines:
+        fields = {key: value for key, value in spec_line.items() if key != "line_id"}
+        if fields.get("script_role_id") is not None:
+            fields["script_role_id"] = str(fields["script_role_id"])
+        line = Line(**fields, save_id=save.id, parent_line_id=parent_id)
+        session.add(line)
+        session.flush()
+        parent_id = line.id
+    save.last_message_id = parent_id
+    return save
+
+
+def load_demo(engine: sa.Engine) -> None:
+    """Recreate the application tables (keys restart at 1) and load the demo saves."""
+    drop_all(engine)
+    create_all(engine)
+    with Session(engine) as session:
+        session.add(Role(name="钦灵"))  # role 1
+        examples = spec_examples()
+        example_1 = [
+            {**line, "role_id": 1} if line["attribute"] == "assistant" else line
+            for line in examples["example_1"]
+        ]
+        _insert_save(session, "spec example 1", example_1)
+        save_2 = _insert_save(session, "spec example 2", examples["example_2"])
+        tip = session.get(Line, save_2.last_message_id)
+        assert tip is not None
+        session.add(Line(
+            content="才、才没有呢！", attribute="assistant", original_emotion="生气",
+            role_id=1, display_name="钦灵", save_id=save_2.id, parent_line_id=tip.parent_line_id,
+        ))
+        session.commit()

@@ -1,0 +1,89 @@
+"""Application tables (SQLModel): the game's roles, saves and dialogue lines.
+
+These are the dbt sources `app.role`, `app.save` and `app.line`. `Line` has exactly the fields of
+the customer's spec. Integer keys get an explicit sequence: DuckDB has no SERIAL, and a sequence
+is plain SQLAlchemy that PostgreSQL understands too (SQLite ignores it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+def _key_column(sequence_name: str) -> Any:
+    sequence = sa.Sequence(sequence_name)
+    return Field(
+        default=None,
+        sa_column=sa.Column(
+            sa.BigInteger, sequence, primary_key=True, server_default=sequence.next_value()
+        ),
+    )
+
+
+class Role(SQLModel, table=True):
+    """A game character that the AI plays."""
+
+    __tablename__ = "role"
+
+    id: int | None = _key_column("role_id_seq")
+    name: str
+
+
+class Save(SQLModel, table=True):
+    """A save slot; `last_message_id` is the tip of the branch being played.
+
+    No foreign key on `last_message_id`: it would make `save` and `line` reference each other,
+    which DuckDB cannot create; the memory builder checks the chain instead.
+    """
+
+    __tablename__ = "save"
+
+    id: int | None = _key_column("save_id_seq")
+    name: str | None = None
+    last_message_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class Line(SQLModel, table=True):
+    """One line of dialogue: a node of the conversation tree."""
+
+    __tablename__ = "line"
+
+    id: int | None = _key_column("line_id_seq")
+
+    original_emotion: str | None = None
+    predicted_emotion: str | None = None
+    content: str
+    tts_content: str | None = None
+    action_content: str | None = None
+    audio_file: str | None = None
+
+    attribute: str  # assistant, user, system
+
+    role_id: int | None = Field(default=None, foreign_key="role.id", nullable=True, sa_type=sa.BigInteger)
+    script_role_id: str | None = None
+    display_name: str | None = None
+
+    save_id: int = Field(foreign_key="save.id", sa_type=sa.BigInteger)
+    parent_line_id: int | None = Field(
+        default=None, foreign_key="line.id", nullable=True, sa_type=sa.BigInteger
+    )
+
+
+APP_TABLES = [Role.__table__, Save.__table__, Line.__table__]
+
+
+def create_all(engine: sa.Engine) -> None:
+    """Create the application tables (and their sequences) if they do not exist."""
+    SQLModel.metadata.create_all(engine, tables=APP_TABLES)  # type: ignore[arg-type]
+
+
+def drop_all(engine: sa.Engine) -> None:
+    SQLModel.metadata.drop_all(engine, tables=APP_TABLES)  # type: ignore[arg-type]
+
+
+def engine_for(path: str) -> sa.Engine:
+    """A SQLAlchemy engine on an embedded DuckDB file."""
+    return sa.create_engine(f"duckdb:///{path}")

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from rolemem.demo_data import spec_examples
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def example_1() -> list[dict[str, Any]]:
+    return copy.deepcopy(spec_examples()["example_1"])
+
+
+@pytest.fixture
+def example_2() -> list[dict[str, Any]]:
+    return copy.deepcopy(spec_examples()["example_2"])
+
+
+def make_tree_db(lines: list[tuple], saves: list[tuple]) -> duckdb.DuckDBPyConnection:
+    """An in-memory database with the spec's `save` and `line` columns (plus an extra one)."""
+    con = duckdb.connect()
+    con.execute("create table save (id bigint, last_message_id bigint, name varchar)")
+    con.execute(
+        """create table line (id bigint, original_emotion varchar, predicted_emotion varchar,
+        content varchar, tts_content varchar, action_content varchar, audio_file varchar,
+        attribute varchar, role_id bigint, script_role_id varchar, display_name varchar,
+        save_id bigint, parent_line_id bigint, extra_column varchar)"""
+    )
+    con.executemany("insert into save values (?, ?, 'save')", saves)
+    if lines:
+        con.executemany(
+        """insert into line (id, save_id, parent_line_id, attribute, content, role_id,
+        display_name) values (?, ?, ?, ?, ?, ?, ?)""",
+            lines,
+        )
+    return con

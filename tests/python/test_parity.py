@@ -1,0 +1,57 @@
+"""The dbt batch path and the Python per-save path give identical rows on the same database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rolemem import build_memory_for_save
+from rolemem.schema import create_all, engine_for
+from rolemem.synthetic_dialogue import generate_dialogue
+
+from .conftest import REPO
+
+DBT = Path(sys.executable).with_name("dbt")
+
+
+@pytest.fixture(scope="module")
+def built_db(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("parity")
+    path = str(tmp / "parity.duckdb")
+    engine = engine_for(path)
+    create_all(engine)
+    engine.dispose()
+    with duckdb.connect(path) as con:
+        generate_dialogue(con, saves=25, lines_per_save=40)
+    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    subprocess.run(
+        [str(DBT), "run", "--quiet", "--select", "+memory_messages", "--profiles-dir", str(REPO),
+         "--project-dir", str(REPO), "--target-path", str(tmp / "target")],
+        check=True, env=env, cwd=REPO,
+    )
+    return path
+
+
+def test_memory_messages_model_equals_python_for_every_target(built_db):
+    with duckdb.connect(built_db) as con:
+        rows = con.execute(
+            """select save_id, target_role_id, target_script_role_id, role, content
+            from memory_messages order by save_id, target_key, message_index"""
+        ).fetchall()
+        batch: dict[tuple, list[dict[str, str]]] = {}
+        for save_id, role_id, script_role_id, role, content in rows:
+            batch.setdefault((save_id, role_id, script_role_id), []).append(
+                {"role": role, "content": content})
+        python = {
+            key: build_memory_for_save(con, key[0], role_id=key[1], script_role_id=key[2])
+            for key in batch
+        }
+    # every save has targets role 1, role 2 and script NPC 1 (their system lines open each save)
+    assert len(batch) == 25 * 3
+    assert sum(len(messages) for messages in batch.values()) > 25 * 3 * 10
+    assert python == batch

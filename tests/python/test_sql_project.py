@@ -1,0 +1,40 @@
+"""The shared SQL: portable enough to parse as DuckDB and PostgreSQL; `import rolemem` stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from rolemem._sql_project import model_paths, model_refs, render_model
+
+SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
+
+
+@pytest.mark.parametrize("model", sorted(model_paths()))
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_every_model_parses(model, dialect):
+    sql = render_model(model, SOURCES, {"context_emotion": True})
+    tree = sqlglot.parse_one(sql, read=dialect)
+    assert isinstance(tree, exp.Query)
+    tables = {table.name for table in tree.find_all(exp.Table)}
+    assert set(model_refs(model)) <= tables
+
+
+def test_the_chain_model_is_recursive_and_segments_use_lag():
+    walked = render_model("int_lines_walked_to_root", SOURCES, {}).lower()
+    assert "with recursive" in walked
+    grouped = render_model("int_lines_grouped_into_messages", SOURCES, {}).lower()
+    assert "lag(speaker_side) over by_position" in grouped
+
+
+def test_import_is_light_and_never_loads_dbt():
+    code = (
+        "import sys, rolemem; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dbt', 'sqlmodel', 'sqlglot')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
