@@ -1,13 +1,18 @@
 {#
     Optional text that is empty or only whitespace counts as absent (the memory-builder rule).
-    Non-blank text is kept exactly as written. Dispatched: the regex call differs by engine.
+    Non-blank text is kept exactly as written. Whitespace: ASCII blanks and the full-width
+    space U+3000 that Chinese input methods type. Dispatched: the trim/regex call differs by engine.
 #}
 {% macro blank_as_null(expression) %}
     {{- adapter.dispatch('blank_as_null', 'rolemem')(expression) -}}
 {% endmacro %}
 
 {% macro duckdb__blank_as_null(expression) -%}
-    case when regexp_full_match({{ expression }}, '[\s\x{3000}]*') then null else {{ expression }} end
+    case
+        when trim({{ expression }}, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)
+            || chr(12288)) = '' then null
+        else {{ expression }}
+    end
 {%- endmacro %}
 
 {% macro default__blank_as_null(expression) -%}

@@ -11,11 +11,20 @@
 {% macro walk_parent_chain(lines, saves) %}
 with recursive
 
+-- materialised once: every step of the recursion probes it, and the input may be a view
+chain_links as materialized (
+    select
+        line_id,
+        parent_line_id,
+        save_id
+    from {{ lines }}
+),
+
 save_sizes as (
     select
         save_id,
         count(*) as line_count
-    from {{ lines }}
+    from chain_links
     group by save_id
 ),
 
@@ -29,7 +38,7 @@ walk as (
         coalesce(save_sizes.line_count, 0) as step_budget,
         0 as depth
     from {{ saves }} as saves
-    inner join {{ lines }} as tip
+    inner join chain_links as tip
         on tip.line_id = saves.last_message_id
     left join save_sizes
         on save_sizes.save_id = saves.save_id
@@ -45,7 +54,7 @@ walk as (
         walk.step_budget,
         walk.depth + 1 as depth
     from walk
-    inner join {{ lines }} as parent
+    inner join chain_links as parent
         on parent.line_id = walk.parent_line_id
     where
         walk.line_save_id = walk.save_id

@@ -101,14 +101,6 @@ def _script_role(value: Any, field: str, where: str) -> str | None:
     return _text_or_none(value, field, where)
 
 
-def _field(line: Any, name: str) -> Any:
-    if isinstance(line, Mapping):
-        if name == "id" and "id" not in line:
-            return line.get("line_id")
-        return line.get(name)
-    return getattr(line, name, None)
-
-
 def _target_params(
     role_id: Any, script_role_id: Any, display_name: Any, context_emotion: bool
 ) -> dict[str, Any]:
@@ -123,22 +115,38 @@ def _target_params(
     }
 
 
+# (bound parameter, line field, check) — checks run per column, after collection, so the
+# common all-valid case costs one pass of cheap type tests.
+_COLUMNS = (
+    ("ids", "id", _int_or_none),
+    ("role_ids", "role_id", _int_or_none),
+    ("script_role_ids", "script_role_id", _script_role),
+    *((f"{name}s", name, _text_or_none) for name in _TEXT_FIELDS),
+)
+_VALID_TYPES = {_int_or_none: int, _script_role: str, _text_or_none: str}
+
+
 def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
-    columns: dict[str, list[Any]] = {
-        "positions": [], "ids": [], "role_ids": [], "script_role_ids": [],
-        **{f"{name}s": [] for name in _TEXT_FIELDS},
-    }
-    for position, line in enumerate(lines):
-        line_id = _field(line, "id")
-        where = f"line {line_id}" if line_id is not None else f"line at position {position}"
-        columns["positions"].append(position)
-        columns["ids"].append(_int_or_none(line_id, "id", where))
-        columns["role_ids"].append(_int_or_none(_field(line, "role_id"), "role_id", where))
-        columns["script_role_ids"].append(
-            _script_role(_field(line, "script_role_id"), "script_role_id", where)
-        )
-        for name in _TEXT_FIELDS:
-            columns[f"{name}s"].append(_text_or_none(_field(line, name), name, where))
+    rows = []
+    for line in lines:
+        if isinstance(line, Mapping):
+            values = [line.get(field) for _, field, _ in _COLUMNS]
+            if values[0] is None:
+                values[0] = line.get("line_id")
+        else:
+            values = [getattr(line, field, None) for _, field, _ in _COLUMNS]
+        rows.append(values)
+    columns = {"positions": list(range(len(rows)))}
+    for index, (param, field, check) in enumerate(_COLUMNS):
+        column = [values[index] for values in rows]
+        valid = _VALID_TYPES[check]
+        if not all(value is None or type(value) is valid for value in column):
+            for position, value in enumerate(column):  # slow path: convert or name the culprit
+                line_id = rows[position][0]
+                where = f"line {line_id}" if line_id is not None else (
+                    f"line at position {position}")
+                column[position] = check(value, field, where)
+        columns[param] = column
     return columns
 
 

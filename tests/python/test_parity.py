@@ -11,7 +11,6 @@ import duckdb
 import pytest
 
 from rolemem import build_memory_for_save
-from rolemem.schema import create_all, engine_for
 from rolemem.synthetic_dialogue import generate_dialogue
 
 from .conftest import REPO
@@ -23,9 +22,6 @@ DBT = Path(sys.executable).with_name("dbt")
 def built_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("parity")
     path = str(tmp / "parity.duckdb")
-    engine = engine_for(path)
-    create_all(engine)
-    engine.dispose()
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=25, lines_per_save=40)
     env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}

@@ -1,0 +1,154 @@
+"""Benchmark: memory builder (rolemem SQL) against the customer's own approach, same run.
+
+    .venv/bin/python bench/bench_memory_builder.py [--saves 10000] [--lines-per-save 100]
+
+(a) build_memory on 200- and 20,000-line histories; (b) build_memory_for_save for one 200-line
+save inside a database of saves x lines-per-save lines; (c) the memory_messages model over the
+whole database through `dbt run`, and its SQL alone on DuckDB, against the baseline over every
+save. Prints a table; the baseline is bench/seed_baseline.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import sqlalchemy as sa
+from duckdb_engine import ConnectionWrapper
+from sqlmodel import Session
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from seed_baseline import build_messages, get_chat_history  # noqa: E402
+
+from rolemem import build_memory, build_memory_for_save  # noqa: E402
+from rolemem._sql_project import compose  # noqa: E402
+from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def median_ms(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+    fn()  # warm-up
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.95) - 1]
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def row(name: str, ours: str, baseline: str, ratio: str, target: str) -> None:
+    print(f"| {name:<46} | {ours:>12} | {baseline:>12} | {ratio:>8} | {target:<22} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--saves", type=int, default=10_000)
+    parser.add_argument("--lines-per-save", type=int, default=100)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="rolemem-bench-"))
+    path = str(tmp / "bench.duckdb")
+
+    t_gen, _ = timed(lambda: _generate(path, args.saves, args.lines_per_save))
+    total_lines = (args.saves - 1) * args.lines_per_save + 200
+    print(f"generated {total_lines:,} lines in {args.saves:,} saves in {t_gen:.1f} s\n")
+
+    # (a) reads a 20,000-line history from a database of its own
+    with duckdb.connect() as scratch:
+        generate_dialogue(scratch, saves=1, lines_per_save=20_000, seed=13)
+        scratch_engine = sa.create_engine(
+            "duckdb://", creator=lambda: ConnectionWrapper(scratch.cursor()))
+        with Session(scratch_engine) as session:
+            history = get_chat_history(session, 1)
+        scratch_engine.dispose()
+
+    con = duckdb.connect(path)
+    # SQLModel (the baseline) shares the bench's DuckDB instance: one file, one configuration.
+    engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))
+    bench_save = args.saves
+    print("| case                                           |      rolemem |     baseline |    ratio | target                 |")
+    print("|---|---:|---:|---:|---|")
+    for size in (200, 20_000):
+        lines = history[:size]
+        assert build_memory(lines, role_id=1) == build_messages(lines, role_id=1)
+        ours, ours95 = median_ms(lambda: build_memory(lines, role_id=1), 30)
+        base, _ = median_ms(lambda: build_messages(lines, role_id=1), 30)
+        row(f"(a) build_memory, {size:,} lines (median)", f"{ours:.2f} ms", f"{base:.2f} ms",
+            f"{base / ours:.2f}x", "≤ 5 ms at 200 lines" if size == 200 else "")
+
+    def baseline_save() -> object:
+        with Session(engine) as session:
+            return build_messages(get_chat_history(session, bench_save), role_id=1)
+
+    assert build_memory_for_save(con, bench_save, role_id=1) == baseline_save()
+    ours, ours95 = median_ms(lambda: build_memory_for_save(con, bench_save, role_id=1), 50)
+    base, _ = median_ms(baseline_save, 50)
+    row(f"(b) build_memory_for_save, 200 of {total_lines / 1e6:.2f}M lines", f"{ours:.2f} ms",
+        f"{base:.2f} ms", f"{base / ours:.2f}x", "≤ 10 ms median")
+    row("    (b) p95", f"{ours95:.2f} ms", "", "", "")
+
+    sql = compose(
+        "memory_messages",
+        {"source_line": "select * from line", "source_save": "select * from save"},
+        "select * from memory_messages",
+        {"context_emotion": True},
+    )
+    # materialise every column, as the dbt table does, so nothing is optimised away
+    t_sql, _ = timed(lambda: con.execute("create temp table bench_messages as " + sql))
+    (message_count,) = con.execute("select count(*) from bench_messages").fetchone()
+
+    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    dbt = [str(Path(sys.executable).with_name("dbt")), "run", "--quiet", "--select",
+           "+memory_messages", "--profiles-dir", str(REPO), "--project-dir", str(REPO),
+           "--target-path", str(tmp / "target")]
+
+    def baseline_all(engine: sa.Engine) -> int:
+        count = 0
+        with Session(engine) as session:
+            for save_id in range(1, args.saves + 1):
+                lines = get_chat_history(session, save_id)
+                for target in ({"role_id": 1}, {"role_id": 2}, {"script_role_id": "1"}):
+                    count += len(build_messages(lines, **target))
+        return count
+
+    t_base, base_count = timed(lambda: baseline_all(engine))
+    engine.dispose()
+    con.close()  # dbt opens the file itself
+    t_dbt, _ = timed(lambda: subprocess.run(dbt, check=True, env=env, cwd=REPO))
+
+    row(f"(c) memory_messages SQL, all {args.saves:,} saves", f"{t_sql:.2f} s",
+        f"{t_base:.2f} s", f"{t_base / t_sql:.1f}x", "≥ 20x the baseline")
+    row("(c) dbt run +memory_messages (incl. start-up)", f"{t_dbt:.2f} s", "", "", "≤ 10 s")
+    print(f"\nmessages: SQL {message_count:,}, baseline {base_count:,}")
+    peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak RSS: bench process {peak_self:.0f} MiB, dbt {peak_child:.0f} MiB (target ≤ 2048)")
+
+
+def _generate(path: str, saves: int, lines_per_save: int) -> None:
+    """saves - 1 saves of lines_per_save lines, then the 200-line save that (b) reads."""
+    with duckdb.connect(path) as con:
+        generate_dialogue(con, saves=saves - 1, lines_per_save=lines_per_save)
+        generate_dialogue(con, saves=1, lines_per_save=200, first_save_id=saves,
+                          first_line_id=(saves - 1) * lines_per_save + 1, seed=11)
+
+
+if __name__ == "__main__":
+    main()
