@@ -20,11 +20,18 @@ healthy_steps as (
     where problems.save_id is null
 ),
 
+chain_lengths as (
+    select
+        save_id,
+        max(depth) as max_depth
+    from healthy_steps
+    group by save_id
+),
+
 final as (
     select
         healthy_steps.save_id,
-        max(healthy_steps.depth) over (partition by healthy_steps.save_id)
-        - healthy_steps.depth as line_position,
+        chain_lengths.max_depth - healthy_steps.depth as line_position,
         lines.line_id,
         lines.role_id,
         lines.script_role_id,
@@ -35,6 +42,8 @@ final as (
         lines.tts_content,
         lines.action_content
     from healthy_steps
+    inner join chain_lengths
+        on chain_lengths.save_id = healthy_steps.save_id
     inner join lines
         on lines.line_id = healthy_steps.line_id
 )

@@ -8,27 +8,44 @@ targets as (
     select * from {{ ref('int_memory_targets') }}
 ),
 
+-- cleaned before the join so each line is cleaned once, not once per target
+cleaned_history as (
+    select
+        save_id,
+        line_id,
+        line_position,
+        attribute,
+        role_id,
+        {{ blank_as_null('script_role_id') }} as script_role_id,
+        {{ blank_as_null('display_name') }} as display_name,
+        coalesce(content, '') as content,
+        {{ blank_as_null('original_emotion') }} as emotion,
+        {{ blank_as_null('tts_content') }} as tts_content,
+        {{ blank_as_null('action_content') }} as action_content
+    from history
+),
+
 cleaned as (
     select
-        history.save_id,
+        cleaned_history.save_id,
         targets.target_key,
-        history.line_id,
-        history.line_position,
-        history.attribute,
-        history.role_id,
-        {{ blank_as_null('history.script_role_id') }} as script_role_id,
-        {{ blank_as_null('history.display_name') }} as display_name,
-        coalesce(history.content, '') as content,
-        {{ blank_as_null('history.original_emotion') }} as emotion,
-        {{ blank_as_null('history.tts_content') }} as tts_content,
-        {{ blank_as_null('history.action_content') }} as action_content,
+        cleaned_history.line_id,
+        cleaned_history.line_position,
+        cleaned_history.attribute,
+        cleaned_history.role_id,
+        cleaned_history.script_role_id,
+        cleaned_history.display_name,
+        cleaned_history.content,
+        cleaned_history.emotion,
+        cleaned_history.tts_content,
+        cleaned_history.action_content,
         targets.target_role_id,
         {{ blank_as_null('targets.target_script_role_id') }} as target_script_role_id,
         {{ blank_as_null('targets.target_display_name') }} as target_display_name,
         targets.use_context_emotion
-    from history
+    from cleaned_history
     inner join targets
-        on targets.save_id = history.save_id
+        on targets.save_id = cleaned_history.save_id
 ),
 
 identified as (

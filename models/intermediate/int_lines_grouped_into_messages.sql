@@ -17,56 +17,59 @@ kept as (
     where line_kind <> 'other_system'
 ),
 
--- a message starts at every system line and wherever the speaking side changes
-started as (
+-- One sort serves every window here. LAG marks where the speaking side changes. A message is
+-- keyed by the line just before it: a run of own lines by the last other/system line before it,
+-- a run of other voices by the last own/system line before it (+ 0.5, so no run shares a key
+-- with a system line, which keys itself). A player line is focus when no other speaker follows
+-- it inside its segment: the next other speaker, if any, comes after the next own/system line.
+sided as (
     select
         *,
         line_kind = 'system'
-        or coalesce(lag(speaker_side) over by_position <> speaker_side, true) as is_message_start
+        or coalesce(lag(speaker_side) over by_position <> speaker_side, true) as is_message_start,
+        max(case when speaker_side <> 'others' then line_position end)
+            over preceding_lines as previous_own_or_system_position,
+        max(case when speaker_side <> 'self' then line_position end)
+            over preceding_lines as previous_other_or_system_position,
+        min(case when line_kind = 'other_speaker' then line_position end)
+            over following_lines as next_other_speaker_position,
+        min(case when speaker_side <> 'others' then line_position end)
+            over following_lines as next_own_or_system_position
     from kept
-    window by_position as (partition by save_id, target_key order by line_position)
+    window
+        by_position as (partition by save_id, target_key order by line_position),
+        preceding_lines as (
+            by_position rows between unbounded preceding and 1 preceding
+        ),
+        following_lines as (
+            by_position rows between 1 following and unbounded following
+        )
 ),
 
-numbered as (
+keyed as (
     select
         *,
-        sum(case when is_message_start then 1 else 0 end) over (
-            partition by save_id, target_key
-            order by line_position
-            rows between unbounded preceding and current row
-        ) - 1 as message_index
-    from started
-),
-
--- in a segment of other voices, the player's lines after the last other speaker are the focus
-with_last_other_speaker as (
-    select
-        *,
-        max(case when line_kind = 'other_speaker' then line_position end) over (
-            partition by save_id, target_key, message_index
-        ) as last_other_speaker_position
-    from numbered
-),
-
-focused as (
-    select
-        *,
+        case speaker_side
+            when 'system' then cast(line_position as double)
+            when 'self' then coalesce(previous_other_or_system_position, -1) + 0.5
+            else coalesce(previous_own_or_system_position, -1) + 0.5
+        end as message_key,
         line_kind in ('system', 'self')
         or (
             line_kind = 'user'
             and (
-                last_other_speaker_position is null
-                or line_position > last_other_speaker_position
+                next_other_speaker_position is null
+                or coalesce(next_own_or_system_position < next_other_speaker_position, false)
             )
         ) as is_focus
-    from with_last_other_speaker
+    from sided
 ),
 
 final as (
     select
         save_id,
         target_key,
-        message_index,
+        message_key,
         line_position,
         line_id,
         line_kind,
@@ -87,7 +90,7 @@ final as (
         end as line_text,
         is_message_start,
         is_focus
-    from focused
+    from keyed
 )
 
 select * from final

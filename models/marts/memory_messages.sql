@@ -12,7 +12,7 @@ messages as (
     select
         save_id,
         target_key,
-        message_index,
+        message_key,
         max(speaker_side) as speaker_side,
         string_agg(line_text, chr(10) order by line_position)
             filter (where not is_focus) as background_text,
@@ -22,34 +22,43 @@ messages as (
         max(line_position) as last_line_position,
         count(*) as line_count
     from grouped_lines
-    group by save_id, target_key, message_index
+    group by save_id, target_key, message_key
+),
+
+-- numbered after aggregation: one row per message is far fewer rows to sort than per line
+indexed as (
+    select
+        *,
+        row_number() over (partition by save_id, target_key order by message_key) - 1
+            as message_index
+    from messages
 ),
 
 final as (
     select
-        messages.save_id,
-        messages.target_key,
+        indexed.save_id,
+        indexed.target_key,
         targets.target_role_id,
         targets.target_script_role_id,
-        messages.message_index,
-        case messages.speaker_side
+        indexed.message_index,
+        case indexed.speaker_side
             when 'system' then 'system'
             when 'self' then 'assistant'
             else 'user'
         end as role,
         case
-            when messages.background_text is null then messages.focus_text
-            when messages.focus_text is null then '{' || messages.background_text || '}'
-            else '{' || messages.background_text || '}' || chr(10) || messages.focus_text
+            when indexed.background_text is null then indexed.focus_text
+            when indexed.focus_text is null then '{' || indexed.background_text || '}'
+            else '{' || indexed.background_text || '}' || chr(10) || indexed.focus_text
         end as content,
-        messages.first_line_position,
-        messages.last_line_position,
-        messages.line_count
-    from messages
+        indexed.first_line_position,
+        indexed.last_line_position,
+        indexed.line_count
+    from indexed
     inner join targets
         on
-            targets.save_id = messages.save_id
-            and targets.target_key = messages.target_key
+            targets.save_id = indexed.save_id
+            and targets.target_key = indexed.target_key
 )
 
 select * from final

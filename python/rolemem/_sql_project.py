@@ -120,13 +120,23 @@ def _dependency_order(target: str, provided: set[str]) -> list[str]:
 
 
 @functools.cache
-def _composed(target: str, provided: frozenset[str], variables: tuple[tuple[str, Any], ...]) -> str:
+def _composed(
+    target: str, provided: frozenset[str], variables: tuple[tuple[str, Any], ...], select: str
+) -> str:
     relations = {name: name for name in provided}
     relations.update({f"app.{table}": f"source_{table}" for table in ("line", "save", "role")})
-    parts = [
-        f"{name} as (\n{render_model(name, relations, dict(variables))}\n)"
+    rendered = {
+        name: render_model(name, relations, dict(variables))
         for name in _dependency_order(target, set(provided))
-    ]
+    }
+    # A model read more than once (the walk feeds both the problem check and the history) is
+    # materialised; otherwise DuckDB would run it, recursion included, once per reader.
+    texts = [*rendered.values(), select]
+    parts = []
+    for name, sql in rendered.items():
+        readers = sum(len(re.findall(rf"\b{name}\b", text)) for text in texts if text is not sql)
+        keyword = "as materialized" if readers > 1 else "as"
+        parts.append(f"{name} {keyword} (\n{sql}\n)")
     return ",\n".join(parts)
 
 
@@ -139,6 +149,8 @@ def compose(
     """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
     for a source `source_line` or a whole model), then every model `target` needs, then `select`.
     Rendering is cached; only the caller's CTE texts vary, and those hold `$name` parameters."""
-    models = _composed(target, frozenset(provided), tuple(sorted((variables or {}).items())))
+    models = _composed(
+        target, frozenset(provided), tuple(sorted((variables or {}).items())), select
+    )
     caller = ",\n".join(f"{name} as (\n{sql}\n)" for name, sql in provided.items())
     return f"with\n{caller},\n{models}\n{select}"
