@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,8 @@ _REF = re.compile(r"""\bref\(\s*['"](\w+)['"]\s*\)""")
 _SOURCE = re.compile(r"""\bsource\(\s*['"](\w+)['"]\s*,\s*['"](\w+)['"]\s*\)""")
 
 
-def _project_dir(kind: str) -> Path:
-    """`models`/`macros` shipped in the wheel (rolemem/_models) or, in a checkout, the repo's."""
+def project_dir(kind: str) -> Path:
+    """`models`/`macros`/`seeds` shipped in the wheel (rolemem/_models…) or the checkout's."""
     shipped = _PACKAGE_DIR / f"_{kind}"
     if shipped.is_dir():
         return shipped
@@ -32,7 +32,7 @@ def _project_dir(kind: str) -> Path:
 
 @functools.cache
 def model_paths() -> dict[str, Path]:
-    return {path.stem: path for path in sorted(_project_dir("models").rglob("*.sql"))}
+    return {path.stem: path for path in sorted(project_dir("models").rglob("*.sql"))}
 
 
 @functools.cache
@@ -76,7 +76,7 @@ def _environment() -> jinja2.Environment:
         target={"type": "duckdb", "name": "python"},
     )
     macro_text = "\n".join(
-        path.read_text(encoding="utf-8") for path in sorted(_project_dir("macros").glob("*.sql"))
+        path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").glob("*.sql"))
     )
     adapter.macros = env.from_string(macro_text).module
     env.globals.update(
@@ -103,31 +103,36 @@ def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str
     return template.render(ref=ref, source=source, var=var).strip()
 
 
-def _dependency_order(target: str, provided: set[str]) -> list[str]:
+def _dependency_order(targets: tuple[str, ...], provided: set[str]) -> list[str]:
     order: list[str] = []
     seen: set[str] = set()
 
     def visit(name: str) -> None:
-        if name in seen or name in provided:
+        # provided relations and seeds (not models) are leaves: tables or caller CTEs
+        if name in seen or name in provided or name not in model_paths():
             return
         seen.add(name)
         for parent in model_refs(name):
             visit(parent)
         order.append(name)
 
-    visit(target)
+    for target in targets:
+        visit(target)
     return order
 
 
 @functools.cache
 def _composed(
-    target: str, provided: frozenset[str], variables: tuple[tuple[str, Any], ...], select: str
+    targets: tuple[str, ...],
+    provided: frozenset[str],
+    variables: tuple[tuple[str, Any], ...],
+    select: str,
 ) -> str:
     relations = {name: name for name in provided}
     relations.update({f"app.{table}": f"source_{table}" for table in ("line", "save", "role")})
     rendered = {
         name: render_model(name, relations, dict(variables))
-        for name in _dependency_order(target, set(provided))
+        for name in _dependency_order(targets, set(provided))
     }
     # A model read more than once (the walk feeds both the problem check and the history) is
     # materialised; otherwise DuckDB would run it, recursion included, once per reader.
@@ -141,16 +146,20 @@ def _composed(
 
 
 def compose(
-    target: str,
+    target: str | tuple[str, ...],
     provided: Mapping[str, str],
     select: str,
     variables: Mapping[str, Any] | None = None,
+    existing: Iterable[str] = (),
 ) -> str:
     """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
-    for a source `source_line` or a whole model), then every model `target` needs, then `select`.
-    Rendering is cached; only the caller's CTE texts vary, and those hold `$name` parameters."""
-    models = _composed(
-        target, frozenset(provided), tuple(sorted((variables or {}).items())), select
-    )
-    caller = ",\n".join(f"{name} as (\n{sql}\n)" for name, sql in provided.items())
-    return f"with\n{caller},\n{models}\n{select}"
+    for a source `source_line` or a whole model), then every model `target` needs that is not
+    `existing` (already a table of that name), then `select`. `target` may name several models. Rendering is cached; only the
+    caller's CTE texts vary, and those hold `$name` parameters."""
+    leaves = frozenset(provided) | frozenset(existing)
+    targets = (target,) if isinstance(target, str) else tuple(target)
+    models = _composed(targets, leaves, tuple(sorted((variables or {}).items())), select)
+    parts = [f"{name} as (\n{sql}\n)" for name, sql in provided.items()]
+    if models:
+        parts.append(models)
+    return "with\n" + ",\n".join(parts) + f"\n{select}"

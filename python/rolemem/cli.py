@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
 from . import _duck
@@ -37,6 +38,35 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument("--name", help="the character's display_name")
     memory.add_argument("--no-context-emotion", action="store_true",
                         help="omit 【emotion】 from other speakers' background lines")
+
+    recall = commands.add_parser(
+        "recall",
+        help="recall a character's configured memory for one player input",
+        description="Fill {{character_memory_attributes}}, {{character_memory_event}} and "
+        "{{character_dialogue_style}} for one input under a game context; prints JSON.",
+    )
+    recall.add_argument("--character", required=True, help="character_id in the config")
+    recall.add_argument("--text", required=True, help="the player's input")
+    recall.add_argument("--param", action="append", default=[], metavar="FIELD=VALUE",
+                        help="context field, repeatable; VALUE is JSON if it parses "
+                        "(2, [\"a\",\"b\"], true) else text")
+    recall.add_argument("--all-unlocked", action="store_true",
+                        help="recall every unlocked entry, relevant or not")
+    recall.add_argument("--user-name", help="player name ({{user}}; never a recall word)")
+    recall.add_argument("--char-name", help="character name ({{char}}; never a recall word)")
+    recall.add_argument("--explain", action="store_true", help="add why each entry is shown")
+    recall.add_argument("--db", help="DuckDB file with the dbt seeds (default: the shipped "
+                        "demo config)")
+
+    config = commands.add_parser("config", help="import/export designer JSON")
+    config_commands = config.add_subparsers(dest="config_command", required=True)
+    importer = config_commands.add_parser(
+        "import", help="designer JSON files -> seed CSVs (validated; nothing written on error)")
+    importer.add_argument("files", nargs="+", help="designer JSON files, one per character")
+    importer.add_argument("--out", required=True, help="folder for the seed CSVs")
+    exporter = config_commands.add_parser("export", help="seed CSVs -> designer JSON")
+    exporter.add_argument("--character", required=True)
+    exporter.add_argument("--seeds", help="folder with the seed CSVs (default: shipped demo)")
     return parser
 
 
@@ -71,11 +101,66 @@ def _memory(args: argparse.Namespace) -> None:
     print(json.dumps(messages, ensure_ascii=False, indent=2))
 
 
+def _context_value(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _recall(args: argparse.Namespace) -> None:
+    from .character_memory import CharacterMemory
+
+    context = {}
+    for item in args.param:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
+        context[name] = _context_value(raw)
+    memory = CharacterMemory(args.db, character_id=args.character)
+    result = memory.session("cli").recall(
+        args.text, context, require_match=not args.all_unlocked,
+        user_name=args.user_name, char_name=args.char_name)
+    out: dict[str, object] = {
+        "character_memory_attributes": result.attributes,
+        "character_memory_event": result.events,
+        "character_dialogue_style": result.dialogue_style,
+    }
+    if args.explain:
+        out["explain"] = result.explain
+    print(json.dumps(out, ensure_ascii=False, indent=2))
+
+
+def _config(args: argparse.Namespace) -> None:
+    from .character_config import CharacterConfig, export_designer_json, parse_designer_json
+    from .character_config import read_seed_csvs, write_seed_csvs
+    from .character_memory import validate_config
+
+    if args.config_command == "import":
+        config = CharacterConfig()
+        for path in args.files:
+            config.extend(parse_designer_json(path))
+        validate_config(config)
+        write_seed_csvs(config, args.out)
+        counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
+        print(f"wrote {counts} to {args.out}")
+    else:
+        config = read_seed_csvs(args.seeds)
+        print(json.dumps(export_designer_json(config, args.character), ensure_ascii=False,
+                         indent=2))
+
+
+def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+    print(f"rolemem: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     try:
-        {"init-db": _init_db, "memory": _memory}[args.command](args)
-    except (RolememError, OSError) as exc:
+        {"init-db": _init_db, "memory": _memory, "recall": _recall, "config": _config}[
+            args.command](args)
+    except (RolememError, OSError, TypeError) as exc:
         print(f"rolemem: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # engine errors: still one line, never a traceback

@@ -1,0 +1,29 @@
+with
+
+entries as (
+    select * from {{ ref('int_character_entries_unioned') }}
+),
+
+exploded as (
+    select
+        entry_key,
+        character_id,
+        unnest(json_extract(query_params, '$[*]')) as condition_json,
+        generate_subscripts(json_extract(query_params, '$[*]'), 1) as condition_index
+    from entries
+    where json_type(query_params) = 'ARRAY'
+),
+
+final as (
+    select
+        entry_key,
+        character_id,
+        condition_index,
+        json_extract_string(condition_json, '$.field') as field,
+        json_extract_string(condition_json, '$.operator') as operator,
+        json_extract(condition_json, '$.value') as condition_value,
+        cast(json_extract(condition_json, '$.value') as varchar) as condition_value_text
+    from exploded
+)
+
+select * from final

@@ -1,0 +1,20 @@
+with
+
+source as (
+    select * from {{ ref('character_attributes') }}
+),
+
+renamed as (
+    select
+        ordinal as entry_ordinal,
+        character_id,
+        category as group_name,
+        cast(null as varchar) as event_date,
+        keywords,
+        content,
+        strength,
+        query_params
+    from source
+)
+
+select * from renamed

@@ -1,0 +1,41 @@
+"""The dbt seeds as the Python package reads them: same CSV files, same column types.
+
+Column types come from the seeds' YAML (`config.column_types`), so dbt and Python cannot
+disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ._sql_project import project_dir
+
+
+@functools.cache
+def seed_specs() -> dict[str, tuple[Path, dict[str, str]]]:
+    """seed name -> (CSV path, {column: DuckDB type})."""
+    import yaml
+
+    root = project_dir("seeds")
+    specs: dict[str, tuple[Path, dict[str, str]]] = {}
+    for yml in sorted(root.rglob("*.yml")):
+        for seed in (yaml.safe_load(yml.read_text(encoding="utf-8")) or {}).get("seeds", []):
+            csv_path = yml.parent / f"{seed['name']}.csv"
+            types = (seed.get("config") or {}).get("column_types") or {}
+            specs[seed["name"]] = (csv_path, {col: str(t).upper() for col, t in types.items()})
+    return specs
+
+
+def read_seed_sql() -> str:
+    return "select * from read_csv($path, header = true, columns = $columns)"
+
+
+def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = None) -> None:
+    """Create table `name` from the seed's CSV (or another CSV with the same columns)."""
+    default_path, columns = seed_specs()[name]
+    params: dict[str, Any] = {"path": str(path or default_path), "columns": columns}
+    con.execute(f'create or replace table "{name}" as ' + read_seed_sql(), params)

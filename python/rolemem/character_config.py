@@ -1,0 +1,235 @@
+"""Designer config for character memory: the designers' nested JSON <-> the seed tables.
+
+The spec's format is `{类别: [{"关键词", "内容", "强度", "日期", "queryParams"}, ...]}` per kind
+(attributes, events, dialogue styles). Seeds hold one row per entry, in designer order (an
+explicit ordinal), with `keywords` and `query_params` as JSON. This module only reshapes and
+checks structure; the content rules (strength range, operators, sizes) are SQL
+(`int_character_config_problems`), run here on the staged rows so nothing half-imports.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import RolememError
+
+# kind in the designer document -> (seed table, group column, entry_kind in SQL)
+KINDS = {
+    "attributes": ("character_attributes", "category", "attribute"),
+    "events": ("character_events", "event_type", "event"),
+    "dialogue_styles": ("character_dialogue_styles", "style_type", "dialogue_style"),
+}
+SEED_COLUMNS = {
+    "character_attributes": ["ordinal", "character_id", "category", "keywords", "content",
+                             "strength", "query_params"],
+    "character_events": ["ordinal", "character_id", "event_type", "event_date", "keywords",
+                         "content", "strength", "query_params"],
+    "character_dialogue_styles": ["ordinal", "character_id", "style_type", "keywords", "content",
+                                  "strength", "query_params"],
+}
+# designer keys (whitespace and case ignored) -> seed column
+_ENTRY_KEYS = {
+    "关键词": "keywords", "keywords": "keywords",
+    "内容": "content", "content": "content",
+    "强度": "strength", "strength": "strength",
+    "日期": "event_date", "date": "event_date", "event_date": "event_date",
+    "queryparams": "query_params", "query_params": "query_params",
+}
+
+
+class ConfigError(RolememError, ValueError):
+    """Designer config that cannot be loaded; the message names file, entry and field."""
+
+
+class ConfigWarning(UserWarning):
+    """Config outside the spec's advice (keyword count, content length): loaded anyway."""
+
+
+@dataclass
+class CharacterConfig:
+    """Seed rows per table, plus where each came from (for messages)."""
+
+    tables: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {table: [] for table in SEED_COLUMNS})
+    locations: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def extend(self, other: CharacterConfig) -> None:
+        offset = {t: max((r["ordinal"] for r in rows), default=0) for t, rows in self.tables.items()}
+        for table, rows in other.tables.items():
+            for row in rows:
+                new = {**row, "ordinal": row["ordinal"] + offset[table]}
+                self.tables[table].append(new)
+                kind = _table_kind(table)
+                self.locations[(kind, new["ordinal"])] = other.locations[(kind, row["ordinal"])]
+
+
+def _table_kind(table: str) -> str:
+    return next(kind for t, _, kind in KINDS.values() if t == table)
+
+
+def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    if isinstance(doc, Mapping):
+        return doc, "<designer config>"
+    path = Path(doc)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path.name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(parsed, Mapping):
+        raise ConfigError(f"{path.name}: the document must be a JSON object")
+    return parsed, path.name
+
+
+def parse_designer_json(
+    doc: str | Path | Mapping[str, Any], *, character_id: str | None = None
+) -> CharacterConfig:
+    """Designer JSON (a path or a mapping) -> seed rows. Structure errors raise ConfigError."""
+    document, source = _read_document(doc)
+    character = character_id or document.get("character_id")
+    if not isinstance(character, str) or not character.strip():
+        raise ConfigError(f"{source}: character_id is required (argument or document key)")
+    unknown = set(document) - set(KINDS) - {"character_id"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown section(s) {sorted(unknown)}; "
+                          f"expected {sorted(KINDS)}")
+    config = CharacterConfig()
+    for kind, (table, group_column, entry_kind) in KINDS.items():
+        groups = document.get(kind, {})
+        if not isinstance(groups, Mapping):
+            raise ConfigError(f"{source}: {kind} must map each {group_column} to a list")
+        for group, entries in groups.items():
+            if not isinstance(entries, list):
+                raise ConfigError(f"{source}: {kind}.{group} must be a list of entries")
+            for index, entry in enumerate(entries):
+                where = f"{source}: {kind}.{group}[{index}]"
+                row = _entry_row(entry, kind, where)
+                ordinal = len(config.tables[table]) + 1
+                config.tables[table].append({
+                    "ordinal": ordinal, "character_id": character, group_column: group, **row})
+                config.locations[(entry_kind, ordinal)] = where
+    return config
+
+
+def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: an entry must be an object, got {type(entry).__name__}")
+    row: dict[str, Any] = {"strength": None, "query_params": []}
+    if kind == "events":
+        row["event_date"] = ""
+    for raw_key, value in entry.items():
+        key = _ENTRY_KEYS.get(str(raw_key).strip().lower())
+        if key is None or (key == "event_date" and kind != "events"):
+            raise ConfigError(f"{where}: unknown key {raw_key!r}")
+        row[key] = value
+    for required in ("keywords", "content"):
+        if required not in row:
+            raise ConfigError(f"{where}: {required} is required")
+    if not isinstance(row["keywords"], list) or not all(
+            isinstance(word, str) for word in row["keywords"]):
+        raise ConfigError(f"{where}: keywords must be a list of strings")
+    if not isinstance(row["content"], str):
+        raise ConfigError(f"{where}: content must be a string")
+    strength = row["strength"]
+    if strength is not None and (isinstance(strength, bool) or not isinstance(strength, int)):
+        raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
+    if kind == "events" and not isinstance(row["event_date"], str):
+        raise ConfigError(f"{where}: date must be a string (\"\" when unknown)")
+    params = row["query_params"]
+    if params is None:
+        row["query_params"] = params = []
+    if not isinstance(params, list) or not all(isinstance(c, Mapping) for c in params):
+        raise ConfigError(f"{where}: queryParams must be a list of {{field, value, operator}}")
+    row["query_params"] = [{str(k).strip(): v for k, v in c.items()} for c in params]
+    return row
+
+
+def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
+    """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
+    document: dict[str, Any] = {"character_id": character_id}
+    for kind, (table, group_column, _) in KINDS.items():
+        groups: dict[str, list[dict[str, Any]]] = {}
+        rows = sorted((r for r in config.tables[table] if r["character_id"] == character_id),
+                      key=lambda r: r["ordinal"])
+        for row in rows:
+            entry: dict[str, Any] = {}
+            if kind == "events":
+                entry["日期"] = row["event_date"]
+            entry["内容"] = row["content"]
+            entry["关键词"] = list(row["keywords"])
+            if row["strength"] is not None:
+                entry["强度"] = row["strength"]
+            entry["queryParams"] = list(row["query_params"])
+            groups.setdefault(row[group_column], []).append(entry)
+        document[kind] = groups
+    return document
+
+
+def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
+    """Write the three seed CSVs (JSON columns as compact JSON text)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for table, columns in SEED_COLUMNS.items():
+        with open(directory / f"{table}.csv", "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(columns)
+            for row in config.tables[table]:
+                writer.writerow([
+                    json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
+                    if c in ("keywords", "query_params")
+                    else ("" if row[c] is None else row[c])
+                    for c in columns
+                ])
+
+
+def report_problems(config: CharacterConfig, problems: list[tuple[str, int, str, str, str]]) -> None:
+    """Raise one ConfigError for all errors; warn (ConfigWarning) for out-of-advice sizes.
+
+    `problems` rows come from the SQL model int_character_config_problems:
+    (entry_kind, ordinal, field, severity, message)."""
+    errors, advice = [], []
+    for entry_kind, ordinal, field_name, severity, message in problems:
+        where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
+        text = f"{where}: {field_name}: {message}"
+        (errors if severity == "error" else advice).append(text)
+    for text in advice:
+        warnings.warn(text, ConfigWarning, stacklevel=3)
+    if errors:
+        raise ConfigError("invalid character config:\n" + "\n".join(errors))
+
+
+def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
+    """The three seed CSVs (default: the ones shipped with rolemem) -> rows."""
+    from . import _duck
+    from ._seeds import load_seed
+
+    config = CharacterConfig()
+    con = _duck.private_connection()
+    try:
+        for table, columns in SEED_COLUMNS.items():
+            path = Path(directory) / f"{table}.csv" if directory else None
+            load_seed(con, table, path)
+            cursor = con.execute(f"select {', '.join(columns)} from {table} order by ordinal")
+            for values in cursor.fetchall():
+                row = dict(zip(columns, values, strict=True))
+                row["keywords"] = json.loads(row["keywords"])
+                row["query_params"] = json.loads(row["query_params"] or "[]")
+                if table == "character_events" and row["event_date"] is None:
+                    row["event_date"] = ""
+                config.tables[table].append(row)
+                config.locations[(_table_kind(table), row["ordinal"])] = (
+                    f"{table}.csv row {row['ordinal']}")
+    finally:
+        con.close()
+    return config

@@ -1,0 +1,102 @@
+"""Character memory through dbt and the CLI: same SQL, same answers."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rolemem.character_config import read_seed_csvs
+from rolemem.character_memory import CharacterMemory
+from rolemem.cli import main
+from rolemem.text import tokenize
+
+from .conftest import REPO
+
+DBT = Path(sys.executable).with_name("dbt")
+REQUESTS = REPO / "seeds" / "recall" / "demo_recall_requests.csv"
+
+
+def demo_requests() -> list[dict]:
+    with open(REQUESTS, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_demo_request_tokens_are_what_the_tokenizer_says():
+    for request in demo_requests():
+        assert json.loads(request["tokens"]) == tokenize(request["text"])
+
+
+@pytest.fixture(scope="module")
+def seeded_db(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("character")
+    path = str(tmp / "character.duckdb")
+    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    common = ["--profiles-dir", str(REPO), "--project-dir", str(REPO),
+              "--target-path", str(tmp / "target"), "--quiet"]
+    subprocess.run([str(DBT), "seed", *common], check=True, env=env, cwd=REPO)
+    subprocess.run([str(DBT), "run", "--select", "+character_memory_blocks", *common],
+                   check=True, env=env, cwd=REPO)
+    return path
+
+
+def test_dbt_blocks_equal_python_recall_from_the_same_database(seeded_db):
+    with duckdb.connect(seeded_db) as con:
+        batch = {row[0]: row[1:] for row in con.execute(
+            "select request_id, attributes_text, events_text, dialogue_style_text "
+            "from character_memory_blocks").fetchall()}
+        memory = CharacterMemory(con, character_id="qiyu")
+    for request in demo_requests():
+        result = memory.session(f"r{request['request_id']}").recall(
+            request["text"], json.loads(request["context"]),
+            require_match=request["require_match"] == "true")
+        assert (result.attributes, result.events, result.dialogue_style) == batch[
+            int(request["request_id"])]
+
+
+def test_database_without_seeds_is_a_clear_error(tmp_path):
+    with duckdb.connect(str(tmp_path / "empty.duckdb")) as con:
+        with pytest.raises(Exception, match="has no seed table 'character_attributes'"):
+            CharacterMemory(con, character_id="qiyu")
+
+
+def test_cli_recall_prints_the_blocks(capsys):
+    code = main(["recall", "--character", "qiyu", "--text", "今天的画真漂亮！",
+                 "--param", "intimacy=1", "--param", "scene=gallery", "--param", "time=day",
+                 "--param", "emotion=happy"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["character_dialogue_style"] == (
+        "-被你发现我的小心思了呢，这幅画可是为你准备的\n"
+        "-谢谢你的夸奖，不过比起画作，我更想听听你的想法\n"
+        "-这幅画的灵感来自于你的笑容，所以才会这么美\n")
+    assert main(["recall", "--character", "qiyu", "--text", "x", "--param", "oops"]) == 2
+    assert capsys.readouterr().err == "rolemem: error: --param 'oops': expected FIELD=VALUE\n"
+
+
+def test_cli_import_writes_nothing_on_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"character_id": "b", "attributes": {
+        "类": [{"关键词": ["a", "b", "c"], "内容": "内容足够长的一条属性", "强度": 9}]}}),
+        encoding="utf-8")
+    out = tmp_path / "seeds"
+    assert main(["config", "import", str(bad), "--out", str(out)]) == 2
+    assert "bad.json: attributes.类[0]: strength: must be 1-5, got 9" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_cli_import_reproduces_the_shipped_seeds(tmp_path):
+    data = REPO / "python" / "rolemem" / "data" / "characters"
+    out = tmp_path / "seeds"
+    assert main(["config", "import", str(data / "qiyu.json"), str(data / "qinling.json"),
+                 "--out", str(out)]) == 0
+    for name in ("character_attributes", "character_events", "character_dialogue_styles"):
+        shipped = (REPO / "seeds" / "character_config" / f"{name}.csv").read_text("utf-8")
+        assert (out / f"{name}.csv").read_text("utf-8") == shipped
+    assert read_seed_csvs(out).tables == read_seed_csvs().tables
