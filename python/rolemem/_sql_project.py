@@ -86,6 +86,11 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def render_macro(name: str, *args: str) -> str:
+    """A project macro called with SQL expressions (e.g. bound parameters) as arguments."""
+    return str(getattr(_environment().globals["adapter"].macros, name)(*args)).strip()
+
+
 def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str, Any]) -> str:
     """Model SQL with every ref/source replaced by the relation name the caller chose."""
     env = _environment()
@@ -94,7 +99,8 @@ def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str
         return relations.get(model, model)
 
     def source(source_name: str, table: str) -> str:
-        return relations[f"{source_name}.{table}"]
+        # a source is whatever the caller provides as the CTE `source_<table>`
+        return relations.get(f"{source_name}.{table}", f"source_{table}")
 
     def var(key: str, default: Any = None) -> Any:
         return variables.get(key, default)
@@ -129,7 +135,6 @@ def _composed(
     select: str,
 ) -> str:
     relations = {name: name for name in provided}
-    relations.update({f"app.{table}": f"source_{table}" for table in ("line", "save", "role")})
     rendered = {
         name: render_model(name, relations, dict(variables))
         for name in _dependency_order(targets, set(provided))

@@ -71,17 +71,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _init_db(args: argparse.Namespace) -> None:
-    from .schema import create_all, engine_for
-
     path = args.db or _duck.default_db_path()
-    engine = engine_for(path)
     if args.demo:
         from .demo_data import load_demo
 
-        load_demo(engine)
+        load_demo(path)
     else:
+        from .memory_schema import create_memory_tables
+        from .schema import create_all, engine_for
+
+        engine = engine_for(path)
         create_all(engine)
-    engine.dispose()
+        create_memory_tables(engine)
+        engine.dispose()
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
 
 

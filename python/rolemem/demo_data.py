@@ -14,7 +14,28 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from .schema import Line, Role, Save, create_all, drop_all
+from .schema import Line, Role, Save, create_all, drop_all, engine_for
+
+
+def _load_dynamic_demo(path: str) -> None:
+    from datetime import datetime
+
+    from .dynamic_memory import DynamicMemory
+
+    demo = json.loads(
+        resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8"))
+    agent, user = demo["agent_id"], demo["user_id"]
+    with DynamicMemory(path) as memory:
+        memory.add_events(
+            [{**e, "agent_id": agent, "user_id": None, "scope": "official",
+              "created_at": datetime.fromisoformat(e["created_at"])}
+             for e in demo["official_events"]]
+            + [{**e, "agent_id": agent, "user_id": user,
+                "created_at": datetime.fromisoformat(e["created_at"])} for e in demo["events"]])
+        for entity in demo["entities"]:
+            memory.add_entity(
+                **{**entity, "updated_at": datetime.fromisoformat(entity["updated_at"])},
+                agent_id=agent, user_id=user, user_name=demo["user_name"])
 
 
 def spec_examples() -> dict[str, list[dict[str, Any]]]:
@@ -39,10 +60,21 @@ def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Sa
     return save
 
 
-def load_demo(engine: sa.Engine) -> None:
-    """Recreate the application tables (keys restart at 1) and load the demo saves."""
+def load_demo(path: str) -> None:
+    """Recreate the application tables (keys restart at 1) and load the demo saves and the
+    demo player memories into the DuckDB file `path`."""
+    from .memory_schema import drop_memory_tables
+
+    engine = engine_for(path)
     drop_all(engine)
+    drop_memory_tables(engine)
     create_all(engine)
+    _load_saves(engine)
+    engine.dispose()
+    _load_dynamic_demo(path)
+
+
+def _load_saves(engine: sa.Engine) -> None:
     with Session(engine) as session:
         session.add(Role(name="钦灵"))  # role 1
         examples = spec_examples()

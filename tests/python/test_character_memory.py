@@ -77,8 +77,16 @@ def test_explain_says_why(qiyu):
     assert by_content["艺术天赋"]["status"] == "shown"
     assert by_content["艺术天赋"]["match_kind"] == "keyword"
     assert by_content["创作出独特的变色画作"]["match_kind"] == "associated keyword"
+    # entries that matched no word are not candidates: no row, whatever their lock
+    assert "外公是强大的东海龙王" not in by_content
+    everything = qiyu.session("explain-all").recall(
+        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"},
+        require_match=False)
+    by_content = {row["content"]: row for row in everything.explain}
     assert by_content["外公是强大的东海龙王"]["status"] == "locked"
-    assert by_content["利莫里亚文明覆灭，作为最后的海神带着族人的希望逃离"]["status"] == "not relevant"
+    assert by_content["外公是强大的东海龙王"]["failed_condition"] == (
+        "exploration gte 4 (context: 3)")
+    assert by_content["利莫里亚文明覆灭，作为最后的海神带着族人的希望逃离"]["status"] == "shown"
 
 
 # --- queryParams operators, on a one-entry character ---------------------------------------

@@ -9,7 +9,6 @@ import pytest
 from rolemem import ChainError, SaveNotFoundError, build_memory, build_memory_for_save
 from rolemem.cli import main
 from rolemem.demo_data import load_demo
-from rolemem.schema import engine_for
 
 from .conftest import make_tree_db
 
@@ -87,9 +86,7 @@ def test_unknown_attribute_in_a_stored_save_names_the_line():
 
 def test_demo_database_file_matches_the_list_api(tmp_path, example_2):
     path = str(tmp_path / "demo.duckdb")
-    engine = engine_for(path)
-    load_demo(engine)
-    engine.dispose()
+    load_demo(path)
     from_file = build_memory_for_save(path, 2, role_id=1, context_emotion=False)
     assert from_file == build_memory(example_2, role_id=1, context_emotion=False)
 

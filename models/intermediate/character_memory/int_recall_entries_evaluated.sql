@@ -1,4 +1,7 @@
--- Whether each entry of the request's character is unlocked by the request's context.
+-- Whether each candidate entry is unlocked by the request's context. Candidates are the
+-- entries that matched a word or sit in the sticky queue; every entry of the character when
+-- the request does not require a match. Judging only candidates keeps a turn's cost in
+-- proportion to what is relevant, not to the size of the config.
 with
 
 requests as (
@@ -7,6 +10,14 @@ requests as (
 
 entries as (
     select * from {{ ref('int_character_entries_unioned') }}
+),
+
+matched as (
+    select * from {{ ref('int_recall_entries_matched') }}
+),
+
+queue as (
+    select * from {{ ref('int_recall_queue_items') }}
 ),
 
 conditions as (
@@ -21,28 +32,53 @@ context_values as (
     select * from {{ ref('int_recall_context_values') }}
 ),
 
+candidates as (
+    select
+        requests.request_id,
+        entries.entry_key
+    from requests
+    inner join entries
+        on entries.character_id = requests.character_id
+    where not requests.require_match
+    union
+    select
+        request_id,
+        entry_key
+    from matched
+    union
+    select
+        request_id,
+        entry_key
+    from queue
+),
+
+candidate_conditions as (
+    select conditions.*
+    from conditions
+    where conditions.entry_key in (select entry_key from candidates)
+),
+
 contexts as (
     select request_id as context_id from requests
 ),
 
 verdicts as (
-    {{ evaluate_conditions('conditions', 'condition_values', 'contexts', 'context_values') }}
+    {{ evaluate_conditions('candidate_conditions', 'condition_values', 'contexts',
+        'context_values') }}
 ),
 
 final as (
     select
-        requests.request_id,
-        entries.entry_key,
+        candidates.request_id,
+        candidates.entry_key,
         -- an entry without conditions is always unlocked
         coalesce(verdicts.is_unlocked, true) as is_unlocked,
         verdicts.failed_condition
-    from requests
-    inner join entries
-        on entries.character_id = requests.character_id
+    from candidates
     left join verdicts
         on
-            verdicts.context_id = requests.request_id
-            and verdicts.entry_key = entries.entry_key
+            verdicts.context_id = candidates.request_id
+            and verdicts.entry_key = candidates.entry_key
 )
 
 select * from final

@@ -1,0 +1,107 @@
+-- Entity memories a query recalls, in the v23 priority order: (1) 与主体和客体的关系 by
+-- keyword; (2) the player's 用户属性 by keyword or description; (3) 特殊实体属性 and
+-- 与其它实体的关系 by keyword; (4) 记忆画面 by keyword. Newest first within a tier. A word
+-- matches a keyword when equal, or (two or more characters) when inside it; one-character
+-- words never match inside a description.
+with
+
+queries as (
+    select * from {{ ref('int_memory_queries') }}
+),
+
+words as (
+    select * from {{ ref('int_memory_query_words') }}
+),
+
+entities as (
+    select * from {{ ref('stg_app__memory_entities') }}
+),
+
+scoped as (
+    select
+        queries.query_id,
+        queries.entity_limit,
+        entities.*
+    from entities
+    inner join queries
+        on
+            entities.agent_id = queries.agent_id
+            and (entities.scope = 'official' or entities.user_id = queries.user_id)
+),
+
+hits as (
+    select
+        scoped.query_id,
+        scoped.entity_id,
+        words.word,
+        case scoped.kind
+            when '与主体和客体的关系' then 1
+            when '用户属性' then 2
+            when '记忆画面' then 4
+            else 3
+        end as tier
+    from scoped
+    inner join words
+        on words.query_id = scoped.query_id
+    where
+        words.word = scoped.keyword
+        or (length(words.word) > 1 and strpos(scoped.keyword, words.word) > 0)
+        or (
+            scoped.kind = '用户属性'
+            and length(words.word) > 1
+            and strpos(scoped.description, words.word) > 0
+        )
+),
+
+base_word_counts as (
+    select
+        query_id,
+        count(*) as base_word_count
+    from words
+    where word_source = 'token'
+    group by query_id
+),
+
+per_entity as (
+    select
+        query_id,
+        entity_id,
+        min(tier) as tier,
+        list(distinct word order by word) as matched_keywords,
+        count(distinct word) as matched_word_count
+    from hits
+    group by query_id, entity_id
+),
+
+ranked as (
+    select
+        per_entity.*,
+        scoped.scope,
+        scoped.kind,
+        scoped.entity_name,
+        scoped.keyword,
+        scoped.description,
+        scoped.updated_at,
+        scoped.entity_limit,
+        least(
+            1.0,
+            per_entity.matched_word_count / greatest(coalesce(base_word_counts.base_word_count, 1), 1)
+        ) as score,
+        row_number() over (
+            partition by per_entity.query_id
+            order by per_entity.tier, scoped.updated_at desc, per_entity.entity_id desc
+        ) as entity_rank
+    from per_entity
+    inner join scoped
+        on scoped.query_id = per_entity.query_id and scoped.entity_id = per_entity.entity_id
+    left join base_word_counts
+        on base_word_counts.query_id = per_entity.query_id
+),
+
+final as (
+    select * exclude (entity_limit)
+    from ranked
+    where entity_rank <= entity_limit
+)
+
+select * from final

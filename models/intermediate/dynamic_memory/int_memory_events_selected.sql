@@ -1,0 +1,77 @@
+-- The scored events a query returns: not already in the overview timeline (the player's
+-- latest timeline_size events), at or above score_threshold, then the top result_limit by
+-- score, or, with a roulette seed, a weighted draw without replacement (Efraimidis-Spirakis:
+-- key = ln(u) / score, u a hash of event and seed, so the same seed draws the same events).
+with
+
+queries as (
+    select * from {{ ref('int_memory_queries') }}
+),
+
+scored as (
+    select * from {{ ref('int_memory_events_scored') }}
+),
+
+events as (
+    select * from {{ ref('stg_app__memory_events') }}
+),
+
+timeline as (
+    select
+        queries.query_id,
+        events.event_id,
+        row_number() over (
+            partition by queries.query_id
+            order by events.created_at desc, events.event_id desc
+        ) as timeline_rank
+    from events
+    inner join queries
+        on
+            events.agent_id = queries.agent_id
+            and events.scope = 'user'
+            and events.user_id = queries.user_id
+    qualify timeline_rank <= queries.timeline_size
+),
+
+eligible as (
+    select
+        scored.*,
+        queries.result_limit,
+        queries.roulette_seed,
+        timeline.event_id is not null as is_in_timeline,
+        scored.score >= queries.score_threshold as is_above_threshold
+    from scored
+    inner join queries
+        on queries.query_id = scored.query_id
+    left join timeline
+        on timeline.query_id = scored.query_id and timeline.event_id = scored.event_id
+),
+
+drawn as (
+    select
+        *,
+        case
+            when is_in_timeline or not is_above_threshold then null
+            else row_number() over (
+                partition by query_id, (not is_in_timeline and is_above_threshold)
+                order by
+                    case
+                        when roulette_seed is null then -score
+                        else -ln(
+                            (hash(event_id, roulette_seed) % 1000000 + 1) / 1000001.0
+                        ) / greatest(score, 1e-9)
+                    end,
+                    event_id
+            )
+        end as selection_rank
+    from eligible
+),
+
+final as (
+    select
+        * exclude (result_limit, roulette_seed),
+        coalesce(selection_rank <= result_limit, false) as is_selected
+    from drawn
+)
+
+select * from final

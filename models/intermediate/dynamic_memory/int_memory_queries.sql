@@ -1,0 +1,41 @@
+-- The batch path's dynamic-memory queries (demo seed) with the scoring profile and word
+-- settings. The Python API replaces this model with its one query, all values bound.
+with
+
+queries as (
+    select * from {{ ref('demo_memory_queries') }}
+),
+
+profile as (
+    select * from {{ ref('memory_scoring_profile') }}
+),
+
+limits as (
+    select * from {{ ref('recall_limits') }}
+),
+
+final as (
+    select
+        queries.query_id,
+        queries.agent_id,
+        queries.user_id,
+        nullif(queries.user_name, '') as user_name,
+        nullif(queries.agent_name, '') as agent_name,
+        queries.text as query_text,
+        cast(json_extract_string(queries.tokens, '$[*]') as varchar[]) as tokens,
+        -- the batch path has no embedder: dense relevance is left out of the score
+        cast(null as float[]) as query_embedding,
+        queries.now,
+        queries.result_limit,
+        queries.score_threshold,
+        queries.roulette_seed,
+        limits.expand_strategy,
+        limits.max_expanded_words,
+        cast(json_extract_string(limits.filter_levels, '$[*]') as integer[]) as filter_levels,
+        profile.*
+    from queries
+    cross join profile
+    cross join limits
+)
+
+select * from final

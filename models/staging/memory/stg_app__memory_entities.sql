@@ -1,0 +1,27 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_entity') }}
+),
+
+renamed as (
+    select
+        id as entity_id,
+        scope,
+        agent_id,
+        user_id,
+        user_name,
+        entity_name,
+        entity_type,
+        kind,
+        keyword,
+        description,
+        strength,
+        recall_count,
+        created_at,
+        updated_at,
+        last_recalled_at
+    from source
+)
+
+select * from renamed

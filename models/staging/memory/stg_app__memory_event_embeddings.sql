@@ -1,0 +1,14 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_event_embedding') }}
+),
+
+renamed as (
+    select
+        event_id,
+        embedding
+    from source
+)
+
+select * from renamed

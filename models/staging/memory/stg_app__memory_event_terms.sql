@@ -1,0 +1,17 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_event_term') }}
+),
+
+renamed as (
+    select
+        event_id,
+        term,
+        description_count,
+        keyword_count,
+        description_count + keyword_count as term_count
+    from source
+)
+
+select * from renamed

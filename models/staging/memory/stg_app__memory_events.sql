@@ -1,0 +1,28 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_event') }}
+),
+
+renamed as (
+    select
+        id as event_id,
+        scope,
+        agent_id,
+        user_id,
+        scene,
+        place,
+        description,
+        deepinsight,
+        cast(json_extract_string(keywords, '$[*]') as varchar[]) as keywords,
+        cast(importance as double) as importance,
+        cast(feedback as double) as feedback,
+        strength,
+        recall_count,
+        token_count,
+        created_at,
+        last_recalled_at
+    from source
+)
+
+select * from renamed

