@@ -31,13 +31,14 @@ def cursor(db: Database) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor on `db`: a connection the caller owns (one cursor per call, so threads may share
     it), or a file path opened for this call only."""
     if isinstance(db, duckdb.DuckDBPyConnection):
-        cur = db.cursor()
+        cur = tuned_cursor(db)
         try:
             yield cur
         finally:
             cur.close()
         return
     con = duckdb.connect(str(Path(db if db is not None else default_db_path())))
+    con.execute(_TUNING)
     try:
         yield con
     finally:
@@ -47,13 +48,24 @@ def cursor(db: Database) -> Iterator[duckdb.DuckDBPyConnection]:
 _local = threading.local()
 
 
+# Projection pull-up costs 10-20 ms of planning on the composed model queries (hundreds of
+# operators) and gains nothing at per-turn sizes; switched off on rolemem's own cursors only.
+_TUNING = "set disabled_optimizers = 'projection_pullup'"
+
+
 def private_connection() -> duckdb.DuckDBPyConnection:
-    """An in-memory database of rolemem's own. Projection pull-up is switched off: on the
-    composed model queries (hundreds of operators) it costs ~10 ms of planning per call and
-    gains nothing at per-turn sizes."""
+    """An in-memory database of rolemem's own."""
     con = duckdb.connect(":memory:")
-    con.execute("set global disabled_optimizers = 'projection_pullup'")
+    con.execute(_TUNING.replace("set ", "set global ", 1))
     return con
+
+
+def tuned_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A new cursor on `con` for one rolemem query; the setting stays on this cursor (a
+    DuckDB session of its own), never on the caller's connection."""
+    cur = con.cursor()
+    cur.execute(_TUNING)
+    return cur
 
 
 @functools.cache

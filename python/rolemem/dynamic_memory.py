@@ -74,8 +74,12 @@ _SOURCES = {
     "source_memory_entity": """
         select * from memory_entity
         where agent_id = $agent_id and (scope = 'official' or user_id = $user_id)""",
-    "source_memory_event_term": "select * from memory_event_term",
-    "source_memory_event_embedding": "select * from memory_event_embedding",
+    "source_memory_event_term": """
+        select * from memory_event_term
+        where event_id in (select id from source_memory_event)""",
+    "source_memory_event_embedding": """
+        select * from memory_event_embedding
+        where event_id in (select id from source_memory_event)""",
 }
 
 _QUERY_SELECT = """
@@ -498,7 +502,7 @@ class DynamicMemory:
             _QUERY_SELECT,
             existing=_SEEDS,
         )
-        cur = self._con.cursor()
+        cur = _duck.tuned_cursor(self._con)
         try:
             events, entities, prompt, candidates, words = _duck.run(cur, sql, params)[0]
             queried = time.perf_counter()
