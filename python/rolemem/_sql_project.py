@@ -127,27 +127,35 @@ def _dependency_order(targets: tuple[str, ...], provided: set[str]) -> list[str]
     return order
 
 
+def _is_read_more_than_once(name: str, texts: list[str], own: str) -> bool:
+    word = re.compile(rf"\b{name}\b")
+    return sum(len(word.findall(text)) for text in texts if text is not own) > 1
+
+
 @functools.cache
-def _composed(
+def _compose(
     targets: tuple[str, ...],
-    provided: frozenset[str],
-    variables: tuple[tuple[str, Any], ...],
+    provided: tuple[tuple[str, str], ...],
     select: str,
+    variables: tuple[tuple[str, Any], ...],
+    existing: frozenset[str],
 ) -> str:
-    relations = {name: name for name in provided}
-    rendered = {
-        name: render_model(name, relations, dict(variables))
-        for name in _dependency_order(targets, set(provided))
-    }
-    # A model read more than once (the walk feeds both the problem check and the history) is
-    # materialised; otherwise DuckDB would run it, recursion included, once per reader.
-    texts = [*rendered.values(), select]
-    parts = []
-    for name, sql in rendered.items():
-        readers = sum(len(re.findall(rf"\b{name}\b", text)) for text in texts if text is not sql)
-        keyword = "as materialized" if readers > 1 else "as"
-        parts.append(f"{name} {keyword} (\n{sql}\n)")
-    return ",\n".join(parts)
+    leaves = {name for name, _ in provided} | existing
+    relations = {name: name for name in leaves}
+    ctes = list(provided) + [
+        (name, render_model(name, relations, dict(variables)))
+        for name in _dependency_order(targets, leaves)
+    ]
+    # A relation read more than once (the walk feeds both the problem check and the history;
+    # the player's events feed postings, vectors and scores) is materialised; otherwise DuckDB
+    # would run it, recursion included, once per reader.
+    texts = [sql for _, sql in ctes] + [select]
+    parts = [
+        f"{name} {'as materialized' if _is_read_more_than_once(name, texts, sql) else 'as'} "
+        f"(\n{sql}\n)"
+        for name, sql in ctes
+    ]
+    return "with\n" + ",\n".join(parts) + f"\n{select}"
 
 
 def compose(
@@ -159,12 +167,8 @@ def compose(
 ) -> str:
     """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
     for a source `source_line` or a whole model), then every model `target` needs that is not
-    `existing` (already a table of that name), then `select`. `target` may name several models. Rendering is cached; only the
-    caller's CTE texts vary, and those hold `$name` parameters."""
-    leaves = frozenset(provided) | frozenset(existing)
+    `existing` (already a table of that name), then `select`. `target` may name several
+    models. The text is cached; the caller's CTEs hold `$name` parameters, never values."""
     targets = (target,) if isinstance(target, str) else tuple(target)
-    models = _composed(targets, leaves, tuple(sorted((variables or {}).items())), select)
-    parts = [f"{name} as (\n{sql}\n)" for name, sql in provided.items()]
-    if models:
-        parts.append(models)
-    return "with\n" + ",\n".join(parts) + f"\n{select}"
+    return _compose(targets, tuple(provided.items()), select,
+                    tuple(sorted((variables or {}).items())), frozenset(existing))

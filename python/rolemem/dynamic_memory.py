@@ -66,14 +66,19 @@ _QUERY_SQL = """
     f"        cast(${name} as {'integer' if name in _INT_SETTINGS else 'double'}) as {name}"
     for name in PROFILE_NAMES) + "\n"
 
-# The store narrowed to this agent and player before any model reads it.
+# The store narrowed to this agent and player before any model reads it (two plain filters
+# rather than an OR, so DuckDB can push each into its scan).
 _SOURCES = {
     "source_memory_event": """
+        select * from memory_event where agent_id = $agent_id and scope = 'official'
+        union all
         select * from memory_event
-        where agent_id = $agent_id and (scope = 'official' or user_id = $user_id)""",
+        where agent_id = $agent_id and scope = 'user' and user_id = $user_id""",
     "source_memory_entity": """
+        select * from memory_entity where agent_id = $agent_id and scope = 'official'
+        union all
         select * from memory_entity
-        where agent_id = $agent_id and (scope = 'official' or user_id = $user_id)""",
+        where agent_id = $agent_id and scope = 'user' and user_id = $user_id""",
     "source_memory_event_term": """
         select * from memory_event_term
         where event_id in (select id from source_memory_event)""",

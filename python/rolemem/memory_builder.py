@@ -59,11 +59,15 @@ _GIVEN_LINES_SQL = """
         unnest($action_contents::varchar[]) as action_content
 """
 
-# One save's lines plus the parents they point at (so a parent in another save is seen).
+# One save's lines plus the parents they point at in other saves (so such a parent is seen
+# and reported). Two plain filters: an OR of both kept DuckDB from pushing either down
+# (50 ms against 28 ms for a 200-line save in a million-line table).
 _SAVE_LINES_SQL = """
+    select * from line where save_id = $save_id
+    union all
     select * from line
-    where save_id = $save_id
-       or id in (select parent_line_id from line where save_id = $save_id)
+    where id in (select parent_line_id from line where save_id = $save_id)
+        and save_id <> $save_id
 """
 _SAVE_SQL = "select * from save where id = $save_id"
 
