@@ -78,7 +78,8 @@ def build_store(path: str, store_events: int) -> None:
             entity_type, kind, keyword, description, strength, recall_count, created_at,
             updated_at)
         select i + 1, 'user', 'qiyu', 'mumu', '木木', '木木', '客体',
-            ['用户属性', '与主体和客体的关系', '特殊实体属性', '与其它实体的关系', '记忆画面'][i % 5 + 1],
+            ['用户属性', '与主体和客体的关系', '特殊实体属性', '与其它实体的关系',
+             '记忆画面'][i % 5 + 1],
             w1.word, '木木喜欢' || w1.word || '和' || w2.word, 1, 0,
             $now - to_days(cast(i % 400 as integer)), $now - to_days(cast(i % 400 as integer))
         from range(5000) as t(i)

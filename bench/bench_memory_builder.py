@@ -83,13 +83,13 @@ def main() -> None:
     # SQLModel (the baseline) shares the bench's DuckDB instance: one file, one configuration.
     engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))
     bench_save = args.saves
-    print("| case                                           |      rolemem |     baseline |    ratio | target                 |")
+    row("case", "rolemem", "baseline", "ratio", "target")
     print("|---|---:|---:|---:|---|")
     for size in (200, 20_000):
         lines = history[:size]
         assert build_memory(lines, role_id=1) == build_messages(lines, role_id=1)
-        ours, ours95 = median_ms(lambda: build_memory(lines, role_id=1), 30)
-        base, _ = median_ms(lambda: build_messages(lines, role_id=1), 30)
+        ours, ours95 = median_ms(lambda lines=lines: build_memory(lines, role_id=1), 30)
+        base, _ = median_ms(lambda lines=lines: build_messages(lines, role_id=1), 30)
         row(f"(a) build_memory, {size:,} lines (median)", f"{ours:.2f} ms", f"{base:.2f} ms",
             f"{base / ours:.2f}x", "≤ 5 ms at 200 lines" if size == 200 else "")
 

@@ -47,20 +47,20 @@ def build_messages(lines: list[Any], role_id: int | None = None,
     def flush() -> None:
         if not segment:
             return
-        last_other = max((i for i, l in enumerate(segment) if l.attribute == "assistant"),
+        last_other = max((i for i, line in enumerate(segment) if line.attribute == "assistant"),
                          default=-1)
         background, focus = [], []
-        for i, l in enumerate(segment):
-            name = _blank(l.display_name)
-            if l.attribute == "user" and i > last_other:
-                focus.append(l.content)
-            elif l.attribute == "user":
-                background.append(f"{name or '用户'}：{l.content}")
+        for i, line in enumerate(segment):
+            name = _blank(line.display_name)
+            if line.attribute == "user" and i > last_other:
+                focus.append(line.content)
+            elif line.attribute == "user":
+                background.append(f"{name or '用户'}：{line.content}")
             else:
-                emotion = _blank(l.original_emotion)
-                action = _blank(l.action_content)
+                emotion = _blank(line.original_emotion)
+                action = _blank(line.action_content)
                 background.append(f"{name or '旁白'}：" + (f"【{emotion}】" if emotion else "")
-                                  + l.content + (f"（{action}）" if action else ""))
+                                  + line.content + (f"（{action}）" if action else ""))
         parts = []
         if background:
             parts.append("{" + "\n".join(background) + "}")

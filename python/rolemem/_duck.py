@@ -45,6 +45,21 @@ def cursor(db: Database) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of its own inside BEGIN ... COMMIT; any error rolls everything back."""
+    cur = tuned_cursor(con)
+    cur.execute("begin")
+    try:
+        yield cur
+        cur.execute("commit")
+    except BaseException:
+        cur.execute("rollback")
+        raise
+    finally:
+        cur.close()
+
+
 _local = threading.local()
 
 

@@ -60,7 +60,8 @@ class CharacterConfig:
     locations: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def extend(self, other: CharacterConfig) -> None:
-        offset = {t: max((r["ordinal"] for r in rows), default=0) for t, rows in self.tables.items()}
+        offset = {table: max((r["ordinal"] for r in rows), default=0)
+                  for table, rows in self.tables.items()}
         for table, rows in other.tables.items():
             for row in rows:
                 new = {**row, "ordinal": row["ordinal"] + offset[table]}
@@ -193,7 +194,9 @@ def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
                 ])
 
 
-def report_problems(config: CharacterConfig, problems: list[tuple[str, int, str, str, str]]) -> None:
+def report_problems(
+    config: CharacterConfig, problems: list[tuple[str, int, str, str, str]]
+) -> None:
     """Raise one ConfigError for all errors; warn (ConfigWarning) for out-of-advice sizes.
 
     `problems` rows come from the SQL model int_character_config_problems:

@@ -166,7 +166,8 @@ def _query(args: argparse.Namespace) -> None:
     try:
         now = datetime.fromisoformat(args.now) if args.now else None
     except ValueError:
-        raise RolememError(f"--now {args.now!r}: expected an ISO time like 2021-02-21T12:00")
+        raise RolememError(
+            f"--now {args.now!r}: expected an ISO time like 2021-02-21T12:00") from None
     with DynamicMemory(args.db, embedder=embedder) as memory:
         response = memory.query(
             args.text, user_id=args.user, agent_id=args.agent, limit=args.limit,
@@ -181,8 +182,13 @@ def _query(args: argparse.Namespace) -> None:
 
 
 def _config(args: argparse.Namespace) -> None:
-    from .character_config import CharacterConfig, export_designer_json, parse_designer_json
-    from .character_config import read_seed_csvs, write_seed_csvs
+    from .character_config import (
+        CharacterConfig,
+        export_designer_json,
+        parse_designer_json,
+        read_seed_csvs,
+        write_seed_csvs,
+    )
     from .character_memory import validate_config
 
     if args.config_command == "import":

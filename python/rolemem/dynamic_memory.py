@@ -197,7 +197,8 @@ class DynamicMemory:
         from .memory_schema import create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
-        engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
+        engine = sa.create_engine(
+            "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
         create_memory_tables(engine, dim)
         engine.dispose()
         row = self._con.execute(
@@ -207,7 +208,8 @@ class DynamicMemory:
         if self.embedder is not None and row and row[0] != f"FLOAT[{dim}]":
             raise EmbeddingError(
                 f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]")
-        tables = {r[0] for r in self._con.execute("select table_name from duckdb_tables()").fetchall()}
+        tables = {row[0] for row in
+                  self._con.execute("select table_name from duckdb_tables()").fetchall()}
         for seed in _SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
@@ -242,10 +244,8 @@ class DynamicMemory:
         if self.embedder is not None and rows:
             vectors = list(checked(self.embedder.embed_documents([r["description"] for r in rows]),
                                    self.embedder.dim, "embedder (documents)"))
-        cur = self._con.cursor()
-        try:
-            cur.execute("begin")
-            ids = []
+        ids = []
+        with _duck.transaction(self._con) as cur:
             for row, vector in zip(rows, vectors, strict=True):
                 terms = row.pop("terms")
                 event_id = cur.execute(
@@ -265,12 +265,6 @@ class DynamicMemory:
                     cur.execute("insert into memory_event_embedding values ($id, $vector)",
                                 {"id": event_id, "vector": vector})
                 ids.append(event_id)
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
-        finally:
-            cur.close()
         return ids
 
     def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
@@ -318,7 +312,8 @@ class DynamicMemory:
         merges: the new description is appended unless already there, strength +1."""
         user_id = _scope(scope, user_id)
         if entity_type not in ENTITY_TYPES:
-            raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
+            raise MemoryInputError(
+                f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
         if kind not in ENTITY_KINDS:
             raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
         params = {
@@ -329,9 +324,7 @@ class DynamicMemory:
             "description": _text(description, "description"),
             "at": _naive(updated_at or datetime.now(), "updated_at"),
         }
-        cur = self._con.cursor()
-        try:
-            cur.execute("begin")
+        with _duck.transaction(self._con) as cur:
             row = cur.execute(
                 """update memory_entity set
                     description = case when strpos(description, $description) > 0
@@ -352,12 +345,6 @@ class DynamicMemory:
                     values ($scope, $agent_id, $user_id, $user_name, $entity_name,
                     $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
                     returning id""", params).fetchone()
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
-        finally:
-            cur.close()
         return int(row[0])
 
     _EDITABLE = {
@@ -393,23 +380,17 @@ class DynamicMemory:
         self._update("memory_entity", entity_id, fields)
 
     def delete_event(self, event_id: int) -> None:
-        cur = self._con.cursor()
-        try:
-            cur.execute("begin")
+        with _duck.transaction(self._con) as cur:
             for table, key in (("memory_event_term", "event_id"),
                                ("memory_event_embedding", "event_id"), ("memory_event", "id")):
                 cur.execute(f"delete from {table} where {key} = $id", {"id": event_id})
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
-        finally:
-            cur.close()
 
     def delete_entity(self, entity_id: int) -> None:
         self._con.execute("delete from memory_entity where id = $id", {"id": entity_id})
 
-    def _list(self, table: str, agent_id: str, user_id: str | None, scope: str) -> list[dict[str, Any]]:
+    def _list(
+        self, table: str, agent_id: str, user_id: str | None, scope: str
+    ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
         cur = self._con.execute(
             f"select * from {table} where agent_id = $agent_id and scope = $scope "
@@ -457,7 +438,8 @@ class DynamicMemory:
         entities = [{**e, "updated_at": datetime.fromisoformat(e["updated_at"])}
                     for e in doc.get("entities", [])]
         for index, entity in enumerate(entities):
-            if entity.get("kind") not in ENTITY_KINDS or entity.get("entity_type") not in ENTITY_TYPES:
+            if (entity.get("kind") not in ENTITY_KINDS
+                    or entity.get("entity_type") not in ENTITY_TYPES):
                 raise MemoryInputError(f"entities[{index}]: unknown kind or entity_type")
         self.add_events(events)
         for entity in entities:
@@ -510,12 +492,12 @@ class DynamicMemory:
         cur = _duck.tuned_cursor(self._con)
         try:
             events, entities, prompt, candidates, words = _duck.run(cur, sql, params)[0]
-            queried = time.perf_counter()
-            if update or log:
-                self._after_recall(cur, events or [], entities or [], candidates or [], now,
-                                   user_id, agent_id, update, log)
         finally:
             cur.close()
+        queried = time.perf_counter()
+        if update or log:
+            self._after_recall(events or [], entities or [], candidates or [], now, user_id,
+                               agent_id, update, log)
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -545,12 +527,11 @@ class DynamicMemory:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""
         return self.query(text, **kwargs).prompt_text
 
-    def _after_recall(self, cur: duckdb.DuckDBPyConnection, events: list[dict[str, Any]],
-                      entities: list[dict[str, Any]], candidates: list[dict[str, Any]],
-                      now: datetime, user_id: str, agent_id: str, update: bool,
-                      log: bool) -> None:
-        cur.execute("begin")
-        try:
+    def _after_recall(self, events: list[dict[str, Any]], entities: list[dict[str, Any]],
+                      candidates: list[dict[str, Any]], now: datetime, user_id: str,
+                      agent_id: str, update: bool, log: bool) -> None:
+        """The recall's side effects, all in one transaction."""
+        with _duck.transaction(self._con) as cur:
             if update:
                 bonus = self.settings["recall_strength_bonus"]
                 for table, rows, key in (("memory_event", events, "event_id"),
@@ -571,10 +552,6 @@ class DynamicMemory:
                     join memory_event as e on e.id = c.event_id""",
                     {"query_id": query_id, "now": now, "agent_id": agent_id,
                      "user_id": user_id, "candidates": candidates})
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
 
 
 def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:

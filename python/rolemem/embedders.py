@@ -99,10 +99,12 @@ class OpenAICompatibleEmbedder:
             items = sorted(payload["data"], key=lambda item: item["index"])
             vectors = [item["embedding"] for item in items]
         except (KeyError, TypeError):
-            raise EmbeddingError(f"{self.base_url}/embeddings: no data[].embedding in the answer") from None
+            raise EmbeddingError(
+                f"{self.base_url}/embeddings: no data[].embedding in the answer") from None
         if len(vectors) != len(texts):
             raise EmbeddingError(
-                f"{self.base_url}/embeddings returned {len(vectors)} vectors for {len(texts)} texts")
+                f"{self.base_url}/embeddings returned {len(vectors)} vectors "
+                f"for {len(texts)} texts")
         return checked(vectors, self.dim, f"{self.base_url}/embeddings")
 
     def embed_query(self, text: str) -> list[float]:

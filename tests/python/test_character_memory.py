@@ -335,7 +335,8 @@ def bad(entry_changes: dict) -> dict:
         ({"queryParams": [{"field": "a", "value": 1, "operator": "like"}]},
          r"queryParams\[0\]: unknown operator 'like' \(expected one of \(eq, ne, gt"),
         ({"queryParams": [{"value": 1, "operator": "eq"}]}, r"queryParams\[0\]: field is missing"),
-        ({"queryParams": [{"field": "a", "operator": "eq"}]}, r"queryParams\[0\]: value is missing"),
+        ({"queryParams": [{"field": "a", "operator": "eq"}]},
+         r"queryParams\[0\]: value is missing"),
     ],
 )
 def test_bad_entries_name_entry_and_field(changes, message):

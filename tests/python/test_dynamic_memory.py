@@ -87,7 +87,8 @@ def test_re_adding_an_attribute_merges_text_and_reinforces(memory):
 # --- events -----------------------------------------------------------------------------
 
 def test_keyword_and_bm25_recall_ranks_the_relevant_event_first(memory):
-    hotpot = event(memory, "木木的室友失恋了，木木陪她吃了一晚上火锅", 300, ["室友", "失恋", "火锅"])
+    hotpot = event(memory, "木木的室友失恋了，木木陪她吃了一晚上火锅", 300,
+                   ["室友", "失恋", "火锅"])
     event(memory, "木木在图书馆借书", 200, ["图书馆"])
     event(memory, "木木和室友去看电影", 100, ["电影"])
     result = query(memory, "室友失恋了，我们陪她吃了一晚上火锅")
@@ -134,8 +135,10 @@ def test_roulette_is_reproducible_and_respects_the_threshold(memory):
         event(memory, f"和木木在海边第{i}次散步", i, ["海边", "散步"], importance=i / 12)
     draw = [e["event_id"] for e in query(memory, "海边散步", roulette_seed=7).memory_events]
     assert draw == [e["event_id"] for e in query(memory, "海边散步", roulette_seed=7).memory_events]
-    draws = {tuple(e["event_id"] for e in query(memory, "海边散步", roulette_seed=seed).memory_events)
-             for seed in range(8)}
+    draws = {
+        tuple(e["event_id"] for e in query(memory, "海边散步", roulette_seed=seed).memory_events)
+        for seed in range(8)
+    }
     assert len(draws) > 1
     top = [e["event_id"] for e in query(memory, "海边散步").memory_events]
     assert len(draw) == len(top) == 5
@@ -240,7 +243,8 @@ QUALITY_QUERIES = [
 
 
 def test_recall_quality_set_top_result(memory):
-    ids = [event(memory, text, 10 + i, keywords) for i, (text, keywords) in enumerate(QUALITY_EVENTS)]
+    ids = [event(memory, text, 10 + i, keywords)
+           for i, (text, keywords) in enumerate(QUALITY_EVENTS)]
     for text, expected in QUALITY_QUERIES:
         top = query(memory, text, limit=1).memory_events
         assert top and top[0]["event_id"] == ids[expected], text

@@ -51,7 +51,8 @@ def test_dbt_marts_equal_python_queries(demo_db):
     import duckdb
 
     with duckdb.connect(demo_db) as con:
-        prompts = dict(con.execute("select query_id, prompt_text from memory_prompt_texts").fetchall())
+        prompts = dict(con.execute(
+            "select query_id, prompt_text from memory_prompt_texts").fetchall())
         events = {}
         for query_id, event_id, score in con.execute(
                 "select query_id, event_id, score from memory_query_events "
@@ -81,7 +82,8 @@ def test_cli_query(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["memory_events"][0]["description"] == (
         "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。")
-    assert out["prompt_text"].startswith("脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友")
+    assert out["prompt_text"].startswith(
+        "脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友")
     assert main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu", "--now", "soon",
                  "x"]) == 2
     assert "expected an ISO time" in capsys.readouterr().err

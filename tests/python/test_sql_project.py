@@ -1,4 +1,4 @@
-"""The shared SQL: portable enough to parse as DuckDB and PostgreSQL; `import rolemem` stays light."""
+"""The shared SQL parses as DuckDB and as PostgreSQL; `import rolemem` stays light."""
 
 from __future__ import annotations
 
