@@ -149,6 +149,7 @@ class CharacterMemory:
             raise ConfigError(f"no config for character {character_id!r}")
         self.limits = self._default_limits()
         self.limits.update(self._check_limits(limits or {}))
+        self._local = threading.local()
         self._sessions: dict[str, RecallSession] = {}
         self._sessions_lock = threading.Lock()
 
@@ -245,11 +246,11 @@ class CharacterMemory:
             _RECALL_SELECT,
             existing=_STATIC_MODELS + _RECALL_SEEDS,
         )
-        cur = self._con.cursor()  # one per call: sessions of other users run in parallel
-        try:
-            return _duck.run(cur, sql, params, error=ConfigError)[0]
-        finally:
-            cur.close()
+        # a cursor per thread: sessions of other users run in parallel
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = _duck.PreparedCursor(self._con.cursor())
+        return cur.run(sql, params, error=ConfigError)[0]
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 import time
 import uuid
 from collections import Counter
@@ -171,12 +172,20 @@ class DynamicMemory:
             self._con = duckdb.connect(str(db or _duck.default_db_path()))
             self._owned = True
         self.embedder = embedder
+        self._local = threading.local()
         self._ensure_tables()
         self.settings = self._default_settings()
         for name, value in (profile or {}).items():
             if name not in self.settings:
                 raise MemoryInputError(f"unknown profile setting {name!r}")
             self.settings[name] = value
+
+    def _cursor(self) -> _duck.PreparedCursor:
+        """This thread's query cursor (queries kept as temp macros on it)."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self._con))
+        return cur
 
     def close(self) -> None:
         if self._owned:
@@ -489,11 +498,7 @@ class DynamicMemory:
             _QUERY_SELECT,
             existing=_SEEDS,
         )
-        cur = _duck.tuned_cursor(self._con)
-        try:
-            events, entities, prompt, candidates, words = _duck.run(cur, sql, params)[0]
-        finally:
-            cur.close()
+        events, entities, prompt, candidates, words = self._cursor().run(sql, params)[0]
         queried = time.perf_counter()
         if update or log:
             self._after_recall(events or [], entities or [], candidates or [], now, user_id,
@@ -582,6 +587,6 @@ def _format_time_sql() -> str:
 
 def format_memory_time(ts: datetime, now: datetime) -> str:
     """How `ts` reads in the prompt relative to `now` (runs the SQL macro format_memory_time)."""
-    row = _duck.scratch_cursor().execute(
-        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")}).fetchone()
-    return row[0]
+    rows = _duck.scratch_cursor().run(
+        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")})
+    return rows[0][0]

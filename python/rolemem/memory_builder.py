@@ -178,7 +178,7 @@ def build_memory(
         {"int_lines_chained_to_root": _GIVEN_LINES_SQL, "int_memory_targets": _TARGET_SQL},
         _MESSAGES_SELECT,
     )
-    rows = _duck.run(_duck.scratch_cursor(), sql, params)
+    rows = _duck.scratch_cursor().run(sql, params)
     return [{"role": role, "content": content} for role, content in rows]
 
 
