@@ -101,6 +101,17 @@ class RecallResult:
     words: list[dict[str, Any]] = field(repr=False)
     turn: int = 0
 
+    PLACEHOLDERS = ("{{character_memory_attributes}}", "{{character_memory_event}}",
+                    "{{character_dialogue_style}}")
+
+    def fill(self, template: str) -> str:
+        """A character prompt template with its three memory placeholders filled in."""
+        for placeholder, text in zip(
+                self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style),
+                strict=True):
+            template = template.replace(placeholder, text)
+        return template
+
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
     if context is None:

@@ -8,6 +8,7 @@ recall's side effects (recall count, time, +strength) in one transaction.
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import threading
@@ -17,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -101,6 +103,12 @@ select
         from int_memory_query_words
     ) as words
 """
+
+_OFFICIAL_FIELDS = {
+    "events": ["description", "created_at", "keywords", "place", "scene", "deepinsight",
+               "importance", "feedback"],
+    "entities": ["entity_name", "entity_type", "kind", "keyword", "description", "updated_at"],
+}
 
 _RECALLED = """
 update {table} set
@@ -430,12 +438,47 @@ class DynamicMemory:
         return {
             "agent_id": agent_id,
             "events": plain(self.list_events(agent_id=agent_id, scope="official"),
-                            ("description", "created_at", "keywords", "place", "scene",
-                             "deepinsight", "importance", "feedback")),
+                            _OFFICIAL_FIELDS["events"]),
             "entities": plain(self.list_entities(agent_id=agent_id, scope="official"),
-                              ("entity_name", "entity_type", "kind", "keyword", "description",
-                               "updated_at")),
+                              _OFFICIAL_FIELDS["entities"]),
         }
+
+    def export_official_csv(self, agent_id: str, directory: str | Path) -> None:
+        """The agent's official memories as `events.csv` and `entities.csv` (keywords as
+        JSON text), the same fields as `export_official`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        doc = self.export_official(agent_id)
+        for name, rows in (("events", doc["events"]), ("entities", doc["entities"])):
+            with open(directory / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=_OFFICIAL_FIELDS[name],
+                                        lineterminator="\n")
+                writer.writeheader()
+                for row in rows:
+                    writer.writerow({k: json.dumps(v, ensure_ascii=False) if k == "keywords"
+                                     else v for k, v in row.items()})
+
+    def import_official_csv(self, agent_id: str, directory: str | Path) -> tuple[int, int]:
+        """Add official memories from `export_official_csv`'s two files."""
+        directory = Path(directory)
+        doc: dict[str, Any] = {"agent_id": agent_id}
+        for name in ("events", "entities"):
+            with open(directory / f"{name}.csv", encoding="utf-8", newline="") as handle:
+                rows = list(csv.DictReader(handle))
+            for index, row in enumerate(rows, start=2):
+                for key, value in list(row.items()):
+                    if value == "":
+                        row[key] = None
+                    elif key == "keywords":
+                        try:
+                            row[key] = json.loads(value)
+                        except json.JSONDecodeError:
+                            raise MemoryInputError(
+                                f"{name}.csv line {index}: keywords is not a JSON list") from None
+                    elif key in ("importance", "feedback"):
+                        row[key] = float(value)
+            doc[name] = rows
+        return self.import_official(doc)
 
     def import_official(self, doc: Mapping[str, Any]) -> tuple[int, int]:
         """Add official memories from `export_official`'s format. Events are checked all

@@ -68,6 +68,18 @@ def test_names_fill_placeholders_and_are_stopwords(qiyu):
     assert [w["word"] for w in result.words if w["word_source"] == "token"] == ["画廊"]
 
 
+def test_result_fills_a_prompt_template(qiyu):
+    result = qiyu.session("fill").recall(
+        "今天的画真漂亮！", {"intimacy": 1, "scene": "gallery", "time": "day"})
+    template = ("<character>\n{{character_memory_attributes}}\n</character>\n"
+                "<events>{{character_memory_event}}</events>\n"
+                "<style>\n{{character_dialogue_style}}</style> {{user}}")
+    assert result.fill(template) == (
+        f"<character>\n{result.attributes}\n</character>\n<events>{result.events}</events>\n"
+        f"<style>\n{result.dialogue_style}</style> {{{{user}}}}")
+    assert "{{character" not in result.fill(template)
+
+
 def test_explain_says_why(qiyu):
     result = qiyu.session("explain").recall(
         "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"})

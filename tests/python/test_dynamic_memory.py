@@ -329,3 +329,30 @@ def test_official_export_import_round_trip(memory):
     other = DynamicMemory(duckdb.connect())
     assert other.import_official(json.loads(json.dumps(exported))) == (1, 1)
     assert other.export_official(AGENT) == exported
+
+
+def test_official_csv_round_trip(memory, tmp_path):
+    memory.add_event(user_id=None, agent_id=AGENT, scope="official", description="祁煜是海神",
+                     created_at=NOW, keywords=["海神", "深海"], importance=0.9)
+    memory.add_entity(user_id=None, agent_id=AGENT, scope="official", entity_name="祁煜",
+                      entity_type="主体", kind="特殊实体属性", keyword="瞳孔",
+                      description="的瞳孔是蓝紫色的", updated_at=NOW)
+    memory.export_official_csv(AGENT, tmp_path)
+    other = DynamicMemory(duckdb.connect())
+    assert other.import_official_csv(AGENT, tmp_path) == (1, 1)
+    assert other.export_official(AGENT) == memory.export_official(AGENT)
+    (tmp_path / "events.csv").write_text(
+        "description,created_at,keywords\n海,2021-01-01T00:00:00,not-json\n", encoding="utf-8")
+    with pytest.raises(MemoryInputError, match="events.csv line 2: keywords is not a JSON list"):
+        other.import_official_csv(AGENT, tmp_path)
+
+
+@pytest.mark.parametrize(("strategy", "expected"), [
+    (0, [{"宿舍": 7}, {"分手": 8}]),  # each token's strongest in turn, in token order
+    (1, [{"分手": 8}, {"宿舍": 7}]),  # pooled and ranked by level
+])
+def test_dynamic_recall_uses_both_expansion_strategies(memory, strategy, expected):
+    memory.settings.update(expand_strategy=strategy, max_expanded_words=2)
+    result = query(memory, "室友失恋")
+    assert result.additional_info["给联想的基词"] == ["室友", "失恋"]
+    assert result.additional_info["扩展后联想词"] == expected
