@@ -43,9 +43,9 @@ PROFILE_NAMES = (
     "feedback_weight", "recency_half_life_days", "recent_use_hours", "bm25_k1", "bm25_b",
     "expanded_word_weight", "tier_exact_tag", "tier_partial_tag", "tier_exact_content",
     "tier_partial_content", "dense_floor", "recall_strength_bonus", "entity_limit",
-    "timeline_size",
+    "timeline_size", "dense_candidates",
 )
-_INT_SETTINGS = {"recall_strength_bonus", "entity_limit", "timeline_size",
+_INT_SETTINGS = {"recall_strength_bonus", "entity_limit", "timeline_size", "dense_candidates",
                  "expand_strategy", "max_expanded_words"}
 
 _QUERY_SQL = """
@@ -85,9 +85,11 @@ _SOURCES = {
     "source_memory_event_term": """
         select * from memory_event_term
         where event_id in (select id from source_memory_event)""",
+    # without a query vector the store's vectors are not read at all
     "source_memory_event_embedding": """
         select * from memory_event_embedding
-        where event_id in (select id from source_memory_event)""",
+        where cast($query_embedding as float[]) is not null
+            and event_id in (select id from source_memory_event)""",
 }
 
 _QUERY_SELECT = """

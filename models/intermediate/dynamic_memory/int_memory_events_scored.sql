@@ -178,10 +178,12 @@ keyword_scores as (
     group by query_id, event_id
 ),
 
-dense as (
+-- an exact scan of the player's vectors (at per-player scale it beats an index)
+cosines as (
     select
         scoped_events.query_id,
         scoped_events.event_id,
+        queries.dense_candidates,
         list_cosine_similarity(
             cast(embeddings.embedding as float[]), queries.query_embedding
         ) as cosine
@@ -191,6 +193,26 @@ dense as (
     inner join embeddings
         on embeddings.event_id = scoped_events.event_id
     where queries.query_embedding is not null
+),
+
+-- the dense_candidates nearest events join the word-matched ones (sorting the scores only,
+-- never the vectors)
+dense as (
+    select
+        query_id,
+        event_id,
+        cosine
+    from cosines
+    qualify row_number() over (partition by query_id order by cosine desc, event_id)
+        <= dense_candidates
+),
+
+best_bm25 as (
+    select
+        query_id,
+        max(bm25_raw) as best_bm25_raw
+    from bm25
+    group by query_id
 ),
 
 candidates as (
@@ -206,10 +228,7 @@ components as (
         candidates.query_id,
         candidates.event_id,
         coalesce(bm25.bm25_raw, 0) as bm25_raw,
-        coalesce(
-            bm25.bm25_raw / nullif(max(bm25.bm25_raw) over (partition by candidates.query_id), 0),
-            0
-        ) as bm25_score,
+        coalesce(bm25.bm25_raw / nullif(best_bm25.best_bm25_raw, 0), 0) as bm25_score,
         coalesce(keyword_scores.keyword_score, 0) as keyword_score,
         dense.cosine,
         case
@@ -241,6 +260,8 @@ components as (
             and scoped_events.event_id = candidates.event_id
     left join bm25
         on bm25.query_id = candidates.query_id and bm25.event_id = candidates.event_id
+    left join best_bm25
+        on best_bm25.query_id = candidates.query_id
     left join keyword_scores
         on
             keyword_scores.query_id = candidates.query_id
