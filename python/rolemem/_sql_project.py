@@ -19,7 +19,6 @@ import jinja2
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _REF = re.compile(r"""\bref\(\s*['"](\w+)['"]\s*\)""")
-_SOURCE = re.compile(r"""\bsource\(\s*['"](\w+)['"]\s*,\s*['"](\w+)['"]\s*\)""")
 
 
 def project_dir(kind: str) -> Path:
@@ -45,10 +44,6 @@ def _model_text(name: str) -> str:
 
 def model_refs(name: str) -> list[str]:
     return list(dict.fromkeys(_REF.findall(_model_text(name))))
-
-
-def model_sources(name: str) -> list[str]:
-    return [f"{src}.{table}" for src, table in _SOURCE.findall(_model_text(name))]
 
 
 class _Adapter:

@@ -14,21 +14,6 @@ from . import _duck
 from ._sql_project import compose
 from .errors import ChainError, LineError, SaveNotFoundError
 
-LINE_FIELDS = (
-    "id",
-    "original_emotion",
-    "predicted_emotion",
-    "content",
-    "tts_content",
-    "action_content",
-    "audio_file",
-    "attribute",
-    "role_id",
-    "script_role_id",
-    "display_name",
-    "save_id",
-    "parent_line_id",
-)
 _TEXT_FIELDS = ("attribute", "content", "original_emotion", "tts_content", "action_content",
                 "display_name")
 

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +43,12 @@ def make_tree_db(lines: list[tuple], saves: list[tuple]) -> duckdb.DuckDBPyConne
             lines,
         )
     return con
+
+
+def run_dbt(db_path: str, work: Path, *args: str) -> None:
+    """Run this dbt project against `db_path` (target/ under `work`), failing the test on error."""
+    env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), *args, "--quiet", "--profiles-dir",
+         str(REPO), "--project-dir", str(REPO), "--target-path", str(work / "target")],
+        check=True, env=env, cwd=REPO)

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -17,9 +13,8 @@ from rolemem.character_memory import CharacterMemory
 from rolemem.cli import main
 from rolemem.text import tokenize
 
-from .conftest import REPO
+from .conftest import REPO, run_dbt
 
-DBT = Path(sys.executable).with_name("dbt")
 REQUESTS = REPO / "seeds" / "recall" / "demo_recall_requests.csv"
 
 
@@ -37,12 +32,8 @@ def test_demo_request_tokens_are_what_the_tokenizer_says():
 def seeded_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("character")
     path = str(tmp / "character.duckdb")
-    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    common = ["--profiles-dir", str(REPO), "--project-dir", str(REPO),
-              "--target-path", str(tmp / "target"), "--quiet"]
-    subprocess.run([str(DBT), "seed", *common], check=True, env=env, cwd=REPO)
-    subprocess.run([str(DBT), "run", "--select", "+character_memory_blocks", *common],
-                   check=True, env=env, cwd=REPO)
+    run_dbt(path, tmp, "seed")
+    run_dbt(path, tmp, "run", "--select", "+character_memory_blocks")
     return path
 
 

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +13,8 @@ from rolemem.cli import main
 from rolemem.demo_data import load_demo
 from rolemem.text import extract_keywords
 
-from .conftest import REPO
+from .conftest import REPO, run_dbt
 
-DBT = Path(sys.executable).with_name("dbt")
 QUERIES = REPO / "seeds" / "memory" / "demo_memory_queries.csv"
 
 
@@ -38,12 +33,8 @@ def demo_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("dynamic")
     path = str(tmp / "dynamic.duckdb")
     load_demo(path)
-    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    common = ["--profiles-dir", str(REPO), "--project-dir", str(REPO),
-              "--target-path", str(tmp / "target"), "--quiet"]
-    subprocess.run([str(DBT), "seed", *common], check=True, env=env, cwd=REPO)
-    subprocess.run([str(DBT), "run", "--select", "+memory_prompt_texts", "+memory_query_events",
-                    *common], check=True, env=env, cwd=REPO)
+    run_dbt(path, tmp, "seed")
+    run_dbt(path, tmp, "run", "--select", "+memory_prompt_texts", "+memory_query_events")
     return path
 
 

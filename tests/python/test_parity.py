@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import duckdb
 import pytest
 
 from rolemem import build_memory_for_save
 from rolemem.synthetic_dialogue import generate_dialogue
 
-from .conftest import REPO
-
-DBT = Path(sys.executable).with_name("dbt")
+from .conftest import run_dbt
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +17,7 @@ def built_db(tmp_path_factory) -> str:
     path = str(tmp / "parity.duckdb")
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=25, lines_per_save=40)
-    env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    subprocess.run(
-        [str(DBT), "run", "--quiet", "--select", "+memory_messages", "--profiles-dir", str(REPO),
-         "--project-dir", str(REPO), "--target-path", str(tmp / "target")],
-        check=True, env=env, cwd=REPO,
-    )
+    run_dbt(path, tmp, "run", "--select", "+memory_messages")
     return path
 
 
