@@ -38,7 +38,10 @@ def cursor(db: Database) -> Iterator[duckdb.DuckDBPyConnection]:
         finally:
             cur.close()
         return
-    con = duckdb.connect(str(Path(db if db is not None else default_db_path())))
+    path = Path(db if db is not None else default_db_path())
+    if not path.exists():  # connecting would create an empty database file
+        raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
+    con = duckdb.connect(str(path))
     con.execute(_TUNING)
     try:
         yield con

@@ -105,6 +105,12 @@ def test_cli_prints_json_and_fails_in_one_line(tmp_path, capsys, example_2):
     assert main(["memory", "--db", path, "--save", "2"]) == 2
     assert "give the character with --role" in capsys.readouterr().err
 
+    missing = str(tmp_path / "nope.duckdb")
+    assert main(["memory", "--db", missing, "--save", "1", "--role", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"rolemem: error: {missing}: no such database file (run `rolemem init-db`)\n")
+    assert not (tmp_path / "nope.duckdb").exists()
+
 
 def test_env_var_chooses_the_default_database(tmp_path, monkeypatch, capsys):
     path = str(tmp_path / "env.duckdb")
