@@ -234,12 +234,25 @@ class DynamicMemory:
                 load_seed(self._con, seed)
 
     def _default_settings(self) -> dict[str, Any]:
-        settings: dict[str, Any] = {}
-        for seed in ("memory_scoring_profile", "recall_limits"):
-            cur = self._con.execute(f"select * from {seed}")
-            settings.update(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
-        settings["filter_levels"] = json.loads(settings["filter_levels"])
+        """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
+        over the CSVs shipped with rolemem, so a setting newer than the store's table still
+        has its default."""
         keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels"}
+        settings: dict[str, Any] = {}
+        shipped = _duck.private_connection()
+        try:
+            for con in (shipped, self._con):
+                for seed in ("memory_scoring_profile", "recall_limits"):
+                    if con is shipped:
+                        load_seed(con, seed)
+                    cur = con.execute(f"select * from {seed}")
+                    row = cur.fetchone()
+                    if row is not None:
+                        settings.update(zip([d[0] for d in cur.description], row, strict=True))
+        finally:
+            shipped.close()
+        if isinstance(settings["filter_levels"], str):
+            settings["filter_levels"] = json.loads(settings["filter_levels"])
         return {k: v for k, v in settings.items() if k in keep}
 
     # -- writes ----------------------------------------------------------------------------

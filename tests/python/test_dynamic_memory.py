@@ -356,3 +356,18 @@ def test_dynamic_recall_uses_both_expansion_strategies(memory, strategy, expecte
     result = query(memory, "室友失恋")
     assert result.additional_info["给联想的基词"] == ["室友", "失恋"]
     assert result.additional_info["扩展后联想词"] == expected
+
+
+def test_a_store_with_older_seed_tables_keeps_newer_defaults():
+    con = duckdb.connect()
+    DynamicMemory(con)
+    # a store seeded before `dense_candidates` existed, with one weight edited by a designer
+    con.execute("create or replace table memory_scoring_profile as "
+                "select * exclude (dense_candidates) "
+                "replace (cast(0.9 as double) as relevance_share) from memory_scoring_profile")
+    memory = DynamicMemory(con)
+    assert memory.settings["relevance_share"] == 0.9
+    assert memory.settings["dense_candidates"] == 200
+    memory.add_event(user_id=USER, agent_id=AGENT, description="火锅", created_at=NOW)
+    assert memory.query("火锅", user_id=USER, agent_id=AGENT, now=NOW, score_threshold=0.0,
+                        update=False).memory_events
