@@ -365,7 +365,7 @@ def test_a_store_with_older_seed_tables_keeps_newer_defaults():
     con.execute("create or replace table memory_scoring_profile as "
                 "select * exclude (dense_candidates) "
                 "replace (cast(0.9 as double) as relevance_share) from memory_scoring_profile")
-    memory = DynamicMemory(con)
+    memory = DynamicMemory(con, profile={"timeline_size": 0})
     assert memory.settings["relevance_share"] == 0.9
     assert memory.settings["dense_candidates"] == 200
     memory.add_event(user_id=USER, agent_id=AGENT, description="火锅", created_at=NOW)
