@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from ._seeds import load_seed
+from ._seeds import load_seed, seed_specs
 from ._sql_project import compose
 from .character_config import (
     SEED_COLUMNS,
@@ -203,17 +203,25 @@ class CharacterMemory:
             self._copy_config_tables(db)
 
     def _copy_config_tables(self, db: _duck.Database) -> None:
+        """This character's config rows from the database's seed tables; the lexicon,
+        stopwords, defaults and limits too where dbt seeded them (else the shipped CSVs)."""
         with _duck.cursor(db) as source:
-            for seed in _CONFIG_SEEDS:
+            for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
+                is_config = seed in _CONFIG_SEEDS
                 try:
                     cursor = source.execute(
-                        f"select * from {seed} where character_id = $id",
-                        {"id": self.character_id})
+                        f"select * from {seed} where character_id = $id" if is_config
+                        else f"select * from {seed}",
+                        {"id": self.character_id} if is_config else {})
                 except duckdb.CatalogException:
+                    if not is_config:
+                        continue
                     raise ConfigError(
                         f"the database has no seed table {seed!r}: run dbt seed") from None
                 rows = cursor.fetchall()
                 names = [d[0] for d in cursor.description]
+                if not is_config and not set(seed_specs()[seed][1]) <= set(names):
+                    continue  # seeded by an older rolemem: keep the shipped table whole
                 _insert_rows(self._con, seed, {
                     name: [row[i] for row in rows] for i, name in enumerate(names)})
 
