@@ -99,7 +99,7 @@ select
     (select list(entities order by entities.result_index) from memory_query_entities as entities)
         as entities,
     (select prompt_text from memory_prompt_texts) as prompt_text,
-    (select list(candidates) from memory_recall_candidates as candidates) as candidates,
+    {candidates} as candidates,
     (
         select list(struct_pack(word, word_source, level) order by word_order)
         from int_memory_query_words
@@ -111,6 +111,10 @@ _OFFICIAL_FIELDS = {
                "importance", "feedback"],
     "entities": ["entity_name", "entity_type", "kind", "keyword", "description", "updated_at"],
 }
+
+# Every scored candidate as a list: only when asked (log or explain); building ~thousands of
+# dicts costs about a third of a query on a large store.
+_CANDIDATES = "(select list(candidates) from memory_recall_candidates as candidates)"
 
 _RECALLED = """
 update {table} set
@@ -129,6 +133,7 @@ class QueryResponse:
     memory_entities: list[dict[str, Any]]
     additional_info: dict[str, Any]
     prompt_text: str = ""
+    # with explain=True: every scored event and its score components
     candidates: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
 
@@ -520,10 +525,13 @@ class DynamicMemory:
         score_threshold: float = 0.56, now: datetime | None = None,
         user_name: str | None = None, agent_name: str | None = None,
         roulette_seed: int | None = None, log: bool = False, update: bool = True,
+        explain: bool = False,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
         input). Recalled memories get recall_count + 1, last_recalled_at = now and the
-        profile's strength bonus, in one transaction (`update=False` to only look)."""
+        profile's strength bonus, in one transaction (`update=False` to only look).
+        `explain=True` also returns every scored candidate with its score components
+        (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log."""
         started = time.perf_counter()
         _text(text, "text")
         _text(user_id, "user_id")
@@ -553,7 +561,8 @@ class DynamicMemory:
             ("memory_query_events", "memory_query_entities", "memory_prompt_texts",
              "memory_recall_candidates"),
             {"int_memory_queries": _QUERY_SQL, **_SOURCES},
-            _QUERY_SELECT,
+            _QUERY_SELECT.format(
+                candidates=_CANDIDATES if log or explain else "cast(null as integer[])"),
             existing=_SEEDS,
         )
         events, entities, prompt, candidates, words = self._cursor().run(sql, params)[0]
@@ -583,7 +592,7 @@ class DynamicMemory:
                                  if w["word_source"] == "expanded"],
             },
             prompt_text=prompt or "",
-            candidates=list(candidates or []),
+            candidates=list(candidates or []) if explain else [],
         )
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:

