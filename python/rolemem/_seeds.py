@@ -36,3 +36,40 @@ def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = Non
     params: dict[str, Any] = {"path": str(path or default_path), "columns": columns}
     con.execute(f'create or replace table "{name}" as '
                 "select * from read_csv($path, header = true, columns = $columns)", params)
+
+
+def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]:
+    """The one-row settings seeds (e.g. recall_limits) of `con` as one dict; a JSON
+    `filter_levels` is parsed. A missing or empty table contributes nothing."""
+    import json
+
+    settings: dict[str, Any] = {}
+    for seed in seeds:
+        try:
+            cur = con.execute(f"select * from {seed}")  # names from this package, not callers
+        except duckdb.CatalogException:
+            continue
+        row = cur.fetchone()
+        if row is not None:
+            settings.update(zip([d[0] for d in cur.description], row, strict=True))
+    if isinstance(settings.get("filter_levels"), str):
+        settings["filter_levels"] = json.loads(settings["filter_levels"])
+    return settings
+
+
+def shipped_settings(*seeds: str) -> dict[str, Any]:
+    """read_settings over the CSVs shipped with rolemem (read once per process; a copy, so
+    callers may change theirs)."""
+    return {key: list(value) if isinstance(value, list) else value
+            for key, value in _shipped_settings(seeds).items()}
+
+
+@functools.cache
+def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
+    con = duckdb.connect(":memory:")
+    try:
+        for seed in seeds:
+            load_seed(con, seed)
+        return read_settings(con, *seeds)
+    finally:
+        con.close()

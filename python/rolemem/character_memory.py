@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from ._seeds import load_seed, seed_specs
+from ._seeds import load_seed, read_settings, seed_specs
 from ._sql_project import compose
 from .character_config import (
     SEED_COLUMNS,
@@ -233,11 +233,7 @@ class CharacterMemory:
         report_problems(config or CharacterConfig(), problems)
 
     def _default_limits(self) -> dict[str, Any]:
-        cur = self._con.execute("select * from recall_limits")
-        row = cur.fetchone()
-        limits = dict(zip([d[0] for d in cur.description], row, strict=True))
-        limits["filter_levels"] = json.loads(limits["filter_levels"])
-        return limits
+        return read_settings(self._con, "recall_limits")
 
     @staticmethod
     def _check_limits(limits: Mapping[str, Any]) -> dict[str, Any]:

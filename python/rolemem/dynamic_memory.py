@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from ._seeds import load_seed
+from ._seeds import load_seed, read_settings, shipped_settings
 from ._sql_project import compose, render_macro
 from .embedders import Embedder, EmbeddingError, checked
 from .errors import RolememError
@@ -243,21 +243,8 @@ class DynamicMemory:
         over the CSVs shipped with rolemem, so a setting newer than the store's table still
         has its default."""
         keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels"}
-        settings: dict[str, Any] = {}
-        shipped = _duck.private_connection()
-        try:
-            for con in (shipped, self._con):
-                for seed in ("memory_scoring_profile", "recall_limits"):
-                    if con is shipped:
-                        load_seed(con, seed)
-                    cur = con.execute(f"select * from {seed}")
-                    row = cur.fetchone()
-                    if row is not None:
-                        settings.update(zip([d[0] for d in cur.description], row, strict=True))
-        finally:
-            shipped.close()
-        if isinstance(settings["filter_levels"], str):
-            settings["filter_levels"] = json.loads(settings["filter_levels"])
+        seeds = ("memory_scoring_profile", "recall_limits")
+        settings = {**shipped_settings(*seeds), **read_settings(self._con, *seeds)}
         return {k: v for k, v in settings.items() if k in keep}
 
     # -- writes ----------------------------------------------------------------------------
