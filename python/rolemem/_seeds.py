@@ -45,13 +45,14 @@ def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]
 
     settings: dict[str, Any] = {}
     for seed in seeds:
-        try:
-            cur = con.execute(f"select * from {seed}")  # names from this package, not callers
-        except duckdb.CatalogException:
-            continue
-        row = cur.fetchone()
-        if row is not None:
-            settings.update(zip([d[0] for d in cur.description], row, strict=True))
+        with con.cursor() as cur:  # never leave a result open on the caller's connection
+            try:
+                cur.execute(f"select * from {seed}")  # names from this package, not callers
+            except duckdb.CatalogException:
+                continue
+            rows = cur.fetchall()
+            if rows:
+                settings.update(zip([d[0] for d in cur.description], rows[0], strict=True))
     if isinstance(settings.get("filter_levels"), str):
         settings["filter_levels"] = json.loads(settings["filter_levels"])
     return settings

@@ -28,6 +28,7 @@ from ._seeds import load_seed, read_settings, shipped_settings
 from ._sql_project import compose, render_macro
 from .embedders import Embedder, EmbeddingError, checked
 from .errors import RolememError
+from .memory_builder import _SAVE_LINES_SQL, _SAVE_SQL
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
 
@@ -36,7 +37,8 @@ class MemoryInputError(RolememError, ValueError):
     """A memory or query argument is invalid; the message names it and what is valid."""
 
 
-_SEEDS = ("recall_stopwords", "association_words", "recall_limits", "memory_scoring_profile")
+_SEEDS = ("recall_stopwords", "association_words", "recall_limits", "memory_scoring_profile",
+          "memory_loop_settings", "memory_strength_increments")
 PROFILE_NAMES = (
     "bm25_weight", "keyword_weight", "dense_weight", "relevance_share", "importance_weight",
     "recency_weight", "use_count_weight", "recent_use_penalty_weight", "content_match_weight",
@@ -65,6 +67,8 @@ _QUERY_SQL = """
         cast($expand_strategy as integer) as expand_strategy,
         cast($max_expanded_words as integer) as max_expanded_words,
         cast($filter_levels as integer[]) as filter_levels,
+        cast($save_id as bigint) as save_id,
+        cast($memory_scope as varchar) as memory_scope,
 """ + ",\n".join(
     f"        cast(${name} as {'integer' if name in _INT_SETTINGS else 'double'}) as {name}"
     for name in PROFILE_NAMES) + "\n"
@@ -82,6 +86,9 @@ _SOURCES = {
         union all
         select * from memory_entity
         where agent_id = $agent_id and scope = 'user' and user_id = $user_id""",
+    # the queried save's lines: branch-aware recall walks its current chain
+    "source_line": _SAVE_LINES_SQL,
+    "source_save": _SAVE_SQL,
     "source_memory_event_term": """
         select * from memory_event_term
         where event_id in (select id from source_memory_event)""",
@@ -104,6 +111,20 @@ select
         select list(struct_pack(word, word_source, level) order by word_order)
         from int_memory_query_words
     ) as words
+"""
+
+# where an extracted event came from (MemoryLoop); absent for events added by hand
+_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "batch_key")
+
+_TIMELINE_SELECT = """
+select
+    in_scope.event_id, in_scope.scope, in_scope.description, in_scope.deepinsight,
+    in_scope.place, in_scope.scene, in_scope.keywords, in_scope.importance, in_scope.strength,
+    in_scope.save_id, in_scope.first_line_id, in_scope.last_line_id, in_scope.created_at
+from int_memory_timeline as timeline
+inner join int_memory_events_in_scope as in_scope
+    on in_scope.query_id = timeline.query_id and in_scope.event_id = timeline.event_id
+order by in_scope.created_at, in_scope.event_id
 """
 
 _OFFICIAL_FIELDS = {
@@ -171,6 +192,56 @@ def _scope(scope: Any, user_id: Any) -> str | None:
     return None
 
 
+def _entity_params(
+    *, scope: Any, user_id: Any, agent_id: Any, entity_name: Any, entity_type: Any, kind: Any,
+    keyword: Any, description: Any, updated_at: Any, user_name: Any,
+) -> dict[str, Any]:
+    """An entity memory's checked values, as the write statements bind them."""
+    user_id = _scope(scope, user_id)
+    if entity_type not in ENTITY_TYPES:
+        raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
+    if kind not in ENTITY_KINDS:
+        raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
+    return {
+        "scope": scope, "agent_id": _text(agent_id, "agent_id"), "user_id": user_id,
+        "user_name": _text(user_name, "user_name", required=False),
+        "entity_name": _text(entity_name, "entity_name"), "entity_type": entity_type,
+        "kind": kind, "keyword": _text(keyword, "keyword"),
+        "description": _text(description, "description"),
+        "at": _naive(updated_at or datetime.now(), "updated_at"),
+    }
+
+
+@functools.cache
+def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from the macro
+    increment = render_macro("strength_increment", "updated_at", "$at",
+                             "memory_strength_increments")
+    return f"""update memory_entity set
+        description = case when strpos(description, $description) > 0
+            then description else description || '；' || $description end,
+        merge_count = coalesce(merge_count, 0)
+            + case when strpos(description, $description) > 0 then 0 else 1 end,
+        strength = strength + {increment},
+        updated_at = greatest(updated_at, $at),
+        user_name = coalesce($user_name, user_name)
+    where scope = $scope and agent_id = $agent_id
+        and user_id is not distinct from $user_id and entity_name = $entity_name
+        and kind = $kind and keyword = $keyword
+    returning id"""
+
+
+@functools.cache
+def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
+    increment = render_macro("strength_increment", "coalesce(updated_at, created_at)",
+                             "$created_at", "memory_strength_increments")
+    return f"""update memory_event set
+        strength = strength + {increment},
+        updated_at = greatest(coalesce(updated_at, created_at), $created_at)
+    where scope = $scope and agent_id = $agent_id and user_id is not distinct from $user_id
+        and description = $description
+    returning id"""
+
+
 class DynamicMemory:
     """Per-player memory for one store (a DuckDB file or connection).
 
@@ -219,13 +290,15 @@ class DynamicMemory:
         from duckdb_engine import ConnectionWrapper
 
         from .memory_schema import create_memory_tables
+        from .schema import create_all
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine(
             "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
+        create_all(engine)  # branch-aware recall reads the saves' lines (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
-        row = self._con.execute(
+        row = self._con.cursor().execute(
             "select data_type from duckdb_columns() "
             "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
         ).fetchone()
@@ -233,7 +306,7 @@ class DynamicMemory:
             raise EmbeddingError(
                 f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]")
         tables = {row[0] for row in
-                  self._con.execute("select table_name from duckdb_tables()").fetchall()}
+                  self._con.cursor().execute("select table_name from duckdb_tables()").fetchall()}
         for seed in _SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
@@ -242,8 +315,9 @@ class DynamicMemory:
         """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
         over the CSVs shipped with rolemem, so a setting newer than the store's table still
         has its default."""
-        keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels"}
-        seeds = ("memory_scoring_profile", "recall_limits")
+        keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels",
+                                     "memory_scope"}
+        seeds = ("memory_scoring_profile", "recall_limits", "memory_loop_settings")
         settings = {**shipped_settings(*seeds), **read_settings(self._con, *seeds)}
         return {k: v for k, v in settings.items() if k in keep}
 
@@ -263,32 +337,55 @@ class DynamicMemory:
 
     def add_events(self, events: Sequence[Mapping[str, Any]]) -> list[int]:
         """Store many events in one transaction (all or nothing)."""
+        rows, vectors = self._prepare_events(events)
+        with _duck.transaction(self._con) as cur:
+            return self._write_events(cur, rows, vectors)
+
+    def _prepare_events(
+        self, events: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[list[float] | None]]:
+        """Checked rows and their vectors: everything slow happens before a transaction."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         vectors: list[list[float] | None] = [None] * len(rows)
         if self.embedder is not None and rows:
             vectors = list(checked(self.embedder.embed_documents([r["description"] for r in rows]),
                                    self.embedder.dim, "embedder (documents)"))
+        return rows, vectors
+
+    def _write_events(self, cur: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]],
+                      vectors: list[list[float] | None], *, merge: bool = False) -> list[int]:
+        """Insert prepared events inside the caller's transaction. With `merge`, an event whose
+        description the player's store already holds is mentioned again instead: its strength
+        grows by the spacing increment (seed memory_strength_increments)."""
         ids = []
-        with _duck.transaction(self._con) as cur:
-            for row, vector in zip(rows, vectors, strict=True):
-                terms = row.pop("terms")
-                event_id = cur.execute(
-                    """insert into memory_event (scope, agent_id, user_id, scene, place,
-                    description, deepinsight, keywords, importance, feedback, strength,
-                    recall_count, token_count, created_at)
-                    values ($scope, $agent_id, $user_id, $scene, $place, $description,
-                    $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
-                    $created_at) returning id""", row).fetchone()[0]
-                if terms:
-                    cur.execute(
-                        """insert into memory_event_term
-                        select $event_id, unnest($terms), unnest($description_counts),
-                               unnest($keyword_counts)""",
-                        {"event_id": event_id, **terms})
-                if vector is not None:
-                    cur.execute("insert into memory_event_embedding values ($id, $vector)",
-                                {"id": event_id, "vector": vector})
-                ids.append(event_id)
+        for row, vector in zip(rows, vectors, strict=True):
+            terms = row["terms"]
+            params = {k: v for k, v in row.items() if k != "terms"}
+            existing = cur.execute(_REINFORCE_EVENT_SQL(), {
+                name: params[name] for name in ("scope", "agent_id", "user_id", "description",
+                                                "created_at")}).fetchone() if merge else None
+            if existing is not None:
+                ids.append(int(existing[0]))
+                continue
+            event_id = cur.execute(
+                """insert into memory_event (scope, agent_id, user_id, scene, place,
+                description, deepinsight, keywords, importance, feedback, strength,
+                recall_count, token_count, save_id, first_line_id, last_line_id, batch_key,
+                created_at, updated_at)
+                values ($scope, $agent_id, $user_id, $scene, $place, $description,
+                $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
+                $save_id, $first_line_id, $last_line_id, $batch_key, $created_at, $created_at)
+                returning id""", params).fetchone()[0]
+            if terms["terms"]:
+                cur.execute(
+                    """insert into memory_event_term
+                    select $event_id, unnest($terms), unnest($description_counts),
+                           unnest($keyword_counts)""",
+                    {"event_id": event_id, **terms})
+            if vector is not None:
+                cur.execute("insert into memory_event_embedding values ($id, $vector)",
+                            {"id": event_id, "vector": vector})
+            ids.append(event_id)
         return ids
 
     def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
@@ -316,6 +413,7 @@ class DynamicMemory:
                 "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
                 "token_count": sum(description_counts.values()) + sum(keyword_counts.values()),
                 "created_at": _naive(event.get("created_at"), f"{where}: created_at"),
+                **{name: event.get(name) for name in _SOURCE_FIELDS},
                 "terms": {
                     "terms": terms,
                     "description_counts": [description_counts[t] for t in terms],
@@ -333,42 +431,31 @@ class DynamicMemory:
         user_name: str | None = None, scope: str = "user",
     ) -> int:
         """Store an entity memory. The same (scope, agent, user, entity, kind, keyword) again
-        merges: the new description is appended unless already there, strength +1."""
-        user_id = _scope(scope, user_id)
-        if entity_type not in ENTITY_TYPES:
-            raise MemoryInputError(
-                f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
-        if kind not in ENTITY_KINDS:
-            raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
-        params = {
-            "scope": scope, "agent_id": _text(agent_id, "agent_id"), "user_id": user_id,
-            "user_name": _text(user_name, "user_name", required=False),
-            "entity_name": _text(entity_name, "entity_name"), "entity_type": entity_type,
-            "kind": kind, "keyword": _text(keyword, "keyword"),
-            "description": _text(description, "description"),
-            "at": _naive(updated_at or datetime.now(), "updated_at"),
-        }
+        merges: the new description is appended unless already there, and strength grows by
+        the spacing increment (seed memory_strength_increments) for the time since its last
+        update."""
+        params = _entity_params(
+            scope=scope, user_id=user_id, agent_id=agent_id, entity_name=entity_name,
+            entity_type=entity_type, kind=kind, keyword=keyword, description=description,
+            updated_at=updated_at, user_name=user_name)
         with _duck.transaction(self._con) as cur:
+            return self._write_entity(cur, params)
+
+    @staticmethod
+    def _write_entity(cur: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> int:
+        """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
+        description is appended unless already there and strength grows by the spacing
+        increment for the time since the entity was last updated."""
+        row = cur.execute(_MERGE_ENTITY_SQL(), {
+            k: v for k, v in params.items() if k != "entity_type"}).fetchone()
+        if row is None:
             row = cur.execute(
-                """update memory_entity set
-                    description = case when strpos(description, $description) > 0
-                        then description else description || '；' || $description end,
-                    strength = strength + 1,
-                    updated_at = greatest(updated_at, $at),
-                    user_name = coalesce($user_name, user_name)
-                where scope = $scope and agent_id = $agent_id
-                    and user_id is not distinct from $user_id and entity_name = $entity_name
-                    and kind = $kind and keyword = $keyword
-                returning id""", {k: v for k, v in params.items() if k != "entity_type"},
-            ).fetchone()
-            if row is None:
-                row = cur.execute(
-                    """insert into memory_entity (scope, agent_id, user_id, user_name,
-                    entity_name, entity_type, kind, keyword, description, strength,
-                    recall_count, created_at, updated_at)
-                    values ($scope, $agent_id, $user_id, $user_name, $entity_name,
-                    $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
-                    returning id""", params).fetchone()
+                """insert into memory_entity (scope, agent_id, user_id, user_name,
+                entity_name, entity_type, kind, keyword, description, strength,
+                recall_count, created_at, updated_at)
+                values ($scope, $agent_id, $user_id, $user_name, $entity_name,
+                $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
+                returning id""", params).fetchone()
         return int(row[0])
 
     _EDITABLE = {
@@ -391,7 +478,7 @@ class DynamicMemory:
             # the tokens and vector follow the text: replace the event whole
             raise MemoryInputError("to change an event's description, delete and add it again")
         assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
-        changed = self._con.execute(
+        changed = self._con.cursor().execute(
             f"update {table} set {assignments} where id = $id returning id",
             {**fields, "id": memory_id}).fetchall()
         if not changed:
@@ -410,13 +497,13 @@ class DynamicMemory:
                 cur.execute(f"delete from {table} where {key} = $id", {"id": event_id})
 
     def delete_entity(self, entity_id: int) -> None:
-        self._con.execute("delete from memory_entity where id = $id", {"id": entity_id})
+        self._con.cursor().execute("delete from memory_entity where id = $id", {"id": entity_id})
 
     def _list(
         self, table: str, agent_id: str, user_id: str | None, scope: str
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
-        cur = self._con.execute(
+        cur = self._con.cursor().execute(
             f"select * from {table} where agent_id = $agent_id and scope = $scope "
             "and user_id is not distinct from $user_id order by id",
             {"agent_id": agent_id, "scope": scope, "user_id": user_id})
@@ -512,13 +599,16 @@ class DynamicMemory:
         score_threshold: float = 0.56, now: datetime | None = None,
         user_name: str | None = None, agent_name: str | None = None,
         roulette_seed: int | None = None, log: bool = False, update: bool = True,
-        explain: bool = False,
+        explain: bool = False, save_id: int | None = None, memory_scope: str | None = None,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
         input). Recalled memories get recall_count + 1, last_recalled_at = now and the
         profile's strength bonus, in one transaction (`update=False` to only look).
         `explain=True` also returns every scored candidate with its score components
-        (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log."""
+        (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log.
+        `save_id`: the save being played; events extracted from lines off its current chain
+        are not recalled (branch-aware). `memory_scope`: 'player' (default, seed
+        memory_loop_settings) or 'save' (only events of this save and unsourced ones)."""
         started = time.perf_counter()
         _text(text, "text")
         _text(user_id, "user_id")
@@ -539,7 +629,8 @@ class DynamicMemory:
                              "embedder (query)")[0]
         embedded = time.perf_counter()
         params = {
-            **self.settings, "agent_id": agent_id, "user_id": user_id, "user_name": user_name,
+            **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
+            "user_id": user_id, "user_name": user_name,
             "agent_name": agent_name, "query_text": text, "tokens": tokens,
             "query_embedding": vector, "now": now, "result_limit": limit,
             "score_threshold": threshold, "roulette_seed": roulette_seed,
@@ -581,6 +672,33 @@ class DynamicMemory:
             prompt_text=prompt or "",
             candidates=list(candidates or []) if explain else [],
         )
+
+    def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
+        if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
+            raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
+        scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
+        if scope not in ("player", "save"):
+            raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
+        return {**self.settings, "save_id": save_id, "memory_scope": scope}
+
+    def timeline(self, *, user_id: str, agent_id: str, save_id: int | None = None,
+                 memory_scope: str | None = None) -> list[dict[str, Any]]:
+        """The overview timeline (前情提要): the player's newest `timeline_size` events in
+        scope (on the save's current branch), oldest first, as event dicts."""
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        params = {
+            **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
+            "user_id": user_id, "user_name": None, "agent_name": None, "query_text": "",
+            "tokens": [], "query_embedding": None, "now": datetime.now(), "result_limit": 1,
+            "score_threshold": 0.0, "roulette_seed": None,
+        }
+        sql = compose("int_memory_timeline", {"int_memory_queries": _QUERY_SQL, **_SOURCES},
+                      _TIMELINE_SELECT, existing=_SEEDS)
+        cur = self._cursor()
+        rows = cur.run(sql, params)
+        names = [d[0] for d in cur.cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""

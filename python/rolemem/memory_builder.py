@@ -1,8 +1,8 @@
 """Dialogue tree -> one character's chat messages, by running the dbt models on DuckDB.
 
-The rules live in `models/intermediate/*` and `models/marts/memory_messages.sql`. This module
-only binds the caller's lines and target as parameters, asks for the `memory_messages` rows of
-that one target, and turns them into dicts.
+The rules live in `models/intermediate/memory_builder/` and `models/marts/memory_builder/`.
+This module only binds the caller's lines and target as parameters, asks for the
+`memory_messages` rows of that one target, and turns them into dicts.
 """
 
 from __future__ import annotations

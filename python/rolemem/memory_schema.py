@@ -42,6 +42,10 @@ class MemoryEntity(SQLModel, table=True):
     description: str
     strength: int = 1
     recall_count: int = 0
+    # pinned memories are never archived by cleanup (designers or the game pin them)
+    is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    # how many descriptions were merged into this one since the last LLM consolidation
+    merge_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     created_at: datetime = Field(sa_type=_TS)
     updated_at: datetime = Field(sa_type=_TS)
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
@@ -66,7 +70,14 @@ class MemoryEvent(SQLModel, table=True):
     strength: int = 1
     recall_count: int = 0
     token_count: int = 0
+    is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    # where an extracted event came from: a slice of one save's chain (null when added by hand)
+    save_id: int | None = Field(default=None, sa_type=sa.BigInteger, index=True)
+    first_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    batch_key: str | None = None
     created_at: datetime = Field(sa_type=_TS)
+    updated_at: datetime | None = Field(default=None, sa_type=_TS)
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
 
 
@@ -104,14 +115,97 @@ class MemoryRecallLog(SQLModel, table=True):
     is_selected: bool
 
 
+class MemoryExtractionBatch(SQLModel, table=True):
+    """One extraction: a run of turns of one save x character sent to the LLM. Written in the
+    same transaction as the memories it produced, so it is also the extraction watermark."""
+
+    __tablename__ = "memory_extraction_batch"
+
+    # save:target_key:first_line_id:last_line_id — the same batch is never extracted twice
+    batch_key: str = Field(primary_key=True)
+    save_id: int = Field(sa_type=sa.BigInteger, index=True)
+    target_key: str
+    user_id: str
+    agent_id: str
+    first_line_id: int = Field(sa_type=sa.BigInteger)
+    last_line_id: int = Field(sa_type=sa.BigInteger)
+    turn_count: int
+    reason: str  # window_full / scene_change
+    scene: str | None = None
+    event_count: int
+    entity_count: int
+    llm_model: str | None = None
+    extracted_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryLoopState(SQLModel, table=True):
+    """What the loop last saw of one save x character: the scene (a change flushes the
+    context) and when the player was last active."""
+
+    __tablename__ = "memory_loop_state"
+
+    save_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    target_key: str = Field(primary_key=True)
+    user_id: str = Field(index=True)
+    agent_id: str
+    last_scene: str | None = None
+    last_observed_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryArchive(SQLModel, table=True):
+    """Memories moved out of the live store (cleanup, consolidation): never silently deleted."""
+
+    __tablename__ = "memory_archive"
+
+    id: int | None = _key_column("memory_archive_id_seq")
+    memory_type: str  # event / entity
+    memory_id: int = Field(sa_type=sa.BigInteger, index=True)
+    agent_id: str
+    user_id: str | None = Field(default=None, index=True)
+    reason: str  # weakest_share / inactive_trim / consolidated
+    strength: int
+    # the whole row as it was (JSON), so an archived memory can be inspected or restored
+    memory: str
+    archived_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryMaintenanceRun(SQLModel, table=True):
+    """One cleanup pass over one user x agent (cleanup runs at most every N days)."""
+
+    __tablename__ = "memory_maintenance_run"
+
+    id: int | None = _key_column("memory_maintenance_run_id_seq")
+    agent_id: str
+    user_id: str = Field(index=True)
+    rule: str
+    memory_count: int
+    archived_count: int
+    ran_at: datetime = Field(sa_type=_TS)
+
+
 MEMORY_TABLES: list[Any] = [MemoryEntity.__table__, MemoryEvent.__table__,
-                            MemoryEventTerm.__table__, MemoryRecallLog.__table__]
+                            MemoryEventTerm.__table__, MemoryRecallLog.__table__,
+                            MemoryExtractionBatch.__table__, MemoryLoopState.__table__,
+                            MemoryArchive.__table__, MemoryMaintenanceRun.__table__]
+
+# Columns added after the first release: a store created earlier gets them on open.
+_ADDED_COLUMNS = {
+    "memory_entity": [("is_pinned", "boolean default false"),
+                      ("merge_count", "integer default 0")],
+    "memory_event": [("is_pinned", "boolean default false"), ("save_id", "bigint"),
+                     ("first_line_id", "bigint"), ("last_line_id", "bigint"),
+                     ("batch_key", "varchar"), ("updated_at", "timestamp")],
+}
 
 
 def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     """Create the memory tables; the embedding table gets `embedding_dim`."""
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     with engine.begin() as connection:
+        for table, columns in _ADDED_COLUMNS.items():  # names and types from this module
+            for name, sql_type in columns:
+                connection.exec_driver_sql(
+                    f"alter table {table} add column if not exists {name} {sql_type}")
         connection.exec_driver_sql(
             "create table if not exists memory_event_embedding ("
             f"event_id bigint primary key, embedding float[{int(embedding_dim)}])"

@@ -80,7 +80,8 @@ def test_re_adding_an_attribute_merges_text_and_reinforces(memory):
     assert first == again == same
     [row] = memory.list_entities(agent_id=AGENT, user_id=USER)
     assert row["description"] == "木木对星座感兴趣；木木对蓝玫瑰感兴趣"
-    assert row["strength"] == 3
+    # 1, then +3 (2 days since the last update), then +3 (exactly 1 day: not "under a day")
+    assert row["strength"] == 7
     assert row["updated_at"] == NOW
 
 

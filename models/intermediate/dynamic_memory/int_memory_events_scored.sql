@@ -1,5 +1,6 @@
 -- Every event memory a query could recall, with each score component and the fused score
--- (docs block memory_event_score). Scope: the agent's official events and this player's.
+-- (docs block memory_event_score). Scope: int_memory_events_in_scope (official, the player's,
+-- on the branch being played).
 with
 
 queries as (
@@ -10,8 +11,8 @@ words as (
     select * from {{ ref('int_memory_query_words') }}
 ),
 
-events as (
-    select * from {{ ref('stg_app__memory_events') }}
+scoped_events as (
+    select * from {{ ref('int_memory_events_in_scope') }}
 ),
 
 terms as (
@@ -20,17 +21,6 @@ terms as (
 
 embeddings as (
     select * from {{ ref('stg_app__memory_event_embeddings') }}
-),
-
-scoped_events as (
-    select
-        queries.query_id,
-        events.*
-    from events
-    inner join queries
-        on
-            events.agent_id = queries.agent_id
-            and (events.scope = 'official' or events.user_id = queries.user_id)
 ),
 
 corpus as (

@@ -12,25 +12,8 @@ scored as (
     select * from {{ ref('int_memory_events_scored') }}
 ),
 
-events as (
-    select * from {{ ref('stg_app__memory_events') }}
-),
-
 timeline as (
-    select
-        queries.query_id,
-        events.event_id,
-        row_number() over (
-            partition by queries.query_id
-            order by events.created_at desc, events.event_id desc
-        ) as timeline_rank
-    from events
-    inner join queries
-        on
-            events.agent_id = queries.agent_id
-            and events.scope = 'user'
-            and events.user_id = queries.user_id
-    qualify timeline_rank <= queries.timeline_size
+    select * from {{ ref('int_memory_timeline') }}
 ),
 
 eligible as (

@@ -14,6 +14,10 @@ limits as (
     select * from {{ ref('recall_limits') }}
 ),
 
+loop_settings as (
+    select * from {{ ref('memory_loop_settings') }}
+),
+
 final as (
     select
         queries.query_id,
@@ -29,6 +33,8 @@ final as (
         queries.result_limit,
         queries.score_threshold,
         queries.roulette_seed,
+        queries.save_id,
+        loop_settings.memory_scope,
         limits.expand_strategy,
         limits.max_expanded_words,
         cast(json_extract_string(limits.filter_levels, '$[*]') as integer[]) as filter_levels,
@@ -36,6 +42,7 @@ final as (
     from queries
     cross join profile
     cross join limits
+    cross join loop_settings
 )
 
 select * from final

@@ -18,6 +18,8 @@ renamed as (
         description,
         strength,
         recall_count,
+        coalesce(is_pinned, false) as is_pinned,
+        coalesce(merge_count, 0) as merge_count,
         created_at,
         updated_at,
         last_recalled_at

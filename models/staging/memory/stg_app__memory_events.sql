@@ -20,7 +20,13 @@ renamed as (
         strength,
         recall_count,
         token_count,
+        coalesce(is_pinned, false) as is_pinned,
+        save_id,
+        first_line_id,
+        last_line_id,
+        batch_key,
         created_at,
+        coalesce(updated_at, created_at) as updated_at,
         last_recalled_at
     from source
 )

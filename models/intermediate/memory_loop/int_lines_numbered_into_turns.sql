@@ -1,0 +1,36 @@
+-- Every line of a save's history with the turn it belongs to. A turn starts at a player line
+-- that does not follow another player line and runs up to the next such line; lines before the
+-- first player line (system prompt, opening narration) are turn 0, never extracted.
+with
+
+history as (
+    select * from {{ ref('int_lines_chained_to_root') }}
+),
+
+marked as (
+    select
+        save_id,
+        line_position,
+        line_id,
+        attribute,
+        attribute = 'user'
+        and coalesce(lag(attribute) over by_position <> 'user', true) as is_turn_start
+    from history
+    window by_position as (partition by save_id order by line_position)
+),
+
+final as (
+    select
+        save_id,
+        line_position,
+        line_id,
+        attribute,
+        is_turn_start,
+        sum(case when is_turn_start then 1 else 0 end) over (
+            partition by save_id order by line_position
+            rows between unbounded preceding and current row
+        ) as turn_number
+    from marked
+)
+
+select * from final

@@ -1,0 +1,23 @@
+-- One row per archived memory with the reason, for analysts (the live tables no longer hold it).
+with
+
+archive as (
+    select * from {{ ref('stg_app__memory_archive') }}
+),
+
+final as (
+    select
+        archive_id,
+        memory_type,
+        memory_id,
+        agent_id,
+        user_id,
+        reason,
+        strength,
+        json_extract_string(memory, '$.description') as description,
+        memory,
+        archived_at
+    from archive
+)
+
+select * from final

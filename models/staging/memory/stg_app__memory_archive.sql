@@ -1,0 +1,21 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_archive') }}
+),
+
+renamed as (
+    select
+        id as archive_id,
+        memory_type,
+        memory_id,
+        agent_id,
+        user_id,
+        reason,
+        strength,
+        memory,
+        archived_at
+    from source
+)
+
+select * from renamed
