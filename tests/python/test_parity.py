@@ -39,3 +39,33 @@ def test_memory_messages_model_equals_python_for_every_target(built_db):
     assert len(batch) == 25 * 3
     assert sum(len(messages) for messages in batch.values()) > 25 * 3 * 10
     assert python == batch
+
+
+def test_extraction_pending_model_equals_python_observe(tmp_path):
+    """The loop's batch mart and MemoryLoop.observe agree on watermark and pending turns."""
+    from datetime import datetime
+
+    from rolemem import DynamicMemory
+    from rolemem.memory_loop import MemoryLoop
+
+    path = str(tmp_path / "loop.duckdb")
+    with duckdb.connect(path) as con:
+        generate_dialogue(con, saves=6, lines_per_save=120)
+        DynamicMemory(con).close()
+        loop = MemoryLoop(con, llm=None)
+        python = {}
+        for save_id in range(1, 7):
+            for role_id in (1, 2):
+                report = loop.observe(save_id=save_id, user_id="u", agent_id="a",
+                                      role_id=role_id, scene="s", now=datetime(2024, 1, 1))
+                python[(save_id, f"role_id={role_id}")] = (
+                    report.watermark_line_id, report.pending_turns)
+    run_dbt(path, tmp_path, "seed", "--select", "memory_loop_settings")
+    run_dbt(path, tmp_path, "run", "--select", "+memory_extraction_pending")
+    with duckdb.connect(path) as con:
+        rows = con.execute(
+            """select save_id, target_key, watermark_line_id, pending_turns
+            from memory_extraction_pending where target_key like 'role_id=%'""").fetchall()
+    batch = {(save_id, key): (watermark, pending) for save_id, key, watermark, pending in rows}
+    assert any(pending >= 20 for _, pending in batch.values())
+    assert batch == python
