@@ -28,11 +28,12 @@ Database = str | os.PathLike[str] | duckdb.DuckDBPyConnection | None
 
 
 @contextlib.contextmanager
-def cursor(db: Database) -> Iterator[duckdb.DuckDBPyConnection]:
+def cursor(db: Database, *, tuned: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor on `db`: a connection the caller owns (one cursor per call, so threads may share
-    it), or a file path opened for this call only."""
+    it), or a file path opened for this call only. `tuned=False` skips the optimizer setting
+    (for point reads, where one statement less is a quarter of the call)."""
     if isinstance(db, duckdb.DuckDBPyConnection):
-        cur = tuned_cursor(db)
+        cur = tuned_cursor(db) if tuned else db.cursor()
         try:
             yield cur
         finally:

@@ -28,7 +28,7 @@ from ._seeds import load_seed, read_settings, shipped_settings
 from ._sql_project import compose, render_macro
 from .embedders import Embedder, EmbeddingError, checked
 from .errors import RolememError
-from .memory_builder import _SAVE_LINES_SQL, _SAVE_SQL
+from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
 
@@ -86,9 +86,9 @@ _SOURCES = {
         union all
         select * from memory_entity
         where agent_id = $agent_id and scope = 'user' and user_id = $user_id""",
-    # the queried save's lines: branch-aware recall walks its current chain
-    "source_line": _SAVE_LINES_SQL,
-    "source_save": _SAVE_SQL,
+    # the queried save's current chain (write-time table, refreshed before the query)
+    "int_lines_chained_to_root": """
+        select * from main.int_lines_chained_to_root where save_id = $save_id""",
     "source_memory_event_term": """
         select * from memory_event_term
         where event_id in (select id from source_memory_event)""",
@@ -295,9 +295,11 @@ class DynamicMemory:
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine(
             "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
-        create_all(engine)  # branch-aware recall reads the saves' lines (empty if none)
+        create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
+        with self._con.cursor() as cur:
+            ensure_tables(cur)
         row = self._con.cursor().execute(
             "select data_type from duckdb_columns() "
             "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
@@ -676,6 +678,8 @@ class DynamicMemory:
     def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
+        if save_id is not None:  # the branch rule reads the save's chain: make it current
+            ensure_fresh(self._cursor().cursor, [save_id])
         scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
         if scope not in ("player", "save"):
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")

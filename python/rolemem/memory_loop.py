@@ -35,8 +35,9 @@ from .dynamic_memory import (
 from .embedders import Embedder
 from .errors import ChainError, SaveNotFoundError
 from .extraction import ExtractionReply, consolidate, extract
+from .history import ensure_fresh
 from .llm import ChatModel
-from .memory_builder import _SAVE_LINES_SQL, _SAVE_SQL, _int_or_none, _script_role, build_memory
+from .memory_builder import _int_or_none, _script_role, build_memory
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ _OBSERVATION_SQL = """
         cast($extract_turns as integer) as extract_turns,
         cast($context_max_turns as integer) as context_max_turns
 """
+# the save's chain from the write-time table (refreshed first when the save's tip moved)
+_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
 _BATCHES_SQL = """
     select * from memory_extraction_batch
     where save_id = $save_id and target_key = $target_key
@@ -88,8 +91,9 @@ select
         from int_lines_chained_to_root
         where line_position > (select any_value(watermark_position) from int_loop_watermarks)
     ) as lines,
-    (select list(chain_problem order by chain_problem) from int_save_chain_problems) as problems,
-    (select count(*) from source_save) as saves_found
+    (select any_value(chain_problem) from int_save_history_tips where save_id = $save_id)
+        as problem,
+    (select count(*) from save where id = $save_id) as saves_found
 """
 
 _MAINTENANCE_SQL = """
@@ -304,20 +308,21 @@ class MemoryLoop:
 
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         sql = compose(
-            ("int_loop_batches_due", "int_loop_pending_turns", "int_save_chain_problems"),
-            {"source_line": _SAVE_LINES_SQL, "source_save": _SAVE_SQL,
+            ("int_loop_batches_due", "int_loop_pending_turns"),
+            {"int_lines_chained_to_root": _CHAIN_SQL,
              "int_loop_observations": _OBSERVATION_SQL,
              "source_memory_extraction_batch": _BATCHES_SQL},
             _OBSERVE_SELECT,
         )
         cur = self.memory._cursor()
+        ensure_fresh(cur.cursor, [params["save_id"]])
         row = cur.run(sql, params)[0]
         names = [d[0] for d in cur.cursor.description]
         plan = dict(zip(names, row, strict=True))
         if not plan["saves_found"]:
             raise SaveNotFoundError(f"save {params['save_id']} does not exist")
-        if plan["problems"]:
-            raise ChainError("; ".join(plan["problems"]))
+        if plan["problem"]:
+            raise ChainError(plan["problem"])
         return plan
 
     def _extract_batch(
