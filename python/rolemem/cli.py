@@ -69,7 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--user", required=True, help="user_id")
     query.add_argument("--agent", required=True, help="agent_id")
     query.add_argument("--limit", type=int, default=5)
-    query.add_argument("--threshold", type=float, default=0.56, help="score threshold 0-1")
+    query.add_argument("--threshold", type=float,
+                       help="drop memories scoring below this (0-1; default: the evidence "
+                       "gate alone)")
     query.add_argument("--now", help="ISO time to recall at (default: now)")
     query.add_argument("--user-name", help="player name (never a recall word)")
     query.add_argument("--agent-name", help="agent name (never a recall word)")

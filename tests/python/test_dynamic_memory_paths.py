@@ -49,7 +49,7 @@ def test_dbt_marts_equal_python_queries(demo_db):
                 "select query_id, event_id, score from memory_query_events "
                 "order by query_id, result_index").fetchall():
             events.setdefault(query_id, []).append((event_id, score))
-        memory = DynamicMemory(con)
+        memory = DynamicMemory(con, embedder=None)  # the batch path has no query vectors
         for row in demo_queries():
             response = memory.query(
                 row["text"], user_id=row["user_id"], agent_id=row["agent_id"],
@@ -73,8 +73,10 @@ def test_cli_query(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["memory_events"][0]["description"] == (
         "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。")
+    # the overview timeline comes first (前情提要), then the recalled fragments and events
     assert out["prompt_text"].startswith(
-        "脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友")
+        "前情提要：\n2021-02-01 下午画廊:木木第一次走进祁煜的画廊，被一幅会变色的海洋画吸引。\n")
+    assert "\n脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友\n" in out["prompt_text"]
     assert main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu", "--now", "soon",
                  "x"]) == 2
     assert "expected an ISO time" in capsys.readouterr().err

@@ -93,10 +93,12 @@ def test_openai_compatible_endpoint_feeds_dense_recall(endpoint):
     expected = sum(a * b for a, b in zip(character_vector("贝壳和海"),
                                          character_vector("海边的贝壳"), strict=True))
     assert dense[ids[0]] == pytest.approx(expected, abs=1e-5)
-    first, second = EmbeddingsHandler.seen
+    first, second, reference = EmbeddingsHandler.seen
     assert first == {"path": "/v1/embeddings", "auth": "Bearer secret", "model": "toy-embed",
                      "input": ["海边的贝壳", "图书馆的书"]}
     assert second["input"] == ["贝壳和海"]
+    # the dense gate's baseline: the Chinese reference sentences, embedded once
+    assert len(reference["input"]) == 20 and reference["input"][0].startswith("小林周末")
 
 
 def test_endpoint_failures_are_clear(endpoint):

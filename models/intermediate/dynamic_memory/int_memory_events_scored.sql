@@ -1,6 +1,6 @@
--- Every event memory a query could recall, with each score component and the fused score
--- (docs block memory_event_score). Scope: int_memory_events_in_scope (official, the player's,
--- on the branch being played).
+-- Every event memory a query could recall, with each score component, whether there is
+-- evidence it is relevant, and the fused score (docs block memory_event_score). Scope:
+-- int_memory_events_in_scope (official, the player's, on the branch being played).
 with
 
 queries as (
@@ -23,6 +23,10 @@ embeddings as (
     select * from {{ ref('stg_app__memory_event_embeddings') }}
 ),
 
+time_windows as (
+    select * from {{ ref('int_memory_query_time_windows') }}
+),
+
 corpus as (
     select
         query_id,
@@ -43,14 +47,16 @@ query_terms as (
         on queries.query_id = words.query_id
 ),
 
+-- a one-character word counts only where it equals a tag's token, never inside a description
 postings as (
     select
         query_terms.query_id,
         terms.event_id,
         query_terms.word,
         query_terms.word_weight,
-        terms.term_count,
-        terms.description_count,
+        terms.keyword_count
+        + case when length(query_terms.word) > 1 then terms.description_count else 0 end
+            as term_count,
         terms.keyword_count
     from query_terms
     inner join terms
@@ -59,6 +65,7 @@ postings as (
         on
             scoped_events.query_id = query_terms.query_id
             and scoped_events.event_id = terms.event_id
+    where terms.keyword_count > 0 or length(query_terms.word) > 1
 ),
 
 document_frequencies as (
@@ -85,7 +92,13 @@ bm25 as (
                     + queries.bm25_b * scoped_events.token_count / corpus.average_length
                 )
             )
-        ) as bm25_raw
+        ) as bm25_raw,
+        max(
+            postings.word_weight * case
+                when postings.keyword_count > 0 then queries.tier_partial_tag
+                else queries.tier_partial_content
+            end
+        ) as term_tier
     from postings
     inner join document_frequencies
         on
@@ -123,23 +136,6 @@ exact_tags as (
     group by tags.query_id, tags.event_id
 ),
 
-term_tiers as (
-    select
-        postings.query_id,
-        postings.event_id,
-        max(
-            postings.word_weight * case
-                when postings.keyword_count > 0 then queries.tier_partial_tag
-                when length(postings.word) > 1 then queries.tier_partial_content
-                else 0
-            end
-        ) as tier_score
-    from postings
-    inner join queries
-        on queries.query_id = postings.query_id
-    group by postings.query_id, postings.event_id
-),
-
 exact_content as (
     select
         scoped_events.query_id,
@@ -161,14 +157,15 @@ keyword_scores as (
     from (
         select * from exact_tags
         union all
-        select * from term_tiers
+        select query_id, event_id, term_tier as tier_score from bm25
         union all
         select * from exact_content
     ) as tiers
     group by query_id, event_id
 ),
 
--- an exact scan of the player's vectors (at per-player scale it beats an index)
+-- an exact scan of the in-scope vectors (at per-player scale it beats an index), with where
+-- each cosine sits among them: e5 cosines crowd a narrow band, so only their spread means much
 cosines as (
     select
         scoped_events.query_id,
@@ -185,24 +182,50 @@ cosines as (
     where queries.query_embedding is not null
 ),
 
--- the dense_candidates nearest events join the word-matched ones (sorting the scores only,
--- never the vectors)
-dense as (
+-- the null distribution a cosine is judged against: the other in-scope events and fixed
+-- unrelated reference sentences (so a store of a few memories has a baseline too)
+dense_baselines as (
     select
         query_id,
-        event_id,
-        cosine
-    from cosines
-    qualify row_number() over (partition by query_id order by cosine desc, event_id)
-        <= dense_candidates
+        avg(cosine) as cosine_mean,
+        stddev_pop(cosine) as cosine_sd
+    from (
+        select query_id, cosine from cosines
+        union all
+        select query_id, unnest(reference_cosines) as cosine from queries
+    ) as pooled
+    group by query_id
 ),
 
-best_bm25 as (
+dense as (
     select
-        query_id,
-        max(bm25_raw) as best_bm25_raw
-    from bm25
-    group by query_id
+        cosines.query_id,
+        cosines.event_id,
+        cosines.cosine,
+        (cosines.cosine - min(cosines.cosine) over by_query)
+        / nullif(max(cosines.cosine) over by_query - min(cosines.cosine) over by_query, 0)
+            as dense_score,
+        (cosines.cosine - dense_baselines.cosine_mean) / nullif(dense_baselines.cosine_sd, 0)
+            as dense_z
+    from cosines
+    inner join dense_baselines
+        on dense_baselines.query_id = cosines.query_id
+    window by_query as (partition by cosines.query_id)
+    qualify row_number() over (
+        partition by cosines.query_id order by cosines.cosine desc, cosines.event_id
+    ) <= cosines.dense_candidates
+),
+
+in_time_window as (
+    select
+        scoped_events.query_id,
+        scoped_events.event_id
+    from scoped_events
+    inner join time_windows
+        on
+            time_windows.query_id = scoped_events.query_id
+            and scoped_events.created_at >= time_windows.window_start
+            and scoped_events.created_at < time_windows.window_end
 ),
 
 candidates as (
@@ -211,6 +234,8 @@ candidates as (
     select query_id, event_id from keyword_scores
     union
     select query_id, event_id from dense
+    union
+    select query_id, event_id from in_time_window
 ),
 
 components as (
@@ -218,15 +243,18 @@ components as (
         candidates.query_id,
         candidates.event_id,
         coalesce(bm25.bm25_raw, 0) as bm25_raw,
-        coalesce(bm25.bm25_raw / nullif(best_bm25.best_bm25_raw, 0), 0) as bm25_score,
+        coalesce(bm25.bm25_raw / nullif(max(bm25.bm25_raw) over by_query, 0), 0)
+            as bm25_score,
         coalesce(keyword_scores.keyword_score, 0) as keyword_score,
         dense.cosine,
         case
-            when queries.query_embedding is null then null
-            else greatest(
-                0, (coalesce(dense.cosine, 0) - queries.dense_floor) / (1 - queries.dense_floor)
-            )
+            when queries.query_embedding is not null then coalesce(dense.dense_score, 0)
         end as dense_score,
+        dense.dense_z,
+        case
+            when time_windows.query_id is not null
+                then case when in_time_window.event_id is null then 0.0 else 1.0 end
+        end as time_score,
         exp(
             -ln(2) * greatest(date_diff('second', scoped_events.created_at, queries.now), 0)
             / 86400.0 / queries.recency_half_life_days
@@ -240,7 +268,15 @@ components as (
             )
         end as recent_use_score,
         scoped_events.importance,
-        scoped_events.feedback
+        scoped_events.feedback,
+        -- evidence: a shared word or tag, a cosine clearly above the player's other events,
+        -- or the time the query names; without it a memory is never recalled
+        coalesce(bm25.bm25_raw, 0) > 0
+        or coalesce(keyword_scores.keyword_score, 0) > 0
+        or coalesce(dense.dense_z >= queries.dense_gate_sigma, false)
+        or in_time_window.event_id is not null as has_evidence,
+        -- the future has not happened yet: an event dated after now is no evidence of recency
+        scoped_events.created_at > queries.now as is_in_future
     from candidates
     inner join queries
         on queries.query_id = candidates.query_id
@@ -250,37 +286,67 @@ components as (
             and scoped_events.event_id = candidates.event_id
     left join bm25
         on bm25.query_id = candidates.query_id and bm25.event_id = candidates.event_id
-    left join best_bm25
-        on best_bm25.query_id = candidates.query_id
     left join keyword_scores
         on
             keyword_scores.query_id = candidates.query_id
             and keyword_scores.event_id = candidates.event_id
     left join dense
         on dense.query_id = candidates.query_id and dense.event_id = candidates.event_id
+    left join time_windows
+        on time_windows.query_id = candidates.query_id
+    left join in_time_window
+        on
+            in_time_window.query_id = candidates.query_id
+            and in_time_window.event_id = candidates.event_id
+    window by_query as (partition by candidates.query_id)
+),
+
+-- reciprocal ranks per signal, for fusion = 'rrf'
+ranked as (
+    select
+        *,
+        case when bm25_raw > 0 then rank() over (
+            partition by query_id order by bm25_raw desc) end as bm25_rank,
+        case when keyword_score > 0 then rank() over (
+            partition by query_id order by keyword_score desc) end as keyword_rank,
+        case when cosine is not null then rank() over (
+            partition by query_id order by cosine desc nulls last) end as dense_rank,
+        case when time_score > 0 then 1 end as time_rank
+    from components
 ),
 
 relevant as (
     select
-        components.*,
-        (
-            queries.bm25_weight * components.bm25_score
-            + queries.keyword_weight * components.keyword_score
-            + coalesce(queries.dense_weight * components.dense_score, 0)
-        ) / (
+        ranked.*,
+        case queries.fusion
+            when 'rrf' then (
+                queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
+                + queries.keyword_weight
+                * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
+                + queries.dense_weight * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
+                + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
+            ) * (queries.rrf_k + 1)
+            else
+                queries.bm25_weight * ranked.bm25_score
+                + queries.keyword_weight * ranked.keyword_score
+                + coalesce(queries.dense_weight * ranked.dense_score, 0)
+                + coalesce(queries.time_weight * ranked.time_score, 0)
+        end / (
             queries.bm25_weight + queries.keyword_weight
-            + case when components.dense_score is null then 0 else queries.dense_weight end
+            + case when ranked.dense_score is null then 0 else queries.dense_weight end
+            + case when ranked.time_score is null then 0 else queries.time_weight end
         ) as relevance_score
-    from components
+    from ranked
     inner join queries
-        on queries.query_id = components.query_id
+        on queries.query_id = ranked.query_id
 ),
 
 profiled as (
     select
         relevant.*,
         queries.importance_weight * relevant.importance
-        + queries.recency_weight * relevant.recency_score
+        + queries.recency_weight * case when relevant.is_in_future then 0 else
+            relevant.recency_score end
         + queries.use_count_weight * relevant.use_count_score
         + queries.recent_use_penalty_weight * (1 - relevant.recent_use_score)
         + queries.content_match_weight * relevant.relevance_score
@@ -293,7 +359,7 @@ profiled as (
 
 final as (
     select
-        * exclude (relevance_share),
+        * exclude (relevance_share, bm25_rank, keyword_rank, dense_rank, time_rank),
         relevance_share * relevance_score + (1 - relevance_share) * profile_score as score
     from profiled
 )

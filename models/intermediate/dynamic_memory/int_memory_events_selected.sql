@@ -1,5 +1,6 @@
--- The scored events a query returns: not already in the overview timeline (the player's
--- latest timeline_size events), at or above score_threshold, then the top result_limit by
+-- The scored events a query returns: with evidence of relevance (no filler), not already in
+-- the overview timeline (delivered beside them), at or above score_threshold when one is
+-- given, then the top result_limit by
 -- score, or, with a roulette seed, a weighted draw without replacement (Efraimidis-Spirakis:
 -- key = ln(u) / score, u a hash of event and seed, so the same seed draws the same events).
 with
@@ -22,7 +23,8 @@ eligible as (
         queries.result_limit,
         queries.roulette_seed,
         timeline.event_id is not null as is_in_timeline,
-        scored.score >= queries.score_threshold as is_above_threshold
+        scored.has_evidence
+        and scored.score >= coalesce(queries.score_threshold, 0) as is_above_threshold
     from scored
     inner join queries
         on queries.query_id = scored.query_id

