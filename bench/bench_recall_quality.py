@@ -159,13 +159,14 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in tokenize(text)]
 
 
-def evaluate(samples: list[dict], embedder: CachedEmbedder) -> dict[str, Scores]:
+def evaluate(samples: list[dict], embedder: CachedEmbedder,
+             profile: dict[str, object]) -> dict[str, Scores]:
     results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
     for sample in samples:
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
         con = duckdb.connect()
-        memory = DynamicMemory(con, embedder=embedder)
+        memory = DynamicMemory(con, embedder=embedder, profile=profile)
         ids = memory.add_events([{"user_id": sample["sample_id"], "agent_id": AGENT,
                                   "description": e["description"], "created_at": e["created_at"]}
                                  for e in events])
@@ -203,6 +204,9 @@ def main() -> None:
     parser.add_argument("--datasets", default=str(Path(__file__).resolve().parents[2]
                                                   / "shared" / "datasets"))
     parser.add_argument("--all-en", action="store_true", help="all ten English conversations")
+    parser.add_argument("--only", choices=["zh", "en"], help="one dataset")
+    parser.add_argument("--profile", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a memory_scoring_profile setting (to compare)")
     args = parser.parse_args()
     folder = Path(args.datasets)
     zh_path, en_path = folder / "medium_locomo_zh.json", folder / "locomo10.json"
@@ -215,13 +219,21 @@ def main() -> None:
     if not args.all_en:
         wanted = {sample["sample_id"] for sample in zh}
         en = [sample for sample in en if sample["sample_id"] in wanted]
+    profile: dict[str, object] = {}
+    for item in args.profile:
+        name, _, raw = item.partition("=")
+        profile[name] = raw if raw in ("convex", "rrf") else (
+            int(raw) if raw.isdigit() else float(raw))
     for name, samples in (("LoCoMo-zh", zh), ("LoCoMo (English)", en)):
+        if args.only and not name.lower().endswith(args.only) and not (
+                args.only == "en" and "English" in name):
+            continue
         turns = sum(len(conversation_events(s)) for s in samples)
         count = sum(len(questions(s)) for s in samples)
         print(f"\n{name}: {len(samples)} conversations, {turns} turns, {count} questions\n")
         print("| method | R@5 | R@10 | MRR | p50 query | p95 query |")
         print("|---|---:|---:|---:|---:|---:|")
-        results = evaluate(samples, embedder)
+        results = evaluate(samples, embedder, profile)
         embedder.save()
         for method, label in (("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
                               ("dense", "dense cosine alone (e5)"), ("bm25", "BM25 alone"),
