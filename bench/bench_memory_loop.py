@@ -51,8 +51,11 @@ class TimedLLM:
             self.seconds += time.perf_counter() - start
 
 
+_replies = iter(range(1, 10**9))
+
+
 def scripted_reply(request: dict) -> str:
-    n = len(request["messages"][1]["content"])
+    n = next(_replies)  # every batch tells something new
     return json.dumps({
         "events": [{"description": f"第{n}段对话里木木聊了画画", "keywords": ["画画"],
                     "importance": 0.6},

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ChainError, LineError, RolememError, SaveNotFoundError
+from .errors import (
+    ChainError,
+    DatabaseLockedError,
+    LineError,
+    RolememError,
+    SaveNotFoundError,
+)
 from .memory_builder import build_memory, build_memory_for_save
 
 __all__ = [
     "ChainError",
+    "DatabaseLockedError",
     "CharacterMemory",
     "DynamicMemory",
     "ExtractionError",

@@ -13,10 +13,28 @@ from typing import Any
 
 import duckdb
 
-from .errors import LineError, RolememError
+from .errors import DatabaseLockedError, LineError, RolememError
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
+_ERROR_FUNCTION_PREFIX = "Invalid Input Error: " + _RAISED_PREFIX
+
+
+def connect(path: str | os.PathLike[str], *, read_only: bool = False
+            ) -> duckdb.DuckDBPyConnection:
+    """Open a DuckDB file; a file another process holds becomes one clear error. DuckDB lets
+    one process open a file for writing (and then no other process at all): the service owns
+    it, analysts read a snapshot copy."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "Could not set lock" not in str(exc):
+            raise
+        holder = str(exc).split("Conflicting lock is held in", 1)[-1].split(". See", 1)[0]
+        raise DatabaseLockedError(
+            f"{path} is in use by another process ({holder.strip()}): one process owns a "
+            "DuckDB file; send requests to that process, or read a copy of the file "
+            "(stop the owner, or copy it with `rolemem snapshot` where available)") from None
 
 
 def default_db_path() -> str:
@@ -28,9 +46,11 @@ Database = str | os.PathLike[str] | duckdb.DuckDBPyConnection | None
 
 
 @contextlib.contextmanager
-def cursor(db: Database, *, tuned: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+def cursor(db: Database, *, tuned: bool = True,
+           read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor on `db`: a connection the caller owns (one cursor per call, so threads may share
-    it), or a file path opened for this call only. `tuned=False` skips the optimizer setting
+    it), or a file path opened for this call only (`read_only` for readers, so several may
+    share the file while no process writes it). `tuned=False` skips the optimizer setting
     (for point reads, where one statement less is a quarter of the call)."""
     if isinstance(db, duckdb.DuckDBPyConnection):
         cur = tuned_cursor(db) if tuned else db.cursor()
@@ -42,8 +62,9 @@ def cursor(db: Database, *, tuned: bool = True) -> Iterator[duckdb.DuckDBPyConne
     path = Path(db if db is not None else default_db_path())
     if not path.exists():  # connecting would create an empty database file
         raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
-    con = duckdb.connect(str(path))
-    con.execute(_TUNING)
+    con = connect(path, read_only=read_only)
+    if tuned:
+        con.execute(_TUNING)
     try:
         yield con
     finally:
@@ -139,8 +160,10 @@ def run(
     """Execute with bound parameters; a message the SQL raised on purpose becomes `error`."""
     try:
         return cur.execute(sql, dict(params)).fetchall()
-    except duckdb.Error as exc:
+    except duckdb.InvalidInputException as exc:
+        # only error('rolemem: ...') in the project's own SQL; a caller value that happens to
+        # contain the prefix inside another engine error is not ours to translate
         text = str(exc)
-        if _RAISED_PREFIX in text:
-            raise error(text.split(_RAISED_PREFIX, 1)[1].strip()) from None
+        if text.startswith(_ERROR_FUNCTION_PREFIX):
+            raise error(text[len(_ERROR_FUNCTION_PREFIX):].strip()) from None
         raise

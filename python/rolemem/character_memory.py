@@ -205,7 +205,7 @@ class CharacterMemory:
     def _copy_config_tables(self, db: _duck.Database) -> None:
         """This character's config rows from the database's seed tables; the lexicon,
         stopwords, defaults and limits too where dbt seeded them (else the shipped CSVs)."""
-        with _duck.cursor(db) as source:
+        with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as source:
             for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
                 is_config = seed in _CONFIG_SEEDS
                 try:

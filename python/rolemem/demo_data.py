@@ -63,11 +63,17 @@ def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Sa
 def load_demo(path: str) -> None:
     """Recreate the application tables (keys restart at 1) and load the demo saves and the
     demo player memories into the DuckDB file `path`."""
+    from .history import TABLES as HISTORY_TABLES
     from .memory_schema import drop_memory_tables
 
     engine = engine_for(path)
-    drop_all(engine)
+    # memory tables first: SQLAlchemy drops every sequence of the metadata with the last
+    # table set, and the memory tables' keys depend on theirs
     drop_memory_tables(engine)
+    drop_all(engine)
+    with engine.begin() as connection:
+        for table in HISTORY_TABLES:  # write-time tables: rebuilt from the new lines
+            connection.exec_driver_sql(f"drop table if exists {table}")
     create_all(engine)
     _load_saves(engine)
     engine.dispose()

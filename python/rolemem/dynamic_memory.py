@@ -11,6 +11,9 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import logging
+import math
+import os
 import threading
 import time
 import uuid
@@ -32,6 +35,8 @@ from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
+
+log = logging.getLogger(__name__)
 
 
 class MemoryInputError(RolememError, ValueError):
@@ -169,11 +174,50 @@ class QueryResponse:
 
 
 def _naive(value: Any, name: str) -> datetime:
+    """Times are the game's clock, naive. An aware datetime is refused rather than converted
+    with whatever zone the server runs in (15:30 would become 23:30 under Asia/Shanghai)."""
     if not isinstance(value, datetime):
         raise MemoryInputError(f"{name} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is not None:
-        value = value.astimezone().replace(tzinfo=None)  # the game's local clock
+        raise MemoryInputError(
+            f"{name} must be a naive datetime in the game's clock, got one with a time zone "
+            f"({value.isoformat()}); convert it first, e.g. value.astimezone(game_zone)"
+            ".replace(tzinfo=None)")
     return value
+
+
+def _memory_id(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryInputError(f"{name} must be an integer id, got {value!r}")
+    if not -(2**63) <= value < 2**63:
+        raise MemoryInputError(f"{name} must fit in 64 bits, got {value}")
+    return value
+
+
+def _count(value: Any, name: str, *, low: int = 0, high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise MemoryInputError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _keywords(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
+    words = list(value)
+    if not all(isinstance(k, str) and k.strip() and _clean_text(k) for k in words):
+        raise MemoryInputError(f"{name} must be non-empty strings")
+    return words
+
+
+def _clean_text(value: str) -> bool:
+    """False for text DuckDB cannot store (a lone surrogate is not UTF-8)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: Any, name: str, *, required: bool = True) -> str | None:
@@ -181,6 +225,8 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
         return None
     if not isinstance(value, str) or (required and not value.strip()):
         raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
+    if not _clean_text(value):
+        raise MemoryInputError(f"{name} is not valid Unicode text (a lone surrogate?)")
     return value
 
 
@@ -220,6 +266,46 @@ def _entity_params(
         "description": _text(description, "description"),
         "at": _naive(updated_at or datetime.now(), "updated_at"),
     }
+
+
+def _setting(name: str, value: Any) -> Any:
+    """A profile / limits value checked by its kind: NaN, infinity, negatives, wrong types and
+    unknown choices are refused (a NaN weight would rank NaN scores first)."""
+    choices = {"fusion": ("convex", "rrf"), "memory_scope": ("player", "save"),
+               "expand_strategy": (0, 1)}
+    if name in choices:
+        if value not in choices[name] or isinstance(value, bool):
+            raise MemoryInputError(f"{name} must be one of {choices[name]}, got {value!r}")
+        return value
+    if name == "filter_levels":
+        if not isinstance(value, list | tuple) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise MemoryInputError(f"filter_levels must be a list of integers, got {value!r}")
+        return list(value)
+    if _SETTING_TYPES.get(name) == "integer":
+        return _count(value, name)
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+            or value < 0 or value > 1e9):
+        raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
+    return float(value)
+
+
+def _records(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
+        raise MemoryInputError(f"{key} must be a list of objects")
+    return items
+
+
+def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
+    value = record.get(key)
+    if isinstance(value, datetime):
+        return _naive(value, f"{where}.{key}")
+    try:
+        return _naive(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise MemoryInputError(
+            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}") from None
 
 
 @functools.cache
@@ -264,12 +350,15 @@ class DynamicMemory:
     def __init__(self, db: _duck.Database = None, *,
                  embedder: Embedder | None | Literal["default"] = "default",
                  profile: Mapping[str, Any] | None = None) -> None:
+        if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
+            raise MemoryInputError(
+                f"db must be a DuckDB file path or connection, got {type(db).__name__}")
         if embedder == "default":
             embedder = default_embedder()
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
-            self._con = duckdb.connect(str(db or _duck.default_db_path()))
+            self._con = _duck.connect(db or _duck.default_db_path())
             self._owned = True
         self.embedder = embedder
         self._reference: dict[str, Any] = {}  # reference sentence vectors by language
@@ -279,8 +368,9 @@ class DynamicMemory:
         self.settings = self._default_settings()
         for name, value in (profile or {}).items():
             if name not in self.settings:
-                raise MemoryInputError(f"unknown profile setting {name!r}")
-            self.settings[name] = value
+                raise MemoryInputError(
+                    f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}")
+            self.settings[name] = _setting(name, value)
 
     def _cursor(self) -> _duck.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""
@@ -411,9 +501,7 @@ class DynamicMemory:
         try:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
             description = _text(event.get("description"), f"{where}: description")
-            keywords = list(event.get("keywords") or ())
-            if not all(isinstance(k, str) and k.strip() for k in keywords):
-                raise MemoryInputError(f"{where}: keywords must be non-empty strings")
+            keywords = _keywords(event.get("keywords"), f"{where}: keywords")
             description_counts = Counter(tokenize(description or ""))
             keyword_counts = Counter(t for k in keywords for t in [*tokenize(k), k])
             terms = sorted(set(description_counts) | set(keyword_counts))
@@ -484,10 +572,14 @@ class DynamicMemory:
     }
 
     def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> None:
+        memory_id = _memory_id(memory_id, "id")
         unknown = set(fields) - self._EDITABLE[table]
         if unknown:
             raise MemoryInputError(
                 f"cannot edit {sorted(unknown)}; editable: {sorted(self._EDITABLE[table])}")
+        if not fields:
+            raise MemoryInputError(
+                f"nothing to change: give at least one of {sorted(self._EDITABLE[table])}")
         if "kind" in fields and fields["kind"] not in ENTITY_KINDS:
             raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}")
         if "entity_type" in fields and fields["entity_type"] not in ENTITY_TYPES:
@@ -495,6 +587,18 @@ class DynamicMemory:
         if table == "memory_event" and "description" in fields:
             # the tokens and vector follow the text: replace the event whole
             raise MemoryInputError("to change an event's description, delete and add it again")
+        fields = dict(fields)
+        for name, value in fields.items():
+            if name in ("importance", "feedback"):
+                if value is None:
+                    raise MemoryInputError(f"{name} must be a number from 0 to 1, got None")
+                fields[name] = _unit(value, name, 0.5)
+            elif name == "strength":
+                fields[name] = _count(value, "strength")
+            elif name in ("entity_name", "keyword", "description"):
+                fields[name] = _text(value, name)
+            elif name in ("scene", "place", "deepinsight", "user_name"):
+                fields[name] = _text(value, name, required=False)
         assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
         changed = self._con.cursor().execute(
             f"update {table} set {assignments} where id = $id returning id",
@@ -509,13 +613,22 @@ class DynamicMemory:
         self._update("memory_entity", entity_id, fields)
 
     def delete_event(self, event_id: int) -> None:
+        """Delete an event memory with its postings and vector (MemoryInputError if none)."""
+        event_id = _memory_id(event_id, "event_id")
         with _duck.transaction(self._con) as cur:
             for table, key in (("memory_event_term", "event_id"),
                                ("memory_event_embedding", "event_id"), ("memory_event", "id")):
-                cur.execute(f"delete from {table} where {key} = $id", {"id": event_id})
+                deleted = cur.execute(f"delete from {table} where {key} = $id returning 1",
+                                      {"id": event_id}).fetchall()
+            if not deleted:
+                raise MemoryInputError(f"no memory_event with id {event_id}")
 
     def delete_entity(self, entity_id: int) -> None:
-        self._con.cursor().execute("delete from memory_entity where id = $id", {"id": entity_id})
+        entity_id = _memory_id(entity_id, "entity_id")
+        deleted = self._con.cursor().execute(
+            "delete from memory_entity where id = $id returning 1", {"id": entity_id}).fetchall()
+        if not deleted:
+            raise MemoryInputError(f"no memory_entity with id {entity_id}")
 
     def _list(
         self, table: str, agent_id: str, user_id: str | None, scope: str
@@ -595,20 +708,35 @@ class DynamicMemory:
     def import_official(self, doc: Mapping[str, Any]) -> tuple[int, int]:
         """Add official memories from `export_official`'s format. Events are checked all
         before any is written; returns (events, entities) added."""
+        if not isinstance(doc, Mapping):
+            raise MemoryInputError(
+                f"the official memories must be a mapping with agent_id, events and entities, "
+                f"got {type(doc).__name__}")
         agent_id = _text(doc.get("agent_id"), "agent_id")
         events = [{**e, "agent_id": agent_id, "scope": "official", "user_id": None,
-                   "created_at": datetime.fromisoformat(e["created_at"])}
-                  for e in doc.get("events", [])]
-        entities = [{**e, "updated_at": datetime.fromisoformat(e["updated_at"])}
-                    for e in doc.get("entities", [])]
-        for index, entity in enumerate(entities):
-            if (entity.get("kind") not in ENTITY_KINDS
-                    or entity.get("entity_type") not in ENTITY_TYPES):
-                raise MemoryInputError(f"entities[{index}]: unknown kind or entity_type")
-        self.add_events(events)
-        for entity in entities:
-            self.add_entity(user_id=None, agent_id=agent_id, scope="official", **entity)
-        return len(events), len(entities)
+                   "created_at": _iso_time(e, "created_at", f"events[{index}]")}
+                  for index, e in enumerate(_records(doc, "events"))]
+        entity_params = []
+        for index, entity in enumerate(_records(doc, "entities")):
+            unknown = set(entity) - set(_OFFICIAL_FIELDS["entities"])
+            if unknown:
+                raise MemoryInputError(f"entities[{index}]: unknown fields {sorted(unknown)}")
+            try:
+                entity_params.append(_entity_params(
+                    scope="official", user_id=None, agent_id=agent_id,
+                    entity_name=entity.get("entity_name"), entity_type=entity.get("entity_type"),
+                    kind=entity.get("kind"), keyword=entity.get("keyword"),
+                    description=entity.get("description"),
+                    updated_at=_iso_time(entity, "updated_at", f"entities[{index}]"),
+                    user_name=None))
+            except MemoryInputError as exc:
+                raise MemoryInputError(f"entities[{index}]: {exc}") from None
+        rows, vectors = self._prepare_events(events)  # every check before any write
+        with _duck.transaction(self._con) as cur:
+            self._write_events(cur, rows, vectors)
+            for params in entity_params:
+                self._write_entity(cur, params)
+        return len(events), len(entity_params)
 
     # -- recall ----------------------------------------------------------------------------
 
@@ -618,13 +746,16 @@ class DynamicMemory:
         user_name: str | None = None, agent_name: str | None = None,
         roulette_seed: int | None = None, log: bool = False, update: bool = True,
         explain: bool = False, save_id: int | None = None, memory_scope: str | None = None,
+        last_reply: str | None = None,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
         input). Only memories with evidence of relevance are returned (a shared word or tag, a
         cosine clearly above the player's other memories, or the time the text names), best
         first; `score_threshold` (0-1, optional) also drops those whose fused score is lower.
-        The overview timeline comes with them (`QueryResponse.timeline`). Recalled memories get recall_count + 1, last_recalled_at = now and the
-        profile's strength bonus, in one transaction (`update=False` to only look).
+        The overview timeline comes with them (`QueryResponse.timeline`). `last_reply`: the
+        character's previous reply, recalled with the text (spec §五.2: reply + input).
+        Recalled memories get recall_count + 1, last_recalled_at = now and the profile's
+        strength bonus, in one transaction (`update=False` to only look).
         `explain=True` also returns every scored candidate with its score components
         (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log.
         `save_id`: the save being played; events extracted from lines off its current chain
@@ -634,14 +765,14 @@ class DynamicMemory:
         _text(text, "text")
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise MemoryInputError(f"limit must be a positive integer, got {limit!r}")
+        limit = _count(limit, "limit", low=1, high=1000)
         threshold = (None if score_threshold is None
                      else _unit(score_threshold, "score_threshold", 0.0))
-        if roulette_seed is not None and (isinstance(roulette_seed, bool)
-                                          or not isinstance(roulette_seed, int)):
-            raise MemoryInputError("roulette_seed must be an integer or None")
+        if roulette_seed is not None:
+            roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
         now = _naive(now or datetime.now(), "now")
+        if last_reply is not None:
+            text = f"{_text(last_reply, 'last_reply')}\n{text}"
         # TF-IDF drops one-character words; a query made only of them still has its tokens
         tokens = extract_keywords(text, top_k=10) or tokenize(text)
         tokenized = time.perf_counter()
@@ -671,8 +802,8 @@ class DynamicMemory:
             self._cursor().run(sql, params)[0])
         queried = time.perf_counter()
         if update or log:
-            self._after_recall(events or [], entities or [], candidates or [], now, user_id,
-                               agent_id, update, log)
+            self._after_recall_retried(events or [], entities or [], candidates or [], now,
+                                       user_id, agent_id, update, log)
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -753,6 +884,20 @@ class DynamicMemory:
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""
         return self.query(text, **kwargs).prompt_text
+
+    def _after_recall_retried(self, *args: Any) -> None:
+        """The side effects, retried on a write conflict (two recalls touching the same
+        official memory); if they still conflict the recall is answered anyway and the
+        bookkeeping of this one recall is skipped (logged), never the answer."""
+        for attempt in range(1, 4):
+            try:
+                self._after_recall(*args)
+                return
+            except duckdb.TransactionException as exc:
+                if attempt == 3:
+                    log.warning("recall side effects skipped after 3 conflicts: %s", exc)
+                    return
+                time.sleep(0.005 * attempt)
 
     def _after_recall(self, events: list[dict[str, Any]], entities: list[dict[str, Any]],
                       candidates: list[dict[str, Any]], now: datetime, user_id: str,

@@ -15,3 +15,7 @@ class LineError(RolememError, ValueError):
 
 class SaveNotFoundError(RolememError, LookupError):
     """The requested save does not exist."""
+
+
+class DatabaseLockedError(RolememError):
+    """Another process holds the DuckDB file (DuckDB allows one writing process per file)."""

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .schema import _key_column
+from .schema import _key_column, drop_tables
 
 # naive timestamps: the game's local clock ("same calendar day" is the player's day)
 _TS = sa.TIMESTAMP(timezone=False)
@@ -215,4 +215,4 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
 def drop_memory_tables(engine: sa.Engine) -> None:
     with engine.begin() as connection:
         connection.exec_driver_sql("drop table if exists memory_event_embedding")
-    SQLModel.metadata.drop_all(engine, tables=MEMORY_TABLES)
+    drop_tables(engine, MEMORY_TABLES)

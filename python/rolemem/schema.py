@@ -82,7 +82,18 @@ def create_all(engine: sa.Engine) -> None:
 
 
 def drop_all(engine: sa.Engine) -> None:
-    SQLModel.metadata.drop_all(engine, tables=APP_TABLES)  # type: ignore[arg-type]
+    drop_tables(engine, APP_TABLES)
+
+
+def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
+    """Drop `tables` and then only their own key sequences (SQLAlchemy's drop_all drops every
+    sequence of the metadata, which fails while another table set still uses its own)."""
+    for table in reversed(tables):
+        table.drop(engine, checkfirst=True)
+    for table in tables:
+        for column in table.columns:
+            if isinstance(column.default, sa.Sequence):
+                column.default.drop(engine, checkfirst=True)
 
 
 def engine_for(path: str) -> sa.Engine:

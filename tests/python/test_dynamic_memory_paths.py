@@ -68,7 +68,7 @@ def test_cli_query(tmp_path, capsys):
     load_demo(path)
     code = main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu",
                  "--now", "2021-02-21T12:00", "--threshold", "0.3", "--user-name", "木木",
-                 "--no-update", "室友失恋了，我们陪她吃了一晚上火锅"])
+                 "--keyword-only", "室友失恋了，我们陪她吃了一晚上火锅"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["memory_events"][0]["description"] == (
