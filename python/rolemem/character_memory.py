@@ -9,6 +9,8 @@ whose inputs (tokens, context, queue, limits) are bound parameters.
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -103,14 +105,21 @@ class RecallResult:
 
     PLACEHOLDERS = ("{{character_memory_attributes}}", "{{character_memory_event}}",
                     "{{character_dialogue_style}}")
+    user_name: str | None = None
+    char_name: str | None = None
 
     def fill(self, template: str) -> str:
-        """A character prompt template with its three memory placeholders filled in."""
-        for placeholder, text in zip(
-                self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style),
-                strict=True):
-            template = template.replace(placeholder, text)
-        return template
+        """A character prompt template with its placeholders filled in one pass over the
+        template: the three memory blocks, and {{user}} / {{char}} with the names given to
+        recall. Text that comes in (a block, a name) is never substituted again."""
+        values = dict(zip(self.PLACEHOLDERS, (self.attributes, self.events,
+                                              self.dialogue_style), strict=True))
+        if self.user_name is not None:
+            values["{{user}}"] = self.user_name
+        if self.char_name is not None:
+            values["{{char}}"] = self.char_name
+        pattern = re.compile("|".join(re.escape(key) for key in values))
+        return pattern.sub(lambda match: values[match.group(0)], template)
 
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
@@ -125,7 +134,21 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(
                     f"context[{key!r}] must be a number, string, bool or a list of them, "
                     f"got {type(item).__name__}")
+            if isinstance(item, float) and not math.isfinite(item):
+                raise TypeError(f"context[{key!r}] must be a finite number, got {item!r}")
+            if isinstance(item, int) and not -(2**63) <= item < 2**63:
+                raise TypeError(f"context[{key!r}] must fit in 64 bits, got {item!r}")
+            if isinstance(item, str) and not _is_utf8(item):
+                raise TypeError(f"context[{key!r}] is not valid Unicode text")
     return json.dumps(dict(context), ensure_ascii=False)
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class CharacterMemory:
@@ -220,8 +243,13 @@ class CharacterMemory:
                         f"the database has no seed table {seed!r}: run dbt seed") from None
                 rows = cursor.fetchall()
                 names = [d[0] for d in cursor.description]
+                expected = set(seed_specs()[seed][1]) | set(SEED_COLUMNS.get(seed, ()))
                 if not is_config and not set(seed_specs()[seed][1]) <= set(names):
                     continue  # seeded by an older rolemem: keep the shipped table whole
+                # column names become SQL identifiers: only the seed's own are copied
+                keep = [i for i, name in enumerate(names) if name in expected]
+                rows = [tuple(row[i] for i in keep) for row in rows]
+                names = [names[i] for i in keep]
                 _insert_rows(self._con, seed, {
                     name: [row[i] for row in rows] for i, name in enumerate(names)})
 
@@ -342,6 +370,8 @@ class RecallSession:
         char_name: str | None = None,
     ) -> RecallResult:
         """One turn: recall entries for the player's `text` under the game `context`."""
+        if not isinstance(text, str) or not _is_utf8(text):
+            raise TypeError(f"text must be valid Unicode text, got {text!r}")
         tokens = tokenize(text)
         context_json = _check_context(context)
         for name, value in (("user_name", user_name), ("char_name", char_name)):
@@ -368,4 +398,4 @@ class RecallSession:
             self.turn = turn
             self._queue = list(queue or [])
         return RecallResult(attributes, events, styles, list(explain or []), list(words or []),
-                            turn)
+                            turn, user_name or None, char_name or None)

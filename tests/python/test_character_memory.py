@@ -392,3 +392,41 @@ def test_sizes_outside_the_advice_only_warn():
 def test_unknown_character_is_an_error():
     with pytest.raises(ConfigError, match="no config for character 'nobody'"):
         CharacterMemory(character_id="nobody")
+
+
+def _one_entry_per_category(strengths: dict[str, int]) -> dict:
+    return {"attributes": {category: [{"关键词": ["画画", "绘画", "画作"],
+                                       "内容": f"{category}的内容",
+                                       "强度": strength, "queryParams": []}]
+                           for category, strength in strengths.items()}}
+
+
+def test_more_matching_categories_than_the_queue_holds_are_chosen_by_strength():
+    import warnings
+
+    strengths = {"甲类": 1, "乙类": 1, "丙类": 1, "丁类": 1, "戊类": 1, "己类": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sizes outside the advice only warn
+        memory = CharacterMemory.from_designer_json(
+            _one_entry_per_category(strengths), character_id="strong")
+    shown = memory.session("u").recall("我们去画画吧").attributes.splitlines()
+    # five categories fit; 己类 (strength 3, last in designer order) is one of them
+    assert len(shown) == 5
+    assert "己类：己类的内容" in shown
+    assert "戊类：戊类的内容" not in shown
+
+
+def test_fill_substitutes_once_from_the_template_only():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = CharacterMemory.from_designer_json(
+            {"attributes": {"喜好": [{
+                "关键词": ["画画", "绘画", "画作"],
+                "内容": "喜欢和{{user}}画画，模板里写着{{character_memory_event}}",
+                "强度": 5, "queryParams": []}]}}, character_id="once")
+    result = memory.session("u").recall("画画", user_name="{{char}}", char_name="祁煜")
+    assert result.attributes == "喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}"
+    assert result.fill("{{char}}记得：{{character_memory_attributes}}|{{user}}") == (
+        "祁煜记得：喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}|{{char}}")

@@ -50,6 +50,7 @@ pool as (
         items.*,
         ranked.entry_kind,
         ranked.group_name,
+        ranked.group_order,
         ranked.strength,
         ranked.entry_ordinal
     from (
@@ -69,7 +70,9 @@ aged as (
             order by recalled_turn desc, strength desc nulls last, match_quality, entry_ordinal
         ) as recency_rank,
         max(recalled_turn) over (partition by request_id, entry_kind, group_name)
-            as group_recalled_turn
+            as group_recalled_turn,
+        max(strength) over (partition by request_id, entry_kind, group_name)
+            as group_strength
     from pool
 ),
 
@@ -78,7 +81,9 @@ group_ranked as (
         *,
         dense_rank() over (
             partition by request_id, entry_kind
-            order by group_recalled_turn desc, group_name
+            -- newest first; among categories recalled the same turn, the strongest (强度优先)
+            order by group_recalled_turn desc, group_strength desc nulls last, group_order,
+                group_name
         ) as group_recency_rank
     from aged
 ),
