@@ -25,12 +25,47 @@ from rolemem.character_config import KINDS, CharacterConfig, ConfigWarning  # no
 from rolemem.character_memory import CharacterMemory  # noqa: E402
 from rolemem.text import tokenize  # noqa: E402
 
-VOCABULARY = ["画画", "绘画", "画作", "艺术", "创作", "温柔", "体贴", "大海", "海洋", "画廊",
-              "收藏", "音乐", "咖啡", "猫咪", "旅行", "星空", "玫瑰", "雨天", "书店", "火锅",
-              "生日", "礼物", "圣诞节", "作业", "考试", "朋友", "秘密", "梦想", "回忆", "保护"]
+VOCABULARY = [
+    "画画",
+    "绘画",
+    "画作",
+    "艺术",
+    "创作",
+    "温柔",
+    "体贴",
+    "大海",
+    "海洋",
+    "画廊",
+    "收藏",
+    "音乐",
+    "咖啡",
+    "猫咪",
+    "旅行",
+    "星空",
+    "玫瑰",
+    "雨天",
+    "书店",
+    "火锅",
+    "生日",
+    "礼物",
+    "圣诞节",
+    "作业",
+    "考试",
+    "朋友",
+    "秘密",
+    "梦想",
+    "回忆",
+    "保护",
+]
 VOCABULARY += [f"词语{i}" for i in range(2000)]
-INPUTS = ["今天画画时你好温柔", "我们去海边看星空吧", "你喜欢什么样的音乐", "生日礼物准备好了吗",
-          "下雨天适合去书店", "这幅画作真漂亮"]
+INPUTS = [
+    "今天画画时你好温柔",
+    "我们去海边看星空吧",
+    "你喜欢什么样的音乐",
+    "生日礼物准备好了吗",
+    "下雨天适合去书店",
+    "这幅画作真漂亮",
+]
 
 
 def synthetic_config(n: int, seed: int = 5) -> tuple[CharacterConfig, list[dict]]:
@@ -46,15 +81,27 @@ def synthetic_config(n: int, seed: int = 5) -> tuple[CharacterConfig, list[dict]
         if rng.random() < 0.3:
             conditions.append({"field": "scene", "value": ["studio", "gallery"], "operator": "in"})
         group = f"类别{i % 17}"
-        row = {"ordinal": len(config.tables[table]) + 1, "character_id": "bench",
-               group_column: group, "keywords": keywords, "content": content,
-               "strength": rng.randint(1, 5), "query_params": conditions}
+        row = {
+            "ordinal": len(config.tables[table]) + 1,
+            "character_id": "bench",
+            group_column: group,
+            "keywords": keywords,
+            "content": content,
+            "strength": rng.randint(1, 5),
+            "query_params": conditions,
+        }
         if table == "character_events":
             row["event_date"] = "很久以前" if i % 2 else ""
         config.tables[table].append(row)
         config.locations[(kind, row["ordinal"])] = f"bench #{i}"
-        plain.append({"kind": kind, "group": group, "ordinal": row["ordinal"], **{
-            k: row[k] for k in ("keywords", "content", "strength", "query_params")}})
+        plain.append(
+            {
+                "kind": kind,
+                "group": group,
+                "ordinal": row["ordinal"],
+                **{k: row[k] for k in ("keywords", "content", "strength", "query_params")},
+            }
+        )
     return config, plain
 
 
@@ -64,16 +111,20 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def first_load_ms(module: str) -> float:
-    code = (f"import time; t = time.perf_counter(); import {module} as m; "
-            f"m.{'cut' if module == 'rjieba' else 'lcut'}('今天画画时你好温柔'); "
-            "print((time.perf_counter() - t) * 1000)")
+    code = (
+        f"import time; t = time.perf_counter(); import {module} as m; "
+        f"m.{'cut' if module == 'rjieba' else 'lcut'}('今天画画时你好温柔'); "
+        "print((time.perf_counter() - t) * 1000)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    print(f"first load + first cut, fresh process: rjieba {first_load_ms('rjieba'):.0f} ms, "
-          f"jieba {first_load_ms('jieba'):.0f} ms\n")
+    print(
+        f"first load + first cut, fresh process: rjieba {first_load_ms('rjieba'):.0f} ms, "
+        f"jieba {first_load_ms('jieba'):.0f} ms\n"
+    )
     print("| entries | build (s) | recall p50 | recall p95 | baseline p50 | ratio | target |")
     print("|---:|---:|---:|---:|---:|---:|---|")
     context = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
@@ -104,8 +155,10 @@ def main() -> None:
         p50, p95 = percentiles(ours)
         b50, _ = percentiles(base)
         target = "p50 ≤ 5 ms, p95 ≤ 15 ms" if n == 10_000 else ""
-        print(f"| {n:,} | {build:.2f} | {p50:.1f} ms | {p95:.1f} ms | {b50:.1f} ms | "
-              f"{b50 / p50:.2f}x | {target} |")
+        print(
+            f"| {n:,} | {build:.2f} | {p50:.1f} ms | {p95:.1f} ms | {b50:.1f} ms | "
+            f"{b50 / p50:.2f}x | {target} |"
+        )
 
 
 if __name__ == "__main__":

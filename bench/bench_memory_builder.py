@@ -77,7 +77,8 @@ def main() -> None:
     with duckdb.connect() as scratch:
         generate_dialogue(scratch, saves=1, lines_per_save=20_000, seed=13)
         scratch_engine = sa.create_engine(
-            "duckdb://", creator=lambda: ConnectionWrapper(scratch.cursor()))
+            "duckdb://", creator=lambda: ConnectionWrapper(scratch.cursor())
+        )
         with Session(scratch_engine) as session:
             history = get_chat_history(session, 1)
         scratch_engine.dispose()
@@ -93,8 +94,13 @@ def main() -> None:
         assert build_memory(lines, role_id=1) == build_messages(lines, role_id=1)
         ours, ours95 = median_ms(lambda lines=lines: build_memory(lines, role_id=1), 30)
         base, _ = median_ms(lambda lines=lines: build_messages(lines, role_id=1), 30)
-        row(f"(a) build_memory, {size:,} lines (median)", f"{ours:.2f} ms", f"{base:.2f} ms",
-            f"{base / ours:.2f}x", "≤ 5 ms at 200 lines" if size == 200 else "")
+        row(
+            f"(a) build_memory, {size:,} lines (median)",
+            f"{ours:.2f} ms",
+            f"{base:.2f} ms",
+            f"{base / ours:.2f}x",
+            "≤ 5 ms at 200 lines" if size == 200 else "",
+        )
 
     def baseline_save() -> object:
         with Session(engine) as session:
@@ -105,30 +111,49 @@ def main() -> None:
     ours, ours95 = median_ms(lambda: build_memory_for_save(con, bench_save, role_id=1), 50)
     base, _ = median_ms(baseline_save, 50)
     operators = operator_count(con.cursor(), _STORED_TIP_SQL, {"save_id": bench_save}) + (
-        operator_count(con.cursor(), _STORED_MESSAGES_SQL,
-                       {"save_id": bench_save, "target_key": "role_id=1"}))
-    row(f"(b) build_memory_for_save, 200 of {total_lines / 1e6:.2f}M lines", f"{ours:.2f} ms",
-        f"{base:.2f} ms", f"{base / ours:.2f}x", "≥ 3x faster")
-    row(f"    (b) p95 (p95/p50 {ours95 / ours:.2f}); {operators} operators", f"{ours95:.2f} ms",
-        "", "", "p95/p50 ≤ 2")
+        operator_count(
+            con.cursor(), _STORED_MESSAGES_SQL, {"save_id": bench_save, "target_key": "role_id=1"}
+        )
+    )
+    row(
+        f"(b) build_memory_for_save, 200 of {total_lines / 1e6:.2f}M lines",
+        f"{ours:.2f} ms",
+        f"{base:.2f} ms",
+        f"{base / ours:.2f}x",
+        "≥ 3x faster",
+    )
+    row(
+        f"    (b) p95 (p95/p50 {ours95 / ours:.2f}); {operators} operators",
+        f"{ours95:.2f} ms",
+        "",
+        "",
+        "p95/p50 ≤ 2",
+    )
 
     # (b') upkeep: one line appended to that save (the game writes it), then its rows refreshed
     upkeep = []
     for n in range(30):
-        (tip,) = con.execute("select last_message_id from save where id = ?",
-                             [bench_save]).fetchone()
+        (tip,) = con.execute(
+            "select last_message_id from save where id = ?", [bench_save]
+        ).fetchone()
         (new_id,) = con.execute(
             """insert into line (id, content, attribute, role_id, save_id, parent_line_id)
             select max(id) + 1, ?, 'user', null, ?, ? from line returning id""",
-            [f"追加第{n}句", bench_save, tip]).fetchone()
+            [f"追加第{n}句", bench_save, tip],
+        ).fetchone()
         con.execute("update save set last_message_id = ? where id = ?", [new_id, bench_save])
         start = time.perf_counter()
         refresh_history(con, [bench_save])
         upkeep.append((time.perf_counter() - start) * 1000)
     assert build_memory_for_save(con, bench_save, role_id=1) == baseline_save()
     upkeep.sort()
-    row("(b') upkeep after one appended line (p50)", f"{statistics.median(upkeep):.2f} ms", "",
-        "", "p50 ≤ 25 ms")
+    row(
+        "(b') upkeep after one appended line (p50)",
+        f"{statistics.median(upkeep):.2f} ms",
+        "",
+        "",
+        "p50 ≤ 25 ms",
+    )
     row("    (b') p95", f"{upkeep[int(len(upkeep) * 0.95) - 1]:.2f} ms", "", "", "")
 
     sql = compose(
@@ -142,9 +167,19 @@ def main() -> None:
     (message_count,) = con.execute("select count(*) from bench_messages").fetchone()
 
     env = {**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    dbt = [str(Path(sys.executable).with_name("dbt")), "run", "--quiet", "--select",
-           "+memory_messages", "--profiles-dir", str(REPO), "--project-dir", str(REPO),
-           "--target-path", str(tmp / "target")]
+    dbt = [
+        str(Path(sys.executable).with_name("dbt")),
+        "run",
+        "--quiet",
+        "--select",
+        "+memory_messages",
+        "--profiles-dir",
+        str(REPO),
+        "--project-dir",
+        str(REPO),
+        "--target-path",
+        str(tmp / "target"),
+    ]
 
     def baseline_all(engine: sa.Engine) -> int:
         count = 0
@@ -160,8 +195,13 @@ def main() -> None:
     con.close()  # dbt opens the file itself
     t_dbt, _ = timed(lambda: subprocess.run(dbt, check=True, env=env, cwd=REPO))
 
-    row(f"(c) memory_messages SQL, all {args.saves:,} saves", f"{t_sql:.2f} s",
-        f"{t_base:.2f} s", f"{t_base / t_sql:.1f}x", "≥ 20x the baseline")
+    row(
+        f"(c) memory_messages SQL, all {args.saves:,} saves",
+        f"{t_sql:.2f} s",
+        f"{t_base:.2f} s",
+        f"{t_base / t_sql:.1f}x",
+        "≥ 20x the baseline",
+    )
     row("(c) dbt run +memory_messages (incl. start-up)", f"{t_dbt:.2f} s", "", "", "≤ 10 s")
     print(f"\nmessages: SQL {message_count:,}, baseline {base_count:,}")
     peak_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -173,8 +213,14 @@ def _generate(path: str, saves: int, lines_per_save: int) -> None:
     """saves - 1 saves of lines_per_save lines, then the 200-line save that (b) reads."""
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=saves - 1, lines_per_save=lines_per_save)
-        generate_dialogue(con, saves=1, lines_per_save=200, first_save_id=saves,
-                          first_line_id=(saves - 1) * lines_per_save + 1, seed=11)
+        generate_dialogue(
+            con,
+            saves=1,
+            lines_per_save=200,
+            first_save_id=saves,
+            first_line_id=(saves - 1) * lines_per_save + 1,
+            seed=11,
+        )
 
 
 if __name__ == "__main__":

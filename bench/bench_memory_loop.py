@@ -56,13 +56,28 @@ _replies = iter(range(1, 10**9))
 
 def scripted_reply(request: dict) -> str:
     n = next(_replies)  # every batch tells something new
-    return json.dumps({
-        "events": [{"description": f"第{n}段对话里木木聊了画画", "keywords": ["画画"],
-                    "importance": 0.6},
-                   {"description": f"第{n}段对话里祁煜提到了海边", "keywords": ["海边"]}],
-        "entities": [{"entity_name": "木木", "entity_type": "客体", "kind": "用户属性",
-                      "keyword": "兴趣", "description": f"木木喜欢画画{n % 7}"}],
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "events": [
+                {
+                    "description": f"第{n}段对话里木木聊了画画",
+                    "keywords": ["画画"],
+                    "importance": 0.6,
+                },
+                {"description": f"第{n}段对话里祁煜提到了海边", "keywords": ["海边"]},
+            ],
+            "entities": [
+                {
+                    "entity_name": "木木",
+                    "entity_type": "客体",
+                    "kind": "用户属性",
+                    "keyword": "兴趣",
+                    "description": f"木木喜欢画画{n % 7}",
+                }
+            ],
+        },
+        ensure_ascii=False,
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -84,16 +99,22 @@ def baseline_pending(session: Session, save_id: int, watermark: int | None) -> i
     return turns
 
 
-def run_turns(con: duckdb.DuckDBPyConnection, loop: MemoryLoop, llm: TimedLLM,
-              players: int, turns: int, baseline_players: int) -> dict[str, list[float]]:
+def run_turns(
+    con: duckdb.DuckDBPyConnection,
+    loop: MemoryLoop,
+    llm: TimedLLM,
+    players: int,
+    turns: int,
+    baseline_players: int,
+) -> dict[str, list[float]]:
     con.execute("insert into role (id, name) values (1, '祁煜')")
-    con.execute("insert into save (id, name) select i, 'p' || i from range(1, $n + 1) t(i)",
-                {"n": players})
+    con.execute(
+        "insert into save (id, name) select i, 'p' || i from range(1, $n + 1) t(i)", {"n": players}
+    )
     tips: dict[int, int | None] = {p: None for p in range(1, players + 1)}
     next_id = 1
     timings: dict[str, list[float]] = {"observe": [], "observe_extracting": [], "baseline": []}
-    baseline_engine = sa.create_engine(
-        "duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))
+    baseline_engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))
     watermarks: dict[int, int | None] = {}
     for turn in range(turns):
         for player in range(1, players + 1):
@@ -101,21 +122,38 @@ def run_turns(con: duckdb.DuckDBPyConnection, loop: MemoryLoop, llm: TimedLLM,
             next_id += 2
             # one statement per line: DuckDB checks the parent key against committed rows
             for line_id, attribute, role, text, parent in (
-                    (user_line, "user", None, f"第{turn}句：我们去画画吧", tips[player]),
-                    (reply_line, "assistant", 1, f"好呀，第{turn}次", user_line)):
+                (user_line, "user", None, f"第{turn}句：我们去画画吧", tips[player]),
+                (reply_line, "assistant", 1, f"好呀，第{turn}次", user_line),
+            ):
                 con.execute(
                     """insert into line (id, content, attribute, role_id, save_id,
                     parent_line_id) values ($id, $text, $attribute, $role, $save, $parent)""",
-                    {"id": line_id, "text": text, "attribute": attribute, "role": role,
-                     "save": player, "parent": parent})
-            con.execute("update save set last_message_id = $r where id = $save",
-                        {"r": reply_line, "save": player})
+                    {
+                        "id": line_id,
+                        "text": text,
+                        "attribute": attribute,
+                        "role": role,
+                        "save": player,
+                        "parent": parent,
+                    },
+                )
+            con.execute(
+                "update save set last_message_id = $r where id = $save",
+                {"r": reply_line, "save": player},
+            )
             tips[player] = reply_line
             llm.seconds = 0.0
             start = time.perf_counter()
-            report = loop.observe(save_id=player, user_id=f"p{player}", agent_id="qiyu",
-                                  role_id=1, scene="gallery", now=NOW, user_name="木木",
-                                  agent_name="祁煜")
+            report = loop.observe(
+                save_id=player,
+                user_id=f"p{player}",
+                agent_id="qiyu",
+                role_id=1,
+                scene="gallery",
+                now=NOW,
+                user_name="木木",
+                agent_name="祁煜",
+            )
             elapsed = (time.perf_counter() - start - llm.seconds) * 1000
             timings["observe_extracting" if report.batch_keys else "observe"].append(elapsed)
             if report.batch_keys:
@@ -127,8 +165,11 @@ def run_turns(con: duckdb.DuckDBPyConnection, loop: MemoryLoop, llm: TimedLLM,
                 timings["baseline"].append((time.perf_counter() - start) * 1000)
                 assert pending == report.pending_turns, (pending, report)
         if (turn + 1) % 50 == 0:
-            print(f"  turn {turn + 1}/{turns}: {len(timings['observe_extracting'])} "
-                  "extractions so far", flush=True)
+            print(
+                f"  turn {turn + 1}/{turns}: {len(timings['observe_extracting'])} "
+                "extractions so far",
+                flush=True,
+            )
     baseline_engine.dispose()
     return timings
 
@@ -142,39 +183,51 @@ def build_heavy_player(con: duckdb.DuckDBPyConnection, memories: int) -> None:
         select 'user', 'qiyu', 'heavy', '重度玩家的第' || i || '件事', '["事"]', 0.5, 0.5,
             1 + (hash(i) % 50), 0, 3, $now - to_minutes(cast(i as bigint)),
             $now - to_minutes(cast(i as bigint))
-        from range($n) t(i)""", {"n": events, "now": NOW})
+        from range($n) t(i)""",
+        {"n": events, "now": NOW},
+    )
     con.execute(
         """insert into memory_event_term
-        select id, '事', 1, 1 from memory_event where user_id = 'heavy'""")
+        select id, '事', 1, 1 from memory_event where user_id = 'heavy'"""
+    )
     con.execute(
         """insert into memory_entity (scope, agent_id, user_id, entity_name, entity_type, kind,
             keyword, description, strength, recall_count, created_at, updated_at)
         select 'user', 'qiyu', 'heavy', '木木', '客体', '用户属性', '属性' || i,
             '木木的第' || i || '个属性', 1 + (hash(i) % 50), 0,
             $now - to_minutes(cast(i as bigint)), $now - to_minutes(cast(i as bigint))
-        from range($n) t(i)""", {"n": entities, "now": NOW})
+        from range($n) t(i)""",
+        {"n": entities, "now": NOW},
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--players", type=int, default=200)
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--baseline-players", type=int, default=20,
-                        help="players whose every turn is also run through the baseline")
+    parser.add_argument(
+        "--baseline-players",
+        type=int,
+        default=20,
+        help="players whose every turn is also run through the baseline",
+    )
     parser.add_argument("--cleanup-memories", type=int, default=20_000)
     args = parser.parse_args()
     path = str(Path(tempfile.mkdtemp(prefix="rolemem-loop-")) / "loop.duckdb")
     con = duckdb.connect(path)
     DynamicMemory(con).close()
     with ScriptedChatServer(responder=scripted_reply) as server:
-        llm = TimedLLM(OpenAICompatibleLLM(base_url=server.base_url, model="scripted",
-                                           max_retries=0))
+        llm = TimedLLM(
+            OpenAICompatibleLLM(base_url=server.base_url, model="scripted", max_retries=0)
+        )
         loop = MemoryLoop(con, llm=llm)
-        print(f"{args.players} players x {args.turns} turns through observe "
-              f"(scripted LLM on {server.base_url})", flush=True)
+        print(
+            f"{args.players} players x {args.turns} turns through observe "
+            f"(scripted LLM on {server.base_url})",
+            flush=True,
+        )
         start = time.perf_counter()
-        timings = run_turns(con, loop, llm, args.players, args.turns,
-                            args.baseline_players)
+        timings = run_turns(con, loop, llm, args.players, args.turns, args.baseline_players)
         wall = time.perf_counter() - start
     con.execute("checkpoint")
     size_after_turns = os.path.getsize(path)
@@ -184,22 +237,29 @@ def main() -> None:
     ).fetchone()
     assert counts is not None
     all_turns = timings["observe"] + timings["observe_extracting"]
-    print(f"\nran {len(all_turns):,} observations in {wall:.0f} s; store: {counts[0]:,} lines, "
-          f"{counts[1]:,} events, {counts[2]:,} entities, {counts[3]:,} batches, "
-          f"{size_after_turns / 2**20:.1f} MiB\n")
+    print(
+        f"\nran {len(all_turns):,} observations in {wall:.0f} s; store: {counts[0]:,} lines, "
+        f"{counts[1]:,} events, {counts[2]:,} entities, {counts[3]:,} batches, "
+        f"{size_after_turns / 2**20:.1f} MiB\n"
+    )
     print("| per turn (LLM time excluded) | count | p50 | p95 | p95/p50 | baseline p50 | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     base = statistics.median(timings["baseline"]) if timings["baseline"] else float("nan")
-    for name, values in (("observe, all turns", all_turns),
-                         ("observe, no extraction due", timings["observe"]),
-                         ("observe, extracting (bookkeeping + commit)",
-                          timings["observe_extracting"])):
+    for name, values in (
+        ("observe, all turns", all_turns),
+        ("observe, no extraction due", timings["observe"]),
+        ("observe, extracting (bookkeeping + commit)", timings["observe_extracting"]),
+    ):
         p50, p95 = statistics.median(values), percentile(values, 0.95)
-        print(f"| {name} | {len(values):,} | {p50:.1f} ms | {p95:.1f} ms | {p95 / p50:.2f} | "
-              f"{base:.1f} ms | {base / p50:.2f}x |")
-    print("\nbaseline = the spec's get_chat_history (SQLModel) + counting pending turns in "
-          f"Python, {len(timings['baseline']):,} turns of the first {args.baseline_players} "
-          "players (counts checked equal to observe's)\n")
+        print(
+            f"| {name} | {len(values):,} | {p50:.1f} ms | {p95:.1f} ms | {p95 / p50:.2f} | "
+            f"{base:.1f} ms | {base / p50:.2f}x |"
+        )
+    print(
+        "\nbaseline = the spec's get_chat_history (SQLModel) + counting pending turns in "
+        f"Python, {len(timings['baseline']):,} turns of the first {args.baseline_players} "
+        "players (counts checked equal to observe's)\n"
+    )
 
     build_heavy_player(con, args.cleanup_memories)
     con.execute("checkpoint")
@@ -209,14 +269,18 @@ def main() -> None:
     report = loop.maintain(now=NOW + timedelta(minutes=1))
     cleanup = time.perf_counter() - start
     con.execute("checkpoint")
-    live = con.execute("select (select count(*) from memory_event where user_id = 'heavy') + "
-                       "(select count(*) from memory_entity where user_id = 'heavy')").fetchone()
+    live = con.execute(
+        "select (select count(*) from memory_event where user_id = 'heavy') + "
+        "(select count(*) from memory_entity where user_id = 'heavy')"
+    ).fetchone()
     archived = con.execute("select count(*) from memory_archive").fetchone()
     assert live is not None and archived is not None
     print("| cleanup | memories before | archived | live after | time | store size after |")
     print("|---|---:|---:|---:|---:|---:|")
-    print(f"| one player, weakest 20% | {args.cleanup_memories:,} | {archived[0]:,} | "
-          f"{live[0]:,} | {cleanup * 1000:.0f} ms | {os.path.getsize(path) / 2**20:.1f} MiB |")
+    print(
+        f"| one player, weakest 20% | {args.cleanup_memories:,} | {archived[0]:,} | "
+        f"{live[0]:,} | {cleanup * 1000:.0f} ms | {os.path.getsize(path) / 2**20:.1f} MiB |"
+    )
     assert report.archived.get("weakest_share") == args.cleanup_memories // 5, report
     con.close()
 

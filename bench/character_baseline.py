@@ -28,8 +28,9 @@ def _holds(condition: dict[str, Any], context: dict[str, Any]) -> bool:
     return value in have  # contains
 
 
-def recall(entries: list[dict[str, Any]], words: list[str], expanded: list[str],
-           context: dict[str, Any]) -> dict[str, list[str]]:
+def recall(
+    entries: list[dict[str, Any]], words: list[str], expanded: list[str], context: dict[str, Any]
+) -> dict[str, list[str]]:
     context = {"intimacy": 1, **context}
     tokens, more = set(words), set(expanded)
     picked: dict[str, list[tuple[Any, ...]]] = {"attribute": [], "event": [], "dialogue_style": []}
@@ -46,8 +47,8 @@ def recall(entries: list[dict[str, Any]], words: list[str], expanded: list[str],
         else:
             continue
         picked[entry["kind"]].append(
-            (-(entry["strength"] or 0), quality, entry["ordinal"], entry["group"],
-             entry["content"]))
+            (-(entry["strength"] or 0), quality, entry["ordinal"], entry["group"], entry["content"])
+        )
     out: dict[str, list[str]] = {}
     caps = {"attribute": 10, "event": 10, "dialogue_style": 5}
     for kind, rows in picked.items():

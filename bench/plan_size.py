@@ -13,8 +13,9 @@ from typing import Any
 import duckdb
 
 
-def operator_count(cur: duckdb.DuckDBPyConnection, sql: str,
-                   params: Mapping[str, Any] | None = None) -> int:
+def operator_count(
+    cur: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any] | None = None
+) -> int:
     rows = cur.execute("explain (format json) " + sql, dict(params or {})).fetchall()
 
     def count(nodes: list[dict[str, Any]]) -> int:

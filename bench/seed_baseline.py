@@ -35,11 +35,13 @@ def _blank(value: Any) -> Any:
     return None if value is None or not str(value).strip() else value
 
 
-def build_messages(lines: list[Any], role_id: int | None = None,
-                   script_role_id: str | None = None) -> list[dict[str, str]]:
+def build_messages(
+    lines: list[Any], role_id: int | None = None, script_role_id: str | None = None
+) -> list[dict[str, str]]:
     def is_self(line: Any) -> bool:
         return (role_id is not None and line.role_id == role_id) or (
-            script_role_id is not None and _blank(line.script_role_id) == script_role_id)
+            script_role_id is not None and _blank(line.script_role_id) == script_role_id
+        )
 
     messages: list[dict[str, str]] = []
     segment: list[Any] = []
@@ -47,8 +49,9 @@ def build_messages(lines: list[Any], role_id: int | None = None,
     def flush() -> None:
         if not segment:
             return
-        last_other = max((i for i, line in enumerate(segment) if line.attribute == "assistant"),
-                         default=-1)
+        last_other = max(
+            (i for i, line in enumerate(segment) if line.attribute == "assistant"), default=-1
+        )
         background, focus = [], []
         for i, line in enumerate(segment):
             name = _blank(line.display_name)
@@ -59,8 +62,12 @@ def build_messages(lines: list[Any], role_id: int | None = None,
             else:
                 emotion = _blank(line.original_emotion)
                 action = _blank(line.action_content)
-                background.append(f"{name or '旁白'}：" + (f"【{emotion}】" if emotion else "")
-                                  + line.content + (f"（{action}）" if action else ""))
+                background.append(
+                    f"{name or '旁白'}："
+                    + (f"【{emotion}】" if emotion else "")
+                    + line.content
+                    + (f"（{action}）" if action else "")
+                )
         parts = []
         if background:
             parts.append("{" + "\n".join(background) + "}")
@@ -72,8 +79,11 @@ def build_messages(lines: list[Any], role_id: int | None = None,
     own: list[str] = []
     for line in lines:
         if line.attribute == "system":
-            no_identity = (line.role_id is None and _blank(line.script_role_id) is None
-                           and _blank(line.display_name) is None)
+            no_identity = (
+                line.role_id is None
+                and _blank(line.script_role_id) is None
+                and _blank(line.display_name) is None
+            )
             if no_identity or is_self(line):
                 flush()
                 if own:
@@ -82,10 +92,17 @@ def build_messages(lines: list[Any], role_id: int | None = None,
                 messages.append({"role": "system", "content": line.content})
         elif line.attribute == "assistant" and is_self(line):
             flush()
-            emotion, tts, action = (_blank(line.original_emotion), _blank(line.tts_content),
-                                    _blank(line.action_content))
-            own.append((f"【{emotion}】" if emotion else "") + line.content
-                       + (f"<{tts}>" if tts else "") + (f"（{action}）" if action else ""))
+            emotion, tts, action = (
+                _blank(line.original_emotion),
+                _blank(line.tts_content),
+                _blank(line.action_content),
+            )
+            own.append(
+                (f"【{emotion}】" if emotion else "")
+                + line.content
+                + (f"<{tts}>" if tts else "")
+                + (f"（{action}）" if action else "")
+            )
         else:
             if own:
                 messages.append({"role": "assistant", "content": "".join(own)})

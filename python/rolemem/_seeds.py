@@ -34,8 +34,11 @@ def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = Non
     """Create table `name` from the seed's CSV (or another CSV with the same columns)."""
     default_path, columns = seed_specs()[name]
     params: dict[str, Any] = {"path": str(path or default_path), "columns": columns}
-    con.execute(f'create or replace table "{name}" as '
-                "select * from read_csv($path, header = true, columns = $columns)", params)
+    con.execute(
+        f'create or replace table "{name}" as '
+        "select * from read_csv($path, header = true, columns = $columns)",
+        params,
+    )
 
 
 def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]:
@@ -61,8 +64,10 @@ def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]
 def shipped_settings(*seeds: str) -> dict[str, Any]:
     """read_settings over the CSVs shipped with rolemem (read once per process; a copy, so
     callers may change theirs)."""
-    return {key: list(value) if isinstance(value, list) else value
-            for key, value in _shipped_settings(seeds).items()}
+    return {
+        key: list(value) if isinstance(value, list) else value
+        for key, value in _shipped_settings(seeds).items()
+    }
 
 
 @functools.cache

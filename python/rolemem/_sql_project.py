@@ -75,8 +75,11 @@ def _environment() -> jinja2.Environment:
     )
     adapter.macros = env.from_string(macro_text).module
     env.globals.update(
-        {name: getattr(adapter.macros, name) for name in dir(adapter.macros)
-         if not name.startswith("_")}
+        {
+            name: getattr(adapter.macros, name)
+            for name in dir(adapter.macros)
+            if not name.startswith("_")
+        }
     )
     return env
 
@@ -165,5 +168,10 @@ def compose(
     `existing` (already a table of that name), then `select`. `target` may name several
     models. The text is cached; the caller's CTEs hold `$name` parameters, never values."""
     targets = (target,) if isinstance(target, str) else tuple(target)
-    return _compose(targets, tuple(provided.items()), select,
-                    tuple(sorted((variables or {}).items())), frozenset(existing))
+    return _compose(
+        targets,
+        tuple(provided.items()),
+        select,
+        tuple(sorted((variables or {}).items())),
+        frozenset(existing),
+    )

@@ -26,20 +26,48 @@ KINDS = {
     "dialogue_styles": ("character_dialogue_styles", "style_type", "dialogue_style"),
 }
 SEED_COLUMNS = {
-    "character_attributes": ["ordinal", "character_id", "category", "keywords", "content",
-                             "strength", "query_params"],
-    "character_events": ["ordinal", "character_id", "event_type", "event_date", "keywords",
-                         "content", "strength", "query_params"],
-    "character_dialogue_styles": ["ordinal", "character_id", "style_type", "keywords", "content",
-                                  "strength", "query_params"],
+    "character_attributes": [
+        "ordinal",
+        "character_id",
+        "category",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+    ],
+    "character_events": [
+        "ordinal",
+        "character_id",
+        "event_type",
+        "event_date",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+    ],
+    "character_dialogue_styles": [
+        "ordinal",
+        "character_id",
+        "style_type",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+    ],
 }
 # designer keys (whitespace and case ignored) -> seed column
 _ENTRY_KEYS = {
-    "关键词": "keywords", "keywords": "keywords",
-    "内容": "content", "content": "content",
-    "强度": "strength", "strength": "strength",
-    "日期": "event_date", "date": "event_date", "event_date": "event_date",
-    "queryparams": "query_params", "query_params": "query_params",
+    "关键词": "keywords",
+    "keywords": "keywords",
+    "内容": "content",
+    "content": "content",
+    "强度": "strength",
+    "strength": "strength",
+    "日期": "event_date",
+    "date": "event_date",
+    "event_date": "event_date",
+    "queryparams": "query_params",
+    "query_params": "query_params",
 }
 
 
@@ -56,12 +84,15 @@ class CharacterConfig:
     """Seed rows per table, plus where each came from (for messages)."""
 
     tables: dict[str, list[dict[str, Any]]] = field(
-        default_factory=lambda: {table: [] for table in SEED_COLUMNS})
+        default_factory=lambda: {table: [] for table in SEED_COLUMNS}
+    )
     locations: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def extend(self, other: CharacterConfig) -> None:
-        offset = {table: max((r["ordinal"] for r in rows), default=0)
-                  for table, rows in self.tables.items()}
+        offset = {
+            table: max((r["ordinal"] for r in rows), default=0)
+            for table, rows in self.tables.items()
+        }
         for table, rows in other.tables.items():
             for row in rows:
                 new = {**row, "ordinal": row["ordinal"] + offset[table]}
@@ -103,8 +134,9 @@ def parse_designer_json(
         raise ConfigError(f"{source}: character_id is required (argument or document key)")
     unknown = set(document) - set(KINDS) - {"character_id"}
     if unknown:
-        raise ConfigError(f"{source}: unknown section(s) {sorted(unknown)}; "
-                          f"expected {sorted(KINDS)}")
+        raise ConfigError(
+            f"{source}: unknown section(s) {sorted(unknown)}; expected {sorted(KINDS)}"
+        )
     config = CharacterConfig()
     for kind, (table, group_column, entry_kind) in KINDS.items():
         groups = document.get(kind, {})
@@ -117,8 +149,9 @@ def parse_designer_json(
                 where = f"{source}: {kind}.{group}[{index}]"
                 row = _entry_row(entry, kind, where)
                 ordinal = len(config.tables[table]) + 1
-                config.tables[table].append({
-                    "ordinal": ordinal, "character_id": character, group_column: group, **row})
+                config.tables[table].append(
+                    {"ordinal": ordinal, "character_id": character, group_column: group, **row}
+                )
                 config.locations[(entry_kind, ordinal)] = where
     return config
 
@@ -138,7 +171,8 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
         if required not in row:
             raise ConfigError(f"{where}: {required} is required")
     if not isinstance(row["keywords"], list) or not all(
-            isinstance(word, str) for word in row["keywords"]):
+        isinstance(word, str) for word in row["keywords"]
+    ):
         raise ConfigError(f"{where}: keywords must be a list of strings")
     if not isinstance(row["content"], str):
         raise ConfigError(f"{where}: content must be a string")
@@ -146,7 +180,7 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if strength is not None and (isinstance(strength, bool) or not isinstance(strength, int)):
         raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
     if kind == "events" and not isinstance(row["event_date"], str):
-        raise ConfigError(f"{where}: date must be a string (\"\" when unknown)")
+        raise ConfigError(f'{where}: date must be a string ("" when unknown)')
     params = row["query_params"]
     if params is None:
         row["query_params"] = params = []
@@ -161,8 +195,10 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
     document: dict[str, Any] = {"character_id": character_id}
     for kind, (table, group_column, _) in KINDS.items():
         groups: dict[str, list[dict[str, Any]]] = {}
-        rows = sorted((r for r in config.tables[table] if r["character_id"] == character_id),
-                      key=lambda r: r["ordinal"])
+        rows = sorted(
+            (r for r in config.tables[table] if r["character_id"] == character_id),
+            key=lambda r: r["ordinal"],
+        )
         for row in rows:
             entry: dict[str, Any] = {}
             if kind == "events":
@@ -186,12 +222,14 @@ def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(columns)
             for row in config.tables[table]:
-                writer.writerow([
-                    json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
-                    if c in ("keywords", "query_params")
-                    else ("" if row[c] is None else row[c])
-                    for c in columns
-                ])
+                writer.writerow(
+                    [
+                        json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
+                        if c in ("keywords", "query_params")
+                        else ("" if row[c] is None else row[c])
+                        for c in columns
+                    ]
+                )
 
 
 def report_problems(
@@ -232,7 +270,8 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
                     row["event_date"] = ""
                 config.tables[table].append(row)
                 config.locations[(_table_kind(table), row["ordinal"])] = (
-                    f"{table}.csv row {row['ordinal']}")
+                    f"{table}.csv row {row['ordinal']}"
+                )
     finally:
         con.close()
     return config

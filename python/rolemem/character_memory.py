@@ -32,8 +32,12 @@ from .character_config import (
 from .text import tokenize
 
 _CONFIG_SEEDS = tuple(SEED_COLUMNS)
-_RECALL_SEEDS = ("association_words", "recall_stopwords", "recall_context_defaults",
-                 "recall_limits")
+_RECALL_SEEDS = (
+    "association_words",
+    "recall_stopwords",
+    "recall_context_defaults",
+    "recall_limits",
+)
 # Models that depend on config only: built once per CharacterMemory, then read as tables.
 _STATIC_MODELS = (
     "stg_config__character_attributes",
@@ -45,12 +49,21 @@ _STATIC_MODELS = (
     "int_character_condition_values",
 )
 LIMIT_NAMES = (
-    "attributes_per_category", "attributes_total", "events_total", "dialogue_styles_total",
-    "queue_turns", "queue_attribute_categories", "queue_items_per_category", "queue_events",
-    "queue_dialogue_styles", "expand_strategy", "max_expanded_words",
+    "attributes_per_category",
+    "attributes_total",
+    "events_total",
+    "dialogue_styles_total",
+    "queue_turns",
+    "queue_attribute_categories",
+    "queue_items_per_category",
+    "queue_events",
+    "queue_dialogue_styles",
+    "expand_strategy",
+    "max_expanded_words",
 )
 
-_REQUEST_SQL = """
+_REQUEST_SQL = (
+    """
     select
         1 as request_id,
         cast($character_id as varchar) as character_id,
@@ -60,9 +73,12 @@ _REQUEST_SQL = """
         cast($user_name as varchar) as user_name,
         cast($char_name as varchar) as char_name,
         cast($turn_number as integer) as turn_number,
-""" + ",\n".join(f"        cast(${name} as integer) as {name}" for name in LIMIT_NAMES) + """,
+"""
+    + ",\n".join(f"        cast(${name} as integer) as {name}" for name in LIMIT_NAMES)
+    + """,
         cast($filter_levels as integer[]) as filter_levels
 """
+)
 _QUEUE_SQL = """
     select
         1 as request_id,
@@ -103,8 +119,11 @@ class RecallResult:
     words: list[dict[str, Any]] = field(repr=False)
     turn: int = 0
 
-    PLACEHOLDERS = ("{{character_memory_attributes}}", "{{character_memory_event}}",
-                    "{{character_dialogue_style}}")
+    PLACEHOLDERS = (
+        "{{character_memory_attributes}}",
+        "{{character_memory_event}}",
+        "{{character_dialogue_style}}",
+    )
     user_name: str | None = None
     char_name: str | None = None
 
@@ -112,8 +131,9 @@ class RecallResult:
         """A character prompt template with its placeholders filled in one pass over the
         template: the three memory blocks, and {{user}} / {{char}} with the names given to
         recall. Text that comes in (a block, a name) is never substituted again."""
-        values = dict(zip(self.PLACEHOLDERS, (self.attributes, self.events,
-                                              self.dialogue_style), strict=True))
+        values = dict(
+            zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
+        )
         if self.user_name is not None:
             values["{{user}}"] = self.user_name
         if self.char_name is not None:
@@ -133,7 +153,8 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
             if item is not None and not isinstance(item, str | int | float | bool):
                 raise TypeError(
                     f"context[{key!r}] must be a number, string, bool or a list of them, "
-                    f"got {type(item).__name__}")
+                    f"got {type(item).__name__}"
+                )
             if isinstance(item, float) and not math.isfinite(item):
                 raise TypeError(f"context[{key!r}] must be a finite number, got {item!r}")
             if isinstance(item, int) and not -(2**63) <= item < 2**63:
@@ -178,7 +199,8 @@ class CharacterMemory:
             self._con.execute(f"create table {model} as {sql}")
         count = self._con.execute(
             "select count(*) from int_character_entries_unioned where character_id = $id",
-            {"id": character_id}).fetchone()
+            {"id": character_id},
+        ).fetchone()
         if not count or not count[0]:
             raise ConfigError(f"no config for character {character_id!r}")
         self.limits = self._default_limits()
@@ -233,14 +255,17 @@ class CharacterMemory:
                 is_config = seed in _CONFIG_SEEDS
                 try:
                     cursor = source.execute(
-                        f"select * from {seed} where character_id = $id" if is_config
+                        f"select * from {seed} where character_id = $id"
+                        if is_config
                         else f"select * from {seed}",
-                        {"id": self.character_id} if is_config else {})
+                        {"id": self.character_id} if is_config else {},
+                    )
                 except duckdb.CatalogException:
                     if not is_config:
                         continue
                     raise ConfigError(
-                        f"the database has no seed table {seed!r}: run dbt seed") from None
+                        f"the database has no seed table {seed!r}: run dbt seed"
+                    ) from None
                 rows = cursor.fetchall()
                 names = [d[0] for d in cursor.description]
                 expected = set(seed_specs()[seed][1]) | set(SEED_COLUMNS.get(seed, ()))
@@ -250,8 +275,11 @@ class CharacterMemory:
                 keep = [i for i, name in enumerate(names) if name in expected]
                 rows = [tuple(row[i] for i in keep) for row in rows]
                 names = [names[i] for i in keep]
-                _insert_rows(self._con, seed, {
-                    name: [row[i] for row in rows] for i, name in enumerate(names)})
+                _insert_rows(
+                    self._con,
+                    seed,
+                    {name: [row[i] for row in rows] for i, name in enumerate(names)},
+                )
 
     def _check(self, config: CharacterConfig | None) -> None:
         """Errors raise; advice on sizes warns only for designer JSON being imported."""
@@ -271,7 +299,8 @@ class CharacterMemory:
                 raise TypeError(f"unknown limit {name!r}; expected one of {sorted(known)}")
             if name == "filter_levels":
                 if not isinstance(value, list | tuple) or not all(
-                        isinstance(v, int) and not isinstance(v, bool) for v in value):
+                    isinstance(v, int) and not isinstance(v, bool) for v in value
+                ):
                     raise TypeError("filter_levels must be a list of integers")
             elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise TypeError(f"{name} must be a non-negative integer, got {value!r}")
@@ -313,22 +342,29 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
 def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:
     for seed in _CONFIG_SEEDS:
         rows = config.tables[seed]
-        _insert_rows(con, seed, {
-            column: [
-                json.dumps(row[column], ensure_ascii=False)
-                if column in ("keywords", "query_params") else row[column]
-                for row in rows
-            ]
-            for column in SEED_COLUMNS[seed]
-        })
+        _insert_rows(
+            con,
+            seed,
+            {
+                column: [
+                    json.dumps(row[column], ensure_ascii=False)
+                    if column in ("keywords", "query_params")
+                    else row[column]
+                    for row in rows
+                ]
+                for column in SEED_COLUMNS[seed]
+            },
+        )
 
 
 def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     """Rows of the SQL model int_character_config_problems over the loaded config."""
-    sql = compose("int_character_config_problems", {},
-                  "select * from int_character_config_problems "
-                  "order by entry_kind, entry_ordinal, field",
-                  existing=_table_names(con))
+    sql = compose(
+        "int_character_config_problems",
+        {},
+        "select * from int_character_config_problems order by entry_kind, entry_ordinal, field",
+        existing=_table_names(con),
+    )
     try:
         return con.execute(sql).fetchall()
     except duckdb.ConversionException as exc:
@@ -397,5 +433,13 @@ class RecallSession:
             attributes, events, styles, explain, queue, words = self.memory._recall(params)
             self.turn = turn
             self._queue = list(queue or [])
-        return RecallResult(attributes, events, styles, list(explain or []), list(words or []),
-                            turn, user_name or None, char_name or None)
+        return RecallResult(
+            attributes,
+            events,
+            styles,
+            list(explain or []),
+            list(words or []),
+            turn,
+            user_name or None,
+            char_name or None,
+        )

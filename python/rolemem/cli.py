@@ -30,8 +30,11 @@ def _parser() -> argparse.ArgumentParser:
         "init-db", help="create the application tables in the embedded DuckDB file"
     )
     init.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
-    init.add_argument("--demo", action="store_true",
-                      help="drop and reload the demo saves (the spec's two examples)")
+    init.add_argument(
+        "--demo",
+        action="store_true",
+        help="drop and reload the demo saves (the spec's two examples)",
+    )
 
     memory = commands.add_parser(
         "memory",
@@ -44,8 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument("--role", type=int, help="the character's role_id")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
     memory.add_argument("--name", help="the character's display_name")
-    memory.add_argument("--no-context-emotion", action="store_true",
-                        help="omit 【emotion】 from other speakers' background lines")
+    memory.add_argument(
+        "--no-context-emotion",
+        action="store_true",
+        help="omit 【emotion】 from other speakers' background lines",
+    )
 
     recall = commands.add_parser(
         "recall",
@@ -55,16 +61,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     recall.add_argument("--character", required=True, help="character_id in the config")
     recall.add_argument("--text", required=True, help="the player's input")
-    recall.add_argument("--param", action="append", default=[], metavar="FIELD=VALUE",
-                        help="context field, repeatable; VALUE is JSON if it parses "
-                        "(2, [\"a\",\"b\"], true) else text")
-    recall.add_argument("--all-unlocked", action="store_true",
-                        help="recall every unlocked entry, relevant or not")
+    recall.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help='context field, repeatable; VALUE is JSON if it parses (2, ["a","b"], true) else text',
+    )
+    recall.add_argument(
+        "--all-unlocked", action="store_true", help="recall every unlocked entry, relevant or not"
+    )
     recall.add_argument("--user-name", help="player name ({{user}}; never a recall word)")
     recall.add_argument("--char-name", help="character name ({{char}}; never a recall word)")
     recall.add_argument("--explain", action="store_true", help="add why each entry is shown")
-    recall.add_argument("--db", help="DuckDB file with the dbt seeds (default: the shipped "
-                        "demo config)")
+    recall.add_argument(
+        "--db", help="DuckDB file with the dbt seeds (default: the shipped demo config)"
+    )
 
     query = commands.add_parser(
         "query",
@@ -76,18 +88,26 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--user", required=True, help="user_id")
     query.add_argument("--agent", required=True, help="agent_id")
     query.add_argument("--limit", type=int, default=5)
-    query.add_argument("--threshold", type=float,
-                       help="drop memories scoring below this (0-1; default: the evidence "
-                       "gate alone)")
+    query.add_argument(
+        "--threshold",
+        type=float,
+        help="drop memories scoring below this (0-1; default: the evidence gate alone)",
+    )
     query.add_argument("--now", help="ISO time to recall at (default: now)")
     query.add_argument("--user-name", help="player name (never a recall word)")
     query.add_argument("--agent-name", help="agent name (never a recall word)")
     query.add_argument("--save", type=int, help="the save being played (branch-aware recall)")
-    query.add_argument("--keyword-only", action="store_true",
-                       help="no embedder (default: the bundled multilingual-e5-small)")
-    query.add_argument("--update", action="store_true",
-                       help="count this recall (strength +15, recall_count); off by default "
-                       "here, so looking never changes the store")
+    query.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="no embedder (default: the bundled multilingual-e5-small)",
+    )
+    query.add_argument(
+        "--update",
+        action="store_true",
+        help="count this recall (strength +15, recall_count); off by default "
+        "here, so looking never changes the store",
+    )
     query.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
 
     _loop_commands(commands)
@@ -95,7 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
     importer = config_commands.add_parser(
-        "import", help="designer JSON files -> seed CSVs (validated; nothing written on error)")
+        "import", help="designer JSON files -> seed CSVs (validated; nothing written on error)"
+    )
     importer.add_argument("files", nargs="+", help="designer JSON files, one per character")
     importer.add_argument("--out", required=True, help="folder for the seed CSVs")
     exporter = config_commands.add_parser("export", help="seed CSVs -> designer JSON")
@@ -107,11 +128,13 @@ def _parser() -> argparse.ArgumentParser:
 def _loop_commands(commands: Any) -> None:
     db_help = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
     observe = commands.add_parser(
-        "observe", help="extract a save's due turns into memories (the memory loop)",
+        "observe",
+        help="extract a save's due turns into memories (the memory loop)",
         description="Look at one save x character after a turn: when 20 turns are pending "
         "(or the scene changed) the oldest go to the LLM and come back as memories. The LLM: "
         "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
-        "ROLEMEM_LLM_API_KEY. Prints the report as JSON.")
+        "ROLEMEM_LLM_API_KEY. Prints the report as JSON.",
+    )
     observe.add_argument("--db", help=db_help)
     observe.add_argument("--save", type=int, required=True, help="save id")
     observe.add_argument("--user", required=True, help="user_id")
@@ -125,9 +148,11 @@ def _loop_commands(commands: Any) -> None:
     _llm_arguments(observe)
 
     maintain = commands.add_parser(
-        "maintain", help="archive the weakest memories of players due; consolidate entities",
+        "maintain",
+        help="archive the weakest memories of players due; consolidate entities",
         description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
-        "never deleted); with an LLM configured, merged entity descriptions are consolidated.")
+        "never deleted); with an LLM configured, merged entity descriptions are consolidated.",
+    )
     maintain.add_argument("--db", help=db_help)
     maintain.add_argument("--now", help="ISO time (default: now)")
     maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
@@ -152,7 +177,8 @@ def _time(raw: str | None, option: str = "--now") -> Any:
         return datetime.fromisoformat(raw) if raw else None
     except ValueError:
         raise RolememError(
-            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
+            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00"
+        ) from None
 
 
 def _llm(args: argparse.Namespace) -> Any:
@@ -171,10 +197,17 @@ def _observe(args: argparse.Namespace) -> None:
     from .memory_loop import MemoryLoop
 
     with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
-        report = loop.observe(save_id=args.save, user_id=args.user, agent_id=args.agent,
-                              role_id=args.role, script_role_id=args.script_role,
-                              scene=args.scene, now=_time(args.now), user_name=args.user_name,
-                              agent_name=args.agent_name)
+        report = loop.observe(
+            save_id=args.save,
+            user_id=args.user,
+            agent_id=args.agent,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            scene=args.scene,
+            now=_time(args.now),
+            user_name=args.user_name,
+            agent_name=args.agent_name,
+        )
     _print_json(asdict(report))
 
 
@@ -260,8 +293,12 @@ def _recall(args: argparse.Namespace) -> None:
     db = args.db or os.environ.get("ROLEMEM_DB")
     memory = CharacterMemory(_existing_db(args) if db else None, character_id=args.character)
     result = memory.session("cli").recall(
-        args.text, context, require_match=not args.all_unlocked,
-        user_name=args.user_name, char_name=args.char_name)
+        args.text,
+        context,
+        require_match=not args.all_unlocked,
+        user_name=args.user_name,
+        char_name=args.char_name,
+    )
     out: dict[str, object] = {
         "character_memory_attributes": result.attributes,
         "character_memory_event": result.events,
@@ -279,16 +316,30 @@ def _query(args: argparse.Namespace) -> None:
     embedder: Any = None if args.keyword_only else "default"
     with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
         response = memory.query(
-            args.text, user_id=args.user, agent_id=args.agent, limit=args.limit,
-            score_threshold=args.threshold, now=now, user_name=args.user_name,
-            agent_name=args.agent_name, update=args.update, save_id=args.save)
-    print(json.dumps({
-        "memory_events": response.memory_events,
-        "memory_entities": response.memory_entities,
-        "additional_info": response.additional_info,
-        "timeline": response.timeline,
-        "prompt_text": response.prompt_text,
-    }, ensure_ascii=False, indent=2))
+            args.text,
+            user_id=args.user,
+            agent_id=args.agent,
+            limit=args.limit,
+            score_threshold=args.threshold,
+            now=now,
+            user_name=args.user_name,
+            agent_name=args.agent_name,
+            update=args.update,
+            save_id=args.save,
+        )
+    print(
+        json.dumps(
+            {
+                "memory_events": response.memory_events,
+                "memory_entities": response.memory_entities,
+                "additional_info": response.additional_info,
+                "timeline": response.timeline,
+                "prompt_text": response.prompt_text,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+    )
 
 
 def _config(args: argparse.Namespace) -> None:
@@ -311,8 +362,9 @@ def _config(args: argparse.Namespace) -> None:
         print(f"wrote {counts} to {args.out}")
     else:
         config = read_seed_csvs(args.seeds)
-        print(json.dumps(export_designer_json(config, args.character), ensure_ascii=False,
-                         indent=2))
+        print(
+            json.dumps(export_designer_json(config, args.character), ensure_ascii=False, indent=2)
+        )
 
 
 def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object) -> None:
@@ -323,10 +375,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     try:
-        {"init-db": _init_db, "memory": _memory, "recall": _recall, "query": _query,
-         "config": _config, "observe": _observe, "maintain": _maintain,
-         "timeline": _timeline}[
-            args.command](args)
+        {
+            "init-db": _init_db,
+            "memory": _memory,
+            "recall": _recall,
+            "query": _query,
+            "config": _config,
+            "observe": _observe,
+            "maintain": _maintain,
+            "timeline": _timeline,
+        }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os
 

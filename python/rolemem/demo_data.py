@@ -23,19 +23,38 @@ def _load_dynamic_demo(path: str) -> None:
     from .dynamic_memory import DynamicMemory
 
     demo = json.loads(
-        resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8"))
+        resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
+    )
     agent, user = demo["agent_id"], demo["user_id"]
     with DynamicMemory(path) as memory:
         memory.add_events(
-            [{**e, "agent_id": agent, "user_id": None, "scope": "official",
-              "created_at": datetime.fromisoformat(e["created_at"])}
-             for e in demo["official_events"]]
-            + [{**e, "agent_id": agent, "user_id": user,
-                "created_at": datetime.fromisoformat(e["created_at"])} for e in demo["events"]])
+            [
+                {
+                    **e,
+                    "agent_id": agent,
+                    "user_id": None,
+                    "scope": "official",
+                    "created_at": datetime.fromisoformat(e["created_at"]),
+                }
+                for e in demo["official_events"]
+            ]
+            + [
+                {
+                    **e,
+                    "agent_id": agent,
+                    "user_id": user,
+                    "created_at": datetime.fromisoformat(e["created_at"]),
+                }
+                for e in demo["events"]
+            ]
+        )
         for entity in demo["entities"]:
             memory.add_entity(
                 **{**entity, "updated_at": datetime.fromisoformat(entity["updated_at"])},
-                agent_id=agent, user_id=user, user_name=demo["user_name"])
+                agent_id=agent,
+                user_id=user,
+                user_name=demo["user_name"],
+            )
 
 
 def spec_examples() -> dict[str, list[dict[str, Any]]]:
@@ -92,8 +111,15 @@ def _load_saves(engine: sa.Engine) -> None:
         save_2 = _insert_save(session, "spec example 2", examples["example_2"])
         tip = session.get(Line, save_2.last_message_id)
         assert tip is not None
-        session.add(Line(
-            content="才、才没有呢！", attribute="assistant", original_emotion="生气",
-            role_id=1, display_name="钦灵", save_id=save_2.id, parent_line_id=tip.parent_line_id,
-        ))
+        session.add(
+            Line(
+                content="才、才没有呢！",
+                attribute="assistant",
+                original_emotion="生气",
+                role_id=1,
+                display_name="钦灵",
+                save_id=save_2.id,
+                parent_line_id=tip.parent_line_id,
+            )
+        )
         session.commit()

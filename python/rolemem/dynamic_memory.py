@@ -43,21 +43,61 @@ class MemoryInputError(RolememError, ValueError):
     """A memory or query argument is invalid; the message names it and what is valid."""
 
 
-_SEEDS = ("recall_stopwords", "association_words", "recall_limits", "memory_scoring_profile",
-          "memory_loop_settings", "memory_strength_increments", "time_expressions")
-PROFILE_NAMES = (
-    "bm25_weight", "keyword_weight", "dense_weight", "relevance_share", "importance_weight",
-    "recency_weight", "use_count_weight", "recent_use_penalty_weight", "content_match_weight",
-    "feedback_weight", "recency_half_life_days", "recent_use_hours", "bm25_k1", "bm25_b",
-    "expanded_word_weight", "tier_exact_tag", "tier_partial_tag", "tier_exact_content",
-    "tier_partial_content", "recall_strength_bonus", "entity_limit",
-    "timeline_size", "dense_candidates", "time_weight", "dense_gate_sigma", "fusion", "rrf_k",
+_SEEDS = (
+    "recall_stopwords",
+    "association_words",
+    "recall_limits",
+    "memory_scoring_profile",
+    "memory_loop_settings",
+    "memory_strength_increments",
+    "time_expressions",
 )
-_SETTING_TYPES = {**{name: "integer" for name in (
-    "recall_strength_bonus", "entity_limit", "timeline_size", "dense_candidates",
-    "expand_strategy", "max_expanded_words")}, "fusion": "varchar"}
+PROFILE_NAMES = (
+    "bm25_weight",
+    "keyword_weight",
+    "dense_weight",
+    "relevance_share",
+    "importance_weight",
+    "recency_weight",
+    "use_count_weight",
+    "recent_use_penalty_weight",
+    "content_match_weight",
+    "feedback_weight",
+    "recency_half_life_days",
+    "recent_use_hours",
+    "bm25_k1",
+    "bm25_b",
+    "expanded_word_weight",
+    "tier_exact_tag",
+    "tier_partial_tag",
+    "tier_exact_content",
+    "tier_partial_content",
+    "recall_strength_bonus",
+    "entity_limit",
+    "timeline_size",
+    "dense_candidates",
+    "time_weight",
+    "dense_gate_sigma",
+    "fusion",
+    "rrf_k",
+)
+_SETTING_TYPES = {
+    **{
+        name: "integer"
+        for name in (
+            "recall_strength_bonus",
+            "entity_limit",
+            "timeline_size",
+            "dense_candidates",
+            "expand_strategy",
+            "max_expanded_words",
+        )
+    },
+    "fusion": "varchar",
+}
 
-_QUERY_SQL = """
+_QUERY_SQL = (
+    """
     select
         1 as query_id,
         cast($agent_id as varchar) as agent_id,
@@ -77,9 +117,13 @@ _QUERY_SQL = """
         cast($filter_levels as integer[]) as filter_levels,
         cast($save_id as bigint) as save_id,
         cast($memory_scope as varchar) as memory_scope,
-""" + ",\n".join(
-    f"        cast(${name} as {_SETTING_TYPES.get(name, 'double')}) as {name}"
-    for name in PROFILE_NAMES) + "\n"
+"""
+    + ",\n".join(
+        f"        cast(${name} as {_SETTING_TYPES.get(name, 'double')}) as {name}"
+        for name in PROFILE_NAMES
+    )
+    + "\n"
+)
 
 # The store narrowed to this agent and player before any model reads it (two plain filters
 # rather than an OR, so DuckDB can push each into its scan).
@@ -140,8 +184,16 @@ order by in_scope.created_at, in_scope.event_id
 """
 
 _OFFICIAL_FIELDS = {
-    "events": ["description", "created_at", "keywords", "place", "scene", "deepinsight",
-               "importance", "feedback"],
+    "events": [
+        "description",
+        "created_at",
+        "keywords",
+        "place",
+        "scene",
+        "deepinsight",
+        "importance",
+        "feedback",
+    ],
     "entities": ["entity_name", "entity_type", "kind", "keyword", "description", "updated_at"],
 }
 
@@ -182,7 +234,8 @@ def _naive(value: Any, name: str) -> datetime:
         raise MemoryInputError(
             f"{name} must be a naive datetime in the game's clock, got one with a time zone "
             f"({value.isoformat()}); convert it first, e.g. value.astimezone(game_zone)"
-            ".replace(tzinfo=None)")
+            ".replace(tzinfo=None)"
+        )
     return value
 
 
@@ -249,8 +302,17 @@ def _scope(scope: Any, user_id: Any) -> str | None:
 
 
 def _entity_params(
-    *, scope: Any, user_id: Any, agent_id: Any, entity_name: Any, entity_type: Any, kind: Any,
-    keyword: Any, description: Any, updated_at: Any, user_name: Any,
+    *,
+    scope: Any,
+    user_id: Any,
+    agent_id: Any,
+    entity_name: Any,
+    entity_type: Any,
+    kind: Any,
+    keyword: Any,
+    description: Any,
+    updated_at: Any,
+    user_name: Any,
 ) -> dict[str, Any]:
     """An entity memory's checked values, as the write statements bind them."""
     user_id = _scope(scope, user_id)
@@ -259,10 +321,14 @@ def _entity_params(
     if kind not in ENTITY_KINDS:
         raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
     return {
-        "scope": scope, "agent_id": _text(agent_id, "agent_id"), "user_id": user_id,
+        "scope": scope,
+        "agent_id": _text(agent_id, "agent_id"),
+        "user_id": user_id,
         "user_name": _text(user_name, "user_name", required=False),
-        "entity_name": _text(entity_name, "entity_name"), "entity_type": entity_type,
-        "kind": kind, "keyword": _text(keyword, "keyword"),
+        "entity_name": _text(entity_name, "entity_name"),
+        "entity_type": entity_type,
+        "kind": kind,
+        "keyword": _text(keyword, "keyword"),
         "description": _text(description, "description"),
         "at": _naive(updated_at or datetime.now(), "updated_at"),
     }
@@ -271,21 +337,30 @@ def _entity_params(
 def _setting(name: str, value: Any) -> Any:
     """A profile / limits value checked by its kind: NaN, infinity, negatives, wrong types and
     unknown choices are refused (a NaN weight would rank NaN scores first)."""
-    choices = {"fusion": ("convex", "rrf"), "memory_scope": ("player", "save"),
-               "expand_strategy": (0, 1)}
+    choices = {
+        "fusion": ("convex", "rrf"),
+        "memory_scope": ("player", "save"),
+        "expand_strategy": (0, 1),
+    }
     if name in choices:
         if value not in choices[name] or isinstance(value, bool):
             raise MemoryInputError(f"{name} must be one of {choices[name]}, got {value!r}")
         return value
     if name == "filter_levels":
         if not isinstance(value, list | tuple) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
             raise MemoryInputError(f"filter_levels must be a list of integers, got {value!r}")
         return list(value)
     if _SETTING_TYPES.get(name) == "integer":
         return _count(value, name)
-    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
-            or value < 0 or value > 1e9):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or value > 1e9
+    ):
         raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
     return float(value)
 
@@ -305,13 +380,15 @@ def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
         return _naive(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise MemoryInputError(
-            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}") from None
+            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}"
+        ) from None
 
 
 @functools.cache
 def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from the macro
-    increment = render_macro("strength_increment", "updated_at", "$at",
-                             "memory_strength_increments")
+    increment = render_macro(
+        "strength_increment", "updated_at", "$at", "memory_strength_increments"
+    )
     return f"""update memory_entity set
         description = case when strpos(description, $description) > 0
             then description else description || '；' || $description end,
@@ -328,8 +405,12 @@ def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from th
 
 @functools.cache
 def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
-    increment = render_macro("strength_increment", "coalesce(updated_at, created_at)",
-                             "$created_at", "memory_strength_increments")
+    increment = render_macro(
+        "strength_increment",
+        "coalesce(updated_at, created_at)",
+        "$created_at",
+        "memory_strength_increments",
+    )
     return f"""update memory_event set
         strength = strength + {increment},
         updated_at = greatest(coalesce(updated_at, created_at), $created_at)
@@ -347,12 +428,17 @@ class DynamicMemory:
     `embed_documents`. `profile`: overrides of the seed memory_scoring_profile / recall_limits.
     """
 
-    def __init__(self, db: _duck.Database = None, *,
-                 embedder: Embedder | None | Literal["default"] = "default",
-                 profile: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        embedder: Embedder | None | Literal["default"] = "default",
+        profile: Mapping[str, Any] | None = None,
+    ) -> None:
         if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
             raise MemoryInputError(
-                f"db must be a DuckDB file path or connection, got {type(db).__name__}")
+                f"db must be a DuckDB file path or connection, got {type(db).__name__}"
+            )
         if embedder == "default":
             embedder = default_embedder()
         if isinstance(db, duckdb.DuckDBPyConnection):
@@ -369,7 +455,8 @@ class DynamicMemory:
         for name, value in (profile or {}).items():
             if name not in self.settings:
                 raise MemoryInputError(
-                    f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}")
+                    f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}"
+                )
             self.settings[name] = _setting(name, value)
 
     def _cursor(self) -> _duck.PreparedCursor:
@@ -400,21 +487,31 @@ class DynamicMemory:
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine(
-            "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor()))
+            "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor())
+        )
         create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
         with self._con.cursor() as cur:
             ensure_tables(cur)
-        row = self._con.cursor().execute(
-            "select data_type from duckdb_columns() "
-            "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
-        ).fetchone()
+        row = (
+            self._con.cursor()
+            .execute(
+                "select data_type from duckdb_columns() "
+                "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
+            )
+            .fetchone()
+        )
         if self.embedder is not None and row and row[0] != f"FLOAT[{dim}]":
             raise EmbeddingError(
-                f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]")
-        tables = {row[0] for row in
-                  self._con.cursor().execute("select table_name from duckdb_tables()").fetchall()}
+                f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]"
+            )
+        tables = {
+            row[0]
+            for row in self._con.cursor()
+            .execute("select table_name from duckdb_tables()")
+            .fetchall()
+        }
         for seed in _SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
@@ -423,8 +520,12 @@ class DynamicMemory:
         """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
         over the CSVs shipped with rolemem, so a setting newer than the store's table still
         has its default."""
-        keep = set(PROFILE_NAMES) | {"expand_strategy", "max_expanded_words", "filter_levels",
-                                     "memory_scope"}
+        keep = set(PROFILE_NAMES) | {
+            "expand_strategy",
+            "max_expanded_words",
+            "filter_levels",
+            "memory_scope",
+        }
         seeds = ("memory_scoring_profile", "recall_limits", "memory_loop_settings")
         settings = {**shipped_settings(*seeds), **read_settings(self._con, *seeds)}
         return {k: v for k, v in settings.items() if k in keep}
@@ -432,16 +533,38 @@ class DynamicMemory:
     # -- writes ----------------------------------------------------------------------------
 
     def add_event(
-        self, *, user_id: str | None, agent_id: str, description: str, created_at: datetime,
-        keywords: Iterable[str] = (), place: str | None = None, scene: str | None = None,
-        deepinsight: str | None = None, importance: float | None = None,
-        feedback: float | None = None, scope: str = "user",
+        self,
+        *,
+        user_id: str | None,
+        agent_id: str,
+        description: str,
+        created_at: datetime,
+        keywords: Iterable[str] = (),
+        place: str | None = None,
+        scene: str | None = None,
+        deepinsight: str | None = None,
+        importance: float | None = None,
+        feedback: float | None = None,
+        scope: str = "user",
     ) -> int:
         """Store an event memory (tokens for BM25 and, with an embedder, its vector)."""
-        return self.add_events([dict(
-            user_id=user_id, agent_id=agent_id, description=description, created_at=created_at,
-            keywords=keywords, place=place, scene=scene, deepinsight=deepinsight,
-            importance=importance, feedback=feedback, scope=scope)])[0]
+        return self.add_events(
+            [
+                dict(
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    description=description,
+                    created_at=created_at,
+                    keywords=keywords,
+                    place=place,
+                    scene=scene,
+                    deepinsight=deepinsight,
+                    importance=importance,
+                    feedback=feedback,
+                    scope=scope,
+                )
+            ]
+        )[0]
 
     def add_events(self, events: Sequence[Mapping[str, Any]]) -> list[int]:
         """Store many events in one transaction (all or nothing)."""
@@ -456,12 +579,23 @@ class DynamicMemory:
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         vectors: list[list[float] | None] = [None] * len(rows)
         if self.embedder is not None and rows:
-            vectors = list(checked(self.embedder.embed_documents([r["description"] for r in rows]),
-                                   self.embedder.dim, "embedder (documents)"))
+            vectors = list(
+                checked(
+                    self.embedder.embed_documents([r["description"] for r in rows]),
+                    self.embedder.dim,
+                    "embedder (documents)",
+                )
+            )
         return rows, vectors
 
-    def _write_events(self, cur: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]],
-                      vectors: list[list[float] | None], *, merge: bool = False) -> list[int]:
+    def _write_events(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        rows: list[dict[str, Any]],
+        vectors: list[list[float] | None],
+        *,
+        merge: bool = False,
+    ) -> list[int]:
         """Insert prepared events inside the caller's transaction. With `merge`, an event whose
         description the player's store already holds is mentioned again instead: its strength
         grows by the spacing increment (seed memory_strength_increments)."""
@@ -469,9 +603,17 @@ class DynamicMemory:
         for row, vector in zip(rows, vectors, strict=True):
             terms = row["terms"]
             params = {k: v for k, v in row.items() if k != "terms"}
-            existing = cur.execute(_REINFORCE_EVENT_SQL(), {
-                name: params[name] for name in ("scope", "agent_id", "user_id", "description",
-                                                "created_at")}).fetchone() if merge else None
+            existing = (
+                cur.execute(
+                    _REINFORCE_EVENT_SQL(),
+                    {
+                        name: params[name]
+                        for name in ("scope", "agent_id", "user_id", "description", "created_at")
+                    },
+                ).fetchone()
+                if merge
+                else None
+            )
             if existing is not None:
                 ids.append(int(existing[0]))
                 continue
@@ -483,16 +625,21 @@ class DynamicMemory:
                 values ($scope, $agent_id, $user_id, $scene, $place, $description,
                 $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
                 $save_id, $first_line_id, $last_line_id, $batch_key, $created_at, $created_at)
-                returning id""", params).fetchone()[0]
+                returning id""",
+                params,
+            ).fetchone()[0]
             if terms["terms"]:
                 cur.execute(
                     """insert into memory_event_term
                     select $event_id, unnest($terms), unnest($description_counts),
                            unnest($keyword_counts)""",
-                    {"event_id": event_id, **terms})
+                    {"event_id": event_id, **terms},
+                )
             if vector is not None:
-                cur.execute("insert into memory_event_embedding values ($id, $vector)",
-                            {"id": event_id, "vector": vector})
+                cur.execute(
+                    "insert into memory_event_embedding values ($id, $vector)",
+                    {"id": event_id, "vector": vector},
+                )
             ids.append(event_id)
         return ids
 
@@ -512,8 +659,9 @@ class DynamicMemory:
                 "scene": _text(event.get("scene"), f"{where}: scene", required=False),
                 "place": _text(event.get("place"), f"{where}: place", required=False),
                 "description": description,
-                "deepinsight": _text(event.get("deepinsight"), f"{where}: deepinsight",
-                                     required=False),
+                "deepinsight": _text(
+                    event.get("deepinsight"), f"{where}: deepinsight", required=False
+                ),
                 "keywords": json.dumps(keywords, ensure_ascii=False),
                 "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
                 "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
@@ -532,18 +680,35 @@ class DynamicMemory:
             raise MemoryInputError(f"{where}: {exc}") from None
 
     def add_entity(
-        self, *, user_id: str | None, agent_id: str, entity_name: str, entity_type: str,
-        kind: str, keyword: str, description: str, updated_at: datetime | None = None,
-        user_name: str | None = None, scope: str = "user",
+        self,
+        *,
+        user_id: str | None,
+        agent_id: str,
+        entity_name: str,
+        entity_type: str,
+        kind: str,
+        keyword: str,
+        description: str,
+        updated_at: datetime | None = None,
+        user_name: str | None = None,
+        scope: str = "user",
     ) -> int:
         """Store an entity memory. The same (scope, agent, user, entity, kind, keyword) again
         merges: the new description is appended unless already there, and strength grows by
         the spacing increment (seed memory_strength_increments) for the time since its last
         update."""
         params = _entity_params(
-            scope=scope, user_id=user_id, agent_id=agent_id, entity_name=entity_name,
-            entity_type=entity_type, kind=kind, keyword=keyword, description=description,
-            updated_at=updated_at, user_name=user_name)
+            scope=scope,
+            user_id=user_id,
+            agent_id=agent_id,
+            entity_name=entity_name,
+            entity_type=entity_type,
+            kind=kind,
+            keyword=keyword,
+            description=description,
+            updated_at=updated_at,
+            user_name=user_name,
+        )
         with _duck.transaction(self._con) as cur:
             return self._write_entity(cur, params)
 
@@ -552,8 +717,9 @@ class DynamicMemory:
         """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
         description is appended unless already there and strength grows by the spacing
         increment for the time since the entity was last updated."""
-        row = cur.execute(_MERGE_ENTITY_SQL(), {
-            k: v for k, v in params.items() if k != "entity_type"}).fetchone()
+        row = cur.execute(
+            _MERGE_ENTITY_SQL(), {k: v for k, v in params.items() if k != "entity_type"}
+        ).fetchone()
         if row is None:
             row = cur.execute(
                 """insert into memory_entity (scope, agent_id, user_id, user_name,
@@ -561,14 +727,30 @@ class DynamicMemory:
                 recall_count, created_at, updated_at)
                 values ($scope, $agent_id, $user_id, $user_name, $entity_name,
                 $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
-                returning id""", params).fetchone()
+                returning id""",
+                params,
+            ).fetchone()
         return int(row[0])
 
     _EDITABLE = {
-        "memory_event": {"scene", "place", "description", "deepinsight", "importance",
-                         "feedback", "strength"},
-        "memory_entity": {"entity_name", "entity_type", "kind", "keyword", "description",
-                          "strength", "user_name"},
+        "memory_event": {
+            "scene",
+            "place",
+            "description",
+            "deepinsight",
+            "importance",
+            "feedback",
+            "strength",
+        },
+        "memory_entity": {
+            "entity_name",
+            "entity_type",
+            "kind",
+            "keyword",
+            "description",
+            "strength",
+            "user_name",
+        },
     }
 
     def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> None:
@@ -576,10 +758,12 @@ class DynamicMemory:
         unknown = set(fields) - self._EDITABLE[table]
         if unknown:
             raise MemoryInputError(
-                f"cannot edit {sorted(unknown)}; editable: {sorted(self._EDITABLE[table])}")
+                f"cannot edit {sorted(unknown)}; editable: {sorted(self._EDITABLE[table])}"
+            )
         if not fields:
             raise MemoryInputError(
-                f"nothing to change: give at least one of {sorted(self._EDITABLE[table])}")
+                f"nothing to change: give at least one of {sorted(self._EDITABLE[table])}"
+            )
         if "kind" in fields and fields["kind"] not in ENTITY_KINDS:
             raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}")
         if "entity_type" in fields and fields["entity_type"] not in ENTITY_TYPES:
@@ -600,9 +784,14 @@ class DynamicMemory:
             elif name in ("scene", "place", "deepinsight", "user_name"):
                 fields[name] = _text(value, name, required=False)
         assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
-        changed = self._con.cursor().execute(
-            f"update {table} set {assignments} where id = $id returning id",
-            {**fields, "id": memory_id}).fetchall()
+        changed = (
+            self._con.cursor()
+            .execute(
+                f"update {table} set {assignments} where id = $id returning id",
+                {**fields, "id": memory_id},
+            )
+            .fetchall()
+        )
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")
 
@@ -616,17 +805,24 @@ class DynamicMemory:
         """Delete an event memory with its postings and vector (MemoryInputError if none)."""
         event_id = _memory_id(event_id, "event_id")
         with _duck.transaction(self._con) as cur:
-            for table, key in (("memory_event_term", "event_id"),
-                               ("memory_event_embedding", "event_id"), ("memory_event", "id")):
-                deleted = cur.execute(f"delete from {table} where {key} = $id returning 1",
-                                      {"id": event_id}).fetchall()
+            for table, key in (
+                ("memory_event_term", "event_id"),
+                ("memory_event_embedding", "event_id"),
+                ("memory_event", "id"),
+            ):
+                deleted = cur.execute(
+                    f"delete from {table} where {key} = $id returning 1", {"id": event_id}
+                ).fetchall()
             if not deleted:
                 raise MemoryInputError(f"no memory_event with id {event_id}")
 
     def delete_entity(self, entity_id: int) -> None:
         entity_id = _memory_id(entity_id, "entity_id")
-        deleted = self._con.cursor().execute(
-            "delete from memory_entity where id = $id returning 1", {"id": entity_id}).fetchall()
+        deleted = (
+            self._con.cursor()
+            .execute("delete from memory_entity where id = $id returning 1", {"id": entity_id})
+            .fetchall()
+        )
         if not deleted:
             raise MemoryInputError(f"no memory_entity with id {entity_id}")
 
@@ -637,7 +833,8 @@ class DynamicMemory:
         cur = self._con.cursor().execute(
             f"select * from {table} where agent_id = $agent_id and scope = $scope "
             "and user_id is not distinct from $user_id order by id",
-            {"agent_id": agent_id, "scope": scope, "user_id": user_id})
+            {"agent_id": agent_id, "scope": scope, "user_id": user_id},
+        )
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         for row in rows:
@@ -645,27 +842,36 @@ class DynamicMemory:
                 row["keywords"] = json.loads(row["keywords"])
         return rows
 
-    def list_events(self, *, agent_id: str, user_id: str | None = None,
-                    scope: str = "user") -> list[dict[str, Any]]:
+    def list_events(
+        self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
+    ) -> list[dict[str, Any]]:
         return self._list("memory_event", agent_id, user_id, scope)
 
-    def list_entities(self, *, agent_id: str, user_id: str | None = None,
-                      scope: str = "user") -> list[dict[str, Any]]:
+    def list_entities(
+        self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
+    ) -> list[dict[str, Any]]:
         return self._list("memory_entity", agent_id, user_id, scope)
 
     # -- official memories: import / export --------------------------------------------------
 
     def export_official(self, agent_id: str) -> dict[str, Any]:
         """The agent's official memories as JSON-ready data (timestamps ISO 8601)."""
+
         def plain(rows: list[dict[str, Any]], keep: Sequence[str]) -> list[dict[str, Any]]:
-            return [{k: (row[k].isoformat() if isinstance(row[k], datetime) else row[k])
-                     for k in keep} for row in rows]
+            return [
+                {k: (row[k].isoformat() if isinstance(row[k], datetime) else row[k]) for k in keep}
+                for row in rows
+            ]
+
         return {
             "agent_id": agent_id,
-            "events": plain(self.list_events(agent_id=agent_id, scope="official"),
-                            _OFFICIAL_FIELDS["events"]),
-            "entities": plain(self.list_entities(agent_id=agent_id, scope="official"),
-                              _OFFICIAL_FIELDS["entities"]),
+            "events": plain(
+                self.list_events(agent_id=agent_id, scope="official"), _OFFICIAL_FIELDS["events"]
+            ),
+            "entities": plain(
+                self.list_entities(agent_id=agent_id, scope="official"),
+                _OFFICIAL_FIELDS["entities"],
+            ),
         }
 
     def export_official_csv(self, agent_id: str, directory: str | Path) -> None:
@@ -676,12 +882,17 @@ class DynamicMemory:
         doc = self.export_official(agent_id)
         for name, rows in (("events", doc["events"]), ("entities", doc["entities"])):
             with open(directory / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=_OFFICIAL_FIELDS[name],
-                                        lineterminator="\n")
+                writer = csv.DictWriter(
+                    handle, fieldnames=_OFFICIAL_FIELDS[name], lineterminator="\n"
+                )
                 writer.writeheader()
                 for row in rows:
-                    writer.writerow({k: json.dumps(v, ensure_ascii=False) if k == "keywords"
-                                     else v for k, v in row.items()})
+                    writer.writerow(
+                        {
+                            k: json.dumps(v, ensure_ascii=False) if k == "keywords" else v
+                            for k, v in row.items()
+                        }
+                    )
 
     def import_official_csv(self, agent_id: str, directory: str | Path) -> tuple[int, int]:
         """Add official memories from `export_official_csv`'s two files."""
@@ -699,7 +910,8 @@ class DynamicMemory:
                             row[key] = json.loads(value)
                         except json.JSONDecodeError:
                             raise MemoryInputError(
-                                f"{name}.csv line {index}: keywords is not a JSON list") from None
+                                f"{name}.csv line {index}: keywords is not a JSON list"
+                            ) from None
                     elif key in ("importance", "feedback"):
                         row[key] = float(value)
             doc[name] = rows
@@ -711,24 +923,39 @@ class DynamicMemory:
         if not isinstance(doc, Mapping):
             raise MemoryInputError(
                 f"the official memories must be a mapping with agent_id, events and entities, "
-                f"got {type(doc).__name__}")
+                f"got {type(doc).__name__}"
+            )
         agent_id = _text(doc.get("agent_id"), "agent_id")
-        events = [{**e, "agent_id": agent_id, "scope": "official", "user_id": None,
-                   "created_at": _iso_time(e, "created_at", f"events[{index}]")}
-                  for index, e in enumerate(_records(doc, "events"))]
+        events = [
+            {
+                **e,
+                "agent_id": agent_id,
+                "scope": "official",
+                "user_id": None,
+                "created_at": _iso_time(e, "created_at", f"events[{index}]"),
+            }
+            for index, e in enumerate(_records(doc, "events"))
+        ]
         entity_params = []
         for index, entity in enumerate(_records(doc, "entities")):
             unknown = set(entity) - set(_OFFICIAL_FIELDS["entities"])
             if unknown:
                 raise MemoryInputError(f"entities[{index}]: unknown fields {sorted(unknown)}")
             try:
-                entity_params.append(_entity_params(
-                    scope="official", user_id=None, agent_id=agent_id,
-                    entity_name=entity.get("entity_name"), entity_type=entity.get("entity_type"),
-                    kind=entity.get("kind"), keyword=entity.get("keyword"),
-                    description=entity.get("description"),
-                    updated_at=_iso_time(entity, "updated_at", f"entities[{index}]"),
-                    user_name=None))
+                entity_params.append(
+                    _entity_params(
+                        scope="official",
+                        user_id=None,
+                        agent_id=agent_id,
+                        entity_name=entity.get("entity_name"),
+                        entity_type=entity.get("entity_type"),
+                        kind=entity.get("kind"),
+                        keyword=entity.get("keyword"),
+                        description=entity.get("description"),
+                        updated_at=_iso_time(entity, "updated_at", f"entities[{index}]"),
+                        user_name=None,
+                    )
+                )
             except MemoryInputError as exc:
                 raise MemoryInputError(f"entities[{index}]: {exc}") from None
         rows, vectors = self._prepare_events(events)  # every check before any write
@@ -741,11 +968,22 @@ class DynamicMemory:
     # -- recall ----------------------------------------------------------------------------
 
     def query(
-        self, text: str, *, user_id: str, agent_id: str, limit: int = 5,
-        score_threshold: float | None = None, now: datetime | None = None,
-        user_name: str | None = None, agent_name: str | None = None,
-        roulette_seed: int | None = None, log: bool = False, update: bool = True,
-        explain: bool = False, save_id: int | None = None, memory_scope: str | None = None,
+        self,
+        text: str,
+        *,
+        user_id: str,
+        agent_id: str,
+        limit: int = 5,
+        score_threshold: float | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
+        agent_name: str | None = None,
+        roulette_seed: int | None = None,
+        log: bool = False,
+        update: bool = True,
+        explain: bool = False,
+        save_id: int | None = None,
+        memory_scope: str | None = None,
         last_reply: str | None = None,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
@@ -766,8 +1004,9 @@ class DynamicMemory:
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
-        threshold = (None if score_threshold is None
-                     else _unit(score_threshold, "score_threshold", 0.0))
+        threshold = (
+            None if score_threshold is None else _unit(score_threshold, "score_threshold", 0.0)
+        )
         if roulette_seed is not None:
             roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
         now = _naive(now or datetime.now(), "now")
@@ -778,32 +1017,46 @@ class DynamicMemory:
         tokenized = time.perf_counter()
         vector, reference = None, None
         if self.embedder is not None:
-            vector = checked([self.embedder.embed_query(text)], self.embedder.dim,
-                             "embedder (query)")[0]
+            vector = checked(
+                [self.embedder.embed_query(text)], self.embedder.dim, "embedder (query)"
+            )[0]
             reference = self._reference_cosines(text, vector)
         embedded = time.perf_counter()
         params = {
-            **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
-            "user_id": user_id, "user_name": user_name,
-            "agent_name": agent_name, "query_text": text, "tokens": tokens,
-            "query_embedding": vector, "reference_cosines": reference, "now": now,
+            **self._scope_params(save_id, memory_scope),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "user_name": user_name,
+            "agent_name": agent_name,
+            "query_text": text,
+            "tokens": tokens,
+            "query_embedding": vector,
+            "reference_cosines": reference,
+            "now": now,
             "result_limit": limit,
-            "score_threshold": threshold, "roulette_seed": roulette_seed,
+            "score_threshold": threshold,
+            "roulette_seed": roulette_seed,
         }
         sql = compose(
-            ("memory_query_events", "memory_query_entities", "memory_prompt_texts",
-             "memory_query_timeline", "memory_recall_candidates"),
+            (
+                "memory_query_events",
+                "memory_query_entities",
+                "memory_prompt_texts",
+                "memory_query_timeline",
+                "memory_recall_candidates",
+            ),
             {"int_memory_queries": _QUERY_SQL, **_SOURCES},
             _QUERY_SELECT.format(
-                candidates=_CANDIDATES if log or explain else "cast(null as integer[])"),
+                candidates=_CANDIDATES if log or explain else "cast(null as integer[])"
+            ),
             existing=_SEEDS,
         )
-        events, entities, prompt, timeline, candidates, words = (
-            self._cursor().run(sql, params)[0])
+        events, entities, prompt, timeline, candidates, words = self._cursor().run(sql, params)[0]
         queried = time.perf_counter()
         if update or log:
-            self._after_recall_retried(events or [], entities or [], candidates or [], now,
-                                       user_id, agent_id, update, log)
+            self._after_recall_retried(
+                events or [], entities or [], candidates or [], now, user_id, agent_id, update, log
+            )
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -815,15 +1068,18 @@ class DynamicMemory:
                     "SQL召回与排序": f"{(queried - embedded) * 1000:.2f} 毫秒",
                     "更新强度": f"{(done - queried) * 1000:.2f} 毫秒",
                 },
-                "timings_ms": {"tokenize": (tokenized - started) * 1000,
-                               "embed": (embedded - tokenized) * 1000,
-                               "sql": (queried - embedded) * 1000,
-                               "update": (done - queried) * 1000},
+                "timings_ms": {
+                    "tokenize": (tokenized - started) * 1000,
+                    "embed": (embedded - tokenized) * 1000,
+                    "sql": (queried - embedded) * 1000,
+                    "update": (done - queried) * 1000,
+                },
                 "query": text,
                 "分词": tokens,
                 "给联想的基词": [w["word"] for w in words or [] if w["word_source"] == "token"],
-                "扩展后联想词": [{w["word"]: w["level"]} for w in words or []
-                                 if w["word_source"] == "expanded"],
+                "扩展后联想词": [
+                    {w["word"]: w["level"]} for w in words or [] if w["word_source"] == "expanded"
+                ],
             },
             prompt_text=prompt or "",
             candidates=list(candidates or []) if explain else [],
@@ -841,13 +1097,24 @@ class DynamicMemory:
         with self._reference_lock:
             matrix = self._reference.get(language)
             if matrix is None:
-                sentences = [line for line in resources.files("rolemem").joinpath(
-                    f"data/reference_sentences.{language}.txt").read_text("utf-8").splitlines()
-                    if line.strip()]
-                matrix = np.array(checked(self.embedder.embed_documents(sentences),
-                                          self.embedder.dim, "embedder (reference sentences)"))
-                matrix = self._reference[language] = (
-                    matrix / np.linalg.norm(matrix, axis=1, keepdims=True))
+                sentences = [
+                    line
+                    for line in resources.files("rolemem")
+                    .joinpath(f"data/reference_sentences.{language}.txt")
+                    .read_text("utf-8")
+                    .splitlines()
+                    if line.strip()
+                ]
+                matrix = np.array(
+                    checked(
+                        self.embedder.embed_documents(sentences),
+                        self.embedder.dim,
+                        "embedder (reference sentences)",
+                    )
+                )
+                matrix = self._reference[language] = matrix / np.linalg.norm(
+                    matrix, axis=1, keepdims=True
+                )
         query = np.asarray(vector) / (np.linalg.norm(vector) or 1.0)
         return [float(c) for c in matrix @ query]
 
@@ -861,21 +1128,39 @@ class DynamicMemory:
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
         return {**self.settings, "save_id": save_id, "memory_scope": scope}
 
-    def timeline(self, *, user_id: str, agent_id: str, save_id: int | None = None,
-                 memory_scope: str | None = None) -> list[dict[str, Any]]:
+    def timeline(
+        self,
+        *,
+        user_id: str,
+        agent_id: str,
+        save_id: int | None = None,
+        memory_scope: str | None = None,
+    ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
         params = {
-            **self._scope_params(save_id, memory_scope), "agent_id": agent_id,
-            "user_id": user_id, "user_name": None, "agent_name": None, "query_text": "",
-            "tokens": [], "query_embedding": None, "reference_cosines": None,
-            "now": datetime.now(), "result_limit": 1,
-            "score_threshold": 0.0, "roulette_seed": None,
+            **self._scope_params(save_id, memory_scope),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "user_name": None,
+            "agent_name": None,
+            "query_text": "",
+            "tokens": [],
+            "query_embedding": None,
+            "reference_cosines": None,
+            "now": datetime.now(),
+            "result_limit": 1,
+            "score_threshold": 0.0,
+            "roulette_seed": None,
         }
-        sql = compose("int_memory_timeline", {"int_memory_queries": _QUERY_SQL, **_SOURCES},
-                      _TIMELINE_SELECT, existing=_SEEDS)
+        sql = compose(
+            "int_memory_timeline",
+            {"int_memory_queries": _QUERY_SQL, **_SOURCES},
+            _TIMELINE_SELECT,
+            existing=_SEEDS,
+        )
         cur = self._cursor()
         rows = cur.run(sql, params)
         names = [d[0] for d in cur.cursor.description]
@@ -899,18 +1184,30 @@ class DynamicMemory:
                     return
                 time.sleep(0.005 * attempt)
 
-    def _after_recall(self, events: list[dict[str, Any]], entities: list[dict[str, Any]],
-                      candidates: list[dict[str, Any]], now: datetime, user_id: str,
-                      agent_id: str, update: bool, log: bool) -> None:
+    def _after_recall(
+        self,
+        events: list[dict[str, Any]],
+        entities: list[dict[str, Any]],
+        candidates: list[dict[str, Any]],
+        now: datetime,
+        user_id: str,
+        agent_id: str,
+        update: bool,
+        log: bool,
+    ) -> None:
         """The recall's side effects, all in one transaction."""
         with _duck.transaction(self._con) as cur:
             if update:
                 bonus = self.settings["recall_strength_bonus"]
-                for table, rows, key in (("memory_event", events, "event_id"),
-                                         ("memory_entity", entities, "entity_id")):
+                for table, rows, key in (
+                    ("memory_event", events, "event_id"),
+                    ("memory_entity", entities, "entity_id"),
+                ):
                     if rows:
-                        cur.execute(_RECALLED.format(table=table),
-                                    {"now": now, "bonus": bonus, "ids": [r[key] for r in rows]})
+                        cur.execute(
+                            _RECALLED.format(table=table),
+                            {"now": now, "bonus": bonus, "ids": [r[key] for r in rows]},
+                        )
             if log and candidates:
                 query_id = uuid.uuid4().hex
                 cur.execute(
@@ -922,37 +1219,62 @@ class DynamicMemory:
                         c.profile_score, c.score, c.is_selected
                     from (select unnest($candidates, recursive := true)) as c
                     join memory_event as e on e.id = c.event_id""",
-                    {"query_id": query_id, "now": now, "agent_id": agent_id,
-                     "user_id": user_id, "candidates": candidates})
+                    {
+                        "query_id": query_id,
+                        "now": now,
+                        "agent_id": agent_id,
+                        "user_id": user_id,
+                        "candidates": candidates,
+                    },
+                )
 
 
 def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["result_index"], "score": row["score"], "scope": row["scope"],
-        "index": str(row["event_id"]), "event_id": row["event_id"],
-        "description": row["description"], "deepinsight": row["deepinsight"],
-        "place": row["place"], "updatetime": row["updatetime"], "time_text": row["time_text"],
-        "keyword": list(row["keywords"] or []), "log": row["log"],
+        "id": row["result_index"],
+        "score": row["score"],
+        "scope": row["scope"],
+        "index": str(row["event_id"]),
+        "event_id": row["event_id"],
+        "description": row["description"],
+        "deepinsight": row["deepinsight"],
+        "place": row["place"],
+        "updatetime": row["updatetime"],
+        "time_text": row["time_text"],
+        "keyword": list(row["keywords"] or []),
+        "log": row["log"],
     }
 
 
 def _timeline_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["result_index"], "scope": row["scope"], "index": str(row["event_id"]),
-        "event_id": row["event_id"], "description": row["description"],
-        "deepinsight": row["deepinsight"], "place": row["place"],
-        "updatetime": row["updatetime"], "time_text": row["time_text"],
-        "keyword": list(row["keywords"] or []), "save_id": row["save_id"],
+        "id": row["result_index"],
+        "scope": row["scope"],
+        "index": str(row["event_id"]),
+        "event_id": row["event_id"],
+        "description": row["description"],
+        "deepinsight": row["deepinsight"],
+        "place": row["place"],
+        "updatetime": row["updatetime"],
+        "time_text": row["time_text"],
+        "keyword": list(row["keywords"] or []),
+        "save_id": row["save_id"],
     }
 
 
 def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["result_index"], "kind": row["kind"], "score": row["score"],
-        "scope": row["scope"], "index": {"index": row["entity_id"]},
-        "entity_id": row["entity_id"], "description": row["description"],
-        "updatetime": row["updatetime"], "matched_keywords": list(row["matched_keywords"]),
-        "keyword": row["keyword"], "log": row["log"],
+        "id": row["result_index"],
+        "kind": row["kind"],
+        "score": row["score"],
+        "scope": row["scope"],
+        "index": {"index": row["entity_id"]},
+        "entity_id": row["entity_id"],
+        "description": row["description"],
+        "updatetime": row["updatetime"],
+        "matched_keywords": list(row["matched_keywords"]),
+        "keyword": row["keyword"],
+        "log": row["log"],
     }
 
 
@@ -966,9 +1288,12 @@ def time_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     recall prefers it (model int_memory_query_time_windows over the seed time_expressions),
     or None when it names none."""
     _text(text, "text")
-    sql = compose("int_memory_query_time_windows", {"int_memory_queries": _TIME_QUERY_SQL},
-                  "select window_start, window_end from int_memory_query_time_windows",
-                  existing=("time_expressions",))
+    sql = compose(
+        "int_memory_query_time_windows",
+        {"int_memory_queries": _TIME_QUERY_SQL},
+        "select window_start, window_end from int_memory_query_time_windows",
+        existing=("time_expressions",),
+    )
     cur = _duck.scratch_cursor()
     if "time_expressions" not in _scratch_seeds:
         load_seed(cur.cursor, "time_expressions")
@@ -983,11 +1308,13 @@ _scratch_seeds: set[str] = set()
 @functools.cache
 def _format_time_sql() -> str:
     return "select " + render_macro(
-        "format_memory_time", "cast($ts as timestamp)", "cast($now as timestamp)")
+        "format_memory_time", "cast($ts as timestamp)", "cast($now as timestamp)"
+    )
 
 
 def format_memory_time(ts: datetime, now: datetime) -> str:
     """How `ts` reads in the prompt relative to `now` (runs the SQL macro format_memory_time)."""
     rows = _duck.scratch_cursor().run(
-        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")})
+        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")}
+    )
     return rows[0][0]

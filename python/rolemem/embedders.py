@@ -38,7 +38,8 @@ def checked(vectors: Sequence[Sequence[float]], dim: int, source: str) -> list[l
         values = [float(v) for v in vector]
         if len(values) != dim:
             raise EmbeddingError(
-                f"{source}: vector {index} has {len(values)} dimensions, expected {dim}")
+                f"{source}: vector {index} has {len(values)} dimensions, expected {dim}"
+            )
         if not all(math.isfinite(v) for v in values):
             raise EmbeddingError(f"{source}: vector {index} has non-finite values")
         out.append(values)
@@ -96,8 +97,15 @@ def default_embedder() -> Embedder | None:
 class OpenAICompatibleEmbedder:
     """POST {base_url}/embeddings with {"model", "input"}; reads data[i].embedding."""
 
-    def __init__(self, base_url: str, model: str, dim: int, *, api_key: str | None = None,
-                 timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        dim: int,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.dim = dim
@@ -109,8 +117,9 @@ class OpenAICompatibleEmbedder:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(f"{self.base_url}/embeddings", data=body,
-                                         headers=headers, method="POST")
+        request = urllib.request.Request(
+            f"{self.base_url}/embeddings", data=body, headers=headers, method="POST"
+        )
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 payload = json.loads(response.read().decode("utf-8"))
@@ -123,11 +132,12 @@ class OpenAICompatibleEmbedder:
             vectors = [item["embedding"] for item in items]
         except (KeyError, TypeError):
             raise EmbeddingError(
-                f"{self.base_url}/embeddings: no data[].embedding in the answer") from None
+                f"{self.base_url}/embeddings: no data[].embedding in the answer"
+            ) from None
         if len(vectors) != len(texts):
             raise EmbeddingError(
-                f"{self.base_url}/embeddings returned {len(vectors)} vectors "
-                f"for {len(texts)} texts")
+                f"{self.base_url}/embeddings returned {len(vectors)} vectors for {len(texts)} texts"
+            )
         return checked(vectors, self.dim, f"{self.base_url}/embeddings")
 
     def embed_query(self, text: str) -> list[float]:

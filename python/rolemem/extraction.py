@@ -107,8 +107,9 @@ def parse_reply(text: str, model: type[ReplyModel]) -> ReplyModel:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the reply is not JSON ({exc.msg} at line {exc.lineno} "
-                         f"column {exc.colno})") from None
+        raise ValueError(
+            f"the reply is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
     if not isinstance(data, dict):
         raise ValueError("the reply must be one JSON object")
     try:
@@ -116,7 +117,8 @@ def parse_reply(text: str, model: type[ReplyModel]) -> ReplyModel:
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'reply'}: {error['msg']}"
-            for error in exc.errors()[:5])
+            for error in exc.errors()[:5]
+        )
         raise ValueError(f"the reply does not fit the format: {problems}") from None
 
 
@@ -131,8 +133,13 @@ def render_dialogue(messages: Sequence[dict[str, str]]) -> str:
     return "\n".join(f"{message['role']}: {message['content']}" for message in messages)
 
 
-def ask(llm: ChatModel, messages: list[dict[str, str]], model: type[ReplyModel],
-        max_attempts: int, what: str) -> ReplyModel:
+def ask(
+    llm: ChatModel,
+    messages: list[dict[str, str]],
+    model: type[ReplyModel],
+    max_attempts: int,
+    what: str,
+) -> ReplyModel:
     """Call the LLM until its reply fits `model`, at most `max_attempts` calls. An invalid
     reply is answered with the problem so the next attempt can correct it."""
     problem = "no attempt"
@@ -149,30 +156,49 @@ def ask(llm: ChatModel, messages: list[dict[str, str]], model: type[ReplyModel],
             problem = str(exc)
             log.warning("%s: attempt %d/%d: %s", what, attempt, max_attempts, problem)
             correction = f"{problem}。请只输出一个符合格式的 JSON 对象。"
-            messages = [*messages, {"role": "assistant", "content": text},
-                        {"role": "user", "content": correction}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": correction},
+            ]
     raise ExtractionError(f"{what} failed after {max_attempts} LLM calls: {problem}")
 
 
-def extract(llm: ChatModel, dialogue: Sequence[dict[str, str]], *, agent_name: str,
-            user_name: str, max_attempts: int) -> ExtractionReply:
+def extract(
+    llm: ChatModel,
+    dialogue: Sequence[dict[str, str]],
+    *,
+    agent_name: str,
+    user_name: str,
+    max_attempts: int,
+) -> ExtractionReply:
     """Events and entities from one batch of dialogue, from the character's point of view."""
     messages = [
-        {"role": "system", "content": prompt("extraction_zh", agent_name=agent_name,
-                                              user_name=user_name)},
+        {
+            "role": "system",
+            "content": prompt("extraction_zh", agent_name=agent_name, user_name=user_name),
+        },
         {"role": "user", "content": render_dialogue(dialogue)},
     ]
     return ask(llm, messages, ExtractionReply, max_attempts, "extraction")
 
 
-def consolidate(llm: ChatModel, entities: Sequence[dict[str, object]], *,
-                max_attempts: int) -> dict[int, str]:
+def consolidate(
+    llm: ChatModel, entities: Sequence[dict[str, object]], *, max_attempts: int
+) -> dict[int, str]:
     """Merged descriptions by entity id; ids the LLM did not send back are left out."""
-    listing = json.dumps([{k: e[k] for k in ("id", "entity_name", "kind", "keyword",
-                                             "description")} for e in entities],
-                         ensure_ascii=False, indent=1)
-    messages = [{"role": "system", "content": prompt("consolidation_zh")},
-                {"role": "user", "content": listing}]
+    listing = json.dumps(
+        [
+            {k: e[k] for k in ("id", "entity_name", "kind", "keyword", "description")}
+            for e in entities
+        ],
+        ensure_ascii=False,
+        indent=1,
+    )
+    messages = [
+        {"role": "system", "content": prompt("consolidation_zh")},
+        {"role": "user", "content": listing},
+    ]
     reply = ask(llm, messages, ConsolidationReply, max_attempts, "consolidation")
     sent = {int(str(e["id"])) for e in entities}
     return {item.id: item.description for item in reply.entities if item.id in sent}

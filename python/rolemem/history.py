@@ -69,29 +69,38 @@ def _statements() -> dict[str, str]:
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
-        "walk": compose("int_lines_walked_to_root", sources,
-                        "select * from int_lines_walked_to_root"),
+        "walk": compose(
+            "int_lines_walked_to_root", sources, "select * from int_lines_walked_to_root"
+        ),
         "int_lines_chained_to_root": compose(
-            "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"),
+            "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"
+        ),
         "memory_messages": compose("memory_messages", stored, "select * from memory_messages"),
         "int_save_history_tips": compose(
-            "int_save_history_tips", stored, "select * from int_save_history_tips"),
+            "int_save_history_tips", stored, "select * from int_save_history_tips"
+        ),
     }
 
 
 def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
     """Create the write-time history tables (empty) where dbt has not built them yet."""
-    existing = {row[0] for row in cur.execute(
-        "select table_name from duckdb_tables() where schema_name = 'main'").fetchall()}
+    existing = {
+        row[0]
+        for row in cur.execute(
+            "select table_name from duckdb_tables() where schema_name = 'main'"
+        ).fetchall()
+    }
     if set(TABLES) <= existing:
         return
     statements = _statements()
-    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}",
-                {"save_ids": []})
+    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", {"save_ids": []})
     for table in TABLES:
         if table not in existing:  # names from this module, never from data
-            cur.execute(f"create table if not exists {table} as "
-                        f"select * from ({statements[table]}) where false", {"save_ids": []})
+            cur.execute(
+                f"create table if not exists {table} as "
+                f"select * from ({statements[table]}) where false",
+                {"save_ids": []},
+            )
 
 
 def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
@@ -109,8 +118,11 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
     try:
         cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
         for table in TABLES:
-            cur.execute(f"delete from {table} where save_id in "
-                        "(select unnest(cast($save_ids as bigint[])))", params)
+            cur.execute(
+                f"delete from {table} where save_id in "
+                "(select unnest(cast($save_ids as bigint[])))",
+                params,
+            )
             cur.execute(f"insert into {table} by name {statements[table]}", params)
         cur.execute("commit")
     except BaseException:

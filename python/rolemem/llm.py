@@ -35,9 +35,16 @@ class OpenAICompatibleLLM:
     429 and 5xx answers (with back-off) inside one `complete` call; `timeout` is per request.
     """
 
-    def __init__(self, base_url: str | None = None, model: str | None = None,
-                 api_key: str | None = None, *, timeout: float = 60.0, max_retries: int = 2,
-                 temperature: float = 0.2) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        temperature: float = 0.2,
+    ) -> None:
         base_url = base_url or os.environ.get("ROLEMEM_LLM_BASE_URL")
         model = model or os.environ.get("ROLEMEM_LLM_MODEL")
         if not base_url:
@@ -51,16 +58,19 @@ class OpenAICompatibleLLM:
         self.temperature = temperature
         # a local server needs no key, but the client insists on one
         key = api_key or os.environ.get("ROLEMEM_LLM_API_KEY") or "not-needed"
-        self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout,
-                                     max_retries=max_retries)
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
+        )
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str:
         import openai
 
         try:
             response = self._client.chat.completions.create(
-                model=self.model, messages=list(messages),  # type: ignore[arg-type]
-                temperature=self.temperature)
+                model=self.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=self.temperature,
+            )
         except openai.APIStatusError as exc:
             raise LLMError(f"{self.base_url}: HTTP {exc.status_code} from the LLM") from None
         except openai.APITimeoutError:

@@ -16,8 +16,14 @@ from . import _duck, history
 from ._sql_project import compose
 from .errors import ChainError, LineError, SaveNotFoundError
 
-_TEXT_FIELDS = ("attribute", "content", "original_emotion", "tts_content", "action_content",
-                "display_name")
+_TEXT_FIELDS = (
+    "attribute",
+    "content",
+    "original_emotion",
+    "tts_content",
+    "action_content",
+    "display_name",
+)
 
 # The caller's one target, standing in for the batch model `int_memory_targets`.
 _TARGET_SQL = """
@@ -151,8 +157,9 @@ def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
         if not all(value is None or type(value) is valid for value in column):
             for position, value in enumerate(column):  # slow path: convert or name the culprit
                 line_id = rows[position][0]
-                where = f"line {line_id}" if line_id is not None else (
-                    f"line at position {position}")
+                where = (
+                    f"line {line_id}" if line_id is not None else (f"line at position {position}")
+                )
                 column[position] = check(value, field, where)
         columns[param] = column
     return columns
@@ -231,11 +238,24 @@ def build_memory_for_save(
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
-    names = ("id", "role_id", "script_role_id", "attribute", "display_name", "content",
-             "original_emotion", "tts_content", "action_content")
-    return build_memory([dict(zip(names, line, strict=True)) for line in lines],
-                        role_id=target["role_id"], script_role_id=target["script_role_id"],
-                        display_name=target["display_name"], context_emotion=context_emotion)
+    names = (
+        "id",
+        "role_id",
+        "script_role_id",
+        "attribute",
+        "display_name",
+        "content",
+        "original_emotion",
+        "tts_content",
+        "action_content",
+    )
+    return build_memory(
+        [dict(zip(names, line, strict=True)) for line in lines],
+        role_id=target["role_id"],
+        script_role_id=target["script_role_id"],
+        display_name=target["display_name"],
+        context_emotion=context_emotion,
+    )
 
 
 def _materialized_key(target: Mapping[str, Any]) -> str | None:
@@ -254,8 +274,9 @@ def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] |
     try:
         return cur.execute(_STORED_TIP_SQL, {"save_id": save_id}).fetchone()
     except duckdb.CatalogException:  # the history tables do not exist yet
-        exists = cur.execute("select count(*) from save where id = $save_id",
-                             {"save_id": save_id}).fetchone()
+        exists = cur.execute(
+            "select count(*) from save where id = $save_id", {"save_id": save_id}
+        ).fetchone()
         return (False, None) if exists and exists[0] else None
 
 
@@ -263,8 +284,11 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     """Every model over the save's lines in one query (for a database opened read-only)."""
     sql = compose(
         "memory_messages",
-        {"source_line": history._SAVES_LINES_SQL, "source_save": history._SAVES_SQL,
-         "int_memory_targets": _TARGET_SQL},
+        {
+            "source_line": history._SAVES_LINES_SQL,
+            "source_save": history._SAVES_SQL,
+            "int_memory_targets": _TARGET_SQL,
+        },
         _SAVE_SELECT,
     )
     rows = _duck.run(cur, sql, {**params, "save_ids": [params["save_id"]]})

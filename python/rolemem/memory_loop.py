@@ -42,9 +42,18 @@ from .memory_builder import _int_or_none, _script_role, build_memory
 log = logging.getLogger(__name__)
 
 SETTING_NAMES = (
-    "context_min_turns", "context_max_turns", "extract_at_turns", "extract_turns",
-    "memory_scope", "cleanup_threshold", "cleanup_share", "cleanup_interval_days",
-    "inactive_days", "inactive_min_keep", "consolidation_batch_size", "llm_max_attempts",
+    "context_min_turns",
+    "context_max_turns",
+    "extract_at_turns",
+    "extract_turns",
+    "memory_scope",
+    "cleanup_threshold",
+    "cleanup_share",
+    "cleanup_interval_days",
+    "inactive_days",
+    "inactive_min_keep",
+    "consolidation_batch_size",
+    "llm_max_attempts",
 )
 
 # The caller's one observation, standing in for the batch model int_loop_observations.
@@ -126,9 +135,11 @@ _ARCHIVE_SQL = {
         from memory_entity where id in (select unnest($ids))""",
 }
 _DELETE_SQL = {
-    "event": ["delete from memory_event_term where event_id in (select unnest($ids))",
-              "delete from memory_event_embedding where event_id in (select unnest($ids))",
-              "delete from memory_event where id in (select unnest($ids))"],
+    "event": [
+        "delete from memory_event_term where event_id in (select unnest($ids))",
+        "delete from memory_event_embedding where event_id in (select unnest($ids))",
+        "delete from memory_event where id in (select unnest($ids))",
+    ],
     "entity": ["delete from memory_entity where id in (select unnest($ids))"],
 }
 _STATE_SQL = """
@@ -197,18 +208,26 @@ class MemoryLoop:
     `settings`: overrides of the seed memory_loop_settings.
     """
 
-    def __init__(self, db: _duck.Database = None, *, llm: ChatModel | None = None,
-                 embedder: Embedder | None = None,
-                 settings: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        llm: ChatModel | None = None,
+        embedder: Embedder | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
         self.memory = DynamicMemory(db, embedder=embedder)
         self._con = self.memory._con
         self.llm = llm
-        self.settings = {**shipped_settings("memory_loop_settings"),
-                         **read_settings(self._con, "memory_loop_settings")}
+        self.settings = {
+            **shipped_settings("memory_loop_settings"),
+            **read_settings(self._con, "memory_loop_settings"),
+        }
         for name, value in (settings or {}).items():
             if name not in SETTING_NAMES:
-                raise MemoryInputError(f"unknown loop setting {name!r}; expected one of "
-                                       f"{', '.join(SETTING_NAMES)}")
+                raise MemoryInputError(
+                    f"unknown loop setting {name!r}; expected one of {', '.join(SETTING_NAMES)}"
+                )
             self.settings[name] = value
         self._check_settings()
         # one observation of a save x character at a time (two would ask the LLM twice)
@@ -222,10 +241,14 @@ class MemoryLoop:
                 if value not in ("player", "save"):
                     raise MemoryInputError("memory_scope must be 'player' or 'save'")
             elif name == "cleanup_share":
-                if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                        0 <= value <= 1):
-                    raise MemoryInputError(f"cleanup_share must be a number from 0 to 1, "
-                                           f"got {value!r}")
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not (0 <= value <= 1)
+                ):
+                    raise MemoryInputError(
+                        f"cleanup_share must be a number from 0 to 1, got {value!r}"
+                    )
             elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise MemoryInputError(f"{name} must be a non-negative integer, got {value!r}")
         if self.settings["extract_turns"] < 1 or self.settings["llm_max_attempts"] < 1:
@@ -247,9 +270,16 @@ class MemoryLoop:
     # -- extraction --------------------------------------------------------------------------
 
     def observe(
-        self, *, save_id: int, user_id: str, agent_id: str, role_id: int | None = None,
-        script_role_id: str | int | None = None, scene: str | None = None,
-        now: datetime | None = None, user_name: str | None = None,
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        agent_id: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        scene: str | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
         agent_name: str | None = None,
     ) -> ObserveReport:
         """Look at the save after a turn was played; extract the batches that are due.
@@ -267,22 +297,38 @@ class MemoryLoop:
         target_key, role, script_role = _target(role_id, script_role_id)
         now = _naive(now or datetime.now(), "now")
         params = {
-            "save_id": save, "target_key": target_key, "role_id": role,
-            "script_role_id": script_role, "user_id": user_id, "agent_id": agent_id,
-            "scene": scene, **{name: self.settings[name] for name in (
-                "extract_at_turns", "extract_turns", "context_max_turns")},
+            "save_id": save,
+            "target_key": target_key,
+            "role_id": role,
+            "script_role_id": script_role,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "scene": scene,
+            **{
+                name: self.settings[name]
+                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
+            },
         }
         with self._lock((save, target_key)):
             plan = self._plan(params)
-            report = ObserveReport(save_id=save, target_key=target_key,
-                                   pending_turns=plan["pending_turns"],
-                                   watermark_line_id=plan["watermark_line_id"])
+            report = ObserveReport(
+                save_id=save,
+                target_key=target_key,
+                pending_turns=plan["pending_turns"],
+                watermark_line_id=plan["watermark_line_id"],
+            )
             batches = list(plan["batches"] or [])
             report.scene_changed = bool(batches) and batches[0]["reason"] == "scene_change"
-            state = {"save_id": save, "target_key": target_key, "user_id": user_id,
-                     "agent_id": agent_id, "scene": scene, "now": now,
-                     # the turns a scene change flushes were played in the scene seen before
-                     "batch_scene": plan["last_scene"] if report.scene_changed else scene}
+            state = {
+                "save_id": save,
+                "target_key": target_key,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "scene": scene,
+                "now": now,
+                # the turns a scene change flushes were played in the scene seen before
+                "batch_scene": plan["last_scene"] if report.scene_changed else scene,
+            }
             if not batches:
                 with _duck.transaction(self._con) as cur:
                     cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
@@ -293,8 +339,15 @@ class MemoryLoop:
             for position, batch in enumerate(batches):
                 is_last = position == len(batches) - 1
                 written = self._extract_batch(
-                    batch, lines, state, role, script_role, user_name or user_id,
-                    agent_name or agent_id, keep_scene=not is_last or scene is None)
+                    batch,
+                    lines,
+                    state,
+                    role,
+                    script_role,
+                    user_name or user_id,
+                    agent_name or agent_id,
+                    keep_scene=not is_last or scene is None,
+                )
                 if written is None:
                     continue  # another caller committed the same batch meanwhile
                 events, entities = written
@@ -309,9 +362,11 @@ class MemoryLoop:
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         sql = compose(
             ("int_loop_batches_due", "int_loop_pending_turns"),
-            {"int_lines_chained_to_root": _CHAIN_SQL,
-             "int_loop_observations": _OBSERVATION_SQL,
-             "source_memory_extraction_batch": _BATCHES_SQL},
+            {
+                "int_lines_chained_to_root": _CHAIN_SQL,
+                "int_loop_observations": _OBSERVATION_SQL,
+                "source_memory_extraction_batch": _BATCHES_SQL,
+            },
             _OBSERVE_SELECT,
         )
         cur = self.memory._cursor()
@@ -326,37 +381,68 @@ class MemoryLoop:
         return plan
 
     def _extract_batch(
-        self, batch: Mapping[str, Any], lines: list[dict[str, Any]], state: dict[str, Any],
-        role_id: int | None, script_role_id: str | None, user_name: str, agent_name: str,
-        *, keep_scene: bool,
+        self,
+        batch: Mapping[str, Any],
+        lines: list[dict[str, Any]],
+        state: dict[str, Any],
+        role_id: int | None,
+        script_role_id: str | None,
+        user_name: str,
+        agent_name: str,
+        *,
+        keep_scene: bool,
     ) -> tuple[list[int], list[int]] | None:
         assert self.llm is not None
-        chosen = [line for line in lines if batch["first_line_position"] <= line["line_position"]
-                  <= batch["last_line_position"]]
+        chosen = [
+            line
+            for line in lines
+            if batch["first_line_position"] <= line["line_position"] <= batch["last_line_position"]
+        ]
         dialogue = build_memory(chosen, role_id=role_id, script_role_id=script_role_id)
-        reply = extract(self.llm, dialogue, agent_name=agent_name, user_name=user_name,
-                        max_attempts=self.settings["llm_max_attempts"])
-        event_rows, vectors = self.memory._prepare_events(
-            self._event_inputs(reply, batch, state))
-        entity_params = [_entity_params(
-            scope="user", user_id=state["user_id"], agent_id=state["agent_id"],
-            entity_name=e.entity_name, entity_type=e.entity_type, kind=e.kind,
-            keyword=e.keyword, description=e.description, updated_at=state["now"],
-            user_name=user_name) for e in reply.entities]
+        reply = extract(
+            self.llm,
+            dialogue,
+            agent_name=agent_name,
+            user_name=user_name,
+            max_attempts=self.settings["llm_max_attempts"],
+        )
+        event_rows, vectors = self.memory._prepare_events(self._event_inputs(reply, batch, state))
+        entity_params = [
+            _entity_params(
+                scope="user",
+                user_id=state["user_id"],
+                agent_id=state["agent_id"],
+                entity_name=e.entity_name,
+                entity_type=e.entity_type,
+                kind=e.kind,
+                keyword=e.keyword,
+                description=e.description,
+                updated_at=state["now"],
+                user_name=user_name,
+            )
+            for e in reply.entities
+        ]
         try:
             with _duck.transaction(self._con) as cur:
-                events, entities = self._commit_batch(cur, batch, state, event_rows, vectors,
-                                                      entity_params, keep_scene)
+                events, entities = self._commit_batch(
+                    cur, batch, state, event_rows, vectors, entity_params, keep_scene
+                )
         except _AlreadyExtracted:
             return None
-        log.info("extracted %s: %d events, %d entities", batch["batch_key"], len(events),
-                 len(entities))
+        log.info(
+            "extracted %s: %d events, %d entities", batch["batch_key"], len(events), len(entities)
+        )
         return events, entities
 
     def _commit_batch(
-        self, cur: duckdb.DuckDBPyConnection, batch: Mapping[str, Any], state: dict[str, Any],
-        event_rows: list[dict[str, Any]], vectors: list[list[float] | None],
-        entity_params: list[dict[str, Any]], keep_scene: bool,
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        batch: Mapping[str, Any],
+        state: dict[str, Any],
+        event_rows: list[dict[str, Any]],
+        vectors: list[list[float] | None],
+        entity_params: list[dict[str, Any]],
+        keep_scene: bool,
     ) -> tuple[list[int], list[int]]:
         """The batch row (the watermark), its memories and the loop state: one transaction."""
         claimed = cur.execute(
@@ -367,13 +453,22 @@ class MemoryLoop:
                 $last_line_id, $turn_count, $reason, $scene, $event_count, $entity_count,
                 $llm_model, $now)
             on conflict do nothing returning batch_key""",
-            {"batch_key": batch["batch_key"], "save_id": state["save_id"],
-             "target_key": state["target_key"], "user_id": state["user_id"],
-             "agent_id": state["agent_id"], "first_line_id": batch["first_line_id"],
-             "last_line_id": batch["last_line_id"], "turn_count": batch["turn_count"],
-             "reason": batch["reason"], "scene": state["batch_scene"],
-             "event_count": len(event_rows), "entity_count": len(entity_params),
-             "llm_model": getattr(self.llm, "model", None), "now": state["now"]},
+            {
+                "batch_key": batch["batch_key"],
+                "save_id": state["save_id"],
+                "target_key": state["target_key"],
+                "user_id": state["user_id"],
+                "agent_id": state["agent_id"],
+                "first_line_id": batch["first_line_id"],
+                "last_line_id": batch["last_line_id"],
+                "turn_count": batch["turn_count"],
+                "reason": batch["reason"],
+                "scene": state["batch_scene"],
+                "event_count": len(event_rows),
+                "entity_count": len(entity_params),
+                "llm_model": getattr(self.llm, "model", None),
+                "now": state["now"],
+            },
         ).fetchall()
         if not claimed:
             raise _AlreadyExtracted(batch["batch_key"])
@@ -383,42 +478,66 @@ class MemoryLoop:
         return events, entities
 
     @staticmethod
-    def _event_inputs(reply: ExtractionReply, batch: Mapping[str, Any],
-                      state: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [{
-            "scope": "user", "user_id": state["user_id"], "agent_id": state["agent_id"],
-            "description": event.description, "deepinsight": event.deepinsight,
-            "keywords": list(event.keywords), "place": event.place,
-            "scene": state["batch_scene"],
-            "importance": event.importance,
-            # lines carry no time: an event the dialogue does not date happened now
-            "created_at": event.time or state["now"],
-            "save_id": state["save_id"], "first_line_id": batch["first_line_id"],
-            "last_line_id": batch["last_line_id"], "batch_key": batch["batch_key"],
-        } for event in reply.events]
+    def _event_inputs(
+        reply: ExtractionReply, batch: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "scope": "user",
+                "user_id": state["user_id"],
+                "agent_id": state["agent_id"],
+                "description": event.description,
+                "deepinsight": event.deepinsight,
+                "keywords": list(event.keywords),
+                "place": event.place,
+                "scene": state["batch_scene"],
+                "importance": event.importance,
+                # lines carry no time: an event the dialogue does not date happened now
+                "created_at": event.time or state["now"],
+                "save_id": state["save_id"],
+                "first_line_id": batch["first_line_id"],
+                "last_line_id": batch["last_line_id"],
+                "batch_key": batch["batch_key"],
+            }
+            for event in reply.events
+        ]
 
     # -- timeline and pins ---------------------------------------------------------------------
 
-    def timeline(self, *, user_id: str, agent_id: str,
-                 save_id: int | None = None) -> list[dict[str, Any]]:
+    def timeline(
+        self, *, user_id: str, agent_id: str, save_id: int | None = None
+    ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要) on the save's current branch, oldest first."""
-        return self.memory.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id,
-                                    memory_scope=self.settings["memory_scope"])
+        return self.memory.timeline(
+            user_id=user_id,
+            agent_id=agent_id,
+            save_id=save_id,
+            memory_scope=self.settings["memory_scope"],
+        )
 
-    def pin(self, *, event_id: int | None = None, entity_id: int | None = None,
-            pinned: bool = True) -> None:
+    def pin(
+        self, *, event_id: int | None = None, entity_id: int | None = None, pinned: bool = True
+    ) -> None:
         """Pin (or unpin) one memory: a pinned memory is never archived by cleanup."""
         if (event_id is None) == (entity_id is None):
             raise MemoryInputError("give exactly one of event_id or entity_id")
         if not isinstance(pinned, bool):
             raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
-        table, memory_id = (("memory_event", event_id) if event_id is not None
-                            else ("memory_entity", entity_id))
-        memory_id = _int_or_none(memory_id, "event_id" if event_id is not None else "entity_id",
-                                 "pin")
-        changed = self._con.cursor().execute(
-            f"update {table} set is_pinned = $pinned where id = $id returning id",  # fixed names
-            {"pinned": pinned, "id": memory_id}).fetchall()
+        table, memory_id = (
+            ("memory_event", event_id) if event_id is not None else ("memory_entity", entity_id)
+        )
+        memory_id = _int_or_none(
+            memory_id, "event_id" if event_id is not None else "entity_id", "pin"
+        )
+        changed = (
+            self._con.cursor()
+            .execute(
+                # the table name is one of two fixed names, never data
+                f"update {table} set is_pinned = $pinned where id = $id returning id",
+                {"pinned": pinned, "id": memory_id},
+            )
+            .fetchall()
+        )
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")
 
@@ -429,15 +548,36 @@ class MemoryLoop:
         an LLM, consolidate entities whose descriptions were merged since the last time."""
         now = _naive(now or datetime.now(), "now")
         report = MaintenanceReport()
-        params = {"now": now, **{name: self.settings[name] for name in (
-            "cleanup_threshold", "cleanup_share", "cleanup_interval_days", "inactive_days",
-            "inactive_min_keep")}}
-        sql = compose(("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
-                      {"int_memory_maintenance_requests": _MAINTENANCE_SQL, **{
-                          f"source_{table}": f"select * from {table}" for table in (
-                              "memory_event", "memory_entity", "memory_loop_state",
-                              "memory_maintenance_run")}},
-                      _MAINTENANCE_SELECT, existing=_SEEDS)
+        params = {
+            "now": now,
+            **{
+                name: self.settings[name]
+                for name in (
+                    "cleanup_threshold",
+                    "cleanup_share",
+                    "cleanup_interval_days",
+                    "inactive_days",
+                    "inactive_min_keep",
+                )
+            },
+        }
+        sql = compose(
+            ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
+            {
+                "int_memory_maintenance_requests": _MAINTENANCE_SQL,
+                **{
+                    f"source_{table}": f"select * from {table}"
+                    for table in (
+                        "memory_event",
+                        "memory_entity",
+                        "memory_loop_state",
+                        "memory_maintenance_run",
+                    )
+                },
+            },
+            _MAINTENANCE_SELECT,
+            existing=_SEEDS,
+        )
         quotas, candidates = self.memory._cursor().run(sql, params)[0]
         quotas, candidates = list(quotas or []), list(candidates or [])
         by_kind: dict[tuple[str, str], list[int]] = {}
@@ -449,23 +589,33 @@ class MemoryLoop:
                 report.archived[reason] = report.archived.get(reason, 0) + len(ids)
                 report.archived_ids += [(memory_type, i) for i in ids]
             for quota in quotas:
-                archived = sum(1 for item in candidates if (item["agent_id"], item["user_id"])
-                               == (quota["agent_id"], quota["user_id"]))
+                archived = sum(
+                    1
+                    for item in candidates
+                    if (item["agent_id"], item["user_id"]) == (quota["agent_id"], quota["user_id"])
+                )
                 cur.execute(
                     """insert into memory_maintenance_run (agent_id, user_id, rule,
                         memory_count, archived_count, ran_at)
                     values ($agent_id, $user_id, $rule, $memory_count, $archived, $now)""",
-                    {"agent_id": quota["agent_id"], "user_id": quota["user_id"],
-                     "rule": quota["rule"], "memory_count": quota["memory_count"],
-                     "archived": archived, "now": now})
+                    {
+                        "agent_id": quota["agent_id"],
+                        "user_id": quota["user_id"],
+                        "rule": quota["rule"],
+                        "memory_count": quota["memory_count"],
+                        "archived": archived,
+                        "now": now,
+                    },
+                )
         report.players_cleaned = len(quotas)
         if self.llm is not None:
             report.consolidated_entities = self._consolidate(now)
         return report
 
     @staticmethod
-    def _archive(cur: duckdb.DuckDBPyConnection, memory_type: str, reason: str, ids: list[int],
-                 now: datetime) -> None:
+    def _archive(
+        cur: duckdb.DuckDBPyConnection, memory_type: str, reason: str, ids: list[int], now: datetime
+    ) -> None:
         cur.execute(_ARCHIVE_SQL[memory_type], {"reason": reason, "now": now, "ids": ids})
         for statement in _DELETE_SQL[memory_type]:
             cur.execute(statement, {"ids": ids})
@@ -477,26 +627,31 @@ class MemoryLoop:
         cur = self._con.cursor()
         rows = cur.execute(
             """select id, entity_name, kind, keyword, description from memory_entity
-            where scope = 'user' and merge_count > 0 order by id""").fetchall()
-        entities = [dict(zip(("id", "entity_name", "kind", "keyword", "description"), row,
-                             strict=True)) for row in rows]
+            where scope = 'user' and merge_count > 0 order by id"""
+        ).fetchall()
+        entities = [
+            dict(zip(("id", "entity_name", "kind", "keyword", "description"), row, strict=True))
+            for row in rows
+        ]
         size = max(1, self.settings["consolidation_batch_size"])
         done = 0
         for start in range(0, len(entities), size):
-            batch = entities[start:start + size]
-            merged = consolidate(self.llm, batch,
-                                 max_attempts=self.settings["llm_max_attempts"])
+            batch = entities[start : start + size]
+            merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
             if not merged:
                 continue
             with _duck.transaction(self._con) as tx:
-                tx.execute(_ARCHIVE_SQL["entity"], {"reason": "consolidated", "now": now,
-                                                    "ids": list(merged)})
+                tx.execute(
+                    _ARCHIVE_SQL["entity"],
+                    {"reason": "consolidated", "now": now, "ids": list(merged)},
+                )
                 tx.execute(
                     """update memory_entity set description = merged.description,
                         merge_count = 0, updated_at = greatest(updated_at, $now)
                     from (select unnest($ids) as id, unnest($texts) as description) as merged
                     where memory_entity.id = merged.id""",
-                    {"ids": list(merged), "texts": list(merged.values()), "now": now})
+                    {"ids": list(merged), "texts": list(merged.values()), "now": now},
+                )
             done += len(merged)
         return done
 
@@ -505,8 +660,9 @@ def archived(db: _duck.Database, *, user_id: str | None = None) -> list[dict[str
     """The archive (optionally one player's), oldest first, each row's memory parsed."""
     with _duck.cursor(db) as cur:
         result = cur.execute(
-            "select * from memory_archive where $user_id is null or user_id = $user_id "
-            "order by id", {"user_id": user_id})
+            "select * from memory_archive where $user_id is null or user_id = $user_id order by id",
+            {"user_id": user_id},
+        )
         names = [d[0] for d in result.description]
         rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
     for row in rows:

@@ -183,18 +183,28 @@ class MemoryMaintenanceRun(SQLModel, table=True):
     ran_at: datetime = Field(sa_type=_TS)
 
 
-MEMORY_TABLES: list[Any] = [MemoryEntity.__table__, MemoryEvent.__table__,
-                            MemoryEventTerm.__table__, MemoryRecallLog.__table__,
-                            MemoryExtractionBatch.__table__, MemoryLoopState.__table__,
-                            MemoryArchive.__table__, MemoryMaintenanceRun.__table__]
+MEMORY_TABLES: list[Any] = [
+    MemoryEntity.__table__,
+    MemoryEvent.__table__,
+    MemoryEventTerm.__table__,
+    MemoryRecallLog.__table__,
+    MemoryExtractionBatch.__table__,
+    MemoryLoopState.__table__,
+    MemoryArchive.__table__,
+    MemoryMaintenanceRun.__table__,
+]
 
 # Columns added after the first release: a store created earlier gets them on open.
 _ADDED_COLUMNS = {
-    "memory_entity": [("is_pinned", "boolean default false"),
-                      ("merge_count", "integer default 0")],
-    "memory_event": [("is_pinned", "boolean default false"), ("save_id", "bigint"),
-                     ("first_line_id", "bigint"), ("last_line_id", "bigint"),
-                     ("batch_key", "varchar"), ("updated_at", "timestamp")],
+    "memory_entity": [("is_pinned", "boolean default false"), ("merge_count", "integer default 0")],
+    "memory_event": [
+        ("is_pinned", "boolean default false"),
+        ("save_id", "bigint"),
+        ("first_line_id", "bigint"),
+        ("last_line_id", "bigint"),
+        ("batch_key", "varchar"),
+        ("updated_at", "timestamp"),
+    ],
 }
 
 
@@ -205,7 +215,8 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
         for table, columns in _ADDED_COLUMNS.items():  # names and types from this module
             for name, sql_type in columns:
                 connection.exec_driver_sql(
-                    f"alter table {table} add column if not exists {name} {sql_type}")
+                    f"alter table {table} add column if not exists {name} {sql_type}"
+                )
         connection.exec_driver_sql(
             "create table if not exists memory_event_embedding ("
             f"event_id bigint primary key, embedding float[{int(embedding_dim)}])"

@@ -63,7 +63,8 @@ class Line(SQLModel, table=True):
     attribute: str  # assistant, user, system
 
     role_id: int | None = Field(
-        default=None, foreign_key="role.id", nullable=True, sa_type=sa.BigInteger)
+        default=None, foreign_key="role.id", nullable=True, sa_type=sa.BigInteger
+    )
     script_role_id: str | None = None
     display_name: str | None = None
 

@@ -43,8 +43,11 @@ ScriptItem = Union[str, Status, Delay]  # noqa: UP007 - used at runtime in a dat
 class ScriptedChatServer:
     """POST /v1/chat/completions answered from a script; every request body is kept."""
 
-    def __init__(self, script: Iterable[ScriptItem] = (),
-                 responder: Callable[[dict[str, Any]], ScriptItem] | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        responder: Callable[[dict[str, Any]], ScriptItem] | None = None,
+    ) -> None:
         self.script: deque[ScriptItem] = deque(script)
         self.responder = responder or (lambda request: EMPTY_REPLY)
         self.requests: list[dict[str, Any]] = []
@@ -98,16 +101,27 @@ class ScriptedChatServer:
                     time.sleep(item.seconds)
                     item = item.then
                 if isinstance(item, Status):
-                    self._send(item.code, {"error": {"message": "scripted error",
-                                                     "type": "server_error"}})
+                    self._send(
+                        item.code, {"error": {"message": "scripted error", "type": "server_error"}}
+                    )
                     return
-                self._send(200, {
-                    "id": "chatcmpl-scripted", "object": "chat.completion",
-                    "created": int(time.time()), "model": request.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": item}}],
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-scripted",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": request.get("model", "scripted"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": item},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
             def _send(self, code: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")

@@ -110,8 +110,12 @@ def generate_dialogue(
     consecutive from `first_save_id` / `first_line_id`, so several calls build one database."""
     if lines_per_save < 4:
         raise ValueError("lines_per_save must be at least 4")
-    params = {"saves": saves, "per_save": lines_per_save, "first_save_id": first_save_id,
-              "first_line_id": first_line_id}
+    params = {
+        "saves": saves,
+        "per_save": lines_per_save,
+        "first_save_id": first_save_id,
+        "first_line_id": first_line_id,
+    }
     con.execute(_CREATE_TABLES)
     con.execute(_INSERT_ROLES)
     con.execute(_INSERT_SAVES, params)

@@ -46,5 +46,6 @@ def extract_keywords(text: str, top_k: int = 10) -> list[str]:
     """The `top_k` TF-IDF keywords of `text` (jieba.analyse), best first."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [word for word in _load("jieba.analyse").extract_tags(text, topK=top_k)
-            if _is_word(word)]
+    return [
+        word for word in _load("jieba.analyse").extract_tags(text, topK=top_k) if _is_word(word)
+    ]

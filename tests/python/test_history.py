@@ -12,40 +12,51 @@ from .conftest import make_tree_db, run_dbt
 
 
 def lines_of(con, save_id=1):
-    return con.execute("select count(*) from int_lines_chained_to_root where save_id = ?",
-                       [save_id]).fetchone()[0]
+    return con.execute(
+        "select count(*) from int_lines_chained_to_root where save_id = ?", [save_id]
+    ).fetchone()[0]
 
 
 @pytest.fixture
 def con():
     return make_tree_db(
-        [(1, 1, None, "system", "你是钦灵", 1, "钦灵"),
-         (2, 1, 1, "user", "你好", None, "莱姆"),
-         (3, 1, 2, "assistant", "你好呀", 1, "钦灵")],
-        [(1, 3)])
+        [
+            (1, 1, None, "system", "你是钦灵", 1, "钦灵"),
+            (2, 1, 1, "user", "你好", None, "莱姆"),
+            (3, 1, 2, "assistant", "你好呀", 1, "钦灵"),
+        ],
+        [(1, 3)],
+    )
 
 
 def test_a_line_the_game_appends_itself_is_in_the_next_read(con):
-    assert build_memory_for_save(con, 1, role_id=1)[-1] == {"role": "assistant",
-                                                             "content": "你好呀"}
+    assert build_memory_for_save(con, 1, role_id=1)[-1] == {
+        "role": "assistant",
+        "content": "你好呀",
+    }
     assert lines_of(con) == 3
     # the game writes the next turn directly, without rolemem
-    con.execute("insert into line (id, save_id, parent_line_id, attribute, content) "
-                "values (4, 1, 3, 'user', '今天去哪')")
+    con.execute(
+        "insert into line (id, save_id, parent_line_id, attribute, content) "
+        "values (4, 1, 3, 'user', '今天去哪')"
+    )
     con.execute("update save set last_message_id = 4 where id = 1")
-    assert build_memory_for_save(con, 1, role_id=1)[-1] == {"role": "user",
-                                                             "content": "今天去哪"}
+    assert build_memory_for_save(con, 1, role_id=1)[-1] == {"role": "user", "content": "今天去哪"}
     assert lines_of(con) == 4
 
 
 def test_a_regenerated_reply_replaces_the_old_branch(con):
     build_memory_for_save(con, 1, role_id=1)
-    con.execute("insert into line (id, save_id, parent_line_id, attribute, content, role_id) "
-                "values (5, 1, 2, 'assistant', '重新生成的回复', 1)")
+    con.execute(
+        "insert into line (id, save_id, parent_line_id, attribute, content, role_id) "
+        "values (5, 1, 2, 'assistant', '重新生成的回复', 1)"
+    )
     con.execute("update save set last_message_id = 5 where id = 1")
     assert build_memory_for_save(con, 1, role_id=1)[-1]["content"] == "重新生成的回复"
-    assert con.execute("select list(line_id order by line_position) from "
-                       "int_lines_chained_to_root where save_id = 1").fetchone()[0] == [1, 2, 5]
+    assert con.execute(
+        "select list(line_id order by line_position) from "
+        "int_lines_chained_to_root where save_id = 1"
+    ).fetchone()[0] == [1, 2, 5]
 
 
 def test_characters_not_in_the_table_are_built_from_the_stored_chain(con):
@@ -53,12 +64,15 @@ def test_characters_not_in_the_table_are_built_from_the_stored_chain(con):
     assert by_name == build_memory_for_save(con, 1, role_id=1)
     # role 2 never speaks here: every line is someone else's
     assert build_memory_for_save(con, 1, role_id=2) == [
-        {"role": "user", "content": "{莱姆：你好\n钦灵：你好呀}"}]
+        {"role": "user", "content": "{莱姆：你好\n钦灵：你好呀}"}
+    ]
 
 
 def test_a_tip_that_is_missing_or_in_another_save_is_a_chain_error():
-    con = make_tree_db([(1, 1, None, "user", "a", None, None),
-                        (2, 2, None, "user", "b", None, None)], [(1, 9), (2, 1)])
+    con = make_tree_db(
+        [(1, 1, None, "user", "a", None, None), (2, 2, None, "user", "b", None, None)],
+        [(1, 9), (2, 1)],
+    )
     with pytest.raises(ChainError, match="save 1: last_message_id 9 does not exist"):
         build_memory_for_save(con, 1, role_id=1)
     with pytest.raises(ChainError, match="save 2: last_message_id 1 is a line of save 1"):
@@ -67,14 +81,17 @@ def test_a_tip_that_is_missing_or_in_another_save_is_a_chain_error():
 
 def test_a_read_only_database_is_answered_from_the_lines(tmp_path):
     path = str(tmp_path / "ro.duckdb")
-    source = make_tree_db([(1, 1, None, "user", "你好", None, None),
-                           (2, 1, 1, "assistant", "嗯", 1, None)], [(1, 2)])
+    source = make_tree_db(
+        [(1, 1, None, "user", "你好", None, None), (2, 1, 1, "assistant", "嗯", 1, None)], [(1, 2)]
+    )
     source.execute(f"attach '{path}' as target")
     source.execute("copy from database memory to target")
     source.close()
     with duckdb.connect(path, read_only=True) as read_only:
         assert build_memory_for_save(read_only, 1, role_id=1) == [
-            {"role": "user", "content": "你好"}, {"role": "assistant", "content": "嗯"}]
+            {"role": "user", "content": "你好"},
+            {"role": "assistant", "content": "嗯"},
+        ]
 
 
 def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
@@ -85,12 +102,19 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
         generate_dialogue(con, saves=8, lines_per_save=60)
         assert refresh_history(con) == 8
         assert refresh_history(con) == 0
-        python = con.execute("select * exclude (target_role_id, target_script_role_id) "
-                             "from memory_messages order by all").fetchall()
+        python = con.execute(
+            "select * exclude (target_role_id, target_script_role_id) "
+            "from memory_messages order by all"
+        ).fetchall()
         tips = con.execute("select * from int_save_history_tips order by all").fetchall()
     run_dbt(path, tmp_path, "run", "--select", "+memory_messages", "+int_save_history_tips")
     with duckdb.connect(path) as con:
-        assert con.execute("select * exclude (target_role_id, target_script_role_id) "
-                           "from memory_messages order by all").fetchall() == python
+        assert (
+            con.execute(
+                "select * exclude (target_role_id, target_script_role_id) "
+                "from memory_messages order by all"
+            ).fetchall()
+            == python
+        )
         assert con.execute("select * from int_save_history_tips order by all").fetchall() == tips
         assert refresh_history(con) == 0  # dbt recorded the same tips

@@ -25,10 +25,13 @@ USER, AGENT = "mumu", "qiyu"
 
 
 def reply(*descriptions: str, entities: list[dict] | None = None, **fields) -> str:
-    return json.dumps({
-        "events": [{"description": d, "keywords": [d[:2]], **fields} for d in descriptions],
-        "entities": entities or [],
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "events": [{"description": d, "keywords": [d[:2]], **fields} for d in descriptions],
+            "entities": entities or [],
+        },
+        ensure_ascii=False,
+    )
 
 
 class Dialogue:
@@ -36,17 +39,32 @@ class Dialogue:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, save_id: int = 1) -> None:
         self.con, self.save_id, self.tip = con, save_id, None
-        con.execute("insert into role (id, name) select 1, '祁煜' where not exists "
-                    "(select 1 from role where id = 1)")
+        con.execute(
+            "insert into role (id, name) select 1, '祁煜' where not exists "
+            "(select 1 from role where id = 1)"
+        )
         con.execute("insert into save (id, name) values (?, 'save')", [save_id])
 
-    def say(self, attribute: str, content: str, role_id: int | None = None,
-            name: str | None = None, parent: int | None = None) -> int:
+    def say(
+        self,
+        attribute: str,
+        content: str,
+        role_id: int | None = None,
+        name: str | None = None,
+        parent: int | None = None,
+    ) -> int:
         [(line_id,)] = self.con.execute(
             """insert into line (content, attribute, role_id, display_name, save_id,
             parent_line_id) values (?, ?, ?, ?, ?, ?) returning id""",
-            [content, attribute, role_id, name, self.save_id,
-             self.tip if parent is None else parent]).fetchall()
+            [
+                content,
+                attribute,
+                role_id,
+                name,
+                self.save_id,
+                self.tip if parent is None else parent,
+            ],
+        ).fetchall()
         self.move(line_id)
         return line_id
 
@@ -56,8 +74,9 @@ class Dialogue:
 
     def move(self, line_id: int) -> None:
         self.tip = line_id
-        self.con.execute("update save set last_message_id = ? where id = ?",
-                         [line_id, self.save_id])
+        self.con.execute(
+            "update save set last_message_id = ? where id = ?", [line_id, self.save_id]
+        )
 
 
 @pytest.fixture
@@ -74,27 +93,39 @@ def con():
 
 
 def make_loop(con, server, **settings) -> MemoryLoop:
-    llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted", timeout=2,
-                              max_retries=0)
+    llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted", timeout=2, max_retries=0)
     return MemoryLoop(con, llm=llm, settings=settings)
 
 
 def observe(loop: MemoryLoop, scene: str | None = "gallery", save_id: int = 1):
-    return loop.observe(save_id=save_id, user_id=USER, agent_id=AGENT, role_id=1, scene=scene,
-                        now=NOW, user_name="木木", agent_name="祁煜")
+    return loop.observe(
+        save_id=save_id,
+        user_id=USER,
+        agent_id=AGENT,
+        role_id=1,
+        scene=scene,
+        now=NOW,
+        user_name="木木",
+        agent_name="祁煜",
+    )
 
 
 def events(con) -> list[tuple]:
-    return con.execute("select description, save_id, first_line_id, last_line_id, scene "
-                       "from memory_event order by id").fetchall()
+    return con.execute(
+        "select description, save_id, first_line_id, last_line_id, scene "
+        "from memory_event order by id"
+    ).fetchall()
 
 
 def batches(con) -> list[tuple]:
-    return con.execute("select batch_key, turn_count, reason, scene, event_count, entity_count "
-                       "from memory_extraction_batch order by extracted_at, batch_key").fetchall()
+    return con.execute(
+        "select batch_key, turn_count, reason, scene, event_count, entity_count "
+        "from memory_extraction_batch order by extracted_at, batch_key"
+    ).fetchall()
 
 
 # --- the context window and extraction ---------------------------------------------------
+
 
 def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con, server):
     dialogue = Dialogue(con)
@@ -105,21 +136,23 @@ def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con,
     report = observe(loop)
     assert (report.extracted_turns, report.pending_turns, server.requests) == (0, 19, [])
     dialogue.turn(19)
-    server.push(reply("木木说起画画", time="2024-04-30 18:30", importance=0.8,
-                      place="画廊"))
+    server.push(reply("木木说起画画", time="2024-04-30 18:30", importance=0.8, place="画廊"))
     report = observe(loop)
     # lines: 1 system, then turn n = lines 2n+2 (player) and 2n+3 (reply)
     assert report.batch_keys == ["1:role_id=1:2:21"]
     assert (report.extracted_turns, report.pending_turns, report.watermark_line_id) == (10, 10, 21)
     assert events(con) == [("木木说起画画", 1, 2, 21, "gallery")]
     assert con.execute("select created_at, importance from memory_event").fetchone() == (
-        datetime(2024, 4, 30, 18, 30), pytest.approx(0.8))
+        datetime(2024, 4, 30, 18, 30),
+        pytest.approx(0.8),
+    )
     assert batches(con) == [("1:role_id=1:2:21", 10, "window_full", "gallery", 1, 0)]
     # the LLM saw the ten turns from the character's point of view, and only them
     sent = server.requests[0]["messages"]
     assert sent[0]["role"] == "system" and "祁煜" in sent[0]["content"]
     assert sent[1]["content"].splitlines() == [
-        line for n in range(10) for line in (f"user: 玩家第{n}句", f"assistant: 祁煜第{n}句")]
+        line for n in range(10) for line in (f"user: 玩家第{n}句", f"assistant: 祁煜第{n}句")
+    ]
 
 
 def test_a_second_observation_writes_nothing_new(con, server):
@@ -173,19 +206,30 @@ def test_other_speakers_reach_the_llm_as_background_not_as_the_characters_acts(c
     observe(loop, scene="b")
     # the memory builder's own rendering: the player's line before another speaker is background
     assert server.requests[0]["messages"][1]["content"] == (
-        "user: {用户：大家好\n白小喵：我是白小喵}\nassistant: 你好")
+        "user: {用户：大家好\n白小喵：我是白小喵}\nassistant: 你好"
+    )
 
 
 # --- failures lose nothing ----------------------------------------------------------------
 
-@pytest.mark.parametrize("script", [
-    ["not json at all", "{\"events\": [{\"keywords\": []}]}", Status(500)],
-    [Status(500), Status(500), Status(500)],
-    [Delay(3), Delay(3), Delay(3)],
-    ["{\"events\": [{\"description\": \"x\", \"importance\": 7}]}"] * 3,
-    ["{\"entities\": [{\"entity_name\": \"木木\", \"kind\": \"未知\"}]}"] * 3,
-], ids=["broken-json-then-missing-field-then-500", "http-500", "timeout", "importance-out-of-range",
-        "entity-missing-fields"])
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        ["not json at all", '{"events": [{"keywords": []}]}', Status(500)],
+        [Status(500), Status(500), Status(500)],
+        [Delay(3), Delay(3), Delay(3)],
+        ['{"events": [{"description": "x", "importance": 7}]}'] * 3,
+        ['{"entities": [{"entity_name": "木木", "kind": "未知"}]}'] * 3,
+    ],
+    ids=[
+        "broken-json-then-missing-field-then-500",
+        "http-500",
+        "timeout",
+        "importance-out-of-range",
+        "entity-missing-fields",
+    ],
+)
 def test_a_failing_llm_raises_extraction_error_and_writes_nothing(con, server, script):
     dialogue = Dialogue(con)
     for n in range(20):
@@ -207,17 +251,26 @@ def test_an_invalid_reply_is_retried_with_the_problem_and_a_fenced_reply_is_acce
     for n in range(20):
         dialogue.turn(n)
     loop = make_loop(con, server)
-    good = reply("修正后的回复", entities=[{
-        "entity_name": "木木", "entity_type": "客体", "kind": "用户属性", "keyword": "兴趣",
-        "description": "木木喜欢画画"}])
+    good = reply(
+        "修正后的回复",
+        entities=[
+            {
+                "entity_name": "木木",
+                "entity_type": "客体",
+                "kind": "用户属性",
+                "keyword": "兴趣",
+                "description": "木木喜欢画画",
+            }
+        ],
+    )
     server.push('{"events": [{"description": ""}]}', f"```json\n{good}\n```")
     report = observe(loop)
     assert report.extracted_turns == 10 and len(report.entity_ids) == 1
     correction = server.requests[1]["messages"][-1]["content"]
     assert "events.0.description" in correction
-    assert con.execute("select entity_name, kind, keyword, description, strength "
-                       "from memory_entity").fetchall() == [
-        ("木木", "用户属性", "兴趣", "木木喜欢画画", 1)]
+    assert con.execute(
+        "select entity_name, kind, keyword, description, strength from memory_entity"
+    ).fetchall() == [("木木", "用户属性", "兴趣", "木木喜欢画画", 1)]
 
 
 KILLED_CHILD = """
@@ -241,8 +294,11 @@ def test_a_process_killed_while_the_llm_answers_loses_nothing(tmp_path: Path, se
         for n in range(20):
             dialogue.turn(n)
     server.push(Delay(30, reply("不会写入")))
-    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, path, server.base_url],
-                             stdout=subprocess.PIPE, env={**os.environ})
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CHILD, path, server.base_url],
+        stdout=subprocess.PIPE,
+        env={**os.environ},
+    )
     assert child.stdout is not None and child.stdout.readline().strip() == b"observing"
     deadline = time.monotonic() + 30
     while not server.requests and time.monotonic() < deadline:
@@ -262,13 +318,21 @@ def test_a_process_killed_while_the_llm_answers_loses_nothing(tmp_path: Path, se
 
 # --- branches -----------------------------------------------------------------------------
 
+
 def recalled(loop: MemoryLoop, text: str) -> list[str]:
     """Detail recall with no timeline (so no event is held back as already shown)."""
     size = loop.memory.settings["timeline_size"]
     loop.memory.settings["timeline_size"] = 0
     try:
-        response = loop.memory.query(text, user_id=USER, agent_id=AGENT, save_id=1, now=NOW,
-                                     score_threshold=0.0, update=False)
+        response = loop.memory.query(
+            text,
+            user_id=USER,
+            agent_id=AGENT,
+            save_id=1,
+            now=NOW,
+            score_threshold=0.0,
+            update=False,
+        )
     finally:
         loop.memory.settings["timeline_size"] = size
     return [event["description"] for event in response.memory_events]
@@ -284,8 +348,9 @@ def test_events_of_a_branch_the_player_left_are_hidden_and_come_back(con, server
     server.push(reply("在A分支一起去了海边"))
     observe(loop)
     assert recalled(loop, "海边") == ["在A分支一起去了海边"]
-    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=1)] \
-        == ["在A分支一起去了海边"]
+    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=1)] == [
+        "在A分支一起去了海边"
+    ]
     # the player regenerates from the system line: branch B
     for n in range(20):
         dialogue.turn(100 + n, parent=fork if n == 0 else None)
@@ -293,8 +358,9 @@ def test_events_of_a_branch_the_player_left_are_hidden_and_come_back(con, server
     report = observe(loop)
     assert report.extracted_turns == 10  # B's turns are new: A's watermark is off the chain
     assert recalled(loop, "海边") == []
-    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=1)] \
-        == ["在B分支一起去了画廊"]
+    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=1)] == [
+        "在B分支一起去了画廊"
+    ]
     # back to A: its events return, and its batch is not extracted again
     dialogue.move(branch_a_tip)
     assert recalled(loop, "海边") == ["在A分支一起去了海边"]
@@ -311,37 +377,64 @@ def test_memory_scope_save_hides_other_saves_and_player_scope_shows_them(con, se
     observe(loop, save_id=1)
     Dialogue(con, save_id=2).turn(0)
     query = loop.memory.query
-    player = query("海边", user_id=USER, agent_id=AGENT, save_id=2, now=NOW, score_threshold=0,
-                   update=False, memory_scope="player")
-    saved = query("海边", user_id=USER, agent_id=AGENT, save_id=2, now=NOW, score_threshold=0,
-                  update=False, memory_scope="save")
+    player = query(
+        "海边",
+        user_id=USER,
+        agent_id=AGENT,
+        save_id=2,
+        now=NOW,
+        score_threshold=0,
+        update=False,
+        memory_scope="player",
+    )
+    saved = query(
+        "海边",
+        user_id=USER,
+        agent_id=AGENT,
+        save_id=2,
+        now=NOW,
+        score_threshold=0,
+        update=False,
+        memory_scope="save",
+    )
     assert loop.memory.settings["timeline_size"] == 10
-    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=2)] \
-        == ["存档一里去了海边"]
+    assert [e["description"] for e in loop.timeline(user_id=USER, agent_id=AGENT, save_id=2)] == [
+        "存档一里去了海边"
+    ]
     # the only event sits in the timeline under player scope; with save scope it is out of reach
     assert player.memory_events == [] and saved.memory_events == []
-    assert loop.memory.timeline(user_id=USER, agent_id=AGENT, save_id=2,
-                                memory_scope="save") == []
+    assert loop.memory.timeline(user_id=USER, agent_id=AGENT, save_id=2, memory_scope="save") == []
 
 
 # --- strength, cleanup, consolidation ---------------------------------------------------------
 
-def add_events(memory: DynamicMemory, user: str, strengths: list[int],
-               created: datetime) -> list[int]:
-    ids = memory.add_events([{"user_id": user, "agent_id": AGENT, "description": f"{user}的事{i}",
-                              "created_at": created.replace(minute=i)}
-                             for i in range(len(strengths))])
+
+def add_events(
+    memory: DynamicMemory, user: str, strengths: list[int], created: datetime
+) -> list[int]:
+    ids = memory.add_events(
+        [
+            {
+                "user_id": user,
+                "agent_id": AGENT,
+                "description": f"{user}的事{i}",
+                "created_at": created.replace(minute=i),
+            }
+            for i in range(len(strengths))
+        ]
+    )
     cur = memory._con.cursor()
-    cur.execute("update memory_event set strength = s from (select unnest($ids) as id, "
-                "unnest($s) as s) as given where memory_event.id = given.id",
-                {"ids": ids, "s": strengths})
+    cur.execute(
+        "update memory_event set strength = s from (select unnest($ids) as id, "
+        "unnest($s) as s) as given where memory_event.id = given.id",
+        {"ids": ids, "s": strengths},
+    )
     return ids
 
 
 def test_cleanup_archives_the_weakest_share_of_an_active_player_oldest_first(con, server):
-    loop = make_loop(con, server, cleanup_threshold=10, cleanup_share=0.2,
-                     cleanup_interval_days=7)
-    # ten memories created today (the player is active today); strengths 1 1 1 2 ... 
+    loop = make_loop(con, server, cleanup_threshold=10, cleanup_share=0.2, cleanup_interval_days=7)
+    # ten memories created today (the player is active today); strengths 1 1 1 2 ...
     ids = add_events(loop.memory, USER, [3, 1, 5, 1, 1, 9, 2, 4, 6, 7], NOW.replace(hour=9))
     loop.pin(event_id=ids[1])  # the oldest strength-1 memory is pinned: never archived
     report = loop.maintain(now=NOW)
@@ -349,16 +442,20 @@ def test_cleanup_archives_the_weakest_share_of_an_active_player_oldest_first(con
     assert report.archived_ids == [("event", ids[3]), ("event", ids[4])]
     rows = archived(con, user_id=USER)
     assert [(r["memory_type"], r["memory_id"], r["reason"], r["strength"]) for r in rows] == [
-        ("event", ids[3], "weakest_share", 1), ("event", ids[4], "weakest_share", 1)]
+        ("event", ids[3], "weakest_share", 1),
+        ("event", ids[4], "weakest_share", 1),
+    ]
     assert rows[0]["memory"]["description"] == f"{USER}的事3"
     live = [row[0] for row in con.execute("select id from memory_event order by id").fetchall()]
     assert live == [i for i in ids if i not in (ids[3], ids[4])]
-    assert con.execute("select count(*) from memory_event_term where event_id in (?, ?)",
-                       [ids[3], ids[4]]).fetchone() == (0,)
+    assert con.execute(
+        "select count(*) from memory_event_term where event_id in (?, ?)", [ids[3], ids[4]]
+    ).fetchone() == (0,)
     # at most every cleanup_interval_days: the same day again archives nothing
     assert loop.maintain(now=NOW).archived == {}
-    assert con.execute("select rule, memory_count, archived_count from memory_maintenance_run"
-                       ).fetchall() == [("weakest_share", 10, 2)]
+    assert con.execute(
+        "select rule, memory_count, archived_count from memory_maintenance_run"
+    ).fetchall() == [("weakest_share", 10, 2)]
 
 
 def test_cleanup_is_deterministic_for_the_same_database_and_now(tmp_path, server):
@@ -375,7 +472,8 @@ def test_cleanup_is_deterministic_for_the_same_database_and_now(tmp_path, server
 
 
 def test_an_inactive_player_keeps_its_strongest_minimum_and_an_active_one_is_left_alone(
-        con, server):
+    con, server
+):
     loop = make_loop(con, server, cleanup_threshold=100, inactive_days=30, inactive_min_keep=2)
     long_ago = datetime(2024, 3, 1, 12, 0)
     old = add_events(loop.memory, "sleeper", [5, 1, 4, 2, 3], long_ago)
@@ -383,34 +481,69 @@ def test_an_inactive_player_keeps_its_strongest_minimum_and_an_active_one_is_lef
     report = loop.maintain(now=NOW)
     assert report.archived == {"inactive_trim": 3}
     assert [(r["memory_id"], r["user_id"]) for r in archived(con)] == [
-        (old[1], "sleeper"), (old[3], "sleeper"), (old[4], "sleeper")]
+        (old[1], "sleeper"),
+        (old[3], "sleeper"),
+        (old[4], "sleeper"),
+    ]
 
 
 def test_consolidation_rewrites_merged_entities_and_archives_the_old_text(con, server):
     loop = make_loop(con, server)
     memory = loop.memory
-    first = memory.add_entity(user_id=USER, agent_id=AGENT, entity_name="木木",
-                              entity_type="客体", kind="用户属性", keyword="兴趣",
-                              description="木木喜欢画画", updated_at=datetime(2024, 4, 1))
-    memory.add_entity(user_id=USER, agent_id=AGENT, entity_name="木木", entity_type="客体",
-                      kind="用户属性", keyword="兴趣", description="木木最近爱上了水彩画",
-                      updated_at=datetime(2024, 4, 20))
-    untouched = memory.add_entity(user_id=USER, agent_id=AGENT, entity_name="木木",
-                                  entity_type="客体", kind="用户属性", keyword="生日",
-                                  description="木木的生日在五月", updated_at=datetime(2024, 4, 2))
+    first = memory.add_entity(
+        user_id=USER,
+        agent_id=AGENT,
+        entity_name="木木",
+        entity_type="客体",
+        kind="用户属性",
+        keyword="兴趣",
+        description="木木喜欢画画",
+        updated_at=datetime(2024, 4, 1),
+    )
+    memory.add_entity(
+        user_id=USER,
+        agent_id=AGENT,
+        entity_name="木木",
+        entity_type="客体",
+        kind="用户属性",
+        keyword="兴趣",
+        description="木木最近爱上了水彩画",
+        updated_at=datetime(2024, 4, 20),
+    )
+    untouched = memory.add_entity(
+        user_id=USER,
+        agent_id=AGENT,
+        entity_name="木木",
+        entity_type="客体",
+        kind="用户属性",
+        keyword="生日",
+        description="木木的生日在五月",
+        updated_at=datetime(2024, 4, 2),
+    )
     merged = {"entities": [{"id": first, "description": "木木喜欢画画，最近爱上水彩"}]}
     server.push(json.dumps(merged, ensure_ascii=False))
     report = loop.maintain(now=NOW)
     assert report.consolidated_entities == 1
-    assert json.loads(server.requests[0]["messages"][1]["content"]) == [{
-        "id": first, "entity_name": "木木", "kind": "用户属性", "keyword": "兴趣",
-        "description": "木木喜欢画画；木木最近爱上了水彩画"}]
-    assert con.execute("select id, description, merge_count, strength from memory_entity "
-                       "order by id").fetchall() == [
-        (first, "木木喜欢画画，最近爱上水彩", 0, 31), (untouched, "木木的生日在五月", 0, 1)]
+    assert json.loads(server.requests[0]["messages"][1]["content"]) == [
+        {
+            "id": first,
+            "entity_name": "木木",
+            "kind": "用户属性",
+            "keyword": "兴趣",
+            "description": "木木喜欢画画；木木最近爱上了水彩画",
+        }
+    ]
+    assert con.execute(
+        "select id, description, merge_count, strength from memory_entity order by id"
+    ).fetchall() == [
+        (first, "木木喜欢画画，最近爱上水彩", 0, 31),
+        (untouched, "木木的生日在五月", 0, 1),
+    ]
     [row] = archived(con)
     assert (row["reason"], row["memory"]["description"]) == (
-        "consolidated", "木木喜欢画画；木木最近爱上了水彩画")
+        "consolidated",
+        "木木喜欢画画；木木最近爱上了水彩画",
+    )
     assert loop.maintain(now=NOW).consolidated_entities == 0  # nothing merged since
 
 
@@ -422,8 +555,7 @@ def test_pin_names_what_is_wrong(con, server):
         loop.pin(event_id=99)
 
 
-def test_the_cli_observes_prints_the_timeline_and_maintains(tmp_path, server, capsys,
-                                                           monkeypatch):
+def test_the_cli_observes_prints_the_timeline_and_maintains(tmp_path, server, capsys, monkeypatch):
     from rolemem.cli import main
 
     path = str(tmp_path / "cli.duckdb")
@@ -435,15 +567,54 @@ def test_the_cli_observes_prints_the_timeline_and_maintains(tmp_path, server, ca
     monkeypatch.setenv("ROLEMEM_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("ROLEMEM_LLM_MODEL", "scripted")
     server.push(reply("命令行提炼"))
-    assert main(["observe", "--db", path, "--save", "1", "--user", USER, "--agent", AGENT,
-                 "--role", "1", "--scene", "gallery", "--now", "2024-05-01T20:00"]) == 0
+    assert (
+        main(
+            [
+                "observe",
+                "--db",
+                path,
+                "--save",
+                "1",
+                "--user",
+                USER,
+                "--agent",
+                AGENT,
+                "--role",
+                "1",
+                "--scene",
+                "gallery",
+                "--now",
+                "2024-05-01T20:00",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert (report["extracted_turns"], report["pending_turns"], report["batch_keys"]) == (
-        10, 10, ["1:role_id=1:1:20"])
+        10,
+        10,
+        ["1:role_id=1:1:20"],
+    )
     assert main(["timeline", "--db", path, "--user", USER, "--agent", AGENT, "--save", "1"]) == 0
     assert [e["description"] for e in json.loads(capsys.readouterr().out)] == ["命令行提炼"]
     assert main(["maintain", "--db", path, "--no-llm", "--now", "2024-05-01T21:00"]) == 0
     assert json.loads(capsys.readouterr().out)["archived"] == {}
-    assert main(["observe", "--db", path, "--save", "1", "--user", USER, "--agent", AGENT,
-                 "--now", "2024-05-01T20:00"]) == 2
+    assert (
+        main(
+            [
+                "observe",
+                "--db",
+                path,
+                "--save",
+                "1",
+                "--user",
+                USER,
+                "--agent",
+                AGENT,
+                "--now",
+                "2024-05-01T20:00",
+            ]
+        )
+        == 2
+    )
     assert "exactly one of role_id or script_role_id" in capsys.readouterr().err

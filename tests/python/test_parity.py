@@ -30,7 +30,8 @@ def test_memory_messages_model_equals_python_for_every_target(built_db):
         batch: dict[tuple, list[dict[str, str]]] = {}
         for save_id, role_id, script_role_id, role, content in rows:
             batch.setdefault((save_id, role_id, script_role_id), []).append(
-                {"role": role, "content": content})
+                {"role": role, "content": content}
+            )
         python = {
             key: build_memory_for_save(con, key[0], role_id=key[1], script_role_id=key[2])
             for key in batch
@@ -56,16 +57,25 @@ def test_extraction_pending_model_equals_python_observe(tmp_path):
         python = {}
         for save_id in range(1, 7):
             for role_id in (1, 2):
-                report = loop.observe(save_id=save_id, user_id="u", agent_id="a",
-                                      role_id=role_id, scene="s", now=datetime(2024, 1, 1))
+                report = loop.observe(
+                    save_id=save_id,
+                    user_id="u",
+                    agent_id="a",
+                    role_id=role_id,
+                    scene="s",
+                    now=datetime(2024, 1, 1),
+                )
                 python[(save_id, f"role_id={role_id}")] = (
-                    report.watermark_line_id, report.pending_turns)
+                    report.watermark_line_id,
+                    report.pending_turns,
+                )
     run_dbt(path, tmp_path, "seed", "--select", "memory_loop_settings")
     run_dbt(path, tmp_path, "run", "--select", "+memory_extraction_pending")
     with duckdb.connect(path) as con:
         rows = con.execute(
             """select save_id, target_key, watermark_line_id, pending_turns
-            from memory_extraction_pending where target_key like 'role_id=%'""").fetchall()
+            from memory_extraction_pending where target_key like 'role_id=%'"""
+        ).fetchall()
     batch = {(save_id, key): (watermark, pending) for save_id, key, watermark, pending in rows}
     assert any(pending >= 20 for _, pending in batch.values())
     assert batch == python

@@ -31,28 +31,48 @@ EVENTS = [
 @pytest.fixture(scope="module")
 def store():
     memory = DynamicMemory(duckdb.connect(), profile={"timeline_size": 0})
-    ids = memory.add_events([{"user_id": USER, "agent_id": AGENT, "description": d,
-                              "created_at": when, "keywords": keywords}
-                             for _, d, when, keywords in EVENTS])
+    ids = memory.add_events(
+        [
+            {
+                "user_id": USER,
+                "agent_id": AGENT,
+                "description": d,
+                "created_at": when,
+                "keywords": keywords,
+            }
+            for _, d, when, keywords in EVENTS
+        ]
+    )
     return memory, {event_id: key for event_id, (key, *_rest) in zip(ids, EVENTS, strict=True)}
 
 
 def top(store, text: str, limit: int = 3) -> list[str]:
     memory, keys = store
-    response = memory.query(text, user_id=USER, agent_id=AGENT, now=NOW, limit=limit,
-                            update=False, user_name="木木", agent_name="祁煜")
+    response = memory.query(
+        text,
+        user_id=USER,
+        agent_id=AGENT,
+        now=NOW,
+        limit=limit,
+        update=False,
+        user_name="木木",
+        agent_name="祁煜",
+    )
     return [keys[event["event_id"]] for event in response.memory_events]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("团子最近还好吗，你家猫咪胖了没", "cat"),     # 猫咪 / 橘猫: no shared word
-    ("那本推理小说你看完了吗", "novel"),          # 推理小说 / 侦探小说
-    ("我又想吃火锅了", "hotpot"),                 # a tag
-    ("上周去海边的事你还记得吗", "beach"),         # meaning + last week
-    ("昨晚谢谢你等我", "last_night"),             # the time it names
-    ("去年圣诞我们做了什么", "christmas"),
-    ("想再去看看深海的画", "gallery"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("团子最近还好吗，你家猫咪胖了没", "cat"),  # 猫咪 / 橘猫: no shared word
+        ("那本推理小说你看完了吗", "novel"),  # 推理小说 / 侦探小说
+        ("我又想吃火锅了", "hotpot"),  # a tag
+        ("上周去海边的事你还记得吗", "beach"),  # meaning + last week
+        ("昨晚谢谢你等我", "last_night"),  # the time it names
+        ("去年圣诞我们做了什么", "christmas"),
+        ("想再去看看深海的画", "gallery"),
+    ],
+)
 def test_the_memory_the_player_means_comes_first(store, text, expected):
     assert top(store, text)[0] == expected
 
@@ -63,33 +83,37 @@ def test_nothing_fits_nothing_is_returned(store):
 
 def test_a_one_character_word_never_matches_inside_a_description(store):
     memory, keys = store
-    response = memory.query("吃", user_id=USER, agent_id=AGENT, now=NOW, update=False,
-                            explain=True)
+    response = memory.query("吃", user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
     assert all(c["bm25_raw"] == 0 for c in response.candidates)
 
 
-@pytest.mark.parametrize(("text", "window"), [
-    ("昨晚", (datetime(2021, 2, 20, 18), datetime(2021, 2, 21, 6))),
-    ("今晚", (datetime(2021, 2, 21, 18), datetime(2021, 2, 22, 6))),
-    ("大前天", (datetime(2021, 2, 18), datetime(2021, 2, 19))),
-    ("上周", (datetime(2021, 2, 8), datetime(2021, 2, 15))),  # Monday to Monday
-    ("上个月", (datetime(2021, 1, 1), datetime(2021, 2, 1))),
-    ("三月", (datetime(2020, 3, 1), datetime(2020, 4, 1))),    # the latest March
-    ("二月", (datetime(2021, 2, 1), datetime(2021, 3, 1))),    # this one
-    ("十一月", (datetime(2020, 11, 1), datetime(2020, 12, 1))),  # not 一月
-    ("去年三月", (datetime(2020, 3, 1), datetime(2020, 4, 1))),
-    ("前年圣诞", (datetime(2019, 12, 25), datetime(2019, 12, 26))),
-    ("国庆", (datetime(2020, 10, 1), datetime(2020, 10, 8))),
-    ("随便聊聊", None),
-])
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        ("昨晚", (datetime(2021, 2, 20, 18), datetime(2021, 2, 21, 6))),
+        ("今晚", (datetime(2021, 2, 21, 18), datetime(2021, 2, 22, 6))),
+        ("大前天", (datetime(2021, 2, 18), datetime(2021, 2, 19))),
+        ("上周", (datetime(2021, 2, 8), datetime(2021, 2, 15))),  # Monday to Monday
+        ("上个月", (datetime(2021, 1, 1), datetime(2021, 2, 1))),
+        ("三月", (datetime(2020, 3, 1), datetime(2020, 4, 1))),  # the latest March
+        ("二月", (datetime(2021, 2, 1), datetime(2021, 3, 1))),  # this one
+        ("十一月", (datetime(2020, 11, 1), datetime(2020, 12, 1))),  # not 一月
+        ("去年三月", (datetime(2020, 3, 1), datetime(2020, 4, 1))),
+        ("前年圣诞", (datetime(2019, 12, 25), datetime(2019, 12, 26))),
+        ("国庆", (datetime(2020, 10, 1), datetime(2020, 10, 8))),
+        ("随便聊聊", None),
+    ],
+)
 def test_time_words_name_windows_relative_to_now(text, window):
     assert time_window(text, NOW) == window
 
 
 def test_time_window_boundaries_follow_the_clock():
     just_after_midnight = datetime(2021, 2, 21, 0, 30)
-    assert time_window("昨晚", just_after_midnight) == (datetime(2021, 2, 20, 18),
-                                                       datetime(2021, 2, 21, 6))
+    assert time_window("昨晚", just_after_midnight) == (
+        datetime(2021, 2, 20, 18),
+        datetime(2021, 2, 21, 6),
+    )
     on_christmas = datetime(2020, 12, 25, 9, 0)
     assert time_window("圣诞", on_christmas)[0] == datetime(2020, 12, 25)
     before_christmas = datetime(2020, 12, 24, 9, 0)

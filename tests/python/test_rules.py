@@ -37,8 +37,17 @@ def test_user_lines_alone_concatenate_without_braces():
 
 
 def test_other_speakers_only_are_all_background():
-    lines = [line("assistant", "风起", display_name="旁白"), line("assistant", "嗨", role_id=2,
-             display_name="莉莉", original_emotion="笑", tts_content="ハイ")]
+    lines = [
+        line("assistant", "风起", display_name="旁白"),
+        line(
+            "assistant",
+            "嗨",
+            role_id=2,
+            display_name="莉莉",
+            original_emotion="笑",
+            tts_content="ハイ",
+        ),
+    ]
     assert build_memory(lines, role_id=1) == [
         {"role": "user", "content": "{旁白：风起\n莉莉：【笑】嗨}"}
     ]
@@ -73,8 +82,13 @@ def test_system_lines_kept_only_without_identity_or_when_own():
 
 
 def test_a_kept_system_line_splits_groups_and_a_dropped_one_does_not():
-    lines = [me("一"), line("system", "插入"), me("二"), line("system", "别人的", role_id=2),
-             me("三")]
+    lines = [
+        me("一"),
+        line("system", "插入"),
+        me("二"),
+        line("system", "别人的", role_id=2),
+        me("三"),
+    ]
     assert build_memory(lines, role_id=1) == [
         {"role": "assistant", "content": "一"},
         {"role": "system", "content": "插入"},
@@ -112,8 +126,14 @@ def test_no_name_is_derived_from_an_id():
 def test_blank_optional_strings_count_as_absent():
     lines = [
         line("system", "全局", role_id=None, script_role_id="  ", display_name="\t　"),
-        line("assistant", "嗨", display_name=" ", original_emotion="", tts_content=" ",
-             action_content="\n"),
+        line(
+            "assistant",
+            "嗨",
+            display_name=" ",
+            original_emotion="",
+            tts_content=" ",
+            action_content="\n",
+        ),
         me("好", original_emotion=" ", tts_content="", action_content="　"),
     ]
     assert build_memory(lines, role_id=1, display_name="  ", script_role_id="") == [
@@ -162,9 +182,17 @@ def test_empty_history_is_empty_memory():
 
 def test_accepts_line_models_objects_and_mappings():
     as_model = Line(id=1, attribute="user", content="你好", save_id=1)
-    as_object = SimpleNamespace(id=2, attribute="assistant", content="嗯", role_id=1,
-                                original_emotion=None, tts_content=None, action_content=None,
-                                script_role_id=None, display_name=None)
+    as_object = SimpleNamespace(
+        id=2,
+        attribute="assistant",
+        content="嗯",
+        role_id=1,
+        original_emotion=None,
+        tts_content=None,
+        action_content=None,
+        script_role_id=None,
+        display_name=None,
+    )
     as_mapping = {"line_id": 3, "attribute": "assistant", "content": "好", "role_id": 1}
     assert build_memory([as_model, as_object, as_mapping], role_id=1) == [
         {"role": "user", "content": "你好"},

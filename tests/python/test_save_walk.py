@@ -42,8 +42,10 @@ def test_switching_the_save_tip_switches_the_branch():
 
 
 def test_a_missing_parent_ends_the_walk():
-    con = make_tree_db([(10, 1, 999, "user", "孤儿", None, None),
-                        (11, 1, 10, "assistant", "嗯", 1, None)], [(1, 11)])
+    con = make_tree_db(
+        [(10, 1, 999, "user", "孤儿", None, None), (11, 1, 10, "assistant", "嗯", 1, None)],
+        [(1, 11)],
+    )
     assert build_memory_for_save(con, 1, role_id=1) == [
         {"role": "user", "content": "孤儿"},
         {"role": "assistant", "content": "嗯"},
@@ -51,8 +53,14 @@ def test_a_missing_parent_ends_the_walk():
 
 
 def test_a_cycle_is_a_clear_error():
-    con = make_tree_db([(1, 1, 3, "user", "a", None, None), (2, 1, 1, "user", "b", None, None),
-                        (3, 1, 2, "user", "c", None, None)], [(1, 3)])
+    con = make_tree_db(
+        [
+            (1, 1, 3, "user", "a", None, None),
+            (2, 1, 1, "user", "b", None, None),
+            (3, 1, 2, "user", "c", None, None),
+        ],
+        [(1, 3)],
+    )
     with pytest.raises(ChainError, match=r"^save 1: the parent chain has a cycle through line 3$"):
         build_memory_for_save(con, 1, role_id=1)
 
@@ -64,8 +72,10 @@ def test_a_self_parented_line_is_a_cycle():
 
 
 def test_a_parent_from_another_save_is_a_clear_error():
-    con = make_tree_db([(1, 1, None, "user", "a", None, None),
-                        (2, 2, 1, "user", "b", None, None)], [(1, 1), (2, 2)])
+    con = make_tree_db(
+        [(1, 1, None, "user", "a", None, None), (2, 2, 1, "user", "b", None, None)],
+        [(1, 1), (2, 2)],
+    )
     with pytest.raises(ChainError, match=r"^save 2: line 2 has parent line 1 from save 1$"):
         build_memory_for_save(con, 2, role_id=1)
     assert build_memory_for_save(con, 1, role_id=1) == [{"role": "user", "content": "a"}]
@@ -108,7 +118,8 @@ def test_cli_prints_json_and_fails_in_one_line(tmp_path, capsys, example_2):
     missing = str(tmp_path / "nope.duckdb")
     assert main(["memory", "--db", missing, "--save", "1", "--role", "1"]) == 2
     assert capsys.readouterr().err == (
-        f"rolemem: error: {missing}: no such database file (run `rolemem init-db`)\n")
+        f"rolemem: error: {missing}: no such database file (run `rolemem init-db`)\n"
+    )
     assert not (tmp_path / "nope.duckdb").exists()
 
 
@@ -118,4 +129,6 @@ def test_env_var_chooses_the_default_database(tmp_path, monkeypatch, capsys):
     assert main(["init-db", "--demo"]) == 0
     assert path in capsys.readouterr().out
     assert build_memory_for_save(None, 1, role_id=1)[0] == {
-        "role": "system", "content": "你叫钦灵，进行角色扮演"}
+        "role": "system",
+        "content": "你叫钦灵，进行角色扮演",
+    }
