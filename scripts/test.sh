@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Every test: pytest, then dbt build (models, data tests, unit tests, singular tests) and docs,
-# on a database of their own so a developer's rolemem.duckdb is left alone.
+# Every test: lint and types, pytest, then dbt build (models, data tests, unit tests, singular
+# tests) and docs, on a database of their own so a developer's rolemem.duckdb is left alone.
 source "$(dirname "$0")/_venv.sh"
 ruff check python tests bench
+ruff format --check python tests bench
+mypy
+sqlfluff lint models tests/dbt --processes 2
 python -m pytest "$@"
 mkdir -p target
 export ROLEMEM_DB="$PWD/target/test.duckdb"

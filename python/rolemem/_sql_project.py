@@ -86,7 +86,8 @@ def _environment() -> jinja2.Environment:
 
 def render_macro(name: str, *args: str) -> str:
     """A project macro called with SQL expressions (e.g. bound parameters) as arguments."""
-    return str(getattr(_environment().globals["adapter"].macros, name)(*args)).strip()
+    adapter: Any = _environment().globals["adapter"]
+    return str(getattr(adapter.macros, name)(*args)).strip()
 
 
 def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str, Any]) -> str:

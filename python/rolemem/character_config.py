@@ -239,7 +239,8 @@ def report_problems(
 
     `problems` rows come from the SQL model int_character_config_problems:
     (entry_kind, ordinal, field, severity, message)."""
-    errors, advice = [], []
+    errors: list[str] = []
+    advice: list[str] = []
     for entry_kind, ordinal, field_name, severity, message in problems:
         where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
         text = f"{where}: {field_name}: {message}"

@@ -334,7 +334,7 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
     bound as one list per column."""
     load_seed(con, seed)
     con.execute(f"delete from {seed}")
-    if columns and next(iter(columns.values())):
+    if any(len(values) for values in columns.values()):
         selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
         con.execute(f"insert into {seed} by name select {selects}", columns)
 

@@ -71,6 +71,7 @@ def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Sa
         fields = {key: value for key, value in spec_line.items() if key != "line_id"}
         if fields.get("script_role_id") is not None:
             fields["script_role_id"] = str(fields["script_role_id"])
+        assert save.id is not None  # flushed above
         line = Line(**fields, save_id=save.id, parent_line_id=parent_id)
         session.add(line)
         session.flush()
@@ -110,7 +111,7 @@ def _load_saves(engine: sa.Engine) -> None:
         _insert_save(session, "spec example 1", example_1)
         save_2 = _insert_save(session, "spec example 2", examples["example_2"])
         tip = session.get(Line, save_2.last_message_id)
-        assert tip is not None
+        assert tip is not None and save_2.id is not None
         session.add(
             Line(
                 content="才、才没有呢！",

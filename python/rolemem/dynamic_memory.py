@@ -617,7 +617,7 @@ class DynamicMemory:
             if existing is not None:
                 ids.append(int(existing[0]))
                 continue
-            event_id = cur.execute(
+            inserted = cur.execute(
                 """insert into memory_event (scope, agent_id, user_id, scene, place,
                 description, deepinsight, keywords, importance, feedback, strength,
                 recall_count, token_count, save_id, first_line_id, last_line_id, batch_key,
@@ -627,7 +627,9 @@ class DynamicMemory:
                 $save_id, $first_line_id, $last_line_id, $batch_key, $created_at, $created_at)
                 returning id""",
                 params,
-            ).fetchone()[0]
+            ).fetchone()
+            assert inserted is not None  # insert ... returning always answers one row
+            event_id = inserted[0]
             if terms["terms"]:
                 cur.execute(
                     """insert into memory_event_term
@@ -730,6 +732,7 @@ class DynamicMemory:
                 returning id""",
                 params,
             ).fetchone()
+        assert row is not None  # insert ... returning always answers one row
         return int(row[0])
 
     _EDITABLE = {

@@ -150,7 +150,7 @@ def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
         else:
             values = [getattr(line, field, None) for _, field, _ in _COLUMNS]
         rows.append(values)
-    columns = {"positions": list(range(len(rows)))}
+    columns: dict[str, list[Any]] = {"positions": list(range(len(rows)))}
     for index, (param, field, check) in enumerate(_COLUMNS):
         column = [values[index] for values in rows]
         valid = _VALID_TYPES[check]

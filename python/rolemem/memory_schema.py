@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .schema import _key_column, drop_tables
+from .schema import _key_column, _table, drop_tables
 
 # naive timestamps: the game's local clock ("same calendar day" is the player's day)
 _TS = sa.TIMESTAMP(timezone=False)
@@ -184,14 +184,14 @@ class MemoryMaintenanceRun(SQLModel, table=True):
 
 
 MEMORY_TABLES: list[Any] = [
-    MemoryEntity.__table__,
-    MemoryEvent.__table__,
-    MemoryEventTerm.__table__,
-    MemoryRecallLog.__table__,
-    MemoryExtractionBatch.__table__,
-    MemoryLoopState.__table__,
-    MemoryArchive.__table__,
-    MemoryMaintenanceRun.__table__,
+    _table(MemoryEntity),
+    _table(MemoryEvent),
+    _table(MemoryEventTerm),
+    _table(MemoryRecallLog),
+    _table(MemoryExtractionBatch),
+    _table(MemoryLoopState),
+    _table(MemoryArchive),
+    _table(MemoryMaintenanceRun),
 ]
 
 # Columns added after the first release: a store created earlier gets them on open.

@@ -74,7 +74,12 @@ class Line(SQLModel, table=True):
     )
 
 
-APP_TABLES = [Role.__table__, Save.__table__, Line.__table__]
+def _table(model: type[SQLModel]) -> Any:
+    """The SQLAlchemy table of a SQLModel class (typed access to `__table__`)."""
+    return model.__table__  # type: ignore[attr-defined]
+
+
+APP_TABLES = [_table(Role), _table(Save), _table(Line)]
 
 
 def create_all(engine: sa.Engine) -> None:

@@ -21,12 +21,15 @@ def _load(name: str) -> Any:
             module = _modules.get(name)
             if module is None:
                 if name == "rjieba":
-                    import rjieba as module
+                    import rjieba
+
+                    module = rjieba
                 else:
                     import jieba
-                    import jieba.analyse as module
+                    import jieba.analyse
 
                     jieba.setLogLevel(60)
+                    module = jieba.analyse
                 _modules[name] = module
     return module
 

@@ -7,16 +7,19 @@ blocks as (
 ),
 
 expected as (
-    select 1 as request_id, 'attributes' as block,
+    select
+        1 as request_id, 'attributes' as block,
         '能力特征：艺术天赋、创作出独特的变色画作' || chr(10) || '性格特征：温柔、内心温柔' as text
     union all
-    select 2, 'events',
+    select
+        2, 'events',
         '身世：' || chr(10) || '-数百年前，在人类世界建立了第一间画廊，开始收集美好的画作' || chr(10)
         || chr(10)
         || '相遇：' || chr(10) || '-2024-01-20，在画廊偶遇闯入禁区的{' || '{user}}，被她对画作的独特见解吸引'
         || chr(10) || '-为了保护{' || '{user}}，主动请缨成为她的保镖，开始了双重身份的生活' || chr(10)
     union all
-    select 3, 'dialogue_style',
+    select
+        3, 'dialogue_style',
         '-被你发现我的小心思了呢，这幅画可是为你准备的' || chr(10)
         || '-谢谢你的夸奖，不过比起画作，我更想听听你的想法' || chr(10)
         || '-这幅画的灵感来自于你的笑容，所以才会这么美' || chr(10)

@@ -25,9 +25,17 @@ expected as (
 ),
 
 final as (
-    (select 'unexpected' as mismatch, * from actual except select 'unexpected', * from expected)
+    (
+        select 'unexpected' as mismatch, * from actual
+        except
+        select 'unexpected', * from expected
+    )
     union all
-    (select 'missing' as mismatch, * from expected except select 'missing', * from actual)
+    (
+        select 'missing' as mismatch, * from expected
+        except
+        select 'missing', * from actual
+    )
 )
 
 select * from final

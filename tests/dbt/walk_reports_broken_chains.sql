@@ -20,9 +20,17 @@ expected as (
 ),
 
 final as (
-    (select 'unexpected' as mismatch, * from problems except select 'unexpected', * from expected)
+    (
+        select 'unexpected' as mismatch, * from problems
+        except
+        select 'unexpected', * from expected
+    )
     union all
-    (select 'missing' as mismatch, * from expected except select 'missing', * from problems)
+    (
+        select 'missing' as mismatch, * from expected
+        except
+        select 'missing', * from problems
+    )
 )
 
 select * from final

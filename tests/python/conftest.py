@@ -46,7 +46,12 @@ def make_tree_db(lines: list[tuple], saves: list[tuple]) -> duckdb.DuckDBPyConne
 
 
 def run_dbt(db_path: str, work: Path, *args: str) -> None:
-    """Run this dbt project against `db_path` (target/ under `work`), failing the test on error."""
+    """Run this dbt project against `db_path` (target/ under `work`), failing the test on error.
+    The application tables are created first, as `rolemem init-db` does for a real project."""
+    from rolemem import DynamicMemory
+
+    with duckdb.connect(db_path) as con:
+        DynamicMemory(con, embedder=None).close()
     env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     subprocess.run(
         [

@@ -45,8 +45,9 @@ condition_checks as (
             when conditions.condition_value is null then 'value is missing'
             when conditions.operator is null then 'operator is missing'
             when conditions.operator not in {{ query_param_operators() }}
-                then 'unknown operator ''' || conditions.operator || ''' (expected one of '
-                || {{ "'" ~ query_param_operators() | replace("'", "") ~ "'" }} || ')'
+                then
+                    'unknown operator ''' || conditions.operator || ''' (expected one of '
+                    || {{ "'" ~ query_param_operators() | replace("'", "") ~ "'" }} || ')'
         end as message
     from conditions
     inner join entries
@@ -92,9 +93,11 @@ content_advice as (
 ),
 
 final as (
-    select * from entry_checks where message is not null
+    select * from entry_checks
+    where message is not null
     union all
-    select * from condition_checks where message is not null
+    select * from condition_checks
+    where message is not null
     union all
     select * from keyword_advice
     union all

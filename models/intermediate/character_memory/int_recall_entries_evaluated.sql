@@ -55,7 +55,7 @@ candidates as (
 candidate_conditions as (
     select conditions.*
     from conditions
-    where conditions.entry_key in (select entry_key from candidates)
+    where conditions.entry_key in (select candidates.entry_key from candidates)
 ),
 
 contexts as (

@@ -50,15 +50,17 @@ joined as (
 final as (
     select
         *,
-        case when is_recalled then
-            row_number() over (
-                partition by request_id, entry_kind
-                order by
-                    is_recalled desc,
-                    strength desc nulls last,
-                    coalesce(match_quality, 4),
-                    entry_ordinal
-            )
+        case
+            when is_recalled
+                then
+                    row_number() over (
+                        partition by request_id, entry_kind
+                        order by
+                            is_recalled desc,
+                            strength desc nulls last,
+                            coalesce(match_quality, 4),
+                            entry_ordinal
+                    )
         end as recall_rank
     from joined
 )

@@ -66,7 +66,8 @@ aged as (
     select
         *,
         row_number() over (
-            partition by request_id, entry_kind, case when entry_kind = 'attribute' then group_name end
+            partition by
+                request_id, entry_kind, case when entry_kind = 'attribute' then group_name end
             order by recalled_turn desc, strength desc nulls last, match_quality, entry_ordinal
         ) as recency_rank,
         max(recalled_turn) over (partition by request_id, entry_kind, group_name)
@@ -82,7 +83,8 @@ group_ranked as (
         dense_rank() over (
             partition by request_id, entry_kind
             -- newest first; among categories recalled the same turn, the strongest (强度优先)
-            order by group_recalled_turn desc, group_strength desc nulls last, group_order,
+            order by
+                group_recalled_turn desc, group_strength desc nulls last, group_order,
                 group_name
         ) as group_recency_rank
     from aged
@@ -99,9 +101,10 @@ final as (
         on requests.request_id = group_ranked.request_id
     where
         case group_ranked.entry_kind
-            when 'attribute' then
-                group_ranked.recency_rank <= requests.queue_items_per_category
-                and group_ranked.group_recency_rank <= requests.queue_attribute_categories
+            when 'attribute'
+                then
+                    group_ranked.recency_rank <= requests.queue_items_per_category
+                    and group_ranked.group_recency_rank <= requests.queue_attribute_categories
             when 'event' then group_ranked.recency_rank <= requests.queue_events
             else group_ranked.recency_rank <= requests.queue_dialogue_styles
         end

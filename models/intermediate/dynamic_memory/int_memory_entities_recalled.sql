@@ -85,7 +85,8 @@ ranked as (
         scoped.entity_limit,
         least(
             1.0,
-            per_entity.matched_word_count / greatest(coalesce(base_word_counts.base_word_count, 1), 1)
+            per_entity.matched_word_count
+            / greatest(coalesce(base_word_counts.base_word_count, 1), 1)
         ) as score,
         row_number() over (
             partition by per_entity.query_id

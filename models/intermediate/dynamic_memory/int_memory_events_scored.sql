@@ -83,8 +83,10 @@ bm25 as (
         postings.event_id,
         sum(
             postings.word_weight
-            * ln(1 + (corpus.event_count - document_frequencies.document_frequency + 0.5)
-                / (document_frequencies.document_frequency + 0.5))
+            * ln(
+                1 + (corpus.event_count - document_frequencies.document_frequency + 0.5)
+                / (document_frequencies.document_frequency + 0.5)
+            )
             * postings.term_count * (queries.bm25_k1 + 1)
             / (
                 postings.term_count + queries.bm25_k1 * (
@@ -306,11 +308,14 @@ ranked as (
     select
         *,
         case when bm25_raw > 0 then rank() over (
-            partition by query_id order by bm25_raw desc) end as bm25_rank,
+            partition by query_id order by bm25_raw desc
+        ) end as bm25_rank,
         case when keyword_score > 0 then rank() over (
-            partition by query_id order by keyword_score desc) end as keyword_rank,
+            partition by query_id order by keyword_score desc
+        ) end as keyword_rank,
         case when cosine is not null then rank() over (
-            partition by query_id order by cosine desc nulls last) end as dense_rank,
+            partition by query_id order by cosine desc nulls last
+        ) end as dense_rank,
         case when time_score > 0 then 1 end as time_rank
     from components
 ),
@@ -319,13 +324,14 @@ relevant as (
     select
         ranked.*,
         case queries.fusion
-            when 'rrf' then (
-                queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
-                + queries.keyword_weight
-                * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
-                + queries.dense_weight * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
-                + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
-            ) * (queries.rrf_k + 1)
+            when 'rrf'
+                then (
+                    queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
+                    + queries.keyword_weight
+                    * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
+                    + queries.dense_weight * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
+                    + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
+                ) * (queries.rrf_k + 1)
             else
                 queries.bm25_weight * ranked.bm25_score
                 + queries.keyword_weight * ranked.keyword_score
@@ -345,8 +351,10 @@ profiled as (
     select
         relevant.*,
         queries.importance_weight * relevant.importance
-        + queries.recency_weight * case when relevant.is_in_future then 0 else
-            relevant.recency_score end
+        + queries.recency_weight * case
+            when relevant.is_in_future then 0 else
+                relevant.recency_score
+        end
         + queries.use_count_weight * relevant.use_count_score
         + queries.recent_use_penalty_weight * (1 - relevant.recent_use_score)
         + queries.content_match_weight * relevant.relevance_score

@@ -75,16 +75,19 @@ final as (
         line_kind,
         speaker_side,
         case
-            when line_kind = 'self' then
-                coalesce('【' || emotion || '】', '')
-                || content
-                || coalesce('<' || tts_content || '>', '')
-                || coalesce('（' || action_content || '）', '')
+            when line_kind = 'self'
+                then
+                    coalesce('【' || emotion || '】', '')
+                    || content
+                    || coalesce('<' || tts_content || '>', '')
+                    || coalesce('（' || action_content || '）', '')
             when is_focus then content
             when line_kind = 'user' then coalesce(display_name, '用户') || '：' || content
             else
                 coalesce(display_name, '旁白') || '：'
-                || case when use_context_emotion then coalesce('【' || emotion || '】', '') else '' end
+                || case
+                    when use_context_emotion then coalesce('【' || emotion || '】', '') else ''
+                end
                 || content
                 || coalesce('（' || action_content || '）', '')
         end as line_text,

@@ -43,8 +43,9 @@ final as (
             problem_texts.chain_problem,
             case
                 when saves.last_message_id is not null and tips.line_id is null
-                    then 'save ' || saves.save_id || ': last_message_id '
-                    || saves.last_message_id || ' does not exist'
+                    then
+                        'save ' || saves.save_id || ': last_message_id '
+                        || saves.last_message_id || ' does not exist'
             end
         ) as chain_problem,
         coalesce(lengths.line_count, 0) as line_count

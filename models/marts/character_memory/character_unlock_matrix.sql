@@ -17,16 +17,23 @@ condition_values as (
 ),
 
 level_conditions as (
-    select * from conditions where field in ('intimacy', 'exploration')
+    select * from conditions
+    where field in ('intimacy', 'exploration')
+),
+
+levels as (
+    -- range() names its one column "range"
+    select range as level_number
+    from range(1, {{ var('unlock_matrix_max_level', 5) }} + 1)
 ),
 
 grid as (
     select
-        intimacy,
-        exploration,
-        intimacy * 100 + exploration as context_id
-    from range(1, {{ var('unlock_matrix_max_level', 5) }} + 1) as intimacy_levels(intimacy)
-    cross join range(1, {{ var('unlock_matrix_max_level', 5) }} + 1) as exploration_levels(exploration)
+        intimacy_levels.level_number as intimacy,
+        exploration_levels.level_number as exploration,
+        intimacy_levels.level_number * 100 + exploration_levels.level_number as context_id
+    from levels as intimacy_levels
+    cross join levels as exploration_levels
 ),
 
 contexts as (
@@ -85,11 +92,13 @@ final as (
     from entries
     cross join grid
     left join all_verdicts
-        on all_verdicts.entry_key = entries.entry_key
-        and all_verdicts.context_id = grid.context_id
+        on
+            all_verdicts.entry_key = entries.entry_key
+            and all_verdicts.context_id = grid.context_id
     left join level_verdicts
-        on level_verdicts.entry_key = entries.entry_key
-        and level_verdicts.context_id = grid.context_id
+        on
+            level_verdicts.entry_key = entries.entry_key
+            and level_verdicts.context_id = grid.context_id
     left join other_fields
         on other_fields.entry_key = entries.entry_key
 )

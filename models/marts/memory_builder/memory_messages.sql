@@ -15,9 +15,9 @@ messages as (
         message_key,
         max(speaker_side) as speaker_side,
         string_agg(line_text, chr(10) order by line_position)
-            filter (where not is_focus) as background_text,
+        filter (where not is_focus) as background_text,
         string_agg(line_text, '' order by line_position)
-            filter (where is_focus) as focus_text,
+        filter (where is_focus) as focus_text,
         min(line_position) as first_line_position,
         max(line_position) as last_line_position,
         count(*) as line_count
