@@ -89,6 +89,14 @@ class CharacterConfig:
     locations: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def extend(self, other: CharacterConfig) -> None:
+        mine = {row["character_id"] for rows in self.tables.values() for row in rows}
+        theirs = {row["character_id"] for rows in other.tables.values() for row in rows}
+        if mine & theirs:
+            where = sorted(set(other.locations.values()))[:1]
+            raise ConfigError(
+                f"character {sorted(mine & theirs)[0]!r} is configured twice "
+                f"(again in {where[0] if where else 'another file'}): one file per character"
+            )
         offset = {
             table: max((r["ordinal"] for r in rows), default=0)
             for table, rows in self.tables.items()
@@ -113,15 +121,27 @@ def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, An
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path.name}: not UTF-8 text (byte {exc.start}): save the file as UTF-8"
+        ) from None
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path.name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"{path.name}: the JSON nests too deeply") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
     if not isinstance(parsed, Mapping):
         raise ConfigError(f"{path.name}: the document must be a JSON object")
     return parsed, path.name
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number designers can use (NaN and infinity are refused)")
 
 
 def parse_designer_json(
@@ -192,6 +212,9 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
 
 def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
     """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
+    known = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
+    if character_id not in known:
+        raise ConfigError(f"no config for character {character_id!r}; configured: {known}")
     document: dict[str, Any] = {"character_id": character_id}
     for kind, (table, group_column, _) in KINDS.items():
         groups: dict[str, list[dict[str, Any]]] = {}
@@ -214,22 +237,36 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
 
 
 def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
-    """Write the three seed CSVs (JSON columns as compact JSON text)."""
+    """Write the three seed CSVs (JSON columns as compact JSON text), all or none: each is
+    written beside its target first and the three are renamed into place only when all were
+    written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    for table, columns in SEED_COLUMNS.items():
-        with open(directory / f"{table}.csv", "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(columns)
-            for row in config.tables[table]:
-                writer.writerow(
-                    [
-                        json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
-                        if c in ("keywords", "query_params")
-                        else ("" if row[c] is None else row[c])
-                        for c in columns
-                    ]
-                )
+    staged: list[Path] = []
+    try:
+        for table, columns in SEED_COLUMNS.items():
+            staged.append(directory / f".{table}.csv.tmp")
+            _write_seed_csv(config, staged[-1], table, columns)
+        for path in staged:  # every file written: move them into place
+            path.replace(path.with_name(path.name[1:].removesuffix(".tmp")))
+    finally:
+        for path in staged:
+            path.unlink(missing_ok=True)
+
+
+def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: list[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        for row in config.tables[table]:
+            writer.writerow(
+                [
+                    json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
+                    if c in ("keywords", "query_params")
+                    else ("" if row[c] is None else row[c])
+                    for c in columns
+                ]
+            )
 
 
 def report_problems(

@@ -92,11 +92,28 @@ order by row_kind, message_index
 """
 
 
+def _in_range(value: int | str) -> bool:
+    """The values DuckDB takes as they are: 64-bit integers, text that encodes as UTF-8."""
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    return value.isascii() or _encodes(value)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _int_or_none(value: Any, field: str, where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise LineError(f"{where}: {field} must be an integer or None, got {value!r}")
+    if not -(2**63) <= value < 2**63:
+        raise LineError(f"{where}: {field} must fit in 64 bits, got {value}")
     return value
 
 
@@ -105,6 +122,10 @@ def _text_or_none(value: Any, field: str, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise LineError(f"{where}: {field} must be a string or None, got {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise LineError(f"{where}: {field} is not valid Unicode text (a lone surrogate?)") from None
     return value
 
 
@@ -154,7 +175,9 @@ def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
     for index, (param, field, check) in enumerate(_COLUMNS):
         column = [values[index] for values in rows]
         valid = _VALID_TYPES[check]
-        if not all(value is None or type(value) is valid for value in column):
+        if not all(
+            value is None or (type(value) is valid and _in_range(value)) for value in column
+        ):
             for position, value in enumerate(column):  # slow path: convert or name the culprit
                 line_id = rows[position][0]
                 where = (

@@ -1,0 +1,152 @@
+"""Bad input at every public entry point: a rolemem error naming the field, nothing written."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+import pytest
+
+from rolemem import CharacterMemory, DynamicMemory, RolememError, build_memory
+from rolemem.cli import main
+from rolemem.demo_data import load_demo
+from rolemem.memory_loop import MemoryLoop
+
+NOW = datetime(2021, 2, 21, 12, 0)
+AWARE = datetime(2021, 2, 21, 12, 0, tzinfo=timezone.utc)
+SURROGATE = "火锅\ud800"
+EVENT = {"user_id": "mumu", "agent_id": "qiyu", "description": "木木爱吃火锅", "created_at": NOW}
+ENTITY = {"user_id": "mumu", "agent_id": "qiyu", "entity_name": "木木", "entity_type": "客体",
+          "kind": "用户属性", "keyword": "饮食", "description": "木木爱吃火锅"}
+
+
+@pytest.fixture(scope="module")
+def demo_path(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("bad") / "demo.duckdb")
+    load_demo(path)
+    return path
+
+
+@pytest.fixture
+def store(demo_path, tmp_path):
+    import shutil
+
+    path = tmp_path / "store.duckdb"
+    shutil.copy(demo_path, path)
+    con = duckdb.connect(str(path))
+    memory = DynamicMemory(con, embedder=None)
+    yield memory
+    con.close()
+
+
+def counts(memory: DynamicMemory) -> tuple:
+    return memory._con.cursor().execute(
+        """select (select count(*) from memory_event), (select count(*) from memory_entity),
+        (select count(*) from memory_event_term), (select sum(strength) from memory_event),
+        (select count(*) from line)""").fetchone()
+
+
+def query(memory: DynamicMemory, **kwargs: Any) -> Any:
+    return memory.query(**{"text": "火锅", "user_id": "mumu", "agent_id": "qiyu", "now": NOW,
+                           "update": False, **kwargs})
+
+
+CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
+    ("lone surrogate", lambda m: m.add_event(**{**EVENT, "description": SURROGATE}),
+     "description"),
+    ("aware created_at", lambda m: m.add_event(**{**EVENT, "created_at": AWARE}), "created_at"),
+    ("nan importance", lambda m: m.add_event(**{**EVENT, "importance": math.nan}), "importance"),
+    ("importance 5", lambda m: m.add_event(**{**EVENT, "importance": 5}), "importance"),
+    ("feedback -3", lambda m: m.add_event(**{**EVENT, "feedback": -3}), "feedback"),
+    ("keywords as a string", lambda m: m.add_event(**{**EVENT, "keywords": "火锅"}), "keywords"),
+    ("place as a list", lambda m: m.add_event(**{**EVENT, "place": ["a"]}), "place"),
+    ("batch with one bad event", lambda m: m.add_events([EVENT, {**EVENT, "description": ""}]),
+     "event 1: description"),
+    ("text id", lambda m: m.update_event("1", importance=0.2), "id"),
+    ("id past 64 bits", lambda m: m.update_event(2**63, importance=0.2), "id"),
+    ("update with no fields", lambda m: m.update_event(1), "nothing to change"),
+    ("strength 2.7", lambda m: m.update_event(1, strength=2.7), "strength"),
+    ("strength -100", lambda m: m.update_event(1, strength=-100), "strength"),
+    ("empty entity description", lambda m: m.update_entity(1, description=None), "description"),
+    ("empty entity name", lambda m: m.update_entity(1, entity_name=" "), "entity_name"),
+    ("delete a missing event", lambda m: m.delete_event(999_999), "memory_event"),
+    ("delete a missing entity", lambda m: m.delete_entity(999_999), "memory_entity"),
+    ("import None", lambda m: m.import_official(None), "official memories"),
+    ("import with a bad entity", lambda m: m.import_official(
+        {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "2020-01-01"}],
+         "entities": [{"entity_name": "x", "kind": "未知", "entity_type": "客体",
+                       "keyword": "k", "description": "d", "updated_at": "2020-01-01"}]}),
+     "entities[0]"),
+    ("import with a bad time", lambda m: m.import_official(
+        {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "soon"}]}),
+     "events[0].created_at"),
+    ("limit 2**40", lambda m: query(m, limit=2**40), "limit"),
+    ("limit 0", lambda m: query(m, limit=0), "limit"),
+    ("surrogate query", lambda m: query(m, text=SURROGATE), "text"),
+    ("aware now", lambda m: query(m, now=AWARE), "now"),
+    ("nan threshold", lambda m: query(m, score_threshold=math.nan), "score_threshold"),
+    ("huge roulette seed", lambda m: query(m, roulette_seed=2**40), "roulette_seed"),
+    ("save id as text", lambda m: query(m, save_id="1"), "save_id"),
+    ("unknown memory scope", lambda m: query(m, memory_scope="world"), "memory_scope"),
+    ("nan profile weight", lambda m: DynamicMemory(m._con, embedder=None,
+                                                   profile={"bm25_weight": math.nan}),
+     "bm25_weight"),
+    ("unknown fusion", lambda m: DynamicMemory(m._con, embedder=None, profile={"fusion": "x"}),
+     "fusion"),
+    ("db of the wrong type", lambda m: DynamicMemory(5), "db"),  # type: ignore[arg-type]
+    ("observe with two characters", lambda m: MemoryLoop(m._con).observe(
+        save_id=1, user_id="mumu", agent_id="qiyu", role_id=1, script_role_id="1"),
+     "role_id or script_role_id"),
+    ("observe a text save id", lambda m: MemoryLoop(m._con).observe(
+        save_id="1", user_id="mumu", agent_id="qiyu", role_id=1), "save_id"),
+    ("pin a text id", lambda m: MemoryLoop(m._con).pin(event_id="1"), "event_id"),
+    ("line id past 64 bits", lambda m: build_memory([{"id": 2**63, "attribute": "user",
+                                                      "content": "x"}], role_id=1), "id"),
+    ("line with a surrogate", lambda m: build_memory([{"id": 1, "attribute": "user",
+                                                       "content": SURROGATE}], role_id=1),
+     "content"),
+]
+
+
+@pytest.mark.parametrize(("case", "call", "names"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_a_rolemem_error_naming_the_field_and_writes_nothing(store, case, call,
+                                                                         names):
+    before = counts(store)
+    with pytest.raises(RolememError) as raised:
+        call(store)
+    assert names in str(raised.value)
+    assert counts(store) == before
+
+
+CHARACTER_CASES = [
+    ("nan context", {"intimacy": math.nan}, "intimacy"),
+    ("huge context", {"intimacy": 2**70}, "intimacy"),
+    ("surrogate context", {"scene": SURROGATE}, "scene"),
+    ("object context", {"scene": {"a": 1}}, "scene"),
+]
+
+
+@pytest.mark.parametrize(("case", "context", "name"), CHARACTER_CASES,
+                         ids=[c[0] for c in CHARACTER_CASES])
+def test_bad_character_context_names_the_field(case, context, name):
+    session = CharacterMemory(character_id="qiyu").session("u")
+    with pytest.raises(TypeError, match=name):
+        session.recall("今天画画时你好温柔", context)
+
+
+def test_the_cli_refuses_bad_numbers_in_one_line(demo_path, capsys):
+    assert main(["memory", "--db", demo_path, "--save", "99999999999999999999",
+                 "--role", "1"]) == 2
+    assert "save_id must fit in 64 bits" in capsys.readouterr().err
+    assert main(["config", "export", "--character", "nobody"]) == 2
+    assert "no config for character 'nobody'" in capsys.readouterr().err
+
+
+def test_init_db_demo_runs_twice(tmp_path, capsys):
+    path = str(tmp_path / "twice.duckdb")
+    assert main(["init-db", "--db", path, "--demo"]) == 0
+    assert main(["init-db", "--db", path, "--demo"]) == 0
+    assert main(["memory", "--db", path, "--save", "2", "--role", "1"]) == 0
