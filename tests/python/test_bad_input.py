@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
@@ -16,11 +16,18 @@ from rolemem.demo_data import load_demo
 from rolemem.memory_loop import MemoryLoop
 
 NOW = datetime(2021, 2, 21, 12, 0)
-AWARE = datetime(2021, 2, 21, 12, 0, tzinfo=timezone.utc)
+AWARE = datetime(2021, 2, 21, 12, 0, tzinfo=UTC)
 SURROGATE = "火锅\ud800"
 EVENT = {"user_id": "mumu", "agent_id": "qiyu", "description": "木木爱吃火锅", "created_at": NOW}
-ENTITY = {"user_id": "mumu", "agent_id": "qiyu", "entity_name": "木木", "entity_type": "客体",
-          "kind": "用户属性", "keyword": "饮食", "description": "木木爱吃火锅"}
+ENTITY = {
+    "user_id": "mumu",
+    "agent_id": "qiyu",
+    "entity_name": "木木",
+    "entity_type": "客体",
+    "kind": "用户属性",
+    "keyword": "饮食",
+    "description": "木木爱吃火锅",
+}
 
 
 @pytest.fixture(scope="module")
@@ -43,28 +50,43 @@ def store(demo_path, tmp_path):
 
 
 def counts(memory: DynamicMemory) -> tuple:
-    return memory._con.cursor().execute(
-        """select (select count(*) from memory_event), (select count(*) from memory_entity),
+    return (
+        memory._con.cursor()
+        .execute(
+            """select (select count(*) from memory_event), (select count(*) from memory_entity),
         (select count(*) from memory_event_term), (select sum(strength) from memory_event),
-        (select count(*) from line)""").fetchone()
+        (select count(*) from line)"""
+        )
+        .fetchone()
+    )
 
 
 def query(memory: DynamicMemory, **kwargs: Any) -> Any:
-    return memory.query(**{"text": "火锅", "user_id": "mumu", "agent_id": "qiyu", "now": NOW,
-                           "update": False, **kwargs})
+    return memory.query(
+        **{
+            "text": "火锅",
+            "user_id": "mumu",
+            "agent_id": "qiyu",
+            "now": NOW,
+            "update": False,
+            **kwargs,
+        }
+    )
 
 
 CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
-    ("lone surrogate", lambda m: m.add_event(**{**EVENT, "description": SURROGATE}),
-     "description"),
+    ("lone surrogate", lambda m: m.add_event(**{**EVENT, "description": SURROGATE}), "description"),
     ("aware created_at", lambda m: m.add_event(**{**EVENT, "created_at": AWARE}), "created_at"),
     ("nan importance", lambda m: m.add_event(**{**EVENT, "importance": math.nan}), "importance"),
     ("importance 5", lambda m: m.add_event(**{**EVENT, "importance": 5}), "importance"),
     ("feedback -3", lambda m: m.add_event(**{**EVENT, "feedback": -3}), "feedback"),
     ("keywords as a string", lambda m: m.add_event(**{**EVENT, "keywords": "火锅"}), "keywords"),
     ("place as a list", lambda m: m.add_event(**{**EVENT, "place": ["a"]}), "place"),
-    ("batch with one bad event", lambda m: m.add_events([EVENT, {**EVENT, "description": ""}]),
-     "event 1: description"),
+    (
+        "batch with one bad event",
+        lambda m: m.add_events([EVENT, {**EVENT, "description": ""}]),
+        "event 1: description",
+    ),
     ("text id", lambda m: m.update_event("1", importance=0.2), "id"),
     ("id past 64 bits", lambda m: m.update_event(2**63, importance=0.2), "id"),
     ("update with no fields", lambda m: m.update_event(1), "nothing to change"),
@@ -75,14 +97,33 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
     ("delete a missing event", lambda m: m.delete_event(999_999), "memory_event"),
     ("delete a missing entity", lambda m: m.delete_entity(999_999), "memory_entity"),
     ("import None", lambda m: m.import_official(None), "official memories"),
-    ("import with a bad entity", lambda m: m.import_official(
-        {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "2020-01-01"}],
-         "entities": [{"entity_name": "x", "kind": "未知", "entity_type": "客体",
-                       "keyword": "k", "description": "d", "updated_at": "2020-01-01"}]}),
-     "entities[0]"),
-    ("import with a bad time", lambda m: m.import_official(
-        {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "soon"}]}),
-     "events[0].created_at"),
+    (
+        "import with a bad entity",
+        lambda m: m.import_official(
+            {
+                "agent_id": "qiyu",
+                "events": [{"description": "官方", "created_at": "2020-01-01"}],
+                "entities": [
+                    {
+                        "entity_name": "x",
+                        "kind": "未知",
+                        "entity_type": "客体",
+                        "keyword": "k",
+                        "description": "d",
+                        "updated_at": "2020-01-01",
+                    }
+                ],
+            }
+        ),
+        "entities[0]",
+    ),
+    (
+        "import with a bad time",
+        lambda m: m.import_official(
+            {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "soon"}]}
+        ),
+        "events[0].created_at",
+    ),
     ("limit 2**40", lambda m: query(m, limit=2**40), "limit"),
     ("limit 0", lambda m: query(m, limit=0), "limit"),
     ("surrogate query", lambda m: query(m, text=SURROGATE), "text"),
@@ -91,29 +132,47 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
     ("huge roulette seed", lambda m: query(m, roulette_seed=2**40), "roulette_seed"),
     ("save id as text", lambda m: query(m, save_id="1"), "save_id"),
     ("unknown memory scope", lambda m: query(m, memory_scope="world"), "memory_scope"),
-    ("nan profile weight", lambda m: DynamicMemory(m._con, embedder=None,
-                                                   profile={"bm25_weight": math.nan}),
-     "bm25_weight"),
-    ("unknown fusion", lambda m: DynamicMemory(m._con, embedder=None, profile={"fusion": "x"}),
-     "fusion"),
+    (
+        "nan profile weight",
+        lambda m: DynamicMemory(m._con, embedder=None, profile={"bm25_weight": math.nan}),
+        "bm25_weight",
+    ),
+    (
+        "unknown fusion",
+        lambda m: DynamicMemory(m._con, embedder=None, profile={"fusion": "x"}),
+        "fusion",
+    ),
     ("db of the wrong type", lambda m: DynamicMemory(5), "db"),  # type: ignore[arg-type]
-    ("observe with two characters", lambda m: MemoryLoop(m._con).observe(
-        save_id=1, user_id="mumu", agent_id="qiyu", role_id=1, script_role_id="1"),
-     "role_id or script_role_id"),
-    ("observe a text save id", lambda m: MemoryLoop(m._con).observe(
-        save_id="1", user_id="mumu", agent_id="qiyu", role_id=1), "save_id"),
+    (
+        "observe with two characters",
+        lambda m: MemoryLoop(m._con).observe(
+            save_id=1, user_id="mumu", agent_id="qiyu", role_id=1, script_role_id="1"
+        ),
+        "role_id or script_role_id",
+    ),
+    (
+        "observe a text save id",
+        lambda m: MemoryLoop(m._con).observe(
+            save_id="1", user_id="mumu", agent_id="qiyu", role_id=1
+        ),
+        "save_id",
+    ),
     ("pin a text id", lambda m: MemoryLoop(m._con).pin(event_id="1"), "event_id"),
-    ("line id past 64 bits", lambda m: build_memory([{"id": 2**63, "attribute": "user",
-                                                      "content": "x"}], role_id=1), "id"),
-    ("line with a surrogate", lambda m: build_memory([{"id": 1, "attribute": "user",
-                                                       "content": SURROGATE}], role_id=1),
-     "content"),
+    (
+        "line id past 64 bits",
+        lambda m: build_memory([{"id": 2**63, "attribute": "user", "content": "x"}], role_id=1),
+        "id",
+    ),
+    (
+        "line with a surrogate",
+        lambda m: build_memory([{"id": 1, "attribute": "user", "content": SURROGATE}], role_id=1),
+        "content",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "call", "names"), CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_a_rolemem_error_naming_the_field_and_writes_nothing(store, case, call,
-                                                                         names):
+def test_bad_input_is_a_rolemem_error_naming_the_field_and_writes_nothing(store, case, call, names):
     before = counts(store)
     with pytest.raises(RolememError) as raised:
         call(store)
@@ -129,8 +188,9 @@ CHARACTER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "context", "name"), CHARACTER_CASES,
-                         ids=[c[0] for c in CHARACTER_CASES])
+@pytest.mark.parametrize(
+    ("case", "context", "name"), CHARACTER_CASES, ids=[c[0] for c in CHARACTER_CASES]
+)
 def test_bad_character_context_names_the_field(case, context, name):
     session = CharacterMemory(character_id="qiyu").session("u")
     with pytest.raises(TypeError, match=name):
@@ -138,8 +198,7 @@ def test_bad_character_context_names_the_field(case, context, name):
 
 
 def test_the_cli_refuses_bad_numbers_in_one_line(demo_path, capsys):
-    assert main(["memory", "--db", demo_path, "--save", "99999999999999999999",
-                 "--role", "1"]) == 2
+    assert main(["memory", "--db", demo_path, "--save", "99999999999999999999", "--role", "1"]) == 2
     assert "save_id must fit in 64 bits" in capsys.readouterr().err
     assert main(["config", "export", "--character", "nobody"]) == 2
     assert "no config for character 'nobody'" in capsys.readouterr().err

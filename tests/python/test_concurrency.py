@@ -31,14 +31,17 @@ def test_eight_threads_mixed_calls_for_a_fixed_time_without_an_error(tmp_path):
             n = 0
             while time.monotonic() < stop:
                 n += 1
-                event = memory.add_event(user_id=user, agent_id="qiyu", keywords=["火锅"],
-                                         description=f"{user}第{n}次吃火锅",
-                                         created_at=NOW - timedelta(minutes=n))
+                event = memory.add_event(
+                    user_id=user,
+                    agent_id="qiyu",
+                    keywords=["火锅"],
+                    description=f"{user}第{n}次吃火锅",
+                    created_at=NOW - timedelta(minutes=n),
+                )
                 memory.update_event(event, importance=0.9)
                 # recalls of every thread touch the same official and demo memories
                 memory.query("火锅", user_id=user, agent_id="qiyu", now=NOW, update=True)
-                memory.query("室友失恋了", user_id="mumu", agent_id="qiyu", now=NOW,
-                             update=True)
+                memory.query("室友失恋了", user_id="mumu", agent_id="qiyu", now=NOW, update=True)
                 assert memory.list_events(agent_id="qiyu", user_id=user)
                 assert build_memory_for_save(con, 2, role_id=1)
                 calls[index] += 6
@@ -53,7 +56,8 @@ def test_eight_threads_mixed_calls_for_a_fixed_time_without_an_error(tmp_path):
     assert errors == []
     assert all(count > 0 for count in calls)
     (events,) = con.execute(
-        "select count(*) from memory_event where user_id like 'player%'").fetchone()
+        "select count(*) from memory_event where user_id like 'player%'"
+    ).fetchone()
     assert events == sum(calls) // 6
     con.close()
 
@@ -73,9 +77,24 @@ def test_a_second_process_gets_one_clear_error(tmp_path):
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
         result = subprocess.run(
-            [sys.executable, "-m", "rolemem.cli", "query", "--db", path, "--user", "mumu",
-             "--agent", "qiyu", "--keyword-only", "火锅"],
-            capture_output=True, text=True, timeout=60)
+            [
+                sys.executable,
+                "-m",
+                "rolemem.cli",
+                "query",
+                "--db",
+                path,
+                "--user",
+                "mumu",
+                "--agent",
+                "qiyu",
+                "--keyword-only",
+                "火锅",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 2
         assert result.stderr.startswith(f"rolemem: error: {path} is in use by another process")
         assert "one process owns a DuckDB file" in result.stderr
@@ -99,8 +118,15 @@ def test_readers_share_a_file_no_one_writes(tmp_path):
     from .conftest import run_dbt
 
     run_dbt(path, tmp_path, "seed")
-    readers = [subprocess.Popen([sys.executable, "-c", READER, path], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", READER, path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [reader.communicate(timeout=120) for reader in readers]
     assert [reader.returncode for reader in readers] == [0, 0], outputs
     assert [out.strip() for out, _ in outputs] == ["能力特征：艺术天赋、创作出独特的变色画作"] * 2

@@ -232,10 +232,16 @@ def test_tfidf_keywords_are_jiebas_without_importing_jieba_analyse():
 
     from rolemem.text import extract_keywords
 
-    texts = ["室友失恋了，我们陪她吃了一晚上火锅", "你还记得我们一起去图书馆吗",
-             "When did Caroline go to the LGBTQ support group?", "今天画画时你好温柔",
-             "那本推理小说你看完了吗？凶手是谁", "吃"]
+    texts = [
+        "室友失恋了，我们陪她吃了一晚上火锅",
+        "你还记得我们一起去图书馆吗",
+        "When did Caroline go to the LGBTQ support group?",
+        "今天画画时你好温柔",
+        "那本推理小说你看完了吗？凶手是谁",
+        "吃",
+    ]
     for text in texts:
-        expected = [w for w in jieba.analyse.extract_tags(text, topK=10)
-                    if any(c.isalnum() for c in w)]
+        expected = [
+            w for w in jieba.analyse.extract_tags(text, topK=10) if any(c.isalnum() for c in w)
+        ]
         assert extract_keywords(text, 10) == expected, text
