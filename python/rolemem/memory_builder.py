@@ -92,11 +92,11 @@ order by row_kind, message_index
 """
 
 
-def _in_range(value: int | str) -> bool:
+def _in_range(value: object) -> bool:
     """The values DuckDB takes as they are: 64-bit integers, text that encodes as UTF-8."""
     if isinstance(value, int):
         return -(2**63) <= value < 2**63
-    return value.isascii() or _encodes(value)
+    return isinstance(value, str) and (value.isascii() or _encodes(value))
 
 
 def _encodes(text: str) -> bool:
