@@ -209,3 +209,56 @@ def test_init_db_demo_runs_twice(tmp_path, capsys):
     assert main(["init-db", "--db", path, "--demo"]) == 0
     assert main(["init-db", "--db", path, "--demo"]) == 0
     assert main(["memory", "--db", path, "--save", "2", "--role", "1"]) == 0
+
+
+CONDITION_CASES = [
+    ({"field": 5, "value": 1, "operator": "gte"}, "field must be a string, got ubigint"),
+    ({"field": "scene", "value": None, "operator": "eq"}, "got null"),
+    ({"field": "scene", "value": {"a": 1}, "operator": "eq"}, "got object"),
+    ({"field": "scene", "value": [["a"]], "operator": "in"}, "value lists may hold"),
+    ({"field": "scene", "value": ["a", None], "operator": "in"}, "value lists may hold"),
+]
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"), CONDITION_CASES, ids=[c[1] for c in CONDITION_CASES]
+)
+def test_conditions_that_could_never_unlock_are_config_errors(condition, message):
+    import warnings
+
+    from rolemem.character_config import ConfigError
+
+    doc = {
+        "attributes": {
+            "喜好": [
+                {
+                    "关键词": ["画画", "绘画", "画作"],
+                    "内容": "喜欢画画",
+                    "强度": 3,
+                    "queryParams": [condition],
+                }
+            ]
+        }
+    }
+    with warnings.catch_warnings(), pytest.raises(ConfigError) as raised:
+        warnings.simplefilter("ignore")
+        CharacterMemory.from_designer_json(doc, character_id="x")
+    assert "attributes.喜好[0]: queryParams[0]: " in str(raised.value)
+    assert message in str(raised.value)
+
+
+def test_nan_and_deep_nesting_in_designer_files_are_config_errors(tmp_path):
+    from rolemem.character_config import ConfigError, parse_designer_json
+
+    nan_file = tmp_path / "nan.json"
+    nan_file.write_text('{"attributes": {"喜好": [{"强度": NaN}]}}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="NaN is not a number designers can use"):
+        parse_designer_json(nan_file)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ConfigError, match="nests too deeply"):
+        parse_designer_json(deep)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"a": "é"}'.encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        parse_designer_json(latin)

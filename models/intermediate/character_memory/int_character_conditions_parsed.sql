@@ -20,6 +20,16 @@ final as (
         character_id,
         condition_index,
         json_extract_string(condition_json, '$.field') as field,
+        json_type(json_extract(condition_json, '$.field')) as field_json_type,
+        json_type(json_extract(condition_json, '$.value')) as value_json_type,
+        -- an array value must hold scalars only (no null, object or nested array)
+        coalesce(
+            list_bool_or(list_transform(
+                json_extract(condition_json, '$.value[*]'),
+                lambda element: json_type(element) in ('NULL', 'OBJECT', 'ARRAY')
+            )),
+            false
+        ) as has_bad_value_element,
         json_extract_string(condition_json, '$.operator') as operator,
         json_extract(condition_json, '$.value') as condition_value,
         cast(json_extract(condition_json, '$.value') as varchar) as condition_value_text

@@ -42,7 +42,14 @@ condition_checks as (
         'error' as severity,
         case
             when coalesce(trim(conditions.field), '') = '' then 'field is missing'
+            when conditions.field_json_type <> 'VARCHAR'
+                then 'field must be a string, got ' || lower(conditions.field_json_type)
             when conditions.condition_value is null then 'value is missing'
+            when conditions.value_json_type in ('NULL', 'OBJECT')
+                then 'value must be a number, a string, true/false or a list of them, got '
+                || lower(conditions.value_json_type)
+            when conditions.has_bad_value_element
+                then 'value lists may hold numbers, strings and true/false only'
             when conditions.operator is null then 'operator is missing'
             when conditions.operator not in {{ query_param_operators() }}
                 then
