@@ -46,8 +46,9 @@ condition_checks as (
                 then 'field must be a string, got ' || lower(conditions.field_json_type)
             when conditions.condition_value is null then 'value is missing'
             when conditions.value_json_type in ('NULL', 'OBJECT')
-                then 'value must be a number, a string, true/false or a list of them, got '
-                || lower(conditions.value_json_type)
+                then
+                    'value must be a number, a string, true/false or a list of them, got '
+                    || lower(conditions.value_json_type)
             when conditions.has_bad_value_element
                 then 'value lists may hold numbers, strings and true/false only'
             when conditions.operator is null then 'operator is missing'
