@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plan_size import operator_count  # noqa: E402
 from seed_baseline import build_messages, get_chat_history  # noqa: E402
 
-from rolemem import build_memory, build_memory_for_save  # noqa: E402
+from rolemem import DynamicMemory, build_memory, build_memory_for_save  # noqa: E402
 from rolemem._sql_project import compose  # noqa: E402
 from rolemem.history import refresh_history  # noqa: E402
 from rolemem.memory_builder import _STORED_MESSAGES_SQL, _STORED_TIP_SQL  # noqa: E402
@@ -221,6 +221,7 @@ def _generate(path: str, saves: int, lines_per_save: int) -> None:
             first_line_id=(saves - 1) * lines_per_save + 1,
             seed=11,
         )
+        DynamicMemory(con, embedder=None).close()  # the rest of the tables, as init-db makes
 
 
 if __name__ == "__main__":
