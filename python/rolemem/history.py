@@ -27,27 +27,29 @@ TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips
 
 # The saves' own lines, plus lines of other saves they point at (a parent or the tip), so a
 # chain that leaves its save is seen and reported.
+# (list_contains lets DuckDB skip row groups by save_id, as `=` does; `in (select unnest())`
+# made every statement a semi-join over the whole table: 2-3x slower on a million lines)
 _SAVES_LINES_SQL = """
-    select * from line where save_id in (select unnest(cast($save_ids as bigint[])))
+    select * from line where list_contains(cast($save_ids as bigint[]), save_id)
     union all
     select * from line
     where
-        save_id not in (select unnest(cast($save_ids as bigint[])))
+        not list_contains(cast($save_ids as bigint[]), save_id)
         and (
             id in (
                 select parent_line_id from line
-                where save_id in (select unnest(cast($save_ids as bigint[])))
+                where list_contains(cast($save_ids as bigint[]), save_id)
             )
             or id in (
                 select last_message_id from save
-                where id in (select unnest(cast($save_ids as bigint[])))
+                where list_contains(cast($save_ids as bigint[]), id)
             )
         )
 """
-_SAVES_SQL = "select * from save where id in (select unnest(cast($save_ids as bigint[])))"
+_SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
 _STORED_CHAINS_SQL = """
     select * from main.int_lines_chained_to_root
-    where save_id in (select unnest(cast($save_ids as bigint[])))
+    where list_contains(cast($save_ids as bigint[]), save_id)
 """
 _WALK = "rolemem_walk"  # a temporary table of this cursor's session
 
@@ -57,7 +59,7 @@ from save as saves
 left join int_save_history_tips as tips
     on tips.save_id = saves.id
 where
-    ($save_ids is null or saves.id in (select unnest(cast($save_ids as bigint[]))))
+    ($save_ids is null or list_contains(cast($save_ids as bigint[]), saves.id))
     and (tips.save_id is null or tips.tip_line_id is distinct from saves.last_message_id)
 order by saves.id
 """
