@@ -79,3 +79,29 @@ def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
         return read_settings(con, *seeds)
     finally:
         con.close()
+
+
+def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
+    """Every non-demo seed into the database's tables, as `dbt seed` writes them, in one
+    transaction: the character config from `config_dir` (default: the shipped CSVs), the
+    rest shipped with rolemem. For installs without dbt."""
+    from . import _duck
+
+    names = [
+        name
+        for name, (path, _) in seed_specs().items()
+        if not name.startswith(("demo_", "fixture_"))
+    ]
+    with _duck.cursor(db) as cur:
+        cur.execute("begin")
+        try:
+            for name in names:
+                path = seed_specs()[name][0]
+                if config_dir is not None and path.parent.name == "character_config":
+                    path = Path(config_dir) / f"{name}.csv"
+                load_seed(cur, name, path)
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+    return names

@@ -122,6 +122,15 @@ def _parser() -> argparse.ArgumentParser:
     exporter = config_commands.add_parser("export", help="seed CSVs -> designer JSON")
     exporter.add_argument("--character", required=True)
     exporter.add_argument("--seeds", help="folder with the seed CSVs (default: shipped demo)")
+    loader = config_commands.add_parser(
+        "load",
+        help="seed CSVs -> the database's seed tables, without dbt (validated; one transaction)",
+        description="Write the character config seeds (from --seeds, default: the shipped "
+        "demo) and the recall/memory settings seeds shipped with rolemem into the database, "
+        "as `dbt seed` would: for installs without dbt.",
+    )
+    loader.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+    loader.add_argument("--seeds", help="folder with the three character config CSVs")
     return parser
 
 
@@ -360,6 +369,13 @@ def _config(args: argparse.Namespace) -> None:
         write_seed_csvs(config, args.out)
         counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
         print(f"wrote {counts} to {args.out}")
+    elif args.config_command == "load":
+        from ._seeds import load_seeds_into
+
+        config = read_seed_csvs(args.seeds)
+        validate_config(config)
+        names = load_seeds_into(_existing_db(args), args.seeds)
+        print(f"loaded {len(names)} seed tables into {args.db or _duck.default_db_path()}")
     else:
         config = read_seed_csvs(args.seeds)
         print(

@@ -132,3 +132,30 @@ def test_cli_import_reproduces_the_shipped_seeds(tmp_path):
         shipped = (REPO / "seeds" / "character_config" / f"{name}.csv").read_text("utf-8")
         assert (out / f"{name}.csv").read_text("utf-8") == shipped
     assert read_seed_csvs(out).tables == read_seed_csvs().tables
+
+
+def test_config_load_writes_the_seeds_without_dbt(tmp_path, capsys):
+    path = str(tmp_path / "nodbt.duckdb")
+    assert main(["init-db", "--db", path]) == 0
+    assert main(["config", "load", "--db", path]) == 0
+    assert "seed tables into" in capsys.readouterr().out
+    args = [
+        "recall",
+        "--character",
+        "qiyu",
+        "--text",
+        "今天画画时你好温柔",
+        "--param",
+        "intimacy=2",
+        "--param",
+        "exploration=3",
+        "--param",
+        "scene=studio",
+    ]
+    assert main([*args, "--db", path]) == 0
+    from_db = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    assert from_db == json.loads(capsys.readouterr().out)
+    assert from_db["character_memory_attributes"] == (
+        "能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔"
+    )
