@@ -264,7 +264,8 @@ class CharacterMemory:
                     if not is_config:
                         continue
                     raise ConfigError(
-                        f"the database has no seed table {seed!r}: run dbt seed"
+                        f"the database has no seed table {seed!r}: run `dbt seed` or "
+                        "`rolemem config load`"
                     ) from None
                 rows = cursor.fetchall()
                 names = [d[0] for d in cursor.description]

@@ -24,10 +24,10 @@ final as (
         json_type(json_extract(condition_json, '$.value')) as value_json_type,
         -- an array value must hold scalars only (no null, object or nested array)
         coalesce(
-            list_bool_or(list_transform(
-                json_extract(condition_json, '$.value[*]'),
-                lambda element: json_type(element) in ('NULL', 'OBJECT', 'ARRAY')
-            )),
+            (
+                select bool_or(json_type(elements.element) in ('NULL', 'OBJECT', 'ARRAY'))
+                from unnest(json_extract(condition_json, '$.value[*]')) as elements (element)
+            ),
             false
         ) as has_bad_value_element,
         json_extract_string(condition_json, '$.operator') as operator,
