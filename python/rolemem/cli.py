@@ -1,4 +1,5 @@
-"""Command line: `rolemem init-db`, `rolemem memory`. Errors are one line and exit code 2."""
+"""Command line: `rolemem init-db | memory | recall | query | observe | timeline | maintain |
+official | config`. Errors are one line and exit code 2; `--verbose` shows the library logs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 from . import _duck
 from .errors import RolememError
 
+_DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -24,12 +27,13 @@ def _parser() -> argparse.ArgumentParser:
     except PackageNotFoundError:
         installed = "unknown"
     parser.add_argument("--version", action="version", version=f"rolemem {installed}")
+    parser.add_argument("--verbose", action="store_true", help="log what rolemem does to stderr")
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser(
         "init-db", help="create the application tables in the embedded DuckDB file"
     )
-    init.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+    init.add_argument("--db", help=_DB_HELP)
     init.add_argument(
         "--demo",
         action="store_true",
@@ -42,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Walk the save's current branch and render it from one character's point "
         "of view as OpenAI-style messages. Give at least one of --role, --script-role, --name.",
     )
-    memory.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+    memory.add_argument("--db", help=_DB_HELP)
     memory.add_argument("--save", type=int, required=True, help="save id")
     memory.add_argument("--role", type=int, help="the character's role_id")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
@@ -108,9 +112,25 @@ def _parser() -> argparse.ArgumentParser:
         help="count this recall (strength +15, recall_count); off by default "
         "here, so looking never changes the store",
     )
-    query.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+    query.add_argument("--db", help=_DB_HELP)
 
     _loop_commands(commands)
+
+    official = commands.add_parser(
+        "official", help="import/export an agent's official (designer) memories as JSON"
+    )
+    official_commands = official.add_subparsers(dest="official_command", required=True)
+    official_import = official_commands.add_parser(
+        "import", help="add official memories from a JSON file (all or nothing; progress shown)"
+    )
+    official_import.add_argument("file", help="JSON as `official export` writes it")
+    official_import.add_argument("--db", help=_DB_HELP)
+    official_import.add_argument(
+        "--keyword-only", action="store_true", help="no vectors (default: the bundled e5 embedder)"
+    )
+    official_export = official_commands.add_parser("export", help="print an agent's as JSON")
+    official_export.add_argument("--agent", required=True)
+    official_export.add_argument("--db", help=_DB_HELP)
 
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
@@ -129,13 +149,12 @@ def _parser() -> argparse.ArgumentParser:
         "demo) and the recall/memory settings seeds shipped with rolemem into the database, "
         "as `dbt seed` would: for installs without dbt.",
     )
-    loader.add_argument("--db", help="DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)")
+    loader.add_argument("--db", help=_DB_HELP)
     loader.add_argument("--seeds", help="folder with the three character config CSVs")
     return parser
 
 
 def _loop_commands(commands: Any) -> None:
-    db_help = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
     observe = commands.add_parser(
         "observe",
         help="extract a save's due turns into memories (the memory loop)",
@@ -144,7 +163,7 @@ def _loop_commands(commands: Any) -> None:
         "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
         "ROLEMEM_LLM_API_KEY. Prints the report as JSON.",
     )
-    observe.add_argument("--db", help=db_help)
+    observe.add_argument("--db", help=_DB_HELP)
     observe.add_argument("--save", type=int, required=True, help="save id")
     observe.add_argument("--user", required=True, help="user_id")
     observe.add_argument("--agent", required=True, help="agent_id")
@@ -162,13 +181,13 @@ def _loop_commands(commands: Any) -> None:
         description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
         "never deleted); with an LLM configured, merged entity descriptions are consolidated.",
     )
-    maintain.add_argument("--db", help=db_help)
+    maintain.add_argument("--db", help=_DB_HELP)
     maintain.add_argument("--now", help="ISO time (default: now)")
     maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
     _llm_arguments(maintain)
 
     timeline = commands.add_parser("timeline", help="print a player's overview timeline")
-    timeline.add_argument("--db", help=db_help)
+    timeline.add_argument("--db", help=_DB_HELP)
     timeline.add_argument("--user", required=True, help="user_id")
     timeline.add_argument("--agent", required=True, help="agent_id")
     timeline.add_argument("--save", type=int, help="the save being played (current branch)")
@@ -383,6 +402,37 @@ def _config(args: argparse.Namespace) -> None:
         )
 
 
+def _official(args: argparse.Namespace) -> None:
+    from .dynamic_memory import DynamicMemory
+
+    embedder: Any = None if getattr(args, "keyword_only", False) else "default"
+    with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
+        if args.official_command == "export":
+            _print_json(memory.export_official(args.agent))
+            return
+        from pathlib import Path
+
+        from tqdm import tqdm
+
+        try:
+            doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
+        with tqdm(
+            total=len(doc.get("events", [])) if isinstance(doc, dict) else 0,
+            desc="embedding events",
+            unit="event",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+        ) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.update(done - bar.n)
+
+            events, entities = memory.import_official(doc, progress=progress)
+    print(f"imported {events} official events and {entities} entities")
+
+
 def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object) -> None:
     print(f"rolemem: warning: {message}", file=sys.stderr)
 
@@ -390,6 +440,10 @@ def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object)
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
+    if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
     try:
         {
             "init-db": _init_db,
@@ -400,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "observe": _observe,
             "maintain": _maintain,
             "timeline": _timeline,
+            "official": _official,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

@@ -8,6 +8,7 @@ recall's side effects (recall count, time, +strength) in one transaction.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import json
@@ -18,12 +19,12 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import duckdb
 
@@ -37,6 +38,7 @@ from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class MemoryInputError(RolememError, ValueError):
@@ -168,6 +170,8 @@ select
         from int_memory_query_words
     ) as words
 """
+
+_EMBED_BATCH = 64  # documents per embedder call (and per progress step)
 
 # where an extracted event came from (MemoryLoop); absent for events added by hand
 _SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "batch_key")
@@ -419,6 +423,17 @@ def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
     returning id"""
 
 
+def _tracked(method: Callable[..., T]) -> Callable[..., T]:
+    """A public DynamicMemory call: counted while it runs (close() waits for it)."""
+
+    @functools.wraps(method)
+    def wrapper(self: DynamicMemory, *args: Any, **kwargs: Any) -> T:
+        with self._call():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class DynamicMemory:
     """Per-player memory for one store (a DuckDB file or connection).
 
@@ -448,6 +463,8 @@ class DynamicMemory:
             self._owned = True
         self.embedder = embedder
         self._reference: dict[str, Any] = {}  # reference sentence vectors by language
+        self._running, self._closed = 0, False
+        self._idle = threading.Condition()
         self._reference_lock = threading.Lock()
         self._local = threading.local()
         self._ensure_tables()
@@ -466,7 +483,25 @@ class DynamicMemory:
             cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self._con))
         return cur
 
+    @contextlib.contextmanager
+    def _call(self) -> Iterator[None]:
+        """Count a running call, so close() can wait for it; refuse calls after close()."""
+        with self._idle:
+            if self._closed:
+                raise MemoryInputError("this DynamicMemory is closed")
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
     def close(self) -> None:
+        """Wait for running calls, then close the connection this object opened."""
+        with self._idle:
+            self._closed = True
+            self._idle.wait_for(lambda: self._running == 0)
         if self._owned:
             self._con.close()
 
@@ -566,26 +601,37 @@ class DynamicMemory:
             ]
         )[0]
 
-    def add_events(self, events: Sequence[Mapping[str, Any]]) -> list[int]:
-        """Store many events in one transaction (all or nothing)."""
-        rows, vectors = self._prepare_events(events)
+    @_tracked
+    def add_events(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[int]:
+        """Store many events in one transaction (all or nothing). `progress(done, total)` is
+        called as their vectors are computed (the slow part of a bulk load)."""
+        rows, vectors = self._prepare_events(events, progress)
         with _duck.transaction(self._con) as cur:
             return self._write_events(cur, rows, vectors)
 
     def _prepare_events(
-        self, events: Sequence[Mapping[str, Any]]
+        self,
+        events: Sequence[Mapping[str, Any]],
+        progress: Callable[[int, int], None] | None = None,
     ) -> tuple[list[dict[str, Any]], list[list[float] | None]]:
         """Checked rows and their vectors: everything slow happens before a transaction."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         vectors: list[list[float] | None] = [None] * len(rows)
         if self.embedder is not None and rows:
-            vectors = list(
-                checked(
-                    self.embedder.embed_documents([r["description"] for r in rows]),
-                    self.embedder.dim,
-                    "embedder (documents)",
+            vectors = []
+            for start in range(0, len(rows), _EMBED_BATCH):
+                texts = [r["description"] for r in rows[start : start + _EMBED_BATCH]]
+                vectors += checked(
+                    self.embedder.embed_documents(texts), self.embedder.dim, "embedder (documents)"
                 )
-            )
+                if progress is not None:
+                    progress(len(vectors), len(rows))
+            log.info("embedded %d events", len(rows))
         return rows, vectors
 
     def _write_events(
@@ -681,6 +727,7 @@ class DynamicMemory:
                 raise
             raise MemoryInputError(f"{where}: {exc}") from None
 
+    @_tracked
     def add_entity(
         self,
         *,
@@ -798,12 +845,15 @@ class DynamicMemory:
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")
 
+    @_tracked
     def update_event(self, event_id: int, **fields: Any) -> None:
         self._update("memory_event", event_id, fields)
 
+    @_tracked
     def update_entity(self, entity_id: int, **fields: Any) -> None:
         self._update("memory_entity", entity_id, fields)
 
+    @_tracked
     def delete_event(self, event_id: int) -> None:
         """Delete an event memory with its postings and vector (MemoryInputError if none)."""
         event_id = _memory_id(event_id, "event_id")
@@ -819,6 +869,7 @@ class DynamicMemory:
             if not deleted:
                 raise MemoryInputError(f"no memory_event with id {event_id}")
 
+    @_tracked
     def delete_entity(self, entity_id: int) -> None:
         entity_id = _memory_id(entity_id, "entity_id")
         deleted = (
@@ -845,11 +896,13 @@ class DynamicMemory:
                 row["keywords"] = json.loads(row["keywords"])
         return rows
 
+    @_tracked
     def list_events(
         self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
     ) -> list[dict[str, Any]]:
         return self._list("memory_event", agent_id, user_id, scope)
 
+    @_tracked
     def list_entities(
         self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
     ) -> list[dict[str, Any]]:
@@ -857,6 +910,7 @@ class DynamicMemory:
 
     # -- official memories: import / export --------------------------------------------------
 
+    @_tracked
     def export_official(self, agent_id: str) -> dict[str, Any]:
         """The agent's official memories as JSON-ready data (timestamps ISO 8601)."""
 
@@ -920,7 +974,10 @@ class DynamicMemory:
             doc[name] = rows
         return self.import_official(doc)
 
-    def import_official(self, doc: Mapping[str, Any]) -> tuple[int, int]:
+    @_tracked
+    def import_official(
+        self, doc: Mapping[str, Any], *, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int]:
         """Add official memories from `export_official`'s format. Events are checked all
         before any is written; returns (events, entities) added."""
         if not isinstance(doc, Mapping):
@@ -961,7 +1018,7 @@ class DynamicMemory:
                 )
             except MemoryInputError as exc:
                 raise MemoryInputError(f"entities[{index}]: {exc}") from None
-        rows, vectors = self._prepare_events(events)  # every check before any write
+        rows, vectors = self._prepare_events(events, progress)  # every check before any write
         with _duck.transaction(self._con) as cur:
             self._write_events(cur, rows, vectors)
             for params in entity_params:
@@ -970,6 +1027,7 @@ class DynamicMemory:
 
     # -- recall ----------------------------------------------------------------------------
 
+    @_tracked
     def query(
         self,
         text: str,
@@ -1131,6 +1189,7 @@ class DynamicMemory:
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
         return {**self.settings, "save_id": save_id, "memory_scope": scope}
 
+    @_tracked
     def timeline(
         self,
         *,

@@ -6,11 +6,13 @@ import csv
 import json
 from datetime import datetime
 
+import duckdb
 import pytest
 
 from rolemem import DynamicMemory
 from rolemem.cli import main
 from rolemem.demo_data import load_demo
+from rolemem.dynamic_memory import MemoryInputError
 from rolemem.text import extract_keywords
 
 from .conftest import REPO, run_dbt
@@ -109,3 +111,60 @@ def test_cli_query(tmp_path, capsys):
         == 2
     )
     assert "expected an ISO time" in capsys.readouterr().err
+
+
+def test_cli_official_export_then_import_with_progress(tmp_path, capsys):
+    source = str(tmp_path / "source.duckdb")
+    load_demo(source)
+    assert main(["official", "export", "--agent", "qiyu", "--db", source]) == 0
+    exported = capsys.readouterr().out
+    doc = tmp_path / "official.json"
+    doc.write_text(exported, encoding="utf-8")
+    target = str(tmp_path / "target.duckdb")
+    assert main(["init-db", "--db", target]) == 0
+    capsys.readouterr()
+    assert main(["--verbose", "official", "import", str(doc), "--db", target]) == 0
+    counts = json.loads(exported)
+    assert capsys.readouterr().out.strip() == (
+        f"imported {len(counts['events'])} official events and {len(counts['entities'])} entities"
+    )
+    assert main(["official", "export", "--agent", "qiyu", "--db", target]) == 0
+    assert json.loads(capsys.readouterr().out) == counts
+
+
+def test_close_waits_for_running_calls_and_refuses_new_ones(tmp_path):
+    import threading
+
+    path = str(tmp_path / "close.duckdb")
+    load_demo(path)
+    memory = DynamicMemory(path, embedder=None)
+    started, release = threading.Event(), threading.Event()
+    original = memory._prepare_events
+
+    def slow(*args, **kwargs):
+        started.set()
+        release.wait(5)
+        return original(*args, **kwargs)
+
+    memory._prepare_events = slow  # type: ignore[method-assign]
+    adder = threading.Thread(
+        target=lambda: memory.add_event(
+            user_id="u", agent_id="qiyu", description="关闭前写入", created_at=datetime(2021, 1, 1)
+        )
+    )
+    adder.start()
+    started.wait(5)
+    closer = threading.Thread(target=memory.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()  # still waiting for the write
+    release.set()
+    adder.join(5)
+    closer.join(5)
+    assert not closer.is_alive()
+    with pytest.raises(MemoryInputError, match="closed"):
+        memory.list_events(agent_id="qiyu", user_id="u")
+    with duckdb.connect(path) as con:
+        assert con.execute(
+            "select count(*) from memory_event where description = '关闭前写入'"
+        ).fetchone() == (1,)
