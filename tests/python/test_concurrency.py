@@ -130,3 +130,52 @@ def test_readers_share_a_file_no_one_writes(tmp_path):
     outputs = [reader.communicate(timeout=120) for reader in readers]
     assert [reader.returncode for reader in readers] == [0, 0], outputs
     assert [out.strip() for out, _ in outputs] == ["能力特征：艺术天赋、创作出独特的变色画作"] * 2
+
+
+def test_read_only_stores_look_but_never_write(tmp_path):
+    import pytest
+
+    from rolemem.dynamic_memory import MemoryInputError
+
+    path = str(tmp_path / "ro.duckdb")
+    load_demo(path)
+    with DynamicMemory(path, embedder=None, read_only=True) as memory:
+        response = memory.query("火锅", user_id="mumu", agent_id="qiyu", now=NOW, update=False)
+        assert response.memory_events
+        with pytest.raises(MemoryInputError, match="read_only"):
+            memory.query("火锅", user_id="mumu", agent_id="qiyu", now=NOW)
+        with pytest.raises(MemoryInputError, match="read_only"):
+            memory.add_event(user_id="u", agent_id="qiyu", description="x", created_at=NOW)
+    # two CLI queries (read-only by default) share the file at once
+    queries = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "rolemem.cli",
+                "query",
+                "--db",
+                path,
+                "--user",
+                "mumu",
+                "--agent",
+                "qiyu",
+                "--keyword-only",
+                "--now",
+                "2021-02-21T12:00",
+                "火锅",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [query.communicate(timeout=120) for query in queries]
+    assert [query.returncode for query in queries] == [0, 0], outputs
+    import json
+
+    answers = [json.loads(out) for out, _ in outputs]
+    for answer in answers:
+        answer.pop("additional_info")  # timings differ
+    assert answers[0] == answers[1] and answers[0]["memory_events"]
