@@ -521,3 +521,10 @@ def test_a_store_with_older_seed_tables_keeps_newer_defaults():
     assert memory.query(
         "火锅", user_id=USER, agent_id=AGENT, now=NOW, score_threshold=0.0, update=False
     ).memory_events
+
+
+def test_an_event_dated_in_the_future_does_not_outrank_yesterdays(memory):
+    future = event(memory, "木木和祁煜约好去看海", -3, ["看海"])  # three days after now
+    yesterday = event(memory, "木木和祁煜聊起看海的事", 1, ["看海"])
+    result = query(memory, "看海", explain=True)
+    assert [e["event_id"] for e in result.memory_events] == [yesterday, future]
