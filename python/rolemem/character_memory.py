@@ -127,13 +127,15 @@ class RecallResult:
     user_name: str | None = None
     char_name: str | None = None
 
-    def fill(self, template: str) -> str:
+    def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
         """A character prompt template with its placeholders filled in one pass over the
-        template: the three memory blocks, and {{user}} / {{char}} with the names given to
-        recall. Text that comes in (a block, a name) is never substituted again."""
+        template: the three memory blocks, {{user}} / {{char}} with the names given to
+        recall, and any `extra` placeholders ({"{{name}}": text}). Text that comes in (a block,
+        a name) is never substituted again."""
         values = dict(
             zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
         )
+        values.update(extra or {})
         if self.user_name is not None:
             values["{{user}}"] = self.user_name
         if self.char_name is not None:

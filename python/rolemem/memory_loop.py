@@ -17,7 +17,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
@@ -92,6 +92,19 @@ select
     (select any_value(watermark_line_id) from int_loop_watermarks) as watermark_line_id,
     (select any_value(watermark_position) from int_loop_watermarks) as watermark_position,
     (select any_value(last_scene) from int_loop_observations) as last_scene,
+    -- where the context window starts: everything after the watermark (the opening lines
+    -- before the first player line too) while it holds at most context_max_turns turns, else
+    -- the first line of the newest context_max_turns turns
+    case
+        when (select count(*) from int_loop_pending_turns)
+            <= (select any_value(context_max_turns) from int_loop_observations)
+            then (select any_value(watermark_position) from int_loop_watermarks) + 1
+        else (
+            select min(first_line_position) from int_loop_pending_turns
+            where pending_index > (select count(*) from int_loop_pending_turns)
+                - (select any_value(context_max_turns) from int_loop_observations)
+        )
+    end as window_start_position,
     (
         select list(struct_pack(line_position, id := line_id, role_id, script_role_id, attribute,
                                 display_name, content, original_emotion, tts_content,
@@ -213,7 +226,7 @@ class MemoryLoop:
         db: _duck.Database = None,
         *,
         llm: ChatModel | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | None | Literal["default"] = None,
         settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.memory = DynamicMemory(db, embedder=embedder)
@@ -501,6 +514,46 @@ class MemoryLoop:
             }
             for event in reply.events
         ]
+
+    def context_window(
+        self,
+        *,
+        save_id: int,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+    ) -> dict[str, Any]:
+        """The lines of the context window (the newest `context_max_turns` turns after the
+        watermark) of one save x character, with the watermark and the pending turn count."""
+        save = _int_or_none(save_id, "save_id", "context")
+        if save is None:
+            raise MemoryInputError("save_id is required")
+        target_key, role, script_role = _target(role_id, script_role_id)
+        params = {
+            "save_id": save,
+            "target_key": target_key,
+            "role_id": role,
+            "script_role_id": script_role,
+            "user_id": None,
+            "agent_id": None,
+            "scene": None,
+            **{
+                name: self.settings[name]
+                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
+            },
+        }
+        plan = self._plan(params)
+        start = plan["window_start_position"]
+        lines = [
+            line
+            for line in plan["lines"] or []
+            if start is not None and line["line_position"] >= start
+        ]
+        return {
+            "lines": lines,
+            "pending_turns": plan["pending_turns"],
+            "watermark_line_id": plan["watermark_line_id"],
+            "window_turns": min(plan["pending_turns"], self.settings["context_max_turns"]),
+        }
 
     # -- timeline and pins ---------------------------------------------------------------------
 

@@ -1,0 +1,128 @@
+"""One prompt per turn: the layers in order, filled once, with a trace; record appends and
+extracts in the background."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import duckdb
+import pytest
+
+from rolemem import Companion
+from rolemem.demo_data import load_demo
+from rolemem.llm import OpenAICompatibleLLM
+from rolemem.scripted_llm import ScriptedChatServer
+
+NOW = datetime(2021, 2, 21, 12, 0)
+CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio"}
+
+
+@pytest.fixture
+def con(tmp_path):
+    path = str(tmp_path / "companion.duckdb")
+    load_demo(path)
+    connection = duckdb.connect(path)
+    yield connection
+    connection.close()
+
+
+def turn(companion: Companion, message: str = "今天画画时你好温柔"):
+    return companion.turn(
+        save_id=2,
+        user_id="mumu",
+        message=message,
+        role_id=1,
+        context=CONTEXT,
+        now=NOW,
+        user_name="木木",
+        char_name="钦灵",
+    )
+
+
+def test_a_turn_is_the_filled_system_prompt_memory_history_and_the_message(con):
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    result = turn(companion)
+    roles = [m["role"] for m in result.messages]
+    assert roles == ["system", "system", *["user", "assistant"] * 3, "user"]
+    # the save's own system line is the template; the character memory is added at its end
+    assert result.messages[0]["content"] == (
+        "你叫钦灵，进行角色扮演\n能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔\n"
+        "身世：\n-数百年前，在人类世界建立了第一间画廊，开始收集美好的画作\n"
+        "-被你发现我的小心思了呢，这幅画可是为你准备的\n"
+        "-谢谢你的夸奖，不过比起画作，我更想听听你的想法\n"
+        "-能得到你的认可真是太好了，我还有很多想和你分享的作品呢"
+    )
+    assert result.messages[1]["content"].startswith("前情提要：\n")
+    # the context window: from the opening narration (nothing extracted yet) to the last reply
+    assert result.messages[2]["content"].startswith("{旁白：圣诞节到了")
+    assert result.messages[-2]["content"] == "【难为情】好啦..<はい、はい..>"
+    assert result.messages[-1] == {"role": "user", "content": "今天画画时你好温柔"}
+    assert result.token_counts["total"] == sum(
+        count for key, count in result.token_counts.items() if key != "total"
+    )
+    companion.close()
+
+
+def test_the_trace_says_why_for_every_layer(con):
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    trace = turn(companion, "今天画画时你好温柔，还记得海边吗").trace
+    layers = {row["layer"] for row in trace}
+    assert layers >= {"character", "dynamic_event", "timeline", "history"}
+    locked = next(row for row in trace if row["item"] == "对{{user}}格外温柔")
+    assert (locked["status"], locked["why"]) == ("locked", "intimacy gte 3 (context: 2)")
+    shown = next(row for row in trace if row["item"] == "温柔")
+    assert (shown["status"], shown["sticky_turns_left"]) == ("shown", 3)
+    assert all(
+        row["status"]
+        in ("shown", "in the timeline", "no evidence", "over the limit", "below the threshold")
+        for row in trace
+        if row["layer"] == "dynamic_event"
+    )
+    history = next(row for row in trace if row["layer"] == "history")
+    assert history["why"].startswith("save 2, current branch: 3 of 3 turns")
+    companion.close()
+
+
+def test_a_template_with_placeholders_is_filled_once_in_place(con):
+    template = "你是{{char}}。{{dynamic_memory}}记忆：{{character_memory_attributes}}"
+    con.execute("update line set content = ? where id = 9", [template])
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    result = turn(companion)
+    assert result.messages[0]["content"].startswith("你是钦灵。前情提要：")
+    assert "记忆：能力特征：艺术天赋" in result.messages[0]["content"]
+    assert [m["role"] for m in result.messages].count("system") == 1  # memory placed inside
+    companion.close()
+
+
+def test_record_appends_the_turn_and_extracts_in_the_background(con):
+    reply = json.dumps(
+        {
+            "events": [{"description": "木木夸钦灵画画时很温柔", "keywords": ["画画"]}],
+            "entities": [],
+        },
+        ensure_ascii=False,
+    )
+    with ScriptedChatServer(responder=lambda request: reply) as server:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted", max_retries=0)
+        companion = Companion(con, character_id="qiyu", llm=llm, embedder=None)
+        ids = []
+        for n in range(17):  # 3 turns exist; the 20th makes the oldest 10 due
+            ids.append(
+                companion.record(
+                    save_id=2,
+                    user_id="mumu",
+                    message=f"第{n}句",
+                    reply=f"回复{n}",
+                    role_id=1,
+                    scene="studio",
+                    now=NOW,
+                )
+            )
+        reports = companion.wait()
+        companion.close()
+    assert [r.extracted_turns for r in reports].count(10) == 1
+    assert con.execute("select last_message_id from save where id = 2").fetchone() == (ids[-1][1],)
+    assert con.execute("select description from memory_event where save_id = 2").fetchall() == [
+        ("木木夸钦灵画画时很温柔",)
+    ]
