@@ -116,6 +116,31 @@ def _parser() -> argparse.ArgumentParser:
 
     _loop_commands(commands)
 
+    explain = commands.add_parser(
+        "explain",
+        help="one turn's prompt and why each piece is there, as a table",
+        description="Assemble the reply prompt for a save (Companion.turn, nothing written) "
+        "and print every item that went in or was left out: layer, status, why.",
+    )
+    explain.add_argument("--db", help=_DB_HELP)
+    explain.add_argument("--character", required=True, help="character_id in the config")
+    explain.add_argument("--agent", help="agent_id of the dynamic memories (default: character)")
+    explain.add_argument("--save", type=int, required=True, help="save id")
+    explain.add_argument("--user", required=True, help="user_id")
+    explain.add_argument("--role", type=int, help="the character's role_id")
+    explain.add_argument("--script-role", help="the character's script_role_id")
+    explain.add_argument("--message", required=True, help="the player's new message")
+    explain.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="game context (queryParams), repeatable",
+    )
+    explain.add_argument("--now", help="ISO time (default: now)")
+    explain.add_argument("--keyword-only", action="store_true", help="no embedder")
+    explain.add_argument("--messages", action="store_true", help="also print the messages")
+
     official = commands.add_parser(
         "official", help="import/export an agent's official (designer) memories as JSON"
     )
@@ -309,12 +334,7 @@ def _context_value(raw: str) -> object:
 def _recall(args: argparse.Namespace) -> None:
     from .character_memory import CharacterMemory
 
-    context = {}
-    for item in args.param:
-        name, sep, raw = item.partition("=")
-        if not sep or not name:
-            raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
-        context[name] = _context_value(raw)
+    context = _context(args.param)
     import os
 
     # the database dbt seeded, when one is named; else the config shipped with rolemem
@@ -403,6 +423,50 @@ def _config(args: argparse.Namespace) -> None:
         )
 
 
+def _explain(args: argparse.Namespace) -> None:
+    from .companion import Companion
+
+    embedder: Any = None if args.keyword_only else "default"
+    with Companion(
+        _existing_db(args), character_id=args.character, agent_id=args.agent, embedder=embedder
+    ) as companion:
+        # a look, not a turn: recall side effects are not counted
+        result = companion.turn(
+            save_id=args.save,
+            user_id=args.user,
+            message=args.message,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            context=_context(args.param),
+            now=_time(args.now),
+            count_recall=False,
+        )
+    if args.messages:
+        _print_json(result.messages)
+    print(f"{'layer':<15} {'status':<18} {'item':<40} why")
+    for row in result.trace:
+        item = str(row.get("item") or "").replace("\n", " ")
+        why = row.get("why")
+        if isinstance(why, dict):
+            why = ", ".join(
+                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in why.items()
+                if v is not None
+            )
+        print(f"{row['layer']:<15} {row['status']:<18} {item[:40]:<40} {why or ''}")
+    print(f"tokens: {result.token_counts['total']}")
+
+
+def _context(params: list[str]) -> dict[str, object]:
+    context = {}
+    for item in params:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
+        context[name] = _context_value(raw)
+    return context
+
+
 def _official(args: argparse.Namespace) -> None:
     from .dynamic_memory import DynamicMemory
 
@@ -456,6 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "maintain": _maintain,
             "timeline": _timeline,
             "official": _official,
+            "explain": _explain,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

@@ -103,8 +103,10 @@ class Companion:
         now: datetime | None = None,
         user_name: str | None = None,
         char_name: str | None = None,
+        count_recall: bool = True,
     ) -> TurnResult:
-        """The prompt for the character's reply to `message` in save `save_id`."""
+        """The prompt for the character's reply to `message` in save `save_id`.
+        `count_recall=False` only looks: recalled memories get no strength or count."""
         _text(message, "message")
         _text(user_id, "user_id")
         _target(role_id, script_role_id)  # exactly one, checked
@@ -136,6 +138,7 @@ class Companion:
             save_id=save_id,
             last_reply=last_reply,
             explain=True,
+            update=count_recall,
             user_name=user_name,
             agent_name=char_name,
         )

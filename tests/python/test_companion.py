@@ -126,3 +126,48 @@ def test_record_appends_the_turn_and_extracts_in_the_background(con):
     assert con.execute("select description from memory_event where save_id = 2").fetchall() == [
         ("木木夸钦灵画画时很温柔",)
     ]
+
+
+def test_rolemem_explain_prints_the_trace_as_a_table(con, tmp_path, capsys):
+    from rolemem.cli import main
+
+    path = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchone()[0]
+    con.close()
+    assert (
+        main(
+            [
+                "explain",
+                "--db",
+                path,
+                "--character",
+                "qiyu",
+                "--save",
+                "2",
+                "--user",
+                "mumu",
+                "--role",
+                "1",
+                "--message",
+                "今天画画时你好温柔",
+                "--param",
+                "intimacy=2",
+                "--param",
+                "exploration=3",
+                "--param",
+                "scene=studio",
+                "--keyword-only",
+                "--now",
+                "2021-02-21T12:00",
+            ]
+        )
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["layer", "status", "item", "why"]
+    assert any(
+        line.startswith("character       locked") and "intimacy gte 3 (context: 2)" in line
+        for line in lines
+    )
+    assert lines[-1].startswith("tokens: ")
