@@ -116,6 +116,21 @@ def _parser() -> argparse.ArgumentParser:
 
     _loop_commands(commands)
 
+    serve = commands.add_parser(
+        "serve",
+        help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file",
+        description="Serve /query, /query_simple, /expand_words, /recall, /turn, /lines, "
+        "/snapshot and /health (OpenAPI docs at /docs). The LLM for extraction: "
+        "--llm-base-url/--llm-model or ROLEMEM_LLM_* (none: lines are stored, not extracted).",
+    )
+    serve.add_argument("--db", help=_DB_HELP)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
+    serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
+    serve.add_argument("--keyword-only", action="store_true", help="no embedder")
+    _llm_arguments(serve)
+
     explain = commands.add_parser(
         "explain",
         help="one turn's prompt and why each piece is there, as a table",
@@ -467,6 +482,26 @@ def _context(params: list[str]) -> dict[str, object]:
     return context
 
 
+def _serve(args: argparse.Namespace) -> None:
+    import os
+
+    import uvicorn
+
+    from .service import create_app
+
+    llm = None
+    if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
+        llm = _llm(args)
+    app = create_app(
+        _existing_db(args),
+        api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
+        llm=llm,
+        embedder=None if args.keyword_only else "default",
+        snapshot_path=args.snapshot,
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
 def _official(args: argparse.Namespace) -> None:
     from .dynamic_memory import DynamicMemory
 
@@ -521,6 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "timeline": _timeline,
             "official": _official,
             "explain": _explain,
+            "serve": _serve,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

@@ -1238,6 +1238,65 @@ class DynamicMemory:
         return {**self.settings, "save_id": save_id, "memory_scope": scope}
 
     @_tracked
+    def expand_words(
+        self,
+        sentence: str,
+        *,
+        count: int | None = None,
+        strategy: int | None = None,
+        filter_levels: Sequence[int] | None = None,
+        user_name: str | None = None,
+        agent_name: str | None = None,
+    ) -> dict[str, Any]:
+        """The association words of a sentence (dynamic-memory §11; macro
+        expand_recall_words): its words, those that remain after stopwords and names, and the
+        associated words with their levels. `strategy` 0 (first) or 1 (second); `count` at
+        most; `filter_levels` dropped ([] or [0]: none)."""
+        _text(sentence, "sentence")
+        overrides = {
+            "max_expanded_words": count,
+            "expand_strategy": strategy,
+            "filter_levels": [v for v in filter_levels or [] if v != 0]
+            if filter_levels is not None
+            else None,
+        }
+        settings = {
+            **self.settings,
+            **{k: _setting(k, v) for k, v in overrides.items() if v is not None},
+        }
+        words = tokenize(sentence)
+        params = {
+            **settings,
+            "save_id": None,
+            "agent_id": "",
+            "user_id": "",
+            "user_name": user_name,
+            "agent_name": agent_name,
+            "query_text": sentence,
+            "tokens": words,
+            "query_embedding": None,
+            "reference_cosines": None,
+            "now": datetime.now(),
+            "result_limit": 1,
+            "score_threshold": None,
+            "roulette_seed": None,
+        }
+        sql = compose(
+            "int_memory_query_words",
+            {"int_memory_queries": _QUERY_SQL},
+            "select word, word_source, level from int_memory_query_words order by word_order",
+            existing=_SEEDS,
+        )
+        rows = self._cursor().run(sql, params)
+        return {
+            "original_keywords": words,
+            "input_words": [word for word, source, _ in rows if source == "token"],
+            "expanded_words": [
+                {word: level} for word, source, level in rows if source == "expanded"
+            ],
+        }
+
+    @_tracked
     def timeline(
         self,
         *,

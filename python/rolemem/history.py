@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Iterable
 
 import duckdb
@@ -52,6 +53,7 @@ _STORED_CHAINS_SQL = """
     where list_contains(cast($save_ids as bigint[]), save_id)
 """
 _WALK = "rolemem_walk"  # a temporary table of this cursor's session
+_ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
 _STALE_SQL = """
 select saves.id
@@ -136,15 +138,16 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
     """Refresh whichever of `save_ids` (None: every save) are stale; returns them. A write
     conflict with another thread refreshing the same save is retried."""
     ensure_tables(cur)
-    for attempt in range(3):
+    for attempt in range(1, _ATTEMPTS + 1):
         stale = stale_saves(cur, save_ids)
         try:
             refresh(cur, stale)
             return stale
         except duckdb.TransactionException:
-            if attempt == 2:
+            if attempt == _ATTEMPTS:
                 raise
             log.debug("history refresh conflict on saves %s, retrying", stale)
+            time.sleep(0.01 * attempt)  # let the other refresh commit; then it is not stale
     return []
 
 

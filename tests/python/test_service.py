@@ -1,0 +1,271 @@
+"""The HTTP service under uvicorn on 127.0.0.1, called over HTTP with httpx."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import duckdb
+import httpx
+import pytest
+import uvicorn
+
+from rolemem.demo_data import load_demo
+from rolemem.llm import OpenAICompatibleLLM
+from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.service import create_app
+
+KEY = {"X-API-Key": "secret"}
+NOW = "2021-02-21T12:00:00"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("service")
+    path = str(folder / "service.duckdb")
+    load_demo(path)
+    llm_server = ScriptedChatServer().start()
+    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+    app = create_app(
+        path,
+        api_key="secret",
+        llm=llm,
+        embedder=None,
+        snapshot_path=str(folder / "snapshot.duckdb"),
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        yield client, folder
+    server.should_exit = True
+    thread.join(30)
+    llm_server.stop()
+
+
+def test_health_needs_no_key_and_everything_else_does(service):
+    client, _ = service
+    assert client.get("/health").json() == {"status": "ok"}
+    answer = client.post("/query", json={"query": "火锅", "user_id": "mumu", "agent_id": "qiyu"})
+    assert answer.status_code == 401
+    assert answer.json()["error"]["message"] == "missing or wrong X-API-Key header"
+    assert client.get("/docs").status_code == 200
+
+
+def test_query_returns_the_specs_shape(service):
+    client, _ = service
+    body = {
+        "query": "室友失恋了，我们陪她吃了一晚上火锅",
+        "limit": 5,
+        "user_id": "mumu",
+        "agent_id": "qiyu",
+        "now": NOW,
+    }
+    answer = client.post("/query", json=body, headers=KEY).json()
+    assert set(answer) == {
+        "memory_events",
+        "memory_entities",
+        "additional_info",
+        "timeline",
+        "prompt_text",
+    }
+    assert answer["memory_events"][0]["description"] == (
+        "木木的室友失恋了，木木陪她吃了一晚上火锅，还讲了很多笑话逗她开心。"
+    )
+    assert answer["prompt_text"].startswith("前情提要：\n2021-02-01 下午画廊:")
+    simple = client.post("/query_simple", json=body, headers=KEY).json()
+    assert simple["memory_events"] == [e["description"] for e in answer["memory_events"]]
+    assert simple["prompt_text"] == answer["prompt_text"]
+
+
+def test_expand_words_in_the_specs_shape(service):
+    client, _ = service
+    answer = client.post(
+        "/expand_words",
+        headers=KEY,
+        json={
+            "sentence": "红色",
+            "chinese_rd_count": 3,
+            "logic_type": "first",
+            "filter_values": [0],
+        },
+    )
+    assert answer.json() == {
+        "原始关键词列表": ["红色"],
+        "输入的单词列表": ["红色"],
+        "扩展的联想词列表": [{"喜庆": 7}, {"火焰": 6}, {"玫瑰": 6}],
+    }
+
+
+def test_recall_reproduces_the_specs_example_1(service):
+    client, _ = service
+    answer = client.post(
+        "/recall",
+        headers=KEY,
+        json={
+            "character_id": "qiyu",
+            "user_id": "mumu",
+            "text": "今天画画时你好温柔",
+            "context": {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"},
+        },
+    ).json()
+    assert answer["character_memory_attributes"] == (
+        "能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔"
+    )
+
+
+def test_turn_then_lines_append_the_reply(service):
+    client, _ = service
+    turn = client.post(
+        "/turn",
+        headers=KEY,
+        json={
+            "save_id": 2,
+            "character_id": "qiyu",
+            "role_id": 1,
+            "user_id": "mumu",
+            "message": "今天画画时你好温柔",
+            "context": {"intimacy": 2},
+            "now": NOW,
+        },
+    ).json()
+    assert turn["messages"][-1] == {"role": "user", "content": "今天画画时你好温柔"}
+    assert {row["layer"] for row in turn["trace"]} >= {"character", "history"}
+    appended = client.post(
+        "/lines",
+        headers=KEY,
+        json={
+            "save_id": 2,
+            "lines": [
+                {"attribute": "user", "content": "今天画画时你好温柔"},
+                {"attribute": "assistant", "content": "被你发现了", "role_id": 1},
+            ],
+            "observe": {"user_id": "mumu", "agent_id": "qiyu", "role_id": 1, "scene": "studio"},
+        },
+    )
+    assert appended.status_code == 200
+    ids = appended.json()["line_ids"]
+    assert appended.json()["tip_line_id"] == ids[1]
+    turn = client.post(
+        "/turn",
+        headers=KEY,
+        json={
+            "save_id": 2,
+            "character_id": "qiyu",
+            "role_id": 1,
+            "user_id": "mumu",
+            "message": "还有呢",
+            "now": NOW,
+        },
+    ).json()
+    assert turn["messages"][-2] == {"role": "assistant", "content": "被你发现了"}
+
+
+def line_count(service) -> int:
+    client, _ = service
+    answer = client.post(
+        "/query", headers=KEY, json={"query": "x", "user_id": "u", "agent_id": "a"}
+    )
+    assert answer.status_code == 200
+    snapshot = client.post("/snapshot", headers=KEY).json()
+    with duckdb.connect(snapshot["path"], read_only=True) as con:
+        return con.execute("select count(*) from line").fetchone()[0]
+
+
+def test_bad_requests_name_the_field_and_write_nothing(service):
+    client, _ = service
+    before = line_count(service)
+    cases = [
+        (
+            "/query",
+            {"query": "火锅", "user_id": "mumu", "agent_id": "qiyu", "limit": 0},
+            422,
+            "limit",
+        ),
+        ("/query", {"query": "", "user_id": "mumu", "agent_id": "qiyu"}, 422, "query"),
+        ("/lines", {"save_id": 2, "lines": []}, 422, "lines"),
+        (
+            "/lines",
+            {"save_id": 2, "lines": [{"attribute": "robot", "content": "x"}]},
+            422,
+            "attribute",
+        ),
+        (
+            "/lines",
+            {"save_id": 999, "lines": [{"attribute": "user", "content": "x"}]},
+            404,
+            "no save with id 999",
+        ),
+        (
+            "/turn",
+            {
+                "save_id": 2,
+                "character_id": "qiyu",
+                "user_id": "mumu",
+                "message": "x",
+                "role_id": 1,
+                "script_role_id": "1",
+            },
+            422,
+            "exactly one of role_id",
+        ),
+        (
+            "/turn",
+            {
+                "save_id": 2,
+                "character_id": "nobody",
+                "user_id": "mumu",
+                "message": "x",
+                "role_id": 1,
+            },
+            400,
+            "no config for character 'nobody'",
+        ),
+        (
+            "/query",
+            {
+                "query": "火锅",
+                "user_id": "mumu",
+                "agent_id": "qiyu",
+                "now": "2021-02-21T12:00:00+08:00",
+            },
+            400,
+            "naive datetime",
+        ),
+    ]
+    for route, body, status, named in cases:
+        answer = client.post(route, headers=KEY, json=body)
+        assert answer.status_code == status, (route, body, answer.text)
+        assert named in answer.text, (route, answer.text)
+    assert line_count(service) == before
+
+
+def test_eight_concurrent_clients(service):
+    client, _ = service
+    bodies = [("/query", {"query": "火锅", "user_id": "mumu", "agent_id": "qiyu", "now": NOW})]
+    bodies += [
+        (
+            "/recall",
+            {
+                "character_id": "qiyu",
+                "user_id": f"u{n}",
+                "text": "画画",
+                "context": {"exploration": 3},
+            },
+        )
+        for n in range(4)
+    ]
+    jobs = [bodies[i % len(bodies)] for i in range(48)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(
+            pool.map(lambda job: client.post(job[0], json=job[1], headers=KEY).status_code, jobs)
+        )
+    assert codes == [200] * 48
