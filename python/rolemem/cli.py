@@ -116,6 +116,17 @@ def _parser() -> argparse.ArgumentParser:
 
     _loop_commands(commands)
 
+    snapshot = commands.add_parser(
+        "snapshot",
+        help="a consistent read-only copy of the database for analysts and dbt",
+        description="With --url, ask the running service (the file's owner) to write its "
+        "snapshot; else open the file (no other process may hold it) and copy it to --out.",
+    )
+    snapshot.add_argument("--db", help=_DB_HELP)
+    snapshot.add_argument("--out", help="where to write the copy (without --url)")
+    snapshot.add_argument("--url", help="the service, e.g. http://127.0.0.1:8000")
+    snapshot.add_argument("--api-key", help="X-API-Key for the service ($ROLEMEM_API_KEY)")
+
     serve = commands.add_parser(
         "serve",
         help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file",
@@ -482,6 +493,41 @@ def _context(params: list[str]) -> dict[str, object]:
     return context
 
 
+def _snapshot(args: argparse.Namespace) -> None:
+    import os
+
+    if args.url:
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(
+            args.url.rstrip("/") + "/snapshot",
+            method="POST",
+            data=b"",
+            headers={"X-API-Key": args.api_key or os.environ.get("ROLEMEM_API_KEY") or ""},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                answer = json.loads(response.read())
+        except (urllib.error.URLError, OSError) as exc:
+            raise RolememError(f"{args.url}/snapshot: {exc}") from None
+        print(f"snapshot {answer['path']} ({answer['bytes']:,} bytes)")
+        return
+    if not args.out:
+        raise RolememError("give --out PATH (or --url of the running service)")
+    from tqdm import tqdm
+
+    from .snapshot import write_snapshot
+
+    with (
+        _duck.cursor(_existing_db(args), tuned=False) as con,
+        tqdm(total=1, desc="snapshot", file=sys.stderr, disable=not sys.stderr.isatty()) as bar,
+    ):
+        size = write_snapshot(con, args.out)
+        bar.update(1)
+    print(f"snapshot {args.out} ({size:,} bytes)")
+
+
 def _serve(args: argparse.Namespace) -> None:
     import os
 
@@ -557,6 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "official": _official,
             "explain": _explain,
             "serve": _serve,
+            "snapshot": _snapshot,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

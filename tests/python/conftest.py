@@ -69,3 +69,26 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
         env=env,
         cwd=REPO,
     )
+
+
+def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
+    """`ROLEMEM_DB=snapshot.duckdb dbt run` as an analyst would (no tables created first)."""
+    env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    subprocess.run(
+        [
+            str(Path(sys.executable).with_name("dbt")),
+            "run",
+            "--quiet",
+            "--select",
+            "+memory_messages",
+            "--profiles-dir",
+            str(REPO),
+            "--project-dir",
+            str(REPO),
+            "--target-path",
+            str(work / "target"),
+        ],
+        check=True,
+        env=env,
+        cwd=REPO,
+    )

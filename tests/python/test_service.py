@@ -269,3 +269,30 @@ def test_eight_concurrent_clients(service):
             pool.map(lambda job: client.post(job[0], json=job[1], headers=KEY).status_code, jobs)
         )
     assert codes == [200] * 48
+
+
+def test_rolemem_snapshot_asks_the_service_and_dbt_reads_the_copy(service, tmp_path, capsys):
+    from rolemem.cli import main
+
+    client, folder = service
+    url = str(client.base_url)
+    assert main(["snapshot", "--url", url, "--api-key", "secret"]) == 0
+    assert capsys.readouterr().out.startswith(f"snapshot {folder / 'snapshot.duckdb'} (")
+    from .conftest import run_dbt_on_snapshot
+
+    run_dbt_on_snapshot(str(folder / "snapshot.duckdb"), tmp_path)
+    with duckdb.connect(str(folder / "snapshot.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from memory_messages where save_id = 2").fetchone()[0]
+
+
+def test_rolemem_snapshot_of_a_file_no_one_holds(tmp_path, capsys):
+    from rolemem.cli import main
+
+    path = str(tmp_path / "quiet.duckdb")
+    load_demo(path)
+    out = str(tmp_path / "copy.duckdb")
+    assert main(["snapshot", "--db", path, "--out", out]) == 0
+    with duckdb.connect(out, read_only=True) as copy, duckdb.connect(path) as source:
+        for table in ("line", "memory_event", "memory_entity", "character_attributes"):
+            query = f"select count(*) from {table}"
+            assert copy.execute(query).fetchone() == source.execute(query).fetchone()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -16,6 +15,7 @@ from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
 from ..llm import ChatModel
 from ..memory_loop import MemoryLoop
+from ..snapshot import write_snapshot
 
 
 @dataclass
@@ -72,31 +72,6 @@ class Store:
         """A consistent read-only copy of the whole database for analysts and dbt."""
         if not self.snapshot_path:
             raise FileNotFoundError("no snapshot path: start the service with --snapshot PATH")
-        target = Path(self.snapshot_path)
-        staging = target.with_name(target.name + ".tmp")
-        staging.unlink(missing_ok=True)
-        with self.write_lock, self.con.cursor() as cur:
-            escaped = str(staging).replace("'", "''")  # a path the operator configured
-            cur.execute(f"attach '{escaped}' as rolemem_snapshot")
-            try:
-                tables = [
-                    row[0]
-                    for row in cur.execute(
-                        "select table_name from duckdb_tables() "
-                        "where database_name = current_database() and schema_name = 'main' "
-                        "and not temporary order by table_name"
-                    ).fetchall()
-                ]
-                # one transaction: every table as of the same moment; plain tables (no keys or
-                # sequences), which is what readers need
-                cur.execute("begin")
-                for table in tables:
-                    name = '"' + table.replace('"', '""') + '"'  # a catalog name, quoted
-                    cur.execute(
-                        f"create table rolemem_snapshot.{name} as select * from main.{name}"
-                    )
-                cur.execute("commit")
-            finally:
-                cur.execute("detach rolemem_snapshot")
-        staging.replace(target)  # readers never see a half-written snapshot
-        return str(target), target.stat().st_size
+        with self.write_lock:  # no line append interleaves with the copy
+            size = write_snapshot(self.con, self.snapshot_path)
+        return self.snapshot_path, size
