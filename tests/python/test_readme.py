@@ -1,6 +1,7 @@
 """Every `rolemem` command the README prints runs as printed (optional `[...]` parts left out),
 against a demo database and, for the memory loop, the scripted chat-completions server. The
-quick-start scripts are what CI runs; Python snippets are exercised by the other tests."""
+quick-start scripts are what CI runs; `rolemem serve` and the commands that call it run in
+test_service.py; Python snippets are exercised by the other tests."""
 
 from __future__ import annotations
 
@@ -25,7 +26,12 @@ def readme_commands() -> list[str]:
         joined = block.replace("\\\n", " ")
         for line in joined.splitlines():
             line = line.strip().removeprefix("$ ")
-            if line.startswith("rolemem "):
+            # the server and what talks to it run in test_service.py, against a real server
+            if (
+                line.startswith("rolemem ")
+                and not line.startswith("rolemem serve")
+                and ("--url" not in line)
+            ):
                 line = re.sub(r"\s*#.*$", "", line)  # a trailing comment
                 line = re.sub(r"\s*\[[^\]]*\]", "", line)  # optional parts
                 commands.append(line)
