@@ -1398,10 +1398,10 @@ class DynamicMemory:
                 )
 
 
-def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
+def _event_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a returned event and a timeline event share, in the spec's shape."""
     return {
         "id": row["result_index"],
-        "score": row["score"],
         "scope": row["scope"],
         "index": str(row["event_id"]),
         "event_id": row["event_id"],
@@ -1411,24 +1411,15 @@ def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
         "updatetime": row["updatetime"],
         "time_text": row["time_text"],
         "keyword": list(row["keywords"] or []),
-        "log": row["log"],
     }
+
+
+def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {**_event_fields(row), "score": row["score"], "log": row["log"]}
 
 
 def _timeline_out(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["result_index"],
-        "scope": row["scope"],
-        "index": str(row["event_id"]),
-        "event_id": row["event_id"],
-        "description": row["description"],
-        "deepinsight": row["deepinsight"],
-        "place": row["place"],
-        "updatetime": row["updatetime"],
-        "time_text": row["time_text"],
-        "keyword": list(row["keywords"] or []),
-        "save_id": row["save_id"],
-    }
+    return {**_event_fields(row), "save_id": row["save_id"]}
 
 
 def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,40 +4,12 @@
 -- Pinned memories count towards the quota's base but are never archived.
 with
 
+memories as (
+    select * from {{ ref('int_memory_player_memories') }}
+),
+
 quotas as (
     select * from {{ ref('int_memory_cleanup_quotas') }}
-),
-
-events as (
-    select * from {{ ref('stg_app__memory_events') }}
-),
-
-entities as (
-    select * from {{ ref('stg_app__memory_entities') }}
-),
-
-memories as (
-    select
-        'event' as memory_type,
-        event_id as memory_id,
-        agent_id,
-        user_id,
-        strength,
-        is_pinned,
-        created_at
-    from events
-    where scope = 'user'
-    union all
-    select
-        'entity' as memory_type,
-        entity_id as memory_id,
-        agent_id,
-        user_id,
-        strength,
-        is_pinned,
-        created_at
-    from entities
-    where scope = 'user'
 ),
 
 ranked as (

@@ -6,16 +6,12 @@
 -- Activity = the latest observation, recall or write of the player's memories.
 with
 
+memories as (
+    select * from {{ ref('int_memory_player_memories') }}
+),
+
 requests as (
     select * from {{ ref('int_memory_maintenance_requests') }}
-),
-
-events as (
-    select * from {{ ref('stg_app__memory_events') }}
-),
-
-entities as (
-    select * from {{ ref('stg_app__memory_entities') }}
 ),
 
 states as (
@@ -24,32 +20,6 @@ states as (
 
 runs as (
     select * from {{ ref('stg_app__memory_maintenance_runs') }}
-),
-
-memories as (
-    select
-        'event' as memory_type,
-        event_id as memory_id,
-        agent_id,
-        user_id,
-        strength,
-        is_pinned,
-        created_at,
-        greatest(updated_at, last_recalled_at) as touched_at
-    from events
-    where scope = 'user'
-    union all
-    select
-        'entity' as memory_type,
-        entity_id as memory_id,
-        agent_id,
-        user_id,
-        strength,
-        is_pinned,
-        created_at,
-        greatest(updated_at, last_recalled_at) as touched_at
-    from entities
-    where scope = 'user'
 ),
 
 observed as (
