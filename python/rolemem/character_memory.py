@@ -446,3 +446,47 @@ class RecallSession:
             user_name or None,
             char_name or None,
         )
+
+
+def store_config(db: _duck.Database, config: CharacterConfig) -> dict[str, int]:
+    """Write designer config into a database's seed tables, as `dbt seed` would but per
+    character: validated first (nothing written on an error), then in one transaction the
+    characters' old rows are replaced (ordinals continue after the table's others, so entry
+    keys stay unique). Returns rows written per table."""
+    validate_config(config)
+    characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
+    written = {}
+    with _duck.cursor(db) as cur:
+        existing = set(_table_names(cur))
+        cur.execute("begin")
+        try:
+            for seed in _CONFIG_SEEDS:
+                if seed not in existing:
+                    load_seed(cur, seed)  # the table with the seed's types, shipped rows
+                    cur.execute(f"delete from {seed}")  # names from this module
+                cur.execute(
+                    f"delete from {seed} where list_contains($ids, character_id)",
+                    {"ids": characters},
+                )
+                offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
+                rows = config.tables[seed]
+                columns = {
+                    column: [
+                        row[column] + (offset[0] if offset else 0)
+                        if column == "ordinal"
+                        else json.dumps(row[column], ensure_ascii=False)
+                        if column in ("keywords", "query_params")
+                        else row[column]
+                        for row in rows
+                    ]
+                    for column in SEED_COLUMNS[seed]
+                }
+                if rows:
+                    selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
+                    cur.execute(f"insert into {seed} by name select {selects}", columns)
+                written[seed] = len(rows)
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+    return written

@@ -296,3 +296,98 @@ def test_rolemem_snapshot_of_a_file_no_one_holds(tmp_path, capsys):
         for table in ("line", "memory_event", "memory_entity", "character_attributes"):
             query = f"select count(*) from {table}"
             assert copy.execute(query).fetchone() == source.execute(query).fetchone()
+
+
+def test_official_memories_round_trip_over_http(service):
+    client, _ = service
+    added = client.post(
+        "/official/events",
+        headers=KEY,
+        json={
+            "agent_id": "qiyu",
+            "description": "祁煜的画廊在海边",
+            "created_at": "2020-01-01T10:00:00",
+            "keywords": ["画廊", "海边"],
+        },
+    )
+    assert added.status_code == 200, added.text
+    event_id = added.json()["event_id"]
+    entity = client.post(
+        "/official/entities",
+        headers=KEY,
+        json={
+            "agent_id": "qiyu",
+            "entity_name": "祁煜",
+            "entity_type": "主体",
+            "kind": "特殊实体属性",
+            "keyword": "职业",
+            "description": "是画家",
+            "updated_at": "2020-01-01T10:00:00",
+        },
+    )
+    assert entity.status_code == 200, entity.text
+    edited = client.patch(
+        f"/official/events/{event_id}", headers=KEY, json={"fields": {"importance": 0.9}}
+    )
+    assert edited.json() == {"status": "updated"}
+    exported = client.get("/official/qiyu", headers=KEY).json()
+    mine = [e for e in exported["events"] if e["description"] == "祁煜的画廊在海边"]
+    assert mine[0]["importance"] == pytest.approx(0.9)
+    assert client.delete(f"/official/events/{event_id}", headers=KEY).json() == {
+        "status": "deleted"
+    }
+    missing = client.delete(f"/official/events/{event_id}", headers=KEY)
+    assert missing.status_code == 400 and "no memory_event with id" in missing.text
+    bad = client.patch(
+        f"/official/events/{event_id}", headers=KEY, json={"fields": {"importance": 5}}
+    )
+    assert bad.status_code == 400 and "importance" in bad.text
+
+
+def test_designer_config_import_changes_what_recall_shows(service):
+    client, _ = service
+    doc = {
+        "character_id": "newcomer",
+        "attributes": {
+            "兴趣爱好": [
+                {
+                    "关键词": ["画画", "绘画", "画作"],
+                    "内容": "喜欢在海边画画",
+                    "强度": 5,
+                    "queryParams": [],
+                }
+            ]
+        },
+    }
+    answer = client.post("/config/import", headers=KEY, json=doc)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["written"]["character_attributes"] == 1
+    assert answer.json()["advice"] == [
+        "<designer config>: attributes.兴趣爱好[0]: content: is 7 characters; 10-30 are advised"
+    ]
+    recalled = client.post(
+        "/recall",
+        headers=KEY,
+        json={"character_id": "newcomer", "user_id": "u", "text": "我们去画画"},
+    ).json()
+    assert recalled["character_memory_attributes"] == "兴趣爱好：喜欢在海边画画"
+    still = client.post(
+        "/recall",
+        headers=KEY,
+        json={
+            "character_id": "qiyu",
+            "user_id": "u",
+            "text": "今天画画时你好温柔",
+            "context": {"intimacy": 2, "exploration": 3, "scene": "studio"},
+        },
+    ).json()
+    assert still["character_memory_attributes"].startswith("能力特征：艺术天赋")
+    broken = client.post(
+        "/config/import",
+        headers=KEY,
+        json={
+            "character_id": "broken",
+            "attributes": {"x": [{"关键词": ["a"], "内容": "c", "强度": 9, "queryParams": []}]},
+        },
+    )
+    assert broken.status_code == 400 and "strength" in broken.text

@@ -14,7 +14,7 @@ from fastapi.security import APIKeyHeader
 
 from ..errors import RolememError
 from ..llm import ChatModel
-from . import admin, lines, query, recall, turn
+from . import admin, lines, official, query, recall, turn
 from .state import Store
 
 _API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False)
@@ -49,7 +49,14 @@ def create_app(
         title="rolemem", description="Memory for LLM role-play characters.", lifespan=lifespan
     )
     app.include_router(admin.public)
-    for router in (query.router, recall.router, turn.router, lines.router, admin.router):
+    for router in (
+        query.router,
+        recall.router,
+        turn.router,
+        lines.router,
+        official.router,
+        admin.router,
+    ):
         app.include_router(router, dependencies=[Depends(require_key)])
 
     @app.exception_handler(RolememError)

@@ -141,3 +141,34 @@ class LinesResponse(BaseModel):
 class SnapshotResponse(BaseModel):
     path: str
     bytes: int
+
+
+class OfficialEvent(_Request):
+    """An official (designer) event memory of an agent."""
+
+    agent_id: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    created_at: datetime
+    keywords: list[str] = Field(default_factory=list)
+    place: str | None = None
+    scene: str | None = None
+    deepinsight: str | None = None
+    importance: float | None = Field(default=None, ge=0, le=1)
+
+
+class OfficialEntity(_Request):
+    """An official (designer) entity memory of an agent."""
+
+    agent_id: str = Field(min_length=1)
+    entity_name: str = Field(min_length=1)
+    entity_type: str
+    kind: str
+    keyword: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    updated_at: datetime | None = None
+
+
+class OfficialEdit(_Request):
+    """Fields to change (the editable ones of an event or entity)."""
+
+    fields: dict[str, Any] = Field(min_length=1)

@@ -68,6 +68,14 @@ class Store:
                 )
             return self._characters[character_id]
 
+    def forget_character(self, character_id: str) -> None:
+        """Its config changed: the next request loads it again."""
+        with self._lock:
+            self._characters.pop(character_id, None)
+            for key in [key for key in self._companions if key[0] == character_id]:
+                # dropped, not closed: a request may still be using it
+                self._companions.pop(key)
+
     def snapshot(self) -> tuple[str, int]:
         """A consistent read-only copy of the whole database for analysts and dbt."""
         if not self.snapshot_path:
