@@ -337,27 +337,35 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
     bound as one list per column."""
     load_seed(con, seed)
     con.execute(f"delete from {seed}")
+    _append_rows(con, seed, columns)
+
+
+def _append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
     if any(len(values) for values in columns.values()):
         selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
         con.execute(f"insert into {seed} by name select {selects}", columns)
 
 
+def _config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
+    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
+    shifted by `offset`)."""
+    rows = config.tables[seed]
+    return {
+        column: [
+            row[column] + offset
+            if column == "ordinal"
+            else json.dumps(row[column], ensure_ascii=False)
+            if column in ("keywords", "query_params")
+            else row[column]
+            for row in rows
+        ]
+        for column in SEED_COLUMNS[seed]
+    }
+
+
 def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:
     for seed in _CONFIG_SEEDS:
-        rows = config.tables[seed]
-        _insert_rows(
-            con,
-            seed,
-            {
-                column: [
-                    json.dumps(row[column], ensure_ascii=False)
-                    if column in ("keywords", "query_params")
-                    else row[column]
-                    for row in rows
-                ]
-                for column in SEED_COLUMNS[seed]
-            },
-        )
+        _insert_rows(con, seed, _config_columns(config, seed))
 
 
 def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
@@ -469,22 +477,8 @@ def store_config(db: _duck.Database, config: CharacterConfig) -> dict[str, int]:
                     {"ids": characters},
                 )
                 offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
-                rows = config.tables[seed]
-                columns = {
-                    column: [
-                        row[column] + (offset[0] if offset else 0)
-                        if column == "ordinal"
-                        else json.dumps(row[column], ensure_ascii=False)
-                        if column in ("keywords", "query_params")
-                        else row[column]
-                        for row in rows
-                    ]
-                    for column in SEED_COLUMNS[seed]
-                }
-                if rows:
-                    selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
-                    cur.execute(f"insert into {seed} by name select {selects}", columns)
-                written[seed] = len(rows)
+                _append_rows(cur, seed, _config_columns(config, seed, offset[0] if offset else 0))
+                written[seed] = len(config.tables[seed])
             cur.execute("commit")
         except BaseException:
             cur.execute("rollback")

@@ -309,19 +309,7 @@ class MemoryLoop:
         _text(scene, "scene", required=False)
         target_key, role, script_role = _target(role_id, script_role_id)
         now = _naive(now or datetime.now(), "now")
-        params = {
-            "save_id": save,
-            "target_key": target_key,
-            "role_id": role,
-            "script_role_id": script_role,
-            "user_id": user_id,
-            "agent_id": agent_id,
-            "scene": scene,
-            **{
-                name: self.settings[name]
-                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
-            },
-        }
+        params = self._observation(save, role, script_role, user_id, agent_id, scene)
         with self._lock((save, target_key)):
             plan = self._plan(params)
             report = ObserveReport(
@@ -371,6 +359,31 @@ class MemoryLoop:
                 report.pending_turns -= batch["turn_count"]
                 report.watermark_line_id = batch["last_line_id"]
         return report
+
+    def _observation(
+        self,
+        save_id: int,
+        role_id: int | None,
+        script_role_id: str | None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scene: str | None = None,
+    ) -> dict[str, Any]:
+        """The bound parameters standing in for int_loop_observations."""
+        target_key, _, _ = _target(role_id, script_role_id)
+        return {
+            "save_id": save_id,
+            "target_key": target_key,
+            "role_id": role_id,
+            "script_role_id": script_role_id,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "scene": scene,
+            **{
+                name: self.settings[name]
+                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
+            },
+        }
 
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         sql = compose(
@@ -527,20 +540,8 @@ class MemoryLoop:
         save = _int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
-        target_key, role, script_role = _target(role_id, script_role_id)
-        params = {
-            "save_id": save,
-            "target_key": target_key,
-            "role_id": role,
-            "script_role_id": script_role,
-            "user_id": None,
-            "agent_id": None,
-            "scene": None,
-            **{
-                name: self.settings[name]
-                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
-            },
-        }
+        _, role, script_role = _target(role_id, script_role_id)
+        params = self._observation(save, role, script_role)
         plan = self._plan(params)
         start = plan["window_start_position"]
         lines = [

@@ -52,35 +52,21 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
 
     with duckdb.connect(db_path) as con:
         DynamicMemory(con, embedder=None).close()
+    _dbt(db_path, work, *args)
+
+
+def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
+    """`ROLEMEM_DB=snapshot.duckdb dbt run` as an analyst would (no tables created first)."""
+    _dbt(db_path, work, "run", "--select", "+memory_messages")
+
+
+def _dbt(db_path: str, work: Path, *args: str) -> None:
     env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     subprocess.run(
         [
             str(Path(sys.executable).with_name("dbt")),
             *args,
             "--quiet",
-            "--profiles-dir",
-            str(REPO),
-            "--project-dir",
-            str(REPO),
-            "--target-path",
-            str(work / "target"),
-        ],
-        check=True,
-        env=env,
-        cwd=REPO,
-    )
-
-
-def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
-    """`ROLEMEM_DB=snapshot.duckdb dbt run` as an analyst would (no tables created first)."""
-    env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    subprocess.run(
-        [
-            str(Path(sys.executable).with_name("dbt")),
-            "run",
-            "--quiet",
-            "--select",
-            "+memory_messages",
             "--profiles-dir",
             str(REPO),
             "--project-dir",
