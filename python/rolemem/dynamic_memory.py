@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import duckdb
 
@@ -36,6 +36,9 @@ from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .text import extract_keywords, tokenize
+
+if TYPE_CHECKING:
+    from .vector_cache import EventVectorCache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -146,11 +149,9 @@ _SOURCES = {
     "source_memory_event_term": """
         select * from memory_event_term
         where event_id in (select id from source_memory_event)""",
-    # without a query vector the store's vectors are not read at all
-    "source_memory_event_embedding": """
-        select * from memory_event_embedding
-        where cast($query_embedding as float[]) is not null
-            and event_id in (select id from source_memory_event)""",
+    # cosines computed in numpy (vector_cache), registered on the cursor for this query
+    "int_memory_query_cosines": """
+        select 1 as query_id, event_id, cosine from rolemem_query_cosines""",
 }
 
 _QUERY_SELECT = """
@@ -469,6 +470,11 @@ class DynamicMemory:
             self._con = _duck.connect(path, read_only=read_only)
             self._owned = True
         self.embedder = embedder
+        self._vectors: EventVectorCache | None = None
+        if embedder is not None:
+            from .vector_cache import EventVectorCache  # numpy only when vectors are used
+
+            self._vectors = EventVectorCache(embedder.dim)
         self._reference: dict[str, Any] = {}  # reference sentence vectors by language
         self._running, self._closed = 0, False
         self._idle = threading.Condition()
@@ -1159,7 +1165,14 @@ class DynamicMemory:
             ),
             existing=_SEEDS,
         )
-        events, entities, prompt, timeline, candidates, words = self._cursor().run(sql, params)[0]
+        from .vector_cache import query_cosines
+
+        cursor = self._cursor()
+        cursor.cursor.register(
+            "rolemem_query_cosines",
+            query_cosines(self._vectors, cursor.cursor, agent_id, user_id, vector),
+        )
+        events, entities, prompt, timeline, candidates, words = cursor.run(sql, params)[0]
         queried = time.perf_counter()
         if update or log:
             self._after_recall_retried(

@@ -140,3 +140,64 @@ def test_endpoint_failures_are_clear(endpoint):
     unreachable = OpenAICompatibleEmbedder("http://127.0.0.1:9/v1", "m", dim=16, timeout=2)
     with pytest.raises(EmbeddingError, match="failed"):
         unreachable.embed_query("x")
+
+
+class CharacterEmbedder:
+    """The toy embedding above as an in-process embedder."""
+
+    dim = 16
+
+    def embed_query(self, text: str) -> list[float]:
+        return character_vector(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [character_vector(t) for t in texts]
+
+
+def cosines_of(memory: DynamicMemory, text: str, user_id: str = "u") -> dict[int, float]:
+    result = memory.query(text, user_id=user_id, agent_id="a", now=NOW, update=False, explain=True)
+    return {c["event_id"]: c["cosine"] for c in result.candidates}
+
+
+def test_cached_vectors_follow_the_store():
+    """Cosines come from vectors held in memory: an event added or deleted after a query (by
+    this object or another one on the same store) is seen by the next query, with the cosine
+    DuckDB computes; other players' vectors never count."""
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=CharacterEmbedder(), profile={"timeline_size": 0})
+    other_writer = DynamicMemory(con, embedder=CharacterEmbedder())
+    first = memory.add_event(user_id="u", agent_id="a", created_at=NOW, description="海边的贝壳")
+    other_writer.add_event(user_id="v", agent_id="a", created_at=NOW, description="海边的贝壳")
+    assert set(cosines_of(memory, "贝壳")) == {first}
+    second = other_writer.add_event(
+        user_id="u", agent_id="a", created_at=NOW, description="贝壳项链"
+    )
+    cosines = cosines_of(memory, "贝壳")
+    assert set(cosines) == {first, second}
+    in_sql = con.execute(
+        "select list_cosine_similarity(cast(embedding as float[]), cast($q as float[])) "
+        "from memory_event_embedding where event_id = $id",
+        {"q": character_vector("贝壳"), "id": second},
+    ).fetchone()[0]
+    assert cosines[second] == pytest.approx(in_sql, abs=1e-6)
+    other_writer.delete_event(first)
+    assert set(cosines_of(memory, "贝壳")) == {second}
+
+
+def test_vector_cache_keeps_at_most_its_bound():
+    from rolemem.vector_cache import EventVectorCache
+
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=CharacterEmbedder())
+    for user in ("u", "v", "w"):
+        memory.add_events(
+            [
+                {"user_id": user, "agent_id": "a", "created_at": NOW, "description": f"{user}{i}"}
+                for i in range(3)
+            ]
+        )
+    cache = EventVectorCache(dim=16, max_vectors=4)
+    for user in ("u", "v", "w"):
+        got = cache.cosines(con.cursor(), "a", user, character_vector("u1"))
+        assert len(got["event_id"]) == 3
+    assert list(cache._players) == [("a", "w")]  # the least recently used went first

@@ -19,8 +19,8 @@ terms as (
     select * from {{ ref('stg_app__memory_event_terms') }}
 ),
 
-embeddings as (
-    select * from {{ ref('stg_app__memory_event_embeddings') }}
+query_cosines as (
+    select * from {{ ref('int_memory_query_cosines') }}
 ),
 
 time_windows as (
@@ -166,22 +166,21 @@ keyword_scores as (
     group by query_id, event_id
 ),
 
--- an exact scan of the in-scope vectors (at per-player scale it beats an index), with where
--- each cosine sits among them: e5 cosines crowd a narrow band, so only their spread means much
+-- the in-scope events' cosines (an exact scan: at per-player scale it beats an index), with
+-- where each sits among them: e5 cosines crowd a narrow band, so only their spread means much
 cosines as (
     select
         scoped_events.query_id,
         scoped_events.event_id,
         queries.dense_candidates,
-        list_cosine_similarity(
-            cast(embeddings.embedding as float[]), queries.query_embedding
-        ) as cosine
+        query_cosines.cosine
     from scoped_events
+    inner join query_cosines
+        on
+            query_cosines.query_id = scoped_events.query_id
+            and query_cosines.event_id = scoped_events.event_id
     inner join queries
         on queries.query_id = scoped_events.query_id
-    inner join embeddings
-        on embeddings.event_id = scoped_events.event_id
-    where queries.query_embedding is not null
 ),
 
 -- the null distribution a cosine is judged against: the other in-scope events and fixed
