@@ -52,7 +52,8 @@ _STORED_CHAINS_SQL = """
     select * from main.int_lines_chained_to_root
     where list_contains(cast($save_ids as bigint[]), save_id)
 """
-_WALK = "rolemem_walk"  # a temporary table of this cursor's session
+_WALK = "rolemem_walk"  # temporary tables of this cursor's session
+_RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
 _STALE_SQL = """
@@ -65,6 +66,145 @@ where
     and (tips.save_id is null or tips.tip_line_id is distinct from saves.last_message_id)
 order by saves.id
 """
+
+
+# -- appended lines: the common write, refreshed without rebuilding the save ------------------
+# A save whose new tip's chain reaches its recorded tip through new lines of the same save
+# only gained lines at the end: the new lines are walked alone, their chain rows appended, and
+# each character's messages rebuilt from its last stored message on (the only one a later
+# line can change: see int_memory_targets.resume_line_position). Anything else (a branch
+# switch, a problem, a new speaker) rebuilds the save whole.
+_RECORDED_TIP_SQL = """
+select tips.tip_line_id, tips.line_count
+from int_save_history_tips as tips
+where tips.save_id = $save_id and tips.chain_problem is null and tips.tip_line_id is not null
+"""
+_NEW_LINES_SQL = """
+    select * from line
+    where
+        save_id = $save_id
+        and id not in (
+            select line_id from main.int_lines_chained_to_root where save_id = $save_id
+        )
+"""
+_ONE_SAVE_SQL = "select * from save where id = $save_id"
+_STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
+# the walk of the new lines joins the recorded tip: every step in the save, no line twice,
+# and the last step's parent is the recorded tip (a point read by key)
+_NEW_LINES_WALKED_SQL = f"""
+select
+    count(*) > 0
+    and count(distinct walk.line_id) = count(*)
+    and bool_and(walk.line_save_id = walk.save_id),
+    arg_max(walk.line_id, walk.depth)
+from {_WALK} as walk
+"""
+_PARENT_SQL = "select parent_line_id from line where id = $line_id"
+# every character of the save (the batch model over the stored chain) with the first line and
+# index of its last stored message; a character speaking for the first time has none and is
+# built from the start
+_LAST_MESSAGES_SELECT = """
+select
+    targets.* replace (
+        last_messages.first_line_position as resume_line_position,
+        last_messages.message_index as resume_message_index
+    )
+from int_memory_targets as targets
+left join (
+    select
+        target_key,
+        arg_max(first_line_position, message_index) as first_line_position,
+        max(message_index) as message_index
+    from main.memory_messages
+    where save_id = $save_id
+    group by target_key
+) as last_messages
+    on last_messages.target_key = targets.target_key
+"""
+
+
+@functools.cache
+def _append_statements() -> dict[str, str]:
+    new_lines = {"source_line": _NEW_LINES_SQL, "source_save": _ONE_SAVE_SQL}
+    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
+    return {
+        "walk": compose(
+            "int_lines_walked_to_root", new_lines, "select * from int_lines_walked_to_root"
+        ),
+        "chain": compose(
+            "int_lines_chained_to_root",
+            {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
+            "select * replace (line_position + $offset as line_position) "
+            "from int_lines_chained_to_root",
+        ),
+        "resumed_targets": compose("int_memory_targets", stored, _LAST_MESSAGES_SELECT),
+        "messages": compose(
+            "memory_messages",
+            {
+                "int_memory_targets": f"select * from {_RESUMED}",
+                # only the lines from the earliest resumed message on are read
+                "int_lines_chained_to_root": _STORED_CHAIN_SQL
+                + " and line_position >= (select min(coalesce(resume_line_position, 0))"
+                " from int_memory_targets)",
+            },
+            "select * from memory_messages",
+        ),
+        "tips": compose(
+            "int_save_history_tips",
+            {
+                **stored,
+                "source_line": "select * from line where id = $tip",
+                "source_save": _ONE_SAVE_SQL,
+                "int_save_chain_problems": "select null::bigint as save_id, "
+                "null::varchar as chain_problem where false",
+            },
+            "select * from int_save_history_tips",
+        ),
+    }
+
+
+def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
+    """Refresh a save that only gained lines at the end, inside the caller's transaction;
+    False (nothing written) when it did not."""
+    recorded = cur.execute(_RECORDED_TIP_SQL, {"save_id": save_id}).fetchone()
+    if recorded is None:
+        return False
+    tip, line_count = recorded
+    statements = _append_statements()
+    params = {"save_id": save_id}
+    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
+    walked = cur.execute(_NEW_LINES_WALKED_SQL).fetchone()
+    if not (walked and walked[0]):
+        return False
+    parent = cur.execute(_PARENT_SQL, {"line_id": walked[1]}).fetchone()
+    if parent is None or parent[0] != tip:
+        return False
+    cur.execute(
+        f"insert into int_lines_chained_to_root by name {statements['chain']}",
+        {**params, "offset": line_count},
+    )
+    # fixed before the delete: the rebuilt messages replace exactly the deleted ones
+    cur.execute(
+        f"create or replace temp table {_RESUMED} as {statements['resumed_targets']}", params
+    )
+    cur.execute(
+        f"""delete from memory_messages as messages
+        using {_RESUMED} as resumed
+        where
+            messages.save_id = resumed.save_id
+            and messages.target_key = resumed.target_key
+            and messages.message_index >= resumed.resume_message_index"""
+    )
+    cur.execute(f"insert into memory_messages by name {statements['messages']}", params)
+    (new_tip,) = cur.execute(
+        "select last_message_id from save where id = $save_id", params
+    ).fetchone() or (None,)
+    cur.execute("delete from int_save_history_tips where save_id = $save_id", params)
+    cur.execute(
+        f"insert into int_save_history_tips by name {statements['tips']}",
+        {**params, "tip": new_tip},
+    )
+    return True
 
 
 @functools.cache
@@ -117,9 +257,13 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
     if not save_ids:
         return
     statements = _statements()
-    params = {"save_ids": save_ids}
     cur.execute("begin")
     try:
+        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id)]
+        if not rebuilt:
+            cur.execute("commit")
+            return
+        params = {"save_ids": rebuilt}
         cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
         for table in TABLES:
             cur.execute(

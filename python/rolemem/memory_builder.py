@@ -33,7 +33,9 @@ _TARGET_SQL = """
         cast($role_id as bigint) as target_role_id,
         cast($script_role_id as varchar) as target_script_role_id,
         cast($display_name as varchar) as target_display_name,
-        cast($context_emotion as boolean) as use_context_emotion
+        cast($context_emotion as boolean) as use_context_emotion,
+        cast(null as bigint) as resume_line_position,
+        cast(null as bigint) as resume_message_index
 """
 
 # Lines given in order, standing in for the recursive walk `int_lines_chained_to_root`.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from rolemem import ChainError, build_memory_for_save
+from rolemem import ChainError, build_memory_for_save, history
 from rolemem.history import refresh_history
 
 from .conftest import make_tree_db, run_dbt
@@ -118,3 +118,72 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
         )
         assert con.execute("select * from int_save_history_tips order by all").fetchall() == tips
         assert refresh_history(con) == 0  # dbt recorded the same tips
+
+
+def history_rows(con, save_id):
+    return {
+        table: con.execute(
+            f"select * from {table} where save_id = ? order by all", [save_id]
+        ).fetchall()
+        for table in ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
+    }
+
+
+def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
+    """Lines appended at the tip are refreshed without rebuilding the save (new lines walked
+    alone, each character's messages rebuilt from its last one); every kind of next line —
+    the player, the character, a second line of the same speaker, a narrator, a character
+    speaking for the first time, a system line, a regenerated reply (a branch: rebuilt
+    whole) — must leave exactly the rows a rebuild from nothing gives."""
+    from rolemem.synthetic_dialogue import generate_dialogue
+
+    taken = []
+    append = history._append
+    monkeypatch.setattr(
+        history, "_append", lambda cur, save_id: taken.append(append(cur, save_id)) or taken[-1]
+    )
+    con = duckdb.connect()
+    generate_dialogue(con, saves=1, lines_per_save=40, seed=3)
+    refresh_history(con, [1])
+    taken.clear()
+    nexts = [
+        ("user", None, None, "莱姆"),
+        ("assistant", 1, None, "钦灵"),
+        ("assistant", 1, None, "钦灵"),
+        ("user", None, None, "莱姆"),
+        ("user", None, None, "莱姆"),
+        ("assistant", None, "1", "白小喵"),
+        ("assistant", 9, None, "新角色"),
+        ("assistant", None, None, "旁白"),
+        ("system", 9, None, None),
+        ("user", None, None, "莱姆"),
+        ("assistant", 1, None, "钦灵"),
+        ("regenerate", 1, None, "钦灵"),
+        ("user", None, None, "莱姆"),
+    ]
+    for n, (attribute, role_id, script_role_id, name) in enumerate(nexts):
+        tip, parent_of_tip = con.execute(
+            "select s.last_message_id, l.parent_line_id from save as s "
+            "join line as l on l.id = s.last_message_id where s.id = 1"
+        ).fetchone()
+        parent = parent_of_tip if attribute == "regenerate" else tip
+        con.execute(
+            "insert into line (id, save_id, parent_line_id, attribute, role_id, script_role_id,"
+            " display_name, content) select max(id) + 1, 1, ?, ?, ?, ?, ?, ? from line",
+            [
+                parent,
+                "assistant" if attribute == "regenerate" else attribute,
+                role_id,
+                script_role_id,
+                name,
+                f"第{n}句",
+            ],
+        )
+        con.execute("update save set last_message_id = (select max(id) from line) where id = 1")
+        refresh_history(con, [1])
+        appended = history_rows(con, 1)
+        con.execute("delete from int_save_history_tips where save_id = 1")  # forget: rebuild
+        refresh_history(con, [1])
+        assert appended == history_rows(con, 1), f"after next line {n} ({attribute})"
+    # every next line but the regenerated reply took the append path (each rebuild did not)
+    assert taken == [x for attribute, *_ in nexts for x in (attribute != "regenerate", False)]

@@ -45,7 +45,10 @@ cleaned as (
         targets.use_context_emotion
     from cleaned_history
     inner join targets
-        on targets.save_id = cleaned_history.save_id
+        on
+            targets.save_id = cleaned_history.save_id
+            -- write-time upkeep rebuilds a target's messages from its last one on
+            and cleaned_history.line_position >= coalesce(targets.resume_line_position, 0)
 ),
 
 identified as (

@@ -41,7 +41,9 @@ final as (
         target_script_role_id,
         -- the batch path never targets by display name (no name is derived from an id)
         cast(null as varchar) as target_display_name,
-        {{ var('context_emotion', true) }} as use_context_emotion
+        {{ var('context_emotion', true) }} as use_context_emotion,
+        cast(null as bigint) as resume_line_position,
+        cast(null as bigint) as resume_message_index
     from (
         select * from role_targets
         union all

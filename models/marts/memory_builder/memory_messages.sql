@@ -40,7 +40,7 @@ final as (
         indexed.target_key,
         targets.target_role_id,
         targets.target_script_role_id,
-        indexed.message_index,
+        coalesce(targets.resume_message_index, 0) + indexed.message_index as message_index,
         case indexed.speaker_side
             when 'system' then 'system'
             when 'self' then 'assistant'
