@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _duck
@@ -139,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
     serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
+    serve.add_argument(
+        "--snapshot-every",
+        type=float,
+        metavar="SECONDS",
+        help="also write the snapshot on this schedule (needs --snapshot)",
+    )
     serve.add_argument("--keyword-only", action="store_true", help="no embedder")
     _llm_arguments(serve)
 
@@ -297,8 +303,27 @@ def _maintain(args: argparse.Namespace) -> None:
 
     llm = None if args.no_llm else _llm(args)
     with MemoryLoop(_existing_db(args), llm=llm) as loop:
-        report = loop.maintain(now=_time(args.now))
+        report = loop.maintain(now=_time(args.now), progress=_stage_bars())
     _print_json(asdict(report))
+
+
+def _stage_bars() -> Callable[[str, int, int], None]:
+    """progress(stage, done, total) drawn as one bar per stage on a terminal's stderr."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(
+                total=total, desc=stage, file=sys.stderr, disable=not sys.stderr.isatty()
+            )
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return progress
 
 
 def _timeline(args: argparse.Namespace) -> None:
@@ -544,6 +569,7 @@ def _serve(args: argparse.Namespace) -> None:
         llm=llm,
         embedder=None if args.keyword_only else "default",
         snapshot_path=args.snapshot,
+        snapshot_every=args.snapshot_every,
     )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -597,10 +597,19 @@ class MemoryLoop:
 
     # -- maintenance -----------------------------------------------------------------------------
 
-    def maintain(self, *, now: datetime | None = None) -> MaintenanceReport:
+    def maintain(
+        self,
+        *,
+        now: datetime | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> MaintenanceReport:
         """Cleanup (archive the weakest memories of players due, per the SQL rules), then, with
-        an LLM, consolidate entities whose descriptions were merged since the last time."""
+        an LLM, consolidate entities whose descriptions were merged since the last time.
+        `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation')
+        advances (the CLI draws bars with it)."""
         now = _naive(now or datetime.now(), "now")
+        step = progress or (lambda stage, done, total: None)
+        step("cleanup", 0, 1)
         report = MaintenanceReport()
         params = {
             "now": now,
@@ -662,8 +671,9 @@ class MemoryLoop:
                     },
                 )
         report.players_cleaned = len(quotas)
+        step("cleanup", 1, 1)
         if self.llm is not None:
-            report.consolidated_entities = self._consolidate(now)
+            report.consolidated_entities = self._consolidate(now, step)
         return report
 
     @staticmethod
@@ -674,7 +684,7 @@ class MemoryLoop:
         for statement in _DELETE_SQL[memory_type]:
             cur.execute(statement, {"ids": ids})
 
-    def _consolidate(self, now: datetime) -> int:
+    def _consolidate(self, now: datetime, step: Callable[[str, int, int], None]) -> int:
         """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
         one transaction, the old rows archived with reason 'consolidated'."""
         assert self.llm is not None
@@ -689,6 +699,7 @@ class MemoryLoop:
         ]
         size = max(1, self.settings["consolidation_batch_size"])
         done = 0
+        step("consolidation", 0, len(entities))
         for start in range(0, len(entities), size):
             batch = entities[start : start + size]
             merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
@@ -707,6 +718,7 @@ class MemoryLoop:
                     {"ids": list(merged), "texts": list(merged.values()), "now": now},
                 )
             done += len(merged)
+            step("consolidation", min(start + size, len(entities)), len(entities))
         return done
 
 

@@ -522,8 +522,15 @@ def test_consolidation_rewrites_merged_entities_and_archives_the_old_text(con, s
     )
     merged = {"entities": [{"id": first, "description": "木木喜欢画画，最近爱上水彩"}]}
     server.push(json.dumps(merged, ensure_ascii=False))
-    report = loop.maintain(now=NOW)
+    steps = []
+    report = loop.maintain(now=NOW, progress=lambda *step: steps.append(step))
     assert report.consolidated_entities == 1
+    assert steps == [
+        ("cleanup", 0, 1),
+        ("cleanup", 1, 1),
+        ("consolidation", 0, 1),
+        ("consolidation", 1, 1),
+    ]
     assert json.loads(server.requests[0]["messages"][1]["content"]) == [
         {
             "id": first,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -35,6 +36,14 @@ def service(tmp_path_factory):
         embedder=None,
         snapshot_path=str(folder / "snapshot.duckdb"),
     )
+    with serving(app) as client:
+        yield client, folder
+    llm_server.stop()
+
+
+@contextlib.contextmanager
+def serving(app):
+    """The app under uvicorn on a free loopback port, and an httpx client for it."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -44,11 +53,12 @@ def service(tmp_path_factory):
     deadline = time.monotonic() + 60
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-        yield client, folder
-    server.should_exit = True
-    thread.join(30)
-    llm_server.stop()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(30)
 
 
 def test_health_needs_no_key_and_everything_else_does(service):
@@ -391,3 +401,41 @@ def test_designer_config_import_changes_what_recall_shows(service):
         },
     )
     assert broken.status_code == 400 and "strength" in broken.text
+
+
+def test_scheduled_snapshots_follow_the_store(tmp_path):
+    """`snapshot_every`: the service rewrites the snapshot on a schedule; a copy taken after a
+    line was appended holds it, and readers open the copy while the service runs."""
+    path = str(tmp_path / "live.duckdb")
+    load_demo(path)
+    copy = tmp_path / "scheduled.duckdb"
+    app = create_app(path, embedder=None, snapshot_path=str(copy), snapshot_every=0.2)
+
+    def copied_lines() -> int | None:
+        try:
+            with duckdb.connect(str(copy), read_only=True) as con:
+                return con.execute("select count(*) from line").fetchone()[0]
+        except (duckdb.IOException, duckdb.CatalogException):
+            return None  # not written yet
+
+    def wait_for(condition) -> None:
+        deadline = time.monotonic() + 30
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert condition()
+
+    with serving(app) as client:
+        wait_for(lambda: copied_lines() is not None)
+        before = copied_lines()
+        appended = client.post(
+            "/lines", json={"save_id": 2, "lines": [{"attribute": "user", "content": "在吗"}]}
+        )
+        assert appended.status_code == 200
+        wait_for(lambda: copied_lines() == before + 1)
+
+
+def test_a_schedule_needs_a_snapshot_path(tmp_path):
+    from rolemem.errors import RolememError
+
+    with pytest.raises(RolememError, match="snapshot_every needs a snapshot path"):
+        create_app(str(tmp_path / "x.duckdb"), snapshot_every=60)

@@ -3,6 +3,9 @@ as JSON in one handler, an optional API key for everything but /health."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,6 +21,7 @@ from . import admin, lines, official, query, recall, turn
 from .state import Store
 
 _API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False)
+log = logging.getLogger(__name__)
 
 
 def create_app(
@@ -27,18 +31,38 @@ def create_app(
     llm: ChatModel | None = None,
     embedder: Any = "default",
     snapshot_path: str | None = None,
+    snapshot_every: float | None = None,
 ) -> FastAPI:
     """The service over the DuckDB file `db` (opened when the app starts, closed when it
-    stops). `api_key`: required in `X-API-Key` on every route but /health."""
+    stops). `api_key`: required in `X-API-Key` on every route but /health. `snapshot_path`:
+    where POST /snapshot writes a read-only copy; `snapshot_every` (seconds): also write it
+    on that schedule while the service runs."""
+    if snapshot_every is not None and not (snapshot_path and snapshot_every > 0):
+        raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
     store = Store(db, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
+
+    async def scheduled_snapshots(seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:  # in a worker thread: a copy must not hold up requests
+                await asyncio.to_thread(store.snapshot)
+            except Exception:  # the next one may succeed; a failed copy never replaces one
+                log.exception("scheduled snapshot to %s failed", snapshot_path)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.open()
         app.state.store = store
+        schedule = (
+            asyncio.create_task(scheduled_snapshots(snapshot_every)) if snapshot_every else None
+        )
         try:
             yield
         finally:
+            if schedule is not None:
+                schedule.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await schedule
             store.close()
 
     async def require_key(key: str | None = Depends(_API_KEY)) -> None:

@@ -45,7 +45,8 @@ class Store:
             companion.close()
         self.loop.close()
         self.memory.close()
-        self.con.close()
+        with self.write_lock:  # a scheduled snapshot still copying finishes first
+            self.con.close()
 
     def companion(self, character_id: str, agent_id: str | None) -> Companion:
         key = (character_id, agent_id or character_id)
