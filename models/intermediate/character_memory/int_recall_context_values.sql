@@ -16,7 +16,8 @@ given as (
     from requests, json_each(requests.context) as context_entry
 ),
 
--- a default applies only where the caller's context lacks the field
+-- a default applies only where the caller's context lacks the field (an anti join: a
+-- correlated `not exists` plans several more operators, each paid per recall)
 defaulted as (
     select
         requests.request_id,
@@ -24,11 +25,8 @@ defaulted as (
         defaults.value
     from requests
     cross join defaults
-    where not exists (
-        select 1
-        from given
-        where given.request_id = requests.request_id and given.field = defaults.field
-    )
+    anti join given
+        on given.request_id = requests.request_id and given.field = defaults.field
 ),
 
 resolved as (

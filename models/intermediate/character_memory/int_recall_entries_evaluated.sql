@@ -55,7 +55,8 @@ candidates as (
 candidate_conditions as (
     select conditions.*
     from conditions
-    where conditions.entry_key in (select candidates.entry_key from candidates)
+    semi join candidates
+        on candidates.entry_key = conditions.entry_key
 ),
 
 contexts as (

@@ -22,17 +22,16 @@ matched as (
         on strpos(queries.query_text, expressions.expression) > 0
 ),
 
+-- an anti join, not a correlated `not exists`: DuckDB plans the latter with several more
+-- operators, each paid per query
 kept as (
     select matched.*
     from matched
-    where not exists (
-        select 1
-        from matched as longer
-        where
+    anti join matched as longer
+        on
             longer.query_id = matched.query_id
             and longer.expression <> matched.expression
             and strpos(longer.expression, matched.expression) > 0
-    )
 ),
 
 named_years as (
