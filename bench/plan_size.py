@@ -6,8 +6,10 @@ count is what the per-turn SQL is kept small by; the benchmarks print it beside 
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import duckdb
@@ -22,3 +24,32 @@ def operator_count(
         return sum(1 + count(node.get("children", [])) for node in nodes)
 
     return sum(count(json.loads(plan)) for _, plan in rows)
+
+
+@contextlib.contextmanager
+def captured_queries() -> Iterator[list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]]:
+    """Record each composed query rolemem runs on its per-thread cursors (text, parameters,
+    cursor), so a benchmark can count the operators of exactly what it timed."""
+    from rolemem import _duck
+
+    seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]] = []
+    original = _duck.PreparedCursor.run
+
+    def run(
+        self: _duck.PreparedCursor, sql: str, params: Mapping[str, Any], *args: Any, **kw: Any
+    ) -> Any:
+        seen.append((sql, dict(params), self.cursor))
+        return original(self, sql, params, *args, **kw)
+
+    _duck.PreparedCursor.run = run  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        _duck.PreparedCursor.run = original  # type: ignore[method-assign]
+
+
+def operators_of(seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]) -> int:
+    """Operators of the last captured query, planned on the cursor it ran on."""
+    sql, params, cur = seen[-1]
+    names = set(re.findall(r"\$(\w+)", sql))
+    return operator_count(cur, sql, {name: params[name] for name in names})

@@ -111,16 +111,10 @@ class Companion:
         _text(user_id, "user_id")
         _target(role_id, script_role_id)  # exactly one, checked
         now = _naive(now or datetime.now(), "now")
+        # the save's history first (it also brings the save's write-time rows up to date for
+        # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(
             self._con, save_id, role_id=role_id, script_role_id=script_role_id
-        )
-        window = self.loop.context_window(
-            save_id=save_id, role_id=role_id, script_role_id=script_role_id
-        )
-        window_messages = (
-            build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)
-            if window["lines"]
-            else []
         )
         last_reply = next(
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
@@ -141,6 +135,14 @@ class Companion:
             update=count_recall,
             user_name=user_name,
             agent_name=char_name,
+        )
+        window = self.loop.context_window(
+            save_id=save_id, role_id=role_id, script_role_id=script_role_id
+        )
+        window_messages = (
+            build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)
+            if window["lines"]
+            else []
         )
         recalled, dynamic = character_job.result(), dynamic_job.result()
 
