@@ -72,8 +72,9 @@ order by saves.id
 # A save whose new tip's chain reaches its recorded tip through new lines of the same save
 # only gained lines at the end: the new lines are walked alone, their chain rows appended, and
 # each character's messages rebuilt from its last stored message on (the only one a later
-# line can change: see int_memory_targets.resume_line_position). Anything else (a branch
-# switch, a problem, a new speaker) rebuilds the save whole.
+# line can change: see int_memory_targets.resume_line_position; a character speaking for the
+# first time is built from the start). Anything else (a branch switch, a chain problem)
+# rebuilds the save whole.
 _RECORDED_TIP_SQL = """
 select tips.tip_line_id, tips.line_count
 from int_save_history_tips as tips
