@@ -7,23 +7,16 @@
     day); week (Monday first), month, year: the calendar unit `step` units away.
 #}
 {% macro time_expression_window(t, now, named_year) -%}
+    {%- set month_start = calendar_day_start(t, now, named_year, '1') -%}
+    {%- set date_start = calendar_day_start(t, now, named_year, t ~ '.day_number') -%}
     case {{ t }}.unit
         when 'day' then date_trunc('day', {{ now }}) + {{ t }}.step * interval '1 day'
             + coalesce({{ t }}.start_hour, 0) * interval '1 hour'
         when 'week' then date_trunc('week', {{ now }}) + {{ t }}.step * interval '7 day'
         when 'month' then date_trunc('month', {{ now }}) + {{ t }}.step * interval '1 month'
         when 'year' then date_trunc('year', {{ now }}) + {{ t }}.step * interval '1 year'
-        when 'month_of_year' then cast(make_date(
-            coalesce({{ named_year }}, case when {{ t }}.month_number <= month({{ now }})
-                then year({{ now }}) else year({{ now }}) - 1 end),
-            {{ t }}.month_number, 1) as timestamp)
-        when 'annual_date' then cast(make_date(
-            coalesce({{ named_year }}, case
-                when make_date(year({{ now }}), {{ t }}.month_number, {{ t }}.day_number)
-                    <= cast({{ now }} as date)
-                    then year({{ now }})
-                else year({{ now }}) - 1 end),
-            {{ t }}.month_number, {{ t }}.day_number) as timestamp)
+        when 'month_of_year' then {{ month_start }}
+        when 'annual_date' then {{ date_start }}
     end as window_start,
     case {{ t }}.unit
         when 'day' then date_trunc('day', {{ now }}) + {{ t }}.step * interval '1 day'
@@ -31,17 +24,21 @@
         when 'week' then date_trunc('week', {{ now }}) + ({{ t }}.step + 1) * interval '7 day'
         when 'month' then date_trunc('month', {{ now }}) + ({{ t }}.step + 1) * interval '1 month'
         when 'year' then date_trunc('year', {{ now }}) + ({{ t }}.step + 1) * interval '1 year'
-        when 'month_of_year' then cast(make_date(
-            coalesce({{ named_year }}, case when {{ t }}.month_number <= month({{ now }})
-                then year({{ now }}) else year({{ now }}) - 1 end),
-            {{ t }}.month_number, 1) as timestamp) + interval '1 month'
-        when 'annual_date' then cast(make_date(
-            coalesce({{ named_year }}, case
-                when make_date(year({{ now }}), {{ t }}.month_number, {{ t }}.day_number)
-                    <= cast({{ now }} as date)
-                    then year({{ now }})
-                else year({{ now }}) - 1 end),
-            {{ t }}.month_number, {{ t }}.day_number) as timestamp)
-            + coalesce({{ t }}.days, 1) * interval '1 day'
+        when 'month_of_year' then {{ month_start }} + interval '1 month'
+        when 'annual_date' then {{ date_start }} + coalesce({{ t }}.days, 1) * interval '1 day'
     end as window_end
+{%- endmacro %}
+
+{#
+    The start of day `day` of month `t.month_number` in `named_year`, or (no year named) in the
+    latest year where that day is not after `now`.
+#}
+{% macro calendar_day_start(t, now, named_year, day) -%}
+    cast(make_date(
+        coalesce({{ named_year }}, case
+            when make_date(year({{ now }}), {{ t }}.month_number, {{ day }})
+                <= cast({{ now }} as date)
+                then year({{ now }})
+            else year({{ now }}) - 1 end),
+        {{ t }}.month_number, {{ day }}) as timestamp)
 {%- endmacro %}

@@ -37,6 +37,15 @@ def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> duckdb.
         ) from None
 
 
+def is_utf8(text: str) -> bool:
+    """False for text DuckDB cannot store (a lone surrogate is not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def default_db_path() -> str:
     """`ROLEMEM_DB` if set, else `rolemem.duckdb` in the working directory (dbt reads the same)."""
     return os.environ.get("ROLEMEM_DB") or DEFAULT_DB

@@ -161,17 +161,9 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(f"context[{key!r}] must be a finite number, got {item!r}")
             if isinstance(item, int) and not -(2**63) <= item < 2**63:
                 raise TypeError(f"context[{key!r}] must fit in 64 bits, got {item!r}")
-            if isinstance(item, str) and not _is_utf8(item):
+            if isinstance(item, str) and not _duck.is_utf8(item):
                 raise TypeError(f"context[{key!r}] is not valid Unicode text")
     return json.dumps(dict(context), ensure_ascii=False)
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class CharacterMemory:
@@ -417,7 +409,7 @@ class RecallSession:
         char_name: str | None = None,
     ) -> RecallResult:
         """One turn: recall entries for the player's `text` under the game `context`."""
-        if not isinstance(text, str) or not _is_utf8(text):
+        if not isinstance(text, str) or not _duck.is_utf8(text):
             raise TypeError(f"text must be valid Unicode text, got {text!r}")
         tokens = tokenize(text)
         context_json = _check_context(context)

@@ -27,6 +27,7 @@ from . import _duck
 from .character_memory import CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
+from .history import append_lines
 from .llm import ChatModel
 from .memory_builder import build_memory, build_memory_for_save
 from .memory_loop import MemoryLoop, ObserveReport, _target
@@ -288,43 +289,23 @@ class Companion:
         _target(role_id, script_role_id)
         now = _naive(now or datetime.now(), "now")
         with _duck.transaction(self._con) as cur:
-            tip = cur.execute(
-                "select last_message_id from save where id = $id", {"id": save_id}
-            ).fetchall()
-            if not tip:
-                raise MemoryInputError(f"no save with id {save_id}")
-            ids = []
-            parent = tip[0][0]
-            lines: list[tuple[str, str, int | None, str | None]] = [
-                ("user", message, None, user_name),
-                ("assistant", reply, role_id, char_name),
-            ]
-            for attribute, content, speaker, name in lines:
-                row = cur.execute(
-                    """insert into line (content, attribute, role_id, script_role_id,
-                        display_name, original_emotion, save_id, parent_line_id)
-                    values ($content, $attribute, $role_id, $script_role_id, $name, $emotion,
-                        $save_id, $parent) returning id""",
+            ids = append_lines(
+                cur,
+                save_id,
+                [
+                    {"attribute": "user", "content": message, "display_name": user_name},
                     {
-                        "content": content,
-                        "attribute": attribute,
-                        "role_id": speaker,
-                        "script_role_id": str(script_role_id)
-                        if attribute == "assistant" and script_role_id is not None
-                        else None,
-                        "name": name,
-                        "emotion": emotion if attribute == "assistant" else None,
-                        "save_id": save_id,
-                        "parent": parent,
+                        "attribute": "assistant",
+                        "content": reply,
+                        "role_id": role_id,
+                        "script_role_id": None if script_role_id is None else str(script_role_id),
+                        "display_name": char_name,
+                        "original_emotion": emotion,
                     },
-                ).fetchone()
-                assert row is not None
-                parent = row[0]
-                ids.append(row[0])
-            cur.execute(
-                "update save set last_message_id = $tip where id = $id",
-                {"tip": parent, "id": save_id},
+                ],
             )
+            if ids is None:
+                raise MemoryInputError(f"no save with id {save_id}")
         job = self._background.submit(
             self.loop.observe,
             save_id=save_id,

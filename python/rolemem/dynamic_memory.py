@@ -264,18 +264,9 @@ def _keywords(value: Any, name: str) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
     words = list(value)
-    if not all(isinstance(k, str) and k.strip() and _clean_text(k) for k in words):
+    if not all(isinstance(k, str) and k.strip() and _duck.is_utf8(k) for k in words):
         raise MemoryInputError(f"{name} must be non-empty strings")
     return words
-
-
-def _clean_text(value: str) -> bool:
-    """False for text DuckDB cannot store (a lone surrogate is not UTF-8)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _text(value: Any, name: str, *, required: bool = True) -> str | None:
@@ -283,7 +274,7 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
         return None
     if not isinstance(value, str) or (required and not value.strip()):
         raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
-    if not _clean_text(value):
+    if not _duck.is_utf8(value):
         raise MemoryInputError(f"{name} is not valid Unicode text (a lone surrogate?)")
     return value
 
@@ -474,7 +465,7 @@ class DynamicMemory:
         if embedder is not None:
             from .vector_cache import EventVectorCache  # numpy only when vectors are used
 
-            self._vectors = EventVectorCache(embedder.dim)
+            self._vectors = EventVectorCache(embedder.dim, _SOURCES["source_memory_event"])
         self._reference: dict[str, Any] = {}  # reference sentence vectors by language
         self._running, self._closed = 0, False
         self._idle = threading.Condition()

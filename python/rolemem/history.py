@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import duckdb
 
@@ -154,7 +155,8 @@ def _append_statements() -> dict[str, str]:
             "int_save_history_tips",
             {
                 **stored,
-                "source_line": "select * from line where id = $tip",
+                "source_line": "select * from line "
+                "where id = (select last_message_id from save where id = $save_id)",
                 "source_save": _ONE_SAVE_SQL,
                 "int_save_chain_problems": "select null::bigint as save_id, "
                 "null::varchar as chain_problem where false",
@@ -197,14 +199,8 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
             and messages.message_index >= resumed.resume_message_index"""
     )
     cur.execute(f"insert into memory_messages by name {statements['messages']}", params)
-    (new_tip,) = cur.execute(
-        "select last_message_id from save where id = $save_id", params
-    ).fetchone() or (None,)
     cur.execute("delete from int_save_history_tips where save_id = $save_id", params)
-    cur.execute(
-        f"insert into int_save_history_tips by name {statements['tips']}",
-        {**params, "tip": new_tip},
-    )
+    cur.execute(f"insert into int_save_history_tips by name {statements['tips']}", params)
     return True
 
 
@@ -301,3 +297,47 @@ def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = 
     save); returns how many saves were recomputed."""
     with _duck.cursor(db) as cur:
         return len(ensure_fresh(cur, save_ids))
+
+
+_LINE_FIELDS = (
+    "content",
+    "attribute",
+    "role_id",
+    "script_role_id",
+    "display_name",
+    "original_emotion",
+    "tts_content",
+    "action_content",
+)
+
+
+def append_lines(
+    cur: duckdb.DuckDBPyConnection, save_id: int, lines: Iterable[Mapping[str, Any]]
+) -> list[int] | None:
+    """Append `lines` (mappings with line fields; missing ones are null) to the save's current
+    tip, each the parent of the next, and move the tip; inside the caller's transaction.
+    Returns the new ids, or None when there is no such save (nothing written). The history
+    tables follow on the next read (the save's tip moved)."""
+    tip = cur.execute("select last_message_id from save where id = $id", {"id": save_id}).fetchall()
+    if not tip:
+        return None
+    ids: list[int] = []
+    parent = tip[0][0]
+    for line in lines:
+        row = cur.execute(
+            f"""insert into line ({", ".join(_LINE_FIELDS)}, save_id, parent_line_id)
+            values ({", ".join(f"${name}" for name in _LINE_FIELDS)}, $save_id, $parent)
+            returning id""",
+            {
+                **{name: line.get(name) for name in _LINE_FIELDS},
+                "save_id": save_id,
+                "parent": parent,
+            },
+        ).fetchone()
+        assert row is not None  # insert ... returning always answers one row
+        parent = row[0]
+        ids.append(parent)
+    cur.execute(
+        "update save set last_message_id = $tip where id = $id", {"tip": parent, "id": save_id}
+    )
+    return ids

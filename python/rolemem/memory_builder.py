@@ -98,15 +98,7 @@ def _in_range(value: object) -> bool:
     """The values DuckDB takes as they are: 64-bit integers, text that encodes as UTF-8."""
     if isinstance(value, int):
         return -(2**63) <= value < 2**63
-    return isinstance(value, str) and (value.isascii() or _encodes(value))
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(value, str) and (value.isascii() or _duck.is_utf8(value))
 
 
 def _int_or_none(value: Any, field: str, where: str) -> int | None:
@@ -124,10 +116,8 @@ def _text_or_none(value: Any, field: str, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise LineError(f"{where}: {field} must be a string or None, got {value!r}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise LineError(f"{where}: {field} is not valid Unicode text (a lone surrogate?)") from None
+    if not _duck.is_utf8(value):
+        raise LineError(f"{where}: {field} is not valid Unicode text (a lone surrogate?)")
     return value
 
 

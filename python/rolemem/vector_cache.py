@@ -16,18 +16,6 @@ from collections import OrderedDict
 import duckdb
 import numpy as np
 
-# the events a player's query can reach: the agent's official ones and the player's own
-_REACHABLE_WITH_VECTORS = """
-select vectors.event_id
-from memory_event_embedding as vectors
-where vectors.event_id in (
-    select id from memory_event where agent_id = $agent_id and scope = 'official'
-    union all
-    select id from memory_event
-    where agent_id = $agent_id and scope = 'user' and user_id = $user_id
-)
-"""
-
 _LOAD = """
 select event_id, embedding from memory_event_embedding
 where event_id in (select unnest(cast($ids as bigint[])))
@@ -51,8 +39,14 @@ class _Vectors:
 class EventVectorCache:
     """Cosines of a query vector with every reachable event vector of one player."""
 
-    def __init__(self, dim: int, max_vectors: int = 262_144) -> None:
+    def __init__(self, dim: int, reachable_events: str, max_vectors: int = 262_144) -> None:
+        """`reachable_events`: SQL of the events one player's query can reach, with `$agent_id`
+        and `$user_id` (the query's own source, so both read the same set)."""
         self.dim, self.max_vectors = dim, max_vectors
+        self._reachable_with_vectors = f"""
+            select event_id from memory_event_embedding
+            where event_id in (select id from ({reachable_events}))
+        """
         self._players: OrderedDict[tuple[str, str], _Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -65,7 +59,7 @@ class EventVectorCache:
     ) -> dict[str, np.ndarray]:
         """`{"event_id": ids, "cosine": cosines}` for the player's events that have vectors."""
         ids = cur.execute(
-            _REACHABLE_WITH_VECTORS, {"agent_id": agent_id, "user_id": user_id}
+            self._reachable_with_vectors, {"agent_id": agent_id, "user_id": user_id}
         ).fetchnumpy()["event_id"]
         ids = np.sort(np.asarray(ids, dtype=np.int64))
         vectors = self._vectors(cur, (agent_id, user_id), ids)

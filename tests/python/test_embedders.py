@@ -196,7 +196,9 @@ def test_vector_cache_keeps_at_most_its_bound():
                 for i in range(3)
             ]
         )
-    cache = EventVectorCache(dim=16, max_vectors=4)
+    from rolemem.dynamic_memory import _SOURCES
+
+    cache = EventVectorCache(16, _SOURCES["source_memory_event"], max_vectors=4)
     for user in ("u", "v", "w"):
         got = cache.cosines(con.cursor(), "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3

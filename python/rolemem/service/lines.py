@@ -7,7 +7,7 @@ from datetime import datetime
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 
-from .. import _duck
+from .. import _duck, history
 from .schemas import LinesRequest, LinesResponse
 
 router = APIRouter()
@@ -16,30 +16,10 @@ router = APIRouter()
 @router.post("/lines", response_model=LinesResponse)
 def append_lines(request: Request, body: LinesRequest, tasks: BackgroundTasks) -> LinesResponse:
     store = request.app.state.store
-    ids: list[int] = []
     with store.write_lock, _duck.transaction(store.con) as cur:
-        tip = cur.execute(
-            "select last_message_id from save where id = $id", {"id": body.save_id}
-        ).fetchall()
-        if not tip:
+        ids = history.append_lines(cur, body.save_id, [line.model_dump() for line in body.lines])
+        if ids is None:
             raise HTTPException(status_code=404, detail=f"no save with id {body.save_id}")
-        parent = tip[0][0]
-        for line in body.lines:
-            row = cur.execute(
-                """insert into line (content, attribute, role_id, script_role_id, display_name,
-                    original_emotion, tts_content, action_content, save_id, parent_line_id)
-                values ($content, $attribute, $role_id, $script_role_id, $display_name,
-                    $original_emotion, $tts_content, $action_content, $save_id, $parent)
-                returning id""",
-                {**line.model_dump(), "save_id": body.save_id, "parent": parent},
-            ).fetchone()
-            assert row is not None
-            parent = row[0]
-            ids.append(row[0])
-        cur.execute(
-            "update save set last_message_id = $tip where id = $id",
-            {"tip": parent, "id": body.save_id},
-        )
     if body.observe is not None and store.llm is not None:
         observe = body.observe
         loop = store.companion(observe.agent_id, observe.agent_id).loop
