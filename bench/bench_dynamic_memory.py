@@ -118,12 +118,14 @@ def build_store(path: str, store_events: int) -> None:
             from memory_event
         ) group by id, term""")
     con.execute("""
-        insert into memory_event_embedding
-        select id, cast(list_transform(vector, lambda x: x / norm) as float[384]) from (
-            select id, vector, sqrt(list_sum(list_transform(vector, lambda x: x * x))) as norm
-            from (select id, list_transform(range(384),
-                         lambda k: hash(id, k) % 2000 / 1000.0 - 1.0) as vector
-                  from memory_event))""")
+        insert into memory_event_embedding (event_id, embedding, context_embedding)
+        select id, unit, unit from (
+            select id, cast(list_transform(vector, lambda x: x / norm) as float[384]) as unit
+            from (
+                select id, vector, sqrt(list_sum(list_transform(vector, lambda x: x * x))) as norm
+                from (select id, list_transform(range(384),
+                             lambda k: hash(id, k) % 2000 / 1000.0 - 1.0) as vector
+                      from memory_event)))""")
     con.execute(
         """
         insert into memory_entity (id, scope, agent_id, user_id, user_name, entity_name,

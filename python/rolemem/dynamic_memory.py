@@ -44,6 +44,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+# an event's vectors: of its description, and of its context text
+EventVectors = tuple[list[float], list[float]]
+
+
 class MemoryInputError(RolememError, ValueError):
     """A memory or query argument is invalid; the message names it and what is valid."""
 
@@ -85,6 +89,7 @@ PROFILE_NAMES = (
     "dense_gate_sigma",
     "fusion",
     "rrf_k",
+    "context_dense_weight",
 )
 _SETTING_TYPES = {
     **{
@@ -151,7 +156,7 @@ _SOURCES = {
         where event_id in (select id from source_memory_event)""",
     # cosines computed in numpy (vector_cache), registered on the cursor for this query
     "int_memory_query_cosines": """
-        select 1 as query_id, event_id, cosine from rolemem_query_cosines""",
+        select 1 as query_id, event_id, cosine, context_cosine from rolemem_query_cosines""",
 }
 
 _QUERY_SELECT = """
@@ -172,6 +177,25 @@ select
     ) as words
 """
 
+# The events a batch's context texts read: the stored events of its agents' timelines and the
+# new ones, numbered from _FIRST_NEW_ID in batch order (after every stored id).
+_FIRST_NEW_ID = 2**62
+_NEW_AND_STORED_EVENTS_SQL = """
+    select id as event_id, agent_id, scope, user_id, created_at, description
+    from memory_event
+    where
+        list_contains(cast($new_agent_id as varchar[]), agent_id)
+        and (scope = 'official' or list_contains(cast($new_user_id as varchar[]), user_id))
+    union all
+    select
+        cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
+        - 1,
+        unnest(cast($new_agent_id as varchar[])),
+        unnest(cast($new_scope as varchar[])),
+        unnest(cast($new_user_id as varchar[])),
+        unnest(cast($new_created_at as timestamp[])),
+        unnest(cast($new_description as varchar[]))
+"""
 _EMBED_BATCH = 64  # documents per embedder call (and per progress step)
 
 # where an extracted event came from (MemoryLoop); absent for events added by hand
@@ -397,6 +421,19 @@ def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from th
         and user_id is not distinct from $user_id and entity_name = $entity_name
         and kind = $kind and keyword = $keyword
     returning id"""
+
+
+@functools.cache
+def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from the models
+    return compose(
+        "int_memory_event_context_texts",
+        {"source_memory_event": "select * from memory_event"},
+        """select texts.event_id, texts.context_text
+        from int_memory_event_context_texts as texts
+        inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
+        where vectors.context_embedding is null
+        order by texts.event_id""",
+    )
 
 
 @functools.cache
@@ -653,27 +690,53 @@ class DynamicMemory:
         self,
         events: Sequence[Mapping[str, Any]],
         progress: Callable[[int, int], None] | None = None,
-    ) -> tuple[list[dict[str, Any]], list[list[float] | None]]:
-        """Checked rows and their vectors: everything slow happens before a transaction."""
+    ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
+        """Checked rows and their vectors (of the description, and of its context text: model
+        int_memory_event_context_texts): everything slow happens before a transaction."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
-        vectors: list[list[float] | None] = [None] * len(rows)
-        if self.embedder is not None and rows:
-            vectors = []
-            for start in range(0, len(rows), _EMBED_BATCH):
-                texts = [r["description"] for r in rows[start : start + _EMBED_BATCH]]
-                vectors += checked(
-                    self.embedder.embed_documents(texts), self.embedder.dim, "embedder (documents)"
-                )
-                if progress is not None:
-                    progress(len(vectors), len(rows))
-            log.info("embedded %d events", len(rows))
-        return rows, vectors
+        if self.embedder is None or not rows:
+            return rows, [None] * len(rows)
+        contexts = self._context_texts(rows)
+        # each distinct text once (a first event's context text is its description)
+        texts = list(dict.fromkeys([r["description"] for r in rows] + contexts))
+        embedded: list[list[float]] = []
+        for start in range(0, len(texts), _EMBED_BATCH):
+            embedded += checked(
+                self.embedder.embed_documents(texts[start : start + _EMBED_BATCH]),
+                self.embedder.dim,
+                "embedder (documents)",
+            )
+            if progress is not None:
+                progress(len(embedded), len(texts))
+        log.info("embedded %d events (%d texts)", len(rows), len(texts))
+        by_text = dict(zip(texts, embedded, strict=True))
+        return rows, [
+            (by_text[row["description"]], by_text[context])
+            for row, context in zip(rows, contexts, strict=True)
+        ]
+
+    def _context_texts(self, rows: list[dict[str, Any]]) -> list[str]:
+        """The context text of each new event, by the SQL model over its timelines' stored
+        events and the new ones (which follow stored events of the same time, in order)."""
+        sql = compose(
+            "int_memory_event_context_texts",
+            {"stg_app__memory_events": _NEW_AND_STORED_EVENTS_SQL},
+            "select context_text from int_memory_event_context_texts "
+            "where event_id >= $first_new_id order by event_id",
+        )
+        columns = {
+            name: [row[name] for row in rows]
+            for name in ("agent_id", "scope", "user_id", "created_at", "description")
+        }
+        params = {"first_new_id": _FIRST_NEW_ID, **{f"new_{k}": v for k, v in columns.items()}}
+        with self._con.cursor() as cur:
+            return [text for (text,) in cur.execute(sql, params).fetchall()]
 
     def _write_events(
         self,
         cur: duckdb.DuckDBPyConnection,
         rows: list[dict[str, Any]],
-        vectors: list[list[float] | None],
+        vectors: list[EventVectors | None],
         *,
         merge: bool = False,
     ) -> list[int]:
@@ -720,11 +783,43 @@ class DynamicMemory:
                 )
             if vector is not None:
                 cur.execute(
-                    "insert into memory_event_embedding values ($id, $vector)",
-                    {"id": event_id, "vector": vector},
+                    """insert into memory_event_embedding (event_id, embedding, context_embedding)
+                    values ($id, $vector, $context)""",
+                    {"id": event_id, "vector": vector[0], "context": vector[1]},
                 )
             ids.append(event_id)
         return ids
+
+    @_tracked
+    def fill_context_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed the context text of every stored event that has a vector but no context
+        vector (written before context vectors, or by a game writing rows itself), by the
+        same model as new events; one transaction per embedder batch, so an interrupted run
+        keeps what it wrote. Returns how many events got one."""
+        self._writable()
+        if self.embedder is None:
+            return 0
+        with self._con.cursor() as cur:
+            missing = cur.execute(_MISSING_CONTEXT_SQL()).fetchall()
+        for start in range(0, len(missing), _EMBED_BATCH):
+            chunk = missing[start : start + _EMBED_BATCH]
+            vectors = checked(
+                self.embedder.embed_documents([text for _, text in chunk]),
+                self.embedder.dim,
+                "embedder (documents)",
+            )
+            with _duck.transaction(self._con) as cur:
+                cur.execute(
+                    """update memory_event_embedding as vectors
+                    set context_embedding = filled.vector
+                    from (select unnest($ids) as event_id, unnest($vectors) as vector) as filled
+                    where vectors.event_id = filled.event_id
+                        and vectors.context_embedding is null""",
+                    {"ids": [event_id for event_id, _ in chunk], "vectors": vectors},
+                )
+            if progress is not None:
+                progress(start + len(chunk), len(missing))
+        return len(missing)
 
     def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
         where = f"event {index}" if index else "event"

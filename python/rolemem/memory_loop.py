@@ -27,6 +27,7 @@ from ._sql_project import compose
 from .dynamic_memory import (
     _SEEDS,
     DynamicMemory,
+    EventVectors,
     MemoryInputError,
     _entity_params,
     _naive,
@@ -190,6 +191,7 @@ class MaintenanceReport:
     archived: dict[str, int] = field(default_factory=dict)  # reason -> memories archived
     players_cleaned: int = 0
     consolidated_entities: int = 0
+    context_vectors: int = 0  # events given the context vector they lacked
     archived_ids: list[tuple[str, int]] = field(default_factory=list)
 
 
@@ -466,7 +468,7 @@ class MemoryLoop:
         batch: Mapping[str, Any],
         state: dict[str, Any],
         event_rows: list[dict[str, Any]],
-        vectors: list[list[float] | None],
+        vectors: list[EventVectors | None],
         entity_params: list[dict[str, Any]],
         keep_scene: bool,
     ) -> tuple[list[int], list[int]]:
@@ -604,9 +606,10 @@ class MemoryLoop:
         progress: Callable[[str, int, int], None] | None = None,
     ) -> MaintenanceReport:
         """Cleanup (archive the weakest memories of players due, per the SQL rules), then, with
-        an LLM, consolidate entities whose descriptions were merged since the last time.
-        `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation')
-        advances (the CLI draws bars with it)."""
+        an LLM, consolidate entities whose descriptions were merged since the last time; then,
+        with an embedder, give events stored without a context vector theirs.
+        `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation',
+        'context vectors') advances (the CLI draws bars with it)."""
         now = _naive(now or datetime.now(), "now")
         step = progress or (lambda stage, done, total: None)
         step("cleanup", 0, 1)
@@ -674,6 +677,9 @@ class MemoryLoop:
         step("cleanup", 1, 1)
         if self.llm is not None:
             report.consolidated_entities = self._consolidate(now, step)
+        report.context_vectors = self.memory.fill_context_vectors(
+            lambda done, total: step("context vectors", done, total)
+        )
         return report
 
     @staticmethod

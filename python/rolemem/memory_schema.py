@@ -217,9 +217,15 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
                 connection.exec_driver_sql(
                     f"alter table {table} add column if not exists {name} {sql_type}"
                 )
+        vector = f"float[{int(embedding_dim)}]"
         connection.exec_driver_sql(
             "create table if not exists memory_event_embedding ("
-            f"event_id bigint primary key, embedding float[{int(embedding_dim)}])"
+            f"event_id bigint primary key, embedding {vector}, context_embedding {vector})"
+        )
+        # stores written before context vectors: their events are scored with their own vector
+        connection.exec_driver_sql(
+            "alter table memory_event_embedding "
+            f"add column if not exists context_embedding {vector}"
         )
 
 

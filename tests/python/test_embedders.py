@@ -117,12 +117,22 @@ def test_openai_compatible_endpoint_feeds_dense_recall(endpoint):
         for a, b in zip(character_vector("贝壳和海"), character_vector("海边的贝壳"), strict=True)
     )
     assert dense[ids[0]] == pytest.approx(expected, abs=1e-5)
+    context = {c["event_id"]: c["context_cosine"] for c in result.candidates}
+    expected_context = sum(
+        a * b
+        for a, b in zip(
+            character_vector("贝壳和海"), character_vector("海边的贝壳\n图书馆的书"), strict=True
+        )
+    )
+    assert context[ids[0]] == pytest.approx(expected, abs=1e-5)  # a first event: its own text
+    assert context[ids[1]] == pytest.approx(expected_context, abs=1e-5)
     first, second, reference = EmbeddingsHandler.seen
     assert first == {
         "path": "/v1/embeddings",
         "auth": "Bearer secret",
         "model": "toy-embed",
-        "input": ["海边的贝壳", "图书馆的书"],
+        # each description, then each distinct context text (the first event's is its own)
+        "input": ["海边的贝壳", "图书馆的书", "海边的贝壳\n图书馆的书"],
     }
     assert second["input"] == ["贝壳和海"]
     # the dense gate's baseline: the Chinese reference sentences, embedded once
@@ -203,3 +213,100 @@ def test_vector_cache_keeps_at_most_its_bound():
         got = cache.cosines(con.cursor(), "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3
     assert list(cache._players) == [("a", "w")]  # the least recently used went first
+
+
+def test_each_event_also_gets_the_vector_of_its_context_text():
+    """The context text (model int_memory_event_context_texts) is the previous event of the
+    same timeline (agent, scope, player; by time, then id), a newline, then the event: stored
+    events and the batch's own count, in the batch's order after stored events of the same
+    time; another agent's or player's events never do."""
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=CharacterEmbedder())
+    t0, t1, t2, t3 = (datetime(2021, 2, day, 12, 0) for day in (1, 2, 3, 4))
+    memory.add_event(user_id="u", agent_id="a", created_at=t1, description="A1")
+    memory.add_event(user_id=None, scope="official", agent_id="a", created_at=t1, description="O1")
+    memory.add_event(user_id="u", agent_id="b", created_at=t2, description="X")
+    batch = [
+        ("u", "user", t2, "A2"),
+        ("v", "user", t1, "B1"),
+        ("u", "user", t0, "A0"),
+        (None, "official", t3, "O2"),
+        ("u", "user", t2, "A3"),
+    ]
+    ids = memory.add_events(
+        [
+            {"user_id": u, "scope": s, "agent_id": "a", "created_at": t, "description": d}
+            for u, s, t, d in batch
+        ]
+    )
+    expected = ["A1\nA2", "B1", "A0", "O1\nO2", "A2\nA3"]
+    for event_id, text in zip(ids, expected, strict=True):
+        (stored,) = con.execute(
+            "select context_embedding from memory_event_embedding where event_id = $id",
+            {"id": event_id},
+        ).fetchone()
+        assert list(stored) == pytest.approx(character_vector(text), abs=1e-6), text
+
+
+def test_the_context_vector_reranks_but_is_no_evidence():
+    """Two events saying the same thing: the one that followed what the player asks about
+    ranks first. An event whose only match is its predecessor is never recalled."""
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=CharacterEmbedder(), profile={"timeline_size": 0})
+    texts = ["周末去哪里玩", "海边", "图书馆很安静", "海边"]
+    ids = memory.add_events(
+        [
+            {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": text}
+            for text in texts
+        ]
+    )
+    result = memory.query(
+        "周末去哪里玩海边", user_id="u", agent_id="a", now=NOW, update=False, explain=True
+    )
+    ranked = [e["event_id"] for e in result.memory_events]
+    assert ranked.index(ids[1]) < ranked.index(ids[3])
+    scores = {c["event_id"]: c for c in result.candidates}
+    assert scores[ids[1]]["cosine"] == scores[ids[3]]["cosine"]
+    assert scores[ids[1]]["context_score"] > scores[ids[3]]["context_score"]
+    after_question = memory.query("周末去哪里玩", user_id="u", agent_id="a", now=NOW, update=False)
+    assert ids[1] not in [e["event_id"] for e in after_question.memory_events]
+
+
+def test_events_stored_without_context_vectors_get_them_later():
+    """A store from before context vectors: its events count their own vector as their context
+    until fill_context_vectors (run by maintenance) embeds the same text a new event gets; a
+    query cache that already loaded them reloads the filled ones."""
+    con = duckdb.connect()
+    con.execute(
+        "create table memory_event_embedding (event_id bigint primary key, embedding float[16])"
+    )
+    memory = DynamicMemory(con, embedder=CharacterEmbedder(), profile={"timeline_size": 0})
+    reader = DynamicMemory(con, embedder=CharacterEmbedder(), profile={"timeline_size": 0})
+    ids = memory.add_events(
+        [
+            {"user_id": "u", "agent_id": "a", "created_at": NOW, "description": text}
+            for text in ("海边的贝壳", "贝壳项链")
+        ]
+    )
+    con.execute("update memory_event_embedding set context_embedding = null")
+
+    def context_cosines() -> dict[int, tuple[float, float]]:
+        result = reader.query(
+            "贝壳", user_id="u", agent_id="a", now=NOW, update=False, explain=True
+        )
+        return {c["event_id"]: (c["cosine"], c["context_cosine"]) for c in result.candidates}
+
+    before = context_cosines()
+    assert all(cosine == context for cosine, context in before.values())
+    assert memory.fill_context_vectors() == 2
+    assert memory.fill_context_vectors() == 0
+    (stored,) = con.execute(
+        "select context_embedding from memory_event_embedding where event_id = $id",
+        {"id": ids[1]},
+    ).fetchone()
+    assert list(stored) == pytest.approx(character_vector("海边的贝壳\n贝壳项链"), abs=1e-6)
+    after = context_cosines()
+    assert after[ids[1]][1] == pytest.approx(
+        sum(a * b for a, b in zip(character_vector("贝壳"), stored, strict=True)), abs=1e-5
+    )
+    assert after[ids[1]][1] != before[ids[1]][1]

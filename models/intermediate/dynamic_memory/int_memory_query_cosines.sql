@@ -17,7 +17,12 @@ final as (
         embeddings.event_id,
         list_cosine_similarity(
             cast(embeddings.embedding as float[]), queries.query_embedding
-        ) as cosine
+        ) as cosine,
+        -- an event stored before context vectors counts its own vector as its context
+        list_cosine_similarity(
+            cast(coalesce(embeddings.context_embedding, embeddings.embedding) as float[]),
+            queries.query_embedding
+        ) as context_cosine
     from queries
     cross join embeddings
     where queries.query_embedding is not null

@@ -7,7 +7,8 @@ source as (
 renamed as (
     select
         event_id,
-        embedding
+        embedding,
+        context_embedding
     from source
 )
 
