@@ -213,6 +213,8 @@ class Companion:
                             "keyword_score",
                             "dense_score",
                             "dense_z",
+                            "context_score",
+                            "long_context_score",
                             "time_score",
                             "relevance_score",
                             "profile_score",

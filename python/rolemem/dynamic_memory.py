@@ -34,7 +34,7 @@ from ._sql_project import compose, render_macro
 from .embedders import Embedder, EmbeddingError, checked, default_embedder
 from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
-from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES, VECTOR_COLUMNS
 from .text import extract_keywords, tokenize
 
 if TYPE_CHECKING:
@@ -44,8 +44,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-# an event's vectors: of its description, and of its context text
-EventVectors = tuple[list[float], list[float]]
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+EventVectors = tuple[list[float], ...]
+_CONTEXT_TEXTS = ("context_text", "long_context_text")
 
 
 class MemoryInputError(RolememError, ValueError):
@@ -156,7 +158,8 @@ _SOURCES = {
         where event_id in (select id from source_memory_event)""",
     # cosines computed in numpy (vector_cache), registered on the cursor for this query
     "int_memory_query_cosines": """
-        select 1 as query_id, event_id, cosine, context_cosine from rolemem_query_cosines""",
+        select 1 as query_id, event_id, cosine, context_cosine, long_context_cosine
+        from rolemem_query_cosines""",
 }
 
 _QUERY_SELECT = """
@@ -428,10 +431,10 @@ def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from
     return compose(
         "int_memory_event_context_texts",
         {"source_memory_event": "select * from memory_event"},
-        """select texts.event_id, texts.context_text
+        """select texts.event_id, texts.context_text, texts.long_context_text
         from int_memory_event_context_texts as texts
         inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
-        where vectors.context_embedding is null
+        where vectors.context_embedding is null or vectors.long_context_embedding is null
         order by texts.event_id""",
     )
 
@@ -691,14 +694,18 @@ class DynamicMemory:
         events: Sequence[Mapping[str, Any]],
         progress: Callable[[int, int], None] | None = None,
     ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
-        """Checked rows and their vectors (of the description, and of its context text: model
+        """Checked rows and their vectors (of the description, and of its context texts: model
         int_memory_event_context_texts): everything slow happens before a transaction."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         if self.embedder is None or not rows:
             return rows, [None] * len(rows)
         contexts = self._context_texts(rows)
-        # each distinct text once (a first event's context text is its description)
-        texts = list(dict.fromkeys([r["description"] for r in rows] + contexts))
+        # each distinct text once (a first event's context texts are its description)
+        texts = list(
+            dict.fromkeys(
+                [r["description"] for r in rows] + [t for texts in contexts for t in texts]
+            )
+        )
         embedded: list[list[float]] = []
         for start in range(0, len(texts), _EMBED_BATCH):
             embedded += checked(
@@ -711,17 +718,17 @@ class DynamicMemory:
         log.info("embedded %d events (%d texts)", len(rows), len(texts))
         by_text = dict(zip(texts, embedded, strict=True))
         return rows, [
-            (by_text[row["description"]], by_text[context])
-            for row, context in zip(rows, contexts, strict=True)
+            (by_text[row["description"]], *(by_text[text] for text in texts))
+            for row, texts in zip(rows, contexts, strict=True)
         ]
 
-    def _context_texts(self, rows: list[dict[str, Any]]) -> list[str]:
-        """The context text of each new event, by the SQL model over its timelines' stored
+    def _context_texts(self, rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+        """The context texts of each new event, by the SQL model over its timelines' stored
         events and the new ones (which follow stored events of the same time, in order)."""
         sql = compose(
             "int_memory_event_context_texts",
             {"stg_app__memory_events": _NEW_AND_STORED_EVENTS_SQL},
-            "select context_text from int_memory_event_context_texts "
+            f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
             "where event_id >= $first_new_id order by event_id",
         )
         columns = {
@@ -730,7 +737,7 @@ class DynamicMemory:
         }
         params = {"first_new_id": _FIRST_NEW_ID, **{f"new_{k}": v for k, v in columns.items()}}
         with self._con.cursor() as cur:
-            return [text for (text,) in cur.execute(sql, params).fetchall()]
+            return cur.execute(sql, params).fetchall()
 
     def _write_events(
         self,
@@ -783,39 +790,47 @@ class DynamicMemory:
                 )
             if vector is not None:
                 cur.execute(
-                    """insert into memory_event_embedding (event_id, embedding, context_embedding)
-                    values ($id, $vector, $context)""",
-                    {"id": event_id, "vector": vector[0], "context": vector[1]},
+                    f"insert into memory_event_embedding (event_id, {', '.join(VECTOR_COLUMNS)}) "
+                    f"values ($id, {', '.join(f'${name}' for name in VECTOR_COLUMNS)})",
+                    {"id": event_id, **dict(zip(VECTOR_COLUMNS, vector, strict=True))},
                 )
             ids.append(event_id)
         return ids
 
     @_tracked
     def fill_context_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed the context text of every stored event that has a vector but no context
-        vector (written before context vectors, or by a game writing rows itself), by the
-        same model as new events; one transaction per embedder batch, so an interrupted run
-        keeps what it wrote. Returns how many events got one."""
+        """Embed the context texts of every stored event that has a vector but lacks context
+        vectors (written before them, or by a game writing rows itself), by the same model as
+        new events; one transaction per embedder batch, so an interrupted run keeps what it
+        wrote. Returns how many events got them."""
         self._writable()
         if self.embedder is None:
             return 0
         with self._con.cursor() as cur:
             missing = cur.execute(_MISSING_CONTEXT_SQL()).fetchall()
+        columns = VECTOR_COLUMNS[1:]
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
+            texts = [text for _, *row_texts in chunk for text in row_texts]
             vectors = checked(
-                self.embedder.embed_documents([text for _, text in chunk]),
-                self.embedder.dim,
-                "embedder (documents)",
+                self.embedder.embed_documents(texts), self.embedder.dim, "embedder (documents)"
             )
             with _duck.transaction(self._con) as cur:
                 cur.execute(
-                    """update memory_event_embedding as vectors
-                    set context_embedding = filled.vector
-                    from (select unnest($ids) as event_id, unnest($vectors) as vector) as filled
-                    where vectors.event_id = filled.event_id
-                        and vectors.context_embedding is null""",
-                    {"ids": [event_id for event_id, _ in chunk], "vectors": vectors},
+                    f"""update memory_event_embedding as vectors set
+                    {", ".join(f"{name} = filled.{name}" for name in columns)}
+                    from (
+                        select unnest($ids) as event_id,
+                        {", ".join(f"unnest(${name}) as {name}" for name in columns)}
+                    ) as filled
+                    where vectors.event_id = filled.event_id""",
+                    {
+                        "ids": [event_id for event_id, *_ in chunk],
+                        **{
+                            name: vectors[offset :: len(columns)]
+                            for offset, name in enumerate(columns)
+                        },
+                    },
                 )
             if progress is not None:
                 progress(start + len(chunk), len(missing))

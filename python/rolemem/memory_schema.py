@@ -17,6 +17,10 @@ from sqlmodel import Field, SQLModel
 
 from .schema import _key_column, _table, drop_tables
 
+# memory_event_embedding's vectors of an event: its description's, then its context texts'
+# (model int_memory_event_context_texts)
+VECTOR_COLUMNS = ("embedding", "context_embedding", "long_context_embedding")
+
 # naive timestamps: the game's local clock ("same calendar day" is the player's day)
 _TS = sa.TIMESTAMP(timezone=False)
 
@@ -219,14 +223,16 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
                 )
         vector = f"float[{int(embedding_dim)}]"
         connection.exec_driver_sql(
-            "create table if not exists memory_event_embedding ("
-            f"event_id bigint primary key, embedding {vector}, context_embedding {vector})"
+            "create table if not exists memory_event_embedding (event_id bigint primary key, "
+            + ", ".join(f"{name} {vector}" for name in VECTOR_COLUMNS)
+            + ")"
         )
-        # stores written before context vectors: their events are scored with their own vector
-        connection.exec_driver_sql(
-            "alter table memory_event_embedding "
-            f"add column if not exists context_embedding {vector}"
-        )
+        # stores written before context vectors: scored with the event's own vector until
+        # maintenance fills them in (DynamicMemory.fill_context_vectors)
+        for name in VECTOR_COLUMNS[1:]:
+            connection.exec_driver_sql(
+                f"alter table memory_event_embedding add column if not exists {name} {vector}"
+            )
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

@@ -1,13 +1,13 @@
 """A player's event vectors held in memory, so dense recall is a numpy product per turn.
 
 Scanning 20,000 stored FLOAT[384] vectors in SQL costs ~57 ms a query; the same cosines in
-numpy take a few ms. An event's vectors (its description's and its context text's) never
-change after they are written (a new description is a new event with a new id; a context
-vector missing from an older store is filled in once, and then reloaded), so the cache only
-loads the events it has not seen yet; a deleted event's cached vectors are harmless:
-its cosines match no event in the scoring SQL, which still decides what is in scope and how
-cosines count. Bounded by event count (two 384-float vectors each: the default 131,072 events
-is about 400 MB; least recently used players go first); thread-safe.
+numpy take a few ms. An event's vectors (its description's and its context texts') never
+change after they are written (a new description is a new event with a new id; context vectors
+missing from an older store are filled in once, and then reloaded), so the cache only loads the
+events it has not seen yet; a deleted event's cached vectors are harmless: its cosines match no
+event in the scoring SQL, which still decides what is in scope and how cosines count. Bounded
+by event count (three 384-float vectors each: the default 87,381 events is about 400 MB; least
+recently used players go first); thread-safe.
 """
 
 from __future__ import annotations
@@ -18,14 +18,20 @@ from collections import OrderedDict
 import duckdb
 import numpy as np
 
-# an event stored without a context vector (written before them) has its own vector as its
-# context vector until maintenance fills it in
-_LOAD = """
+from .memory_schema import VECTOR_COLUMNS
+
+# the cosine each stored vector gives, column for column
+COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
+_CONTEXTS = VECTOR_COLUMNS[1:]
+_HAS_CONTEXT = " and ".join(f"{name} is not null" for name in _CONTEXTS)
+# an event stored without context vectors (written before them) has its own vector for each
+# until maintenance fills them in
+_LOAD = f"""
 select
     event_id,
     embedding,
-    coalesce(context_embedding, embedding) as context_embedding,
-    context_embedding is not null as has_context
+    {", ".join(f"coalesce({name}, embedding) as {name}" for name in _CONTEXTS)},
+    {_HAS_CONTEXT} as has_context
 from memory_event_embedding
 where event_id in (select unnest(cast($ids as bigint[])))
 order by event_id
@@ -33,18 +39,18 @@ order by event_id
 
 
 class _Vectors:
-    """Sorted event ids and their unit vectors (description, context text), row for row, and
-    whether the context vector was stored (else it stands in for the description's)."""
+    """Sorted event ids, their unit vectors (one matrix per VECTOR_COLUMNS column) row for
+    row, and whether the context vectors were stored (else the description's stands in)."""
 
     def __init__(
-        self, ids: np.ndarray, matrix: np.ndarray, context: np.ndarray, has_context: np.ndarray
+        self, ids: np.ndarray, matrices: tuple[np.ndarray, ...], has_context: np.ndarray
     ) -> None:
-        self.ids, self.matrix, self.context, self.has_context = ids, matrix, context, has_context
+        self.ids, self.matrices, self.has_context = ids, matrices, has_context
 
     def without(self, ids: np.ndarray) -> _Vectors:
         keep = ~np.isin(self.ids, ids)
         return _Vectors(
-            self.ids[keep], self.matrix[keep], self.context[keep], self.has_context[keep]
+            self.ids[keep], tuple(m[keep] for m in self.matrices), self.has_context[keep]
         )
 
     def positions(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,12 +63,13 @@ class _Vectors:
 class EventVectorCache:
     """Cosines of a query vector with every reachable event vector of one player."""
 
-    def __init__(self, dim: int, reachable_events: str, max_vectors: int = 131_072) -> None:
+    def __init__(self, dim: int, reachable_events: str, max_vectors: int = 87_381) -> None:
         """`reachable_events`: SQL of the events one player's query can reach, with `$agent_id`
-        and `$user_id` (the query's own source, so both read the same set)."""
+        and `$user_id` (the query's own source, so both read the same set). `max_vectors`
+        bounds the events held (each with all its vectors)."""
         self.dim, self.max_vectors = dim, max_vectors
         self._reachable_with_vectors = f"""
-            select event_id, context_embedding is not null as has_context
+            select event_id, {_HAS_CONTEXT} as has_context
             from memory_event_embedding
             where event_id in (select id from ({reachable_events}))
         """
@@ -76,24 +83,27 @@ class EventVectorCache:
         user_id: str,
         query: list[float],
     ) -> dict[str, np.ndarray]:
-        """`{"event_id": ids, "cosine": …, "context_cosine": …}` for the player's events that
-        have vectors."""
+        """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
+        for the player's events that have vectors."""
         reachable = cur.execute(
             self._reachable_with_vectors, {"agent_id": agent_id, "user_id": user_id}
         ).fetchnumpy()
-        order = np.argsort(np.asarray(reachable["event_id"], dtype=np.int64))
-        ids = np.asarray(reachable["event_id"], dtype=np.int64)[order]
+        all_ids = np.asarray(reachable["event_id"], dtype=np.int64)
+        order = np.argsort(all_ids)
+        ids = all_ids[order]
         has_context = np.asarray(reachable["has_context"], dtype=bool)[order]
         vectors = self._vectors(cur, (agent_id, user_id), ids, has_context)
+        if not len(ids):
+            return _no_cosines()
         vector = np.asarray(query, dtype=np.float32)
         vector /= np.linalg.norm(vector) or 1.0
         rows, _ = vectors.positions(ids)
-        if not len(ids):
-            return _no_cosines()
         return {
             "event_id": ids,
-            "cosine": (vectors.matrix @ vector)[rows].astype(np.float64),
-            "context_cosine": (vectors.context @ vector)[rows].astype(np.float64),
+            **{
+                name: (matrix @ vector)[rows].astype(np.float64)
+                for name, matrix in zip(COSINE_NAMES, vectors.matrices, strict=True)
+            },
         }
 
     def _vectors(
@@ -104,12 +114,13 @@ class EventVectorCache:
         has_context: np.ndarray,
     ) -> _Vectors:
         with self._lock:
-            empty = np.zeros((0, self.dim), dtype=np.float32)
             cached = self._players.pop(key, None) or _Vectors(
-                np.zeros(0, dtype=np.int64), empty, empty, np.zeros(0, dtype=bool)
+                np.zeros(0, dtype=np.int64),
+                tuple(np.zeros((0, self.dim), dtype=np.float32) for _ in VECTOR_COLUMNS),
+                np.zeros(0, dtype=bool),
             )
             rows, found = cached.positions(ids)
-            # a context vector filled in since it was loaded (the only vector that changes)
+            # context vectors filled in since they were loaded (the only vectors that change)
             filled = found & has_context & ~cached.has_context[rows] if len(cached.ids) else found
             if filled.any():
                 cached, found = cached.without(ids[filled]), found & ~filled
@@ -126,13 +137,14 @@ class EventVectorCache:
         self, cur: duckdb.DuckDBPyConnection, cached: _Vectors, missing: np.ndarray
     ) -> _Vectors:
         loaded = cur.execute(_LOAD, {"ids": missing.tolist()}).fetchnumpy()
-        new_ids = np.asarray(loaded["event_id"], dtype=np.int64)
-        ids = np.concatenate([cached.ids, new_ids])
+        ids = np.concatenate([cached.ids, np.asarray(loaded["event_id"], dtype=np.int64)])
         order = np.argsort(ids, kind="stable")
         return _Vectors(
             ids[order],
-            np.concatenate([cached.matrix, self._unit(loaded["embedding"])])[order],
-            np.concatenate([cached.context, self._unit(loaded["context_embedding"])])[order],
+            tuple(
+                np.concatenate([matrix, self._unit(loaded[name])])[order]
+                for matrix, name in zip(cached.matrices, VECTOR_COLUMNS, strict=True)
+            ),
             np.concatenate([cached.has_context, np.asarray(loaded["has_context"], dtype=bool)])[
                 order
             ],
@@ -148,11 +160,7 @@ class EventVectorCache:
 
 
 def _no_cosines() -> dict[str, np.ndarray]:
-    return {
-        "event_id": np.zeros(0, dtype=np.int64),
-        "cosine": np.zeros(0),
-        "context_cosine": np.zeros(0),
-    }
+    return {"event_id": np.zeros(0, dtype=np.int64), **{n: np.zeros(0) for n in COSINE_NAMES}}
 
 
 def query_cosines(

@@ -215,9 +215,9 @@ def test_vector_cache_keeps_at_most_its_bound():
     assert list(cache._players) == [("a", "w")]  # the least recently used went first
 
 
-def test_each_event_also_gets_the_vector_of_its_context_text():
-    """The context text (model int_memory_event_context_texts) is the previous event of the
-    same timeline (agent, scope, player; by time, then id), a newline, then the event: stored
+def test_each_event_also_gets_the_vectors_of_its_context_texts():
+    """The context texts (model int_memory_event_context_texts) are the previous one or two
+    events of the same timeline (agent, scope, player; by time, then id), then the event: stored
     events and the batch's own count, in the batch's order after stored events of the same
     time; another agent's or player's events never do."""
     con = duckdb.connect()
@@ -239,13 +239,21 @@ def test_each_event_also_gets_the_vector_of_its_context_text():
             for u, s, t, d in batch
         ]
     )
-    expected = ["A1\nA2", "B1", "A0", "O1\nO2", "A2\nA3"]
-    for event_id, text in zip(ids, expected, strict=True):
-        (stored,) = con.execute(
-            "select context_embedding from memory_event_embedding where event_id = $id",
+    expected = [
+        ("A1\nA2", "A0\nA1\nA2"),
+        ("B1", "B1"),
+        ("A0", "A0"),
+        ("O1\nO2", "O1\nO2"),
+        ("A2\nA3", "A1\nA2\nA3"),
+    ]
+    for event_id, texts in zip(ids, expected, strict=True):
+        stored = con.execute(
+            "select context_embedding, long_context_embedding from memory_event_embedding "
+            "where event_id = $id",
             {"id": event_id},
         ).fetchone()
-        assert list(stored) == pytest.approx(character_vector(text), abs=1e-6), text
+        for vector, text in zip(stored, texts, strict=True):
+            assert list(vector) == pytest.approx(character_vector(text), abs=1e-6), text
 
 
 def test_the_context_vector_reranks_but_is_no_evidence():
@@ -288,7 +296,9 @@ def test_events_stored_without_context_vectors_get_them_later():
             for text in ("海边的贝壳", "贝壳项链")
         ]
     )
-    con.execute("update memory_event_embedding set context_embedding = null")
+    con.execute(
+        "update memory_event_embedding set context_embedding = null, long_context_embedding = null"
+    )
 
     def context_cosines() -> dict[int, tuple[float, float]]:
         result = reader.query(

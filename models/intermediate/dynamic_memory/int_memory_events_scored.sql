@@ -174,7 +174,8 @@ cosines as (
         scoped_events.event_id,
         queries.dense_candidates,
         query_cosines.cosine,
-        query_cosines.context_cosine
+        query_cosines.context_cosine,
+        query_cosines.long_context_cosine
     from scoped_events
     inner join query_cosines
         on
@@ -190,21 +191,11 @@ dense_baselines as (
     select
         query_id,
         avg(cosine) as cosine_mean,
-        stddev_pop(cosine) as cosine_sd,
-        avg(context_cosine) as context_mean,
-        stddev_pop(context_cosine) as context_sd
+        stddev_pop(cosine) as cosine_sd
     from (
-        select
-            query_id,
-            cosine,
-            context_cosine
-        from cosines
+        select query_id, cosine from cosines
         union all
-        select
-            query_id,
-            unnest(reference_cosines) as cosine,
-            unnest(reference_cosines) as context_cosine
-        from queries
+        select query_id, unnest(reference_cosines) as cosine from queries
     ) as pooled
     group by query_id
 ),
@@ -215,29 +206,27 @@ dense as (
         cosines.event_id,
         cosines.cosine,
         cosines.context_cosine,
-        (cosines.cosine - min(cosines.cosine) over by_query)
-        / nullif(max(cosines.cosine) over by_query - min(cosines.cosine) over by_query, 0)
-            as dense_score,
-        (cosines.context_cosine - min(cosines.context_cosine) over by_query)
-        / nullif(
-            max(cosines.context_cosine) over by_query - min(cosines.context_cosine) over by_query,
-            0
-        ) as context_score,
+        cosines.long_context_cosine,
+        {{ min_max('cosines.cosine', 'by_query') }} as dense_score,
+        {{ min_max('cosines.context_cosine', 'by_query') }} as context_score,
+        {{ min_max('cosines.long_context_cosine', 'by_query') }} as long_context_score,
         (cosines.cosine - dense_baselines.cosine_mean) / nullif(dense_baselines.cosine_sd, 0)
-            as dense_z,
-        (cosines.context_cosine - dense_baselines.context_mean)
-        / nullif(dense_baselines.context_sd, 0) as context_z
+            as dense_z
     from cosines
     inner join dense_baselines
         on dense_baselines.query_id = cosines.query_id
     window by_query as (partition by cosines.query_id)
-    -- the best dense_candidates by either vector
+    -- the best dense_candidates by any of the event's vectors
     qualify
         row_number() over (
             partition by cosines.query_id order by cosines.cosine desc, cosines.event_id
         ) <= cosines.dense_candidates
         or row_number() over (
             partition by cosines.query_id order by cosines.context_cosine desc, cosines.event_id
+        ) <= cosines.dense_candidates
+        or row_number() over (
+            partition by cosines.query_id
+            order by cosines.long_context_cosine desc, cosines.event_id
         ) <= cosines.dense_candidates
 ),
 
@@ -273,14 +262,17 @@ components as (
         coalesce(keyword_scores.keyword_score, 0) as keyword_score,
         dense.cosine,
         dense.context_cosine,
+        dense.long_context_cosine,
         case
             when queries.query_embedding is not null then coalesce(dense.dense_score, 0)
         end as dense_score,
         case
             when queries.query_embedding is not null then coalesce(dense.context_score, 0)
         end as context_score,
+        case
+            when queries.query_embedding is not null then coalesce(dense.long_context_score, 0)
+        end as long_context_score,
         dense.dense_z,
-        dense.context_z,
         case
             when time_windows.query_id is not null
                 then case when in_time_window.event_id is null then 0.0 else 1.0 end
@@ -347,6 +339,9 @@ ranked as (
         case when context_cosine is not null then rank() over (
             partition by query_id order by context_cosine desc nulls last
         ) end as context_rank,
+        case when long_context_cosine is not null then rank() over (
+            partition by query_id order by long_context_cosine desc nulls last
+        ) end as long_context_rank,
         case when time_score > 0 then 1 end as time_rank
     from components
 ),
@@ -361,8 +356,10 @@ relevant as (
                     + queries.keyword_weight
                     * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
                     + queries.dense_weight * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
-                    + queries.context_dense_weight
-                    * coalesce(1.0 / (queries.rrf_k + ranked.context_rank), 0)
+                    + queries.context_dense_weight * (
+                        coalesce(1.0 / (queries.rrf_k + ranked.context_rank), 0)
+                        + coalesce(1.0 / (queries.rrf_k + ranked.long_context_rank), 0)
+                    )
                     + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
                 ) * (queries.rrf_k + 1)
             else
@@ -370,12 +367,16 @@ relevant as (
                 + queries.keyword_weight * ranked.keyword_score
                 + coalesce(queries.dense_weight * ranked.dense_score, 0)
                 + coalesce(queries.context_dense_weight * ranked.context_score, 0)
+                + coalesce(queries.context_dense_weight * ranked.long_context_score, 0)
                 + coalesce(queries.time_weight * ranked.time_score, 0)
         end / (
             queries.bm25_weight + queries.keyword_weight
             + case when ranked.dense_score is null then 0 else queries.dense_weight end
             + case
                 when ranked.context_score is null then 0 else queries.context_dense_weight
+            end
+            + case
+                when ranked.long_context_score is null then 0 else queries.context_dense_weight
             end
             + case when ranked.time_score is null then 0 else queries.time_weight end
         ) as relevance_score
@@ -405,7 +406,13 @@ profiled as (
 final as (
     select
         * exclude (
-            relevance_share, bm25_rank, keyword_rank, dense_rank, context_rank, time_rank
+            relevance_share,
+            bm25_rank,
+            keyword_rank,
+            dense_rank,
+            context_rank,
+            long_context_rank,
+            time_rank
         ),
         relevance_share * relevance_score + (1 - relevance_share) * profile_score as score
     from profiled

@@ -18,11 +18,15 @@ final as (
         list_cosine_similarity(
             cast(embeddings.embedding as float[]), queries.query_embedding
         ) as cosine,
-        -- an event stored before context vectors counts its own vector as its context
+        -- an event stored before context vectors counts its own vector for them
         list_cosine_similarity(
             cast(coalesce(embeddings.context_embedding, embeddings.embedding) as float[]),
             queries.query_embedding
-        ) as context_cosine
+        ) as context_cosine,
+        list_cosine_similarity(
+            cast(coalesce(embeddings.long_context_embedding, embeddings.embedding) as float[]),
+            queries.query_embedding
+        ) as long_context_cosine
     from queries
     cross join embeddings
     where queries.query_embedding is not null

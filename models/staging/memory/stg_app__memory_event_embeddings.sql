@@ -8,7 +8,8 @@ renamed as (
     select
         event_id,
         embedding,
-        context_embedding
+        context_embedding,
+        long_context_embedding
     from source
 )
 
