@@ -439,3 +439,30 @@ def test_a_schedule_needs_a_snapshot_path(tmp_path):
 
     with pytest.raises(RolememError, match="snapshot_every needs a snapshot path"):
         create_app(str(tmp_path / "x.duckdb"), snapshot_every=60)
+
+
+def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path):
+    """After /lines answers, a background task refreshes the save's write-time history, so the
+    next /turn reads it instead of paying the upkeep."""
+    path = str(tmp_path / "live.duckdb")
+    load_demo(path)
+    app = create_app(path, embedder=None)
+    with serving(app) as client:
+        store = app.state.store
+
+        def recorded_tip() -> int | None:
+            with store.con.cursor() as cur:
+                row = cur.execute(
+                    "select tip_line_id from int_save_history_tips where save_id = 2"
+                ).fetchone()
+            return None if row is None else row[0]
+
+        appended = client.post(
+            "/lines", json={"save_id": 2, "lines": [{"attribute": "user", "content": "在吗"}]}
+        )
+        assert appended.status_code == 200
+        tip = appended.json()["tip_line_id"]
+        deadline = time.monotonic() + 30
+        while recorded_tip() != tip and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert recorded_tip() == tip

@@ -1,16 +1,32 @@
-"""/lines: append dialogue lines to a save (one transaction), then, if asked, run the memory
-loop for a character in the background (never on the request's path)."""
+"""/lines: append dialogue lines to a save (one transaction), then, in the background (never on
+the request's path), bring the save's write-time history up to date, so the next /turn reads
+it instead of paying the upkeep, and, if asked, run the memory loop for a character."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
 
 from .. import _duck, history
 from .schemas import LinesRequest, LinesResponse
+from .state import Store
 
 router = APIRouter()
+log = logging.getLogger(__name__)
+
+
+def refresh_save(store: Store, save_id: int) -> None:
+    """The save's history tables after its new lines; if this fails, the next read of the save
+    refreshes it (a stale save is never answered)."""
+    try:
+        with store.write_lock:
+            history.refresh_history(store.con, [save_id])
+    except Exception:  # logged, not raised: the request has already been answered
+        log.warning(
+            "history refresh of save %s failed; the next read retries", save_id, exc_info=True
+        )
 
 
 @router.post("/lines", response_model=LinesResponse)
@@ -20,6 +36,7 @@ def append_lines(request: Request, body: LinesRequest, tasks: BackgroundTasks) -
         ids = history.append_lines(cur, body.save_id, [line.model_dump() for line in body.lines])
         if ids is None:
             raise HTTPException(status_code=404, detail=f"no save with id {body.save_id}")
+    tasks.add_task(refresh_save, store, body.save_id)
     if body.observe is not None and store.llm is not None:
         observe = body.observe
         loop = store.companion(observe.agent_id, observe.agent_id).loop
