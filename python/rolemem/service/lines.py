@@ -19,10 +19,11 @@ log = logging.getLogger(__name__)
 
 def refresh_save(store: Store, save_id: int) -> None:
     """The save's history tables after its new lines; if this fails, the next read of the save
-    refreshes it (a stale save is never answered)."""
+    refreshes it (a stale save is never answered). Not under the write lock: appends to other
+    saves need not wait for it, and a refresh meeting another one of the same save (a /turn
+    reading it) retries (history.ensure_fresh)."""
     try:
-        with store.write_lock:
-            history.refresh_history(store.con, [save_id])
+        history.refresh_history(store.con, [save_id])
     except Exception:  # logged, not raised: the request has already been answered
         log.warning(
             "history refresh of save %s failed; the next read retries", save_id, exc_info=True
