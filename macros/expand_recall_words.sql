@@ -43,8 +43,9 @@ base_words as (
     anti join stopwords
         on stopwords.word = tokens.word
     where
-        tokens.word is distinct from requests.user_name
-        and tokens.word is distinct from requests.char_name
+        -- names in any letter case (dynamic recall's words are case-folded)
+        lower(tokens.word) is distinct from lower(requests.user_name)
+        and lower(tokens.word) is distinct from lower(requests.char_name)
     group by tokens.request_id, tokens.word
 ),
 

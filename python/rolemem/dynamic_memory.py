@@ -35,7 +35,7 @@ from .embedders import Embedder, EmbeddingError, checked, default_embedder
 from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES, VECTOR_COLUMNS
-from .text import extract_keywords, tokenize
+from .text import case_folded, extract_keywords, tokenize
 
 if TYPE_CHECKING:
     from .vector_cache import EventVectorCache
@@ -842,8 +842,8 @@ class DynamicMemory:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
             description = _text(event.get("description"), f"{where}: description")
             keywords = _keywords(event.get("keywords"), f"{where}: keywords")
-            description_counts = Counter(tokenize(description or ""))
-            keyword_counts = Counter(t for k in keywords for t in [*tokenize(k), k])
+            description_counts = Counter(case_folded(tokenize(description or "")))
+            keyword_counts = Counter(case_folded([t for k in keywords for t in [*tokenize(k), k]]))
             terms = sorted(set(description_counts) | set(keyword_counts))
             return {
                 "scope": event.get("scope", "user"),
@@ -1228,7 +1228,7 @@ class DynamicMemory:
         if last_reply is not None:
             text = f"{_text(last_reply, 'last_reply')}\n{text}"
         # TF-IDF drops one-character words; a query made only of them still has its tokens
-        tokens = extract_keywords(text, top_k=10) or tokenize(text)
+        tokens = case_folded(extract_keywords(text, top_k=10) or tokenize(text))
         tokenized = time.perf_counter()
         vector, reference = None, None
         if self.embedder is not None:

@@ -99,6 +99,12 @@ def tokenize(text: str) -> list[str]:
     return [token for token in _load("rjieba").cut(text) if _is_word(token)]
 
 
+def case_folded(words: list[str]) -> list[str]:
+    """Words with their letters lower-cased: dynamic recall's postings and query words, so
+    'Hiking', 'hiking' and 'HIKING' meet (SQL folds tags and descriptions with lower())."""
+    return [word.lower() for word in words]
+
+
 def extract_keywords(text: str, top_k: int = 10) -> list[str]:
     """The `top_k` TF-IDF keywords of `text`, best first (jieba.analyse.extract_tags)."""
     if not isinstance(text, str):

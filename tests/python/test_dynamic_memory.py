@@ -528,3 +528,45 @@ def test_an_event_dated_in_the_future_does_not_outrank_yesterdays(memory):
     yesterday = event(memory, "木木和祁煜聊起看海的事", 1, ["看海"])
     result = query(memory, "看海", explain=True)
     assert [e["event_id"] for e in result.memory_events] == [yesterday, future]
+
+
+def test_latin_words_match_in_any_letter_case():
+    """Postings, query words, tags and the whole-query tier fold letter case; a name is no
+    query word in any case."""
+    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+    hiking = memory.add_event(
+        user_id=USER,
+        agent_id=AGENT,
+        description="Hiking in the Mountains with Melanie",
+        keywords=["Outdoor"],
+        created_at=NOW - timedelta(days=3),
+    )
+    for text in ("hiking", "MOUNTAINS", "outdoor", "in the mountains"):
+        result = memory.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False)
+        assert [e["event_id"] for e in result.memory_events] == [hiking], text
+    named = memory.query(
+        "melanie hiking", user_id=USER, agent_id=AGENT, now=NOW, update=False, user_name="Melanie"
+    )
+    assert named.additional_info["给联想的基词"] == ["hiking"]
+
+
+def test_postings_of_an_older_store_are_case_folded_once():
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
+    event_id = memory.add_event(
+        user_id=USER, agent_id=AGENT, description="x", created_at=NOW - timedelta(days=1)
+    )
+    # what a store written before folding holds, and no record of the migration
+    con.execute("delete from memory_event_term")
+    con.execute(
+        "insert into memory_event_term values ($id, 'Hiking', 1, 0), ($id, 'hiking', 1, 0), "
+        "($id, 'Outdoor', 0, 2)",
+        {"id": event_id},
+    )
+    con.execute("delete from rolemem_migration")
+    DynamicMemory(con, embedder=None)
+    assert con.execute(
+        "select term, description_count, keyword_count from memory_event_term order by term"
+    ).fetchall() == [("hiking", 2, 0), ("outdoor", 0, 2)]
+    result = memory.query("HIKING", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    assert [e["event_id"] for e in result.memory_events] == [event_id]

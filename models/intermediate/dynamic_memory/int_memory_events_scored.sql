@@ -132,7 +132,8 @@ exact_tags as (
         from scoped_events
     ) as tags
     inner join query_terms
-        on query_terms.query_id = tags.query_id and query_terms.word = tags.tag
+        -- query words and postings are case-folded (Hiking = hiking)
+        on query_terms.query_id = tags.query_id and query_terms.word = lower(tags.tag)
     inner join queries
         on queries.query_id = tags.query_id
     group by tags.query_id, tags.event_id
@@ -148,7 +149,7 @@ exact_content as (
         on queries.query_id = scoped_events.query_id
     where
         length(queries.query_text) > 1
-        and strpos(scoped_events.description, queries.query_text) > 0
+        and strpos(lower(scoped_events.description), lower(queries.query_text)) > 0
 ),
 
 keyword_scores as (
