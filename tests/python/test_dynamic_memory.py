@@ -570,3 +570,20 @@ def test_postings_of_an_older_store_are_case_folded_once():
     ).fetchall() == [("hiking", 2, 0), ("outdoor", 0, 2)]
     result = memory.query("HIKING", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert [e["event_id"] for e in result.memory_events] == [event_id]
+
+
+def test_chat_filler_is_no_evidence():
+    """记得, 上次, 那本… (seed recall_stopwords) never make a memory relevant on their own."""
+    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+    novel = memory.add_event(
+        user_id=USER,
+        agent_id=AGENT,
+        description="木木记得上次说过那本小说的结局",
+        created_at=NOW - timedelta(days=3),
+    )
+    filler = memory.query("你还记得上次那本吗", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    assert filler.memory_events == []
+    about_the_novel = memory.query(
+        "还记得那本小说吗", user_id=USER, agent_id=AGENT, now=NOW, update=False
+    )
+    assert [e["event_id"] for e in about_the_novel.memory_events] == [novel]
