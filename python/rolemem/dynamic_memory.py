@@ -35,7 +35,7 @@ from .embedders import Embedder, EmbeddingError, checked, default_embedder
 from .errors import RolememError
 from .history import ensure_fresh, ensure_tables
 from .memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES, VECTOR_COLUMNS
-from .text import case_folded, extract_keywords, tokenize
+from .text import case_folded, search_keywords, search_words, tokenize
 
 if TYPE_CHECKING:
     from .vector_cache import EventVectorCache
@@ -576,6 +576,8 @@ class DynamicMemory:
         engine.dispose()
         with self._con.cursor() as cur:
             ensure_tables(cur)
+        with _duck.transaction(self._con) as cur:
+            _reindex_terms_once(cur)
         row = (
             self._con.cursor()
             .execute(
@@ -842,8 +844,7 @@ class DynamicMemory:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
             description = _text(event.get("description"), f"{where}: description")
             keywords = _keywords(event.get("keywords"), f"{where}: keywords")
-            description_counts = Counter(case_folded(tokenize(description or "")))
-            keyword_counts = Counter(case_folded([t for k in keywords for t in [*tokenize(k), k]]))
+            description_counts, keyword_counts = _term_counts(description or "", keywords)
             terms = sorted(set(description_counts) | set(keyword_counts))
             return {
                 "scope": event.get("scope", "user"),
@@ -1228,7 +1229,7 @@ class DynamicMemory:
         if last_reply is not None:
             text = f"{_text(last_reply, 'last_reply')}\n{text}"
         # TF-IDF drops one-character words; a query made only of them still has its tokens
-        tokens = case_folded(extract_keywords(text, top_k=10) or tokenize(text))
+        tokens = case_folded(search_keywords(text, top_k=10))
         tokenized = time.perf_counter()
         vector, reference = None, None
         if self.embedder is not None:
@@ -1510,6 +1511,51 @@ class DynamicMemory:
                         "candidates": candidates,
                     },
                 )
+
+
+def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
+    """Postings written before search-mode words (each event's terms, token_count) recomputed
+    from its description and tags, once per store (recorded in rolemem_migration)."""
+    done = cur.execute(
+        "select count(*) from rolemem_migration where name = 'search_mode_terms'"
+    ).fetchone()
+    if done and done[0]:
+        return
+    events = cur.execute("select id, description, keywords from memory_event").fetchall()
+    columns: dict[str, list[Any]] = {name: [] for name in ("ids", "terms", "in_text", "in_tags")}
+    lengths = []
+    for event_id, description, keywords in events:
+        in_text, in_tags = _term_counts(description or "", json.loads(keywords or "[]"))
+        terms = sorted(set(in_text) | set(in_tags))
+        columns["ids"] += [event_id] * len(terms)
+        columns["terms"] += terms
+        columns["in_text"] += [in_text[t] for t in terms]
+        columns["in_tags"] += [in_tags[t] for t in terms]
+        lengths.append(sum(in_text.values()) + sum(in_tags.values()))
+    cur.execute("delete from memory_event_term")
+    cur.execute(
+        """insert into memory_event_term
+        select unnest($ids), unnest($terms), unnest($in_text), unnest($in_tags)""",
+        columns,
+    )
+    cur.execute(
+        """update memory_event set token_count = lengths.token_count
+        from (select unnest($ids) as id, unnest($lengths) as token_count) as lengths
+        where memory_event.id = lengths.id""",
+        {"ids": [row[0] for row in events], "lengths": lengths},
+    )
+    cur.execute("insert into rolemem_migration (name) values ('search_mode_terms')")
+    if events:
+        log.info("recomputed the postings of %d events (search-mode words)", len(events))
+
+
+def _term_counts(description: str, keywords: list[str]) -> tuple[Counter[str], Counter[str]]:
+    """An event's BM25 postings: its description's words and its tags' words (each tag also
+    whole), in search mode and case-folded, with their counts."""
+    return (
+        Counter(case_folded(search_words(description))),
+        Counter(case_folded([t for k in keywords for t in [*search_words(k), k]])),
+    )
 
 
 def _event_fields(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -212,39 +212,6 @@ _ADDED_COLUMNS = {
 }
 
 
-# Data migrations, each run once per store (recorded in rolemem_migration), in order.
-_MIGRATIONS = {
-    # postings written before recall folded letter case: one row per lower-cased term
-    "fold_term_case": [
-        """create temp table rolemem_folded_terms as
-        select event_id, lower(term) as term, sum(description_count) as description_count,
-            sum(keyword_count) as keyword_count
-        from memory_event_term
-        where event_id in (select event_id from memory_event_term where term <> lower(term))
-        group by event_id, lower(term)""",
-        """delete from memory_event_term
-        where event_id in (select event_id from rolemem_folded_terms)""",
-        "insert into memory_event_term by name select * from rolemem_folded_terms",
-        "drop table rolemem_folded_terms",
-    ],
-}
-
-
-def _migrate(connection: sa.Connection) -> None:
-    connection.exec_driver_sql(
-        "create table if not exists rolemem_migration (name varchar primary key, applied_at "
-        "timestamp default current_timestamp)"
-    )
-    done = {row[0] for row in connection.exec_driver_sql("select name from rolemem_migration")}
-    for name, statements in _MIGRATIONS.items():  # names and SQL from this module
-        if name not in done:
-            for statement in statements:
-                connection.exec_driver_sql(statement)
-            connection.execute(
-                sa.text("insert into rolemem_migration (name) values (:name)"), {"name": name}
-            )
-
-
 def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     """Create the memory tables; the embedding table gets `embedding_dim`."""
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
@@ -266,7 +233,11 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
             connection.exec_driver_sql(
                 f"alter table memory_event_embedding add column if not exists {name} {vector}"
             )
-        _migrate(connection)
+        # data migrations done once per store (DynamicMemory records them here)
+        connection.exec_driver_sql(
+            "create table if not exists rolemem_migration (name varchar primary key, "
+            "applied_at timestamp default current_timestamp)"
+        )
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

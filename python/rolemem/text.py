@@ -99,6 +99,22 @@ def tokenize(text: str) -> list[str]:
     return [token for token in _load("rjieba").cut(text) if _is_word(token)]
 
 
+def search_words(text: str) -> list[str]:
+    """Words of `text` in jieba's search mode: each long word and the shorter words inside it
+    (侦探小说 -> 侦探, 小说, 侦探小说), so compounds that share a part meet (推理小说). Dynamic
+    recall's postings and query words; punctuation and blanks removed."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    return [token for token in _load("rjieba").cut_for_search(text) if _is_word(token)]
+
+
+def search_keywords(text: str, top_k: int = 10) -> list[str]:
+    """The `top_k` TF-IDF keywords of `text` (else its words), each with the shorter words
+    inside it first (search mode), in order, once each."""
+    keywords = extract_keywords(text, top_k) or tokenize(text)
+    return list(dict.fromkeys(part for word in keywords for part in search_words(word)))
+
+
 def case_folded(words: list[str]) -> list[str]:
     """Words with their letters lower-cased: dynamic recall's postings and query words, so
     'Hiking', 'hiking' and 'HIKING' meet (SQL folds tags and descriptions with lower())."""

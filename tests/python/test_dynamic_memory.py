@@ -550,25 +550,35 @@ def test_latin_words_match_in_any_letter_case():
     assert named.additional_info["给联想的基词"] == ["hiking"]
 
 
-def test_postings_of_an_older_store_are_case_folded_once():
+def test_postings_of_an_older_store_are_recomputed_once():
+    """Postings written before search-mode, case-folded words are recomputed from the
+    events' descriptions and tags when the store is opened, once."""
     con = duckdb.connect()
     memory = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
     event_id = memory.add_event(
-        user_id=USER, agent_id=AGENT, description="x", created_at=NOW - timedelta(days=1)
+        user_id=USER,
+        agent_id=AGENT,
+        description="木木在读侦探小说",
+        keywords=["Outdoor"],
+        created_at=NOW - timedelta(days=1),
     )
-    # what a store written before folding holds, and no record of the migration
+    postings = "select term, description_count, keyword_count from memory_event_term order by term"
+    expected = con.execute(postings).fetchall()
+    assert ("侦探", 1, 0) in expected and ("outdoor", 0, 2) in expected
+    # what an older store holds (precise-mode words, letter case kept), no migration recorded
     con.execute("delete from memory_event_term")
     con.execute(
-        "insert into memory_event_term values ($id, 'Hiking', 1, 0), ($id, 'hiking', 1, 0), "
-        "($id, 'Outdoor', 0, 2)",
+        "insert into memory_event_term values ($id, '侦探小说', 1, 0), ($id, 'Outdoor', 0, 2)",
         {"id": event_id},
     )
+    con.execute("update memory_event set token_count = 99")
     con.execute("delete from rolemem_migration")
     DynamicMemory(con, embedder=None)
-    assert con.execute(
-        "select term, description_count, keyword_count from memory_event_term order by term"
-    ).fetchall() == [("hiking", 2, 0), ("outdoor", 0, 2)]
-    result = memory.query("HIKING", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    assert con.execute(postings).fetchall() == expected
+    assert con.execute("select token_count from memory_event").fetchone()[0] == sum(
+        d + k for _, d, k in expected
+    )
+    result = memory.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert [e["event_id"] for e in result.memory_events] == [event_id]
 
 
