@@ -217,18 +217,13 @@ dense as (
     inner join dense_baselines
         on dense_baselines.query_id = cosines.query_id
     window by_query as (partition by cosines.query_id)
-    -- the best dense_candidates by any of the event's vectors
-    qualify
-        row_number() over (
-            partition by cosines.query_id order by cosines.cosine desc, cosines.event_id
-        ) <= cosines.dense_candidates
-        or row_number() over (
-            partition by cosines.query_id order by cosines.context_cosine desc, cosines.event_id
-        ) <= cosines.dense_candidates
-        or row_number() over (
-            partition by cosines.query_id
-            order by cosines.long_context_cosine desc, cosines.event_id
-        ) <= cosines.dense_candidates
+    -- the best dense_candidates by their best vector (one window: each costs per query)
+    qualify row_number() over (
+        partition by cosines.query_id
+        order by
+            greatest(cosines.cosine, cosines.context_cosine, cosines.long_context_cosine) desc,
+            cosines.event_id
+    ) <= cosines.dense_candidates
 ),
 
 in_time_window as (
@@ -334,15 +329,13 @@ ranked as (
         case when keyword_score > 0 then rank() over (
             partition by query_id order by keyword_score desc
         ) end as keyword_rank,
+        -- the three dense signals rank as one (the sum of their normalised scores)
         case when cosine is not null then rank() over (
-            partition by query_id order by cosine desc nulls last
+            partition by query_id
+            order by
+                dense_score + context_score + long_context_score desc nulls last,
+                cosine desc
         ) end as dense_rank,
-        case when context_cosine is not null then rank() over (
-            partition by query_id order by context_cosine desc nulls last
-        ) end as context_rank,
-        case when long_context_cosine is not null then rank() over (
-            partition by query_id order by long_context_cosine desc nulls last
-        ) end as long_context_rank,
         case when time_score > 0 then 1 end as time_rank
     from components
 ),
@@ -356,11 +349,8 @@ relevant as (
                     queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
                     + queries.keyword_weight
                     * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
-                    + queries.dense_weight * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
-                    + queries.context_dense_weight * (
-                        coalesce(1.0 / (queries.rrf_k + ranked.context_rank), 0)
-                        + coalesce(1.0 / (queries.rrf_k + ranked.long_context_rank), 0)
-                    )
+                    + (queries.dense_weight + 2 * queries.context_dense_weight)
+                    * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
                     + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
                 ) * (queries.rrf_k + 1)
             else
@@ -411,8 +401,6 @@ final as (
             bm25_rank,
             keyword_rank,
             dense_rank,
-            context_rank,
-            long_context_rank,
             time_rank
         ),
         relevance_share * relevance_score + (1 - relevance_share) * profile_score as score
