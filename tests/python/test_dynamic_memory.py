@@ -597,3 +597,23 @@ def test_chat_filler_is_no_evidence():
         "还记得那本小说吗", user_id=USER, agent_id=AGENT, now=NOW, update=False
     )
     assert [e["event_id"] for e in about_the_novel.memory_events] == [novel]
+
+
+def test_compounds_meet_on_a_shared_part_without_vectors():
+    """jieba's search mode: 推理小说 finds 侦探小说 through 小说 (keyword recall, no embedder)."""
+    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+    novel = memory.add_event(
+        user_id=USER,
+        agent_id=AGENT,
+        description="木木在读一本侦探小说",
+        created_at=NOW - timedelta(days=3),
+    )
+    memory.add_event(
+        user_id=USER,
+        agent_id=AGENT,
+        description="木木去海边散步",
+        created_at=NOW - timedelta(days=2),
+    )
+    result = memory.query("推理小说", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    assert [e["event_id"] for e in result.memory_events] == [novel]
+    assert result.additional_info["分词"] == ["推理", "小说", "推理小说"]
