@@ -431,10 +431,10 @@ def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from
     return compose(
         "int_memory_event_context_texts",
         {"source_memory_event": "select * from memory_event"},
-        """select texts.event_id, texts.context_text, texts.long_context_text
+        f"""select texts.event_id, {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
         from int_memory_event_context_texts as texts
         inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
-        where vectors.context_embedding is null or vectors.long_context_embedding is null
+        where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
         order by texts.event_id""",
     )
 
@@ -705,24 +705,27 @@ class DynamicMemory:
         # each distinct text once (a first event's context texts are its description)
         texts = list(
             dict.fromkeys(
-                [r["description"] for r in rows] + [t for texts in contexts for t in texts]
+                [r["description"] for r in rows] + [t for row_texts in contexts for t in row_texts]
             )
         )
         embedded: list[list[float]] = []
         for start in range(0, len(texts), _EMBED_BATCH):
-            embedded += checked(
-                self.embedder.embed_documents(texts[start : start + _EMBED_BATCH]),
-                self.embedder.dim,
-                "embedder (documents)",
-            )
+            embedded += self._embedded(texts[start : start + _EMBED_BATCH])
             if progress is not None:
                 progress(len(embedded), len(texts))
         log.info("embedded %d events (%d texts)", len(rows), len(texts))
         by_text = dict(zip(texts, embedded, strict=True))
         return rows, [
-            (by_text[row["description"]], *(by_text[text] for text in texts))
-            for row, texts in zip(rows, contexts, strict=True)
+            (by_text[row["description"]], *(by_text[text] for text in row_texts))
+            for row, row_texts in zip(rows, contexts, strict=True)
         ]
+
+    def _embedded(self, texts: list[str], what: str = "documents") -> list[list[float]]:
+        """The embedder's vectors of `texts`, checked (each of `dim` finite floats)."""
+        assert self.embedder is not None
+        return checked(
+            self.embedder.embed_documents(texts), self.embedder.dim, f"embedder ({what})"
+        )
 
     def _context_texts(self, rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
         """The context texts of each new event, by the SQL model over its timelines' stored
@@ -813,10 +816,7 @@ class DynamicMemory:
         columns = VECTOR_COLUMNS[1:]
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
-            texts = [text for _, *row_texts in chunk for text in row_texts]
-            vectors = checked(
-                self.embedder.embed_documents(texts), self.embedder.dim, "embedder (documents)"
-            )
+            vectors = self._embedded([text for _, *row_texts in chunk for text in row_texts])
             with _duck.transaction(self._con) as cur:
                 cur.execute(
                     f"""update memory_event_embedding as vectors set
@@ -844,8 +844,7 @@ class DynamicMemory:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
             description = _text(event.get("description"), f"{where}: description")
             keywords = _keywords(event.get("keywords"), f"{where}: keywords")
-            description_counts, keyword_counts = _term_counts(description or "", keywords)
-            terms = sorted(set(description_counts) | set(keyword_counts))
+            terms = _postings(description or "", keywords)
             return {
                 "scope": event.get("scope", "user"),
                 "agent_id": _text(event.get("agent_id"), f"{where}: agent_id"),
@@ -859,14 +858,10 @@ class DynamicMemory:
                 "keywords": json.dumps(keywords, ensure_ascii=False),
                 "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
                 "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
-                "token_count": sum(description_counts.values()) + sum(keyword_counts.values()),
+                "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
                 "created_at": _naive(event.get("created_at"), f"{where}: created_at"),
                 **{name: event.get(name) for name in _SOURCE_FIELDS},
-                "terms": {
-                    "terms": terms,
-                    "description_counts": [description_counts[t] for t in terms],
-                    "keyword_counts": [keyword_counts[t] for t in terms],
-                },
+                "terms": terms,
             }
         except MemoryInputError as exc:
             if str(exc).startswith(where):
@@ -1328,13 +1323,7 @@ class DynamicMemory:
                     .splitlines()
                     if line.strip()
                 ]
-                matrix = np.array(
-                    checked(
-                        self.embedder.embed_documents(sentences),
-                        self.embedder.dim,
-                        "embedder (reference sentences)",
-                    )
-                )
+                matrix = np.array(self._embedded(sentences, "reference sentences"))
                 matrix = self._reference[language] = matrix / np.linalg.norm(
                     matrix, axis=1, keepdims=True
                 )
@@ -1522,20 +1511,21 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
     if done and done[0]:
         return
     events = cur.execute("select id, description, keywords from memory_event").fetchall()
-    columns: dict[str, list[Any]] = {name: [] for name in ("ids", "terms", "in_text", "in_tags")}
+    columns: dict[str, list[Any]] = {
+        name: [] for name in ("ids", "terms", "description_counts", "keyword_counts")
+    }
     lengths = []
     for event_id, description, keywords in events:
-        in_text, in_tags = _term_counts(description or "", json.loads(keywords or "[]"))
-        terms = sorted(set(in_text) | set(in_tags))
-        columns["ids"] += [event_id] * len(terms)
-        columns["terms"] += terms
-        columns["in_text"] += [in_text[t] for t in terms]
-        columns["in_tags"] += [in_tags[t] for t in terms]
-        lengths.append(sum(in_text.values()) + sum(in_tags.values()))
+        postings = _postings(description or "", json.loads(keywords or "[]"))
+        columns["ids"] += [event_id] * len(postings["terms"])
+        for name, values in postings.items():
+            columns[name] += values
+        lengths.append(sum(postings["description_counts"]) + sum(postings["keyword_counts"]))
     cur.execute("delete from memory_event_term")
     cur.execute(
         """insert into memory_event_term
-        select unnest($ids), unnest($terms), unnest($in_text), unnest($in_tags)""",
+        select unnest($ids), unnest($terms), unnest($description_counts),
+            unnest($keyword_counts)""",
         columns,
     )
     cur.execute(
@@ -1549,13 +1539,18 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
         log.info("recomputed the postings of %d events (search-mode words)", len(events))
 
 
-def _term_counts(description: str, keywords: list[str]) -> tuple[Counter[str], Counter[str]]:
-    """An event's BM25 postings: its description's words and its tags' words (each tag also
-    whole), in search mode and case-folded, with their counts."""
-    return (
-        Counter(case_folded(search_words(description))),
-        Counter(case_folded([t for k in keywords for t in [*search_words(k), k]])),
-    )
+def _postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
+    """An event's BM25 postings (memory_event_term): its description's words and its tags'
+    words (each tag also whole), in search mode and case-folded; each term once, sorted, with
+    its count in the description and in the tags. Their sum is the event's token_count."""
+    in_text = Counter(case_folded(search_words(description)))
+    in_tags = Counter(case_folded([t for k in keywords for t in [*search_words(k), k]]))
+    terms = sorted(set(in_text) | set(in_tags))
+    return {
+        "terms": terms,
+        "description_counts": [in_text[t] for t in terms],
+        "keyword_counts": [in_tags[t] for t in terms],
+    }
 
 
 def _event_fields(row: Mapping[str, Any]) -> dict[str, Any]:

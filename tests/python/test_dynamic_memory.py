@@ -21,6 +21,12 @@ def memory() -> DynamicMemory:
     return DynamicMemory(duckdb.connect(), profile={"timeline_size": 0})
 
 
+@pytest.fixture
+def keyword_memory() -> DynamicMemory:
+    """Words and time only (no embedder): what these tests show needs no vectors."""
+    return DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+
+
 def event(memory: DynamicMemory, description: str, days_ago: float, keywords=(), **extra) -> int:
     fields = {
         "user_id": USER,
@@ -530,17 +536,11 @@ def test_an_event_dated_in_the_future_does_not_outrank_yesterdays(memory):
     assert [e["event_id"] for e in result.memory_events] == [yesterday, future]
 
 
-def test_latin_words_match_in_any_letter_case():
+def test_latin_words_match_in_any_letter_case(keyword_memory):
     """Postings, query words, tags and the whole-query tier fold letter case; a name is no
     query word in any case."""
-    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
-    hiking = memory.add_event(
-        user_id=USER,
-        agent_id=AGENT,
-        description="Hiking in the Mountains with Melanie",
-        keywords=["Outdoor"],
-        created_at=NOW - timedelta(days=3),
-    )
+    memory = keyword_memory
+    hiking = event(memory, "Hiking in the Mountains with Melanie", 3, ["Outdoor"])
     for text in ("hiking", "MOUNTAINS", "outdoor", "in the mountains"):
         result = memory.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False)
         assert [e["event_id"] for e in result.memory_events] == [hiking], text
@@ -555,13 +555,7 @@ def test_postings_of_an_older_store_are_recomputed_once():
     events' descriptions and tags when the store is opened, once."""
     con = duckdb.connect()
     memory = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
-    event_id = memory.add_event(
-        user_id=USER,
-        agent_id=AGENT,
-        description="木木在读侦探小说",
-        keywords=["Outdoor"],
-        created_at=NOW - timedelta(days=1),
-    )
+    event_id = event(memory, "木木在读侦探小说", 1, ["Outdoor"])
     postings = "select term, description_count, keyword_count from memory_event_term order by term"
     expected = con.execute(postings).fetchall()
     assert ("侦探", 1, 0) in expected and ("outdoor", 0, 2) in expected
@@ -582,15 +576,10 @@ def test_postings_of_an_older_store_are_recomputed_once():
     assert [e["event_id"] for e in result.memory_events] == [event_id]
 
 
-def test_chat_filler_is_no_evidence():
+def test_chat_filler_is_no_evidence(keyword_memory):
     """记得, 上次, 那本… (seed recall_stopwords) never make a memory relevant on their own."""
-    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
-    novel = memory.add_event(
-        user_id=USER,
-        agent_id=AGENT,
-        description="木木记得上次说过那本小说的结局",
-        created_at=NOW - timedelta(days=3),
-    )
+    memory = keyword_memory
+    novel = event(memory, "木木记得上次说过那本小说的结局", 3)
     filler = memory.query("你还记得上次那本吗", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert filler.memory_events == []
     about_the_novel = memory.query(
@@ -599,21 +588,11 @@ def test_chat_filler_is_no_evidence():
     assert [e["event_id"] for e in about_the_novel.memory_events] == [novel]
 
 
-def test_compounds_meet_on_a_shared_part_without_vectors():
+def test_compounds_meet_on_a_shared_part_without_vectors(keyword_memory):
     """jieba's search mode: 推理小说 finds 侦探小说 through 小说 (keyword recall, no embedder)."""
-    memory = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
-    novel = memory.add_event(
-        user_id=USER,
-        agent_id=AGENT,
-        description="木木在读一本侦探小说",
-        created_at=NOW - timedelta(days=3),
-    )
-    memory.add_event(
-        user_id=USER,
-        agent_id=AGENT,
-        description="木木去海边散步",
-        created_at=NOW - timedelta(days=2),
-    )
+    memory = keyword_memory
+    novel = event(memory, "木木在读一本侦探小说", 3)
+    event(memory, "木木去海边散步", 2)
     result = memory.query("推理小说", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert [e["event_id"] for e in result.memory_events] == [novel]
     assert result.additional_info["分词"] == ["推理", "小说", "推理小说"]

@@ -396,13 +396,7 @@ profiled as (
 
 final as (
     select
-        * exclude (
-            relevance_share,
-            bm25_rank,
-            keyword_rank,
-            dense_rank,
-            time_rank
-        ),
+        * exclude (relevance_share, bm25_rank, keyword_rank, dense_rank, time_rank),
         relevance_share * relevance_score + (1 - relevance_share) * profile_score as score
     from profiled
 )
