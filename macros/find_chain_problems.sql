@@ -1,6 +1,6 @@
 {#
     Turn the steps of `walk_parent_chain` into one readable problem per broken save:
-    a step into another save's line, or a line visited twice (a cycle). The text is built here,
+    a step into another save's line off its fork point, or a line visited twice (a cycle). The text is built here,
     in SQL, so dbt's test output and the Python error say the same thing.
 #}
 {% macro find_chain_problems(steps) %}
@@ -17,7 +17,7 @@ foreign_steps as (
                 || ' from save ' || line_save_id
         end as chain_problem
     from {{ steps }}
-    where line_save_id <> save_id
+    where not is_on_chain
 ),
 
 repeated_lines as (

@@ -19,7 +19,8 @@ renamed as (
         predicted_emotion,
         tts_content,
         action_content,
-        audio_file
+        audio_file,
+        created_at
     from source
 )
 

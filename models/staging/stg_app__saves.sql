@@ -7,7 +7,9 @@ source as (
 renamed as (
     select
         id as save_id,
-        last_message_id
+        user_id,
+        last_message_id,
+        forked_from_line_id
     from source
 )
 

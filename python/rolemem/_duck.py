@@ -135,6 +135,12 @@ def scratch_cursor() -> PreparedCursor:
 _PARAMETER = re.compile(r"\$(\w+)")
 
 
+def used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters `sql` names (DuckDB refuses any it does not)."""
+    names = set(_PARAMETER.findall(sql))
+    return {name: value for name, value in params.items() if name in names}
+
+
 class PreparedCursor:
     """A long-lived cursor (one per thread) that keeps every composed query as a temporary
     table macro: DuckDB parses the few hundred lines once, and each call only binds and runs

@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from . import _duck
+from . import _duck, saves
 from .character_memory import CharacterMemory, RecallResult
-from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
+from .dynamic_memory import QueryResponse, _naive, _text
 from .embedders import Embedder
-from .history import append_lines
 from .llm import ChatModel
 from .memory_builder import build_memory, build_memory_for_save
 from .memory_loop import MemoryLoop, ObserveReport, _target
@@ -291,11 +290,16 @@ class Companion:
         _target(role_id, script_role_id)
         now = _naive(now or datetime.now(), "now")
         with _duck.transaction(self._con) as cur:
-            ids = append_lines(
+            ids = saves.append(
                 cur,
                 save_id,
                 [
-                    {"attribute": "user", "content": message, "display_name": user_name},
+                    {
+                        "attribute": "user",
+                        "content": message,
+                        "display_name": user_name,
+                        "created_at": now,
+                    },
                     {
                         "attribute": "assistant",
                         "content": reply,
@@ -303,11 +307,11 @@ class Companion:
                         "script_role_id": None if script_role_id is None else str(script_role_id),
                         "display_name": char_name,
                         "original_emotion": emotion,
+                        "created_at": now,
                     },
                 ],
-            )
-            if ids is None:
-                raise MemoryInputError(f"no save with id {save_id}")
+                user_id,
+            )["line_ids"]
         job = self._background.submit(
             self.loop.observe,
             save_id=save_id,

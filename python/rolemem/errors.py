@@ -1,8 +1,31 @@
-"""Exception types: one per kind of failure, each message naming the bad thing."""
+"""Exception types: one per kind of failure, each message naming the bad thing.
+
+`field` (when known) names the input the error is about, as the HTTP service reports it:
+`save_id`, `lines[2].role_id`, ...
+"""
+
+from __future__ import annotations
 
 
 class RolememError(Exception):
     """Base class for every error rolemem raises on purpose."""
+
+    def __init__(self, message: str = "", *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFoundError(RolememError, LookupError):
+    """What the request names does not exist (or is not the caller's to see)."""
+
+
+class ConflictError(RolememError):
+    """The request conflicts with what is stored: an id already taken, an idempotency key
+    reused with another body."""
+
+
+class BusyError(RolememError):
+    """The work did not fit its time budget or queue; nothing was changed, try again."""
 
 
 class ChainError(RolememError, ValueError):
@@ -13,8 +36,8 @@ class LineError(RolememError, ValueError):
     """A dialogue line cannot be built into memory (unknown attribute, wrong field type)."""
 
 
-class SaveNotFoundError(RolememError, LookupError):
-    """The requested save does not exist."""
+class SaveNotFoundError(NotFoundError):
+    """The requested save does not exist (or belongs to another player)."""
 
 
 class DatabaseLockedError(RolememError):

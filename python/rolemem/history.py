@@ -15,8 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 import duckdb
 
@@ -27,16 +26,17 @@ log = logging.getLogger(__name__)
 
 TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
 
-# The saves' own lines, plus lines of other saves they point at (a parent or the tip), so a
-# chain that leaves its save is seen and reported.
+# The saves' own lines and those of the saves they were forked from ($lineage_ids, see
+# `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
+# leaves its save off a fork point is seen and reported.
 # (list_contains lets DuckDB skip row groups by save_id, as `=` does; `in (select unnest())`
 # made every statement a semi-join over the whole table: 2-3x slower on a million lines)
 _SAVES_LINES_SQL = """
-    select * from line where list_contains(cast($save_ids as bigint[]), save_id)
+    select * from line where list_contains(cast($lineage_ids as bigint[]), save_id)
     union all
     select * from line
     where
-        not list_contains(cast($save_ids as bigint[]), save_id)
+        not list_contains(cast($lineage_ids as bigint[]), save_id)
         and (
             id in (
                 select parent_line_id from line
@@ -47,6 +47,23 @@ _SAVES_LINES_SQL = """
                 where list_contains(cast($save_ids as bigint[]), id)
             )
         )
+"""
+# every save's fork point (a fork of a fork passes through the one it was forked from)
+_FORKS_SQL = """
+    select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
+"""
+_NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
+# the saves and, transitively, the saves they were forked from (their lines are shared)
+_LINEAGE_SQL = """
+with recursive lineage (save_id) as (
+    select unnest(cast($save_ids as bigint[]))
+    union
+    select line.save_id
+    from lineage
+    inner join save on save.id = lineage.save_id
+    inner join line on line.id = save.forked_from_line_id
+)
+select list(save_id order by save_id) from lineage
 """
 _SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
 _STORED_CHAINS_SQL = """
@@ -127,7 +144,11 @@ left join (
 
 @functools.cache
 def _append_statements() -> dict[str, str]:
-    new_lines = {"source_line": _NEW_LINES_SQL, "source_save": _ONE_SAVE_SQL}
+    new_lines = {
+        "source_line": _NEW_LINES_SQL,
+        "source_save": _ONE_SAVE_SQL,
+        "int_save_fork_points": _FORKS_SQL,
+    }
     stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
     return {
         "walk": compose(
@@ -206,7 +227,11 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
 
 @functools.cache
 def _statements() -> dict[str, str]:
-    sources = {"source_line": _SAVES_LINES_SQL, "source_save": _SAVES_SQL}
+    sources = {
+        "source_line": _SAVES_LINES_SQL,
+        "source_save": _SAVES_SQL,
+        "int_save_fork_points": _FORKS_SQL,
+    }
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
@@ -223,25 +248,66 @@ def _statements() -> dict[str, str]:
     }
 
 
+# Columns rolemem reads that a store (or a game's own database) written before them lacks:
+# added when a writable store is first read (schema.create_all adds them too).
+_APP_COLUMNS = {"save": ("user_id", "forked_from_line_id"), "line": ("created_at",)}
+_APP_COLUMN_TYPES = {
+    "user_id": "varchar",
+    "forked_from_line_id": "bigint",
+    "created_at": "timestamp",
+}
+# a column the history tables gained: tables built before it are dropped and rebuilt per save
+_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "created_at")
+_SCHEMA_SQL = """
+select table_name || '.' || column_name
+from duckdb_columns()
+where
+    schema_name = 'main'
+    and (
+        table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
+        and column_name in ('save_id', 'created_at')
+        or table_name in ('save', 'line')
+        and column_name in ('user_id', 'forked_from_line_id', 'created_at')
+    )
+"""
+
+
 def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
-    """Create the write-time history tables (empty) where dbt has not built them yet."""
-    existing = {
-        row[0]
-        for row in cur.execute(
-            "select table_name from duckdb_tables() where schema_name = 'main'"
-        ).fetchall()
-    }
+    """Create the write-time history tables (empty) where dbt has not built them yet; add the
+    columns rolemem reads to the game's `save` and `line` tables where they lack them."""
+    found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
+    needed = {f"{table}.{column}" for table, columns in _APP_COLUMNS.items() for column in columns}
+    for column in sorted(needed - found):  # names and types from this module
+        table, name = column.split(".")
+        cur.execute(
+            f"alter table {table} add column if not exists {name} {_APP_COLUMN_TYPES[name]}"
+        )
+    existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
+    if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
+        for table in TABLES:  # derived rows only: every save is rebuilt when next read
+            cur.execute(f"drop table if exists {table}")
+        existing = set()
     if set(TABLES) <= existing:
         return
     statements = _statements()
-    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", {"save_ids": []})
+    empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
+    cur.execute(
+        f"create or replace temp table {_WALK} as {statements['walk']}",
+        _duck.used(statements["walk"], empty),
+    )
     for table in TABLES:
         if table not in existing:  # names from this module, never from data
+            sql = statements[table]
             cur.execute(
-                f"create table if not exists {table} as "
-                f"select * from ({statements[table]}) where false",
-                {"save_ids": []},
+                f"create table if not exists {table} as select * from ({sql}) where false",
+                _duck.used(sql, empty),
             )
+
+
+def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
+    """`save_ids` and every save they were forked from, transitively."""
+    row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
+    return list(row[0] or []) if row else list(save_ids)
 
 
 def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
@@ -260,15 +326,19 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
         if not rebuilt:
             cur.execute("commit")
             return
-        params = {"save_ids": rebuilt}
-        cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
+        params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
+        cur.execute(
+            f"create or replace temp table {_WALK} as {statements['walk']}",
+            _duck.used(statements["walk"], params),
+        )
         for table in TABLES:
             cur.execute(
                 f"delete from {table} where save_id in "
                 "(select unnest(cast($save_ids as bigint[])))",
-                params,
+                {"save_ids": rebuilt},
             )
-            cur.execute(f"insert into {table} by name {statements[table]}", params)
+            sql = statements[table]
+            cur.execute(f"insert into {table} by name {sql}", _duck.used(sql, params))
         cur.execute("commit")
     except BaseException:
         cur.execute("rollback")
@@ -297,47 +367,3 @@ def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = 
     save); returns how many saves were recomputed."""
     with _duck.cursor(db) as cur:
         return len(ensure_fresh(cur, save_ids))
-
-
-_LINE_FIELDS = (
-    "content",
-    "attribute",
-    "role_id",
-    "script_role_id",
-    "display_name",
-    "original_emotion",
-    "tts_content",
-    "action_content",
-)
-
-
-def append_lines(
-    cur: duckdb.DuckDBPyConnection, save_id: int, lines: Iterable[Mapping[str, Any]]
-) -> list[int] | None:
-    """Append `lines` (mappings with line fields; missing ones are null) to the save's current
-    tip, each the parent of the next, and move the tip; inside the caller's transaction.
-    Returns the new ids, or None when there is no such save (nothing written). The history
-    tables follow on the next read (the save's tip moved)."""
-    tip = cur.execute("select last_message_id from save where id = $id", {"id": save_id}).fetchall()
-    if not tip:
-        return None
-    ids: list[int] = []
-    parent = tip[0][0]
-    for line in lines:
-        row = cur.execute(
-            f"""insert into line ({", ".join(_LINE_FIELDS)}, save_id, parent_line_id)
-            values ({", ".join(f"${name}" for name in _LINE_FIELDS)}, $save_id, $parent)
-            returning id""",
-            {
-                **{name: line.get(name) for name in _LINE_FIELDS},
-                "save_id": save_id,
-                "parent": parent,
-            },
-        ).fetchone()
-        assert row is not None  # insert ... returning always answers one row
-        parent = row[0]
-        ids.append(parent)
-    cur.execute(
-        "update save set last_message_id = $tip where id = $id", {"tip": parent, "id": save_id}
-    )
-    return ids

@@ -299,17 +299,38 @@ def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] |
 
 
 def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[dict[str, str]]:
-    """Every model over the save's lines in one query (for a database opened read-only)."""
+    """Every model over the save's lines in one query (for a database opened read-only, which
+    may be a game's own tables without the columns rolemem adds: those read as null)."""
+    present = {
+        row[0]
+        for row in cur.execute(
+            """select table_name || '.' || column_name from duckdb_columns()
+            where schema_name = 'main' and table_name in ('save', 'line')"""
+        ).fetchall()
+    }
+
+    def with_added(table: str, sql: str) -> str:
+        missing = [
+            f"cast(null as {history._APP_COLUMN_TYPES[name]}) as {name}"
+            for name in history._APP_COLUMNS[table]
+            if f"{table}.{name}" not in present
+        ]
+        return f"select *, {', '.join(missing)} from ({sql})" if missing else sql
+
+    has_forks = "save.forked_from_line_id" in present
     sql = compose(
         "memory_messages",
         {
-            "source_line": history._SAVES_LINES_SQL,
-            "source_save": history._SAVES_SQL,
+            "source_line": with_added("line", history._SAVES_LINES_SQL),
+            "source_save": with_added("save", history._SAVES_SQL),
+            "int_save_fork_points": history._FORKS_SQL if has_forks else history._NO_FORKS_SQL,
             "int_memory_targets": _TARGET_SQL,
         },
         _SAVE_SELECT,
     )
-    rows = _duck.run(cur, sql, {**params, "save_ids": [params["save_id"]]})
+    save_ids = [params["save_id"]]
+    lineage = history.lineage(cur, save_ids) if has_forks else save_ids
+    rows = _duck.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
     messages = []
     for row_kind, _index, role, content in rows:
         if row_kind == "missing":

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .schema import _key_column, _table, drop_tables
+from .schema import _key_column, _table, add_columns, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -154,6 +154,13 @@ class MemoryLoopState(SQLModel, table=True):
     agent_id: str
     last_scene: str | None = None
     last_observed_at: datetime = Field(sa_type=_TS)
+    # the character observed (target_key spelled out), so a status can be asked by agent
+    role_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    script_role_id: str | None = None
+    # the last failed extraction and how many attempts failed since the last success
+    last_error: str | None = None
+    last_error_at: datetime | None = Field(default=None, sa_type=_TS)
+    failed_attempts: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class MemoryArchive(SQLModel, table=True):
@@ -166,7 +173,7 @@ class MemoryArchive(SQLModel, table=True):
     memory_id: int = Field(sa_type=sa.BigInteger, index=True)
     agent_id: str
     user_id: str | None = Field(default=None, index=True)
-    reason: str  # weakest_share / inactive_trim / consolidated
+    reason: str  # weakest_share / inactive_trim / consolidated / deleted / forgotten
     strength: int
     # the whole row as it was (JSON), so an archived memory can be inspected or restored
     memory: str
@@ -187,6 +194,18 @@ class MemoryMaintenanceRun(SQLModel, table=True):
     ran_at: datetime = Field(sa_type=_TS)
 
 
+class IdempotentRequest(SQLModel, table=True):
+    """A write made under an `Idempotency-Key`: the same key and body again get this answer
+    (nothing is written twice); the same key with another body is refused."""
+
+    __tablename__ = "rolemem_idempotency"
+
+    key: str = Field(primary_key=True)
+    request_hash: str  # sha256 of the route and the request body
+    response: str  # the first answer, JSON
+    created_at: datetime = Field(sa_type=_TS, index=True)
+
+
 MEMORY_TABLES: list[Any] = [
     _table(MemoryEntity),
     _table(MemoryEvent),
@@ -196,11 +215,19 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryLoopState),
     _table(MemoryArchive),
     _table(MemoryMaintenanceRun),
+    _table(IdempotentRequest),
 ]
 
 # Columns added after the first release: a store created earlier gets them on open.
 _ADDED_COLUMNS = {
     "memory_entity": [("is_pinned", "boolean default false"), ("merge_count", "integer default 0")],
+    "memory_loop_state": [
+        ("role_id", "bigint"),
+        ("script_role_id", "varchar"),
+        ("last_error", "varchar"),
+        ("last_error_at", "timestamp"),
+        ("failed_attempts", "integer default 0"),
+    ],
     "memory_event": [
         ("is_pinned", "boolean default false"),
         ("save_id", "bigint"),
@@ -215,12 +242,8 @@ _ADDED_COLUMNS = {
 def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     """Create the memory tables; the embedding table gets `embedding_dim`."""
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
+    add_columns(engine, _ADDED_COLUMNS)
     with engine.begin() as connection:
-        for table, columns in _ADDED_COLUMNS.items():  # names and types from this module
-            for name, sql_type in columns:
-                connection.exec_driver_sql(
-                    f"alter table {table} add column if not exists {name} {sql_type}"
-                )
         vector = f"float[{int(embedding_dim)}]"
         connection.exec_driver_sql(
             "create table if not exists memory_event_embedding (event_id bigint primary key, "

@@ -1,12 +1,19 @@
-"""Application tables (SQLModel): the game's roles, saves and dialogue lines.
+"""Application tables (SQLModel): the game's roles, saves and dialogue lines, and the
+deployment's character config.
 
-These are the dbt sources `app.role`, `app.save` and `app.line`. `Line` has exactly the fields of
-the customer's spec. Integer keys get an explicit sequence: DuckDB has no SERIAL, and a sequence
-is plain SQLAlchemy that PostgreSQL understands too (SQLite ignores it).
+These are the dbt sources `app.role`, `app.save`, `app.line` and `config.character_*`. `Line`
+has the fields of the customer's spec plus an optional `created_at`; `Save` records its player
+(`user_id`) and, for a fork, the line it was forked at. Integer keys get an explicit sequence:
+DuckDB has no SERIAL, and a sequence is plain SQLAlchemy that PostgreSQL understands too.
+
+The character config tables are the deployment's own data (written by `rolemem config import`
+or `POST /config/import`), not dbt seeds: `dbt build` reads them and never replaces them.
 """
 
 from __future__ import annotations
 
+import functools
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,7 +43,10 @@ class Save(SQLModel, table=True):
     """A save slot; `last_message_id` is the tip of the branch being played.
 
     No foreign key on `last_message_id`: it would make `save` and `line` reference each other,
-    which DuckDB cannot create; the memory builder checks the chain instead.
+    which DuckDB cannot create; the memory builder checks the chain instead. `user_id`: the
+    player it belongs to (null for saves written before saves had owners: open to any).
+    `forked_from_line_id`: a fork starts at that line of another save and shares the lines
+    up to it (its chain may pass into that save there, and only there).
     """
 
     __tablename__ = "save"
@@ -44,6 +54,8 @@ class Save(SQLModel, table=True):
     id: int | None = _key_column("save_id_seq")
     name: str | None = None
     last_message_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    user_id: str | None = Field(default=None, index=True)
+    forked_from_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class Line(SQLModel, table=True):
@@ -72,6 +84,46 @@ class Line(SQLModel, table=True):
     parent_line_id: int | None = Field(
         default=None, foreign_key="line.id", nullable=True, sa_type=sa.BigInteger
     )
+    # when the line was said, in the game's clock (optional): extracted events take it
+    created_at: datetime | None = Field(default=None, sa_type=sa.TIMESTAMP(timezone=False))
+
+
+class _ConfigEntry(SQLModel):
+    """What every designer config entry has: one row per entry, in designer order."""
+
+    # designer order across the table (a character's rows keep the order of its file)
+    ordinal: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    character_id: str = Field(primary_key=True)
+    keywords: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    content: str
+    strength: int | None = None  # 1-5 (optional for dialogue styles)
+    # unlock conditions: [{field, value, operator}], all must hold
+    query_params: list[dict[str, Any]] = Field(default_factory=list, sa_type=sa.JSON)
+
+
+class CharacterAttributes(_ConfigEntry, table=True):
+    """Designer attributes ({{character_memory_attributes}})."""
+
+    __tablename__ = "character_attributes"
+
+    category: str
+
+
+class CharacterEvents(_ConfigEntry, table=True):
+    """Designer events ({{character_memory_event}})."""
+
+    __tablename__ = "character_events"
+
+    event_type: str
+    event_date: str | None = ""  # kept as written: "很久以前", "2024-01-20"
+
+
+class CharacterDialogueStyles(_ConfigEntry, table=True):
+    """Designer dialogue examples ({{character_dialogue_style}})."""
+
+    __tablename__ = "character_dialogue_styles"
+
+    style_type: str
 
 
 def _table(model: type[SQLModel]) -> Any:
@@ -80,15 +132,39 @@ def _table(model: type[SQLModel]) -> Any:
 
 
 APP_TABLES = [_table(Role), _table(Save), _table(Line)]
+CONFIG_TABLES = [
+    _table(CharacterAttributes),
+    _table(CharacterEvents),
+    _table(CharacterDialogueStyles),
+]
+
+# Columns added after the first release: a store (or a game's database) created earlier gets
+# them when rolemem opens it.
+_ADDED_COLUMNS = {
+    "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint")],
+    "line": [("created_at", "timestamp")],
+}
 
 
 def create_all(engine: sa.Engine) -> None:
-    """Create the application tables (and their sequences) if they do not exist."""
-    SQLModel.metadata.create_all(engine, tables=APP_TABLES)  # type: ignore[arg-type]
+    """Create the application and config tables (and their sequences) if they do not exist,
+    and add the columns newer rolemem versions read."""
+    SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
+    add_columns(engine, _ADDED_COLUMNS)
+
+
+def add_columns(engine: sa.Engine, added: dict[str, list[tuple[str, str]]]) -> None:
+    """`alter table ... add column if not exists` for each (names and types from rolemem)."""
+    with engine.begin() as connection:
+        for table, columns in added.items():
+            for name, sql_type in columns:
+                connection.exec_driver_sql(
+                    f"alter table {table} add column if not exists {name} {sql_type}"
+                )
 
 
 def drop_all(engine: sa.Engine) -> None:
-    drop_tables(engine, APP_TABLES)
+    drop_tables(engine, APP_TABLES + CONFIG_TABLES)
 
 
 def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
@@ -102,6 +178,36 @@ def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
                 column.default.drop(engine, checkfirst=True)
 
 
+def create_config_tables(con: Any) -> None:
+    """The config tables on a raw DuckDB connection (a private one, or a store without them):
+    the SQLModel definitions compiled once to DuckDB DDL."""
+    for statement in _config_ddl():
+        con.execute(statement)
+
+
+@functools.cache
+def _config_ddl() -> list[str]:
+    from duckdb_engine import Dialect
+    from sqlalchemy.schema import CreateTable
+
+    return [
+        str(CreateTable(table, if_not_exists=True).compile(dialect=Dialect()))
+        for table in CONFIG_TABLES
+    ]
+
+
 def engine_for(path: str) -> sa.Engine:
-    """A SQLAlchemy engine on an embedded DuckDB file."""
-    return sa.create_engine(f"duckdb:///{path}")
+    """A SQLAlchemy engine on an embedded DuckDB file (a file another process holds is a
+    DatabaseLockedError, as everywhere in rolemem)."""
+    from duckdb_engine import ConnectionWrapper
+
+    from ._duck import connect
+
+    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(connect(path)))
+
+
+def engine_on(con: Any) -> sa.Engine:
+    """A SQLAlchemy engine over cursors of an open DuckDB connection (the caller keeps it)."""
+    from duckdb_engine import ConnectionWrapper
+
+    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))

@@ -40,7 +40,8 @@ final as (
         lines.content,
         lines.original_emotion,
         lines.tts_content,
-        lines.action_content
+        lines.action_content,
+        lines.created_at
     from healthy_steps
     inner join chain_lengths
         on chain_lengths.save_id = healthy_steps.save_id

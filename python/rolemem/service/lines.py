@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
+from fastapi import APIRouter, BackgroundTasks, Request
 
-from .. import _duck, history
+from .. import _duck, history, saves
 from .schemas import LinesRequest, LinesResponse
 from .state import Store
 
@@ -34,9 +34,9 @@ def refresh_save(store: Store, save_id: int) -> None:
 def append_lines(request: Request, body: LinesRequest, tasks: BackgroundTasks) -> LinesResponse:
     store = request.app.state.store
     with store.write_lock, _duck.transaction(store.con) as cur:
-        ids = history.append_lines(cur, body.save_id, [line.model_dump() for line in body.lines])
-        if ids is None:
-            raise HTTPException(status_code=404, detail=f"no save with id {body.save_id}")
+        ids = saves.append(cur, body.save_id, [line.model_dump() for line in body.lines], None)[
+            "line_ids"
+        ]
     tasks.add_task(refresh_save, store, body.save_id)
     if body.observe is not None and store.llm is not None:
         observe = body.observe

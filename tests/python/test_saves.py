@@ -1,0 +1,174 @@
+"""The save lifecycle in Python (rolemem.saves): roles, saves, forks, swipes, reloads, owners."""
+
+from __future__ import annotations
+
+import pytest
+
+from rolemem import build_memory_for_save
+from rolemem.demo_data import load_demo
+from rolemem.errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
+from rolemem.saves import Saves
+
+
+@pytest.fixture
+def saves(tmp_path):
+    path = str(tmp_path / "saves.duckdb")
+    load_demo(path)
+    with Saves(path) as book:
+        yield book
+
+
+def line_count(book: Saves) -> int:
+    return book._con.execute("select count(*) from line").fetchone()[0]
+
+
+def contents(book: Saves, save_id: int, user_id: str | None = "mumu") -> list[str]:
+    return [line["content"] for line in book.lines(save_id, user_id=user_id)["lines"]]
+
+
+def played(book: Saves) -> tuple[int, int, list[int]]:
+    """A role and mumu's save with two turns."""
+    role = book.create_role("祁煜")["role_id"]
+    save = book.create_save(user_id="mumu", name="mine")["save_id"]
+    ids = book.append(
+        save,
+        [
+            {"attribute": "user", "content": "你好"},
+            {"attribute": "assistant", "content": "你好呀", "role_id": role},
+            {"attribute": "user", "content": "在画什么"},
+            {"attribute": "assistant", "content": "海", "role_id": role},
+        ],
+        user_id="mumu",
+    )["line_ids"]
+    return role, save, ids
+
+
+def test_roles_and_saves_take_chosen_or_new_keys(saves):
+    assert saves.create_role("祁煜") == {"role_id": 2, "name": "祁煜"}
+    assert saves.create_role("钦灵的猫", role_id=40) == {"role_id": 40, "name": "钦灵的猫"}
+    assert saves.create_role("下一个")["role_id"] == 41  # past the chosen key
+    with pytest.raises(ConflictError, match="role 40 already exists"):
+        saves.create_role("again", role_id=40)
+    assert saves.create_save(user_id="mumu", save_id=9) == {
+        "save_id": 9,
+        "user_id": "mumu",
+        "name": None,
+        "tip_line_id": None,
+        "forked_from_line_id": None,
+    }
+    assert saves.create_save()["save_id"] == 10
+    with pytest.raises(ConflictError, match="save 9 already exists"):
+        saves.create_save(save_id=9)
+
+
+def test_appended_lines_page_from_the_tip(saves):
+    _, save, ids = played(saves)
+    assert saves.get(save, user_id="mumu")["line_count"] == 4
+    first = saves.lines(save, user_id="mumu", limit=3)
+    assert [line["line_id"] for line in first["lines"]] == ids[1:]
+    assert (first["has_more"], first["next_before"]) == (True, ids[1])
+    rest = saves.lines(save, user_id="mumu", limit=3, before=first["next_before"])
+    assert [line["line_id"] for line in rest["lines"]] == ids[:1]
+    assert (rest["has_more"], rest["next_before"]) == (False, None)
+
+
+def test_a_regenerated_reply_is_a_sibling_that_becomes_the_tip(saves):
+    role, save, ids = played(saves)
+    answer = saves.regenerate(save, {"content": "山"}, user_id="mumu")
+    assert answer["replaced_line_id"] == ids[-1]
+    assert contents(saves, save) == ["你好", "你好呀", "在画什么", "山"]
+    assert build_memory_for_save(saves._con, save, role_id=role)[-1] == {
+        "role": "assistant",
+        "content": "山",
+    }
+    saves.append(save, [{"attribute": "user", "content": "好看"}], user_id="mumu")
+    with pytest.raises(ConflictError, match="is a user line: only a reply"):
+        saves.regenerate(save, {"content": "x"}, user_id="mumu")
+
+
+def test_a_reload_moves_the_tip_within_the_saves_tree_only(saves):
+    role, save, ids = played(saves)
+    swiped = saves.regenerate(save, {"content": "山"}, user_id="mumu")["tip_line_id"]
+    assert saves.set_tip(save, ids[-1], user_id="mumu") == {"save_id": save, "tip_line_id": ids[-1]}
+    assert contents(saves, save) == ["你好", "你好呀", "在画什么", "海"]
+    saves.set_tip(save, swiped, user_id="mumu")
+    assert contents(saves, save)[-1] == "山"
+    with pytest.raises(RolememError, match="line 3 is not in save 3's tree") as caught:
+        saves.set_tip(save, 3, user_id="mumu")
+    assert caught.value.field == "line_id"
+    with pytest.raises(NotFoundError, match="no line with id 9999"):
+        saves.set_tip(save, 9999, user_id="mumu")
+
+
+def test_a_fork_shares_the_lines_up_to_its_start(saves):
+    role, save, ids = played(saves)
+    before = line_count(saves)
+    fork = saves.create_save(user_id="mumu", from_line_id=ids[1])
+    assert (fork["tip_line_id"], fork["forked_from_line_id"]) == (ids[1], ids[1])
+    assert line_count(saves) == before  # shared, not copied
+    assert contents(saves, fork["save_id"]) == ["你好", "你好呀"]
+    saves.append(
+        fork["save_id"],
+        [
+            {"attribute": "user", "content": "去海边吧"},
+            {"attribute": "assistant", "content": "好", "role_id": role},
+        ],
+        user_id="mumu",
+    )
+    assert build_memory_for_save(saves._con, fork["save_id"], role_id=role) == [
+        {"role": "user", "content": "你好"},
+        {"role": "assistant", "content": "你好呀"},
+        {"role": "user", "content": "去海边吧"},
+        {"role": "assistant", "content": "好"},
+    ]
+    assert contents(saves, save) == ["你好", "你好呀", "在画什么", "海"]  # the origin is as it was
+    # a fork of the fork passes through both fork points
+    grand = saves.create_save(
+        user_id="mumu", from_line_id=saves.get(fork["save_id"], user_id="mumu")["tip_line_id"]
+    )
+    saves.append(grand["save_id"], [{"attribute": "user", "content": "再见"}], user_id="mumu")
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见"]
+    # reloading to a shared line moves the fork point there; back to its own line restores it
+    saves.set_tip(grand["save_id"], ids[0], user_id="mumu")
+    assert saves.get(grand["save_id"], user_id="mumu")["forked_from_line_id"] == ids[0]
+    assert contents(saves, grand["save_id"]) == ["你好"]
+    own = saves.append(grand["save_id"], [{"attribute": "user", "content": "嗯"}], user_id="mumu")
+    assert contents(saves, grand["save_id"]) == ["你好", "嗯"]
+    saves.set_tip(grand["save_id"], own["tip_line_id"] - 1, user_id="mumu")  # its line 再见
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见"]
+
+
+def test_another_players_save_is_not_revealed(saves):
+    _, save, ids = played(saves)
+    for call in (
+        lambda: saves.get(save, user_id="stranger"),
+        lambda: saves.lines(save, user_id="stranger"),
+        lambda: saves.lines(save),
+        lambda: saves.append(save, [{"attribute": "user", "content": "x"}], user_id="stranger"),
+        lambda: saves.regenerate(save, {"content": "x"}, user_id="stranger"),
+        lambda: saves.set_tip(save, ids[0], user_id="stranger"),
+    ):
+        with pytest.raises(SaveNotFoundError, match=f"no save with id {save}"):
+            call()
+    with pytest.raises(NotFoundError, match=f"no line with id {ids[0]}"):
+        saves.create_save(user_id="stranger", from_line_id=ids[0])
+    # saves from before owners are open to every caller
+    assert saves.get(2, user_id="anyone")["line_count"] == 15
+
+
+def test_bad_lines_name_the_field_and_write_nothing(saves):
+    _, save, _ = played(saves)
+    before = line_count(saves)
+    cases = [
+        ({"attribute": "robot", "content": "x"}, "lines[1].attribute"),
+        ({"attribute": "user", "content": "  "}, "lines[1].content"),
+        ({"attribute": "user", "content": "x", "role_id": 2**63}, "lines[1].role_id"),
+        ({"attribute": "assistant", "content": "x", "role_id": 77}, "lines[1].role_id"),
+        ({"attribute": "user", "content": "x\ud800"}, "lines[1].content"),
+        ({"attribute": "user", "content": "x", "mood": "?"}, "lines[1]"),
+    ]
+    for bad, field in cases:
+        with pytest.raises(RolememError) as caught:
+            saves.append(save, [{"attribute": "user", "content": "ok"}, bad], user_id="mumu")
+        assert caught.value.field == field, (bad, caught.value)
+    assert line_count(saves) == before
