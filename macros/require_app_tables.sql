@@ -8,7 +8,8 @@
         {% set needed = [
             'role', 'save', 'line', 'memory_entity', 'memory_event', 'memory_event_term',
             'memory_event_embedding', 'memory_recall_log', 'memory_extraction_batch',
-            'memory_loop_state', 'memory_archive', 'memory_maintenance_run'] %}
+            'memory_loop_state', 'memory_archive', 'memory_maintenance_run',
+            'character_attributes', 'character_events', 'character_dialogue_styles'] %}
         {% set found = run_query(
             "select table_name from information_schema.tables where table_schema = 'main'") %}
         {% set names = found.columns[0].values() %}

@@ -7,6 +7,7 @@ disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -83,25 +84,24 @@ def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
 
 def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
     """Every non-demo seed into the database's tables, as `dbt seed` writes them, in one
-    transaction: the character config from `config_dir` (default: the shipped CSVs), the
-    rest shipped with rolemem. For installs without dbt."""
+    transaction, then the character config into its tables (`store_config`): from the CSVs in
+    `config_dir` (`rolemem config import --out` writes them), default the demo config. For
+    installs without dbt."""
     from . import _duck
+    from .character_config import ConfigWarning, read_seed_csvs
+    from .character_memory import store_config
 
-    names = [
-        name
-        for name, (path, _) in seed_specs().items()
-        if not name.startswith(("demo_", "fixture_"))
-    ]
+    names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
     with _duck.cursor(db) as cur:
         cur.execute("begin")
         try:
             for name in names:
-                path = seed_specs()[name][0]
-                if config_dir is not None and path.parent.name == "character_config":
-                    path = Path(config_dir) / f"{name}.csv"
-                load_seed(cur, name, path)
+                load_seed(cur, name)
             cur.execute("commit")
         except BaseException:
             cur.execute("rollback")
             raise
-    return names
+    with warnings.catch_warnings():  # size advice is for designers importing their JSON
+        warnings.simplefilter("ignore", ConfigWarning)
+        written = store_config(db, read_seed_csvs(config_dir))
+    return names + list(written)

@@ -98,8 +98,12 @@ def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str
         return relations.get(model, model)
 
     def source(source_name: str, table: str) -> str:
-        # a source is whatever the caller provides as the CTE `source_<table>`
-        return relations.get(f"{source_name}.{table}", f"source_{table}")
+        # a source is whatever the caller provides as the CTE `source_<table>`, else the
+        # caller's existing table of the source's name (e.g. the config tables)
+        stand_in = f"source_{table}"
+        if stand_in not in relations and table in relations:
+            return relations[table]
+        return relations.get(f"{source_name}.{table}", stand_in)
 
     def var(key: str, default: Any = None) -> Any:
         return variables.get(key, default)

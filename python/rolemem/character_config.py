@@ -288,28 +288,47 @@ def report_problems(
         raise ConfigError("invalid character config:\n" + "\n".join(errors))
 
 
-def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
-    """The three seed CSVs (default: the ones shipped with rolemem) -> rows."""
-    from . import _duck
-    from ._seeds import load_seed
+DEMO_CHARACTERS = ("qiyu.json", "qinling.json")
+
+
+def demo_config() -> CharacterConfig:
+    """The demo characters shipped with rolemem (the spec's examples: qiyu, and qinling)."""
+    from importlib import resources
 
     config = CharacterConfig()
-    con = _duck.private_connection()
-    try:
-        for table, columns in SEED_COLUMNS.items():
-            path = Path(directory) / f"{table}.csv" if directory else None
-            load_seed(con, table, path)
-            cursor = con.execute(f"select {', '.join(columns)} from {table} order by ordinal")
-            for values in cursor.fetchall():
-                row = dict(zip(columns, values, strict=True))
-                row["keywords"] = json.loads(row["keywords"])
-                row["query_params"] = json.loads(row["query_params"] or "[]")
-                if table == "character_events" and row["event_date"] is None:
-                    row["event_date"] = ""
-                config.tables[table].append(row)
-                config.locations[(_table_kind(table), row["ordinal"])] = (
-                    f"{table}.csv row {row['ordinal']}"
-                )
-    finally:
-        con.close()
+    for name in DEMO_CHARACTERS:
+        text = resources.files("rolemem").joinpath(f"data/characters/{name}").read_text("utf-8")
+        config.extend(parse_designer_json(json.loads(text)))
+    return config
+
+
+def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
+    """The three config CSVs `write_seed_csvs` wrote (default: the demo config) -> rows."""
+    if directory is None:
+        return demo_config()
+    config = CharacterConfig()
+    for table, columns in SEED_COLUMNS.items():
+        path = Path(directory) / f"{table}.csv"
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                records = list(csv.DictReader(handle))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        for number, record in enumerate(records, start=2):
+            where = f"{table}.csv line {number}"
+            if set(record) != set(columns):
+                raise ConfigError(f"{where}: expected the columns {columns}")
+            try:
+                row: dict[str, Any] = {
+                    **record,
+                    "ordinal": int(record["ordinal"]),
+                    "strength": int(record["strength"]) if record["strength"] else None,
+                    "keywords": json.loads(record["keywords"]),
+                    "query_params": json.loads(record["query_params"] or "[]"),
+                }
+            except (ValueError, json.JSONDecodeError) as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            config.tables[table].append(row)
+            config.locations[(_table_kind(table), row["ordinal"])] = where
+        config.tables[table].sort(key=lambda row: row["ordinal"])
     return config

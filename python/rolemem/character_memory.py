@@ -26,9 +26,11 @@ from .character_config import (
     SEED_COLUMNS,
     CharacterConfig,
     ConfigError,
+    demo_config,
     parse_designer_json,
     report_problems,
 )
+from .schema import create_config_tables
 from .text import tokenize
 
 _CONFIG_SEEDS = tuple(SEED_COLUMNS)
@@ -169,9 +171,9 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
 class CharacterMemory:
     """One character's configured memory, ready to recall from.
 
-    `db`: None reads the seed CSVs shipped with rolemem (the demo config); a DuckDB path or
-    connection reads the seed tables dbt loaded there. `config`: rows from the designers' JSON
-    instead (see `from_designer_json`).
+    `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
+    the deployment's config tables there (`rolemem config import --db`, `POST /config/import`).
+    `config`: rows from the designers' JSON instead (see `from_designer_json`).
     """
 
     def __init__(
@@ -233,16 +235,13 @@ class CharacterMemory:
     def _load(self, db: _duck.Database, config: CharacterConfig | None) -> None:
         for seed in _RECALL_SEEDS:
             load_seed(self._con, seed)
-        if config is not None:
-            _insert_config_rows(self._con, config)
-        elif db is None:
-            for seed in _CONFIG_SEEDS:
-                load_seed(self._con, seed)
+        if config is not None or db is None:
+            _insert_config_rows(self._con, config or demo_config())
         else:
             self._copy_config_tables(db)
 
     def _copy_config_tables(self, db: _duck.Database) -> None:
-        """This character's config rows from the database's seed tables; the lexicon,
+        """This character's config rows from the database's config tables; the lexicon,
         stopwords, defaults and limits too where dbt seeded them (else the shipped CSVs)."""
         with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as source:
             for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
@@ -258,13 +257,13 @@ class CharacterMemory:
                     if not is_config:
                         continue
                     raise ConfigError(
-                        f"the database has no seed table {seed!r}: run `dbt seed` or "
-                        "`rolemem config load`"
+                        f"the database has no config table {seed!r}: run `rolemem init-db` "
+                        "and `rolemem config import --db` (or `rolemem config load`)"
                     ) from None
                 rows = cursor.fetchall()
                 names = [d[0] for d in cursor.description]
-                expected = set(seed_specs()[seed][1]) | set(SEED_COLUMNS.get(seed, ()))
-                if not is_config and not set(seed_specs()[seed][1]) <= set(names):
+                expected = set(SEED_COLUMNS[seed] if is_config else seed_specs()[seed][1])
+                if not is_config and not expected <= set(names):
                     continue  # seeded by an older rolemem: keep the shipped table whole
                 # column names become SQL identifiers: only the seed's own are copied
                 keep = [i for i, name in enumerate(names) if name in expected]
@@ -325,9 +324,12 @@ def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
-    """Seed table `seed` (typed from the seed YAML) holding exactly these columns' values,
-    bound as one list per column."""
-    load_seed(con, seed)
+    """Table `seed` (a config table, or a seed typed from its YAML) holding exactly these
+    columns' values, bound as one list per column."""
+    if seed in SEED_COLUMNS:
+        create_config_tables(con)
+    else:
+        load_seed(con, seed)
     con.execute(f"delete from {seed}")
     _append_rows(con, seed, columns)
 
@@ -449,21 +451,18 @@ class RecallSession:
 
 
 def store_config(db: _duck.Database, config: CharacterConfig) -> dict[str, int]:
-    """Write designer config into a database's seed tables, as `dbt seed` would but per
-    character: validated first (nothing written on an error), then in one transaction the
-    characters' old rows are replaced (ordinals continue after the table's others, so entry
-    keys stay unique). Returns rows written per table."""
+    """Write designer config into a database's config tables, per character: validated first
+    (nothing written on an error), then in one transaction the characters' old rows are
+    replaced (ordinals continue after the table's others, so entry keys stay unique). Returns
+    rows written per table."""
     validate_config(config)
     characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
     written = {}
     with _duck.cursor(db) as cur:
-        existing = set(_table_names(cur))
+        create_config_tables(cur)
         cur.execute("begin")
         try:
             for seed in _CONFIG_SEEDS:
-                if seed not in existing:
-                    load_seed(cur, seed)  # the table with the seed's types, shipped rows
-                    cur.execute(f"delete from {seed}")  # names from this module
                 cur.execute(
                     f"delete from {seed} where list_contains($ids, character_id)",
                     {"ids": characters},
@@ -476,3 +475,26 @@ def store_config(db: _duck.Database, config: CharacterConfig) -> dict[str, int]:
             cur.execute("rollback")
             raise
     return written
+
+
+def stored_config(db: _duck.Database, character_id: str | None = None) -> CharacterConfig:
+    """The config tables of a database (one character's rows, or all) as config rows."""
+    config = CharacterConfig()
+    with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
+        for table, columns in SEED_COLUMNS.items():
+            try:
+                rows = cur.execute(
+                    f"select {', '.join(columns)} from {table} "  # names from this package
+                    "where $id is null or character_id = $id order by ordinal",
+                    {"id": character_id},
+                ).fetchall()
+            except duckdb.CatalogException:
+                raise ConfigError(
+                    f"the database has no config table {table!r}: run `rolemem init-db`"
+                ) from None
+            for values in rows:
+                row = dict(zip(columns, values, strict=True))
+                row["keywords"] = json.loads(row["keywords"])
+                row["query_params"] = json.loads(row["query_params"] or "[]")
+                config.tables[table].append(row)
+    return config

@@ -192,19 +192,29 @@ def _parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
     importer = config_commands.add_parser(
-        "import", help="designer JSON files -> seed CSVs (validated; nothing written on error)"
+        "import",
+        help="designer JSON files -> the database's config tables (--db) or CSVs (--out); "
+        "validated, nothing written on error",
+        description="With --db, each character's rows in the database are replaced in one "
+        "transaction (the service and dbt read them; `dbt build` never replaces them). With "
+        "--out, the three config CSVs are written for version control (`config load` reads "
+        "them).",
     )
     importer.add_argument("files", nargs="+", help="designer JSON files, one per character")
-    importer.add_argument("--out", required=True, help="folder for the seed CSVs")
-    exporter = config_commands.add_parser("export", help="seed CSVs -> designer JSON")
+    target = importer.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", help=_DB_HELP)
+    target.add_argument("--out", help="folder for the three config CSVs")
+    exporter = config_commands.add_parser("export", help="config -> designer JSON")
     exporter.add_argument("--character", required=True)
-    exporter.add_argument("--seeds", help="folder with the seed CSVs (default: shipped demo)")
+    source = exporter.add_mutually_exclusive_group()
+    source.add_argument("--db", help="read the database's config tables")
+    source.add_argument("--seeds", help="folder with the config CSVs (default: the demo config)")
     loader = config_commands.add_parser(
         "load",
-        help="seed CSVs -> the database's seed tables, without dbt (validated; one transaction)",
-        description="Write the character config seeds (from --seeds, default: the shipped "
-        "demo) and the recall/memory settings seeds shipped with rolemem into the database, "
-        "as `dbt seed` would: for installs without dbt.",
+        help="settings seeds and config CSVs -> the database, without dbt (validated)",
+        description="Write the recall/memory settings seeds shipped with rolemem (as `dbt "
+        "seed` would) and the character config from --seeds (CSVs `config import --out` "
+        "wrote; default: the demo config) into the database: for installs without dbt.",
     )
     loader.add_argument("--db", help=_DB_HELP)
     loader.add_argument("--seeds", help="folder with the three character config CSVs")
@@ -450,25 +460,32 @@ def _config(args: argparse.Namespace) -> None:
         read_seed_csvs,
         write_seed_csvs,
     )
-    from .character_memory import validate_config
+    from .character_memory import store_config, stored_config, validate_config
 
     if args.config_command == "import":
         config = CharacterConfig()
         for path in args.files:
             config.extend(parse_designer_json(path))
-        validate_config(config)
-        write_seed_csvs(config, args.out)
         counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
-        print(f"wrote {counts} to {args.out}")
+        if args.db:
+            store_config(_existing_db(args), config)
+        else:
+            validate_config(config)
+            write_seed_csvs(config, args.out)
+        print(f"wrote {counts} to {args.db or args.out}")
     elif args.config_command == "load":
         from ._seeds import load_seeds_into
 
         config = read_seed_csvs(args.seeds)
         validate_config(config)
         names = load_seeds_into(_existing_db(args), args.seeds)
-        print(f"loaded {len(names)} seed tables into {args.db or _duck.default_db_path()}")
+        print(f"loaded {len(names)} tables into {args.db or _duck.default_db_path()}")
     else:
-        config = read_seed_csvs(args.seeds)
+        config = (
+            stored_config(_existing_db(args), args.character)
+            if args.db
+            else read_seed_csvs(args.seeds)
+        )
         print(
             json.dumps(export_designer_json(config, args.character), ensure_ascii=False, indent=2)
         )

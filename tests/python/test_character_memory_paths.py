@@ -8,7 +8,8 @@ import json
 import duckdb
 import pytest
 
-from rolemem.character_config import read_seed_csvs
+from rolemem._seeds import load_seeds_into
+from rolemem.character_config import demo_config, read_seed_csvs
 from rolemem.character_memory import CharacterMemory
 from rolemem.cli import main
 from rolemem.text import tokenize
@@ -33,6 +34,7 @@ def seeded_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("character")
     path = str(tmp / "character.duckdb")
     run_dbt(path, tmp, "seed")
+    load_seeds_into(path)  # the demo characters into the config tables, as `config load`
     run_dbt(path, tmp, "run", "--select", "+character_memory_blocks")
     return path
 
@@ -58,9 +60,9 @@ def test_dbt_blocks_equal_python_recall_from_the_same_database(seeded_db):
         ]
 
 
-def test_database_without_seeds_is_a_clear_error(tmp_path):
+def test_database_without_config_tables_is_a_clear_error(tmp_path):
     with duckdb.connect(str(tmp_path / "empty.duckdb")) as con:
-        with pytest.raises(Exception, match="has no seed table 'character_attributes'"):
+        with pytest.raises(Exception, match="has no config table 'character_attributes'"):
             CharacterMemory(con, character_id="qiyu")
 
 
@@ -112,7 +114,7 @@ def test_cli_import_writes_nothing_on_error(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_cli_import_reproduces_the_shipped_seeds(tmp_path):
+def test_cli_import_writes_csvs_that_load_back_as_the_same_config(tmp_path):
     data = REPO / "python" / "rolemem" / "data" / "characters"
     out = tmp_path / "seeds"
     assert (
@@ -128,17 +130,19 @@ def test_cli_import_reproduces_the_shipped_seeds(tmp_path):
         )
         == 0
     )
-    for name in ("character_attributes", "character_events", "character_dialogue_styles"):
-        shipped = (REPO / "seeds" / "character_config" / f"{name}.csv").read_text("utf-8")
-        assert (out / f"{name}.csv").read_text("utf-8") == shipped
-    assert read_seed_csvs(out).tables == read_seed_csvs().tables
+    assert (out / "character_attributes.csv").read_text("utf-8").splitlines()[:2] == [
+        "ordinal,character_id,category,keywords,content,strength,query_params",
+        '1,qiyu,能力特征,"[""艺术"",""画画"",""创作""]",艺术天赋,5,'
+        '"[{""field"":""exploration"",""value"":1,""operator"":""gte""}]"',
+    ]
+    assert read_seed_csvs(out).tables == demo_config().tables
 
 
 def test_config_load_writes_the_seeds_without_dbt(tmp_path, capsys):
     path = str(tmp_path / "nodbt.duckdb")
     assert main(["init-db", "--db", path]) == 0
     assert main(["config", "load", "--db", path]) == 0
-    assert "seed tables into" in capsys.readouterr().out
+    assert "tables into" in capsys.readouterr().out
     args = [
         "recall",
         "--character",

@@ -1,7 +1,7 @@
 with
 
 source as (
-    select * from {{ ref('character_attributes') }}
+    select * from {{ source('config', 'character_attributes') }}
 ),
 
 renamed as (

@@ -1,7 +1,7 @@
 with
 
 source as (
-    select * from {{ ref('character_dialogue_styles') }}
+    select * from {{ source('config', 'character_dialogue_styles') }}
 ),
 
 renamed as (

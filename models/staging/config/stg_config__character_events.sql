@@ -1,7 +1,7 @@
 with
 
 source as (
-    select * from {{ ref('character_events') }}
+    select * from {{ source('config', 'character_events') }}
 ),
 
 renamed as (
