@@ -69,6 +69,7 @@ _REQUEST_SQL = (
     select
         1 as request_id,
         cast($character_id as varchar) as character_id,
+        cast($query_text as varchar) as query_text,
         cast($tokens as varchar[]) as tokens,
         cast($context as json) as context,
         cast($require_match as boolean) as require_match,
@@ -88,15 +89,17 @@ _QUEUE_SQL = """
         unnest(cast($queued_turns as integer[])) as recalled_turn,
         unnest(cast($queued_qualities as integer[])) as match_quality
 """
+# every entry's explain row: only when asked (a row per entry of the character)
+_EXPLAIN = """(
+        select list(explained order by explained.entry_key)
+        from character_memory_recall as explained
+    )"""
 _RECALL_SELECT = """
 select
     blocks.attributes_text,
     blocks.events_text,
     blocks.dialogue_style_text,
-    (
-        select list(explained order by explained.entry_key)
-        from character_memory_recall as explained
-    ) as explain,
+    {explain} as explain,
     (
         select list(struct_pack(entry_key, recalled_turn, match_quality) order by entry_key)
         from int_recall_queue_updated
@@ -304,12 +307,14 @@ class CharacterMemory:
 
     # -- recall ----------------------------------------------------------------------------
 
-    def _recall(self, params: dict[str, Any]) -> tuple[Any, ...]:
-        # both marts in one query: blocks and explain share every intermediate CTE
+    def _recall(self, params: dict[str, Any], explain: bool) -> tuple[Any, ...]:
+        # both marts in one query when explaining: blocks and explain share every CTE
         sql = compose(
-            ("character_memory_blocks", "character_memory_recall"),
+            ("character_memory_blocks", "character_memory_recall")
+            if explain
+            else "character_memory_blocks",
             {"int_recall_requests": _REQUEST_SQL, "int_recall_queue_items": _QUEUE_SQL},
-            _RECALL_SELECT,
+            _RECALL_SELECT.format(explain=_EXPLAIN if explain else "cast(null as integer[])"),
             existing=_STATIC_MODELS + _RECALL_SEEDS,
         )
         # a cursor per thread: sessions of other users run in parallel
@@ -409,8 +414,13 @@ class RecallSession:
         require_match: bool = True,
         user_name: str | None = None,
         char_name: str | None = None,
+        dry_run: bool = False,
+        explain: bool = False,
     ) -> RecallResult:
-        """One turn: recall entries for the player's `text` under the game `context`."""
+        """One turn: recall entries for the player's `text` under the game `context`.
+        `dry_run=True` previews it: the turn counter and the sticky queue do not move.
+        `explain=True` also says, for every entry of the character, why it is or is not in
+        the prompt (`RecallResult.explain`)."""
         if not isinstance(text, str) or not _duck.is_utf8(text):
             raise TypeError(f"text must be valid Unicode text, got {text!r}")
         tokens = tokenize(text)
@@ -424,6 +434,7 @@ class RecallSession:
             turn = self.turn + 1
             params = {
                 "character_id": self.memory.character_id,
+                "query_text": text,
                 "tokens": tokens,
                 "context": context_json,
                 "require_match": require_match,
@@ -435,14 +446,17 @@ class RecallSession:
                 "queued_turns": [item["recalled_turn"] for item in self._queue],
                 "queued_qualities": [item["match_quality"] for item in self._queue],
             }
-            attributes, events, styles, explain, queue, words = self.memory._recall(params)
-            self.turn = turn
-            self._queue = list(queue or [])
+            attributes, events, styles, explained, queue, words = self.memory._recall(
+                params, explain
+            )
+            if not dry_run:
+                self.turn = turn
+                self._queue = list(queue or [])
         return RecallResult(
             attributes,
             events,
             styles,
-            list(explain or []),
+            list(explained or []),
             list(words or []),
             turn,
             user_name or None,

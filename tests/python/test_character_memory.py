@@ -13,6 +13,7 @@ import pytest
 from rolemem.character_config import (
     ConfigError,
     ConfigWarning,
+    demo_config,
     export_designer_json,
     parse_designer_json,
 )
@@ -87,20 +88,35 @@ def test_result_fills_a_prompt_template(qiyu):
 
 def test_explain_says_why(qiyu):
     result = qiyu.session("explain").recall(
-        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"}
+        "今天画画时你好温柔", {"intimacy": 2, "exploration": 3, "scene": "studio"}, explain=True
     )
     by_content = {row["content"]: row for row in result.explain}
     assert by_content["对{{user}}格外温柔"]["status"] == "locked"
     assert by_content["对{{user}}格外温柔"]["failed_condition"] == "intimacy gte 3 (context: 2)"
     assert by_content["艺术天赋"]["status"] == "shown"
     assert by_content["艺术天赋"]["match_kind"] == "keyword"
+    assert by_content["艺术天赋"]["reason"] == "matched 创作、画画、艺术"
+    assert by_content["艺术天赋"]["matches"] == [
+        {"word": "画画", "how": "keyword", "text_position": 3},
+        {"word": "创作", "how": "associated keyword", "text_position": None},
+        {"word": "艺术", "how": "associated keyword", "text_position": None},
+        {"word": "艺术", "how": "content", "text_position": None},
+    ]
     assert by_content["创作出独特的变色画作"]["match_kind"] == "associated keyword"
-    # entries that matched no word are not candidates: no row, whatever their lock
-    assert "外公是强大的东海龙王" not in by_content
+    # an entry that matched no word is not judged by its lock: not relevant, and why
+    assert by_content["外公是强大的东海龙王"]["status"] == "not relevant"
+    assert by_content["外公是强大的东海龙王"]["reason"] == (
+        "none of its keywords (外公、东海、龙王、家族、血脉) is in the text, "
+        "nor a word of the text in its content"
+    )
+    configured = demo_config().tables.values()
+    assert len(result.explain) == sum(r["character_id"] == "qiyu" for t in configured for r in t)
+    assert qiyu.session("quiet").recall("今天画画时你好温柔").explain == []  # only when asked
     everything = qiyu.session("explain-all").recall(
         "今天画画时你好温柔",
         {"intimacy": 2, "exploration": 3, "scene": "studio"},
         require_match=False,
+        explain=True,
     )
     by_content = {row["content"]: row for row in everything.explain}
     assert by_content["外公是强大的东海龙王"]["status"] == "locked"
@@ -214,6 +230,40 @@ def test_single_character_words_never_match_content():
     assert memory.session("v").recall("画里").attributes == "类：画里有猫"
 
 
+def test_a_keyword_matches_inside_a_longer_word_and_explain_says_where():
+    memory = many(
+        {
+            "爱好": [
+                {"关键词": ["酒"], "内容": "喜欢喝桂花酿", "强度": 3},
+                {"关键词": ["Wine"], "内容": "收藏红酒", "强度": 2},
+            ]
+        }
+    )
+    for text, position in (("再来一壶酒", 5), ("这酒有点烈", 2)):
+        result = memory.session(text).recall(text, explain=True)
+        assert result.attributes == "爱好：喜欢喝桂花酿"
+        row = next(r for r in result.explain if r["content"] == "喜欢喝桂花酿")
+        assert row["matches"] == [
+            {"word": "酒", "how": "keyword inside a word", "text_position": position}
+        ]
+    result = memory.session("en").recall("a glass of WINE", explain=True)
+    assert result.attributes == "爱好：收藏红酒"  # letters in any case
+    row = next(r for r in result.explain if r["content"] == "收藏红酒")
+    assert row["matches"] == [{"word": "Wine", "how": "keyword inside a word", "text_position": 12}]
+    # a keyword that is the player's or the character's name is never a match
+    named = many({"人": [{"关键词": ["木木"], "内容": "木木喜欢画画", "强度": 3}]})
+    assert named.session("u").recall("木木来了", user_name="木木").attributes == ""
+
+
+def test_a_dry_run_leaves_the_turn_and_the_queue_as_they_were():
+    session = queue_memory().session("u")
+    assert session.recall("苹果").attributes == "类1：内容1"
+    preview = session.recall("香蕉", dry_run=True)
+    assert preview.attributes == "类1：内容1\n类2：内容2"
+    assert session.turn == 1
+    assert session.recall("你好").attributes == "类1：内容1"  # 香蕉 was never queued
+
+
 def test_ranking_strength_then_match_then_designer_order_and_caps():
     entries = {
         "甲": [
@@ -228,7 +278,7 @@ def test_ranking_strength_then_match_then_designer_order_and_caps():
     # strength 5 first: exact keyword (内容四) before content match (猫在内容三); 狗 not relevant
     result = memory.session("u").recall("猫猫")
     assert [w["word"] for w in result.words] == ["猫猫"]
-    result = memory.session("w").recall("猫 狗")
+    result = memory.session("w").recall("猫 狗", explain=True)
     assert result.attributes == "甲：内容二、内容四"
     status = {row["content"]: row["status"] for row in result.explain}
     assert status["内容一"] == "over the limit"
@@ -310,7 +360,7 @@ def test_duplicates_merge_and_full_queue_drops_the_oldest():
     session = queue_memory(queue_attribute_categories=2).session("u")
     session.recall("苹果")
     session.recall("香蕉 苹果")
-    result = session.recall("橘子")
+    result = session.recall("橘子", explain=True)
     # categories queue holds 2: 类1 and 类2 were both recalled at turn 2, 类3 now: 类1 oldest? no:
     # 类1 was refreshed at turn 2 like 类2, so the tie is broken by name and 类2 goes
     assert result.attributes == "类1：内容1\n类3：内容3"

@@ -1,5 +1,9 @@
--- How well each entry matches the request's words: 1 a token equals a keyword, 2 an
--- association word equals a keyword, 3 a word of two or more characters appears in the content.
+-- How well each entry matches the request: 1 a designer keyword appears in the player's text
+-- (as a word, or inside a longer one: 酒 in 再来一壶酒, as lorebook tools match Chinese), 2 an
+-- association word equals a keyword, 3 a word of two or more characters appears in the
+-- content. The text is read as its windows up to the longest keyword's length, looked up in
+-- the keyword index: the cost follows the text, not the size of the config. Keywords that are
+-- the player's or the character's name never match (names are not recall words).
 with
 
 requests as (
@@ -27,18 +31,70 @@ request_words as (
         on requests.request_id = words.request_id
 ),
 
-keyword_hits as (
+longest_keywords as (
+    select
+        character_id,
+        max(keyword_length) as longest
+    from keywords
+    group by character_id
+),
+
+text_windows as (
+    select
+        requests.request_id,
+        requests.character_id,
+        requests.tokens,
+        requests.user_name,
+        requests.char_name,
+        starts.start_position,
+        lower(substr(requests.query_text, starts.start_position, lengths.window_length))
+            as folded_window
+    from requests
+    inner join longest_keywords
+        on longest_keywords.character_id = requests.character_id
+    cross join range(1, length(requests.query_text) + 1) as starts (start_position)
+    cross join range(1, longest_keywords.longest + 1) as lengths (window_length)
+    where starts.start_position + lengths.window_length - 1 <= length(requests.query_text)
+),
+
+text_hits as (
+    select
+        text_windows.request_id,
+        keywords.entry_key,
+        keywords.keyword as word,
+        min(text_windows.start_position) as word_order,
+        1 as match_quality,
+        case
+            when list_contains(text_windows.tokens, keywords.keyword) then 'keyword'
+            else 'keyword inside a word'
+        end as match_how,
+        min(text_windows.start_position) as text_position
+    from text_windows
+    inner join keywords
+        on
+            keywords.character_id = text_windows.character_id
+            and keywords.folded_keyword = text_windows.folded_window
+    where
+        keywords.folded_keyword is distinct from lower(text_windows.user_name)
+        and keywords.folded_keyword is distinct from lower(text_windows.char_name)
+    group by all
+),
+
+association_hits as (
     select
         request_words.request_id,
         keywords.entry_key,
         request_words.word,
         request_words.word_order,
-        case request_words.word_source when 'token' then 1 else 2 end as match_quality
+        2 as match_quality,
+        'associated keyword' as match_how,
+        cast(null as bigint) as text_position
     from request_words
     inner join keywords
         on
             keywords.character_id = request_words.character_id
             and keywords.keyword = request_words.word
+    where request_words.word_source = 'expanded'
 ),
 
 content_hits as (
@@ -47,7 +103,9 @@ content_hits as (
         entries.entry_key,
         request_words.word,
         request_words.word_order,
-        3 as match_quality
+        3 as match_quality,
+        'content' as match_how,
+        cast(null as bigint) as text_position
     from request_words
     inner join entries
         on
@@ -57,7 +115,9 @@ content_hits as (
 ),
 
 hits as (
-    select * from keyword_hits
+    select * from text_hits
+    union all
+    select * from association_hits
     union all
     select * from content_hits
 ),
@@ -67,7 +127,11 @@ final as (
         request_id,
         entry_key,
         min(match_quality) as match_quality,
-        string_agg(distinct word, '、' order by word) as matched_words
+        string_agg(distinct word, '、' order by word) as matched_words,
+        list(
+            struct_pack(word, how := match_how, text_position)
+            order by match_quality, word_order, word
+        ) as matches
     from hits
     group by request_id, entry_key
 )

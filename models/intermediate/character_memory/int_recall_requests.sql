@@ -14,6 +14,7 @@ final as (
     select
         requests.request_id,
         requests.character_id,
+        requests.text as query_text,
         cast(json_extract_string(requests.tokens, '$[*]') as varchar[]) as tokens,
         requests.context,
         requests.require_match,

@@ -1,9 +1,22 @@
--- One row per (recall request, entry of its character): why the entry is or is not in the
--- prompt. The Python API returns these rows as `explain`.
+-- One row per (recall request, entry of its character): whether the entry is in the prompt and
+-- why, or why not. The Python API returns these rows as `explain` (only when asked: every
+-- entry of the character is a row).
 with
+
+requests as (
+    select * from {{ ref('int_recall_requests') }}
+),
+
+entries as (
+    select * from {{ ref('int_character_entries_unioned') }}
+),
 
 ranked as (
     select * from {{ ref('int_recall_entries_ranked') }}
+),
+
+matched as (
+    select * from {{ ref('int_recall_entries_matched') }}
 ),
 
 queue as (
@@ -14,40 +27,71 @@ shown as (
     select * from {{ ref('int_recall_entries_shown') }}
 ),
 
-final as (
+joined as (
     select
-        ranked.request_id,
-        ranked.entry_key,
-        ranked.entry_kind,
-        ranked.group_name,
-        ranked.content,
+        requests.request_id,
+        entries.entry_key,
+        entries.entry_kind,
+        entries.group_name,
+        entries.content,
         case
             when shown.entry_key is not null then 'shown'
-            when not ranked.is_unlocked then 'locked'
+            when ranked.is_unlocked = false then 'locked'
             when queue.entry_key is not null then 'over the limit'
             else 'not relevant'
         end as status,
         ranked.failed_condition,
-        case ranked.match_quality
+        case matched.match_quality
             when 1 then 'keyword'
             when 2 then 'associated keyword'
             when 3 then 'content'
         end as match_kind,
-        ranked.matched_words,
-        ranked.strength,
-        ranked.match_quality,
+        matched.matched_words,
+        coalesce(matched.matches, []) as matches,
+        entries.strength,
+        matched.match_quality,
         ranked.recall_rank,
         shown.display_rank,
         queue.recalled_turn,
-        ranked.is_unlocked,
-        ranked.is_recalled,
-        queue.entry_key is not null and not ranked.is_recalled as is_carried_over,
-        shown.entry_key is not null as is_shown
-    from ranked
+        coalesce(ranked.is_unlocked, true) as is_unlocked,
+        coalesce(ranked.is_recalled, false) as is_recalled,
+        queue.entry_key is not null and not coalesce(ranked.is_recalled, false)
+            as is_carried_over,
+        shown.entry_key is not null as is_shown,
+        array_to_string(cast(json_extract_string(entries.keywords, '$[*]') as varchar[]), '、')
+            as keywords
+    from requests
+    inner join entries
+        on entries.character_id = requests.character_id
+    left join ranked
+        on ranked.request_id = requests.request_id and ranked.entry_key = entries.entry_key
+    left join matched
+        on matched.request_id = requests.request_id and matched.entry_key = entries.entry_key
     left join queue
-        on queue.request_id = ranked.request_id and queue.entry_key = ranked.entry_key
+        on queue.request_id = requests.request_id and queue.entry_key = entries.entry_key
     left join shown
-        on shown.request_id = ranked.request_id and shown.entry_key = ranked.entry_key
+        on shown.request_id = requests.request_id and shown.entry_key = entries.entry_key
+),
+
+final as (
+    select
+        * exclude (keywords),
+        case status
+            when 'shown'
+                then
+                    case
+                        when is_carried_over
+                            then 'recalled at turn ' || recalled_turn || ', still queued'
+                        else 'matched ' || matched_words
+                    end
+            when 'locked' then 'locked: ' || failed_condition
+            when 'over the limit'
+                then 'unlocked and relevant, but outranked past its limit'
+            else
+                'none of its keywords (' || coalesce(keywords, '') || ') is in the text, '
+                || 'nor a word of the text in its content'
+        end as reason
+    from joined
 )
 
 select * from final
