@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from . import _duck, saves
 from .character_memory import CharacterMemory, RecallResult
-from .dynamic_memory import QueryResponse, _naive, _text
+from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
 from .llm import ChatModel
 from .memory_builder import build_memory, build_memory_for_save
@@ -50,7 +50,7 @@ class Companion:
     """One character's memory for its players' turns, over one store.
 
     `db`: a DuckDB path or connection holding the game's saves and lines, the memory tables and
-    the designer config seeds (`rolemem init-db` + `dbt seed` or `rolemem config load`).
+    the designer config (`rolemem init-db` + `rolemem config import --db` or `config load`).
     `character_id`: the designer config's character; `agent_id` (default: the same) owns the
     dynamic memories. `llm`: extraction (None: memories are not extracted). `embedder`: dynamic
     recall by meaning (default: the bundled e5).
@@ -65,10 +65,13 @@ class Companion:
         llm: ChatModel | None = None,
         embedder: Embedder | None | Literal["default"] = "default",
         settings: Mapping[str, Any] | None = None,
+        loop: MemoryLoop | None = None,
     ) -> None:
         self.character_id = _text(character_id, "character_id") or ""
         self.agent_id = self.character_id if agent_id is None else str(_text(agent_id, "agent_id"))
-        self.loop = MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
+        # a loop given (the service's, shared by every character) stays its owner's to close
+        self._owns_loop = loop is None
+        self.loop = loop or MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
         self.memory = self.loop.memory
         self._con = self.memory._con
         self.character = CharacterMemory(self._con, character_id=self.character_id)
@@ -81,7 +84,8 @@ class Companion:
         """Finish background extraction, then close the store."""
         self._background.shutdown(wait=True)
         self._recalls.shutdown(wait=True)
-        self.loop.close()
+        if self._owns_loop:
+            self.loop.close()
 
     def __enter__(self) -> Companion:
         return self
@@ -104,13 +108,20 @@ class Companion:
         user_name: str | None = None,
         char_name: str | None = None,
         count_recall: bool = True,
+        dry_run: bool = False,
     ) -> TurnResult:
         """The prompt for the character's reply to `message` in save `save_id`.
-        `count_recall=False` only looks: recalled memories get no strength or count."""
+        `count_recall=False` only looks: recalled memories get no strength or count.
+        `dry_run=True` changes nothing at all (a preview or a retry): no strength or count, and
+        the character's sticky queue and turn counter stay as they were."""
+        if not isinstance(dry_run, bool):
+            raise MemoryInputError(f"dry_run must be True or False, got {dry_run!r}")
         _text(message, "message")
         _text(user_id, "user_id")
         _target(role_id, script_role_id)  # exactly one, checked
         now = _naive(now or datetime.now(), "now")
+        with _duck.cursor(self._con, tuned=False) as cur:  # another player's save is not found
+            saves.owned_save(cur, save_id, user_id)
         # the save's history first (it also brings the save's write-time rows up to date for
         # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(
@@ -121,7 +132,13 @@ class Companion:
         )
         session = self.character.session(user_id)
         character_job = self._recalls.submit(
-            session.recall, message, context, user_name=user_name, char_name=char_name
+            session.recall,
+            message,
+            context,
+            user_name=user_name,
+            char_name=char_name,
+            dry_run=dry_run,
+            explain=True,
         )
         dynamic_job = self._recalls.submit(
             self.memory.query,
@@ -132,7 +149,7 @@ class Companion:
             save_id=save_id,
             last_reply=last_reply,
             explain=True,
-            update=count_recall,
+            update=count_recall and not dry_run,
             user_name=user_name,
             agent_name=char_name,
         )
@@ -151,7 +168,12 @@ class Companion:
             # a prompt written without the placeholders gets the blocks at its end
             template = "\n".join([template, *recalled.PLACEHOLDERS])
         placed = DYNAMIC_PLACEHOLDER in template
-        system = recalled.fill(template, {DYNAMIC_PLACEHOLDER: dynamic.prompt_text}).strip()
+        # names the caller did not give: the role's (or 用户), never a placeholder left over
+        player, character = self.loop._names(role_id, user_name, char_name, window["lines"])
+        system = recalled.fill(
+            template,
+            {DYNAMIC_PLACEHOLDER: dynamic.prompt_text, "{{user}}": player, "{{char}}": character},
+        ).strip()
         system = "\n".join(line for line in system.split("\n") if line.strip())
         messages: list[dict[str, str]] = []
         if system:
@@ -248,9 +270,13 @@ class Companion:
                 "layer": "history",
                 "item": f"{len(window_messages)} messages",
                 "status": "shown",
-                "why": f"save {save_id}, current branch: {window['window_turns']} of "
-                f"{window['pending_turns']} turns after the extraction watermark "
-                f"(line {window['watermark_line_id']})",
+                "why": f"save {save_id}, current branch: the newest "
+                f"{_turns(window['window_turns'])} ({window['pending_turns']} after the "
+                + (
+                    f"extraction watermark, line {window['watermark_line_id']})"
+                    if window["watermark_line_id"] is not None
+                    else "start: nothing extracted yet)"
+                ),
             }
         )
         return rows
@@ -346,6 +372,10 @@ def _event_status(candidate: Mapping[str, Any]) -> str:
     if not candidate["is_above_threshold"]:
         return "below the threshold"
     return "over the limit"
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _token_counts(messages: list[dict[str, str]]) -> dict[str, int]:

@@ -54,6 +54,8 @@ class ExtractedEvent(_Reply):
     place: str | None = None
     time: datetime | None = None
     importance: float | None = Field(default=None, ge=0, le=1)
+    # the numbered message of the transcript the event comes from (its lines' time is its time)
+    message: int | None = Field(default=None, ge=1)
 
     @field_validator("time", mode="before")
     @classmethod
@@ -129,8 +131,12 @@ def prompt(name: str, **values: str) -> str:
 
 
 def render_dialogue(messages: Sequence[dict[str, str]]) -> str:
-    """The memory builder's messages as one transcript the extraction prompt describes."""
-    return "\n".join(f"{message['role']}: {message['content']}" for message in messages)
+    """The memory builder's messages as one numbered transcript the extraction prompt
+    describes (an event names the message it comes from by its number)."""
+    return "\n".join(
+        f"[{number}] {message['role']}: {message['content']}"
+        for number, message in enumerate(messages, start=1)
+    )
 
 
 def ask(

@@ -77,7 +77,10 @@ where save_id = $save_id
 order by line_position
 """
 
-_MESSAGES_SELECT = "select role, content from memory_messages order by message_index"
+_MESSAGES_SELECT = """
+select role, content, first_line_position, last_line_position
+from memory_messages order by message_index
+"""
 _SAVE_SELECT = """
 select 'message' as row_kind, message_index, role, content from memory_messages
 union all
@@ -194,6 +197,32 @@ def build_memory(
     (`line_id` is accepted for `id`). The character is whoever matches any identity field given.
     Returns OpenAI-style messages `[{"role": ..., "content": ...}, ...]`.
     """
+    rows = _messages(lines, role_id, script_role_id, display_name, context_emotion)
+    return [{"role": role, "content": content} for role, content, _, _ in rows]
+
+
+def message_spans(
+    lines: Iterable[Any],
+    *,
+    role_id: int | None = None,
+    script_role_id: str | int | None = None,
+) -> list[dict[str, Any]]:
+    """`build_memory`'s messages, each with the positions (0-based, in `lines`) of its first
+    and last line: which lines a message (and what is extracted from it) came from."""
+    rows = _messages(lines, role_id, script_role_id, None, True)
+    return [
+        {"role": role, "content": content, "first_line": first, "last_line": last}
+        for role, content, first, last in rows
+    ]
+
+
+def _messages(
+    lines: Iterable[Any],
+    role_id: Any,
+    script_role_id: Any,
+    display_name: Any,
+    context_emotion: bool,
+) -> list[tuple[Any, ...]]:
     params = {
         **_line_params(lines),
         **_target_params(role_id, script_role_id, display_name, context_emotion),
@@ -204,8 +233,7 @@ def build_memory(
         {"int_lines_chained_to_root": _GIVEN_LINES_SQL, "int_memory_targets": _TARGET_SQL},
         _MESSAGES_SELECT,
     )
-    rows = _duck.scratch_cursor().run(sql, params)
-    return [{"role": role, "content": content} for role, content in rows]
+    return _duck.scratch_cursor().run(sql, params)
 
 
 def build_memory_for_save(

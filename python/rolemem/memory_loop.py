@@ -11,12 +11,11 @@ timeout or a kill before the commit writes nothing, and the next observation ask
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import duckdb
@@ -24,6 +23,8 @@ import duckdb
 from . import _duck
 from ._seeds import read_settings, shipped_settings
 from ._sql_project import compose
+from .archive import archive
+from .archive import archived as archived
 from .dynamic_memory import (
     _SEEDS,
     DynamicMemory,
@@ -38,12 +39,12 @@ from .errors import ChainError, SaveNotFoundError
 from .extraction import ExtractionReply, consolidate, extract
 from .history import ensure_fresh
 from .llm import ChatModel
-from .memory_builder import _int_or_none, _script_role, build_memory
+from .memory_builder import _int_or_none, _script_role, message_spans
 
 log = logging.getLogger(__name__)
 
 SETTING_NAMES = (
-    "context_min_turns",
+    "min_window_turns",
     "context_max_turns",
     "extract_at_turns",
     "extract_turns",
@@ -73,7 +74,8 @@ _OBSERVATION_SQL = """
         ) as last_scene,
         cast($extract_at_turns as integer) as extract_at_turns,
         cast($extract_turns as integer) as extract_turns,
-        cast($context_max_turns as integer) as context_max_turns
+        cast($context_max_turns as integer) as context_max_turns,
+        cast($min_window_turns as integer) as min_window_turns
 """
 # the save's chain from the write-time table (refreshed first when the save's tip moved)
 _CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
@@ -93,26 +95,20 @@ select
     (select any_value(watermark_line_id) from int_loop_watermarks) as watermark_line_id,
     (select any_value(watermark_position) from int_loop_watermarks) as watermark_position,
     (select any_value(last_scene) from int_loop_observations) as last_scene,
-    -- where the context window starts: everything after the watermark (the opening lines
-    -- before the first player line too) while it holds at most context_max_turns turns, else
-    -- the first line of the newest context_max_turns turns
-    case
-        when (select count(*) from int_loop_pending_turns)
-            <= (select any_value(context_max_turns) from int_loop_observations)
-            then (select any_value(watermark_position) from int_loop_watermarks) + 1
-        else (
-            select min(first_line_position) from int_loop_pending_turns
-            where pending_index > (select count(*) from int_loop_pending_turns)
-                - (select any_value(context_max_turns) from int_loop_observations)
-        )
-    end as window_start_position,
+    (select any_value(window_start_position) from int_loop_context_windows)
+        as window_start_position,
+    (select any_value(window_turns) from int_loop_context_windows) as window_turns,
+    -- the lines after the watermark (what extraction takes) and those of the context window
     (
         select list(struct_pack(line_position, id := line_id, role_id, script_role_id, attribute,
                                 display_name, content, original_emotion, tts_content,
-                                action_content)
+                                action_content, created_at)
                     order by line_position)
         from int_lines_chained_to_root
-        where line_position > (select any_value(watermark_position) from int_loop_watermarks)
+        where line_position >= least(
+            (select any_value(watermark_position) from int_loop_watermarks) + 1,
+            (select any_value(window_start_position) from int_loop_context_windows)
+        )
     ) as lines,
     (select any_value(chain_problem) from int_save_history_tips where save_id = $save_id)
         as problem,
@@ -136,35 +132,30 @@ select
                  order by memory_type, memory_id)
      from int_memory_cleanup_candidates) as candidates
 """
-_ARCHIVE_SQL = {
-    "event": """
-        insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength,
-            memory, archived_at)
-        select 'event', id, agent_id, user_id, $reason, strength, to_json(memory_event), $now
-        from memory_event where id in (select unnest($ids))""",
-    "entity": """
-        insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength,
-            memory, archived_at)
-        select 'entity', id, agent_id, user_id, $reason, strength, to_json(memory_entity), $now
-        from memory_entity where id in (select unnest($ids))""",
-}
-_DELETE_SQL = {
-    "event": [
-        "delete from memory_event_term where event_id in (select unnest($ids))",
-        "delete from memory_event_embedding where event_id in (select unnest($ids))",
-        "delete from memory_event where id in (select unnest($ids))",
-    ],
-    "entity": ["delete from memory_entity where id in (select unnest($ids))"],
-}
 _STATE_SQL = """
     insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_scene,
-        last_observed_at)
-    values ($save_id, $target_key, $user_id, $agent_id, $scene, $now)
+        last_observed_at, role_id, script_role_id, failed_attempts)
+    values ($save_id, $target_key, $user_id, $agent_id, $scene, $now, $role_id,
+        $script_role_id, 0)
     on conflict (save_id, target_key) do update set
         user_id = excluded.user_id, agent_id = excluded.agent_id,
         last_scene = case when $keep_scene then memory_loop_state.last_scene
             else excluded.last_scene end,
-        last_observed_at = excluded.last_observed_at
+        last_observed_at = excluded.last_observed_at,
+        role_id = excluded.role_id, script_role_id = excluded.script_role_id,
+        failed_attempts = case when $extracted then 0
+            else memory_loop_state.failed_attempts end
+"""
+# a failed extraction: the error and one more failed attempt (the scene is not moved, so the
+# next observation sends the same batch)
+_FAILURE_SQL = """
+    insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_observed_at,
+        role_id, script_role_id, last_error, last_error_at, failed_attempts)
+    values ($save_id, $target_key, $user_id, $agent_id, $now, $role_id, $script_role_id,
+        $error, $now, 1)
+    on conflict (save_id, target_key) do update set
+        last_error = excluded.last_error, last_error_at = excluded.last_error_at,
+        failed_attempts = coalesce(memory_loop_state.failed_attempts, 0) + 1
 """
 
 
@@ -195,13 +186,47 @@ class MaintenanceReport:
     archived_ids: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _state_params(state: Mapping[str, Any], *, keep_scene: bool) -> dict[str, Any]:
-    names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now")
-    return {**{name: state[name] for name in names}, "keep_scene": keep_scene}
+def _state_params(
+    state: Mapping[str, Any], *, keep_scene: bool, extracted: bool = False
+) -> dict[str, Any]:
+    names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now", "role_id")
+    return {
+        **{name: state[name] for name in names},
+        "script_role_id": state["script_role_id"],
+        "keep_scene": keep_scene,
+        "extracted": extracted,
+    }
 
 
 class _AlreadyExtracted(Exception):
     """Another caller committed this batch first: roll back ours, write nothing."""
+
+
+def event_times(
+    events: list[tuple[datetime | None, int | None]],
+    messages: Sequence[Mapping[str, Any]],
+    line_times: list[datetime | None],
+    now: datetime,
+) -> list[datetime]:
+    """When each event of a batch happened: `events` are (the time the dialogue states, the
+    number of the message it comes from) in the LLM's order (dialogue order). A stated time
+    wins; else the newest time among the lines of its message; else, without a message
+    number, the newest time up to the end of the event's equal share of the batch's lines;
+    lines without times spread the events one second apart, ending at `now`. Equal times are
+    then moved a second apart, so a batch never gets identical stamps."""
+    count, times = len(events), list[datetime]()
+    for index, (stated, number) in enumerate(events):
+        if number is not None and 1 <= number <= len(messages):
+            span = messages[number - 1]
+            lines = line_times[span["first_line"] : span["last_line"] + 1]
+        else:
+            lines = line_times[: -(-(index + 1) * len(line_times) // count)]  # ceil
+        timed = [t for t in lines if t is not None]
+        at = stated or (max(timed) if timed else now - timedelta(seconds=count - 1 - index))
+        while at in times:
+            at += timedelta(seconds=1)
+        times.append(at)
+    return times
 
 
 def _target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
@@ -230,8 +255,11 @@ class MemoryLoop:
         llm: ChatModel | None = None,
         embedder: Embedder | None | Literal["default"] = None,
         settings: Mapping[str, Any] | None = None,
+        memory: DynamicMemory | None = None,
     ) -> None:
-        self.memory = DynamicMemory(db, embedder=embedder)
+        # a memory given (shared, with its vector cache) stays its owner's to close
+        self._owns_memory = memory is None
+        self.memory = memory or DynamicMemory(db, embedder=embedder)
         self._con = self.memory._con
         self.llm = llm
         self.settings = {
@@ -270,7 +298,8 @@ class MemoryLoop:
             raise MemoryInputError("extract_turns and llm_max_attempts must be at least 1")
 
     def close(self) -> None:
-        self.memory.close()
+        if self._owns_memory:
+            self.memory.close()
 
     def __enter__(self) -> MemoryLoop:
         return self
@@ -327,6 +356,8 @@ class MemoryLoop:
                 "target_key": target_key,
                 "user_id": user_id,
                 "agent_id": agent_id,
+                "role_id": role,
+                "script_role_id": script_role,
                 "scene": scene,
                 "now": now,
                 # the turns a scene change flushes were played in the scene seen before
@@ -339,18 +370,22 @@ class MemoryLoop:
             if self.llm is None:
                 return report  # nothing to extract with; the turns stay pending
             lines = list(plan["lines"] or [])
+            names = self._names(role, user_name, agent_name, lines)
             for position, batch in enumerate(batches):
                 is_last = position == len(batches) - 1
-                written = self._extract_batch(
-                    batch,
-                    lines,
-                    state,
-                    role,
-                    script_role,
-                    user_name or user_id,
-                    agent_name or agent_id,
-                    keep_scene=not is_last or scene is None,
-                )
+                try:
+                    written = self._extract_batch(
+                        batch,
+                        lines,
+                        state,
+                        role,
+                        script_role,
+                        *names,
+                        keep_scene=not is_last or scene is None,
+                    )
+                except Exception as exc:
+                    self._record_failure(state, role, script_role, exc)
+                    raise
                 if written is None:
                     continue  # another caller committed the same batch meanwhile
                 events, entities = written
@@ -361,6 +396,104 @@ class MemoryLoop:
                 report.pending_turns -= batch["turn_count"]
                 report.watermark_line_id = batch["last_line_id"]
         return report
+
+    def due(
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        agent_id: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        scene: str | None = None,
+        record: bool = False,
+    ) -> dict[str, Any]:
+        """What `observe` would find now, without extracting: the character's target key, the
+        pending turns, the watermark and how many batches are due (the scene too: a new one
+        makes every pending turn due). `record=True` notes the observation when nothing is
+        due (the scene seen, the player active), as `observe` does: the next scene change is
+        then seen."""
+        save = _int_or_none(save_id, "save_id", "observe")
+        if save is None:
+            raise MemoryInputError("save_id is required")
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        _text(scene, "scene", required=False)
+        target_key, role, script_role = _target(role_id, script_role_id)
+        plan = self._plan(self._observation(save, role, script_role, user_id, agent_id, scene))
+        batches = len(plan["batches"] or [])
+        if record and not batches:
+            state = {
+                "save_id": save,
+                "target_key": target_key,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "role_id": role,
+                "script_role_id": script_role,
+                "scene": scene,
+                "now": datetime.now(),
+            }
+            with _duck.transaction(self._con) as cur:
+                cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
+        return {
+            "target_key": target_key,
+            "pending_turns": plan["pending_turns"],
+            "watermark_line_id": plan["watermark_line_id"],
+            "batches_due": batches,
+        }
+
+    def _names(
+        self,
+        role_id: int | None,
+        user_name: str | None,
+        agent_name: str | None,
+        lines: list[dict[str, Any]],
+    ) -> tuple[str, str]:
+        """The names the extraction prompt uses (never ids, which an LLM would copy into the
+        memories): the player's given name, else 用户; the character's given name, else its
+        role's name, else the name its own lines show, else 角色."""
+        if agent_name is None and role_id is not None:
+            with self._con.cursor() as cur:
+                row = cur.execute("select name from role where id = $id", {"id": role_id})
+                found = row.fetchone()
+            agent_name = found[0] if found else None
+        if agent_name is None:
+            agent_name = next(
+                (
+                    line["display_name"]
+                    for line in reversed(lines)
+                    if line["attribute"] == "assistant"
+                    and line["display_name"]
+                    and (role_id is None or line["role_id"] == role_id)
+                ),
+                None,
+            )
+        return user_name or "用户", agent_name or "角色"
+
+    def _record_failure(
+        self,
+        state: Mapping[str, Any],
+        role_id: int | None,
+        script_role_id: str | None,
+        error: Exception,
+    ) -> None:
+        """A failed extraction shows in the save's memory status (last error, attempts); the
+        next observation retries the batch."""
+        try:
+            with _duck.transaction(self._con) as cur:
+                cur.execute(
+                    _FAILURE_SQL,
+                    {
+                        **{name: state[name] for name in ("save_id", "target_key", "user_id")},
+                        "agent_id": state["agent_id"],
+                        "role_id": role_id,
+                        "script_role_id": script_role_id,
+                        "error": f"{type(error).__name__}: {error}"[:1000],
+                        "now": datetime.now(),
+                    },
+                )
+        except duckdb.Error:  # the status is a courtesy; the failure itself is raised
+            log.warning("could not record the failed extraction of save %s", state["save_id"])
 
     def _observation(
         self,
@@ -383,13 +516,18 @@ class MemoryLoop:
             "scene": scene,
             **{
                 name: self.settings[name]
-                for name in ("extract_at_turns", "extract_turns", "context_max_turns")
+                for name in (
+                    "extract_at_turns",
+                    "extract_turns",
+                    "context_max_turns",
+                    "min_window_turns",
+                )
             },
         }
 
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         sql = compose(
-            ("int_loop_batches_due", "int_loop_pending_turns"),
+            ("int_loop_batches_due", "int_loop_pending_turns", "int_loop_context_windows"),
             {
                 "int_lines_chained_to_root": _CHAIN_SQL,
                 "int_loop_observations": _OBSERVATION_SQL,
@@ -426,15 +564,17 @@ class MemoryLoop:
             for line in lines
             if batch["first_line_position"] <= line["line_position"] <= batch["last_line_position"]
         ]
-        dialogue = build_memory(chosen, role_id=role_id, script_role_id=script_role_id)
+        messages = message_spans(chosen, role_id=role_id, script_role_id=script_role_id)
         reply = extract(
             self.llm,
-            dialogue,
+            messages,
             agent_name=agent_name,
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
         )
-        event_rows, vectors = self.memory._prepare_events(self._event_inputs(reply, batch, state))
+        event_rows, vectors = self.memory._prepare_events(
+            self._event_inputs(reply, batch, state, chosen, messages)
+        )
         entity_params = [
             _entity_params(
                 scope="user",
@@ -502,13 +642,23 @@ class MemoryLoop:
             raise _AlreadyExtracted(batch["batch_key"])
         events = self.memory._write_events(cur, event_rows, vectors, merge=True)
         entities = [self.memory._write_entity(cur, params) for params in entity_params]
-        cur.execute(_STATE_SQL, _state_params(state, keep_scene=keep_scene))
+        cur.execute(_STATE_SQL, _state_params(state, keep_scene=keep_scene, extracted=True))
         return events, entities
 
     @staticmethod
     def _event_inputs(
-        reply: ExtractionReply, batch: Mapping[str, Any], state: Mapping[str, Any]
+        reply: ExtractionReply,
+        batch: Mapping[str, Any],
+        state: Mapping[str, Any],
+        lines: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
     ) -> list[dict[str, Any]]:
+        times = event_times(
+            [(event.time, event.message) for event in reply.events],
+            messages,
+            [line["created_at"] for line in lines],
+            state["now"],
+        )
         return [
             {
                 "scope": "user",
@@ -520,14 +670,13 @@ class MemoryLoop:
                 "place": event.place,
                 "scene": state["batch_scene"],
                 "importance": event.importance,
-                # lines carry no time: an event the dialogue does not date happened now
-                "created_at": event.time or state["now"],
+                "created_at": created_at,
                 "save_id": state["save_id"],
                 "first_line_id": batch["first_line_id"],
                 "last_line_id": batch["last_line_id"],
                 "batch_key": batch["batch_key"],
             }
-            for event in reply.events
+            for event, created_at in zip(reply.events, times, strict=True)
         ]
 
     def context_window(
@@ -555,7 +704,7 @@ class MemoryLoop:
             "lines": lines,
             "pending_turns": plan["pending_turns"],
             "watermark_line_id": plan["watermark_line_id"],
-            "window_turns": min(plan["pending_turns"], self.settings["context_max_turns"]),
+            "window_turns": plan["window_turns"],
         }
 
     # -- timeline and pins ---------------------------------------------------------------------
@@ -651,7 +800,7 @@ class MemoryLoop:
             by_kind.setdefault((item["memory_type"], item["reason"]), []).append(item["memory_id"])
         with _duck.transaction(self._con) as cur:
             for (memory_type, reason), ids in sorted(by_kind.items()):
-                self._archive(cur, memory_type, reason, ids, now)
+                archive(cur, memory_type, reason, ids, now)
                 report.archived[reason] = report.archived.get(reason, 0) + len(ids)
                 report.archived_ids += [(memory_type, i) for i in ids]
             for quota in quotas:
@@ -682,14 +831,6 @@ class MemoryLoop:
         )
         return report
 
-    @staticmethod
-    def _archive(
-        cur: duckdb.DuckDBPyConnection, memory_type: str, reason: str, ids: list[int], now: datetime
-    ) -> None:
-        cur.execute(_ARCHIVE_SQL[memory_type], {"reason": reason, "now": now, "ids": ids})
-        for statement in _DELETE_SQL[memory_type]:
-            cur.execute(statement, {"ids": ids})
-
     def _consolidate(self, now: datetime, step: Callable[[str, int, int], None]) -> int:
         """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
         one transaction, the old rows archived with reason 'consolidated'."""
@@ -712,10 +853,7 @@ class MemoryLoop:
             if not merged:
                 continue
             with _duck.transaction(self._con) as tx:
-                tx.execute(
-                    _ARCHIVE_SQL["entity"],
-                    {"reason": "consolidated", "now": now, "ids": list(merged)},
-                )
+                archive(tx, "entity", "consolidated", list(merged), now, keep=True)
                 tx.execute(
                     """update memory_entity set description = merged.description,
                         merge_count = 0, updated_at = greatest(updated_at, $now)
@@ -726,17 +864,3 @@ class MemoryLoop:
             done += len(merged)
             step("consolidation", min(start + size, len(entities)), len(entities))
         return done
-
-
-def archived(db: _duck.Database, *, user_id: str | None = None) -> list[dict[str, Any]]:
-    """The archive (optionally one player's), oldest first, each row's memory parsed."""
-    with _duck.cursor(db) as cur:
-        result = cur.execute(
-            "select * from memory_archive where $user_id is null or user_id = $user_id order by id",
-            {"user_id": user_id},
-        )
-        names = [d[0] for d in result.description]
-        rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
-    for row in rows:
-        row["memory"] = json.loads(row["memory"])
-    return rows

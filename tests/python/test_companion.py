@@ -80,7 +80,7 @@ def test_the_trace_says_why_for_every_layer(con):
         if row["layer"] == "dynamic_event"
     )
     history = next(row for row in trace if row["layer"] == "history")
-    assert history["why"].startswith("save 2, current branch: 3 of 3 turns")
+    assert history["why"].startswith("save 2, current branch: the newest 3 turns (3 after")
     companion.close()
 
 

@@ -151,7 +151,9 @@ def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con,
     sent = server.requests[0]["messages"]
     assert sent[0]["role"] == "system" and "祁煜" in sent[0]["content"]
     assert sent[1]["content"].splitlines() == [
-        line for n in range(10) for line in (f"user: 玩家第{n}句", f"assistant: 祁煜第{n}句")
+        line
+        for n in range(10)
+        for line in (f"[{2 * n + 1}] user: 玩家第{n}句", f"[{2 * n + 2}] assistant: 祁煜第{n}句")
     ]
 
 
@@ -206,7 +208,7 @@ def test_other_speakers_reach_the_llm_as_background_not_as_the_characters_acts(c
     observe(loop, scene="b")
     # the memory builder's own rendering: the player's line before another speaker is background
     assert server.requests[0]["messages"][1]["content"] == (
-        "user: {用户：大家好\n白小喵：我是白小喵}\nassistant: 你好"
+        "[1] user: {用户：大家好\n白小喵：我是白小喵}\n[2] assistant: 你好"
     )
 
 

@@ -27,7 +27,8 @@ final as (
         states.last_scene,
         settings.extract_at_turns,
         settings.extract_turns,
-        settings.context_max_turns
+        settings.context_max_turns,
+        settings.min_window_turns
     from targets
     cross join settings
     left join states
