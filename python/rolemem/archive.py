@@ -1,0 +1,82 @@
+"""Moving memories out of the live store: every removal archives the whole row first (cleanup,
+consolidation, a player's or a designer's delete, forgetting), so nothing is silently lost;
+only a privacy purge removes the archive too."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from . import _duck
+
+TABLES = {"event": "memory_event", "entity": "memory_entity"}
+
+_ARCHIVE_SQL = """
+insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength, memory,
+    archived_at)
+select $memory_type, id, agent_id, user_id, $reason, strength, to_json({table}), $now
+from {table} where id in (select unnest($ids))
+"""
+# an event's postings and vectors go with it
+_DELETE_SQL = {
+    "event": [
+        "delete from memory_event_term where event_id in (select unnest($ids))",
+        "delete from memory_event_embedding where event_id in (select unnest($ids))",
+        "delete from memory_event where id in (select unnest($ids))",
+    ],
+    "entity": ["delete from memory_entity where id in (select unnest($ids))"],
+}
+
+
+def archive(
+    cur: duckdb.DuckDBPyConnection,
+    memory_type: str,
+    reason: str,
+    ids: list[int],
+    now: datetime,
+    *,
+    keep: bool = False,
+) -> None:
+    """Archive the memories (the whole row as JSON, with the reason) and remove them from the
+    live tables, inside the caller's transaction; `keep`: archive this version only (the row
+    is about to be rewritten, as consolidation does)."""
+    cur.execute(
+        _ARCHIVE_SQL.format(table=TABLES[memory_type]),  # one of two fixed names
+        {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},
+    )
+    if not keep:
+        remove(cur, memory_type, ids)
+
+
+def remove(cur: duckdb.DuckDBPyConnection, memory_type: str, ids: list[int]) -> None:
+    """Remove the memories from the live tables (archive first, unless purging)."""
+    for statement in _DELETE_SQL[memory_type]:
+        cur.execute(statement, {"ids": ids})
+
+
+def archived(
+    db: _duck.Database,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """The archive (optionally one player's, one agent's), oldest first, each row's memory
+    parsed."""
+    with _duck.cursor(db) as cur:
+        result = cur.execute(
+            """select * from memory_archive
+            where ($user_id is null or user_id = $user_id)
+                and ($agent_id is null or agent_id = $agent_id)
+            order by id limit $limit offset $offset""",
+            {"user_id": user_id, "agent_id": agent_id, "limit": limit, "offset": offset},
+        )
+        names = [d[0] for d in result.description]
+        rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    for row in rows:
+        row["memory"] = json.loads(row["memory"])
+    return rows
