@@ -13,7 +13,8 @@ from typing import Any
 
 import duckdb
 
-from .errors import DatabaseLockedError, LineError, RolememError
+from . import _cancel
+from .errors import BusyError, DatabaseLockedError, LineError, RolememError
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
@@ -175,7 +176,12 @@ def run(
     params: Mapping[str, Any],
     error: type[RolememError] = LineError,
 ) -> list[tuple[Any, ...]]:
-    """Execute with bound parameters; a message the SQL raised on purpose becomes `error`."""
+    """Execute with bound parameters; a message the SQL raised on purpose becomes `error`.
+    The statement runs for the current work token (rolemem._cancel): cancelling the work
+    interrupts it (BusyError)."""
+    token = _cancel.current.get()
+    if token is not None:
+        token.attach(cur)
     try:
         return cur.execute(sql, dict(params)).fetchall()
     except duckdb.InvalidInputException as exc:
@@ -185,3 +191,10 @@ def run(
         if text.startswith(_ERROR_FUNCTION_PREFIX):
             raise error(text[len(_ERROR_FUNCTION_PREFIX) :].strip()) from None
         raise
+    except duckdb.InterruptException:
+        if token is not None and token.cancelled:
+            raise BusyError(token.reason or "cancelled") from None
+        raise
+    finally:
+        if token is not None:
+            token.detach(cur)

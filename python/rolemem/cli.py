@@ -16,6 +16,23 @@ from .errors import RolememError
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
 
+def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
+    try:
+        from .service.settings import ServiceSettings
+    except ImportError:  # the service extra is not installed
+        from types import SimpleNamespace
+
+        return SimpleNamespace(
+            max_body_bytes=1048576,
+            request_timeout=10.0,
+            request_threads=8,
+            extraction_threads=2,
+            extraction_queue=64,
+            shutdown_grace=5.0,
+        )
+    return ServiceSettings()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
@@ -130,14 +147,34 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve",
         help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file",
-        description="Serve /query, /query_simple, /expand_words, /recall, /turn, /lines, "
-        "/snapshot and /health (OpenAPI docs at /docs). The LLM for extraction: "
-        "--llm-base-url/--llm-model or ROLEMEM_LLM_* (none: lines are stored, not extracted).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""The HTTP service a game server calls; it owns the DuckDB file.
+
+Routes (OpenAPI at /docs and /redoc, offline):
+  saves            POST /roles, POST /saves, GET /saves/{id}, GET|POST /saves/{id}/lines,
+                   POST /lines, POST /saves/{id}/regenerate, PUT /saves/{id}/tip,
+                   GET /saves/{id}/memory_status
+  turn             POST /turn
+  recall           POST /query, /query_simple, /expand_words, /recall
+  player memories  GET /users/{id}/memories|timeline|archive|export,
+                   PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
+  designers        GET /official/{agent}, POST /official/import|events|entities,
+                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
+  service          GET /health (no key), POST /snapshot
+
+Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but /health; designer
+routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
+ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     )
+    defaults = ServiceDefaults()
     serve.add_argument("--db", help=_DB_HELP)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="(default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="(default: %(default)s)")
     serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
+    serve.add_argument(
+        "--designer-key",
+        help="the key of the designer routes (default: $ROLEMEM_DESIGNER_KEY, else the API key)",
+    )
     serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
     serve.add_argument(
         "--snapshot-every",
@@ -146,6 +183,52 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the snapshot on this schedule (needs --snapshot)",
     )
     serve.add_argument("--keyword-only", action="store_true", help="no embedder")
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=defaults.max_body_bytes,
+        help="larger bodies are refused with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=defaults.request_timeout,
+        metavar="SECONDS",
+        help="time budget of recall and prompt work; past it, 503 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--request-threads",
+        type=int,
+        default=defaults.request_threads,
+        help="threads doing requests' engine work (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-threads",
+        type=int,
+        default=defaults.extraction_threads,
+        help="extraction (LLM) workers, apart from requests (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-queue",
+        type=int,
+        default=defaults.extraction_queue,
+        help="batches that may wait for a worker; when full, the next append retries "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=defaults.shutdown_grace,
+        metavar="SECONDS",
+        help="how long SIGTERM waits for requests in flight (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per LLM call (default: %(default)s)",
+    )
     _llm_arguments(serve)
 
     explain = commands.add_parser(
@@ -276,10 +359,12 @@ def _time(raw: str | None, option: str = "--now") -> Any:
         ) from None
 
 
-def _llm(args: argparse.Namespace) -> Any:
+def _llm(args: argparse.Namespace, timeout: float = 60.0) -> Any:
     from .llm import OpenAICompatibleLLM
 
-    return OpenAICompatibleLLM(base_url=args.llm_base_url, model=args.llm_model)
+    return OpenAICompatibleLLM(
+        base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1
+    )
 
 
 def _print_json(value: Any) -> None:
@@ -407,6 +492,7 @@ def _recall(args: argparse.Namespace) -> None:
         require_match=not args.all_unlocked,
         user_name=args.user_name,
         char_name=args.char_name,
+        explain=args.explain,
     )
     out: dict[str, object] = {
         "character_memory_attributes": result.attributes,
@@ -576,19 +662,36 @@ def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     from .service import create_app
+    from .service.settings import ServiceSettings
 
     llm = None
     if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
-        llm = _llm(args)
+        llm = _llm(args, timeout=args.llm_timeout)
+    settings = ServiceSettings(
+        api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
+        designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
+        max_body_bytes=args.max_body_bytes,
+        request_timeout=args.request_timeout,
+        request_threads=args.request_threads,
+        extraction_threads=args.extraction_threads,
+        extraction_queue=args.extraction_queue,
+        shutdown_grace=args.shutdown_grace,
+    )
     app = create_app(
         _existing_db(args),
-        api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
         llm=llm,
         embedder=None if args.keyword_only else "default",
         snapshot_path=args.snapshot,
         snapshot_every=args.snapshot_every,
+        settings=settings,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
+    )
 
 
 def _official(args: argparse.Namespace) -> None:

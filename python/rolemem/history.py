@@ -12,8 +12,10 @@ append-only (the dialogue tree): a line edited in place needs `refresh_history`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import threading
 import time
 from collections.abc import Iterable
 
@@ -345,20 +347,33 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
         raise
 
 
+# Refreshes of one save take its stripe's lock: two threads rebuilding the same save would
+# both insert its rows (inserts never conflict in DuckDB), leaving them twice.
+_STRIPES = [threading.Lock() for _ in range(64)]
+
+
 def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
-    """Refresh whichever of `save_ids` (None: every save) are stale; returns them. A write
-    conflict with another thread refreshing the same save is retried."""
+    """Refresh whichever of `save_ids` (None: every save) are stale; returns them. A save is
+    refreshed by one thread at a time (the others find it fresh); a write conflict with another
+    writer is retried."""
     ensure_tables(cur)
-    for attempt in range(1, _ATTEMPTS + 1):
-        stale = stale_saves(cur, save_ids)
-        try:
-            refresh(cur, stale)
-            return stale
-        except duckdb.TransactionException:
-            if attempt == _ATTEMPTS:
-                raise
-            log.debug("history refresh conflict on saves %s, retrying", stale)
-            time.sleep(0.01 * attempt)  # let the other refresh commit; then it is not stale
+    wanted = None if save_ids is None else list(save_ids)
+    stale = stale_saves(cur, wanted)
+    if not stale:
+        return []
+    with contextlib.ExitStack() as held:
+        for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
+            held.enter_context(_STRIPES[stripe])
+        for attempt in range(1, _ATTEMPTS + 1):
+            stale = stale_saves(cur, stale)  # another thread may have refreshed them meanwhile
+            try:
+                refresh(cur, stale)
+                return stale
+            except duckdb.TransactionException:
+                if attempt == _ATTEMPTS:
+                    raise
+                log.debug("history refresh conflict on saves %s, retrying", stale)
+                time.sleep(0.01 * attempt)
     return []
 
 

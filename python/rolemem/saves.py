@@ -325,7 +325,7 @@ def _check_roles(cur: duckdb.DuckDBPyConnection, lines: list[dict[str, Any]], wh
     known = set(found[0] or []) if found else set()
     for index, line in enumerate(lines):
         if line["role_id"] is not None and line["role_id"] not in known:
-            raise NotFoundError(
+            raise RolememError(
                 f"no role with id {line['role_id']} (create it with POST /roles first)",
                 field=f"{where}[{index}].role_id",
             )

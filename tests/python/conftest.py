@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +60,14 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
     _dbt(db_path, work, *args)
 
 
+def seed_demo(db_path: str, work: Path) -> None:
+    """`dbt seed`, then the demo characters into the config tables (`rolemem config load`)."""
+    from rolemem._seeds import load_seeds_into
+
+    run_dbt(db_path, work, "seed")
+    load_seeds_into(db_path)
+
+
 def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
     """`ROLEMEM_DB=snapshot.duckdb dbt run` as an analyst would (no tables created first)."""
     _dbt(db_path, work, "run", "--select", "+memory_messages")
@@ -78,3 +91,34 @@ def _dbt(db_path: str, work: Path, *args: str) -> None:
         env=env,
         cwd=REPO,
     )
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[Any]:
+    """The app under uvicorn on a free loopback port, and an httpx client for it."""
+    import httpx
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def error_of(answer: Any) -> dict[str, Any]:
+    """The one error shape of a non-2xx answer (and nothing else in the body)."""
+    body = answer.json()
+    assert set(body) == {"error"}, body
+    assert {"type", "message"} <= set(body["error"]) <= {"type", "message", "field"}, body
+    return body["error"]

@@ -8,13 +8,12 @@ import json
 import duckdb
 import pytest
 
-from rolemem._seeds import load_seeds_into
 from rolemem.character_config import demo_config, read_seed_csvs
 from rolemem.character_memory import CharacterMemory
 from rolemem.cli import main
 from rolemem.text import tokenize
 
-from .conftest import REPO, run_dbt
+from .conftest import REPO, run_dbt, seed_demo
 
 REQUESTS = REPO / "seeds" / "recall" / "demo_recall_requests.csv"
 
@@ -33,8 +32,7 @@ def test_demo_request_tokens_are_what_the_tokenizer_says():
 def seeded_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("character")
     path = str(tmp / "character.duckdb")
-    run_dbt(path, tmp, "seed")
-    load_seeds_into(path)  # the demo characters into the config tables, as `config load`
+    seed_demo(path, tmp)
     run_dbt(path, tmp, "run", "--select", "+character_memory_blocks")
     return path
 

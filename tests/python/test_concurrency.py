@@ -115,9 +115,9 @@ print(memory.session("u").recall("今天画画时你好温柔", {"intimacy": 2, 
 
 def test_readers_share_a_file_no_one_writes(tmp_path):
     path = str(tmp_path / "seeded.duckdb")
-    from .conftest import run_dbt
+    from .conftest import seed_demo
 
-    run_dbt(path, tmp_path, "seed")
+    seed_demo(path, tmp_path)
     readers = [
         subprocess.Popen(
             [sys.executable, "-c", READER, path],

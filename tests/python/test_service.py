@@ -1,24 +1,24 @@
-"""The HTTP service under uvicorn on 127.0.0.1, called over HTTP with httpx."""
+"""The HTTP service under uvicorn on 127.0.0.1, called over HTTP with httpx: recall, turns,
+designer routes, snapshots."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
-import httpx
 import pytest
-import uvicorn
 
 from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
+from rolemem.service.settings import ServiceSettings
+
+from .conftest import error_of, serving
 
 KEY = {"X-API-Key": "secret"}
+DESIGNER = {"X-API-Key": "designer"}
 NOW = "2021-02-21T12:00:00"
 
 
@@ -31,42 +31,33 @@ def service(tmp_path_factory):
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(
         path,
-        api_key="secret",
         llm=llm,
         embedder=None,
         snapshot_path=str(folder / "snapshot.duckdb"),
+        settings=ServiceSettings(api_key="secret", designer_key="designer"),
     )
     with serving(app) as client:
         yield client, folder
     llm_server.stop()
 
 
-@contextlib.contextmanager
-def serving(app):
-    """The app under uvicorn on a free loopback port, and an httpx client for it."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        thread.join(30)
-
-
-def test_health_needs_no_key_and_everything_else_does(service):
+def test_health_needs_no_key_and_everything_else_its_key(service):
     client, _ = service
     assert client.get("/health").json() == {"status": "ok"}
     answer = client.post("/query", json={"query": "火锅", "user_id": "mumu", "agent_id": "qiyu"})
     assert answer.status_code == 401
-    assert answer.json()["error"]["message"] == "missing or wrong X-API-Key header"
+    assert error_of(answer) == {
+        "type": "Unauthorized",
+        "message": "missing or wrong X-API-Key header",
+        "field": "X-API-Key",
+    }
+    # a key in any script is simply wrong
+    wrong = client.post("/query", headers={"X-API-Key": "ключ".encode()}, json={})
+    assert wrong.status_code == 401 and error_of(wrong)["type"] == "Unauthorized"
+    # designer routes take the designer key, not the game's
+    assert client.get("/official/qiyu", headers=KEY).status_code == 401
+    assert client.get("/official/qiyu", headers=DESIGNER).status_code == 200
+    assert client.post("/query", headers=DESIGNER, json={}).status_code == 401
     assert client.get("/docs").status_code == 200
 
 
@@ -78,6 +69,7 @@ def test_query_returns_the_specs_shape(service):
         "user_id": "mumu",
         "agent_id": "qiyu",
         "now": NOW,
+        "dry_run": True,
     }
     answer = client.post("/query", json=body, headers=KEY).json()
     assert set(answer) == {
@@ -115,21 +107,43 @@ def test_expand_words_in_the_specs_shape(service):
     }
 
 
-def test_recall_reproduces_the_specs_example_1(service):
+def test_recall_reproduces_the_specs_example_1_and_explains_when_asked(service):
     client, _ = service
-    answer = client.post(
-        "/recall",
-        headers=KEY,
-        json={
-            "character_id": "qiyu",
-            "user_id": "mumu",
-            "text": "今天画画时你好温柔",
-            "context": {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"},
-        },
-    ).json()
+    body = {
+        "character_id": "qiyu",
+        "user_id": "mumu",
+        "text": "今天画画时你好温柔",
+        "context": {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"},
+    }
+    answer = client.post("/recall", headers=KEY, json=body).json()
     assert answer["character_memory_attributes"] == (
         "能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔"
     )
+    assert answer["explain"] == []
+    explained = client.post("/recall", headers=KEY, json={**body, "explain": True}).json()
+    row = next(r for r in explained["explain"] if r["content"] == "艺术天赋")
+    assert (row["status"], row["reason"]) == ("shown", "matched 创作、画画、艺术")
+
+
+def test_a_designer_keyword_fires_inside_a_longer_word(service):
+    client, _ = service
+    doc = {
+        "character_id": "innkeeper",
+        "attributes": {
+            "爱好": [
+                {"关键词": ["酒"], "内容": "最爱喝自家酿的桂花酒", "强度": 4, "queryParams": []}
+            ]
+        },
+    }
+    assert client.post("/config/import", headers=DESIGNER, json=doc).status_code == 200
+    for text in ("再来一壶酒", "这酒有点烈"):
+        answer = client.post(
+            "/recall",
+            headers=KEY,
+            json={"character_id": "innkeeper", "user_id": text, "text": text, "explain": True},
+        ).json()
+        assert answer["character_memory_attributes"] == "爱好：最爱喝自家酿的桂花酒"
+        assert answer["explain"][0]["matches"][0]["how"] == "keyword inside a word"
 
 
 def test_turn_then_lines_append_the_reply(service):
@@ -154,16 +168,22 @@ def test_turn_then_lines_append_the_reply(service):
         headers=KEY,
         json={
             "save_id": 2,
+            "user_id": "mumu",
             "lines": [
                 {"attribute": "user", "content": "今天画画时你好温柔"},
                 {"attribute": "assistant", "content": "被你发现了", "role_id": 1},
             ],
-            "observe": {"user_id": "mumu", "agent_id": "qiyu", "role_id": 1, "scene": "studio"},
+            "observe": {"agent_id": "qiyu", "role_id": 1, "scene": "studio"},
         },
     )
     assert appended.status_code == 200
     ids = appended.json()["line_ids"]
-    assert appended.json()["tip_line_id"] == ids[1]
+    assert appended.json() == {
+        "save_id": 2,
+        "line_ids": ids,
+        "tip_line_id": ids[1],
+        "extraction": "not_due",
+    }
     turn = client.post(
         "/turn",
         headers=KEY,
@@ -181,86 +201,19 @@ def test_turn_then_lines_append_the_reply(service):
 
 def line_count(service) -> int:
     client, _ = service
-    answer = client.post(
-        "/query", headers=KEY, json={"query": "x", "user_id": "u", "agent_id": "a"}
-    )
-    assert answer.status_code == 200
     snapshot = client.post("/snapshot", headers=KEY).json()
     with duckdb.connect(snapshot["path"], read_only=True) as con:
         return con.execute("select count(*) from line").fetchone()[0]
 
 
-def test_bad_requests_name_the_field_and_write_nothing(service):
-    client, _ = service
-    before = line_count(service)
-    cases = [
-        (
-            "/query",
-            {"query": "火锅", "user_id": "mumu", "agent_id": "qiyu", "limit": 0},
-            422,
-            "limit",
-        ),
-        ("/query", {"query": "", "user_id": "mumu", "agent_id": "qiyu"}, 422, "query"),
-        ("/lines", {"save_id": 2, "lines": []}, 422, "lines"),
-        (
-            "/lines",
-            {"save_id": 2, "lines": [{"attribute": "robot", "content": "x"}]},
-            422,
-            "attribute",
-        ),
-        (
-            "/lines",
-            {"save_id": 999, "lines": [{"attribute": "user", "content": "x"}]},
-            404,
-            "no save with id 999",
-        ),
-        (
-            "/turn",
-            {
-                "save_id": 2,
-                "character_id": "qiyu",
-                "user_id": "mumu",
-                "message": "x",
-                "role_id": 1,
-                "script_role_id": "1",
-            },
-            422,
-            "exactly one of role_id",
-        ),
-        (
-            "/turn",
-            {
-                "save_id": 2,
-                "character_id": "nobody",
-                "user_id": "mumu",
-                "message": "x",
-                "role_id": 1,
-            },
-            400,
-            "no config for character 'nobody'",
-        ),
-        (
-            "/query",
-            {
-                "query": "火锅",
-                "user_id": "mumu",
-                "agent_id": "qiyu",
-                "now": "2021-02-21T12:00:00+08:00",
-            },
-            400,
-            "naive datetime",
-        ),
-    ]
-    for route, body, status, named in cases:
-        answer = client.post(route, headers=KEY, json=body)
-        assert answer.status_code == status, (route, body, answer.text)
-        assert named in answer.text, (route, answer.text)
-    assert line_count(service) == before
-
-
 def test_eight_concurrent_clients(service):
     client, _ = service
-    bodies = [("/query", {"query": "火锅", "user_id": "mumu", "agent_id": "qiyu", "now": NOW})]
+    bodies = [
+        (
+            "/query",
+            {"query": "火锅", "user_id": "mumu", "agent_id": "qiyu", "now": NOW, "dry_run": True},
+        )
+    ]
     bodies += [
         (
             "/recall",
@@ -312,7 +265,7 @@ def test_official_memories_round_trip_over_http(service):
     client, _ = service
     added = client.post(
         "/official/events",
-        headers=KEY,
+        headers=DESIGNER,
         json={
             "agent_id": "qiyu",
             "description": "祁煜的画廊在海边",
@@ -324,7 +277,7 @@ def test_official_memories_round_trip_over_http(service):
     event_id = added.json()["event_id"]
     entity = client.post(
         "/official/entities",
-        headers=KEY,
+        headers=DESIGNER,
         json={
             "agent_id": "qiyu",
             "entity_name": "祁煜",
@@ -337,21 +290,37 @@ def test_official_memories_round_trip_over_http(service):
     )
     assert entity.status_code == 200, entity.text
     edited = client.patch(
-        f"/official/events/{event_id}", headers=KEY, json={"fields": {"importance": 0.9}}
+        f"/official/events/{event_id}", headers=DESIGNER, json={"importance": 0.9}
     )
-    assert edited.json() == {"status": "updated"}
-    exported = client.get("/official/qiyu", headers=KEY).json()
+    assert edited.json() == {"memory_type": "event", "memory_id": event_id, "status": "updated"}
+    exported = client.get("/official/qiyu", headers=DESIGNER).json()
     mine = [e for e in exported["events"] if e["description"] == "祁煜的画廊在海边"]
     assert mine[0]["importance"] == pytest.approx(0.9)
-    assert client.delete(f"/official/events/{event_id}", headers=KEY).json() == {
-        "status": "deleted"
+    deleted = client.delete(f"/official/events/{event_id}", headers=DESIGNER)
+    assert deleted.json() == {"memory_type": "event", "memory_id": event_id, "status": "archived"}
+    missing = client.delete(f"/official/events/{event_id}", headers=DESIGNER)
+    assert missing.status_code == 404
+    assert error_of(missing) == {
+        "type": "NotFoundError",
+        "message": f"no event memory {event_id} of official",
+        "field": "id",
     }
-    missing = client.delete(f"/official/events/{event_id}", headers=KEY)
-    assert missing.status_code == 400 and "no memory_event with id" in missing.text
-    bad = client.patch(
-        f"/official/events/{event_id}", headers=KEY, json={"fields": {"importance": 5}}
+    bad = client.patch(f"/official/events/{event_id}", headers=DESIGNER, json={"importance": 5})
+    assert bad.status_code == 422 and error_of(bad)["field"] == "importance"
+
+
+def test_an_official_import_refuses_unknown_fields(service):
+    client, _ = service
+    answer = client.post(
+        "/official/import",
+        headers=DESIGNER,
+        json={
+            "agent_id": "qiyu",
+            "events": [{"description": "x", "created_at": "2020-01-01T10:00:00", "scope": "user"}],
+        },
     )
-    assert bad.status_code == 400 and "importance" in bad.text
+    assert answer.status_code == 422
+    assert error_of(answer)["field"] == "events[0].scope"
 
 
 def test_designer_config_import_changes_what_recall_shows(service):
@@ -369,18 +338,27 @@ def test_designer_config_import_changes_what_recall_shows(service):
             ]
         },
     }
-    answer = client.post("/config/import", headers=KEY, json=doc)
+    answer = client.post("/config/import", headers=DESIGNER, json=doc)
     assert answer.status_code == 200, answer.text
-    assert answer.json()["written"]["character_attributes"] == 1
-    assert answer.json()["advice"] == [
-        "<designer config>: attributes.兴趣爱好[0]: content: is 7 characters; 10-30 are advised"
-    ]
+    assert answer.json() == {
+        "character_id": "newcomer",
+        "written": {
+            "character_attributes": 1,
+            "character_events": 0,
+            "character_dialogue_styles": 0,
+        },
+        "advice": [
+            "<designer config>: attributes.兴趣爱好[0]: content: is 7 characters; 10-30 are advised"
+        ],
+    }
     recalled = client.post(
         "/recall",
         headers=KEY,
         json={"character_id": "newcomer", "user_id": "u", "text": "我们去画画"},
     ).json()
     assert recalled["character_memory_attributes"] == "兴趣爱好：喜欢在海边画画"
+    exported = client.get("/config/newcomer", headers=DESIGNER).json()
+    assert exported["attributes"]["兴趣爱好"][0]["内容"] == "喜欢在海边画画"
     still = client.post(
         "/recall",
         headers=KEY,
@@ -394,13 +372,13 @@ def test_designer_config_import_changes_what_recall_shows(service):
     assert still["character_memory_attributes"].startswith("能力特征：艺术天赋")
     broken = client.post(
         "/config/import",
-        headers=KEY,
+        headers=DESIGNER,
         json={
             "character_id": "broken",
             "attributes": {"x": [{"关键词": ["a"], "内容": "c", "强度": 9, "queryParams": []}]},
         },
     )
-    assert broken.status_code == 400 and "strength" in broken.text
+    assert broken.status_code == 400 and "strength" in error_of(broken)["message"]
 
 
 def test_scheduled_snapshots_follow_the_store(tmp_path):
@@ -442,7 +420,7 @@ def test_a_schedule_needs_a_snapshot_path(tmp_path):
 
 
 def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path):
-    """After /lines answers, a background task refreshes the save's write-time history, so the
+    """After /lines answers, a background job refreshes the save's write-time history, so the
     next /turn reads it instead of paying the upkeep."""
     path = str(tmp_path / "live.duckdb")
     load_demo(path)

@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request
+from typing import Any
 
-from .schemas import SnapshotResponse
+from fastapi import APIRouter, Request
 
-public = APIRouter()
-router = APIRouter()
+from .errors import responses
+from .schemas.admin import Health, Snapshot
+from .state import Store
+
+public = APIRouter(tags=["service"])
+router = APIRouter(tags=["service"])
 
 
-@public.get("/health")
-def health() -> dict[str, str]:
+@public.get(
+    "/health",
+    response_model=Health,
+    summary="Is the service up",
+    description="Answers while the service runs; needs no key.",
+)
+async def health() -> Any:
     return {"status": "ok"}
 
 
-@router.post("/snapshot", response_model=SnapshotResponse)
-def snapshot(request: Request) -> SnapshotResponse:
-    try:
-        path, size = request.app.state.store.snapshot()
-    except FileNotFoundError as exc:
-        raise HTTPException(status_code=400, detail=str(exc)) from None
-    return SnapshotResponse(path=path, bytes=size)
+@router.post(
+    "/snapshot",
+    response_model=Snapshot,
+    summary="Write a snapshot for analysts",
+    description="A consistent read-only copy of the whole store (every table at one moment) "
+    "at the service's --snapshot path: dbt and analysts read it while the service owns the "
+    "file.",
+    responses=responses(401, 404),
+)
+async def snapshot(request: Request) -> Any:
+    store: Store = request.app.state.store
+    path, size = await store.run(None, store.snapshot)
+    return {"path": path, "bytes": size}

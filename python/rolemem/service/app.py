@@ -1,27 +1,59 @@
-"""The ASGI app: lifespan opens the one DuckDB owner, one router per resource, rolemem errors
-as JSON in one handler, an optional API key for everything but /health."""
+"""The ASGI app: lifespan opens the one DuckDB owner, one router per resource, every failure in
+one error shape, every request bounded (size, strict JSON, time), keys by role (game, designer)
+for everything but /health and the docs."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
-import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI
 from fastapi.security import APIKeyHeader
 
 from ..errors import RolememError
 from ..llm import ChatModel
-from . import admin, lines, official, query, recall, turn
+from . import admin, config, docs, errors, official, query, recall, saves, turn, users
+from .guard import RequestGuard
+from .settings import ServiceSettings
 from .state import Store
 
-_API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False)
+_KEY = APIKeyHeader(
+    name="X-API-Key",
+    auto_error=False,
+    description="The game's key (--api-key); designer routes take the designer key when one "
+    "is set.",
+)
 log = logging.getLogger(__name__)
+
+DESCRIPTION = """Memory for LLM role-play characters: the chat history from the character's own
+point of view, designer memory unlocked by game state, and per-player memories extracted by an
+LLM, recalled by keyword, meaning and time, and forgotten by strength.
+
+Every non-2xx answer is `{"error": {"type", "message", "field"}}`. Bodies are at most 1 MiB
+(413), text fields have the `maxLength` shown, recall work has a time budget (503)."""
+
+GAME_GROUPS = (saves.router, users.router, query.router, recall.router, turn.router, admin.router)
+DESIGNER_GROUPS = (official.router, config.router)
+
+
+def _key_check(*keys: str | None) -> Callable[..., Coroutine[Any, Any, None]]:
+    """A dependency accepting the first of `keys` that is set (none set: open)."""
+    expected = next((key for key in keys if key is not None), None)
+
+    async def check(key: str | None = Depends(_KEY)) -> None:
+        if expected is None:
+            return
+        # bytes, so a non-ASCII header is simply wrong, never a TypeError
+        given = (key or "").encode("utf-8", "surrogateescape")
+        if not (key and hmac.compare_digest(given, expected.encode("utf-8"))):
+            raise errors.Unauthorized("missing or wrong X-API-Key header", field="X-API-Key")
+
+    return check
 
 
 def create_app(
@@ -32,22 +64,29 @@ def create_app(
     embedder: Any = "default",
     snapshot_path: str | None = None,
     snapshot_every: float | None = None,
+    settings: ServiceSettings | None = None,
 ) -> FastAPI:
     """The service over the DuckDB file `db` (opened when the app starts, closed when it
-    stops). `api_key`: required in `X-API-Key` on every route but /health. `snapshot_path`:
-    where POST /snapshot writes a read-only copy; `snapshot_every` (seconds): also write it
-    on that schedule while the service runs."""
+    stops). `api_key` (or `settings.api_key`): required in `X-API-Key` on every route but
+    /health; `settings.designer_key`: the key of the designer routes. `snapshot_path`: where
+    POST /snapshot writes a read-only copy; `snapshot_every` (seconds): also on that
+    schedule."""
+    settings = settings or ServiceSettings(api_key=api_key)
+    if api_key is not None and settings.api_key is None:
+        from dataclasses import replace
+
+        settings = replace(settings, api_key=api_key)
     if snapshot_every is not None and not (snapshot_path and snapshot_every > 0):
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
-    store = Store(db, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
+    store = Store(db, settings=settings, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
 
     async def scheduled_snapshots(seconds: float) -> None:
         while True:
             await asyncio.sleep(seconds)
             try:  # in a worker thread: a copy must not hold up requests
                 await asyncio.to_thread(store.snapshot)
-            except Exception:  # the next one may succeed; a failed copy never replaces one
-                log.exception("scheduled snapshot to %s failed", snapshot_path)
+            except Exception as exc:  # the next one may succeed; a failed copy never replaces one
+                log.warning("scheduled snapshot to %s failed: %s", snapshot_path, exc)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -65,48 +104,31 @@ def create_app(
                     await schedule
             store.close()
 
-    async def require_key(key: str | None = Depends(_API_KEY)) -> None:
-        if api_key is not None and not (key and secrets.compare_digest(key, api_key)):
-            raise _Unauthorized()
-
     app = FastAPI(
-        title="rolemem", description="Memory for LLM role-play characters.", lifespan=lifespan
+        title="rolemem",
+        version=_version(),
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.include_router(admin.public)
-    for router in (
-        query.router,
-        recall.router,
-        turn.router,
-        lines.router,
-        official.router,
-        admin.router,
-    ):
-        app.include_router(router, dependencies=[Depends(require_key)])
-
-    @app.exception_handler(RolememError)
-    async def rolemem_error(request: Request, exc: RolememError) -> JSONResponse:
-        return JSONResponse(
-            status_code=400, content={"error": {"type": type(exc).__name__, "message": str(exc)}}
-        )
-
-    @app.exception_handler(TypeError)
-    async def type_error(request: Request, exc: TypeError) -> JSONResponse:
-        # the library's own argument checks raise TypeError with the field named
-        return JSONResponse(
-            status_code=400, content={"error": {"type": "TypeError", "message": str(exc)}}
-        )
-
-    @app.exception_handler(_Unauthorized)
-    async def unauthorized(request: Request, exc: _Unauthorized) -> JSONResponse:
-        return JSONResponse(
-            status_code=401,
-            content={
-                "error": {"type": "Unauthorized", "message": "missing or wrong X-API-Key header"}
-            },
-        )
-
+    game = [Depends(_key_check(settings.api_key))]
+    designer = [Depends(_key_check(settings.designer_key, settings.api_key))]
+    for router in GAME_GROUPS:
+        app.include_router(router, dependencies=game)
+    for router in DESIGNER_GROUPS:
+        app.include_router(router, dependencies=designer)
+    errors.install(app)
+    docs.install(app)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     return app
 
 
-class _Unauthorized(Exception):
-    pass
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rolemem")
+    except PackageNotFoundError:
+        return "0"

@@ -1,85 +1,139 @@
-"""Official (designer) memories per agent — export, import, add, edit, delete — and designer
-config import for character memory."""
+"""Official (designer) memories per agent: export, import, add, edit, delete. These routes act
+on official memories only: a player's memory id is a 404 and nothing changes. Imports embed
+their events on the bulk pool, outside any lock, and write in one transaction."""
 
 from __future__ import annotations
 
-import warnings
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 
-from ..character_config import ConfigWarning, parse_designer_json
-from ..character_memory import store_config
-from .schemas import OfficialEdit, OfficialEntity, OfficialEvent
+from .. import memories
+from .errors import responses
+from .schemas.common import ID_LENGTH, MAX_ID
+from .schemas.memories import (
+    Archived,
+    CreatedEntity,
+    CreatedEvent,
+    Edited,
+    Imported,
+    MemoryEdit,
+    MemoryKind,
+    OfficialEntity,
+    OfficialEvent,
+    OfficialExport,
+    OfficialImport,
+)
+from .state import Store
 
-router = APIRouter()
+router = APIRouter(tags=["designers: official memories"])
+
+AgentId = Annotated[
+    str, Path(min_length=1, max_length=ID_LENGTH, description="The agent.", examples=["qiyu"])
+]
+Kind = Annotated[MemoryKind, Path(description="events or entities (event, entity).")]
+MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[3])]
 
 
-@router.get("/official/{agent_id}")
-def export_official(request: Request, agent_id: str) -> dict[str, Any]:
-    return request.app.state.store.memory.export_official(agent_id)
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
 
 
-@router.post("/official/import")
-def import_official(request: Request, body: dict[str, Any]) -> dict[str, int]:
-    store = request.app.state.store
-    with store.write_lock:
-        events, entities = store.memory.import_official(body)
+@router.get(
+    "/official/{agent_id}",
+    response_model=OfficialExport,
+    summary="Export an agent's official memories",
+    description="Every official event and entity of the agent, in the shape the import takes.",
+    responses=responses(401, 422),
+)
+async def export_official(request: Request, agent_id: AgentId) -> Any:
+    store = _store(request)
+    return await store.run(request, store.memory.export_official, agent_id)
+
+
+@router.post(
+    "/official/import",
+    response_model=Imported,
+    summary="Import official memories",
+    description="Add an agent's official events and entities (the export's shape), all or "
+    "nothing; events are embedded first, apart from requests and outside any lock.",
+    responses=responses(400, 401, 413, 422),
+)
+async def import_official(request: Request, body: OfficialImport) -> Any:
+    store = _store(request)
+    events, entities = await store.run(
+        None, store.memory.import_official, body.model_dump(), pool=store.bulk
+    )
     return {"events": events, "entities": entities}
 
 
-@router.post("/official/events")
-def add_event(request: Request, body: OfficialEvent) -> dict[str, int]:
-    event_id = request.app.state.store.memory.add_event(
-        user_id=None, scope="official", **body.model_dump(exclude_none=True)
+@router.post(
+    "/official/events",
+    response_model=CreatedEvent,
+    summary="Add an official event",
+    description="One event of the agent's story, recalled for every player of the agent.",
+    responses=responses(400, 401, 413, 422),
+)
+async def add_event(request: Request, body: OfficialEvent) -> Any:
+    store = _store(request)
+    event_id = await store.run(
+        None,
+        store.memory.add_event,
+        user_id=None,
+        scope="official",
+        pool=store.bulk,
+        **body.model_dump(exclude_none=True),
     )
     return {"event_id": event_id}
 
 
-@router.post("/official/entities")
-def add_entity(request: Request, body: OfficialEntity) -> dict[str, int]:
+@router.post(
+    "/official/entities",
+    response_model=CreatedEntity,
+    summary="Add an official entity memory",
+    description="One attribute or relation of the agent's world, for every player.",
+    responses=responses(400, 401, 413, 422),
+)
+async def add_entity(request: Request, body: OfficialEntity) -> Any:
+    store = _store(request)
     fields = body.model_dump(exclude_none=True)
     fields.setdefault("updated_at", datetime.now())
-    entity_id = request.app.state.store.memory.add_entity(user_id=None, scope="official", **fields)
+    entity_id = await store.run(
+        None, store.memory.add_entity, user_id=None, scope="official", **fields
+    )
     return {"entity_id": entity_id}
 
 
-@router.patch("/official/{kind}/{memory_id}")
-def edit(request: Request, kind: str, memory_id: int, body: OfficialEdit) -> dict[str, str]:
-    memory = request.app.state.store.memory
-    update = {"events": memory.update_event, "entities": memory.update_entity}.get(kind)
-    if update is None:
-        return _unknown_kind(kind)
-    update(memory_id, **body.fields)
-    return {"status": "updated"}
+@router.patch(
+    "/official/{kind}/{memory_id}",
+    response_model=Edited,
+    summary="Edit an official memory",
+    description="Change the given fields of an official memory (a player's id is a 404).",
+    responses=responses(400, 401, 404, 413, 422),
+)
+async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: MemoryEdit) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        memories.edit,
+        store.memory,
+        kind,
+        memory_id,
+        body.model_dump(exclude_none=True),
+        scope="official",
+        pool=store.bulk,
+    )
 
 
-@router.delete("/official/{kind}/{memory_id}")
-def delete(request: Request, kind: str, memory_id: int) -> dict[str, str]:
-    memory = request.app.state.store.memory
-    remove = {"events": memory.delete_event, "entities": memory.delete_entity}.get(kind)
-    if remove is None:
-        return _unknown_kind(kind)
-    remove(memory_id)
-    return {"status": "deleted"}
-
-
-@router.post("/config/import")
-def import_config(request: Request, body: dict[str, Any]) -> dict[str, Any]:
-    """One character's designer JSON (`{"character_id", "attributes", "events",
-    "dialogue_styles"}`): validated by the SQL rules, then its seed rows replaced."""
-    store = request.app.state.store
-    with warnings.catch_warnings(record=True) as advice:  # sizes outside the spec's advice
-        warnings.simplefilter("always", ConfigWarning)
-        config = parse_designer_json(body, character_id=body.get("character_id"))
-        with store.write_lock:
-            written = store_config(store.con, config)
-    store.forget_character(str(body.get("character_id") or ""))
-    return {"written": written, "advice": [str(item.message) for item in advice]}
-
-
-def _unknown_kind(kind: str) -> dict[str, str]:
-    from ..dynamic_memory import MemoryInputError
-
-    raise MemoryInputError(f"kind must be events or entities, got {kind!r}")
+@router.delete(
+    "/official/{kind}/{memory_id}",
+    response_model=Archived,
+    summary="Delete an official memory",
+    description="Moved to the archive (reason deleted); a player's id is a 404.",
+    responses=responses(401, 404, 422),
+)
+async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
+    store = _store(request)
+    return await store.run(None, memories.delete, store.con, kind, memory_id, scope="official")

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .schemas import (
+from .. import _duck, saves
+from ..dynamic_memory import QueryResponse as Answer
+from .errors import responses
+from .schemas.recall import (
     ExpandWordsRequest,
     ExpandWordsResponse,
     QueryRequest,
     QueryResponse,
     QuerySimpleResponse,
 )
+from .state import Store
 
-router = APIRouter()
+router = APIRouter(tags=["recall"])
+_ERRORS = responses(400, 401, 404, 413, 422, 503)
 
 
-def _query(request: Request, body: QueryRequest) -> QueryResponse:
-    response = request.app.state.store.memory.query(
+def _recall(store: Store, body: QueryRequest) -> Answer:
+    if body.save_id is not None:  # another player's save is not revealed, not even by its rule
+        with _duck.cursor(store.con) as cur:
+            saves.owned_save(cur, body.save_id, body.user_id)
+    return store.memory.query(
         body.query,
         user_id=body.user_id,
         agent_id=body.agent_id,
@@ -27,38 +36,70 @@ def _query(request: Request, body: QueryRequest) -> QueryResponse:
         now=body.now or datetime.now(),
         save_id=body.save_id,
         last_reply=body.last_reply,
-    )
-    return QueryResponse(
-        memory_events=response.memory_events,
-        memory_entities=response.memory_entities,
-        additional_info=response.additional_info,
-        timeline=response.timeline,
-        prompt_text=response.prompt_text,
+        update=not body.dry_run,
     )
 
 
-@router.post("/query", response_model=QueryResponse)
-def query(request: Request, body: QueryRequest) -> QueryResponse:
-    return _query(request, body)
+async def _query(request: Request, body: QueryRequest) -> Answer:
+    store: Store = request.app.state.store
+    return await store.run(request, _recall, store, body, timeout=store.settings.request_timeout)
 
 
-@router.post("/query_simple", response_model=QuerySimpleResponse)
-def query_simple(request: Request, body: QueryRequest) -> QuerySimpleResponse:
-    full = _query(request, body)
-    return QuerySimpleResponse(
-        memory_events=[e["description"] for e in full.memory_events],
-        memory_entities=[e["description"] for e in full.memory_entities],
-        timeline=[e["description"] for e in full.timeline],
-        prompt_text=full.prompt_text,
-    )
+@router.post(
+    "/query",
+    response_model=QueryResponse,
+    summary="Recall a player's memories",
+    description="Events and entity memories relevant to the text (keywords, BM25, meaning, "
+    "the time it names), best first, with the overview timeline and the prompt text. A "
+    "recall counts (+strength) unless `dry_run`.",
+    responses=_ERRORS,
+)
+async def query(request: Request, body: QueryRequest) -> Any:
+    answer = await _query(request, body)
+    return {
+        "memory_events": answer.memory_events,
+        "memory_entities": answer.memory_entities,
+        "additional_info": answer.additional_info,
+        "timeline": answer.timeline,
+        "prompt_text": answer.prompt_text,
+    }
 
 
-@router.post("/expand_words", response_model=ExpandWordsResponse, response_model_by_alias=True)
-def expand_words(request: Request, body: ExpandWordsRequest) -> ExpandWordsResponse:
-    words = request.app.state.store.memory.expand_words(
+@router.post(
+    "/query_simple",
+    response_model=QuerySimpleResponse,
+    summary="Recall, the texts only",
+    description="As /query, only the memories' texts and the prompt text.",
+    responses=_ERRORS,
+)
+async def query_simple(request: Request, body: QueryRequest) -> Any:
+    answer = await _query(request, body)
+    return {
+        "memory_events": [e["description"] for e in answer.memory_events],
+        "memory_entities": [e["description"] for e in answer.memory_entities],
+        "timeline": [e["description"] for e in answer.timeline],
+        "prompt_text": answer.prompt_text,
+    }
+
+
+@router.post(
+    "/expand_words",
+    response_model=ExpandWordsResponse,
+    response_model_by_alias=True,
+    summary="Association words of a sentence",
+    description="dynamic-memory §11.1: the sentence's words, those left after stopwords, and "
+    "their association words with levels.",
+    responses=_ERRORS,
+)
+async def expand_words(request: Request, body: ExpandWordsRequest) -> Any:
+    store: Store = request.app.state.store
+    words = await store.run(
+        request,
+        store.memory.expand_words,
         body.sentence,
         count=body.chinese_rd_count,
         strategy=0 if body.logic_type == "first" else 1,
         filter_levels=body.filter_values,
+        timeout=store.settings.request_timeout,
     )
     return ExpandWordsResponse(**words)

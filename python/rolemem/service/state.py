@@ -1,34 +1,57 @@
 """What the service owns: the one DuckDB connection (DuckDB allows one writing process per
-file) and the objects that read and write through it, each call on a cursor of its own."""
+file), the objects that read and write through it (each call on a cursor of its own), and the
+pools its work runs on.
+
+- Requests' engine work runs on the request pool, each unit with a work token: past its time
+  budget, or when its client goes away, its DuckDB statements are interrupted (503).
+- Writes (lines, saves, memories, config, snapshots) take one lock, one transaction each.
+- Extraction (the LLM) and bulk embedding run on pools of their own, never a request's.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 import duckdb
+from starlette.requests import Request
 
-from .. import _duck
+from .. import _cancel, _duck, history, saves
 from ..character_memory import CharacterMemory
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
+from ..errors import BusyError, NotFoundError, RolememError
 from ..llm import ChatModel
 from ..memory_loop import MemoryLoop
 from ..snapshot import write_snapshot
+from . import idempotency
+from .errors import ClientGone
+from .extraction import ExtractionQueue, run_logged
+from .settings import ServiceSettings
+from .workers import WorkerPool
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+_POLL_SECONDS = 0.05  # how often a waiting request looks at its client and its budget
+_WRITE_ATTEMPTS = 4  # a write meeting another thread's conflicting write is retried
 
 
 @dataclass
 class Store:
     path: str
+    settings: ServiceSettings = field(default_factory=ServiceSettings)
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
     con: duckdb.DuckDBPyConnection = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
-    # writes (lines, snapshots) one at a time: DuckDB would reject concurrent writers to the
-    # same rows anyway, and a snapshot must not interleave with a write
+    extraction: ExtractionQueue = field(init=False)
     write_lock: threading.Lock = field(default_factory=threading.Lock)
     _companions: dict[tuple[str, str], Companion] = field(default_factory=dict)
     _characters: dict[str, CharacterMemory] = field(default_factory=dict)
@@ -38,9 +61,22 @@ class Store:
         self.con = _duck.connect(self.path)
         self.memory = DynamicMemory(self.con, embedder=self.embedder)
         self.embedder = self.memory.embedder  # one model for every companion
-        self.loop = MemoryLoop(self.con, llm=self.llm, embedder=self.embedder)
+        self.loop = MemoryLoop(self.con, llm=self.llm, memory=self.memory)
+        self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
+        # bulk embedding (official imports) one at a time, apart from requests
+        self.bulk = WorkerPool("rolemem-bulk", 1)
+        self.extraction = ExtractionQueue(
+            self.loop,
+            threads=self.settings.extraction_threads,
+            size=self.settings.extraction_queue,
+        )
 
     def close(self) -> None:
+        """Stop taking work, give running work a moment (never a hanging LLM call), close."""
+        grace = self.settings.shutdown_grace
+        self.extraction.close(wait=0.0)
+        self.requests.close(wait=grace)
+        self.bulk.close(wait=0.0)
         for companion in self._companions.values():
             companion.close()
         self.loop.close()
@@ -48,16 +84,100 @@ class Store:
         with self.write_lock:  # a scheduled snapshot still copying finishes first
             self.con.close()
 
+    # -- running work ----------------------------------------------------------------------
+
+    async def run(
+        self,
+        request: Request | None,
+        function: Callable[..., T],
+        *args: Any,
+        timeout: float | None = None,
+        pool: WorkerPool | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """`function(*args, **kwargs)` on a pool thread, for this request: with `timeout`, work
+        past it is interrupted and answered 503; work whose client left is interrupted."""
+        token = _cancel.WorkToken()
+        reset = _cancel.current.set(token)
+        try:
+            job = _cancel.carried(function)
+        finally:
+            _cancel.current.reset(reset)
+        future = (pool or self.requests).submit(job, *args, **kwargs)
+        waiter = asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            done, _ = await asyncio.wait({waiter}, timeout=_POLL_SECONDS)
+            if done:
+                return waiter.result()
+            if timeout is not None and request is not None and await request.is_disconnected():
+                token.cancel("the client went away")
+                future.cancel()
+                raise ClientGone()
+            if deadline is not None and loop.time() > deadline:
+                token.cancel(
+                    f"the request took longer than its time budget ({timeout:g} s); try again"
+                )
+                future.cancel()
+                raise BusyError(str(token.reason))
+
+    def write(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`function(cur, ...)` in one transaction under the write lock; retried when it met
+        another thread's conflicting write (a history refresh, a recall's bookkeeping)."""
+        for attempt in range(1, _WRITE_ATTEMPTS + 1):
+            try:
+                with self.write_lock, _duck.transaction(self.con) as cur:
+                    return function(cur, *args, **kwargs)
+            except duckdb.TransactionException:
+                if attempt == _WRITE_ATTEMPTS:
+                    raise BusyError(
+                        "the store is busy with a conflicting write; try again"
+                    ) from None
+        raise AssertionError("unreachable")
+
+    def idempotent(
+        self,
+        key: str | None,
+        route: str,
+        request: Any,
+        function: Callable[..., dict[str, Any]],
+        *args: Any,
+    ) -> dict[str, Any]:
+        """A write whose first answer is replayed for the same Idempotency-Key."""
+        key = idempotency.check_key(key)
+        request_hash = idempotency.fingerprint(route, request)
+        return self.write(
+            lambda cur: idempotency.once(
+                cur,
+                key,
+                request_hash,
+                lambda inner: function(inner, *args),
+                hours=self.settings.idempotency_hours,
+            )
+        )
+
+    def refresh_later(self, save_id: int) -> None:
+        """The save's write-time history, refreshed on the request pool after the answer (the
+        next read of the save refreshes it anyway if this fails)."""
+        try:
+            self.requests.submit(
+                run_logged, f"history refresh of save {save_id}", self._refresh, save_id
+            )
+        except RuntimeError:  # closing
+            pass
+
+    def _refresh(self, save_id: int) -> None:
+        history.refresh_history(self.con, [save_id])
+
+    # -- what requests use -----------------------------------------------------------------
+
     def companion(self, character_id: str, agent_id: str | None) -> Companion:
         key = (character_id, agent_id or character_id)
         with self._lock:
             if key not in self._companions:
                 self._companions[key] = Companion(
-                    self.con,
-                    character_id=character_id,
-                    agent_id=agent_id,
-                    llm=self.llm,
-                    embedder=self.embedder,
+                    self.con, character_id=character_id, agent_id=agent_id, loop=self.loop
                 )
             return self._companions[key]
 
@@ -80,7 +200,106 @@ class Store:
     def snapshot(self) -> tuple[str, int]:
         """A consistent read-only copy of the whole database for analysts and dbt."""
         if not self.snapshot_path:
-            raise FileNotFoundError("no snapshot path: start the service with --snapshot PATH")
-        with self.write_lock:  # no line append interleaves with the copy
+            raise NotFoundError("no snapshot path: start the service with --snapshot PATH")
+        with self.write_lock:  # no write interleaves with the copy
             size = write_snapshot(self.con, self.snapshot_path)
         return self.snapshot_path, size
+
+    # -- the memory loop ---------------------------------------------------------------------
+
+    def observe_after(self, save_id: int, user_id: str | None, observe: Any, now: datetime) -> str:
+        """After an append: whether a batch is due for the character, and if so queue it."""
+        if observe is None or not self.extraction.enabled:
+            self.refresh_later(save_id)
+            return "disabled"
+        player = observe.user_id or user_id
+        if player is None:
+            raise RolememError("observe needs the player: give user_id", field="user_id")
+        observation = {
+            "save_id": save_id,
+            "user_id": player,
+            "agent_id": observe.agent_id,
+            "role_id": observe.role_id,
+            "script_role_id": observe.script_role_id,
+            "scene": observe.scene,
+        }
+        try:
+            # the save's history refreshed here, once; the scene noted when nothing is due
+            due = self.loop.due(**observation, record=True)
+        except RolememError as exc:  # the lines are stored: the next append looks again
+            log.warning("save %s: extraction not scheduled: %s", save_id, exc)
+            return "deferred"
+        if not due["batches_due"]:
+            return "not_due"
+        return self.extraction.schedule(
+            (save_id, due["target_key"]),
+            {
+                **observation,
+                "now": observe.now or now,
+                "user_name": observe.user_name,
+                "agent_name": observe.char_name,
+            },
+        )
+
+    def memory_status(
+        self,
+        save_id: int,
+        user_id: str | None,
+        agent_id: str,
+        role_id: int | None,
+        script_role_id: str | None,
+    ) -> dict[str, Any]:
+        """The extraction state of one save x character: pending turns, watermark, the last
+        batch, the last failure and whether a batch is queued."""
+        with _duck.cursor(self.con) as cur:
+            save = saves.owned_save(cur, save_id, user_id)
+            if role_id is None and script_role_id is None:
+                found = cur.execute(
+                    """select role_id, script_role_id from memory_loop_state
+                    where save_id = $save_id and agent_id = $agent_id
+                    order by last_observed_at desc limit 1""",
+                    {"save_id": save["save_id"], "agent_id": agent_id},
+                ).fetchone()
+                if found is None or found == (None, None):
+                    raise NotFoundError(
+                        f"the memory loop has not observed save {save_id} for agent "
+                        f"{agent_id!r}: give role_id or script_role_id",
+                        field="agent_id",
+                    )
+                role_id, script_role_id = found
+        due = self.loop.due(
+            save_id=save["save_id"],
+            user_id=user_id or save["user_id"] or "unknown",
+            agent_id=agent_id,
+            role_id=role_id,
+            script_role_id=script_role_id,
+        )
+        with _duck.cursor(self.con) as cur:
+            params = {"save_id": save["save_id"], "target_key": due["target_key"]}
+            state = cur.execute(
+                """select last_observed_at, last_error, last_error_at,
+                    coalesce(failed_attempts, 0)
+                from memory_loop_state where save_id = $save_id and target_key = $target_key""",
+                params,
+            ).fetchone()
+            batch = cur.execute(
+                """select batch_key, extracted_at from memory_extraction_batch
+                where save_id = $save_id and target_key = $target_key
+                order by extracted_at desc, last_line_id desc limit 1""",
+                params,
+            ).fetchone()
+        observed, error, error_at, attempts = state or (None, None, None, 0)
+        return {
+            "save_id": save["save_id"],
+            "agent_id": agent_id,
+            "target_key": due["target_key"],
+            "pending_turns": due["pending_turns"],
+            "watermark_line_id": due["watermark_line_id"],
+            "last_batch_key": batch[0] if batch else None,
+            "last_extracted_at": batch[1] if batch else None,
+            "last_observed_at": observed,
+            "last_error": error,
+            "last_error_at": error_at,
+            "failed_attempts": attempts,
+            "extraction": self.extraction.state((save["save_id"], due["target_key"])),
+        }

@@ -3,39 +3,55 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .schemas import TurnRequest, TurnResponse
+from .errors import responses
+from .schemas.recall import TurnRequest, TurnResponse
+from .state import Store
 
-router = APIRouter()
-
-
-@router.post("/turn", response_model=TurnResponse)
-def turn(request: Request, body: TurnRequest) -> TurnResponse:
-    companion = request.app.state.store.companion(body.character_id, body.agent_id)
-    result = companion.turn(
-        save_id=body.save_id,
-        user_id=body.user_id,
-        message=body.message,
-        role_id=body.role_id,
-        script_role_id=body.script_role_id,
-        context=body.context,
-        now=body.now or datetime.now(),
-        user_name=body.user_name,
-        char_name=body.char_name,
-    )
-    return TurnResponse(
-        messages=result.messages, token_counts=result.token_counts, trace=_plain(result.trace)
-    )
+router = APIRouter(tags=["turn"])
 
 
-def _plain(rows: list[dict]) -> list[dict]:
-    """Trace rows as JSON values (timestamps as ISO text)."""
-    return [
-        {
-            key: value.isoformat() if isinstance(value, datetime) else value
-            for key, value in row.items()
-        }
-        for row in rows
-    ]
+@router.post(
+    "/turn",
+    response_model=TurnResponse,
+    summary="Build the prompt for a reply",
+    description="Every memory layer of the character for this save, as OpenAI-style messages: "
+    "the system prompt filled with the recalled designer memory and names, the dynamic "
+    "memory (timeline and recalled events), the conversation (at least the newest turns, "
+    "extracted or not) and the player's message; the trace says why each piece is there. "
+    "`dry_run` previews (nothing counted, no queue moves).",
+    responses=responses(400, 401, 404, 413, 422, 503),
+)
+async def turn(request: Request, body: TurnRequest) -> Any:
+    store: Store = request.app.state.store
+
+    def run() -> Any:
+        companion = store.companion(body.character_id, body.agent_id)
+        return companion.turn(
+            save_id=body.save_id,
+            user_id=body.user_id,
+            message=body.message,
+            role_id=body.role_id,
+            script_role_id=body.script_role_id,
+            context=body.context,
+            now=body.now or datetime.now(),
+            user_name=body.user_name,
+            char_name=body.char_name,
+            dry_run=body.dry_run,
+        )
+
+    result = await store.run(request, run, timeout=store.settings.request_timeout)
+    return {
+        "messages": result.messages,
+        "token_counts": result.token_counts,
+        "trace": [
+            {
+                key: value.isoformat() if isinstance(value, datetime) else value
+                for key, value in row.items()
+            }
+            for row in result.trace
+        ],
+    }

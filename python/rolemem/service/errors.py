@@ -1,0 +1,129 @@
+"""One error shape for every non-2xx answer, built here and nowhere else:
+`{"error": {"type", "message", "field"?}}`. Handlers never echo the request's values back
+(a lone surrogate or a NaN in them would make the error itself unencodable)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import BusyError, ConflictError, NotFoundError, RolememError
+
+log = logging.getLogger(__name__)
+
+
+class Unauthorized(RolememError):
+    """A missing or wrong key."""
+
+
+class ClientGone(Exception):
+    """The client left before the answer: nothing to send."""
+
+
+class ErrorDetail(BaseModel):
+    type: str = Field(description="What kind of error.", examples=["SaveNotFoundError"])
+    message: str = Field(
+        description="What is wrong and what would be valid.", examples=["no save with id 7"]
+    )
+    field: str | None = Field(
+        default=None,
+        description="The request field it is about (`lines[2].content`, `save_id`), if one.",
+        examples=["save_id"],
+    )
+
+
+class ErrorBody(BaseModel):
+    """Every non-2xx answer."""
+
+    error: ErrorDetail
+
+
+_DESCRIPTIONS = {
+    400: "The request is well formed but a value is refused (the message says why).",
+    401: "Missing or wrong X-API-Key (or designer key).",
+    404: "No such resource, or not the caller's (another player's save is never revealed).",
+    409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
+    413: "The body is larger than the service accepts.",
+    422: "A field is missing, of the wrong type, out of range or too long.",
+    503: "The work did not fit its time budget or queue; nothing changed, try again.",
+}
+
+
+def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` for a route: each status with the error shape."""
+    return {code: {"model": ErrorBody, "description": _DESCRIPTIONS[code]} for code in codes}
+
+
+def error_response(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
+    detail: dict[str, Any] = {"type": kind, "message": message}
+    if field is not None:
+        detail["field"] = field
+    return JSONResponse(status_code=status, content={"error": detail})
+
+
+def status_of(exc: RolememError) -> int:
+    if isinstance(exc, Unauthorized):
+        return 401
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError):
+        return 409
+    if isinstance(exc, BusyError):
+        return 503
+    return 400
+
+
+def field_path(location: tuple[Any, ...] | list[Any]) -> str | None:
+    """('body', 'lines', 0, 'role_id') -> 'lines[0].role_id'; the request part is dropped."""
+    parts = list(location)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part:
+            text += f".{part}" if text else str(part)
+    return text or None
+
+
+def install(app: FastAPI) -> None:
+    """The handlers that turn every failure into the one shape."""
+
+    @app.exception_handler(RolememError)
+    async def rolemem_error(request: Request, exc: RolememError) -> JSONResponse:
+        return error_response(status_of(exc), type(exc).__name__, str(exc), exc.field)
+
+    @app.exception_handler(ClientGone)
+    async def gone(request: Request, exc: ClientGone) -> JSONResponse:
+        # nobody reads it: the work was stopped when the client left
+        return error_response(503, "ClientGone", "the client went away")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        field = field_path(first.get("loc", ()))
+        message = str(first.get("msg", "invalid request"))
+        if first.get("type") == "json_invalid":
+            field, message = None, "the body is not valid JSON"
+        elif first.get("type") == "missing":
+            message = "is required"
+        return error_response(
+            422, "ValidationError", f"{field}: {message}" if field else message, field
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {404: "NotFound", 405: "MethodNotAllowed", 401: "Unauthorized"}
+        response = error_response(
+            exc.status_code, kinds.get(exc.status_code, "HTTPError"), str(exc.detail)
+        )
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response

@@ -1,0 +1,74 @@
+"""Extraction apart from the request path: its own bounded workers and queue. An append that
+makes a batch due queues one job per save x character (a job already waiting covers it); a
+full queue leaves the batch pending and the next append queues it again. A failed extraction
+is one log line and shows in the save's memory status; the next append retries it."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..memory_loop import MemoryLoop
+from .workers import WorkerPool
+
+log = logging.getLogger(__name__)
+
+
+class ExtractionQueue:
+    """Observations waiting for (or with) the LLM, at most one per save x character."""
+
+    def __init__(self, loop: MemoryLoop, *, threads: int, size: int) -> None:
+        self.loop = loop
+        self.enabled = loop.llm is not None
+        self._pool = WorkerPool("rolemem-extract", threads, size)
+        self._queued: set[tuple[int, str]] = set()
+        self._lock = threading.Lock()
+
+    def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
+        """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
+        with self._lock:
+            if key in self._queued:
+                return "scheduled"
+            try:
+                self._pool.submit(self._observe, key, dict(observation))
+            except (queue.Full, RuntimeError):
+                return "deferred"
+            self._queued.add(key)
+        return "scheduled"
+
+    def state(self, key: tuple[int, str]) -> str:
+        if not self.enabled:
+            return "disabled"
+        with self._lock:
+            return "queued" if key in self._queued else "idle"
+
+    def _observe(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+        try:
+            report = self.loop.observe(**observation)
+            if report.batch_keys:
+                log.info("extracted %s", ", ".join(report.batch_keys))
+        except Exception as exc:  # one line; the save's memory status keeps the details
+            log.warning(
+                "extraction of save %s (%s) failed: %s: %s",
+                key[0],
+                key[1],
+                type(exc).__name__,
+                exc,
+            )
+        finally:
+            with self._lock:
+                self._queued.discard(key)
+
+    def close(self, wait: float = 0.0) -> None:
+        self._pool.close(wait)
+
+
+def run_logged(what: str, function: Callable[..., Any], *args: Any) -> None:
+    """Background upkeep nobody waits for: a failure is one log line."""
+    try:
+        function(*args)
+    except Exception as exc:
+        log.warning("%s failed: %s: %s", what, type(exc).__name__, exc)

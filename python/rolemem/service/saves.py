@@ -1,0 +1,270 @@
+"""Roles, saves and their lines: the save lifecycle a game drives (rolemem.saves), each write
+one transaction, appends and regenerates idempotent by key, a save reachable by its player
+only."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Query, Request
+
+from .. import saves
+from ..errors import RolememError
+from .errors import responses
+from .idempotency import HEADER
+from .schemas.common import ID_LENGTH, MAX_ID, USER_ID
+from .schemas.saves import (
+    BranchPage,
+    LegacyLinesAppend,
+    LinesAppend,
+    LinesAppended,
+    MemoryStatus,
+    Regenerate,
+    Regenerated,
+    Role,
+    RoleCreate,
+    Save,
+    SaveCreate,
+    SaveDetail,
+    Tip,
+    TipMove,
+)
+from .state import Store
+
+router = APIRouter(tags=["saves"])
+
+SaveId = Annotated[int, Path(ge=1, le=MAX_ID, description="The save.", examples=[2])]
+UserQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"]),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        description="Any unique string per request: a retry with the same key and body gets "
+        "the first answer and writes nothing again (kept 24 h; another body: 409).",
+        examples=["append-2-000017"],
+    ),
+]
+_WRITE_ERRORS = responses(400, 401, 404, 409, 413, 422, 503)
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+@router.post(
+    "/roles",
+    response_model=Role,
+    status_code=201,
+    summary="Create a role",
+    description="A game character the AI plays; its name fills {{char}} and names it in "
+    "extracted memories.",
+    responses=responses(401, 409, 413, 422),
+)
+async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        store.idempotent,
+        key,
+        "/roles",
+        body.model_dump(mode="json"),
+        lambda cur: saves.create_role(cur, body.name, role_id=body.id),
+    )
+
+
+@router.post(
+    "/saves",
+    response_model=Save,
+    status_code=201,
+    summary="Create or fork a save",
+    description="A new empty save for a player, or a fork whose tip is `from_line_id` (a line "
+    "of one of the player's saves): the fork shares the lines up to it, nothing is copied, "
+    "and its memory follows its own branch from there.",
+    responses=responses(401, 404, 409, 413, 422),
+)
+async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        store.idempotent,
+        key,
+        "/saves",
+        body.model_dump(mode="json"),
+        lambda cur: saves.create_save(
+            cur,
+            user_id=body.user_id,
+            name=body.name,
+            save_id=body.id,
+            from_line_id=body.from_line_id,
+        ),
+    )
+
+
+@router.get(
+    "/saves/{save_id}",
+    response_model=SaveDetail,
+    summary="Describe a save",
+    description="Its tip, the number of lines on its current branch and the characters that "
+    "speak on it.",
+    responses=responses(401, 404, 422),
+)
+async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
+    store = _store(request)
+    return await store.run(request, _read, store, saves.describe, save_id, user_id)
+
+
+def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
+    from .. import _duck
+
+    with _duck.cursor(store.con) as cur:
+        return function(cur, *args, **kwargs)
+
+
+@router.get(
+    "/saves/{save_id}/lines",
+    response_model=BranchPage,
+    summary="Page through a save's branch",
+    description="The current branch root to tip, `limit` lines at a time from the tip: pass "
+    "`next_before` as `before` for the page before.",
+    responses=responses(400, 401, 404, 422),
+)
+async def branch_lines(
+    request: Request,
+    save_id: SaveId,
+    user_id: UserQuery = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Lines per page.")] = 50,
+    before: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="Only lines before this one.")
+    ] = None,
+) -> Any:
+    store = _store(request)
+    return await store.run(
+        request, _read, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+    )
+
+
+def _append(
+    store: Store, route: str, save_id: int, body: LinesAppend, key: str | None
+) -> dict[str, Any]:
+    if body.observe is not None and not (body.observe.user_id or body.user_id):
+        raise RolememError("observe needs the player: give user_id", field="user_id")
+    now = body.now or datetime.now()
+    lines = [line.model_dump() for line in body.lines]
+    answer = store.idempotent(
+        key,
+        route,
+        [save_id, body.model_dump(mode="json")],
+        lambda cur: saves.append(cur, save_id, lines, body.user_id, default_time=now),
+    )
+    answer["extraction"] = store.observe_after(save_id, body.user_id, body.observe, now)
+    return answer
+
+
+@router.post(
+    "/saves/{save_id}/lines",
+    response_model=LinesAppended,
+    summary="Append lines",
+    description="Lines on the save's tip, in one transaction; the tip moves to the last. With "
+    "`observe`, the memory loop checks whether a batch of turns is due for that character "
+    "and queues its extraction (the answer says which). Send an Idempotency-Key to retry "
+    "safely.",
+    responses=_WRITE_ERRORS,
+)
+async def append_lines(
+    request: Request, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
+) -> Any:
+    store = _store(request)
+    return await store.run(None, _append, store, "/saves/lines", save_id, body, key)
+
+
+@router.post(
+    "/lines",
+    response_model=LinesAppended,
+    summary="Append lines (the save in the body)",
+    description="The same as `POST /saves/{save_id}/lines`.",
+    responses=_WRITE_ERRORS,
+)
+async def append_lines_legacy(
+    request: Request, body: LegacyLinesAppend, key: IdempotencyKey = None
+) -> Any:
+    store = _store(request)
+    lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
+    return await store.run(None, _append, store, "/saves/lines", body.save_id, lines, key)
+
+
+@router.post(
+    "/saves/{save_id}/regenerate",
+    response_model=Regenerated,
+    summary="Regenerate the last reply",
+    description="A new reply as a sibling of the tip (which must be a reply): it becomes the "
+    "tip and the replaced reply's branch stays (a reload returns to it; memories extracted "
+    "from it are hidden on the new branch). Send an Idempotency-Key to retry safely.",
+    responses=_WRITE_ERRORS,
+)
+async def regenerate(
+    request: Request, save_id: SaveId, body: Regenerate, key: IdempotencyKey = None
+) -> Any:
+    store = _store(request)
+    now = body.now or datetime.now()
+    answer = await store.run(
+        None,
+        store.idempotent,
+        key,
+        "/saves/regenerate",
+        [save_id, body.model_dump(mode="json")],
+        lambda cur: saves.regenerate(
+            cur, save_id, body.line.model_dump(), body.user_id, default_time=now
+        ),
+    )
+    store.refresh_later(save_id)
+    return answer
+
+
+@router.put(
+    "/saves/{save_id}/tip",
+    response_model=Tip,
+    summary="Reload a save point",
+    description="Move the tip to a line of this save's tree (its own lines, or the history a "
+    "fork shares); the branch from there is what the character remembers. Another save's "
+    "line is refused (fork that save instead).",
+    responses=_WRITE_ERRORS,
+)
+async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
+    store = _store(request)
+    answer = await store.run(
+        None, store.write, lambda cur: saves.set_tip(cur, save_id, body.line_id, body.user_id)
+    )
+    store.refresh_later(save_id)
+    return answer
+
+
+@router.get(
+    "/saves/{save_id}/memory_status",
+    response_model=MemoryStatus,
+    summary="Extraction state of a save",
+    description="For one character of the save: turns waiting for extraction, the watermark, "
+    "the last batch, the last failure and whether a batch is queued for the LLM.",
+    responses=responses(401, 404, 422),
+)
+async def memory_status(
+    request: Request,
+    save_id: SaveId,
+    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    user_id: UserQuery = None,
+    role_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The character, by role.")
+    ] = None,
+    script_role_id: Annotated[
+        str | None,
+        Query(min_length=1, max_length=ID_LENGTH, description="The character, by script NPC."),
+    ] = None,
+) -> Any:
+    store = _store(request)
+    return await store.run(
+        request, store.memory_status, save_id, user_id, agent_id, role_id, script_role_id
+    )

@@ -1,0 +1,74 @@
+"""What every request and response model shares: one base per direction, the length limits
+(each is the schema's maxLength) and field helpers that always give a description and an
+example."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+# length limits (characters): ids and names, a player's message, a dialogue line, a memory
+ID_LENGTH = 128
+NAME_LENGTH = 128
+MESSAGE_LENGTH = 4000
+LINE_LENGTH = 20000
+MEMORY_LENGTH = 2000
+KEYWORD_LENGTH = 64
+MAX_KEYWORDS = 50
+MAX_LINES = 200
+MAX_CONTEXT_FIELDS = 64
+MAX_ID = 2**63 - 1
+QUERY_LIMIT = 1000
+
+
+class Request(BaseModel):
+    """Requests refuse unknown fields and NaN/infinity."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+def _naive(value: datetime) -> datetime:
+    if value.tzinfo is not None:
+        raise ValueError(
+            "must be a naive time in the game's clock (no time zone), like 2021-02-21T12:00:00"
+        )
+    return value
+
+
+# the game's clock: naive ISO 8601 times
+GameTime = Annotated[datetime, AfterValidator(_naive)]
+
+
+def text(description: str, example: str, *, max_length: int, default: Any = ...) -> Any:
+    """A text field: not blank, at most `max_length` characters."""
+    return Field(
+        default,
+        description=description,
+        examples=[example],
+        min_length=1,
+        max_length=max_length,
+        pattern=r"\S",
+    )
+
+
+def key(description: str, example: int, *, default: Any = ...) -> Any:
+    """A positive 64-bit id."""
+    return Field(default, description=description, examples=[example], ge=1, le=MAX_ID)
+
+
+def field(description: str, example: Any, *, default: Any = ..., **limits: Any) -> Any:
+    """Any other field, with its description and example (and limits, if any)."""
+    return Field(default, description=description, examples=[example], **limits)
+
+
+USER_ID = "The player (your game's player id)."
+AGENT_ID = "The agent whose memories these are (default: the character's id)."
+CHARACTER_ID = "The character's id in the designer config."
+SAVE_ID = "The save (slot) being played."
+NOW = "The game's clock now (naive ISO time; default: the server's clock)."

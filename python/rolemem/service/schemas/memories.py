@@ -1,0 +1,267 @@
+"""A player's memories and the designers' official ones: listing, editing, archiving."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .common import (
+    AGENT_ID,
+    ID_LENGTH,
+    KEYWORD_LENGTH,
+    MAX_KEYWORDS,
+    MEMORY_LENGTH,
+    NAME_LENGTH,
+    GameTime,
+    Request,
+    Response,
+    field,
+    text,
+)
+
+MemoryKind = Literal["event", "entity", "events", "entities"]
+EntityType = Literal["主体", "客体", "具体实体", "泛化实体"]
+EntityKind = Literal[
+    "用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面"
+]
+Keywords = list[str]
+
+
+def keywords_field(default: Any = ...) -> Any:
+    return Field(
+        default,
+        description=f"Tags, each at most {KEYWORD_LENGTH} characters.",
+        examples=[["画廊", "海边"]],
+        max_length=MAX_KEYWORDS,
+    )
+
+
+class MemoryItem(Response):
+    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_id: int = field("Its id.", 17)
+    agent_id: str = field("The character that remembers it.", "qiyu")
+    user_id: str = field("The player.", "mumu")
+    description: str = field("The memory.", "木木第一次走进祁煜的画廊")
+    deepinsight: str | None = field("What an event says about the people.", None)
+    place: str | None = field("Where an event happened.", "画廊")
+    scene: str | None = field("The scene an event was extracted in.", "gallery")
+    entity_name: str | None = field("The entity (entities).", None)
+    entity_type: str | None = field("主体/客体/具体实体/泛化实体 (entities).", None)
+    entity_kind: str | None = field("用户属性, 与主体和客体的关系, ... (entities).", None)
+    keyword: str | None = field("The attribute or relation name (entities).", None)
+    keywords: list[str] = field("Tags.", ["画廊"])
+    importance: float | None = field("0-1 as extracted (events).", 0.5)
+    strength: int = field("Grows when mentioned again and when recalled.", 1)
+    recall_count: int = field("Recalls that returned it.", 0)
+    save_id: int | None = field("The save an event was extracted from.", 2)
+    first_line_id: int | None = field("First line of the extracted slice.", 9)
+    last_line_id: int | None = field("Last line of the extracted slice.", 15)
+    is_pinned: bool = field("Never archived by cleanup.", False)
+    is_on_current_branch: bool | None = field(
+        "Whether the source save's current branch shows it (null: no source save).", True
+    )
+    created_at: GameTime = field("When it happened or was written.", "2021-02-01T15:00:00")
+    updated_at: GameTime | None = field("When it was last written or merged.", None)
+    last_recalled_at: GameTime | None = field("When a recall last returned it.", None)
+
+
+class MemoryPage(Response):
+    items: list[MemoryItem] = field("Newest first.", [])
+    total: int = field("Memories matching the filters.", 20)
+    limit: int = field("Page size.", 50)
+    offset: int = field("Skipped.", 0)
+
+
+class MemoryEdit(Request):
+    """Fields to change; an event takes the event fields, an entity the entity fields."""
+
+    description: str | None = text(
+        "New text (an event's new text is stored as a new event id: its words and vectors "
+        "follow it).",
+        "木木喜欢海边",
+        max_length=MEMORY_LENGTH,
+        default=None,
+    )
+    deepinsight: str | None = text(
+        "Event: the insight.", "木木喜欢安静", max_length=MEMORY_LENGTH, default=None
+    )
+    place: str | None = text("Event: the place.", "海边", max_length=NAME_LENGTH, default=None)
+    scene: str | None = text("Event: the scene.", "beach", max_length=NAME_LENGTH, default=None)
+    importance: float | None = field("Event: 0-1.", 0.8, default=None, ge=0, le=1)
+    feedback: float | None = field(
+        "Event: the player's feedback, 0-1.", 0.5, default=None, ge=0, le=1
+    )
+    strength: int | None = field("Strength.", 5, default=None, ge=0, le=2**31 - 1)
+    is_pinned: bool | None = field(
+        "Pinned memories are never archived by cleanup.", True, default=None
+    )
+    entity_name: str | None = text(
+        "Entity: its name.", "木木", max_length=NAME_LENGTH, default=None
+    )
+    entity_type: EntityType | None = field("Entity: its type.", "客体", default=None)
+    kind: EntityKind | None = field("Entity: its kind.", "用户属性", default=None)
+    keyword: str | None = text(
+        "Entity: the attribute or relation name.", "兴趣", max_length=KEYWORD_LENGTH, default=None
+    )
+    user_name: str | None = text(
+        "Entity: the player's name.", "木木", max_length=NAME_LENGTH, default=None
+    )
+
+
+class Edited(Response):
+    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_id: int = field("Its id now (a new one when an event's text changed).", 17)
+    status: Literal["updated"] = field("updated.", "updated")
+
+
+class Archived(Response):
+    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_id: int = field("The memory archived.", 17)
+    status: Literal["archived"] = field("Archived (reason deleted), not destroyed.", "archived")
+
+
+class ForgetRequest(Request):
+    """Forget a player (with one agent, or all)."""
+
+    agent_id: str | None = text(
+        "Only this agent's memories (default: all).", "qiyu", max_length=ID_LENGTH, default=None
+    )
+    purge: bool = field(
+        "false: archive everything (reason forgotten); true: remove the memories, their "
+        "archive and recall log for good (privacy requests).",
+        False,
+        default=False,
+    )
+
+
+class Forgotten(Response):
+    events: int = field("Events archived or removed.", 14)
+    entities: int = field("Entities archived or removed.", 6)
+    archived_rows: int | None = field("With purge: archive rows removed.", 20, default=None)
+    recall_log_rows: int | None = field("With purge: recall log rows removed.", 0, default=None)
+
+
+class ArchivedMemory(Response):
+    id: int = field("Archive row.", 3)
+    memory_type: str = field("event or entity.", "event")
+    memory_id: int = field("The memory's id when it was live.", 17)
+    agent_id: str = field("The agent.", "qiyu")
+    user_id: str | None = field("The player (null: official).", "mumu")
+    reason: str = field(
+        "weakest_share, inactive_trim, consolidated, deleted, edited or forgotten.", "deleted"
+    )
+    strength: int = field("Its strength then.", 1)
+    memory: dict[str, Any] = field("The whole row as it was.", {"description": "…"})
+    archived_at: GameTime = field("When.", "2024-05-02T04:00:00")
+
+
+class ArchivePage(Response):
+    items: list[ArchivedMemory] = field("Oldest first.", [])
+    limit: int = field("Page size.", 50)
+    offset: int = field("Skipped.", 0)
+
+
+class TimelineItem(Response):
+    event_id: int = field("The event.", 17)
+    scope: str = field("user or official.", "user")
+    description: str = field("The event.", "木木第一次走进祁煜的画廊")
+    deepinsight: str | None = field("The insight.", None)
+    place: str | None = field("Where.", "画廊")
+    scene: str | None = field("The scene.", None)
+    keywords: list[str] = field("Tags.", [])
+    importance: float | None = field("0-1.", 0.5)
+    strength: int = field("Strength.", 1)
+    save_id: int | None = field("The save it was extracted from.", None)
+    first_line_id: int | None = field("First source line.", None)
+    last_line_id: int | None = field("Last source line.", None)
+    created_at: GameTime = field("When.", "2021-02-01T15:00:00")
+
+
+class Export(Response):
+    user_id: str = field("The player.", "mumu")
+    agent_id: str | None = field("Only this agent's (null: all).", None)
+    exported_at: GameTime = field("When this export was made.", "2024-05-02T04:00:00")
+    memories: list[MemoryItem] = field("Every live memory.", [])
+    archived: list[ArchivedMemory] = field("Every archived memory.", [])
+
+
+class OfficialEvent(Request):
+    """An official (designer) event memory of an agent."""
+
+    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
+    created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
+    keywords: Keywords = keywords_field(default=[])
+    place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
+    scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
+    deepinsight: str | None = text(
+        "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
+    )
+    importance: float | None = field("0-1.", 0.7, default=None, ge=0, le=1)
+    feedback: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
+
+
+class OfficialEntity(Request):
+    """An official (designer) entity memory of an agent."""
+
+    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    entity_name: str = text("The entity.", "祁煜", max_length=NAME_LENGTH)
+    entity_type: EntityType = field("Its type.", "主体")
+    kind: EntityKind = field("Attribute or relation kind.", "特殊实体属性")
+    keyword: str = text("The attribute or relation name.", "职业", max_length=KEYWORD_LENGTH)
+    description: str = text("The memory.", "是画家", max_length=MEMORY_LENGTH)
+    updated_at: GameTime | None = field("When it was written.", None, default=None)
+
+
+class OfficialEventRecord(Request):
+    """An event of an official import (the export's shape)."""
+
+    description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
+    created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
+    keywords: Keywords = keywords_field(default=[])
+    place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
+    scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
+    deepinsight: str | None = text(
+        "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
+    )
+    importance: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
+    feedback: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
+
+
+class OfficialEntityRecord(Request):
+    """An entity of an official import (the export's shape)."""
+
+    entity_name: str = text("The entity.", "祁煜", max_length=NAME_LENGTH)
+    entity_type: EntityType = field("Its type.", "主体")
+    kind: EntityKind = field("Its kind.", "特殊实体属性")
+    keyword: str = text("The attribute or relation name.", "职业", max_length=KEYWORD_LENGTH)
+    description: str = text("The memory.", "是画家", max_length=MEMORY_LENGTH)
+    updated_at: GameTime = field("When it was written.", "2020-01-01T10:00:00")
+
+
+class OfficialImport(Request):
+    """An agent's official memories, as `GET /official/{agent_id}` exports them."""
+
+    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    events: list[OfficialEventRecord] = field("Events to add.", [], default=[])
+    entities: list[OfficialEntityRecord] = field("Entities to add.", [], default=[])
+
+
+class OfficialExport(Response):
+    agent_id: str = field("The agent.", "qiyu")
+    events: list[dict[str, Any]] = field("Its official events (the import's shape).", [])
+    entities: list[dict[str, Any]] = field("Its official entities.", [])
+
+
+class Imported(Response):
+    events: int = field("Events added.", 2)
+    entities: int = field("Entities added.", 1)
+
+
+class CreatedEvent(Response):
+    event_id: int = field("The new event.", 31)
+
+
+class CreatedEntity(Response):
+    entity_id: int = field("The new entity.", 8)

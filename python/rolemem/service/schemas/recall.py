@@ -1,0 +1,299 @@
+"""Recall and the turn prompt: /query, /query_simple, /expand_words, /recall, /turn."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints
+
+from .common import (
+    AGENT_ID,
+    CHARACTER_ID,
+    ID_LENGTH,
+    KEYWORD_LENGTH,
+    MAX_CONTEXT_FIELDS,
+    MESSAGE_LENGTH,
+    NAME_LENGTH,
+    NOW,
+    QUERY_LIMIT,
+    SAVE_ID,
+    USER_ID,
+    GameTime,
+    Request,
+    Response,
+    field,
+    key,
+)
+from .common import text as text_field
+from .saves import _Target
+
+ContextText = Annotated[str, StringConstraints(max_length=256)]
+ContextScalar = ContextText | int | float | bool | None
+Context = dict[
+    Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH)],
+    ContextScalar | Annotated[list[ContextText | int | float | bool], Field(max_length=64)],
+]
+
+
+def context_field() -> Any:
+    return Field(
+        default_factory=dict,
+        description="The game state that unlocks designer entries (queryParams fields): "
+        "numbers compare as numbers, anything else as text; a missing intimacy is 1.",
+        examples=[{"intimacy": 2, "exploration": 3, "scene": "studio"}],
+        max_length=MAX_CONTEXT_FIELDS,
+    )
+
+
+class QueryRequest(Request):
+    """dynamic-memory §十二: `query`, `limit`, `score_threshold`, plus who and when."""
+
+    query: str = text_field(
+        "The player's input.", "室友失恋了，我们陪她吃了一晚上火锅", max_length=MESSAGE_LENGTH
+    )
+    limit: int = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT)
+    score_threshold: float | None = field(
+        "0-1: also drop events whose fused score is lower (the evidence gate always applies).",
+        0.5,
+        default=None,
+        ge=0,
+        le=1,
+    )
+    user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
+    agent_id: str = text_field(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    save_id: int | None = key(
+        "The save being played: events extracted from lines off its current branch are not "
+        "recalled.",
+        2,
+        default=None,
+    )
+    now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
+    last_reply: str | None = text_field(
+        "The character's previous reply, recalled with the query (spec §五.2).",
+        "你室友还好吗？",
+        max_length=MESSAGE_LENGTH,
+        default=None,
+    )
+    dry_run: bool = field(
+        "Only look: recalled memories get no strength or count.", False, default=False
+    )
+
+
+class RecalledEvent(Response):
+    id: int = field("Rank, best first (0-based).", 0)
+    scope: str = field("user or official.", "user")
+    index: str = field("The event's id as text (the spec's shape).", "17")
+    event_id: int = field("The event.", 17)
+    description: str = field("The event.", "木木的室友失恋了…")
+    deepinsight: str | None = field("The insight.", None)
+    place: str | None = field("Where.", "火锅店")
+    updatetime: str | None = field("When, as the spec prints it.", "2019-03-12 21:10:00")
+    time_text: str | None = field(
+        "When, as the prompt reads it (dynamic-memory §七).", "2019-03-12"
+    )
+    keyword: list[str] = field("Tags.", ["室友", "火锅"])
+    score: float | None = field("Fused score, 0-1.", 0.71)
+    log: str | None = field("The spec's log line.", "[记忆事件]--score=0.71,…")
+
+
+class RecalledEntity(Response):
+    id: int = field("Rank (0-based).", 0)
+    kind: str = field("用户属性, 与主体和客体的关系, ...", "用户属性")
+    score: float | None = field("Score.", 0.0)
+    scope: str = field("user or official.", "user")
+    index: dict[str, int] = field("{index: entity id} (the spec's shape).", {"index": 3})
+    entity_id: int = field("The entity.", 3)
+    description: str = field("The memory.", "木木对星座感兴趣")
+    updatetime: str | None = field("When it was written.", "2024-09-24T13:00:00")
+    matched_keywords: list[str] = field("Words that matched.", ["星座"])
+    keyword: str = field("The attribute or relation name.", "兴趣")
+    log: str | None = field("The spec's log line.", None)
+
+
+class TimelineEvent(Response):
+    id: int = field("Position, oldest first.", 0)
+    scope: str = field("user or official.", "user")
+    index: str = field("The event's id as text.", "1")
+    event_id: int = field("The event.", 1)
+    description: str = field("The event.", "木木第一次走进祁煜的画廊")
+    deepinsight: str | None = field("The insight.", None)
+    place: str | None = field("Where.", "画廊")
+    updatetime: str | None = field("When.", "2021-02-01 15:00:00")
+    time_text: str | None = field("When, as the prompt reads it.", "2021-02-01 下午")
+    keyword: list[str] = field("Tags.", [])
+    save_id: int | None = field("The save it was extracted from.", None)
+
+
+class QueryResponse(Response):
+    memory_events: list[RecalledEvent] = field("Recalled events, best first.", [])
+    memory_entities: list[RecalledEntity] = field("Recalled entity memories.", [])
+    additional_info: dict[str, Any] = field(
+        "Diagnostics: timings, the query's words and association words (the spec's shape).",
+        {"query": "火锅"},
+    )
+    timeline: list[TimelineEvent] = field("The overview timeline (前情提要), oldest first.", [])
+    prompt_text: str = field("All of it as the chat prompt reads it.", "前情提要：\n…")
+
+
+class QuerySimpleResponse(Response):
+    """Only the memory contents."""
+
+    memory_events: list[str] = field("Recalled events' texts.", [])
+    memory_entities: list[str] = field("Recalled entity memories' texts.", [])
+    timeline: list[str] = field("The timeline's texts.", [])
+    prompt_text: str = field("The prompt text.", "")
+
+
+class ExpandWordsRequest(Request):
+    """dynamic-memory §11.1."""
+
+    sentence: str = text_field(
+        "The text to find association words for.", "红色", max_length=MESSAGE_LENGTH
+    )
+    chinese_rd_count: int = field("Most association words.", 100, default=100, ge=0, le=10_000)
+    logic_type: Literal["first", "second"] = field(
+        "first: each word's strongest in turn; second: pooled, words several call up lifted.",
+        "second",
+        default="second",
+    )
+    filter_values: list[Annotated[int, Field(ge=0, le=100)]] = field(
+        "Levels to drop ([0]: none).", [0], default=[], max_length=100
+    )
+
+
+class ExpandWordsResponse(Response):
+    original_keywords: list[str] = field(
+        "The sentence's words.", ["红色"], serialization_alias="原始关键词列表"
+    )
+    input_words: list[str] = field(
+        "Words left after stopwords and names.", ["红色"], serialization_alias="输入的单词列表"
+    )
+    expanded_words: list[dict[str, int]] = field(
+        "Association words with their levels.",
+        [{"喜庆": 7}],
+        serialization_alias="扩展的联想词列表",
+    )
+
+
+class RecallRequest(Request):
+    """Character (designer) memory for one player input under a game context."""
+
+    character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
+    user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
+    text: str = text_field("The player's input.", "今天画画时你好温柔", max_length=MESSAGE_LENGTH)
+    context: Context = context_field()
+    user_name: str | None = text_field(
+        "The player's name ({{user}}; never a recall word).",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    char_name: str | None = text_field(
+        "The character's name ({{char}}).", "祁煜", max_length=NAME_LENGTH, default=None
+    )
+    require_match: bool = field("false: every unlocked entry, relevant or not.", True, default=True)
+    explain: bool = field("Also say, per entry, why it is or is not shown.", True, default=False)
+    dry_run: bool = field(
+        "A preview: the sticky queue and turn counter do not move.", False, default=False
+    )
+
+
+class Match(Response):
+    word: str = field("The word or keyword that matched.", "酒")
+    how: str = field(
+        "keyword, keyword inside a word, associated keyword or content.", "keyword inside a word"
+    )
+    text_position: int | None = field("Where the keyword starts in the text (1-based).", 5)
+
+
+class ExplainRow(Response):
+    entry_key: str = field("The entry (kind:ordinal).", "attribute:1")
+    entry_kind: str = field("attribute, event or dialogue_style.", "attribute")
+    group_name: str = field("Category / event type / style type.", "能力特征")
+    content: str = field("The entry.", "艺术天赋")
+    status: str = field("shown, locked, over the limit or not relevant.", "shown")
+    reason: str = field("Why, in words.", "matched 画画")
+    failed_condition: str | None = field("For a locked entry, the first failing condition.", None)
+    match_kind: str | None = field("keyword, associated keyword or content.", "keyword")
+    matched_words: str | None = field("Words that matched, joined by 、.", "画画")
+    matches: list[Match] = field("Every match, best first.", [])
+    strength: int | None = field("1-5.", 5)
+    recall_rank: int | None = field("Rank among this turn's recalls of its kind.", 1)
+    display_rank: int | None = field("Rank in the prompt.", 1)
+    recalled_turn: int | None = field("Turn it was last recalled, if queued.", 1)
+    is_unlocked: bool = field(
+        "Its conditions hold (entries that matched nothing: not judged).", True
+    )
+    is_recalled: bool = field("Recalled this turn.", True)
+    is_carried_over: bool = field("Shown from an earlier turn's recall.", False)
+    is_shown: bool = field("In the prompt.", True)
+
+
+class RecallResponse(Response):
+    character_memory_attributes: str = field(
+        "{{character_memory_attributes}}.", "能力特征：艺术天赋"
+    )
+    character_memory_event: str = field("{{character_memory_event}}.", "")
+    character_dialogue_style: str = field("{{character_dialogue_style}}.", "")
+    explain: list[ExplainRow] = field("Per entry, why (with explain).", [])
+
+
+class TurnRequest(_Target):
+    """One reply's prompt for a save: the character's memory of every layer."""
+
+    save_id: int = key(SAVE_ID, 2)
+    character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
+    agent_id: str | None = text_field(AGENT_ID, "qiyu", max_length=ID_LENGTH, default=None)
+    user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
+    message: str = text_field(
+        "The player's new message.", "今天画画时你好温柔", max_length=MESSAGE_LENGTH
+    )
+    context: Context = context_field()
+    now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
+    user_name: str | None = text_field(
+        "The player's name ({{user}}; default 用户).", "木木", max_length=NAME_LENGTH, default=None
+    )
+    char_name: str | None = text_field(
+        "The character's name ({{char}}; default: its role's name).",
+        "钦灵",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    dry_run: bool = field(
+        "A preview or a retry: no strength, count or sticky queue changes.",
+        False,
+        default=False,
+    )
+
+
+class ChatMessage(Response):
+    role: Literal["system", "user", "assistant"] = field("OpenAI-style role.", "user")
+    content: str = field("The text.", "今天画画时你好温柔")
+
+
+class TraceRow(Response):
+    layer: str = field(
+        "character, dynamic_event, timeline, dynamic_entity or history.", "character"
+    )
+    item: str | None = field("What it is about.", "艺术天赋", default=None)
+    status: str = field("shown, locked, no evidence, ...", "shown")
+    why: str | dict[str, Any] | None = field(
+        "Why: a condition, matched words, score components, the window.",
+        "keyword: 画画",
+        default=None,
+    )
+    kind: str | None = field(
+        "Character entries: attribute, event or dialogue_style.", None, default=None
+    )
+    event_id: int | None = field("Dynamic events: the event.", None, default=None)
+    sticky_turns_left: int | None = field(
+        "Character entries: turns it stays queued.", None, default=None
+    )
+
+
+class TurnResponse(Response):
+    messages: list[ChatMessage] = field("The prompt, OpenAI-style.", [])
+    token_counts: dict[str, int] = field(
+        "Words per message and in total (an estimate).", {"total": 120}
+    )
+    trace: list[TraceRow] = field("Every item in or out, and why.", [])

@@ -1,0 +1,290 @@
+"""Roles, saves and lines: the save lifecycle's requests and answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .common import (
+    AGENT_ID,
+    ID_LENGTH,
+    LINE_LENGTH,
+    MAX_LINES,
+    MESSAGE_LENGTH,
+    NAME_LENGTH,
+    NOW,
+    USER_ID,
+    GameTime,
+    Request,
+    Response,
+    field,
+    key,
+    text,
+)
+
+Attribute = Literal["system", "user", "assistant"]
+
+
+class RoleCreate(Request):
+    """A game character the AI plays."""
+
+    id: int | None = key("The role's key; omit to get the next free one.", 2, default=None)
+    name: str = text(
+        "The character's name (used for {{char}} and in memories).", "祁煜", max_length=NAME_LENGTH
+    )
+
+
+class Role(Response):
+    role_id: int = field("The role's key.", 2)
+    name: str = field("The character's name.", "祁煜")
+
+
+class SaveCreate(Request):
+    """A new save, empty or forked from a line of one of the player's saves."""
+
+    id: int | None = key("The save's key; omit to get the next free one.", 12, default=None)
+    user_id: str | None = text(
+        "The player the save belongs to (only they reach it); omit for a save open to all.",
+        "mumu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
+    name: str | None = text("The slot's name.", "第一章", max_length=NAME_LENGTH, default=None)
+    from_line_id: int | None = key(
+        "Fork: the new save's tip is this line, and the lines up to it are shared, not copied.",
+        15,
+        default=None,
+    )
+
+
+class Save(Response):
+    save_id: int = field("The save's key.", 12)
+    user_id: str | None = field("The player it belongs to (null: open to all).", "mumu")
+    name: str | None = field("The slot's name.", "第一章")
+    tip_line_id: int | None = field("The last line of the branch being played.", 15)
+    forked_from_line_id: int | None = field(
+        "For a fork, where its chain passes into the save it was forked from.", None
+    )
+
+
+class Speaker(Response):
+    role_id: int | None = field("The character's role, if it has one.", 1)
+    script_role_id: str | None = field("The script NPC's id, if it is one.", None)
+    role_name: str | None = field("The role's name.", "钦灵")
+    display_name: str | None = field("The name its newest line shows.", "钦灵")
+    line_count: int = field("Its lines on the branch.", 4)
+
+
+class SaveDetail(Save):
+    line_count: int = field("Lines on the current branch, root to tip.", 15)
+    chain_problem: str | None = field("What is wrong with the chain, if anything.", None)
+    speakers: list[Speaker] = field("The characters that speak on the branch.", [])
+
+
+class LineIn(Request):
+    """One dialogue line (the spec's line fields)."""
+
+    attribute: Attribute = field("Who speaks: the player (user), a character or a system.", "user")
+    content: str = text("What is said.", "今天画画时你好温柔", max_length=LINE_LENGTH)
+    role_id: int | None = key("The character speaking (an assistant line).", 1, default=None)
+    script_role_id: str | None = text(
+        "A script NPC speaking, by its id.", "7", max_length=ID_LENGTH, default=None
+    )
+    display_name: str | None = text(
+        "The speaker's shown name.", "木木", max_length=NAME_LENGTH, default=None
+    )
+    original_emotion: str | None = text(
+        "The writer's emotion tag.", "开心", max_length=NAME_LENGTH, default=None
+    )
+    predicted_emotion: str | None = text(
+        "A classifier's emotion tag (not used).", "开心", max_length=NAME_LENGTH, default=None
+    )
+    tts_content: str | None = text(
+        "Voice text.", "きょうは…", max_length=MESSAGE_LENGTH, default=None
+    )
+    action_content: str | None = text(
+        "Stage action.", "摸了摸头", max_length=MESSAGE_LENGTH, default=None
+    )
+    audio_file: str | None = text(
+        "Voice file (not used).", "a/1.mp3", max_length=MESSAGE_LENGTH, default=None
+    )
+    created_at: GameTime | None = field(
+        "When it was said (game clock); default: the request's `now`.",
+        "2024-05-01T20:00:00",
+        default=None,
+    )
+
+
+class _Target(Request):
+    role_id: int | None = key("The character, by role.", 1, default=None)
+    script_role_id: str | None = text(
+        "The character, by script NPC id.", "7", max_length=ID_LENGTH, default=None
+    )
+
+    @model_validator(mode="after")
+    def _one_identity(self) -> _Target:
+        if (self.role_id is None) == (self.script_role_id is None):
+            raise ValueError("give exactly one of role_id or script_role_id")
+        return self
+
+
+class Observe(_Target):
+    """Extract this character's memories of the save when a batch of turns is due."""
+
+    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    user_id: str | None = text(
+        "The player (default: the request's user_id).",
+        "mumu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
+    scene: str | None = text(
+        "The scene the turn was played in (a change extracts at once).",
+        "gallery",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    user_name: str | None = text(
+        "The player's name, as memories should say it.",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    char_name: str | None = text(
+        "The character's name (default: its role's name).",
+        "祁煜",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    now: GameTime | None = field("Deprecated: the request's `now`.", None, default=None)
+
+
+class LinesAppend(Request):
+    """Lines to append on the save's tip, in order, in one transaction."""
+
+    user_id: str | None = text(USER_ID, "mumu", max_length=ID_LENGTH, default=None)
+    lines: list[LineIn] = Field(
+        min_length=1,
+        max_length=MAX_LINES,
+        description="The lines, oldest first; each becomes the parent of the next.",
+        examples=[[{"attribute": "user", "content": "今天画画时你好温柔"}]],
+    )
+    now: GameTime | None = field(NOW, "2024-05-01T20:00:00", default=None)
+    observe: Observe | None = field(
+        "Run the memory loop for a character after the append.", None, default=None
+    )
+
+
+class LegacyLinesAppend(LinesAppend):
+    """`POST /lines`: the same as `POST /saves/{save_id}/lines`, the save in the body."""
+
+    save_id: int = key("The save.", 2)
+
+
+Extraction = Literal["scheduled", "not_due", "disabled", "deferred"]
+
+
+class LinesAppended(Response):
+    save_id: int = field("The save.", 2)
+    line_ids: list[int] = field("The new lines' ids, in order.", [24, 25])
+    tip_line_id: int = field("The save's tip now.", 25)
+    extraction: Extraction = field(
+        "scheduled: a batch of turns is due and queued for the LLM; not_due: nothing to "
+        "extract yet; disabled: no observe asked or no LLM configured; deferred: the "
+        "extraction queue is full, the next append schedules it again.",
+        "not_due",
+    )
+
+
+class RegeneratedLine(Request):
+    """The new reply; speaker fields not given are the replaced reply's."""
+
+    content: str = text("The regenerated reply.", "才、才没有呢！", max_length=LINE_LENGTH)
+    role_id: int | None = key("The character (default: the replaced reply's).", 1, default=None)
+    script_role_id: str | None = text(
+        "The NPC (default: the replaced reply's).", "7", max_length=ID_LENGTH, default=None
+    )
+    display_name: str | None = text("The shown name.", "钦灵", max_length=NAME_LENGTH, default=None)
+    original_emotion: str | None = text(
+        "The emotion tag.", "生气", max_length=NAME_LENGTH, default=None
+    )
+    tts_content: str | None = text(
+        "Voice text.", "ち、違うもん！", max_length=MESSAGE_LENGTH, default=None
+    )
+    action_content: str | None = text(
+        "Stage action.", "脸红", max_length=MESSAGE_LENGTH, default=None
+    )
+    created_at: GameTime | None = field("When (game clock).", None, default=None)
+
+
+class Regenerate(Request):
+    """Regenerate the tip's reply: a sibling line that becomes the tip."""
+
+    user_id: str | None = text(USER_ID, "mumu", max_length=ID_LENGTH, default=None)
+    line: RegeneratedLine = field("The new reply.", {"content": "才、才没有呢！"})
+    now: GameTime | None = field(NOW, None, default=None)
+
+
+class Regenerated(Response):
+    save_id: int = field("The save.", 2)
+    line_ids: list[int] = field("The new line.", [26])
+    tip_line_id: int = field("The save's tip now (the new line).", 26)
+    replaced_line_id: int = field("The reply it replaces (kept: a reload returns to it).", 23)
+
+
+class TipMove(Request):
+    """Reload a save point: the tip moves to a line of this save's tree."""
+
+    user_id: str | None = text(USER_ID, "mumu", max_length=ID_LENGTH, default=None)
+    line_id: int = key("The line to continue from.", 21)
+
+
+class Tip(Response):
+    save_id: int = field("The save.", 2)
+    tip_line_id: int = field("The save's tip now.", 21)
+
+
+class LineOut(Response):
+    line_position: int = field("Position on the branch (0 = root).", 0)
+    line_id: int = field("The line.", 9)
+    parent_line_id: int | None = field("Its parent.", None)
+    save_id: int = field("The save it belongs to (a fork shows its origin's lines).", 2)
+    attribute: str = field("system, user or assistant.", "user")
+    content: str = field("What is said.", "你好")
+    role_id: int | None = field("The character.", None)
+    script_role_id: str | None = field("The script NPC.", None)
+    display_name: str | None = field("The shown name.", None)
+    original_emotion: str | None = field("The emotion tag.", None)
+    predicted_emotion: str | None = field("A classifier's emotion tag.", None)
+    tts_content: str | None = field("Voice text.", None)
+    action_content: str | None = field("Stage action.", None)
+    audio_file: str | None = field("Voice file.", None)
+    created_at: GameTime | None = field("When it was said.", None)
+
+
+class BranchPage(Response):
+    save_id: int = field("The save.", 2)
+    tip_line_id: int | None = field("Its tip.", 23)
+    lines: list[LineOut] = field("Lines of the current branch, oldest first.", [])
+    has_more: bool = field("Older lines exist.", False)
+    next_before: int | None = field("Pass as `before` for the page before this one.", None)
+
+
+class MemoryStatus(Response):
+    save_id: int = field("The save.", 2)
+    agent_id: str = field("The agent.", "qiyu")
+    target_key: str = field("The character observed (role_id=N or script_role_id=X).", "role_id=1")
+    pending_turns: int = field("Turns after the extraction watermark.", 3)
+    watermark_line_id: int | None = field("The last line extraction covered.", None)
+    last_batch_key: str | None = field("The newest extraction batch of this save.", None)
+    last_extracted_at: GameTime | None = field("When it was extracted.", None)
+    last_observed_at: GameTime | None = field("When the loop last looked.", None)
+    last_error: str | None = field("The last failed extraction.", None)
+    last_error_at: GameTime | None = field("When it failed.", None)
+    failed_attempts: int = field("Failed extractions since the last success.", 0)
+    extraction: Literal["queued", "idle", "disabled"] = field(
+        "queued: a batch waits for (or is with) the LLM; idle: nothing queued; disabled: no "
+        "LLM configured.",
+        "idle",
+    )

@@ -1,0 +1,43 @@
+"""The service's limits and keys: every request is bounded in size and time, and every value
+here is a `rolemem serve` option (its --help prints the defaults)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """Limits of one `rolemem serve`."""
+
+    # required in X-API-Key on every route but /health (None: open)
+    api_key: str | None = None
+    # designer routes (/official, /config) take this key when set, else the API key
+    designer_key: str | None = None
+    # a request body larger than this is refused (413) before it is read in full
+    max_body_bytes: int = 1024 * 1024
+    # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
+    # stopped and answered 503
+    request_timeout: float = 10.0
+    # threads doing per-request engine work (DuckDB runs each statement on the cores itself)
+    request_threads: int = 8
+    # extraction (LLM) workers, and the batches that may wait for one; a full queue leaves the
+    # batch pending and the next append schedules it again
+    extraction_threads: int = 2
+    extraction_queue: int = 64
+    # seconds a SIGTERM waits for requests in flight before the service exits
+    shutdown_grace: float = 5.0
+    # an idempotency key answers the same request again for at least this many hours
+    idempotency_hours: float = 24.0
+
+    def __post_init__(self) -> None:
+        from ..errors import RolememError
+
+        for name in ("max_body_bytes", "request_threads", "extraction_threads"):
+            if getattr(self, name) < 1:
+                raise RolememError(f"{name} must be at least 1", field=name)
+        for name in ("request_timeout", "shutdown_grace", "idempotency_hours"):
+            if not getattr(self, name) > 0:
+                raise RolememError(f"{name} must be a positive number", field=name)
+        if self.extraction_queue < 0:
+            raise RolememError("extraction_queue must be 0 or more", field="extraction_queue")

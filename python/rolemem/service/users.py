@@ -1,0 +1,217 @@
+"""A player's memories: list, timeline, archive, edit, delete (archived), forget, export. Every
+route acts on that player's memories only: another player's or an official memory is a 404
+and nothing changes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+
+from .. import _duck, memories, saves
+from ..archive import archived
+from .errors import responses
+from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
+from .schemas.memories import (
+    Archived,
+    ArchivePage,
+    Edited,
+    Export,
+    ForgetRequest,
+    Forgotten,
+    MemoryEdit,
+    MemoryKind,
+    MemoryPage,
+    TimelineItem,
+)
+from .state import Store
+
+router = APIRouter(tags=["player memories"])
+
+UserId = Annotated[
+    str,
+    Path(min_length=1, max_length=ID_LENGTH, description="The player.", examples=["mumu"]),
+]
+Kind = Annotated[MemoryKind, Path(description="event or entity.")]
+MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[17])]
+AgentQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=ID_LENGTH, description="Only this agent's memories."),
+]
+Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
+Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
+    return store
+
+
+@router.get(
+    "/users/{user_id}/memories",
+    response_model=MemoryPage,
+    summary="List a player's memories",
+    description="Live events and entity memories, newest first, with strength, time, the save "
+    "an event came from and whether that save's current branch shows it.",
+    responses=responses(400, 401, 422),
+)
+async def list_memories(
+    request: Request,
+    user_id: UserId,
+    agent_id: AgentQuery = None,
+    kind: Annotated[MemoryKind | None, Query(description="event or entity.")] = None,
+    q: Annotated[
+        str | None,
+        Query(min_length=1, max_length=MESSAGE_LENGTH, description="Text the memory contains."),
+    ] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> Any:
+    store = _store(request)
+    return await store.run(
+        request,
+        memories.list_memories,
+        store.con,
+        user_id,
+        agent_id=agent_id,
+        kind=kind,
+        q=q,
+        limit=limit,
+        offset=offset,
+        timeout=store.settings.request_timeout,
+    )
+
+
+@router.get(
+    "/users/{user_id}/timeline",
+    response_model=list[TimelineItem],
+    summary="A player's overview timeline",
+    description="The newest events (前情提要) on the save's current branch, oldest first.",
+    responses=responses(400, 401, 404, 422),
+)
+async def timeline(
+    request: Request,
+    user_id: UserId,
+    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    save_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
+    ] = None,
+) -> Any:
+    store = _store(request)
+
+    def read() -> list[dict[str, Any]]:
+        if save_id is not None:
+            with _duck.cursor(store.con) as cur:
+                saves.owned_save(cur, save_id, user_id)
+        return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
+
+    return await store.run(request, read, timeout=store.settings.request_timeout)
+
+
+@router.get(
+    "/users/{user_id}/archive",
+    response_model=ArchivePage,
+    summary="A player's archived memories",
+    description="Memories cleanup, consolidation, edits, deletes and forgetting moved out of "
+    "the live store, with the reason and the whole row as it was; oldest first.",
+    responses=responses(401, 422),
+)
+async def archive(
+    request: Request,
+    user_id: UserId,
+    agent_id: AgentQuery = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> Any:
+    store = _store(request)
+    items = await store.run(
+        request,
+        archived,
+        store.con,
+        user_id=user_id,
+        agent_id=agent_id,
+        limit=limit,
+        offset=offset,
+    )
+    return {"items": items, "limit": limit, "offset": offset}
+
+
+@router.patch(
+    "/users/{user_id}/memories/{kind}/{memory_id}",
+    response_model=Edited,
+    summary="Edit a player's memory",
+    description="Change the given fields (pin it, correct it). An event's new text is stored "
+    "as a new event (its words and vectors follow the text); the old one is archived.",
+    responses=responses(400, 401, 404, 413, 422),
+)
+async def edit(
+    request: Request,
+    user_id: UserId,
+    kind: Kind,
+    body: MemoryEdit,
+    memory_id: MemoryId,
+) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        memories.edit,
+        store.memory,
+        kind,
+        memory_id,
+        body.model_dump(exclude_none=True),
+        scope="user",
+        user_id=user_id,
+    )
+
+
+@router.delete(
+    "/users/{user_id}/memories/{kind}/{memory_id}",
+    response_model=Archived,
+    summary="Delete a player's memory",
+    description="Moved to the archive (reason deleted), never destroyed; `forget` with purge "
+    "destroys.",
+    responses=responses(401, 404, 422),
+)
+async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        memories.delete,
+        store.con,
+        kind,
+        memory_id,
+        scope="user",
+        user_id=user_id,
+    )
+
+
+@router.post(
+    "/users/{user_id}/forget",
+    response_model=Forgotten,
+    summary="Forget a player",
+    description="Archive every memory of the player (with one agent, or all); with "
+    "`purge: true`, remove the memories, their archive and recall log for good.",
+    responses=responses(400, 401, 413, 422),
+)
+async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
+    store = _store(request)
+    return await store.run(
+        None,
+        memories.forget,
+        store.con,
+        user_id,
+        agent_id=body.agent_id,
+        purge=body.purge,
+    )
+
+
+@router.get(
+    "/users/{user_id}/export",
+    response_model=Export,
+    summary="Export a player's memories",
+    description="Every live and archived memory of the player as JSON.",
+    responses=responses(401, 422),
+)
+async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
+    store = _store(request)
+    return await store.run(request, memories.export, store.con, user_id, agent_id=agent_id)
