@@ -2,6 +2,13 @@
 # Every test: lint and types, pytest, then dbt build (models, data tests, unit tests, singular
 # tests) and docs, on a database of their own so a developer's rolemem.duckdb is left alone.
 source "$(dirname "$0")/_venv.sh"
+# the page tests drive a real headless Chromium from the system packages; without one (no apt,
+# no root) they are skipped with the reason
+if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    (apt-get install -y -qq chromium >/dev/null 2>&1 \
+        || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) \
+        || echo "chromium could not be installed: the page tests will be skipped"
+fi
 ruff check python tests bench
 ruff format --check python tests bench
 mypy

@@ -6,12 +6,17 @@ from __future__ import annotations
 import warnings
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Request
+from fastapi import APIRouter, Path, Request
 
-from ..character_config import ConfigWarning, export_designer_json, parse_designer_json
+from ..character_config import (
+    ConfigError,
+    ConfigWarning,
+    export_designer_json,
+    parse_designer_json,
+)
 from ..character_memory import store_config, stored_config
 from .errors import responses
-from .schemas.admin import DESIGNER_CONFIG_EXAMPLE, ConfigImported
+from .schemas.admin import ConfigImported, DesignerConfig, DesignerConfigIn
 from .schemas.common import ID_LENGTH
 from .state import Store
 
@@ -39,25 +44,20 @@ def _store(request: Request) -> Store:
     "as advice.",
     responses=responses(400, 401, 413, 422),
 )
-async def import_config(
-    request: Request,
-    body: Annotated[dict[str, Any], Body(examples=[DESIGNER_CONFIG_EXAMPLE])],
-) -> Any:
+async def import_config(request: Request, body: DesignerConfigIn) -> Any:
     store = _store(request)
 
     def write() -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as advice:
             warnings.simplefilter("always", ConfigWarning)
-            config = parse_designer_json(body, character_id=body.get("character_id"))
+            config = parse_designer_json(body.model_dump())
+            if not any(config.tables.values()):
+                raise ConfigError("the designer config has no entries")
             with store.write_lock:
                 written = store_config(store.con, config)
-        character = next(
-            (row["character_id"] for rows in config.tables.values() for row in rows),
-            str(body.get("character_id")),
-        )
-        store.forget_character(character)
+        store.forget_character(body.character_id)
         return {
-            "character_id": character,
+            "character_id": body.character_id,
             "written": written,
             "advice": [str(item.message) for item in advice],
         }
@@ -67,7 +67,8 @@ async def import_config(
 
 @router.get(
     "/config/{character_id}",
-    response_model=dict[str, Any],
+    response_model=DesignerConfig,
+    response_model_exclude_none=True,
     summary="Export a character's designer config",
     description="The character's config as the designers' JSON (what the import takes).",
     responses=responses(400, 401, 422),

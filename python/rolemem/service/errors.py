@@ -41,7 +41,12 @@ class ErrorDetail(BaseModel):
 class ErrorBody(BaseModel):
     """Every non-2xx answer."""
 
-    error: ErrorDetail
+    error: ErrorDetail = Field(
+        description="What went wrong.",
+        examples=[
+            {"type": "SaveNotFoundError", "message": "no save with id 7", "field": "save_id"}
+        ],
+    )
 
 
 _DESCRIPTIONS = {

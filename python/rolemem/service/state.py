@@ -105,6 +105,8 @@ class Store:
             _cancel.current.reset(reset)
         future = (pool or self.requests).submit(job, *args, **kwargs)
         waiter = asyncio.wrap_future(future)
+        # an answer nobody waits for any more (a timeout, a client gone) is not an error
+        waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:

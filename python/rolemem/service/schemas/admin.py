@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import Response, field
+from pydantic import ConfigDict
+
+from .common import ID_LENGTH, Request, Response, field, text
 
 
 class Health(Response):
@@ -31,6 +33,53 @@ DESIGNER_CONFIG_EXAMPLE: dict[str, Any] = {
     "events": {},
     "dialogue_styles": {},
 }
+
+
+class DesignerEntry(Response):
+    """One entry as designers write it."""
+
+    keywords: list[str] = field("Keywords that recall it (关键词).", ["温柔"], alias="关键词")
+    content: str = field("The text (内容).", "对{{user}}格外温柔", alias="内容")
+    strength: int | None = field("1-5 (强度).", 5, default=None, alias="强度")
+    date: str | None = field(
+        "Events: the date as written (日期).", None, default=None, alias="日期"
+    )
+    query_params: list[dict[str, Any]] = field(
+        "Unlock conditions: {field, value, operator}, all must hold.",
+        [{"field": "intimacy", "value": 3, "operator": "gte"}],
+        alias="queryParams",
+    )
+
+
+class DesignerConfig(Response):
+    """A character's designer config (what `POST /config/import` takes)."""
+
+    model_config = ConfigDict(
+        populate_by_name=True, json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]}
+    )
+
+    character_id: str = field("The character.", "qiyu")
+    attributes: dict[str, list[DesignerEntry]] = field("Per category (属性大类).", {})
+    events: dict[str, list[DesignerEntry]] = field("Per event type.", {})
+    dialogue_styles: dict[str, list[DesignerEntry]] = field("Per style type.", {})
+
+
+class DesignerConfigIn(Request):
+    """One character's designer JSON. Entry keys as designers write them (关键词, 内容, 强度,
+    日期, queryParams; English names too) are checked by the import's own rules."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]}
+    )
+
+    character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
+    attributes: dict[str, list[dict[str, Any]]] = field(
+        "Attribute entries per category (属性大类).", {}, default={}
+    )
+    events: dict[str, list[dict[str, Any]]] = field("Event entries per event type.", {}, default={})
+    dialogue_styles: dict[str, list[dict[str, Any]]] = field(
+        "Dialogue examples per style type.", {}, default={}
+    )
 
 
 class ConfigImported(Response):
