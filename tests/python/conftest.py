@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -122,3 +125,21 @@ def error_of(answer: Any) -> dict[str, Any]:
     assert set(body) == {"error"}, body
     assert {"type", "message"} <= set(body["error"]) <= {"type", "message", "field"}, body
     return body["error"]
+
+
+@functools.cache
+def _demo_template() -> Path:
+    """The demo store, built once per test run (load_demo embeds its events with e5)."""
+    from rolemem.demo_data import load_demo
+
+    path = Path(tempfile.mkdtemp(prefix="rolemem-demo-")) / "demo.duckdb"
+    load_demo(str(path))
+    with duckdb.connect(str(path)) as con:
+        con.execute("checkpoint")
+    return path
+
+
+def demo_store(path: str) -> str:
+    """A fresh copy of the demo store at `path` (what `load_demo(path)` writes)."""
+    shutil.copyfile(_demo_template(), path)
+    return path

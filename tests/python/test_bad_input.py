@@ -12,8 +12,9 @@ import pytest
 
 from rolemem import CharacterMemory, DynamicMemory, RolememError, build_memory
 from rolemem.cli import main
-from rolemem.demo_data import load_demo
 from rolemem.memory_loop import MemoryLoop
+
+from .conftest import demo_store
 
 NOW = datetime(2021, 2, 21, 12, 0)
 AWARE = datetime(2021, 2, 21, 12, 0, tzinfo=UTC)
@@ -33,7 +34,7 @@ ENTITY = {
 @pytest.fixture(scope="module")
 def demo_path(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("bad") / "demo.duckdb")
-    load_demo(path)
+    demo_store(path)
     return path
 
 

@@ -13,7 +13,7 @@ from rolemem.character_memory import CharacterMemory
 from rolemem.cli import main
 from rolemem.text import tokenize
 
-from .conftest import REPO, run_dbt, seed_demo
+from .conftest import REPO, demo_store, run_dbt, seed_demo
 
 REQUESTS = REPO / "seeds" / "recall" / "demo_recall_requests.csv"
 
@@ -161,3 +161,46 @@ def test_config_load_writes_the_seeds_without_dbt(tmp_path, capsys):
     assert from_db["character_memory_attributes"] == (
         "能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔"
     )
+
+
+def test_dbt_build_keeps_the_deployments_config(tmp_path, capsys):
+    """An imported character is the deployment's config: `dbt build` reads it (the unlock
+    matrix shows it) and replaces nothing."""
+
+    path = str(tmp_path / "live.duckdb")
+    demo_store(path)
+    designer = tmp_path / "innkeeper.json"
+    designer.write_text(
+        json.dumps(
+            {
+                "character_id": "innkeeper",
+                "attributes": {
+                    "爱好": [
+                        {
+                            "关键词": ["酒", "桂花"],
+                            "内容": "最爱喝自家酿的桂花酒",
+                            "强度": 4,
+                            "queryParams": [{"field": "intimacy", "value": 3, "operator": "gte"}],
+                        }
+                    ]
+                },
+            },
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
+    assert main(["config", "import", str(designer), "--db", path]) == 0
+    assert "wrote 1 character_attributes" in capsys.readouterr().out
+    run_dbt(
+        path, tmp_path, "build", "--select", "+character_unlock_matrix", "--exclude", "tag:demo+"
+    )
+    with duckdb.connect(path, read_only=True) as con:
+        assert con.execute(
+            """select intimacy, exploration, is_unlocked from character_unlock_matrix
+            where character_id = 'innkeeper' and intimacy in (2, 3) and exploration = 1
+            order by intimacy"""
+        ).fetchall() == [(2, 1, False), (3, 1, True)]
+        assert con.execute(
+            "select character_id, content from character_attributes "
+            "where character_id = 'innkeeper'"
+        ).fetchall() == [("innkeeper", "最爱喝自家酿的桂花酒")]

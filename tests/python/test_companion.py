@@ -10,9 +10,10 @@ import duckdb
 import pytest
 
 from rolemem import Companion
-from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
+
+from .conftest import demo_store
 
 NOW = datetime(2021, 2, 21, 12, 0)
 CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio"}
@@ -21,7 +22,7 @@ CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio"}
 @pytest.fixture
 def con(tmp_path):
     path = str(tmp_path / "companion.duckdb")
-    load_demo(path)
+    demo_store(path)
     connection = duckdb.connect(path)
     yield connection
     connection.close()

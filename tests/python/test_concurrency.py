@@ -11,14 +11,15 @@ from datetime import datetime, timedelta
 import duckdb
 
 from rolemem import DynamicMemory, build_memory_for_save
-from rolemem.demo_data import load_demo
+
+from .conftest import demo_store
 
 NOW = datetime(2021, 2, 21, 12, 0)
 
 
 def test_eight_threads_mixed_calls_for_a_fixed_time_without_an_error(tmp_path):
     path = str(tmp_path / "threads.duckdb")
-    load_demo(path)
+    demo_store(path)
     con = duckdb.connect(path)
     memory = DynamicMemory(con, embedder=None)
     errors: list[BaseException] = []
@@ -72,7 +73,7 @@ time.sleep(30)
 
 def test_a_second_process_gets_one_clear_error(tmp_path):
     path = str(tmp_path / "held.duckdb")
-    load_demo(path)
+    demo_store(path)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, path], stdout=subprocess.PIPE)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"holding"
@@ -138,7 +139,7 @@ def test_read_only_stores_look_but_never_write(tmp_path):
     from rolemem.dynamic_memory import MemoryInputError
 
     path = str(tmp_path / "ro.duckdb")
-    load_demo(path)
+    demo_store(path)
     with DynamicMemory(path, embedder=None, read_only=True) as memory:
         response = memory.query("火锅", user_id="mumu", agent_id="qiyu", now=NOW, update=False)
         assert response.memory_events

@@ -11,11 +11,10 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.cli import main
-from rolemem.demo_data import load_demo
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.text import extract_keywords
 
-from .conftest import REPO, run_dbt
+from .conftest import REPO, demo_store, run_dbt
 
 QUERIES = REPO / "seeds" / "memory" / "demo_memory_queries.csv"
 
@@ -34,7 +33,7 @@ def test_demo_query_tokens_are_the_tfidf_keywords():
 def demo_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("dynamic")
     path = str(tmp / "dynamic.duckdb")
-    load_demo(path)
+    demo_store(path)
     run_dbt(path, tmp, "seed")
     run_dbt(path, tmp, "run", "--select", "+memory_prompt_texts", "+memory_query_events")
     return path
@@ -76,7 +75,7 @@ def test_dbt_marts_equal_python_queries(demo_db):
 
 def test_cli_query(tmp_path, capsys):
     path = str(tmp_path / "demo.duckdb")
-    load_demo(path)
+    demo_store(path)
     code = main(
         [
             "query",
@@ -115,7 +114,7 @@ def test_cli_query(tmp_path, capsys):
 
 def test_cli_official_export_then_import_with_progress(tmp_path, capsys):
     source = str(tmp_path / "source.duckdb")
-    load_demo(source)
+    demo_store(source)
     assert main(["official", "export", "--agent", "qiyu", "--db", source]) == 0
     exported = capsys.readouterr().out
     doc = tmp_path / "official.json"
@@ -136,7 +135,7 @@ def test_close_waits_for_running_calls_and_refuses_new_ones(tmp_path):
     import threading
 
     path = str(tmp_path / "close.duckdb")
-    load_demo(path)
+    demo_store(path)
     memory = DynamicMemory(path, embedder=None)
     started, release = threading.Event(), threading.Event()
     original = memory._prepare_events

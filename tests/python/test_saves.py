@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from rolemem import build_memory_for_save
-from rolemem.demo_data import load_demo
 from rolemem.errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
 from rolemem.saves import Saves
+
+from .conftest import demo_store
 
 
 @pytest.fixture
 def saves(tmp_path):
     path = str(tmp_path / "saves.duckdb")
-    load_demo(path)
+    demo_store(path)
     with Saves(path) as book:
         yield book
 

@@ -9,13 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import pytest
 
-from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 
-from .conftest import error_of, serving
+from .conftest import demo_store, error_of, serving
 
 KEY = {"X-API-Key": "secret"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -26,7 +25,7 @@ NOW = "2021-02-21T12:00:00"
 def service(tmp_path_factory):
     folder = tmp_path_factory.mktemp("service")
     path = str(folder / "service.duckdb")
-    load_demo(path)
+    demo_store(path)
     llm_server = ScriptedChatServer().start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(
@@ -252,7 +251,7 @@ def test_rolemem_snapshot_of_a_file_no_one_holds(tmp_path, capsys):
     from rolemem.cli import main
 
     path = str(tmp_path / "quiet.duckdb")
-    load_demo(path)
+    demo_store(path)
     out = str(tmp_path / "copy.duckdb")
     assert main(["snapshot", "--db", path, "--out", out]) == 0
     with duckdb.connect(out, read_only=True) as copy, duckdb.connect(path) as source:
@@ -385,7 +384,7 @@ def test_scheduled_snapshots_follow_the_store(tmp_path):
     """`snapshot_every`: the service rewrites the snapshot on a schedule; a copy taken after a
     line was appended holds it, and readers open the copy while the service runs."""
     path = str(tmp_path / "live.duckdb")
-    load_demo(path)
+    demo_store(path)
     copy = tmp_path / "scheduled.duckdb"
     app = create_app(path, embedder=None, snapshot_path=str(copy), snapshot_every=0.2)
 
@@ -423,7 +422,7 @@ def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path)
     """After /lines answers, a background job refreshes the save's write-time history, so the
     next /turn reads it instead of paying the upkeep."""
     path = str(tmp_path / "live.duckdb")
-    load_demo(path)
+    demo_store(path)
     app = create_app(path, embedder=None)
     with serving(app) as client:
         store = app.state.store

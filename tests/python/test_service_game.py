@@ -10,13 +10,12 @@ import time
 import httpx
 import pytest
 
-from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer, Status
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 
-from .conftest import error_of, serving
+from .conftest import demo_store, error_of, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -26,7 +25,7 @@ DESIGNER = {"X-API-Key": "designer"}
 def game(tmp_path_factory):
     folder = tmp_path_factory.mktemp("game")
     path = str(folder / "game.duckdb")
-    load_demo(path)
+    demo_store(path)
     llm_server = ScriptedChatServer().start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(
