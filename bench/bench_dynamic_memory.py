@@ -109,7 +109,7 @@ def build_store(path: str, store_events: int) -> None:
     )
     con.execute("""
         insert into memory_event_term
-        select id, term, sum(in_description), sum(in_keywords) from (
+        select id, term, sum(in_description), sum(in_keywords), sum(in_keywords) from (
             select id, unnest(json_extract_string(keywords, '$[*]')) as term,
                    1 as in_description, 1 as in_keywords
             from memory_event
@@ -196,7 +196,11 @@ def main() -> None:
         memory = DynamicMemory(con, embedder=embedder)
         for text in QUERIES:  # warm-up
             memory.query(text, user_id="mumu", agent_id="qiyu", now=NOW, score_threshold=0.3)
-        totals, stages, base = [], {"tokenize": [], "embed": [], "sql": [], "update": []}, []
+        totals, stages, base = (
+            [],
+            {"tokenize": [], "wait": [], "embed": [], "sql": [], "update": []},
+            [],
+        )
         for run in range(args.runs):
             text = QUERIES[run % len(QUERIES)]
             start = time.perf_counter()

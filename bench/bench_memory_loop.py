@@ -188,7 +188,7 @@ def build_heavy_player(con: duckdb.DuckDBPyConnection, memories: int) -> None:
     )
     con.execute(
         """insert into memory_event_term
-        select id, '事', 1, 1 from memory_event where user_id = 'heavy'"""
+        select id, '事', 1, 1, 1 from memory_event where user_id = 'heavy'"""
     )
     con.execute(
         """insert into memory_entity (scope, agent_id, user_id, entity_name, entity_type, kind,

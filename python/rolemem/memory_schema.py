@@ -87,7 +87,8 @@ class MemoryEvent(SQLModel, table=True):
 
 class MemoryEventTerm(SQLModel, table=True):
     """How often a token occurs in an event's description and keywords: the BM25 postings,
-    and (keyword_count) which tokens come from its tags."""
+    (keyword_count) which tokens come from its tags, and (tag_count) how many of its tags the
+    token is whole, case-folded (recall's exact-tag tier, decided once at write time)."""
 
     __tablename__ = "memory_event_term"
 
@@ -95,6 +96,7 @@ class MemoryEventTerm(SQLModel, table=True):
     term: str = Field(primary_key=True)
     description_count: int
     keyword_count: int
+    tag_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class MemoryRecallLog(SQLModel, table=True):
@@ -228,6 +230,7 @@ _ADDED_COLUMNS = {
         ("last_error_at", "timestamp"),
         ("failed_attempts", "integer default 0"),
     ],
+    "memory_event_term": [("tag_count", "integer default 0")],
     "memory_event": [
         ("is_pinned", "boolean default false"),
         ("save_id", "bigint"),

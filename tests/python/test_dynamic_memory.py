@@ -556,13 +556,17 @@ def test_postings_of_an_older_store_are_recomputed_once():
     con = duckdb.connect()
     memory = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
     event_id = event(memory, "木木在读侦探小说", 1, ["Outdoor"])
-    postings = "select term, description_count, keyword_count from memory_event_term order by term"
+    postings = (
+        "select term, description_count, keyword_count, tag_count from memory_event_term "
+        "order by term"
+    )
     expected = con.execute(postings).fetchall()
-    assert ("侦探", 1, 0) in expected and ("outdoor", 0, 2) in expected
+    assert ("侦探", 1, 0, 0) in expected and ("outdoor", 0, 2, 1) in expected
     # what an older store holds (precise-mode words, letter case kept), no migration recorded
     con.execute("delete from memory_event_term")
     con.execute(
-        "insert into memory_event_term values ($id, '侦探小说', 1, 0), ($id, 'Outdoor', 0, 2)",
+        "insert into memory_event_term (event_id, term, description_count, keyword_count) "
+        "values ($id, '侦探小说', 1, 0), ($id, 'Outdoor', 0, 2)",
         {"id": event_id},
     )
     con.execute("update memory_event set token_count = 99")
@@ -570,7 +574,7 @@ def test_postings_of_an_older_store_are_recomputed_once():
     DynamicMemory(con, embedder=None)
     assert con.execute(postings).fetchall() == expected
     assert con.execute("select token_count from memory_event").fetchone()[0] == sum(
-        d + k for _, d, k in expected
+        d + k for _, d, k, _ in expected
     )
     result = memory.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert [e["event_id"] for e in result.memory_events] == [event_id]

@@ -195,7 +195,7 @@ def test_cached_vectors_follow_the_store():
 
 
 def test_vector_cache_keeps_at_most_its_bound():
-    from rolemem.vector_cache import EventVectorCache
+    from rolemem.dynamic_memory.vector_cache import EventVectorCache
 
     con = duckdb.connect()
     memory = DynamicMemory(con, embedder=CharacterEmbedder())
@@ -206,9 +206,9 @@ def test_vector_cache_keeps_at_most_its_bound():
                 for i in range(3)
             ]
         )
-    from rolemem.dynamic_memory import _SOURCES
+    from rolemem.dynamic_memory import PLAYER_EVENTS
 
-    cache = EventVectorCache(16, _SOURCES["source_memory_event"], max_vectors=4)
+    cache = EventVectorCache(16, PLAYER_EVENTS, max_vectors=4)
     for user in ("u", "v", "w"):
         got = cache.cosines(con.cursor(), "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3

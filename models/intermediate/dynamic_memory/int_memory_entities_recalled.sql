@@ -9,8 +9,13 @@ queries as (
     select * from {{ ref('int_memory_queries') }}
 ),
 
+-- each word with how many of the query's words are its own tokens (the score's denominator)
 words as (
-    select * from {{ ref('int_memory_query_words') }}
+    select
+        *,
+        count(*) filter (where word_source = 'token') over (partition by query_id)
+            as base_word_count
+    from {{ ref('int_memory_query_words') }}
 ),
 
 entities as (
@@ -34,6 +39,7 @@ hits as (
         scoped.query_id,
         scoped.entity_id,
         words.word,
+        words.base_word_count,
         case scoped.kind
             when '与主体和客体的关系' then 1
             when '用户属性' then 2
@@ -53,22 +59,15 @@ hits as (
         )
 ),
 
-base_word_counts as (
-    select
-        query_id,
-        count(*) as base_word_count
-    from words
-    where word_source = 'token'
-    group by query_id
-),
-
+-- a word matches an entity at most once (the query's words are distinct)
 per_entity as (
     select
         query_id,
         entity_id,
         min(tier) as tier,
-        list(distinct word order by word) as matched_keywords,
-        count(distinct word) as matched_word_count
+        list(word order by word) as matched_keywords,
+        count(*) as matched_word_count,
+        any_value(base_word_count) as base_word_count
     from hits
     group by query_id, entity_id
 ),
@@ -83,11 +82,8 @@ ranked as (
         scoped.description,
         scoped.updated_at,
         scoped.entity_limit,
-        least(
-            1.0,
-            per_entity.matched_word_count
-            / greatest(coalesce(base_word_counts.base_word_count, 1), 1)
-        ) as score,
+        least(1.0, per_entity.matched_word_count / greatest(per_entity.base_word_count, 1))
+            as score,
         row_number() over (
             partition by per_entity.query_id
             order by per_entity.tier, scoped.updated_at desc, per_entity.entity_id desc
@@ -95,8 +91,6 @@ ranked as (
     from per_entity
     inner join scoped
         on scoped.query_id = per_entity.query_id and scoped.entity_id = per_entity.entity_id
-    left join base_word_counts
-        on base_word_counts.query_id = per_entity.query_id
 ),
 
 final as (

@@ -1,8 +1,8 @@
 -- The scored events a query returns: with evidence of relevance (no filler), not already in
 -- the overview timeline (delivered beside them), at or above score_threshold when one is
--- given, then the top result_limit by
--- score, or, with a roulette seed, a weighted draw without replacement (Efraimidis-Spirakis:
--- key = ln(u) / score, u a hash of event and seed, so the same seed draws the same events).
+-- given, then the top result_limit by score, or, with a roulette seed, a weighted draw without
+-- replacement (Efraimidis-Spirakis: key = ln(u) / score, u a hash of event and seed, so the
+-- same seed draws the same events).
 with
 
 queries as (

@@ -1,10 +1,16 @@
--- The cosine of each query's vector with each stored event vector. The Python path replaces
--- this model with cosines it computed in numpy over the player's vectors held in memory (an
--- array scan in SQL costs ~10x more per turn); the scoring rules that use them stay in SQL.
+-- The cosine of each query's vector with the vector of each event it can reach (the agent's
+-- official events and the player's own). The Python path replaces this model's use with
+-- numbers it computes in numpy over the player's vectors held in memory (an array scan in SQL
+-- costs ~10x more per turn): the dense candidates and the cosine statistics; the scoring rules
+-- that use them stay in SQL.
 with
 
 queries as (
     select * from {{ ref('int_memory_queries') }}
+),
+
+events as (
+    select * from {{ ref('stg_app__memory_events') }}
 ),
 
 embeddings as (
@@ -28,7 +34,12 @@ final as (
             queries.query_embedding
         ) as long_context_cosine
     from queries
-    cross join embeddings
+    inner join events
+        on
+            events.agent_id = queries.agent_id
+            and (events.scope = 'official' or events.user_id = queries.user_id)
+    inner join embeddings
+        on embeddings.event_id = events.event_id
     where queries.query_embedding is not null
 )
 

@@ -10,6 +10,7 @@ renamed as (
         term,
         description_count,
         keyword_count,
+        tag_count,
         description_count + keyword_count as term_count
     from source
 )

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import duckdb
 import numpy as np
 
-from .memory_schema import VECTOR_COLUMNS
+from ..memory_schema import VECTOR_COLUMNS
+from .sql import STAT_NAMES
 
 # the cosine each stored vector gives, column for column
 COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
@@ -65,7 +68,8 @@ class EventVectorCache:
 
     def __init__(self, dim: int, reachable_events: str, max_vectors: int = 87_381) -> None:
         """`reachable_events`: SQL of the events one player's query can reach, with `$agent_id`
-        and `$user_id` (the query's own source, so both read the same set). `max_vectors`
+        and `$user_id` as one-element lists (the query's own source, so both read the same
+        set). `max_vectors`
         bounds the events held (each with all its vectors)."""
         self.dim, self.max_vectors = dim, max_vectors
         self._reachable_with_vectors = f"""
@@ -86,7 +90,7 @@ class EventVectorCache:
         """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
         for the player's events that have vectors."""
         reachable = cur.execute(
-            self._reachable_with_vectors, {"agent_id": agent_id, "user_id": user_id}
+            self._reachable_with_vectors, {"agent_id": [agent_id], "user_id": [user_id]}
         ).fetchnumpy()
         all_ids = np.asarray(reachable["event_id"], dtype=np.int64)
         order = np.argsort(all_ids)
@@ -163,14 +167,54 @@ def _no_cosines() -> dict[str, np.ndarray]:
     return {"event_id": np.zeros(0, dtype=np.int64), **{n: np.zeros(0) for n in COSINE_NAMES}}
 
 
-def query_cosines(
+def dense_batch(
+    cache: EventVectorCache | None,
+    cur: duckdb.DuckDBPyConnection,
+    queries: Sequence[Mapping[str, Any]],
+    candidates: int,
+) -> tuple[dict[str, np.ndarray], dict[str, list[float | int | None]]]:
+    """What a batch of queries' dense recall binds (models int_memory_query_dense_candidates
+    and int_memory_query_cosine_stats, computed here in numpy as the SQL models define them),
+    query_id numbered 1.. in order: each query's `candidates` events nearest by the best of
+    their three cosines (ties by id), and the count, sum, sum of squares, min and max of its
+    reachable events' cosines (None without a vector)."""
+    tables = []
+    stats: dict[str, list[float | int | None]] = {name: [] for name in STAT_NAMES}
+    for number, query in enumerate(queries, start=1):
+        table, numbers = _dense_inputs(
+            cache, cur, query["agent_id"], query["user_id"], query["query_embedding"], candidates
+        )
+        tables.append({"query_id": np.full(len(table["event_id"]), number), **table})
+        for name in STAT_NAMES:
+            stats[name].append(numbers[name])
+    return {name: np.concatenate([t[name] for t in tables]) for name in tables[0]}, stats
+
+
+def _dense_inputs(
     cache: EventVectorCache | None,
     cur: duckdb.DuckDBPyConnection,
     agent_id: str,
     user_id: str,
     query: list[float] | None,
-) -> dict[str, np.ndarray]:
-    """The cosines a query binds: none without a query vector."""
+    candidates: int,
+) -> tuple[dict[str, np.ndarray], dict[str, float | int | None]]:
+    stats: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
     if cache is None or query is None:
-        return _no_cosines()
-    return cache.cosines(cur, agent_id, user_id, query)
+        return _no_cosines(), stats
+    cosines = cache.cosines(cur, agent_id, user_id, query)
+    if not len(cosines["event_id"]):
+        return cosines, stats
+    best = np.maximum.reduce([cosines[name] for name in COSINE_NAMES])
+    top = np.lexsort((cosines["event_id"], -best))[:candidates]
+    main = cosines["cosine"]
+    stats.update(
+        cosine_count=len(main),
+        cosine_sum=float(main.sum()),
+        cosine_square_sum=float((main * main).sum()),
+        **{
+            f"{name}_{end}": float(getattr(cosines[name], end)())
+            for name in COSINE_NAMES
+            for end in ("min", "max")
+        },
+    )
+    return {name: values[top] for name, values in cosines.items()}, stats

@@ -1,0 +1,206 @@
+-- The events a query scores: only those that can be in the answer, never the whole store.
+-- A candidate shares a word with the query (BM25 postings: description and tag words), is
+-- among the dense_candidates nearest by meaning, or falls inside the time window the query
+-- names; it is one of the agent's official events or the player's own, on the branch being
+-- played (macro is_event_in_scope). Each comes with its raw signals: BM25 (document
+-- frequencies and lengths over the query's events), the best word tier (equal to a tag, part
+-- of a tag, in the description), its three cosines, and whether it is in the window.
+with
+
+queries as (
+    select * from {{ ref('int_memory_queries') }}
+),
+
+words as (
+    select * from {{ ref('int_memory_query_words') }}
+),
+
+events as (
+    select * from {{ ref('stg_app__memory_events') }}
+),
+
+terms as (
+    select * from {{ ref('stg_app__memory_event_terms') }}
+),
+
+dense as (
+    select * from {{ ref('int_memory_query_dense_candidates') }}
+),
+
+time_windows as (
+    select * from {{ ref('int_memory_query_time_windows') }}
+),
+
+query_chains as (
+    select * from {{ ref('int_memory_query_chains') }}
+),
+
+-- the query's events: the agent's official ones and the player's own (the columns scoring
+-- reads: rows stay narrow, the events' texts are joined for the answer only)
+reachable as (
+    select
+        queries.query_id,
+        events.event_id,
+        events.token_count,
+        events.importance,
+        events.feedback,
+        events.recall_count,
+        events.save_id,
+        events.last_line_id,
+        events.created_at,
+        events.last_recalled_at
+    from events
+    inner join queries
+        on
+            events.agent_id = queries.agent_id
+            and (events.scope = 'official' or events.user_id = queries.user_id)
+),
+
+corpus as (
+    select
+        query_id,
+        count(*) as event_count,
+        greatest(avg(token_count), 1) as average_length
+    from reachable
+    group by query_id
+),
+
+-- a one-character word counts only where it equals a tag's token, never inside a description
+postings as (
+    select
+        reachable.query_id,
+        reachable.event_id,
+        terms.keyword_count
+        + case when length(words.word) > 1 then terms.description_count else 0 end
+            as term_count,
+        reachable.token_count,
+        case when words.word_source = 'token' then 1.0 else queries.expanded_word_weight end
+            as word_weight,
+        case
+            -- query words and postings are case-folded (Hiking = hiking); tag_count: the tags
+            -- the word is whole
+            when terms.tag_count > 0 then queries.tier_exact_tag
+            when terms.keyword_count > 0 then queries.tier_partial_tag
+            else queries.tier_partial_content
+        end as word_tier,
+        count(*) over (partition by reachable.query_id, words.word) as document_frequency
+    from words
+    inner join terms
+        on terms.term = words.word
+    inner join reachable
+        on reachable.query_id = words.query_id and reachable.event_id = terms.event_id
+    inner join queries
+        on queries.query_id = words.query_id
+    where terms.keyword_count > 0 or length(words.word) > 1
+),
+
+lexical as (
+    select
+        postings.query_id,
+        postings.event_id,
+        sum(
+            postings.word_weight
+            * ln(
+                1 + (corpus.event_count - postings.document_frequency + 0.5)
+                / (postings.document_frequency + 0.5)
+            )
+            * postings.term_count * (queries.bm25_k1 + 1)
+            / (
+                postings.term_count + queries.bm25_k1 * (
+                    1 - queries.bm25_b
+                    + queries.bm25_b * postings.token_count / corpus.average_length
+                )
+            )
+        ) as bm25_raw,
+        max(postings.word_weight * postings.word_tier) as word_tier,
+        cast(null as double) as cosine,
+        cast(null as double) as context_cosine,
+        cast(null as double) as long_context_cosine,
+        false as is_in_time_window
+    from postings
+    inner join corpus
+        on corpus.query_id = postings.query_id
+    inner join queries
+        on queries.query_id = postings.query_id
+    group by postings.query_id, postings.event_id
+),
+
+in_time_window as (
+    select
+        reachable.query_id,
+        reachable.event_id,
+        0.0 as bm25_raw,
+        0.0 as word_tier,
+        cast(null as double) as cosine,
+        cast(null as double) as context_cosine,
+        cast(null as double) as long_context_cosine,
+        true as is_in_time_window
+    from reachable
+    inner join time_windows
+        on
+            time_windows.query_id = reachable.query_id
+            and reachable.created_at >= time_windows.window_start
+            and reachable.created_at < time_windows.window_end
+),
+
+signals as (
+    select * from lexical
+    union all
+    select
+        query_id,
+        event_id,
+        0.0 as bm25_raw,
+        0.0 as word_tier,
+        cosine,
+        context_cosine,
+        long_context_cosine,
+        false as is_in_time_window
+    from dense
+    union all
+    select * from in_time_window
+),
+
+per_event as (
+    select
+        query_id,
+        event_id,
+        max(bm25_raw) as bm25_raw,
+        max(word_tier) as word_tier,
+        max(cosine) as cosine,
+        max(context_cosine) as context_cosine,
+        max(long_context_cosine) as long_context_cosine,
+        bool_or(is_in_time_window) as is_in_time_window
+    from signals
+    group by query_id, event_id
+),
+
+final as (
+    select
+        per_event.*,
+        time_windows.query_id is not null as has_time_window,
+        -- the whole query inside the description (a retrieval tier: below)
+        length(queries.query_text) > 1
+        and strpos(lower(events.description), lower(queries.query_text)) > 0
+            as has_query_in_description,
+        reachable.importance,
+        reachable.feedback,
+        reachable.recall_count,
+        reachable.created_at,
+        reachable.last_recalled_at
+    from per_event
+    inner join reachable
+        on reachable.query_id = per_event.query_id and reachable.event_id = per_event.event_id
+    inner join events
+        on events.event_id = per_event.event_id
+    inner join queries
+        on queries.query_id = per_event.query_id
+    left join time_windows
+        on time_windows.query_id = per_event.query_id
+    left join query_chains
+        on
+            query_chains.query_id = per_event.query_id
+            and query_chains.line_id = reachable.last_line_id
+    where {{ is_event_in_scope('reachable', 'queries', 'query_chains.line_id') }}
+)
+
+select * from final

@@ -1,0 +1,34 @@
+"""Dynamic (per-player) memory: entity and event memories, hybrid recall, prompt text.
+
+Recall is the dbt models under models/intermediate/dynamic_memory and marts/dynamic_memory,
+run on the store's own DuckDB with the query bound as parameters. This package validates input
+(`checks`), tokenises and embeds (`vectors`: Python's share of the text work), writes memories
+(`store`, `official`), runs recall (queries waiting together answered by one statement:
+`rolemem._batch`) and applies its side effects (recall count, time,
++strength) in one transaction (`recall`), and migrates older stores once (`migrations`).
+`DynamicMemory` puts the parts together (`memory`).
+"""
+
+from __future__ import annotations
+
+from .checks import MemoryInputError, _entity_params, _naive, _text
+from .memory import DynamicMemory
+from .responses import QueryResponse
+from .settings import _SEEDS
+from .sql import PLAYER_EVENTS
+from .store import EventVectors
+from .times import format_memory_time, time_window
+
+__all__ = [
+    "DynamicMemory",
+    "EventVectors",
+    "MemoryInputError",
+    "PLAYER_EVENTS",
+    "QueryResponse",
+    "_SEEDS",
+    "_entity_params",
+    "_naive",
+    "_text",
+    "format_memory_time",
+    "time_window",
+]

@@ -1,0 +1,209 @@
+"""The part of DynamicMemory every other part builds on: connection, embedder, settings,
+calls in flight, the store's tables."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+
+import duckdb
+
+from .. import _duck
+from .._seeds import load_seed, read_settings, shipped_settings
+from ..embedders import Embedder, EmbeddingError, default_embedder
+from ..history import ensure_tables
+from .checks import MemoryInputError, _setting
+from .migrations import _reindex_terms_once
+from .settings import _SEEDS, PROFILE_NAMES
+from .sql import PLAYER_EVENTS
+
+if TYPE_CHECKING:
+    from .vector_cache import EventVectorCache
+
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _tracked(method: Callable[..., T]) -> Callable[..., T]:
+    """A public DynamicMemory call: counted while it runs (close() waits for it)."""
+
+    @functools.wraps(method)
+    def wrapper(self: _Base, *args: Any, **kwargs: Any) -> T:
+        with self._call():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+class _Base:
+    """What every part of a DynamicMemory shares: the connection, the embedder, the settings,
+    the calls in flight."""
+
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        embedder: Embedder | None | Literal["default"] = "default",
+        profile: Mapping[str, Any] | None = None,
+        read_only: bool = False,
+    ) -> None:
+        if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
+            raise MemoryInputError(
+                f"db must be a DuckDB file path or connection, got {type(db).__name__}"
+            )
+        if embedder == "default":
+            embedder = default_embedder()
+        self.read_only = read_only
+        if isinstance(db, duckdb.DuckDBPyConnection):
+            self._con, self._owned = db, False
+        else:
+            path = db or _duck.default_db_path()
+            if read_only and not Path(path).exists():
+                raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
+            self._con = _duck.connect(path, read_only=read_only)
+            self._owned = True
+        self.embedder = embedder
+        self._vectors: EventVectorCache | None = None
+        if embedder is not None:
+            from .vector_cache import EventVectorCache  # numpy only when vectors are used
+
+            self._vectors = EventVectorCache(embedder.dim, PLAYER_EVENTS)
+        self._reference: dict[str, Any] = {}  # reference sentence vectors by language
+        self._running, self._closed = 0, False
+        self._idle = threading.Condition()
+        self._reference_lock = threading.Lock()
+        self._local = threading.local()
+        if read_only:
+            self._check_tables()
+        else:
+            self._ensure_tables()
+        self.settings = self._default_settings()
+        for name, value in (profile or {}).items():
+            if name not in self.settings:
+                raise MemoryInputError(
+                    f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}"
+                )
+            self.settings[name] = _setting(name, value)
+
+    def _cursor(self) -> _duck.PreparedCursor:
+        """This thread's query cursor (queries kept as temp macros on it)."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self._con))
+        return cur
+
+    @contextlib.contextmanager
+    def _call(self) -> Iterator[None]:
+        """Count a running call, so close() can wait for it; refuse calls after close()."""
+        with self._idle:
+            if self._closed:
+                raise MemoryInputError("this DynamicMemory is closed")
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def close(self) -> None:
+        """Wait for running calls, then close the connection this object opened."""
+        with self._idle:
+            self._closed = True
+            self._idle.wait_for(lambda: self._running == 0)
+        if self._owned:
+            self._con.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_tables(self) -> None:
+        import sqlalchemy as sa
+        from duckdb_engine import ConnectionWrapper
+
+        from ..memory_schema import create_memory_tables
+        from ..schema import create_all
+
+        dim = self.embedder.dim if self.embedder is not None else 384
+        engine = sa.create_engine(
+            "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor())
+        )
+        create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
+        create_memory_tables(engine, dim)
+        engine.dispose()
+        with self._con.cursor() as cur:
+            ensure_tables(cur)
+        with _duck.transaction(self._con) as cur:
+            _reindex_terms_once(cur)
+        row = (
+            self._con.cursor()
+            .execute(
+                "select data_type from duckdb_columns() "
+                "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
+            )
+            .fetchone()
+        )
+        if self.embedder is not None and row and row[0] != f"FLOAT[{dim}]":
+            raise EmbeddingError(
+                f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]"
+            )
+        tables = {
+            row[0]
+            for row in self._con.cursor()
+            .execute("select table_name from duckdb_tables()")
+            .fetchall()
+        }
+        for seed in _SEEDS:
+            if seed not in tables:  # dbt seed writes the same CSVs with the same types
+                load_seed(self._con, seed)
+
+    def _check_tables(self) -> None:
+        """A store opened read-only must already have every table recall reads."""
+        with self._con.cursor() as cur:
+            tables = {
+                row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
+            }
+        from ..history import TABLES as HISTORY_TABLES
+        from ..memory_schema import MEMORY_TABLES
+
+        needed = {t.name for t in MEMORY_TABLES} | {
+            "memory_event_embedding",
+            "line",
+            "save",
+            *HISTORY_TABLES,
+            *_SEEDS,
+        }
+        missing = sorted(needed - tables)
+        if missing:
+            raise MemoryInputError(
+                f"the store lacks {', '.join(missing)}: open it once without read_only (or "
+                "run `rolemem init-db` / `rolemem config load`)"
+            )
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise MemoryInputError("this DynamicMemory was opened read_only: it cannot write")
+
+    def _default_settings(self) -> dict[str, Any]:
+        """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
+        over the CSVs shipped with rolemem, so a setting newer than the store's table still
+        has its default."""
+        keep = set(PROFILE_NAMES) | {
+            "expand_strategy",
+            "max_expanded_words",
+            "filter_levels",
+            "memory_scope",
+        }
+        seeds = ("memory_scoring_profile", "recall_limits", "memory_loop_settings")
+        settings = {**shipped_settings(*seeds), **read_settings(self._con, *seeds)}
+        return {k: v for k, v in settings.items() if k in keep}

@@ -1,0 +1,168 @@
+"""Input checks of dynamic memory: every caller value is checked before any write or query,
+and a bad one is a MemoryInputError naming it and what is valid."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from .. import _duck
+from ..errors import RolememError
+from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from .settings import _SETTING_TYPES
+
+
+class MemoryInputError(RolememError, ValueError):
+    """A memory or query argument is invalid; the message names it and what is valid."""
+
+
+def _naive(value: Any, name: str) -> datetime:
+    """Times are the game's clock, naive. An aware datetime is refused rather than converted
+    with whatever zone the server runs in (15:30 would become 23:30 under Asia/Shanghai)."""
+    if not isinstance(value, datetime):
+        raise MemoryInputError(f"{name} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        raise MemoryInputError(
+            f"{name} must be a naive datetime in the game's clock, got one with a time zone "
+            f"({value.isoformat()}); convert it first, e.g. value.astimezone(game_zone)"
+            ".replace(tzinfo=None)"
+        )
+    return value
+
+
+def _memory_id(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryInputError(f"{name} must be an integer id, got {value!r}")
+    if not -(2**63) <= value < 2**63:
+        raise MemoryInputError(f"{name} must fit in 64 bits, got {value}")
+    return value
+
+
+def _count(value: Any, name: str, *, low: int = 0, high: int = 2**31 - 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise MemoryInputError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _keywords(value: Any, name: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
+    words = list(value)
+    if not all(isinstance(k, str) and k.strip() and _duck.is_utf8(k) for k in words):
+        raise MemoryInputError(f"{name} must be non-empty strings")
+    return words
+
+
+def _text(value: Any, name: str, *, required: bool = True) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
+    if not _duck.is_utf8(value):
+        raise MemoryInputError(f"{name} is not valid Unicode text (a lone surrogate?)")
+    return value
+
+
+def _unit(value: Any, name: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise MemoryInputError(f"{name} must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def _scope(scope: Any, user_id: Any) -> str | None:
+    if scope not in SCOPES:
+        raise MemoryInputError(f"scope must be one of {SCOPES}, got {scope!r}")
+    if scope == "user":
+        return _text(user_id, "user_id")
+    if user_id is not None:
+        raise MemoryInputError("official memories belong to the agent: user_id must be None")
+    return None
+
+
+def _entity_params(
+    *,
+    scope: Any,
+    user_id: Any,
+    agent_id: Any,
+    entity_name: Any,
+    entity_type: Any,
+    kind: Any,
+    keyword: Any,
+    description: Any,
+    updated_at: Any,
+    user_name: Any,
+) -> dict[str, Any]:
+    """An entity memory's checked values, as the write statements bind them."""
+    user_id = _scope(scope, user_id)
+    if entity_type not in ENTITY_TYPES:
+        raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
+    if kind not in ENTITY_KINDS:
+        raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
+    return {
+        "scope": scope,
+        "agent_id": _text(agent_id, "agent_id"),
+        "user_id": user_id,
+        "user_name": _text(user_name, "user_name", required=False),
+        "entity_name": _text(entity_name, "entity_name"),
+        "entity_type": entity_type,
+        "kind": kind,
+        "keyword": _text(keyword, "keyword"),
+        "description": _text(description, "description"),
+        "at": _naive(updated_at or datetime.now(), "updated_at"),
+    }
+
+
+def _setting(name: str, value: Any) -> Any:
+    """A profile / limits value checked by its kind: NaN, infinity, negatives, wrong types and
+    unknown choices are refused (a NaN weight would rank NaN scores first)."""
+    choices = {
+        "fusion": ("convex", "rrf"),
+        "memory_scope": ("player", "save"),
+        "expand_strategy": (0, 1),
+    }
+    if name in choices:
+        if value not in choices[name] or isinstance(value, bool):
+            raise MemoryInputError(f"{name} must be one of {choices[name]}, got {value!r}")
+        return value
+    if name == "filter_levels":
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise MemoryInputError(f"filter_levels must be a list of integers, got {value!r}")
+        return list(value)
+    if _SETTING_TYPES.get(name) == "integer":
+        return _count(value, name)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or value > 1e9
+    ):
+        raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
+    return float(value)
+
+
+def _records(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
+        raise MemoryInputError(f"{key} must be a list of objects")
+    return items
+
+
+def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
+    value = record.get(key)
+    if isinstance(value, datetime):
+        return _naive(value, f"{where}.{key}")
+    try:
+        return _naive(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise MemoryInputError(
+            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}"
+        ) from None

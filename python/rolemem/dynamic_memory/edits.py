@@ -1,0 +1,211 @@
+"""Changing stored memories: edits (an event's new text is a new event) and deletes, which
+archive."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from .. import _duck
+from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
+from .base import _tracked
+from .checks import (
+    MemoryInputError,
+    _count,
+    _memory_id,
+    _scope,
+    _text,
+    _unit,
+)
+from .entities import _Entities
+from .sql import (
+    _OFFICIAL_FIELDS,
+    _SOURCE_FIELDS,
+)
+
+log = logging.getLogger(__name__)
+
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+EventVectors = tuple[list[float], ...]
+
+
+class _Edits(_Entities):
+    """Memories edited, archived, listed."""
+
+    _EDITABLE = {
+        "memory_event": {
+            "is_pinned",
+            "scene",
+            "place",
+            "description",
+            "deepinsight",
+            "importance",
+            "feedback",
+            "strength",
+        },
+        "memory_entity": {
+            "is_pinned",
+            "entity_name",
+            "entity_type",
+            "kind",
+            "keyword",
+            "description",
+            "strength",
+            "user_name",
+        },
+    }
+
+    def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> int:
+        """Change editable fields; returns the memory's id. An event's new description is a
+        new event (its postings and vectors follow the text, and stored vectors never
+        change): the old one is archived (reason `edited`) and the new id returned."""
+        self._writable()
+        memory_id = _memory_id(memory_id, "id")
+        unknown = set(fields) - self._EDITABLE[table]
+        if unknown:
+            raise MemoryInputError(
+                f"cannot edit {sorted(unknown)}; editable: {sorted(self._EDITABLE[table])}",
+                field=sorted(unknown)[0],
+            )
+        if not fields:
+            raise MemoryInputError(
+                f"nothing to change: give at least one of {sorted(self._EDITABLE[table])}",
+            )
+        if "kind" in fields and fields["kind"] not in ENTITY_KINDS:
+            raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}", field="kind")
+        if "entity_type" in fields and fields["entity_type"] not in ENTITY_TYPES:
+            raise MemoryInputError(
+                f"entity_type must be one of {ENTITY_TYPES}", field="entity_type"
+            )
+        fields = dict(fields)
+        for name, value in fields.items():
+            try:
+                if name in ("importance", "feedback"):
+                    if value is None:
+                        raise MemoryInputError(f"{name} must be a number from 0 to 1, got None")
+                    fields[name] = _unit(value, name, 0.5)
+                elif name == "strength":
+                    fields[name] = _count(value, "strength")
+                elif name in ("entity_name", "keyword", "description"):
+                    fields[name] = _text(value, name)
+                elif name in ("scene", "place", "deepinsight", "user_name"):
+                    fields[name] = _text(value, name, required=False)
+                elif name == "is_pinned" and not isinstance(value, bool):
+                    raise MemoryInputError(f"is_pinned must be true or false, got {value!r}")
+            except MemoryInputError as exc:
+                raise MemoryInputError(str(exc), field=name) from None
+        if table == "memory_event" and "description" in fields:
+            return self._replace_event(memory_id, fields)
+        assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
+        changed = (
+            self._con.cursor()
+            .execute(
+                f"update {table} set {assignments} where id = $id returning id",
+                {**fields, "id": memory_id},
+            )
+            .fetchall()
+        )
+        if not changed:
+            raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
+        return memory_id
+
+    def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
+        from ..archive import archive
+
+        with self._con.cursor() as cur:
+            result = cur.execute("select * from memory_event where id = $id", {"id": event_id})
+            names = [d[0] for d in result.description]
+            row = result.fetchone()
+        if row is None:
+            raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
+        old = dict(zip(names, row, strict=True))
+        event = {
+            **{key: old[key] for key in (*_OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            "scope": old["scope"],
+            "agent_id": old["agent_id"],
+            "user_id": old["user_id"],
+            "keywords": json.loads(old["keywords"] or "[]"),
+            **fields,
+        }
+        strength = fields.get("strength", old["strength"])
+        rows, vectors = self._prepare_events([event])  # slow work before the transaction
+        with _duck.transaction(self._con) as cur:
+            archive(cur, "event", "edited", [event_id], datetime.now())
+            (new_id,) = self._write_events(cur, rows, vectors)
+            cur.execute(
+                """update memory_event set strength = $strength, recall_count = $recalls,
+                is_pinned = $pinned, last_recalled_at = $recalled where id = $id""",
+                {
+                    "strength": strength,
+                    "recalls": old["recall_count"],
+                    "pinned": old["is_pinned"],
+                    "recalled": old["last_recalled_at"],
+                    "id": new_id,
+                },
+            )
+        return new_id
+
+    @_tracked
+    def update_event(self, event_id: int, **fields: Any) -> int:
+        return self._update("memory_event", event_id, fields)
+
+    @_tracked
+    def update_entity(self, entity_id: int, **fields: Any) -> int:
+        return self._update("memory_entity", entity_id, fields)
+
+    @_tracked
+    def delete_event(self, event_id: int) -> None:
+        """Archive an event memory (reason `deleted`) with its postings and vector removed
+        from the live store (MemoryInputError if none)."""
+        self._delete("event", _memory_id(event_id, "event_id"))
+
+    @_tracked
+    def delete_entity(self, entity_id: int) -> None:
+        """Archive an entity memory (reason `deleted`)."""
+        self._delete("entity", _memory_id(entity_id, "entity_id"))
+
+    def _delete(self, kind: str, memory_id: int) -> None:
+        from ..archive import TABLES, archive
+
+        self._writable()
+        with _duck.transaction(self._con) as cur:
+            found = cur.execute(
+                f"select id from {TABLES[kind]} where id = $id", {"id": memory_id}
+            ).fetchall()
+            if not found:
+                raise MemoryInputError(f"no {TABLES[kind]} with id {memory_id}", field="id")
+            archive(cur, kind, "deleted", [memory_id], datetime.now())
+
+    def _list(
+        self, table: str, agent_id: str, user_id: str | None, scope: str
+    ) -> list[dict[str, Any]]:
+        user_id = _scope(scope, user_id)
+        cur = self._con.cursor().execute(
+            f"select * from {table} where agent_id = $agent_id and scope = $scope "
+            "and user_id is not distinct from $user_id order by id",
+            {"agent_id": agent_id, "scope": scope, "user_id": user_id},
+        )
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        for row in rows:
+            if "keywords" in row:
+                row["keywords"] = json.loads(row["keywords"])
+        return rows
+
+    @_tracked
+    def list_events(
+        self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
+    ) -> list[dict[str, Any]]:
+        return self._list("memory_event", agent_id, user_id, scope)
+
+    @_tracked
+    def list_entities(
+        self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
+    ) -> list[dict[str, Any]]:
+        return self._list("memory_entity", agent_id, user_id, scope)

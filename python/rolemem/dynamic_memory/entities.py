@@ -1,0 +1,88 @@
+"""Writing entity memories: inserted, or merged into the same entity and keyword."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from .. import _duck
+from .base import _tracked
+from .checks import (
+    _entity_params,
+)
+from .sql import (
+    _MERGE_ENTITY_SQL,
+)
+from .store import _Events
+
+log = logging.getLogger(__name__)
+
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+EventVectors = tuple[list[float], ...]
+
+
+class _Entities(_Events):
+    """Entity memories in."""
+
+    @_tracked
+    def add_entity(
+        self,
+        *,
+        user_id: str | None,
+        agent_id: str,
+        entity_name: str,
+        entity_type: str,
+        kind: str,
+        keyword: str,
+        description: str,
+        updated_at: datetime | None = None,
+        user_name: str | None = None,
+        scope: str = "user",
+    ) -> int:
+        """Store an entity memory. The same (scope, agent, user, entity, kind, keyword) again
+        merges: the new description is appended unless already there, and strength grows by
+        the spacing increment (seed memory_strength_increments) for the time since its last
+        update."""
+        params = _entity_params(
+            scope=scope,
+            user_id=user_id,
+            agent_id=agent_id,
+            entity_name=entity_name,
+            entity_type=entity_type,
+            kind=kind,
+            keyword=keyword,
+            description=description,
+            updated_at=updated_at,
+            user_name=user_name,
+        )
+        self._writable()
+        with _duck.transaction(self._con) as cur:
+            return self._write_entity(cur, params)
+
+    @staticmethod
+    def _write_entity(cur: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> int:
+        """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
+        description is appended unless already there and strength grows by the spacing
+        increment for the time since the entity was last updated."""
+        row = cur.execute(
+            _MERGE_ENTITY_SQL(), {k: v for k, v in params.items() if k != "entity_type"}
+        ).fetchone()
+        if row is None:
+            row = cur.execute(
+                """insert into memory_entity (scope, agent_id, user_id, user_name,
+                entity_name, entity_type, kind, keyword, description, strength,
+                recall_count, created_at, updated_at)
+                values ($scope, $agent_id, $user_id, $user_name, $entity_name,
+                $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
+                returning id""",
+                params,
+            ).fetchone()
+        assert row is not None  # insert ... returning always answers one row
+        return int(row[0])

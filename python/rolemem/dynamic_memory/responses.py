@@ -1,0 +1,65 @@
+"""What recall answers: the spec's QueryResponse and the rows it is made of."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QueryResponse:
+    """The spec's QueryResponse: events and entities best first, plus diagnostics."""
+
+    memory_events: list[dict[str, Any]]
+    memory_entities: list[dict[str, Any]]
+    additional_info: dict[str, Any]
+    prompt_text: str = ""
+    # with explain=True: every scored event and its score components
+    candidates: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # the overview timeline (前情提要), oldest first: the player's newest events, which detail
+    # recall does not repeat
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _event_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a returned event and a timeline event share, in the spec's shape."""
+    return {
+        "id": row["result_index"],
+        "scope": row["scope"],
+        "index": str(row["event_id"]),
+        "event_id": row["event_id"],
+        "description": row["description"],
+        "deepinsight": row["deepinsight"],
+        "place": row["place"],
+        "updatetime": row["updatetime"],
+        "time_text": row["time_text"],
+        "keyword": list(row["keywords"] or []),
+    }
+
+
+def _event_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {**_event_fields(row), "score": row["score"], "log": row["log"]}
+
+
+def _timeline_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {**_event_fields(row), "save_id": row["save_id"]}
+
+
+def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["result_index"],
+        "kind": row["kind"],
+        "score": row["score"],
+        "scope": row["scope"],
+        "index": {"index": row["entity_id"]},
+        "entity_id": row["entity_id"],
+        "description": row["description"],
+        "updatetime": row["updatetime"],
+        "matched_keywords": list(row["matched_keywords"]),
+        "keyword": row["keyword"],
+        "log": row["log"],
+    }

@@ -1,0 +1,294 @@
+"""The statements dynamic memory runs: the query's bound inputs standing in for the models'
+requests, the store narrowed to one agent and player, and the write statements rendered once
+from the project's macros."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._sql_project import compose, render_macro
+from ..memory_schema import VECTOR_COLUMNS
+from .settings import _SETTING_TYPES, PROFILE_NAMES
+
+_CONTEXT_TEXTS = ("context_text", "long_context_text")
+
+# what vector_cache computes over a player's cosines (model int_memory_query_cosine_stats)
+STAT_NAMES = (
+    "cosine_count",
+    "cosine_sum",
+    "cosine_square_sum",
+    "cosine_min",
+    "cosine_max",
+    "context_cosine_min",
+    "context_cosine_max",
+    "long_context_cosine_min",
+    "long_context_cosine_max",
+)
+
+
+# What each query of a batch brings (one list per name, a position per query: the models
+# carry query_id, so one statement answers every query waiting); the settings are the
+# DynamicMemory's, the same for all.
+QUERY_FIELDS = {
+    "query_id": "integer",
+    "agent_id": "varchar",
+    "user_id": "varchar",
+    "user_name": "varchar",
+    "agent_name": "varchar",
+    "query_text": "varchar",
+    "tokens": "varchar[]",
+    "query_embedding": "float[]",
+    "reference_cosines": "double[]",
+    "now": "timestamp",
+    "result_limit": "integer",
+    "score_threshold": "double",
+    "roulette_seed": "integer",
+    "save_id": "bigint",
+    "memory_scope": "varchar",
+}
+
+
+_QUERY_SQL = (
+    "    select\n"
+    + ",\n".join(
+        f"        unnest(cast(${name} as {kind}[])) as {name}"
+        for name, kind in QUERY_FIELDS.items()
+    )
+    + ",\n"
+    + ",\n".join(
+        f"        cast(${name} as {kind}) as {name}"
+        for name, kind in (
+            ("expand_strategy", "integer"),
+            ("max_expanded_words", "integer"),
+            ("filter_levels", "integer[]"),
+            *((name, _SETTING_TYPES.get(name, "double")) for name in PROFILE_NAMES),
+        )
+    )
+    + "\n"
+)
+
+
+def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The bound parameters of a batch of queries (each a mapping of QUERY_FIELDS and the
+    settings): a list per query field, query_id numbered 1.. in order; the settings of the
+    first (a DynamicMemory's, the same for all)."""
+    lists: dict[str, list[Any]] = {name: [] for name in QUERY_FIELDS}
+    for number, query in enumerate(queries, start=1):
+        for name in QUERY_FIELDS:
+            lists[name].append(number if name == "query_id" else query[name])
+    settings = {name: value for name, value in queries[0].items() if name not in QUERY_FIELDS}
+    return {**settings, **lists}
+
+
+def _reachable_rows(table: str) -> str:
+    """The agents' official rows and the players' own (a player of one query next to an agent
+    of another is read too: the models' joins on the query's agent and player drop it)."""
+    return f"""
+        select * from {table}
+        where list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'official'
+        union all
+        select * from {table}
+        where
+            list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'user'
+            and list_contains(cast($user_id as varchar[]), user_id)"""
+
+
+# The events one player's queries can reach (the vector cache loads exactly these), bound
+# with one-element lists
+PLAYER_EVENTS = _reachable_rows("memory_event")
+
+
+# The store narrowed to the batch's agents and players before any model reads it (plain
+# filters DuckDB pushes into each scan).
+_SOURCES = {
+    "source_memory_event": _reachable_rows("memory_event"),
+    "source_memory_entity": _reachable_rows("memory_entity"),
+    # the queried saves' current chains (write-time table, refreshed before the query)
+    "int_lines_chained_to_root": """
+        select * from main.int_lines_chained_to_root
+        where list_contains(cast($save_id as bigint[]), save_id)""",
+    "source_memory_event_term": "select * from memory_event_term",
+    # what numpy computed over each player's vectors (vector_cache): the dense candidates,
+    # registered on the cursor for this statement, and the cosines' statistics, bound
+    "int_memory_query_dense_candidates": """
+        select query_id, event_id, cosine, context_cosine, long_context_cosine
+        from rolemem_dense_candidates""",
+    "int_memory_query_cosine_stats": """
+        select * from (
+            select
+                unnest(cast($query_id as integer[])) as query_id,
+"""
+    + ",\n".join(
+        f"                unnest(cast(${name} as {kind}[])) as {name}"
+        for name, kind in (
+            ("cosine_count", "bigint"),
+            *((name, "double") for name in STAT_NAMES[1:]),
+        )
+    )
+    + """
+        )
+        where cosine_count is not null""",
+}
+
+
+# one row per query of the batch, in query_id order
+_QUERY_SELECT = """
+select
+    queries.query_id,
+    events.events,
+    entities.entities,
+    prompts.prompt_text,
+    timeline.timeline,
+    {candidates} as candidates,
+    words.words
+from int_memory_queries as queries
+left join (
+    select query_id, list(events order by events.result_index) as events
+    from memory_query_events as events
+    group by query_id
+) as events on events.query_id = queries.query_id
+left join (
+    select query_id, list(entities order by entities.result_index) as entities
+    from memory_query_entities as entities
+    group by query_id
+) as entities on entities.query_id = queries.query_id
+left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
+left join (
+    select query_id, list(timeline order by timeline.result_index) as timeline
+    from memory_query_timeline as timeline
+    group by query_id
+) as timeline on timeline.query_id = queries.query_id
+left join (
+    select query_id, list(struct_pack(word, word_source, level) order by word_order) as words
+    from int_memory_query_words
+    group by query_id
+) as words on words.query_id = queries.query_id
+{candidates_join}
+order by queries.query_id
+"""
+
+
+# The events a batch's context texts read: the stored events of its agents' timelines and the
+# new ones, numbered from _FIRST_NEW_ID in batch order (after every stored id).
+_FIRST_NEW_ID = 2**62
+
+
+_NEW_AND_STORED_EVENTS_SQL = """
+    select id as event_id, agent_id, scope, user_id, created_at, description
+    from memory_event
+    where
+        list_contains(cast($new_agent_id as varchar[]), agent_id)
+        and (scope = 'official' or list_contains(cast($new_user_id as varchar[]), user_id))
+    union all
+    select
+        cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
+        - 1,
+        unnest(cast($new_agent_id as varchar[])),
+        unnest(cast($new_scope as varchar[])),
+        unnest(cast($new_user_id as varchar[])),
+        unnest(cast($new_created_at as timestamp[])),
+        unnest(cast($new_description as varchar[]))
+"""
+
+
+_EMBED_BATCH = 64  # documents per embedder call (and per progress step)
+
+
+# where an extracted event came from (MemoryLoop); absent for events added by hand
+_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "batch_key")
+
+
+_TIMELINE_SELECT = """
+select
+    event_id, scope, description, deepinsight, place, scene, keywords, importance, strength,
+    save_id, first_line_id, last_line_id, created_at
+from int_memory_timeline
+order by created_at, event_id
+"""
+
+
+# Every scored candidate as a list, best first: only when asked (log or explain); building
+# ~thousands of dicts costs about a third of a query on a large store.
+_CANDIDATES = "candidates.candidates"
+_CANDIDATES_JOIN = """left join (
+    select
+        query_id,
+        list(candidates order by candidates.score desc, candidates.event_id) as candidates
+    from memory_recall_candidates as candidates
+    group by query_id
+) as candidates on candidates.query_id = queries.query_id"""
+
+
+_RECALLED = """
+update {table} set
+    recall_count = recall_count + 1,
+    last_recalled_at = $now,
+    strength = strength + $bonus
+where id in (select unnest($ids))
+"""
+
+
+@functools.cache
+def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from the macro
+    increment = render_macro(
+        "strength_increment", "updated_at", "$at", "memory_strength_increments"
+    )
+    return f"""update memory_entity set
+        description = case when strpos(description, $description) > 0
+            then description else description || '；' || $description end,
+        merge_count = coalesce(merge_count, 0)
+            + case when strpos(description, $description) > 0 then 0 else 1 end,
+        strength = strength + {increment},
+        updated_at = greatest(updated_at, $at),
+        user_name = coalesce($user_name, user_name)
+    where scope = $scope and agent_id = $agent_id
+        and user_id is not distinct from $user_id and entity_name = $entity_name
+        and kind = $kind and keyword = $keyword
+    returning id"""
+
+
+@functools.cache
+def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from the models
+    return compose(
+        "int_memory_event_context_texts",
+        {"source_memory_event": "select * from memory_event"},
+        f"""select texts.event_id, {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
+        from int_memory_event_context_texts as texts
+        inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
+        where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
+        order by texts.event_id""",
+    )
+
+
+@functools.cache
+def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
+    increment = render_macro(
+        "strength_increment",
+        "coalesce(updated_at, created_at)",
+        "$created_at",
+        "memory_strength_increments",
+    )
+    return f"""update memory_event set
+        strength = strength + {increment},
+        updated_at = greatest(coalesce(updated_at, created_at), $created_at)
+    where scope = $scope and agent_id = $agent_id and user_id is not distinct from $user_id
+        and description = $description
+    returning id"""
+
+
+# what an official memory is, as export and import carry it
+_OFFICIAL_FIELDS = {
+    "events": [
+        "description",
+        "created_at",
+        "keywords",
+        "place",
+        "scene",
+        "deepinsight",
+        "importance",
+        "feedback",
+    ],
+    "entities": ["entity_name", "entity_type", "kind", "keyword", "description", "updated_at"],
+}

@@ -1,0 +1,230 @@
+"""Writing event memories: checked, their postings and vectors prepared before the
+transaction, then inserted (or, mentioned again, strengthened)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from .. import _duck
+from .._sql_project import compose
+from ..memory_schema import VECTOR_COLUMNS
+from .base import _tracked
+from .checks import (
+    MemoryInputError,
+    _keywords,
+    _naive,
+    _scope,
+    _text,
+    _unit,
+)
+from .postings import _postings
+from .sql import (
+    _CONTEXT_TEXTS,
+    _EMBED_BATCH,
+    _FIRST_NEW_ID,
+    _NEW_AND_STORED_EVENTS_SQL,
+    _REINFORCE_EVENT_SQL,
+    _SOURCE_FIELDS,
+)
+from .vectors import _Vectors
+
+log = logging.getLogger(__name__)
+
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+# an event's vectors, one per column of memory_event_embedding: its description's, then its
+# context texts' (model int_memory_event_context_texts)
+EventVectors = tuple[list[float], ...]
+
+
+class _Events(_Vectors):
+    """Event memories in."""
+
+    def add_event(
+        self,
+        *,
+        user_id: str | None,
+        agent_id: str,
+        description: str,
+        created_at: datetime,
+        keywords: Iterable[str] = (),
+        place: str | None = None,
+        scene: str | None = None,
+        deepinsight: str | None = None,
+        importance: float | None = None,
+        feedback: float | None = None,
+        scope: str = "user",
+    ) -> int:
+        """Store an event memory (tokens for BM25 and, with an embedder, its vector)."""
+        return self.add_events(
+            [
+                dict(
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    description=description,
+                    created_at=created_at,
+                    keywords=keywords,
+                    place=place,
+                    scene=scene,
+                    deepinsight=deepinsight,
+                    importance=importance,
+                    feedback=feedback,
+                    scope=scope,
+                )
+            ]
+        )[0]
+
+    @_tracked
+    def add_events(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[int]:
+        """Store many events in one transaction (all or nothing). `progress(done, total)` is
+        called as their vectors are computed (the slow part of a bulk load)."""
+        self._writable()
+        rows, vectors = self._prepare_events(events, progress)
+        with _duck.transaction(self._con) as cur:
+            return self._write_events(cur, rows, vectors)
+
+    def _prepare_events(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
+        """Checked rows and their vectors (of the description, and of its context texts: model
+        int_memory_event_context_texts): everything slow happens before a transaction."""
+        rows = [self._event_row(event, index) for index, event in enumerate(events)]
+        if self.embedder is None or not rows:
+            return rows, [None] * len(rows)
+        contexts = self._context_texts(rows)
+        # each distinct text once (a first event's context texts are its description)
+        texts = list(
+            dict.fromkeys(
+                [r["description"] for r in rows] + [t for row_texts in contexts for t in row_texts]
+            )
+        )
+        embedded: list[list[float]] = []
+        for start in range(0, len(texts), _EMBED_BATCH):
+            embedded += self._embedded(texts[start : start + _EMBED_BATCH])
+            if progress is not None:
+                progress(len(embedded), len(texts))
+        log.info("embedded %d events (%d texts)", len(rows), len(texts))
+        by_text = dict(zip(texts, embedded, strict=True))
+        return rows, [
+            (by_text[row["description"]], *(by_text[text] for text in row_texts))
+            for row, row_texts in zip(rows, contexts, strict=True)
+        ]
+
+    def _context_texts(self, rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+        """The context texts of each new event, by the SQL model over its timelines' stored
+        events and the new ones (which follow stored events of the same time, in order)."""
+        sql = compose(
+            "int_memory_event_context_texts",
+            {"stg_app__memory_events": _NEW_AND_STORED_EVENTS_SQL},
+            f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
+            "where event_id >= $first_new_id order by event_id",
+        )
+        columns = {
+            name: [row[name] for row in rows]
+            for name in ("agent_id", "scope", "user_id", "created_at", "description")
+        }
+        params = {"first_new_id": _FIRST_NEW_ID, **{f"new_{k}": v for k, v in columns.items()}}
+        with self._con.cursor() as cur:
+            return cur.execute(sql, params).fetchall()
+
+    def _write_events(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        rows: list[dict[str, Any]],
+        vectors: list[EventVectors | None],
+        *,
+        merge: bool = False,
+    ) -> list[int]:
+        """Insert prepared events inside the caller's transaction. With `merge`, an event whose
+        description the player's store already holds is mentioned again instead: its strength
+        grows by the spacing increment (seed memory_strength_increments)."""
+        ids = []
+        for row, vector in zip(rows, vectors, strict=True):
+            terms = row["terms"]
+            params = {k: v for k, v in row.items() if k != "terms"}
+            existing = (
+                cur.execute(
+                    _REINFORCE_EVENT_SQL(),
+                    {
+                        name: params[name]
+                        for name in ("scope", "agent_id", "user_id", "description", "created_at")
+                    },
+                ).fetchone()
+                if merge
+                else None
+            )
+            if existing is not None:
+                ids.append(int(existing[0]))
+                continue
+            inserted = cur.execute(
+                """insert into memory_event (scope, agent_id, user_id, scene, place,
+                description, deepinsight, keywords, importance, feedback, strength,
+                recall_count, token_count, save_id, first_line_id, last_line_id, batch_key,
+                created_at, updated_at)
+                values ($scope, $agent_id, $user_id, $scene, $place, $description,
+                $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
+                $save_id, $first_line_id, $last_line_id, $batch_key, $created_at, $created_at)
+                returning id""",
+                params,
+            ).fetchone()
+            assert inserted is not None  # insert ... returning always answers one row
+            event_id = inserted[0]
+            if terms["terms"]:
+                cur.execute(
+                    """insert into memory_event_term
+                    (event_id, term, description_count, keyword_count, tag_count)
+                    select $event_id, unnest($terms), unnest($description_counts),
+                           unnest($keyword_counts), unnest($tag_counts)""",
+                    {"event_id": event_id, **terms},
+                )
+            if vector is not None:
+                cur.execute(
+                    f"insert into memory_event_embedding (event_id, {', '.join(VECTOR_COLUMNS)}) "
+                    f"values ($id, {', '.join(f'${name}' for name in VECTOR_COLUMNS)})",
+                    {"id": event_id, **dict(zip(VECTOR_COLUMNS, vector, strict=True))},
+                )
+            ids.append(event_id)
+        return ids
+
+    def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
+        where = f"event {index}" if index else "event"
+        try:
+            user_id = _scope(event.get("scope", "user"), event.get("user_id"))
+            description = _text(event.get("description"), f"{where}: description")
+            keywords = _keywords(event.get("keywords"), f"{where}: keywords")
+            terms = _postings(description or "", keywords)
+            return {
+                "scope": event.get("scope", "user"),
+                "agent_id": _text(event.get("agent_id"), f"{where}: agent_id"),
+                "user_id": user_id,
+                "scene": _text(event.get("scene"), f"{where}: scene", required=False),
+                "place": _text(event.get("place"), f"{where}: place", required=False),
+                "description": description,
+                "deepinsight": _text(
+                    event.get("deepinsight"), f"{where}: deepinsight", required=False
+                ),
+                "keywords": json.dumps(keywords, ensure_ascii=False),
+                "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
+                "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
+                "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
+                "created_at": _naive(event.get("created_at"), f"{where}: created_at"),
+                **{name: event.get(name) for name in _SOURCE_FIELDS},
+                "terms": terms,
+            }
+        except MemoryInputError as exc:
+            if str(exc).startswith(where):
+                raise
+            raise MemoryInputError(f"{where}: {exc}") from None

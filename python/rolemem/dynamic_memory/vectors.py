@@ -1,0 +1,89 @@
+"""Vectors of events and queries: the embedder's calls, checked, and context vectors filled in
+for events stored without them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from importlib import resources
+
+from .. import _duck
+from ..embedders import checked
+from ..memory_schema import VECTOR_COLUMNS
+from .base import _Base, _tracked
+from .sql import _EMBED_BATCH, _MISSING_CONTEXT_SQL
+
+log = logging.getLogger(__name__)
+
+
+class _Vectors(_Base):
+    """Embedding: documents, reference sentences, missing context vectors."""
+
+    def _embedded(self, texts: list[str], what: str = "documents") -> list[list[float]]:
+        """The embedder's vectors of `texts`, checked (each of `dim` finite floats)."""
+        assert self.embedder is not None
+        return checked(
+            self.embedder.embed_documents(texts), self.embedder.dim, f"embedder ({what})"
+        )
+
+    @_tracked
+    def fill_context_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed the context texts of every stored event that has a vector but lacks context
+        vectors (written before them, or by a game writing rows itself), by the same model as
+        new events; one transaction per embedder batch, so an interrupted run keeps what it
+        wrote. Returns how many events got them."""
+        self._writable()
+        if self.embedder is None:
+            return 0
+        with self._con.cursor() as cur:
+            missing = cur.execute(_MISSING_CONTEXT_SQL()).fetchall()
+        columns = VECTOR_COLUMNS[1:]
+        for start in range(0, len(missing), _EMBED_BATCH):
+            chunk = missing[start : start + _EMBED_BATCH]
+            vectors = self._embedded([text for _, *row_texts in chunk for text in row_texts])
+            with _duck.transaction(self._con) as cur:
+                cur.execute(
+                    f"""update memory_event_embedding as vectors set
+                    {", ".join(f"{name} = filled.{name}" for name in columns)}
+                    from (
+                        select unnest($ids) as event_id,
+                        {", ".join(f"unnest(${name}) as {name}" for name in columns)}
+                    ) as filled
+                    where vectors.event_id = filled.event_id""",
+                    {
+                        "ids": [event_id for event_id, *_ in chunk],
+                        **{
+                            name: vectors[offset :: len(columns)]
+                            for offset, name in enumerate(columns)
+                        },
+                    },
+                )
+            if progress is not None:
+                progress(start + len(chunk), len(missing))
+        return len(missing)
+
+    def _reference_cosines(self, text: str, vector: list[float]) -> list[float]:
+        """Cosines of the query with fixed unrelated sentences in its language: the baseline a
+        memory found by meaning alone must clearly exceed, even in a store of a few memories
+        (cross-language cosines sit lower and would blur it)."""
+        import numpy as np
+
+        assert self.embedder is not None
+        language = "zh" if any("\u4e00" <= char <= "\u9fff" for char in text) else "en"
+        with self._reference_lock:
+            matrix = self._reference.get(language)
+            if matrix is None:
+                sentences = [
+                    line
+                    for line in resources.files("rolemem")
+                    .joinpath(f"data/reference_sentences.{language}.txt")
+                    .read_text("utf-8")
+                    .splitlines()
+                    if line.strip()
+                ]
+                matrix = np.array(self._embedded(sentences, "reference sentences"))
+                matrix = self._reference[language] = matrix / np.linalg.norm(
+                    matrix, axis=1, keepdims=True
+                )
+        query = np.asarray(vector) / (np.linalg.norm(vector) or 1.0)
+        return [float(c) for c in matrix @ query]
