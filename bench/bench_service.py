@@ -5,9 +5,10 @@
 Every player plays each configured character (the demo's two) in a save of its own; each turn
 is `POST /turn` then `POST /lines` (the player line and the reply, with the memory loop
 observing in the background through the scripted chat-completions server). Printed: turns per
-second, p50/p95/p99 of /turn, /lines and /query, failed requests (must be 0), the store size
-after `maintain`. Baseline, same run: the three separate in-process calls a game would make
-instead of /turn (build_memory_for_save + CharacterMemory recall + DynamicMemory.query).
+second, p50/p95/p99 of /turn, /lines and /query, failed requests (must be 0), how many
+requests each recall statement answered (GET /status), the store size after `maintain`.
+Baseline, same run, on a copy of the same store: the same turns one at a time in-process
+(Companion.turn, then Companion.record with the loop observing in the background).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import socket
 import statistics
 import tempfile
@@ -29,7 +31,8 @@ import duckdb
 import httpx
 import uvicorn
 
-from rolemem import CharacterMemory, DynamicMemory, build_memory_for_save
+from rolemem.character_memory import CharacterLibrary
+from rolemem.companion import Companion
 from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
@@ -91,19 +94,86 @@ def reply(request: dict) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--players", type=int, default=8)
-    parser.add_argument("--turns", type=int, default=10)
-    parser.add_argument("--clients", type=int, default=8)
-    args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="rolemem-service-"))
-    path = str(folder / "game.duckdb")
-    games = build(path, args.players)
-    llm_server = ScriptedChatServer(responder=reply).start()
-    app = create_app(
-        path, llm=OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+def turn_body(game: tuple[int, str, str], turn: int) -> dict:
+    save_id, user_id, character = game
+    return {
+        "save_id": save_id,
+        "character_id": character,
+        "role_id": CHARACTERS[character][0],
+        "user_id": user_id,
+        "message": MESSAGES[turn % len(MESSAGES)],
+        "now": (NOW + timedelta(minutes=turn)).isoformat(),
+        "context": {"intimacy": 3, "exploration": 3, "scene": "studio"},
+    }
+
+
+def lines_body(game: tuple[int, str, str], turn: int) -> dict:
+    save_id, user_id, character = game
+    role_id, name = CHARACTERS[character]
+    return {
+        "save_id": save_id,
+        "lines": [
+            {"attribute": "user", "content": MESSAGES[turn % len(MESSAGES)]},
+            {"attribute": "assistant", "content": f"{name}的第{turn}句回复", "role_id": role_id},
+        ],
+        "observe": {
+            "user_id": user_id,
+            "agent_id": character,
+            "role_id": role_id,
+            "scene": "studio",
+            "now": (NOW + timedelta(minutes=turn)).isoformat(),
+        },
+    }
+
+
+def in_process(path: str, games: list[tuple[int, str, str]], turns: int, llm_url: str) -> dict:
+    """The same turns one at a time in-process: Companion.turn, then Companion.record (the two
+    lines, the loop observing in the background), one thread; what the service is compared
+    with."""
+    con = duckdb.connect(path)
+    loop = MemoryLoop(
+        con, llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted", max_retries=0)
     )
+    library = CharacterLibrary(con)
+    companions = {c: Companion(con, character_id=c, loop=loop, library=library) for c in CHARACTERS}
+    timings = []
+    start = time.perf_counter()
+    for turn in range(turns):
+        for game in games:
+            body = turn_body(game, turn)
+            begin = time.perf_counter()
+            companion = companions[body["character_id"]]
+            companion.turn(
+                save_id=body["save_id"],
+                user_id=body["user_id"],
+                message=body["message"],
+                role_id=body["role_id"],
+                context=body["context"],
+                now=datetime.fromisoformat(body["now"]),
+            )
+            timings.append((time.perf_counter() - begin) * 1000)
+            companion.record(
+                save_id=body["save_id"],
+                user_id=body["user_id"],
+                message=body["message"],
+                reply=f"{CHARACTERS[body['character_id']][1]}的第{turn}句回复",
+                role_id=body["role_id"],
+                scene="studio",
+                now=datetime.fromisoformat(body["now"]),
+            )
+    wall = time.perf_counter() - start
+    for companion in companions.values():
+        companion.wait()
+        companion.close()
+    loop.close()
+    con.close()
+    return {"turns": len(timings), "wall": wall, "turn": timings}
+
+
+def over_http(
+    path: str, games: list[tuple[int, str, str]], turns: int, clients: int, llm_url: str
+) -> dict:
+    app = create_app(path, llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted"))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -117,46 +187,12 @@ def main() -> None:
     lock = threading.Lock()
 
     def play(game: tuple[int, str, str]) -> None:
-        save_id, user_id, character = game
-        role_id, name = CHARACTERS[character]
+        _, user_id, character = game
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            for turn in range(args.turns):
-                message = MESSAGES[turn % len(MESSAGES)]
-                now = (NOW + timedelta(minutes=turn)).isoformat()
+            for turn in range(turns):
                 for route, body in (
-                    (
-                        "/turn",
-                        {
-                            "save_id": save_id,
-                            "character_id": character,
-                            "role_id": role_id,
-                            "user_id": user_id,
-                            "message": message,
-                            "now": now,
-                            "context": {"intimacy": 3, "exploration": 3, "scene": "studio"},
-                        },
-                    ),
-                    (
-                        "/lines",
-                        {
-                            "save_id": save_id,
-                            "lines": [
-                                {"attribute": "user", "content": message},
-                                {
-                                    "attribute": "assistant",
-                                    "content": f"{name}的第{turn}句回复",
-                                    "role_id": role_id,
-                                },
-                            ],
-                            "observe": {
-                                "user_id": user_id,
-                                "agent_id": character,
-                                "role_id": role_id,
-                                "scene": "studio",
-                                "now": now,
-                            },
-                        },
-                    ),
+                    ("/turn", turn_body(game, turn)),
+                    ("/lines", lines_body(game, turn)),
                 ):
                     start = time.perf_counter()
                     answer = client.post(route, json=body)
@@ -174,59 +210,68 @@ def main() -> None:
                     failures.append(f"/query {answer.status_code}")
 
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=args.clients) as pool:
+    with ThreadPoolExecutor(max_workers=clients) as pool:
         list(pool.map(play, games))
     wall = time.perf_counter() - start
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        status = client.get("/status").json()
     server.should_exit = True
     thread.join(60)
+    return {"wall": wall, "failures": failures, "status": status, **timings}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--players", type=int, default=8)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--clients", type=int, default=8)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="rolemem-service-"))
+    path = str(folder / "game.duckdb")
+    games = build(path, args.players)
+    baseline_path = str(folder / "baseline.duckdb")
+    shutil.copyfile(path, baseline_path)
+    llm_server = ScriptedChatServer(responder=reply).start()
+    base = in_process(baseline_path, games, args.turns, llm_server.base_url)
+    served = over_http(path, games, args.turns, args.clients, llm_server.base_url)
     llm_server.stop()
 
-    turns = len(timings["/turn"])
+    turns = len(served["/turn"])
+    rate, base_rate = turns / served["wall"], base["turns"] / base["wall"]
     print(
         f"{args.players} players x {len(CHARACTERS)} characters x {args.turns} turns, "
-        f"{args.clients} clients: {turns} turns in {wall:.1f} s = {turns / wall:.1f} turns/s; "
-        f"failed requests: {len(failures)}\n"
+        f"{args.clients} clients: {turns} turns in {served['wall']:.1f} s = {rate:.1f} turns/s; "
+        f"failed requests: {len(served['failures'])}\n"
     )
-    print("| route | requests | p50 | p95 | p99 | target |")
-    print("|---|---:|---:|---:|---:|---|")
-    for route, target in (("/turn", "p50 ≤ 60 ms, p95 ≤ 150 ms"), ("/lines", ""), ("/query", "")):
-        values = timings[route]
+    print("| route | requests | p50 | p95 | p99 | p95/p50 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for route in ("/turn", "/lines", "/query"):
+        values = served[route]
+        p50 = statistics.median(values)
         print(
-            f"| {route} | {len(values)} | {statistics.median(values):.1f} ms | "
-            f"{percentile(values, 0.95):.1f} ms | {percentile(values, 0.99):.1f} ms | "
-            f"{target} |"
+            f"| {route} | {len(values)} | {p50:.1f} ms | {percentile(values, 0.95):.1f} ms | "
+            f"{percentile(values, 0.99):.1f} ms | {percentile(values, 0.95) / p50:.2f} |"
         )
-    for failure in failures[:5]:
+    for failure in served["failures"][:5]:
         print("failed:", failure)
-
-    # the same turn as three separate in-process calls, one client
-    con = duckdb.connect(path)
-    memory = DynamicMemory(con)
-    characters = {c: CharacterMemory(con, character_id=c) for c in CHARACTERS}
-    separate = []
-    for save_id, user_id, character in games[:8]:
-        role_id, _ = CHARACTERS[character]
-        start = time.perf_counter()
-        build_memory_for_save(con, save_id, role_id=role_id)
-        characters[character].session(user_id).recall(
-            "今天画画时你好温柔", {"intimacy": 3, "exploration": 3, "scene": "studio"}
-        )
-        memory.query(
-            "今天画画时你好温柔",
-            user_id=user_id,
-            agent_id=character,
-            now=NOW,
-            save_id=save_id,
-            update=False,
-        )
-        separate.append((time.perf_counter() - start) * 1000)
-    report = MemoryLoop(con).maintain(now=NOW + timedelta(days=1))
-    con.execute("checkpoint")
-    con.close()
+    spread = percentile(served["/turn"], 0.95) / statistics.median(served["/turn"])
     print(
-        f"\nthree separate in-process calls (one client): p50 {statistics.median(separate):.1f} ms "
-        f"vs /turn p50 {statistics.median(timings['/turn']):.1f} ms at {args.clients} clients"
+        f"\nbaseline, the same turns one at a time in-process (Companion.turn + record): "
+        f"{base_rate:.1f} turns/s, turn p50 {statistics.median(base['turn']):.1f} ms\n"
+        f"throughput over HTTP / baseline: {rate / base_rate:.2f}x (target ≥ 2x); "
+        f"/turn p95/p50 {spread:.2f} (target ≤ 2)"
     )
+    status = served["status"]
+    for kind in ("dynamic_recall", "character_recall"):
+        stats = status[kind]
+        print(
+            f"{kind}: {stats['requests']} requests in {stats['statements']} statements "
+            f"({stats['requests'] / max(stats['statements'], 1):.2f} per statement, largest "
+            f"{stats['largest_batch']})"
+        )
+    with duckdb.connect(path) as con:
+        report = MemoryLoop(con).maintain(now=NOW + timedelta(days=1))
+        con.execute("checkpoint")
     print(
         f"after maintain ({report.archived or 'nothing archived'}): store "
         f"{os.path.getsize(path) / 2**20:.1f} MiB"

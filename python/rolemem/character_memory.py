@@ -1,9 +1,10 @@
 """Character (solidified) memory: designer entries unlocked by game state, recalled by words.
 
 All rules are the dbt models under models/intermediate/character_memory and
-models/marts/character_memory. A `CharacterMemory` loads one character's config into a private
-in-memory DuckDB once (the static models become tables); each `session.recall()` is one query
-whose inputs (tokens, context, queue, limits) are bound parameters.
+models/marts/character_memory. A `CharacterMemory` recalls from a CharacterLibrary (the config
+in a private in-memory DuckDB, static models built once): each `session.recall()` binds its
+inputs (tokens, context, queue, limits) as parameters of one statement, shared with the other
+recalls waiting for it.
 """
 
 from __future__ import annotations
@@ -20,96 +21,28 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from ._seeds import load_seed, read_settings, seed_specs
-from ._sql_project import compose
-from .character_config import (
-    SEED_COLUMNS,
-    CharacterConfig,
-    ConfigError,
-    demo_config,
-    parse_designer_json,
-    report_problems,
+from .character_config import SEED_COLUMNS, CharacterConfig, ConfigError, parse_designer_json
+from .character_library import (
+    _CONFIG_SEEDS,
+    LIMIT_NAMES,
+    CharacterLibrary,
+    RecallRequest,
+    append_rows,
+    config_columns,
+    validate_config,
 )
 from .schema import create_config_tables
 from .text import tokenize
 
-_CONFIG_SEEDS = tuple(SEED_COLUMNS)
-_RECALL_SEEDS = (
-    "association_words",
-    "recall_stopwords",
-    "recall_context_defaults",
-    "recall_limits",
-)
-# Models that depend on config only: built once per CharacterMemory, then read as tables.
-_STATIC_MODELS = (
-    "stg_config__character_attributes",
-    "stg_config__character_events",
-    "stg_config__character_dialogue_styles",
-    "int_character_entries_unioned",
-    "int_character_entry_keywords",
-    "int_character_conditions_parsed",
-    "int_character_condition_values",
-)
-LIMIT_NAMES = (
-    "attributes_per_category",
-    "attributes_total",
-    "events_total",
-    "dialogue_styles_total",
-    "queue_turns",
-    "queue_attribute_categories",
-    "queue_items_per_category",
-    "queue_events",
-    "queue_dialogue_styles",
-    "expand_strategy",
-    "max_expanded_words",
-)
-
-_REQUEST_SQL = (
-    """
-    select
-        1 as request_id,
-        cast($character_id as varchar) as character_id,
-        cast($query_text as varchar) as query_text,
-        cast($tokens as varchar[]) as tokens,
-        cast($context as json) as context,
-        cast($require_match as boolean) as require_match,
-        cast($user_name as varchar) as user_name,
-        cast($char_name as varchar) as char_name,
-        cast($turn_number as integer) as turn_number,
-"""
-    + ",\n".join(f"        cast(${name} as integer) as {name}" for name in LIMIT_NAMES)
-    + """,
-        cast($filter_levels as integer[]) as filter_levels
-"""
-)
-_QUEUE_SQL = """
-    select
-        1 as request_id,
-        unnest(cast($queued_keys as varchar[])) as entry_key,
-        unnest(cast($queued_turns as integer[])) as recalled_turn,
-        unnest(cast($queued_qualities as integer[])) as match_quality
-"""
-# every entry's explain row: only when asked (a row per entry of the character)
-_EXPLAIN = """(
-        select list(explained order by explained.entry_key)
-        from character_memory_recall as explained
-    )"""
-_RECALL_SELECT = """
-select
-    blocks.attributes_text,
-    blocks.events_text,
-    blocks.dialogue_style_text,
-    {explain} as explain,
-    (
-        select list(struct_pack(entry_key, recalled_turn, match_quality) order by entry_key)
-        from int_recall_queue_updated
-    ) as queue,
-    (
-        select list(struct_pack(word, word_source, level) order by word_order)
-        from int_recall_words_expanded
-    ) as words
-from character_memory_blocks as blocks
-"""
+__all__ = [
+    "CharacterLibrary",
+    "CharacterMemory",
+    "RecallResult",
+    "RecallSession",
+    "store_config",
+    "stored_config",
+    "validate_config",
+]
 
 
 @dataclass(frozen=True)
@@ -176,7 +109,9 @@ class CharacterMemory:
 
     `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
     the deployment's config tables there (`rolemem config import --db`, `POST /config/import`).
-    `config`: rows from the designers' JSON instead (see `from_designer_json`).
+    `config`: rows from the designers' JSON instead (see `from_designer_json`). `library`: a
+    CharacterLibrary shared with other characters (recalls of several characters waiting at
+    once are then answered by one statement); by default one of this character's own.
     """
 
     def __init__(
@@ -186,25 +121,16 @@ class CharacterMemory:
         character_id: str,
         config: CharacterConfig | None = None,
         limits: Mapping[str, Any] | None = None,
+        library: CharacterLibrary | None = None,
     ) -> None:
         if not isinstance(character_id, str) or not character_id:
             raise TypeError("character_id must be a non-empty string")
         self.character_id = character_id
-        self._con = _duck.private_connection()
-        self._load(db, config)
-        self._check(config)
-        for model in _STATIC_MODELS:
-            sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
-            self._con.execute(f"create table {model} as {sql}")
-        count = self._con.execute(
-            "select count(*) from int_character_entries_unioned where character_id = $id",
-            {"id": character_id},
-        ).fetchone()
-        if not count or not count[0]:
+        self.library = library or CharacterLibrary(db, config=config, character_id=character_id)
+        if character_id not in self.library.characters:
             raise ConfigError(f"no config for character {character_id!r}")
-        self.limits = self._default_limits()
+        self.limits = dict(self.library.default_limits)
         self.limits.update(self._check_limits(limits or {}))
-        self._local = threading.local()
         self._sessions: dict[str, RecallSession] = {}
         self._sessions_lock = threading.Lock()
 
@@ -233,61 +159,6 @@ class CharacterMemory:
                 session = self._sessions[user_id] = RecallSession(self, user_id)
             return session
 
-    # -- loading ---------------------------------------------------------------------------
-
-    def _load(self, db: _duck.Database, config: CharacterConfig | None) -> None:
-        for seed in _RECALL_SEEDS:
-            load_seed(self._con, seed)
-        if config is not None or db is None:
-            _insert_config_rows(self._con, config or demo_config())
-        else:
-            self._copy_config_tables(db)
-
-    def _copy_config_tables(self, db: _duck.Database) -> None:
-        """This character's config rows from the database's config tables; the lexicon,
-        stopwords, defaults and limits too where dbt seeded them (else the shipped CSVs)."""
-        with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as source:
-            for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
-                is_config = seed in _CONFIG_SEEDS
-                try:
-                    cursor = source.execute(
-                        f"select * from {seed} where character_id = $id"
-                        if is_config
-                        else f"select * from {seed}",
-                        {"id": self.character_id} if is_config else {},
-                    )
-                except duckdb.CatalogException:
-                    if not is_config:
-                        continue
-                    raise ConfigError(
-                        f"the database has no config table {seed!r}: run `rolemem init-db` "
-                        "and `rolemem config import --db` (or `rolemem config load`)"
-                    ) from None
-                rows = cursor.fetchall()
-                names = [d[0] for d in cursor.description]
-                expected = set(SEED_COLUMNS[seed] if is_config else seed_specs()[seed][1])
-                if not is_config and not expected <= set(names):
-                    continue  # seeded by an older rolemem: keep the shipped table whole
-                # column names become SQL identifiers: only the seed's own are copied
-                keep = [i for i, name in enumerate(names) if name in expected]
-                rows = [tuple(row[i] for i in keep) for row in rows]
-                names = [names[i] for i in keep]
-                _insert_rows(
-                    self._con,
-                    seed,
-                    {name: [row[i] for row in rows] for i, name in enumerate(names)},
-                )
-
-    def _check(self, config: CharacterConfig | None) -> None:
-        """Errors raise; advice on sizes warns only for designer JSON being imported."""
-        problems = _config_problems(self._con)
-        if config is None:
-            problems = [p for p in problems if p[3] == "error"]
-        report_problems(config or CharacterConfig(), problems)
-
-    def _default_limits(self) -> dict[str, Any]:
-        return read_settings(self._con, "recall_limits")
-
     @staticmethod
     def _check_limits(limits: Mapping[str, Any]) -> dict[str, Any]:
         known = set(LIMIT_NAMES) | {"filter_levels"}
@@ -304,92 +175,6 @@ class CharacterMemory:
         if limits.get("expand_strategy", 0) not in (0, 1):
             raise TypeError("expand_strategy must be 0 or 1")
         return {k: (list(v) if k == "filter_levels" else v) for k, v in limits.items()}
-
-    # -- recall ----------------------------------------------------------------------------
-
-    def _recall(self, params: dict[str, Any], explain: bool) -> tuple[Any, ...]:
-        # both marts in one query when explaining: blocks and explain share every CTE
-        sql = compose(
-            ("character_memory_blocks", "character_memory_recall")
-            if explain
-            else "character_memory_blocks",
-            {"int_recall_requests": _REQUEST_SQL, "int_recall_queue_items": _QUEUE_SQL},
-            _RECALL_SELECT.format(explain=_EXPLAIN if explain else "cast(null as integer[])"),
-            existing=_STATIC_MODELS + _RECALL_SEEDS,
-        )
-        # a cursor per thread: sessions of other users run in parallel
-        cur = getattr(self._local, "cursor", None)
-        if cur is None:
-            cur = self._local.cursor = _duck.PreparedCursor(self._con.cursor())
-        return cur.run(sql, params, error=ConfigError)[0]
-
-
-def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [row[0] for row in con.execute("select table_name from duckdb_tables()").fetchall()]
-
-
-def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
-    """Table `seed` (a config table, or a seed typed from its YAML) holding exactly these
-    columns' values, bound as one list per column."""
-    if seed in SEED_COLUMNS:
-        create_config_tables(con)
-    else:
-        load_seed(con, seed)
-    con.execute(f"delete from {seed}")
-    _append_rows(con, seed, columns)
-
-
-def _append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
-    if any(len(values) for values in columns.values()):
-        selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
-        con.execute(f"insert into {seed} by name select {selects}", columns)
-
-
-def _config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
-    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
-    shifted by `offset`)."""
-    rows = config.tables[seed]
-    return {
-        column: [
-            row[column] + offset
-            if column == "ordinal"
-            else json.dumps(row[column], ensure_ascii=False)
-            if column in ("keywords", "query_params")
-            else row[column]
-            for row in rows
-        ]
-        for column in SEED_COLUMNS[seed]
-    }
-
-
-def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:
-    for seed in _CONFIG_SEEDS:
-        _insert_rows(con, seed, _config_columns(config, seed))
-
-
-def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """Rows of the SQL model int_character_config_problems over the loaded config."""
-    sql = compose(
-        "int_character_config_problems",
-        {},
-        "select * from int_character_config_problems order by entry_kind, entry_ordinal, field",
-        existing=_table_names(con),
-    )
-    try:
-        return con.execute(sql).fetchall()
-    except duckdb.ConversionException as exc:
-        raise ConfigError(f"malformed JSON in character config: {exc}") from None
-
-
-def validate_config(config: CharacterConfig) -> None:
-    """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
-    advice. Used before writing seeds, so a bad file writes nothing."""
-    con = _duck.private_connection()
-    try:
-        _insert_config_rows(con, config)
-        report_problems(config, _config_problems(con))
-    finally:
-        con.close()
 
 
 class RecallSession:
@@ -432,7 +217,7 @@ class RecallSession:
             raise TypeError("require_match must be True or False")
         with self._lock:
             turn = self.turn + 1
-            params = {
+            values = {
                 "character_id": self.memory.character_id,
                 "query_text": text,
                 "tokens": tokens,
@@ -446,8 +231,9 @@ class RecallSession:
                 "queued_turns": [item["recalled_turn"] for item in self._queue],
                 "queued_qualities": [item["match_quality"] for item in self._queue],
             }
-            attributes, events, styles, explained, queue, words = self.memory._recall(
-                params, explain
+            # answered with the recalls waiting for a statement, if any (rolemem._batch)
+            attributes, events, styles, explained, queue, words = self.memory.library.recall(
+                RecallRequest(values, explain)
             )
             if not dry_run:
                 self.turn = turn
@@ -456,7 +242,14 @@ class RecallSession:
             attributes,
             events,
             styles,
-            list(explained or []),
+            # only when asked (another recall of the batch may have asked); request_id is the
+            # statement's key for this recall, not the caller's business
+            [
+                {name: value for name, value in row.items() if name != "request_id"}
+                for row in explained or []
+            ]
+            if explain
+            else [],
             list(words or []),
             turn,
             user_name or None,
@@ -482,7 +275,7 @@ def store_config(db: _duck.Database, config: CharacterConfig) -> dict[str, int]:
                     {"ids": characters},
                 )
                 offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
-                _append_rows(cur, seed, _config_columns(config, seed, offset[0] if offset else 0))
+                append_rows(cur, seed, config_columns(config, seed, offset[0] if offset else 0))
                 written[seed] = len(config.tables[seed])
             cur.execute("commit")
         except BaseException:

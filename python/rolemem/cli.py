@@ -26,6 +26,7 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
             max_body_bytes=1048576,
             request_timeout=10.0,
             request_threads=8,
+            max_batch=8,
             extraction_threads=2,
             extraction_queue=64,
             shutdown_grace=5.0,
@@ -201,6 +202,13 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         type=int,
         default=defaults.request_threads,
         help="threads doing requests' engine work (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=int,
+        default=defaults.max_batch,
+        help="recalls waiting while one runs are answered by the next statement, at most this "
+        "many (1: one statement each; default: %(default)s)",
     )
     serve.add_argument(
         "--extraction-threads",
@@ -673,6 +681,7 @@ def _serve(args: argparse.Namespace) -> None:
         max_body_bytes=args.max_body_bytes,
         request_timeout=args.request_timeout,
         request_threads=args.request_threads,
+        max_batch=args.max_batch,
         extraction_threads=args.extraction_threads,
         extraction_queue=args.extraction_queue,
         shutdown_grace=args.shutdown_grace,

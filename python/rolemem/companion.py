@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from . import _duck, saves
-from .character_memory import CharacterMemory, RecallResult
+from . import _cancel, _duck, saves
+from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
 from .llm import ChatModel
@@ -53,7 +53,9 @@ class Companion:
     the designer config (`rolemem init-db` + `rolemem config import --db` or `config load`).
     `character_id`: the designer config's character; `agent_id` (default: the same) owns the
     dynamic memories. `llm`: extraction (None: memories are not extracted). `embedder`: dynamic
-    recall by meaning (default: the bundled e5).
+    recall by meaning (default: the bundled e5). `loop` and `library`: a MemoryLoop and a
+    CharacterLibrary shared with other companions (the service shares them, so recalls of
+    several characters waiting at once are answered together).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class Companion:
         embedder: Embedder | None | Literal["default"] = "default",
         settings: Mapping[str, Any] | None = None,
         loop: MemoryLoop | None = None,
+        library: CharacterLibrary | None = None,
     ) -> None:
         self.character_id = _text(character_id, "character_id") or ""
         self.agent_id = self.character_id if agent_id is None else str(_text(agent_id, "agent_id"))
@@ -74,8 +77,10 @@ class Companion:
         self.loop = loop or MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
         self.memory = self.loop.memory
         self._con = self.memory._con
-        self.character = CharacterMemory(self._con, character_id=self.character_id)
-        self._recalls = ThreadPoolExecutor(max_workers=2, thread_name_prefix="rolemem-recall")
+        self.character = CharacterMemory(self._con, character_id=self.character_id, library=library)
+        # two recalls per turn, for as many turns as run at once: a recall waiting to share the
+        # next statement (rolemem._batch) holds its thread meanwhile
+        self._recalls = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rolemem-recall")
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rolemem-loop")
         self._pending: list[Future[ObserveReport]] = []
         self._lock = threading.Lock()
@@ -131,8 +136,9 @@ class Companion:
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
         )
         session = self.character.session(user_id)
+        # the recalls work for this turn's work token (a turn past its budget stops them)
         character_job = self._recalls.submit(
-            session.recall,
+            _cancel.carried(session.recall),
             message,
             context,
             user_name=user_name,
@@ -141,7 +147,7 @@ class Companion:
             explain=True,
         )
         dynamic_job = self._recalls.submit(
-            self.memory.query,
+            _cancel.carried(self.memory.query),
             message,
             user_id=user_id,
             agent_id=self.agent_id,

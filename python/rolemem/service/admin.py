@@ -1,4 +1,5 @@
-"""/health (no key) and /snapshot (a read-only copy for analysts and dbt)."""
+"""/health (no key), /status (how the engine's work was shared) and /snapshot (a read-only
+copy for analysts and dbt)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from .errors import responses
-from .schemas.admin import Health, Snapshot
+from .schemas.admin import Health, Snapshot, Status
 from .state import Store
 
 public = APIRouter(tags=["service"])
@@ -22,6 +23,20 @@ router = APIRouter(tags=["service"])
 )
 async def health() -> Any:
     return {"status": "ok"}
+
+
+@router.get(
+    "/status",
+    response_model=Status,
+    summary="How recall work was shared",
+    description="Recall requests waiting while a recall statement runs are answered together "
+    "by the next one (`--max-batch`): statements run, requests answered, the largest batch; "
+    "and the extraction batches queued.",
+    responses=responses(401),
+)
+async def status(request: Request) -> Any:
+    store: Store = request.app.state.store
+    return store.status()
 
 
 @router.post(

@@ -62,6 +62,11 @@ class ExtractionQueue:
             with self._lock:
                 self._queued.discard(key)
 
+    def queued(self) -> int:
+        """Batches queued or being extracted."""
+        with self._lock:
+            return len(self._queued)
+
     def close(self, wait: float = 0.0) -> None:
         self._pool.close(wait)
 

@@ -21,6 +21,9 @@ class ServiceSettings:
     request_timeout: float = 10.0
     # threads doing per-request engine work (DuckDB runs each statement on the cores itself)
     request_threads: int = 8
+    # recall requests that wait while a recall statement runs are answered together by the
+    # next statement, at most this many (1: one statement per request)
+    max_batch: int = 8
     # extraction (LLM) workers, and the batches that may wait for one; a full queue leaves the
     # batch pending and the next append schedules it again
     extraction_threads: int = 2
@@ -33,7 +36,7 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         from ..errors import RolememError
 
-        for name in ("max_body_bytes", "request_threads", "extraction_threads"):
+        for name in ("max_body_bytes", "request_threads", "extraction_threads", "max_batch"):
             if getattr(self, name) < 1:
                 raise RolememError(f"{name} must be at least 1", field=name)
         for name in ("request_timeout", "shutdown_grace", "idempotency_hours"):

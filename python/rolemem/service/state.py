@@ -22,7 +22,7 @@ import duckdb
 from starlette.requests import Request
 
 from .. import _cancel, _duck, history, saves
-from ..character_memory import CharacterMemory
+from ..character_memory import CharacterLibrary, CharacterMemory
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
 from ..errors import BusyError, NotFoundError, RolememError
@@ -55,11 +55,16 @@ class Store:
     write_lock: threading.Lock = field(default_factory=threading.Lock)
     _companions: dict[tuple[str, str], Companion] = field(default_factory=dict)
     _characters: dict[str, CharacterMemory] = field(default_factory=dict)
+    # every character's config in one place: recalls of any characters waiting together are
+    # answered by one statement; rebuilt after a config change
+    _library: CharacterLibrary | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def open(self) -> None:
         self.con = _duck.connect(self.path)
-        self.memory = DynamicMemory(self.con, embedder=self.embedder)
+        self.memory = DynamicMemory(
+            self.con, embedder=self.embedder, max_batch=self.settings.max_batch
+        )
         self.embedder = self.memory.embedder  # one model for every companion
         self.loop = MemoryLoop(self.con, llm=self.llm, memory=self.memory)
         self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
@@ -179,7 +184,11 @@ class Store:
         with self._lock:
             if key not in self._companions:
                 self._companions[key] = Companion(
-                    self.con, character_id=character_id, agent_id=agent_id, loop=self.loop
+                    self.con,
+                    character_id=character_id,
+                    agent_id=agent_id,
+                    loop=self.loop,
+                    library=self._shared_library(),
                 )
             return self._companions[key]
 
@@ -187,17 +196,32 @@ class Store:
         with self._lock:
             if character_id not in self._characters:
                 self._characters[character_id] = CharacterMemory(
-                    self.con, character_id=character_id
+                    character_id=character_id, library=self._shared_library()
                 )
             return self._characters[character_id]
 
-    def forget_character(self, character_id: str) -> None:
-        """Its config changed: the next request loads it again."""
+    def _shared_library(self) -> CharacterLibrary:
+        if self._library is None:  # under self._lock
+            self._library = CharacterLibrary(self.con, max_batch=self.settings.max_batch)
+        return self._library
+
+    def status(self) -> dict[str, Any]:
         with self._lock:
-            self._characters.pop(character_id, None)
-            for key in [key for key in self._companions if key[0] == character_id]:
-                # dropped, not closed: a request may still be using it
-                self._companions.pop(key)
+            library = self._library
+        return {
+            "dynamic_recall": self.memory.batching(),
+            "character_recall": library.batching() if library is not None else None,
+            "extraction_queued": self.extraction.queued(),
+        }
+
+    def forget_character(self, character_id: str) -> None:
+        """Its config changed: the next request loads the config again (every character's:
+        they share one library)."""
+        with self._lock:
+            self._library = None
+            self._characters.clear()
+            # dropped, not closed: a request may still be using them
+            self._companions.clear()
 
     def snapshot(self) -> tuple[str, int]:
         """A consistent read-only copy of the whole database for analysts and dbt."""

@@ -13,6 +13,24 @@ class Health(Response):
     status: str = field("ok while the service runs.", "ok")
 
 
+class Batching(Response):
+    statements: int = field("Statements run.", 120)
+    requests: int = field("Requests they answered (more than statements: batching paid).", 410)
+    largest_batch: int = field("The most requests one statement answered.", 8)
+    max_batch: int = field("The limit (`--max-batch`).", 8)
+
+
+class Status(Response):
+    dynamic_recall: Batching = field(
+        "Player-memory recall statements (/query, /turn).",
+        {"statements": 120, "requests": 410, "largest_batch": 8, "max_batch": 8},
+    )
+    character_recall: Batching | None = field(
+        "Designer-memory recall statements (/recall, /turn); null before the first.", None
+    )
+    extraction_queued: int = field("Extraction batches queued or being extracted.", 0)
+
+
 class Snapshot(Response):
     path: str = field("Where the read-only copy was written.", "snapshot.duckdb")
     bytes: int = field("Its size.", 5_242_880)

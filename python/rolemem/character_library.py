@@ -1,0 +1,336 @@
+"""Designer config loaded for recall: one private in-memory DuckDB holding the config of one
+character or of every character of a database, its static models built once as tables, and
+the recall statement, which answers every waiting request (of any of its characters) at once.
+
+All rules are the dbt models under models/intermediate/character_memory and
+models/marts/character_memory; every request value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from . import _duck
+from ._batch import Coalescer
+from ._seeds import load_seed, read_settings, seed_specs
+from ._sql_project import compose
+from .character_config import (
+    SEED_COLUMNS,
+    CharacterConfig,
+    ConfigError,
+    demo_config,
+    report_problems,
+)
+from .schema import create_config_tables
+
+_CONFIG_SEEDS = tuple(SEED_COLUMNS)
+_RECALL_SEEDS = (
+    "association_words",
+    "recall_stopwords",
+    "recall_context_defaults",
+    "recall_limits",
+)
+# Models that depend on config only: built once per library, then read as tables.
+_STATIC_MODELS = (
+    "stg_config__character_attributes",
+    "stg_config__character_events",
+    "stg_config__character_dialogue_styles",
+    "int_character_entries_unioned",
+    "int_character_entry_keywords",
+    "int_character_conditions_parsed",
+    "int_character_condition_values",
+)
+LIMIT_NAMES = (
+    "attributes_per_category",
+    "attributes_total",
+    "events_total",
+    "dialogue_styles_total",
+    "queue_turns",
+    "queue_attribute_categories",
+    "queue_items_per_category",
+    "queue_events",
+    "queue_dialogue_styles",
+    "expand_strategy",
+    "max_expanded_words",
+)
+
+# What each request of a batch brings: a list per name, a position per request (the models
+# carry request_id and character_id, so one statement answers requests of several
+# characters).
+REQUEST_FIELDS = {
+    "character_id": "varchar",
+    "query_text": "varchar",
+    "tokens": "varchar[]",
+    "context": "json",
+    "require_match": "boolean",
+    "user_name": "varchar",
+    "char_name": "varchar",
+    "turn_number": "integer",
+    **dict.fromkeys(LIMIT_NAMES, "integer"),
+    "filter_levels": "integer[]",
+}
+_REQUEST_SQL = (
+    "    select\n        unnest(cast($request_id as integer[])) as request_id,\n"
+    + ",\n".join(
+        f"        unnest(cast(${name} as {kind}[])) as {name}"
+        for name, kind in REQUEST_FIELDS.items()
+    )
+    + "\n"
+)
+# each request's sticky queue, flattened with its request's number
+_QUEUE_SQL = """
+    select
+        unnest(cast($queued_request_id as integer[])) as request_id,
+        unnest(cast($queued_keys as varchar[])) as entry_key,
+        unnest(cast($queued_turns as integer[])) as recalled_turn,
+        unnest(cast($queued_qualities as integer[])) as match_quality
+"""
+# every entry's explain row: only when a request of the batch asks (a row per entry)
+_EXPLAIN_JOIN = """left join (
+    select request_id, list(explained order by explained.entry_key) as explain
+    from character_memory_recall as explained
+    group by request_id
+) as explained on explained.request_id = requests.request_id"""
+# one row per request of the batch, in request_id order
+_RECALL_SELECT = """
+select
+    requests.request_id,
+    blocks.attributes_text,
+    blocks.events_text,
+    blocks.dialogue_style_text,
+    {explain} as explain,
+    queue.queue,
+    words.words
+from int_recall_requests as requests
+left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
+left join (
+    select
+        request_id,
+        list(struct_pack(entry_key, recalled_turn, match_quality) order by entry_key) as queue
+    from int_recall_queue_updated
+    group by request_id
+) as queue on queue.request_id = requests.request_id
+left join (
+    select request_id, list(struct_pack(word, word_source, level) order by word_order) as words
+    from int_recall_words_expanded
+    group by request_id
+) as words on words.request_id = requests.request_id
+{explain_join}
+order by requests.request_id
+"""
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One recall's bound values (REQUEST_FIELDS, its queue as `queued_*` lists) and whether
+    it wants the explain rows."""
+
+    values: Mapping[str, Any]
+    explain: bool
+
+
+class CharacterLibrary:
+    """The designer config of `character_id` (or, None, of every character) ready to recall.
+
+    `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
+    the config tables there. `config`: rows from the designers' JSON instead. Share one library
+    between the CharacterMemory objects of a process (the service does): recalls waiting for
+    a statement, whatever their character, are answered by the next one (at most `max_batch`).
+    """
+
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        config: CharacterConfig | None = None,
+        character_id: str | None = None,
+        max_batch: int = 8,
+    ) -> None:
+        self._con = _duck.private_connection()
+        self._load(db, config, character_id)
+        self._check(config)
+        for model in _STATIC_MODELS:
+            sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
+            self._con.execute(f"create table {model} as {sql}")
+        self.characters = frozenset(
+            row[0]
+            for row in self._con.execute(
+                "select distinct character_id from int_character_entries_unioned"
+            ).fetchall()
+        )
+        self.default_limits = read_settings(self._con, "recall_limits")
+        self._local = threading.local()
+        self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
+            self._recall_batch, max_batch=max_batch
+        )
+
+    def recall(self, request: RecallRequest) -> tuple[Any, ...]:
+        """attributes_text, events_text, dialogue_style_text, explain, queue, words."""
+        return self._batches.submit(request)
+
+    def batching(self) -> dict[str, Any]:
+        """How recall statements were shared (rolemem._batch)."""
+        return self._batches.stats()
+
+    # -- recall ----------------------------------------------------------------------------
+
+    def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
+        explain = any(request.explain for request in requests)
+        # both marts in one query when explaining: blocks and explain share every CTE
+        sql = compose(
+            ("character_memory_blocks", "character_memory_recall")
+            if explain
+            else "character_memory_blocks",
+            {"int_recall_requests": _REQUEST_SQL, "int_recall_queue_items": _QUEUE_SQL},
+            _RECALL_SELECT.format(
+                explain="explained.explain" if explain else "cast(null as integer[])",
+                explain_join=_EXPLAIN_JOIN if explain else "",
+            ),
+            existing=_STATIC_MODELS + _RECALL_SEEDS,
+        )
+        params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
+        for name in (*REQUEST_FIELDS, "queued_keys", "queued_turns", "queued_qualities"):
+            params[name] = []
+        params["queued_request_id"] = []
+        for number, request in enumerate(requests, start=1):
+            for name in REQUEST_FIELDS:
+                params[name].append(request.values[name])
+            queued = request.values["queued_keys"]
+            params["queued_request_id"] += [number] * len(queued)
+            for name in ("queued_keys", "queued_turns", "queued_qualities"):
+                params[name] += request.values[name]
+        # a cursor per thread: batches run in parallel with other threads' (alone) recalls
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = _duck.PreparedCursor(self._con.cursor())
+        rows = cur.run(sql, params, error=ConfigError)
+        return [tuple(row[1:]) for row in rows]
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def _load(
+        self, db: _duck.Database, config: CharacterConfig | None, character_id: str | None
+    ) -> None:
+        for seed in _RECALL_SEEDS:
+            load_seed(self._con, seed)
+        if config is not None or db is None:
+            _insert_config_rows(self._con, config or demo_config())
+        else:
+            self._copy_config_tables(db, character_id)
+
+    def _copy_config_tables(self, db: _duck.Database, character_id: str | None) -> None:
+        """The config rows (of one character, or all) from the database's config tables; the
+        lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
+        CSVs)."""
+        with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as source:
+            for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
+                is_config = seed in _CONFIG_SEEDS
+                try:
+                    cursor = source.execute(
+                        f"select * from {seed} where $id is null or character_id = $id"
+                        if is_config
+                        else f"select * from {seed}",
+                        {"id": character_id} if is_config else {},
+                    )
+                except duckdb.CatalogException:
+                    if not is_config:
+                        continue
+                    raise ConfigError(
+                        f"the database has no config table {seed!r}: run `rolemem init-db` "
+                        "and `rolemem config import --db` (or `rolemem config load`)"
+                    ) from None
+                rows = cursor.fetchall()
+                names = [d[0] for d in cursor.description]
+                expected = set(SEED_COLUMNS[seed] if is_config else seed_specs()[seed][1])
+                if not is_config and not expected <= set(names):
+                    continue  # seeded by an older rolemem: keep the shipped table whole
+                # column names become SQL identifiers: only the seed's own are copied
+                keep = [i for i, name in enumerate(names) if name in expected]
+                rows = [tuple(row[i] for i in keep) for row in rows]
+                names = [names[i] for i in keep]
+                _insert_rows(
+                    self._con,
+                    seed,
+                    {name: [row[i] for row in rows] for i, name in enumerate(names)},
+                )
+
+    def _check(self, config: CharacterConfig | None) -> None:
+        """Errors raise; advice on sizes warns only for designer JSON being imported."""
+        problems = _config_problems(self._con)
+        if config is None:
+            problems = [p for p in problems if p[3] == "error"]
+        report_problems(config or CharacterConfig(), problems)
+
+
+def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [row[0] for row in con.execute("select table_name from duckdb_tables()").fetchall()]
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
+    """Table `seed` (a config table, or a seed typed from its YAML) holding exactly these
+    columns' values, bound as one list per column."""
+    if seed in SEED_COLUMNS:
+        create_config_tables(con)
+    else:
+        load_seed(con, seed)
+    con.execute(f"delete from {seed}")
+    append_rows(con, seed, columns)
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
+    if any(len(values) for values in columns.values()):
+        selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
+        con.execute(f"insert into {seed} by name select {selects}", columns)
+
+
+def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
+    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
+    shifted by `offset`)."""
+    rows = config.tables[seed]
+    return {
+        column: [
+            row[column] + offset
+            if column == "ordinal"
+            else json.dumps(row[column], ensure_ascii=False)
+            if column in ("keywords", "query_params")
+            else row[column]
+            for row in rows
+        ]
+        for column in SEED_COLUMNS[seed]
+    }
+
+
+def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:
+    for seed in _CONFIG_SEEDS:
+        _insert_rows(con, seed, config_columns(config, seed))
+
+
+def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """Rows of the SQL model int_character_config_problems over the loaded config."""
+    sql = compose(
+        "int_character_config_problems",
+        {},
+        "select * from int_character_config_problems order by entry_kind, entry_ordinal, field",
+        existing=_table_names(con),
+    )
+    try:
+        return con.execute(sql).fetchall()
+    except duckdb.ConversionException as exc:
+        raise ConfigError(f"malformed JSON in character config: {exc}") from None
+
+
+def validate_config(config: CharacterConfig) -> None:
+    """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
+    advice. Used before writing seeds, so a bad file writes nothing."""
+    con = _duck.private_connection()
+    try:
+        _insert_config_rows(con, config)
+        report_problems(config, _config_problems(con))
+    finally:
+        con.close()

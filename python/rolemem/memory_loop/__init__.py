@@ -1,0 +1,37 @@
+"""The memory loop (dynamic-memory §四, §八): played turns -> LLM extraction -> memories, and
+cleanup that archives the weakest.
+
+Rules are SQL (models/intermediate/memory_loop): which turns are pending after the watermark,
+which batches are due (window full / scene change), which memories a cleanup archives. This
+module binds the observation, renders each due batch with the memory builder (the character's
+own point of view), asks the LLM, and writes the memories, the batch row (the watermark) and
+the loop state in one transaction. The LLM is called outside any transaction: a failure, a
+timeout or a kill before the commit writes nothing, and the next observation asks again.
+"""
+
+from __future__ import annotations
+
+from ..archive import archived
+from .maintenance import _Maintenance
+from .reports import MaintenanceReport, ObserveReport, _target, event_times
+from .sql import SETTING_NAMES
+
+__all__ = [
+    "SETTING_NAMES",
+    "MaintenanceReport",
+    "MemoryLoop",
+    "ObserveReport",
+    "_target",
+    "archived",
+    "event_times",
+]
+
+
+class MemoryLoop(_Maintenance):
+    """Extraction, timeline, cleanup and consolidation for one store.
+
+    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables).
+    `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
+    None disables extraction and consolidation. `embedder`: vectors for extracted events.
+    `settings`: overrides of the seed memory_loop_settings.
+    """

@@ -1,0 +1,253 @@
+"""The part of MemoryLoop the rest builds on: the store, the LLM, the settings, and the plan
+of one observation (the loop's models over the save's chain)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Self
+
+from .. import _duck
+from .._batch import Coalescer
+from .._seeds import read_settings, shipped_settings
+from .._sql_project import compose
+from ..archive import archived as archived
+from ..dynamic_memory import (
+    DynamicMemory,
+    MemoryInputError,
+)
+from ..embedders import Embedder
+from ..errors import ChainError, SaveNotFoundError
+from ..history import ensure_fresh
+from ..llm import ChatModel
+from ..memory_builder import _int_or_none
+from .reports import _target
+from .sql import (
+    _BATCHES_SQL,
+    _CHAIN_SQL,
+    _OBSERVATION_SQL,
+    _OBSERVE_SELECT,
+    OBSERVATION_FIELDS,
+    SETTING_NAMES,
+)
+
+log = logging.getLogger(__name__)
+
+
+class _LoopBase:
+    """Extraction, timeline, cleanup and consolidation for one store.
+
+    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables).
+    `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
+    None disables extraction and consolidation. `embedder`: vectors for extracted events.
+    `settings`: overrides of the seed memory_loop_settings.
+    """
+
+    def __init__(
+        self,
+        db: _duck.Database = None,
+        *,
+        llm: ChatModel | None = None,
+        embedder: Embedder | None | Literal["default"] = None,
+        settings: Mapping[str, Any] | None = None,
+        memory: DynamicMemory | None = None,
+    ) -> None:
+        # a memory given (shared, with its vector cache) stays its owner's to close
+        self._owns_memory = memory is None
+        self.memory = memory or DynamicMemory(db, embedder=embedder)
+        self._con = self.memory._con
+        self.llm = llm
+        self.settings = {
+            **shipped_settings("memory_loop_settings"),
+            **read_settings(self._con, "memory_loop_settings"),
+        }
+        for name, value in (settings or {}).items():
+            if name not in SETTING_NAMES:
+                raise MemoryInputError(
+                    f"unknown loop setting {name!r}; expected one of {', '.join(SETTING_NAMES)}"
+                )
+            self.settings[name] = value
+        self._check_settings()
+        # one observation of a save x character at a time (two would ask the LLM twice)
+        self._locks: dict[tuple[int, str], threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        # plans of observations waiting together share a statement (the memory's batch size)
+        self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
+            self._plan_batch, max_batch=self.memory._batches.max_batch
+        )
+
+    def _check_settings(self) -> None:
+        for name in SETTING_NAMES:
+            value = self.settings[name]
+            if name == "memory_scope":
+                if value not in ("player", "save"):
+                    raise MemoryInputError("memory_scope must be 'player' or 'save'")
+            elif name == "cleanup_share":
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not (0 <= value <= 1)
+                ):
+                    raise MemoryInputError(
+                        f"cleanup_share must be a number from 0 to 1, got {value!r}"
+                    )
+            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise MemoryInputError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.settings["extract_turns"] < 1 or self.settings["llm_max_attempts"] < 1:
+            raise MemoryInputError("extract_turns and llm_max_attempts must be at least 1")
+
+    def close(self) -> None:
+        if self._owns_memory:
+            self.memory.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _lock(self, key: tuple[int, str]) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _observation(
+        self,
+        save_id: int,
+        role_id: int | None,
+        script_role_id: str | None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        scene: str | None = None,
+    ) -> dict[str, Any]:
+        """The bound parameters standing in for int_loop_observations."""
+        target_key, _, _ = _target(role_id, script_role_id)
+        return {
+            "save_id": save_id,
+            "target_key": target_key,
+            "role_id": role_id,
+            "script_role_id": script_role_id,
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "scene": scene,
+            **{
+                name: self.settings[name]
+                for name in (
+                    "extract_at_turns",
+                    "extract_turns",
+                    "context_max_turns",
+                    "min_window_turns",
+                )
+            },
+        }
+
+    def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The loop's models over one observation's save: answered with the observations
+        waiting for a statement, if any (rolemem._batch)."""
+        plan = self._plans.submit(params)
+        if not plan["saves_found"]:
+            raise SaveNotFoundError(f"save {params['save_id']} does not exist")
+        if plan["problem"]:
+            raise ChainError(plan["problem"])
+        return plan
+
+    def _plan_batch(self, observations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Plans of a batch of observations: one statement for distinct saves x characters (a
+        second observation of the same one with other values waits for the next)."""
+        sql = compose(
+            ("int_loop_batches_due", "int_loop_pending_turns", "int_loop_context_windows"),
+            {
+                "int_lines_chained_to_root": _CHAIN_SQL,
+                "int_loop_observations": _OBSERVATION_SQL,
+                "source_memory_extraction_batch": _BATCHES_SQL,
+            },
+            _OBSERVE_SELECT,
+        )
+        cur = self.memory._cursor()
+        ensure_fresh(cur.cursor, sorted({o["save_id"] for o in observations}))
+        plans: list[dict[str, Any] | None] = [None] * len(observations)
+        remaining = list(range(len(observations)))
+        while remaining:
+            first: dict[tuple[int, str], int] = {}
+            now, later = [], []
+            for index in remaining:
+                key = (observations[index]["save_id"], observations[index]["target_key"])
+                if key in first and observations[first[key]] != observations[index]:
+                    later.append(index)
+                else:
+                    first.setdefault(key, index)
+                    now.append(index)
+            distinct = [observations[index] for index in first.values()]
+            rows = cur.run(sql, {name: [o[name] for o in distinct] for name in OBSERVATION_FIELDS})
+            names = [d[0] for d in cur.cursor.description]
+            by_key = {(row[0], row[1]): dict(zip(names, row, strict=True)) for row in rows}
+            for index in now:
+                key = (observations[index]["save_id"], observations[index]["target_key"])
+                plans[index] = by_key[key]
+            remaining = later
+        return [plan for plan in plans if plan is not None]
+
+    def context_window(
+        self,
+        *,
+        save_id: int,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+    ) -> dict[str, Any]:
+        """The lines of the context window (the newest `context_max_turns` turns after the
+        watermark) of one save x character, with the watermark and the pending turn count."""
+        save = _int_or_none(save_id, "save_id", "context")
+        if save is None:
+            raise MemoryInputError("save_id is required")
+        _, role, script_role = _target(role_id, script_role_id)
+        params = self._observation(save, role, script_role)
+        plan = self._plan(params)
+        start = plan["window_start_position"]
+        lines = [
+            line
+            for line in plan["lines"] or []
+            if start is not None and line["line_position"] >= start
+        ]
+        return {
+            "lines": lines,
+            "pending_turns": plan["pending_turns"],
+            "watermark_line_id": plan["watermark_line_id"],
+            "window_turns": plan["window_turns"],
+        }
+
+    def timeline(
+        self, *, user_id: str, agent_id: str, save_id: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The overview timeline (前情提要) on the save's current branch, oldest first."""
+        return self.memory.timeline(
+            user_id=user_id,
+            agent_id=agent_id,
+            save_id=save_id,
+            memory_scope=self.settings["memory_scope"],
+        )
+
+    def pin(
+        self, *, event_id: int | None = None, entity_id: int | None = None, pinned: bool = True
+    ) -> None:
+        """Pin (or unpin) one memory: a pinned memory is never archived by cleanup."""
+        if (event_id is None) == (entity_id is None):
+            raise MemoryInputError("give exactly one of event_id or entity_id")
+        if not isinstance(pinned, bool):
+            raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
+        table, memory_id = (
+            ("memory_event", event_id) if event_id is not None else ("memory_entity", entity_id)
+        )
+        memory_id = _int_or_none(
+            memory_id, "event_id" if event_id is not None else "entity_id", "pin"
+        )
+        changed = (
+            self._con.cursor()
+            .execute(
+                # the table name is one of two fixed names, never data
+                f"update {table} set is_pinned = $pinned where id = $id returning id",
+                {"pinned": pinned, "id": memory_id},
+            )
+            .fetchall()
+        )
+        if not changed:
+            raise MemoryInputError(f"no {table} with id {memory_id}")

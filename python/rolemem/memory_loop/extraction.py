@@ -1,0 +1,216 @@
+"""Extracting one due batch: the memory builder renders it from the character's point of view,
+the LLM answers, and the memories, the batch row (the watermark) and the loop state are one
+transaction."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from .. import _duck
+from ..archive import archived as archived
+from ..dynamic_memory import (
+    EventVectors,
+    _entity_params,
+)
+from ..extraction import ExtractionReply, extract
+from ..memory_builder import message_spans
+from .base import _LoopBase
+from .reports import _AlreadyExtracted, _state_params, event_times
+from .sql import _FAILURE_SQL, _STATE_SQL
+
+log = logging.getLogger(__name__)
+
+
+class _Extraction(_LoopBase):
+    """One batch to memories."""
+
+    def _extract_batch(
+        self,
+        batch: Mapping[str, Any],
+        lines: list[dict[str, Any]],
+        state: dict[str, Any],
+        role_id: int | None,
+        script_role_id: str | None,
+        user_name: str,
+        agent_name: str,
+        *,
+        keep_scene: bool,
+    ) -> tuple[list[int], list[int]] | None:
+        assert self.llm is not None
+        chosen = [
+            line
+            for line in lines
+            if batch["first_line_position"] <= line["line_position"] <= batch["last_line_position"]
+        ]
+        messages = message_spans(chosen, role_id=role_id, script_role_id=script_role_id)
+        reply = extract(
+            self.llm,
+            messages,
+            agent_name=agent_name,
+            user_name=user_name,
+            max_attempts=self.settings["llm_max_attempts"],
+        )
+        event_rows, vectors = self.memory._prepare_events(
+            self._event_inputs(reply, batch, state, chosen, messages)
+        )
+        entity_params = [
+            _entity_params(
+                scope="user",
+                user_id=state["user_id"],
+                agent_id=state["agent_id"],
+                entity_name=e.entity_name,
+                entity_type=e.entity_type,
+                kind=e.kind,
+                keyword=e.keyword,
+                description=e.description,
+                updated_at=state["now"],
+                user_name=user_name,
+            )
+            for e in reply.entities
+        ]
+        try:
+            with _duck.transaction(self._con) as cur:
+                events, entities = self._commit_batch(
+                    cur, batch, state, event_rows, vectors, entity_params, keep_scene
+                )
+        except _AlreadyExtracted:
+            return None
+        log.info(
+            "extracted %s: %d events, %d entities", batch["batch_key"], len(events), len(entities)
+        )
+        return events, entities
+
+    def _commit_batch(
+        self,
+        cur: duckdb.DuckDBPyConnection,
+        batch: Mapping[str, Any],
+        state: dict[str, Any],
+        event_rows: list[dict[str, Any]],
+        vectors: list[EventVectors | None],
+        entity_params: list[dict[str, Any]],
+        keep_scene: bool,
+    ) -> tuple[list[int], list[int]]:
+        """The batch row (the watermark), its memories and the loop state: one transaction."""
+        claimed = cur.execute(
+            """insert into memory_extraction_batch (batch_key, save_id, target_key, user_id,
+                agent_id, first_line_id, last_line_id, turn_count, reason, scene,
+                event_count, entity_count, llm_model, extracted_at)
+            values ($batch_key, $save_id, $target_key, $user_id, $agent_id, $first_line_id,
+                $last_line_id, $turn_count, $reason, $scene, $event_count, $entity_count,
+                $llm_model, $now)
+            on conflict do nothing returning batch_key""",
+            {
+                "batch_key": batch["batch_key"],
+                "save_id": state["save_id"],
+                "target_key": state["target_key"],
+                "user_id": state["user_id"],
+                "agent_id": state["agent_id"],
+                "first_line_id": batch["first_line_id"],
+                "last_line_id": batch["last_line_id"],
+                "turn_count": batch["turn_count"],
+                "reason": batch["reason"],
+                "scene": state["batch_scene"],
+                "event_count": len(event_rows),
+                "entity_count": len(entity_params),
+                "llm_model": getattr(self.llm, "model", None),
+                "now": state["now"],
+            },
+        ).fetchall()
+        if not claimed:
+            raise _AlreadyExtracted(batch["batch_key"])
+        events = self.memory._write_events(cur, event_rows, vectors, merge=True)
+        entities = [self.memory._write_entity(cur, params) for params in entity_params]
+        cur.execute(_STATE_SQL, _state_params(state, keep_scene=keep_scene, extracted=True))
+        return events, entities
+
+    @staticmethod
+    def _event_inputs(
+        reply: ExtractionReply,
+        batch: Mapping[str, Any],
+        state: Mapping[str, Any],
+        lines: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        times = event_times(
+            [(event.time, event.message) for event in reply.events],
+            messages,
+            [line["created_at"] for line in lines],
+            state["now"],
+        )
+        return [
+            {
+                "scope": "user",
+                "user_id": state["user_id"],
+                "agent_id": state["agent_id"],
+                "description": event.description,
+                "deepinsight": event.deepinsight,
+                "keywords": list(event.keywords),
+                "place": event.place,
+                "scene": state["batch_scene"],
+                "importance": event.importance,
+                "created_at": created_at,
+                "save_id": state["save_id"],
+                "first_line_id": batch["first_line_id"],
+                "last_line_id": batch["last_line_id"],
+                "batch_key": batch["batch_key"],
+            }
+            for event, created_at in zip(reply.events, times, strict=True)
+        ]
+
+    def _names(
+        self,
+        role_id: int | None,
+        user_name: str | None,
+        agent_name: str | None,
+        lines: list[dict[str, Any]],
+    ) -> tuple[str, str]:
+        """The names the extraction prompt uses (never ids, which an LLM would copy into the
+        memories): the player's given name, else 用户; the character's given name, else its
+        role's name, else the name its own lines show, else 角色."""
+        if agent_name is None and role_id is not None:
+            with self._con.cursor() as cur:
+                row = cur.execute("select name from role where id = $id", {"id": role_id})
+                found = row.fetchone()
+            agent_name = found[0] if found else None
+        if agent_name is None:
+            agent_name = next(
+                (
+                    line["display_name"]
+                    for line in reversed(lines)
+                    if line["attribute"] == "assistant"
+                    and line["display_name"]
+                    and (role_id is None or line["role_id"] == role_id)
+                ),
+                None,
+            )
+        return user_name or "用户", agent_name or "角色"
+
+    def _record_failure(
+        self,
+        state: Mapping[str, Any],
+        role_id: int | None,
+        script_role_id: str | None,
+        error: Exception,
+    ) -> None:
+        """A failed extraction shows in the save's memory status (last error, attempts); the
+        next observation retries the batch."""
+        try:
+            with _duck.transaction(self._con) as cur:
+                cur.execute(
+                    _FAILURE_SQL,
+                    {
+                        **{name: state[name] for name in ("save_id", "target_key", "user_id")},
+                        "agent_id": state["agent_id"],
+                        "role_id": role_id,
+                        "script_role_id": script_role_id,
+                        "error": f"{type(error).__name__}: {error}"[:1000],
+                        "now": datetime.now(),
+                    },
+                )
+        except duckdb.Error:  # the status is a courtesy; the failure itself is raised
+            log.warning("could not record the failed extraction of save %s", state["save_id"])

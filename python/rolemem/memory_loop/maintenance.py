@@ -1,0 +1,144 @@
+"""Maintenance: cleanup archives the weakest memories of players due (by the SQL rules),
+consolidation asks the LLM to merge entity descriptions, context vectors are filled in."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from .. import _duck
+from .._sql_project import compose
+from ..archive import archive
+from ..archive import archived as archived
+from ..dynamic_memory import (
+    _SEEDS,
+    _naive,
+)
+from ..extraction import consolidate
+from .observation import _Observation
+from .reports import MaintenanceReport
+from .sql import _MAINTENANCE_SELECT, _MAINTENANCE_SQL
+
+log = logging.getLogger(__name__)
+
+
+class _Maintenance(_Observation):
+    """Cleanup, consolidation, context vectors."""
+
+    def maintain(
+        self,
+        *,
+        now: datetime | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> MaintenanceReport:
+        """Cleanup (archive the weakest memories of players due, per the SQL rules), then, with
+        an LLM, consolidate entities whose descriptions were merged since the last time; then,
+        with an embedder, give events stored without a context vector theirs.
+        `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation',
+        'context vectors') advances (the CLI draws bars with it)."""
+        now = _naive(now or datetime.now(), "now")
+        step = progress or (lambda stage, done, total: None)
+        step("cleanup", 0, 1)
+        report = MaintenanceReport()
+        params = {
+            "now": now,
+            **{
+                name: self.settings[name]
+                for name in (
+                    "cleanup_threshold",
+                    "cleanup_share",
+                    "cleanup_interval_days",
+                    "inactive_days",
+                    "inactive_min_keep",
+                )
+            },
+        }
+        sql = compose(
+            ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
+            {
+                "int_memory_maintenance_requests": _MAINTENANCE_SQL,
+                **{
+                    f"source_{table}": f"select * from {table}"
+                    for table in (
+                        "memory_event",
+                        "memory_entity",
+                        "memory_loop_state",
+                        "memory_maintenance_run",
+                    )
+                },
+            },
+            _MAINTENANCE_SELECT,
+            existing=_SEEDS,
+        )
+        quotas, candidates = self.memory._cursor().run(sql, params)[0]
+        quotas, candidates = list(quotas or []), list(candidates or [])
+        by_kind: dict[tuple[str, str], list[int]] = {}
+        for item in candidates:
+            by_kind.setdefault((item["memory_type"], item["reason"]), []).append(item["memory_id"])
+        with _duck.transaction(self._con) as cur:
+            for (memory_type, reason), ids in sorted(by_kind.items()):
+                archive(cur, memory_type, reason, ids, now)
+                report.archived[reason] = report.archived.get(reason, 0) + len(ids)
+                report.archived_ids += [(memory_type, i) for i in ids]
+            for quota in quotas:
+                archived = sum(
+                    1
+                    for item in candidates
+                    if (item["agent_id"], item["user_id"]) == (quota["agent_id"], quota["user_id"])
+                )
+                cur.execute(
+                    """insert into memory_maintenance_run (agent_id, user_id, rule,
+                        memory_count, archived_count, ran_at)
+                    values ($agent_id, $user_id, $rule, $memory_count, $archived, $now)""",
+                    {
+                        "agent_id": quota["agent_id"],
+                        "user_id": quota["user_id"],
+                        "rule": quota["rule"],
+                        "memory_count": quota["memory_count"],
+                        "archived": archived,
+                        "now": now,
+                    },
+                )
+        report.players_cleaned = len(quotas)
+        step("cleanup", 1, 1)
+        if self.llm is not None:
+            report.consolidated_entities = self._consolidate(now, step)
+        report.context_vectors = self.memory.fill_context_vectors(
+            lambda done, total: step("context vectors", done, total)
+        )
+        return report
+
+    def _consolidate(self, now: datetime, step: Callable[[str, int, int], None]) -> int:
+        """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
+        one transaction, the old rows archived with reason 'consolidated'."""
+        assert self.llm is not None
+        cur = self._con.cursor()
+        rows = cur.execute(
+            """select id, entity_name, kind, keyword, description from memory_entity
+            where scope = 'user' and merge_count > 0 order by id"""
+        ).fetchall()
+        entities = [
+            dict(zip(("id", "entity_name", "kind", "keyword", "description"), row, strict=True))
+            for row in rows
+        ]
+        size = max(1, self.settings["consolidation_batch_size"])
+        done = 0
+        step("consolidation", 0, len(entities))
+        for start in range(0, len(entities), size):
+            batch = entities[start : start + size]
+            merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
+            if not merged:
+                continue
+            with _duck.transaction(self._con) as tx:
+                archive(tx, "entity", "consolidated", list(merged), now, keep=True)
+                tx.execute(
+                    """update memory_entity set description = merged.description,
+                        merge_count = 0, updated_at = greatest(updated_at, $now)
+                    from (select unnest($ids) as id, unnest($texts) as description) as merged
+                    where memory_entity.id = merged.id""",
+                    {"ids": list(merged), "texts": list(merged.values()), "now": now},
+                )
+            done += len(merged)
+            step("consolidation", min(start + size, len(entities)), len(entities))
+        return done

@@ -1,0 +1,155 @@
+"""Observing a save after a turn: the batches due (window full, scene change), extracted in
+order; or, with `due`, only what an observation would find."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from .. import _duck
+from ..archive import archived as archived
+from ..dynamic_memory import (
+    MemoryInputError,
+    _naive,
+    _text,
+)
+from ..memory_builder import _int_or_none
+from .extraction import _Extraction
+from .reports import ObserveReport, _state_params, _target
+from .sql import _STATE_SQL
+
+log = logging.getLogger(__name__)
+
+
+class _Observation(_Extraction):
+    """Observations of saves."""
+
+    def observe(
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        agent_id: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        scene: str | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
+        agent_name: str | None = None,
+    ) -> ObserveReport:
+        """Look at the save after a turn was played; extract the batches that are due.
+
+        Call it after each reply is stored, with the scene the turn was played in. A scene
+        different from the last one seen for this save x character sends every pending turn.
+        Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
+        """
+        save = _int_or_none(save_id, "save_id", "observe")
+        if save is None:
+            raise MemoryInputError("save_id is required")
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        _text(scene, "scene", required=False)
+        target_key, role, script_role = _target(role_id, script_role_id)
+        now = _naive(now or datetime.now(), "now")
+        params = self._observation(save, role, script_role, user_id, agent_id, scene)
+        with self._lock((save, target_key)):
+            plan = self._plan(params)
+            report = ObserveReport(
+                save_id=save,
+                target_key=target_key,
+                pending_turns=plan["pending_turns"],
+                watermark_line_id=plan["watermark_line_id"],
+            )
+            batches = list(plan["batches"] or [])
+            report.scene_changed = bool(batches) and batches[0]["reason"] == "scene_change"
+            state = {
+                "save_id": save,
+                "target_key": target_key,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "role_id": role,
+                "script_role_id": script_role,
+                "scene": scene,
+                "now": now,
+                # the turns a scene change flushes were played in the scene seen before
+                "batch_scene": plan["last_scene"] if report.scene_changed else scene,
+            }
+            if not batches:
+                with _duck.transaction(self._con) as cur:
+                    cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
+                return report
+            if self.llm is None:
+                return report  # nothing to extract with; the turns stay pending
+            lines = list(plan["lines"] or [])
+            names = self._names(role, user_name, agent_name, lines)
+            for position, batch in enumerate(batches):
+                is_last = position == len(batches) - 1
+                try:
+                    written = self._extract_batch(
+                        batch,
+                        lines,
+                        state,
+                        role,
+                        script_role,
+                        *names,
+                        keep_scene=not is_last or scene is None,
+                    )
+                except Exception as exc:
+                    self._record_failure(state, role, script_role, exc)
+                    raise
+                if written is None:
+                    continue  # another caller committed the same batch meanwhile
+                events, entities = written
+                report.extracted_turns += batch["turn_count"]
+                report.event_ids += events
+                report.entity_ids += entities
+                report.batch_keys.append(batch["batch_key"])
+                report.pending_turns -= batch["turn_count"]
+                report.watermark_line_id = batch["last_line_id"]
+        return report
+
+    def due(
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        agent_id: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        scene: str | None = None,
+        record: bool = False,
+    ) -> dict[str, Any]:
+        """What `observe` would find now, without extracting: the character's target key, the
+        pending turns, the watermark and how many batches are due (the scene too: a new one
+        makes every pending turn due). `record=True` notes the observation when nothing is
+        due (the scene seen, the player active), as `observe` does: the next scene change is
+        then seen."""
+        save = _int_or_none(save_id, "save_id", "observe")
+        if save is None:
+            raise MemoryInputError("save_id is required")
+        _text(user_id, "user_id")
+        _text(agent_id, "agent_id")
+        _text(scene, "scene", required=False)
+        target_key, role, script_role = _target(role_id, script_role_id)
+        plan = self._plan(self._observation(save, role, script_role, user_id, agent_id, scene))
+        batches = len(plan["batches"] or [])
+        if record and not batches:
+            state = {
+                "save_id": save,
+                "target_key": target_key,
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "role_id": role,
+                "script_role_id": script_role,
+                "scene": scene,
+                "now": datetime.now(),
+            }
+            with _duck.transaction(self._con) as cur:
+                cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
+        return {
+            "target_key": target_key,
+            "pending_turns": plan["pending_turns"],
+            "watermark_line_id": plan["watermark_line_id"],
+            "batches_due": batches,
+        }

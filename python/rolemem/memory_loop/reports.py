@@ -1,0 +1,97 @@
+"""What observations and maintenance report, and the small rules they share."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..archive import archived as archived
+from ..dynamic_memory import (
+    MemoryInputError,
+)
+from ..memory_builder import _int_or_none, _script_role
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ObserveReport:
+    """What one observation did. `extracted_turns`: turns sent to the LLM and committed;
+    `pending_turns`: turns after the watermark now (the context window)."""
+
+    save_id: int
+    target_key: str
+    extracted_turns: int = 0
+    event_ids: list[int] = field(default_factory=list)
+    entity_ids: list[int] = field(default_factory=list)
+    batch_keys: list[str] = field(default_factory=list)
+    pending_turns: int = 0
+    watermark_line_id: int | None = None
+    scene_changed: bool = False
+
+
+@dataclass
+class MaintenanceReport:
+    """What one maintenance run did, per rule and in total."""
+
+    archived: dict[str, int] = field(default_factory=dict)  # reason -> memories archived
+    players_cleaned: int = 0
+    consolidated_entities: int = 0
+    context_vectors: int = 0  # events given the context vector they lacked
+    archived_ids: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _state_params(
+    state: Mapping[str, Any], *, keep_scene: bool, extracted: bool = False
+) -> dict[str, Any]:
+    names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now", "role_id")
+    return {
+        **{name: state[name] for name in names},
+        "script_role_id": state["script_role_id"],
+        "keep_scene": keep_scene,
+        "extracted": extracted,
+    }
+
+
+class _AlreadyExtracted(Exception):
+    """Another caller committed this batch first: roll back ours, write nothing."""
+
+
+def _target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
+    role_id = _int_or_none(role_id, "role_id", "observe")
+    script_role_id = _script_role(script_role_id, "script_role_id", "observe")
+    if (role_id is None) == (script_role_id is None):
+        raise MemoryInputError("give the character as exactly one of role_id or script_role_id")
+    if role_id is not None:
+        return f"role_id={role_id}", role_id, None
+    return f"script_role_id={script_role_id}", None, script_role_id
+
+
+def event_times(
+    events: list[tuple[datetime | None, int | None]],
+    messages: Sequence[Mapping[str, Any]],
+    line_times: list[datetime | None],
+    now: datetime,
+) -> list[datetime]:
+    """When each event of a batch happened: `events` are (the time the dialogue states, the
+    number of the message it comes from) in the LLM's order (dialogue order). A stated time
+    wins; else the newest time among the lines of its message; else, without a message
+    number, the newest time up to the end of the event's equal share of the batch's lines;
+    lines without times spread the events one second apart, ending at `now`. Equal times are
+    then moved a second apart, so a batch never gets identical stamps."""
+    count, times = len(events), list[datetime]()
+    for index, (stated, number) in enumerate(events):
+        if number is not None and 1 <= number <= len(messages):
+            span = messages[number - 1]
+            lines = line_times[span["first_line"] : span["last_line"] + 1]
+        else:
+            lines = line_times[: -(-(index + 1) * len(line_times) // count)]  # ceil
+        timed = [t for t in lines if t is not None]
+        at = stated or (max(timed) if timed else now - timedelta(seconds=count - 1 - index))
+        while at in times:
+            at += timedelta(seconds=1)
+        times.append(at)
+    return times

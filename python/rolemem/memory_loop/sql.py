@@ -1,0 +1,202 @@
+"""The memory loop's statements: the caller's observation and maintenance request standing in
+for the batch models, what an observation reads, and the loop state's writes."""
+
+from __future__ import annotations
+
+import logging
+
+from ..archive import archived as archived
+
+log = logging.getLogger(__name__)
+
+
+SETTING_NAMES = (
+    "min_window_turns",
+    "context_max_turns",
+    "extract_at_turns",
+    "extract_turns",
+    "memory_scope",
+    "cleanup_threshold",
+    "cleanup_share",
+    "cleanup_interval_days",
+    "inactive_days",
+    "inactive_min_keep",
+    "consolidation_batch_size",
+    "llm_max_attempts",
+)
+
+
+# What each observation of a batch brings (a list per name, a position per observation):
+# the models carry save_id and target_key, so one statement plans every observation waiting.
+OBSERVATION_FIELDS = {
+    "save_id": "bigint",
+    "target_key": "varchar",
+    "role_id": "bigint",
+    "script_role_id": "varchar",
+    "user_id": "varchar",
+    "agent_id": "varchar",
+    "scene": "varchar",
+    "extract_at_turns": "integer",
+    "extract_turns": "integer",
+    "context_max_turns": "integer",
+    "min_window_turns": "integer",
+}
+
+
+# The caller's observations, standing in for the batch model int_loop_observations.
+_OBSERVATION_SQL = (
+    """
+    select
+        observations.save_id,
+        observations.target_key,
+        observations.role_id as target_role_id,
+        observations.script_role_id as target_script_role_id,
+        observations.user_id,
+        observations.agent_id,
+        observations.scene,
+        states.last_scene,
+        observations.extract_at_turns,
+        observations.extract_turns,
+        observations.context_max_turns,
+        observations.min_window_turns
+    from (
+        select
+"""
+    + ",\n".join(
+        f"            unnest(cast(${name} as {kind}[])) as {name}"
+        for name, kind in OBSERVATION_FIELDS.items()
+    )
+    + """
+    ) as observations
+    left join memory_loop_state as states
+        on states.save_id = observations.save_id and states.target_key = observations.target_key
+"""
+)
+
+
+# the saves' chains from the write-time table (refreshed first when a save's tip moved)
+_CHAIN_SQL = """
+    select * from main.int_lines_chained_to_root
+    where list_contains(cast($save_id as bigint[]), save_id)"""
+
+
+_BATCHES_SQL = """
+    select * from memory_extraction_batch
+    where
+        list_contains(cast($save_id as bigint[]), save_id)
+        and list_contains(cast($target_key as varchar[]), target_key)
+"""
+
+
+# one row per observation of the batch (save x character)
+_OBSERVE_SELECT = """
+select
+    observations.save_id,
+    observations.target_key,
+    batches.batches,
+    coalesce(pending.pending_turns, 0) as pending_turns,
+    watermarks.watermark_line_id,
+    watermarks.watermark_position,
+    observations.last_scene,
+    windows.window_start_position,
+    windows.window_turns,
+    lines.lines,
+    tips.chain_problem as problem,
+    saves.id is not null as saves_found
+from int_loop_observations as observations
+left join (
+    select
+        save_id,
+        target_key,
+        list(struct_pack(batch_index, reason, batch_key, first_line_id, last_line_id,
+                         first_line_position, last_line_position, turn_count)
+             order by batch_index) as batches
+    from int_loop_batches_due
+    group by save_id, target_key
+) as batches
+    on batches.save_id = observations.save_id and batches.target_key = observations.target_key
+left join (
+    select save_id, target_key, count(*) as pending_turns
+    from int_loop_pending_turns
+    group by save_id, target_key
+) as pending
+    on pending.save_id = observations.save_id and pending.target_key = observations.target_key
+left join int_loop_watermarks as watermarks
+    on
+        watermarks.save_id = observations.save_id
+        and watermarks.target_key = observations.target_key
+left join int_loop_context_windows as windows
+    on windows.save_id = observations.save_id and windows.target_key = observations.target_key
+-- the lines after the watermark (what extraction takes) and those of the context window
+left join (
+    select
+        observed.save_id,
+        observed.target_key,
+        list(struct_pack(line_position, id := line_id, role_id, script_role_id, attribute,
+                         display_name, content, original_emotion, tts_content,
+                         action_content, created_at)
+             order by line_position) as lines
+    from int_loop_observations as observed
+    inner join int_lines_chained_to_root as chain
+        on chain.save_id = observed.save_id
+    left join int_loop_watermarks as marks
+        on marks.save_id = observed.save_id and marks.target_key = observed.target_key
+    left join int_loop_context_windows as starts
+        on starts.save_id = observed.save_id and starts.target_key = observed.target_key
+    where chain.line_position >= least(marks.watermark_position + 1, starts.window_start_position)
+    group by observed.save_id, observed.target_key
+) as lines
+    on lines.save_id = observations.save_id and lines.target_key = observations.target_key
+left join int_save_history_tips as tips on tips.save_id = observations.save_id
+left join save as saves on saves.id = observations.save_id
+"""
+
+
+_MAINTENANCE_SQL = """
+    select
+        cast($now as timestamp) as now,
+        cast($cleanup_threshold as integer) as cleanup_threshold,
+        cast($cleanup_share as double) as cleanup_share,
+        cast($cleanup_interval_days as integer) as cleanup_interval_days,
+        cast($inactive_days as integer) as inactive_days,
+        cast($inactive_min_keep as integer) as inactive_min_keep
+"""
+
+
+_MAINTENANCE_SELECT = """
+select
+    (select list(quotas order by quotas.agent_id, quotas.user_id)
+     from int_memory_cleanup_quotas as quotas) as quotas,
+    (select list(struct_pack(memory_type, memory_id, agent_id, user_id, reason)
+                 order by memory_type, memory_id)
+     from int_memory_cleanup_candidates) as candidates
+"""
+
+
+_STATE_SQL = """
+    insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_scene,
+        last_observed_at, role_id, script_role_id, failed_attempts)
+    values ($save_id, $target_key, $user_id, $agent_id, $scene, $now, $role_id,
+        $script_role_id, 0)
+    on conflict (save_id, target_key) do update set
+        user_id = excluded.user_id, agent_id = excluded.agent_id,
+        last_scene = case when $keep_scene then memory_loop_state.last_scene
+            else excluded.last_scene end,
+        last_observed_at = excluded.last_observed_at,
+        role_id = excluded.role_id, script_role_id = excluded.script_role_id,
+        failed_attempts = case when $extracted then 0
+            else memory_loop_state.failed_attempts end
+"""
+
+
+# a failed extraction: the error and one more failed attempt (the scene is not moved, so the
+# next observation sends the same batch)
+_FAILURE_SQL = """
+    insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_observed_at,
+        role_id, script_role_id, last_error, last_error_at, failed_attempts)
+    values ($save_id, $target_key, $user_id, $agent_id, $now, $role_id, $script_role_id,
+        $error, $now, 1)
+    on conflict (save_id, target_key) do update set
+        last_error = excluded.last_error, last_error_at = excluded.last_error_at,
+        failed_attempts = coalesce(memory_loop_state.failed_attempts, 0) + 1
+"""
