@@ -46,14 +46,19 @@ def model_refs(name: str) -> list[str]:
     return list(dict.fromkeys(_REF.findall(_model_text(name))))
 
 
-class _Adapter:
-    """Enough of dbt's `adapter` for `adapter.dispatch`: duckdb__ first, then default__."""
+ENGINES = ("duckdb", "postgres")
 
-    def __init__(self) -> None:
+
+class _Adapter:
+    """Enough of dbt's `adapter` for `adapter.dispatch`: the engine's macro (`duckdb__…`,
+    `postgres__…`) first, then `default__…`, as dbt dispatches for its target."""
+
+    def __init__(self, engine: str) -> None:
+        self.engine = engine
         self.macros: Any = None
 
     def dispatch(self, name: str, package: str | None = None) -> Any:
-        for prefix in ("duckdb__", "default__"):
+        for prefix in (f"{self.engine}__", "default__"):
             macro = getattr(self.macros, prefix + name, None)
             if macro is not None:
                 return macro
@@ -61,14 +66,16 @@ class _Adapter:
 
 
 @functools.cache
-def _environment() -> jinja2.Environment:
+def _environment(engine: str = "duckdb") -> jinja2.Environment:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
-    adapter = _Adapter()
+    adapter = _Adapter(engine)
     env.globals.update(
         adapter=adapter,
         config=lambda *args, **kwargs: "",
         is_incremental=lambda: False,
-        target={"type": "duckdb", "name": "python"},
+        target={"type": engine, "name": "python"},
     )
     macro_text = "\n".join(
         path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").glob("*.sql"))
@@ -90,9 +97,12 @@ def render_macro(name: str, *args: str) -> str:
     return str(getattr(adapter.macros, name)(*args)).strip()
 
 
-def render_model(name: str, relations: Mapping[str, str], variables: Mapping[str, Any]) -> str:
-    """Model SQL with every ref/source replaced by the relation name the caller chose."""
-    env = _environment()
+def render_model(
+    name: str, relations: Mapping[str, str], variables: Mapping[str, Any], engine: str = "duckdb"
+) -> str:
+    """Model SQL with every ref/source replaced by the relation name the caller chose, its
+    macros dispatched for `engine`."""
+    env = _environment(engine)
 
     def ref(model: str) -> str:
         return relations.get(model, model)
@@ -142,11 +152,12 @@ def _compose(
     select: str,
     variables: tuple[tuple[str, Any], ...],
     existing: frozenset[str],
+    engine: str,
 ) -> str:
     leaves = {name for name, _ in provided} | existing
     relations = {name: name for name in leaves}
     models = [
-        (name, render_model(name, relations, dict(variables)))
+        (name, render_model(name, relations, dict(variables), engine))
         for name in _dependency_order(targets, leaves)
     ]
     # only the provided CTEs something reads: an unused one would still need its parameters
@@ -175,11 +186,14 @@ def compose(
     select: str,
     variables: Mapping[str, Any] | None = None,
     existing: Iterable[str] = (),
+    engine: str = "duckdb",
 ) -> str:
     """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
     for a source `source_line` or a whole model), then every model `target` needs that is not
     `existing` (already a table of that name), then `select`. `target` may name several
-    models. The text is cached; the caller's CTEs hold `$name` parameters, never values."""
+    models. The text is cached; the caller's CTEs hold `$name` parameters, never values.
+    The text is DuckDB's dialect; `engine` picks the dispatch macros (rolemem.engines
+    transpiles it for another engine)."""
     targets = (target,) if isinstance(target, str) else tuple(target)
     return _compose(
         targets,
@@ -187,4 +201,5 @@ def compose(
         select,
         tuple(sorted((variables or {}).items())),
         frozenset(existing),
+        engine,
     )

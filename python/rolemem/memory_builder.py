@@ -14,6 +14,7 @@ import duckdb
 
 from . import _duck, history
 from ._sql_project import compose
+from .engines import PostgresEngine as Engine
 from .errors import ChainError, LineError, SaveNotFoundError
 
 _TEXT_FIELDS = (
@@ -190,14 +191,16 @@ def build_memory(
     script_role_id: str | int | None = None,
     display_name: str | None = None,
     context_emotion: bool = True,
+    engine: Engine | None = None,
 ) -> list[dict[str, str]]:
     """One character's memory from lines given root -> last.
 
     `lines` are `Line` rows, objects with the same attributes, or mappings with the same keys
     (`line_id` is accepted for `id`). The character is whoever matches any identity field given.
-    Returns OpenAI-style messages `[{"role": ..., "content": ...}, ...]`.
+    Returns OpenAI-style messages `[{"role": ..., "content": ...}, ...]`. The models run on an
+    in-memory DuckDB, or on `engine` (e.g. `rolemem.engines.PostgresEngine`).
     """
-    rows = _messages(lines, role_id, script_role_id, display_name, context_emotion)
+    rows = _messages(lines, role_id, script_role_id, display_name, context_emotion, engine)
     return [{"role": role, "content": content} for role, content, _, _ in rows]
 
 
@@ -222,22 +225,25 @@ def _messages(
     script_role_id: Any,
     display_name: Any,
     context_emotion: bool,
+    engine: Engine | None = None,
 ) -> list[tuple[Any, ...]]:
     params = {
         **_line_params(lines),
         **_target_params(role_id, script_role_id, display_name, context_emotion),
         "save_id": 0,
     }
+    runner = engine or _duck.scratch_cursor()
     sql = compose(
         "memory_messages",
         {"int_lines_chained_to_root": _GIVEN_LINES_SQL, "int_memory_targets": _TARGET_SQL},
         _MESSAGES_SELECT,
+        engine=engine.name if engine else "duckdb",
     )
-    return _duck.scratch_cursor().run(sql, params)
+    return runner.run(sql, params)
 
 
 def build_memory_for_save(
-    db: _duck.Database,
+    db: _duck.Database | Engine,
     save_id: int,
     *,
     role_id: int | None = None,
@@ -248,7 +254,9 @@ def build_memory_for_save(
     """One character's memory for a stored save: walks `save.last_message_id` up the parent chain.
 
     `db` is a DuckDB connection or file path (default: `ROLEMEM_DB` or ./rolemem.duckdb) with the
-    spec's `save` and `line` tables. Raises `SaveNotFoundError` for an unknown save and
+    spec's `save` and `line` tables, or an engine (`rolemem.engines.PostgresEngine`) on a
+    game's own database with the SQLModel schema (every model runs over the save's lines).
+    Raises `SaveNotFoundError` for an unknown save and
     `ChainError` for a cycle, a parent line from another save or a tip that does not exist.
 
     The answer is a point read of the write-time table `memory_messages` (refreshed first when
@@ -261,6 +269,8 @@ def build_memory_for_save(
     if save_id is None:
         raise TypeError("save_id is required")
     target = _target_params(role_id, script_role_id, display_name, context_emotion)
+    if isinstance(db, Engine):  # a game's own database on another engine
+        return _build_on_engine(db, {**target, "save_id": save_id})
     params = {"save_id": save_id, "target_key": _materialized_key(target)}
     # a path is opened read-only (any number of readers may share a file nobody writes): its
     # fresh rows are read, a stale save is built from its lines; a connection may refresh
@@ -359,10 +369,35 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     save_ids = [params["save_id"]]
     lineage = history.lineage(cur, save_ids) if has_forks else save_ids
     rows = _duck.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+    return _save_messages(rows, params["save_id"])
+
+
+def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, str]]:
+    """Every model over the save's lines in the game's own tables (the SQLModel schema) on
+    another engine: the same statement as a read-only DuckDB file, transpiled."""
+    sql = compose(
+        "memory_messages",
+        {
+            "source_line": history._SAVES_LINES_SQL,
+            "source_save": history._SAVES_SQL,
+            "int_save_fork_points": history._FORKS_SQL,
+            "int_memory_targets": _TARGET_SQL,
+        },
+        _SAVE_SELECT,
+        engine=engine.name,
+    )
+    save_ids = [params["save_id"]]
+    lineage = engine.run(history._LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids
+    rows = engine.run(sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+    return _save_messages(rows, params["save_id"])
+
+
+def _save_messages(rows: list[tuple[Any, ...]], save_id: int) -> list[dict[str, str]]:
+    """`_SAVE_SELECT`'s rows as messages, or the save's problem as an error."""
     messages = []
     for row_kind, _index, role, content in rows:
         if row_kind == "missing":
-            raise SaveNotFoundError(f"save {params['save_id']} does not exist")
+            raise SaveNotFoundError(f"save {save_id} does not exist")
         if row_kind == "problem":
             raise ChainError(content)
         messages.append({"role": role, "content": content})

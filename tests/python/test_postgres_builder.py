@@ -1,0 +1,95 @@
+"""The memory builder's models on PostgreSQL: the same model files, rendered with the postgres
+dispatch macros and transpiled by sqlglot, give DuckDB's messages exactly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rolemem import LineError, build_memory
+from rolemem.demo_data import spec_examples
+
+from .test_rules import HOSTILE
+from .test_spec_examples import EXAMPLE_1_RESULT, EXAMPLE_2_RESULT
+
+NAMES = ["莱姆", "钦灵", "祁煜", None, "", "  "]
+EMOTIONS = ["开心", "难过", None, "", "{惊}"]
+
+
+def random_lines(rng: random.Random, count: int) -> list[dict]:
+    """Lines as a game writes them: every attribute, speakers by id, script id or name, blank
+    and absent optional fields, hostile text."""
+    texts = ["你好", "嗯", "今天画画时你好温柔", *HOSTILE]
+    lines = []
+    for line_id in range(1, count + 1):
+        attribute = rng.choice(["system", "user", "user", "assistant", "assistant", "assistant"])
+        line = {"id": line_id, "attribute": attribute, "content": rng.choice(texts)}
+        if attribute != "user" or rng.random() < 0.3:
+            line["role_id"] = rng.choice([1, 2, 3, None])
+            line["script_role_id"] = rng.choice(["1", "npc", None])
+            line["display_name"] = rng.choice(NAMES)
+        for field in ("original_emotion", "tts_content", "action_content"):
+            if rng.random() < 0.4:
+                line[field] = rng.choice(EMOTIONS if field == "original_emotion" else texts)
+        lines.append(line)
+    return lines
+
+
+TARGETS = [
+    {"role_id": 1},
+    {"role_id": 2},
+    {"script_role_id": "npc"},
+    {"display_name": "钦灵"},
+    {"role_id": 1, "context_emotion": False},
+    {},
+]
+
+
+@pytest.mark.parametrize("name", ["example_1", "example_2"])
+@pytest.mark.parametrize("target", TARGETS, ids=str)
+def test_spec_examples_equal_on_both_engines(postgres, name, target):
+    lines = spec_examples()[name]
+    assert build_memory(lines, engine=postgres, **target) == build_memory(lines, **target)
+
+
+def test_random_histories_equal_on_both_engines(postgres):
+    rng = random.Random(20261124)
+    compared = 0
+    for _ in range(60):
+        lines = random_lines(rng, rng.randint(0, 24))
+        for target in TARGETS:
+            assert build_memory(lines, engine=postgres, **target) == build_memory(
+                lines, **target
+            ), (lines, target)
+            compared += 1
+    assert compared == 360
+
+
+def test_the_spec_examples_on_postgres_as_printed(postgres, example_1, example_2):
+    assert build_memory(example_1, display_name="钦灵", engine=postgres) == EXAMPLE_1_RESULT
+    assert (
+        build_memory(example_2, role_id=1, context_emotion=False, engine=postgres)
+        == EXAMPLE_2_RESULT
+    )
+
+
+def test_an_unknown_attribute_is_the_same_line_error_on_postgres(postgres):
+    lines = [{"id": 7, "attribute": "narrator", "content": "旁白"}]
+    with pytest.raises(LineError) as on_duckdb:
+        build_memory(lines)
+    with pytest.raises(LineError) as on_postgres:
+        build_memory(lines, engine=postgres)
+    assert (
+        str(on_postgres.value)
+        == str(on_duckdb.value)
+        == ("line 7 has unknown attribute 'narrator' (expected system, user or assistant)")
+    )
+
+
+def test_values_are_bound_never_spliced(postgres):
+    text = "'); drop function rolemem_raise(text); -- %s %(x)s $1"
+    lines = [{"id": 1, "attribute": "user", "content": text}]
+    assert build_memory(lines, engine=postgres) == [{"role": "user", "content": text}]
+    with pytest.raises(LineError, match="line 2 has unknown attribute 'bad'"):
+        build_memory([{"id": 2, "attribute": "bad", "content": "x"}], engine=postgres)
