@@ -17,11 +17,13 @@ kept as (
     where line_kind <> 'other_system'
 ),
 
--- One sort serves every window here. LAG marks where the speaking side changes. A message is
--- keyed by the line just before it: a run of own lines by the last other/system line before it,
--- a run of other voices by the last own/system line before it (+ 0.5, so no run shares a key
--- with a system line, which keys itself). A player line is focus when no other speaker follows
--- it inside its segment: the next other speaker, if any, comes after the next own/system line.
+-- LAG marks where the speaking side changes. A message is keyed by the line just before it: a
+-- run of own lines by the last other/system line before it, a run of other voices by the last
+-- own/system line before it (+ 0.5, so no run shares a key with a system line, which keys
+-- itself). A player line is focus when no other speaker follows it inside its segment: the next
+-- other speaker, if any, comes after the next own/system line. Every frame starts at the
+-- partition's start (the "next" ones in reverse order): PostgreSQL then aggregates each window
+-- in one pass, where a frame that ends at the partition's end is recomputed row by row.
 sided as (
     select
         *,
@@ -42,7 +44,9 @@ sided as (
             by_position rows between unbounded preceding and 1 preceding
         ),
         following_lines as (
-            by_position rows between 1 following and unbounded following
+            partition by save_id, target_key
+            order by line_position desc
+            rows between unbounded preceding and 1 preceding
         )
 ),
 
