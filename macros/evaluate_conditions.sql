@@ -89,7 +89,8 @@ judged as (
             when operator = 'contains' then any_contained
             else {{ rolemem_raise(
                 "'unknown queryParams operator ' || coalesce('''' || operator || '''', 'null')
-                || ' on entry ' || entry_key"
+                || ' on entry ' || entry_key",
+                'boolean'
             ) }}
         end as holds
     from per_condition

@@ -70,7 +70,7 @@ candidates as (
         on
             own.request_id = base_words.request_id
             and own.word = associations.associated_word
-    where not list_contains(coalesce(requests.filter_levels, []), associations.level)
+    where not list_contains(coalesce(requests.filter_levels, cast([] as integer[])), associations.level)
 ),
 
 -- both strategies' keys in one pass: strategy 0's strongest level and pick order, strategy

@@ -2,17 +2,19 @@
     Text and number views of a JSON scalar, so conditions compare without re-parsing JSON:
     numbers compare as numbers only when both sides are JSON numbers; anything else compares
     as text (a JSON string's text is unquoted; true/false compare as 'true'/'false').
+    DuckDB's json_type says 'ARRAY', 'BIGINT'…; PostgreSQL's json_typeof says 'array',
+    'number'…: each engine names its own types.
 #}
 {% macro json_scalar_text(json_value) -%}
     case
-        when json_type({{ json_value }}) = 'NULL' then null
+        when {{ json_type_is(json_value, 'null') }} then null
         else json_extract_string({{ json_value }}, '$')
     end
 {%- endmacro %}
 
 {% macro json_scalar_number(json_value) -%}
     case
-        when json_type({{ json_value }}) in ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
+        when {{ json_type_is(json_value, 'number') }}
             then cast(json_extract_string({{ json_value }}, '$') as double)
     end
 {%- endmacro %}
@@ -20,7 +22,49 @@
 {% macro json_elements(json_value) -%}
     {#- a JSON array's elements as a list of JSON; a scalar as a one-element list -#}
     case
-        when json_type({{ json_value }}) = 'ARRAY' then json_extract({{ json_value }}, '$[*]')
+        when {{ json_type_is(json_value, 'array') }} then {{ json_array_elements(json_value) }}
         else [{{ json_value }}]
     end
+{%- endmacro %}
+
+{% macro json_type_is(json_value, kind) -%}
+    {#- kind: 'null', 'number' or 'array' -#}
+    {{- adapter.dispatch('json_type_is', 'rolemem')(json_value, kind) -}}
+{%- endmacro %}
+
+{% macro duckdb__json_type_is(json_value, kind) -%}
+    {%- if kind == 'number' -%}
+        json_type({{ json_value }}) in ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')
+    {%- else -%}
+        json_type({{ json_value }}) = '{{ kind | upper }}'
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro postgres__json_type_is(json_value, kind) -%}
+    json_typeof({{ json_value }}) = '{{ kind }}'
+{%- endmacro %}
+
+{% macro json_array_elements(json_value) -%}
+    {{- adapter.dispatch('json_array_elements', 'rolemem')(json_value) -}}
+{%- endmacro %}
+
+{% macro duckdb__json_array_elements(json_value) -%}
+    json_extract({{ json_value }}, '$[*]')
+{%- endmacro %}
+
+{% macro postgres__json_array_elements(json_value) -%}
+    array(select json_array_elements({{ json_value }}))
+{%- endmacro %}
+
+{% macro json_text_list(json_value) -%}
+    {#- a JSON array of strings as a list of text -#}
+    {{- adapter.dispatch('json_text_list', 'rolemem')(json_value) -}}
+{%- endmacro %}
+
+{% macro duckdb__json_text_list(json_value) -%}
+    cast(json_extract_string({{ json_value }}, '$[*]') as varchar[])
+{%- endmacro %}
+
+{% macro postgres__json_text_list(json_value) -%}
+    array(select json_array_elements_text({{ json_value }}))
 {%- endmacro %}

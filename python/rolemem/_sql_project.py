@@ -91,9 +91,10 @@ def _environment(engine: str = "duckdb") -> jinja2.Environment:
     return env
 
 
-def render_macro(name: str, *args: str) -> str:
-    """A project macro called with SQL expressions (e.g. bound parameters) as arguments."""
-    adapter: Any = _environment().globals["adapter"]
+def render_macro(name: str, *args: Any, engine: str = "duckdb") -> str:
+    """A project macro called with SQL expressions (e.g. bound parameters) as arguments,
+    dispatched for `engine`."""
+    adapter: Any = _environment(engine).globals["adapter"]
     return str(getattr(adapter.macros, name)(*args)).strip()
 
 

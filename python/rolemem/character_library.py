@@ -19,7 +19,7 @@ import duckdb
 from . import _duck
 from ._batch import Coalescer
 from ._seeds import load_seed, read_settings, seed_specs
-from ._sql_project import compose
+from ._sql_project import compose, render_macro
 from .character_config import (
     SEED_COLUMNS,
     CharacterConfig,
@@ -27,6 +27,7 @@ from .character_config import (
     demo_config,
     report_problems,
 )
+from .engines import PostgresEngine
 from .schema import create_config_tables
 
 _CONFIG_SEEDS = tuple(SEED_COLUMNS)
@@ -83,6 +84,36 @@ _REQUEST_SQL = (
     )
     + "\n"
 )
+
+
+def _request_sql(engine: str) -> str:
+    """The batch's requests, one row each. PostgreSQL's arrays are rectangular and its unnest
+    flattens every dimension: there a field that is a list per request travels as JSON text
+    (`_bound_lists`) and becomes a list again per row."""
+    if engine == "duckdb":
+        return _REQUEST_SQL
+    columns, given = [], ["unnest(cast($request_id as integer[])) as request_id"]
+    for name, kind in REQUEST_FIELDS.items():
+        if kind.endswith("[]"):
+            as_list = render_macro("json_text_list", f"cast({name} as json)", engine=engine)
+            columns.append(f"cast({as_list} as {kind}) as {name}")
+            given.append(f"unnest(cast(${name} as varchar[])) as {name}")
+        else:
+            columns.append(name)
+            given.append(f"unnest(cast(${name} as {kind}[])) as {name}")
+    return f"select request_id, {', '.join(columns)}\nfrom (select {', '.join(given)}) as given\n"
+
+
+def _bound_lists(params: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """`params` for `_request_sql` on PostgreSQL: list fields as JSON text."""
+    return {
+        name: [None if value is None else json.dumps(value, ensure_ascii=False) for value in values]
+        if REQUEST_FIELDS.get(name, "").endswith("[]")
+        else values
+        for name, values in params.items()
+    }
+
+
 # each request's sticky queue, flattened with its request's number
 _QUEUE_SQL = """
     select
@@ -93,7 +124,7 @@ _QUEUE_SQL = """
 """
 # every entry's explain row: only when a request of the batch asks (a row per entry)
 _EXPLAIN_JOIN = """left join (
-    select request_id, list(explained order by explained.entry_key) as explain
+    select request_id, {explain_rows} as explain
     from character_memory_recall as explained
     group by request_id
 ) as explained on explained.request_id = requests.request_id"""
@@ -110,20 +141,34 @@ select
 from int_recall_requests as requests
 left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
 left join (
-    select
-        request_id,
-        list(struct_pack(entry_key, recalled_turn, match_quality) order by entry_key) as queue
+    select request_id, {queue} as queue
     from int_recall_queue_updated
     group by request_id
 ) as queue on queue.request_id = requests.request_id
 left join (
-    select request_id, list(struct_pack(word, word_source, level) order by word_order) as words
+    select request_id, {words} as words
     from int_recall_words_expanded
     group by request_id
 ) as words on words.request_id = requests.request_id
 {explain_join}
 order by requests.request_id
 """
+
+
+def _recall_select(explain: bool, engine: str) -> str:
+    """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
+
+    def objects(names: tuple[str, ...], order_by: str) -> str:
+        fields = [(name, name) for name in names]
+        return render_macro("list_of_objects", fields, order_by, engine=engine)
+
+    explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+    return _RECALL_SELECT.format(
+        explain="explained.explain" if explain else "cast(null as integer[])",
+        explain_join=_EXPLAIN_JOIN.format(explain_rows=explain_rows) if explain else "",
+        queue=objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
+        words=objects(("word", "word_source", "level"), "word_order"),
+    )
 
 
 @dataclass(frozen=True)
@@ -151,6 +196,7 @@ class CharacterLibrary:
         config: CharacterConfig | None = None,
         character_id: str | None = None,
         max_batch: int = 8,
+        engine: PostgresEngine | None = None,
     ) -> None:
         self._con = _duck.private_connection()
         self._load(db, config, character_id)
@@ -158,6 +204,10 @@ class CharacterLibrary:
         for model in _STATIC_MODELS:
             sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
             self._con.execute(f"create table {model} as {sql}")
+        # on another engine recall reads copies of the config-derived tables there
+        self._engine = engine
+        if engine is not None:
+            engine.replace_tables(self._con, _STATIC_MODELS + _RECALL_SEEDS)
         self.characters = frozenset(
             row[0]
             for row in self._con.execute(
@@ -182,17 +232,16 @@ class CharacterLibrary:
 
     def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
         explain = any(request.explain for request in requests)
+        engine = self._engine.name if self._engine else "duckdb"
         # both marts in one query when explaining: blocks and explain share every CTE
         sql = compose(
             ("character_memory_blocks", "character_memory_recall")
             if explain
             else "character_memory_blocks",
-            {"int_recall_requests": _REQUEST_SQL, "int_recall_queue_items": _QUEUE_SQL},
-            _RECALL_SELECT.format(
-                explain="explained.explain" if explain else "cast(null as integer[])",
-                explain_join=_EXPLAIN_JOIN if explain else "",
-            ),
+            {"int_recall_requests": _request_sql(engine), "int_recall_queue_items": _QUEUE_SQL},
+            _recall_select(explain, engine),
             existing=_STATIC_MODELS + _RECALL_SEEDS,
+            engine=engine,
         )
         params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
         for name in (*REQUEST_FIELDS, "queued_keys", "queued_turns", "queued_qualities"):
@@ -205,6 +254,9 @@ class CharacterLibrary:
             params["queued_request_id"] += [number] * len(queued)
             for name in ("queued_keys", "queued_turns", "queued_qualities"):
                 params[name] += request.values[name]
+        if self._engine is not None:
+            rows = self._engine.run(sql, _bound_lists(params), error=ConfigError)
+            return [tuple(row[1:]) for row in rows]
         # a cursor per thread: batches run in parallel with other threads' (alone) recalls
         cur = getattr(self._local, "cursor", None)
         if cur is None:

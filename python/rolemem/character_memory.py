@@ -101,7 +101,9 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(f"context[{key!r}] must fit in 64 bits, got {item!r}")
             if isinstance(item, str) and not _duck.is_utf8(item):
                 raise TypeError(f"context[{key!r}] is not valid Unicode text")
-    return json.dumps(dict(context), ensure_ascii=False)
+    # compact, as DuckDB prints JSON: a condition's reason quotes the context the same way on
+    # every engine (PostgreSQL prints json as it was written)
+    return json.dumps(dict(context), ensure_ascii=False, separators=(",", ":"))
 
 
 class CharacterMemory:

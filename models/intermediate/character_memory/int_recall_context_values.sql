@@ -40,7 +40,7 @@ elements as (
         request_id,
         field,
         cast(value as varchar) as raw_value,
-        json_type(value) = 'ARRAY' as is_list,
+        {{ json_type_is('value', 'array') }} as is_list,
         unnest({{ json_elements('value') }}) as value_json
     from resolved
 ),

@@ -53,7 +53,8 @@ text_windows as (
     inner join longest_keywords
         on longest_keywords.character_id = requests.character_id
     cross join range(1, length(requests.query_text) + 1) as starts (start_position)
-    cross join range(1, longest_keywords.longest + 1) as lengths (window_length)
+    -- integer bounds: PostgreSQL's substring takes integer lengths, not bigint
+    cross join range(1, cast(longest_keywords.longest as integer) + 1) as lengths (window_length)
     where starts.start_position + lengths.window_length - 1 <= length(requests.query_text)
 ),
 
@@ -77,7 +78,7 @@ text_hits as (
     where
         keywords.folded_keyword is distinct from lower(text_windows.user_name)
         and keywords.folded_keyword is distinct from lower(text_windows.char_name)
-    group by all
+    group by text_windows.request_id, keywords.entry_key, keywords.keyword, match_how
 ),
 
 association_hits as (
@@ -128,10 +129,10 @@ final as (
         entry_key,
         min(match_quality) as match_quality,
         string_agg(distinct word, '、' order by word) as matched_words,
-        list(
-            struct_pack(word, how := match_how, text_position)
-            order by match_quality, word_order, word
-        ) as matches
+        {{ list_of_objects(
+            [('word', 'word'), ('how', 'match_how'), ('text_position', 'text_position')],
+            'match_quality, word_order, word'
+        ) }} as matches
     from hits
     group by request_id, entry_key
 )

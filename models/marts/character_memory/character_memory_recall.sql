@@ -47,7 +47,7 @@ joined as (
             when 3 then 'content'
         end as match_kind,
         matched.matched_words,
-        coalesce(matched.matches, []) as matches,
+        coalesce(matched.matches, {{ empty_list_of_objects() }}) as matches,
         entries.strength,
         matched.match_quality,
         ranked.recall_rank,
@@ -58,8 +58,7 @@ joined as (
         queue.entry_key is not null and not coalesce(ranked.is_recalled, false)
             as is_carried_over,
         shown.entry_key is not null as is_shown,
-        array_to_string(cast(json_extract_string(entries.keywords, '$[*]') as varchar[]), '、')
-            as keywords
+        array_to_string({{ json_text_list('entries.keywords') }}, '、') as keywords
     from requests
     inner join entries
         on entries.character_id = requests.character_id
@@ -73,9 +72,28 @@ joined as (
         on shown.request_id = requests.request_id and shown.entry_key = entries.entry_key
 ),
 
+-- every column of joined but the keywords (named: PostgreSQL has no `* exclude`)
 final as (
     select
-        * exclude (keywords),
+        request_id,
+        entry_key,
+        entry_kind,
+        group_name,
+        content,
+        status,
+        failed_condition,
+        match_kind,
+        matched_words,
+        matches,
+        strength,
+        match_quality,
+        recall_rank,
+        display_rank,
+        recalled_turn,
+        is_unlocked,
+        is_recalled,
+        is_carried_over,
+        is_shown,
         case status
             when 'shown'
                 then

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import LineError, RolememError
@@ -17,12 +17,22 @@ _RAISED_PREFIX = "rolemem: "
 # text so it can stand in a CASE branch of text values
 _RAISE_FUNCTION = """
 create or replace function rolemem_raise(message text) returns text
-language plpgsql immutable as $$
+language plpgsql stable as $$
 begin
     raise exception using message = message;
 end
 $$
 """
+# DuckDB column types of the tables rolemem copies over (config-derived tables)
+_TYPES = {
+    "BIGINT": "bigint",
+    "INTEGER": "integer",
+    "DOUBLE": "double precision",
+    "BOOLEAN": "boolean",
+    "VARCHAR": "text",
+    "JSON": "json",
+}
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
 # a psycopg placeholder, %(name)s; any other % is a literal and must be doubled
 _LITERAL_PERCENT = re.compile(r"%(?!\(\w+\)s)")
 
@@ -39,25 +49,40 @@ def transpile(sql: str) -> str:
 
 class PostgresEngine:
     """A PostgreSQL database by URL (`postgresql://…`). Threads share the pool; each call takes
-    a connection for one statement. Statements are prepared server-side by psycopg after they
-    have run once on a connection."""
+    a connection for one statement. Statements are prepared server-side (psycopg prepares each
+    on its first run on a connection). rolemem's tables go to `schema`."""
 
     name = NAME
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(
+        self, url: str, *, schema: str = "rolemem", min_size: int = 1, max_size: int = 8
+    ) -> None:
         import psycopg
         from psycopg_pool import ConnectionPool
 
+        if not _SCHEMA.fullmatch(schema):
+            raise ValueError(f"schema must be a lower-case SQL name, got {schema!r}")
+        # rolemem's own tables and function live in `schema`; the game's (role, save, line)
+        # are found on the rest of the search path
+        search_path = f"{schema},public"
         with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"create schema if not exists {schema}")
+            con.execute(f"set search_path to {search_path}")
             con.execute(_RAISE_FUNCTION)
         self.url = url
+        self.schema = schema
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True, "prepare_threshold": 0},
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "options": f"-c search_path={search_path}",
+            },
             open=True,
         )
+        self._pool.wait(timeout=30)  # a server that refuses says so now, not at the first call
 
     def run(
         self, sql: str, params: Mapping[str, Any], error: type[RolememError] = LineError
@@ -75,6 +100,38 @@ class PostgresEngine:
                 if message.startswith(_RAISED_PREFIX):
                     raise error(message[len(_RAISED_PREFIX) :]) from None
                 raise
+
+    def replace_tables(self, source: Any, names: Sequence[str]) -> None:
+        """Tables `names` of the DuckDB connection `source`, copied into the schema in one
+        transaction (what was there is replaced): config-derived tables a statement reads."""
+        from psycopg import sql
+
+        with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
+            for name in names:
+                columns = source.execute(
+                    "select column_name, data_type from duckdb_columns() "
+                    "where table_name = $name and schema_name = 'main' order by column_index",
+                    {"name": name},
+                ).fetchall()
+                table = sql.Identifier(self.schema, name)
+                cur.execute(sql.SQL("drop table if exists {}").format(table))
+                cur.execute(
+                    sql.SQL("create table {} ({})").format(
+                        table,
+                        sql.SQL(", ").join(
+                            sql.SQL("{} {}").format(sql.Identifier(column), sql.SQL(_TYPES[kind]))
+                            for column, kind in columns
+                        ),
+                    )
+                )
+                selected = ", ".join(
+                    f'cast("{column}" as varchar)' if kind == "JSON" else f'"{column}"'
+                    for column, kind in columns
+                )
+                rows = source.execute(f'select {selected} from "{name}"').fetchall()
+                with cur.copy(sql.SQL("copy {} from stdin").format(table)) as copy:
+                    for row in rows:
+                        copy.write_row(row)
 
     def close(self) -> None:
         self._pool.close()
