@@ -47,6 +47,14 @@ _STATIC_MODELS = (
     "int_character_conditions_parsed",
     "int_character_condition_values",
 )
+# what recall looks up in the static tables, indexed where they are copied (another engine)
+_INDEXES: dict[str, list[tuple[str, ...]]] = {
+    "int_character_entries_unioned": [("entry_key",), ("character_id",)],
+    "int_character_entry_keywords": [("character_id", "folded_keyword"), ("keyword",)],
+    "int_character_conditions_parsed": [("entry_key",)],
+    "int_character_condition_values": [("entry_key", "condition_index")],
+    "association_words": [("word",)],
+}
 LIMIT_NAMES = (
     "attributes_per_category",
     "attributes_total",
@@ -207,7 +215,7 @@ class CharacterLibrary:
         # on another engine recall reads copies of the config-derived tables there
         self._engine = engine
         if engine is not None:
-            engine.replace_tables(self._con, _STATIC_MODELS + _RECALL_SEEDS)
+            engine.replace_tables(self._con, _STATIC_MODELS + _RECALL_SEEDS, _INDEXES)
         self.characters = frozenset(
             row[0]
             for row in self._con.execute(

@@ -93,3 +93,16 @@ def test_values_are_bound_never_spliced(postgres):
     assert build_memory(lines, engine=postgres) == [{"role": "user", "content": text}]
     with pytest.raises(LineError, match="line 2 has unknown attribute 'bad'"):
         build_memory([{"id": 2, "attribute": "bad", "content": "x"}], engine=postgres)
+
+
+def test_transpile_inlines_table_aliases_and_keeps_percent_literal():
+    from rolemem.engines.postgres import transpile
+
+    assert transpile(
+        "with a as (select * from t), b as (select * from t where x like '%y'), "
+        "c as materialized (select * from t) select * from a, b, c where a.k = $key"
+    ) == (
+        "WITH a AS NOT MATERIALIZED (SELECT * FROM t), "
+        "b AS (SELECT * FROM t WHERE x LIKE '%%y'), "
+        "c AS MATERIALIZED (SELECT * FROM t) SELECT * FROM a, b, c WHERE a.k = %(key)s"
+    )

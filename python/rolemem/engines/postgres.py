@@ -43,8 +43,29 @@ def transpile(sql: str) -> str:
     PostgreSQL with psycopg placeholders: `$name` becomes `%(name)s`."""
     import sqlglot
 
-    text = sqlglot.transpile(sql, read="duckdb", write="postgres")[0]
-    return _LITERAL_PERCENT.sub("%%", text)
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    _inline_table_aliases(tree)
+    return _LITERAL_PERCENT.sub("%%", tree.sql(dialect="postgres"))
+
+
+def _inline_table_aliases(tree: Any) -> None:
+    """A model's `name as (select * from table)` read more than once would be materialised by
+    PostgreSQL (its default for a CTE read twice): a copy of the whole table, scanned without
+    its indexes. Such CTEs are marked NOT MATERIALIZED; every other CTE keeps its mode."""
+    from sqlglot import exp
+
+    for cte in tree.find_all(exp.CTE):
+        select = cte.this
+        if cte.args.get("materialized") is not None or not isinstance(select, exp.Select):
+            continue
+        source = select.args.get("from_") or select.args.get("from")
+        if (
+            select.is_star
+            and isinstance(source, exp.From)
+            and isinstance(source.this, exp.Table)
+            and not any(select.args.get(part) for part in ("where", "joins", "group", "limit"))
+        ):
+            cte.set("materialized", False)
 
 
 class PostgresEngine:
@@ -78,7 +99,8 @@ class PostgresEngine:
             kwargs={
                 "autocommit": True,
                 "prepare_threshold": 0,
-                "options": f"-c search_path={search_path}",
+                # a generic plan, cached: per-call planning is what PostgreSQL is here to save
+                "options": f"-c search_path={search_path} -c plan_cache_mode=force_generic_plan",
             },
             open=True,
         )
@@ -101,9 +123,16 @@ class PostgresEngine:
                     raise error(message[len(_RAISED_PREFIX) :]) from None
                 raise
 
-    def replace_tables(self, source: Any, names: Sequence[str]) -> None:
+    def replace_tables(
+        self,
+        source: Any,
+        names: Sequence[str],
+        indexes: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    ) -> None:
         """Tables `names` of the DuckDB connection `source`, copied into the schema in one
-        transaction (what was there is replaced): config-derived tables a statement reads."""
+        transaction (what was there is replaced): config-derived tables a statement reads.
+        `indexes`: the column lists to index per table. Text compares as bytes (collation C),
+        as DuckDB compares it; the tables are analysed for the planner."""
         from psycopg import sql
 
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
@@ -120,6 +149,7 @@ class PostgresEngine:
                         table,
                         sql.SQL(", ").join(
                             sql.SQL("{} {}").format(sql.Identifier(column), sql.SQL(_TYPES[kind]))
+                            + sql.SQL(' collate "C"' if kind == "VARCHAR" else "")
                             for column, kind in columns
                         ),
                     )
@@ -132,6 +162,13 @@ class PostgresEngine:
                 with cur.copy(sql.SQL("copy {} from stdin").format(table)) as copy:
                     for row in rows:
                         copy.write_row(row)
+                for index in (indexes or {}).get(name, ()):
+                    cur.execute(
+                        sql.SQL("create index on {} ({})").format(
+                            table, sql.SQL(", ").join(map(sql.Identifier, index))
+                        )
+                    )
+                cur.execute(sql.SQL("analyze {}").format(table))
 
     def close(self) -> None:
         self._pool.close()
