@@ -40,8 +40,7 @@ base_words as (
     from tokens
     inner join requests
         on requests.request_id = tokens.request_id
-    anti join stopwords
-        on stopwords.word = tokens.word
+    {{ anti_join('stopwords', 'stopwords.word = tokens.word') }}
     where
         -- names in any letter case (dynamic recall's words are case-folded)
         lower(tokens.word) is distinct from lower(requests.user_name)
@@ -66,11 +65,11 @@ candidates as (
     inner join requests
         on requests.request_id = base_words.request_id
     -- joins, not (correlated) `not in` subqueries: fewer operators, each paid per recall
-    anti join base_words as own
-        on
-            own.request_id = base_words.request_id
-            and own.word = associations.associated_word
-    where not list_contains(coalesce(requests.filter_levels, cast([] as integer[])), associations.level)
+    {{ anti_join(
+        'base_words as own',
+        'own.request_id = base_words.request_id and own.word = associations.associated_word'
+    ) }}
+    where not {{ list_has('coalesce(requests.filter_levels, cast(array[] as integer[]))', 'associations.level') }}
 ),
 
 -- both strategies' keys in one pass: strategy 0's strongest level and pick order, strategy

@@ -10,8 +10,12 @@
             'memory_event_embedding', 'memory_recall_log', 'memory_extraction_batch',
             'memory_loop_state', 'memory_archive', 'memory_maintenance_run',
             'character_attributes', 'character_events', 'character_dialogue_styles'] %}
+        {#- the sources' schema (models/staging/__sources.yml): the game's own on PostgreSQL -#}
+        {% set app_schema = 'main' if target.type == 'duckdb'
+            else env_var('ROLEMEM_PG_APP_SCHEMA', 'public') %}
         {% set found = run_query(
-            "select table_name from information_schema.tables where table_schema = 'main'") %}
+            "select table_name from information_schema.tables where table_schema = '"
+            ~ app_schema ~ "'") %}
         {% set names = found.columns[0].values() %}
         {% set missing = needed | reject('in', names) | list %}
         {% if missing %}

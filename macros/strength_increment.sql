@@ -8,7 +8,7 @@
         (
             select increments.increment
             from {{ increments }} as increments
-            where date_diff('second', {{ updated_at }}, {{ now }}) / 86400.0 < increments.under_days
+            where {{ seconds_between(updated_at, now) }} / 86400.0 < increments.under_days
             order by increments.under_days
             limit 1
         ),

@@ -36,9 +36,9 @@
 {% macro calendar_day_start(t, now, named_year, day) -%}
     cast(make_date(
         coalesce({{ named_year }}, case
-            when make_date(year({{ now }}), {{ t }}.month_number, {{ day }})
+            when make_date(cast(extract(year from {{ now }}) as integer), {{ t }}.month_number, {{ day }})
                 <= cast({{ now }} as date)
-                then year({{ now }})
-            else year({{ now }}) - 1 end),
+                then cast(extract(year from {{ now }}) as integer)
+            else cast(extract(year from {{ now }}) as integer) - 1 end),
         {{ t }}.month_number, {{ day }}) as timestamp)
 {%- endmacro %}

@@ -357,7 +357,9 @@ def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[
         column: [
             row[column] + offset
             if column == "ordinal"
-            else json.dumps(row[column], ensure_ascii=False)
+            # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
+            # quotes a condition's value the same way
+            else json.dumps(row[column], ensure_ascii=False, separators=(",", ":"))
             if column in ("keywords", "query_params")
             else row[column]
             for row in rows

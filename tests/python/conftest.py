@@ -76,8 +76,13 @@ def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
     _dbt(db_path, work, "run", "--select", "+memory_messages")
 
 
-def _dbt(db_path: str, work: Path, *args: str) -> None:
-    env = {**os.environ, "ROLEMEM_DB": db_path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+def _dbt(db_path: str, work: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    env = {
+        **os.environ,
+        "ROLEMEM_DB": db_path,
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        **(env or {}),
+    }
     subprocess.run(
         [
             str(Path(sys.executable).with_name("dbt")),

@@ -13,22 +13,22 @@ entry_checks as (
         entry_kind,
         entry_ordinal,
         case
-            when json_type(keywords) <> 'ARRAY' then 'keywords'
+            when {{ json_type_name('keywords') }} <> 'ARRAY' then 'keywords'
             when coalesce(json_array_length(keywords), 0) = 0 then 'keywords'
             when trim(coalesce(content, '')) = '' then 'content'
             when strength is null and entry_kind <> 'dialogue_style' then 'strength'
             when strength not between 1 and 5 then 'strength'
-            when json_type(query_params) <> 'ARRAY' then 'queryParams'
+            when {{ json_type_name('query_params') }} <> 'ARRAY' then 'queryParams'
         end as field,
         'error' as severity,
         case
-            when json_type(keywords) <> 'ARRAY' then 'must be a JSON array of words'
+            when {{ json_type_name('keywords') }} <> 'ARRAY' then 'must be a JSON array of words'
             when coalesce(json_array_length(keywords), 0) = 0 then 'is empty'
             when trim(coalesce(content, '')) = '' then 'is empty'
             when strength is null and entry_kind <> 'dialogue_style' then 'is required (1-5)'
             when strength not between 1 and 5
                 then 'must be 1-5, got ' || cast(strength as varchar)
-            when json_type(query_params) <> 'ARRAY'
+            when {{ json_type_name('query_params') }} <> 'ARRAY'
                 then 'must be a JSON array of {field, value, operator}'
         end as message
     from entries
@@ -73,9 +73,14 @@ keyword_advice as (
             as message
     from entries
     where
-        json_type(keywords) = 'ARRAY'
-        and json_array_length(keywords) > 0
-        and json_array_length(keywords) not between 3 and 30
+        -- the length of an array only (PostgreSQL may test the conditions in any order)
+        case
+            when {{ json_type_name('keywords') }} = 'ARRAY'
+                then
+                    json_array_length(keywords) > 0
+                    and json_array_length(keywords) not between 3 and 30
+            else false
+        end
 ),
 
 content_advice as (

@@ -10,9 +10,9 @@ keywords as (
     select distinct
         entry_key,
         character_id,
-        unnest(json_extract_string(keywords, '$[*]')) as keyword
+        unnest({{ json_text_list('keywords') }}) as keyword
     from entries
-    where json_type(keywords) = 'ARRAY'
+    where {{ json_type_name('keywords') }} = 'ARRAY'
 ),
 
 final as (

@@ -25,8 +25,9 @@ defaulted as (
         defaults.value
     from requests
     cross join defaults
-    anti join given
-        on given.request_id = requests.request_id and given.field = defaults.field
+    {{ anti_join(
+        'given', 'given.request_id = requests.request_id and given.field = defaults.field'
+    ) }}
 ),
 
 resolved as (

@@ -55,8 +55,7 @@ candidates as (
 candidate_conditions as (
     select conditions.*
     from conditions
-    semi join candidates
-        on candidates.entry_key = conditions.entry_key
+    {{ semi_join('candidates', 'candidates.entry_key = conditions.entry_key') }}
 ),
 
 contexts as (

@@ -52,9 +52,10 @@ text_windows as (
     from requests
     inner join longest_keywords
         on longest_keywords.character_id = requests.character_id
-    cross join range(1, length(requests.query_text) + 1) as starts (start_position)
+    cross join generate_series(1, length(requests.query_text)) as starts (start_position)
     -- integer bounds: PostgreSQL's substring takes integer lengths, not bigint
-    cross join range(1, cast(longest_keywords.longest as integer) + 1) as lengths (window_length)
+    cross join
+        generate_series(1, cast(longest_keywords.longest as integer)) as lengths (window_length)
     where starts.start_position + lengths.window_length - 1 <= length(requests.query_text)
 ),
 
@@ -66,7 +67,7 @@ text_hits as (
         min(text_windows.start_position) as word_order,
         1 as match_quality,
         case
-            when list_contains(text_windows.tokens, keywords.keyword) then 'keyword'
+            when {{ list_has('text_windows.tokens', 'keywords.keyword') }} then 'keyword'
             else 'keyword inside a word'
         end as match_how,
         min(text_windows.start_position) as text_position

@@ -15,7 +15,7 @@ final as (
         requests.request_id,
         requests.character_id,
         requests.text as query_text,
-        cast(json_extract_string(requests.tokens, '$[*]') as varchar[]) as tokens,
+        {{ json_text_list('requests.tokens') }} as tokens,
         requests.context,
         requests.require_match,
         nullif(requests.user_name, '') as user_name,
@@ -32,7 +32,7 @@ final as (
         limits.queue_dialogue_styles,
         limits.expand_strategy,
         limits.max_expanded_words,
-        cast(json_extract_string(limits.filter_levels, '$[*]') as integer[]) as filter_levels
+        cast({{ json_text_list('limits.filter_levels') }} as integer[]) as filter_levels
     from requests
     cross join limits
 )

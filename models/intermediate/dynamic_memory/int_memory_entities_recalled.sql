@@ -65,7 +65,7 @@ per_entity as (
         query_id,
         entity_id,
         min(tier) as tier,
-        list(word order by word) as matched_keywords,
+        array_agg(word order by word) as matched_keywords,
         count(*) as matched_word_count,
         any_value(base_word_count) as base_word_count
     from hits
@@ -82,8 +82,12 @@ ranked as (
         scoped.description,
         scoped.updated_at,
         scoped.entity_limit,
-        least(1.0, per_entity.matched_word_count / greatest(per_entity.base_word_count, 1))
-            as score,
+        -- a real division on every engine (PostgreSQL divides integers as integers)
+        least(
+            1.0,
+            cast(per_entity.matched_word_count as double precision)
+            / greatest(per_entity.base_word_count, 1)
+        ) as score,
         row_number() over (
             partition by per_entity.query_id
             order by per_entity.tier, scoped.updated_at desc, per_entity.entity_id desc
@@ -93,8 +97,23 @@ ranked as (
         on scoped.query_id = per_entity.query_id and scoped.entity_id = per_entity.entity_id
 ),
 
+-- every column of ranked but entity_limit (named: PostgreSQL has no `* exclude`)
 final as (
-    select * exclude (entity_limit)
+    select
+        query_id,
+        entity_id,
+        tier,
+        matched_keywords,
+        matched_word_count,
+        base_word_count,
+        scope,
+        kind,
+        entity_name,
+        keyword,
+        description,
+        updated_at,
+        score,
+        entity_rank
     from ranked
     where entity_rank <= entity_limit
 )

@@ -113,9 +113,9 @@ lexical as (
             )
         ) as bm25_raw,
         max(postings.word_weight * postings.word_tier) as word_tier,
-        cast(null as double) as cosine,
-        cast(null as double) as context_cosine,
-        cast(null as double) as long_context_cosine,
+        cast(null as double precision) as cosine,
+        cast(null as double precision) as context_cosine,
+        cast(null as double precision) as long_context_cosine,
         false as is_in_time_window
     from postings
     inner join corpus
@@ -131,9 +131,9 @@ in_time_window as (
         reachable.event_id,
         0.0 as bm25_raw,
         0.0 as word_tier,
-        cast(null as double) as cosine,
-        cast(null as double) as context_cosine,
-        cast(null as double) as long_context_cosine,
+        cast(null as double precision) as cosine,
+        cast(null as double precision) as context_cosine,
+        cast(null as double precision) as long_context_cosine,
         true as is_in_time_window
     from reachable
     inner join time_windows

@@ -27,17 +27,24 @@ baselines as (
         cosine_stats.context_cosine_max,
         cosine_stats.long_context_cosine_min,
         cosine_stats.long_context_cosine_max,
-        (coalesce(cosine_stats.cosine_sum, 0) + coalesce(list_sum(queries.reference_cosines), 0))
+        (
+            coalesce(cosine_stats.cosine_sum, 0)
+            + coalesce({{ list_total('queries.reference_cosines') }}, 0)
+        )
         / nullif(
-            coalesce(cosine_stats.cosine_count, 0) + coalesce(len(queries.reference_cosines), 0),
+            coalesce(cosine_stats.cosine_count, 0)
+            + coalesce({{ list_length('queries.reference_cosines') }}, 0),
             0
         ) as cosine_mean,
         (
             coalesce(cosine_stats.cosine_square_sum, 0)
-            + coalesce(list_dot_product(queries.reference_cosines, queries.reference_cosines), 0)
+            + coalesce(
+                {{ dot_product('queries.reference_cosines', 'queries.reference_cosines') }}, 0
+            )
         )
         / nullif(
-            coalesce(cosine_stats.cosine_count, 0) + coalesce(len(queries.reference_cosines), 0),
+            coalesce(cosine_stats.cosine_count, 0)
+            + coalesce({{ list_length('queries.reference_cosines') }}, 0),
             0
         ) as cosine_square_mean
     from queries
@@ -90,14 +97,14 @@ components as (
                 then case when candidates.is_in_time_window then 1.0 else 0.0 end
         end as time_score,
         exp(
-            -ln(2) * greatest(date_diff('second', candidates.created_at, queries.now), 0)
+            -ln(2) * greatest({{ seconds_between('candidates.created_at', 'queries.now') }}, 0)
             / 86400.0 / queries.recency_half_life_days
         ) as recency_score,
         least(1.0, ln(1 + candidates.recall_count) / ln(11)) as use_count_score,
         case
             when candidates.last_recalled_at is null then 0.0
             else exp(
-                -greatest(date_diff('second', candidates.last_recalled_at, queries.now), 0)
+                -greatest({{ seconds_between('candidates.last_recalled_at', 'queries.now') }}, 0)
                 / 3600.0 / queries.recent_use_hours
             )
         end as recent_use_score,
@@ -189,12 +196,38 @@ relevant as (
         on queries.query_id = ranked.query_id
 ),
 
+-- the candidates' and the signals' columns, named (PostgreSQL has no `* exclude`): the
+-- ranks and weights stay behind
 final as (
     select
-        * exclude (
-            bm25_rank, keyword_rank, dense_rank, time_rank, profile_without_relevance,
-            content_match_weight, relevance_share
-        ),
+        query_id,
+        event_id,
+        bm25_raw,
+        word_tier,
+        cosine,
+        context_cosine,
+        long_context_cosine,
+        is_in_time_window,
+        has_time_window,
+        has_query_in_description,
+        importance,
+        feedback,
+        recall_count,
+        created_at,
+        last_recalled_at,
+        keyword_score,
+        dense_score,
+        context_score,
+        long_context_score,
+        dense_z,
+        time_score,
+        recency_score,
+        use_count_score,
+        recent_use_score,
+        is_in_future,
+        has_evidence,
+        bm25_score,
+        relevance_score,
         profile_without_relevance + content_match_weight * relevance_score as profile_score,
         relevance_share * relevance_score
         + (1 - relevance_share)

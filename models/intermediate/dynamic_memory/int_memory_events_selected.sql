@@ -43,7 +43,8 @@ drawn as (
                     case
                         when roulette_seed is null then -score
                         else -ln(
-                            (hash(event_id, roulette_seed) % 1000000 + 1) / 1000001.0
+                            ({{ roulette_hash('event_id', 'roulette_seed') }} % 1000000 + 1)
+                            / 1000001.0
                         ) / greatest(score, 1e-9)
                     end,
                     event_id
@@ -52,9 +53,42 @@ drawn as (
     from eligible
 ),
 
+-- every scored column and the selection's, named (PostgreSQL has no `* exclude`)
 final as (
     select
-        * exclude (result_limit, roulette_seed),
+        query_id,
+        event_id,
+        bm25_raw,
+        word_tier,
+        cosine,
+        context_cosine,
+        long_context_cosine,
+        is_in_time_window,
+        has_time_window,
+        has_query_in_description,
+        importance,
+        feedback,
+        recall_count,
+        created_at,
+        last_recalled_at,
+        keyword_score,
+        dense_score,
+        context_score,
+        long_context_score,
+        dense_z,
+        time_score,
+        recency_score,
+        use_count_score,
+        recent_use_score,
+        is_in_future,
+        has_evidence,
+        bm25_score,
+        relevance_score,
+        profile_score,
+        score,
+        is_in_timeline,
+        is_above_threshold,
+        selection_rank,
         coalesce(selection_rank <= result_limit, false) as is_selected
     from drawn
 )

@@ -26,10 +26,10 @@ final as (
         nullif(queries.user_name, '') as user_name,
         nullif(queries.agent_name, '') as agent_name,
         queries.text as query_text,
-        cast(json_extract_string(queries.tokens, '$[*]') as varchar[]) as tokens,
+        {{ json_text_list('queries.tokens') }} as tokens,
         -- the batch path has no embedder: dense relevance is left out of the score
         cast(null as float[]) as query_embedding,
-        cast(null as double[]) as reference_cosines,
+        cast(null as double precision[]) as reference_cosines,
         queries.now,
         queries.result_limit,
         queries.score_threshold,
@@ -38,7 +38,7 @@ final as (
         loop_settings.memory_scope,
         limits.expand_strategy,
         limits.max_expanded_words,
-        cast(json_extract_string(limits.filter_levels, '$[*]') as integer[]) as filter_levels,
+        cast({{ json_text_list('limits.filter_levels') }} as integer[]) as filter_levels,
         profile.*
     from queries
     cross join profile

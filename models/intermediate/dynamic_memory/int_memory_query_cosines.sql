@@ -21,18 +21,18 @@ final as (
     select
         queries.query_id,
         embeddings.event_id,
-        list_cosine_similarity(
-            cast(embeddings.embedding as float[]), queries.query_embedding
-        ) as cosine,
+        {{ cosine_similarity(
+            'cast(embeddings.embedding as float[])', 'queries.query_embedding'
+        ) }} as cosine,
         -- an event stored before context vectors counts its own vector for them
-        list_cosine_similarity(
-            cast(coalesce(embeddings.context_embedding, embeddings.embedding) as float[]),
-            queries.query_embedding
-        ) as context_cosine,
-        list_cosine_similarity(
-            cast(coalesce(embeddings.long_context_embedding, embeddings.embedding) as float[]),
-            queries.query_embedding
-        ) as long_context_cosine
+        {{ cosine_similarity(
+            'cast(coalesce(embeddings.context_embedding, embeddings.embedding) as float[])',
+            'queries.query_embedding'
+        ) }} as context_cosine,
+        {{ cosine_similarity(
+            'cast(coalesce(embeddings.long_context_embedding, embeddings.embedding) as float[])',
+            'queries.query_embedding'
+        ) }} as long_context_cosine
     from queries
     inner join events
         on

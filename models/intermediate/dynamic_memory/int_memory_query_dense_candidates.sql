@@ -11,17 +11,27 @@ cosines as (
     select * from {{ ref('int_memory_query_cosines') }}
 ),
 
-final as (
-    select cosines.*
+ranked as (
+    select
+        cosines.*,
+        queries.dense_candidates,
+        row_number() over (
+            partition by cosines.query_id
+            order by
+                greatest(cosines.cosine, cosines.context_cosine, cosines.long_context_cosine)
+                desc,
+                cosines.event_id
+        ) as dense_rank
     from cosines
     inner join queries
         on queries.query_id = cosines.query_id
-    qualify row_number() over (
-        partition by cosines.query_id
-        order by
-            greatest(cosines.cosine, cosines.context_cosine, cosines.long_context_cosine) desc,
-            cosines.event_id
-    ) <= queries.dense_candidates
+),
+
+-- a filter after the window, not QUALIFY: PostgreSQL has none
+final as (
+    select query_id, event_id, cosine, context_cosine, long_context_cosine
+    from ranked
+    where dense_rank <= dense_candidates
 )
 
 select * from final

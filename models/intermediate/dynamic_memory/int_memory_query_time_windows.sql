@@ -27,17 +27,18 @@ matched as (
 kept as (
     select matched.*
     from matched
-    anti join matched as longer
-        on
-            longer.query_id = matched.query_id
+    {{ anti_join(
+        'matched as longer',
+        'longer.query_id = matched.query_id
             and longer.expression <> matched.expression
-            and strpos(longer.expression, matched.expression) > 0
+            and strpos(longer.expression, matched.expression) > 0'
+    ) }}
 ),
 
 named_years as (
     select
         query_id,
-        min(year(now) + step) as named_year
+        min(cast(extract(year from now) as integer) + step) as named_year
     from kept
     where unit = 'year'
     group by query_id
@@ -58,13 +59,13 @@ final as (
         query_id,
         case
             when max(window_start) < min(window_end) then max(window_start)
-            else arg_min(window_start, window_end - window_start)
+            else {{ arg_min('window_start', 'window_end - window_start') }}
         end as window_start,
         case
             when max(window_start) < min(window_end) then min(window_end)
-            else arg_min(window_end, window_end - window_start)
+            else {{ arg_min('window_end', 'window_end - window_start') }}
         end as window_end,
-        list(expression order by expression) as time_expressions
+        array_agg(expression order by expression) as time_expressions
     from windows
     group by query_id
 )

@@ -16,10 +16,11 @@ query_chains as (
 ),
 
 -- ranked on narrow rows (a sort of every event of the player), fields joined to the newest
-newest as (
+ranked as (
     select
         queries.query_id,
         events.event_id,
+        queries.timeline_size,
         row_number() over (
             partition by queries.query_id
             order by events.created_at desc, events.event_id desc
@@ -35,7 +36,13 @@ newest as (
             query_chains.query_id = queries.query_id
             and query_chains.line_id = events.last_line_id
     where {{ is_event_in_scope('events', 'queries', 'query_chains.line_id') }}
-    qualify timeline_rank <= queries.timeline_size
+),
+
+-- a filter after the window, not QUALIFY: PostgreSQL has none
+newest as (
+    select query_id, event_id, timeline_rank
+    from ranked
+    where timeline_rank <= timeline_size
 ),
 
 final as (

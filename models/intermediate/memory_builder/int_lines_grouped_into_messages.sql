@@ -54,7 +54,7 @@ keyed as (
     select
         *,
         case speaker_side
-            when 'system' then cast(line_position as double)
+            when 'system' then cast(line_position as double precision)
             when 'self' then coalesce(previous_other_or_system_position, -1) + 0.5
             else coalesce(previous_own_or_system_position, -1) + 0.5
         end as message_key,

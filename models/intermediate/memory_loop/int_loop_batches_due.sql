@@ -56,14 +56,14 @@ final as (
         batch_index,
         case when any_value(is_scene_change) then 'scene_change' else 'window_full' end
             as reason,
-        arg_min(first_line_id, pending_index) as first_line_id,
-        arg_max(last_line_id, pending_index) as last_line_id,
+        {{ arg_min('first_line_id', 'pending_index') }} as first_line_id,
+        {{ arg_max('last_line_id', 'pending_index') }} as last_line_id,
         min(first_line_position) as first_line_position,
         max(last_line_position) as last_line_position,
         count(*) as turn_count,
         cast(save_id as varchar) || ':' || target_key || ':'
-        || cast(arg_min(first_line_id, pending_index) as varchar) || ':'
-        || cast(arg_max(last_line_id, pending_index) as varchar) as batch_key
+        || cast({{ arg_min('first_line_id', 'pending_index') }} as varchar) || ':'
+        || cast({{ arg_max('last_line_id', 'pending_index') }} as varchar) as batch_key
     from due
     group by save_id, target_key, batch_index
 )

@@ -122,7 +122,8 @@ final as (
         on
             turn_starts.save_id = starts.save_id
             and turn_starts.first_line_position >= starts.window_start_position
-    group by all
+    group by
+        starts.save_id, starts.target_key, starts.window_start_position, starts.pending_turns
 )
 
 select * from final

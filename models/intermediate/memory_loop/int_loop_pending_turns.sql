@@ -17,8 +17,8 @@ turn_spans as (
         turns.turn_number,
         min(turns.line_position) as first_line_position,
         max(turns.line_position) as last_line_position,
-        arg_min(turns.line_id, turns.line_position) as first_line_id,
-        arg_max(turns.line_id, turns.line_position) as last_line_id,
+        {{ arg_min('turns.line_id', 'turns.line_position') }} as first_line_id,
+        {{ arg_max('turns.line_id', 'turns.line_position') }} as last_line_id,
         count(*) as line_count
     from watermarks
     inner join turns

@@ -20,7 +20,7 @@ covered as (
         observations.save_id,
         observations.target_key,
         max(turns.line_position) as watermark_position,
-        arg_max(turns.line_id, turns.line_position) as watermark_line_id
+        {{ arg_max('turns.line_id', 'turns.line_position') }} as watermark_line_id
     from observations
     inner join batches
         on

@@ -29,7 +29,7 @@ final as (
         entries.group_name,
         entries.event_date,
         entries.content,
-        cast(json_extract_string(entries.keywords, '$[*]') as varchar[]) as keywords,
+        {{ json_text_list('entries.keywords') }} as keywords,
         coalesce(condition_summaries.conditions_text, '') as conditions_text,
         entries.group_order,
         entries.entry_ordinal,

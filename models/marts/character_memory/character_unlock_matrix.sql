@@ -22,9 +22,8 @@ level_conditions as (
 ),
 
 levels as (
-    -- range() names its one column "range"
-    select range as level_number
-    from range(1, {{ var('unlock_matrix_max_level', 5) }} + 1)
+    select level_number
+    from generate_series(1, {{ var('unlock_matrix_max_level', 5) }}) as levels (level_number)
 ),
 
 grid as (
@@ -47,7 +46,7 @@ context_values as (
         cast(intimacy as varchar) as raw_value,
         false as is_list,
         cast(intimacy as varchar) as value_text,
-        cast(intimacy as double) as value_number
+        cast(intimacy as double precision) as value_number
     from grid
     union all
     select
@@ -56,7 +55,7 @@ context_values as (
         cast(exploration as varchar) as raw_value,
         false as is_list,
         cast(exploration as varchar) as value_text,
-        cast(exploration as double) as value_number
+        cast(exploration as double precision) as value_number
     from grid
 ),
 

@@ -26,7 +26,7 @@ entity_lines as (
         string_agg(
             case
                 when kind in ('与主体和客体的关系', '与其它实体的关系')
-                    then strftime(updated_at, '%Y-%m-%d') || '：' || description
+                    then {{ format_timestamp('updated_at', '%Y-%m-%d') }} || '：' || description
                 else description
             end,
             chr(10)

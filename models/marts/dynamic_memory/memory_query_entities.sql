@@ -18,12 +18,12 @@ final as (
         case when kind = '特殊实体属性' then entity_name || description else description end
             as description,
         matched_keywords,
-        strftime(updated_at, '%Y-%m-%dT%H:%M:%S') as updatetime,
-        kind || '--score=' || printf('%.4f', score) || ',index={''index'': '
+        {{ format_timestamp('updated_at', '%Y-%m-%dT%H:%M:%S') }} as updatetime,
+        kind || '--score=' || {{ format_decimal('score', 4) }} || ',index={''index'': '
         || cast(entity_id as varchar) || '}, ' || description || '---命中'
-        || cast(matched_keywords as varchar) || '，数据库关键词: ' || keyword as log,
+        || {{ list_text('matched_keywords') }} || '，数据库关键词: ' || keyword as log,
         tier,
-        round(score, 4) as score,
+        {{ round_to('score', 4) }} as score,
         updated_at
     from recalled
 )

@@ -23,14 +23,14 @@ final as (
         events.deepinsight,
         events.place,
         events.keywords,
-        strftime(events.created_at, '%Y-%m-%d %H:%M:%S') as updatetime,
+        {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
         {{ format_memory_time('events.created_at', 'queries.now') }} as time_text,
-        '[记忆事件]--score=' || printf('%.4f', selected.score) || ',index='
+        '[记忆事件]--score=' || {{ format_decimal('selected.score', 4) }} || ',index='
         || cast(selected.event_id as varchar) || '.在'
-        || strftime(events.created_at, '%Y-%m-%d %H:%M:%S') || '左右, 地点：'
+        || {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} || '左右, 地点：'
         || coalesce(events.place, '未知') || '。详细记忆事件为' || events.description
         || coalesce('这表明了' || events.deepinsight, '') as log,
-        round(selected.score, 4) as score,
+        {{ round_to('selected.score', 4) }} as score,
         events.created_at
     from selected
     inner join events

@@ -23,7 +23,7 @@ final as (
         timeline.place,
         timeline.keywords,
         timeline.save_id,
-        strftime(timeline.created_at, '%Y-%m-%d %H:%M:%S') as updatetime,
+        {{ format_timestamp('timeline.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
         {{ format_memory_time('timeline.created_at', 'queries.now') }} as time_text,
         timeline.created_at
     from timeline

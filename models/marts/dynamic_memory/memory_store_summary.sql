@@ -25,8 +25,8 @@ final as (
         memory_type,
         count(*) as memory_count,
         min(strength) as strength_min,
-        quantile_cont(strength, 0.5) as strength_p50,
-        quantile_cont(strength, 0.9) as strength_p90,
+        {{ percentile('strength', 0.5) }} as strength_p50,
+        {{ percentile('strength', 0.9) }} as strength_p90,
         max(strength) as strength_max,
         avg(strength) as strength_avg,
         sum(recall_count) as recall_count_total

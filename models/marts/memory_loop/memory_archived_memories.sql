@@ -14,7 +14,7 @@ final as (
         user_id,
         reason,
         strength,
-        json_extract_string(memory, '$.description') as description,
+        {{ json_field_text('memory', 'description') }} as description,
         memory,
         archived_at
     from archive

@@ -31,23 +31,23 @@ live_by_month as (
         date_trunc('month', created_at) as created_month,
         count(*) as live_count,
         min(strength) as strength_min,
-        quantile_cont(strength, 0.5) as strength_p50,
-        quantile_cont(strength, 0.9) as strength_p90,
+        {{ percentile('strength', 0.5) }} as strength_p50,
+        {{ percentile('strength', 0.9) }} as strength_p90,
         max(strength) as strength_max
     from live
-    group by all
+    group by agent_id, memory_type, created_month
 ),
 
 archived_by_month as (
     select
         agent_id,
         memory_type,
-        date_trunc('month', cast(json_extract_string(memory, '$.created_at') as timestamp))
+        date_trunc('month', cast({{ json_field_text('memory', 'created_at') }} as timestamp))
             as created_month,
         count(*) as archived_count
     from archive
     where reason <> 'consolidated'
-    group by all
+    group by agent_id, memory_type, created_month
 ),
 
 final as (

@@ -9,20 +9,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._sql_project import render_macro
 from ..errors import LineError, RolememError
 
 NAME = "postgres"
 _RAISED_PREFIX = "rolemem: "
-# `rolemem_raise` (macros/rolemem_raise.sql) on PostgreSQL: raise with the message, typed as
-# text so it can stand in a CASE branch of text values
-_RAISE_FUNCTION = """
-create or replace function rolemem_raise(message text) returns text
-language plpgsql stable as $$
-begin
-    raise exception using message = message;
-end
-$$
-"""
 # DuckDB column types of the tables rolemem copies over (config-derived tables)
 _TYPES = {
     "BIGINT": "bigint",
@@ -89,7 +80,7 @@ class PostgresEngine:
         with psycopg.connect(url, autocommit=True) as con:
             con.execute(f"create schema if not exists {schema}")
             con.execute(f"set search_path to {search_path}")
-            con.execute(_RAISE_FUNCTION)
+            con.execute(render_macro("create_rolemem_raise", engine=NAME))
         self.url = url
         self.schema = schema
         self._pool = ConnectionPool(

@@ -1,0 +1,28 @@
+{#
+    A number as text with `places` decimals (0.5 -> '0.5000' for 4): DuckDB's printf;
+    PostgreSQL's numeric rounded to that scale.
+#}
+{% macro format_decimal(expression, places) -%}
+    {{- adapter.dispatch('format_decimal', 'rolemem')(expression, places) -}}
+{%- endmacro %}
+
+{% macro duckdb__format_decimal(expression, places) -%}
+    printf('%.{{ places }}f', {{ expression }})
+{%- endmacro %}
+
+{% macro postgres__format_decimal(expression, places) -%}
+    cast(round(cast({{ expression }} as numeric), {{ places }}) as text)
+{%- endmacro %}
+
+{#- A number rounded to `places` decimals, as a double: PostgreSQL rounds numerics only -#}
+{% macro round_to(expression, places) -%}
+    {{- adapter.dispatch('round_to', 'rolemem')(expression, places) -}}
+{%- endmacro %}
+
+{% macro duckdb__round_to(expression, places) -%}
+    round({{ expression }}, {{ places }})
+{%- endmacro %}
+
+{% macro postgres__round_to(expression, places) -%}
+    cast(round(cast({{ expression }} as numeric), {{ places }}) as double precision)
+{%- endmacro %}
