@@ -14,7 +14,7 @@ ruff format --check python tests bench
 mypy
 sqlfluff lint models tests/dbt --processes 2
 # test files on two workers (a file's tests stay together: its module fixtures are built once)
-python -m pytest -n 2 --dist loadfile "$@"
+python -m pytest -n 2 "$@"
 mkdir -p target
 export ROLEMEM_DB="$PWD/target/test.duckdb"
 rm -f "$ROLEMEM_DB"
