@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from .vector_cache import EventVectorCache
 
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 

@@ -4,7 +4,6 @@ archive."""
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -25,14 +24,6 @@ from .sql import (
     _OFFICIAL_FIELDS,
     _SOURCE_FIELDS,
 )
-
-log = logging.getLogger(__name__)
-
-# an event's vectors, one per column of memory_event_embedding: its description's, then its
-# context texts' (model int_memory_event_context_texts)
-# an event's vectors, one per column of memory_event_embedding: its description's, then its
-# context texts' (model int_memory_event_context_texts)
-EventVectors = tuple[list[float], ...]
 
 
 class _Edits(_Entities):

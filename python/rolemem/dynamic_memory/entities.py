@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -18,14 +17,6 @@ from .sql import (
     _MERGE_ENTITY_SQL,
 )
 from .store import _Events
-
-log = logging.getLogger(__name__)
-
-# an event's vectors, one per column of memory_event_embedding: its description's, then its
-# context texts' (model int_memory_event_context_texts)
-# an event's vectors, one per column of memory_event_embedding: its description's, then its
-# context texts' (model int_memory_event_context_texts)
-EventVectors = tuple[list[float], ...]
 
 
 class _Entities(_Events):

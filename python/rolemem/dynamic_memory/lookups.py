@@ -3,7 +3,6 @@ timeline, and the scope of a query (the save's branch made current)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -16,8 +15,6 @@ from .checks import MemoryInputError, _setting, _text
 from .official import _Official
 from .settings import _SEEDS
 from .sql import _QUERY_SQL, _SOURCES, _TIMELINE_SELECT, batched
-
-log = logging.getLogger(__name__)
 
 
 class _Lookups(_Official):

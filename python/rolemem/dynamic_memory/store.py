@@ -38,8 +38,6 @@ log = logging.getLogger(__name__)
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its
 # context texts' (model int_memory_event_context_texts)
-# an event's vectors, one per column of memory_event_embedding: its description's, then its
-# context texts' (model int_memory_event_context_texts)
 EventVectors = tuple[list[float], ...]
 
 

@@ -3,7 +3,6 @@ for events stored without them."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from importlib import resources
 
@@ -12,8 +11,6 @@ from ..embedders import checked
 from ..memory_schema import VECTOR_COLUMNS
 from .base import _Base, _tracked
 from .sql import _EMBED_BATCH, _MISSING_CONTEXT_SQL
-
-log = logging.getLogger(__name__)
 
 
 class _Vectors(_Base):

@@ -3,7 +3,6 @@ of one observation (the loop's models over the save's chain)."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
@@ -31,8 +30,6 @@ from .sql import (
     OBSERVATION_FIELDS,
     SETTING_NAMES,
 )
-
-log = logging.getLogger(__name__)
 
 
 class _LoopBase:

@@ -3,7 +3,6 @@ consolidation asks the LLM to merge entity descriptions, context vectors are fil
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from datetime import datetime
 
@@ -19,8 +18,6 @@ from ..extraction import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport
 from .sql import _MAINTENANCE_SELECT, _MAINTENANCE_SQL
-
-log = logging.getLogger(__name__)
 
 
 class _Maintenance(_Observation):

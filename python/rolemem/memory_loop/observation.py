@@ -3,7 +3,6 @@ order; or, with `due`, only what an observation would find."""
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Any
 
@@ -18,8 +17,6 @@ from ..memory_builder import _int_or_none
 from .extraction import _Extraction
 from .reports import ObserveReport, _state_params, _target
 from .sql import _STATE_SQL
-
-log = logging.getLogger(__name__)
 
 
 class _Observation(_Extraction):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -13,8 +12,6 @@ from ..dynamic_memory import (
     MemoryInputError,
 )
 from ..memory_builder import _int_or_none, _script_role
-
-log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -3,12 +3,7 @@ for the batch models, what an observation reads, and the loop state's writes."""
 
 from __future__ import annotations
 
-import logging
-
 from ..archive import archived as archived
-
-log = logging.getLogger(__name__)
-
 
 SETTING_NAMES = (
     "min_window_turns",
