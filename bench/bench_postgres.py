@@ -33,29 +33,19 @@ from rolemem import CharacterMemory, build_memory  # noqa: E402
 from rolemem.character_config import ConfigWarning  # noqa: E402
 from rolemem.character_library import CharacterLibrary  # noqa: E402
 from rolemem.engines import PostgresEngine  # noqa: E402
+from rolemem.memory_builder import STORED_LINE_FIELDS  # noqa: E402
 from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
 from rolemem.text import tokenize  # noqa: E402
 
 CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
 
-_COLUMNS = (
-    "id",
-    "role_id",
-    "script_role_id",
-    "attribute",
-    "display_name",
-    "content",
-    "original_emotion",
-    "tts_content",
-    "action_content",
-)
-
 
 def history(size: int) -> list[dict]:
     with duckdb.connect() as con:
         generate_dialogue(con, saves=1, lines_per_save=size, seed=13)
-        rows = con.execute(f"select {', '.join(_COLUMNS)} from line order by id").fetchall()
-    return [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
+        columns = ", ".join(STORED_LINE_FIELDS)
+        rows = con.execute(f"select {columns} from line order by id").fetchall()
+    return [dict(zip(STORED_LINE_FIELDS, row, strict=True)) for row in rows]
 
 
 def per_call_ms(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:

@@ -8,6 +8,7 @@ models/marts/character_memory; every request value is a bound parameter.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -94,6 +95,7 @@ _REQUEST_SQL = (
 )
 
 
+@functools.cache  # rendered once per engine, not per batch
 def _request_sql(engine: str) -> str:
     """The batch's requests, one row each. PostgreSQL's arrays are rectangular and its unnest
     flattens every dimension: there a field that is a list per request travels as JSON text
@@ -163,6 +165,7 @@ order by requests.request_id
 """
 
 
+@functools.cache  # rendered once per (explain, engine), not per batch
 def _recall_select(explain: bool, engine: str) -> str:
     """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
 

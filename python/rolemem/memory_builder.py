@@ -70,6 +70,18 @@ select role, content from memory_messages
 where save_id = $save_id and target_key = $target_key
 order by message_index
 """
+# what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
+STORED_LINE_FIELDS = (
+    "id",
+    "role_id",
+    "script_role_id",
+    "attribute",
+    "display_name",
+    "content",
+    "original_emotion",
+    "tts_content",
+    "action_content",
+)
 _STORED_LINES_SQL = """
 select line_id, role_id, script_role_id, attribute, display_name, content, original_emotion,
     tts_content, action_content
@@ -294,19 +306,8 @@ def build_memory_for_save(
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
-    names = (
-        "id",
-        "role_id",
-        "script_role_id",
-        "attribute",
-        "display_name",
-        "content",
-        "original_emotion",
-        "tts_content",
-        "action_content",
-    )
     return build_memory(
-        [dict(zip(names, line, strict=True)) for line in lines],
+        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines],
         role_id=target["role_id"],
         script_role_id=target["script_role_id"],
         display_name=target["display_name"],
