@@ -133,12 +133,12 @@ def scratch_cursor() -> PreparedCursor:
     return cur
 
 
-_PARAMETER = re.compile(r"\$(\w+)")
+PARAMETER = re.compile(r"\$(\w+)")
 
 
 def used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters `sql` names (DuckDB refuses any it does not)."""
-    names = set(_PARAMETER.findall(sql))
+    names = set(PARAMETER.findall(sql))
     return {name: value for name, value in params.items() if name in names}
 
 
@@ -157,9 +157,9 @@ class PreparedCursor:
     ) -> list[tuple[Any, ...]]:
         prepared = self._calls.get(sql)
         if prepared is None:
-            names = sorted(set(_PARAMETER.findall(sql)))
+            names = sorted(set(PARAMETER.findall(sql)))
             macro = f"rolemem_query_{len(self._calls)}"
-            body = _PARAMETER.sub(lambda match: f"p_{match.group(1)}", sql)
+            body = PARAMETER.sub(lambda match: f"p_{match.group(1)}", sql)
             self.cursor.execute(
                 f"create or replace temp macro {macro}"
                 f"({', '.join(f'p_{name}' for name in names)}) as table {body}"

@@ -30,6 +30,8 @@ from .character_config import (
 )
 from .engines import PostgresEngine
 from .schema import create_config_tables
+from .verdict_cache import TABLE as VERDICTS
+from .verdict_cache import Pair, VerdictCache
 
 _CONFIG_SEEDS = tuple(SEED_COLUMNS)
 _RECALL_SEEDS = (
@@ -208,6 +210,7 @@ class CharacterLibrary:
         character_id: str | None = None,
         max_batch: int = 8,
         engine: PostgresEngine | None = None,
+        max_contexts: int = 256,
     ) -> None:
         self._con = _duck.private_connection()
         self._load(db, config, character_id)
@@ -226,6 +229,12 @@ class CharacterLibrary:
             ).fetchall()
         )
         self.default_limits = read_settings(self._con, "recall_limits")
+        # on DuckDB a turn looks unlock verdicts up (judged once per context); PostgreSQL
+        # caches the plan and judges a turn's candidates in its statement: its tables are
+        # shared by every process, and one process's eviction would be another's wrong answer
+        self._verdicts = (
+            None if engine is not None else VerdictCache(self._con, _fill_verdicts, max_contexts)
+        )
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -251,16 +260,14 @@ class CharacterLibrary:
             else "character_memory_blocks",
             {"int_recall_requests": _request_sql(engine), "int_recall_queue_items": _QUEUE_SQL},
             _recall_select(explain, engine),
-            existing=_STATIC_MODELS + _RECALL_SEEDS,
+            {"judge_verdicts_per_turn": self._verdicts is None},
+            existing=_STATIC_MODELS
+            + _RECALL_SEEDS
+            + (() if self._verdicts is None else (VERDICTS,)),
             engine=engine,
         )
-        params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
-        for name in (*REQUEST_FIELDS, "queued_keys", "queued_turns", "queued_qualities"):
-            params[name] = []
-        params["queued_request_id"] = []
+        params = _batch_params([request.values for request in requests])
         for number, request in enumerate(requests, start=1):
-            for name in REQUEST_FIELDS:
-                params[name].append(request.values[name])
             queued = request.values["queued_keys"]
             params["queued_request_id"] += [number] * len(queued)
             for name in ("queued_keys", "queued_turns", "queued_qualities"):
@@ -272,7 +279,10 @@ class CharacterLibrary:
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self._local.cursor = _duck.PreparedCursor(self._con.cursor())
-        rows = cur.run(sql, params, error=ConfigError)
+        assert self._verdicts is not None
+        pairs = [(r.values["character_id"], r.values["context"]) for r in requests]
+        with self._verdicts.holding(pairs):
+            rows = cur.run(sql, params, error=ConfigError)
         return [tuple(row[1:]) for row in rows]
 
     # -- loading ---------------------------------------------------------------------------
@@ -329,6 +339,30 @@ class CharacterLibrary:
         if config is None:
             problems = [p for p in problems if p[3] == "error"]
         report_problems(config or CharacterConfig(), problems)
+
+
+def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Bound lists for `_request_sql`: a position per request, and empty queue lists."""
+    params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
+    for name in REQUEST_FIELDS:
+        params[name] = [values.get(name) for values in requests]
+    for name in ("queued_request_id", "queued_keys", "queued_turns", "queued_qualities"):
+        params[name] = []
+    return params
+
+
+def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> None:
+    """The verdicts of new (character, context) pairs, judged by the model."""
+    sql = f"insert into {VERDICTS} " + compose(
+        VERDICTS,
+        {"int_recall_requests": _REQUEST_SQL},
+        f"select character_id, context_signature, entry_key, is_unlocked, failed_condition\n"
+        f"from {VERDICTS}",
+        existing=_STATIC_MODELS + _RECALL_SEEDS,
+    )
+    params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
+    names = set(_duck.PARAMETER.findall(sql))
+    _duck.run(cur, sql, {name: params[name] for name in names}, ConfigError)
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:

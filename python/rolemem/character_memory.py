@@ -103,7 +103,7 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(f"context[{key!r}] is not valid Unicode text")
     # compact, as DuckDB prints JSON: a condition's reason quotes the context the same way on
     # every engine (PostgreSQL prints json as it was written)
-    return json.dumps(dict(context), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(dict(context), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 class CharacterMemory:

@@ -17,7 +17,7 @@ from rolemem.character_config import (
     export_designer_json,
     parse_designer_json,
 )
-from rolemem.character_memory import CharacterMemory
+from rolemem.character_memory import CharacterLibrary, CharacterMemory
 
 DATA = Path(__file__).resolve().parents[2] / "python" / "rolemem" / "data" / "characters"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -552,3 +552,37 @@ def test_fill_substitutes_once_from_the_template_only():
     assert result.fill("{{char}}记得：{{character_memory_attributes}}|{{user}}") == (
         "祁煜记得：喜好：喜欢和{{char}}画画，模板里写着{{character_memory_event}}|{{char}}"
     )
+
+
+def test_verdicts_judged_once_per_context_and_evicted_oldest_first():
+    small = CharacterMemory(
+        character_id="qiyu", library=CharacterLibrary(character_id="qiyu", max_contexts=2)
+    )
+    fresh = CharacterMemory(character_id="qiyu")
+    contexts = [
+        {"intimacy": level, "exploration": 3, "scene": scene}
+        for level in (1, 2, 3)
+        for scene in ("studio", "gallery")
+    ]
+    for round_number in range(2):
+        for number, context in enumerate(contexts):
+            user = f"u{round_number}-{number}"
+            got = small.session(user).recall("今天画画时你好温柔", context, explain=True)
+            want = fresh.session(user).recall(
+                "今天画画时你好温柔", dict(reversed(context.items())), explain=True
+            )
+            assert (got.attributes, got.events, got.explain) == (
+                want.attributes,
+                want.events,
+                want.explain,
+            )
+    # key order does not make a new context; only the two most recent stay
+    cache = small.library._verdicts
+    assert cache is not None and len(cache) == 2
+    kept = small.library._con.execute(
+        "select distinct context_signature from int_recall_context_verdicts order by 1"
+    ).fetchall()
+    assert kept == [
+        ('{"exploration":3,"intimacy":3,"scene":"gallery"}',),
+        ('{"exploration":3,"intimacy":3,"scene":"studio"}',),
+    ]

@@ -1,7 +1,15 @@
 with
 
+-- each distinct context once, named by its JSON text (the key of its verdicts): a game sends
+-- few distinct contexts, so their verdicts are judged once and reused (int_recall_context_verdicts)
 requests as (
-    select * from {{ ref('int_recall_requests') }}
+    select
+        signature as request_id,
+        cast(signature as json) as context
+    from (
+        select distinct cast(context as varchar) as signature
+        from {{ ref('int_recall_requests') }}
+    ) as contexts
 ),
 
 defaults as (

@@ -1,7 +1,10 @@
 -- Whether each candidate entry is unlocked by the request's context. Candidates are the
 -- entries that matched a word or sit in the sticky queue; every entry of the character when
--- the request does not require a match. Judging only candidates keeps a turn's cost in
--- proportion to what is relevant, not to the size of the config.
+-- the request does not require a match. The verdicts are judged per distinct context
+-- (int_recall_context_verdicts), which DuckDB's Python path keeps as a table: a turn only
+-- looks its candidates up. An engine that caches plans but keeps no such table (PostgreSQL)
+-- judges the candidates' conditions in the turn's statement instead
+-- (var judge_verdicts_per_turn): the same macro, over candidates rather than all entries.
 with
 
 requests as (
@@ -18,18 +21,6 @@ matched as (
 
 queue as (
     select * from {{ ref('int_recall_queue_items') }}
-),
-
-conditions as (
-    select * from {{ ref('int_character_conditions_parsed') }}
-),
-
-condition_values as (
-    select * from {{ ref('int_character_condition_values') }}
-),
-
-context_values as (
-    select * from {{ ref('int_recall_context_values') }}
 ),
 
 candidates as (
@@ -52,20 +43,47 @@ candidates as (
     from queue
 ),
 
-candidate_conditions as (
-    select conditions.*
-    from conditions
-    {{ semi_join('candidates', 'candidates.entry_key = conditions.entry_key') }}
-),
+{% if var('judge_verdicts_per_turn', false) %}
+    conditions as (
+        select * from {{ ref('int_character_conditions_parsed') }}
+    ),
 
-contexts as (
-    select request_id as context_id from requests
-),
+    condition_values as (
+        select * from {{ ref('int_character_condition_values') }}
+    ),
 
-verdicts as (
+    context_values as (
+        select * from {{ ref('int_recall_context_values') }}
+    ),
+
+    candidate_conditions as (
+        select conditions.*
+        from conditions
+        {{ semi_join('candidates', 'candidates.entry_key = conditions.entry_key') }}
+    ),
+
+    contexts as (
+        select distinct cast(context as varchar) as context_id from requests
+    ),
+
+    judged as (
     {{ evaluate_conditions('candidate_conditions', 'condition_values', 'contexts',
         'context_values') }}
-),
+    ),
+
+    verdicts as (
+        select
+            context_id as context_signature,
+            entry_key,
+            is_unlocked,
+            failed_condition
+        from judged
+    ),
+{% else %}
+    verdicts as (
+        select * from {{ ref('int_recall_context_verdicts') }}
+    ),
+{% endif %}
 
 final as (
     select
@@ -75,9 +93,11 @@ final as (
         coalesce(verdicts.is_unlocked, true) as is_unlocked,
         verdicts.failed_condition
     from candidates
+    inner join requests
+        on requests.request_id = candidates.request_id
     left join verdicts
         on
-            verdicts.context_id = candidates.request_id
+            verdicts.context_signature = cast(requests.context as varchar)
             and verdicts.entry_key = candidates.entry_key
 )
 
