@@ -152,7 +152,8 @@ def parse_designer_json(
     character = character_id or document.get("character_id")
     if not isinstance(character, str) or not character.strip():
         raise ConfigError(f"{source}: character_id is required (argument or document key)")
-    unknown = set(document) - set(KINDS) - {"character_id"}
+    # `extensions`: what another tool's fields carry (rolemem.sillytavern), not stored
+    unknown = set(document) - set(KINDS) - {"character_id", "extensions"}
     if unknown:
         raise ConfigError(
             f"{source}: unknown section(s) {sorted(unknown)}; expected {sorted(KINDS)}"
@@ -183,6 +184,10 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if kind == "events":
         row["event_date"] = ""
     for raw_key, value in entry.items():
+        if raw_key == "extensions":  # another tool's fields (rolemem.sillytavern)
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: extensions must be an object")
+            continue
         key = _ENTRY_KEYS.get(str(raw_key).strip().lower())
         if key is None or (key == "event_date" and kind != "events"):
             raise ConfigError(f"{where}: unknown key {raw_key!r}")

@@ -8,6 +8,7 @@ import json
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import _duck
@@ -292,12 +293,34 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         "them).",
     )
     importer.add_argument("files", nargs="+", help="designer JSON files, one per character")
+    importer.add_argument(
+        "--from",
+        dest="source_format",
+        choices=("rolemem", "sillytavern"),
+        default="rolemem",
+        help="sillytavern: World Info files or character cards V2/V3 (--character names "
+        "whose each file is); fields with no meaning here are reported on stderr",
+    )
+    importer.add_argument("--character", help="character_id of a SillyTavern file's entries")
+    importer.add_argument(
+        "--json",
+        help="also write the converted designer JSON here (one file): it carries the "
+        "SillyTavern fields, so `config export --to sillytavern --json` gives the file back",
+    )
     target = importer.add_mutually_exclusive_group(required=True)
     target.add_argument("--db", help=_DB_HELP)
     target.add_argument("--out", help="folder for the three config CSVs")
     exporter = config_commands.add_parser("export", help="config -> designer JSON")
-    exporter.add_argument("--character", required=True)
+    exporter.add_argument("--character")
+    exporter.add_argument(
+        "--to",
+        dest="target_format",
+        choices=("rolemem", "sillytavern"),
+        default="rolemem",
+        help="sillytavern: a World Info file (or the card/book a --json file came from)",
+    )
     source = exporter.add_mutually_exclusive_group()
+    source.add_argument("--json", help="a designer JSON file (as `config import --json` wrote it)")
     source.add_argument("--db", help="read the database's config tables")
     source.add_argument("--seeds", help="folder with the config CSVs (default: the demo config)")
     loader = config_commands.add_parser(
@@ -549,6 +572,7 @@ def _query(args: argparse.Namespace) -> None:
 def _config(args: argparse.Namespace) -> None:
     from .character_config import (
         CharacterConfig,
+        ConfigError,
         export_designer_json,
         parse_designer_json,
         read_seed_csvs,
@@ -558,8 +582,18 @@ def _config(args: argparse.Namespace) -> None:
 
     if args.config_command == "import":
         config = CharacterConfig()
-        for path in args.files:
-            config.extend(parse_designer_json(path))
+        documents = [_designer_document(path, args) for path in args.files]
+        if args.json:
+            if len(documents) != 1:
+                raise ConfigError("--json writes one file: import one file at a time")
+            document = documents[0]
+            if not isinstance(document, dict):
+                document = json.loads(Path(document).read_text(encoding="utf-8"))
+            Path(args.json).write_text(
+                json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+        for document in documents:
+            config.extend(parse_designer_json(document))
         counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
         if args.db:
             store_config(_existing_db(args), config)
@@ -575,14 +609,44 @@ def _config(args: argparse.Namespace) -> None:
         names = load_seeds_into(_existing_db(args), args.seeds)
         print(f"loaded {len(names)} tables into {args.db or _duck.default_db_path()}")
     else:
-        config = (
-            stored_config(_existing_db(args), args.character)
-            if args.db
-            else read_seed_csvs(args.seeds)
-        )
-        print(
-            json.dumps(export_designer_json(config, args.character), ensure_ascii=False, indent=2)
-        )
+        if args.json:
+            document = json.loads(Path(args.json).read_text(encoding="utf-8"))
+        elif not args.character:
+            raise ConfigError("--character is required (unless --json names the document)")
+        else:
+            config = (
+                stored_config(_existing_db(args), args.character)
+                if args.db
+                else read_seed_csvs(args.seeds)
+            )
+            document = export_designer_json(config, args.character)
+        if args.target_format == "sillytavern":
+            from .sillytavern import to_lorebook
+
+            document = to_lorebook(document)
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, Any]:
+    """One file to import as rolemem's designer JSON: its path (read by the parser, which
+    names it in messages), or a SillyTavern file converted, what it carries without a meaning
+    here reported on stderr."""
+    from .character_config import ConfigError
+
+    if args.source_format != "sillytavern":
+        return path
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
+    if not args.character:
+        raise ConfigError("--character is required with --from sillytavern")
+    from .sillytavern import from_lorebook
+
+    conversion = from_lorebook(document, args.character)
+    for line in conversion.report:
+        print(f"{path}: {line}", file=sys.stderr)
+    return conversion.document
 
 
 def _explain(args: argparse.Namespace) -> None:

@@ -3,8 +3,10 @@ designer routes, snapshots."""
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -443,3 +445,43 @@ def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path)
         while recorded_tip() != tip and time.monotonic() < deadline:
             time.sleep(0.05)
         assert recorded_tip() == tip
+
+
+def test_a_sillytavern_lorebook_imports_recalls_and_exports_over_http(service):
+    client, _ = service
+    lorebook = json.loads(
+        (Path(__file__).resolve().parent / "fixtures/sillytavern/world_info.json").read_text(
+            "utf-8"
+        )
+    )
+    answer = client.post("/config/import/sillytavern/atelier", headers=DESIGNER, json=lorebook)
+    assert answer.status_code == 200
+    imported = answer.json()
+    assert imported["written"] == {
+        "character_attributes": 3,
+        "character_events": 1,
+        "character_dialogue_styles": 0,
+    }
+    assert imported["report"][0].startswith("constant: ")
+    recalled = client.post(
+        "/recall",
+        headers=KEY,
+        json={
+            "character_id": "atelier",
+            "user_id": "st",
+            "text": "今天画画累了，想去海边喝茶",
+            "context": {"intimacy": 2, "exploration": 1},
+        },
+    ).json()
+    assert recalled["character_memory_attributes"] == "能力特征：擅长画会变色的画"
+    assert recalled["character_memory_event"] == "回忆：\n-十年前，小时候在海边差点溺水\n"
+    exported = client.get("/config/atelier/sillytavern", headers=DESIGNER).json()
+    assert [(e["key"], e["disable"]) for e in exported["entries"].values()] == [
+        (["画画", "绘画"], False),
+        (["秘密"], False),
+        (["Tea", "茶"], True),
+        (["大海", "海边"], False),
+    ]
+    assert client.get("/config/atelier/sillytavern").status_code == 401
+    bad = client.post("/config/import/sillytavern/atelier", headers=DESIGNER, json={"entries": 3})
+    assert bad.status_code == 400 and error_of(bad)["type"] == "ConfigError"

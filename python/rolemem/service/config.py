@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Body, Path, Request
 
 from ..character_config import (
     ConfigError,
@@ -15,8 +15,9 @@ from ..character_config import (
     parse_designer_json,
 )
 from ..character_memory import store_config, stored_config
+from ..sillytavern import from_lorebook, to_lorebook
 from .errors import responses
-from .schemas.admin import ConfigImported, DesignerConfig, DesignerConfigIn
+from .schemas.admin import ConfigImported, DesignerConfig, DesignerConfigIn, LorebookImported
 from .schemas.common import ID_LENGTH
 from .state import Store
 
@@ -45,19 +46,44 @@ def _store(request: Request) -> Store:
     responses=responses(400, 401, 413, 422),
 )
 async def import_config(request: Request, body: DesignerConfigIn) -> Any:
+    return await _import(request, body.character_id, body.model_dump())
+
+
+@router.post(
+    "/config/import/sillytavern/{character_id}",
+    response_model=LorebookImported,
+    summary="Import a SillyTavern lorebook or character card",
+    description="A World Info file (`{entries: {uid: entry}}`), a character card V2/V3 "
+    "(`data.character_book`) or a bare `character_book`, as the character's designer config: "
+    "keys -> 关键词, content -> 内容, comment -> category, order -> 强度, disabled -> never "
+    "unlocked, game-state conditions from `extensions.rolemem` ({kind, date, queryParams}). "
+    "Every other field is carried in the returned `document` and listed in `report`.",
+    responses=responses(400, 401, 413, 422),
+)
+async def import_lorebook(
+    request: Request,
+    character_id: CharacterId,
+    lorebook: Annotated[dict[str, Any], Body(description="The SillyTavern JSON.")],
+) -> Any:
+    conversion = from_lorebook(lorebook, character_id)
+    answer = await _import(request, character_id, conversion.document)
+    return {**answer, "report": conversion.report, "document": conversion.document}
+
+
+async def _import(request: Request, character_id: str, document: dict[str, Any]) -> Any:
     store = _store(request)
 
     def write() -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as advice:
             warnings.simplefilter("always", ConfigWarning)
-            config = parse_designer_json(body.model_dump())
+            config = parse_designer_json(document)
             if not any(config.tables.values()):
                 raise ConfigError("the designer config has no entries")
             with store.write_lock:
                 written = store_config(store.con, config)
-        store.forget_character(body.character_id)
+        store.forget_character(character_id)
         return {
-            "character_id": body.character_id,
+            "character_id": character_id,
             "written": written,
             "advice": [str(item.message) for item in advice],
         }
@@ -77,3 +103,17 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)
     config = await store.run(request, stored_config, store.con, character_id)
     return export_designer_json(config, character_id)
+
+
+@router.get(
+    "/config/{character_id}/sillytavern",
+    summary="Export a character's config as a SillyTavern World Info file",
+    description="The character's entries as World Info (keys, content, comment = category, "
+    "order from 强度, disable) with rolemem's kind, date and queryParams under "
+    "`extensions.rolemem`. The fields an import carried are in the document it returned.",
+    responses=responses(400, 401, 422),
+)
+async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
+    store = _store(request)
+    config = await store.run(request, stored_config, store.con, character_id)
+    return to_lorebook(export_designer_json(config, character_id))

@@ -104,3 +104,17 @@ class ConfigImported(Response):
     character_id: str = field("The character imported.", "qiyu")
     written: dict[str, int] = field("Rows written per config table.", {"character_attributes": 1})
     advice: list[str] = field("Sizes outside the spec's advice (imported anyway).", [])
+
+
+class LorebookImported(ConfigImported):
+    report: list[str] = field(
+        "Each SillyTavern field with no meaning here, with the entries that set it (carried "
+        "in `document`, not applied).",
+        ["probability: probability is carried, not applied (recall is deterministic) (entries 1)"],
+    )
+    document: dict[str, Any] = field(
+        "The designer JSON imported, carrying every SillyTavern field under `extensions`: "
+        "keep it to export the same lorebook back (`rolemem config export --to sillytavern "
+        "--json`).",
+        {"character_id": "qiyu", "attributes": {}},
+    )

@@ -1,0 +1,250 @@
+"""SillyTavern lorebooks and character cards <-> rolemem's designer JSON.
+
+Two layouts come in: World Info files (`{"entries": {uid: {key, keysecondary, content,
+comment, order, constant, disable, selectiveLogic, ...}}}`) and character cards V2/V3 whose
+`data.character_book.entries` is a list (`keys`, `secondary_keys`, `insertion_order`,
+`enabled`, `extensions`, ...); a bare `character_book` object reads like a card's.
+
+What has a meaning here is mapped: keys -> 关键词, content -> 内容, comment (a card entry's
+name when it has no comment) -> the entry's category, order -> 强度 (rank among the book's
+orders, 1-5), disabled -> a condition no game context meets (never unlocked), and game-state
+conditions written under `extensions.rolemem` ({kind, date, queryParams}). Everything else is
+carried, untouched, in the entry's `extensions.sillytavern` (the book's own fields in the
+document's) and reported: `to_lorebook` gives back the same file.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .character_config import KINDS, ConfigError
+
+DEFAULT_GROUP = "世界书"
+# a condition on a field no game context sends: how a disabled entry stays locked
+DISABLED = {"field": "sillytavern_disabled_entry", "value": True, "operator": "eq"}
+# fields each layout maps (the rest is carried)
+_WORLD_INFO_MAPPED = ("key", "content", "comment", "order", "disable")
+_CARD_MAPPED = ("keys", "content", "comment", "name", "insertion_order", "enabled")
+# fields with a meaning elsewhere in SillyTavern that rolemem does not apply, and why
+_NOT_APPLIED = {
+    "keysecondary": "secondary keys are carried; recall matches the primary keys",
+    "secondary_keys": "secondary keys are carried; recall matches the primary keys",
+    "selectiveLogic": "selective logic is carried; recall matches the primary keys",
+    "selective": "selective logic is carried; recall matches the primary keys",
+    "constant": "constant entries are always unlocked (no conditions) and still recalled by "
+    "their keys",
+    "sticky": "stickiness is carried; rolemem's queue keeps every recalled entry queue_turns "
+    "turns (a recall limit)",
+    "cooldown": "cooldown is carried, not applied",
+    "delay": "delay is carried, not applied",
+    "probability": "probability is carried, not applied (recall is deterministic)",
+    "useProbability": "probability is carried, not applied (recall is deterministic)",
+    "group": "inclusion groups are carried, not applied",
+    "groupOverride": "inclusion groups are carried, not applied",
+    "groupWeight": "inclusion groups are carried, not applied",
+    "group_weight": "inclusion groups are carried, not applied",
+    "position": "insertion position is carried; rolemem fills its three prompt blocks",
+    "depth": "insertion depth is carried; rolemem fills its three prompt blocks",
+    "priority": "priority is carried; 强度 comes from the insertion order",
+}
+_DISABLED_NOTE = "disabled entries are never unlocked (a condition no game context meets)"
+# values that ask for nothing (a field set to one of them is not reported)
+_DEFAULTS: tuple[Any, ...] = (None, False, [], "", 0, 100)
+
+
+@dataclass
+class Conversion:
+    """A designer document (rolemem's JSON, with `extensions`) and what import reported:
+    one line per field that has no meaning here, naming the entries that set it."""
+
+    document: dict[str, Any]
+    report: list[str] = field(default_factory=list)
+
+
+def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
+    """A SillyTavern World Info file or character card -> rolemem's designer JSON."""
+    if not isinstance(doc, Mapping):
+        raise ConfigError("a lorebook must be a JSON object")
+    layout, book, entries = _book_of(doc)
+    orders = sorted(
+        {_number(e, "order" if layout == "world_info" else "insertion_order") for _, e in entries}
+    )
+    document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
+    noted: dict[str, list[str]] = {}
+    for position, (uid, entry) in enumerate(entries):
+        where = f"entry {uid}"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: an entry must be an object")
+        mapped = _WORLD_INFO_MAPPED if layout == "world_info" else _CARD_MAPPED
+        keys = entry.get("key" if layout == "world_info" else "keys", [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ConfigError(f"{where}: keys must be a list of strings")
+        if not isinstance(entry.get("content", ""), str):
+            raise ConfigError(f"{where}: content must be a string")
+        extensions = dict(entry.get("extensions") or {})
+        ours = extensions.pop("rolemem", {}) or {}
+        kind = ours.get("kind", "attributes")
+        if kind not in KINDS:
+            raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
+        name = entry.get("comment") or (entry.get("name") if layout == "card" else None)
+        group = ours.get("group") or name or DEFAULT_GROUP
+        order = _number(entry, "order" if layout == "world_info" else "insertion_order")
+        disabled = (
+            entry.get("disable", False)
+            if layout == "world_info"
+            else not entry.get("enabled", True)
+        )
+        conditions = list(ours.get("queryParams", []))
+        if disabled:
+            conditions.append(dict(DISABLED))
+        carried = {k: copy.deepcopy(v) for k, v in entry.items() if k not in mapped}
+        carried["extensions"] = extensions
+        # what rebuilds the entry as it was: its place in the book, its uid, and the mapped
+        # values that rolemem's fields hold differently
+        carried["_book"] = {
+            "position": position,
+            "uid": uid,
+            **{k: entry[k] for k in mapped if k in entry and k not in ("content", "key", "keys")},
+        }
+        if "extensions" not in entry:
+            carried["_book"]["no_extensions"] = True
+        row: dict[str, Any] = {
+            "关键词": list(keys),
+            "内容": entry.get("content", ""),
+            "强度": 1 + round(4 * orders.index(order) / (len(orders) - 1))
+            if len(orders) > 1
+            else 3,
+            "queryParams": conditions,
+            "extensions": {"sillytavern": carried, "rolemem": ours},
+        }
+        if kind == "events":
+            row["日期"] = ours.get("date", "")
+        document[kind].setdefault(group, []).append(row)
+        # a card keeps SillyTavern's own fields (sticky, group_weight…) under extensions
+        for key, value in [*entry.items(), *extensions.items()]:
+            if key in _NOT_APPLIED and value not in _DEFAULTS:
+                noted.setdefault(key, []).append(str(uid))
+        if disabled:
+            noted.setdefault("disable" if layout == "world_info" else "enabled", []).append(
+                str(uid)
+            )
+    document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
+    report = [
+        f"{key}: {_NOT_APPLIED.get(key, _DISABLED_NOTE)} (entries {', '.join(uids)})"
+        for key, uids in sorted(noted.items())
+    ]
+    return Conversion(document, report)
+
+
+def to_lorebook(document: Mapping[str, Any]) -> dict[str, Any]:
+    """rolemem's designer JSON -> the SillyTavern file it came from (its carried fields
+    restored), or a World Info file for config written here."""
+    ours = (document.get("extensions") or {}).get("sillytavern") or {"layout": "world_info"}
+    layout = ours["layout"]
+    rows = []
+    for kind in KINDS:
+        for group, entries in (document.get(kind) or {}).items():
+            for entry in entries:
+                rows.append(_lorebook_entry(kind, group, entry, layout))
+    # imported entries in their book order; entries written here after them, uids counted on
+    rows.sort(key=lambda pair: pair[0][0])
+    taken = {uid for (_, uid), _ in rows if uid is not None}
+    fresh = (n for n in range(len(rows) + len(taken) + 1) if n not in taken and str(n) not in taken)
+    rows = [((position, next(fresh) if uid is None else uid), out) for (position, uid), out in rows]
+    book = copy.deepcopy(ours.get("book") or {})
+    if layout == "world_info":
+        for (_, uid), entry in rows:
+            if "uid" in entry and entry["uid"] is None:  # written here: numbered now
+                entry["uid"] = uid
+        book["entries"] = {str(uid): entry for (_, uid), entry in rows}
+        return book
+    book["entries"] = [entry for _, entry in rows]
+    if layout == "card":
+        card = book.pop("_card")
+        card["data"]["character_book"] = book
+        return card
+    return book
+
+
+def _lorebook_entry(
+    kind: str, group: str, entry: Mapping[str, Any], layout: str
+) -> tuple[tuple[int, Any], dict[str, Any]]:
+    extensions = entry.get("extensions") or {}
+    carried = copy.deepcopy(extensions.get("sillytavern") or {})
+    book = carried.pop("_book", None) or {}
+    conditions = [c for c in entry.get("queryParams", []) if c != DISABLED]
+    disabled = len(conditions) != len(entry.get("queryParams", []))
+    ours = dict(extensions.get("rolemem") or {})
+    if kind != "attributes" or ours.get("kind"):
+        ours["kind"] = kind
+    if conditions or "queryParams" in ours:
+        ours["queryParams"] = conditions
+    if kind == "events" and (entry.get("日期") or "date" in ours):
+        ours["date"] = entry.get("日期", "")
+    out_extensions = dict(carried.pop("extensions", {}) or {})
+    if ours:
+        out_extensions["rolemem"] = ours
+    native = not book  # written here, not imported: every field SillyTavern reads
+    order = 20 * (entry.get("强度") or 3)
+    out: dict[str, Any] = dict(carried)
+    if layout == "world_info":
+        out["key"] = list(entry.get("关键词", []))
+        values = {"comment": group, "order": order, "disable": disabled}
+    else:
+        out["keys"] = list(entry.get("关键词", []))
+        values = {"comment": group, "insertion_order": order, "enabled": not disabled}
+    for name, value in values.items():
+        if native or name in book or name in ("disable", "enabled") and disabled:
+            # the file's own value, except where rolemem now says otherwise (disabled)
+            out[name] = value if name in ("disable", "enabled") else book.get(name, value)
+    if "name" in book:
+        out["name"] = book["name"]
+    out["content"] = entry.get("内容", "")
+    if (
+        out_extensions
+        or (not native and not book.get("no_extensions"))
+        or (native and layout != "world_info")
+    ):
+        out["extensions"] = out_extensions
+    if native and layout == "world_info":
+        out.setdefault("uid", None)
+    return (book.get("position", 10**9), book.get("uid")), out
+
+
+def _book_of(doc: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[tuple[Any, Any]]]:
+    """(layout, the book's own fields to carry, [(uid, entry)] in book order)."""
+    if isinstance(doc.get("entries"), Mapping):
+        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
+        return "world_info", book, list(doc["entries"].items())
+    data = doc.get("data")
+    if isinstance(data, Mapping) and isinstance(data.get("character_book"), Mapping):
+        card = copy.deepcopy(dict(doc))
+        character_book = card["data"].pop("character_book")
+        entries = character_book.pop("entries", [])
+        if not isinstance(entries, list):
+            raise ConfigError("data.character_book.entries must be a list")
+        return "card", {**character_book, "_card": card}, _card_entries(entries)
+    if isinstance(doc.get("entries"), list):
+        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
+        return "character_book", book, _card_entries(doc["entries"])
+    raise ConfigError(
+        "not a SillyTavern lorebook: expected World Info ({entries: {uid: entry}}), a "
+        "character card (data.character_book) or a character_book ({entries: [...]})"
+    )
+
+
+def _card_entries(entries: list[Any]) -> list[tuple[Any, Any]]:
+    return [
+        (entry.get("id", index) if isinstance(entry, Mapping) else index, entry)
+        for index, entry in enumerate(entries)
+    ]
+
+
+def _number(entry: Any, name: str) -> float:
+    value = entry.get(name, 100) if isinstance(entry, Mapping) else 100
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    return float(value)
