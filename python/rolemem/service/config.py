@@ -17,7 +17,13 @@ from ..character_config import (
 from ..character_memory import store_config, stored_config
 from ..sillytavern import from_lorebook, to_lorebook
 from .errors import responses
-from .schemas.admin import ConfigImported, DesignerConfig, DesignerConfigIn, LorebookImported
+from .schemas.admin import (
+    ConfigImported,
+    DesignerConfig,
+    DesignerConfigIn,
+    Lorebook,
+    LorebookImported,
+)
 from .schemas.common import ID_LENGTH
 from .state import Store
 
@@ -107,6 +113,7 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
 
 @router.get(
     "/config/{character_id}/sillytavern",
+    response_model=Lorebook,
     summary="Export a character's config as a SillyTavern World Info file",
     description="The character's entries as World Info (keys, content, comment = category, "
     "order from 强度, disable) with rolemem's kind, date and queryParams under "

@@ -118,3 +118,14 @@ class LorebookImported(ConfigImported):
         "--json`).",
         {"character_id": "qiyu", "attributes": {}},
     )
+
+
+class Lorebook(Response):
+    """A SillyTavern World Info file: its entries by uid (other top-level fields pass)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    entries: dict[str, dict[str, Any]] = field(
+        "World Info entries by uid: key, content, comment, order, disable, extensions.rolemem.",
+        {"0": {"uid": 0, "key": ["画画"], "content": "艺术天赋", "comment": "能力特征"}},
+    )
