@@ -17,10 +17,13 @@ SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
 @pytest.mark.parametrize("model", sorted(model_paths()))
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
 def test_every_model_parses(model, dialect):
-    sql = render_model(model, SOURCES, {"context_emotion": True})
-    tree = sqlglot.parse_one(sql, read=dialect)
-    assert isinstance(tree, exp.Query)
-    tables = {table.name for table in tree.find_all(exp.Table)}
+    tables = set()
+    # both ways of judging unlock verdicts (int_recall_entries_evaluated's branches)
+    for per_turn in (False, True):
+        variables = {"context_emotion": True, "judge_verdicts_per_turn": per_turn}
+        tree = sqlglot.parse_one(render_model(model, SOURCES, variables), read=dialect)
+        assert isinstance(tree, exp.Query)
+        tables |= {table.name for table in tree.find_all(exp.Table)}
     assert set(model_refs(model)) <= tables
 
 
