@@ -69,17 +69,18 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     if not isinstance(doc, Mapping):
         raise ConfigError("a lorebook must be a JSON object")
     layout, book, entries = _book_of(doc)
-    orders = sorted(
-        {_number(e, "order" if layout == "world_info" else "insertion_order") for _, e in entries}
-    )
+    # the layout's names: a bare character_book's entries are a card's
+    world_info = layout == "world_info"
+    mapped = _WORLD_INFO_MAPPED if world_info else _CARD_MAPPED
+    keys_field, order_field = ("key", "order") if world_info else ("keys", "insertion_order")
+    orders = sorted({_number(e, order_field) for _, e in entries})
     document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
     noted: dict[str, list[str]] = {}
     for position, (uid, entry) in enumerate(entries):
         where = f"entry {uid}"
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{where}: an entry must be an object")
-        mapped = _WORLD_INFO_MAPPED if layout == "world_info" else _CARD_MAPPED
-        keys = entry.get("key" if layout == "world_info" else "keys", [])
+        keys = entry.get(keys_field, [])
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             raise ConfigError(f"{where}: keys must be a list of strings")
         if not isinstance(entry.get("content", ""), str):
@@ -89,14 +90,10 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         kind = ours.get("kind", "attributes")
         if kind not in KINDS:
             raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
-        name = entry.get("comment") or (entry.get("name") if layout == "card" else None)
+        name = entry.get("comment") or (None if world_info else entry.get("name"))
         group = ours.get("group") or name or DEFAULT_GROUP
-        order = _number(entry, "order" if layout == "world_info" else "insertion_order")
-        disabled = (
-            entry.get("disable", False)
-            if layout == "world_info"
-            else not entry.get("enabled", True)
-        )
+        order = _number(entry, order_field)
+        disabled = entry.get("disable", False) if world_info else not entry.get("enabled", True)
         conditions = list(ours.get("queryParams", []))
         if disabled:
             conditions.append(dict(DISABLED))
@@ -107,7 +104,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         carried["_book"] = {
             "position": position,
             "uid": uid,
-            **{k: entry[k] for k in mapped if k in entry and k not in ("content", "key", "keys")},
+            **{k: entry[k] for k in mapped if k in entry and k not in ("content", keys_field)},
         }
         if "extensions" not in entry:
             carried["_book"]["no_extensions"] = True
@@ -128,9 +125,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             if key in _NOT_APPLIED and value not in _DEFAULTS:
                 noted.setdefault(key, []).append(str(uid))
         if disabled:
-            noted.setdefault("disable" if layout == "world_info" else "enabled", []).append(
-                str(uid)
-            )
+            noted.setdefault("disable" if world_info else "enabled", []).append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
         f"{key}: {_NOT_APPLIED.get(key, _DISABLED_NOTE)} (entries {', '.join(uids)})"

@@ -37,7 +37,10 @@ def test_export_gives_back_the_same_file(name):
 
 def test_a_bare_character_book_round_trips():
     book = lorebook("card_v2")["data"]["character_book"]
-    assert to_lorebook(from_lorebook(book, "atelier").document) == book
+    document = from_lorebook(book, "atelier").document
+    assert to_lorebook(document) == book
+    # its entries read as a card's: a name stands for a missing comment
+    assert list(document["attributes"]) == ["兴趣爱好"]
 
 
 def test_world_info_maps_keys_content_comment_order_and_game_conditions():
