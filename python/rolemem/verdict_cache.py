@@ -72,6 +72,8 @@ class VerdictCache:
         return len(self._users)
 
     def _evict(self) -> None:
+        if len(self._users) <= self._max:  # the usual case: nothing to look for
+            return
         idle = [pair for pair, users in self._users.items() if users == 0]
         for pair in idle[: max(0, len(self._users) - self._max)]:
             self._cursor.execute(
