@@ -85,15 +85,25 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             raise ConfigError(f"{where}: keys must be a list of strings")
         if not isinstance(entry.get("content", ""), str):
             raise ConfigError(f"{where}: content must be a string")
-        extensions = dict(entry.get("extensions") or {})
-        ours = extensions.pop("rolemem", {}) or {}
+        extensions = dict(_mapping(entry.get("extensions"), f"{where}: extensions"))
+        ours = _mapping(extensions.pop("rolemem", None), f"{where}: extensions.rolemem")
         kind = ours.get("kind", "attributes")
         if kind not in KINDS:
             raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
-        name = entry.get("comment") or (None if world_info else entry.get("name"))
-        group = ours.get("group") or name or DEFAULT_GROUP
+        names = {"comment": entry.get("comment"), "extensions.rolemem.group": ours.get("group")}
+        if not world_info:
+            names["name"] = entry.get("name")
+        for label, value in names.items():
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{where}: {label} must be a string")
+        group = ours.get("group") or entry.get("comment") or names.get("name") or DEFAULT_GROUP
         order = _number(entry, order_field)
+        flag = "disable" if world_info else "enabled"
+        if not isinstance(entry.get(flag, not world_info), bool):
+            raise ConfigError(f"{where}: {flag} must be true or false")
         disabled = entry.get("disable", False) if world_info else not entry.get("enabled", True)
+        if not isinstance(ours.get("queryParams", []), list):
+            raise ConfigError(f"{where}: extensions.rolemem.queryParams must be a list")
         conditions = list(ours.get("queryParams", []))
         if disabled:
             conditions.append(dict(DISABLED))
@@ -125,7 +135,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             if key in _NOT_APPLIED and value not in _DEFAULTS:
                 noted.setdefault(key, []).append(str(uid))
         if disabled:
-            noted.setdefault("disable" if world_info else "enabled", []).append(str(uid))
+            noted.setdefault(flag, []).append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
         f"{key}: {_NOT_APPLIED.get(key, _DISABLED_NOTE)} (entries {', '.join(uids)})"
@@ -236,6 +246,15 @@ def _card_entries(entries: list[Any]) -> list[tuple[Any, Any]]:
         (entry.get("id", index) if isinstance(entry, Mapping) else index, entry)
         for index, entry in enumerate(entries)
     ]
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    """An optional object field (absent or null: empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be an object")
+    return value
 
 
 def _number(entry: Any, name: str) -> float:

@@ -169,6 +169,28 @@ def test_config_written_here_exports_as_world_info_and_comes_back():
         ),
         ({"entries": {"0": {"key": [], "content": "x", "order": "1"}}}, "order must be a number"),
         ({"data": {"character_book": {"entries": {}}}}, "entries must be a list"),
+        (
+            {"entries": {"0": {"key": [], "extensions": "x"}}},
+            "entry 0: extensions must be an object",
+        ),
+        (
+            {"entries": {"0": {"key": [], "extensions": {"rolemem": 3}}}},
+            "entry 0: extensions.rolemem must be an object",
+        ),
+        (
+            {"entries": {"0": {"key": [], "extensions": {"rolemem": {"queryParams": 3}}}}},
+            "entry 0: extensions.rolemem.queryParams must be a list",
+        ),
+        (
+            {"entries": {"0": {"key": [], "extensions": {"rolemem": {"group": ["a"]}}}}},
+            r"entry 0: extensions\.rolemem\.group must be a string",
+        ),
+        ({"entries": {"0": {"key": [], "comment": 5}}}, "entry 0: comment must be a string"),
+        (
+            {"entries": {"0": {"key": [], "disable": "yes"}}},
+            "entry 0: disable must be true or false",
+        ),
+        ({"entries": [{"keys": [], "enabled": 1}]}, "entry 0: enabled must be true or false"),
     ],
 )
 def test_bad_lorebooks_are_named(doc, message):
