@@ -118,3 +118,32 @@ def test_time_window_boundaries_follow_the_clock():
     assert time_window("圣诞", on_christmas)[0] == datetime(2020, 12, 25)
     before_christmas = datetime(2020, 12, 24, 9, 0)
     assert time_window("圣诞", before_christmas)[0] == datetime(2019, 12, 25)
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+@pytest.mark.parametrize("vectors", [True, False])
+def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fusion, vectors):
+    """Recall plans only what its batch needs (the profile's fusion, the dense signals when a
+    query has a vector, the time window when a text names one); the models unspecialised
+    decide each part per query. Both give the same answer, every scored candidate included."""
+    memory, _ = store
+    planned = DynamicMemory(
+        memory._con,
+        embedder=memory.embedder if vectors else None,
+        profile={"timeline_size": 0, "fusion": fusion},
+    )
+    general = DynamicMemory(
+        memory._con,
+        embedder=memory.embedder if vectors else None,
+        profile={"timeline_size": 0, "fusion": fusion},
+    )
+    general._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    for text in ("昨晚谢谢你等我", "去年圣诞我们做了什么", "我又想吃火锅了", "团子最近还好吗"):
+        answers = [
+            m.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
+            for m in (planned, general)
+        ]
+        assert answers[0].candidates, text
+        assert [a.memory_events for a in answers] == [answers[0].memory_events] * 2, text
+        assert [a.candidates for a in answers] == [answers[0].candidates] * 2, text
+        assert answers[0].prompt_text == answers[1].prompt_text

@@ -18,9 +18,20 @@ SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
 def test_every_model_parses(model, dialect):
     tables = set()
-    # both ways of judging unlock verdicts (int_recall_entries_evaluated's branches)
-    for per_turn in (False, True):
-        variables = {"context_emotion": True, "judge_verdicts_per_turn": per_turn}
+    # every branch a caller can pick: both ways of judging unlock verdicts
+    # (int_recall_entries_evaluated), and what dynamic recall plans for its batch (fusion,
+    # dense signals, time window: int_memory_event_candidates, int_memory_events_scored)
+    branches = [
+        *({"judge_verdicts_per_turn": per_turn} for per_turn in (False, True)),
+        *(
+            {"recall_fusion": fusion, "recall_dense": dense, "recall_time_windows": window}
+            for fusion in (None, "convex", "rrf")
+            for dense in (True, False)
+            for window in (True, False)
+        ),
+    ]
+    for branch in branches:
+        variables = {"context_emotion": True, **branch}
         tree = sqlglot.parse_one(render_model(model, SOURCES, variables), read=dialect)
         assert isinstance(tree, exp.Query)
         tables |= {table.name for table in tree.find_all(exp.Table)}

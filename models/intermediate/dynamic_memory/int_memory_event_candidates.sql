@@ -4,7 +4,12 @@
 -- names; it is one of the agent's official events or the player's own, on the branch being
 -- played (macro is_event_in_scope). Each comes with its raw signals: BM25 (document
 -- frequencies and lengths over the query's events), the best word tier (equal to a tag, part
--- of a tag, in the description), its three cosines, and whether it is in the window.
+-- of a tag, in the description), its three cosines, and whether it is in the window. A
+-- caller that knows its batch before the statement plans only what it needs (each operator
+-- is planned on every call): var recall_dense false (no query has a vector) leaves the dense
+-- candidates out, var recall_time_windows false (no query names a time) the window's.
+{%- set dense = var('recall_dense', true) %}
+{%- set time_windows = var('recall_time_windows', true) %}
 with
 
 queries as (
@@ -23,13 +28,17 @@ terms as (
     select * from {{ ref('stg_app__memory_event_terms') }}
 ),
 
-dense as (
-    select * from {{ ref('int_memory_query_dense_candidates') }}
-),
+{% if dense %}
+    dense as (
+        select * from {{ ref('int_memory_query_dense_candidates') }}
+    ),
+{% endif %}
 
-time_windows as (
-    select * from {{ ref('int_memory_query_time_windows') }}
-),
+{% if time_windows %}
+    time_windows as (
+        select * from {{ ref('int_memory_query_time_windows') }}
+    ),
+{% endif %}
 
 query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
@@ -125,59 +134,76 @@ lexical as (
     group by postings.query_id, postings.event_id
 ),
 
-in_time_window as (
-    select
-        reachable.query_id,
-        reachable.event_id,
-        0.0 as bm25_raw,
-        0.0 as word_tier,
-        cast(null as double precision) as cosine,
-        cast(null as double precision) as context_cosine,
-        cast(null as double precision) as long_context_cosine,
-        true as is_in_time_window
-    from reachable
-    inner join time_windows
-        on
-            time_windows.query_id = reachable.query_id
-            and reachable.created_at >= time_windows.window_start
-            and reachable.created_at < time_windows.window_end
-),
+{% if time_windows %}
+    in_time_window as (
+        select
+            reachable.query_id,
+            reachable.event_id,
+            0.0 as bm25_raw,
+            0.0 as word_tier,
+            cast(null as double precision) as cosine,
+            cast(null as double precision) as context_cosine,
+            cast(null as double precision) as long_context_cosine,
+            true as is_in_time_window
+        from reachable
+        inner join time_windows
+            on
+                time_windows.query_id = reachable.query_id
+                and reachable.created_at >= time_windows.window_start
+                and reachable.created_at < time_windows.window_end
+    ),
+{% endif %}
 
 signals as (
     select * from lexical
-    union all
-    select
-        query_id,
-        event_id,
-        0.0 as bm25_raw,
-        0.0 as word_tier,
-        cosine,
-        context_cosine,
-        long_context_cosine,
-        false as is_in_time_window
-    from dense
-    union all
-    select * from in_time_window
+    {% if dense %}
+        union all
+        select
+            query_id,
+            event_id,
+            0.0 as bm25_raw,
+            0.0 as word_tier,
+            cosine,
+            context_cosine,
+            long_context_cosine,
+            false as is_in_time_window
+        from dense
+    {% endif %}
+    {% if time_windows %}
+        union all
+        select * from in_time_window
+    {% endif %}
 ),
 
-per_event as (
-    select
-        query_id,
-        event_id,
-        max(bm25_raw) as bm25_raw,
-        max(word_tier) as word_tier,
-        max(cosine) as cosine,
-        max(context_cosine) as context_cosine,
-        max(long_context_cosine) as long_context_cosine,
-        bool_or(is_in_time_window) as is_in_time_window
-    from signals
-    group by query_id, event_id
-),
+-- one row per (query, event): lexical's already are when it is the only signal
+{% if dense or time_windows %}
+    per_event as (
+        select
+            query_id,
+            event_id,
+            max(bm25_raw) as bm25_raw,
+            max(word_tier) as word_tier,
+            max(cosine) as cosine,
+            max(context_cosine) as context_cosine,
+            max(long_context_cosine) as long_context_cosine,
+            bool_or(is_in_time_window) as is_in_time_window
+        from signals
+        group by query_id, event_id
+    ),
+{% else %}
+    per_event as (
+        select * from signals
+    ),
+{% endif %}
 
 final as (
     select
         per_event.*,
-        time_windows.query_id is not null as has_time_window,
+        {% if time_windows %}
+            time_windows.query_id is not null as has_time_window,
+        {% else %}
+            false as has_time_window,
+        {% endif %}
         -- the whole query inside the description (a retrieval tier: below)
         length(queries.query_text) > 1
         and strpos(lower(events.description), lower(queries.query_text)) > 0
@@ -194,8 +220,11 @@ final as (
         on events.event_id = per_event.event_id
     inner join queries
         on queries.query_id = per_event.query_id
-    left join time_windows
-        on time_windows.query_id = per_event.query_id
+    {% if time_windows %}
+        -- read by the select's has_time_window, in an if of its own
+        left join time_windows -- noqa: ST11
+            on time_windows.query_id = per_event.query_id
+    {% endif %}
     left join query_chains
         on
             query_chains.query_id = per_event.query_id

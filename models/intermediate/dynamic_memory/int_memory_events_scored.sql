@@ -1,6 +1,28 @@
 -- Every candidate event of a query (int_memory_event_candidates) with each score component,
 -- whether there is evidence it is relevant, and the fused score (docs block
--- memory_event_score).
+-- memory_event_score). A caller that knows its batch before the statement plans only what the
+-- batch needs (each operator is planned on every call): var recall_fusion ('convex' or
+-- 'rrf') keeps one fusion's terms, var recall_dense false (no query has a vector) drops the
+-- dense signals, which are null without a vector anyway. Unset, both are decided per query.
+{%- set fusion = var('recall_fusion', none) %}
+{%- set dense = var('recall_dense', true) %}
+{%- set rrf_relevance -%}
+(
+    queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
+    + queries.keyword_weight * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
+    + (queries.dense_weight + 2 * queries.context_dense_weight)
+    * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
+    + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
+) * (queries.rrf_k + 1)
+{%- endset %}
+{%- set convex_relevance -%}
+queries.bm25_weight * ranked.bm25_score
++ queries.keyword_weight * ranked.keyword_score
++ coalesce(queries.dense_weight * ranked.dense_score, 0)
++ coalesce(queries.context_dense_weight * ranked.context_score, 0)
++ coalesce(queries.context_dense_weight * ranked.long_context_score, 0)
++ coalesce(queries.time_weight * ranked.time_score, 0)
+{%- endset %}
 with
 
 queries as (
@@ -11,46 +33,48 @@ candidates as (
     select * from {{ ref('int_memory_event_candidates') }}
 ),
 
-cosine_stats as (
-    select * from {{ ref('int_memory_query_cosine_stats') }}
-),
+{% if dense %}
+    cosine_stats as (
+        select * from {{ ref('int_memory_query_cosine_stats') }}
+    ),
 
--- the baseline a cosine is judged against: the player's reachable events and fixed unrelated
--- reference sentences (so a store of a few memories has a baseline too), pooled
-baselines as (
-    select
-        queries.query_id,
-        queries.query_embedding is not null as has_vector,
-        cosine_stats.cosine_min,
-        cosine_stats.cosine_max,
-        cosine_stats.context_cosine_min,
-        cosine_stats.context_cosine_max,
-        cosine_stats.long_context_cosine_min,
-        cosine_stats.long_context_cosine_max,
-        (
-            coalesce(cosine_stats.cosine_sum, 0)
-            + coalesce({{ list_total('queries.reference_cosines') }}, 0)
-        )
-        / nullif(
-            coalesce(cosine_stats.cosine_count, 0)
-            + coalesce({{ list_length('queries.reference_cosines') }}, 0),
-            0
-        ) as cosine_mean,
-        (
-            coalesce(cosine_stats.cosine_square_sum, 0)
-            + coalesce(
-                {{ dot_product('queries.reference_cosines', 'queries.reference_cosines') }}, 0
+    -- the baseline a cosine is judged against: the player's reachable events and fixed unrelated
+    -- reference sentences (so a store of a few memories has a baseline too), pooled
+    baselines as (
+        select
+            queries.query_id,
+            queries.query_embedding is not null as has_vector,
+            cosine_stats.cosine_min,
+            cosine_stats.cosine_max,
+            cosine_stats.context_cosine_min,
+            cosine_stats.context_cosine_max,
+            cosine_stats.long_context_cosine_min,
+            cosine_stats.long_context_cosine_max,
+            (
+                coalesce(cosine_stats.cosine_sum, 0)
+                + coalesce({{ list_total('queries.reference_cosines') }}, 0)
             )
-        )
-        / nullif(
-            coalesce(cosine_stats.cosine_count, 0)
-            + coalesce({{ list_length('queries.reference_cosines') }}, 0),
-            0
-        ) as cosine_square_mean
-    from queries
-    left join cosine_stats
-        on cosine_stats.query_id = queries.query_id
-),
+            / nullif(
+                coalesce(cosine_stats.cosine_count, 0)
+                + coalesce({{ list_length('queries.reference_cosines') }}, 0),
+                0
+            ) as cosine_mean,
+            (
+                coalesce(cosine_stats.cosine_square_sum, 0)
+                + coalesce(
+                    {{ dot_product('queries.reference_cosines', 'queries.reference_cosines') }}, 0
+                )
+            )
+            / nullif(
+                coalesce(cosine_stats.cosine_count, 0)
+                + coalesce({{ list_length('queries.reference_cosines') }}, 0),
+                0
+            ) as cosine_square_mean
+        from queries
+        left join cosine_stats
+            on cosine_stats.query_id = queries.query_id
+    ),
+{% endif %}
 
 -- each signal on its own scale; the query's settings stay out of the rows the rank windows
 -- below sort (a window carries every column it is given)
@@ -63,35 +87,42 @@ components as (
             candidates.word_tier,
             case when candidates.has_query_in_description then queries.tier_exact_content else 0 end
         ) as keyword_score,
-        case
-            when baselines.has_vector
-                then coalesce(
-                    (candidates.cosine - baselines.cosine_min)
-                    / nullif(baselines.cosine_max - baselines.cosine_min, 0),
-                    0
-                )
-        end as dense_score,
-        case
-            when baselines.has_vector
-                then coalesce(
-                    (candidates.context_cosine - baselines.context_cosine_min)
-                    / nullif(baselines.context_cosine_max - baselines.context_cosine_min, 0),
-                    0
-                )
-        end as context_score,
-        case
-            when baselines.has_vector
-                then coalesce(
-                    (candidates.long_context_cosine - baselines.long_context_cosine_min)
-                    / nullif(
-                        baselines.long_context_cosine_max - baselines.long_context_cosine_min, 0
-                    ),
-                    0
-                )
-        end as long_context_score,
-        (candidates.cosine - baselines.cosine_mean)
-        / nullif(sqrt(greatest(baselines.cosine_square_mean - baselines.cosine_mean ^ 2, 0)), 0)
-            as dense_z,
+        {% if dense %}
+            case
+                when baselines.has_vector
+                    then coalesce(
+                        (candidates.cosine - baselines.cosine_min)
+                        / nullif(baselines.cosine_max - baselines.cosine_min, 0),
+                        0
+                    )
+            end as dense_score,
+            case
+                when baselines.has_vector
+                    then coalesce(
+                        (candidates.context_cosine - baselines.context_cosine_min)
+                        / nullif(baselines.context_cosine_max - baselines.context_cosine_min, 0),
+                        0
+                    )
+            end as context_score,
+            case
+                when baselines.has_vector
+                    then coalesce(
+                        (candidates.long_context_cosine - baselines.long_context_cosine_min)
+                        / nullif(
+                            baselines.long_context_cosine_max - baselines.long_context_cosine_min, 0
+                        ),
+                        0
+                    )
+            end as long_context_score,
+            (candidates.cosine - baselines.cosine_mean)
+            / nullif(sqrt(greatest(baselines.cosine_square_mean - baselines.cosine_mean ^ 2, 0)), 0)
+                as dense_z,
+        {% else %}
+            cast(null as double precision) as dense_score,
+            cast(null as double precision) as context_score,
+            cast(null as double precision) as long_context_score,
+            cast(null as double precision) as dense_z,
+        {% endif %}
         case
             when candidates.has_time_window
                 then case when candidates.is_in_time_window then 1.0 else 0.0 end
@@ -115,66 +146,66 @@ components as (
         candidates.bm25_raw > 0
         or candidates.word_tier > 0
         or candidates.has_query_in_description and queries.tier_exact_content > 0
-        or coalesce(
-            (candidates.cosine - baselines.cosine_mean)
-            / nullif(
-                sqrt(greatest(baselines.cosine_square_mean - baselines.cosine_mean ^ 2, 0)), 0
+        {% if dense %}
+            or coalesce(
+                (candidates.cosine - baselines.cosine_mean)
+                / nullif(
+                    sqrt(greatest(baselines.cosine_square_mean - baselines.cosine_mean ^ 2, 0)), 0
+                )
+                >= queries.dense_gate_sigma,
+                false
             )
-            >= queries.dense_gate_sigma,
-            false
-        )
+        {% endif %}
         or candidates.is_in_time_window as has_evidence
     from candidates
     inner join queries
         on queries.query_id = candidates.query_id
-    inner join baselines
-        on baselines.query_id = candidates.query_id
+    {% if dense %}
+        inner join baselines
+            on baselines.query_id = candidates.query_id
+    {% endif %}
 ),
 
 -- BM25 normalised by the query's best, and reciprocal ranks per signal (fusion = 'rrf')
 ranked as (
     select
         *,
+        {% if fusion != 'convex' %}
+            case when bm25_raw > 0 then rank() over (
+                partition by query_id order by bm25_raw desc
+            ) end as bm25_rank,
+            case when keyword_score > 0 then rank() over (
+                partition by query_id order by keyword_score desc
+            ) end as keyword_rank,
+            -- the three dense signals rank as one (the sum of their normalised scores)
+            case when cosine is not null then rank() over (
+                partition by query_id
+                order by
+                    dense_score + context_score + long_context_score desc nulls last,
+                    cosine desc
+            ) end as dense_rank,
+            case when time_score > 0 then 1 end as time_rank,
+        {% endif %}
         coalesce(bm25_raw / nullif(max(bm25_raw) over (partition by query_id), 0), 0)
-            as bm25_score,
-        case when bm25_raw > 0 then rank() over (
-            partition by query_id order by bm25_raw desc
-        ) end as bm25_rank,
-        case when keyword_score > 0 then rank() over (
-            partition by query_id order by keyword_score desc
-        ) end as keyword_rank,
-        -- the three dense signals rank as one (the sum of their normalised scores)
-        case when cosine is not null then rank() over (
-            partition by query_id
-            order by
-                dense_score + context_score + long_context_score desc nulls last,
-                cosine desc
-        ) end as dense_rank,
-        case when time_score > 0 then 1 end as time_rank
+            as bm25_score
     from components
 ),
 
 relevant as (
     select
         ranked.*,
-        case queries.fusion
-            when 'rrf'
-                then (
-                    queries.bm25_weight * coalesce(1.0 / (queries.rrf_k + ranked.bm25_rank), 0)
-                    + queries.keyword_weight
-                    * coalesce(1.0 / (queries.rrf_k + ranked.keyword_rank), 0)
-                    + (queries.dense_weight + 2 * queries.context_dense_weight)
-                    * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
-                    + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
-                ) * (queries.rrf_k + 1)
-            else
-                queries.bm25_weight * ranked.bm25_score
-                + queries.keyword_weight * ranked.keyword_score
-                + coalesce(queries.dense_weight * ranked.dense_score, 0)
-                + coalesce(queries.context_dense_weight * ranked.context_score, 0)
-                + coalesce(queries.context_dense_weight * ranked.long_context_score, 0)
-                + coalesce(queries.time_weight * ranked.time_score, 0)
-        end / (
+        (
+            {% if fusion == 'rrf' %}
+                {{ rrf_relevance }}
+            {% elif fusion == 'convex' %}
+                {{ convex_relevance }}
+            {% else %}
+                case
+                    when queries.fusion = 'rrf' then {{ rrf_relevance }}
+                    else {{ convex_relevance }}
+                end
+            {% endif %}
+        ) / (
             queries.bm25_weight + queries.keyword_weight
             + case when ranked.dense_score is null then 0 else queries.dense_weight end
             + case when ranked.context_score is null then 0 else queries.context_dense_weight end

@@ -89,6 +89,12 @@ class _Base:
                     f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}"
                 )
             self.settings[name] = _setting(name, value)
+        # a batch whose texts contain none of these plans no time window (recall.py); read
+        # once, as the settings are
+        with self._con.cursor() as cur:
+            self._time_expressions = tuple(
+                row[0] for row in cur.execute("select expression from time_expressions").fetchall()
+            )
 
     def _cursor(self) -> _duck.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -195,6 +195,7 @@ class _Recall(_Lookups):
                 candidates=_CANDIDATES if candidates else "cast(null as integer[])",
                 candidates_join=_CANDIDATES_JOIN if candidates else "",
             ),
+            variables=self._plan_variables(inputs),
             existing=_SEEDS,
         )
         cursor = self._cursor()
@@ -208,6 +209,21 @@ class _Recall(_Lookups):
             "sql": (time.perf_counter() - embedded) * 1000,
         }
         return [(tuple(row[1:]), timings) for row in rows]
+
+    def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """What a batch's statement plans (each operator is planned on every call): the
+        profile's fusion only, the dense signals only when a query has a vector, the time
+        window only when a text holds one of the seed's expressions (which window: the
+        model's). The models answer alike without these (every part, decided per query)."""
+        return {
+            "recall_fusion": self.settings["fusion"],
+            "recall_dense": any(values["query_embedding"] is not None for values in inputs),
+            "recall_time_windows": any(
+                expression in values["query_text"]
+                for values in inputs
+                for expression in self._time_expressions
+            ),
+        }
 
     def _query_vector(self, text: str | None, vector: list[float] | None = None) -> dict[str, Any]:
         """A query's vector and its cosines with the reference sentences (None: no vector)."""
