@@ -50,9 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     init = commands.add_parser(
-        "init-db", help="create the application tables in the embedded DuckDB file"
+        "init-db",
+        help="create the application tables in the embedded DuckDB file (or a PostgreSQL "
+        "database: --db postgresql://…)",
     )
-    init.add_argument("--db", help=_DB_HELP)
+    init.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
     init.add_argument(
         "--demo",
         action="store_true",
@@ -65,7 +67,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Walk the save's current branch and render it from one character's point "
         "of view as OpenAI-style messages. Give at least one of --role, --script-role, --name.",
     )
-    memory.add_argument("--db", help=_DB_HELP)
+    memory.add_argument(
+        "--db", help=_DB_HELP + "; or a postgresql:// URL (the game's own database)"
+    )
     memory.add_argument("--save", type=int, required=True, help="save id")
     memory.add_argument("--role", type=int, help="the character's role_id")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
@@ -462,15 +466,26 @@ def _timeline(args: argparse.Namespace) -> None:
 def _existing_db(args: argparse.Namespace) -> str:
     from pathlib import Path
 
+    from .engines.postgres_setup import is_postgres_url
+
     path = args.db or _duck.default_db_path()
+    if is_postgres_url(path):
+        raise RolememError(
+            f"`rolemem {args.command}` runs on the embedded DuckDB file; on PostgreSQL "
+            "`rolemem init-db` and `rolemem memory` run (and dbt --target postgres)"
+        )
     if not Path(path).exists():  # opening would create an empty database
         raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
     return path
 
 
 def _init_db(args: argparse.Namespace) -> None:
+    from .engines.postgres_setup import init_database, is_postgres_url
+
     path = args.db or _duck.default_db_path()
-    if args.demo:
+    if is_postgres_url(path):
+        init_database(path, demo=args.demo)
+    elif args.demo:
         from .demo_data import load_demo
 
         load_demo(path)
@@ -490,14 +505,24 @@ def _memory(args: argparse.Namespace) -> None:
 
     if args.role is None and args.script_role is None and args.name is None:
         raise RolememError("give the character with --role, --script-role or --name")
-    messages = build_memory_for_save(
-        args.db or _duck.default_db_path(),
-        args.save,
-        role_id=args.role,
-        script_role_id=args.script_role,
-        display_name=args.name,
-        context_emotion=not args.no_context_emotion,
-    )
+    from .engines import PostgresEngine
+    from .engines.postgres_setup import is_postgres_url
+
+    db = args.db or _duck.default_db_path()
+    # a game's own PostgreSQL database: every model over the save's lines there
+    engine = PostgresEngine(db, max_size=1) if is_postgres_url(db) else None
+    try:
+        messages = build_memory_for_save(
+            engine or db,
+            args.save,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            display_name=args.name,
+            context_emotion=not args.no_context_emotion,
+        )
+    finally:
+        if engine is not None:
+            engine.close()
     print(json.dumps(messages, ensure_ascii=False, indent=2))
 
 

@@ -1,0 +1,118 @@
+"""`rolemem init-db` on a PostgreSQL database (a `postgresql://` URL): the game's tables, the
+config tables and the memory tables from the same SQLModel schema as the embedded file, and
+with `--demo` the demo store's rows. The demo is loaded by the same loader into a scratch
+DuckDB file and copied over, so both engines hold the same rows; each key sequence then
+continues after the copied keys, so the game's next insert does not collide."""
+
+from __future__ import annotations
+
+import tempfile
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+# what the demo loader writes, in an order that satisfies the foreign keys
+_DEMO_TABLES = (
+    "role",
+    "save",
+    "line",
+    "character_attributes",
+    "character_events",
+    "character_dialogue_styles",
+    "memory_entity",
+    "memory_event",
+    "memory_event_term",
+    "memory_event_embedding",
+    "rolemem_migration",
+)
+
+
+def is_postgres_url(db: object) -> bool:
+    """Whether a `--db` / `ROLEMEM_DB` value names a PostgreSQL database (else a DuckDB file)."""
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
+
+
+def _sqlalchemy_url(url: str) -> str:
+    return "postgresql+psycopg://" + url.split("://", 1)[1]
+
+
+def init_database(url: str, *, demo: bool = False) -> None:
+    """Create rolemem's tables on the database at `url` if missing; `demo`: recreate them
+    (keys restart at 1) and load the demo saves, config and player memories."""
+    import sqlalchemy as sa
+
+    from ..memory_schema import create_memory_tables, drop_memory_tables
+    from ..schema import create_all, drop_all
+
+    engine = sa.create_engine(_sqlalchemy_url(url))
+    try:
+        if demo:
+            drop_memory_tables(engine)
+            drop_all(engine)
+        create_all(engine)
+        create_memory_tables(engine)
+        if demo:
+            _copy_demo(engine)
+    finally:
+        engine.dispose()
+
+
+def _copy_demo(engine: Any) -> None:
+    """The demo store, loaded into a scratch DuckDB file, copied into the (empty) tables in one
+    transaction; then every key sequence is set past the copied keys."""
+    import duckdb
+    import sqlalchemy as sa
+
+    from ..demo_data import load_demo
+    from ..memory_schema import MEMORY_TABLES
+    from ..schema import APP_TABLES, CONFIG_TABLES
+
+    with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
+        path = str(Path(scratch) / "demo.duckdb")
+        load_demo(path)
+        with duckdb.connect(path, read_only=True) as source, engine.begin() as connection:
+            cursor = connection.connection.dbapi_connection.cursor()
+            for table in _DEMO_TABLES:
+                result = source.execute(f"select * from {table}")
+                columns = ", ".join(column[0] for column in result.description)
+                with cursor.copy(f"copy {table} ({columns}) from stdin") as copy:
+                    for row in result.fetchall():  # fixed-size arrays (vectors) are tuples
+                        copy.write_row([list(v) if isinstance(v, tuple) else v for v in row])
+            for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
+                for column in table.columns:
+                    if isinstance(column.default, sa.Sequence):
+                        connection.exec_driver_sql(
+                            f"select setval('{column.default.name}', "
+                            f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
+                            "false)"
+                        )
+
+
+def dbt_environment(url: str) -> dict[str, str]:
+    """The `ROLEMEM_PG_*` variables `profiles.yml`'s postgres target reads, from a URL (a
+    socket directory given as `?host=` included)."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    host = query.get("host", [parts.hostname or "localhost"])[0]
+    values = {
+        "ROLEMEM_PG_HOST": host,
+        "ROLEMEM_PG_PORT": str(parts.port or query.get("port", ["5432"])[0]),
+        "ROLEMEM_PG_USER": urllib.parse.unquote(parts.username or "postgres"),
+        "ROLEMEM_PG_PASSWORD": urllib.parse.unquote(parts.password or ""),
+        "ROLEMEM_PG_DBNAME": parts.path.lstrip("/") or "postgres",
+    }
+    return values
+
+
+def main() -> None:
+    """`python -m rolemem.engines.postgres_setup URL`: the dbt variables as shell exports
+    (scripts/demo.sh evaluates them)."""
+    import shlex
+    import sys
+
+    for name, value in dbt_environment(sys.argv[1]).items():
+        print(f"export {name}={shlex.quote(value)}")
+
+
+if __name__ == "__main__":
+    main()
