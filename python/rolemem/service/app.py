@@ -17,7 +17,7 @@ from fastapi.security import APIKeyHeader
 
 from ..errors import RolememError
 from ..llm import ChatModel
-from . import admin, config, docs, errors, official, query, recall, saves, turn, users
+from . import admin, config, console, docs, errors, official, query, recall, saves, turn, users
 from .guard import RequestGuard
 from .settings import ServiceSettings
 from .state import Store
@@ -121,6 +121,7 @@ def create_app(
         app.include_router(router, dependencies=designer)
     errors.install(app)
     docs.install(app)
+    console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     return app
 

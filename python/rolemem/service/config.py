@@ -16,6 +16,7 @@ from ..character_config import (
 )
 from ..character_memory import store_config, stored_config
 from ..sillytavern import from_lorebook, to_lorebook
+from ..unlock_matrix import unlock_matrix
 from .errors import responses
 from .schemas.admin import (
     ConfigImported,
@@ -23,6 +24,7 @@ from .schemas.admin import (
     DesignerConfigIn,
     Lorebook,
     LorebookImported,
+    UnlockMatrix,
 )
 from .schemas.common import ID_LENGTH
 from .state import Store
@@ -124,3 +126,19 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     store = _store(request)
     config = await store.run(request, stored_config, store.con, character_id)
     return to_lorebook(export_designer_json(config, character_id))
+
+
+@router.get(
+    "/config/{character_id}/unlock_matrix",
+    response_model=UnlockMatrix,
+    summary="What each intimacy/exploration level unlocks",
+    description="Per entry of the character and per pair of intimacy and exploration levels "
+    "(1-5): whether a context holding those levels unlocks it, and whether its level "
+    "conditions alone hold (a condition on another field, e.g. scene, is named in "
+    "`other_fields`). The mart character_unlock_matrix over the stored config.",
+    responses=responses(400, 401, 422),
+)
+async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
+    store = _store(request)
+    cells = await store.run(request, unlock_matrix, store.con, character_id)
+    return {"character_id": character_id, "cells": cells}

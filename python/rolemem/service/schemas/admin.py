@@ -129,3 +129,26 @@ class Lorebook(Response):
         "World Info entries by uid: key, content, comment, order, disable, extensions.rolemem.",
         {"0": {"uid": 0, "key": ["画画"], "content": "艺术天赋", "comment": "能力特征"}},
     )
+
+
+class UnlockCell(Response):
+    """One entry at one (intimacy, exploration) pair of levels."""
+
+    entry_key: str = field("The entry (kind:id).", "event:3")
+    entry_kind: str = field("attribute, event or dialogue_style.", "event")
+    group_name: str | None = field("Its category or event name.", "海边")
+    content: str = field("Its text.", "和木木在海边捡贝壳")
+    other_fields: str = field(
+        "Fields other than the levels its conditions read (judged failing here).", "scene"
+    )
+    intimacy: int = field("Intimacy level.", 3)
+    exploration: int = field("Exploration level.", 2)
+    is_unlocked: bool = field("Unlocked by a context holding only these levels.", False)
+    is_unlocked_by_levels: bool = field("Its level conditions alone hold.", True)
+
+
+class UnlockMatrix(Response):
+    """What each intimacy/exploration level unlocks of a character's entries."""
+
+    character_id: str = field("The character.", "qiyu")
+    cells: list[UnlockCell] = field("Per entry and level pair, in entry order.", [])

@@ -1,0 +1,23 @@
+"""/console: a page for designers and support to see what a character remembers and why (the
+unlock matrix, a dry-run recall preview, a player's timeline and memories). The page and its
+script are shipped in the package and served here, never from a CDN; the page holds no data:
+everything it shows comes from the JSON routes, with the key typed into it."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse
+
+ASSETS = "/console-assets"
+
+
+def install(app: FastAPI) -> None:
+    folder = resources.files("rolemem.service").joinpath("console")
+    app.mount(ASSETS, StaticFiles(directory=str(folder)), name="console-assets")
+
+    @app.get("/console", include_in_schema=False)
+    async def console() -> HTMLResponse:
+        return HTMLResponse(folder.joinpath("index.html").read_text("utf-8"))

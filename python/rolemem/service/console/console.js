@@ -1,0 +1,141 @@
+// The rolemem console: reads the service's own JSON routes (the same ones the game and the
+// designers call) and draws them. No framework, nothing fetched from outside this server.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) node.append(child ?? "");
+  return node;
+}
+
+async function call(path, body) {
+  const headers = { "Content-Type": "application/json" };
+  const key = $("key").value;
+  if (key) headers["X-API-Key"] = key;
+  const answer = await fetch(path, {
+    method: body === undefined ? "GET" : "POST",
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await answer.json();
+  if (!answer.ok) {
+    const error = data.error || {};
+    throw new Error(`${answer.status} ${error.type || ""}: ${error.message || answer.statusText}`);
+  }
+  return data;
+}
+
+function shown(error) {
+  $("error").hidden = !error;
+  $("error").textContent = error ? error.message : "";
+}
+
+async function guarded(work) {
+  try {
+    shown(null);
+    await work();
+  } catch (error) {
+    shown(error);
+  }
+}
+
+function drawMatrix(cells) {
+  const table = $("matrix");
+  table.replaceChildren();
+  const levels = [...new Set(cells.map((c) => c.intimacy))].sort((a, b) => a - b);
+  const head = element("tr", {}, element("th", {}, "entry"), element("th", {}, "content"));
+  for (const intimacy of levels) {
+    for (const exploration of levels) {
+      head.append(element("th", { class: "level", title: `intimacy ${intimacy}, exploration ${exploration}` },
+        exploration === levels[0] ? String(intimacy) : ""));
+    }
+  }
+  head.append(element("th", {}, "other fields"));
+  table.append(element("thead", {}, head));
+  const body = element("tbody");
+  const entries = new Map();
+  for (const cell of cells) {
+    if (!entries.has(cell.entry_key)) entries.set(cell.entry_key, []);
+    entries.get(cell.entry_key).push(cell);
+  }
+  for (const [key, row] of entries) {
+    const first = row[0];
+    const line = element("tr", { "data-entry": key },
+      element("td", {}, `${key} ${first.group_name ?? ""}`), element("td", {}, first.content));
+    for (const cell of row) {
+      const state = cell.is_unlocked ? "unlocked" : cell.is_unlocked_by_levels ? "needs-other" : "locked";
+      line.append(element("td", {
+        class: `cell ${state}`,
+        title: `intimacy ${cell.intimacy}, exploration ${cell.exploration}: ${state}`,
+      }));
+    }
+    line.append(element("td", {}, first.other_fields));
+    body.append(line);
+  }
+  table.append(body);
+}
+
+function drawRecall(answer) {
+  const blocks = $("blocks");
+  blocks.replaceChildren();
+  for (const [name, title] of [
+    ["character_memory_attributes", "attributes"],
+    ["character_memory_event", "events"],
+    ["character_dialogue_style", "dialogue style"],
+  ]) {
+    blocks.append(element("h3", {}, title), element("pre", { class: "block", "data-block": name }, answer[name] || "(empty)"));
+  }
+  const table = $("explain");
+  table.replaceChildren(element("tr", {}, ...["entry", "status", "reason", "matched"].map((h) => element("th", {}, h))));
+  for (const row of answer.explain) {
+    table.append(element("tr", { class: row.status, "data-entry": row.entry_key },
+      element("td", {}, `${row.entry_key} ${row.content}`), element("td", {}, row.status),
+      element("td", {}, row.reason), element("td", {}, row.matched_words ?? "")));
+  }
+}
+
+function drawPlayer(timeline, page) {
+  $("timeline").replaceChildren(...timeline.map((event) =>
+    element("li", {}, `${event.created_at.replace("T", " ")} ${event.place ?? ""}：${event.description}`)));
+  const table = $("memories");
+  table.replaceChildren(element("tr", {}, ...["kind", "memory", "strength", "recalled"].map((h) => element("th", {}, h))));
+  for (const item of page.items) {
+    table.append(element("tr", { "data-memory": `${item.memory_type}:${item.memory_id}` },
+      element("td", {}, item.memory_type === "entity" ? item.entity_kind : "event"),
+      element("td", {}, item.description), element("td", {}, String(item.strength)),
+      element("td", {}, String(item.recall_count))));
+  }
+}
+
+const character = () => encodeURIComponent($("character").value);
+
+$("connection").addEventListener("submit", (event) => {
+  event.preventDefault();
+  guarded(async () => drawMatrix((await call(`/config/${character()}/unlock_matrix`)).cells));
+});
+
+$("preview").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const context = {};
+  for (const field of ["intimacy", "exploration"]) {
+    if ($(field).value !== "") context[field] = Number($(field).value);
+  }
+  if ($("scene").value) context.scene = $("scene").value;
+  guarded(async () => drawRecall(await call("/recall", {
+    character_id: $("character").value, user_id: $("user").value, text: $("text").value,
+    context, explain: true, dry_run: true,
+  })));
+});
+
+$("player").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const user = encodeURIComponent($("player-user").value);
+  const agent = encodeURIComponent($("player-agent").value);
+  guarded(async () => drawPlayer(
+    await call(`/users/${user}/timeline?agent_id=${agent}`),
+    await call(`/users/${user}/memories?agent_id=${agent}&limit=100`),
+  ));
+});

@@ -1,0 +1,30 @@
+"""What the intimacy and exploration levels unlock of one character's entries: the mart
+`character_unlock_matrix` run over the store's config tables (the console's matrix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _duck
+from ._sql_project import compose
+
+_CONFIG_TABLES = ("character_attributes", "character_events", "character_dialogue_styles")
+
+_SELECT = """
+select entry_key, entry_kind, group_name, content, other_fields, intimacy, exploration,
+    is_unlocked, is_unlocked_by_levels
+from character_unlock_matrix
+where character_id = $character_id
+order by entry_kind, entry_key, intimacy, exploration
+"""
+
+
+def unlock_matrix(db: _duck.Database, character_id: str) -> list[dict[str, Any]]:
+    """One row per (entry, intimacy level, exploration level) of `character_id`: whether the
+    entry is unlocked there (`is_unlocked`: a condition on another field fails, as with a
+    context lacking it; `is_unlocked_by_levels`: the level conditions alone)."""
+    sql = compose("character_unlock_matrix", {}, _SELECT, existing=_CONFIG_TABLES)
+    with _duck.cursor(db, tuned=False) as cur:
+        result = cur.execute(sql, {"character_id": character_id})
+        names = [column[0] for column in result.description]
+        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
