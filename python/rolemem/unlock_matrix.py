@@ -7,8 +7,9 @@ from typing import Any
 
 from . import _duck
 from ._sql_project import compose
+from .character_config import KINDS
 
-_CONFIG_TABLES = ("character_attributes", "character_events", "character_dialogue_styles")
+_CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
 
 _SELECT = """
 select entry_key, entry_kind, group_name, content, other_fields, intimacy, exploration,

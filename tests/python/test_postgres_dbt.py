@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import SQLModel
 
 from rolemem import schema
+from rolemem.engines.postgres_setup import copy_rows
 from rolemem.memory_schema import create_memory_tables
 
 from .conftest import REPO, _dbt, demo_store, run_dbt
@@ -81,17 +82,9 @@ def builds(tmp_path_factory, postgres_url):
     with (
         duckdb.connect(path, read_only=True) as source,
         psycopg.connect(url, autocommit=True) as con,
+        con.cursor() as cur,
     ):
-        for table in SOURCES:
-            cursor = source.execute(f"select * from {table}")
-            columns = [column[0] for column in cursor.description]
-            rows = cursor.fetchall()
-            with (
-                con.cursor() as cur,
-                cur.copy(f"copy {table} ({', '.join(columns)}) from stdin") as copy,
-            ):
-                for row in rows:  # fixed-size arrays (vectors) come back as tuples
-                    copy.write_row([list(v) if isinstance(v, tuple) else v for v in row])
+        copy_rows(source, cur, SOURCES)
     _dbt(
         path,
         work / "postgres",

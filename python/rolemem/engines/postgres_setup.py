@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tempfile
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,7 @@ def _copy_demo(engine: Any) -> None:
         path = str(Path(scratch) / "demo.duckdb")
         load_demo(path)
         with duckdb.connect(path, read_only=True) as source, engine.begin() as connection:
-            cursor = connection.connection.dbapi_connection.cursor()
-            for table in _DEMO_TABLES:
-                result = source.execute(f"select * from {table}")
-                columns = ", ".join(column[0] for column in result.description)
-                with cursor.copy(f"copy {table} ({columns}) from stdin") as copy:
-                    for row in result.fetchall():  # fixed-size arrays (vectors) are tuples
-                        copy.write_row([list(v) if isinstance(v, tuple) else v for v in row])
+            copy_rows(source, connection.connection.dbapi_connection.cursor(), _DEMO_TABLES)
             for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
                 for column in table.columns:
                     if isinstance(column.default, sa.Sequence):
@@ -86,6 +81,17 @@ def _copy_demo(engine: Any) -> None:
                             f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
                             "false)"
                         )
+
+
+def copy_rows(source: Any, cursor: Any, tables: Sequence[str]) -> None:
+    """Every row of `tables` of the DuckDB connection `source` appended to the same tables
+    through the psycopg `cursor` (COPY, column by name; the caller's transaction)."""
+    for table in tables:
+        result = source.execute(f"select * from {table}")
+        columns = ", ".join(column[0] for column in result.description)
+        with cursor.copy(f"copy {table} ({columns}) from stdin") as copy:
+            for row in result.fetchall():  # fixed-size arrays (vectors) come back as tuples
+                copy.write_row([list(v) if isinstance(v, tuple) else v for v in row])
 
 
 def dbt_environment(url: str) -> dict[str, str]:
