@@ -7,7 +7,7 @@ from typing import Any
 
 from . import _duck
 from ._sql_project import compose
-from .character_config import KINDS
+from .character_config import KINDS, ConfigError
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
 
@@ -23,9 +23,13 @@ order by entry_kind, entry_key, intimacy, exploration
 def unlock_matrix(db: _duck.Database, character_id: str) -> list[dict[str, Any]]:
     """One row per (entry, intimacy level, exploration level) of `character_id`: whether the
     entry is unlocked there (`is_unlocked`: a condition on another field fails, as with a
-    context lacking it; `is_unlocked_by_levels`: the level conditions alone)."""
+    context lacking it; `is_unlocked_by_levels`: the level conditions alone). A character
+    with no config is a ConfigError, as everywhere (every configured entry has its rows)."""
     sql = compose("character_unlock_matrix", {}, _SELECT, existing=_CONFIG_TABLES)
     with _duck.cursor(db, tuned=False) as cur:
         result = cur.execute(sql, {"character_id": character_id})
         names = [column[0] for column in result.description]
-        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+        rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    if not rows:
+        raise ConfigError(f"no config for character {character_id!r}")
+    return rows

@@ -32,6 +32,11 @@ def test_the_unlock_matrix_route_answers_the_mart(client):
     assert len(cells) == 16 * 25  # the demo's 16 entries of qiyu at 5 x 5 levels
     game = client.get("/config/qiyu/unlock_matrix", headers={"X-API-Key": "game"})
     assert game.status_code == 401  # a designer route
+    unknown = client.get("/config/nobody/unlock_matrix", headers={"X-API-Key": "designer"})
+    assert unknown.status_code == 400
+    assert unknown.json() == {
+        "error": {"type": "ConfigError", "message": "no config for character 'nobody'"}
+    }
 
 
 def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path):
