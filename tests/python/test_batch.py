@@ -218,6 +218,59 @@ def test_dynamic_recall_answers_waiting_queries_together_as_each_alone(tmp_path)
     memory.close()
 
 
+def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_path):
+    """Queries answered together update the store in one transaction as if each had updated
+    it alone, in the order of their times: a memory recalled by three queries gets
+    recall_count + 3, three strength bonuses and the latest time; update=False adds nothing;
+    log=True logs that query's candidates only."""
+
+    # no overview timeline: it would hold both events, and recall never repeats it
+    memory = DynamicMemory(
+        str(tmp_path / "store.duckdb"), embedder=None, profile={"timeline_size": 0}
+    )
+    day = datetime(2026, 3, 1, 20, 0)
+    hotpot, shells = (
+        memory.add_event(
+            user_id="mumu", agent_id="qiyu", description=text, keywords=[tag], created_at=day
+        )
+        for text, tag in (("木木和祁煜吃火锅", "火锅"), ("木木和祁煜在海边捡贝壳", "贝壳"))
+    )
+    bonus = memory.settings["recall_strength_bonus"]
+    asks = [
+        ("火锅", day + timedelta(days=1), True, False),
+        ("火锅", day + timedelta(days=3), True, True),
+        ("贝壳", day + timedelta(days=4), False, False),
+        ("火锅", day + timedelta(days=2), True, False),
+    ]
+    calls = [
+        lambda text=text, now=now, update=update, log=log: memory.query(
+            text, user_id="mumu", agent_id="qiyu", now=now, update=update, log=log
+        )
+        for text, now, update, log in asks
+    ]
+    gated(memory._batches, waiting=len(calls) - 1)
+    answers = concurrently(calls)
+    assert [[e["event_id"] for e in answer.memory_events] for answer in answers] == [
+        [hotpot],
+        [hotpot],
+        [shells],
+        [hotpot],
+    ]
+    assert memory.batching()["largest_batch"] == len(calls) - 1
+    stored = memory._con.execute(
+        "select id, recall_count, strength, last_recalled_at from memory_event order by id"
+    ).fetchall()
+    # the first query ran alone, the other three together
+    assert stored == [
+        (hotpot, 3, 1 + 3 * bonus, day + timedelta(days=3)),
+        (shells, 0, 1, None),
+    ]
+    assert memory._con.execute(
+        "select count(distinct query_id), min(item_id), max(item_id) from memory_recall_log"
+    ).fetchall() == [(1, hotpot, hotpot)]
+    memory.close()
+
+
 def test_character_recall_answers_waiting_recalls_of_several_characters_together():
     """One library, two characters: recalls waiting together (explain or not, dry run or not,
     other limits, queues of their own) give what each gives alone."""

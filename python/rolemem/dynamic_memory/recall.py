@@ -26,6 +26,7 @@ from .settings import _SEEDS
 from .sql import (
     _CANDIDATES,
     _CANDIDATES_JOIN,
+    _LOGGED,
     _QUERY_SELECT,
     _QUERY_SQL,
     _RECALLED,
@@ -39,11 +40,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class _Query:
-    """One query's bound inputs (sql.QUERY_FIELDS but its vector, and the settings), and
-    whether its caller wants every scored candidate back."""
+    """One query's bound inputs (sql.QUERY_FIELDS but its vector, and the settings), whether
+    its caller wants every scored candidate back, and the side effects it asks for."""
 
     params: dict[str, Any]
     wants_candidates: bool
+    update: bool
+    log: bool
 
 
 class _Recall(_Lookups):
@@ -119,15 +122,10 @@ class _Recall(_Lookups):
             "roulette_seed": roulette_seed,
         }
         # answered with the other queries waiting for a statement, if any (rolemem._batch):
-        # their texts embedded together, then one statement
+        # their texts embedded together, then one statement, then their side effects
         (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
-            _Query(params, wants_candidates=log or explain)
+            _Query(params, wants_candidates=log or explain, update=update, log=log)
         )
-        queried = time.perf_counter()
-        if update or log:
-            self._after_recall_retried(
-                events or [], entities or [], candidates or [], now, user_id, agent_id, update, log
-            )
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -137,18 +135,14 @@ class _Recall(_Lookups):
                     "分词": f"{(tokenized - started) * 1000:.2f} 毫秒",
                     "向量+embedding": f"{timings['embed']:.2f} 毫秒",
                     "SQL召回与排序": f"{timings['sql']:.2f} 毫秒",
-                    "更新强度": f"{(done - queried) * 1000:.2f} 毫秒",
+                    "更新强度": f"{timings['update']:.2f} 毫秒",
                 },
-                # embed and sql: of the batch this query was answered in (shared work);
-                # wait: queued behind another batch's statement
+                # embed, sql and update: of the batch this query was answered in (shared
+                # work); wait: queued behind another batch
                 "timings_ms": {
                     "tokenize": (tokenized - started) * 1000,
-                    "wait": max(
-                        (queried - tokenized) * 1000 - timings["embed"] - timings["sql"], 0.0
-                    ),
-                    "embed": timings["embed"],
-                    "sql": timings["sql"],
-                    "update": (done - queried) * 1000,
+                    "wait": max((done - tokenized) * 1000 - sum(timings.values()), 0.0),
+                    **timings,
                 },
                 "query": text,
                 "分词": tokens,
@@ -171,9 +165,11 @@ class _Recall(_Lookups):
     def _recall_batch(
         self, queries: Sequence[_Query]
     ) -> list[tuple[tuple[Any, ...], dict[str, float]]]:
-        """A batch of queries: their texts embedded in one call, then one statement. Per query
-        (in order) its events, entities, prompt text, timeline, candidates (when any query of
-        the batch asks) and words, with the batch's embed and SQL times."""
+        """A batch of queries: their texts embedded in one call, then one statement, then the
+        side effects the queries ask for in one transaction (before the next batch's statement,
+        which sees them). Per query (in order) its events, entities, prompt text, timeline,
+        candidates (when any query of the batch asks) and words, with the batch's embed, SQL
+        and update times."""
         started = time.perf_counter()
         inputs = [{**query.params, **self._query_vector(None)} for query in queries]
         if self.embedder is not None:
@@ -203,12 +199,16 @@ class _Recall(_Lookups):
             self._vectors, cursor.cursor, inputs, int(self.settings["dense_candidates"])
         )
         cursor.cursor.register("rolemem_dense_candidates", dense)
-        rows = cursor.run(sql, {**batched(inputs), **stats})
+        results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
+        answered = time.perf_counter()
+        if any(query.update or query.log for query in queries):
+            self._after_recall_retried(queries, results)
         timings = {
             "embed": (embedded - started) * 1000,
-            "sql": (time.perf_counter() - embedded) * 1000,
+            "sql": (answered - embedded) * 1000,
+            "update": (time.perf_counter() - answered) * 1000,
         }
-        return [(tuple(row[1:]), timings) for row in rows]
+        return [(result, timings) for result in results]
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
@@ -242,13 +242,15 @@ class _Recall(_Lookups):
             raise EmbeddingError(f"embedder (query): {len(vectors)} vectors for {len(texts)} texts")
         return checked(vectors, self.embedder.dim, "embedder (query)")
 
-    def _after_recall_retried(self, *args: Any) -> None:
-        """The side effects, retried on a write conflict (two recalls touching the same
-        official memory); if they still conflict the recall is answered anyway and the
-        bookkeeping of this one recall is skipped (logged), never the answer."""
+    def _after_recall_retried(
+        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
+    ) -> None:
+        """The side effects, retried on a write conflict (another writer touching a recalled
+        memory); if they still conflict the batch is answered anyway and its bookkeeping is
+        skipped (logged), never the answer."""
         for attempt in range(1, 4):
             try:
-                self._after_recall(*args)
+                self._after_recall(queries, results)
                 return
             except duckdb.TransactionException as exc:
                 if attempt == 3:
@@ -256,49 +258,42 @@ class _Recall(_Lookups):
                     return
                 time.sleep(0.005 * attempt)
 
-    def _after_recall(
-        self,
-        events: list[dict[str, Any]],
-        entities: list[dict[str, Any]],
-        candidates: list[dict[str, Any]],
-        now: datetime,
-        user_id: str,
-        agent_id: str,
-        update: bool,
-        log: bool,
-    ) -> None:
-        """The recall's side effects, all in one transaction."""
+    def _after_recall(self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]) -> None:
+        """A batch's side effects, all in one transaction: one update per table for every
+        recall asking for it (as if applied one by one in the order of their times), one log
+        insert per query asking for its log."""
         with _duck.transaction(self._con) as cur:
-            if update:
-                bonus = self.settings["recall_strength_bonus"]
-                for table, rows, key in (
-                    ("memory_event", events, "event_id"),
-                    ("memory_entity", entities, "entity_id"),
-                ):
-                    if rows:
-                        cur.execute(
-                            _RECALLED.format(table=table),
-                            {"now": now, "bonus": bonus, "ids": [r[key] for r in rows]},
-                        )
-            if log and candidates:
-                query_id = uuid.uuid4().hex
-                cur.execute(
-                    """insert into memory_recall_log (query_id, queried_at, agent_id, user_id,
-                    item_type, item_id, scope, bm25_score, keyword_score, dense_score,
-                    recency_score, profile_score, score, is_selected)
-                    select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope,
-                        c.bm25_score, c.keyword_score, c.dense_score, c.recency_score,
-                        c.profile_score, c.score, c.is_selected
-                    from (select unnest($candidates, recursive := true)) as c
-                    join memory_event as e on e.id = c.event_id""",
-                    {
-                        "query_id": query_id,
-                        "now": now,
-                        "agent_id": agent_id,
-                        "user_id": user_id,
-                        "candidates": candidates,
-                    },
-                )
+            for table, position, key in (
+                ("memory_event", 0, "event_id"),
+                ("memory_entity", 1, "entity_id"),
+            ):
+                recalled = [
+                    (row[key], query.params["now"])
+                    for query, result in zip(queries, results, strict=True)
+                    if query.update
+                    for row in result[position] or []
+                ]
+                if recalled:
+                    cur.execute(
+                        _RECALLED.format(table=table),
+                        {
+                            "bonus": self.settings["recall_strength_bonus"],
+                            "ids": [item_id for item_id, _ in recalled],
+                            "recalled_at": [at for _, at in recalled],
+                        },
+                    )
+            for query, result in zip(queries, results, strict=True):
+                if query.log and result[4]:
+                    cur.execute(
+                        _LOGGED,
+                        {
+                            "query_id": uuid.uuid4().hex,
+                            "now": query.params["now"],
+                            "agent_id": query.params["agent_id"],
+                            "user_id": query.params["user_id"],
+                            "candidates": result[4],
+                        },
+                    )
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""

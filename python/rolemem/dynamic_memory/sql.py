@@ -221,12 +221,39 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
+# A batch's recalls of one table, as if applied one by one in the order of their times (the
+# batch's queries arrived together): each recall counts (recall_count + 1 and the strength
+# bonus), the latest sets last_recalled_at
 _RECALLED = """
 update {table} set
-    recall_count = recall_count + 1,
-    last_recalled_at = $now,
-    strength = strength + $bonus
-where id in (select unnest($ids))
+    recall_count = recall_count + recalled.times,
+    last_recalled_at = recalled.last_recalled_at,
+    strength = strength + recalled.times * $bonus
+from (
+    select
+        item_id,
+        count(*) as times,
+        max(recalled_at) as last_recalled_at
+    from (
+        select
+            unnest(cast($ids as bigint[])) as item_id,
+            unnest(cast($recalled_at as timestamp[])) as recalled_at
+    )
+    group by item_id
+) as recalled
+where {table}.id = recalled.item_id
+"""
+
+
+# One query's scored candidates into the recall log
+_LOGGED = """
+insert into memory_recall_log (query_id, queried_at, agent_id, user_id, item_type, item_id,
+    scope, bm25_score, keyword_score, dense_score, recency_score, profile_score, score,
+    is_selected)
+select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope, c.bm25_score,
+    c.keyword_score, c.dense_score, c.recency_score, c.profile_score, c.score, c.is_selected
+from (select unnest($candidates, recursive := true)) as c
+join memory_event as e on e.id = c.event_id
 """
 
 
