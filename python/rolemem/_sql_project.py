@@ -161,14 +161,15 @@ def _compose(
         (name, render_model(name, relations, dict(variables), engine))
         for name in _dependency_order(targets, leaves)
     ]
-    # only the provided CTEs something reads: an unused one would still need its parameters
-    used: list[tuple[str, str]] = []
-    readers = [sql for _, sql in models] + [select]
-    for name, sql in reversed(provided):
+    # only the CTEs something reads: an unused provided one would still need its parameters,
+    # and DuckDB binds every CTE of the statement, read or not, on every call (a model a var
+    # left out of its reader's branch, a target the select does not ask for)
+    ctes: list[tuple[str, str]] = []
+    readers = [select]
+    for name, sql in reversed(list(provided) + models):
         if any(re.search(rf"\b{name}\b", text) for text in readers):
-            used.insert(0, (name, sql))
+            ctes.insert(0, (name, sql))
             readers.append(sql)
-    ctes = used + models
     # A relation read more than once (the walk feeds both the problem check and the history;
     # the player's events feed postings, vectors and scores) is materialised; otherwise DuckDB
     # would run it, recursion included, once per reader.
