@@ -1,6 +1,7 @@
 {#
     A number as text with `places` decimals (0.5 -> '0.5000' for 4): DuckDB's printf;
-    PostgreSQL's numeric rounded to that scale.
+    PostgreSQL's numeric rounded to that scale. The numeric's precision is explicit: the
+    Python path transpiles from DuckDB's dialect, where a bare numeric is DECIMAL(18,3).
 #}
 {% macro format_decimal(expression, places) -%}
     {{- adapter.dispatch('format_decimal', 'rolemem')(expression, places) -}}
@@ -11,7 +12,7 @@
 {%- endmacro %}
 
 {% macro postgres__format_decimal(expression, places) -%}
-    cast(round(cast({{ expression }} as numeric), {{ places }}) as text)
+    cast(round(cast({{ expression }} as numeric(38, 12)), {{ places }}) as text)
 {%- endmacro %}
 
 {#- A number rounded to `places` decimals, as a double: PostgreSQL rounds numerics only -#}
@@ -24,5 +25,5 @@
 {%- endmacro %}
 
 {% macro postgres__round_to(expression, places) -%}
-    cast(round(cast({{ expression }} as numeric), {{ places }}) as double precision)
+    cast(round(cast({{ expression }} as numeric(38, 12)), {{ places }}) as double precision)
 {%- endmacro %}

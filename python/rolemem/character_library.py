@@ -19,6 +19,7 @@ import duckdb
 
 from . import _duck
 from ._batch import Coalescer
+from ._request_rows import bound_lists, request_rows_sql
 from ._seeds import load_seed, read_settings, seed_specs
 from ._sql_project import compose, render_macro
 from .character_config import (
@@ -87,45 +88,6 @@ REQUEST_FIELDS = {
     **dict.fromkeys(LIMIT_NAMES, "integer"),
     "filter_levels": "integer[]",
 }
-_REQUEST_SQL = (
-    "    select\n        unnest(cast($request_id as integer[])) as request_id,\n"
-    + ",\n".join(
-        f"        unnest(cast(${name} as {kind}[])) as {name}"
-        for name, kind in REQUEST_FIELDS.items()
-    )
-    + "\n"
-)
-
-
-@functools.cache  # rendered once per engine, not per batch
-def _request_sql(engine: str) -> str:
-    """The batch's requests, one row each. PostgreSQL's arrays are rectangular and its unnest
-    flattens every dimension: there a field that is a list per request travels as JSON text
-    (`_bound_lists`) and becomes a list again per row."""
-    if engine == "duckdb":
-        return _REQUEST_SQL
-    columns, given = [], ["unnest(cast($request_id as integer[])) as request_id"]
-    for name, kind in REQUEST_FIELDS.items():
-        if kind.endswith("[]"):
-            as_list = render_macro("json_text_list", f"cast({name} as json)", engine=engine)
-            columns.append(f"cast({as_list} as {kind}) as {name}")
-            given.append(f"unnest(cast(${name} as varchar[])) as {name}")
-        else:
-            columns.append(name)
-            given.append(f"unnest(cast(${name} as {kind}[])) as {name}")
-    return f"select request_id, {', '.join(columns)}\nfrom (select {', '.join(given)}) as given\n"
-
-
-def _bound_lists(params: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """`params` for `_request_sql` on PostgreSQL: list fields as JSON text."""
-    return {
-        name: [None if value is None else json.dumps(value, ensure_ascii=False) for value in values]
-        if REQUEST_FIELDS.get(name, "").endswith("[]")
-        else values
-        for name, values in params.items()
-    }
-
-
 # each request's sticky queue, flattened with its request's number
 _QUEUE_SQL = """
     select
@@ -258,7 +220,10 @@ class CharacterLibrary:
             ("character_memory_blocks", "character_memory_recall")
             if explain
             else "character_memory_blocks",
-            {"int_recall_requests": _request_sql(engine), "int_recall_queue_items": _QUEUE_SQL},
+            {
+                "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
+                "int_recall_queue_items": _QUEUE_SQL,
+            },
             _recall_select(explain, engine),
             {"judge_verdicts_per_turn": self._verdicts is None},
             existing=_STATIC_MODELS
@@ -273,7 +238,9 @@ class CharacterLibrary:
             for name in ("queued_keys", "queued_turns", "queued_qualities"):
                 params[name] += request.values[name]
         if self._engine is not None:
-            rows = self._engine.run(sql, _bound_lists(params), error=ConfigError)
+            rows = self._engine.run(
+                sql, bound_lists(REQUEST_FIELDS, params, engine), error=ConfigError
+            )
             return [tuple(row[1:]) for row in rows]
         # a cursor per thread: batches run in parallel with other threads' (alone) recalls
         cur = getattr(self._local, "cursor", None)
@@ -342,7 +309,7 @@ class CharacterLibrary:
 
 
 def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """Bound lists for `_request_sql`: a position per request, and empty queue lists."""
+    """Bound lists for `request_rows_sql`: a position per request, and empty queue lists."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
     for name in REQUEST_FIELDS:
         params[name] = [values.get(name) for values in requests]
@@ -355,7 +322,7 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
     """The verdicts of new (character, context) pairs, judged by the model."""
     sql = f"insert into {VERDICTS} " + compose(
         VERDICTS,
-        {"int_recall_requests": _REQUEST_SQL},
+        {"int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, "duckdb")},
         f"select character_id, context_signature, entry_key, is_unlocked, failed_condition\n"
         f"from {VERDICTS}",
         existing=_STATIC_MODELS + _RECALL_SEEDS,

@@ -173,3 +173,15 @@ def postgres(postgres_url: str) -> Iterator[Any]:
 
     with PostgresEngine(postgres_url) as engine:
         yield engine
+
+
+def recall_shown(answer: Any) -> tuple[Any, ...]:
+    """Everything a dynamic recall answers (QueryResponse), to compare two answers."""
+    return (
+        answer.memory_events,
+        answer.memory_entities,
+        answer.timeline,
+        answer.prompt_text,
+        answer.candidates,
+        answer.additional_info["扩展后联想词"],
+    )

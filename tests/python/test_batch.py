@@ -16,7 +16,7 @@ from rolemem._batch import Coalescer
 from rolemem.character_memory import CharacterLibrary, CharacterMemory
 from rolemem.errors import BusyError
 
-from .conftest import demo_store
+from .conftest import demo_store, recall_shown
 
 
 class Gate:
@@ -198,21 +198,11 @@ def test_dynamic_recall_answers_waiting_queries_together_as_each_alone(tmp_path)
     def ask(query):  # type: ignore[no-untyped-def]
         return lambda: memory.query(**query, now=now, update=False)
 
-    def shown(answer):  # type: ignore[no-untyped-def]
-        return (
-            answer.memory_events,
-            answer.memory_entities,
-            answer.timeline,
-            answer.prompt_text,
-            answer.candidates,
-            answer.additional_info["扩展后联想词"],
-        )
-
-    alone = [shown(ask(query)()) for query in queries]
+    alone = [recall_shown(ask(query)()) for query in queries]
     assert memory.batching()["largest_batch"] == 1
     gated(memory._batches, waiting=len(queries) - 1)
     together = concurrently([ask(query) for query in queries])
-    assert [shown(answer) for answer in together] == alone
+    assert [recall_shown(answer) for answer in together] == alone
     assert memory.batching()["largest_batch"] == len(queries) - 1
     assert alone[0][0] and alone[2][0] and alone[2][4]  # something recalled and explained
     memory.close()
@@ -292,7 +282,7 @@ def test_character_recall_answers_waiting_recalls_of_several_characters_together
             lambda: qinling.session("lulu").recall("你好", None, require_match=False),
         ]
 
-    def shown(result):  # type: ignore[no-untyped-def]
+    def recall_shown(result):  # type: ignore[no-untyped-def]
         return (
             result.attributes,
             result.events,
@@ -302,11 +292,11 @@ def test_character_recall_answers_waiting_recalls_of_several_characters_together
             result.turn,
         )
 
-    alone = [shown(call()) for call in recalls(CharacterLibrary())]
+    alone = [recall_shown(call()) for call in recalls(CharacterLibrary())]
     library = CharacterLibrary()
     calls = recalls(library)
     gated(library._batches, waiting=len(calls) - 1)
-    assert [shown(answer) for answer in concurrently(calls)] == alone
+    assert [recall_shown(answer) for answer in concurrently(calls)] == alone
     assert library.batching()["largest_batch"] == len(calls) - 1
     assert alone[2][0] and alone[2][3]  # something shown, and explained
 

@@ -28,21 +28,18 @@ EVENTS = [
 ]
 
 
+def event_rows() -> list[dict[str, object]]:
+    """EVENTS as DynamicMemory.add_events takes them."""
+    return [
+        {"user_id": USER, "agent_id": AGENT, "description": d, "created_at": when, "keywords": kw}
+        for _, d, when, kw in EVENTS
+    ]
+
+
 @pytest.fixture(scope="module")
 def store():
     memory = DynamicMemory(duckdb.connect(), profile={"timeline_size": 0})
-    ids = memory.add_events(
-        [
-            {
-                "user_id": USER,
-                "agent_id": AGENT,
-                "description": d,
-                "created_at": when,
-                "keywords": keywords,
-            }
-            for _, d, when, keywords in EVENTS
-        ]
-    )
+    ids = memory.add_events(event_rows())
     return memory, {event_id: key for event_id, (key, *_rest) in zip(ids, EVENTS, strict=True)}
 
 

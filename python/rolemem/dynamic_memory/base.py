@@ -23,10 +23,13 @@ from .settings import _SEEDS, PROFILE_NAMES
 from .sql import PLAYER_EVENTS
 
 if TYPE_CHECKING:
+    from ..engines import PostgresEngine
     from .vector_cache import EventVectorCache
 
 
 T = TypeVar("T")
+# what a DynamicMemory on another engine answers so far
+_ON_ENGINES = ("query",)
 
 
 def _tracked(method: Callable[..., T]) -> Callable[..., T]:
@@ -34,6 +37,11 @@ def _tracked(method: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(method)
     def wrapper(self: _Base, *args: Any, **kwargs: Any) -> T:
+        if self._engine is not None and method.__name__ not in _ON_ENGINES:
+            raise MemoryInputError(
+                f"on PostgreSQL this DynamicMemory recalls only ({', '.join(_ON_ENGINES)}); "
+                f"{method.__name__} runs on the embedded store"
+            )
         with self._call():
             return method(self, *args, **kwargs)
 
@@ -51,11 +59,22 @@ class _Base:
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,
         read_only: bool = False,
+        engine: PostgresEngine | None = None,
     ) -> None:
         if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
             raise MemoryInputError(
                 f"db must be a DuckDB file path or connection, got {type(db).__name__}"
             )
+        self._engine = engine
+        if engine is not None:
+            if db is not None:
+                raise MemoryInputError("give db (a DuckDB store) or engine, not both")
+            if embedder is not None:
+                raise MemoryInputError(
+                    "recall on PostgreSQL is by keyword, BM25 and time so far: pass embedder=None"
+                )
+            # the settings and seeds, read as on DuckDB; the store is the engine's
+            db = _duck.private_connection()
         if embedder == "default":
             embedder = default_embedder()
         self.read_only = read_only
@@ -95,6 +114,8 @@ class _Base:
             self._time_expressions = tuple(
                 row[0] for row in cur.execute("select expression from time_expressions").fetchall()
             )
+        if engine is not None:  # recall there reads its copies of the seeds
+            engine.replace_tables(self._con, _SEEDS)
 
     def _cursor(self) -> _duck.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""

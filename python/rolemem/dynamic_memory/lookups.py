@@ -23,7 +23,7 @@ class _Lookups(_Official):
     def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
-        if save_id is not None and not self.read_only:
+        if save_id is not None and not self.read_only and self._engine is None:
             # the branch rule reads the save's chain: make it current (a reader reads it as is)
             ensure_fresh(self._cursor().cursor, [save_id])
         scope = self.settings["memory_scope"] if memory_scope is None else memory_scope

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _duck
 from .._batch import Coalescer
 from ..embedders import Embedder
 from .checks import _count
 from .recall import _Recall
+
+if TYPE_CHECKING:
+    from ..engines import PostgresEngine
 
 
 class DynamicMemory(_Recall):
@@ -23,6 +26,9 @@ class DynamicMemory(_Recall):
     writes): recall without side effects, no writes; the store must exist.
     `max_batch`: queries from several threads that wait while a recall statement runs are
     answered together by the next one, at most this many (1: one statement per query).
+    `engine` (`rolemem.engines.PostgresEngine`, with `embedder=None`): recall over the
+    memory tables of a PostgreSQL database (`rolemem init-db postgresql://…`), the same
+    models transpiled; only `query` so far, by keyword, BM25 and time.
     """
 
     def __init__(
@@ -33,8 +39,9 @@ class DynamicMemory(_Recall):
         profile: Mapping[str, Any] | None = None,
         read_only: bool = False,
         max_batch: int = 8,
+        engine: PostgresEngine | None = None,
     ) -> None:
-        super().__init__(db, embedder=embedder, profile=profile, read_only=read_only)
+        super().__init__(db, embedder=embedder, profile=profile, read_only=read_only, engine=engine)
         self._batches = Coalescer(
             self._recall_batch, max_batch=_count(max_batch, "max_batch", low=1, high=64)
         )

@@ -9,33 +9,47 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from .. import _duck
+from .. import _duck, history
 from .._batch import Coalescer
+from .._request_rows import bound_lists
 from .._sql_project import compose
 from ..embedders import EmbeddingError, checked
 from ..text import case_folded, search_keywords
 from .base import _tracked
 from .checks import MemoryInputError, _count, _naive, _text, _unit
 from .lookups import _Lookups
-from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
+from .responses import QueryResponse, _entity_out, _event_out, _timeline_out, from_json
 from .settings import _SEEDS
 from .sql import (
-    _CANDIDATES,
-    _CANDIDATES_JOIN,
     _LOGGED,
-    _QUERY_SELECT,
     _QUERY_SQL,
     _RECALLED,
     _SOURCES,
+    QUERY_FIELDS,
     batched,
+    engine_sources,
+    query_select,
+    query_sql,
 )
 from .vector_cache import dense_batch
 
+if TYPE_CHECKING:
+    from ..engines import PostgresEngine
+
 log = logging.getLogger(__name__)
+
+# what one recall statement answers
+_TARGETS = (
+    "memory_query_events",
+    "memory_query_entities",
+    "memory_prompt_texts",
+    "memory_query_timeline",
+    "memory_recall_candidates",
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,8 @@ class _Recall(_Lookups):
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
+        if log and self._engine is not None:
+            raise MemoryInputError("log=True writes the recall log of the embedded store only")
         if (update or log) and self.read_only:
             raise MemoryInputError(
                 "this DynamicMemory was opened read_only: query with update=False and log=False"
@@ -178,28 +194,22 @@ class _Recall(_Lookups):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
-        sql = compose(
-            (
-                "memory_query_events",
-                "memory_query_entities",
-                "memory_prompt_texts",
-                "memory_query_timeline",
-                "memory_recall_candidates",
-            ),
-            {"int_memory_queries": _QUERY_SQL, **_SOURCES},
-            _QUERY_SELECT.format(
-                candidates=_CANDIDATES if candidates else "cast(null as integer[])",
-                candidates_join=_CANDIDATES_JOIN if candidates else "",
-            ),
-            variables=self._plan_variables(inputs),
-            existing=_SEEDS,
-        )
-        cursor = self._cursor()
-        dense, stats = dense_batch(
-            self._vectors, cursor.cursor, inputs, int(self.settings["dense_candidates"])
-        )
-        cursor.cursor.register("rolemem_dense_candidates", dense)
-        results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
+        if self._engine is not None:
+            results = self._run_on_engine(self._engine, inputs, candidates)
+        else:
+            sql = compose(
+                _TARGETS,
+                {"int_memory_queries": _QUERY_SQL, **_SOURCES},
+                query_select(candidates),
+                variables=self._plan_variables(inputs),
+                existing=_SEEDS,
+            )
+            cursor = self._cursor()
+            dense, stats = dense_batch(
+                self._vectors, cursor.cursor, inputs, int(self.settings["dense_candidates"])
+            )
+            cursor.cursor.register("rolemem_dense_candidates", dense)
+            results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
@@ -209,6 +219,29 @@ class _Recall(_Lookups):
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
+
+    def _run_on_engine(
+        self, engine: PostgresEngine, inputs: Sequence[Mapping[str, Any]], candidates: bool
+    ) -> list[tuple[Any, ...]]:
+        """The same models on another engine, transpiled: the queried saves' chains walked
+        there by the models (no write-time table), the answer's lists as JSON."""
+        save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
+        lineage = (
+            engine.run(history._LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids
+            if save_ids
+            else []
+        )
+        sql = compose(
+            _TARGETS,
+            {"int_memory_queries": query_sql(engine.name), **engine_sources()},
+            query_select(candidates, engine.name),
+            variables=self._plan_variables(inputs),
+            existing=_SEEDS,
+            engine=engine.name,
+        )
+        params = bound_lists(QUERY_FIELDS, batched(inputs), engine.name)
+        rows = engine.run(sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+        return [tuple(from_json(value) for value in row[1:]) for row in rows]
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
@@ -248,33 +281,41 @@ class _Recall(_Lookups):
         """The side effects, retried on a write conflict (another writer touching a recalled
         memory); if they still conflict the batch is answered anyway and its bookkeeping is
         skipped (logged), never the answer."""
+        statements = self._side_effects(queries, results)
+        conflicts = self._engine.conflicts if self._engine else (duckdb.TransactionException,)
         for attempt in range(1, 4):
             try:
-                self._after_recall(queries, results)
+                if self._engine is not None:
+                    self._engine.run_all(statements)
+                    return
+                with _duck.transaction(self._con) as cur:
+                    for sql, params in statements:
+                        cur.execute(sql, params)
                 return
-            except duckdb.TransactionException as exc:
+            except conflicts as exc:
                 if attempt == 3:
                     log.warning("recall side effects skipped after 3 conflicts: %s", exc)
                     return
                 time.sleep(0.005 * attempt)
 
-    def _after_recall(self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]) -> None:
-        """A batch's side effects, all in one transaction: one update per table for every
+    def _side_effects(
+        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """A batch's side effects, run in one transaction: one update per table for every
         recall asking for it (as if applied one by one in the order of their times), one log
         insert per query asking for its log."""
-        with _duck.transaction(self._con) as cur:
-            for table, position, key in (
-                ("memory_event", 0, "event_id"),
-                ("memory_entity", 1, "entity_id"),
-            ):
-                recalled = [
-                    (row[key], query.params["now"])
-                    for query, result in zip(queries, results, strict=True)
-                    if query.update
-                    for row in result[position] or []
-                ]
-                if recalled:
-                    cur.execute(
+        statements = []
+        tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
+        for table, position, key in tables:
+            recalled = [
+                (row[key], query.params["now"])
+                for query, result in zip(queries, results, strict=True)
+                if query.update
+                for row in result[position] or []
+            ]
+            if recalled:
+                statements.append(
+                    (
                         _RECALLED.format(table=table),
                         {
                             "bonus": self.settings["recall_strength_bonus"],
@@ -282,9 +323,11 @@ class _Recall(_Lookups):
                             "recalled_at": [at for _, at in recalled],
                         },
                     )
-            for query, result in zip(queries, results, strict=True):
-                if query.log and result[4]:
-                    cur.execute(
+                )
+        for query, result in zip(queries, results, strict=True):
+            if query.log and result[4]:
+                statements.append(
+                    (
                         _LOGGED,
                         {
                             "query_id": uuid.uuid4().hex,
@@ -294,6 +337,8 @@ class _Recall(_Lookups):
                             "candidates": result[4],
                         },
                     )
+                )
+        return statements
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""

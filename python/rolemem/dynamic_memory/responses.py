@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+# the timestamps of the answer's rows: JSON (another engine's lists) carries them as text
+_TIMESTAMPS = ("created_at", "updated_at", "last_recalled_at")
 
 
 @dataclass
@@ -60,3 +64,21 @@ def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:
         "keyword": row["keyword"],
         "log": row["log"],
     }
+
+
+def from_json(value: Any) -> Any:
+    """An answer column as another engine returns it (lists of rows as JSON) in DuckDB's
+    shape: the rows' timestamps as datetimes."""
+    if not isinstance(value, list):
+        return value
+    return [
+        {
+            name: datetime.fromisoformat(item)
+            if name in _TIMESTAMPS and isinstance(item, str)
+            else item
+            for name, item in row.items()
+        }
+        if isinstance(row, dict)
+        else row
+        for row in value
+    ]

@@ -8,6 +8,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._request_rows import request_rows_sql
 from .._sql_project import compose, render_macro
 from ..memory_schema import VECTOR_COLUMNS
 from .settings import _SETTING_TYPES, PROFILE_NAMES
@@ -50,24 +51,22 @@ QUERY_FIELDS = {
 }
 
 
-_QUERY_SQL = (
-    "    select\n"
-    + ",\n".join(
-        f"        unnest(cast(${name} as {kind}[])) as {name}"
-        for name, kind in QUERY_FIELDS.items()
-    )
-    + ",\n"
-    + ",\n".join(
-        f"        cast(${name} as {kind}) as {name}"
-        for name, kind in (
-            ("expand_strategy", "integer"),
-            ("max_expanded_words", "integer"),
-            ("filter_levels", "integer[]"),
-            *((name, _SETTING_TYPES.get(name, "double")) for name in PROFILE_NAMES),
-        )
-    )
-    + "\n"
-)
+_SETTINGS = {
+    "expand_strategy": "integer",
+    "max_expanded_words": "integer",
+    "filter_levels": "integer[]",
+    **{name: _SETTING_TYPES.get(name, "double") for name in PROFILE_NAMES},
+}
+
+
+def query_sql(engine: str = "duckdb") -> str:
+    """The batch's queries, one row each (model int_memory_queries): QUERY_FIELDS bound as
+    lists, the settings once."""
+    fields = {name: kind for name, kind in QUERY_FIELDS.items() if name != "query_id"}
+    return request_rows_sql("query_id", fields, engine, _SETTINGS)
+
+
+_QUERY_SQL = query_sql()
 
 
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -98,6 +97,22 @@ def _reachable_rows(table: str) -> str:
 # The events one player's queries can reach (the vector cache loads exactly these), bound
 # with one-element lists
 PLAYER_EVENTS = _reachable_rows("memory_event")
+
+
+def engine_sources() -> dict[str, str]:
+    """_SOURCES on another engine (e.g. a game's own PostgreSQL): the queried saves' chains
+    are walked there by the models over the game's `line` and `save` (bound $save_ids and
+    $lineage_ids), as build_memory_for_save does; there are no vectors to bring."""
+    from .. import history
+
+    return {
+        "source_memory_event": _reachable_rows("memory_event"),
+        "source_memory_entity": _reachable_rows("memory_entity"),
+        "source_memory_event_term": "select * from memory_event_term",
+        "source_line": history._SAVES_LINES_SQL,
+        "source_save": history._SAVES_SQL,
+        "int_save_fork_points": history._FORKS_SQL,
+    }
 
 
 # The store narrowed to the batch's agents and players before any model reads it (plain
@@ -145,29 +160,58 @@ select
     words.words
 from int_memory_queries as queries
 left join (
-    select query_id, list(events order by events.result_index) as events
+    select query_id, {events} as events
     from memory_query_events as events
     group by query_id
 ) as events on events.query_id = queries.query_id
 left join (
-    select query_id, list(entities order by entities.result_index) as entities
+    select query_id, {entities} as entities
     from memory_query_entities as entities
     group by query_id
 ) as entities on entities.query_id = queries.query_id
 left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
 left join (
-    select query_id, list(timeline order by timeline.result_index) as timeline
+    select query_id, {timeline} as timeline
     from memory_query_timeline as timeline
     group by query_id
 ) as timeline on timeline.query_id = queries.query_id
 left join (
-    select query_id, list(struct_pack(word, word_source, level) order by word_order) as words
+    select query_id, {words} as words
     from int_memory_query_words
     group by query_id
 ) as words on words.query_id = queries.query_id
 {candidates_join}
 order by queries.query_id
 """
+# Every scored candidate as a list, best first: only when asked (log or explain); building
+# ~thousands of dicts costs about a third of a query on a large store.
+_CANDIDATES_JOIN = """left join (
+    select query_id, {candidates} as candidates
+    from memory_recall_candidates as candidates
+    group by query_id
+) as candidates on candidates.query_id = queries.query_id"""
+
+
+@functools.cache  # rendered once per (candidates, engine), not per batch
+def query_select(candidates: bool, engine: str = "duckdb") -> str:
+    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows)."""
+
+    def rows(relation: str, order_by: str) -> str:
+        return render_macro("list_of_rows", relation, order_by, engine=engine)
+
+    fields = [(name, name) for name in ("word", "word_source", "level")]
+    return _QUERY_SELECT.format(
+        events=rows("events", "events.result_index"),
+        entities=rows("entities", "entities.result_index"),
+        timeline=rows("timeline", "timeline.result_index"),
+        words=render_macro("list_of_objects", fields, "word_order", engine=engine),
+        candidates="candidates.candidates" if candidates else "cast(null as integer[])",
+        candidates_join=_CANDIDATES_JOIN.format(
+            candidates=rows("candidates", "candidates.score desc, candidates.event_id")
+        )
+        if candidates
+        else "",
+    )
 
 
 # The events a batch's context texts read: the stored events of its agents' timelines and the
@@ -207,18 +251,6 @@ select
 from int_memory_timeline
 order by created_at, event_id
 """
-
-
-# Every scored candidate as a list, best first: only when asked (log or explain); building
-# ~thousands of dicts costs about a third of a query on a large store.
-_CANDIDATES = "candidates.candidates"
-_CANDIDATES_JOIN = """left join (
-    select
-        query_id,
-        list(candidates order by candidates.score desc, candidates.event_id) as candidates
-    from memory_recall_candidates as candidates
-    group by query_id
-) as candidates on candidates.query_id = queries.query_id"""
 
 
 # A batch's recalls of one table, as if applied one by one in the order of their times (the

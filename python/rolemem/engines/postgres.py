@@ -36,7 +36,33 @@ def transpile(sql: str) -> str:
 
     tree = sqlglot.parse_one(sql, read="duckdb")
     _inline_table_aliases(tree)
+    _make_date(tree)
+    _any_value(tree)
     return _LITERAL_PERCENT.sub("%%", tree.sql(dialect="postgres"))
+
+
+def _make_date(tree: Any) -> None:
+    """make_date(year, month, day), which both engines have: sqlglot reads it as
+    DateFromParts and writes DATE_FROM_PARTS, a function PostgreSQL lacks."""
+    from sqlglot import exp
+
+    for node in list(tree.find_all(exp.DateFromParts)):
+        node.replace(
+            exp.Anonymous(
+                this="make_date",
+                expressions=[node.args.get(part) for part in ("year", "month", "day")],
+            )
+        )
+
+
+def _any_value(tree: Any) -> None:
+    """DuckDB's any_value skips nulls, and so does PostgreSQL's: sqlglot reads the DuckDB
+    one as ANY_VALUE ... IGNORE NULLS and warns that PostgreSQL has no such clause."""
+    from sqlglot import exp
+
+    for node in list(tree.find_all(exp.IgnoreNulls)):
+        if isinstance(node.this, exp.AnyValue):
+            node.replace(node.this)
 
 
 def _inline_table_aliases(tree: Any) -> None:
@@ -83,6 +109,11 @@ class PostgresEngine:
             con.execute(render_macro("create_rolemem_raise", engine=NAME))
         self.url = url
         self.schema = schema
+        # what a write that met another transaction raises (the caller may retry it)
+        self.conflicts: tuple[type[Exception], ...] = (
+            psycopg.errors.DeadlockDetected,
+            psycopg.errors.SerializationFailure,
+        )
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -107,12 +138,20 @@ class PostgresEngine:
         text = transpile(sql)
         with self._pool.connection() as con:
             try:
-                return con.execute(text, dict(params)).fetchall()
+                cur = con.execute(text, dict(params))
+                return cur.fetchall() if cur.description is not None else []
             except psycopg.errors.RaiseException as exc:
                 message = exc.diag.message_primary or ""
                 if message.startswith(_RAISED_PREFIX):
                     raise error(message[len(_RAISED_PREFIX) :]) from None
                 raise
+
+    def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Write statements (the project's dialect, bound parameters) in one transaction:
+        all or nothing."""
+        with self._pool.connection() as con, con.transaction():
+            for sql, params in statements:
+                con.execute(transpile(sql), dict(params))
 
     def replace_tables(
         self,

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# what the demo loader writes, in an order that satisfies the foreign keys
-_DEMO_TABLES = (
+# a store's tables (what the demo loader writes), in an order that satisfies the foreign keys
+_STORE_TABLES = (
     "role",
     "save",
     "line",
@@ -37,50 +37,56 @@ def _sqlalchemy_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def init_database(url: str, *, demo: bool = False) -> None:
-    """Create rolemem's tables on the database at `url` if missing; `demo`: recreate them
-    (keys restart at 1) and load the demo saves, config and player memories."""
+def init_database(url: str, *, demo: bool = False, store: str | Path | None = None) -> None:
+    """Create rolemem's tables on the database at `url` if missing. `demo`: recreate them
+    (keys restart at 1) and load the demo saves, config and player memories; `store`: recreate
+    them and copy the rows of that embedded DuckDB store instead."""
     import sqlalchemy as sa
 
     from ..memory_schema import create_memory_tables, drop_memory_tables
     from ..schema import create_all, drop_all
 
+    if demo and store is not None:
+        raise ValueError("give demo or store, not both")
     engine = sa.create_engine(_sqlalchemy_url(url))
     try:
-        if demo:
+        if demo or store is not None:
             drop_memory_tables(engine)
             drop_all(engine)
         create_all(engine)
         create_memory_tables(engine)
-        if demo:
-            _copy_demo(engine)
+        if store is not None:
+            _copy_store(engine, store)
+        elif demo:
+            from ..demo_data import load_demo
+
+            with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
+                path = Path(scratch) / "demo.duckdb"
+                load_demo(str(path))
+                _copy_store(engine, path)
     finally:
         engine.dispose()
 
 
-def _copy_demo(engine: Any) -> None:
-    """The demo store, loaded into a scratch DuckDB file, copied into the (empty) tables in one
-    transaction; then every key sequence is set past the copied keys."""
+def _copy_store(engine: Any, path: str | Path) -> None:
+    """A DuckDB store's rows copied into the (empty) tables in one transaction; then every key
+    sequence is set past the copied keys."""
     import duckdb
     import sqlalchemy as sa
 
-    from ..demo_data import load_demo
     from ..memory_schema import MEMORY_TABLES
     from ..schema import APP_TABLES, CONFIG_TABLES
 
-    with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
-        path = str(Path(scratch) / "demo.duckdb")
-        load_demo(path)
-        with duckdb.connect(path, read_only=True) as source, engine.begin() as connection:
-            copy_rows(source, connection.connection.dbapi_connection.cursor(), _DEMO_TABLES)
-            for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
-                for column in table.columns:
-                    if isinstance(column.default, sa.Sequence):
-                        connection.exec_driver_sql(
-                            f"select setval('{column.default.name}', "
-                            f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
-                            "false)"
-                        )
+    with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
+        copy_rows(source, connection.connection.dbapi_connection.cursor(), _STORE_TABLES)
+        for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
+            for column in table.columns:
+                if isinstance(column.default, sa.Sequence):
+                    connection.exec_driver_sql(
+                        f"select setval('{column.default.name}', "
+                        f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
+                        "false)"
+                    )
 
 
 def copy_rows(source: Any, cursor: Any, tables: Sequence[str]) -> None:

@@ -1,0 +1,104 @@
+"""Dynamic recall on PostgreSQL: a store copied from the embedded file (`init_database(url,
+store=…)`) answers every query exactly as DuckDB answers it: the events, entities, timeline,
+prompt and every scored candidate, on the branch being played, with the time windows, both
+fusions and a seeded draw; the recall's bookkeeping lands there too."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from rolemem import DynamicMemory
+from rolemem.dynamic_memory import MemoryInputError
+from rolemem.engines import PostgresEngine
+from rolemem.engines.postgres_setup import init_database
+
+from .conftest import demo_store, recall_shown
+from .test_recall_quality import AGENT, NOW, USER, event_rows
+
+PROFILE = {"timeline_size": 3}
+QUERIES = [
+    {"text": "我又想吃火锅了"},
+    {"text": "我又想吃火锅了", "save_id": 2},
+    {"text": "我又想吃火锅了", "save_id": 2, "memory_scope": "save"},
+    {"text": "昨晚谢谢你等我", "explain": True},  # a time window
+    {"text": "去年圣诞我们做了什么", "explain": True, "limit": 2},
+    {"text": "那本推理小说你看完了吗", "explain": True},  # nothing shared: nothing returned
+    {"text": "画廊里的画", "roulette_seed": 7, "explain": True},
+    {"text": "画廊", "score_threshold": 0.6, "user_name": "木木", "agent_name": "祁煜"},
+    {"text": "火锅", "user_id": "lulu"},  # a player with official events only
+]
+
+
+@pytest.fixture(scope="module")
+def stores(postgres_url, tmp_path_factory):
+    """The demo store plus the quality set, three 火锅 events extracted from saves' lines (on
+    save 2's chain, off it, from save 1), copied to PostgreSQL."""
+    path = demo_store(str(tmp_path_factory.mktemp("dynamic") / "store.duckdb"))
+    with DynamicMemory(path, embedder=None) as memory:
+        memory.add_events(event_rows())
+        # 7 on save 2's chain, 3 from its regenerated reply (off the chain), 18 from save 1
+        memory._con.execute(
+            "update memory_event set save_id = case id when 18 then 1 else 2 end, "
+            "first_line_id = case id when 18 then 1 else 22 end, "
+            "last_line_id = case id when 3 then 24 when 7 then 23 else 8 end "
+            "where id in (3, 7, 18)"
+        )
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute("drop database if exists rolemem_dynamic")
+        con.execute("create database rolemem_dynamic")
+    url = postgres_url.replace("/postgres?", "/rolemem_dynamic?")
+    init_database(url, store=path)
+    with PostgresEngine(url) as engine:
+        yield path, engine
+
+
+def answers(memory: DynamicMemory, fusion: str) -> list[tuple[object, ...]]:
+    shown = []
+    for query in QUERIES:
+        given = {"user_id": USER, **query}
+        answer = memory.query(given.pop("text"), agent_id=AGENT, now=NOW, update=False, **given)
+        shown.append(recall_shown(answer))
+    return shown
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_every_query_is_answered_alike_on_both_engines(stores, fusion):
+    path, engine = stores
+    profile = {**PROFILE, "fusion": fusion}
+    with DynamicMemory(path, embedder=None, profile=profile) as duck:  # refreshes chains
+        expected = answers(duck, fusion)
+    with DynamicMemory(engine=engine, embedder=None, profile=profile) as pg:
+        assert answers(pg, fusion) == expected
+    hotpot = [[e["event_id"] for e in shown[0]] for shown in expected[:3]]
+    assert hotpot == [[7, 18, 3], [7, 18], [7]]  # the branch and the save scope count
+    assert expected[4][0] and expected[3][4] and expected[6][4]  # recalled, explained
+
+
+def test_the_recall_bookkeeping_is_written_on_postgresql(stores):
+    _, engine = stores
+    with DynamicMemory(engine=engine, embedder=None, profile=PROFILE) as pg:
+        recalled = pg.query("我又想吃火锅了", user_id=USER, agent_id=AGENT, now=NOW)
+        ids = sorted(e["event_id"] for e in recalled.memory_events)
+        rows = engine.run(
+            "select id, recall_count, last_recalled_at from memory_event "
+            "where list_contains(cast($ids as bigint[]), id) order by id",
+            {"ids": ids},
+        )
+        assert rows == [(event_id, 1, NOW) for event_id in ids]
+        # what the recall wrote counts in the next one (recent use lowers the profile score)
+        again = pg.query("我又想吃火锅了", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+        assert again.memory_events[0]["score"] < recalled.memory_events[0]["score"]
+
+
+def test_only_recall_runs_on_postgresql_so_far(stores):
+    _, engine = stores
+    with DynamicMemory(engine=engine, embedder=None) as pg:
+        with pytest.raises(MemoryInputError, match="add_events runs on the embedded store"):
+            pg.add_event(user_id=USER, agent_id=AGENT, description="x", created_at=NOW)
+        with pytest.raises(MemoryInputError, match="log=True"):
+            pg.query("火锅", user_id=USER, agent_id=AGENT, now=NOW, log=True)
+    with pytest.raises(MemoryInputError, match="embedder=None"):
+        DynamicMemory(engine=engine)
+    with pytest.raises(MemoryInputError, match="not both"):
+        DynamicMemory("x.duckdb", engine=engine, embedder=None)
