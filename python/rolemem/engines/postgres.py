@@ -4,6 +4,7 @@ unlike DuckDB)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,10 @@ _TYPES = {
     "JSON": "json",
 }
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
+# Planner settings a statement may ask for (PostgresEngine.run). A statement of many CTEs over
+# thousands of rows (dynamic recall) gets row estimates of 1 for its CTEs, and with them
+# nested loops that take seconds to minutes; hash and merge joins take 0.3 s.
+PLANNER_SETTINGS = {"enable_nestloop": "off"}
 # a psycopg placeholder, %(name)s; any other % is a literal and must be doubled
 _LITERAL_PERCENT = re.compile(r"%(?!\(\w+\)s)")
 
@@ -129,17 +134,29 @@ class PostgresEngine:
         self._pool.wait(timeout=30)  # a server that refuses says so now, not at the first call
 
     def run(
-        self, sql: str, params: Mapping[str, Any], error: type[RolememError] = LineError
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        error: type[RolememError] = LineError,
+        planner: Mapping[str, str] | None = None,
     ) -> list[tuple[Any, ...]]:
         """`sql` in the project's dialect, with bound parameters; a message the SQL raised on
-        purpose (`rolemem_raise`) becomes `error`."""
+        purpose (`rolemem_raise`) becomes `error`. `planner`: planner settings for this
+        statement only (e.g. `{"enable_nestloop": "off"}`), from PLANNER_SETTINGS."""
         import psycopg
 
         text = transpile(sql)
+        for name, value in (planner or {}).items():
+            if PLANNER_SETTINGS.get(name) != value:
+                raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
         with self._pool.connection() as con:
             try:
-                cur = con.execute(text, dict(params))
-                return cur.fetchall() if cur.description is not None else []
+                # settings of one transaction (`set local`); none: no transaction to open
+                with con.transaction() if planner else contextlib.nullcontext():
+                    for name, value in (planner or {}).items():
+                        con.execute(f"set local {name} = {value}")
+                    cur = con.execute(text, dict(params))
+                    return cur.fetchall() if cur.description is not None else []
             except psycopg.errors.RaiseException as exc:
                 message = exc.diag.message_primary or ""
                 if message.startswith(_RAISED_PREFIX):
