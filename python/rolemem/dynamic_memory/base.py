@@ -69,10 +69,6 @@ class _Base:
         if engine is not None:
             if db is not None:
                 raise MemoryInputError("give db (a DuckDB store) or engine, not both")
-            if embedder is not None:
-                raise MemoryInputError(
-                    "recall on PostgreSQL is by keyword, BM25 and time so far: pass embedder=None"
-                )
             # the settings and seeds, read as on DuckDB; the store is the engine's
             db = _duck.private_connection()
         if embedder == "default":

@@ -26,9 +26,10 @@ class DynamicMemory(_Recall):
     writes): recall without side effects, no writes; the store must exist.
     `max_batch`: queries from several threads that wait while a recall statement runs are
     answered together by the next one, at most this many (1: one statement per query).
-    `engine` (`rolemem.engines.PostgresEngine`, with `embedder=None`): recall over the
-    memory tables of a PostgreSQL database (`rolemem init-db postgresql://…`), the same
-    models transpiled; only `query` so far, by keyword, BM25 and time.
+    `engine` (`rolemem.engines.PostgresEngine`): recall over the memory tables of a
+    PostgreSQL database (`rolemem init-db postgresql://…`), the same models transpiled, the
+    vectors held in numpy as on DuckDB; only `query` so far (memories are written on the
+    embedded store and copied over).
     """
 
     def __init__(

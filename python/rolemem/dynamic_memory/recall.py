@@ -29,13 +29,14 @@ from .sql import (
     _QUERY_SQL,
     _RECALLED,
     _SOURCES,
+    DENSE_COLUMNS,
     QUERY_FIELDS,
     batched,
     engine_sources,
     query_select,
     query_sql,
 )
-from .vector_cache import dense_batch
+from .vector_cache import dense_batch, duckdb_fetch
 
 if TYPE_CHECKING:
     from ..engines import PostgresEngine
@@ -206,7 +207,10 @@ class _Recall(_Lookups):
             )
             cursor = self._cursor()
             dense, stats = dense_batch(
-                self._vectors, cursor.cursor, inputs, int(self.settings["dense_candidates"])
+                self._vectors,
+                duckdb_fetch(cursor.cursor),
+                inputs,
+                int(self.settings["dense_candidates"]),
             )
             cursor.cursor.register("rolemem_dense_candidates", dense)
             results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
@@ -224,7 +228,8 @@ class _Recall(_Lookups):
         self, engine: PostgresEngine, inputs: Sequence[Mapping[str, Any]], candidates: bool
     ) -> list[tuple[Any, ...]]:
         """The same models on another engine, transpiled: the queried saves' chains walked
-        there by the models (no write-time table), the answer's lists as JSON."""
+        there by the models (no write-time table), the dense candidates found in numpy over
+        the vectors held (loaded from there) and bound, the answer's lists as JSON."""
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
         lineage = (
             engine.run(history._LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids
@@ -240,6 +245,10 @@ class _Recall(_Lookups):
             engine=engine.name,
         )
         params = bound_lists(QUERY_FIELDS, batched(inputs), engine.name)
+        dense, stats = dense_batch(
+            self._vectors, engine.columns, inputs, int(self.settings["dense_candidates"])
+        )
+        params.update({f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS}, **stats)
         # its CTEs' row estimates are 1: nested loops would take seconds to minutes
         rows = engine.run(
             sql,

@@ -29,6 +29,16 @@ STAT_NAMES = (
 )
 
 
+# the dense candidates numpy finds (vector_cache.dense_batch), column by column
+DENSE_COLUMNS = {
+    "query_id": "integer",
+    "event_id": "bigint",
+    "cosine": "double",
+    "context_cosine": "double",
+    "long_context_cosine": "double",
+}
+
+
 # What each query of a batch brings (one list per name, a position per query: the models
 # carry query_id, so one statement answers every query waiting); the settings are the
 # DynamicMemory's, the same for all.
@@ -102,16 +112,22 @@ PLAYER_EVENTS = _reachable_rows("memory_event")
 def engine_sources() -> dict[str, str]:
     """_SOURCES on another engine (e.g. a game's own PostgreSQL): the queried saves' chains
     are walked there by the models over the game's `line` and `save` (bound $save_ids and
-    $lineage_ids), as build_memory_for_save does; there are no vectors to bring."""
+    $lineage_ids), as build_memory_for_save does; the dense candidates are bound lists
+    ($dense_<column>)."""
     from .. import history
 
     return {
-        "source_memory_event": _reachable_rows("memory_event"),
-        "source_memory_entity": _reachable_rows("memory_entity"),
-        "source_memory_event_term": "select * from memory_event_term",
+        **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
         "source_line": history._SAVES_LINES_SQL,
         "source_save": history._SAVES_SQL,
         "int_save_fork_points": history._FORKS_SQL,
+        # what numpy computed, bound as lists (DuckDB reads a registered table instead)
+        "int_memory_query_dense_candidates": "    select\n"
+        + ",\n".join(
+            f"        unnest(cast($dense_{name} as {kind}[])) as {name}"
+            for name, kind in DENSE_COLUMNS.items()
+        )
+        + "\n",
     }
 
 

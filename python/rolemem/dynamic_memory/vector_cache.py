@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -39,6 +39,14 @@ from memory_event_embedding
 where event_id in (select unnest(cast($ids as bigint[])))
 order by event_id
 """
+
+
+# A statement's result as columns (name -> values), on whichever engine holds the store
+Fetch = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+
+
+def duckdb_fetch(cur: duckdb.DuckDBPyConnection) -> Fetch:
+    return lambda sql, params: cur.execute(sql, dict(params)).fetchnumpy()
 
 
 class _Vectors:
@@ -82,21 +90,21 @@ class EventVectorCache:
 
     def cosines(
         self,
-        cur: duckdb.DuckDBPyConnection,
+        fetch: Fetch,
         agent_id: str,
         user_id: str,
         query: list[float],
     ) -> dict[str, np.ndarray]:
         """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
         for the player's events that have vectors."""
-        reachable = cur.execute(
+        reachable = fetch(
             self._reachable_with_vectors, {"agent_id": [agent_id], "user_id": [user_id]}
-        ).fetchnumpy()
+        )
         all_ids = np.asarray(reachable["event_id"], dtype=np.int64)
         order = np.argsort(all_ids)
         ids = all_ids[order]
         has_context = np.asarray(reachable["has_context"], dtype=bool)[order]
-        vectors = self._vectors(cur, (agent_id, user_id), ids, has_context)
+        vectors = self._vectors(fetch, (agent_id, user_id), ids, has_context)
         if not len(ids):
             return _no_cosines()
         vector = np.asarray(query, dtype=np.float32)
@@ -112,7 +120,7 @@ class EventVectorCache:
 
     def _vectors(
         self,
-        cur: duckdb.DuckDBPyConnection,
+        fetch: Fetch,
         key: tuple[str, str],
         ids: np.ndarray,
         has_context: np.ndarray,
@@ -129,7 +137,7 @@ class EventVectorCache:
             if filled.any():
                 cached, found = cached.without(ids[filled]), found & ~filled
             if not found.all():
-                cached = self._merged(cur, cached, ids[~found])
+                cached = self._merged(fetch, cached, ids[~found])
             self._players[key] = cached  # most recently used last
             total = sum(len(v.ids) for v in self._players.values())
             while total > self.max_vectors and len(self._players) > 1:
@@ -137,10 +145,8 @@ class EventVectorCache:
                 total -= len(evicted.ids)
             return cached
 
-    def _merged(
-        self, cur: duckdb.DuckDBPyConnection, cached: _Vectors, missing: np.ndarray
-    ) -> _Vectors:
-        loaded = cur.execute(_LOAD, {"ids": missing.tolist()}).fetchnumpy()
+    def _merged(self, fetch: Fetch, cached: _Vectors, missing: np.ndarray) -> _Vectors:
+        loaded = fetch(_LOAD, {"ids": missing.tolist()})
         ids = np.concatenate([cached.ids, np.asarray(loaded["event_id"], dtype=np.int64)])
         order = np.argsort(ids, kind="stable")
         return _Vectors(
@@ -169,7 +175,7 @@ def _no_cosines() -> dict[str, np.ndarray]:
 
 def dense_batch(
     cache: EventVectorCache | None,
-    cur: duckdb.DuckDBPyConnection,
+    fetch: Fetch,
     queries: Sequence[Mapping[str, Any]],
     candidates: int,
 ) -> tuple[dict[str, np.ndarray], dict[str, list[float | int | None]]]:
@@ -182,7 +188,7 @@ def dense_batch(
     stats: dict[str, list[float | int | None]] = {name: [] for name in STAT_NAMES}
     for number, query in enumerate(queries, start=1):
         table, numbers = _dense_inputs(
-            cache, cur, query["agent_id"], query["user_id"], query["query_embedding"], candidates
+            cache, fetch, query["agent_id"], query["user_id"], query["query_embedding"], candidates
         )
         tables.append({"query_id": np.full(len(table["event_id"]), number), **table})
         for name in STAT_NAMES:
@@ -192,7 +198,7 @@ def dense_batch(
 
 def _dense_inputs(
     cache: EventVectorCache | None,
-    cur: duckdb.DuckDBPyConnection,
+    fetch: Fetch,
     agent_id: str,
     user_id: str,
     query: list[float] | None,
@@ -201,7 +207,7 @@ def _dense_inputs(
     stats: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
     if cache is None or query is None:
         return _no_cosines(), stats
-    cosines = cache.cosines(cur, agent_id, user_id, query)
+    cosines = cache.cosines(fetch, agent_id, user_id, query)
     if not len(cosines["event_id"]):
         return cosines, stats
     best = np.maximum.reduce([cosines[name] for name in COSINE_NAMES])

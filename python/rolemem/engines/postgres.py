@@ -163,6 +163,15 @@ class PostgresEngine:
                     raise error(message[len(_RAISED_PREFIX) :]) from None
                 raise
 
+    def columns(self, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
+        """`sql`'s result as columns (name -> values), as DuckDB's fetchnumpy gives them."""
+        text = transpile(sql)
+        with self._pool.connection() as con:
+            cur = con.execute(text, dict(params))
+            names = [column.name for column in cur.description or ()]
+            rows = cur.fetchall()
+        return {name: [row[i] for row in rows] for i, name in enumerate(names)}
+
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write statements (the project's dialect, bound parameters) in one transaction:
         all or nothing."""
