@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="drop and reload the demo saves (the spec's two examples)",
     )
+    init.add_argument(
+        "--copy-from",
+        metavar="PATH",
+        help="PostgreSQL only: drop and reload rolemem's tables with the rows of this embedded "
+        "DuckDB store (saves, config, memories and their vectors)",
+    )
 
     memory = commands.add_parser(
         "memory",
@@ -483,6 +489,16 @@ def _init_db(args: argparse.Namespace) -> None:
     from .engines.postgres_setup import init_database, is_postgres_url
 
     path = args.db or _duck.default_db_path()
+    if args.copy_from is not None:
+        if not is_postgres_url(path):
+            raise RolememError("--copy-from fills a PostgreSQL database: give --db postgresql://…")
+        if args.demo:
+            raise RolememError("give --demo or --copy-from, not both")
+        if not Path(args.copy_from).is_file():
+            raise RolememError(f"{args.copy_from}: no such database file")
+        init_database(path, store=args.copy_from)
+        print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
+        return
     if is_postgres_url(path):
         init_database(path, demo=args.demo)
     elif args.demo:

