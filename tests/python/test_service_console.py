@@ -1,5 +1,6 @@
 """/console in a real headless Chromium, with the network closed: the unlock matrix, a dry-run
-recall preview and a player's timeline, as the JSON routes give them."""
+recall preview and a player's timeline and memories, as the JSON routes give them; pinning and
+forgetting a memory from the page."""
 
 from __future__ import annotations
 
@@ -88,7 +89,29 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         items = page.locator("#timeline li").all_inner_texts()
         assert len(items) == len(timeline) > 0
         assert all(e["description"] in item for e, item in zip(timeline, items, strict=True))
-        assert page.locator("#memories tr[data-memory]").count() > 0
+        rows = page.locator("#memories tr[data-memory]")
+        count = rows.count()
+        assert count > 0
+        # pin the first memory, then forget it: the routes the game calls, the page redrawn
+        memory = rows.first.get_attribute("data-memory")
+        kind, memory_id = memory.split(":")
+        row = f'#memories tr[data-memory="{memory}"]'
+        page.click(f"{row} button.pin")
+        page.wait_for_selector(f"{row}.pinned")
+        assert page.inner_text(f"{row} button.pin") == "unpin"
+        game = {"X-API-Key": "game"}
+        listed = client.get(
+            "/users/mumu/memories", params={"agent_id": "qiyu", "limit": 100}, headers=game
+        ).json()["items"]
+        pinned = [(m["memory_type"], str(m["memory_id"])) for m in listed if m["is_pinned"]]
+        assert pinned == [(kind, memory_id)]
+        page.click(f"{row} button.forget")
+        page.wait_for_selector(row, state="detached")
+        assert rows.count() == count - 1
+        archived = client.get("/users/mumu/archive", params={"agent_id": "qiyu"}, headers=game)
+        assert (kind, memory_id) in {
+            (m["memory_type"], str(m["memory_id"])) for m in archived.json()["items"]
+        }
         # a wrong key is said on the page, in the error shape's words
         page.fill("#key", "wrong")
         page.click("#connection button")

@@ -11,12 +11,12 @@ function element(tag, attributes = {}, ...children) {
   return node;
 }
 
-async function call(path, body) {
+async function call(path, body, method = body === undefined ? "GET" : "POST") {
   const headers = { "Content-Type": "application/json" };
   const key = $("key").value;
   if (key) headers["X-API-Key"] = key;
   const answer = await fetch(path, {
-    method: body === undefined ? "GET" : "POST",
+    method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -101,13 +101,41 @@ function drawPlayer(timeline, page) {
   $("timeline").replaceChildren(...timeline.map((event) =>
     element("li", {}, `${event.created_at.replace("T", " ")} ${event.place ?? ""}：${event.description}`)));
   const table = $("memories");
-  table.replaceChildren(element("tr", {}, ...["kind", "memory", "strength", "recalled"].map((h) => element("th", {}, h))));
+  table.replaceChildren(element("tr", {},
+    ...["kind", "memory", "strength", "recalled", ""].map((h) => element("th", {}, h))));
   for (const item of page.items) {
-    table.append(element("tr", { "data-memory": `${item.memory_type}:${item.memory_id}` },
+    const row = element("tr", {
+      "data-memory": `${item.memory_type}:${item.memory_id}`,
+      class: item.is_pinned ? "pinned" : "",
+    },
       element("td", {}, item.memory_type === "entity" ? item.entity_kind : "event"),
       element("td", {}, item.description), element("td", {}, String(item.strength)),
-      element("td", {}, String(item.recall_count))));
+      element("td", {}, String(item.recall_count)), element("td", {}));
+    // the same routes the game calls: pinned memories are never archived by cleanup; forget
+    // archives (reason deleted), never destroys
+    const path = `/users/${encodeURIComponent(item.user_id)}/memories/${item.memory_type}/${item.memory_id}`;
+    const pin = element("button", { class: "pin" }, item.is_pinned ? "unpin" : "pin");
+    pin.addEventListener("click", () => guarded(async () => {
+      await call(path, { is_pinned: !item.is_pinned }, "PATCH");
+      await showPlayer();
+    }));
+    const forget = element("button", { class: "forget" }, "forget");
+    forget.addEventListener("click", () => guarded(async () => {
+      await call(path, undefined, "DELETE");
+      await showPlayer();
+    }));
+    row.lastChild.append(pin, forget);
+    table.append(row);
   }
+}
+
+async function showPlayer() {
+  const user = encodeURIComponent($("player-user").value);
+  const agent = encodeURIComponent($("player-agent").value);
+  drawPlayer(
+    await call(`/users/${user}/timeline?agent_id=${agent}`),
+    await call(`/users/${user}/memories?agent_id=${agent}&limit=100`),
+  );
 }
 
 const character = () => encodeURIComponent($("character").value);
@@ -132,10 +160,5 @@ $("preview").addEventListener("submit", (event) => {
 
 $("player").addEventListener("submit", (event) => {
   event.preventDefault();
-  const user = encodeURIComponent($("player-user").value);
-  const agent = encodeURIComponent($("player-agent").value);
-  guarded(async () => drawPlayer(
-    await call(`/users/${user}/timeline?agent_id=${agent}`),
-    await call(`/users/${user}/memories?agent_id=${agent}&limit=100`),
-  ));
+  guarded(showPlayer);
 });
