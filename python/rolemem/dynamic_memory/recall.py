@@ -28,6 +28,7 @@ from .sql import (
     _LOGGED,
     _QUERY_SQL,
     _RECALLED,
+    _RECALLED_ONCE,
     _SOURCES,
     DENSE_COLUMNS,
     QUERY_FIELDS,
@@ -327,17 +328,14 @@ class _Recall(_Lookups):
                 if query.update
                 for row in result[position] or []
             ]
-            if recalled:
-                statements.append(
-                    (
-                        _RECALLED.format(table=table),
-                        {
-                            "bonus": self.settings["recall_strength_bonus"],
-                            "ids": [item_id for item_id, _ in recalled],
-                            "recalled_at": [at for _, at in recalled],
-                        },
-                    )
-                )
+            ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
+            bonus = self.settings["recall_strength_bonus"]
+            if len(set(ids)) == len(ids) and len(set(times)) == 1:
+                once = {"bonus": bonus, "ids": ids, "now": times[0]}
+                statements.append((_RECALLED_ONCE.format(table=table), once))
+            elif recalled:
+                grouped = {"bonus": bonus, "ids": ids, "recalled_at": times}
+                statements.append((_RECALLED.format(table=table), grouped))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(

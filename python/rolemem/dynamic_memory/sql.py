@@ -269,6 +269,17 @@ order by created_at, event_id
 """
 
 
+# Recalls of one table, each memory once at one time (a batch of one query): the cheaper
+# statement (no join: each operator is planned on every call)
+_RECALLED_ONCE = """
+update {table} set
+    recall_count = recall_count + 1,
+    last_recalled_at = $now,
+    strength = strength + $bonus
+where id in (select unnest(cast($ids as bigint[])))
+"""
+
+
 # A batch's recalls of one table, as if applied one by one in the order of their times (the
 # batch's queries arrived together): each recall counts (recall_count + 1 and the strength
 # bonus), the latest sets last_recalled_at
