@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterable
@@ -275,35 +274,9 @@ where
 """
 
 
-# database files whose tables this process has ensured: reads check them before every
-# statement, and the catalog query costs several times the file lookup
-_ENSURED: set[tuple[str, int]] = set()
-_DATABASE_SQL = "select path from duckdb_databases() where database_name = current_database()"
-
-
-def _database_file(cur: duckdb.DuckDBPyConnection) -> tuple[str, int] | None:
-    """The file of `cur`'s database (path and inode: a file made anew at the same path is
-    another database); None in memory."""
-    row = cur.execute(_DATABASE_SQL).fetchone()
-    try:
-        return (row[0], os.stat(row[0]).st_ino) if row and row[0] else None
-    except OSError:
-        return None
-
-
 def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
     """Create the write-time history tables (empty) where dbt has not built them yet; add the
-    columns rolemem reads to the game's `save` and `line` tables where they lack them. Once
-    per database file and process (one process writes a file: nothing else drops them)."""
-    database = _database_file(cur)
-    if database is not None and database in _ENSURED:
-        return
-    _ensure_tables(cur)
-    if database is not None:
-        _ENSURED.add(database)
-
-
-def _ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
+    columns rolemem reads to the game's `save` and `line` tables where they lack them."""
     found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
     needed = {f"{table}.{column}" for table, columns in _APP_COLUMNS.items() for column in columns}
     for column in sorted(needed - found):  # names and types from this module
