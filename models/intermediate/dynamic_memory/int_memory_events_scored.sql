@@ -88,32 +88,21 @@ components as (
             case when candidates.has_query_in_description then queries.tier_exact_content else 0 end
         ) as keyword_score,
         {% if dense %}
-            case
-                when baselines.has_vector
-                    then coalesce(
-                        (candidates.cosine - baselines.cosine_min)
-                        / nullif(baselines.cosine_max - baselines.cosine_min, 0),
-                        0
-                    )
-            end as dense_score,
-            case
-                when baselines.has_vector
-                    then coalesce(
-                        (candidates.context_cosine - baselines.context_cosine_min)
-                        / nullif(baselines.context_cosine_max - baselines.context_cosine_min, 0),
-                        0
-                    )
-            end as context_score,
-            case
-                when baselines.has_vector
-                    then coalesce(
-                        (candidates.long_context_cosine - baselines.long_context_cosine_min)
-                        / nullif(
-                            baselines.long_context_cosine_max - baselines.long_context_cosine_min, 0
-                        ),
-                        0
-                    )
-            end as long_context_score,
+            {% for cosine, score in [
+                ('cosine', 'dense_score'),
+                ('context_cosine', 'context_score'),
+                ('long_context_cosine', 'long_context_score'),
+            ] %}
+                -- the cosine on the player's min-max scale
+                case
+                    when baselines.has_vector
+                        then coalesce(
+                            (candidates.{{ cosine }} - baselines.{{ cosine }}_min)
+                            / nullif(baselines.{{ cosine }}_max - baselines.{{ cosine }}_min, 0),
+                            0
+                        )
+                end as {{ score }},
+            {% endfor %}
             (candidates.cosine - baselines.cosine_mean)
             / nullif(sqrt(greatest(baselines.cosine_square_mean - baselines.cosine_mean ^ 2, 0)), 0)
                 as dense_z,
