@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import duckdb
 
@@ -310,6 +311,13 @@ def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
     row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
     return list(row[0] or []) if row else list(save_ids)
+
+
+def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:
+    """`lineage` on another engine (rolemem.engines: a game's own database)."""
+    if not save_ids:
+        return []
+    return list(engine.run(_LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids)
 
 
 def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:

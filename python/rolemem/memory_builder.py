@@ -388,7 +388,7 @@ def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, s
         engine=engine.name,
     )
     save_ids = [params["save_id"]]
-    lineage = engine.run(history._LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids
+    lineage = history.engine_lineage(engine, save_ids)
     rows = engine.run(sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
     return _save_messages(rows, params["save_id"])
 
