@@ -26,7 +26,6 @@ from .responses import QueryResponse, _entity_out, _event_out, _timeline_out, fr
 from .settings import _SEEDS
 from .sql import (
     _LOGGED,
-    _QUERY_SQL,
     _RECALLED,
     _RECALLED_ONCE,
     _SOURCES,
@@ -196,23 +195,28 @@ class _Recall(_Lookups):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
+        engine = self._engine.name if self._engine else "duckdb"
+        sql = compose(
+            _TARGETS,
+            {
+                "int_memory_queries": query_sql(engine),
+                **(engine_sources() if self._engine else _SOURCES),
+            },
+            query_select(candidates, engine),
+            variables=self._plan_variables(inputs),
+            existing=_SEEDS,
+            engine=engine,
+        )
+        cursor = self._cursor()
+        dense, stats = dense_batch(
+            self._vectors,
+            self._engine.columns if self._engine else duckdb_fetch(cursor.cursor),
+            inputs,
+            int(self.settings["dense_candidates"]),
+        )
         if self._engine is not None:
-            results = self._run_on_engine(self._engine, inputs, candidates)
+            results = self._run_on_engine(self._engine, sql, inputs, dense, stats)
         else:
-            sql = compose(
-                _TARGETS,
-                {"int_memory_queries": _QUERY_SQL, **_SOURCES},
-                query_select(candidates),
-                variables=self._plan_variables(inputs),
-                existing=_SEEDS,
-            )
-            cursor = self._cursor()
-            dense, stats = dense_batch(
-                self._vectors,
-                duckdb_fetch(cursor.cursor),
-                inputs,
-                int(self.settings["dense_candidates"]),
-            )
             cursor.cursor.register("rolemem_dense_candidates", dense)
             results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
         answered = time.perf_counter()
@@ -226,36 +230,26 @@ class _Recall(_Lookups):
         return [(result, timings) for result in results]
 
     def _run_on_engine(
-        self, engine: PostgresEngine, inputs: Sequence[Mapping[str, Any]], candidates: bool
+        self,
+        engine: PostgresEngine,
+        sql: str,
+        inputs: Sequence[Mapping[str, Any]],
+        dense: Mapping[str, Any],
+        stats: Mapping[str, Any],
     ) -> list[tuple[Any, ...]]:
-        """The same models on another engine, transpiled: the queried saves' chains walked
-        there by the models (no write-time table), the dense candidates found in numpy over
-        the vectors held (loaded from there) and bound, the answer's lists as JSON."""
+        """The statement on another engine, transpiled: the queried saves' chains walked
+        there by the models (no write-time table), the dense candidates bound as lists, the
+        answer's lists as JSON."""
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
-        lineage = (
-            engine.run(history._LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids
-            if save_ids
-            else []
-        )
-        sql = compose(
-            _TARGETS,
-            {"int_memory_queries": query_sql(engine.name), **engine_sources()},
-            query_select(candidates, engine.name),
-            variables=self._plan_variables(inputs),
-            existing=_SEEDS,
-            engine=engine.name,
-        )
-        params = bound_lists(QUERY_FIELDS, batched(inputs), engine.name)
-        dense, stats = dense_batch(
-            self._vectors, engine.columns, inputs, int(self.settings["dense_candidates"])
-        )
-        params.update({f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS}, **stats)
+        params = {
+            **bound_lists(QUERY_FIELDS, batched(inputs), engine.name),
+            **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS},
+            **stats,
+            "save_ids": save_ids,
+            "lineage_ids": history.engine_lineage(engine, save_ids),
+        }
         # its CTEs' row estimates are 1: nested loops would take seconds to minutes
-        rows = engine.run(
-            sql,
-            {**params, "save_ids": save_ids, "lineage_ids": lineage},
-            planner={"enable_nestloop": "off"},
-        )
+        rows = engine.run(sql, params, planner={"enable_nestloop": "off"})
         return [tuple(from_json(value) for value in row[1:]) for row in rows]
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -109,6 +109,7 @@ def _reachable_rows(table: str) -> str:
 PLAYER_EVENTS = _reachable_rows("memory_event")
 
 
+@functools.cache  # built once: read (never changed) by every batch
 def engine_sources() -> dict[str, str]:
     """_SOURCES on another engine (e.g. a game's own PostgreSQL): the queried saves' chains
     are walked there by the models over the game's `line` and `save` (bound $save_ids and
