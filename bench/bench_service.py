@@ -269,6 +269,11 @@ def main() -> None:
             f"({stats['requests'] / max(stats['statements'], 1):.2f} per statement, largest "
             f"{stats['largest_batch']})"
         )
+    windows = status["context_windows"]
+    print(
+        f"context windows: {windows['reused']} reused from the last plan, "
+        f"{windows['planned']} planned"
+    )
     with duckdb.connect(path) as con:
         report = MemoryLoop(con).maintain(now=NOW + timedelta(days=1))
         con.execute("checkpoint")

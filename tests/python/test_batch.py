@@ -315,25 +315,29 @@ def test_loop_plans_of_observations_waiting_together_are_as_alone():
         dialogue = Dialogue(con, save_id)
         for n in range(turns):
             dialogue.turn(n)
-    loop = MemoryLoop(con, settings={"context_max_turns": 4})
 
-    def window(save_id: int, role_id: int | None = 1, script_role_id: str | None = None):  # type: ignore[no-untyped-def]
-        return lambda: loop.context_window(
-            save_id=save_id, role_id=role_id, script_role_id=script_role_id
-        )
+    def on(loop: MemoryLoop) -> list:  # type: ignore[type-arg]
+        def window(save_id: int, role_id: int | None = 1, script_role_id: str | None = None):  # type: ignore[no-untyped-def]
+            return lambda: loop.context_window(
+                save_id=save_id, role_id=role_id, script_role_id=script_role_id
+            )
 
-    def due(save_id: int, scene: str):  # type: ignore[no-untyped-def]
-        return lambda: loop.due(
-            save_id=save_id, user_id="mumu", agent_id="qiyu", role_id=1, scene=scene
-        )
+        def due(save_id: int, scene: str):  # type: ignore[no-untyped-def]
+            return lambda: loop.due(
+                save_id=save_id, user_id="mumu", agent_id="qiyu", role_id=1, scene=scene
+            )
 
-    calls = [window(2), window(1), window(3), due(2, "gallery"), window(2, None, "narrator")]
-    alone = [call() for call in calls]
+        return [window(2), window(1), window(3), due(2, "gallery"), window(2, None, "narrator")]
+
+    alone = [call() for call in on(MemoryLoop(con, settings={"context_max_turns": 4}))]
     # the newest min_window_turns (6) turns, whatever context_max_turns says
     assert [len(w["lines"]) for w in (alone[0], alone[1], alone[2])] == [12, 6, 0]
+    # a loop of its own: the first one keeps the windows it planned (nothing to wait for)
+    loop = MemoryLoop(con, settings={"context_max_turns": 4})
+    calls = on(loop)
     gated(loop._plans, waiting=len(calls) - 1)
     together = concurrently(calls)
     assert together == alone
-    # the first alone; then four observations of three saves x characters: save 2 x role 1 is
-    # observed twice with other values (a scene), so it takes a statement of its own
-    assert loop._plans.stats()["statements"] == len(calls) + 2
+    # four observations of three saves x characters: save 2 x role 1 is observed twice with
+    # other values (a scene), so it takes a statement of its own
+    assert loop._plans.stats()["statements"] == 2

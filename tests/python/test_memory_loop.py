@@ -157,6 +157,42 @@ def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con,
     ]
 
 
+def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_moved(con, server):
+    """/turn asks for the window the previous /lines observation just planned: it is reused
+    (no plan statement) while the save's tip and batches are those the plan read, and is
+    always what a loop without kept windows computes."""
+    dialogue = Dialogue(con)
+    for n in range(19):
+        dialogue.turn(n)
+    loop = make_loop(con, server)
+
+    def window_now() -> dict:
+        return loop.context_window(save_id=1, role_id=1)
+
+    def fresh() -> dict:
+        return MemoryLoop(con).context_window(save_id=1, role_id=1)
+
+    def plans() -> int:
+        return loop._plans.stats()["statements"]
+
+    observe(loop)
+    before = plans()
+    reused = window_now()
+    assert plans() == before and reused == fresh()
+    assert (reused["pending_turns"], reused["window_turns"], len(reused["lines"])) == (19, 19, 38)
+    tip = dialogue.tip
+    dialogue.turn(19)  # the game writes a turn: the tip moved
+    assert window_now() == fresh() and plans() == before + 1
+    assert window_now()["pending_turns"] == 20 and plans() == before + 1
+    server.push(reply("前十轮"))
+    assert observe(loop).extracted_turns == 10  # a batch the kept window's plan did not read
+    after = window_now()
+    assert after == fresh() and after["pending_turns"] == 10 and after["watermark_line_id"] == 20
+    dialogue.move(tip)  # back to an older tip: the chain is shorter
+    assert window_now() == fresh() and window_now()["pending_turns"] == 9
+    assert loop._windows.hits == 3
+
+
 def test_a_second_observation_writes_nothing_new(con, server):
     dialogue = Dialogue(con)
     for n in range(20):

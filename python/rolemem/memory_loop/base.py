@@ -30,6 +30,7 @@ from .sql import (
     OBSERVATION_FIELDS,
     SETTING_NAMES,
 )
+from .windows import WindowCache, window_of
 
 
 class _LoopBase:
@@ -73,6 +74,8 @@ class _LoopBase:
         self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
             self._plan_batch, max_batch=self.memory._batches.max_batch
         )
+        # each plan's window, for the save's next turn (it reads what the observation read)
+        self._windows = WindowCache()
 
     def _check_settings(self) -> None:
         for name in SETTING_NAMES:
@@ -181,6 +184,8 @@ class _LoopBase:
             for index in now:
                 key = (observations[index]["save_id"], observations[index]["target_key"])
                 plans[index] = by_key[key]
+            for params in distinct:
+                self._windows.keep(params, by_key[(params["save_id"], params["target_key"])])
             remaining = later
         return [plan for plan in plans if plan is not None]
 
@@ -198,19 +203,8 @@ class _LoopBase:
             raise MemoryInputError("save_id is required")
         _, role, script_role = _target(role_id, script_role_id)
         params = self._observation(save, role, script_role)
-        plan = self._plan(params)
-        start = plan["window_start_position"]
-        lines = [
-            line
-            for line in plan["lines"] or []
-            if start is not None and line["line_position"] >= start
-        ]
-        return {
-            "lines": lines,
-            "pending_turns": plan["pending_turns"],
-            "watermark_line_id": plan["watermark_line_id"],
-            "window_turns": plan["window_turns"],
-        }
+        kept = self._windows.current(self.memory._cursor().cursor, params)
+        return kept if kept is not None else window_of(self._plan(params))
 
     def timeline(
         self, *, user_id: str, agent_id: str, save_id: int | None = None

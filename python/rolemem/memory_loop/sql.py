@@ -97,7 +97,10 @@ select
     windows.window_turns,
     lines.lines,
     tips.chain_problem as problem,
-    saves.id is not null as saves_found
+    saves.id is not null as saves_found,
+    -- what the plan read, so a context window can be reused while both stay the same
+    tips.tip_line_id as chain_tip_line_id,
+    marks.batch_last_line_ids
 from int_loop_observations as observations
 left join (
     select
@@ -144,6 +147,26 @@ left join (
     on lines.save_id = observations.save_id and lines.target_key = observations.target_key
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
 left join save as saves on saves.id = observations.save_id
+left join (
+    select save_id, target_key, list(last_line_id order by last_line_id) as batch_last_line_ids
+    from source_memory_extraction_batch
+    group by save_id, target_key
+) as marks
+    on marks.save_id = observations.save_id and marks.target_key = observations.target_key
+"""
+
+
+# the same two versions read now: a cached context window whose plan read these is current
+# (lines are append-only and the window depends only on the chain, the save's own batches and
+# the window settings)
+WINDOW_VERSION_SQL = """
+select
+    (select last_message_id from save where id = $save_id) as tip_line_id,
+    (
+        select list(last_line_id order by last_line_id)
+        from memory_extraction_batch
+        where save_id = $save_id and target_key = $target_key
+    ) as batch_last_line_ids
 """
 
 

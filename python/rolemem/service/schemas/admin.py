@@ -20,6 +20,13 @@ class Batching(Response):
     max_batch: int = field("The limit (`--max-batch`).", 8)
 
 
+class ContextWindows(Response):
+    reused: int = field(
+        "/turn windows taken from the save's last plan (its tip and batches unchanged).", 150
+    )
+    planned: int = field("Windows planned again: none kept, or the save moved since.", 10)
+
+
 class Status(Response):
     dynamic_recall: Batching = field(
         "Player-memory recall statements (/query, /turn).",
@@ -29,6 +36,9 @@ class Status(Response):
         "Designer-memory recall statements (/recall, /turn); null before the first.", None
     )
     extraction_queued: int = field("Extraction batches queued or being extracted.", 0)
+    context_windows: ContextWindows = field(
+        "Context windows asked for (/turn).", {"reused": 150, "planned": 10}
+    )
 
 
 class Snapshot(Response):
