@@ -96,11 +96,6 @@ order by saves.id
 # line can change: see int_memory_targets.resume_line_position; a character speaking for the
 # first time is built from the start). Anything else (a branch switch, a chain problem)
 # rebuilds the save whole.
-_RECORDED_TIP_SQL = """
-select tips.tip_line_id, tips.line_count
-from int_save_history_tips as tips
-where tips.save_id = $save_id and tips.chain_problem is null and tips.tip_line_id is not null
-"""
 _NEW_LINES_SQL = """
     select * from line
     where
@@ -111,17 +106,38 @@ _NEW_LINES_SQL = """
 """
 _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
-# the walk of the new lines joins the recorded tip: every step in the save, no line twice,
-# and the last step's parent is the recorded tip (a point read by key)
+# The walk of the new lines joins the recorded tip: every step in the save, no line twice,
+# and the deepest step's parent is the tip the save's rows were built for (whole). One row,
+# the recorded and the new line counts, when the append applies; none when the save is
+# rebuilt instead.
 _NEW_LINES_WALKED_SQL = f"""
-select
-    count(*) > 0
-    and count(distinct walk.line_id) = count(*)
-    and bool_and(walk.line_save_id = walk.save_id),
-    arg_max(walk.line_id, walk.depth)
-from {_WALK} as walk
+with walked as (
+    select
+        count(*) > 0
+        and count(distinct line_id) = count(*)
+        and bool_and(line_save_id = save_id) as is_one_run,
+        arg_max(line_id, depth) as first_line_id,
+        count(*) as line_count
+    from {_WALK}
+)
+select recorded.line_count, walked.line_count
+from walked
+inner join int_save_history_tips as recorded
+    on
+        recorded.save_id = $save_id
+        and recorded.chain_problem is null
+        and recorded.tip_line_id is not null
+inner join line as first_line on first_line.id = walked.first_line_id
+where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
 """
-_PARENT_SQL = "select parent_line_id from line where id = $line_id"
+# the chain stays whole, one run longer, up to the save's tip (the walk started there)
+_APPENDED_TIP_SQL = """
+update int_save_history_tips
+set
+    tip_line_id = (select last_message_id from save where id = $save_id),
+    line_count = $line_count
+where save_id = $save_id
+"""
 # every character of the save (the batch model over the stored chain) with the first line and
 # index of its last stored message; a character speaking for the first time has none and is
 # built from the start
@@ -175,37 +191,19 @@ def _append_statements() -> dict[str, str]:
             },
             "select * from memory_messages",
         ),
-        "tips": compose(
-            "int_save_history_tips",
-            {
-                **stored,
-                "source_line": "select * from line "
-                "where id = (select last_message_id from save where id = $save_id)",
-                "source_save": _ONE_SAVE_SQL,
-                "int_save_chain_problems": "select null::bigint as save_id, "
-                "null::varchar as chain_problem where false",
-            },
-            "select * from int_save_history_tips",
-        ),
     }
 
 
 def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
     """Refresh a save that only gained lines at the end, inside the caller's transaction;
     False (nothing written) when it did not."""
-    recorded = cur.execute(_RECORDED_TIP_SQL, {"save_id": save_id}).fetchone()
-    if recorded is None:
-        return False
-    tip, line_count = recorded
     statements = _append_statements()
     params = {"save_id": save_id}
     cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
-    walked = cur.execute(_NEW_LINES_WALKED_SQL).fetchone()
-    if not (walked and walked[0]):
+    walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
+    if not walked:
         return False
-    parent = cur.execute(_PARENT_SQL, {"line_id": walked[1]}).fetchone()
-    if parent is None or parent[0] != tip:
-        return False
+    [(line_count, new_lines)] = walked
     cur.execute(
         f"insert into int_lines_chained_to_root by name {statements['chain']}",
         {**params, "offset": line_count},
@@ -223,8 +221,7 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
             and messages.message_index >= resumed.resume_message_index"""
     )
     cur.execute(f"insert into memory_messages by name {statements['messages']}", params)
-    cur.execute("delete from int_save_history_tips where save_id = $save_id", params)
-    cur.execute(f"insert into int_save_history_tips by name {statements['tips']}", params)
+    cur.execute(_APPENDED_TIP_SQL, {**params, "line_count": line_count + new_lines})
     return True
 
 
