@@ -27,6 +27,7 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
             max_body_bytes=1048576,
             request_timeout=10.0,
             request_threads=8,
+            engine_threads=1,
             max_batch=8,
             extraction_threads=2,
             extraction_queue=64,
@@ -213,6 +214,13 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         type=int,
         default=defaults.request_threads,
         help="threads doing requests' engine work (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--engine-threads",
+        type=int,
+        default=defaults.engine_threads,
+        help="DuckDB threads per statement; requests already run side by side "
+        "(default: %(default)s)",
     )
     serve.add_argument(
         "--max-batch",
@@ -786,6 +794,7 @@ def _serve(args: argparse.Namespace) -> None:
         max_body_bytes=args.max_body_bytes,
         request_timeout=args.request_timeout,
         request_threads=args.request_threads,
+        engine_threads=args.engine_threads,
         max_batch=args.max_batch,
         extraction_threads=args.extraction_threads,
         extraction_queue=args.extraction_queue,

@@ -485,3 +485,22 @@ def test_a_sillytavern_lorebook_imports_recalls_and_exports_over_http(service):
     assert client.get("/config/atelier/sillytavern").status_code == 401
     bad = client.post("/config/import/sillytavern/atelier", headers=DESIGNER, json={"entries": 3})
     assert bad.status_code == 400 and error_of(bad)["type"] == "ConfigError"
+
+
+def test_the_service_runs_each_statement_on_its_engine_threads(tmp_path):
+    """Requests run side by side on the request threads; each DuckDB statement on
+    `engine_threads` (1 by default: the per-turn statements are planning-bound)."""
+    from rolemem.errors import RolememError
+
+    path = str(tmp_path / "store.duckdb")
+    demo_store(path)
+    for threads in (ServiceSettings().engine_threads, 2):
+        app = create_app(path, embedder=None, settings=ServiceSettings(engine_threads=threads))
+        with serving(app) as client:
+            assert client.get("/health").status_code == 200
+            con = app.state.store.con
+            assert con.execute("select current_setting('threads')").fetchone() == (threads,)
+    assert ServiceSettings().engine_threads == 1
+    with pytest.raises(RolememError, match="engine_threads must be at least 1") as refused:
+        ServiceSettings(engine_threads=0)
+    assert refused.value.field == "engine_threads"

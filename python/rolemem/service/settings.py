@@ -19,8 +19,13 @@ class ServiceSettings:
     # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
     # stopped and answered 503
     request_timeout: float = 10.0
-    # threads doing per-request engine work (DuckDB runs each statement on the cores itself)
+    # threads doing per-request engine work
     request_threads: int = 8
+    # DuckDB's threads for one statement: requests already run side by side on the request
+    # threads, and per-turn statements are planning-bound, so splitting each one over the cores
+    # only adds task switching (1 gave 4-31% more turns/s at 8 clients on 2 cores); a
+    # maintenance or snapshot statement runs on these threads too
+    engine_threads: int = 1
     # recall requests that wait while a recall statement runs are answered together by the
     # next statement, at most this many (1: one statement per request)
     max_batch: int = 8
@@ -36,7 +41,13 @@ class ServiceSettings:
     def __post_init__(self) -> None:
         from ..errors import RolememError
 
-        for name in ("max_body_bytes", "request_threads", "extraction_threads", "max_batch"):
+        for name in (
+            "max_body_bytes",
+            "request_threads",
+            "engine_threads",
+            "extraction_threads",
+            "max_batch",
+        ):
             if getattr(self, name) < 1:
                 raise RolememError(f"{name} must be at least 1", field=name)
         for name in ("request_timeout", "shutdown_grace", "idempotency_hours"):

@@ -62,6 +62,8 @@ class Store:
 
     def open(self) -> None:
         self.con = _duck.connect(self.path)
+        # a setting of this database instance (every cursor on it), a validated integer
+        self.con.execute(f"set threads = {int(self.settings.engine_threads)}")
         self.memory = DynamicMemory(
             self.con, embedder=self.embedder, max_batch=self.settings.max_batch
         )
