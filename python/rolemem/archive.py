@@ -4,54 +4,82 @@ only a privacy purge removes the archive too."""
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 from typing import Any
 
-import duckdb
+import sqlalchemy as sa
 
 from . import _duck
+from ._sql_project import render_macro
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
 
-_ARCHIVE_SQL = """
+
+@functools.cache
+def _archive_sql(memory_type: str, engine: str) -> str:
+    """The insert archiving memories of a type, the whole row as JSON (macro row_as_json,
+    its columns from the schema)."""
+    from .memory_schema import MemoryEntity, MemoryEvent
+
+    table = TABLES[memory_type]
+    model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
+    columns = [
+        (
+            column.name,
+            "varchar"
+            if isinstance(column.type, sa.DateTime)
+            else "double precision"
+            if isinstance(column.type, sa.REAL)
+            else None,
+        )
+        for column in model.__table__.columns  # type: ignore[attr-defined]
+    ]
+    row = render_macro("row_as_json", table, columns, engine=engine)
+    return f"""
 insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength, memory,
     archived_at)
-select $memory_type, id, agent_id, user_id, $reason, strength, to_json({table}), $now
-from {table} where id in (select unnest($ids))
+select $memory_type, id, agent_id, user_id, $reason, strength, {row}, $now
+from {table} where id in (select unnest(cast($ids as bigint[])))
 """
+
+
 # an event's postings and vectors go with it
+_IDS = "(select unnest(cast($ids as bigint[])))"
 _DELETE_SQL = {
     "event": [
-        "delete from memory_event_term where event_id in (select unnest($ids))",
-        "delete from memory_event_embedding where event_id in (select unnest($ids))",
-        "delete from memory_event where id in (select unnest($ids))",
+        f"delete from memory_event_term where event_id in {_IDS}",
+        f"delete from memory_event_embedding where event_id in {_IDS}",
+        f"delete from memory_event where id in {_IDS}",
     ],
-    "entity": ["delete from memory_entity where id in (select unnest($ids))"],
+    "entity": [f"delete from memory_entity where id in {_IDS}"],
 }
 
 
 def archive(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     memory_type: str,
     reason: str,
     ids: list[int],
     now: datetime,
     *,
     keep: bool = False,
+    engine: str = "duckdb",
 ) -> None:
     """Archive the memories (the whole row as JSON, with the reason) and remove them from the
-    live tables, inside the caller's transaction; `keep`: archive this version only (the row
-    is about to be rewritten, as consolidation does)."""
+    live tables, inside the caller's transaction (a cursor of `engine`, rolemem.engines);
+    `keep`: archive this version only (the row is about to be rewritten, as consolidation
+    does)."""
     cur.execute(
-        _ARCHIVE_SQL.format(table=TABLES[memory_type]),  # one of two fixed names
+        _archive_sql(memory_type, engine),
         {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},
     )
     if not keep:
         remove(cur, memory_type, ids)
 
 
-def remove(cur: duckdb.DuckDBPyConnection, memory_type: str, ids: list[int]) -> None:
+def remove(cur: Any, memory_type: str, ids: list[int]) -> None:
     """Remove the memories from the live tables (archive first, unless purging)."""
     for statement in _DELETE_SQL[memory_type]:
         cur.execute(statement, {"ids": ids})

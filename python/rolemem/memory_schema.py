@@ -23,6 +23,9 @@ VECTOR_COLUMNS = ("embedding", "context_embedding", "long_context_embedding")
 
 # naive timestamps: the game's local clock ("same calendar day" is the player's day)
 _TS = sa.TIMESTAMP(timezone=False)
+# single precision on every engine (DuckDB's FLOAT is 4 bytes, PostgreSQL's 8): a value written
+# on either reads back the same, and so scores the same
+_REAL: sa.REAL[float] = sa.REAL()
 
 ENTITY_TYPES = ("主体", "客体", "具体实体", "泛化实体")
 ENTITY_KINDS = ("用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面")
@@ -69,8 +72,8 @@ class MemoryEvent(SQLModel, table=True):
     description: str
     deepinsight: str | None = None
     keywords: list[str] = Field(default_factory=list, sa_type=sa.JSON)
-    importance: float = 0.5
-    feedback: float = 0.5
+    importance: float = Field(default=0.5, sa_type=_REAL)
+    feedback: float = Field(default=0.5, sa_type=_REAL)
     strength: int = 1
     recall_count: int = 0
     token_count: int = 0
@@ -112,12 +115,12 @@ class MemoryRecallLog(SQLModel, table=True):
     item_type: str  # event / entity
     item_id: int = Field(sa_type=sa.BigInteger)
     scope: str
-    bm25_score: float | None = None
-    keyword_score: float | None = None
-    dense_score: float | None = None
-    recency_score: float | None = None
-    profile_score: float | None = None
-    score: float
+    bm25_score: float | None = Field(default=None, sa_type=_REAL)
+    keyword_score: float | None = Field(default=None, sa_type=_REAL)
+    dense_score: float | None = Field(default=None, sa_type=_REAL)
+    recency_score: float | None = Field(default=None, sa_type=_REAL)
+    profile_score: float | None = Field(default=None, sa_type=_REAL)
+    score: float = Field(sa_type=_REAL)
     is_selected: bool
 
 
@@ -247,7 +250,8 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     add_columns(engine, _ADDED_COLUMNS)
     with engine.begin() as connection:
-        vector = f"float[{int(embedding_dim)}]"
+        # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
+        vector = f"real[{int(embedding_dim)}]"
         connection.exec_driver_sql(
             "create table if not exists memory_event_embedding (event_id bigint primary key, "
             + ", ".join(f"{name} {vector}" for name in VECTOR_COLUMNS)

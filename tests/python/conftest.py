@@ -167,6 +167,17 @@ def postgres_url() -> Iterator[str]:
         server.cleanup()
 
 
+def fresh_database(postgres_url: str, name: str) -> str:
+    """A new, empty database `name` on the test run's PostgreSQL (dropped first if a test left
+    it); its URL."""
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute(f"drop database if exists {name} with (force)")
+        con.execute(f"create database {name}")
+    return postgres_url.replace("/postgres?", f"/{name}?")
+
+
 @pytest.fixture(scope="session")
 def postgres(postgres_url: str) -> Iterator[Any]:
     from rolemem.engines import PostgresEngine

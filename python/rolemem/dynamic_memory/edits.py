@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .. import _duck
 from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
 from .base import _tracked
 from .checks import (
@@ -94,14 +93,11 @@ class _Edits(_Entities):
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
         assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
-        changed = (
-            self._con.cursor()
-            .execute(
+        with self._store.transaction() as cur:
+            changed = cur.execute(
                 f"update {table} set {assignments} where id = $id returning id",
                 {**fields, "id": memory_id},
-            )
-            .fetchall()
-        )
+            ).fetchall()
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
         return memory_id
@@ -109,13 +105,10 @@ class _Edits(_Entities):
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
         from ..archive import archive
 
-        with self._con.cursor() as cur:
-            result = cur.execute("select * from memory_event where id = $id", {"id": event_id})
-            names = [d[0] for d in result.description]
-            row = result.fetchone()
-        if row is None:
+        found = self._store.records("select * from memory_event where id = $id", {"id": event_id})
+        if not found:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
-        old = dict(zip(names, row, strict=True))
+        old = found[0]
         event = {
             **{key: old[key] for key in (*_OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
             "scope": old["scope"],
@@ -126,8 +119,8 @@ class _Edits(_Entities):
         }
         strength = fields.get("strength", old["strength"])
         rows, vectors = self._prepare_events([event])  # slow work before the transaction
-        with _duck.transaction(self._con) as cur:
-            archive(cur, "event", "edited", [event_id], datetime.now())
+        with self._store.transaction() as cur:
+            archive(cur, "event", "edited", [event_id], datetime.now(), engine=self._store.name)
             (new_id,) = self._write_events(cur, rows, vectors)
             cur.execute(
                 """update memory_event set strength = $strength, recall_count = $recalls,
@@ -165,25 +158,23 @@ class _Edits(_Entities):
         from ..archive import TABLES, archive
 
         self._writable()
-        with _duck.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             found = cur.execute(
                 f"select id from {TABLES[kind]} where id = $id", {"id": memory_id}
             ).fetchall()
             if not found:
                 raise MemoryInputError(f"no {TABLES[kind]} with id {memory_id}", field="id")
-            archive(cur, kind, "deleted", [memory_id], datetime.now())
+            archive(cur, kind, "deleted", [memory_id], datetime.now(), engine=self._store.name)
 
     def _list(
         self, table: str, agent_id: str, user_id: str | None, scope: str
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
-        cur = self._con.cursor().execute(
+        rows = self._store.records(
             f"select * from {table} where agent_id = $agent_id and scope = $scope "
             "and user_id is not distinct from $user_id order by id",
             {"agent_id": agent_id, "scope": scope, "user_id": user_id},
         )
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         for row in rows:
             if "keywords" in row:
                 row["keywords"] = json.loads(row["keywords"])

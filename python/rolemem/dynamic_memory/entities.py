@@ -6,9 +6,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
-from .. import _duck
 from .base import _tracked
 from .checks import (
     _entity_params,
@@ -54,16 +51,16 @@ class _Entities(_Events):
             user_name=user_name,
         )
         self._writable()
-        with _duck.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             return self._write_entity(cur, params)
 
-    @staticmethod
-    def _write_entity(cur: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> int:
+    def _write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
         """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
         description is appended unless already there and strength grows by the spacing
         increment for the time since the entity was last updated."""
         row = cur.execute(
-            _MERGE_ENTITY_SQL(), {k: v for k, v in params.items() if k != "entity_type"}
+            _MERGE_ENTITY_SQL(self._store.name),
+            {k: v for k, v in params.items() if k != "entity_type"},
         ).fetchone()
         if row is None:
             row = cur.execute(

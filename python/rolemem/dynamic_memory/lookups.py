@@ -3,18 +3,33 @@ timeline, and the scope of a query (the save's branch made current)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from .. import history
+from .._request_rows import bound_lists
 from .._sql_project import compose
 from ..history import ensure_fresh
 from ..text import tokenize
 from .base import _tracked
 from .checks import MemoryInputError, _setting, _text
 from .official import _Official
+from .responses import from_json
 from .settings import _SEEDS
-from .sql import _QUERY_SQL, _SOURCES, _TIMELINE_SELECT, batched
+from .sql import (
+    _QUERY_SQL,
+    _TIMELINE_SELECT,
+    DENSE_COLUMNS,
+    QUERY_FIELDS,
+    batched,
+    query_sql,
+    recall_sources,
+)
+
+# the query models' CTEs get row estimates of 1 on PostgreSQL: nested loops over them would take
+# seconds to minutes, hash and merge joins a fraction of a second
+_PLANNER = {"enable_nestloop": "off"}
 
 
 class _Lookups(_Official):
@@ -118,13 +133,62 @@ class _Lookups(_Official):
             "score_threshold": 0.0,
             "roulette_seed": None,
         }
-        sql = compose(
-            "int_memory_timeline",
-            {"int_memory_queries": _QUERY_SQL, **_SOURCES},
-            _TIMELINE_SELECT,
+        sql = self._models_sql("int_memory_timeline", _TIMELINE_SELECT)
+        return self._store.records(sql, self._bound([params]), planner=_PLANNER)
+
+    # -- the query models on the store's engine ---------------------------------------------
+
+    def _models_sql(
+        self,
+        targets: str | tuple[str, ...],
+        select: str,
+        variables: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The query models composed over a batch's bound queries (sql.QUERY_FIELDS), for the
+        store's engine: its sources (sql.recall_sources) and dispatch macros."""
+        engine = self._store.name
+        return compose(
+            targets,
+            {"int_memory_queries": query_sql(engine), **recall_sources(engine)},
+            select,
+            variables=variables,
             existing=_SEEDS,
+            engine=engine,
         )
-        cur = self._cursor()
-        rows = cur.run(sql, batched([params]))
-        names = [d[0] for d in cur.cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def _bound(
+        self,
+        inputs: Sequence[Mapping[str, Any]],
+        extra: Mapping[str, Any] | None = None,
+        dense: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A batch's parameters as the store's engine binds them: the query fields as lists;
+        on another engine the queried saves and their lineage (the models walk the chains
+        there) and the dense candidates as lists (DuckDB reads them as a registered table)."""
+        params = {**batched(inputs), **(extra or {})}
+        if self._engine is None:
+            return params
+        save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
+        return {
+            **bound_lists(QUERY_FIELDS, params, self._engine.name),
+            **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS if dense},
+            "save_ids": save_ids,
+            "lineage_ids": history.engine_lineage(self._engine, save_ids),
+        }
+
+    def _run_models(
+        self,
+        sql: str,
+        inputs: Sequence[Mapping[str, Any]],
+        extra: Mapping[str, Any] | None = None,
+        dense: Mapping[str, Any] | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """The composed statement's rows; on another engine its lists of rows come back as
+        JSON and are read into DuckDB's shape (responses.from_json)."""
+        if self._engine is None:
+            cursor = self._cursor()
+            if dense is not None:
+                cursor.cursor.register("rolemem_dense_candidates", dense)
+            return cursor.run(sql, self._bound(inputs, extra))
+        rows = self._engine.run(sql, self._bound(inputs, extra, dense), planner=_PLANNER)
+        return [tuple(from_json(value) for value in row) for row in rows]

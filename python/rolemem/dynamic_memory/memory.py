@@ -26,10 +26,9 @@ class DynamicMemory(_Recall):
     writes): recall without side effects, no writes; the store must exist.
     `max_batch`: queries from several threads that wait while a recall statement runs are
     answered together by the next one, at most this many (1: one statement per query).
-    `engine` (`rolemem.engines.PostgresEngine`): recall over the memory tables of a
-    PostgreSQL database (`rolemem init-db postgresql://…`), the same models transpiled, the
-    vectors held in numpy as on DuckDB; only `query` so far (memories are written on the
-    embedded store and copied over).
+    `engine` (`rolemem.engines.PostgresEngine`): the memory tables of a PostgreSQL database
+    (`rolemem init-db postgresql://…`) instead: every call, the same SQL transpiled, the
+    vectors held in numpy as on DuckDB.
     """
 
     def __init__(

@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .. import _duck
 from .base import _tracked
 from .checks import MemoryInputError, _entity_params, _iso_time, _records, _text
 from .edits import _Edits
@@ -129,7 +128,7 @@ class _Official(_Edits):
             except MemoryInputError as exc:
                 raise MemoryInputError(f"entities[{index}]: {exc}") from None
         rows, vectors = self._prepare_events(events, progress)  # every check before any write
-        with _duck.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             self._write_events(cur, rows, vectors)
             for params in entity_params:
                 self._write_entity(cur, params)

@@ -11,35 +11,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
-from .. import _duck, history
 from .._batch import Coalescer
-from .._request_rows import bound_lists
-from .._sql_project import compose
 from ..embedders import EmbeddingError, checked
 from ..text import case_folded, search_keywords
 from .base import _tracked
 from .checks import MemoryInputError, _count, _naive, _text, _unit
 from .lookups import _Lookups
-from .responses import QueryResponse, _entity_out, _event_out, _timeline_out, from_json
-from .settings import _SEEDS
+from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import (
     _LOGGED,
     _RECALLED,
     _RECALLED_ONCE,
-    _SOURCES,
-    DENSE_COLUMNS,
-    QUERY_FIELDS,
-    batched,
-    engine_sources,
+    logged_columns,
     query_select,
-    query_sql,
 )
-from .vector_cache import dense_batch, duckdb_fetch
+from .vector_cache import dense_batch
 
 if TYPE_CHECKING:
-    from ..engines import PostgresEngine
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +97,6 @@ class _Recall(_Lookups):
         _text(user_id, "user_id")
         _text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
-        if log and self._engine is not None:
-            raise MemoryInputError("log=True writes the recall log of the embedded store only")
         if (update or log) and self.read_only:
             raise MemoryInputError(
                 "this DynamicMemory was opened read_only: query with update=False and log=False"
@@ -195,30 +182,15 @@ class _Recall(_Lookups):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
-        engine = self._engine.name if self._engine else "duckdb"
-        sql = compose(
+        sql = self._models_sql(
             _TARGETS,
-            {
-                "int_memory_queries": query_sql(engine),
-                **(engine_sources() if self._engine else _SOURCES),
-            },
-            query_select(candidates, engine),
-            variables=self._plan_variables(inputs),
-            existing=_SEEDS,
-            engine=engine,
+            query_select(candidates, self._store.name),
+            self._plan_variables(inputs),
         )
-        cursor = self._cursor()
         dense, stats = dense_batch(
-            self._vectors,
-            self._engine.columns if self._engine else duckdb_fetch(cursor.cursor),
-            inputs,
-            int(self.settings["dense_candidates"]),
+            self._vectors, self._store.columns, inputs, int(self.settings["dense_candidates"])
         )
-        if self._engine is not None:
-            results = self._run_on_engine(self._engine, sql, inputs, dense, stats)
-        else:
-            cursor.cursor.register("rolemem_dense_candidates", dense)
-            results = [tuple(row[1:]) for row in cursor.run(sql, {**batched(inputs), **stats})]
+        results = [row[1:] for row in self._run_models(sql, inputs, stats, dense)]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
@@ -228,29 +200,6 @@ class _Recall(_Lookups):
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
-
-    def _run_on_engine(
-        self,
-        engine: PostgresEngine,
-        sql: str,
-        inputs: Sequence[Mapping[str, Any]],
-        dense: Mapping[str, Any],
-        stats: Mapping[str, Any],
-    ) -> list[tuple[Any, ...]]:
-        """The statement on another engine, transpiled: the queried saves' chains walked
-        there by the models (no write-time table), the dense candidates bound as lists, the
-        answer's lists as JSON."""
-        save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
-        params = {
-            **bound_lists(QUERY_FIELDS, batched(inputs), engine.name),
-            **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS},
-            **stats,
-            "save_ids": save_ids,
-            "lineage_ids": history.engine_lineage(engine, save_ids),
-        }
-        # its CTEs' row estimates are 1: nested loops would take seconds to minutes
-        rows = engine.run(sql, params, planner={"enable_nestloop": "off"})
-        return [tuple(from_json(value) for value in row[1:]) for row in rows]
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
@@ -291,17 +240,11 @@ class _Recall(_Lookups):
         memory); if they still conflict the batch is answered anyway and its bookkeeping is
         skipped (logged), never the answer."""
         statements = self._side_effects(queries, results)
-        conflicts = self._engine.conflicts if self._engine else (duckdb.TransactionException,)
         for attempt in range(1, 4):
             try:
-                if self._engine is not None:
-                    self._engine.run_all(statements)
-                    return
-                with _duck.transaction(self._con) as cur:
-                    for sql, params in statements:
-                        cur.execute(sql, params)
+                self._store.run_all(statements)
                 return
-            except conflicts as exc:
+            except self._store.conflicts as exc:
                 if attempt == 3:
                     log.warning("recall side effects skipped after 3 conflicts: %s", exc)
                     return
@@ -340,7 +283,7 @@ class _Recall(_Lookups):
                             "now": query.params["now"],
                             "agent_id": query.params["agent_id"],
                             "user_id": query.params["user_id"],
-                            "candidates": result[4],
+                            **logged_columns(result[4]),
                         },
                     )
                 )

@@ -109,6 +109,12 @@ def _reachable_rows(table: str) -> str:
 PLAYER_EVENTS = _reachable_rows("memory_event")
 
 
+def recall_sources(engine: str) -> dict[str, str]:
+    """What the query models read on `engine`: the embedded file's store narrowed to the
+    batch's players, or another engine's (engine_sources)."""
+    return _SOURCES if engine == "duckdb" else engine_sources()
+
+
 @functools.cache  # built once: read (never changed) by every batch
 def engine_sources() -> dict[str, str]:
     """_SOURCES on another engine (e.g. a game's own PostgreSQL): the queried saves' chains
@@ -305,22 +311,53 @@ where {table}.id = recalled.item_id
 """
 
 
-# One query's scored candidates into the recall log
-_LOGGED = """
+# One query's scored candidates into the recall log, a list per column (LOGGED_COLUMNS)
+LOGGED_COLUMNS = {
+    "event_id": "bigint",
+    "bm25_score": "double",
+    "keyword_score": "double",
+    "dense_score": "double",
+    "recency_score": "double",
+    "profile_score": "double",
+    "score": "double",
+    "is_selected": "boolean",
+}
+
+
+def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """A query's scored candidates as _LOGGED binds them: a list per column, the scores as
+    floats (a JSON answer reads a whole-number score as an int)."""
+    return {
+        name: [
+            float(c[name]) if kind == "double" and c[name] is not None else c[name]
+            for c in candidates
+        ]
+        for name, kind in LOGGED_COLUMNS.items()
+    }
+
+
+_LOGGED = f"""
 insert into memory_recall_log (query_id, queried_at, agent_id, user_id, item_type, item_id,
     scope, bm25_score, keyword_score, dense_score, recency_score, profile_score, score,
     is_selected)
 select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope, c.bm25_score,
     c.keyword_score, c.dense_score, c.recency_score, c.profile_score, c.score, c.is_selected
-from (select unnest($candidates, recursive := true)) as c
+from (
+    select
+        {
+    ", ".join(
+        f"unnest(cast(${name} as {kind}[])) as {name}" for name, kind in LOGGED_COLUMNS.items()
+    )
+}
+) as c
 join memory_event as e on e.id = c.event_id
 """
 
 
 @functools.cache
-def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from the macro
+def _MERGE_ENTITY_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - rendered once per engine
     increment = render_macro(
-        "strength_increment", "updated_at", "$at", "memory_strength_increments"
+        "strength_increment", "updated_at", "$at", "memory_strength_increments", engine=engine
     )
     return f"""update memory_entity set
         description = case when strpos(description, $description) > 0
@@ -337,7 +374,7 @@ def _MERGE_ENTITY_SQL() -> str:  # noqa: N802 - a constant rendered once from th
 
 
 @functools.cache
-def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from the models
+def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
     return compose(
         "int_memory_event_context_texts",
         {"source_memory_event": "select * from memory_event"},
@@ -346,16 +383,18 @@ def _MISSING_CONTEXT_SQL() -> str:  # noqa: N802 - a constant rendered once from
         inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
         where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
         order by texts.event_id""",
+        engine=engine,
     )
 
 
 @functools.cache
-def _REINFORCE_EVENT_SQL() -> str:  # noqa: N802
+def _REINFORCE_EVENT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
     increment = render_macro(
         "strength_increment",
         "coalesce(updated_at, created_at)",
         "$created_at",
         "memory_strength_increments",
+        engine=engine,
     )
     return f"""update memory_event set
         strength = strength + {increment},

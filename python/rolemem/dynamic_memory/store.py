@@ -9,9 +9,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
-from .. import _duck
 from .._sql_project import compose
 from ..memory_schema import VECTOR_COLUMNS
 from .base import _tracked
@@ -35,6 +32,21 @@ from .sql import (
 from .vectors import _Vectors
 
 log = logging.getLogger(__name__)
+
+# an event's postings (its terms as parallel lists) and vectors, each a bound value
+_POSTINGS_SQL = """
+insert into memory_event_term (event_id, term, description_count, keyword_count, tag_count)
+select
+    cast($event_id as bigint),
+    unnest(cast($terms as varchar[])),
+    unnest(cast($description_counts as integer[])),
+    unnest(cast($keyword_counts as integer[])),
+    unnest(cast($tag_counts as integer[]))
+"""
+_VECTORS_SQL = (
+    f"insert into memory_event_embedding (event_id, {', '.join(VECTOR_COLUMNS)}) "
+    f"values ($id, {', '.join(f'${name}' for name in VECTOR_COLUMNS)})"
+)
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its
 # context texts' (model int_memory_event_context_texts)
@@ -89,7 +101,7 @@ class _Events(_Vectors):
         called as their vectors are computed (the slow part of a bulk load)."""
         self._writable()
         rows, vectors = self._prepare_events(events, progress)
-        with _duck.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             return self._write_events(cur, rows, vectors)
 
     def _prepare_events(
@@ -129,18 +141,18 @@ class _Events(_Vectors):
             {"stg_app__memory_events": _NEW_AND_STORED_EVENTS_SQL},
             f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
             "where event_id >= $first_new_id order by event_id",
+            engine=self._store.name,
         )
         columns = {
             name: [row[name] for row in rows]
             for name in ("agent_id", "scope", "user_id", "created_at", "description")
         }
         params = {"first_new_id": _FIRST_NEW_ID, **{f"new_{k}": v for k, v in columns.items()}}
-        with self._con.cursor() as cur:
-            return cur.execute(sql, params).fetchall()
+        return [tuple(row) for row in self._store.run(sql, params)]
 
     def _write_events(
         self,
-        cur: duckdb.DuckDBPyConnection,
+        cur: Any,
         rows: list[dict[str, Any]],
         vectors: list[EventVectors | None],
         *,
@@ -155,7 +167,7 @@ class _Events(_Vectors):
             params = {k: v for k, v in row.items() if k != "terms"}
             existing = (
                 cur.execute(
-                    _REINFORCE_EVENT_SQL(),
+                    _REINFORCE_EVENT_SQL(self._store.name),
                     {
                         name: params[name]
                         for name in ("scope", "agent_id", "user_id", "description", "created_at")
@@ -182,16 +194,12 @@ class _Events(_Vectors):
             event_id = inserted[0]
             if terms["terms"]:
                 cur.execute(
-                    """insert into memory_event_term
-                    (event_id, term, description_count, keyword_count, tag_count)
-                    select $event_id, unnest($terms), unnest($description_counts),
-                           unnest($keyword_counts), unnest($tag_counts)""",
+                    _POSTINGS_SQL,
                     {"event_id": event_id, **terms},
                 )
             if vector is not None:
                 cur.execute(
-                    f"insert into memory_event_embedding (event_id, {', '.join(VECTOR_COLUMNS)}) "
-                    f"values ($id, {', '.join(f'${name}' for name in VECTOR_COLUMNS)})",
+                    _VECTORS_SQL,
                     {"id": event_id, **dict(zip(VECTOR_COLUMNS, vector, strict=True))},
                 )
             ids.append(event_id)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from .. import _duck
 from ..embedders import checked
 from ..memory_schema import VECTOR_COLUMNS
 from .base import _Base, _tracked
@@ -32,29 +31,22 @@ class _Vectors(_Base):
         self._writable()
         if self.embedder is None:
             return 0
-        with self._con.cursor() as cur:
-            missing = cur.execute(_MISSING_CONTEXT_SQL()).fetchall()
+        missing = self._store.run(_MISSING_CONTEXT_SQL(self._store.name), {})
         columns = VECTOR_COLUMNS[1:]
+        # one statement per event: a list of vectors is one flat array on PostgreSQL
+        fill = (
+            f"update memory_event_embedding set "
+            f"{', '.join(f'{name} = ${name}' for name in columns)} where event_id = $event_id"
+        )
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
             vectors = self._embedded([text for _, *row_texts in chunk for text in row_texts])
-            with _duck.transaction(self._con) as cur:
-                cur.execute(
-                    f"""update memory_event_embedding as vectors set
-                    {", ".join(f"{name} = filled.{name}" for name in columns)}
-                    from (
-                        select unnest($ids) as event_id,
-                        {", ".join(f"unnest(${name}) as {name}" for name in columns)}
-                    ) as filled
-                    where vectors.event_id = filled.event_id""",
-                    {
-                        "ids": [event_id for event_id, *_ in chunk],
-                        **{
-                            name: vectors[offset :: len(columns)]
-                            for offset, name in enumerate(columns)
-                        },
-                    },
-                )
+            with self._store.transaction() as cur:
+                for index, (event_id, *_) in enumerate(chunk):
+                    filled = vectors[index * len(columns) : (index + 1) * len(columns)]
+                    cur.execute(
+                        fill, {"event_id": event_id, **dict(zip(columns, filled, strict=True))}
+                    )
             if progress is not None:
                 progress(start + len(chunk), len(missing))
         return len(missing)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Mapping, Sequence
+import struct
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._sql_project import render_macro
@@ -90,6 +91,65 @@ def _inline_table_aliases(tree: Any) -> None:
             cte.set("materialized", False)
 
 
+def _configure(con: Any) -> None:
+    """Each pooled connection reads a `real` (single precision) as its exact value, as DuckDB
+    does (0.9 is stored as 0.89999997…; its text form would round it to 0.9)."""
+    from psycopg.adapt import Loader
+
+    class ExactReal(Loader):
+        def load(self, data: Any) -> float:
+            value: float = struct.unpack("f", struct.pack("f", float(bytes(data))))[0]
+            return value
+
+    con.adapters.register_loader("float4", ExactReal)
+
+
+def _json_as_text(cur: Any) -> None:
+    """JSON columns read as their text, as DuckDB returns them (one shape for the callers)."""
+    from psycopg.types.string import TextLoader
+
+    for name in ("json", "jsonb"):
+        cur.adapters.register_loader(name, TextLoader)
+
+
+@contextlib.contextmanager
+def _raised(error: type[RolememError]) -> Iterator[None]:
+    """A message the project's SQL raised on purpose (`rolemem_raise`) as `error`."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.errors.RaiseException as exc:
+        message = exc.diag.message_primary or ""
+        if message.startswith(_RAISED_PREFIX):
+            raise error(message[len(_RAISED_PREFIX) :]) from None
+        raise
+
+
+class _Cursor:
+    """A psycopg cursor in a transaction, called as a DuckDB cursor is: statements in the
+    project's dialect (transpiled once), `$name` parameters."""
+
+    def __init__(self, cur: Any, error: type[RolememError] = LineError) -> None:
+        self._cur = cur
+        self._error = error
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
+        with _raised(self._error):
+            self._cur.execute(transpile(sql), dict(params or {}))
+        return self
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._cur.fetchone()  # type: ignore[no-any-return]
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._cur.fetchall()  # type: ignore[no-any-return]
+
+    @property
+    def description(self) -> list[tuple[str]]:
+        return [(column.name,) for column in self._cur.description or ()]
+
+
 class PostgresEngine:
     """A PostgreSQL database by URL (`postgresql://…`). Threads share the pool; each call takes
     a connection for one statement. Statements are prepared server-side (psycopg prepares each
@@ -129,6 +189,7 @@ class PostgresEngine:
                 # a generic plan, cached: per-call planning is what PostgreSQL is here to save
                 "options": f"-c search_path={search_path} -c plan_cache_mode=force_generic_plan",
             },
+            configure=_configure,
             open=True,
         )
         self._pool.wait(timeout=30)  # a server that refuses says so now, not at the first call
@@ -142,26 +203,45 @@ class PostgresEngine:
     ) -> list[tuple[Any, ...]]:
         """`sql` in the project's dialect, with bound parameters; a message the SQL raised on
         purpose (`rolemem_raise`) becomes `error`. `planner`: planner settings for this
-        statement only (e.g. `{"enable_nestloop": "off"}`), from PLANNER_SETTINGS."""
-        import psycopg
+        statement only (e.g. `{"enable_nestloop": "off"}`), from PLANNER_SETTINGS. JSON values
+        come back parsed (lists and dicts)."""
+        return self._execute(sql, params, error, planner, json_as_text=False)[1]
 
+    def records(
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        planner: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """`sql`'s rows as dicts by column name, JSON values as their text (as DuckDB gives
+        them)."""
+        names, rows = self._execute(sql, params, LineError, planner, json_as_text=True)
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def _execute(
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        error: type[RolememError],
+        planner: Mapping[str, str] | None,
+        *,
+        json_as_text: bool,
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         text = transpile(sql)
         for name, value in (planner or {}).items():
             if PLANNER_SETTINGS.get(name) != value:
                 raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
-        with self._pool.connection() as con:
-            try:
-                # settings of one transaction (`set local`); none: no transaction to open
-                with con.transaction() if planner else contextlib.nullcontext():
-                    for name, value in (planner or {}).items():
-                        con.execute(f"set local {name} = {value}")
-                    cur = con.execute(text, dict(params))
-                    return cur.fetchall() if cur.description is not None else []
-            except psycopg.errors.RaiseException as exc:
-                message = exc.diag.message_primary or ""
-                if message.startswith(_RAISED_PREFIX):
-                    raise error(message[len(_RAISED_PREFIX) :]) from None
-                raise
+        with self._pool.connection() as con, con.cursor() as cur, _raised(error):
+            if json_as_text:
+                _json_as_text(cur)
+            # settings of one transaction (`set local`); none: no transaction to open
+            with con.transaction() if planner else contextlib.nullcontext():
+                for name, value in (planner or {}).items():
+                    cur.execute(f"set local {name} = {value}")
+                cur.execute(text, dict(params))
+                if cur.description is None:
+                    return [], []
+                return [column.name for column in cur.description], cur.fetchall()
 
     def columns(self, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
         """`sql`'s result as columns (name -> values), as DuckDB's fetchnumpy gives them."""
@@ -172,12 +252,21 @@ class PostgresEngine:
             rows = cur.fetchall()
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[_Cursor]:
+        """A cursor inside one transaction: `execute(sql, params)` (the project's dialect,
+        transpiled) then `fetchone`/`fetchall`, as a DuckDB cursor; any error rolls
+        everything back."""
+        with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
+            _json_as_text(cur)
+            yield _Cursor(cur)
+
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write statements (the project's dialect, bound parameters) in one transaction:
         all or nothing."""
-        with self._pool.connection() as con, con.transaction():
+        with self.transaction() as cur:
             for sql, params in statements:
-                con.execute(transpile(sql), dict(params))
+                cur.execute(sql, params)
 
     def replace_tables(
         self,

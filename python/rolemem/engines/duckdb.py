@@ -1,0 +1,76 @@
+"""The embedded DuckDB file as an engine: the one connection the process owns (DuckDB lets one
+process write a file), a cursor per thread that keeps each composed statement as a temp macro,
+transactions on a cursor of their own, and what a conflicting write raises. PostgresEngine
+answers the same calls on a server database."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from .. import _duck
+from ..errors import LineError, RolememError
+
+NAME = "duckdb"
+
+
+class DuckDBEngine:
+    """Statements in the project's dialect on the DuckDB connection `con` (the caller's: it
+    stays open when the engine goes). Threads may share it: each runs on a cursor of its own."""
+
+    name = NAME
+    # what a write that met another transaction's write raises (the caller may retry it)
+    conflicts: tuple[type[Exception], ...] = (duckdb.TransactionException,)
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self._local = threading.local()
+
+    def cursor(self) -> _duck.PreparedCursor:
+        """This thread's cursor (composed statements kept as temp macros on it)."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self.con))
+        return cur
+
+    def run(
+        self, sql: str, params: Mapping[str, Any], error: type[RolememError] = LineError
+    ) -> list[tuple[Any, ...]]:
+        """`sql` with bound parameters (those it names); a message the SQL raised on purpose
+        becomes `error`."""
+        return self.cursor().run(sql, params, error)
+
+    def records(
+        self,
+        sql: str,
+        params: Mapping[str, Any],
+        planner: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """`sql`'s rows as dicts by column name (JSON values as their text). `planner`:
+        another engine's settings (PostgresEngine.run); DuckDB has none to take."""
+        cur = self.cursor()
+        rows = cur.run(sql, params)
+        names = [column[0] for column in cur.cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def columns(self, sql: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """`sql`'s result as columns (name -> numpy array)."""
+        cur = self.cursor().cursor
+        return cur.execute(sql, _duck.used(sql, params)).fetchnumpy()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor inside BEGIN ... COMMIT: `execute(sql, params)` then `fetchone`/
+        `fetchall`; any error rolls everything back."""
+        with _duck.transaction(self.con) as cur:
+            yield cur
+
+    def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Write statements in one transaction: all or nothing."""
+        with self.transaction() as cur:
+            for sql, params in statements:
+                cur.execute(sql, _duck.used(sql, params))
