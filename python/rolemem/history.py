@@ -69,6 +69,14 @@ with recursive lineage (save_id) as (
 select list(save_id order by save_id) from lineage
 """
 _SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
+# what the memory builder's models walk a set of saves' chains from, read by a statement
+# ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
+# the refresh of those tables here
+WALKED_SOURCES = {
+    "source_line": _SAVES_LINES_SQL,
+    "source_save": _SAVES_SQL,
+    "int_save_fork_points": _FORKS_SQL,
+}
 _STORED_CHAINS_SQL = """
     select * from main.int_lines_chained_to_root
     where list_contains(cast($save_ids as bigint[]), save_id)
@@ -227,11 +235,7 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
 
 @functools.cache
 def _statements() -> dict[str, str]:
-    sources = {
-        "source_line": _SAVES_LINES_SQL,
-        "source_save": _SAVES_SQL,
-        "int_save_fork_points": _FORKS_SQL,
-    }
+    sources = WALKED_SOURCES
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
@@ -380,6 +384,17 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
                 log.debug("history refresh conflict on saves %s, retrying", stale)
                 time.sleep(0.01 * attempt)
     return []
+
+
+def chain_params(engine: Any, save_ids: list[int]) -> dict[str, list[int]]:
+    """Make the saves' chains readable by a statement on `engine` (rolemem.engines): DuckDB
+    keeps them as write-time tables, refreshed here where a save's tip moved (no parameter
+    needed); an engine that keeps none walks them in the statement, which binds the saves
+    and their lineage."""
+    if engine.name == "duckdb":
+        ensure_fresh(engine.cursor().cursor, save_ids)
+        return {}
+    return {"save_ids": save_ids, "lineage_ids": engine_lineage(engine, save_ids)}
 
 
 def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = None) -> int:

@@ -378,12 +378,7 @@ def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, s
     another engine: the same statement as a read-only DuckDB file, transpiled."""
     sql = compose(
         "memory_messages",
-        {
-            "source_line": history._SAVES_LINES_SQL,
-            "source_save": history._SAVES_SQL,
-            "int_save_fork_points": history._FORKS_SQL,
-            "int_memory_targets": _TARGET_SQL,
-        },
+        {**history.WALKED_SOURCES, "int_memory_targets": _TARGET_SQL},
         _SAVE_SELECT,
         engine=engine.name,
     )

@@ -125,9 +125,7 @@ def engine_sources() -> dict[str, str]:
 
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
-        "source_line": history._SAVES_LINES_SQL,
-        "source_save": history._SAVES_SQL,
-        "int_save_fork_points": history._FORKS_SQL,
+        **history.WALKED_SOURCES,
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
         "int_memory_query_dense_candidates": "    select\n"
         + ",\n".join(

@@ -49,9 +49,11 @@ class DuckDBEngine:
         sql: str,
         params: Mapping[str, Any],
         planner: Mapping[str, str] | None = None,
+        json_as_text: bool = True,
     ) -> list[dict[str, Any]]:
-        """`sql`'s rows as dicts by column name (JSON values as their text). `planner`:
-        another engine's settings (PostgresEngine.run); DuckDB has none to take."""
+        """`sql`'s rows as dicts by column name: a JSON column as its text, lists of objects
+        as lists of dicts. `planner` and `json_as_text` are another engine's
+        (PostgresEngine.records): DuckDB answers alike without them."""
         cur = self.cursor()
         rows = cur.run(sql, params)
         names = [column[0] for column in cur.cursor.description or ()]

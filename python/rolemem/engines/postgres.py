@@ -212,10 +212,12 @@ class PostgresEngine:
         sql: str,
         params: Mapping[str, Any],
         planner: Mapping[str, str] | None = None,
+        json_as_text: bool = True,
     ) -> list[dict[str, Any]]:
-        """`sql`'s rows as dicts by column name, JSON values as their text (as DuckDB gives
-        them)."""
-        names, rows = self._execute(sql, params, LineError, planner, json_as_text=True)
+        """`sql`'s rows as dicts by column name, JSON values as their text (as DuckDB gives a
+        JSON column) or, `json_as_text=False`, parsed (lists of objects: macro
+        list_of_objects)."""
+        names, rows = self._execute(sql, params, LineError, planner, json_as_text=json_as_text)
         return [dict(zip(names, row, strict=True)) for row in rows]
 
     def _execute(

@@ -10,33 +10,31 @@ from typing import Any, Literal, Self
 from .. import _duck
 from .._batch import Coalescer
 from .._seeds import read_settings, shipped_settings
-from .._sql_project import compose
 from ..archive import archived as archived
 from ..dynamic_memory import (
     DynamicMemory,
     MemoryInputError,
 )
+from ..dynamic_memory.responses import from_json
 from ..embedders import Embedder
+from ..engines import PostgresEngine
 from ..errors import ChainError, SaveNotFoundError
-from ..history import ensure_fresh
+from ..history import chain_params
 from ..llm import ChatModel
 from ..memory_builder import _int_or_none
 from .reports import _target
-from .sql import (
-    _BATCHES_SQL,
-    _CHAIN_SQL,
-    _OBSERVATION_SQL,
-    _OBSERVE_SELECT,
-    OBSERVATION_FIELDS,
-    SETTING_NAMES,
-)
+from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
 from .windows import WindowCache, window_of
+
+# the loop's CTEs get row estimates of 1 on PostgreSQL: no nested loops over them
+_PLANNER = {"enable_nestloop": "off"}
 
 
 class _LoopBase:
     """Extraction, timeline, cleanup and consolidation for one store.
 
-    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables).
+    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables),
+    or `engine` (`rolemem.engines.PostgresEngine`): the same tables in a PostgreSQL database.
     `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
     None disables extraction and consolidation. `embedder`: vectors for extracted events.
     `settings`: overrides of the seed memory_loop_settings.
@@ -50,10 +48,11 @@ class _LoopBase:
         embedder: Embedder | None | Literal["default"] = None,
         settings: Mapping[str, Any] | None = None,
         memory: DynamicMemory | None = None,
+        engine: PostgresEngine | None = None,
     ) -> None:
         # a memory given (shared, with its vector cache) stays its owner's to close
         self._owns_memory = memory is None
-        self.memory = memory or DynamicMemory(db, embedder=embedder)
+        self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
         self._con = self.memory._con
         self.llm = llm
         self.settings = {
@@ -154,17 +153,9 @@ class _LoopBase:
     def _plan_batch(self, observations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Plans of a batch of observations: one statement for distinct saves x characters (a
         second observation of the same one with other values waits for the next)."""
-        sql = compose(
-            ("int_loop_batches_due", "int_loop_pending_turns", "int_loop_context_windows"),
-            {
-                "int_lines_chained_to_root": _CHAIN_SQL,
-                "int_loop_observations": _OBSERVATION_SQL,
-                "source_memory_extraction_batch": _BATCHES_SQL,
-            },
-            _OBSERVE_SELECT,
-        )
-        cur = self.memory._cursor()
-        ensure_fresh(cur.cursor, sorted({o["save_id"] for o in observations}))
+        store = self.memory._store
+        sql = plan_sql(store.name)
+        chains = chain_params(store, sorted({o["save_id"] for o in observations}))
         plans: list[dict[str, Any] | None] = [None] * len(observations)
         remaining = list(range(len(observations)))
         while remaining:
@@ -178,9 +169,16 @@ class _LoopBase:
                     first.setdefault(key, index)
                     now.append(index)
             distinct = [observations[index] for index in first.values()]
-            rows = cur.run(sql, {name: [o[name] for o in distinct] for name in OBSERVATION_FIELDS})
-            names = [d[0] for d in cur.cursor.description]
-            by_key = {(row[0], row[1]): dict(zip(names, row, strict=True)) for row in rows}
+            rows = store.records(
+                sql,
+                {**chains, **{name: [o[name] for o in distinct] for name in OBSERVATION_FIELDS}},
+                planner=_PLANNER,
+                json_as_text=False,
+            )
+            by_key = {
+                (row["save_id"], row["target_key"]): {**row, "lines": from_json(row["lines"])}
+                for row in rows
+            }
             for index in now:
                 key = (observations[index]["save_id"], observations[index]["target_key"])
                 plans[index] = by_key[key]
@@ -203,7 +201,7 @@ class _LoopBase:
             raise MemoryInputError("save_id is required")
         _, role, script_role = _target(role_id, script_role_id)
         params = self._observation(save, role, script_role)
-        kept = self._windows.current(self.memory._cursor().cursor, params)
+        kept = self._windows.current(self.memory._store, params)
         return kept if kept is not None else window_of(self._plan(params))
 
     def timeline(
@@ -231,14 +229,11 @@ class _LoopBase:
         memory_id = _int_or_none(
             memory_id, "event_id" if event_id is not None else "entity_id", "pin"
         )
-        changed = (
-            self._con.cursor()
-            .execute(
+        with self.memory._store.transaction() as cur:
+            changed = cur.execute(
                 # the table name is one of two fixed names, never data
                 f"update {table} set is_pinned = $pinned where id = $id returning id",
                 {"pinned": pinned, "id": memory_id},
-            )
-            .fetchall()
-        )
+            ).fetchall()
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")

@@ -9,9 +9,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
-from .. import _duck
 from ..archive import archived as archived
 from ..dynamic_memory import (
     EventVectors,
@@ -74,7 +71,7 @@ class _Extraction(_LoopBase):
             for e in reply.entities
         ]
         try:
-            with _duck.transaction(self._con) as cur:
+            with self.memory._store.transaction() as cur:
                 events, entities = self._commit_batch(
                     cur, batch, state, event_rows, vectors, entity_params, keep_scene
                 )
@@ -87,7 +84,7 @@ class _Extraction(_LoopBase):
 
     def _commit_batch(
         self,
-        cur: duckdb.DuckDBPyConnection,
+        cur: Any,
         batch: Mapping[str, Any],
         state: dict[str, Any],
         event_rows: list[dict[str, Any]],
@@ -173,10 +170,8 @@ class _Extraction(_LoopBase):
         memories): the player's given name, else 用户; the character's given name, else its
         role's name, else the name its own lines show, else 角色."""
         if agent_name is None and role_id is not None:
-            with self._con.cursor() as cur:
-                row = cur.execute("select name from role where id = $id", {"id": role_id})
-                found = row.fetchone()
-            agent_name = found[0] if found else None
+            found = self.memory._store.run("select name from role where id = $id", {"id": role_id})
+            agent_name = found[0][0] if found else None
         if agent_name is None:
             agent_name = next(
                 (
@@ -200,7 +195,7 @@ class _Extraction(_LoopBase):
         """A failed extraction shows in the save's memory status (last error, attempts); the
         next observation retries the batch."""
         try:
-            with _duck.transaction(self._con) as cur:
+            with self.memory._store.transaction() as cur:
                 cur.execute(
                     _FAILURE_SQL,
                     {
@@ -212,5 +207,5 @@ class _Extraction(_LoopBase):
                         "now": datetime.now(),
                     },
                 )
-        except duckdb.Error:  # the status is a courtesy; the failure itself is raised
+        except Exception:  # the status is a courtesy; the failure itself is raised
             log.warning("could not record the failed extraction of save %s", state["save_id"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .. import _duck
 from .._sql_project import compose
 from ..archive import archive
 from ..archive import archived as archived
@@ -14,10 +13,11 @@ from ..dynamic_memory import (
     _SEEDS,
     _naive,
 )
+from ..dynamic_memory.responses import from_json
 from ..extraction import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport
-from .sql import _MAINTENANCE_SELECT, _MAINTENANCE_SQL
+from .sql import _MAINTENANCE_SQL, maintenance_select
 
 
 class _Maintenance(_Observation):
@@ -51,6 +51,7 @@ class _Maintenance(_Observation):
                 )
             },
         }
+        store = self.memory._store
         sql = compose(
             ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
             {
@@ -65,17 +66,18 @@ class _Maintenance(_Observation):
                     )
                 },
             },
-            _MAINTENANCE_SELECT,
+            maintenance_select(store.name),
             existing=_SEEDS,
+            engine=store.name,
         )
-        quotas, candidates = self.memory._cursor().run(sql, params)[0]
-        quotas, candidates = list(quotas or []), list(candidates or [])
+        [due] = store.records(sql, params, json_as_text=False)
+        quotas, candidates = from_json(due["quotas"] or []), list(due["candidates"] or [])
         by_kind: dict[tuple[str, str], list[int]] = {}
         for item in candidates:
             by_kind.setdefault((item["memory_type"], item["reason"]), []).append(item["memory_id"])
-        with _duck.transaction(self._con) as cur:
+        with store.transaction() as cur:
             for (memory_type, reason), ids in sorted(by_kind.items()):
-                archive(cur, memory_type, reason, ids, now)
+                archive(cur, memory_type, reason, ids, now, engine=store.name)
                 report.archived[reason] = report.archived.get(reason, 0) + len(ids)
                 report.archived_ids += [(memory_type, i) for i in ids]
             for quota in quotas:
@@ -110,15 +112,12 @@ class _Maintenance(_Observation):
         """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
         one transaction, the old rows archived with reason 'consolidated'."""
         assert self.llm is not None
-        cur = self._con.cursor()
-        rows = cur.execute(
+        store = self.memory._store
+        entities = store.records(
             """select id, entity_name, kind, keyword, description from memory_entity
-            where scope = 'user' and merge_count > 0 order by id"""
-        ).fetchall()
-        entities = [
-            dict(zip(("id", "entity_name", "kind", "keyword", "description"), row, strict=True))
-            for row in rows
-        ]
+            where scope = 'user' and merge_count > 0 order by id""",
+            {},
+        )
         size = max(1, self.settings["consolidation_batch_size"])
         done = 0
         step("consolidation", 0, len(entities))
@@ -127,12 +126,18 @@ class _Maintenance(_Observation):
             merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
             if not merged:
                 continue
-            with _duck.transaction(self._con) as tx:
-                archive(tx, "entity", "consolidated", list(merged), now, keep=True)
+            with store.transaction() as tx:
+                archive(
+                    tx, "entity", "consolidated", list(merged), now, keep=True, engine=store.name
+                )
                 tx.execute(
                     """update memory_entity set description = merged.description,
                         merge_count = 0, updated_at = greatest(updated_at, $now)
-                    from (select unnest($ids) as id, unnest($texts) as description) as merged
+                    from (
+                        select
+                            unnest(cast($ids as bigint[])) as id,
+                            unnest(cast($texts as varchar[])) as description
+                    ) as merged
                     where memory_entity.id = merged.id""",
                     {"ids": list(merged), "texts": list(merged.values()), "now": now},
                 )

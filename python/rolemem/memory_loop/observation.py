@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .. import _duck
 from ..archive import archived as archived
 from ..dynamic_memory import (
     MemoryInputError,
@@ -73,7 +72,7 @@ class _Observation(_Extraction):
                 "batch_scene": plan["last_scene"] if report.scene_changed else scene,
             }
             if not batches:
-                with _duck.transaction(self._con) as cur:
+                with self.memory._store.transaction() as cur:
                     cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
                 return report
             if self.llm is None:
@@ -142,7 +141,7 @@ class _Observation(_Extraction):
                 "scene": scene,
                 "now": datetime.now(),
             }
-            with _duck.transaction(self._con) as cur:
+            with self.memory._store.transaction() as cur:
                 cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
         return {
             "target_key": target_key,

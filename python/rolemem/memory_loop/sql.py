@@ -3,6 +3,10 @@ for the batch models, what an observation reads, and the loop state's writes."""
 
 from __future__ import annotations
 
+import functools
+
+from .. import history
+from .._sql_project import compose, render_macro
 from ..archive import archived as archived
 
 SETTING_NAMES = (
@@ -83,7 +87,8 @@ _BATCHES_SQL = """
 """
 
 
-# one row per observation of the batch (save x character)
+# one row per observation of the batch (save x character); {batches} and {lines} are the
+# engine's lists of objects (macro list_of_objects)
 _OBSERVE_SELECT = """
 select
     observations.save_id,
@@ -106,9 +111,7 @@ left join (
     select
         save_id,
         target_key,
-        list(struct_pack(batch_index, reason, batch_key, first_line_id, last_line_id,
-                         first_line_position, last_line_position, turn_count)
-             order by batch_index) as batches
+        {batches} as batches
     from int_loop_batches_due
     group by save_id, target_key
 ) as batches
@@ -130,10 +133,7 @@ left join (
     select
         observed.save_id,
         observed.target_key,
-        list(struct_pack(line_position, id := line_id, role_id, script_role_id, attribute,
-                         display_name, content, original_emotion, tts_content,
-                         action_content, created_at)
-             order by line_position) as lines
+        {lines} as lines
     from int_loop_observations as observed
     inner join int_lines_chained_to_root as chain
         on chain.save_id = observed.save_id
@@ -154,6 +154,63 @@ left join (
 ) as marks
     on marks.save_id = observations.save_id and marks.target_key = observations.target_key
 """
+
+
+_BATCH_FIELDS = (
+    "batch_index",
+    "reason",
+    "batch_key",
+    "first_line_id",
+    "last_line_id",
+    "first_line_position",
+    "last_line_position",
+    "turn_count",
+)
+_LINE_FIELDS = (
+    ("line_position", "line_position"),
+    ("id", "line_id"),
+    *(
+        (name, name)
+        for name in (
+            "role_id",
+            "script_role_id",
+            "attribute",
+            "display_name",
+            "content",
+            "original_emotion",
+            "tts_content",
+            "action_content",
+            "created_at",
+        )
+    ),
+)
+
+
+@functools.cache  # composed once per engine
+def plan_sql(engine: str) -> str:
+    """The plan of a batch of observations (the loop's models over their saves' chains): on
+    DuckDB the chains and tips are the write-time tables; an engine that keeps none
+    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history)."""
+    chains = (
+        {"int_lines_chained_to_root": _CHAIN_SQL} if engine == "duckdb" else history.WALKED_SOURCES
+    )
+    tips = () if engine == "duckdb" else ("int_save_history_tips",)
+    select = _OBSERVE_SELECT.format(
+        batches=render_macro(
+            "list_of_objects", [(f, f) for f in _BATCH_FIELDS], "batch_index", engine=engine
+        ),
+        lines=render_macro("list_of_objects", list(_LINE_FIELDS), "line_position", engine=engine),
+    )
+    return compose(
+        ("int_loop_batches_due", "int_loop_pending_turns", "int_loop_context_windows", *tips),
+        {
+            **chains,
+            "int_loop_observations": _OBSERVATION_SQL,
+            "source_memory_extraction_batch": _BATCHES_SQL,
+        },
+        select,
+        engine=engine,
+    )
 
 
 # the same two versions read now: a cached context window whose plan read these is current
@@ -183,12 +240,28 @@ _MAINTENANCE_SQL = """
 
 _MAINTENANCE_SELECT = """
 select
-    (select list(quotas order by quotas.agent_id, quotas.user_id)
+    (select {quotas}
      from int_memory_cleanup_quotas as quotas) as quotas,
-    (select list(struct_pack(memory_type, memory_id, agent_id, user_id, reason)
-                 order by memory_type, memory_id)
-     from int_memory_cleanup_candidates) as candidates
+    (select {candidates}
+     from int_memory_cleanup_candidates as candidates) as candidates
 """
+
+
+def maintenance_select(engine: str) -> str:
+    """What a maintenance run reads: the players due and the memories to archive, as the
+    engine aggregates rows."""
+    fields = ("memory_type", "memory_id", "agent_id", "user_id", "reason")
+    return _MAINTENANCE_SELECT.format(
+        quotas=render_macro(
+            "list_of_rows", "quotas", "quotas.agent_id, quotas.user_id", engine=engine
+        ),
+        candidates=render_macro(
+            "list_of_objects",
+            [(f, f"candidates.{f}") for f in fields],
+            "candidates.memory_type, candidates.memory_id",
+            engine=engine,
+        ),
+    )
 
 
 _STATE_SQL = """

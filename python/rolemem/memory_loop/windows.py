@@ -15,8 +15,6 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-import duckdb
-
 from .sql import WINDOW_VERSION_SQL
 
 _Key = tuple[int, str, int, int]
@@ -78,18 +76,16 @@ class WindowCache:
             while len(self._windows) > self._size:
                 self._windows.popitem(last=False)
 
-    def current(
-        self, cur: duckdb.DuckDBPyConnection, params: Mapping[str, Any]
-    ) -> dict[str, Any] | None:
-        """The kept window if the save's tip and batches are still those its plan read."""
+    def current(self, store: Any, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The kept window if the save's tip and batches are still those its plan read
+        (`store`: the engine holding them, rolemem.engines)."""
         with self._lock:
             kept = self._windows.get(_key(params))
         if kept is not None:
-            # fetchall: a result left unfinished would refuse this cursor's next statement
-            [(tip, batches)] = cur.execute(
+            [(tip, batches)] = store.run(
                 WINDOW_VERSION_SQL,
                 {"save_id": params["save_id"], "target_key": params["target_key"]},
-            ).fetchall()
+            )
             if _version(tip, batches) == kept[0]:
                 with self._lock:
                     self.hits += 1
