@@ -8,6 +8,7 @@ import functools
 from .. import history
 from .._sql_project import compose, render_macro
 from ..archive import archived as archived
+from ..memory_builder import STORED_LINE_FIELDS
 
 SETTING_NAMES = (
     "min_window_turns",
@@ -166,23 +167,12 @@ _BATCH_FIELDS = (
     "last_line_position",
     "turn_count",
 )
+# a chain line as the memory builder reads it, with its position and time
 _LINE_FIELDS = (
     ("line_position", "line_position"),
     ("id", "line_id"),
-    *(
-        (name, name)
-        for name in (
-            "role_id",
-            "script_role_id",
-            "attribute",
-            "display_name",
-            "content",
-            "original_emotion",
-            "tts_content",
-            "action_content",
-            "created_at",
-        )
-    ),
+    *((name, name) for name in STORED_LINE_FIELDS[1:]),
+    ("created_at", "created_at"),
 )
 
 
