@@ -25,6 +25,16 @@ KINDS = {
     "events": ("character_events", "event_type", "event"),
     "dialogue_styles": ("character_dialogue_styles", "style_type", "dialogue_style"),
 }
+# Recall rules an entry may add (SillyTavern's, for any config): secondary keywords and the
+# logic they must pass over the player's text, always recalled while unlocked, and how many
+# turns it stays queued. Optional, with these defaults (older files and tables lack them).
+RULE_DEFAULTS: dict[str, Any] = {
+    "secondary_keywords": [],
+    "secondary_logic": None,
+    "is_constant": False,
+    "sticky_turns": None,
+}
+SECONDARY_LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
 SEED_COLUMNS = {
     "character_attributes": [
         "ordinal",
@@ -34,6 +44,7 @@ SEED_COLUMNS = {
         "content",
         "strength",
         "query_params",
+        *RULE_DEFAULTS,
     ],
     "character_events": [
         "ordinal",
@@ -44,6 +55,7 @@ SEED_COLUMNS = {
         "content",
         "strength",
         "query_params",
+        *RULE_DEFAULTS,
     ],
     "character_dialogue_styles": [
         "ordinal",
@@ -53,8 +65,11 @@ SEED_COLUMNS = {
         "content",
         "strength",
         "query_params",
+        *RULE_DEFAULTS,
     ],
 }
+# columns holding JSON (written as compact JSON text)
+JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
 # designer keys (whitespace and case ignored) -> seed column
 _ENTRY_KEYS = {
     "关键词": "keywords",
@@ -68,6 +83,21 @@ _ENTRY_KEYS = {
     "event_date": "event_date",
     "queryparams": "query_params",
     "query_params": "query_params",
+    "次要关键词": "secondary_keywords",
+    "secondary_keywords": "secondary_keywords",
+    "次要关键词逻辑": "secondary_logic",
+    "secondary_logic": "secondary_logic",
+    "常驻": "is_constant",
+    "constant": "is_constant",
+    "停留轮数": "sticky_turns",
+    "sticky_turns": "sticky_turns",
+}
+# the designer document's names of the recall rules (export writes them when set)
+_RULE_KEYS = {
+    "secondary_keywords": "次要关键词",
+    "secondary_logic": "次要关键词逻辑",
+    "is_constant": "常驻",
+    "sticky_turns": "停留轮数",
 }
 
 
@@ -180,7 +210,7 @@ def parse_designer_json(
 def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{where}: an entry must be an object, got {type(entry).__name__}")
-    row: dict[str, Any] = {"strength": None, "query_params": []}
+    row: dict[str, Any] = {"strength": None, "query_params": [], **RULE_DEFAULTS}
     if kind == "events":
         row["event_date"] = ""
     for raw_key, value in entry.items():
@@ -212,7 +242,33 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if not isinstance(params, list) or not all(isinstance(c, Mapping) for c in params):
         raise ConfigError(f"{where}: queryParams must be a list of {{field, value, operator}}")
     row["query_params"] = [{str(k).strip(): v for k, v in c.items()} for c in params]
+    _check_rules(row, where)
     return row
+
+
+def _check_rules(row: dict[str, Any], where: str) -> None:
+    """The recall rules' types (their values are the SQL rules': int_character_config_problems);
+    the logic is spelled as SillyTavern spells it, in any letter case."""
+    secondary = row["secondary_keywords"]
+    if secondary is None:
+        row["secondary_keywords"] = secondary = []
+    if not isinstance(secondary, list) or not all(isinstance(w, str) for w in secondary):
+        raise ConfigError(f"{where}: 次要关键词 (secondary_keywords) must be a list of strings")
+    logic = row["secondary_logic"]
+    if logic is not None:
+        if not isinstance(logic, str) or logic.strip().upper() not in SECONDARY_LOGICS:
+            raise ConfigError(
+                f"{where}: 次要关键词逻辑 (secondary_logic) must be one of "
+                f"{', '.join(SECONDARY_LOGICS)}, got {logic!r}"
+            )
+        row["secondary_logic"] = logic.strip().upper()
+    if not isinstance(row["is_constant"], bool):
+        raise ConfigError(f"{where}: 常驻 (constant) must be true or false")
+    turns = row["sticky_turns"]
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
+        raise ConfigError(
+            f"{where}: 停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"
+        )
 
 
 def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
@@ -236,6 +292,10 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
             if row["strength"] is not None:
                 entry["强度"] = row["strength"]
             entry["queryParams"] = list(row["query_params"])
+            for column, key in _RULE_KEYS.items():
+                value = row.get(column, RULE_DEFAULTS[column])
+                if value != RULE_DEFAULTS[column]:
+                    entry[key] = list(value) if isinstance(value, list) else value
             groups.setdefault(row[group_column], []).append(entry)
         document[kind] = groups
     return document
@@ -267,7 +327,9 @@ def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: li
             writer.writerow(
                 [
                     json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
-                    if c in ("keywords", "query_params")
+                    if c in JSON_COLUMNS
+                    else ("" if row[c] is None else str(row[c]).lower())
+                    if c == "is_constant"
                     else ("" if row[c] is None else row[c])
                     for c in columns
                 ]
@@ -321,7 +383,8 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
         for number, record in enumerate(records, start=2):
             where = f"{table}.csv line {number}"
-            if set(record) != set(columns):
+            # files written before the recall rules lack their columns: the defaults
+            if not set(columns) - set(RULE_DEFAULTS) <= set(record) <= set(columns):
                 raise ConfigError(f"{where}: expected the columns {columns}")
             try:
                 row: dict[str, Any] = {
@@ -330,10 +393,23 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
                     "strength": int(record["strength"]) if record["strength"] else None,
                     "keywords": json.loads(record["keywords"]),
                     "query_params": json.loads(record["query_params"] or "[]"),
+                    "secondary_keywords": json.loads(record.get("secondary_keywords") or "[]"),
+                    "secondary_logic": record.get("secondary_logic") or None,
+                    "is_constant": _flag(record.get("is_constant") or "false"),
+                    "sticky_turns": int(record["sticky_turns"])
+                    if record.get("sticky_turns")
+                    else None,
                 }
+                _check_rules(row, where)
             except (ValueError, json.JSONDecodeError) as exc:
                 raise ConfigError(f"{where}: {exc}") from None
             config.tables[table].append(row)
             config.locations[(_table_kind(table), row["ordinal"])] = where
         config.tables[table].sort(key=lambda row: row["ordinal"])
     return config
+
+
+def _flag(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError(f"is_constant must be true or false, got {text!r}")
+    return text.lower() == "true"

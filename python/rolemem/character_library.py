@@ -23,6 +23,8 @@ from ._request_rows import bound_lists, request_rows_sql
 from ._seeds import load_seed, read_settings, seed_specs
 from ._sql_project import compose, render_macro
 from .character_config import (
+    JSON_COLUMNS,
+    RULE_DEFAULTS,
     SEED_COLUMNS,
     CharacterConfig,
     ConfigError,
@@ -364,8 +366,8 @@ def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[
             # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
             # quotes a condition's value the same way
             else json.dumps(row[column], ensure_ascii=False, separators=(",", ":"))
-            if column in ("keywords", "query_params")
-            else row[column]
+            if column in JSON_COLUMNS
+            else row.get(column, RULE_DEFAULTS.get(column))
             for row in rows
         ]
         for column in SEED_COLUMNS[seed]

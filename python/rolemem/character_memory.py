@@ -21,7 +21,13 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from .character_config import SEED_COLUMNS, CharacterConfig, ConfigError, parse_designer_json
+from .character_config import (
+    JSON_COLUMNS,
+    SEED_COLUMNS,
+    CharacterConfig,
+    ConfigError,
+    parse_designer_json,
+)
 from .character_library import (
     _CONFIG_SEEDS,
     LIMIT_NAMES,
@@ -303,7 +309,7 @@ def stored_config(db: _duck.Database, character_id: str | None = None) -> Charac
                 ) from None
             for values in rows:
                 row = dict(zip(columns, values, strict=True))
-                row["keywords"] = json.loads(row["keywords"])
-                row["query_params"] = json.loads(row["query_params"] or "[]")
+                for column in JSON_COLUMNS:
+                    row[column] = json.loads(row[column] or "[]")
                 config.tables[table].append(row)
     return config

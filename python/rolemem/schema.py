@@ -99,6 +99,15 @@ class _ConfigEntry(SQLModel):
     strength: int | None = None  # 1-5 (optional for dialogue styles)
     # unlock conditions: [{field, value, operator}], all must hold
     query_params: list[dict[str, Any]] = Field(default_factory=list, sa_type=sa.JSON)
+    # recall rules (SillyTavern's selective logic, constant and sticky entries, for any
+    # config): relevant only when the secondary keywords pass the logic over the player's
+    # text; recalled whenever unlocked; queued this many turns (null: the recall limits')
+    secondary_keywords: list[str] = Field(
+        default_factory=list, sa_type=sa.JSON, sa_column_kwargs={"server_default": "[]"}
+    )
+    secondary_logic: str | None = None  # AND_ANY, NOT_ALL, NOT_ANY, AND_ALL
+    is_constant: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    sticky_turns: int | None = None
 
 
 class CharacterAttributes(_ConfigEntry, table=True):
@@ -132,6 +141,7 @@ def _table(model: type[SQLModel]) -> Any:
 
 
 APP_TABLES = [_table(Role), _table(Save), _table(Line)]
+_CONFIG_TABLE_NAMES = ("character_attributes", "character_events", "character_dialogue_styles")
 CONFIG_TABLES = [
     _table(CharacterAttributes),
     _table(CharacterEvents),
@@ -140,9 +150,16 @@ CONFIG_TABLES = [
 
 # Columns added after the first release: a store (or a game's database) created earlier gets
 # them when rolemem opens it.
+_RULE_COLUMNS = [
+    ("secondary_keywords", "json default '[]'"),
+    ("secondary_logic", "varchar"),
+    ("is_constant", "boolean default false"),
+    ("sticky_turns", "integer"),
+]
 _ADDED_COLUMNS = {
     "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint")],
     "line": [("created_at", "timestamp")],
+    **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
 }
 
 
@@ -180,9 +197,13 @@ def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
 
 def create_config_tables(con: Any) -> None:
     """The config tables on a raw DuckDB connection (a private one, or a store without them):
-    the SQLModel definitions compiled once to DuckDB DDL."""
+    the SQLModel definitions compiled once to DuckDB DDL; a store's older tables get the
+    columns added since."""
     for statement in _config_ddl():
         con.execute(statement)
+    for table in _CONFIG_TABLE_NAMES:
+        for name, sql_type in _RULE_COLUMNS:  # names and types from this module
+            con.execute(f"alter table {table} add column if not exists {name} {sql_type}")
 
 
 @functools.cache

@@ -7,10 +7,14 @@ comment, order, constant, disable, selectiveLogic, ...}}}`) and character cards 
 
 What has a meaning here is mapped: keys -> 关键词, content -> 内容, comment (a card entry's
 name when it has no comment) -> the entry's category, order -> 强度 (rank among the book's
-orders, 1-5), disabled -> a condition no game context meets (never unlocked), and game-state
-conditions written under `extensions.rolemem` ({kind, date, queryParams}). Everything else is
-carried, untouched, in the entry's `extensions.sillytavern` (the book's own fields in the
-document's) and reported: `to_lorebook` gives back the same file.
+orders, 1-5), disabled -> a condition no game context meets (never unlocked), secondary keys
+with selective logic -> 次要关键词 and 次要关键词逻辑 (AND_ANY, NOT_ALL, NOT_ANY, AND_ALL: whether
+a match counts), constant -> 常驻 (recalled whenever unlocked), sticky -> 停留轮数 (turns a
+recall stays queued), and game-state conditions written under `extensions.rolemem` ({kind,
+date, queryParams}). The SillyTavern fields are also carried, untouched, in the entry's
+`extensions.sillytavern` with everything that has no meaning here (reported), and the book's
+own fields in the document's: `to_lorebook` gives back the same file, with any of the mapped
+values a designer changed since written back.
 """
 
 from __future__ import annotations
@@ -28,16 +32,10 @@ DISABLED = {"field": "sillytavern_disabled_entry", "value": True, "operator": "e
 # fields each layout maps (the rest is carried)
 _WORLD_INFO_MAPPED = ("key", "content", "comment", "order", "disable")
 _CARD_MAPPED = ("keys", "content", "comment", "name", "insertion_order", "enabled")
+# selectiveLogic 0-3, as SillyTavern numbers them
+LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
 # fields with a meaning elsewhere in SillyTavern that rolemem does not apply, and why
 _NOT_APPLIED = {
-    "keysecondary": "secondary keys are carried; recall matches the primary keys",
-    "secondary_keys": "secondary keys are carried; recall matches the primary keys",
-    "selectiveLogic": "selective logic is carried; recall matches the primary keys",
-    "selective": "selective logic is carried; recall matches the primary keys",
-    "constant": "constant entries are always unlocked (no conditions) and still recalled by "
-    "their keys",
-    "sticky": "stickiness is carried; rolemem's queue keeps every recalled entry queue_turns "
-    "turns (a recall limit)",
     "cooldown": "cooldown is carried, not applied",
     "delay": "delay is carried, not applied",
     "probability": "probability is carried, not applied (recall is deterministic)",
@@ -51,6 +49,18 @@ _NOT_APPLIED = {
     "priority": "priority is carried; 强度 comes from the insertion order",
 }
 _DISABLED_NOTE = "disabled entries are never unlocked (a condition no game context meets)"
+_UNSELECTIVE_NOTE = (
+    "secondary keys of an entry that is not selective are carried, not applied (as in "
+    "SillyTavern)"
+)
+# what the report says of each field it names
+_NOTES = {
+    **_NOT_APPLIED,
+    "disable": _DISABLED_NOTE,
+    "enabled": _DISABLED_NOTE,
+    "keysecondary": _UNSELECTIVE_NOTE,
+    "secondary_keys": _UNSELECTIVE_NOTE,
+}
 # values that ask for nothing (a field set to one of them is not reported)
 _DEFAULTS: tuple[Any, ...] = (None, False, [], "", 0, 100)
 
@@ -118,6 +128,9 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         }
         if "extensions" not in entry:
             carried["_book"]["no_extensions"] = True
+        rules, ignored = _rules(entry, extensions, world_info, where)
+        if ignored:
+            noted.setdefault(ignored, []).append(str(uid))
         row: dict[str, Any] = {
             "关键词": list(keys),
             "内容": entry.get("content", ""),
@@ -125,6 +138,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             if len(orders) > 1
             else 3,
             "queryParams": conditions,
+            **rules,
             "extensions": {"sillytavern": carried, "rolemem": ours},
         }
         if kind == "events":
@@ -138,10 +152,67 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             noted.setdefault(flag, []).append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
-        f"{key}: {_NOT_APPLIED.get(key, _DISABLED_NOTE)} (entries {', '.join(uids)})"
+        f"{key}: {_NOTES[key]} (entries {', '.join(uids)})"
         for key, uids in sorted(noted.items())
     ]
     return Conversion(document, report)
+
+
+def _rules(
+    entry: Mapping[str, Any], extensions: Mapping[str, Any], world_info: bool, where: str
+) -> tuple[dict[str, Any], str | None]:
+    """rolemem's recall rules of an entry (次要关键词 and its logic, 常驻, 停留轮数), and the
+    name of a field set to no effect (secondary keys of an entry that is not selective)."""
+    secondary_field = "keysecondary" if world_info else "secondary_keys"
+    settings = entry if world_info else extensions  # a card keeps these under extensions
+    secondary = entry.get(secondary_field) or []
+    if not isinstance(secondary, list) or not all(isinstance(k, str) for k in secondary):
+        raise ConfigError(f"{where}: {secondary_field} must be a list of strings")
+    selective = entry.get("selective", True)
+    logic = settings.get("selectiveLogic") or 0
+    constant = entry.get("constant", False)
+    sticky = settings.get("sticky") or 0
+    for name, value, valid in (
+        ("selective", selective, isinstance(selective, bool)),
+        ("selectiveLogic", logic, logic in range(len(LOGICS)) and not isinstance(logic, bool)),
+        ("constant", constant, isinstance(constant, bool)),
+        ("sticky", sticky, isinstance(sticky, int) and not isinstance(sticky, bool)),
+    ):
+        if not valid:
+            raise ConfigError(f"{where}: {name} must be {_EXPECTED[name]}, got {value!r}")
+    rules: dict[str, Any] = {}
+    if secondary and selective:
+        rules["次要关键词"] = list(secondary)
+        rules["次要关键词逻辑"] = LOGICS[logic]
+    if constant:
+        rules["常驻"] = True
+    if sticky > 0:
+        rules["停留轮数"] = sticky
+    return rules, secondary_field if secondary and not selective else None
+
+
+_EXPECTED = {
+    "selective": "true or false",
+    "selectiveLogic": "0 (AND_ANY), 1 (NOT_ALL), 2 (NOT_ANY) or 3 (AND_ALL)",
+    "constant": "true or false",
+    "sticky": "a whole number of turns",
+}
+_RULE_NAMES = ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数")
+
+
+def _write_rules(
+    out: dict[str, Any], entry: Mapping[str, Any], extensions: dict[str, Any], layout: str
+) -> None:
+    """The entry's recall rules as SillyTavern writes them (a card keeps the logic and sticky
+    under extensions)."""
+    world_info = layout == "world_info"
+    settings = out if world_info else extensions
+    secondary = list(entry.get("次要关键词") or [])
+    out["keysecondary" if world_info else "secondary_keys"] = secondary
+    out["selective"] = True if secondary else out.get("selective", False) is True
+    settings["selectiveLogic"] = LOGICS.index(entry.get("次要关键词逻辑") or "AND_ANY")
+    out["constant"] = bool(entry.get("常驻", False))
+    settings["sticky"] = entry.get("停留轮数") or 0
 
 
 def to_lorebook(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,6 +278,10 @@ def _lorebook_entry(
             out[name] = value if name in ("disable", "enabled") else book.get(name, value)
     if "name" in book:
         out["name"] = book["name"]
+    # the file's own fields stand while they still say what rolemem's do
+    imported, _ = _rules(carried, out_extensions, layout == "world_info", "entry")
+    if native or imported != {k: entry[k] for k in _RULE_NAMES if k in entry}:
+        _write_rules(out, entry, out_extensions, layout)
     out["content"] = entry.get("内容", "")
     if (
         out_extensions

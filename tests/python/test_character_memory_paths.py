@@ -129,9 +129,10 @@ def test_cli_import_writes_csvs_that_load_back_as_the_same_config(tmp_path):
         == 0
     )
     assert (out / "character_attributes.csv").read_text("utf-8").splitlines()[:2] == [
-        "ordinal,character_id,category,keywords,content,strength,query_params",
+        "ordinal,character_id,category,keywords,content,strength,query_params,"
+        "secondary_keywords,secondary_logic,is_constant,sticky_turns",
         '1,qiyu,能力特征,"[""艺术"",""画画"",""创作""]",艺术天赋,5,'
-        '"[{""field"":""exploration"",""value"":1,""operator"":""gte""}]"',
+        '"[{""field"":""exploration"",""value"":1,""operator"":""gte""}]",[],,false,',
     ]
     assert read_seed_csvs(out).tables == demo_config().tables
 

@@ -5,11 +5,16 @@ sqlglot; every answer equal to DuckDB's, explain rows and the sticky queue inclu
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import pytest
 
 from rolemem import CharacterMemory
+from rolemem.character_config import parse_designer_json
 from rolemem.character_library import CharacterLibrary
+from rolemem.sillytavern import from_lorebook
+
+from .test_sillytavern import LOGIC_BOOK, lorebook
 
 TEXTS = [
     "今天画画时你好温柔",
@@ -76,3 +81,28 @@ def test_a_locked_entry_says_why_on_postgres(libraries):
     assert reasons and all(reason.startswith("locked: ") for reason in reasons)
     assert all(set(row) == set(result.explain[0]) for row in result.explain)
     assert "request_id" not in result.explain[0]
+
+
+def test_lorebook_recall_rules_are_equal_on_both_engines(postgres):
+    """Selective logic, constant and sticky entries (a SillyTavern lorebook's) on both."""
+    config = parse_designer_json(from_lorebook(lorebook("world_info"), "atelier").document)
+    config.extend(parse_designer_json(from_lorebook(LOGIC_BOOK, "logic").document))
+    with warnings.catch_warnings():  # lorebook contents are longer than the spec's advice
+        warnings.simplefilter("ignore")
+        libraries = [
+            CharacterLibrary(config=config),
+            CharacterLibrary(config=config, engine=postgres),
+        ]
+    texts = ["今天画画累了，想去海边喝茶", "画廊有展览吗", "画廊夜晚的展览", "我们去画廊吧", "你好"]
+    for character in ("atelier", "logic"):
+        sessions = [
+            CharacterMemory(character_id=character, library=library).session("木木")
+            for library in libraries
+        ]
+        for text in texts:
+            answers = [
+                session.recall(text, {"intimacy": 2, "exploration": 1}, explain=True)
+                for session in sessions
+            ]
+            assert dataclasses.asdict(answers[1]) == dataclasses.asdict(answers[0]), text
+        assert sessions[1]._queue == sessions[0]._queue

@@ -462,7 +462,7 @@ def test_a_sillytavern_lorebook_imports_recalls_and_exports_over_http(service):
         "character_events": 1,
         "character_dialogue_styles": 0,
     }
-    assert imported["report"][0].startswith("constant: ")
+    assert imported["report"][0].startswith("cooldown: ")
     recalled = client.post(
         "/recall",
         headers=KEY,
@@ -473,8 +473,16 @@ def test_a_sillytavern_lorebook_imports_recalls_and_exports_over_http(service):
             "context": {"intimacy": 2, "exploration": 1},
         },
     ).json()
-    assert recalled["character_memory_attributes"] == "能力特征：擅长画会变色的画"
+    # 日记本 is a constant entry (recalled unmatched); 海边 passes its NOT_ALL secondary keys
+    assert (
+        recalled["character_memory_attributes"]
+        == "能力特征：擅长画会变色的画\n世界书：日记本藏在画架后面"
+    )
     assert recalled["character_memory_event"] == "回忆：\n-十年前，小时候在海边差点溺水\n"
+    # the rules are the database's: GET /config says them in the designers' terms
+    config = client.get("/config/atelier", headers=DESIGNER).json()
+    assert config["events"]["回忆"][0]["次要关键词逻辑"] == "NOT_ALL"
+    assert config["events"]["回忆"][0]["停留轮数"] == 3
     exported = client.get("/config/atelier/sillytavern", headers=DESIGNER).json()
     assert [(e["key"], e["disable"]) for e in exported["entries"].values()] == [
         (["画画", "绘画"], False),

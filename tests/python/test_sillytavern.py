@@ -76,50 +76,173 @@ def test_world_info_maps_keys_content_comment_order_and_game_conditions():
 
 def test_import_reports_every_field_with_no_meaning_here():
     assert from_lorebook(lorebook("world_info"), "atelier").report == [
-        "constant: constant entries are always unlocked (no conditions) and still recalled by "
-        "their keys (entries 2)",
         "cooldown: cooldown is carried, not applied (entries 1)",
         "delay: delay is carried, not applied (entries 1)",
         "depth: insertion depth is carried; rolemem fills its three prompt blocks (entries 0)",
         "disable: disabled entries are never unlocked (a condition no game context meets) "
         "(entries 7)",
         "group: inclusion groups are carried, not applied (entries 1)",
-        "keysecondary: secondary keys are carried; recall matches the primary keys "
-        "(entries 1, 2, 7)",
         "position: insertion position is carried; rolemem fills its three prompt blocks "
         "(entries 1, 2)",
         "probability: probability is carried, not applied (recall is deterministic) (entries 1)",
-        "selective: selective logic is carried; recall matches the primary keys "
-        "(entries 0, 1, 2, 7)",
-        "selectiveLogic: selective logic is carried; recall matches the primary keys "
-        "(entries 1, 2, 7)",
-        "sticky: stickiness is carried; rolemem's queue keeps every recalled entry queue_turns "
-        "turns (a recall limit) (entries 1)",
         "useProbability: probability is carried, not applied (recall is deterministic) "
         "(entries 0, 1, 7)",
     ]
     card_report = from_lorebook(lorebook("card_v2"), "atelier").report
     assert [line.split(":")[0] for line in card_report] == [
-        "constant",
         "depth",
         "enabled",
         "group_weight",
         "position",
         "priority",
-        "secondary_keys",
-        "selective",
-        "sticky",
     ]
+    # secondary keys of an entry that is not selective do nothing in SillyTavern either
+    unselective = {"entries": {"0": {"key": ["猫"], "keysecondary": ["狗"], "selective": False}}}
+    assert from_lorebook(unselective, "atelier").report == [
+        "keysecondary: secondary keys of an entry that is not selective are carried, not "
+        "applied (as in SillyTavern) (entries 0)"
+    ]
+
+
+def rules_of(name: str) -> dict:
+    """Each entry's recall rules, by kind and group, as the import wrote them."""
+    document = from_lorebook(lorebook(name), "atelier").document
+    return {
+        (kind, group): [
+            {k: e[k] for k in ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数") if k in e}
+            for e in rows
+        ]
+        for kind in ("attributes", "events")
+        for group, rows in document[kind].items()
+    }
+
+
+def test_selective_logic_constant_and_sticky_become_recall_rules():
+    assert rules_of("world_info") == {
+        ("attributes", "能力特征"): [{}],  # no secondary keys: nothing to decide
+        ("attributes", "世界书"): [
+            {"次要关键词": ["日记"], "次要关键词逻辑": "NOT_ANY", "常驻": True}
+        ],
+        ("attributes", "兴趣爱好"): [{"次要关键词": ["下午", "点心"], "次要关键词逻辑": "AND_ALL"}],
+        ("events", "回忆"): [
+            {"次要关键词": ["夏天", "游泳"], "次要关键词逻辑": "NOT_ALL", "停留轮数": 3}
+        ],
+    }
+    # a card keeps sticky and the logic under extensions; selective false turns its keys off
+    assert rules_of("card_v2") == {
+        ("attributes", "兴趣爱好"): [{"停留轮数": 2}],
+        ("events", "计划"): [{"次要关键词": ["展览"], "次要关键词逻辑": "AND_ANY", "常驻": True}],
+    }
+
+
+# one entry per selective logic, all keyed on 画廊, with 展览 and 夜晚 as secondary keys
+LOGIC_BOOK = {
+    "entries": {
+        str(uid): {
+            "uid": uid,
+            "key": ["画廊"],
+            "keysecondary": ["展览", "夜晚"],
+            "selective": True,
+            "selectiveLogic": uid,
+            "comment": logic,
+            "content": f"{logic}的画廊",
+        }
+        for uid, logic in enumerate(("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL"))
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "recalled"),
+    [
+        ("我们去画廊吧", ["NOT_ALL", "NOT_ANY"]),  # no secondary key in the text
+        ("画廊有展览吗", ["AND_ANY", "NOT_ALL"]),  # one of the two
+        ("画廊夜晚的展览", ["AND_ANY", "AND_ALL"]),  # both
+        ("去看展览", []),  # a secondary key alone matches nothing
+    ],
+)
+def test_each_selective_logic_recalls_as_sillytavern_would(text, recalled):
+    memory = memory_of(from_lorebook(LOGIC_BOOK, "atelier").document)
+    result = memory.session("a").recall(text, {"intimacy": 1}, explain=True)
+    shown = sorted(row["group_name"] for row in result.explain if row["status"] == "shown")
+    assert shown == sorted(recalled)
+    reasons = {row["group_name"]: row["reason"] for row in result.explain}
+    if text == "画廊有展览吗":
+        assert reasons["NOT_ANY"] == (
+            "matched 画廊, but its secondary keywords (展览、夜晚) fail NOT_ANY: 展览 in the text"
+        )
+        assert reasons["AND_ALL"] == (
+            "matched 画廊, but its secondary keywords (展览、夜晚) fail AND_ALL: 展览 in the text"
+        )
+
+
+def test_a_constant_entry_is_recalled_unmatched_while_unlocked_and_sticky_turns_hold_it():
+    book = {
+        "entries": {
+            "0": {
+                "key": ["秘密"],
+                "comment": "常驻",
+                "content": "日记本藏在画架后面",
+                "constant": True,
+            },
+            "1": {
+                "key": ["猫咪"],
+                "comment": "停留",
+                "content": "养了一只叫墨墨的黑猫",
+                "sticky": 5,
+                "extensions": {
+                    "rolemem": {
+                        "queryParams": [{"field": "intimacy", "value": 2, "operator": "gte"}]
+                    }
+                },
+            },
+            "2": {"key": ["大海"], "comment": "默认", "content": "小时候在海边差点溺水"},
+        }
+    }
+    session = memory_of(from_lorebook(book, "atelier").document).session("a")
+    first = session.recall("猫咪和大海", {"intimacy": 2}, explain=True)
+    assert (
+        first.attributes
+        == "常驻：日记本藏在画架后面\n停留：养了一只叫墨墨的黑猫\n默认：小时候在海边差点溺水"
+    )
+    assert {r["group_name"]: r["reason"] for r in first.explain}["常驻"] == (
+        "constant: recalled whenever it is unlocked"
+    )
+    # the limits' queue keeps 默认 3 turns; 停留 stays 5
+    for turn in range(2, 6):
+        shown = session.recall("今天天气不错", {"intimacy": 2}).attributes
+        assert ("停留" in shown, "默认" in shown) == (True, turn <= 3), turn
+    assert "停留" not in session.recall("今天天气不错", {"intimacy": 2}).attributes
+    # locked, a constant entry is not shown either
+    locked = book["entries"]["0"] | {
+        "extensions": {
+            "rolemem": {"queryParams": [{"field": "scene", "value": "beach", "operator": "eq"}]}
+        }
+    }
+    other = memory_of(from_lorebook({"entries": {"0": locked}}, "atelier").document)
+    assert other.session("b").recall("你好", {"scene": "studio"}).attributes == ""
+
+
+def test_rules_changed_here_are_written_back_and_the_rest_of_the_file_stays():
+    document = from_lorebook(lorebook("world_info"), "atelier").document
+    entry = document["events"]["回忆"][0]
+    entry["次要关键词逻辑"] = "AND_ANY"
+    del entry["停留轮数"]
+    exported = to_lorebook(document)
+    expected = lorebook("world_info")
+    expected["entries"]["1"] |= {"selectiveLogic": 0, "sticky": 0}
+    assert exported == expected
 
 
 def test_an_imported_lorebook_recalls_as_its_keys_and_conditions_say():
     memory = memory_of(from_lorebook(lorebook("world_info"), "atelier").document)
     result = memory.session("a").recall(TEXT, CONTEXT, explain=True)
-    assert result.attributes == "能力特征：擅长画会变色的画"
+    # 日记 is constant (shown unmatched); 海边 matched and NOT_ALL holds (no 夏天, no 游泳)
+    assert result.attributes == "能力特征：擅长画会变色的画\n世界书：日记本藏在画架后面"
     assert result.events == "回忆：\n-十年前，小时候在海边差点溺水\n"
     assert {row["entry_key"]: row["status"] for row in result.explain} == {
         "attribute:1": "shown",
-        "attribute:2": "not relevant",
+        "attribute:2": "shown",
         "attribute:3": "locked",  # 茶 matched, but the entry is disabled in the lorebook
         "event:1": "shown",
     }
@@ -207,7 +330,7 @@ def test_cli_imports_a_lorebook_and_exports_it_back(tmp_path, capsys):
     assert main([*args, str(source), "--json", str(converted), "--db", path]) == 0
     out, err = capsys.readouterr()
     assert "wrote 3 character_attributes, 1 character_events, 0 character_dialogue_styles" in out
-    assert f"{source}: keysecondary: secondary keys are carried" in err
+    assert f"{source}: cooldown: cooldown is carried, not applied" in err
     assert main(["config", "export", "--to", "sillytavern", "--json", str(converted)]) == 0
     assert json.loads(capsys.readouterr().out) == lorebook("world_info")
     # from the database: the config as rolemem holds it (the carried fields are in the --json)

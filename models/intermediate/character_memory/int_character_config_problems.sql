@@ -19,6 +19,10 @@ entry_checks as (
             when strength is null and entry_kind <> 'dialogue_style' then 'strength'
             when strength not between 1 and 5 then 'strength'
             when {{ json_type_name('query_params') }} <> 'ARRAY' then 'queryParams'
+            when {{ json_type_name('secondary_keywords') }} <> 'ARRAY' then 'secondary_keywords'
+            when secondary_logic not in ('AND_ANY', 'NOT_ALL', 'NOT_ANY', 'AND_ALL')
+                then 'secondary_logic'
+            when sticky_turns < 0 then 'sticky_turns'
         end as field,
         'error' as severity,
         case
@@ -30,6 +34,12 @@ entry_checks as (
                 then 'must be 1-5, got ' || cast(strength as varchar)
             when {{ json_type_name('query_params') }} <> 'ARRAY'
                 then 'must be a JSON array of {field, value, operator}'
+            when {{ json_type_name('secondary_keywords') }} <> 'ARRAY'
+                then 'must be a JSON array of words'
+            when secondary_logic not in ('AND_ANY', 'NOT_ALL', 'NOT_ANY', 'AND_ALL')
+                then 'must be AND_ANY, NOT_ALL, NOT_ANY or AND_ALL, got ' || secondary_logic
+            when sticky_turns < 0
+                then 'must be 0 or more turns, got ' || cast(sticky_turns as varchar)
         end as message
     from entries
 ),

@@ -1,7 +1,8 @@
 -- Whether each candidate entry is unlocked by the request's context. Candidates are the
--- entries that matched a word or sit in the sticky queue; every entry of the character when
--- the request does not require a match. The verdicts are judged per distinct context
--- (int_recall_context_verdicts), which DuckDB's Python path keeps as a table: a turn only
+-- entries that matched a word, sit in the sticky queue or are constant (recalled whenever
+-- unlocked); every entry of the character when the request does not require a match. The
+-- verdicts are judged per distinct context (int_recall_context_verdicts), which DuckDB's
+-- Python path keeps as a table: a turn only
 -- looks its candidates up. An engine that caches plans but keeps no such table (PostgreSQL)
 -- judges the candidates' conditions in the turn's statement instead
 -- (var judge_verdicts_per_turn): the same macro, over candidates rather than all entries.
@@ -30,7 +31,7 @@ candidates as (
     from requests
     inner join entries
         on entries.character_id = requests.character_id
-    where not requests.require_match
+    where not requests.require_match or entries.is_constant
     union
     select
         request_id,

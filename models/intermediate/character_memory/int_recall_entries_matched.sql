@@ -3,7 +3,10 @@
 -- association word equals a keyword, 3 a word of two or more characters appears in the
 -- content. The text is read as its windows up to the longest keyword's length, looked up in
 -- the keyword index: the cost follows the text, not the size of the config. Keywords that are
--- the player's or the character's name never match (names are not recall words).
+-- the player's or the character's name never match (names are not recall words). A matched
+-- entry with secondary keywords is relevant only when they pass its logic over the text
+-- (SillyTavern's selective logic: AND_ANY one of them is in it, NOT_ALL not all, NOT_ANY
+-- none, AND_ALL all); the others stay, not relevant, so explain can say why.
 with
 
 requests as (
@@ -64,6 +67,7 @@ text_hits as (
         text_windows.request_id,
         keywords.entry_key,
         keywords.keyword as word,
+        keywords.is_secondary,
         min(text_windows.start_position) as word_order,
         1 as match_quality,
         case
@@ -79,7 +83,24 @@ text_hits as (
     where
         keywords.folded_keyword is distinct from lower(text_windows.user_name)
         and keywords.folded_keyword is distinct from lower(text_windows.char_name)
-    group by text_windows.request_id, keywords.entry_key, keywords.keyword, match_how
+    group by
+        text_windows.request_id,
+        keywords.entry_key,
+        keywords.keyword,
+        keywords.is_secondary,
+        match_how
+),
+
+-- the secondary keywords in the text, per entry
+secondary_hits as (
+    select
+        request_id,
+        entry_key,
+        count(distinct word) as secondary_hit_count,
+        string_agg(distinct word, '、' order by word) as secondary_words
+    from text_hits
+    where is_secondary
+    group by request_id, entry_key
 ),
 
 association_hits as (
@@ -96,7 +117,7 @@ association_hits as (
         on
             keywords.character_id = request_words.character_id
             and keywords.keyword = request_words.word
-    where request_words.word_source = 'expanded'
+    where request_words.word_source = 'expanded' and not keywords.is_secondary
 ),
 
 content_hits as (
@@ -117,14 +138,23 @@ content_hits as (
 ),
 
 hits as (
-    select * from text_hits
+    select
+        request_id,
+        entry_key,
+        word,
+        word_order,
+        match_quality,
+        match_how,
+        text_position
+    from text_hits
+    where not is_secondary
     union all
     select * from association_hits
     union all
     select * from content_hits
 ),
 
-final as (
+matched as (
     select
         request_id,
         entry_key,
@@ -136,6 +166,32 @@ final as (
         ) }} as matches
     from hits
     group by request_id, entry_key
+),
+
+final as (
+    select
+        matched.*,
+        secondary_hits.secondary_words,
+        case
+            when entries.secondary_keyword_count = 0 then true
+            when entries.secondary_logic = 'NOT_ALL'
+                then
+                    coalesce(secondary_hits.secondary_hit_count, 0)
+                    < entries.secondary_keyword_count
+            when entries.secondary_logic = 'NOT_ANY' then secondary_hits.entry_key is null
+            when entries.secondary_logic = 'AND_ALL'
+                then
+                    coalesce(secondary_hits.secondary_hit_count, 0)
+                    = entries.secondary_keyword_count
+            else secondary_hits.entry_key is not null
+        end as is_relevant
+    from matched
+    inner join entries
+        on entries.entry_key = matched.entry_key
+    left join secondary_hits
+        on
+            secondary_hits.request_id = matched.request_id
+            and secondary_hits.entry_key = matched.entry_key
 )
 
 select * from final

@@ -1,6 +1,7 @@
 -- Every entry of the request's character with its verdict, match and rank. Recalled =
--- unlocked and relevant (or unlocked, when the request does not require a match). Rank within
--- its kind: strength first, then match quality, then designer order.
+-- unlocked and relevant (a match that its secondary keywords let count), or unlocked and
+-- constant, or unlocked when the request does not require a match. Rank within its kind:
+-- strength first, then match quality, then designer order.
 with
 
 requests as (
@@ -30,12 +31,19 @@ joined as (
         entries.event_date,
         entries.content,
         entries.strength,
+        entries.is_constant,
+        entries.sticky_turns,
         evaluated.is_unlocked,
         evaluated.failed_condition,
-        matched.match_quality,
-        matched.matched_words,
+        -- a match its secondary keywords do not let count is no match
+        case when matched.is_relevant then matched.match_quality end as match_quality,
+        case when matched.is_relevant then matched.matched_words end as matched_words,
         evaluated.is_unlocked
-        and (matched.match_quality is not null or not requests.require_match) as is_recalled
+        and (
+            coalesce(matched.is_relevant, false)
+            or entries.is_constant
+            or not requests.require_match
+        ) as is_recalled
     from evaluated
     inner join entries
         on entries.entry_key = evaluated.entry_key

@@ -1,7 +1,8 @@
 -- The sticky queue after this turn: this turn's recalls, plus earlier recalls younger than
--- queue_turns turns that are still unlocked (a re-recall refreshes an entry, so duplicates
--- merge). When a queue is full the oldest go: recent attribute categories, items per category,
--- events and dialogue styles each have their own length.
+-- queue_turns turns (the entry's own sticky_turns where it has one) that are still unlocked
+-- (a re-recall refreshes an entry, so duplicates merge). When a queue is full the oldest go:
+-- recent attribute categories, items per category, events and dialogue styles each have
+-- their own length.
 with
 
 requests as (
@@ -40,7 +41,8 @@ carried as (
     inner join ranked
         on ranked.request_id = queue.request_id and ranked.entry_key = queue.entry_key
     where
-        requests.turn_number - queue.recalled_turn < requests.queue_turns
+        requests.turn_number - queue.recalled_turn
+        < coalesce(ranked.sticky_turns, requests.queue_turns)
         and ranked.is_unlocked
         and not ranked.is_recalled
 ),

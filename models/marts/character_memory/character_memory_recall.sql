@@ -48,6 +48,10 @@ joined as (
         end as match_kind,
         matched.matched_words,
         coalesce(matched.matches, {{ empty_list_of_objects() }}) as matches,
+        not coalesce(matched.is_relevant, true) as is_secondary_failed,
+        matched.secondary_words,
+        entries.secondary_logic,
+        entries.is_constant,
         entries.strength,
         matched.match_quality,
         ranked.recall_rank,
@@ -58,7 +62,9 @@ joined as (
         queue.entry_key is not null and not coalesce(ranked.is_recalled, false)
             as is_carried_over,
         shown.entry_key is not null as is_shown,
-        array_to_string({{ json_text_list('entries.keywords') }}, '、') as keywords
+        array_to_string({{ json_text_list('entries.keywords') }}, '、') as keywords,
+        array_to_string({{ json_text_list('entries.secondary_keywords') }}, '、')
+            as secondary_keywords
     from requests
     inner join entries
         on entries.character_id = requests.character_id
@@ -100,14 +106,25 @@ final as (
                     case
                         when is_carried_over
                             then 'recalled at turn ' || recalled_turn || ', still queued'
-                        else 'matched ' || matched_words
+                        when matched_words is not null and not is_secondary_failed
+                            then 'matched ' || matched_words
+                        when is_constant then 'constant: recalled whenever it is unlocked'
+                        else 'recalled without a match: the request does not require one'
                     end
             when 'locked' then 'locked: ' || failed_condition
             when 'over the limit'
                 then 'unlocked and relevant, but outranked past its limit'
             else
-                'none of its keywords (' || coalesce(keywords, '') || ') is in the text, '
-                || 'nor a word of the text in its content'
+                case
+                    when is_secondary_failed
+                        then
+                            'matched ' || matched_words || ', but its secondary keywords ('
+                            || secondary_keywords || ') fail ' || secondary_logic || ': '
+                            || coalesce(secondary_words, 'none') || ' in the text'
+                    else
+                        'none of its keywords (' || coalesce(keywords, '') || ') is in the '
+                        || 'text, nor a word of the text in its content'
+                end
         end as reason
     from joined
 )

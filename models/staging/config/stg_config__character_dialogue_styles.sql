@@ -13,7 +13,11 @@ renamed as (
         keywords,
         content,
         strength,
-        query_params
+        query_params,
+        secondary_keywords,
+        upper(secondary_logic) as secondary_logic,
+        is_constant,
+        sticky_turns
     from source
 )
 

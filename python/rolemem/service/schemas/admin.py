@@ -77,6 +77,24 @@ class DesignerEntry(Response):
         [{"field": "intimacy", "value": 3, "operator": "gte"}],
         alias="queryParams",
     )
+    secondary_keywords: list[str] | None = field(
+        "Secondary keywords (次要关键词): with the logic, whether a match counts.",
+        ["画室"],
+        default=None,
+        alias="次要关键词",
+    )
+    secondary_logic: str | None = field(
+        "How the secondary keywords decide (次要关键词逻辑): AND_ANY, NOT_ALL, NOT_ANY, AND_ALL.",
+        "AND_ANY",
+        default=None,
+        alias="次要关键词逻辑",
+    )
+    constant: bool | None = field(
+        "Recalled whenever unlocked, matched or not (常驻).", True, default=None, alias="常驻"
+    )
+    sticky_turns: int | None = field(
+        "Turns a recall stays queued (停留轮数).", 5, default=None, alias="停留轮数"
+    )
 
 
 class DesignerConfig(Response):
@@ -94,7 +112,8 @@ class DesignerConfig(Response):
 
 class DesignerConfigIn(Request):
     """One character's designer JSON. Entry keys as designers write them (关键词, 内容, 强度,
-    日期, queryParams; English names too) are checked by the import's own rules."""
+    日期, queryParams, 次要关键词, 次要关键词逻辑, 常驻, 停留轮数; English names too) are
+    checked by the import's own rules."""
 
     model_config = ConfigDict(
         extra="forbid", json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]}
