@@ -8,21 +8,16 @@ entries as (
 ),
 
 keywords as (
-    select distinct
-        entry_key,
-        character_id,
-        false as is_secondary,
-        unnest({{ json_text_list('keywords') }}) as keyword
-    from entries
-    where {{ json_type_name('keywords') }} = 'ARRAY'
-    union
-    select distinct
-        entry_key,
-        character_id,
-        true as is_secondary,
-        unnest({{ json_text_list('secondary_keywords') }}) as keyword
-    from entries
-    where {{ json_type_name('secondary_keywords') }} = 'ARRAY'
+    {% for column, is_secondary in [('keywords', 'false'), ('secondary_keywords', 'true')] %}
+        select distinct
+            entry_key,
+            character_id,
+            {{ is_secondary }} as is_secondary,
+            unnest({{ json_text_list(column) }}) as keyword
+        from entries
+        where {{ json_type_name(column) }} = 'ARRAY'
+        {% if not loop.last %}union{% endif %}
+    {% endfor %}
 ),
 
 final as (
