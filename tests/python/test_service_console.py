@@ -1,6 +1,6 @@
 """/console in a real headless Chromium, with the network closed: the unlock matrix, a dry-run
-recall preview and a player's timeline and memories, as the JSON routes give them; pinning and
-forgetting a memory from the page."""
+recall preview and a player's timeline, memories (their strength over time plotted) and
+archive, as the JSON routes give them; pinning and forgetting a memory from the page."""
 
 from __future__ import annotations
 
@@ -45,7 +45,9 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
     with offline_page() as (page, outside):
         page.set_viewport_size({"width": 1400, "height": 1000})
         page.goto(f"{base}/console")
-        page.fill("#key", "designer")
+        # the game's key for the game's routes, the designers' for theirs: both typed once
+        page.fill("#key", "game")
+        page.fill("#designer-key", "designer")
         page.click("#connection button")
         page.wait_for_selector("#matrix tbody tr")
         matrix = client.get("/config/qiyu/unlock_matrix", headers={"X-API-Key": "designer"})
@@ -57,7 +59,6 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         )
 
         # the preview: a dry run, so the same recall twice shows the same thing
-        page.fill("#key", "game")
         page.click("#preview button")
         page.wait_for_selector("#explain tr.shown")
         first = page.inner_text("[data-block=character_memory_attributes]")
@@ -92,6 +93,16 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         rows = page.locator("#memories tr[data-memory]")
         count = rows.count()
         assert count > 0
+        # one point per event memory, at its strength
+        game = {"X-API-Key": "game"}
+        listed = client.get(
+            "/users/mumu/memories", params={"agent_id": "qiyu", "limit": 100}, headers=game
+        ).json()["items"]
+        events = {f"event:{m['memory_id']}" for m in listed if m["memory_type"] == "event"}
+        points = page.locator("#strength circle.point")
+        assert {points.nth(i).get_attribute("data-memory") for i in range(points.count())} == (
+            events
+        )
         # pin the first memory, then forget it: the routes the game calls, the page redrawn
         memory = rows.first.get_attribute("data-memory")
         kind, memory_id = memory.split(":")
@@ -99,7 +110,6 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         page.click(f"{row} button.pin")
         page.wait_for_selector(f"{row}.pinned")
         assert page.inner_text(f"{row} button.pin") == "unpin"
-        game = {"X-API-Key": "game"}
         listed = client.get(
             "/users/mumu/memories", params={"agent_id": "qiyu", "limit": 100}, headers=game
         ).json()["items"]
@@ -112,15 +122,20 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         assert (kind, memory_id) in {
             (m["memory_type"], str(m["memory_id"])) for m in archived.json()["items"]
         }
+        # the archive on the page: the forgotten memory, with its reason
+        gone = f'#archive tr[data-memory="{memory}"]'
+        page.wait_for_selector(gone)
+        assert page.inner_text(f"{gone} td:nth-child(3)") == "deleted"
+        assert page.locator("#archive tr[data-memory]").count() == len(archived.json()["items"])
         # a wrong key is said on the page, in the error shape's words
-        page.fill("#key", "wrong")
+        page.fill("#designer-key", "wrong")
         page.click("#connection button")
         page.wait_for_selector("#error:not([hidden])")
         assert "401" in page.inner_text("#error")
-        page.fill("#key", "designer")
+        page.fill("#designer-key", "designer")
         page.click("#connection button")
         page.wait_for_selector("#error", state="hidden")
         # the README's picture, made by this test (ROLEMEM_SCREENSHOT=1 writes docs/console.jpg)
         shot = SCREENSHOT if os.environ.get("ROLEMEM_SCREENSHOT") else tmp_path / "console.jpg"
-        page.screenshot(path=str(shot), type="jpeg", quality=75)
+        page.screenshot(path=str(shot), type="jpeg", quality=55, full_page=True)
     assert outside == []

@@ -13,7 +13,8 @@ function element(tag, attributes = {}, ...children) {
 
 async function call(path, body, method = body === undefined ? "GET" : "POST") {
   const headers = { "Content-Type": "application/json" };
-  const key = $("key").value;
+  // the designer routes take the designer key when the service has one
+  const key = (path.startsWith("/config/") && $("designer-key").value) || $("key").value;
   if (key) headers["X-API-Key"] = key;
   const answer = await fetch(path, {
     method,
@@ -129,13 +130,65 @@ function drawPlayer(timeline, page) {
   }
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attributes = {}, text = "") {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.textContent = text;
+  return node;
+}
+
+function drawStrength(items) {
+  const plot = $("strength");
+  plot.replaceChildren();
+  const events = items.filter((item) => item.memory_type === "event");
+  if (!events.length) return;
+  const width = Number(plot.getAttribute("width"));
+  const height = Number(plot.getAttribute("height"));
+  const [left, right, top, bottom] = [36, 10, 10, 24];
+  const times = events.map((item) => Date.parse(item.created_at));
+  const [first, last] = [Math.min(...times), Math.max(...times)];
+  const strongest = Math.max(...events.map((item) => item.strength), 1);
+  const x = (time) => left + (last === first ? 0.5 : (time - first) / (last - first)) * (width - left - right);
+  const y = (strength) => height - bottom - (Math.log(Math.max(strength, 1)) / Math.log(Math.max(strongest, 2))) * (height - top - bottom);
+  plot.append(
+    svg("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, class: "axis" }),
+    svg("line", { x1: left, y1: top, x2: left, y2: height - bottom, class: "axis" }),
+    svg("text", { x: left, y: height - 6, class: "tick" }, events.length ? new Date(first).toISOString().slice(0, 10) : ""),
+    svg("text", { x: width - right, y: height - 6, class: "tick", "text-anchor": "end" }, new Date(last).toISOString().slice(0, 10)),
+    svg("text", { x: left - 4, y: top + 8, class: "tick", "text-anchor": "end" }, strongest > 1 ? String(strongest) : ""),
+    svg("text", { x: left - 4, y: height - bottom, class: "tick", "text-anchor": "end" }, "1"),
+  );
+  events.forEach((item, index) => {
+    const point = svg("circle", {
+      cx: x(times[index]), cy: y(item.strength), r: 4,
+      class: item.is_pinned ? "point pinned" : "point",
+      "data-memory": `event:${item.memory_id}`,
+    });
+    point.append(svg("title", {}, `${item.created_at.replace("T", " ")} strength ${item.strength}: ${item.description}`));
+    plot.append(point);
+  });
+}
+
+function drawArchive(page) {
+  const table = $("archive");
+  table.replaceChildren(element("tr", {}, ...["kind", "memory", "reason", "strength", "archived"].map((h) => element("th", {}, h))));
+  for (const item of page.items) {
+    table.append(element("tr", { "data-memory": `${item.memory_type}:${item.memory_id}`, class: item.reason },
+      element("td", {}, item.memory_type), element("td", {}, item.memory.description ?? ""),
+      element("td", {}, item.reason), element("td", {}, String(item.strength)),
+      element("td", {}, item.archived_at.replace("T", " "))));
+  }
+}
+
 async function showPlayer() {
   const user = encodeURIComponent($("player-user").value);
   const agent = encodeURIComponent($("player-agent").value);
-  drawPlayer(
-    await call(`/users/${user}/timeline?agent_id=${agent}`),
-    await call(`/users/${user}/memories?agent_id=${agent}&limit=100`),
-  );
+  const memories = await call(`/users/${user}/memories?agent_id=${agent}&limit=100`);
+  drawPlayer(await call(`/users/${user}/timeline?agent_id=${agent}`), memories);
+  drawStrength(memories.items);
+  drawArchive(await call(`/users/${user}/archive?agent_id=${agent}&limit=100`));
 }
 
 const character = () => encodeURIComponent($("character").value);
