@@ -11,7 +11,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import _duck
 from ._sql_project import render_macro
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
@@ -86,7 +85,7 @@ def remove(cur: Any, memory_type: str, ids: list[int]) -> None:
 
 
 def archived(
-    db: _duck.Database,
+    db: Any,
     *,
     user_id: str | None = None,
     agent_id: str | None = None,
@@ -94,8 +93,10 @@ def archived(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """The archive (optionally one player's, one agent's), oldest first, each row's memory
-    parsed."""
-    with _duck.cursor(db) as cur:
+    parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
+    from .engines import reading
+
+    with reading(db) as cur:
         result = cur.execute(
             """select * from memory_archive
             where ($user_id is null or user_id = $user_id)

@@ -70,6 +70,14 @@ SEED_COLUMNS = {
 }
 # columns holding JSON (written as compact JSON text)
 JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
+# every config column's SQL type (the SQLModel schema's), for inserts bound as lists
+COLUMN_TYPES = {
+    "ordinal": "bigint",
+    "strength": "integer",
+    "sticky_turns": "integer",
+    "is_constant": "boolean",
+    **dict.fromkeys(JSON_COLUMNS, "json"),
+}
 # designer keys (whitespace and case ignored) -> seed column
 _ENTRY_KEYS = {
     "关键词": "keywords",

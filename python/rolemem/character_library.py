@@ -8,10 +8,11 @@ models/marts/character_memory; every request value is a bound parameter.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,9 +162,10 @@ class CharacterLibrary:
     """The designer config of `character_id` (or, None, of every character) ready to recall.
 
     `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
-    the config tables there. `config`: rows from the designers' JSON instead. Share one library
-    between the CharacterMemory objects of a process (the service does): recalls waiting for
-    a statement, whatever their character, are answered by the next one (at most `max_batch`).
+    the config tables there; a PostgresEngine reads its config tables and recalls there.
+    `config`: rows from the designers' JSON instead. Share one library between the
+    CharacterMemory objects of a process (the service does): recalls waiting for a statement,
+    whatever their character, are answered by the next one (at most `max_batch`).
     """
 
     def __init__(
@@ -176,6 +178,8 @@ class CharacterLibrary:
         engine: PostgresEngine | None = None,
         max_contexts: int = 256,
     ) -> None:
+        if isinstance(db, PostgresEngine) and engine is None:
+            engine = db  # the config's database is where recall runs
         self._con = _duck.private_connection()
         self._load(db, config, character_id)
         self._check(config)
@@ -270,7 +274,7 @@ class CharacterLibrary:
         """The config rows (of one character, or all) from the database's config tables; the
         lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
         CSVs)."""
-        with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as source:
+        with _reading(db) as source:
             for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
                 is_config = seed in _CONFIG_SEEDS
                 try:
@@ -280,7 +284,7 @@ class CharacterLibrary:
                         else f"select * from {seed}",
                         {"id": character_id} if is_config else {},
                     )
-                except duckdb.CatalogException:
+                except _MISSING_TABLE:
                     if not is_config:
                         continue
                     raise ConfigError(
@@ -332,6 +336,30 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
     params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
     names = set(_duck.PARAMETER.findall(sql))
     _duck.run(cur, sql, {name: params[name] for name in names}, ConfigError)
+
+
+@contextlib.contextmanager
+def _reading(db: Any) -> Iterator[Any]:
+    """A cursor on the config's database: an engine's, or a DuckDB file opened read-only
+    (several readers may share a file no process writes) or a connection."""
+    if isinstance(db, PostgresEngine):
+        with db.reading() as cur:
+            yield cur
+        return
+    with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
+        yield cur
+
+
+def _missing_table() -> tuple[type[Exception], ...]:
+    """What reading a table a database lacks raises, on each engine."""
+    try:
+        from psycopg.errors import UndefinedTable
+    except ImportError:
+        return (duckdb.CatalogException,)
+    return (duckdb.CatalogException, UndefinedTable)
+
+
+_MISSING_TABLE = _missing_table()
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:

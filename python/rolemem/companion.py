@@ -76,8 +76,11 @@ class Companion:
         self._owns_loop = loop is None
         self.loop = loop or MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
         self.memory = self.loop.memory
-        self._con = self.memory._con
-        self.character = CharacterMemory(self._con, character_id=self.character_id, library=library)
+        # the store's engine: the embedded file's connection, or a server database
+        self._store = self.memory._store
+        self.character = CharacterMemory(
+            self.memory._con, character_id=self.character_id, library=library
+        )
         # two recalls per turn, for as many turns as run at once: a recall waiting to share the
         # next statement (rolemem._batch) holds its thread meanwhile
         self._recalls = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rolemem-recall")
@@ -125,12 +128,12 @@ class Companion:
         _text(user_id, "user_id")
         _target(role_id, script_role_id)  # exactly one, checked
         now = _naive(now or datetime.now(), "now")
-        with _duck.cursor(self._con, tuned=False) as cur:  # another player's save is not found
+        with self._store.reading() as cur:  # another player's save is not found
             saves.owned_save(cur, save_id, user_id)
         # the save's history first (it also brings the save's write-time rows up to date for
         # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(
-            self._con, save_id, role_id=role_id, script_role_id=script_role_id
+            self._store, save_id, role_id=role_id, script_role_id=script_role_id
         )
         last_reply = next(
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
@@ -290,11 +293,11 @@ class Companion:
     def _event_descriptions(self, event_ids: list[int]) -> dict[int, str]:
         if not event_ids:
             return {}
-        with self._con.cursor() as cur:
-            rows = cur.execute(
-                "select id, description from memory_event where id in (select unnest($ids))",
-                {"ids": event_ids},
-            ).fetchall()
+        rows = self._store.run(
+            "select id, description from memory_event "
+            "where id in (select unnest(cast($ids as bigint[])))",
+            {"ids": event_ids},
+        )
         return dict(rows)
 
     # -- after the reply ---------------------------------------------------------------------
@@ -321,7 +324,7 @@ class Companion:
             _text(value, field_name)
         _target(role_id, script_role_id)
         now = _naive(now or datetime.now(), "now")
-        with _duck.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             ids = saves.append(
                 cur,
                 save_id,
@@ -343,6 +346,7 @@ class Companion:
                     },
                 ],
                 user_id,
+                engine=self._store.name,
             )["line_ids"]
         job = self._background.submit(
             self.loop.observe,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -392,9 +393,32 @@ def chain_params(engine: Any, save_ids: list[int]) -> dict[str, list[int]]:
     needed); an engine that keeps none walks them in the statement, which binds the saves
     and their lineage."""
     if engine.name == "duckdb":
-        ensure_fresh(engine.cursor().cursor, save_ids)
-        return {}
+        return chained(engine.cursor().cursor, "duckdb", save_ids)
     return {"save_ids": save_ids, "lineage_ids": engine_lineage(engine, save_ids)}
+
+
+def chained(cur: Any, engine: str, save_ids: list[int]) -> dict[str, list[int]]:
+    """`chain_params` on a cursor of `engine` (the caller's transaction or read)."""
+    if engine == "duckdb":
+        ensure_fresh(cur, save_ids)
+        return {}
+    row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
+    return {"save_ids": save_ids, "lineage_ids": list(row[0] or []) if row else list(save_ids)}
+
+
+# what a statement reading saves' chains and tips names
+CHAIN_TABLES = ("int_lines_chained_to_root", "int_save_history_tips")
+
+
+@functools.cache
+def chain_sql(select: str, engine: str) -> str:
+    """`select`, reading `int_lines_chained_to_root` and `int_save_history_tips` of the saves
+    `chained` made readable: DuckDB's write-time tables as they are; another engine's walked
+    in the statement by the same models (bound $save_ids, $lineage_ids)."""
+    if engine == "duckdb":
+        return select
+    wanted = tuple(name for name in CHAIN_TABLES if re.search(rf"\b{name}\b", select))
+    return compose(wanted, WALKED_SOURCES, select, engine=engine)
 
 
 def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = None) -> int:

@@ -13,17 +13,15 @@ over the player's rows only.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
-from . import _duck, history
+from . import history
 from ._sql_project import compose
 from .archive import TABLES, archive, archived, remove
+from .engines import engine_name, reading, writing
 from .errors import NotFoundError, RolememError
 
 KINDS = ("event", "entity")
@@ -40,10 +38,17 @@ _PLAYER_SOURCES = {
         select * from memory_entity
         where scope = 'user' and user_id = $user_id and ($agent_id is null or agent_id = $agent_id)
     """,
-    "int_lines_chained_to_root": """
+}
+# the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
+# models in the statement
+_CHAINS = {
+    "duckdb": {
+        "int_lines_chained_to_root": """
         select * from main.int_lines_chained_to_root
         where list_contains(cast($save_ids as bigint[]), save_id)
-    """,
+    """
+    },
+    "postgres": history.WALKED_SOURCES,
 }
 _LIST_SELECT = """
 select *, count(*) over () as total
@@ -53,7 +58,7 @@ where
     and (
         $q is null
         or strpos(lower(description), lower($q)) > 0
-        or list_contains(list_transform(keywords, lambda word: lower(word)), lower($q))
+        or lower($q) in (select lower(word) from unnest(keywords) as words (word))
     )
 order by created_at desc, memory_type, memory_id desc
 limit $limit offset $offset
@@ -89,7 +94,7 @@ def _page(limit: Any, offset: Any) -> tuple[int, int]:
 
 
 def list_memories(
-    db: _duck.Database,
+    db: Any,
     user_id: str,
     *,
     agent_id: str | None = None,
@@ -110,12 +115,19 @@ def list_memories(
         "limit": limit,
         "offset": offset,
     }
-    sql = compose("memory_player_memories", _PLAYER_SOURCES, _LIST_SELECT)
-    with _duck.cursor(db) as cur:
+    engine = engine_name(db)
+    sql = compose(
+        "memory_player_memories",
+        {**_PLAYER_SOURCES, **_CHAINS[engine]},
+        _LIST_SELECT,
+        engine=engine,
+    )
+    with reading(db) as cur:
         row = cur.execute(_SOURCE_SAVES_SQL, {"user_id": user_id, "agent_id": agent_id}).fetchone()
         save_ids = list(row[0] or []) if row else []
-        history.ensure_fresh(cur, save_ids)  # "on the current branch" reads each save's chain
-        result = cur.execute(sql, {**params, "save_ids": save_ids})
+        # "on the current branch" reads each save's chain
+        chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids)}
+        result = cur.execute(sql, {**params, **chains})
         names = [d[0] for d in result.description]
         rows = [dict(zip(names, values, strict=True)) for values in result.fetchall()]
     total = rows[0]["total"] if rows else 0
@@ -125,7 +137,7 @@ def list_memories(
 
 
 def _in_scope(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     kind: str,
     memory_id: Any,
     *,
@@ -146,7 +158,7 @@ def _in_scope(
 
 
 def delete(
-    db: _duck.Database,
+    db: Any,
     kind: str,
     memory_id: int,
     *,
@@ -157,9 +169,9 @@ def delete(
 ) -> dict[str, Any]:
     """Archive one memory (reason `deleted`) and remove it from the live store."""
     kind = kind_of(kind)
-    with _transaction(db) as cur:
+    with writing(db) as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-        archive(cur, kind, "deleted", [memory_id], now or datetime.now())
+        archive(cur, kind, "deleted", [memory_id], now or datetime.now(), engine=engine_name(db))
     return {"memory_type": kind, "memory_id": memory_id, "status": "archived"}
 
 
@@ -176,14 +188,14 @@ def edit(
     """Change the editable fields of one memory in scope (`DynamicMemory`'s rules: an event's
     new description gets new postings and vectors, under a new id)."""
     kind = kind_of(kind)
-    with _duck.cursor(memory._con) as cur:
+    with memory._store.reading() as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
     new_id = memory._update(TABLES[kind], memory_id, fields)
     return {"memory_type": kind, "memory_id": new_id, "status": "updated"}
 
 
 def forget(
-    db: _duck.Database,
+    db: Any,
     user_id: str,
     *,
     agent_id: str | None = None,
@@ -197,7 +209,7 @@ def forget(
         raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
     counts: dict[str, int] = {}
     params = {"user_id": user_id, "agent_id": agent_id}
-    with _transaction(db) as cur:
+    with writing(db) as cur:
         for kind, table in TABLES.items():
             row = cur.execute(
                 f"""select list(id order by id) from {table}
@@ -210,7 +222,7 @@ def forget(
             if ids and purge:
                 remove(cur, kind, ids)
             elif ids:
-                archive(cur, kind, "forgotten", ids, now or datetime.now())
+                archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine_name(db))
         if purge:
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
                 deleted = cur.execute(
@@ -222,7 +234,7 @@ def forget(
     return counts
 
 
-def export(db: _duck.Database, user_id: str, *, agent_id: str | None = None) -> dict[str, Any]:
+def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, Any]:
     """Every live and archived memory of the player, JSON-ready (times ISO 8601)."""
     live = list_memories(db, user_id, agent_id=agent_id, limit=1000)
     items = live["items"]
@@ -249,18 +261,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-@contextlib.contextmanager
-def _transaction(db: _duck.Database) -> Iterator[duckdb.DuckDBPyConnection]:
-    """One transaction on the store (a connection the caller owns, or a path opened for it)."""
-    if isinstance(db, duckdb.DuckDBPyConnection):
-        with _duck.transaction(db) as cur:
-            yield cur
-        return
-    con = _duck.connect(db or _duck.default_db_path())
-    try:
-        with _duck.transaction(con) as cur:
-            yield cur
-    finally:
-        con.close()

@@ -15,6 +15,7 @@ import duckdb
 from . import _duck, history
 from ._sql_project import compose
 from .engines import PostgresEngine as Engine
+from .engines.duckdb import DuckDBEngine
 from .errors import ChainError, LineError, SaveNotFoundError
 
 _TEXT_FIELDS = (
@@ -255,7 +256,7 @@ def _messages(
 
 
 def build_memory_for_save(
-    db: _duck.Database | Engine,
+    db: _duck.Database | Engine | DuckDBEngine,
     save_id: int,
     *,
     role_id: int | None = None,
@@ -283,6 +284,8 @@ def build_memory_for_save(
     target = _target_params(role_id, script_role_id, display_name, context_emotion)
     if isinstance(db, Engine):  # a game's own database on another engine
         return _build_on_engine(db, {**target, "save_id": save_id})
+    if isinstance(db, DuckDBEngine):  # the embedded store's engine: its connection
+        db = db.con
     params = {"save_id": save_id, "target_key": _materialized_key(target)}
     # a path is opened read-only (any number of readers may share a file nobody writes): its
     # fresh rows are read, a stale save is built from its lines; a connection may refresh

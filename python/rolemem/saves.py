@@ -16,6 +16,7 @@ idempotency record to the same one); `Saves` wraps each in a transaction of its 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import duckdb
 
 from . import _duck, history
+from ._sql_project import render_macro
 from .errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
 
 LINE_FIELDS = (
@@ -59,6 +61,15 @@ _OPTIONAL_TEXT = (
 _SAVE_SQL = """
 select id, user_id, name, last_message_id, forked_from_line_id from save where id = $save_id
 """
+
+
+@functools.cache
+def _save_sql(engine: str, lock: bool) -> str:
+    """The save's row; `lock`: held until the transaction ends, so a write that reads the tip
+    and moves it is not interleaved with another process's (macro row_lock)."""
+    return _SAVE_SQL + (render_macro("row_lock", engine=engine) if lock else "")
+
+
 _SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id")
 
 # A new key: the sequence's next value, past any id a caller chose itself (DuckDB sequences
@@ -91,7 +102,7 @@ shared (line_id, parent_line_id, depth) as (
 )
 select
     (select save_id from up where depth = 0) as line_save_id,
-    (select arg_min(line_id, depth) from up where save_id <> $save_id) as fork_line_id,
+    (select line_id from up where save_id <> $save_id order by depth limit 1) as fork_line_id,
     (select count(*) from shared where line_id = $line_id) > 0 as is_shared
 """
 
@@ -118,17 +129,43 @@ _BRANCH_COLUMNS = (
 )
 _SPEAKERS_SQL = """
 select
-    chain.role_id, chain.script_role_id, any_value(roles.name) as role_name,
-    arg_max(chain.display_name, chain.line_position) as display_name, count(*) as line_count
+    chain.role_id, chain.script_role_id, max(roles.name) as role_name,
+    {display_name} as display_name, count(*) as line_count
 from int_lines_chained_to_root as chain
 left join role as roles on roles.id = chain.role_id
 where chain.save_id = $save_id and chain.attribute = 'assistant'
 group by chain.role_id, chain.script_role_id
 order by min(chain.line_position)
 """
+_TIP_SQL = """
+select line_count, chain_problem from int_save_history_tips where save_id = $save_id
+"""
+_POSITION_SQL = """
+select line_position from int_lines_chained_to_root
+where save_id = $save_id and line_id = $line_id
+"""
 
 
-def _row(cur: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+@functools.cache
+def _chain_statements(engine: str) -> dict[str, str]:
+    """The statements reading a save's chain, for `engine` (history.chain_sql)."""
+    speakers = _SPEAKERS_SQL.format(
+        display_name=render_macro(
+            "arg_max", "chain.display_name", "chain.line_position", engine=engine
+        )
+    )
+    return {
+        name: history.chain_sql(sql, engine)
+        for name, sql in (
+            ("tip", _TIP_SQL),
+            ("speakers", speakers),
+            ("position", _POSITION_SQL),
+            ("branch", _BRANCH_SQL),
+        )
+    }
+
+
+def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
     result = cur.execute(sql, dict(params))
     names = [d[0] for d in result.description]
     row = result.fetchone()
@@ -151,19 +188,25 @@ def _text(value: Any, name: str, *, required: bool = False) -> str | None:
     return value
 
 
-def owned_save(cur: duckdb.DuckDBPyConnection, save_id: Any, user_id: str | None) -> dict[str, Any]:
+def owned_save(
+    cur: Any,
+    save_id: Any,
+    user_id: str | None,
+    *,
+    lock: bool = False,
+    engine: str = "duckdb",
+) -> dict[str, Any]:
     """The save, if it exists and is `user_id`'s (or has no owner); else SaveNotFoundError
-    (another player's save is not revealed to exist)."""
+    (another player's save is not revealed to exist). `lock`: the row is locked until the
+    caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    row = cur.execute(_SAVE_SQL, {"save_id": save_id}).fetchone()
+    row = cur.execute(_save_sql(engine, lock), {"save_id": save_id}).fetchone()
     if row is None or (row[1] is not None and row[1] != user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     return dict(zip(_SAVE_COLUMNS, row, strict=True))
 
 
-def create_role(
-    cur: duckdb.DuckDBPyConnection, name: str, *, role_id: int | None = None
-) -> dict[str, Any]:
+def create_role(cur: Any, name: str, *, role_id: int | None = None) -> dict[str, Any]:
     """A game character the AI plays; `role_id` to choose its key (ConflictError if taken)."""
     name = _text(name, "name", required=True)  # type: ignore[assignment]
     role_id = _id(role_id, "id", required=False)
@@ -176,7 +219,7 @@ def create_role(
 
 
 def create_save(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     *,
     user_id: str | None = None,
     name: str | None = None,
@@ -211,17 +254,16 @@ def create_save(
     return owned_save(cur, save_id, user_id)
 
 
-def describe(cur: duckdb.DuckDBPyConnection, save_id: int, user_id: str | None) -> dict[str, Any]:
+def describe(
+    cur: Any, save_id: int, user_id: str | None, *, engine: str = "duckdb"
+) -> dict[str, Any]:
     """The save: owner, tip, number of lines on its current branch, the characters that speak
     on it, its fork point; `chain_problem` when its chain is broken."""
     save = owned_save(cur, save_id, user_id)
-    history.ensure_fresh(cur, [save["save_id"]])
-    tip = _row(
-        cur,
-        "select line_count, chain_problem from int_save_history_tips where save_id = $save_id",
-        {"save_id": save["save_id"]},
-    )
-    result = cur.execute(_SPEAKERS_SQL, {"save_id": save["save_id"]})
+    statements = _chain_statements(engine)
+    params = {"save_id": save["save_id"], **history.chained(cur, engine, [save["save_id"]])}
+    tip = _row(cur, statements["tip"], params)
+    result = cur.execute(statements["speakers"], params)
     names = [d[0] for d in result.description]
     speakers = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
     return {
@@ -233,26 +275,26 @@ def describe(cur: duckdb.DuckDBPyConnection, save_id: int, user_id: str | None) 
 
 
 def branch_lines(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     save_id: int,
     user_id: str | None,
     *,
     limit: int = 50,
     before: int | None = None,
+    engine: str = "duckdb",
 ) -> dict[str, Any]:
     """The current branch root -> tip, a page at a time from the tip: the `limit` lines
     before line `before` (default: up to the tip), oldest first; `next_before` pages on."""
     save = owned_save(cur, save_id, user_id)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
-    history.ensure_fresh(cur, [save["save_id"]])
+    statements = _chain_statements(engine)
+    chain = history.chained(cur, engine, [save["save_id"]])
     position = None
     if before is not None:
         before = _id(before, "before")
         found = cur.execute(
-            """select line_position from int_lines_chained_to_root
-            where save_id = $save_id and line_id = $line_id""",
-            {"save_id": save["save_id"], "line_id": before},
+            statements["position"], {"save_id": save["save_id"], "line_id": before, **chain}
         ).fetchone()
         if found is None:
             raise RolememError(
@@ -261,7 +303,8 @@ def branch_lines(
             )
         position = found[0]
     rows = cur.execute(
-        _BRANCH_SQL, {"save_id": save["save_id"], "before_position": position, "limit": limit}
+        statements["branch"],
+        {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
     ).fetchall()
     page = [dict(zip(_BRANCH_COLUMNS, row, strict=True)) for row in rows[:limit]][::-1]
     more = len(rows) > limit
@@ -314,7 +357,7 @@ def check_lines(
     return checked
 
 
-def _check_roles(cur: duckdb.DuckDBPyConnection, lines: list[dict[str, Any]], where: str) -> None:
+def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
     wanted = sorted({line["role_id"] for line in lines if line["role_id"] is not None})
     if not wanted:
         return
@@ -331,9 +374,7 @@ def _check_roles(cur: duckdb.DuckDBPyConnection, lines: list[dict[str, Any]], wh
             )
 
 
-def _insert_line(
-    cur: duckdb.DuckDBPyConnection, save_id: int, parent: int | None, line: Mapping[str, Any]
-) -> int:
+def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
     row = cur.execute(
         f"""insert into line ({", ".join(LINE_FIELDS)}, save_id, parent_line_id)
         values ({", ".join(f"${name}" for name in LINE_FIELDS)}, $save_id, $parent)
@@ -345,16 +386,17 @@ def _insert_line(
 
 
 def append(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     save_id: int,
     lines: Sequence[Mapping[str, Any]],
     user_id: str | None,
     *,
     default_time: datetime | None = None,
+    engine: str = "duckdb",
 ) -> dict[str, Any]:
     """Append `lines` on the save's tip, each the parent of the next, and move the tip.
     Lines without `created_at` get `default_time` (None: no time)."""
-    save = owned_save(cur, save_id, user_id)
+    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
     if not lines:
         raise RolememError("lines must hold at least one line", field="lines")
     checked = check_lines(lines)
@@ -374,16 +416,17 @@ def append(
 
 
 def regenerate(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Any,
     save_id: int,
     line: Mapping[str, Any],
     user_id: str | None,
     *,
     default_time: datetime | None = None,
+    engine: str = "duckdb",
 ) -> dict[str, Any]:
     """A regenerated reply (a swipe): a sibling of the tip, which must be a reply (assistant
     line), becomes the tip. Speaker fields not given are the replaced reply's."""
-    save = owned_save(cur, save_id, user_id)
+    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
     tip = _row(
         cur,
         """select id, parent_line_id, attribute, role_id, script_role_id, display_name
@@ -417,17 +460,17 @@ def regenerate(
 
 
 def set_tip(
-    cur: duckdb.DuckDBPyConnection, save_id: int, line_id: int, user_id: str | None
+    cur: Any, save_id: int, line_id: int, user_id: str | None, *, engine: str = "duckdb"
 ) -> dict[str, Any]:
     """Reload a save point: the tip moves to `line_id`, a line of this save's tree (its own
     lines, or the history it shares up to its fork point); another save's line is refused."""
-    save = owned_save(cur, save_id, user_id)
+    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
     line_id = _id(line_id, "line_id")  # type: ignore[assignment]
     _move_tip(cur, save, line_id)
     return {"save_id": save["save_id"], "tip_line_id": line_id}
 
 
-def _move_tip(cur: duckdb.DuckDBPyConnection, save: Mapping[str, Any], line_id: int) -> None:
+def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
     budget = cur.execute("select count(*) from line").fetchone()[0]  # type: ignore[index]
     target = _row(

@@ -135,6 +135,16 @@ class CharacterDialogueStyles(_ConfigEntry, table=True):
     style_type: str
 
 
+class ConfigVersion(SQLModel, table=True):
+    """A counter bumped by every config import: a service process whose character config is
+    older than it loads the config again (several processes share a PostgreSQL database)."""
+
+    __tablename__ = "rolemem_config_version"
+
+    id: int = Field(default=1, primary_key=True)
+    version: int = 0
+
+
 def _table(model: type[SQLModel]) -> Any:
     """The SQLAlchemy table of a SQLModel class (typed access to `__table__`)."""
     return model.__table__  # type: ignore[attr-defined]
@@ -146,6 +156,7 @@ CONFIG_TABLES = [
     _table(CharacterAttributes),
     _table(CharacterEvents),
     _table(CharacterDialogueStyles),
+    _table(ConfigVersion),
 ]
 
 # Columns added after the first release: a store (or a game's database) created earlier gets

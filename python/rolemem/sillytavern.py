@@ -50,8 +50,7 @@ _NOT_APPLIED = {
 }
 _DISABLED_NOTE = "disabled entries are never unlocked (a condition no game context meets)"
 _UNSELECTIVE_NOTE = (
-    "secondary keys of an entry that is not selective are carried, not applied (as in "
-    "SillyTavern)"
+    "secondary keys of an entry that is not selective are carried, not applied (as in SillyTavern)"
 )
 # what the report says of each field it names
 _NOTES = {
@@ -152,8 +151,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             noted.setdefault(flag, []).append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
-        f"{key}: {_NOTES[key]} (entries {', '.join(uids)})"
-        for key, uids in sorted(noted.items())
+        f"{key}: {_NOTES[key]} (entries {', '.join(uids)})" for key, uids in sorted(noted.items())
     ]
     return Conversion(document, report)
 

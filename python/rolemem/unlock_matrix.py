@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _duck
 from ._sql_project import compose
 from .character_config import KINDS, ConfigError
+from .engines import engine_name, reading
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
 
@@ -20,13 +20,15 @@ order by entry_kind, entry_key, intimacy, exploration
 """
 
 
-def unlock_matrix(db: _duck.Database, character_id: str) -> list[dict[str, Any]]:
+def unlock_matrix(db: Any, character_id: str) -> list[dict[str, Any]]:
     """One row per (entry, intimacy level, exploration level) of `character_id`: whether the
     entry is unlocked there (`is_unlocked`: a condition on another field fails, as with a
     context lacking it; `is_unlocked_by_levels`: the level conditions alone). A character
-    with no config is a ConfigError, as everywhere (every configured entry has its rows)."""
-    sql = compose("character_unlock_matrix", {}, _SELECT, existing=_CONFIG_TABLES)
-    with _duck.cursor(db, tuned=False) as cur:
+    with no config is a ConfigError, as everywhere (every configured entry has its rows).
+    `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
+    engine = engine_name(db)
+    sql = compose("character_unlock_matrix", {}, _SELECT, existing=_CONFIG_TABLES, engine=engine)
+    with reading(db) as cur:
         result = cur.execute(sql, {"character_id": character_id})
         names = [column[0] for column in result.description]
         rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]

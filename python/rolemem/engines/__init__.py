@@ -1,7 +1,62 @@
-"""Engines other than the embedded DuckDB file. The project's SQL is written once, in DuckDB's
-dialect with dispatch macros (`adapter.dispatch`) where engines differ; an engine here renders
-it for itself, transpiles it once per statement and runs it with bound parameters."""
+"""Where the store lives, one module per engine: `duckdb` (the embedded file, the default) and
+`postgres` (a server database, the game's own). The project's SQL is written once, in DuckDB's
+dialect with dispatch macros (`adapter.dispatch`) where engines differ; an engine renders it for
+itself, transpiles it once per statement and runs it with bound parameters. Both answer the same
+calls: `run`, `records`, `columns`, `reading` and `transaction` (cursors whose `execute(sql,
+params)` takes the project's dialect), `run_all`, and `conflicts` (what a write that met another
+writer raises, to retry)."""
 
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from .duckdb import DuckDBEngine
 from .postgres import PostgresEngine
 
-__all__ = ["PostgresEngine"]
+Engine = DuckDBEngine | PostgresEngine
+
+__all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_name", "reading", "writing"]
+
+
+def engine_name(db: Any) -> str:
+    """The engine a store argument names: an engine's own, else DuckDB (a path, a connection,
+    None for the default file)."""
+    return db.name if isinstance(db, DuckDBEngine | PostgresEngine) else "duckdb"
+
+
+@contextlib.contextmanager
+def reading(db: Any) -> Iterator[Any]:
+    """A cursor to read with: an engine's, or one on a DuckDB path or connection."""
+    if isinstance(db, DuckDBEngine | PostgresEngine):
+        with db.reading() as cur:
+            yield cur
+        return
+    from .. import _duck
+
+    with _duck.cursor(db) as cur:
+        yield cur
+
+
+@contextlib.contextmanager
+def writing(db: Any) -> Iterator[Any]:
+    """One transaction: an engine's, or one on a DuckDB connection (or a path opened for it)."""
+    if isinstance(db, DuckDBEngine | PostgresEngine):
+        with db.transaction() as cur:
+            yield cur
+        return
+    import duckdb
+
+    from .. import _duck
+
+    if isinstance(db, duckdb.DuckDBPyConnection):
+        with _duck.transaction(db) as cur:
+            yield cur
+        return
+    con = _duck.connect(db or _duck.default_db_path())
+    try:
+        with _duck.transaction(con) as cur:
+            yield cur
+    finally:
+        con.close()

@@ -76,3 +76,10 @@ class DuckDBEngine:
         with self.transaction() as cur:
             for sql, params in statements:
                 cur.execute(sql, _duck.used(sql, params))
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor of its own to read with (no transaction opened; point reads, so without
+        the planner setting of the composed statements')."""
+        with _duck.cursor(self.con, tuned=False) as cur:
+            yield cur

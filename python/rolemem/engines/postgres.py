@@ -174,10 +174,13 @@ class PostgresEngine:
             con.execute(render_macro("create_rolemem_raise", engine=NAME))
         self.url = url
         self.schema = schema
-        # what a write that met another transaction raises (the caller may retry it)
+        # what a write that met another transaction raises (the caller may retry it): a
+        # check-then-insert that lost a race to another process's insert of the same key is
+        # one too (on the retry its check finds the row)
         self.conflicts: tuple[type[Exception], ...] = (
             psycopg.errors.DeadlockDetected,
             psycopg.errors.SerializationFailure,
+            psycopg.errors.UniqueViolation,
         )
         self._pool = ConnectionPool(
             url,
@@ -255,6 +258,14 @@ class PostgresEngine:
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
     @contextlib.contextmanager
+    def reading(self) -> Iterator[_Cursor]:
+        """A cursor to read with (autocommit: each statement sees what is committed), called as
+        a DuckDB cursor is; JSON values as their text."""
+        with self._pool.connection() as con, con.cursor() as cur:
+            _json_as_text(cur)
+            yield _Cursor(cur)
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[_Cursor]:
         """A cursor inside one transaction: `execute(sql, params)` (the project's dialect,
         transpiled) then `fetchone`/`fetchall`, as a DuckDB cursor; any error rolls
@@ -283,6 +294,8 @@ class PostgresEngine:
         from psycopg import sql
 
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
+            # one process at a time: several service processes start with the same copies
+            cur.execute("select pg_advisory_xact_lock(hashtext('rolemem.replace_tables'))")
             for name in names:
                 columns = source.execute(
                     "select column_name, data_type from duckdb_columns() "
