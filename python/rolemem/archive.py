@@ -99,8 +99,8 @@ def archived(
     with reading(db) as cur:
         result = cur.execute(
             """select * from memory_archive
-            where ($user_id is null or user_id = $user_id)
-                and ($agent_id is null or agent_id = $agent_id)
+            where (cast($user_id as varchar) is null or user_id = $user_id)
+                and (cast($agent_id as varchar) is null or agent_id = $agent_id)
             order by id limit $limit offset $offset""",
             {"user_id": user_id, "agent_id": agent_id, "limit": limit, "offset": offset},
         )

@@ -279,7 +279,8 @@ class CharacterLibrary:
                 is_config = seed in _CONFIG_SEEDS
                 try:
                     cursor = source.execute(
-                        f"select * from {seed} where $id is null or character_id = $id"
+                        f"select * from {seed} "
+                        "where cast($id as varchar) is null or character_id = $id"
                         if is_config
                         else f"select * from {seed}",
                         {"id": character_id} if is_config else {},

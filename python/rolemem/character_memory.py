@@ -338,7 +338,7 @@ def stored_config(db: Any, character_id: str | None = None) -> CharacterConfig:
             try:
                 rows = cur.execute(
                     f"select {', '.join(columns)} from {table} "  # names from this package
-                    "where $id is null or character_id = $id order by ordinal",
+                    "where cast($id as varchar) is null or character_id = $id order by ordinal",
                     {"id": character_id},
                 ).fetchall()
             except duckdb.CatalogException:

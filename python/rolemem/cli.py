@@ -4,6 +4,7 @@ official | config`. Errors are one line and exit code 2; `--verbose` shows the l
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import warnings
@@ -159,9 +160,12 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
-        help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file",
+        help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file, or "
+        "processes sharing a PostgreSQL database",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="""The HTTP service a game server calls; it owns the DuckDB file.
+        description="""The HTTP service a game server calls; it owns the DuckDB file (one
+process), or serves a PostgreSQL database (--db postgresql://…) from --workers processes (or
+several hosts), the game writing its own saves and lines there too.
 
 Routes (OpenAPI at /docs and /redoc, offline):
   saves            POST /roles, POST /saves, GET /saves/{id}, GET|POST /saves/{id}/lines,
@@ -180,8 +184,15 @@ routes take --designer-key when set. The LLM for extraction: --llm-base-url/--ll
 ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     )
     defaults = ServiceDefaults()
-    serve.add_argument("--db", help=_DB_HELP)
+    serve.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
     serve.add_argument("--host", default="127.0.0.1", help="(default: %(default)s)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="service processes (PostgreSQL only: one process owns a DuckDB file; "
+        "default: %(default)s)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="(default: %(default)s)")
     serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
     serve.add_argument(
@@ -782,9 +793,19 @@ def _serve(args: argparse.Namespace) -> None:
 
     import uvicorn
 
+    from .engines.postgres_setup import is_postgres_url
     from .service import create_app
+    from .service.app import SPEC_VARIABLE
     from .service.settings import ServiceSettings
 
+    db = args.db or _duck.default_db_path()
+    if not is_postgres_url(db):
+        db = _existing_db(args)
+    if args.workers < 1 or (args.workers > 1 and not is_postgres_url(db)):
+        raise RolememError(
+            "--workers above 1 needs a PostgreSQL database (--db postgresql://…): one process "
+            "owns a DuckDB file"
+        )
     llm = None
     if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
         llm = _llm(args, timeout=args.llm_timeout)
@@ -800,21 +821,36 @@ def _serve(args: argparse.Namespace) -> None:
         extraction_queue=args.extraction_queue,
         shutdown_grace=args.shutdown_grace,
     )
-    app = create_app(
-        _existing_db(args),
-        llm=llm,
-        embedder=None if args.keyword_only else "default",
-        snapshot_path=args.snapshot,
-        snapshot_every=args.snapshot_every,
-        settings=settings,
-    )
+    spec = {
+        "db": db,
+        "settings": dataclasses.asdict(settings),
+        "llm": None
+        if llm is None
+        else {"base_url": llm.base_url, "model": llm.model, "timeout": args.llm_timeout},
+        "keyword_only": args.keyword_only,
+        "snapshot_path": args.snapshot,
+        "snapshot_every": args.snapshot_every,
+    }
+    app: Any = create_app(**_app_arguments(spec))
+    if args.workers > 1:
+        # each worker process builds its app from the same arguments (uvicorn starts them)
+        os.environ[SPEC_VARIABLE] = json.dumps(spec)
+        app = "rolemem.service.app:from_environment"
     uvicorn.run(
         app,
+        factory=args.workers > 1,
+        workers=args.workers,
         host=args.host,
         port=args.port,
         log_level="warning",
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
     )
+
+
+def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
+    from .service.app import arguments_of
+
+    return arguments_of(spec)
 
 
 def _official(args: argparse.Namespace) -> None:

@@ -32,11 +32,15 @@ _KIND_NAMES = {"event": "event", "events": "event", "entity": "entity", "entitie
 _PLAYER_SOURCES = {
     "source_memory_event": """
         select * from memory_event
-        where scope = 'user' and user_id = $user_id and ($agent_id is null or agent_id = $agent_id)
+        where
+            scope = 'user' and user_id = $user_id
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
     """,
     "source_memory_entity": """
         select * from memory_entity
-        where scope = 'user' and user_id = $user_id and ($agent_id is null or agent_id = $agent_id)
+        where
+            scope = 'user' and user_id = $user_id
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
     """,
 }
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
@@ -54,9 +58,9 @@ _LIST_SELECT = """
 select *, count(*) over () as total
 from memory_player_memories
 where
-    ($kind is null or memory_type = $kind)
+    (cast($kind as varchar) is null or memory_type = $kind)
     and (
-        $q is null
+        cast($q as varchar) is null
         or strpos(lower(description), lower($q)) > 0
         or lower($q) in (select lower(word) from unnest(keywords) as words (word))
     )
@@ -66,12 +70,12 @@ limit $limit offset $offset
 _SOURCE_SAVES_SQL = """
 select list(distinct save_id) from memory_event
 where scope = 'user' and user_id = $user_id and save_id is not null
-    and ($agent_id is null or agent_id = $agent_id)
+    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
 """
 _SCOPE_SQL = """
 select id from {table}
 where id = $id and scope = $scope and user_id is not distinct from $user_id
-    and ($agent_id is null or agent_id = $agent_id)
+    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
 """
 
 
@@ -214,7 +218,7 @@ def forget(
             row = cur.execute(
                 f"""select list(id order by id) from {table}
                 where scope = 'user' and user_id = $user_id
-                    and ($agent_id is null or agent_id = $agent_id)""",
+                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
                 params,
             ).fetchone()
             ids = list(row[0] or []) if row else []
@@ -227,7 +231,8 @@ def forget(
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
                 deleted = cur.execute(
                     f"""delete from {table} where user_id = $user_id
-                    and ($agent_id is null or agent_id = $agent_id) returning 1""",
+                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+                returning 1""",
                     params,
                 ).fetchall()
                 counts[f"{key}_rows"] = len(deleted)

@@ -1,6 +1,8 @@
 """A game's lifecycle over HTTP only (issue 16): roles, saves, appends, swipes, reloads, forks,
 extraction the game can see, the prompt that keeps the conversation, previews, and a player's
-memories — with players kept apart and retries stored once."""
+memories — with players kept apart and retries stored once. Every test runs twice: the service
+over the embedded DuckDB file, and over a PostgreSQL database (`rolemem serve --db
+postgresql://…`) holding the same demo rows, with the same answers."""
 
 from __future__ import annotations
 
@@ -10,22 +12,25 @@ import time
 import httpx
 import pytest
 
+from rolemem.cli import main
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer, Status
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, serving
+from .conftest import demo_store, error_of, fresh_database, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
 
 
-@pytest.fixture(scope="module")
-def game(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("game")
-    path = str(folder / "game.duckdb")
-    demo_store(path)
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_game")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(tmp_path_factory.mktemp("game") / "game.duckdb"))
     llm_server = ScriptedChatServer().start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(
@@ -45,9 +50,13 @@ def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:
     return answer.json()
 
 
+def one(app, sql: str) -> tuple:
+    """A row of the store, on whichever engine serves it."""
+    return app.state.store.engine.run(sql, {})[0]
+
+
 def count(app, table: str) -> int:
-    with app.state.store.con.cursor() as cur:
-        return cur.execute(f"select count(*) from {table}").fetchone()[0]
+    return one(app, f"select count(*) from {table}")[0]
 
 
 @pytest.fixture(scope="module")
@@ -265,10 +274,7 @@ def test_player_memories_are_the_players_own(game):
     assert pinned.json() == {"memory_type": "event", "memory_id": event_id, "status": "updated"}
     # the designer route refuses a player's memory, the player route an official one
     official = client.get("/official/qiyu", headers=DESIGNER).json()
-    with app.state.store.con.cursor() as cur:
-        official_id = cur.execute(
-            "select min(id) from memory_event where scope = 'official'"
-        ).fetchone()[0]
+    official_id = one(app, "select min(id) from memory_event where scope = 'official'")[0]
     before = count(app, "memory_event"), count(app, "memory_archive")
     refused = [
         client.delete(f"/official/events/{event_id}", headers=DESIGNER),
@@ -308,10 +314,7 @@ def test_forget_archives_and_purge_removes(game):
     purged = client.post("/users/mumu/forget", headers=KEY, json={"purge": True}).json()
     assert purged == {"events": 0, "entities": 0, "archived_rows": 20, "recall_log_rows": 0}
     assert client.get("/users/mumu/export", headers=KEY).json()["archived"] == []
-    with app.state.store.con.cursor() as cur:
-        assert cur.execute(
-            "select count(*) from memory_archive where user_id = 'mumu'"
-        ).fetchone() == (0,)
+    assert one(app, "select count(*) from memory_archive where user_id = 'mumu'") == (0,)
 
 
 EXTRACTED = json.dumps(
@@ -459,9 +462,7 @@ def test_no_placeholder_reaches_the_llm_and_previews_change_nothing(game):
     }
     before = (
         count(app, "memory_event"),
-        app.state.store.con.execute(
-            "select sum(strength), sum(recall_count) from memory_event"
-        ).fetchone(),
+        one(app, "select sum(strength), sum(recall_count) from memory_event"),
     )
     turn = post(client, "/turn", body)
     system = turn["messages"][0]["content"]
@@ -469,9 +470,7 @@ def test_no_placeholder_reaches_the_llm_and_previews_change_nothing(game):
     assert "{{" not in json.dumps(turn["messages"], ensure_ascii=False)
     after = (
         count(app, "memory_event"),
-        app.state.store.con.execute(
-            "select sum(strength), sum(recall_count) from memory_event"
-        ).fetchone(),
+        one(app, "select sum(strength), sum(recall_count) from memory_event"),
     )
     assert after == before
     # the preview left the sticky queue alone: the same turn again is the same prompt

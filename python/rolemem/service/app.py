@@ -56,6 +56,41 @@ def _key_check(*keys: str | None) -> Callable[..., Coroutine[Any, Any, None]]:
     return check
 
 
+# the environment variable `rolemem serve --workers N` passes each worker's arguments in
+SPEC_VARIABLE = "ROLEMEM_SERVE_SPEC"
+
+
+def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
+    """create_app's arguments from `rolemem serve`'s (JSON-ready) spec: the database, the
+    settings, the LLM's address, the embedder, the snapshot."""
+    llm = None
+    if spec.get("llm"):
+        from ..llm import OpenAICompatibleLLM
+
+        llm = OpenAICompatibleLLM(
+            base_url=spec["llm"]["base_url"],
+            model=spec["llm"]["model"],
+            timeout=spec["llm"]["timeout"],
+            max_retries=1,
+        )
+    return {
+        "db": spec["db"],
+        "llm": llm,
+        "embedder": None if spec.get("keyword_only") else "default",
+        "snapshot_path": spec.get("snapshot_path"),
+        "snapshot_every": spec.get("snapshot_every"),
+        "settings": ServiceSettings(**spec["settings"]),
+    }
+
+
+def from_environment() -> FastAPI:
+    """The app of one `rolemem serve --workers N` process (uvicorn's factory)."""
+    import json
+    import os
+
+    return create_app(**arguments_of(json.loads(os.environ[SPEC_VARIABLE])))
+
+
 def create_app(
     db: str,
     *,
@@ -66,10 +101,11 @@ def create_app(
     snapshot_every: float | None = None,
     settings: ServiceSettings | None = None,
 ) -> FastAPI:
-    """The service over the DuckDB file `db` (opened when the app starts, closed when it
-    stops). `api_key` (or `settings.api_key`): required in `X-API-Key` on every route but
-    /health; `settings.designer_key`: the key of the designer routes. `snapshot_path`: where
-    POST /snapshot writes a read-only copy; `snapshot_every` (seconds): also on that
+    """The service over the DuckDB file `db`, or the PostgreSQL database a `postgresql://`
+    URL names (opened when the app starts, closed when it stops). `api_key` (or
+    `settings.api_key`): required in `X-API-Key` on every route but /health;
+    `settings.designer_key`: the key of the designer routes. `snapshot_path`: where POST
+    /snapshot writes a read-only copy (DuckDB); `snapshot_every` (seconds): also on that
     schedule."""
     settings = settings or ServiceSettings(api_key=api_key)
     if api_key is not None and settings.api_key is None:

@@ -88,7 +88,7 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
             if not any(config.tables.values()):
                 raise ConfigError("the designer config has no entries")
             with store.write_lock:
-                written = store_config(store.con, config)
+                written = store_config(store.engine, config)
         store.forget_character(character_id)
         return {
             "character_id": character_id,
@@ -109,7 +109,7 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
 )
 async def export_config(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)
-    config = await store.run(request, stored_config, store.con, character_id)
+    config = await store.run(request, stored_config, store.engine, character_id)
     return export_designer_json(config, character_id)
 
 
@@ -124,7 +124,7 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
 )
 async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
     store = _store(request)
-    config = await store.run(request, stored_config, store.con, character_id)
+    config = await store.run(request, stored_config, store.engine, character_id)
     return to_lorebook(export_designer_json(config, character_id))
 
 
@@ -140,5 +140,5 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
 )
 async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)
-    cells = await store.run(request, unlock_matrix, store.con, character_id)
+    cells = await store.run(request, unlock_matrix, store.engine, character_id)
     return {"character_id": character_id, "cells": cells}

@@ -136,4 +136,4 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: MemoryEd
 )
 async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
     store = _store(request)
-    return await store.run(None, memories.delete, store.con, kind, memory_id, scope="official")
+    return await store.run(None, memories.delete, store.engine, kind, memory_id, scope="official")

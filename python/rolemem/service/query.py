@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .. import _duck, saves
+from .. import saves
 from ..dynamic_memory import QueryResponse as Answer
 from .errors import responses
 from .schemas.recall import (
@@ -25,7 +25,7 @@ _ERRORS = responses(400, 401, 404, 413, 422, 503)
 
 def _recall(store: Store, body: QueryRequest) -> Answer:
     if body.save_id is not None:  # another player's save is not revealed, not even by its rule
-        with _duck.cursor(store.con) as cur:
+        with store.engine.reading() as cur:
             saves.owned_save(cur, body.save_id, body.user_id)
     return store.memory.query(
         body.query,

@@ -119,10 +119,8 @@ async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None)
 
 
 def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
-    from .. import _duck
-
-    with _duck.cursor(store.con) as cur:
-        return function(cur, *args, **kwargs)
+    with store.engine.reading() as cur:
+        return function(cur, *args, engine=store.engine.name, **kwargs)
 
 
 @router.get(
@@ -159,7 +157,9 @@ def _append(
         key,
         route,
         [save_id, body.model_dump(mode="json")],
-        lambda cur: saves.append(cur, save_id, lines, body.user_id, default_time=now),
+        lambda cur: saves.append(
+            cur, save_id, lines, body.user_id, default_time=now, engine=store.engine.name
+        ),
     )
     answer["extraction"] = store.observe_after(save_id, body.user_id, body.observe, now)
     return answer
@@ -218,7 +218,12 @@ async def regenerate(
         "/saves/regenerate",
         [save_id, body.model_dump(mode="json")],
         lambda cur: saves.regenerate(
-            cur, save_id, body.line.model_dump(), body.user_id, default_time=now
+            cur,
+            save_id,
+            body.line.model_dump(),
+            body.user_id,
+            default_time=now,
+            engine=store.engine.name,
         ),
     )
     store.refresh_later(save_id)
@@ -237,7 +242,11 @@ async def regenerate(
 async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     store = _store(request)
     answer = await store.run(
-        None, store.write, lambda cur: saves.set_tip(cur, save_id, body.line_id, body.user_id)
+        None,
+        store.write,
+        lambda cur: saves.set_tip(
+            cur, save_id, body.line_id, body.user_id, engine=store.engine.name
+        ),
     )
     store.refresh_later(save_id)
     return answer

@@ -1,18 +1,23 @@
-"""What the service owns: the one DuckDB connection (DuckDB allows one writing process per
-file), the objects that read and write through it (each call on a cursor of its own), and the
-pools its work runs on.
+"""What the service owns: the store's engine (the one DuckDB connection, DuckDB allowing one
+writing process per file; or a connection pool to a PostgreSQL database, which several service
+processes share), the objects that read and write through it (each call on a cursor of its
+own), and the pools its work runs on.
 
 - Requests' engine work runs on the request pool, each unit with a work token: past its time
   budget, or when its client goes away, its DuckDB statements are interrupted (503).
-- Writes (lines, saves, memories, config, snapshots) take one lock, one transaction each.
+- Writes (lines, saves, memories, config, snapshots) are one transaction each; on DuckDB they
+  also take one lock (one writer per file), on PostgreSQL the rows a write changes are
+  locked by the transaction itself (a save's tip), so processes interleave safely.
 - Extraction (the LLM) and bulk embedding run on pools of their own, never a request's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,9 +27,11 @@ import duckdb
 from starlette.requests import Request
 
 from .. import _cancel, _duck, history, saves
-from ..character_memory import CharacterLibrary, CharacterMemory
+from ..character_memory import CharacterLibrary, CharacterMemory, config_version
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
+from ..engines import DuckDBEngine, Engine, PostgresEngine
+from ..engines.postgres_setup import is_postgres_url
 from ..errors import BusyError, NotFoundError, RolememError
 from ..llm import ChatModel
 from ..memory_loop import MemoryLoop
@@ -41,6 +48,10 @@ _POLL_SECONDS = 0.05  # how often a waiting request looks at its client and its 
 _WRITE_ATTEMPTS = 4  # a write meeting another thread's conflicting write is retried
 
 
+# how often a process of a shared database looks whether another imported config
+_CONFIG_CHECK_SECONDS = 1.0
+
+
 @dataclass
 class Store:
     path: str
@@ -48,7 +59,7 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
-    con: duckdb.DuckDBPyConnection = field(init=False)
+    engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
     extraction: ExtractionQueue = field(init=False)
@@ -58,17 +69,35 @@ class Store:
     # every character's config in one place: recalls of any characters waiting together are
     # answered by one statement; rebuilt after a config change
     _library: CharacterLibrary | None = None
+    # the config version the library was loaded at, and when it was last compared
+    _library_version: int = 0
+    _version_checked: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The embedded store's connection (DuckDB only: a server database has a pool)."""
+        if not isinstance(self.engine, DuckDBEngine):
+            raise AttributeError("a service on PostgreSQL has no DuckDB connection")
+        return self.engine.con
+
     def open(self) -> None:
-        self.con = _duck.connect(self.path)
-        # a setting of this database instance (every cursor on it), a validated integer
-        self.con.execute(f"set threads = {int(self.settings.engine_threads)}")
-        self.memory = DynamicMemory(
-            self.con, embedder=self.embedder, max_batch=self.settings.max_batch
-        )
+        if is_postgres_url(self.path):
+            # a pool per process: request threads, recalls and extraction share it
+            self.engine = PostgresEngine(self.path, max_size=self.settings.request_threads + 4)
+            self.memory = DynamicMemory(
+                engine=self.engine, embedder=self.embedder, max_batch=self.settings.max_batch
+            )
+        else:
+            con = _duck.connect(self.path)
+            # a setting of this database instance (every cursor on it), a validated integer
+            con.execute(f"set threads = {int(self.settings.engine_threads)}")
+            self.engine = DuckDBEngine(con)
+            self.memory = DynamicMemory(
+                con, embedder=self.embedder, max_batch=self.settings.max_batch
+            )
         self.embedder = self.memory.embedder  # one model for every companion
-        self.loop = MemoryLoop(self.con, llm=self.llm, memory=self.memory)
+        self.loop = MemoryLoop(llm=self.llm, memory=self.memory)
         self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
         # bulk embedding (official imports) one at a time, apart from requests
         self.bulk = WorkerPool("rolemem-bulk", 1)
@@ -89,7 +118,10 @@ class Store:
         self.loop.close()
         self.memory.close()
         with self.write_lock:  # a scheduled snapshot still copying finishes first
-            self.con.close()
+            if isinstance(self.engine, DuckDBEngine):
+                self.engine.con.close()
+            else:
+                self.engine.close()
 
     # -- running work ----------------------------------------------------------------------
 
@@ -132,18 +164,25 @@ class Store:
                 raise BusyError(str(token.reason))
 
     def write(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """`function(cur, ...)` in one transaction under the write lock; retried when it met
-        another thread's conflicting write (a history refresh, a recall's bookkeeping)."""
+        """`function(cur, ...)` in one transaction (under the write lock on DuckDB, one writer
+        per file); retried when it met another thread's or process's conflicting write (a
+        history refresh, a recall's bookkeeping, an append to the same save)."""
         for attempt in range(1, _WRITE_ATTEMPTS + 1):
             try:
-                with self.write_lock, _duck.transaction(self.con) as cur:
+                with self._writer(), self.engine.transaction() as cur:
                     return function(cur, *args, **kwargs)
-            except duckdb.TransactionException:
+            except self.engine.conflicts:
                 if attempt == _WRITE_ATTEMPTS:
                     raise BusyError(
                         "the store is busy with a conflicting write; try again"
                     ) from None
         raise AssertionError("unreachable")
+
+    def _writer(self) -> contextlib.AbstractContextManager[Any]:
+        """DuckDB's one writer per file; PostgreSQL's transactions lock what they change."""
+        if isinstance(self.engine, DuckDBEngine):
+            return self.write_lock
+        return contextlib.nullcontext()
 
     def idempotent(
         self,
@@ -168,7 +207,10 @@ class Store:
 
     def refresh_later(self, save_id: int) -> None:
         """The save's write-time history, refreshed on the request pool after the answer (the
-        next read of the save refreshes it anyway if this fails)."""
+        next read of the save refreshes it anyway if this fails). PostgreSQL keeps no
+        write-time history: its reads walk the chain."""
+        if not isinstance(self.engine, DuckDBEngine):
+            return
         try:
             self.requests.submit(
                 run_logged, f"history refresh of save {save_id}", self._refresh, save_id
@@ -177,7 +219,8 @@ class Store:
             pass
 
     def _refresh(self, save_id: int) -> None:
-        history.refresh_history(self.con, [save_id])
+        assert isinstance(self.engine, DuckDBEngine)
+        history.refresh_history(self.engine.con, [save_id])
 
     # -- what requests use -----------------------------------------------------------------
 
@@ -186,7 +229,6 @@ class Store:
         with self._lock:
             if key not in self._companions:
                 self._companions[key] = Companion(
-                    self.con,
                     character_id=character_id,
                     agent_id=agent_id,
                     loop=self.loop,
@@ -203,9 +245,22 @@ class Store:
             return self._characters[character_id]
 
     def _shared_library(self) -> CharacterLibrary:
-        if self._library is None:  # under self._lock
-            self._library = CharacterLibrary(self.con, max_batch=self.settings.max_batch)
+        """Every character's config (under self._lock): loaded again when another process
+        imported config since (a shared PostgreSQL database; looked at most once a second)."""
+        now = time.monotonic()
+        if self._library is not None and now - self._version_checked > _CONFIG_CHECK_SECONDS:
+            self._version_checked = now
+            if config_version(self.engine) != self._library_version:
+                self._forget_configs()
+        if self._library is None:
+            self._library_version = config_version(self.engine)
+            self._version_checked = now
+            self._library = CharacterLibrary(self._config_db(), max_batch=self.settings.max_batch)
         return self._library
+
+    def _config_db(self) -> Any:
+        """Where the config tables are, as CharacterLibrary reads them."""
+        return self.engine.con if isinstance(self.engine, DuckDBEngine) else self.engine
 
     def status(self) -> dict[str, Any]:
         with self._lock:
@@ -221,17 +276,24 @@ class Store:
         """Its config changed: the next request loads the config again (every character's:
         they share one library)."""
         with self._lock:
-            self._library = None
-            self._characters.clear()
-            # dropped, not closed: a request may still be using them
-            self._companions.clear()
+            self._forget_configs()
+
+    def _forget_configs(self) -> None:
+        self._library = None
+        self._characters.clear()
+        # dropped, not closed: a request may still be using them
+        self._companions.clear()
 
     def snapshot(self) -> tuple[str, int]:
         """A consistent read-only copy of the whole database for analysts and dbt."""
+        if not isinstance(self.engine, DuckDBEngine):
+            raise NotFoundError(
+                "no snapshot on PostgreSQL: analysts and dbt read the live database"
+            )
         if not self.snapshot_path:
             raise NotFoundError("no snapshot path: start the service with --snapshot PATH")
         with self.write_lock:  # no write interleaves with the copy
-            size = write_snapshot(self.con, self.snapshot_path)
+            size = write_snapshot(self.engine.con, self.snapshot_path)
         return self.snapshot_path, size
 
     # -- the memory loop ---------------------------------------------------------------------
@@ -280,7 +342,7 @@ class Store:
     ) -> dict[str, Any]:
         """The extraction state of one save x character: pending turns, watermark, the last
         batch, the last failure and whether a batch is queued."""
-        with _duck.cursor(self.con) as cur:
+        with self.engine.reading() as cur:
             save = saves.owned_save(cur, save_id, user_id)
             if role_id is None and script_role_id is None:
                 found = cur.execute(
@@ -303,7 +365,7 @@ class Store:
             role_id=role_id,
             script_role_id=script_role_id,
         )
-        with _duck.cursor(self.con) as cur:
+        with self.engine.reading() as cur:
             params = {"save_id": save["save_id"], "target_key": due["target_key"]}
             state = cur.execute(
                 """select last_observed_at, last_error, last_error_at,

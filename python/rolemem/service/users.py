@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from .. import _duck, memories, saves
+from .. import memories, saves
 from ..archive import archived
 from .errors import responses
 from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
@@ -71,7 +71,7 @@ async def list_memories(
     return await store.run(
         request,
         memories.list_memories,
-        store.con,
+        store.engine,
         user_id,
         agent_id=agent_id,
         kind=kind,
@@ -101,7 +101,7 @@ async def timeline(
 
     def read() -> list[dict[str, Any]]:
         if save_id is not None:
-            with _duck.cursor(store.con) as cur:
+            with store.engine.reading() as cur:
                 saves.owned_save(cur, save_id, user_id)
         return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
 
@@ -127,7 +127,7 @@ async def archive(
     items = await store.run(
         request,
         archived,
-        store.con,
+        store.engine,
         user_id=user_id,
         agent_id=agent_id,
         limit=limit,
@@ -177,7 +177,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     return await store.run(
         None,
         memories.delete,
-        store.con,
+        store.engine,
         kind,
         memory_id,
         scope="user",
@@ -198,7 +198,7 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     return await store.run(
         None,
         memories.forget,
-        store.con,
+        store.engine,
         user_id,
         agent_id=body.agent_id,
         purge=body.purge,
@@ -214,4 +214,4 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
 )
 async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
     store = _store(request)
-    return await store.run(request, memories.export, store.con, user_id, agent_id=agent_id)
+    return await store.run(request, memories.export, store.engine, user_id, agent_id=agent_id)
