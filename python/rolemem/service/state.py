@@ -227,6 +227,7 @@ class Store:
     def companion(self, character_id: str, agent_id: str | None) -> Companion:
         key = (character_id, agent_id or character_id)
         with self._lock:
+            self._config_current()
             if key not in self._companions:
                 self._companions[key] = Companion(
                     character_id=character_id,
@@ -238,23 +239,28 @@ class Store:
 
     def character(self, character_id: str) -> CharacterMemory:
         with self._lock:
+            self._config_current()
             if character_id not in self._characters:
                 self._characters[character_id] = CharacterMemory(
                     character_id=character_id, library=self._shared_library()
                 )
             return self._characters[character_id]
 
-    def _shared_library(self) -> CharacterLibrary:
-        """Every character's config (under self._lock): loaded again when another process
-        imported config since (a shared PostgreSQL database; looked at most once a second)."""
+    def _config_current(self) -> None:
+        """(Under self._lock.) Forget the loaded config when another process imported config
+        since (a shared PostgreSQL database), looking at most once a second."""
         now = time.monotonic()
-        if self._library is not None and now - self._version_checked > _CONFIG_CHECK_SECONDS:
-            self._version_checked = now
-            if config_version(self.engine) != self._library_version:
-                self._forget_configs()
+        if self._library is None or now - self._version_checked < _CONFIG_CHECK_SECONDS:
+            return
+        self._version_checked = now
+        if config_version(self.engine) != self._library_version:
+            self._forget_configs()
+
+    def _shared_library(self) -> CharacterLibrary:
+        """Every character's config (under self._lock), loaded once and shared."""
         if self._library is None:
             self._library_version = config_version(self.engine)
-            self._version_checked = now
+            self._version_checked = time.monotonic()
             self._library = CharacterLibrary(self._config_db(), max_batch=self.settings.max_batch)
         return self._library
 
