@@ -4,11 +4,12 @@ official | config`. Errors are one line and exit code 2; `--verbose` shows the l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -497,11 +498,27 @@ def _existing_db(args: argparse.Namespace) -> str:
     if is_postgres_url(path):
         raise RolememError(
             f"`rolemem {args.command}` runs on the embedded DuckDB file; on PostgreSQL "
-            "`rolemem init-db` and `rolemem memory` run (and dbt --target postgres)"
+            "`rolemem init-db`, `memory`, `serve` and `config import/export` run (and dbt "
+            "--target postgres)"
         )
     if not Path(path).exists():  # opening would create an empty database
         raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
     return path
+
+
+@contextlib.contextmanager
+def _store(args: argparse.Namespace) -> Iterator[Any]:
+    """The store --db names, for commands that run on either engine: an existing DuckDB file,
+    or a PostgreSQL database (an engine, closed afterwards)."""
+    from .engines import PostgresEngine
+    from .engines.postgres_setup import is_postgres_url
+
+    db = args.db or _duck.default_db_path()
+    if not is_postgres_url(db):
+        yield _existing_db(args)
+        return
+    with PostgresEngine(db, max_size=2) as engine:
+        yield engine
 
 
 def _init_db(args: argparse.Namespace) -> None:
@@ -656,7 +673,8 @@ def _config(args: argparse.Namespace) -> None:
             config.extend(parse_designer_json(document))
         counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
         if args.db:
-            store_config(_existing_db(args), config)
+            with _store(args) as store:
+                store_config(store, config)
         else:
             validate_config(config)
             write_seed_csvs(config, args.out)
@@ -674,11 +692,11 @@ def _config(args: argparse.Namespace) -> None:
         elif not args.character:
             raise ConfigError("--character is required (unless --json names the document)")
         else:
-            config = (
-                stored_config(_existing_db(args), args.character)
-                if args.db
-                else read_seed_csvs(args.seeds)
-            )
+            if args.db:
+                with _store(args) as store:
+                    config = stored_config(store, args.character)
+            else:
+                config = read_seed_csvs(args.seeds)
             document = export_designer_json(config, args.character)
         if args.target_format == "sillytavern":
             from .sillytavern import to_lorebook

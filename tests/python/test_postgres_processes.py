@@ -24,7 +24,7 @@ from rolemem.cli import main
 from rolemem.engines import PostgresEngine
 from rolemem.scripted_llm import ScriptedChatServer
 
-from .conftest import fresh_database
+from .conftest import REPO, fresh_database
 
 KEY = {"X-API-Key": "game"}
 TURNS_PER_CLIENT = 6
@@ -235,3 +235,13 @@ def test_workers_serve_one_port_and_duckdb_refuses_them(database, tmp_path, caps
     assert main(["init-db", "--db", path]) == 0
     assert main(["serve", "--db", path, "--workers", "2"]) == 2
     assert "--workers above 1 needs a PostgreSQL database" in capsys.readouterr().err
+
+
+def test_the_cli_imports_and_exports_config_on_the_database(database, capsys):
+    url, _ = database
+    document = REPO / "python" / "rolemem" / "data" / "characters" / "qinling.json"
+    assert main(["config", "import", str(document), "--db", url]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert main(["config", "export", "--character", "qinling", "--db", url]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported == json.loads(document.read_text(encoding="utf-8"))
