@@ -332,6 +332,7 @@ def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: li
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
         for row in config.tables[table]:
+            row = {**RULE_DEFAULTS, **row}  # rows built before the recall rules have defaults
             writer.writerow(
                 [
                     json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))

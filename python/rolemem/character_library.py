@@ -394,8 +394,13 @@ def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[
             if column == "ordinal"
             # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
             # quotes a condition's value the same way
-            else json.dumps(row[column], ensure_ascii=False, separators=(",", ":"))
+            else json.dumps(
+                row.get(column, RULE_DEFAULTS.get(column)),
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
             if column in JSON_COLUMNS
+            # rows built before the recall rules (or by hand) have their defaults
             else row.get(column, RULE_DEFAULTS.get(column))
             for row in rows
         ]

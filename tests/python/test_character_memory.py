@@ -586,3 +586,27 @@ def test_verdicts_judged_once_per_context_and_evicted_oldest_first():
         ('{"exploration":3,"intimacy":3,"scene":"gallery"}',),
         ('{"exploration":3,"intimacy":3,"scene":"studio"}',),
     ]
+
+
+def test_config_rows_built_before_the_recall_rules_take_their_defaults(tmp_path):
+    """Rows without the recall rules' columns (built by hand, or by code older than them)."""
+    from rolemem.character_config import CharacterConfig, read_seed_csvs, write_seed_csvs
+
+    config = CharacterConfig()
+    config.tables["character_attributes"].append(
+        {
+            "ordinal": 1,
+            "character_id": "old",
+            "category": "性格",
+            "keywords": ["温柔"],
+            "content": "对人温柔体贴",
+            "strength": 3,
+            "query_params": [],
+        }
+    )
+    config.locations[("attribute", 1)] = "by hand"
+    memory = CharacterMemory(config=config, character_id="old")
+    assert memory.session("a").recall("你好温柔").attributes == "性格：对人温柔体贴"
+    write_seed_csvs(config, tmp_path)
+    [row] = read_seed_csvs(tmp_path).tables["character_attributes"]
+    assert (row["secondary_keywords"], row["is_constant"], row["sticky_turns"]) == ([], False, None)
