@@ -51,6 +51,7 @@ _STATIC_MODELS = (
     "stg_config__character_dialogue_styles",
     "int_character_entries_unioned",
     "int_character_entry_keywords",
+    "int_character_keyword_lengths",
     "int_character_conditions_parsed",
     "int_character_condition_values",
 )
@@ -58,6 +59,7 @@ _STATIC_MODELS = (
 _INDEXES: dict[str, list[tuple[str, ...]]] = {
     "int_character_entries_unioned": [("entry_key",), ("character_id",)],
     "int_character_entry_keywords": [("character_id", "folded_keyword"), ("keyword",)],
+    "int_character_keyword_lengths": [("character_id",)],
     "int_character_conditions_parsed": [("entry_key",)],
     "int_character_condition_values": [("entry_key", "condition_index")],
     "association_words": [("word",)],
@@ -197,6 +199,12 @@ class CharacterLibrary:
             ).fetchall()
         )
         self.default_limits = read_settings(self._con, "recall_limits")
+        # a config without secondary keywords plans none of their rule (each operator is
+        # planned on every call: int_recall_entries_matched's var)
+        [(secondary,)] = self._con.execute(
+            "select count(*) > 0 from int_character_entry_keywords where is_secondary"
+        ).fetchall()
+        self._has_secondary_keywords = bool(secondary)
         # on DuckDB a turn looks unlock verdicts up (judged once per context); PostgreSQL
         # caches the plan and judges a turn's candidates in its statement: its tables are
         # shared by every process, and one process's eviction would be another's wrong answer
@@ -231,7 +239,10 @@ class CharacterLibrary:
                 "int_recall_queue_items": _QUEUE_SQL,
             },
             _recall_select(explain, engine),
-            {"judge_verdicts_per_turn": self._verdicts is None},
+            {
+                "judge_verdicts_per_turn": self._verdicts is None,
+                "recall_secondary_keywords": self._has_secondary_keywords,
+            },
             existing=_STATIC_MODELS
             + _RECALL_SEEDS
             + (() if self._verdicts is None else (VERDICTS,)),

@@ -610,3 +610,19 @@ def test_config_rows_built_before_the_recall_rules_take_their_defaults(tmp_path)
     write_seed_csvs(config, tmp_path)
     [row] = read_seed_csvs(tmp_path).tables["character_attributes"]
     assert (row["secondary_keywords"], row["is_constant"], row["sticky_turns"]) == ([], False, None)
+
+
+def test_a_config_without_secondary_keywords_plans_none_and_answers_alike():
+    """int_recall_entries_matched's var: the planned statement recalls as the general one."""
+    planned, general = CharacterLibrary(), CharacterLibrary()
+    assert not planned._has_secondary_keywords
+    general._has_secondary_keywords = True  # every part planned, as dbt does
+    context = {"intimacy": 3, "exploration": 3, "scene": "studio"}
+    for text in ("今天画画时你好温柔", "我们去海边散步吧", "你还记得那次火锅吗"):
+        answers = [
+            CharacterMemory(character_id="qiyu", library=library)
+            .session("a")
+            .recall(text, context, explain=True)
+            for library in (planned, general)
+        ]
+        assert answers[0] == answers[1]

@@ -19,10 +19,12 @@ SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
 def test_every_model_parses(model, dialect):
     tables = set()
     # every branch a caller can pick: both ways of judging unlock verdicts
-    # (int_recall_entries_evaluated), and what dynamic recall plans for its batch (fusion,
+    # (int_recall_entries_evaluated), secondary keywords planned or not
+    # (int_recall_entries_matched), and what dynamic recall plans for its batch (fusion,
     # dense signals, time window: int_memory_event_candidates, int_memory_events_scored)
     branches = [
         *({"judge_verdicts_per_turn": per_turn} for per_turn in (False, True)),
+        *({"recall_secondary_keywords": secondary} for secondary in (False, True)),
         *(
             {"recall_fusion": fusion, "recall_dense": dense, "recall_time_windows": window}
             for fusion in (None, "convex", "rrf")

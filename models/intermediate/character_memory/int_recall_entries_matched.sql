@@ -6,7 +6,10 @@
 -- the player's or the character's name never match (names are not recall words). A matched
 -- entry with secondary keywords is relevant only when they pass its logic over the text
 -- (SillyTavern's selective logic: AND_ANY one of them is in it, NOT_ALL not all, NOT_ANY
--- none, AND_ALL all); the others stay, not relevant, so explain can say why.
+-- none, AND_ALL all); the others stay, not relevant, so explain can say why. A caller whose
+-- config has no secondary keywords plans none of that (each operator is planned on every
+-- call): var recall_secondary_keywords false, every match is relevant.
+{%- set secondary = var('recall_secondary_keywords', true) %}
 with
 
 requests as (
@@ -37,9 +40,8 @@ request_words as (
 longest_keywords as (
     select
         character_id,
-        max(keyword_length) as longest
-    from keywords
-    group by character_id
+        longest_keyword_length as longest
+    from {{ ref('int_character_keyword_lengths') }}
 ),
 
 text_windows as (
@@ -67,7 +69,7 @@ text_hits as (
         text_windows.request_id,
         keywords.entry_key,
         keywords.keyword as word,
-        keywords.is_secondary,
+        {% if secondary %}keywords.is_secondary,{% else %}false as is_secondary,{% endif %}
         min(text_windows.start_position) as word_order,
         1 as match_quality,
         case
@@ -87,21 +89,23 @@ text_hits as (
         text_windows.request_id,
         keywords.entry_key,
         keywords.keyword,
-        keywords.is_secondary,
+        {% if secondary %}keywords.is_secondary,{% endif %}
         match_how
 ),
 
--- the secondary keywords in the text, per entry
-secondary_hits as (
-    select
-        request_id,
-        entry_key,
-        count(distinct word) as secondary_hit_count,
-        string_agg(distinct word, '、' order by word) as secondary_words
-    from text_hits
-    where is_secondary
-    group by request_id, entry_key
-),
+{% if secondary %}
+    -- the secondary keywords in the text, per entry
+    secondary_hits as (
+        select
+            request_id,
+            entry_key,
+            count(distinct word) as secondary_hit_count,
+            string_agg(distinct word, '、' order by word) as secondary_words
+        from text_hits
+        where is_secondary
+        group by request_id, entry_key
+    ),
+{% endif %}
 
 association_hits as (
     select
@@ -168,30 +172,40 @@ matched as (
     group by request_id, entry_key
 ),
 
-final as (
-    select
-        matched.*,
-        secondary_hits.secondary_words,
-        case
-            when entries.secondary_keyword_count = 0 then true
-            when entries.secondary_logic = 'NOT_ALL'
-                then
-                    coalesce(secondary_hits.secondary_hit_count, 0)
-                    < entries.secondary_keyword_count
-            when entries.secondary_logic = 'NOT_ANY' then secondary_hits.entry_key is null
-            when entries.secondary_logic = 'AND_ALL'
-                then
-                    coalesce(secondary_hits.secondary_hit_count, 0)
-                    = entries.secondary_keyword_count
-            else secondary_hits.entry_key is not null
-        end as is_relevant
-    from matched
-    inner join entries
-        on entries.entry_key = matched.entry_key
-    left join secondary_hits
-        on
-            secondary_hits.request_id = matched.request_id
-            and secondary_hits.entry_key = matched.entry_key
-)
+{% if secondary %}
+    final as (
+        select
+            matched.*,
+            secondary_hits.secondary_words,
+            case
+                when entries.secondary_keyword_count = 0 then true
+                when entries.secondary_logic = 'NOT_ALL'
+                    then
+                        coalesce(secondary_hits.secondary_hit_count, 0)
+                        < entries.secondary_keyword_count
+                when entries.secondary_logic = 'NOT_ANY' then secondary_hits.entry_key is null
+                when entries.secondary_logic = 'AND_ALL'
+                    then
+                        coalesce(secondary_hits.secondary_hit_count, 0)
+                        = entries.secondary_keyword_count
+                else secondary_hits.entry_key is not null
+            end as is_relevant
+        from matched
+        inner join entries
+            on entries.entry_key = matched.entry_key
+        left join secondary_hits
+            on
+                secondary_hits.request_id = matched.request_id
+                and secondary_hits.entry_key = matched.entry_key
+    )
+{% else %}
+    final as (
+        select
+            *,
+            cast(null as varchar) as secondary_words,
+            true as is_relevant
+        from matched
+    )
+{% endif %}
 
 select * from final
