@@ -168,9 +168,12 @@ class PostgresEngine:
         # rolemem's own tables and function live in `schema`; the game's (role, save, line)
         # are found on the rest of the search path
         search_path = f"{schema},public"
-        with psycopg.connect(url, autocommit=True) as con:
+        # one transaction, one process at a time: service processes starting together would
+        # otherwise replace the function at once ("tuple concurrently updated")
+        with psycopg.connect(url) as con, con.transaction():
+            con.execute("select pg_advisory_xact_lock(hashtext('rolemem.setup'))")
             con.execute(f"create schema if not exists {schema}")
-            con.execute(f"set search_path to {search_path}")
+            con.execute(f"set local search_path to {search_path}")
             con.execute(render_macro("create_rolemem_raise", engine=NAME))
         self.url = url
         self.schema = schema
