@@ -11,23 +11,29 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from rolemem.cli import main
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, serving
+from .conftest import demo_store, error_of, fresh_database, serving
 
 KEY = {"X-API-Key": "secret"}
 DESIGNER = {"X-API-Key": "designer"}
 NOW = "2021-02-21T12:00:00"
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def service(request, tmp_path_factory):
+    """The service on the demo store: an embedded file, or the same rows in a PostgreSQL
+    database (every test using this fixture runs on both)."""
     folder = tmp_path_factory.mktemp("service")
-    path = str(folder / "service.duckdb")
-    demo_store(path)
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_service")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(folder / "service.duckdb"))
     llm_server = ScriptedChatServer().start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(
@@ -200,11 +206,10 @@ def test_turn_then_lines_append_the_reply(service):
     assert turn["messages"][-2] == {"role": "assistant", "content": "被你发现了"}
 
 
-def line_count(service) -> int:
-    client, _ = service
-    snapshot = client.post("/snapshot", headers=KEY).json()
-    with duckdb.connect(snapshot["path"], read_only=True) as con:
-        return con.execute("select count(*) from line").fetchone()[0]
+@pytest.fixture
+def engine(request) -> str:
+    """The engine the test's `service` runs on."""
+    return str(request.node.callspec.params.get("service", "duckdb"))
 
 
 def test_eight_concurrent_clients(service):
@@ -235,10 +240,15 @@ def test_eight_concurrent_clients(service):
     assert codes == [200] * 48
 
 
-def test_rolemem_snapshot_asks_the_service_and_dbt_reads_the_copy(service, tmp_path, capsys):
-    from rolemem.cli import main
-
+def test_rolemem_snapshot_asks_the_service_and_dbt_reads_the_copy(
+    service, engine, tmp_path, capsys
+):
     client, folder = service
+    if engine == "postgres":  # analysts read the live database: no copy to make
+        answer = client.post("/snapshot", headers=KEY)
+        assert answer.status_code == 404
+        assert "analysts and dbt read the live database" in error_of(answer)["message"]
+        return
     url = str(client.base_url)
     assert main(["snapshot", "--url", url, "--api-key", "secret"]) == 0
     assert capsys.readouterr().out.startswith(f"snapshot {folder / 'snapshot.duckdb'} (")
