@@ -38,8 +38,11 @@ def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> duckdb.
         ) from None
 
 
-def is_utf8(text: str) -> bool:
-    """False for text DuckDB cannot store (a lone surrogate is not UTF-8)."""
+def is_storable_text(text: str) -> bool:
+    """False for text an engine cannot store: a lone surrogate (not UTF-8) or a NUL character
+    (PostgreSQL's text cannot hold one; refused on DuckDB too, so both take the same input)."""
+    if "\x00" in text:
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -107,7 +107,7 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(f"context[{key!r}] must be a finite number, got {item!r}")
             if isinstance(item, int) and not -(2**63) <= item < 2**63:
                 raise TypeError(f"context[{key!r}] must fit in 64 bits, got {item!r}")
-            if isinstance(item, str) and not _duck.is_utf8(item):
+            if isinstance(item, str) and not _duck.is_storable_text(item):
                 raise TypeError(f"context[{key!r}] is not valid Unicode text")
     # compact, as DuckDB prints JSON: a condition's reason quotes the context the same way on
     # every engine (PostgreSQL prints json as it was written)
@@ -216,7 +216,7 @@ class RecallSession:
         `dry_run=True` previews it: the turn counter and the sticky queue do not move.
         `explain=True` also says, for every entry of the character, why it is or is not in
         the prompt (`RecallResult.explain`)."""
-        if not isinstance(text, str) or not _duck.is_utf8(text):
+        if not isinstance(text, str) or not _duck.is_storable_text(text):
             raise TypeError(f"text must be valid Unicode text, got {text!r}")
         tokens = tokenize(text)
         context_json = _check_context(context)

@@ -112,10 +112,10 @@ order by row_kind, message_index
 
 
 def _in_range(value: object) -> bool:
-    """The values DuckDB takes as they are: 64-bit integers, text that encodes as UTF-8."""
+    """The values the engines take as they are: 64-bit integers, storable text."""
     if isinstance(value, int):
         return -(2**63) <= value < 2**63
-    return isinstance(value, str) and (value.isascii() or _duck.is_utf8(value))
+    return isinstance(value, str) and _duck.is_storable_text(value)
 
 
 def _int_or_none(value: Any, field: str, where: str) -> int | None:
@@ -133,8 +133,10 @@ def _text_or_none(value: Any, field: str, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise LineError(f"{where}: {field} must be a string or None, got {value!r}")
-    if not _duck.is_utf8(value):
-        raise LineError(f"{where}: {field} is not valid Unicode text (a lone surrogate?)")
+    if not _duck.is_storable_text(value):
+        raise LineError(
+            f"{where}: {field} is not text rolemem can store (a lone surrogate or a NUL character)"
+        )
     return value
 
 

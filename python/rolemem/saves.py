@@ -183,7 +183,7 @@ def _id(value: Any, name: str, *, required: bool = True) -> int | None:
 def _text(value: Any, name: str, *, required: bool = False) -> str | None:
     if value is None and not required:
         return None
-    if not isinstance(value, str) or not value.strip() or not _duck.is_utf8(value):
+    if not isinstance(value, str) or not value.strip() or not _duck.is_storable_text(value):
         raise RolememError(f"{name} must be non-empty text, got {value!r}", field=name)
     return value
 
@@ -339,7 +339,9 @@ def check_lines(
         _text(row["content"], f"{at}.content", required=True)
         for name in _OPTIONAL_TEXT:
             value = row[name]
-            if value is not None and (not isinstance(value, str) or not _duck.is_utf8(value)):
+            if value is not None and (
+                not isinstance(value, str) or not _duck.is_storable_text(value)
+            ):
                 raise RolememError(f"{at}.{name} must be text", field=f"{at}.{name}")
         _id(row["role_id"], f"{at}.role_id", required=False)
         script = row["script_role_id"]

@@ -19,6 +19,7 @@ from .conftest import demo_store
 NOW = datetime(2021, 2, 21, 12, 0)
 AWARE = datetime(2021, 2, 21, 12, 0, tzinfo=UTC)
 SURROGATE = "火锅\ud800"
+NUL = "火锅\x00夜"  # PostgreSQL's text cannot hold it: refused on every engine
 EVENT = {"user_id": "mumu", "agent_id": "qiyu", "description": "木木爱吃火锅", "created_at": NOW}
 ENTITY = {
     "user_id": "mumu",
@@ -77,6 +78,7 @@ def query(memory: DynamicMemory, **kwargs: Any) -> Any:
 
 CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
     ("lone surrogate", lambda m: m.add_event(**{**EVENT, "description": SURROGATE}), "description"),
+    ("NUL character", lambda m: m.add_event(**{**EVENT, "description": NUL}), "description"),
     ("aware created_at", lambda m: m.add_event(**{**EVENT, "created_at": AWARE}), "created_at"),
     ("nan importance", lambda m: m.add_event(**{**EVENT, "importance": math.nan}), "importance"),
     ("importance 5", lambda m: m.add_event(**{**EVENT, "importance": 5}), "importance"),
@@ -128,6 +130,7 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
     ("limit 2**40", lambda m: query(m, limit=2**40), "limit"),
     ("limit 0", lambda m: query(m, limit=0), "limit"),
     ("surrogate query", lambda m: query(m, text=SURROGATE), "text"),
+    ("NUL query", lambda m: query(m, text=NUL), "text"),
     ("aware now", lambda m: query(m, now=AWARE), "now"),
     ("nan threshold", lambda m: query(m, score_threshold=math.nan), "score_threshold"),
     ("huge roulette seed", lambda m: query(m, roulette_seed=2**40), "roulette_seed"),
@@ -169,6 +172,11 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
         lambda m: build_memory([{"id": 1, "attribute": "user", "content": SURROGATE}], role_id=1),
         "content",
     ),
+    (
+        "line with a NUL character",
+        lambda m: build_memory([{"id": 1, "attribute": "user", "content": NUL}], role_id=1),
+        "content",
+    ),
 ]
 
 
@@ -185,6 +193,7 @@ CHARACTER_CASES = [
     ("nan context", {"intimacy": math.nan}, "intimacy"),
     ("huge context", {"intimacy": 2**70}, "intimacy"),
     ("surrogate context", {"scene": SURROGATE}, "scene"),
+    ("NUL context", {"scene": NUL}, "scene"),
     ("object context", {"scene": {"a": 1}}, "scene"),
 ]
 

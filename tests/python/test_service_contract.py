@@ -1,7 +1,8 @@
 """The service's contract (issues 16, 17): one error shape for every non-2xx, every operation and
 field documented, docs that work offline, and no 500 for any input: every route in
-/openapi.json walked with lone surrogates, NaN, huge integers, unknown fields, oversized text
-and 5 MB bodies, each answered 4xx in the error shape with nothing written."""
+/openapi.json walked with lone surrogates, NUL characters, NaN, huge integers, unknown fields,
+oversized text and 5 MB bodies, each answered 4xx in the error shape with nothing written, on
+both engines."""
 
 from __future__ import annotations
 
@@ -12,20 +13,25 @@ from typing import Any
 import httpx
 import pytest
 
+from rolemem.cli import main
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, serving
+from .conftest import demo_store, error_of, fresh_database, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def service(request, tmp_path_factory):
+    """The service on the demo store, over the embedded file and over PostgreSQL."""
     folder = tmp_path_factory.mktemp("contract")
-    path = str(folder / "contract.duckdb")
-    demo_store(path)
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_contract")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(folder / "contract.duckdb"))
     app = create_app(
         path,
         embedder=None,
@@ -167,6 +173,7 @@ def test_a_5_mb_body_is_refused_at_once(service):
 # raw JSON text: a lone surrogate as its escape, NaN and numbers past 64 bits as literals
 BAD_VALUES = {
     "lone surrogate": '"x\\ud800"',
+    "NUL character": '"x\\u0000y"',
     "NaN": "NaN",
     "infinity": "-Infinity",
     "huge number": "1e400",
@@ -206,11 +213,15 @@ def _with(path: str, operation: dict[str, Any], name: str, value: str) -> str:
 
 
 def _counts(app) -> dict[str, int]:
-    with app.state.store.con.cursor() as cur:
-        tables = [
-            row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
-        ]
-        return {t: cur.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+    """Rows per table of the store (the embedded file's, or the PostgreSQL database's)."""
+    engine = app.state.store.engine
+    listing = (
+        "select table_name from duckdb_tables()"
+        if engine.name == "duckdb"
+        else "select table_name from information_schema.tables where table_schema = 'public'"
+    )
+    tables = [row[0] for row in engine.run(listing, {})]
+    return {t: engine.run(f'select count(*) from "{t}"', {})[0][0] for t in tables}
 
 
 def _headers(path: str) -> dict[str, str]:

@@ -4,8 +4,9 @@
   any of it is read (or as soon as a chunked body passes the limit); the rest of the body is
   discarded unread, never stored, so the client can read the answer;
 - a JSON body must be strict JSON that rolemem can store: no NaN or infinity, integers that fit
-  in 64 bits, text without lone surrogates (which no UTF-8 store can hold). Anything else is a
-  422 naming the field, before any route, validator or error handler touches the value.
+  in 64 bits, text without lone surrogates (which no UTF-8 store can hold) or NUL characters
+  (which PostgreSQL's text cannot). Anything else is a 422 naming the field, before any
+  route, validator or error handler touches the value.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._duck import is_storable_text
 from .errors import error_response
 
 log = logging.getLogger(__name__)
@@ -50,14 +52,6 @@ def _path(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def check_json(body: bytes) -> Any:
     """The body as strict JSON rolemem can store, or Invalid naming the field."""
     try:
@@ -70,8 +64,11 @@ def check_json(body: bytes) -> Any:
     while stack:  # iterative: the depth json.loads accepted may exceed Python's recursion
         path, value = stack.pop()
         if isinstance(value, str):
-            if not _utf8(value):
-                raise Invalid(path or None, "is not valid Unicode text (a lone surrogate)")
+            if not is_storable_text(value):
+                raise Invalid(
+                    path or None,
+                    "is not text rolemem can store (a lone surrogate or a NUL character)",
+                )
         elif isinstance(value, _NotANumber):
             raise Invalid(
                 path or None, f"{value.text} is not a finite number (NaN and infinity are refused)"
@@ -83,7 +80,7 @@ def check_json(body: bytes) -> Any:
                 raise Invalid(path or None, "must fit in 64 bits")
         elif isinstance(value, dict):
             for key, item in value.items():
-                if not _utf8(key):
+                if not is_storable_text(key):
                     raise Invalid(path or None, "has a key that is not valid Unicode text")
                 stack.append((_path(path, key), item))
         elif isinstance(value, list):
