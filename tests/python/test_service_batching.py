@@ -1,6 +1,6 @@
 """Concurrent clients of the service (issue 18): /turn requests of several players and
 characters that arrive together are answered by shared recall statements, and each gets
-exactly the answer it gets alone."""
+exactly the answer it gets alone, over the embedded file and over PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,18 +9,22 @@ import threading
 import httpx
 import pytest
 
+from rolemem.cli import main
 from rolemem.service import create_app
 
-from .conftest import demo_store, serving
+from .conftest import demo_store, fresh_database, serving
 from .test_batch import gated
 
 CONTEXT = {"intimacy": 5, "exploration": 5, "scene": "studio"}
 
 
-@pytest.fixture(scope="module")
-def game(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("batching") / "game.duckdb")
-    demo_store(path)
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_batching")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(tmp_path_factory.mktemp("batching") / "game.duckdb"))
     app = create_app(path, embedder=None)
     with serving(app) as client:
         roles = {
