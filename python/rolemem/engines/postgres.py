@@ -26,10 +26,13 @@ _TYPES = {
     "JSON": "json",
 }
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
-# Planner settings a statement may ask for (PostgresEngine.run). A statement of many CTEs over
-# thousands of rows (dynamic recall) gets row estimates of 1 for its CTEs, and with them
-# nested loops that take seconds to minutes; hash and merge joins take 0.3 s.
-PLANNER_SETTINGS = {"enable_nestloop": "off"}
+# Planner settings a statement may ask for (PostgresEngine.run), each as the one value it may
+# take. A statement of many CTEs over thousands of rows (dynamic recall) gets row estimates of
+# 1 for its CTEs, and with them nested loops that take seconds to minutes: hash and merge joins
+# take 0.3 s. A statement that joins a few rows to indexed tables (character recall: a turn's
+# text windows and the keyword index) gets merge joins that walk a whole index instead of
+# looking the rows up.
+PLANNER_SETTINGS = {"enable_nestloop": "off", "enable_mergejoin": "off"}
 # a psycopg placeholder, %(name)s; any other % is a literal and must be doubled
 _LITERAL_PERCENT = re.compile(r"%(?!\(\w+\)s)")
 
