@@ -13,8 +13,9 @@
     and cross into another save at most once per save given, so running past the budget proves
     a cycle (`find_chain_problems` names it).
 
-    fork_points: every save's forked_from_line_id (not only the walked saves': a fork of a fork
-    crosses through the fork point of the save it was forked from).
+    fork_points: the forked_from_line_id of the walked saves and of the saves they were forked
+    from, transitively (not only the walked saves': a fork of a fork crosses through the fork
+    point of the save it was forked from); every save's will do.
 #}
 {% macro walk_parent_chain(lines, saves, fork_points) %}
 with recursive

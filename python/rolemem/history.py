@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from . import _duck
-from ._sql_project import compose
+from ._sql_project import compose, render_macro
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,9 @@ TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips
 # `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
 # leaves its save off a fork point is seen and reported.
 # (list_contains lets DuckDB skip row groups by save_id, as `=` does; `in (select unnest())`
-# made every statement a semi-join over the whole table: 2-3x slower on a million lines)
+# made every statement a semi-join over the whole table: 2-3x slower on a million lines.
+# PostgreSQL reads list_contains as `= any`, and the pointed-at lines as an array
+# (macro in_few_rows): both by index, never a scan of the game's whole table.)
 _SAVES_LINES_SQL = """
     select * from line where list_contains(cast($lineage_ids as bigint[]), save_id)
     union all
@@ -42,19 +44,23 @@ _SAVES_LINES_SQL = """
     where
         not list_contains(cast($lineage_ids as bigint[]), save_id)
         and (
-            id in (
-                select parent_line_id from line
-                where list_contains(cast($save_ids as bigint[]), save_id)
-            )
-            or id in (
-                select last_message_id from save
-                where list_contains(cast($save_ids as bigint[]), id)
-            )
+            {parents}
+            or {tips}
         )
 """
+_PARENTS_SQL = (
+    "select parent_line_id from line where list_contains(cast($save_ids as bigint[]), save_id)"
+)
+_TIPS_SQL = "select last_message_id from save where list_contains(cast($save_ids as bigint[]), id)"
 # every save's fork point (a fork of a fork passes through the one it was forked from)
 _FORKS_SQL = """
     select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
+"""
+# the fork points a walk of $save_ids can cross: those of the saves and the saves they were
+# forked from ($lineage_ids), not every save's (a scan of the game's whole `save` table)
+_LINEAGE_FORKS_SQL = """
+    select id as save_id, forked_from_line_id from save
+    where forked_from_line_id is not null and list_contains(cast($lineage_ids as bigint[]), id)
 """
 _NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
 # the saves and, transitively, the saves they were forked from (their lines are shared)
@@ -70,14 +76,29 @@ with recursive lineage (save_id) as (
 select list(save_id order by save_id) from lineage
 """
 _SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
-# what the memory builder's models walk a set of saves' chains from, read by a statement
-# ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
-# the refresh of those tables here
-WALKED_SOURCES = {
-    "source_line": _SAVES_LINES_SQL,
-    "source_save": _SAVES_SQL,
-    "int_save_fork_points": _FORKS_SQL,
-}
+
+
+@functools.cache  # rendered once per engine
+def walked_sources(engine: str = "duckdb") -> dict[str, str]:
+    """What the memory builder's models walk a set of saves' chains from, read by a statement
+    ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
+    the refresh of those tables here."""
+    return {
+        "source_line": saves_lines_sql(engine),
+        "source_save": _SAVES_SQL,
+        "int_save_fork_points": _LINEAGE_FORKS_SQL,
+    }
+
+
+@functools.cache
+def saves_lines_sql(engine: str = "duckdb") -> str:
+    """The lines the walk of $save_ids reads (_SAVES_LINES_SQL) on `engine`."""
+    return _SAVES_LINES_SQL.format(
+        parents=render_macro("in_few_rows", "id", _PARENTS_SQL, engine=engine),
+        tips=render_macro("in_few_rows", "id", _TIPS_SQL, engine=engine),
+    )
+
+
 _STORED_CHAINS_SQL = """
     select * from main.int_lines_chained_to_root
     where list_contains(cast($save_ids as bigint[]), save_id)
@@ -236,7 +257,7 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
 
 @functools.cache
 def _statements() -> dict[str, str]:
-    sources = WALKED_SOURCES
+    sources = walked_sources()
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
@@ -418,7 +439,7 @@ def chain_sql(select: str, engine: str) -> str:
     if engine == "duckdb":
         return select
     wanted = tuple(name for name in CHAIN_TABLES if re.search(rf"\b{name}\b", select))
-    return compose(wanted, WALKED_SOURCES, select, engine=engine)
+    return compose(wanted, walked_sources(engine), select, engine=engine)
 
 
 def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = None) -> int:

@@ -44,15 +44,12 @@ _PLAYER_SOURCES = {
     """,
 }
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
-# models in the statement
-_CHAINS = {
-    "duckdb": {
-        "int_lines_chained_to_root": """
+# models in the statement (history.walked_sources)
+_STORED_CHAINS = {
+    "int_lines_chained_to_root": """
         select * from main.int_lines_chained_to_root
         where list_contains(cast($save_ids as bigint[]), save_id)
     """
-    },
-    "postgres": history.WALKED_SOURCES,
 }
 _LIST_SELECT = """
 select *, count(*) over () as total
@@ -122,7 +119,10 @@ def list_memories(
     engine = engine_name(db)
     sql = compose(
         "memory_player_memories",
-        {**_PLAYER_SOURCES, **_CHAINS[engine]},
+        {
+            **_PLAYER_SOURCES,
+            **(_STORED_CHAINS if engine == "duckdb" else history.walked_sources(engine)),
+        },
         _LIST_SELECT,
         engine=engine,
     )

@@ -365,9 +365,11 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     sql = compose(
         "memory_messages",
         {
-            "source_line": with_added("line", history._SAVES_LINES_SQL),
+            "source_line": with_added("line", history.saves_lines_sql()),
             "source_save": with_added("save", history._SAVES_SQL),
-            "int_save_fork_points": history._FORKS_SQL if has_forks else history._NO_FORKS_SQL,
+            "int_save_fork_points": (
+                history._LINEAGE_FORKS_SQL if has_forks else history._NO_FORKS_SQL
+            ),
             "int_memory_targets": _TARGET_SQL,
         },
         _SAVE_SELECT,
@@ -383,7 +385,7 @@ def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, s
     another engine: the same statement as a read-only DuckDB file, transpiled."""
     sql = compose(
         "memory_messages",
-        {**history.WALKED_SOURCES, "int_memory_targets": _TARGET_SQL},
+        {**history.walked_sources(engine.name), "int_memory_targets": _TARGET_SQL},
         _SAVE_SELECT,
         engine=engine.name,
     )

@@ -10,9 +10,12 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-from rolemem import ChainError, SaveNotFoundError, build_memory_for_save
-from rolemem.schema import Line, Role, Save
+from rolemem import ChainError, SaveNotFoundError, build_memory_for_save, history
+from rolemem.engines.postgres import transpile
+from rolemem.schema import Line, Role, Save, create_all
 from rolemem.synthetic_dialogue import generate_dialogue
+
+from .conftest import fresh_database
 
 # beyond the generated saves 1-4: a fork, a regenerated reply, a cycle, a missing tip
 EXTRA_SAVES = [
@@ -133,3 +136,25 @@ def test_a_broken_save_is_the_same_error_on_both(game, postgres, save_id, error,
     with pytest.raises(error) as on_postgres:
         build_memory_for_save(postgres, save_id, role_id=1)
     assert str(on_postgres.value) == str(on_duckdb.value)
+
+
+def test_a_saves_lines_are_found_by_index_not_by_scanning_the_game(postgres_url):
+    """What every turn reads of a game's `line` table: the walked saves' lines and the lines
+    they point at, each found by an index (with sequential scans off, a condition no index
+    serves still shows as one), so a turn's cost does not grow with every save's lines
+    (3 s a call at a million lines before)."""
+    url = fresh_database(postgres_url, "rolemem_line_index")
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    create_all(engine)  # what `rolemem init-db` does on the game's database: ix_line_save_id
+    engine.dispose()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set enable_seqscan = off")
+        plan = "\n".join(
+            row[0]
+            for row in con.execute(
+                "explain " + transpile(history.saves_lines_sql("postgres")),
+                {"save_ids": [5], "lineage_ids": [1, 5]},
+            )
+        )
+    assert "Seq Scan" not in plan, plan
+    assert plan.count("Index") >= 4, plan  # the saves' lines, their parents, the tips

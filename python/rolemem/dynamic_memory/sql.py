@@ -112,11 +112,11 @@ PLAYER_EVENTS = _reachable_rows("memory_event")
 def recall_sources(engine: str) -> dict[str, str]:
     """What the query models read on `engine`: the embedded file's store narrowed to the
     batch's players, or another engine's (engine_sources)."""
-    return _SOURCES if engine == "duckdb" else engine_sources()
+    return _SOURCES if engine == "duckdb" else engine_sources(engine)
 
 
 @functools.cache  # built once: read (never changed) by every batch
-def engine_sources() -> dict[str, str]:
+def engine_sources(engine: str) -> dict[str, str]:
     """_SOURCES on another engine (e.g. a game's own PostgreSQL): the queried saves' chains
     are walked there by the models over the game's `line` and `save` (bound $save_ids and
     $lineage_ids), as build_memory_for_save does; the dense candidates are bound lists
@@ -125,7 +125,7 @@ def engine_sources() -> dict[str, str]:
 
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
-        **history.WALKED_SOURCES,
+        **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
         "int_memory_query_dense_candidates": "    select\n"
         + ",\n".join(

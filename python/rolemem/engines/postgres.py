@@ -47,6 +47,7 @@ def transpile(sql: str) -> str:
     _inline_table_aliases(tree)
     _make_date(tree)
     _any_value(tree)
+    _membership_filters(tree)
     return _LITERAL_PERCENT.sub("%%", tree.sql(dialect="postgres"))
 
 
@@ -72,6 +73,36 @@ def _any_value(tree: Any) -> None:
     for node in list(tree.find_all(exp.IgnoreNulls)):
         if isinstance(node.this, exp.AnyValue):
             node.replace(node.this)
+
+
+def _membership_filters(tree: Any) -> None:
+    """`list_contains(list, x)` as a condition a row must meet (a conjunct of a WHERE or a
+    join's ON) becomes `x = ANY(list)`, which an index on x serves: sqlglot writes every
+    list_contains as a CASE that keeps its null-versus-false answer, which no index serves
+    (a save's lines were a scan of the game's whole `line` table). A filter drops a row on
+    null as on false, so the answer is the same."""
+    from sqlglot import exp
+
+    def conjuncts(node: Any) -> Iterator[Any]:
+        if isinstance(node, exp.And):
+            yield from conjuncts(node.this)
+            yield from conjuncts(node.expression)
+        elif isinstance(node, exp.Paren):
+            yield from conjuncts(node.this)
+        else:
+            yield node
+
+    conditions = [where.this for where in tree.find_all(exp.Where)]
+    conditions += [join.args["on"] for join in tree.find_all(exp.Join) if join.args.get("on")]
+    for condition in conditions:
+        for node in list(conjuncts(condition)):
+            if isinstance(node, exp.ArrayContains):
+                node.replace(
+                    exp.EQ(
+                        this=node.expression.copy(),
+                        expression=exp.Any(this=exp.Paren(this=node.this.copy())),
+                    )
+                )
 
 
 def _inline_table_aliases(tree: Any) -> None:

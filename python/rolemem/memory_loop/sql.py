@@ -68,7 +68,10 @@ _OBSERVATION_SQL = (
     )
     + """
     ) as observations
-    left join memory_loop_state as states
+    -- the batch's saves only (a join with the whole table scans every save's state)
+    left join (
+        select * from memory_loop_state where list_contains(cast($save_id as bigint[]), save_id)
+    ) as states
         on states.save_id = observations.save_id and states.target_key = observations.target_key
 """
 )
@@ -147,7 +150,10 @@ left join (
 ) as lines
     on lines.save_id = observations.save_id and lines.target_key = observations.target_key
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
-left join save as saves on saves.id = observations.save_id
+-- the batch's saves only: a join with the whole table is a scan of every save of the game
+left join (
+    select id from save where list_contains(cast($save_id as bigint[]), id)
+) as saves on saves.id = observations.save_id
 left join (
     select save_id, target_key, list(last_line_id order by last_line_id) as batch_last_line_ids
     from source_memory_extraction_batch
@@ -182,7 +188,9 @@ def plan_sql(engine: str) -> str:
     DuckDB the chains and tips are the write-time tables; an engine that keeps none
     (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history)."""
     chains = (
-        {"int_lines_chained_to_root": _CHAIN_SQL} if engine == "duckdb" else history.WALKED_SOURCES
+        {"int_lines_chained_to_root": _CHAIN_SQL}
+        if engine == "duckdb"
+        else history.walked_sources(engine)
     )
     tips = () if engine == "duckdb" else ("int_save_history_tips",)
     select = _OBSERVE_SELECT.format(
