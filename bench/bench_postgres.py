@@ -17,6 +17,7 @@ Outputs must be equal.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--store-events", type=int, default=200_000)
+    parser.add_argument("--game-saves", type=int, default=10_000, help="x 100 lines each")
     args = parser.parse_args()
     with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
@@ -122,6 +124,7 @@ def main() -> None:
                 f"{pg / duck:.2f}x (throughput, PostgreSQL / DuckDB) |"
             )
             character_recall(postgres, args)
+        game_database(server.get_uri(), args)
         dynamic_recall(server.get_uri(), args)
         dense_candidates(server.get_uri(), args)
     finally:
@@ -165,6 +168,79 @@ def character_recall(postgres: PostgresEngine, args: argparse.Namespace) -> None
         f"| one thread | {times['duckdb']:.1f} ms | {times['postgres']:.1f} ms | "
         f"{times['loop']:.1f} ms | {times['loop'] / times['postgres']:.2f}x "
         f"(DuckDB: {times['loop'] / times['duckdb']:.2f}x) |"
+    )
+
+
+def game_database(url: str, args: argparse.Namespace) -> None:
+    """One save's memory in a game's own database of --game-saves saves x 100 lines:
+    build_memory_for_save on PostgreSQL with the index `rolemem init-db` creates
+    (ix_line_save_id) and, same run, without it; a DuckDB file of the same rows (its
+    write-time history tables) beside them."""
+    import sqlalchemy as sa
+
+    from rolemem.memory_builder import build_memory_for_save
+    from rolemem.schema import create_all, engine_for
+
+    saves = args.game_saves
+    fill = [
+        "insert into role (id, name) values (1, '祁煜')",
+        "insert into save (id, name, last_message_id) "
+        f"select s, 'save ' || s, s * 100 from range(1, {saves} + 1) as t(s)",
+        "insert into line (id, content, attribute, role_id, save_id, parent_line_id) "
+        "select (s - 1) * 100 + k, '第' || k || '句', "
+        "case when k % 2 = 1 then 'user' else 'assistant' end, "
+        "case when k % 2 = 1 then null else 1 end, s, "
+        "case when k = 1 then null else (s - 1) * 100 + k - 1 end "
+        f"from range(1, {saves} + 1) as t(s), range(1, 101) as u(k)",
+    ]
+    game = url.replace("/postgres?", "/rolemem_game?")
+    with psycopg_connection(url) as con:
+        con.execute("drop database if exists rolemem_game with (force)")
+        con.execute("create database rolemem_game")
+    engine = sa.create_engine(game.replace("postgresql://", "postgresql+psycopg://"))
+    create_all(engine)  # the game's tables as `rolemem init-db` leaves them
+    engine.dispose()
+    with psycopg_connection(game) as con:
+        for sql in fill:  # range(a, b) is DuckDB's; generate_series(a, b - 1) PostgreSQL's
+            con.execute(re.sub(r"range\((\S+), (.+?)\) as", r"generate_series(\1, \2 - 1) as", sql))
+        con.execute("analyze")
+    path = str(Path(tempfile.mkdtemp(prefix="rolemem-game-")) / "game.duckdb")
+    duck_tables = engine_for(path)
+    create_all(duck_tables)
+    duck_tables.dispose()
+    with duckdb.connect(path) as con:
+        for sql in fill:
+            con.execute(sql)
+    chosen = [1 + i * (saves // 16) for i in range(16)]  # spread over the game
+    turn = [0]
+
+    def build(db: object) -> Callable[[], object]:
+        def call() -> object:
+            turn[0] += 1
+            return build_memory_for_save(db, chosen[turn[0] % 16], role_id=1)  # type: ignore[arg-type]
+
+        return call
+
+    with PostgresEngine(game) as postgres, duckdb.connect(path) as duck:
+        # DuckDB's first read of a save the game wrote refreshes its history tables
+        first = per_call_ms({"duckdb": build(duck)}, 16)["duckdb"]
+        for save in chosen:
+            assert build_memory_for_save(postgres, save, role_id=1) == build_memory_for_save(
+                duck, save, role_id=1
+            )
+        indexed = per_call_ms({"postgres": build(postgres), "duckdb": build(duck)}, args.runs)
+        with psycopg_connection(game) as con:
+            con.execute("drop index ix_line_save_id")
+        plain = per_call_ms({"postgres": build(postgres)}, max(args.runs // 4, 3))
+    print(
+        f"\n| one save's memory among {saves * 100:,} lines of {saves:,} saves | DuckDB p50 | "
+        "DuckDB, first read since the game wrote | PostgreSQL p50, with ix_line_save_id | "
+        "without it (same run) |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| build_memory_for_save | {indexed['duckdb']:.1f} ms | {first:.1f} ms | "
+        f"{indexed['postgres']:.1f} ms | {plain['postgres']:.1f} ms |"
     )
 
 
