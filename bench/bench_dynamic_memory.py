@@ -108,13 +108,18 @@ def build_store(path: str, store_events: int) -> None:
         {"n": store_events, "now": NOW},
     )
     con.execute("""
-        insert into memory_event_term
-        select id, term, sum(in_description), sum(in_keywords), sum(in_keywords) from (
-            select id, unnest(json_extract_string(keywords, '$[*]')) as term,
-                   1 as in_description, 1 as in_keywords
+        insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+            description_count, keyword_count, tag_count)
+        select id, any_value(agent_id), any_value(scope), any_value(user_id), term,
+            sum(in_description), sum(in_keywords), sum(in_keywords)
+        from (
+            select id, agent_id, scope, user_id,
+                unnest(json_extract_string(keywords, '$[*]')) as term,
+                1 as in_description, 1 as in_keywords
             from memory_event
             union all
-            select id, split_part(split_part(description, '，还有', 2), '的', 1), 1, 0
+            select id, agent_id, scope, user_id,
+                split_part(split_part(description, '，还有', 2), '的', 1), 1, 0
             from memory_event
         ) group by id, term""")
     con.execute("""

@@ -187,8 +187,10 @@ def build_heavy_player(con: duckdb.DuckDBPyConnection, memories: int) -> None:
         {"n": events, "now": NOW},
     )
     con.execute(
-        """insert into memory_event_term
-        select id, '事', 1, 1, 1 from memory_event where user_id = 'heavy'"""
+        """insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+            description_count, keyword_count, tag_count)
+        select id, agent_id, scope, user_id, '事', 1, 1, 1
+        from memory_event where user_id = 'heavy'"""
     )
     con.execute(
         """insert into memory_entity (scope, agent_id, user_id, entity_name, entity_type, kind,

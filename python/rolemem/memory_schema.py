@@ -91,7 +91,9 @@ class MemoryEvent(SQLModel, table=True):
 class MemoryEventTerm(SQLModel, table=True):
     """How often a token occurs in an event's description and keywords: the BM25 postings,
     (keyword_count) which tokens come from its tags, and (tag_count) how many of its tags the
-    token is whole, case-folded (recall's exact-tag tier, decided once at write time)."""
+    token is whole, case-folded (recall's exact-tag tier, decided once at write time). The
+    event's owner (agent, scope, player) is copied in, so a turn reads its player's postings
+    only (on PostgreSQL by index ix_memory_event_term_owner), never every player's."""
 
     __tablename__ = "memory_event_term"
 
@@ -100,6 +102,9 @@ class MemoryEventTerm(SQLModel, table=True):
     description_count: int
     keyword_count: int
     tag_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    agent_id: str | None = None
+    scope: str | None = None
+    user_id: str | None = None
 
 
 class MemoryRecallLog(SQLModel, table=True):
@@ -233,7 +238,12 @@ _ADDED_COLUMNS = {
         ("last_error_at", "timestamp"),
         ("failed_attempts", "integer default 0"),
     ],
-    "memory_event_term": [("tag_count", "integer default 0")],
+    "memory_event_term": [
+        ("tag_count", "integer default 0"),
+        ("agent_id", "varchar"),
+        ("scope", "varchar"),
+        ("user_id", "varchar"),
+    ],
     "memory_event": [
         ("is_pinned", "boolean default false"),
         ("save_id", "bigint"),
@@ -245,11 +255,26 @@ _ADDED_COLUMNS = {
 }
 
 
+_POSTINGS_OWNER_SQL = """
+update memory_event_term set
+    agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
+from memory_event
+where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
+_POSTINGS_OWNER_INDEX = (
+    "create index if not exists ix_memory_event_term_owner "
+    "on memory_event_term (agent_id, scope, user_id, term)"
+)
+
+
 def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     """Create the memory tables; the embedding table gets `embedding_dim`."""
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     add_columns(engine, _ADDED_COLUMNS)
     with engine.begin() as connection:
+        # postings written before they carried their event's owner get it (none once done)
+        connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
+        if engine.dialect.name == "postgresql":  # DuckDB filters its scans without one
+            connection.exec_driver_sql(_POSTINGS_OWNER_INDEX)
         # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
         vector = f"real[{int(embedding_dim)}]"
         connection.exec_driver_sql(

@@ -580,6 +580,32 @@ def test_postings_of_an_older_store_are_recomputed_once():
     assert [e["event_id"] for e in result.memory_events] == [event_id]
 
 
+def test_postings_carry_their_events_owner_and_an_older_stores_get_it_on_open():
+    """A turn reads only its player's postings: each holds its event's agent, scope and
+    player, written with the event; postings written before that get them when the store
+    is opened. Another player's events with the same words change nothing."""
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
+    mine = event(memory, "木木在读侦探小说", 1)
+    event(memory, "另一个玩家也在读侦探小说", 1, user_id="other")
+    official = event(memory, "祁煜喜欢侦探小说", 1, scope="official", user_id=None)
+    owners = (
+        "select event_id, agent_id, scope, user_id, count(*) from memory_event_term "
+        "group by all order by event_id"
+    )
+    expected = [
+        (mine, AGENT, "user", USER, 5),
+        (mine + 1, AGENT, "user", "other", 8),
+        (official, AGENT, "official", None, 5),
+    ]
+    assert con.execute(owners).fetchall() == expected
+    con.execute("update memory_event_term set agent_id = null, scope = null, user_id = null")
+    DynamicMemory(con, embedder=None)
+    assert con.execute(owners).fetchall() == expected
+    result = memory.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    assert sorted(e["event_id"] for e in result.memory_events) == [mine, official]
+
+
 def test_chat_filler_is_no_evidence(keyword_memory):
     """记得, 上次, 那本… (seed recall_stopwords) never make a memory relevant on their own."""
     memory = keyword_memory

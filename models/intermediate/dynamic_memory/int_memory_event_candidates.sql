@@ -74,15 +74,17 @@ corpus as (
     group by query_id
 ),
 
--- a one-character word counts only where it equals a tag's token, never inside a description
+-- a one-character word counts only where it equals a tag's token, never inside a description;
+-- the postings of the query's words carry their event's owner, so no join with every
+-- reachable event is needed to find them (the event's length comes by its key)
 postings as (
     select
-        reachable.query_id,
-        reachable.event_id,
+        words.query_id,
+        terms.event_id,
         terms.keyword_count
         + case when length(words.word) > 1 then terms.description_count else 0 end
             as term_count,
-        reachable.token_count,
+        events.token_count,
         case when words.word_source = 'token' then 1.0 else queries.expanded_word_weight end
             as word_weight,
         case
@@ -92,14 +94,17 @@ postings as (
             when terms.keyword_count > 0 then queries.tier_partial_tag
             else queries.tier_partial_content
         end as word_tier,
-        count(*) over (partition by reachable.query_id, words.word) as document_frequency
+        count(*) over (partition by words.query_id, words.word) as document_frequency
     from words
-    inner join terms
-        on terms.term = words.word
-    inner join reachable
-        on reachable.query_id = words.query_id and reachable.event_id = terms.event_id
     inner join queries
         on queries.query_id = words.query_id
+    inner join terms
+        on
+            terms.term = words.word
+            and terms.agent_id = queries.agent_id
+            and (terms.scope = 'official' or terms.user_id = queries.user_id)
+    inner join events
+        on events.event_id = terms.event_id
     where terms.keyword_count > 0 or length(words.word) > 1
 ),
 
@@ -208,14 +213,14 @@ final as (
         length(queries.query_text) > 1
         and strpos(lower(events.description), lower(queries.query_text)) > 0
             as has_query_in_description,
-        reachable.importance,
-        reachable.feedback,
-        reachable.recall_count,
-        reachable.created_at,
-        reachable.last_recalled_at
+        events.importance,
+        events.feedback,
+        events.recall_count,
+        events.created_at,
+        events.last_recalled_at
     from per_event
-    inner join reachable
-        on reachable.query_id = per_event.query_id and reachable.event_id = per_event.event_id
+    -- every signal comes from the query's reachable events: the event by its key, no sort
+    -- of them all
     inner join events
         on events.event_id = per_event.event_id
     inner join queries
@@ -228,8 +233,8 @@ final as (
     left join query_chains
         on
             query_chains.query_id = per_event.query_id
-            and query_chains.line_id = reachable.last_line_id
-    where {{ is_event_in_scope('reachable', 'queries', 'query_chains.line_id') }}
+            and query_chains.line_id = events.last_line_id
+    where {{ is_event_in_scope('events', 'queries', 'query_chains.line_id') }}
 )
 
 select * from final

@@ -7,6 +7,9 @@ source as (
 renamed as (
     select
         event_id,
+        agent_id,
+        scope,
+        user_id,
         term,
         description_count,
         keyword_count,

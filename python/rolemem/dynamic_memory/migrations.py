@@ -30,23 +30,32 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
     missing = [name for name in _POSTINGS_VERSIONS if name not in done]
     if not missing:
         return
-    events = cur.execute("select id, description, keywords from memory_event").fetchall()
+    events = cur.execute(
+        "select id, description, keywords, agent_id, scope, user_id from memory_event"
+    ).fetchall()
     columns: dict[str, list[Any]] = {
-        name: [] for name in ("ids", "terms", "description_counts", "keyword_counts", "tag_counts")
+        name: []
+        for name in (
+            *("ids", "agent_ids", "scopes", "user_ids"),
+            *("terms", "description_counts", "keyword_counts", "tag_counts"),
+        )
     }
     lengths = []
-    for event_id, description, keywords in events:
+    for event_id, description, keywords, *owner in events:
         postings = _postings(description or "", json.loads(keywords or "[]"))
-        columns["ids"] += [event_id] * len(postings["terms"])
+        owned = zip(("ids", "agent_ids", "scopes", "user_ids"), (event_id, *owner), strict=True)
+        for name, value in owned:
+            columns[name] += [value] * len(postings["terms"])
         for name, values in postings.items():
             columns[name] += values
         lengths.append(sum(postings["description_counts"]) + sum(postings["keyword_counts"]))
     cur.execute("delete from memory_event_term")
     cur.execute(
-        """insert into memory_event_term
-            (event_id, term, description_count, keyword_count, tag_count)
-        select unnest($ids), unnest($terms), unnest($description_counts),
-            unnest($keyword_counts), unnest($tag_counts)""",
+        """insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+            description_count, keyword_count, tag_count)
+        select unnest($ids), unnest($agent_ids), unnest($scopes), unnest($user_ids),
+            unnest($terms), unnest($description_counts), unnest($keyword_counts),
+            unnest($tag_counts)""",
         columns,
     )
     cur.execute(

@@ -145,7 +145,8 @@ _SOURCES = {
     "int_lines_chained_to_root": """
         select * from main.int_lines_chained_to_root
         where list_contains(cast($save_id as bigint[]), save_id)""",
-    "source_memory_event_term": "select * from memory_event_term",
+    # postings carry their event's owner: the batch's players' only, never the whole store
+    "source_memory_event_term": _reachable_rows("memory_event_term"),
     # what numpy computed over each player's vectors (vector_cache): the dense candidates,
     # registered on the cursor for this statement, and the cosines' statistics, bound
     "int_memory_query_dense_candidates": """

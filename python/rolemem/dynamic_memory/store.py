@@ -33,11 +33,15 @@ from .vectors import _Vectors
 
 log = logging.getLogger(__name__)
 
-# an event's postings (its terms as parallel lists) and vectors, each a bound value
+# an event's postings (its terms as parallel lists, its owner) and vectors, each a bound value
 _POSTINGS_SQL = """
-insert into memory_event_term (event_id, term, description_count, keyword_count, tag_count)
+insert into memory_event_term
+    (event_id, agent_id, scope, user_id, term, description_count, keyword_count, tag_count)
 select
     cast($event_id as bigint),
+    cast($agent_id as varchar),
+    cast($scope as varchar),
+    cast($user_id as varchar),
     unnest(cast($terms as varchar[])),
     unnest(cast($description_counts as integer[])),
     unnest(cast($keyword_counts as integer[])),
@@ -195,7 +199,11 @@ class _Events(_Vectors):
             if terms["terms"]:
                 cur.execute(
                     _POSTINGS_SQL,
-                    {"event_id": event_id, **terms},
+                    {
+                        "event_id": event_id,
+                        **{name: params[name] for name in ("agent_id", "scope", "user_id")},
+                        **terms,
+                    },
                 )
             if vector is not None:
                 cur.execute(
