@@ -105,7 +105,9 @@ postings as (
             and (terms.scope = 'official' or terms.user_id = queries.user_id)
     inner join events
         on events.event_id = terms.event_id
-    where terms.keyword_count > 0 or length(words.word) > 1
+    where
+        (terms.keyword_count > 0 or length(words.word) > 1)
+        and {{ in_few_rows('terms.term', 'select word from words') }}
 ),
 
 lexical as (

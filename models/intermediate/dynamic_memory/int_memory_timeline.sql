@@ -49,6 +49,7 @@ final as (
     select
         newest.query_id,
         events.*,
+        {{ json_text_list('events.keywords_json') }} as keywords,
         newest.timeline_rank
     from newest
     inner join events

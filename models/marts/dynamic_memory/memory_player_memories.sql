@@ -30,7 +30,7 @@ event_rows as (
         cast(null as varchar) as entity_type,
         cast(null as varchar) as entity_kind,
         cast(null as varchar) as keyword,
-        events.keywords,
+        {{ json_text_list('events.keywords_json') }} as keywords,
         events.importance,
         events.strength,
         events.recall_count,

@@ -22,7 +22,7 @@ final as (
         events.description,
         events.deepinsight,
         events.place,
-        events.keywords,
+        {{ json_text_list('events.keywords_json') }} as keywords,
         {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
         {{ format_memory_time('events.created_at', 'queries.now') }} as time_text,
         '[记忆事件]--score=' || {{ format_decimal('selected.score', 4) }} || ',index='

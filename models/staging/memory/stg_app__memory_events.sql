@@ -14,7 +14,8 @@ renamed as (
         place,
         description,
         deepinsight,
-        {{ json_text_list('keywords') }} as keywords,
+        -- parsed where an answer shows it (a few rows), not for every event a turn scores
+        keywords as keywords_json,
         cast(importance as double precision) as importance,
         cast(feedback as double precision) as feedback,
         strength,
