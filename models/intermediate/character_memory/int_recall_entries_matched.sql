@@ -85,6 +85,7 @@ text_hits as (
     where
         keywords.folded_keyword is distinct from lower(text_windows.user_name)
         and keywords.folded_keyword is distinct from lower(text_windows.char_name)
+        and {{ in_few_rows('keywords.folded_keyword', 'select folded_window from text_windows') }}
     group by
         text_windows.request_id,
         keywords.entry_key,
