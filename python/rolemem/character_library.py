@@ -61,7 +61,7 @@ _STATIC_MODELS = (
 _INDEXED_JOINS = {"enable_mergejoin": "off"}
 # what recall looks up in the static tables, indexed where they are copied (another engine)
 _INDEXES: dict[str, list[tuple[str, ...]]] = {
-    "int_character_entries_unioned": [("entry_key",), ("character_id",)],
+    "int_character_entries_unioned": [("entry_key",), ("character_id", "is_constant")],
     "int_character_entry_keywords": [("character_id", "folded_keyword"), ("keyword",)],
     "int_character_keyword_lengths": [("character_id",)],
     "int_character_conditions_parsed": [("entry_key",)],

@@ -24,14 +24,23 @@ queue as (
     select * from {{ ref('int_recall_queue_items') }}
 ),
 
+-- constant entries and, for a request that does not require a match, all: two selects,
+-- so an index on (character_id, is_constant) finds the few constant ones
 candidates as (
     select
         requests.request_id,
         entries.entry_key
     from requests
     inner join entries
+        on entries.character_id = requests.character_id and entries.is_constant
+    union
+    select
+        requests.request_id,
+        entries.entry_key
+    from requests
+    inner join entries
         on entries.character_id = requests.character_id
-    where not requests.require_match or entries.is_constant
+    where not requests.require_match
     union
     select
         request_id,
