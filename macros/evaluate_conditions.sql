@@ -72,7 +72,8 @@ per_condition as (
     group by context_id, entry_key, condition_index, field, operator, condition_value_text
 ),
 
-judged as (
+-- read by failures and verdicts: computed once (PostgreSQL would run it per reader)
+judged as materialized (
     select
         *,
         case
