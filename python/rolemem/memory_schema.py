@@ -260,9 +260,11 @@ update memory_event_term set
     agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
 from memory_event
 where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
+# the columns recall reads included: a player's postings are read from the index alone
 _POSTINGS_OWNER_INDEX = (
     "create index if not exists ix_memory_event_term_owner "
-    "on memory_event_term (agent_id, scope, user_id, term)"
+    "on memory_event_term (agent_id, scope, user_id, term) "
+    "include (event_id, description_count, keyword_count, tag_count)"
 )
 
 

@@ -70,7 +70,7 @@ def init_database(url: str, *, demo: bool = False, store: str | Path | None = No
 
 def _copy_store(engine: Any, path: str | Path) -> None:
     """A DuckDB store's rows copied into the (empty) tables in one transaction; then every key
-    sequence is set past the copied keys."""
+    sequence is set past the copied keys and the tables are vacuumed and analysed."""
     import duckdb
     import sqlalchemy as sa
 
@@ -87,6 +87,10 @@ def _copy_store(engine: Any, path: str | Path) -> None:
                         f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
                         "false)"
                     )
+    # a bulk copy: statistics for the planner and the visibility map for index-only reads
+    # (recall reads a player's postings from their index alone), outside any transaction
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql(f"vacuum (analyze) {', '.join(_STORE_TABLES)}")
 
 
 def copy_rows(source: Any, cursor: Any, tables: Sequence[str]) -> None:
