@@ -28,8 +28,10 @@ from .sql import (
 )
 
 # the query models' CTEs get row estimates of 1 on PostgreSQL: nested loops over them would take
-# seconds to minutes, hash and merge joins a fraction of a second
-_PLANNER = {"enable_nestloop": "off"}
+# seconds to minutes, hash and merge joins a fraction of a second; merge joins sort what a hash
+# would only probe (a query's words against every entity of the player: 50k rows), so hash
+# joins alone
+_PLANNER = {"enable_nestloop": "off", "enable_mergejoin": "off"}
 
 
 class _Lookups(_Official):
