@@ -143,3 +143,43 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
         )
     assert "Seq Scan" not in plan, plan
     assert plan.count("Index Only Scan using ix_memory_event_term_owner") == 2, plan
+
+
+def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
+    """A database written before postings carried their event's owner: `rolemem init-db`
+    adds the columns and the index and fills the owners in from the events, rows kept."""
+    import psycopg
+
+    from rolemem.engines.postgres_setup import init_database
+
+    url = fresh_database(postgres_url, "rolemem_older_postings")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set search_path = rolemem, public")
+        con.execute(
+            "insert into memory_event (id, scope, agent_id, user_id, description, keywords, "
+            "importance, feedback, strength, recall_count, token_count, created_at) values "
+            "(1, 'user', 'qiyu', 'mumu', '火锅', '[]', 0.5, 0.5, 1, 0, 1, now()), "
+            "(2, 'official', 'qiyu', null, '画廊', '[]', 0.5, 0.5, 1, 0, 1, now())"
+        )
+        con.execute("drop index ix_memory_event_term_owner")
+        con.execute(
+            "alter table memory_event_term drop column agent_id, drop column scope, "
+            "drop column user_id"
+        )
+        con.execute(
+            "insert into memory_event_term (event_id, term, description_count, keyword_count) "
+            "values (1, '火锅', 1, 0), (2, '画廊', 1, 0)"
+        )
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set search_path = rolemem, public")
+        owners = con.execute(
+            "select event_id, term, agent_id, scope, user_id from memory_event_term "
+            "order by event_id"
+        ).fetchall()
+        indexes = con.execute(
+            "select count(*) from pg_indexes where indexname = 'ix_memory_event_term_owner'"
+        ).fetchone()
+    assert owners == [(1, "火锅", "qiyu", "user", "mumu"), (2, "画廊", "qiyu", "official", None)]
+    assert indexes == (1,)
