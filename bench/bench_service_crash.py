@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,12 +27,7 @@ import duckdb
 import httpx
 
 from rolemem.demo_data import load_demo
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from rolemem.service.child import free_port, wait_until_serving
 
 
 class Service:
@@ -59,12 +53,7 @@ class Service:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_serving(f"http://127.0.0.1:{self.port}", self.process)
         self.reopen.append(time.perf_counter() - started)
 
     def kill(self) -> None:

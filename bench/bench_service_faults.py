@@ -16,7 +16,6 @@ import argparse
 import json
 import math
 import shutil
-import socket
 import statistics
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from rolemem.demo_data import load_demo
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import Delay, ScriptedChatServer, Status
 from rolemem.service import create_app
+from rolemem.service.child import free_port
 
 MESSAGES = ["今天画画时你好温柔", "我们去海边散步吧", "你还记得那次火锅吗", "最近有点累"]
 SCENES = ["studio", "gallery", "beach"]
@@ -66,16 +66,10 @@ def build(path: str, saves: int) -> list[int]:
     return ids
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]  # nothing listens once the probe is closed
-
-
 def play(path: str, saves: list[int], base_url: str, args: argparse.Namespace) -> dict:
     llm = OpenAICompatibleLLM(base_url=base_url, model="bench", timeout=3, max_retries=0)
     app = create_app(path, llm=llm, embedder=None)
-    port = closed_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -151,7 +145,7 @@ def main() -> None:
         path = str(folder / f"{len(results)}.duckdb")
         shutil.copyfile(template, path)
         if mode == "unreachable":
-            results[mode] = play(path, saves, f"http://127.0.0.1:{closed_port()}/v1", args)
+            results[mode] = play(path, saves, f"http://127.0.0.1:{free_port()}/v1", args)
             continue
         with ScriptedChatServer(responder=MODES[mode]) as llm:
             results[mode] = play(path, saves, llm.base_url, args)

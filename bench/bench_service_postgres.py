@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,14 +40,9 @@ from bench_service import build, lines_body, percentile, reply, turn_body  # noq
 from rolemem.engines import PostgresEngine, reading  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
 from rolemem.scripted_llm import ScriptedChatServer  # noqa: E402
+from rolemem.service.child import free_port, wait_until_serving  # noqa: E402
 
 KEY = {"X-API-Key": "bench"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager
@@ -65,16 +59,7 @@ def serving(db: str, llm_url: str, embedder: bool) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(process.communicate(timeout=10)[1].decode()[-2000:])
-            time.sleep(0.2)
+        wait_until_serving(base, process)
         yield base
     finally:
         process.terminate()

@@ -5,7 +5,6 @@ import copy
 import functools
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ import duckdb
 import pytest
 
 from rolemem.demo_data import spec_examples
+from rolemem.service.child import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,9 +107,7 @@ def serving(app: Any) -> Iterator[Any]:
     import httpx
     import uvicorn
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

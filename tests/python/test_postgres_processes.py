@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ import pytest
 from rolemem.cli import main
 from rolemem.engines import PostgresEngine
 from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.service.child import free_port, wait_until_serving
 
 from .conftest import REPO, fresh_database
 
@@ -31,16 +31,10 @@ TURNS_PER_CLIENT = 6
 CLIENTS = 4
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def service(url: str, llm_url: str, *extra: str) -> Iterator[str]:
     """`rolemem serve` in a process of its own; its base URL."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "ROLEMEM_API_KEY": "game"}
     process = subprocess.Popen(
         [
@@ -65,16 +59,7 @@ def service(url: str, llm_url: str, *extra: str) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(process.communicate(timeout=10)[1].decode()[-2000:])
-            time.sleep(0.2)
+        wait_until_serving(base, process, timeout=90)
         yield base
     finally:
         process.terminate()

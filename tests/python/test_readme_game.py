@@ -9,16 +9,15 @@ import json
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.service.child import free_port, wait_until_serving
 
 from .conftest import REPO
 
@@ -64,12 +63,6 @@ def test_the_walkthrough_covers_the_lifecycle():
         assert route in commands, route
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def work(tmp_path) -> Path:
     (tmp_path / "python").symlink_to(REPO / "python")
@@ -77,7 +70,7 @@ def work(tmp_path) -> Path:
 
 
 def test_the_walkthrough_runs_as_printed(work):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "KEY": "game-secret", "DKEY": "designer-secret"}
     steps = walkthrough()
     server = None
@@ -112,7 +105,7 @@ def test_the_walkthrough_runs_as_printed(work):
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                     )
-                    _wait_up(port)
+                    wait_until_serving(f"http://127.0.0.1:{port}", server, timeout=60)
                     continue
                 if command.startswith("rolemem "):
                     run = subprocess.run(
@@ -132,17 +125,6 @@ def test_the_walkthrough_runs_as_printed(work):
                 server.terminate()
                 _, err = server.communicate(timeout=30)
                 assert b"Traceback" not in err
-
-
-def _wait_up(port: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.2)
-    raise AssertionError("the service did not start")
 
 
 def _curl(command: str, work: Path, env: dict[str, str]) -> str:

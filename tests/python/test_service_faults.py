@@ -5,7 +5,6 @@ line from every command."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from rolemem.cli import main
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import Delay, ScriptedChatServer
 from rolemem.service import create_app
+from rolemem.service.child import free_port, wait_until_serving
 
 from .conftest import REPO, demo_store, serving
 
@@ -68,16 +68,10 @@ def test_a_hanging_llm_holds_up_no_request(tmp_path):
         hanging.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_sigterm_drains_and_exits_with_a_request_in_flight(tmp_path):
     path = str(tmp_path / "term.duckdb")
     demo_store(path)
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "rolemem.cli", "serve", "--db", path, "--port", str(port)]
     server = subprocess.Popen(
         [*command, "--keyword-only", "--shutdown-grace", "5"],
@@ -86,13 +80,7 @@ def test_sigterm_drains_and_exits_with_a_request_in_flight(tmp_path):
         stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.2)
+    wait_until_serving(base, server, timeout=60)
     answers: list[int] = []
 
     def slow_append() -> None:  # its body is still arriving when the signal comes
