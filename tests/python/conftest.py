@@ -176,6 +176,30 @@ def fresh_database(postgres_url: str, name: str) -> str:
     return postgres_url.replace("/postgres?", f"/{name}?")
 
 
+def plan_with_seq_scans_off(
+    postgres_url: str,
+    name: str,
+    create_tables: Any,
+    sql: str,
+    params: dict[str, Any],
+) -> str:
+    """PostgreSQL's plan for `sql` (the project's dialect, transpiled) in a fresh database
+    `name` holding what `create_tables(sqlalchemy_engine)` makes, with sequential scans off:
+    a condition no index serves still shows as a Seq Scan."""
+    import psycopg
+    import sqlalchemy as sa
+
+    from rolemem.engines.postgres import transpile
+
+    url = fresh_database(postgres_url, name)
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    create_tables(engine)
+    engine.dispose()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set enable_seqscan = off")
+        return "\n".join(row[0] for row in con.execute("explain " + transpile(sql), params))
+
+
 @pytest.fixture(scope="session")
 def postgres(postgres_url: str) -> Iterator[Any]:
     from rolemem.engines import PostgresEngine

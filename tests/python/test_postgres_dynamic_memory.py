@@ -13,7 +13,7 @@ from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.engines import PostgresEngine
 
-from .conftest import demo_store, fresh_database, recall_shown
+from .conftest import demo_store, fresh_database, plan_with_seq_scans_off, recall_shown
 from .test_recall_quality import AGENT, NOW, USER, event_rows
 
 PROFILE = {"timeline_size": 3}
@@ -121,26 +121,16 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
     """What a turn reads of the BM25 postings on PostgreSQL: its player's (and its agent's
     official ones) for its words, from ix_memory_event_term_owner alone (with sequential
     scans off, a condition no index serves still shows as one), never every player's."""
-    import psycopg
-    import sqlalchemy as sa
-
     from rolemem.dynamic_memory.sql import recall_sources
-    from rolemem.engines.postgres import transpile
     from rolemem.memory_schema import create_memory_tables
 
-    url = fresh_database(postgres_url, "rolemem_postings_index")
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
-    create_memory_tables(engine)
-    engine.dispose()
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("set enable_seqscan = off")
-        plan = "\n".join(
-            row[0]
-            for row in con.execute(
-                "explain " + transpile(recall_sources("postgres")["source_memory_event_term"]),
-                {"agent_id": [AGENT], "user_id": [USER]},
-            )
-        )
+    plan = plan_with_seq_scans_off(
+        postgres_url,
+        "rolemem_postings_index",
+        create_memory_tables,
+        recall_sources("postgres")["source_memory_event_term"],
+        {"agent_id": [AGENT], "user_id": [USER]},
+    )
     assert "Seq Scan" not in plan, plan
     assert plan.count("Index Only Scan using ix_memory_event_term_owner") == 2, plan
 

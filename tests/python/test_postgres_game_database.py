@@ -11,11 +11,10 @@ import sqlalchemy as sa
 from sqlmodel import SQLModel
 
 from rolemem import ChainError, SaveNotFoundError, build_memory_for_save, history
-from rolemem.engines.postgres import transpile
 from rolemem.schema import Line, Role, Save, create_all
 from rolemem.synthetic_dialogue import generate_dialogue
 
-from .conftest import fresh_database
+from .conftest import plan_with_seq_scans_off
 
 # beyond the generated saves 1-4: a fork, a regenerated reply, a cycle, a missing tip
 EXTRA_SAVES = [
@@ -143,18 +142,12 @@ def test_a_saves_lines_are_found_by_index_not_by_scanning_the_game(postgres_url)
     they point at, each found by an index (with sequential scans off, a condition no index
     serves still shows as one), so a turn's cost does not grow with every save's lines
     (3 s a call at a million lines before)."""
-    url = fresh_database(postgres_url, "rolemem_line_index")
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
-    create_all(engine)  # what `rolemem init-db` does on the game's database: ix_line_save_id
-    engine.dispose()
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute("set enable_seqscan = off")
-        plan = "\n".join(
-            row[0]
-            for row in con.execute(
-                "explain " + transpile(history.saves_lines_sql("postgres")),
-                {"save_ids": [5], "lineage_ids": [1, 5]},
-            )
-        )
+    plan = plan_with_seq_scans_off(
+        postgres_url,
+        "rolemem_line_index",
+        create_all,  # what `rolemem init-db` does on the game's database: ix_line_save_id
+        history.saves_lines_sql("postgres"),
+        {"save_ids": [5], "lineage_ids": [1, 5]},
+    )
     assert "Seq Scan" not in plan, plan
     assert plan.count("Index") >= 4, plan  # the saves' lines, their parents, the tips
