@@ -18,7 +18,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import statistics
 import tempfile
 import threading
@@ -38,6 +37,7 @@ from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
+from rolemem.service.child import free_port
 
 NOW = datetime(2021, 2, 21, 20, 0)
 CHARACTERS = {"qiyu": (1, "祁煜"), "qinling": (2, "钦灵")}
@@ -126,6 +126,26 @@ def lines_body(game: tuple[int, str, str], turn: int) -> dict:
     }
 
 
+def play_turns(
+    client: httpx.Client,
+    game: tuple[int, str, str],
+    turns: int,
+    timings: dict[str, list[float]],
+    failures: list[str],
+    lock: threading.Lock,
+) -> None:
+    """A game's turns in order through `client`: /turn, then /lines with the reply, each
+    timed into `timings`; an answer other than 200 is a failure."""
+    for turn in range(turns):
+        for route, body in (("/turn", turn_body(game, turn)), ("/lines", lines_body(game, turn))):
+            start = time.perf_counter()
+            answer = client.post(route, json=body)
+            with lock:
+                timings[route].append((time.perf_counter() - start) * 1000)
+                if answer.status_code != 200:
+                    failures.append(f"{route} {answer.status_code} {answer.text[:200]}")
+
+
 def in_process(path: str, games: list[tuple[int, str, str]], turns: int, llm_url: str) -> dict:
     """The same turns one at a time in-process: Companion.turn, then Companion.record (the two
     lines, the loop observing in the background), one thread; what the service is compared
@@ -174,9 +194,7 @@ def over_http(
     path: str, games: list[tuple[int, str, str]], turns: int, clients: int, llm_url: str
 ) -> dict:
     app = create_app(path, llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -189,17 +207,7 @@ def over_http(
     def play(game: tuple[int, str, str]) -> None:
         _, user_id, character = game
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            for turn in range(turns):
-                for route, body in (
-                    ("/turn", turn_body(game, turn)),
-                    ("/lines", lines_body(game, turn)),
-                ):
-                    start = time.perf_counter()
-                    answer = client.post(route, json=body)
-                    with lock:
-                        timings[route].append((time.perf_counter() - start) * 1000)
-                        if answer.status_code != 200:
-                            failures.append(f"{route} {answer.status_code} {answer.text[:200]}")
+            play_turns(client, game, turns, timings, failures, lock)
             start = time.perf_counter()
             answer = client.post(
                 "/query", json={"query": "火锅", "user_id": user_id, "agent_id": character}

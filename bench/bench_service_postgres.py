@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import build, lines_body, percentile, reply, turn_body  # noqa: E402
+from bench_service import build, percentile, play_turns, reply  # noqa: E402
 
 from rolemem.engines import PostgresEngine, reading  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
@@ -75,17 +75,7 @@ def play(bases: list[str], games: list, turns: int, clients: int) -> dict:
 
     def player(index: int, game: tuple) -> None:
         with httpx.Client(base_url=bases[index % len(bases)], timeout=120, headers=KEY) as client:
-            for turn in range(turns):
-                for route, body in (
-                    ("/turn", turn_body(game, turn)),
-                    ("/lines", lines_body(game, turn)),
-                ):
-                    start = time.perf_counter()
-                    answer = client.post(route, json=body)
-                    with lock:
-                        timings[route].append((time.perf_counter() - start) * 1000)
-                        if answer.status_code != 200:
-                            failures.append(f"{route} {answer.status_code} {answer.text[:200]}")
+            play_turns(client, game, turns, timings, failures, lock)
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients) as pool:
