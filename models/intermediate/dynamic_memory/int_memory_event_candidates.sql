@@ -44,34 +44,37 @@ query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
 ),
 
--- the query's events: the agent's official ones and the player's own (the columns scoring
--- reads: rows stay narrow, the events' texts are joined for the answer only)
-reachable as (
+-- the corpus BM25 reads (its event count and average length) summed from one row per owner
+-- (the agent's official events, each player's own): aggregated before the join, so no
+-- row-by-row join or sort of every reachable event
+owners as (
     select
-        queries.query_id,
-        events.event_id,
-        events.token_count,
-        events.importance,
-        events.feedback,
-        events.recall_count,
-        events.save_id,
-        events.last_line_id,
-        events.created_at,
-        events.last_recalled_at
+        agent_id,
+        scope,
+        user_id,
+        count(*) as event_count,
+        count(token_count) as length_count,
+        sum(token_count) as length_total
     from events
-    inner join queries
-        on
-            events.agent_id = queries.agent_id
-            and (events.scope = 'official' or events.user_id = queries.user_id)
+    group by agent_id, scope, user_id
 ),
 
 corpus as (
     select
-        query_id,
-        count(*) as event_count,
-        greatest(avg(token_count), 1) as average_length
-    from reachable
-    group by query_id
+        queries.query_id,
+        -- typed as the row count it sums (a sum of counts is wider on both engines)
+        cast(sum(owners.event_count) as bigint) as event_count,
+        greatest(
+            cast(sum(owners.length_total) as double precision)
+            / nullif(sum(owners.length_count), 0),
+            1
+        ) as average_length
+    from owners
+    inner join queries
+        on
+            owners.agent_id = queries.agent_id
+            and (owners.scope = 'official' or owners.user_id = queries.user_id)
+    group by queries.query_id
 ),
 
 -- a one-character word counts only where it equals a tag's token, never inside a description;
@@ -142,6 +145,19 @@ lexical as (
 ),
 
 {% if time_windows %}
+    -- the query's events (the agent's official ones and the player's own) by creation time
+    reachable as (
+        select
+            queries.query_id,
+            events.event_id,
+            events.created_at
+        from events
+        inner join queries
+            on
+                events.agent_id = queries.agent_id
+                and (events.scope = 'official' or events.user_id = queries.user_id)
+    ),
+
     in_time_window as (
         select
             reachable.query_id,
