@@ -146,6 +146,14 @@ def _is_read_more_than_once(name: str, texts: list[str], own: str) -> bool:
     return sum(len(word.findall(text)) for text in texts if text is not own) > 1
 
 
+def _cte_mode(name: str, texts: list[str], own: str, engine: str) -> str:
+    if not _is_read_more_than_once(name, texts, own):
+        return "as"
+    if engine != "duckdb" and name.startswith("source_"):
+        return "as not materialized"
+    return "as materialized"
+
+
 @functools.cache
 def _compose(
     targets: tuple[str, ...],
@@ -173,12 +181,11 @@ def _compose(
     # A relation read more than once (the walk feeds both the problem check and the history;
     # the player's events feed postings, vectors and scores) is materialised; otherwise DuckDB
     # would run it, recursion included, once per reader.
+    # On another engine a caller's source (`source_<table>`: the table's rows read through its
+    # indexes) is read again by each reader instead (the timeline reads a player's newest
+    # events by index, not from a copy of them all).
     texts = [sql for _, sql in ctes] + [select]
-    parts = [
-        f"{name} {'as materialized' if _is_read_more_than_once(name, texts, sql) else 'as'} "
-        f"(\n{sql}\n)"
-        for name, sql in ctes
-    ]
+    parts = [f"{name} {_cte_mode(name, texts, sql, engine)} (\n{sql}\n)" for name, sql in ctes]
     return "with\n" + ",\n".join(parts) + f"\n{select}"
 
 

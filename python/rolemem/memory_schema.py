@@ -93,7 +93,7 @@ class MemoryEventTerm(SQLModel, table=True):
     (keyword_count) which tokens come from its tags, and (tag_count) how many of its tags the
     token is whole, case-folded (recall's exact-tag tier, decided once at write time). The
     event's owner (agent, scope, player) is copied in, so a turn reads its player's postings
-    only (on PostgreSQL by index ix_memory_event_term_owner), never every player's."""
+    only (on PostgreSQL by index ix_memory_event_term_owner_word), never every player's."""
 
     __tablename__ = "memory_event_term"
 
@@ -260,11 +260,20 @@ update memory_event_term set
     agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
 from memory_event
 where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
-# the columns recall reads included: a player's postings are read from the index alone
-_POSTINGS_OWNER_INDEX = (
-    "create index if not exists ix_memory_event_term_owner "
-    "on memory_event_term (agent_id, scope, user_id, term) "
-    "include (event_id, description_count, keyword_count, tag_count)"
+# What a turn reads by index on PostgreSQL (DuckDB filters its scans without them):
+_POSTGRES_INDEXES = (
+    # a player's postings of the turn's words, read from the index alone (the columns recall
+    # reads included). The term compares in collation C: the words it is matched with come
+    # from the config tables, copied in C (PostgresEngine.replace_tables), and an index of
+    # another collation serves no comparison in C (the first index was never used for words:
+    # it read all of a player's postings)
+    "drop index if exists ix_memory_event_term_owner",
+    "create index if not exists ix_memory_event_term_owner_word on memory_event_term "
+    '(agent_id, scope, user_id, term collate "C") '
+    "include (event_id, description_count, keyword_count, tag_count)",
+    # a player's newest events first: the overview timeline reads timeline_size of them
+    "create index if not exists ix_memory_event_owner_time on memory_event "
+    "(agent_id, scope, user_id, created_at desc nulls last, id desc nulls last)",
 )
 
 
@@ -275,8 +284,9 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     with engine.begin() as connection:
         # postings written before they carried their event's owner get it (none once done)
         connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
-        if engine.dialect.name == "postgresql":  # DuckDB filters its scans without one
-            connection.exec_driver_sql(_POSTINGS_OWNER_INDEX)
+        if engine.dialect.name == "postgresql":
+            for statement in _POSTGRES_INDEXES:
+                connection.exec_driver_sql(statement)
         # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
         vector = f"real[{int(embedding_dim)}]"
         connection.exec_driver_sql(

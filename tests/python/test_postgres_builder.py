@@ -111,15 +111,18 @@ def test_transpile_inlines_table_aliases_and_keeps_percent_literal():
 def test_transpile_reads_a_membership_filter_as_any():
     from rolemem.engines.postgres import transpile
 
-    # a conjunct of WHERE or ON: `= ANY`, which an index serves; anywhere else the CASE that
-    # keeps list_contains's false for a null-free miss (NOT of a null would keep no row)
+    # a conjunct of WHERE or ON, or of an OR's branch there: `= ANY`, which an index serves;
+    # anywhere else the CASE that keeps list_contains's false for a null-free miss (NOT of a
+    # null would keep no row)
     assert transpile(
         "select list_contains($l, x) as has from t join u on u.k = t.k "
         "and list_contains($l, u.y) where (list_contains($l, t.z) and t.w = 1) "
+        "and (t.s = 'a' or (t.s = 'b' and list_contains($l, t.u))) "
         "and not list_contains($l, t.v)"
     ) == (
         "SELECT CASE WHEN x IS NULL THEN NULL ELSE COALESCE(x = ANY(%(l)s), FALSE) END AS has "
         "FROM t JOIN u ON u.k = t.k AND u.y = ANY(%(l)s) "
-        "WHERE (t.z = ANY(%(l)s) AND t.w = 1) AND NOT CASE WHEN t.v IS NULL THEN NULL "
-        "ELSE COALESCE(t.v = ANY(%(l)s), FALSE) END"
+        "WHERE (t.z = ANY(%(l)s) AND t.w = 1) "
+        "AND (t.s = 'a' OR (t.s = 'b' AND t.u = ANY(%(l)s))) AND NOT CASE WHEN t.v IS NULL "
+        "THEN NULL ELSE COALESCE(t.v = ANY(%(l)s), FALSE) END"
     )

@@ -103,6 +103,39 @@ def test_the_recall_bookkeeping_is_written_on_postgresql(stores):
         assert again.memory_events[0]["score"] < recalled.memory_events[0]["score"]
 
 
+def test_the_timeline_reads_a_players_newest_events_by_index(stores, monkeypatch):
+    """On PostgreSQL the overview timeline takes each query's newest events from
+    ix_memory_event_owner_time and stops at timeline_size (a lateral LIMIT), instead of
+    sorting every event of the player."""
+    import psycopg
+
+    from rolemem.engines.postgres import transpile
+
+    _, engine = stores
+    ran = []
+    execute = PostgresEngine._execute
+
+    def spy(self, sql, params, error, planner, **kwargs):
+        ran.append((sql, params, planner))
+        return execute(self, sql, params, error, planner, **kwargs)
+
+    monkeypatch.setattr(PostgresEngine, "_execute", spy)
+    with DynamicMemory(engine=engine, embedder=None, profile=PROFILE) as pg:
+        pg.query("我又想吃火锅了", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    sql, params, planner = next(run for run in ran if "int_memory_timeline" in run[0])
+    with psycopg.connect(engine.url, autocommit=True) as con:
+        con.execute("set search_path = rolemem, public")
+        for name, value in planner.items():
+            con.execute(f"set {name} = {value}")
+        cur = psycopg.ClientCursor(con)
+        plan = "\n".join(row[0] for row in cur.execute("explain " + transpile(sql), params))
+    timeline = plan[plan.index("CTE int_memory_timeline") :]
+    timeline = timeline[: timeline.index("\n  CTE ")]
+    assert "Limit" in timeline, timeline
+    assert "Index Scan using ix_memory_event_owner_time on memory_event" in timeline, timeline
+    assert "Sort" not in timeline, timeline
+
+
 def test_a_store_is_a_file_or_an_engine(stores):
     _, engine = stores
     with pytest.raises(MemoryInputError, match="not both"):
@@ -119,20 +152,40 @@ def test_copy_from_asks_for_a_postgresql_url_and_a_file(capsys, tmp_path):
 
 def test_a_players_postings_are_read_by_index_alone(postgres_url):
     """What a turn reads of the BM25 postings on PostgreSQL: its player's (and its agent's
-    official ones) for its words, from ix_memory_event_term_owner alone (with sequential
-    scans off, a condition no index serves still shows as one), never every player's."""
+    official ones) for its words, from ix_memory_event_term_owner_word alone (with sequential
+    scans off, a condition no index serves still shows as one), never every player's. The
+    words come from the config copies, in collation C (PostgresEngine.replace_tables): the
+    index seeks them (an index in another collation left them to a filter of every posting
+    of the player)."""
+    from rolemem._sql_project import render_macro
     from rolemem.dynamic_memory.sql import recall_sources
     from rolemem.memory_schema import create_memory_tables
 
+    def create_tables(engine):
+        create_memory_tables(engine)
+        with engine.begin() as connection:
+            connection.exec_driver_sql('create table recall_words (word varchar collate "C")')
+
+    words = render_macro(
+        "in_few_rows", "terms.term", "select word from recall_words", engine="postgres"
+    )
     plan = plan_with_seq_scans_off(
         postgres_url,
         "rolemem_postings_index",
-        create_memory_tables,
-        recall_sources("postgres")["source_memory_event_term"],
+        create_tables,
+        f"select * from ({recall_sources('postgres')['source_memory_event_term']}) as terms "
+        f"where {words}",
         {"agent_id": [AGENT], "user_id": [USER]},
     )
-    assert "Seq Scan" not in plan, plan
-    assert plan.count("Index Only Scan using ix_memory_event_term_owner") == 2, plan
+    scans = [line.split("  (")[0].split("->")[-1].strip() for line in plan.splitlines()]
+    assert [scan for scan in scans if "memory_event_term" in scan] == [
+        "Index Only Scan using ix_memory_event_term_owner_word on memory_event_term",
+        "Index Only Scan using ix_memory_event_term_owner_word on memory_event_term "
+        "memory_event_term_1",
+    ], plan
+    conditions = [line for line in plan.splitlines() if "Index Cond" in line]
+    assert len(conditions) == 2 and all("term = ANY" in line for line in conditions), plan
+    assert "Filter" not in plan, plan
 
 
 def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
@@ -152,7 +205,7 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "(1, 'user', 'qiyu', 'mumu', '火锅', '[]', 0.5, 0.5, 1, 0, 1, now()), "
             "(2, 'official', 'qiyu', null, '画廊', '[]', 0.5, 0.5, 1, 0, 1, now())"
         )
-        con.execute("drop index ix_memory_event_term_owner")
+        con.execute("drop index ix_memory_event_term_owner_word")
         con.execute(
             "alter table memory_event_term drop column agent_id, drop column scope, "
             "drop column user_id"
@@ -169,7 +222,7 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "order by event_id"
         ).fetchall()
         indexes = con.execute(
-            "select count(*) from pg_indexes where indexname = 'ix_memory_event_term_owner'"
+            "select count(*) from pg_indexes where indexname = 'ix_memory_event_term_owner_word'"
         ).fetchone()
     assert owners == [(1, "火锅", "qiyu", "user", "mumu"), (2, "画廊", "qiyu", "official", None)]
     assert indexes == (1,)

@@ -30,8 +30,9 @@ from .sql import (
 # the query models' CTEs get row estimates of 1 on PostgreSQL: nested loops over them would take
 # seconds to minutes, hash and merge joins a fraction of a second; merge joins sort what a hash
 # would only probe (a query's words against every entity of the player: 50k rows), so hash
-# joins alone
-_PLANNER = {"enable_nestloop": "off", "enable_mergejoin": "off"}
+# joins alone. No sort where an index gives the order: the timeline's lateral read of a
+# player's newest events looks like a one-row sort to a generic plan (20k rows in fact)
+_PLANNER = {"enable_nestloop": "off", "enable_mergejoin": "off", "enable_sort": "off"}
 
 
 class _Lookups(_Official):

@@ -104,6 +104,20 @@ def _reachable_rows(table: str) -> str:
             and list_contains(cast($user_id as varchar[]), user_id)"""
 
 
+def _reachable_rows_in_one_read(table: str) -> str:
+    """_reachable_rows as one filtered read of the table, not a union of two: a reader can
+    then take the rows in an index's order (on PostgreSQL the timeline reads a player's
+    newest events by index and stops; a union's branches hide their order)."""
+    return f"""
+        select * from {table}
+        where
+            list_contains(cast($agent_id as varchar[]), agent_id)
+            and (
+                scope = 'official'
+                or (scope = 'user' and list_contains(cast($user_id as varchar[]), user_id))
+            )"""
+
+
 # The events one player's queries can reach (the vector cache loads exactly these), bound
 # with one-element lists
 PLAYER_EVENTS = _reachable_rows("memory_event")
@@ -125,6 +139,7 @@ def engine_sources(engine: str) -> dict[str, str]:
 
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
+        "source_memory_event": _reachable_rows_in_one_read("memory_event"),
         **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
         "int_memory_query_dense_candidates": "    select\n"

@@ -32,7 +32,7 @@ _SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
 # take 0.3 s. A statement that joins a few rows to indexed tables (character recall: a turn's
 # text windows and the keyword index) gets merge joins that walk a whole index instead of
 # looking the rows up.
-PLANNER_SETTINGS = {"enable_nestloop": "off", "enable_mergejoin": "off"}
+PLANNER_SETTINGS = {"enable_nestloop": "off", "enable_mergejoin": "off", "enable_sort": "off"}
 # a psycopg placeholder, %(name)s; any other % is a literal and must be doubled
 _LITERAL_PERCENT = re.compile(r"%(?!\(\w+\)s)")
 
@@ -77,14 +77,15 @@ def _any_value(tree: Any) -> None:
 
 def _membership_filters(tree: Any) -> None:
     """`list_contains(list, x)` as a condition a row must meet (a conjunct of a WHERE or a
-    join's ON) becomes `x = ANY(list)`, which an index on x serves: sqlglot writes every
-    list_contains as a CASE that keeps its null-versus-false answer, which no index serves
-    (a save's lines were a scan of the game's whole `line` table). A filter drops a row on
-    null as on false, so the answer is the same."""
+    join's ON, or of one branch of an OR there) becomes `x = ANY(list)`, which an index on x
+    serves: sqlglot writes every list_contains as a CASE that keeps its null-versus-false
+    answer, which no index serves (a save's lines were a scan of the game's whole `line`
+    table). A filter drops a row on null as on false, and an OR of null and false is null, so
+    the answer is the same."""
     from sqlglot import exp
 
     def conjuncts(node: Any) -> Iterator[Any]:
-        if isinstance(node, exp.And):
+        if isinstance(node, exp.And | exp.Or):
             yield from conjuncts(node.this)
             yield from conjuncts(node.expression)
         elif isinstance(node, exp.Paren):

@@ -1,0 +1,68 @@
+{#
+    The overview timeline's pick: each query's newest timeline_size events of the player it
+    can see (macro is_event_in_scope), newest first (created_at, then event_id), ranked from 1.
+    DuckDB ranks the player's events in one window. PostgreSQL reads them per query from the
+    table's (agent_id, scope, user_id, created_at, id) index, newest first, and stops at
+    timeline_size (a lateral LIMIT, which DuckDB does not allow): no sort of every event.
+#}
+{% macro newest_events_per_query(queries, events, events_table, query_chains) -%}
+    {{- adapter.dispatch('newest_events_per_query', 'rolemem')(
+        queries, events, events_table, query_chains
+    ) -}}
+{%- endmacro %}
+
+{% macro default__newest_events_per_query(queries, events, events_table, query_chains) -%}
+    select query_id, event_id, timeline_rank
+    from (
+        select
+            queries.query_id,
+            events.event_id,
+            queries.timeline_size,
+            row_number() over (
+                partition by queries.query_id
+                order by events.created_at desc, events.event_id desc
+            ) as timeline_rank
+        from {{ events }} as events
+        inner join {{ queries }} as queries
+            on
+                events.agent_id = queries.agent_id
+                and events.user_id = queries.user_id
+                and events.scope = 'user'
+        left join {{ query_chains }} as query_chains
+            on
+                query_chains.query_id = queries.query_id
+                and query_chains.line_id = events.last_line_id
+        where {{ is_event_in_scope('events', 'queries', 'query_chains.line_id') }}
+    ) as ranked
+    -- a filter after the window, not QUALIFY: PostgreSQL has none
+    where timeline_rank <= timeline_size
+{%- endmacro %}
+
+{% macro postgres__newest_events_per_query(queries, events, events_table, query_chains) -%}
+    {#- the chain test is a lookup, not a join: a join would read every event before the
+        limit -#}
+    {%- set chain_line_id -%}
+        (
+            select max(query_chains.line_id)
+            from {{ query_chains }} as query_chains
+            where
+                query_chains.query_id = queries.query_id
+                and query_chains.line_id = events.last_line_id
+        )
+    {%- endset %}
+    select queries.query_id, newest.event_id, newest.timeline_rank
+    from {{ queries }} as queries
+    cross join lateral (
+        select
+            events.id as event_id,
+            row_number() over (order by events.created_at desc, events.id desc) as timeline_rank
+        from {{ events_table }} as events
+        where
+            events.agent_id = queries.agent_id
+            and events.user_id = queries.user_id
+            and events.scope = 'user'
+            and {{ is_event_in_scope('events', 'queries', chain_line_id) }}
+        order by events.created_at desc, events.id desc
+        limit greatest(queries.timeline_size, 0)
+    ) as newest
+{%- endmacro %}
