@@ -190,7 +190,8 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
 
 def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
     """A database written before postings carried their event's owner: `rolemem init-db`
-    adds the columns and the index and fills the owners in from the events, rows kept."""
+    adds the columns and the indexes and fills the owners in from the events, rows kept; the
+    postings index of the version before (term in the default collation) is replaced."""
     import psycopg
 
     from rolemem.engines.postgres_setup import init_database
@@ -214,6 +215,8 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "insert into memory_event_term (event_id, term, description_count, keyword_count) "
             "values (1, '火锅', 1, 0), (2, '画廊', 1, 0)"
         )
+        con.execute("drop index ix_memory_event_owner_time")
+        con.execute("create index ix_memory_event_term_owner on memory_event_term (term)")
     init_database(url)
     with psycopg.connect(url, autocommit=True) as con:
         con.execute("set search_path = rolemem, public")
@@ -222,7 +225,9 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "order by event_id"
         ).fetchall()
         indexes = con.execute(
-            "select count(*) from pg_indexes where indexname = 'ix_memory_event_term_owner_word'"
-        ).fetchone()
+            "select indexname from pg_indexes where indexname like 'ix_memory_event_%' "
+            "and indexname not like '%_id' and indexname <> 'ix_memory_event_scope' "
+            "order by indexname"
+        ).fetchall()
     assert owners == [(1, "火锅", "qiyu", "user", "mumu"), (2, "画廊", "qiyu", "official", None)]
-    assert indexes == (1,)
+    assert indexes == [("ix_memory_event_owner_time",), ("ix_memory_event_term_owner_word",)]
