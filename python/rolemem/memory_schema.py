@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .schema import _key_column, _table, add_columns, drop_tables
+from .schema import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -260,7 +260,7 @@ update memory_event_term set
     agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
 from memory_event
 where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
-# What a turn reads by index on PostgreSQL (DuckDB filters its scans without them):
+# What a turn reads by index on PostgreSQL (schema.create_postgres_indexes):
 _POSTGRES_INDEXES = (
     # a player's postings of the turn's words, read from the index alone (the columns recall
     # reads included). The term compares in collation C: the words it is matched with come
@@ -284,9 +284,6 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     with engine.begin() as connection:
         # postings written before they carried their event's owner get it (none once done)
         connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
-        if engine.dialect.name == "postgresql":
-            for statement in _POSTGRES_INDEXES:
-                connection.exec_driver_sql(statement)
         # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
         vector = f"real[{int(embedding_dim)}]"
         connection.exec_driver_sql(
@@ -305,6 +302,7 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
             "create table if not exists rolemem_migration (name varchar primary key, "
             "applied_at timestamp default current_timestamp)"
         )
+    create_postgres_indexes(engine, _POSTGRES_INDEXES)
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

@@ -13,6 +13,7 @@ or `POST /config/import`), not dbt seeds: `dbt build` reads them and never repla
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -185,10 +186,17 @@ def create_all(engine: sa.Engine) -> None:
     and add the columns newer rolemem versions read."""
     SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
     add_columns(engine, _ADDED_COLUMNS)
-    if engine.dialect.name == "postgresql":
-        with engine.begin() as connection:
-            for sql in _POSTGRES_INDEXES:
-                connection.exec_driver_sql(sql)
+    create_postgres_indexes(engine, _POSTGRES_INDEXES)
+
+
+def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> None:
+    """The index statements a turn's reads need on PostgreSQL, run there only (DuckDB finds
+    the same rows without them, and an index would only cost its writes)."""
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.begin() as connection:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
 
 
 def add_columns(engine: sa.Engine, added: dict[str, list[tuple[str, str]]]) -> None:
