@@ -209,6 +209,12 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     )
     serve.add_argument("--keyword-only", action="store_true", help="no embedder")
     serve.add_argument(
+        "--open-ownerless-saves",
+        action="store_true",
+        help="saves without an owner are open to every player (only for a game that keeps "
+        "ownership itself; by default they are refused)",
+    )
+    serve.add_argument(
         "--max-body-bytes",
         type=int,
         default=defaults.max_body_bytes,
@@ -838,6 +844,7 @@ def _serve(args: argparse.Namespace) -> None:
         extraction_threads=args.extraction_threads,
         extraction_queue=args.extraction_queue,
         shutdown_grace=args.shutdown_grace,
+        open_ownerless_saves=args.open_ownerless_saves,
     )
     spec = {
         "db": db,

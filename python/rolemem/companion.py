@@ -69,8 +69,11 @@ class Companion:
         settings: Mapping[str, Any] | None = None,
         loop: MemoryLoop | None = None,
         library: CharacterLibrary | None = None,
+        open_ownerless_saves: bool = False,
     ) -> None:
         self.character_id = _text(character_id, "character_id") or ""
+        # saves without an owner open to every player (a game that keeps ownership itself)
+        self.open_ownerless_saves = open_ownerless_saves
         self.agent_id = self.character_id if agent_id is None else str(_text(agent_id, "agent_id"))
         # a loop given (the service's, shared by every character) stays its owner's to close
         self._owns_loop = loop is None
@@ -129,7 +132,7 @@ class Companion:
         _target(role_id, script_role_id)  # exactly one, checked
         now = _naive(now or datetime.now(), "now")
         with self._store.reading() as cur:  # another player's save is not found
-            saves.owned_save(cur, save_id, user_id)
+            saves.owned_save(cur, save_id, user_id, open_ownerless=self.open_ownerless_saves)
         # the save's history first (it also brings the save's write-time rows up to date for
         # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(

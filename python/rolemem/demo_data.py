@@ -2,7 +2,8 @@
 
 Save 1 is example 1 (钦灵's lines also carry role_id 1 so the batch mart has a target);
 save 2 is example 2 plus a regenerated reply: a sibling of line 15 that is not on the branch
-being played, so it must never show up in memory.
+being played, so it must never show up in memory. Both belong to the demo player (the
+user_id of data/dynamic_demo.json, mumu), whose memories are loaded too.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ def _load_dynamic_demo(path: str) -> None:
 
     from .dynamic_memory import DynamicMemory
 
-    demo = json.loads(
-        resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
-    )
+    demo = _dynamic_demo()
     agent, user = demo["agent_id"], demo["user_id"]
     with DynamicMemory(path) as memory:
         memory.add_events(
@@ -57,13 +56,19 @@ def _load_dynamic_demo(path: str) -> None:
             )
 
 
+def _dynamic_demo() -> dict[str, Any]:
+    """The demo player's memories (and the demo player: its `user_id` owns the demo saves)."""
+    text = resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
 def spec_examples() -> dict[str, list[dict[str, Any]]]:
     text = resources.files("rolemem").joinpath("data/spec_examples.json").read_text("utf-8")
     return json.loads(text)
 
 
-def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Save:
-    save = Save(name=name)
+def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str, Any]]) -> Save:
+    save = Save(name=name, user_id=user_id)
     session.add(save)
     session.flush()
     parent_id = None
@@ -107,12 +112,13 @@ def _load_saves(engine: sa.Engine) -> None:
     with Session(engine) as session:
         session.add(Role(name="钦灵"))  # role 1
         examples = spec_examples()
+        player = _dynamic_demo()["user_id"]
         example_1 = [
             {**line, "role_id": 1} if line["attribute"] == "assistant" else line
             for line in examples["example_1"]
         ]
-        _insert_save(session, "spec example 1", example_1)
-        save_2 = _insert_save(session, "spec example 2", examples["example_2"])
+        _insert_save(session, "spec example 1", player, example_1)
+        save_2 = _insert_save(session, "spec example 2", player, examples["example_2"])
         tip = session.get(Line, save_2.last_message_id)
         assert tip is not None and save_2.id is not None
         session.add(

@@ -24,6 +24,16 @@ class ConflictError(RolememError):
     reused with another body."""
 
 
+class ForbiddenError(RolememError):
+    """The caller may not do this to what the request names (it exists, and says how to
+    proceed)."""
+
+
+class OwnerlessSaveError(ForbiddenError):
+    """A player-scoped call named a save that has no owner: a save must belong to a player
+    before players reach it (or the service is told the game keeps ownership itself)."""
+
+
 class BusyError(RolememError):
     """The work did not fit its time budget or queue; nothing was changed, try again."""
 

@@ -210,7 +210,9 @@ class IdempotentRequest(SQLModel, table=True):
 
     __tablename__ = "rolemem_idempotency"
 
+    # the caller's key within its player's scope (service.idempotency.scoped)
     key: str = Field(primary_key=True)
+    user_id: str | None = None  # the player whose request it was (None: no player's)
     request_hash: str  # sha256 of the route and the request body
     response: str  # the first answer, JSON
     created_at: datetime = Field(sa_type=_TS, index=True)
@@ -230,6 +232,7 @@ MEMORY_TABLES: list[Any] = [
 
 # Columns added after the first release: a store created earlier gets them on open.
 _ADDED_COLUMNS = {
+    "rolemem_idempotency": [("user_id", "varchar")],
     "memory_entity": [("is_pinned", "boolean default false"), ("merge_count", "integer default 0")],
     "memory_loop_state": [
         ("role_id", "bigint"),

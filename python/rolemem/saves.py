@@ -6,9 +6,11 @@ whose tip is a line of another save: the lines up to it are shared, not copied, 
 chain passes into that save at its `forked_from_line_id` (macro `walk_parent_chain`). Every
 change keeps that fork point where the chain leaves the save, so the walk stays sound.
 
-A save may belong to a player (`user_id`): any call naming another player gets
-`SaveNotFoundError`, as if the save did not exist. Saves written before saves had owners have
-none and are open to every caller.
+Every save belongs to a player (`user_id`): any call naming another player gets
+`SaveNotFoundError`, as if the save did not exist. A save without an owner (one the game wrote
+itself, or written before saves had owners) is refused to every caller (`OwnerlessSaveError`,
+saying how to set the owner) unless the caller says the game keeps ownership itself
+(`open_ownerless=True`; `rolemem serve --open-ownerless-saves`).
 
 The functions taking a cursor run inside the caller's transaction (the service adds its
 idempotency record to the same one); `Saves` wraps each in a transaction of its own.
@@ -25,7 +27,13 @@ import duckdb
 
 from . import _duck, history
 from ._sql_project import render_macro
-from .errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
+from .errors import (
+    ConflictError,
+    NotFoundError,
+    OwnerlessSaveError,
+    RolememError,
+    SaveNotFoundError,
+)
 
 LINE_FIELDS = (
     "attribute",
@@ -49,14 +57,10 @@ _OPTIONAL_TEXT = (
     "action_content",
     "audio_file",
 )
-_OPTIONAL_TEXT = (
-    "display_name",
-    "original_emotion",
-    "predicted_emotion",
-    "tts_content",
-    "action_content",
-    "audio_file",
-)
+
+# the largest id a caller may choose (a JavaScript number holds it exactly), so no caller can
+# push a key sequence near its 64-bit end
+MAX_CHOSEN_ID = 2**53 - 1
 
 _SAVE_SQL = """
 select id, user_id, name, last_message_id, forked_from_line_id from save where id = $save_id
@@ -102,6 +106,9 @@ shared (line_id, parent_line_id, depth) as (
 )
 select
     (select save_id from up where depth = 0) as line_save_id,
+    (
+        select user_id from save where id = (select save_id from up where depth = 0)
+    ) as line_save_user_id,
     (select line_id from up where save_id <> $save_id order by depth limit 1) as fork_line_id,
     (select count(*) from shared where line_id = $line_id) > 0 as is_shared
 """
@@ -172,11 +179,12 @@ def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return dict(zip(names, row, strict=True)) if row else {}
 
 
-def _id(value: Any, name: str, *, required: bool = True) -> int | None:
+def _id(value: Any, name: str, *, required: bool = True, largest: int = 2**63 - 1) -> int | None:
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise RolememError(f"{name} must be a positive 64-bit integer, got {value!r}", field=name)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= largest:
+        bound = "a positive 64-bit integer" if largest == 2**63 - 1 else f"from 1 to {largest}"
+        raise RolememError(f"{name} must be {bound}, got {value!r}", field=name)
     return value
 
 
@@ -195,21 +203,31 @@ def owned_save(
     *,
     lock: bool = False,
     engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
-    """The save, if it exists and is `user_id`'s (or has no owner); else SaveNotFoundError
-    (another player's save is not revealed to exist). `lock`: the row is locked until the
+    """The save, if it exists and is `user_id`'s; else SaveNotFoundError (another player's
+    save is not revealed to exist). A save without an owner: OwnerlessSaveError, unless
+    `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
     caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
     row = cur.execute(_save_sql(engine, lock), {"save_id": save_id}).fetchone()
     if row is None or (row[1] is not None and row[1] != user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
+    if row[1] is None and not open_ownerless:
+        raise OwnerlessSaveError(
+            f"save {save_id} has no owner, so no player may use it: create saves with their "
+            "player (POST /saves with user_id), set the owner of a save your game wrote "
+            f"(update save set user_id = '<player>' where id = {save_id}), or, if your game "
+            "keeps ownership itself, start the service with --open-ownerless-saves",
+            field="save_id",
+        )
     return dict(zip(_SAVE_COLUMNS, row, strict=True))
 
 
 def create_role(cur: Any, name: str, *, role_id: int | None = None) -> dict[str, Any]:
     """A game character the AI plays; `role_id` to choose its key (ConflictError if taken)."""
     name = _text(name, "name", required=True)  # type: ignore[assignment]
-    role_id = _id(role_id, "id", required=False)
+    role_id = _id(role_id, "id", required=False, largest=MAX_CHOSEN_ID)
     if role_id is None:
         role_id = cur.execute(_NEXT_ID_SQL["role"]).fetchone()[0]  # type: ignore[index]
     elif cur.execute("select count(*) from role where id = $id", {"id": role_id}).fetchone()[0]:  # type: ignore[index]
@@ -225,12 +243,14 @@ def create_save(
     name: str | None = None,
     save_id: int | None = None,
     from_line_id: int | None = None,
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
-    """A new empty save, or a fork whose tip is `from_line_id` (a line of one of the player's
-    saves): the fork shares the lines up to it. `save_id` to choose its key."""
-    user_id = _text(user_id, "user_id")
+    """A new empty save of player `user_id` (required: every save has an owner), or a fork
+    whose tip is `from_line_id` (a line of one of the player's saves): the fork shares the
+    lines up to it. `save_id` to choose its key."""
+    user_id = _text(user_id, "user_id", required=True)
     name = _text(name, "name")
-    save_id = _id(save_id, "id", required=False)
+    save_id = _id(save_id, "id", required=False, largest=MAX_CHOSEN_ID)
     from_line_id = _id(from_line_id, "from_line_id", required=False)
     if from_line_id is not None:
         line = cur.execute(
@@ -239,9 +259,11 @@ def create_save(
         if line is None:
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
         try:
-            owned_save(cur, line[0], user_id)
+            owned_save(cur, line[0], user_id, open_ownerless=open_ownerless)
         except SaveNotFoundError:  # a line of another player's save is not revealed either
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id") from None
+        except OwnerlessSaveError as exc:
+            raise OwnerlessSaveError(str(exc), field="from_line_id") from None
     if save_id is None:
         save_id = cur.execute(_NEXT_ID_SQL["save"]).fetchone()[0]  # type: ignore[index]
     elif cur.execute("select count(*) from save where id = $id", {"id": save_id}).fetchone()[0]:  # type: ignore[index]
@@ -255,11 +277,16 @@ def create_save(
 
 
 def describe(
-    cur: Any, save_id: int, user_id: str | None, *, engine: str = "duckdb"
+    cur: Any,
+    save_id: int,
+    user_id: str | None,
+    *,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """The save: owner, tip, number of lines on its current branch, the characters that speak
     on it, its fork point; `chain_problem` when its chain is broken."""
-    save = owned_save(cur, save_id, user_id)
+    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
     statements = _chain_statements(engine)
     params = {"save_id": save["save_id"], **history.chained(cur, engine, [save["save_id"]])}
     tip = _row(cur, statements["tip"], params)
@@ -282,10 +309,11 @@ def branch_lines(
     limit: int = 50,
     before: int | None = None,
     engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """The current branch root -> tip, a page at a time from the tip: the `limit` lines
     before line `before` (default: up to the tip), oldest first; `next_before` pages on."""
-    save = owned_save(cur, save_id, user_id)
+    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
     statements = _chain_statements(engine)
@@ -395,10 +423,13 @@ def append(
     *,
     default_time: datetime | None = None,
     engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """Append `lines` on the save's tip, each the parent of the next, and move the tip.
     Lines without `created_at` get `default_time` (None: no time)."""
-    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
     if not lines:
         raise RolememError("lines must hold at least one line", field="lines")
     checked = check_lines(lines)
@@ -425,10 +456,13 @@ def regenerate(
     *,
     default_time: datetime | None = None,
     engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """A regenerated reply (a swipe): a sibling of the tip, which must be a reply (assistant
     line), becomes the tip. Speaker fields not given are the replaced reply's."""
-    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
     tip = _row(
         cur,
         """select id, parent_line_id, attribute, role_id, script_role_id, display_name
@@ -462,11 +496,19 @@ def regenerate(
 
 
 def set_tip(
-    cur: Any, save_id: int, line_id: int, user_id: str | None, *, engine: str = "duckdb"
+    cur: Any,
+    save_id: int,
+    line_id: int,
+    user_id: str | None,
+    *,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """Reload a save point: the tip moves to `line_id`, a line of this save's tree (its own
     lines, or the history it shares up to its fork point); another save's line is refused."""
-    save = owned_save(cur, save_id, user_id, lock=True, engine=engine)
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
     line_id = _id(line_id, "line_id")  # type: ignore[assignment]
     _move_tip(cur, save, line_id)
     return {"save_id": save["save_id"], "tip_line_id": line_id}
@@ -491,6 +533,9 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
         fork_line = target["fork_line_id"]
     elif target["is_shared"]:
         fork_line = line_id
+    elif target["line_save_user_id"] != save["user_id"] or save["user_id"] is None:
+        # another player's line is not revealed to exist
+        raise NotFoundError(f"no line with id {line_id}", field="line_id")
     else:
         raise RolememError(
             f"line {line_id} is not in save {save['save_id']}'s tree (it belongs to save "
@@ -507,9 +552,12 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
 
 class Saves:
     """The save lifecycle over one store (a DuckDB path or connection); each call is one
-    transaction. `user_id`: the player making the call (see the module docstring)."""
+    transaction. `user_id`: the player making the call (see the module docstring);
+    `open_ownerless_saves`: saves without an owner are open to every caller (a game that keeps
+    ownership itself)."""
 
-    def __init__(self, db: _duck.Database = None) -> None:
+    def __init__(self, db: _duck.Database = None, *, open_ownerless_saves: bool = False) -> None:
+        self._open = open_ownerless_saves
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
@@ -538,11 +586,11 @@ class Saves:
         return self._write(create_role, name, role_id=role_id)
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
-        return self._write(create_save, **fields)
+        return self._write(create_save, open_ownerless=self._open, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
         with _duck.cursor(self._con) as cur:
-            return describe(cur, save_id, user_id)
+            return describe(cur, save_id, user_id, open_ownerless=self._open)
 
     def lines(
         self,
@@ -553,17 +601,19 @@ class Saves:
         before: int | None = None,
     ) -> dict[str, Any]:
         with _duck.cursor(self._con) as cur:
-            return branch_lines(cur, save_id, user_id, limit=limit, before=before)
+            return branch_lines(
+                cur, save_id, user_id, limit=limit, before=before, open_ownerless=self._open
+            )
 
     def append(
         self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(append, save_id, list(lines), user_id)
+        return self._write(append, save_id, list(lines), user_id, open_ownerless=self._open)
 
     def regenerate(
         self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(regenerate, save_id, line, user_id)
+        return self._write(regenerate, save_id, line, user_id, open_ownerless=self._open)
 
     def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._write(set_tip, save_id, line_id, user_id)
+        return self._write(set_tip, save_id, line_id, user_id, open_ownerless=self._open)

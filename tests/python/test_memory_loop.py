@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
+from rolemem.errors import SaveNotFoundError
 from rolemem.extraction import ExtractionError
 from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop, archived
@@ -125,6 +126,19 @@ def batches(con) -> list[tuple]:
 
 
 # --- the context window and extraction ---------------------------------------------------
+
+
+def test_another_players_save_is_never_planned_or_extracted_for_a_player(con, server):
+    dialogue = Dialogue(con, save_id=2)
+    con.execute("update save set user_id = 'bob' where id = 2")
+    for n in range(3):
+        dialogue.turn(n)
+    loop = make_loop(con, server)
+    server.push(reply("不该有的记忆"))
+    for call in (loop.due, loop.observe):
+        with pytest.raises(SaveNotFoundError, match="no save with id 2"):
+            call(save_id=2, user_id="alice", agent_id=AGENT, role_id=1, scene="beach")
+    assert server.requests == [] and events(con) == []
 
 
 def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con, server):

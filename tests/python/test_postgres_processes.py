@@ -214,7 +214,7 @@ def test_workers_serve_one_port_and_duckdb_refuses_them(database, tmp_path, caps
     url, llm = database
     with service(url, llm.base_url, "--workers", "2") as base:
         with httpx.Client(timeout=60, headers=KEY) as client:
-            answers = [client.get(f"{base}/saves/1").status_code for _ in range(6)]
+            answers = [client.get(f"{base}/saves/1?user_id=mumu").status_code for _ in range(6)]
     assert answers == [200] * 6
     path = str(tmp_path / "one.duckdb")
     assert main(["init-db", "--db", path]) == 0

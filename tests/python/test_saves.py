@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rolemem import build_memory_for_save
-from rolemem.errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
+from rolemem.errors import (
+    ConflictError,
+    NotFoundError,
+    OwnerlessSaveError,
+    RolememError,
+    SaveNotFoundError,
+)
 from rolemem.saves import Saves
 
 from .conftest import demo_store
@@ -57,9 +63,23 @@ def test_roles_and_saves_take_chosen_or_new_keys(saves):
         "tip_line_id": None,
         "forked_from_line_id": None,
     }
-    assert saves.create_save()["save_id"] == 10
+    assert saves.create_save(user_id="mumu")["save_id"] == 10
     with pytest.raises(ConflictError, match="save 9 already exists"):
-        saves.create_save(save_id=9)
+        saves.create_save(user_id="mumu", save_id=9)
+
+
+def test_every_save_has_an_owner_and_chosen_ids_fit_a_javascript_number(saves):
+    with pytest.raises(RolememError, match="user_id must be non-empty text") as caught:
+        saves.create_save(name="nobody's")
+    assert caught.value.field == "user_id"
+    for too_big in (2**53, 2**63 - 1):
+        with pytest.raises(RolememError, match=r"id must be from 1 to 9007199254740991"):
+            saves.create_role("x", role_id=too_big)
+        with pytest.raises(RolememError, match=r"id must be from 1 to 9007199254740991"):
+            saves.create_save(user_id="mumu", save_id=too_big)
+    saves.create_role("最后", role_id=2**53 - 1)
+    # the next key is computed past it without overflowing 64 bits
+    assert saves.create_role("再一个")["role_id"] == 2**53
 
 
 def test_appended_lines_page_from_the_tip(saves):
@@ -153,8 +173,40 @@ def test_another_players_save_is_not_revealed(saves):
             call()
     with pytest.raises(NotFoundError, match=f"no line with id {ids[0]}"):
         saves.create_save(user_id="stranger", from_line_id=ids[0])
-    # saves from before owners are open to every caller
-    assert saves.get(2, user_id="anyone")["line_count"] == 15
+    # a reload onto another player's line does not reveal whose save holds it
+    own = saves.create_save(user_id="stranger")["save_id"]
+    saves.append(own, [{"attribute": "user", "content": "嗨"}], user_id="stranger")
+    with pytest.raises(NotFoundError, match=f"no line with id {ids[0]}$"):
+        saves.set_tip(own, ids[0], user_id="stranger")
+
+
+def test_a_save_without_an_owner_is_refused_unless_the_game_keeps_ownership(saves):
+    # a save the game wrote itself, with no owner
+    con = saves._con
+    con.execute("insert into save (id, name) values (50, 'the game''s')")
+    (line,) = con.execute(
+        """insert into line (save_id, attribute, content) values (50, 'user', '你好')
+        returning id"""
+    ).fetchone()
+    con.execute("update save set last_message_id = $line where id = 50", {"line": line})
+    calls = (
+        lambda book: book.get(50, user_id="anyone"),
+        lambda book: book.lines(50),
+        lambda book: book.append(50, [{"attribute": "user", "content": "x"}], user_id="anyone"),
+        lambda book: book.regenerate(50, {"content": "x"}, user_id="anyone"),
+        lambda book: book.set_tip(50, line, user_id="anyone"),
+    )
+    before = line_count(saves)
+    for call in calls:
+        with pytest.raises(OwnerlessSaveError, match="save 50 has no owner") as caught:
+            call(saves)
+        assert caught.value.field == "save_id"
+    with pytest.raises(OwnerlessSaveError) as caught:
+        saves.create_save(user_id="anyone", from_line_id=line)
+    assert caught.value.field == "from_line_id"
+    assert line_count(saves) == before
+    with Saves(con, open_ownerless_saves=True) as open_book:
+        assert open_book.get(50, user_id="anyone")["line_count"] == 1
 
 
 def test_bad_lines_name_the_field_and_write_nothing(saves):

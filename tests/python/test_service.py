@@ -417,7 +417,12 @@ def test_scheduled_snapshots_follow_the_store(tmp_path):
         wait_for(lambda: copied_lines() is not None)
         before = copied_lines()
         appended = client.post(
-            "/lines", json={"save_id": 2, "lines": [{"attribute": "user", "content": "在吗"}]}
+            "/lines",
+            json={
+                "save_id": 2,
+                "user_id": "mumu",
+                "lines": [{"attribute": "user", "content": "在吗"}],
+            },
         )
         assert appended.status_code == 200
         wait_for(lambda: copied_lines() == before + 1)
@@ -447,7 +452,12 @@ def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path)
             return None if row is None else row[0]
 
         appended = client.post(
-            "/lines", json={"save_id": 2, "lines": [{"attribute": "user", "content": "在吗"}]}
+            "/lines",
+            json={
+                "save_id": 2,
+                "user_id": "mumu",
+                "lines": [{"attribute": "user", "content": "在吗"}],
+            },
         )
         assert appended.status_code == 200
         tip = appended.json()["tip_line_id"]

@@ -85,7 +85,7 @@ def test_sigterm_drains_and_exits_with_a_request_in_flight(tmp_path):
 
     def slow_append() -> None:  # its body is still arriving when the signal comes
         def body():
-            yield b'{"save_id": 2, "lines": ['
+            yield b'{"save_id": 2, "user_id": "mumu", "lines": ['
             for _ in range(20):
                 time.sleep(0.1)
                 yield b" "

@@ -144,8 +144,12 @@ class _LoopBase:
         """The loop's models over one observation's save: answered with the observations
         waiting for a statement, if any (rolemem._batch)."""
         plan = self._plans.submit(params)
-        if not plan["saves_found"]:
-            raise SaveNotFoundError(f"save {params['save_id']} does not exist")
+        owner = plan["save_user_id"]
+        if not plan["saves_found"] or (
+            params["user_id"] is not None and owner is not None and owner != params["user_id"]
+        ):
+            # another player's save: nothing of it is read, planned or extracted for this one
+            raise SaveNotFoundError(f"no save with id {params['save_id']}", field="save_id")
         if plan["problem"]:
             raise ChainError(plan["problem"])
         return plan

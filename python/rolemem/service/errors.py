@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import BusyError, ConflictError, NotFoundError, RolememError
+from ..errors import BusyError, ConflictError, ForbiddenError, NotFoundError, RolememError
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ class ErrorBody(BaseModel):
 _DESCRIPTIONS = {
     400: "The request is well formed but a value is refused (the message says why).",
     401: "Missing or wrong X-API-Key (or designer key).",
+    403: "The save has no owner: set one, or start the service with --open-ownerless-saves.",
     404: "No such resource, or not the caller's (another player's save is never revealed).",
     409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
     413: "The body is larger than the service accepts.",
@@ -75,6 +76,8 @@ def error_response(status: int, kind: str, message: str, field: str | None = Non
 def status_of(exc: RolememError) -> int:
     if isinstance(exc, Unauthorized):
         return 401
+    if isinstance(exc, ForbiddenError):
+        return 403
     if isinstance(exc, NotFoundError):
         return 404
     if isinstance(exc, ConflictError):

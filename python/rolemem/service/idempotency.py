@@ -1,7 +1,8 @@
 """`Idempotency-Key` on writes a client may retry (appends, regenerates, new saves and roles):
 the key and its first answer are stored in the same transaction as the write, so a retry after
 a timeout gets that answer and nothing is written twice; the same key with another request is
-refused (409). Keys are kept `hours` (24 by default) and then forgotten."""
+refused (409). Keys are scoped by player: one player's key never answers or blocks another's
+(the stored key is the pair). Keys are kept `hours` (24 by default) and then forgotten."""
 
 from __future__ import annotations
 
@@ -35,25 +36,33 @@ def fingerprint(route: str, request: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def scoped(key: str, player: str | None) -> str:
+    """The stored key: the caller's key within its player's scope (JSON: no two pairs meet)."""
+    return json.dumps([player, key], ensure_ascii=False)
+
+
 def once(
     cur: duckdb.DuckDBPyConnection,
     key: str | None,
+    player: str | None,
     request_hash: str,
     write: Callable[[duckdb.DuckDBPyConnection], dict[str, Any]],
     *,
     hours: float,
 ) -> dict[str, Any]:
-    """`write(cur)`'s answer, or, for a key seen within `hours`, the first answer again
-    (inside the caller's transaction, which also holds the write)."""
+    """`write(cur)`'s answer, or, for `player`'s key seen within `hours`, the first answer
+    again (inside the caller's transaction, which also holds the write)."""
     if key is None:
         return write(cur)
     now = datetime.now()
+    stored = scoped(key, player)
     cur.execute(
         "delete from rolemem_idempotency where key = $key and created_at < $expired",
-        {"key": key, "expired": now - timedelta(hours=hours)},
+        {"key": stored, "expired": now - timedelta(hours=hours)},
     )
     seen = cur.execute(
-        "select request_hash, response from rolemem_idempotency where key = $key", {"key": key}
+        "select request_hash, response from rolemem_idempotency where key = $key",
+        {"key": stored},
     ).fetchone()
     if seen is not None:
         if seen[0] != request_hash:
@@ -64,10 +73,11 @@ def once(
         return dict(json.loads(seen[1]))
     answer = write(cur)
     cur.execute(
-        """insert into rolemem_idempotency (key, request_hash, response, created_at)
-        values ($key, $hash, $response, $now)""",
+        """insert into rolemem_idempotency (key, user_id, request_hash, response, created_at)
+        values ($key, $user_id, $hash, $response, $now)""",
         {
-            "key": key,
+            "key": stored,
+            "user_id": player,
             "hash": request_hash,
             "response": json.dumps(answer, ensure_ascii=False, default=str),
             "now": now,

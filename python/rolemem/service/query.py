@@ -20,13 +20,18 @@ from .schemas.recall import (
 from .state import Store
 
 router = APIRouter(tags=["recall"])
-_ERRORS = responses(400, 401, 404, 413, 422, 503)
+_ERRORS = responses(400, 401, 403, 404, 413, 422, 503)
 
 
 def _recall(store: Store, body: QueryRequest) -> Answer:
     if body.save_id is not None:  # another player's save is not revealed, not even by its rule
         with store.engine.reading() as cur:
-            saves.owned_save(cur, body.save_id, body.user_id)
+            saves.owned_save(
+                cur,
+                body.save_id,
+                body.user_id,
+                open_ownerless=store.settings.open_ownerless_saves,
+            )
     return store.memory.query(
         body.query,
         user_id=body.user_id,

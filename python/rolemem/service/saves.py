@@ -1,6 +1,6 @@
 """Roles, saves and their lines: the save lifecycle a game drives (rolemem.saves), each write
-one transaction, appends and regenerates idempotent by key, a save reachable by its player
-only."""
+one transaction, appends and regenerates idempotent by key (per player), a save reachable by
+its player only: every player field of a request must name the save's owner."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ IdempotencyKey = Annotated[
         examples=["append-2-000017"],
     ),
 ]
-_WRITE_ERRORS = responses(400, 401, 404, 409, 413, 422, 503)
+_WRITE_ERRORS = responses(400, 401, 403, 404, 409, 413, 422, 503)
 
 
 def _store(request: Request) -> Store:
@@ -71,6 +71,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
         None,
         store.idempotent,
         key,
+        None,
         "/roles",
         body.model_dump(mode="json"),
         lambda cur: saves.create_role(cur, body.name, role_id=body.id),
@@ -85,7 +86,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
     description="A new empty save for a player, or a fork whose tip is `from_line_id` (a line "
     "of one of the player's saves): the fork shares the lines up to it, nothing is copied, "
     "and its memory follows its own branch from there.",
-    responses=responses(401, 404, 409, 413, 422),
+    responses=responses(401, 403, 404, 409, 413, 422),
 )
 async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     store = _store(request)
@@ -93,6 +94,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
         None,
         store.idempotent,
         key,
+        body.user_id,
         "/saves",
         body.model_dump(mode="json"),
         lambda cur: saves.create_save(
@@ -101,6 +103,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
             name=body.name,
             save_id=body.id,
             from_line_id=body.from_line_id,
+            open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
 
@@ -111,7 +114,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
     summary="Describe a save",
     description="Its tip, the number of lines on its current branch and the characters that "
     "speak on it.",
-    responses=responses(401, 404, 422),
+    responses=responses(401, 403, 404, 422),
 )
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
@@ -120,7 +123,13 @@ async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None)
 
 def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
     with store.engine.reading() as cur:
-        return function(cur, *args, engine=store.engine.name, **kwargs)
+        return function(
+            cur,
+            *args,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
+            **kwargs,
+        )
 
 
 @router.get(
@@ -129,7 +138,7 @@ def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
     summary="Page through a save's branch",
     description="The current branch root to tip, `limit` lines at a time from the tip: pass "
     "`next_before` as `before` for the page before.",
-    responses=responses(400, 401, 404, 422),
+    responses=responses(400, 401, 403, 404, 422),
 )
 async def branch_lines(
     request: Request,
@@ -149,19 +158,35 @@ async def branch_lines(
 def _append(
     store: Store, route: str, save_id: int, body: LinesAppend, key: str | None
 ) -> dict[str, Any]:
-    if body.observe is not None and not (body.observe.user_id or body.user_id):
+    player = body.user_id
+    if body.observe is not None and body.observe.user_id is not None:
+        # one player per request: memories are extracted for the save's owner only
+        if player is not None and body.observe.user_id != player:
+            raise RolememError(
+                "observe.user_id must be the request's user_id (the save's player)",
+                field="observe.user_id",
+            )
+        player = body.observe.user_id
+    if body.observe is not None and player is None:
         raise RolememError("observe needs the player: give user_id", field="user_id")
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
         key,
+        player,
         route,
         [save_id, body.model_dump(mode="json")],
         lambda cur: saves.append(
-            cur, save_id, lines, body.user_id, default_time=now, engine=store.engine.name
+            cur,
+            save_id,
+            lines,
+            player,
+            default_time=now,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
-    answer["extraction"] = store.observe_after(save_id, body.user_id, body.observe, now)
+    answer["extraction"] = store.observe_after(save_id, player, body.observe, now)
     return answer
 
 
@@ -215,6 +240,7 @@ async def regenerate(
         None,
         store.idempotent,
         key,
+        body.user_id,
         "/saves/regenerate",
         [save_id, body.model_dump(mode="json")],
         lambda cur: saves.regenerate(
@@ -224,6 +250,7 @@ async def regenerate(
             body.user_id,
             default_time=now,
             engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
     store.refresh_later(save_id)
@@ -245,7 +272,12 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
         None,
         store.write,
         lambda cur: saves.set_tip(
-            cur, save_id, body.line_id, body.user_id, engine=store.engine.name
+            cur,
+            save_id,
+            body.line_id,
+            body.user_id,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
     store.refresh_later(save_id)
@@ -258,7 +290,7 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     summary="Extraction state of a save",
     description="For one character of the save: turns waiting for extraction, the watermark, "
     "the last batch, the last failure and whether a batch is queued for the LLM.",
-    responses=responses(401, 404, 422),
+    responses=responses(401, 403, 404, 422),
 )
 async def memory_status(
     request: Request,

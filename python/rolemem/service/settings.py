@@ -37,6 +37,9 @@ class ServiceSettings:
     shutdown_grace: float = 5.0
     # an idempotency key answers the same request again for at least this many hours
     idempotency_hours: float = 24.0
+    # saves without an owner (written by the game itself) are open to every player: only for
+    # a game that keeps ownership itself; by default they are refused (403) to every caller
+    open_ownerless_saves: bool = False
 
     def __post_init__(self) -> None:
         from ..errors import RolememError

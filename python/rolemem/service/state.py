@@ -187,18 +187,21 @@ class Store:
     def idempotent(
         self,
         key: str | None,
+        player: str | None,
         route: str,
         request: Any,
         function: Callable[..., dict[str, Any]],
         *args: Any,
     ) -> dict[str, Any]:
-        """A write whose first answer is replayed for the same Idempotency-Key."""
+        """A write whose first answer is replayed for the same Idempotency-Key of the same
+        `player` (None: a request of no player; one player's keys never meet another's)."""
         key = idempotency.check_key(key)
         request_hash = idempotency.fingerprint(route, request)
         return self.write(
             lambda cur: idempotency.once(
                 cur,
                 key,
+                player,
                 request_hash,
                 lambda inner: function(inner, *args),
                 hours=self.settings.idempotency_hours,
@@ -234,6 +237,7 @@ class Store:
                     agent_id=agent_id,
                     loop=self.loop,
                     library=self._shared_library(),
+                    open_ownerless_saves=self.settings.open_ownerless_saves,
                 )
             return self._companions[key]
 
@@ -349,7 +353,9 @@ class Store:
         """The extraction state of one save x character: pending turns, watermark, the last
         batch, the last failure and whether a batch is queued."""
         with self.engine.reading() as cur:
-            save = saves.owned_save(cur, save_id, user_id)
+            save = saves.owned_save(
+                cur, save_id, user_id, open_ownerless=self.settings.open_ownerless_saves
+            )
             if role_id is None and script_role_id is None:
                 found = cur.execute(
                     """select role_id, script_role_id from memory_loop_state

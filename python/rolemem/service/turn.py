@@ -23,7 +23,7 @@ router = APIRouter(tags=["turn"])
     "memory (timeline and recalled events), the conversation (at least the newest turns, "
     "extracted or not) and the player's message; the trace says why each piece is there. "
     "`dry_run` previews (nothing counted, no queue moves).",
-    responses=responses(400, 401, 404, 413, 422, 503),
+    responses=responses(400, 401, 403, 404, 413, 422, 503),
 )
 async def turn(request: Request, body: TurnRequest) -> Any:
     store: Store = request.app.state.store

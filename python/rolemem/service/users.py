@@ -87,7 +87,7 @@ async def list_memories(
     response_model=list[TimelineItem],
     summary="A player's overview timeline",
     description="The newest events (前情提要) on the save's current branch, oldest first.",
-    responses=responses(400, 401, 404, 422),
+    responses=responses(400, 401, 403, 404, 422),
 )
 async def timeline(
     request: Request,
@@ -102,7 +102,9 @@ async def timeline(
     def read() -> list[dict[str, Any]]:
         if save_id is not None:
             with store.engine.reading() as cur:
-                saves.owned_save(cur, save_id, user_id)
+                saves.owned_save(
+                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+                )
         return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
 
     return await store.run(request, read, timeout=store.settings.request_timeout)

@@ -19,7 +19,9 @@ KEYWORD_LENGTH = 64
 MAX_KEYWORDS = 50
 MAX_LINES = 200
 MAX_CONTEXT_FIELDS = 64
-MAX_ID = 2**63 - 1
+# ids: what a JavaScript number holds exactly (a caller choosing an id cannot push a key
+# sequence to the end of 64 bits; saves.MAX_CHOSEN_ID)
+MAX_ID = 2**53 - 1
 QUERY_LIMIT = 1000
 
 
@@ -58,7 +60,7 @@ def text(description: str, example: str, *, max_length: int, default: Any = ...)
 
 
 def key(description: str, example: int, *, default: Any = ...) -> Any:
-    """A positive 64-bit id."""
+    """A positive id, at most MAX_ID."""
     return Field(default, description=description, examples=[example], ge=1, le=MAX_ID)
 
 

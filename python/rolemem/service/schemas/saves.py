@@ -44,11 +44,10 @@ class SaveCreate(Request):
     """A new save, empty or forked from a line of one of the player's saves."""
 
     id: int | None = key("The save's key; omit to get the next free one.", 12, default=None)
-    user_id: str | None = text(
-        "The player the save belongs to (only they reach it); omit for a save open to all.",
+    user_id: str = text(
+        "The player the save belongs to: only they reach it (every save has an owner).",
         "mumu",
         max_length=ID_LENGTH,
-        default=None,
     )
     name: str | None = text("The slot's name.", "第一章", max_length=NAME_LENGTH, default=None)
     from_line_id: int | None = key(
@@ -60,7 +59,11 @@ class SaveCreate(Request):
 
 class Save(Response):
     save_id: int = field("The save's key.", 12)
-    user_id: str | None = field("The player it belongs to (null: open to all).", "mumu")
+    user_id: str | None = field(
+        "The player it belongs to (null only for a save the game wrote without one, open to "
+        "all when the service runs with --open-ownerless-saves).",
+        "mumu",
+    )
     name: str | None = field("The slot's name.", "第一章")
     tip_line_id: int | None = field("The last line of the branch being played.", 15)
     forked_from_line_id: int | None = field(
@@ -134,7 +137,8 @@ class Observe(_Target):
 
     agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
     user_id: str | None = text(
-        "The player (default: the request's user_id).",
+        "The player (default: the request's user_id; if both are given, they must be the "
+        "same: the save's owner).",
         "mumu",
         max_length=ID_LENGTH,
         default=None,
