@@ -166,7 +166,7 @@ class Companion:
             agent_name=char_name,
         )
         window = self.loop.context_window(
-            save_id=save_id, role_id=role_id, script_role_id=script_role_id
+            save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
         )
         window_messages = (
             build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)

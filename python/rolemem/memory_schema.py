@@ -152,6 +152,19 @@ class MemoryExtractionBatch(SQLModel, table=True):
     extracted_at: datetime = Field(sa_type=_TS)
 
 
+class MemoryExtractedLine(SQLModel, table=True):
+    """A line an extraction sent to the LLM for one character: lines are shared by the saves
+    forked from them (and by branches a reload returns to), so a line is extracted at most once
+    per character, whichever save was played; written with its batch."""
+
+    __tablename__ = "memory_extracted_line"
+
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    target_key: str = Field(primary_key=True)  # the character: role_id=N / script_role_id=X
+    user_id: str = Field(index=True)  # the player whose save the line is on
+    batch_key: str  # the batch that sent it (memory_extraction_batch)
+
+
 class MemoryLoopState(SQLModel, table=True):
     """What the loop last saw of one save x character: the scene (a change flushes the
     context) and when the player was last active."""
@@ -224,6 +237,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryEventTerm),
     _table(MemoryRecallLog),
     _table(MemoryExtractionBatch),
+    _table(MemoryExtractedLine),
     _table(MemoryLoopState),
     _table(MemoryArchive),
     _table(MemoryMaintenanceRun),

@@ -44,7 +44,7 @@ class Dialogue:
             "insert into role (id, name) select 1, '祁煜' where not exists "
             "(select 1 from role where id = 1)"
         )
-        con.execute("insert into save (id, name) values (?, 'save')", [save_id])
+        con.execute("insert into save (id, name, user_id) values (?, 'save', ?)", [save_id, USER])
 
     def say(
         self,

@@ -1,6 +1,9 @@
--- Per observed save x character: the deepest line of its current chain that an extraction
--- batch already covered. Derived from the batches on the chain, so a branch the player left
--- keeps its batches, and returning to it finds its watermark again: nothing is extracted twice.
+-- Per observed save x character: the deepest line of its current chain already sent to the LLM
+-- for that character. A line is extracted once per character, whichever save it was played
+-- on: a fork shares its parent's lines up to the fork point, and a reload returns to lines
+-- extracted on another branch, so both find those lines covered and send only their own.
+-- Batches written before lines were recorded (no memory_extracted_line rows) still cover
+-- their save's chain up to their last line while it is on the chain.
 with
 
 observations as (
@@ -15,12 +18,29 @@ batches as (
     select * from {{ ref('stg_app__memory_extraction_batches') }}
 ),
 
-covered as (
+extracted_lines as (
+    select * from {{ ref('stg_app__memory_extracted_lines') }}
+),
+
+covered_lines as (
     select
         observations.save_id,
         observations.target_key,
-        max(turns.line_position) as watermark_position,
-        {{ arg_max('turns.line_id', 'turns.line_position') }} as watermark_line_id
+        turns.line_id,
+        turns.line_position
+    from observations
+    inner join turns
+        on turns.save_id = observations.save_id
+    inner join extracted_lines
+        on
+            extracted_lines.line_id = turns.line_id
+            and extracted_lines.target_key = observations.target_key
+    union all
+    select
+        observations.save_id,
+        observations.target_key,
+        turns.line_id,
+        turns.line_position
     from observations
     inner join batches
         on
@@ -28,7 +48,16 @@ covered as (
             and batches.target_key = observations.target_key
     inner join turns
         on turns.save_id = batches.save_id and turns.line_id = batches.last_line_id
-    group by observations.save_id, observations.target_key
+),
+
+covered as (
+    select
+        save_id,
+        target_key,
+        max(line_position) as watermark_position,
+        {{ arg_max('line_id', 'line_position') }} as watermark_line_id
+    from covered_lines
+    group by save_id, target_key
 ),
 
 final as (

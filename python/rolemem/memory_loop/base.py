@@ -197,14 +197,19 @@ class _LoopBase:
         save_id: int,
         role_id: int | None = None,
         script_role_id: str | int | None = None,
+        user_id: str | None = None,
     ) -> dict[str, Any]:
         """The lines of the context window (the newest `context_max_turns` turns after the
-        watermark) of one save x character, with the watermark and the pending turn count."""
+        watermark) of one save x character, with the watermark and the pending turn count.
+        `user_id`: the player (default: the save's owner), whose extracted lines count."""
         save = _int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
         _, role, script_role = _target(role_id, script_role_id)
-        params = self._observation(save, role, script_role)
+        if user_id is None:
+            owner = self.memory._store.run("select user_id from save where id = $id", {"id": save})
+            user_id = owner[0][0] if owner else None
+        params = self._observation(save, role, script_role, user_id)
         kept = self._windows.current(self.memory._store, params)
         return kept if kept is not None else window_of(self._plan(params))
 

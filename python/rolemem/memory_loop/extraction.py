@@ -73,7 +73,7 @@ class _Extraction(_LoopBase):
         try:
             with self.memory._store.transaction() as cur:
                 events, entities = self._commit_batch(
-                    cur, batch, state, event_rows, vectors, entity_params, keep_scene
+                    cur, batch, chosen, state, event_rows, vectors, entity_params, keep_scene
                 )
         except _AlreadyExtracted:
             return None
@@ -86,13 +86,15 @@ class _Extraction(_LoopBase):
         self,
         cur: Any,
         batch: Mapping[str, Any],
+        chosen: list[dict[str, Any]],
         state: dict[str, Any],
         event_rows: list[dict[str, Any]],
         vectors: list[EventVectors | None],
         entity_params: list[dict[str, Any]],
         keep_scene: bool,
     ) -> tuple[list[int], list[int]]:
-        """The batch row (the watermark), its memories and the loop state: one transaction."""
+        """The batch row, its lines (the watermark), its memories and the loop state: one
+        transaction."""
         claimed = cur.execute(
             """insert into memory_extraction_batch (batch_key, save_id, target_key, user_id,
                 agent_id, first_line_id, last_line_id, turn_count, reason, scene,
@@ -119,6 +121,22 @@ class _Extraction(_LoopBase):
             },
         ).fetchall()
         if not claimed:
+            raise _AlreadyExtracted(batch["batch_key"])
+        # its lines, once per character: a save sharing them (a fork, a branch reloaded) that
+        # committed them meanwhile makes this batch a duplicate (the transaction is undone)
+        sent = [line["id"] for line in chosen]
+        recorded = cur.execute(
+            """insert into memory_extracted_line (line_id, target_key, user_id, batch_key)
+            select unnest(cast($line_ids as bigint[])), $target_key, $user_id, $batch_key
+            on conflict do nothing returning line_id""",
+            {
+                "line_ids": sent,
+                "target_key": state["target_key"],
+                "user_id": state["user_id"],
+                "batch_key": batch["batch_key"],
+            },
+        ).fetchall()
+        if len(recorded) != len(sent):
             raise _AlreadyExtracted(batch["batch_key"])
         events = self.memory._write_events(cur, event_rows, vectors, merge=True)
         entities = [self.memory._write_entity(cur, params) for params in entity_params]

@@ -91,6 +91,16 @@ _BATCHES_SQL = """
 """
 
 
+# the observations' players' extracted lines of their characters (a fork's shared lines are
+# among them, whichever save extracted them)
+_EXTRACTED_LINES_SQL = """
+    select * from memory_extracted_line
+    where
+        list_contains(cast($user_id as varchar[]), user_id)
+        and list_contains(cast($target_key as varchar[]), target_key)
+"""
+
+
 # one row per observation of the batch (save x character); {batches} and {lines} are the
 # engine's lists of objects (macro list_of_objects)
 _OBSERVE_SELECT = """
@@ -110,7 +120,8 @@ select
     saves.user_id as save_user_id,
     -- what the plan read, so a context window can be reused while both stay the same
     tips.tip_line_id as chain_tip_line_id,
-    marks.batch_last_line_ids
+    marks.batch_last_line_ids,
+    coalesce(extracted.extracted_line_count, 0) as extracted_line_count
 from int_loop_observations as observations
 left join (
     select
@@ -161,6 +172,12 @@ left join (
     group by save_id, target_key
 ) as marks
     on marks.save_id = observations.save_id and marks.target_key = observations.target_key
+left join (
+    select user_id, target_key, count(*) as extracted_line_count
+    from source_memory_extracted_line
+    group by user_id, target_key
+) as extracted
+    on extracted.user_id = observations.user_id and extracted.target_key = observations.target_key
 """
 
 
@@ -206,14 +223,16 @@ def plan_sql(engine: str) -> str:
             **chains,
             "int_loop_observations": _OBSERVATION_SQL,
             "source_memory_extraction_batch": _BATCHES_SQL,
+            "source_memory_extracted_line": _EXTRACTED_LINES_SQL,
         },
         select,
         engine=engine,
     )
 
 
-# the same two versions read now: a cached context window whose plan read these is current
-# (lines are append-only and the window depends only on the chain, the save's own batches and
+# the same versions read now: a cached context window whose plan read these is current
+# (lines are append-only and the window depends only on the chain, the lines extracted for the
+# character (the player's, on any save: lines are only ever added), the save's own batches and
 # the window settings)
 WINDOW_VERSION_SQL = """
 select
@@ -222,7 +241,11 @@ select
         select list(last_line_id order by last_line_id)
         from memory_extraction_batch
         where save_id = $save_id and target_key = $target_key
-    ) as batch_last_line_ids
+    ) as batch_last_line_ids,
+    (
+        select count(*) from memory_extracted_line
+        where user_id = $user_id and target_key = $target_key
+    ) as extracted_line_count
 """
 
 

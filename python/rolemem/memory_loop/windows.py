@@ -2,8 +2,9 @@
 
 A turn asks for the save's context window (`MemoryLoop.context_window`) right after the
 previous turn's observation planned the same save with the same statement. The window depends
-only on the save's chain (lines are append-only, so the chain is named by its tip), the save's
-extraction batches for the character, and two settings. Each plan row says which tip and
+only on the save's chain (lines are append-only, so the chain is named by its tip), the lines
+extracted for the character (the player's, on any save sharing them: counted, as they are only
+added) and the save's own batches, and two settings. Each plan row says which tip and
 batches it read; a cached window is returned while a two-subquery statement reads the same
 two versions now, instead of planning the loop's models again (a 128-operator statement).
 """
@@ -17,8 +18,8 @@ from typing import Any
 
 from .sql import WINDOW_VERSION_SQL
 
-_Key = tuple[int, str, int, int]
-_Version = tuple[int | None, tuple[int, ...] | None]
+_Key = tuple[int, str, str | None, int, int]
+_Version = tuple[int | None, tuple[int, ...] | None, int]
 
 
 def window_of(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,13 +41,14 @@ def _key(params: Mapping[str, Any]) -> _Key:
     return (
         params["save_id"],
         params["target_key"],
+        params["user_id"],
         params["context_max_turns"],
         params["min_window_turns"],
     )
 
 
-def _version(tip: int | None, batches: list[int] | None) -> _Version:
-    return tip, None if batches is None else tuple(batches)
+def _version(tip: int | None, batches: list[int] | None, extracted: int) -> _Version:
+    return tip, None if batches is None else tuple(batches), extracted
 
 
 class WindowCache:
@@ -69,7 +71,9 @@ class WindowCache:
         """Remember the window of a plan that found its save and a whole chain."""
         if not plan["saves_found"] or plan["problem"] or plan["chain_tip_line_id"] is None:
             return
-        version = _version(plan["chain_tip_line_id"], plan["batch_last_line_ids"])
+        version = _version(
+            plan["chain_tip_line_id"], plan["batch_last_line_ids"], plan["extracted_line_count"]
+        )
         with self._lock:
             self._windows[_key(params)] = (version, window_of(plan))
             self._windows.move_to_end(_key(params))
@@ -82,11 +86,15 @@ class WindowCache:
         with self._lock:
             kept = self._windows.get(_key(params))
         if kept is not None:
-            [(tip, batches)] = store.run(
+            [(tip, batches, extracted)] = store.run(
                 WINDOW_VERSION_SQL,
-                {"save_id": params["save_id"], "target_key": params["target_key"]},
+                {
+                    "save_id": params["save_id"],
+                    "target_key": params["target_key"],
+                    "user_id": params["user_id"],
+                },
             )
-            if _version(tip, batches) == kept[0]:
+            if _version(tip, batches, extracted) == kept[0]:
                 with self._lock:
                     self.hits += 1
                 return {**kept[1], "lines": list(kept[1]["lines"])}

@@ -1,0 +1,137 @@
+"""Extraction follows lines, not saves, over HTTP: a fork and a reload never send a line that
+was already extracted for the character to the LLM again (not even one in the middle of a
+batch), and a memory the player deleted stays deleted on every save that shares its lines.
+Runs on the embedded DuckDB file and on PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.cli import main
+from rolemem.llm import OpenAICompatibleLLM
+from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.service import create_app
+from rolemem.service.settings import ServiceSettings
+
+from .conftest import demo_store, fresh_database, serving
+
+PLAYER = "fay"
+OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_forks")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(tmp_path_factory.mktemp("forks") / "forks.duckdb"))
+    numbers = itertools.count(1)
+
+    def extracted(request: dict[str, Any]) -> str:
+        event = {"description": f"第{next(numbers)}次提取的事", "keywords": ["事"], "message": 1}
+        return json.dumps({"events": [event], "entities": []}, ensure_ascii=False)
+
+    llm_server = ScriptedChatServer(responder=extracted).start()
+    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+    app = create_app(path, llm=llm, embedder=None, settings=ServiceSettings())
+    with serving(app) as client:
+        yield client, llm_server
+    llm_server.stop()
+
+
+def turn(n: int) -> list[dict[str, Any]]:
+    return [
+        {"attribute": "user", "content": f"玩家第{n}句"},
+        {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
+    ]
+
+
+def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
+    """The turns appended one request each, observed in `scene`; the lines' ids."""
+    ids: list[int] = []
+    for n in turns:
+        answer = client.post(
+            f"/saves/{save}/lines",
+            json={
+                "user_id": PLAYER,
+                "lines": turn(n),
+                "now": f"2024-05-01T20:{n:02d}:00",
+                "observe": {**OBSERVE, "scene": scene},
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        ids += answer.json()["line_ids"]
+    return ids
+
+
+def status(client: httpx.Client, save: int) -> dict[str, Any]:
+    answer = client.get(
+        f"/saves/{save}/memory_status",
+        params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
+    """Wait until the LLM had `calls` requests and the save's extraction is idle."""
+    deadline = time.monotonic() + 30
+    while len(llm.requests) < calls or status(client, save)["extraction"] != "idle":
+        assert time.monotonic() < deadline, (len(llm.requests), status(client, save))
+        time.sleep(0.05)
+
+
+def sent_turns(request: dict[str, Any]) -> list[int]:
+    """The turns whose player line a request to the LLM carried."""
+    text = json.dumps(request["messages"], ensure_ascii=False)
+    return [n for n in range(1, 40) if f"玩家第{n}句" in text]
+
+
+def live_events(client: httpx.Client) -> list[str]:
+    page = client.get(f"/users/{PLAYER}/memories", params={"kind": "event", "limit": 100})
+    return sorted(item["description"] for item in page.json()["items"])
+
+
+def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
+    client, llm = game
+    parent = client.post("/saves", json={"user_id": PLAYER}).json()["save_id"]
+    lines = play(client, parent, range(1, 5), "gallery")
+    lines += play(client, parent, range(5, 6), "beach")  # a scene change: turns 1-5 sent
+    settled(client, llm, parent, 1)
+    lines += play(client, parent, range(6, 9), "beach")
+    lines += play(client, parent, range(9, 10), "park")  # turns 6-9 sent
+    settled(client, llm, parent, 2)
+    assert [sent_turns(request) for request in llm.requests] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
+    assert live_events(client) == ["第1次提取的事", "第2次提取的事"]
+    # the player deletes the memory of the first batch
+    first = client.get(f"/users/{PLAYER}/memories", params={"kind": "event"}).json()["items"]
+    deleted = next(item for item in first if item["description"] == "第1次提取的事")
+    gone = client.delete(f"/users/{PLAYER}/memories/event/{deleted['memory_id']}")
+    assert gone.status_code == 200, gone.text
+    # a fork in the middle of the second batch: its shared lines are extracted already
+    reply_7 = lines[13]  # turn 7's reply
+    fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": reply_7}).json()
+    forked = status(client, fork["save_id"])
+    assert (forked["watermark_line_id"], forked["pending_turns"]) == (reply_7, 0)
+    play(client, fork["save_id"], range(10, 12), "park")
+    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-12 sent, nothing shared
+    settled(client, llm, fork["save_id"], 3)
+    assert sent_turns(llm.requests[-1]) == [10, 11, 12]
+    # a reload on the parent to the same line: nothing there is pending either
+    reload = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": reply_7})
+    assert reload.status_code == 200, reload.text
+    reloaded = status(client, parent)
+    assert (reloaded["watermark_line_id"], reloaded["pending_turns"]) == (reply_7, 0)
+    play(client, parent, range(20, 21), "park")
+    play(client, parent, range(21, 22), "lake")  # turns 20-21 sent
+    settled(client, llm, parent, 4)
+    assert sent_turns(llm.requests[-1]) == [20, 21]
+    # what the player deleted stayed deleted: no save extracted its lines again
+    assert live_events(client) == ["第2次提取的事", "第3次提取的事", "第4次提取的事"]
