@@ -332,8 +332,9 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
 
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
-    row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
-    return list(row[0] or []) if row else list(save_ids)
+    # every row fetched: the cursor is left with no pending result for its next statement
+    rows = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
+    return list(rows[0][0] or []) if rows else list(save_ids)
 
 
 def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:

@@ -35,8 +35,14 @@ def game(request, tmp_path_factory):
     numbers = itertools.count(1)
 
     def extracted(request: dict[str, Any]) -> str:
-        event = {"description": f"第{next(numbers)}次提取的事", "keywords": ["事"], "message": 1}
-        return json.dumps({"events": [event], "entities": []}, ensure_ascii=False)
+        # one memory of the batch's first message, one of the whole batch (its last line is
+        # the batch's last)
+        n = next(numbers)
+        events = [
+            {"description": f"第{n}次提取的事", "keywords": ["事"], "message": 1},
+            {"description": f"第{n}批的整段", "keywords": ["整段"]},
+        ]
+        return json.dumps({"events": events, "entities": []}, ensure_ascii=False)
 
     llm_server = ScriptedChatServer(responder=extracted).start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
@@ -94,6 +100,29 @@ def sent_turns(request: dict[str, Any]) -> list[int]:
     return [n for n in range(1, 40) if f"玩家第{n}句" in text]
 
 
+def prompt(client: httpx.Client, save: int, *saves: int) -> dict[str, Any]:
+    """/turn's dry run on `save`; the trace's mentions of `saves` made alike."""
+    body = {
+        "save_id": save,
+        "character_id": "qiyu",
+        "role_id": 1,
+        "user_id": PLAYER,
+        "message": "还记得那件事吗",
+        "now": "2024-05-02T09:00:00",
+        "context": {"亲密度": 50},
+        "dry_run": True,
+    }
+    answer = client.post("/turn", json=body)
+    assert answer.status_code == 200, answer.text
+    turn = answer.json()
+    # the trace names the saves it read (the memories' sources too); all else is the same
+    for row in turn["trace"]:
+        for named in saves:
+            if row.get("why"):
+                row["why"] = row["why"].replace(f"save {named}", "save S")
+    return turn
+
+
 def live_events(client: httpx.Client) -> list[str]:
     page = client.get(f"/users/{PLAYER}/memories", params={"kind": "event", "limit": 100})
     return sorted(item["description"] for item in page.json()["items"])
@@ -109,7 +138,7 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
     lines += play(client, parent, range(9, 10), "park")  # turns 6-9 sent
     settled(client, llm, parent, 2)
     assert [sent_turns(request) for request in llm.requests] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
-    assert live_events(client) == ["第1次提取的事", "第2次提取的事"]
+    assert live_events(client) == ["第1批的整段", "第1次提取的事", "第2批的整段", "第2次提取的事"]
     # the player deletes the memory of the first batch
     first = client.get(f"/users/{PLAYER}/memories", params={"kind": "event"}).json()["items"]
     deleted = next(item for item in first if item["description"] == "第1次提取的事")
@@ -120,18 +149,33 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
     fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": reply_7}).json()
     forked = status(client, fork["save_id"])
     assert (forked["watermark_line_id"], forked["pending_turns"]) == (reply_7, 0)
-    play(client, fork["save_id"], range(10, 12), "park")
-    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-12 sent, nothing shared
-    settled(client, llm, fork["save_id"], 3)
-    assert sent_turns(llm.requests[-1]) == [10, 11, 12]
-    # a reload on the parent to the same line: nothing there is pending either
+    # the parent reloaded at the fork point prompts exactly as the fork does: the same
+    # window, blocks and timeline (the second batch's whole-span memory ends after the fork
+    # point: hidden on both)
     reload = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": reply_7})
     assert reload.status_code == 200, reload.text
     reloaded = status(client, parent)
     assert (reloaded["watermark_line_id"], reloaded["pending_turns"]) == (reply_7, 0)
+    fork_prompt = prompt(client, fork["save_id"], fork["save_id"], parent)
+    assert fork_prompt == prompt(client, parent, fork["save_id"], parent)
+    prompt_text = json.dumps(fork_prompt["messages"], ensure_ascii=False)
+    assert "第1批的整段" in prompt_text and "第2批的整段" not in prompt_text
+    play(client, fork["save_id"], range(10, 12), "park")
+    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-12 sent, nothing shared
+    settled(client, llm, fork["save_id"], 3)
+    assert sent_turns(llm.requests[-1]) == [10, 11, 12]
+    # the reloaded parent goes on: only its new turns are sent
     play(client, parent, range(20, 21), "park")
     play(client, parent, range(21, 22), "lake")  # turns 20-21 sent
     settled(client, llm, parent, 4)
     assert sent_turns(llm.requests[-1]) == [20, 21]
     # what the player deleted stayed deleted: no save extracted its lines again
-    assert live_events(client) == ["第2次提取的事", "第3次提取的事", "第4次提取的事"]
+    assert live_events(client) == [
+        "第1批的整段",
+        "第2批的整段",
+        "第2次提取的事",
+        "第3批的整段",
+        "第3次提取的事",
+        "第4批的整段",
+        "第4次提取的事",
+    ]

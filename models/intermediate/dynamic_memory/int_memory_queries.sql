@@ -36,6 +36,8 @@ final as (
         queries.roulette_seed,
         queries.save_id,
         loop_settings.memory_scope,
+        -- the batch path knows no lineage: the branch rule then reads the save's own events
+        cast(null as bigint[]) as lineage_save_ids,
         limits.expand_strategy,
         limits.max_expanded_words,
         cast({{ json_text_list('limits.filter_levels') }} as integer[]) as filter_levels,

@@ -41,13 +41,26 @@ class _Lookups(_Official):
     def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
-        if save_id is not None and not self.read_only and self._engine is None:
-            # the branch rule reads the save's chain: make it current (a reader reads it as is)
-            ensure_fresh(self._cursor().cursor, [save_id])
         scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
         if scope not in ("player", "save"):
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
-        return {**self.settings, "save_id": save_id, "memory_scope": scope}
+        lineage = None
+        if save_id is not None and self._engine is not None:
+            lineage = history.engine_lineage(self._engine, [save_id])
+        elif save_id is not None:
+            if not self.read_only:
+                # the branch rule reads the save's chain: make it current (a reader reads it
+                # as is)
+                ensure_fresh(self._cursor().cursor, [save_id])
+            lineage = history.lineage(self._cursor().cursor, [save_id])
+        return {
+            **self.settings,
+            "save_id": save_id,
+            "memory_scope": scope,
+            # the saves whose lines the chain passes through (a fork's parents): their events
+            # follow the branch rule as the save's own do
+            "lineage_save_ids": lineage,
+        }
 
     @_tracked
     def expand_words(
@@ -172,11 +185,13 @@ class _Lookups(_Official):
         if self._engine is None:
             return params
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
+        lineages = [values["lineage_save_ids"] or [] for values in inputs]
         return {
             **bound_lists(QUERY_FIELDS, params, self._engine.name),
             **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS if dense},
             "save_ids": save_ids,
-            "lineage_ids": history.engine_lineage(self._engine, save_ids),
+            # the chains walk every query's lineage (each query's own, found with its scope)
+            "lineage_ids": sorted(set(save_ids).union(*lineages)),
         }
 
     def _run_models(

@@ -58,6 +58,7 @@ QUERY_FIELDS = {
     "roulette_seed": "integer",
     "save_id": "bigint",
     "memory_scope": "varchar",
+    "lineage_save_ids": "bigint[]",
 }
 
 
