@@ -88,8 +88,8 @@ def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
     `config_dir` (`rolemem config import --out` writes them), default the demo config. For
     installs without dbt."""
     from . import _duck
-    from .character_config import ConfigWarning, read_seed_csvs
     from .character_memory import store_config
+    from .character_memory.config import ConfigWarning, read_seed_csvs
 
     names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
     with _duck.cursor(db) as cur:

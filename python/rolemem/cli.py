@@ -647,7 +647,8 @@ def _query(args: argparse.Namespace) -> None:
 
 
 def _config(args: argparse.Namespace) -> None:
-    from .character_config import (
+    from .character_memory import store_config, stored_config, validate_config
+    from .character_memory.config import (
         CharacterConfig,
         ConfigError,
         export_designer_json,
@@ -655,7 +656,6 @@ def _config(args: argparse.Namespace) -> None:
         read_seed_csvs,
         write_seed_csvs,
     )
-    from .character_memory import store_config, stored_config, validate_config
 
     if args.config_command == "import":
         config = CharacterConfig()
@@ -699,7 +699,7 @@ def _config(args: argparse.Namespace) -> None:
                 config = read_seed_csvs(args.seeds)
             document = export_designer_json(config, args.character)
         if args.target_format == "sillytavern":
-            from .sillytavern import to_lorebook
+            from .character_memory.sillytavern import to_lorebook
 
             document = to_lorebook(document)
         print(json.dumps(document, ensure_ascii=False, indent=2))
@@ -709,7 +709,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
     """One file to import as rolemem's designer JSON: its path (read by the parser, which
     names it in messages), or a SillyTavern file converted, what it carries without a meaning
     here reported on stderr."""
-    from .character_config import ConfigError
+    from .character_memory.config import ConfigError
 
     if args.source_format != "sillytavern":
         return path
@@ -719,7 +719,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
         raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
     if not args.character:
         raise ConfigError("--character is required with --from sillytavern")
-    from .sillytavern import from_lorebook
+    from .character_memory.sillytavern import from_lorebook
 
     conversion = from_lorebook(document, args.character)
     for line in conversion.report:

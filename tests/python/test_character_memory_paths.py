@@ -8,8 +8,8 @@ import json
 import duckdb
 import pytest
 
-from rolemem.character_config import demo_config, read_seed_csvs
 from rolemem.character_memory import CharacterMemory
+from rolemem.character_memory.config import demo_config, read_seed_csvs
 from rolemem.cli import main
 from rolemem.text import tokenize
 

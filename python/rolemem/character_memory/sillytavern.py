@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .character_config import KINDS, ConfigError
+from .config import KINDS, ConfigError
 
 DEFAULT_GROUP = "世界书"
 # a condition on a field no game context sends: how a disabled entry stays locked

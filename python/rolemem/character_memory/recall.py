@@ -21,8 +21,11 @@ from typing import Any
 
 import duckdb
 
-from . import _duck
-from .character_config import (
+from .. import _duck
+from ..engines import engine_name, reading, writing
+from ..schema import create_config_tables
+from ..text import tokenize
+from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
     SEED_COLUMNS,
@@ -30,7 +33,7 @@ from .character_config import (
     ConfigError,
     parse_designer_json,
 )
-from .character_library import (
+from .library import (
     _CONFIG_SEEDS,
     LIMIT_NAMES,
     CharacterLibrary,
@@ -38,9 +41,6 @@ from .character_library import (
     config_columns,
     validate_config,
 )
-from .engines import engine_name, reading, writing
-from .schema import create_config_tables
-from .text import tokenize
 
 __all__ = [
     "CharacterLibrary",

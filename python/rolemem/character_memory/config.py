@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RolememError
+from ..errors import RolememError
 
 # kind in the designer document -> (seed table, group column, entry_kind in SQL)
 KINDS = {
@@ -190,7 +190,7 @@ def parse_designer_json(
     character = character_id or document.get("character_id")
     if not isinstance(character, str) or not character.strip():
         raise ConfigError(f"{source}: character_id is required (argument or document key)")
-    # `extensions`: what another tool's fields carry (rolemem.sillytavern), not stored
+    # `extensions`: what another tool's fields carry (character_memory.sillytavern), not stored
     unknown = set(document) - set(KINDS) - {"character_id", "extensions"}
     if unknown:
         raise ConfigError(
@@ -222,7 +222,7 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if kind == "events":
         row["event_date"] = ""
     for raw_key, value in entry.items():
-        if raw_key == "extensions":  # another tool's fields (rolemem.sillytavern)
+        if raw_key == "extensions":  # another tool's fields (character_memory.sillytavern)
             if not isinstance(value, Mapping):
                 raise ConfigError(f"{where}: extensions must be an object")
             continue

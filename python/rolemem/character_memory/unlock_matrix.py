@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._sql_project import compose
-from .character_config import KINDS, ConfigError
-from .engines import engine_name, reading
+from .._sql_project import compose
+from ..engines import engine_name, reading
+from .config import KINDS, ConfigError
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
 

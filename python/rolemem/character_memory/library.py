@@ -18,12 +18,14 @@ from typing import Any
 
 import duckdb
 
-from . import _duck
-from ._batch import Coalescer
-from ._request_rows import bound_lists, request_rows_sql
-from ._seeds import load_seed, read_settings, seed_specs
-from ._sql_project import compose, render_macro
-from .character_config import (
+from .. import _duck
+from .._batch import Coalescer
+from .._request_rows import bound_lists, request_rows_sql
+from .._seeds import load_seed, read_settings, seed_specs
+from .._sql_project import compose, render_macro
+from ..engines import PostgresEngine
+from ..schema import create_config_tables
+from .config import (
     JSON_COLUMNS,
     RULE_DEFAULTS,
     SEED_COLUMNS,
@@ -32,8 +34,6 @@ from .character_config import (
     demo_config,
     report_problems,
 )
-from .engines import PostgresEngine
-from .schema import create_config_tables
 from .verdict_cache import TABLE as VERDICTS
 from .verdict_cache import Pair, VerdictCache
 
