@@ -13,15 +13,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _duck
-from .errors import RolememError
+from .. import _duck
+from ..errors import RolememError
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
 
 def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
     try:
-        from .service.settings import ServiceSettings
+        from ..service.settings import ServiceSettings
     except ImportError:  # the service extra is not installed
         from types import SimpleNamespace
 
@@ -421,7 +421,7 @@ def _time(raw: str | None, option: str = "--now") -> Any:
 
 
 def _llm(args: argparse.Namespace, timeout: float = 60.0) -> Any:
-    from .llm import OpenAICompatibleLLM
+    from ..llm import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
         base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1
@@ -435,7 +435,7 @@ def _print_json(value: Any) -> None:
 def _observe(args: argparse.Namespace) -> None:
     from dataclasses import asdict
 
-    from .memory_loop import MemoryLoop
+    from ..memory_loop import MemoryLoop
 
     with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
         report = loop.observe(
@@ -455,7 +455,7 @@ def _observe(args: argparse.Namespace) -> None:
 def _maintain(args: argparse.Namespace) -> None:
     from dataclasses import asdict
 
-    from .memory_loop import MemoryLoop
+    from ..memory_loop import MemoryLoop
 
     llm = None if args.no_llm else _llm(args)
     with MemoryLoop(_existing_db(args), llm=llm) as loop:
@@ -483,7 +483,7 @@ def _stage_bars() -> Callable[[str, int, int], None]:
 
 
 def _timeline(args: argparse.Namespace) -> None:
-    from .memory_loop import MemoryLoop
+    from ..memory_loop import MemoryLoop
 
     with MemoryLoop(_existing_db(args)) as loop:
         _print_json(loop.timeline(user_id=args.user, agent_id=args.agent, save_id=args.save))
@@ -492,7 +492,7 @@ def _timeline(args: argparse.Namespace) -> None:
 def _existing_db(args: argparse.Namespace) -> str:
     from pathlib import Path
 
-    from .engines.postgres_setup import is_postgres_url
+    from ..engines.postgres_setup import is_postgres_url
 
     path = args.db or _duck.default_db_path()
     if is_postgres_url(path):
@@ -510,8 +510,8 @@ def _existing_db(args: argparse.Namespace) -> str:
 def _store(args: argparse.Namespace) -> Iterator[Any]:
     """The store --db names, for commands that run on either engine: an existing DuckDB file,
     or a PostgreSQL database (an engine, closed afterwards)."""
-    from .engines import PostgresEngine
-    from .engines.postgres_setup import is_postgres_url
+    from ..engines import PostgresEngine
+    from ..engines.postgres_setup import is_postgres_url
 
     db = args.db or _duck.default_db_path()
     if not is_postgres_url(db):
@@ -522,7 +522,7 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _init_db(args: argparse.Namespace) -> None:
-    from .engines.postgres_setup import init_database, is_postgres_url
+    from ..engines.postgres_setup import init_database, is_postgres_url
 
     path = args.db or _duck.default_db_path()
     if args.copy_from is not None:
@@ -538,12 +538,12 @@ def _init_db(args: argparse.Namespace) -> None:
     if is_postgres_url(path):
         init_database(path, demo=args.demo)
     elif args.demo:
-        from .demo_data import load_demo
+        from ..demo_data import load_demo
 
         load_demo(path)
     else:
-        from .memory_schema import create_memory_tables
-        from .schema import create_all, engine_for
+        from ..memory_schema import create_memory_tables
+        from ..schema import create_all, engine_for
 
         engine = engine_for(path)
         create_all(engine)
@@ -553,12 +553,12 @@ def _init_db(args: argparse.Namespace) -> None:
 
 
 def _memory(args: argparse.Namespace) -> None:
-    from .memory_builder import build_memory_for_save
+    from ..memory_builder import build_memory_for_save
 
     if args.role is None and args.script_role is None and args.name is None:
         raise RolememError("give the character with --role, --script-role or --name")
-    from .engines import PostgresEngine
-    from .engines.postgres_setup import is_postgres_url
+    from ..engines import PostgresEngine
+    from ..engines.postgres_setup import is_postgres_url
 
     db = args.db or _duck.default_db_path()
     # a game's own PostgreSQL database: every model over the save's lines there
@@ -586,7 +586,7 @@ def _context_value(raw: str) -> object:
 
 
 def _recall(args: argparse.Namespace) -> None:
-    from .character_memory import CharacterMemory
+    from ..character_memory import CharacterMemory
 
     context = _context(args.param)
     import os
@@ -613,7 +613,7 @@ def _recall(args: argparse.Namespace) -> None:
 
 
 def _query(args: argparse.Namespace) -> None:
-    from .dynamic_memory import DynamicMemory
+    from ..dynamic_memory import DynamicMemory
 
     now = _time(args.now)
     embedder: Any = None if args.keyword_only else "default"
@@ -647,8 +647,8 @@ def _query(args: argparse.Namespace) -> None:
 
 
 def _config(args: argparse.Namespace) -> None:
-    from .character_memory import store_config, stored_config, validate_config
-    from .character_memory.config import (
+    from ..character_memory import store_config, stored_config, validate_config
+    from ..character_memory.config import (
         CharacterConfig,
         ConfigError,
         export_designer_json,
@@ -680,7 +680,7 @@ def _config(args: argparse.Namespace) -> None:
             write_seed_csvs(config, args.out)
         print(f"wrote {counts} to {args.db or args.out}")
     elif args.config_command == "load":
-        from ._seeds import load_seeds_into
+        from .._seeds import load_seeds_into
 
         if args.seeds:  # the designers' own CSVs: their size advice is shown (the demo's not)
             validate_config(read_seed_csvs(args.seeds))
@@ -699,7 +699,7 @@ def _config(args: argparse.Namespace) -> None:
                 config = read_seed_csvs(args.seeds)
             document = export_designer_json(config, args.character)
         if args.target_format == "sillytavern":
-            from .character_memory.sillytavern import to_lorebook
+            from ..character_memory.sillytavern import to_lorebook
 
             document = to_lorebook(document)
         print(json.dumps(document, ensure_ascii=False, indent=2))
@@ -709,7 +709,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
     """One file to import as rolemem's designer JSON: its path (read by the parser, which
     names it in messages), or a SillyTavern file converted, what it carries without a meaning
     here reported on stderr."""
-    from .character_memory.config import ConfigError
+    from ..character_memory.config import ConfigError
 
     if args.source_format != "sillytavern":
         return path
@@ -719,7 +719,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
         raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
     if not args.character:
         raise ConfigError("--character is required with --from sillytavern")
-    from .character_memory.sillytavern import from_lorebook
+    from ..character_memory.sillytavern import from_lorebook
 
     conversion = from_lorebook(document, args.character)
     for line in conversion.report:
@@ -728,7 +728,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
 
 
 def _explain(args: argparse.Namespace) -> None:
-    from .companion import Companion
+    from ..companion import Companion
 
     embedder: Any = None if args.keyword_only else "default"
     with Companion(
@@ -795,7 +795,7 @@ def _snapshot(args: argparse.Namespace) -> None:
         raise RolememError("give --out PATH (or --url of the running service)")
     from tqdm import tqdm
 
-    from .snapshot import write_snapshot
+    from ..snapshot import write_snapshot
 
     with (
         _duck.cursor(_existing_db(args), tuned=False) as con,
@@ -811,10 +811,10 @@ def _serve(args: argparse.Namespace) -> None:
 
     import uvicorn
 
-    from .engines.postgres_setup import is_postgres_url
-    from .service import create_app
-    from .service.app import SPEC_VARIABLE
-    from .service.settings import ServiceSettings
+    from ..engines.postgres_setup import is_postgres_url
+    from ..service import create_app
+    from ..service.app import SPEC_VARIABLE
+    from ..service.settings import ServiceSettings
 
     db = args.db or _duck.default_db_path()
     if not is_postgres_url(db):
@@ -866,13 +866,13 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
-    from .service.app import arguments_of
+    from ..service.app import arguments_of
 
     return arguments_of(spec)
 
 
 def _official(args: argparse.Namespace) -> None:
-    from .dynamic_memory import DynamicMemory
+    from ..dynamic_memory import DynamicMemory
 
     embedder: Any = None if getattr(args, "keyword_only", False) else "default"
     with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
