@@ -103,7 +103,7 @@ class _Edits(_Entities):
         return memory_id
 
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
-        from ..archive import archive
+        from .archive import archive
 
         found = self._store.records("select * from memory_event where id = $id", {"id": event_id})
         if not found:
@@ -155,7 +155,7 @@ class _Edits(_Entities):
         self._delete("entity", _memory_id(entity_id, "entity_id"))
 
     def _delete(self, kind: str, memory_id: int) -> None:
-        from ..archive import TABLES, archive
+        from .archive import TABLES, archive
 
         self._writable()
         with self._store.transaction() as cur:

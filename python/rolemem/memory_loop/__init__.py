@@ -11,7 +11,7 @@ timeout or a kill before the commit writes nothing, and the next observation ask
 
 from __future__ import annotations
 
-from ..archive import archived
+from ..dynamic_memory.archive import archived
 from .maintenance import _Maintenance
 from .reports import MaintenanceReport, ObserveReport, _target, event_times
 from .sql import SETTING_NAMES

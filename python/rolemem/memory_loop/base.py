@@ -10,11 +10,11 @@ from typing import Any, Literal, Self
 from .. import _duck
 from .._batch import Coalescer
 from .._seeds import read_settings, shipped_settings
-from ..archive import archived as archived
 from ..dynamic_memory import (
     DynamicMemory,
     MemoryInputError,
 )
+from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
 from ..embedders import Embedder
 from ..engines import PostgresEngine

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     EventVectors,
     _entity_params,
 )
+from ..dynamic_memory.archive import archived as archived
 from ..extraction import ExtractionReply, extract
 from ..memory_builder import message_spans
 from .base import _LoopBase

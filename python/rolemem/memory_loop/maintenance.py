@@ -7,12 +7,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 from .._sql_project import compose
-from ..archive import archive
-from ..archive import archived as archived
 from ..dynamic_memory import (
     _SEEDS,
     _naive,
 )
+from ..dynamic_memory.archive import archive
+from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
 from ..extraction import consolidate
 from .observation import _Observation

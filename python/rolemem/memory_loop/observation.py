@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     MemoryInputError,
     _naive,
     _text,
 )
+from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import _int_or_none
 from .extraction import _Extraction
 from .reports import ObserveReport, _state_params, _target

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     MemoryInputError,
 )
+from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import _int_or_none, _script_role
 
 

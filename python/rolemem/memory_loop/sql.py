@@ -7,7 +7,7 @@ import functools
 
 from .. import history
 from .._sql_project import compose, render_macro
-from ..archive import archived as archived
+from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import STORED_LINE_FIELDS
 
 SETTING_NAMES = (

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from . import history
-from ._sql_project import compose
+from .. import history
+from .._sql_project import compose
+from ..engines import engine_name, reading, writing
+from ..errors import NotFoundError, RolememError
 from .archive import TABLES, archive, archived, remove
-from .engines import engine_name, reading, writing
-from .errors import NotFoundError, RolememError
 
 KINDS = ("event", "entity")
 _PLURAL = {"event": "events", "entity": "entities"}

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ._sql_project import render_macro
+from .._sql_project import render_macro
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
 
@@ -20,7 +20,7 @@ TABLES = {"event": "memory_event", "entity": "memory_entity"}
 def _archive_sql(memory_type: str, engine: str) -> str:
     """The insert archiving memories of a type, the whole row as JSON (macro row_as_json,
     its columns from the schema)."""
-    from .memory_schema import MemoryEntity, MemoryEvent
+    from ..memory_schema import MemoryEntity, MemoryEvent
 
     table = TABLES[memory_type]
     model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
@@ -94,7 +94,7 @@ def archived(
 ) -> list[dict[str, Any]]:
     """The archive (optionally one player's, one agent's), oldest first, each row's memory
     parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
-    from .engines import reading
+    from ..engines import reading
 
     with reading(db) as cur:
         result = cur.execute(
