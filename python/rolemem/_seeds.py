@@ -87,12 +87,12 @@ def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
     transaction, then the character config into its tables (`store_config`): from the CSVs in
     `config_dir` (`rolemem config import --out` writes them), default the demo config. For
     installs without dbt."""
-    from . import _duck
     from .character_memory import store_config
     from .character_memory.config import ConfigWarning, read_seed_csvs
+    from .engines import duckdb_connect
 
     names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
-    with _duck.cursor(db) as cur:
+    with duckdb_connect.cursor(db) as cur:
         cur.execute("begin")
         try:
             for name in names:

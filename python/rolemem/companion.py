@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from . import _cancel, _duck, saves
+from . import _cancel, saves
 from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
+from .engines import duckdb_connect
 from .llm import ChatModel
 from .memory_builder import build_memory, build_memory_for_save
 from .memory_loop import MemoryLoop, ObserveReport, _target
@@ -60,7 +61,7 @@ class Companion:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         character_id: str,
         agent_id: str | None = None,

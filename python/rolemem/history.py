@@ -23,8 +23,8 @@ from typing import Any
 
 import duckdb
 
-from . import _duck
 from ._sql_project import compose, render_macro
+from .engines import duckdb_connect
 
 log = logging.getLogger(__name__)
 
@@ -319,14 +319,14 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
     empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
     cur.execute(
         f"create or replace temp table {_WALK} as {statements['walk']}",
-        _duck.used(statements["walk"], empty),
+        duckdb_connect.used(statements["walk"], empty),
     )
     for table in TABLES:
         if table not in existing:  # names from this module, never from data
             sql = statements[table]
             cur.execute(
                 f"create table if not exists {table} as select * from ({sql}) where false",
-                _duck.used(sql, empty),
+                duckdb_connect.used(sql, empty),
             )
 
 
@@ -362,7 +362,7 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
         cur.execute(
             f"create or replace temp table {_WALK} as {statements['walk']}",
-            _duck.used(statements["walk"], params),
+            duckdb_connect.used(statements["walk"], params),
         )
         for table in TABLES:
             cur.execute(
@@ -371,7 +371,7 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
                 {"save_ids": rebuilt},
             )
             sql = statements[table]
-            cur.execute(f"insert into {table} by name {sql}", _duck.used(sql, params))
+            cur.execute(f"insert into {table} by name {sql}", duckdb_connect.used(sql, params))
         cur.execute("commit")
     except BaseException:
         cur.execute("rollback")
@@ -442,8 +442,10 @@ def chain_sql(select: str, engine: str) -> str:
     return compose(wanted, walked_sources(engine), select, engine=engine)
 
 
-def refresh_history(db: _duck.Database = None, save_ids: Iterable[int] | None = None) -> int:
+def refresh_history(
+    db: duckdb_connect.Database = None, save_ids: Iterable[int] | None = None
+) -> int:
     """Bring the write-time history tables up to date for `save_ids` (None: every stale
     save); returns how many saves were recomputed."""
-    with _duck.cursor(db) as cur:
+    with duckdb_connect.cursor(db) as cur:
         return len(ensure_fresh(cur, save_ids))

@@ -12,9 +12,10 @@ from typing import Any
 
 import duckdb
 
-from . import _duck, history
+from . import history
 from ._sql_project import compose
 from .engines import PostgresEngine as Engine
+from .engines import duckdb_connect
 from .engines.duckdb import DuckDBEngine
 from .errors import ChainError, LineError, SaveNotFoundError
 
@@ -115,7 +116,7 @@ def _in_range(value: object) -> bool:
     """The values the engines take as they are: 64-bit integers, storable text."""
     if isinstance(value, int):
         return -(2**63) <= value < 2**63
-    return isinstance(value, str) and _duck.is_storable_text(value)
+    return isinstance(value, str) and duckdb_connect.is_storable_text(value)
 
 
 def _int_or_none(value: Any, field: str, where: str) -> int | None:
@@ -133,7 +134,7 @@ def _text_or_none(value: Any, field: str, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise LineError(f"{where}: {field} must be a string or None, got {value!r}")
-    if not _duck.is_storable_text(value):
+    if not duckdb_connect.is_storable_text(value):
         raise LineError(
             f"{where}: {field} is not text rolemem can store (a lone surrogate or a NUL character)"
         )
@@ -247,7 +248,7 @@ def _messages(
         **_target_params(role_id, script_role_id, display_name, context_emotion),
         "save_id": 0,
     }
-    runner = engine or _duck.scratch_cursor()
+    runner = engine or duckdb_connect.scratch_cursor()
     sql = compose(
         "memory_messages",
         {"int_lines_chained_to_root": _GIVEN_LINES_SQL, "int_memory_targets": _TARGET_SQL},
@@ -258,7 +259,7 @@ def _messages(
 
 
 def build_memory_for_save(
-    db: _duck.Database | Engine | DuckDBEngine,
+    db: duckdb_connect.Database | Engine | DuckDBEngine,
     save_id: int,
     *,
     role_id: int | None = None,
@@ -292,7 +293,7 @@ def build_memory_for_save(
     # a path is opened read-only (any number of readers may share a file nobody writes): its
     # fresh rows are read, a stale save is built from its lines; a connection may refresh
     read_only = not isinstance(db, duckdb.DuckDBPyConnection)
-    with _duck.cursor(db, tuned=False, read_only=read_only) as cur:
+    with duckdb_connect.cursor(db, tuned=False, read_only=read_only) as cur:
         tip = _read_tip(cur, save_id)
         if tip is not None and not tip[0]:  # no history tables yet, or the tip moved
             try:
@@ -376,7 +377,7 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     )
     save_ids = [params["save_id"]]
     lineage = history.lineage(cur, save_ids) if has_forks else save_ids
-    rows = _duck.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+    rows = duckdb_connect.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
     return _save_messages(rows, params["save_id"])
 
 

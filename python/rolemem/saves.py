@@ -23,8 +23,9 @@ from typing import Any
 
 import duckdb
 
-from . import _duck, history
+from . import history
 from ._sql_project import render_macro
+from .engines import duckdb_connect
 from .errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
 
 LINE_FIELDS = (
@@ -183,7 +184,11 @@ def _id(value: Any, name: str, *, required: bool = True) -> int | None:
 def _text(value: Any, name: str, *, required: bool = False) -> str | None:
     if value is None and not required:
         return None
-    if not isinstance(value, str) or not value.strip() or not _duck.is_storable_text(value):
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or not duckdb_connect.is_storable_text(value)
+    ):
         raise RolememError(f"{name} must be non-empty text, got {value!r}", field=name)
     return value
 
@@ -340,7 +345,7 @@ def check_lines(
         for name in _OPTIONAL_TEXT:
             value = row[name]
             if value is not None and (
-                not isinstance(value, str) or not _duck.is_storable_text(value)
+                not isinstance(value, str) or not duckdb_connect.is_storable_text(value)
             ):
                 raise RolememError(f"{at}.{name} must be text", field=f"{at}.{name}")
         _id(row["role_id"], f"{at}.role_id", required=False)
@@ -509,11 +514,14 @@ class Saves:
     """The save lifecycle over one store (a DuckDB path or connection); each call is one
     transaction. `user_id`: the player making the call (see the module docstring)."""
 
-    def __init__(self, db: _duck.Database = None) -> None:
+    def __init__(self, db: duckdb_connect.Database = None) -> None:
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
-            self._con, self._owned = _duck.connect(db or _duck.default_db_path()), True
+            self._con, self._owned = (
+                duckdb_connect.connect(db or duckdb_connect.default_db_path()),
+                True,
+            )
         from .schema import create_all, engine_on
 
         engine = engine_on(self._con)
@@ -531,7 +539,7 @@ class Saves:
         self.close()
 
     def _write(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        with _duck.transaction(self._con) as cur:
+        with duckdb_connect.transaction(self._con) as cur:
             return function(cur, *args, **kwargs)
 
     def create_role(self, name: str, *, role_id: int | None = None) -> dict[str, Any]:
@@ -541,7 +549,7 @@ class Saves:
         return self._write(create_save, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        with _duck.cursor(self._con) as cur:
+        with duckdb_connect.cursor(self._con) as cur:
             return describe(cur, save_id, user_id)
 
     def lines(
@@ -552,7 +560,7 @@ class Saves:
         limit: int = 50,
         before: int | None = None,
     ) -> dict[str, Any]:
-        with _duck.cursor(self._con) as cur:
+        with duckdb_connect.cursor(self._con) as cur:
             return branch_lines(cur, save_id, user_id, limit=limit, before=before)
 
     def append(

@@ -18,12 +18,11 @@ from typing import Any
 
 import duckdb
 
-from .. import _duck
 from .._batch import Coalescer
 from .._request_rows import bound_lists, request_rows_sql
 from .._seeds import load_seed, read_settings, seed_specs
 from .._sql_project import compose, render_macro
-from ..engines import PostgresEngine
+from ..engines import PostgresEngine, duckdb_connect
 from ..schema import create_config_tables
 from .config import (
     JSON_COLUMNS,
@@ -176,7 +175,7 @@ class CharacterLibrary:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         config: CharacterConfig | None = None,
         character_id: str | None = None,
@@ -186,7 +185,7 @@ class CharacterLibrary:
     ) -> None:
         if isinstance(db, PostgresEngine) and engine is None:
             engine = db  # the config's database is where recall runs
-        self._con = _duck.private_connection()
+        self._con = duckdb_connect.private_connection()
         self._load(db, config, character_id)
         self._check(config)
         for model in _STATIC_MODELS:
@@ -269,7 +268,7 @@ class CharacterLibrary:
         # a cursor per thread: batches run in parallel with other threads' (alone) recalls
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._local.cursor = _duck.PreparedCursor(self._con.cursor())
+            cur = self._local.cursor = duckdb_connect.PreparedCursor(self._con.cursor())
         assert self._verdicts is not None
         pairs = [(r.values["character_id"], r.values["context"]) for r in requests]
         with self._verdicts.holding(pairs):
@@ -279,7 +278,7 @@ class CharacterLibrary:
     # -- loading ---------------------------------------------------------------------------
 
     def _load(
-        self, db: _duck.Database, config: CharacterConfig | None, character_id: str | None
+        self, db: duckdb_connect.Database, config: CharacterConfig | None, character_id: str | None
     ) -> None:
         for seed in _RECALL_SEEDS:
             load_seed(self._con, seed)
@@ -288,7 +287,7 @@ class CharacterLibrary:
         else:
             self._copy_config_tables(db, character_id)
 
-    def _copy_config_tables(self, db: _duck.Database, character_id: str | None) -> None:
+    def _copy_config_tables(self, db: duckdb_connect.Database, character_id: str | None) -> None:
         """The config rows (of one character, or all) from the database's config tables; the
         lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
         CSVs)."""
@@ -353,8 +352,8 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
         existing=_STATIC_MODELS + _RECALL_SEEDS,
     )
     params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
-    names = set(_duck.PARAMETER.findall(sql))
-    _duck.run(cur, sql, {name: params[name] for name in names}, ConfigError)
+    names = set(duckdb_connect.PARAMETER.findall(sql))
+    duckdb_connect.run(cur, sql, {name: params[name] for name in names}, ConfigError)
 
 
 @contextlib.contextmanager
@@ -365,7 +364,7 @@ def _reading(db: Any) -> Iterator[Any]:
         with db.reading() as cur:
             yield cur
         return
-    with _duck.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
+    with duckdb_connect.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
         yield cur
 
 
@@ -448,7 +447,7 @@ def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 def validate_config(config: CharacterConfig) -> None:
     """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
     advice. Used before writing seeds, so a bad file writes nothing."""
-    con = _duck.private_connection()
+    con = duckdb_connect.private_connection()
     try:
         _insert_config_rows(con, config)
         report_problems(config, _config_problems(con))

@@ -21,8 +21,7 @@ from typing import Any
 
 import duckdb
 
-from .. import _duck
-from ..engines import engine_name, reading, writing
+from ..engines import duckdb_connect, engine_name, reading, writing
 from ..schema import create_config_tables
 from ..text import tokenize
 from .config import (
@@ -107,7 +106,7 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
                 raise TypeError(f"context[{key!r}] must be a finite number, got {item!r}")
             if isinstance(item, int) and not -(2**63) <= item < 2**63:
                 raise TypeError(f"context[{key!r}] must fit in 64 bits, got {item!r}")
-            if isinstance(item, str) and not _duck.is_storable_text(item):
+            if isinstance(item, str) and not duckdb_connect.is_storable_text(item):
                 raise TypeError(f"context[{key!r}] is not valid Unicode text")
     # compact, as DuckDB prints JSON: a condition's reason quotes the context the same way on
     # every engine (PostgreSQL prints json as it was written)
@@ -126,7 +125,7 @@ class CharacterMemory:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         character_id: str,
         config: CharacterConfig | None = None,
@@ -216,7 +215,7 @@ class RecallSession:
         `dry_run=True` previews it: the turn counter and the sticky queue do not move.
         `explain=True` also says, for every entry of the character, why it is or is not in
         the prompt (`RecallResult.explain`)."""
-        if not isinstance(text, str) or not _duck.is_storable_text(text):
+        if not isinstance(text, str) or not duckdb_connect.is_storable_text(text):
             raise TypeError(f"text must be valid Unicode text, got {text!r}")
         tokens = tokenize(text)
         context_json = _check_context(context)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import _duck
+from ..engines import duckdb_connect
 from ..errors import RolememError
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
@@ -494,7 +494,7 @@ def _existing_db(args: argparse.Namespace) -> str:
 
     from ..engines.postgres_setup import is_postgres_url
 
-    path = args.db or _duck.default_db_path()
+    path = args.db or duckdb_connect.default_db_path()
     if is_postgres_url(path):
         raise RolememError(
             f"`rolemem {args.command}` runs on the embedded DuckDB file; on PostgreSQL "
@@ -513,7 +513,7 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
     from ..engines import PostgresEngine
     from ..engines.postgres_setup import is_postgres_url
 
-    db = args.db or _duck.default_db_path()
+    db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
         yield _existing_db(args)
         return
@@ -524,7 +524,7 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
 def _init_db(args: argparse.Namespace) -> None:
     from ..engines.postgres_setup import init_database, is_postgres_url
 
-    path = args.db or _duck.default_db_path()
+    path = args.db or duckdb_connect.default_db_path()
     if args.copy_from is not None:
         if not is_postgres_url(path):
             raise RolememError("--copy-from fills a PostgreSQL database: give --db postgresql://…")
@@ -560,7 +560,7 @@ def _memory(args: argparse.Namespace) -> None:
     from ..engines import PostgresEngine
     from ..engines.postgres_setup import is_postgres_url
 
-    db = args.db or _duck.default_db_path()
+    db = args.db or duckdb_connect.default_db_path()
     # a game's own PostgreSQL database: every model over the save's lines there
     engine = PostgresEngine(db, max_size=1) if is_postgres_url(db) else None
     try:
@@ -685,7 +685,7 @@ def _config(args: argparse.Namespace) -> None:
         if args.seeds:  # the designers' own CSVs: their size advice is shown (the demo's not)
             validate_config(read_seed_csvs(args.seeds))
         names = load_seeds_into(_existing_db(args), args.seeds)
-        print(f"loaded {len(names)} tables into {args.db or _duck.default_db_path()}")
+        print(f"loaded {len(names)} tables into {args.db or duckdb_connect.default_db_path()}")
     else:
         if args.json:
             document = json.loads(Path(args.json).read_text(encoding="utf-8"))
@@ -795,10 +795,10 @@ def _snapshot(args: argparse.Namespace) -> None:
         raise RolememError("give --out PATH (or --url of the running service)")
     from tqdm import tqdm
 
-    from ..snapshot import write_snapshot
+    from ..engines.snapshot import write_snapshot
 
     with (
-        _duck.cursor(_existing_db(args), tuned=False) as con,
+        duckdb_connect.cursor(_existing_db(args), tuned=False) as con,
         tqdm(total=1, desc="snapshot", file=sys.stderr, disable=not sys.stderr.isatty()) as bar,
     ):
         size = write_snapshot(con, args.out)
@@ -816,7 +816,7 @@ def _serve(args: argparse.Namespace) -> None:
     from ..service.app import SPEC_VARIABLE
     from ..service.settings import ServiceSettings
 
-    db = args.db or _duck.default_db_path()
+    db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
         db = _existing_db(args)
     if args.workers < 1 or (args.workers > 1 and not is_postgres_url(db)):

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
-from .. import _duck
 from .._seeds import load_seed, read_settings, shipped_settings
 from ..embedders import Embedder, EmbeddingError, default_embedder
-from ..engines import PostgresEngine
+from ..engines import PostgresEngine, duckdb_connect
 from ..engines.duckdb import DuckDBEngine
 from ..history import ensure_tables
 from .checks import MemoryInputError, _setting
@@ -52,7 +51,7 @@ class _Base:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,
@@ -68,17 +67,17 @@ class _Base:
             if db is not None:
                 raise MemoryInputError("give db (a DuckDB store) or engine, not both")
             # the settings and seeds, read as on DuckDB; the store is the engine's
-            db = _duck.private_connection()
+            db = duckdb_connect.private_connection()
         if embedder == "default":
             embedder = default_embedder()
         self.read_only = read_only
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
-            path = db or _duck.default_db_path()
+            path = db or duckdb_connect.default_db_path()
             if read_only and not Path(path).exists():
                 raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
-            self._con = _duck.connect(path, read_only=read_only)
+            self._con = duckdb_connect.connect(path, read_only=read_only)
             self._owned = True
         self._store: Store = engine if engine is not None else DuckDBEngine(self._con)
         self.embedder = embedder
@@ -112,11 +111,13 @@ class _Base:
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self._con, _SEEDS)
 
-    def _cursor(self) -> _duck.PreparedCursor:
+    def _cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self._con))
+            cur = self._local.cursor = duckdb_connect.PreparedCursor(
+                duckdb_connect.tuned_cursor(self._con)
+            )
         return cur
 
     @contextlib.contextmanager
@@ -163,7 +164,7 @@ class _Base:
         engine.dispose()
         with self._con.cursor() as cur:
             ensure_tables(cur)
-        with _duck.transaction(self._con) as cur:
+        with duckdb_connect.transaction(self._con) as cur:
             _reindex_terms_once(cur)
         row = (
             self._con.cursor()

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .. import _duck
+from ..engines import duckdb_connect
 from ..errors import RolememError
 from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .settings import _SETTING_TYPES
@@ -52,7 +52,9 @@ def _keywords(value: Any, name: str) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
     words = list(value)
-    if not all(isinstance(k, str) and k.strip() and _duck.is_storable_text(k) for k in words):
+    if not all(
+        isinstance(k, str) and k.strip() and duckdb_connect.is_storable_text(k) for k in words
+    ):
         raise MemoryInputError(f"{name} must be non-empty strings")
     return words
 
@@ -62,7 +64,7 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
         return None
     if not isinstance(value, str) or (required and not value.strip()):
         raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
-    if not _duck.is_storable_text(value):
+    if not duckdb_connect.is_storable_text(value):
         raise MemoryInputError(
             f"{name} is not text rolemem can store (a lone surrogate or a NUL character)"
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _duck
 from .._batch import Coalescer
 from ..embedders import Embedder
+from ..engines import duckdb_connect
 from .checks import _count
 from .recall import _Recall
 
@@ -33,7 +33,7 @@ class DynamicMemory(_Recall):
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
-from .. import _duck
 from .._seeds import load_seed
 from .._sql_project import compose, render_macro
+from ..engines import duckdb_connect
 from .checks import _naive, _text
 
 _TIME_QUERY_SQL = """
@@ -27,7 +27,7 @@ def time_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         "select window_start, window_end from int_memory_query_time_windows",
         existing=("time_expressions",),
     )
-    cur = _duck.scratch_cursor()
+    cur = duckdb_connect.scratch_cursor()
     if "time_expressions" not in _scratch_seeds:
         load_seed(cur.cursor, "time_expressions")
         _scratch_seeds.add("time_expressions")
@@ -47,7 +47,7 @@ def _format_time_sql() -> str:
 
 def format_memory_time(ts: datetime, now: datetime) -> str:
     """How `ts` reads in the prompt relative to `now` (runs the SQL macro format_memory_time)."""
-    rows = _duck.scratch_cursor().run(
+    rows = duckdb_connect.scratch_cursor().run(
         _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")}
     )
     return rows[0][0]

@@ -7,7 +7,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
-from .. import _duck
 from .._batch import Coalescer
 from .._seeds import read_settings, shipped_settings
 from ..dynamic_memory import (
@@ -17,7 +16,7 @@ from ..dynamic_memory import (
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
 from ..embedders import Embedder
-from ..engines import PostgresEngine
+from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
 from ..history import chain_params
 from ..llm import ChatModel
@@ -42,7 +41,7 @@ class _LoopBase:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         llm: ChatModel | None = None,
         embedder: Embedder | None | Literal["default"] = None,

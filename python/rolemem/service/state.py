@@ -26,16 +26,16 @@ from typing import Any, TypeVar
 import duckdb
 from starlette.requests import Request
 
-from .. import _cancel, _duck, history, saves
+from .. import _cancel, history, saves
 from ..character_memory import CharacterLibrary, CharacterMemory, config_version
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
-from ..engines import DuckDBEngine, Engine, PostgresEngine
+from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ..engines.postgres_setup import is_postgres_url
+from ..engines.snapshot import write_snapshot
 from ..errors import BusyError, NotFoundError, RolememError
 from ..llm import ChatModel
 from ..memory_loop import MemoryLoop
-from ..snapshot import write_snapshot
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
@@ -89,7 +89,7 @@ class Store:
                 engine=self.engine, embedder=self.embedder, max_batch=self.settings.max_batch
             )
         else:
-            con = _duck.connect(self.path)
+            con = duckdb_connect.connect(self.path)
             # a setting of this database instance (every cursor on it), a validated integer
             con.execute(f"set threads = {int(self.settings.engine_threads)}")
             self.engine = DuckDBEngine(con)

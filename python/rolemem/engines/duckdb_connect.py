@@ -13,8 +13,8 @@ from typing import Any
 
 import duckdb
 
-from . import _cancel
-from .errors import BusyError, DatabaseLockedError, LineError, RolememError
+from .. import _cancel
+from ..errors import BusyError, DatabaseLockedError, LineError, RolememError
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
