@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from . import _cancel, saves
+from . import _cancel
 from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
 from .engines import duckdb_connect
 from .llm import ChatModel
-from .memory_builder import build_memory, build_memory_for_save
+from .memory_builder import build_memory, build_memory_for_save, saves
 from .memory_loop import MemoryLoop, ObserveReport, _target
 from .text import tokenize
 

@@ -83,7 +83,7 @@ def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Sa
 def load_demo(path: str) -> None:
     """Recreate the application tables (keys restart at 1) and load the demo saves and the
     demo player memories into the DuckDB file `path`."""
-    from .history import TABLES as HISTORY_TABLES
+    from .memory_builder.history import TABLES as HISTORY_TABLES
     from .memory_schema import drop_memory_tables
 
     engine = engine_for(path)

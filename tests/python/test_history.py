@@ -5,8 +5,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from rolemem import ChainError, build_memory_for_save, history
-from rolemem.history import refresh_history
+from rolemem import ChainError, build_memory_for_save
+from rolemem.memory_builder import history
+from rolemem.memory_builder.history import refresh_history
 
 from .conftest import make_tree_db, run_dbt
 

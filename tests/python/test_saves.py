@@ -1,4 +1,5 @@
-"""The save lifecycle in Python (rolemem.saves): roles, saves, forks, swipes, reloads, owners."""
+"""The save lifecycle in Python (rolemem.memory_builder.saves): roles, saves, forks, swipes,
+reloads, owners."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from rolemem import build_memory_for_save
 from rolemem.errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
-from rolemem.saves import Saves
+from rolemem.memory_builder.saves import Saves
 
 from .conftest import demo_store
 

@@ -17,7 +17,7 @@ from .._seeds import load_seed, read_settings, shipped_settings
 from ..embedders import Embedder, EmbeddingError, default_embedder
 from ..engines import PostgresEngine, duckdb_connect
 from ..engines.duckdb import DuckDBEngine
-from ..history import ensure_tables
+from ..memory_builder.history import ensure_tables
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once
 from .settings import _SEEDS, PROFILE_NAMES
@@ -194,7 +194,7 @@ class _Base:
             tables = {
                 row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
             }
-        from ..history import TABLES as HISTORY_TABLES
+        from ..memory_builder.history import TABLES as HISTORY_TABLES
         from ..memory_schema import MEMORY_TABLES
 
         needed = {t.name for t in MEMORY_TABLES} | {

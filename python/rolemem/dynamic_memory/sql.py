@@ -135,7 +135,7 @@ def engine_sources(engine: str) -> dict[str, str]:
     are walked there by the models over the game's `line` and `save` (bound $save_ids and
     $lineage_ids), as build_memory_for_save does; the dense candidates are bound lists
     ($dense_<column>)."""
-    from .. import history
+    from ..memory_builder import history
 
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},

@@ -18,9 +18,9 @@ from ..dynamic_memory.responses import from_json
 from ..embedders import Embedder
 from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
-from ..history import chain_params
 from ..llm import ChatModel
-from ..memory_builder import _int_or_none
+from ..memory_builder import int_or_none
+from ..memory_builder.history import chain_params
 from .reports import _target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
 from .windows import WindowCache, window_of
@@ -195,7 +195,7 @@ class _LoopBase:
     ) -> dict[str, Any]:
         """The lines of the context window (the newest `context_max_turns` turns after the
         watermark) of one save x character, with the watermark and the pending turn count."""
-        save = _int_or_none(save_id, "save_id", "context")
+        save = int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
         _, role, script_role = _target(role_id, script_role_id)
@@ -225,7 +225,7 @@ class _LoopBase:
         table, memory_id = (
             ("memory_event", event_id) if event_id is not None else ("memory_entity", entity_id)
         )
-        memory_id = _int_or_none(
+        memory_id = int_or_none(
             memory_id, "event_id" if event_id is not None else "entity_id", "pin"
         )
         with self.memory._store.transaction() as cur:

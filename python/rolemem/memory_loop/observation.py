@@ -12,7 +12,7 @@ from ..dynamic_memory import (
     _text,
 )
 from ..dynamic_memory.archive import archived as archived
-from ..memory_builder import _int_or_none
+from ..memory_builder import int_or_none
 from .extraction import _Extraction
 from .reports import ObserveReport, _state_params, _target
 from .sql import _STATE_SQL
@@ -40,7 +40,7 @@ class _Observation(_Extraction):
         different from the last one seen for this save x character sends every pending turn.
         Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
         """
-        save = _int_or_none(save_id, "save_id", "observe")
+        save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
         _text(user_id, "user_id")
@@ -121,7 +121,7 @@ class _Observation(_Extraction):
         makes every pending turn due). `record=True` notes the observation when nothing is
         due (the scene seen, the player active), as `observe` does: the next scene change is
         then seen."""
-        save = _int_or_none(save_id, "save_id", "observe")
+        save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
         _text(user_id, "user_id")

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import duckdb
 from starlette.requests import Request
 
-from .. import _cancel, history, saves
+from .. import _cancel
 from ..character_memory import CharacterLibrary, CharacterMemory, config_version
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
@@ -35,6 +35,7 @@ from ..engines.postgres_setup import is_postgres_url
 from ..engines.snapshot import write_snapshot
 from ..errors import BusyError, NotFoundError, RolememError
 from ..llm import ChatModel
+from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
 from . import idempotency
 from .errors import ClientGone

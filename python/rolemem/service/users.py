@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from .. import saves
 from ..dynamic_memory import player_memories
 from ..dynamic_memory.archive import archived
+from ..memory_builder import saves
 from .errors import responses
 from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
 from .schemas.memories import (

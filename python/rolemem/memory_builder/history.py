@@ -23,8 +23,8 @@ from typing import Any
 
 import duckdb
 
-from ._sql_project import compose, render_macro
-from .engines import duckdb_connect
+from .._sql_project import compose, render_macro
+from ..engines import duckdb_connect
 
 log = logging.getLogger(__name__)
 

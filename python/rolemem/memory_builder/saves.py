@@ -23,10 +23,10 @@ from typing import Any
 
 import duckdb
 
+from .._sql_project import render_macro
+from ..engines import duckdb_connect
+from ..errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
 from . import history
-from ._sql_project import render_macro
-from .engines import duckdb_connect
-from .errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
 
 LINE_FIELDS = (
     "attribute",
@@ -522,7 +522,7 @@ class Saves:
                 duckdb_connect.connect(db or duckdb_connect.default_db_path()),
                 True,
             )
-        from .schema import create_all, engine_on
+        from ..schema import create_all, engine_on
 
         engine = engine_on(self._con)
         create_all(engine)

@@ -12,12 +12,12 @@ from typing import Any
 
 import duckdb
 
+from .._sql_project import compose
+from ..engines import PostgresEngine as Engine
+from ..engines import duckdb_connect
+from ..engines.duckdb import DuckDBEngine
+from ..errors import ChainError, LineError, SaveNotFoundError
 from . import history
-from ._sql_project import compose
-from .engines import PostgresEngine as Engine
-from .engines import duckdb_connect
-from .engines.duckdb import DuckDBEngine
-from .errors import ChainError, LineError, SaveNotFoundError
 
 _TEXT_FIELDS = (
     "attribute",
@@ -119,7 +119,7 @@ def _in_range(value: object) -> bool:
     return isinstance(value, str) and duckdb_connect.is_storable_text(value)
 
 
-def _int_or_none(value: Any, field: str, where: str) -> int | None:
+def int_or_none(value: Any, field: str, where: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -141,7 +141,7 @@ def _text_or_none(value: Any, field: str, where: str) -> str | None:
     return value
 
 
-def _script_role(value: Any, field: str, where: str) -> str | None:
+def script_role_or_none(value: Any, field: str, where: str) -> str | None:
     """script_role_id compares as text: 1 and "1" are the same NPC."""
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -155,8 +155,8 @@ def _target_params(
     if not isinstance(context_emotion, bool):
         raise TypeError(f"context_emotion must be True or False, got {context_emotion!r}")
     return {
-        "role_id": _int_or_none(role_id, "role_id", where),
-        "script_role_id": _script_role(script_role_id, "script_role_id", where),
+        "role_id": int_or_none(role_id, "role_id", where),
+        "script_role_id": script_role_or_none(script_role_id, "script_role_id", where),
         "display_name": _text_or_none(display_name, "display_name", where),
         "context_emotion": context_emotion,
     }
@@ -165,12 +165,12 @@ def _target_params(
 # (bound parameter, line field, check) — checks run per column, after collection, so the
 # common all-valid case costs one pass of cheap type tests.
 _COLUMNS = (
-    ("ids", "id", _int_or_none),
-    ("role_ids", "role_id", _int_or_none),
-    ("script_role_ids", "script_role_id", _script_role),
+    ("ids", "id", int_or_none),
+    ("role_ids", "role_id", int_or_none),
+    ("script_role_ids", "script_role_id", script_role_or_none),
     *((f"{name}s", name, _text_or_none) for name in _TEXT_FIELDS),
 )
-_VALID_TYPES = {_int_or_none: int, _script_role: str, _text_or_none: str}
+_VALID_TYPES = {int_or_none: int, script_role_or_none: str, _text_or_none: str}
 
 
 def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
@@ -276,12 +276,12 @@ def build_memory_for_save(
     `ChainError` for a cycle, a parent line from another save or a tip that does not exist.
 
     The answer is a point read of the write-time table `memory_messages` (refreshed first when
-    the save's tip moved since it was built: see `rolemem.history`). A character the table does
-    not hold (named by display name, several ids, `context_emotion=False`, or not speaking in
-    the save) is built from the stored chain by the same models. A read-only database is
-    answered by running every model over the save's lines.
+    the save's tip moved since it was built: see `memory_builder.history`). A character the
+    table does not hold (named by display name, several ids, `context_emotion=False`, or not
+    speaking in the save) is built from the stored chain by the same models. A read-only
+    database is answered by running every model over the save's lines.
     """
-    save_id = _int_or_none(save_id, "save_id", "request")  # type: ignore[assignment]
+    save_id = int_or_none(save_id, "save_id", "request")  # type: ignore[assignment]
     if save_id is None:
         raise TypeError("save_id is required")
     target = _target_params(role_id, script_role_id, display_name, context_emotion)
