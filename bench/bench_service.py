@@ -33,8 +33,8 @@ import uvicorn
 from rolemem.character_memory import CharacterLibrary
 from rolemem.companion import Companion
 from rolemem.demo_data import load_demo
-from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
 from rolemem.service.child import free_port

@@ -29,7 +29,7 @@ import httpx
 import uvicorn
 
 from rolemem.demo_data import load_demo
-from rolemem.llm import OpenAICompatibleLLM
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import Delay, ScriptedChatServer, Status
 from rolemem.service import create_app
 from rolemem.service.child import free_port

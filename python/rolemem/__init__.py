@@ -56,9 +56,9 @@ _LAZY = {
     "OpenAICompatibleEmbedder": "embedders",
     "MemoryLoop": "memory_loop",
     "Companion": "companion",
-    "ExtractionError": "extraction",
-    "OpenAICompatibleLLM": "llm",
-    "LLMError": "llm",
+    "ExtractionError": "memory_loop.extraction_reply",
+    "OpenAICompatibleLLM": "memory_loop.llm",
+    "LLMError": "memory_loop.llm",
 }
 
 

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from rolemem import Companion
-from rolemem.llm import OpenAICompatibleLLM
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store

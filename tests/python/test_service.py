@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from rolemem.cli import main
-from rolemem.llm import OpenAICompatibleLLM
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from rolemem.cli import main
-from rolemem.llm import OpenAICompatibleLLM
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.scripted_llm import ScriptedChatServer, Status
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings

@@ -421,7 +421,7 @@ def _time(raw: str | None, option: str = "--now") -> Any:
 
 
 def _llm(args: argparse.Namespace, timeout: float = 60.0) -> Any:
-    from ..llm import OpenAICompatibleLLM
+    from ..memory_loop.llm import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
         base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1

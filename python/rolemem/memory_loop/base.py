@@ -18,9 +18,9 @@ from ..dynamic_memory.responses import from_json
 from ..embedders import Embedder
 from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
-from ..llm import ChatModel
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
+from .llm import ChatModel
 from .reports import _target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
 from .windows import WindowCache, window_of

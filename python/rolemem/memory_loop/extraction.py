@@ -14,9 +14,9 @@ from ..dynamic_memory import (
     _entity_params,
 )
 from ..dynamic_memory.archive import archived as archived
-from ..extraction import ExtractionReply, extract
 from ..memory_builder import message_spans
 from .base import _LoopBase
+from .extraction_reply import ExtractionReply, extract
 from .reports import _AlreadyExtracted, _state_params, event_times
 from .sql import _FAILURE_SQL, _STATE_SQL
 

@@ -14,7 +14,7 @@ from ..dynamic_memory import (
 from ..dynamic_memory.archive import archive
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..extraction import consolidate
+from .extraction_reply import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport
 from .sql import _MAINTENANCE_SQL, maintenance_select

@@ -34,9 +34,9 @@ from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ..engines.postgres_setup import is_postgres_url
 from ..engines.snapshot import write_snapshot
 from ..errors import BusyError, NotFoundError, RolememError
-from ..llm import ChatModel
 from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
+from ..memory_loop.llm import ChatModel
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged

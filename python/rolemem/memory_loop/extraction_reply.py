@@ -25,9 +25,9 @@ from pydantic import (
     field_validator,
 )
 
-from .errors import RolememError
+from ..errors import RolememError
+from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
 from .llm import ChatModel, LLMError
-from .memory_schema import ENTITY_KINDS, ENTITY_TYPES
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .errors import RolememError
+from ..errors import RolememError
 
 log = logging.getLogger(__name__)
 
