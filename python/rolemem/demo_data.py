@@ -84,7 +84,7 @@ def load_demo(path: str) -> None:
     """Recreate the application tables (keys restart at 1) and load the demo saves and the
     demo player memories into the DuckDB file `path`."""
     from .memory_builder.history import TABLES as HISTORY_TABLES
-    from .memory_schema import drop_memory_tables
+    from .schema.memory import drop_memory_tables
 
     engine = engine_for(path)
     # memory tables first: SQLAlchemy drops every sequence of the metadata with the last

@@ -159,7 +159,7 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
     of the player)."""
     from rolemem._sql_project import render_macro
     from rolemem.dynamic_memory.sql import recall_sources
-    from rolemem.memory_schema import create_memory_tables
+    from rolemem.schema.memory import create_memory_tables
 
     def create_tables(engine):
         create_memory_tables(engine)

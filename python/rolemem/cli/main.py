@@ -542,8 +542,8 @@ def _init_db(args: argparse.Namespace) -> None:
 
         load_demo(path)
     else:
-        from ..memory_schema import create_memory_tables
         from ..schema import create_all, engine_for
+        from ..schema.memory import create_memory_tables
 
         engine = engine_for(path)
         create_all(engine)

@@ -20,7 +20,7 @@ TABLES = {"event": "memory_event", "entity": "memory_entity"}
 def _archive_sql(memory_type: str, engine: str) -> str:
     """The insert archiving memories of a type, the whole row as JSON (macro row_as_json,
     its columns from the schema)."""
-    from ..memory_schema import MemoryEntity, MemoryEvent
+    from ..schema.memory import MemoryEntity, MemoryEvent
 
     table = TABLES[memory_type]
     model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]

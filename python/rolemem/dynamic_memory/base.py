@@ -152,8 +152,8 @@ class _Base:
         import sqlalchemy as sa
         from duckdb_engine import ConnectionWrapper
 
-        from ..memory_schema import create_memory_tables
         from ..schema import create_all
+        from ..schema.memory import create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine(
@@ -195,7 +195,7 @@ class _Base:
                 row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
             }
         from ..memory_builder.history import TABLES as HISTORY_TABLES
-        from ..memory_schema import MEMORY_TABLES
+        from ..schema.memory import MEMORY_TABLES
 
         needed = {t.name for t in MEMORY_TABLES} | {
             "memory_event_embedding",

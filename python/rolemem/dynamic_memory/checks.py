@@ -10,7 +10,7 @@ from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
-from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .settings import _SETTING_TYPES
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .base import _tracked
 from .checks import (
     MemoryInputError,

@@ -10,7 +10,7 @@ from typing import Any
 
 from .._request_rows import request_rows_sql
 from .._sql_project import compose, render_macro
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
 from .settings import _SETTING_TYPES, PROFILE_NAMES
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from .._sql_project import compose
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
 from .base import _tracked
 from .checks import (
     MemoryInputError,

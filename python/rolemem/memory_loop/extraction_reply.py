@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from ..errors import RolememError
-from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .llm import ChatModel, LLMError
 
 log = logging.getLogger(__name__)

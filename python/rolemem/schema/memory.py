@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .schema import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
+from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)

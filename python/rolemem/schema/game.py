@@ -251,7 +251,7 @@ def engine_for(path: str) -> sa.Engine:
     DatabaseLockedError, as everywhere in rolemem)."""
     from duckdb_engine import ConnectionWrapper
 
-    from .engines.duckdb_connect import connect
+    from ..engines.duckdb_connect import connect
 
     return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(connect(path)))
 
