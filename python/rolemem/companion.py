@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from . import _cancel
 from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
 from .embedders import Embedder
@@ -31,6 +30,7 @@ from .engines import duckdb_connect
 from .memory_builder import build_memory, build_memory_for_save, saves
 from .memory_loop import MemoryLoop, ObserveReport, _target
 from .memory_loop.llm import ChatModel
+from .sql import cancel
 from .text import tokenize
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class Companion:
             self.memory._con, character_id=self.character_id, library=library
         )
         # two recalls per turn, for as many turns as run at once: a recall waiting to share the
-        # next statement (rolemem._batch) holds its thread meanwhile
+        # next statement (rolemem.sql.batching) holds its thread meanwhile
         self._recalls = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rolemem-recall")
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rolemem-loop")
         self._pending: list[Future[ObserveReport]] = []
@@ -142,7 +142,7 @@ class Companion:
         session = self.character.session(user_id)
         # the recalls work for this turn's work token (a turn past its budget stops them)
         character_job = self._recalls.submit(
-            _cancel.carried(session.recall),
+            cancel.carried(session.recall),
             message,
             context,
             user_name=user_name,
@@ -151,7 +151,7 @@ class Companion:
             explain=True,
         )
         dynamic_job = self._recalls.submit(
-            _cancel.carried(self.memory.query),
+            cancel.carried(self.memory.query),
             message,
             user_id=user_id,
             agent_id=self.agent_id,

@@ -18,12 +18,12 @@ from typing import Any
 
 import duckdb
 
-from .._batch import Coalescer
-from .._request_rows import bound_lists, request_rows_sql
-from .._seeds import load_seed, read_settings, seed_specs
-from .._sql_project import compose, render_macro
 from ..engines import PostgresEngine, duckdb_connect
 from ..schema import create_config_tables
+from ..sql.batching import Coalescer
+from ..sql.project import compose, render_macro
+from ..sql.request_rows import bound_lists, request_rows_sql
+from ..sql.seeds import load_seed, read_settings, seed_specs
 from .config import (
     JSON_COLUMNS,
     RULE_DEFAULTS,
@@ -224,7 +224,7 @@ class CharacterLibrary:
         return self._batches.submit(request)
 
     def batching(self) -> dict[str, Any]:
-        """How recall statements were shared (rolemem._batch)."""
+        """How recall statements were shared (rolemem.sql.batching)."""
         return self._batches.stats()
 
     # -- recall ----------------------------------------------------------------------------

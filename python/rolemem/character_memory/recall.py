@@ -240,7 +240,7 @@ class RecallSession:
                 "queued_turns": [item["recalled_turn"] for item in self._queue],
                 "queued_qualities": [item["match_quality"] for item in self._queue],
             }
-            # answered with the recalls waiting for a statement, if any (rolemem._batch)
+            # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
             attributes, events, styles, explained, queue, words = self.memory.library.recall(
                 RecallRequest(values, explain)
             )

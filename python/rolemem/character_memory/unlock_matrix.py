@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._sql_project import compose
 from ..engines import engine_name, reading
+from ..sql.project import compose
 from .config import KINDS, ConfigError
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .._sql_project import render_macro
+from ..sql.project import render_macro
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
 

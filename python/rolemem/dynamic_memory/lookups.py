@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .._request_rows import bound_lists
-from .._sql_project import compose
 from ..memory_builder import history
 from ..memory_builder.history import ensure_fresh
+from ..sql.project import compose
+from ..sql.request_rows import bound_lists
 from ..text import tokenize
 from .base import _tracked
 from .checks import MemoryInputError, _setting, _text

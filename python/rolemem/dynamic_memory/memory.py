@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._batch import Coalescer
 from ..embedders import Embedder
 from ..engines import duckdb_connect
+from ..sql.batching import Coalescer
 from .checks import _count
 from .recall import _Recall
 
@@ -48,5 +48,5 @@ class DynamicMemory(_Recall):
 
     def batching(self) -> dict[str, Any]:
         """How recall statements were shared: statements run, queries answered, the largest
-        batch (rolemem._batch)."""
+        batch (rolemem.sql.batching)."""
         return self._batches.stats()

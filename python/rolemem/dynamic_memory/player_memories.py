@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .._sql_project import compose
 from ..engines import engine_name, reading, writing
 from ..errors import NotFoundError, RolememError
 from ..memory_builder import history
+from ..sql.project import compose
 from .archive import TABLES, archive, archived, remove
 
 KINDS = ("event", "entity")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .._batch import Coalescer
 from ..embedders import EmbeddingError, checked
+from ..sql.batching import Coalescer
 from ..text import case_folded, search_keywords
 from .base import _tracked
 from .checks import MemoryInputError, _count, _naive, _text, _unit
@@ -125,7 +125,7 @@ class _Recall(_Lookups):
             "score_threshold": threshold,
             "roulette_seed": roulette_seed,
         }
-        # answered with the other queries waiting for a statement, if any (rolemem._batch):
+        # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
         # their texts embedded together, then one statement, then their side effects
         (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
             _Query(params, wants_candidates=log or explain, update=update, log=log)

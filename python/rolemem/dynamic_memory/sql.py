@@ -8,9 +8,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request_rows import request_rows_sql
-from .._sql_project import compose, render_macro
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import compose, render_macro
+from ..sql.request_rows import request_rows_sql
 from .settings import _SETTING_TYPES, PROFILE_NAMES
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .._sql_project import compose
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import compose
 from .base import _tracked
 from .checks import (
     MemoryInputError,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
-from .._seeds import load_seed
-from .._sql_project import compose, render_macro
 from ..engines import duckdb_connect
+from ..sql.project import compose, render_macro
+from ..sql.seeds import load_seed
 from .checks import _naive, _text
 
 _TIME_QUERY_SQL = """

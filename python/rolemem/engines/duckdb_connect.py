@@ -13,8 +13,8 @@ from typing import Any
 
 import duckdb
 
-from .. import _cancel
 from ..errors import BusyError, DatabaseLockedError, LineError, RolememError
+from ..sql import cancel
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
@@ -180,9 +180,9 @@ def run(
     error: type[RolememError] = LineError,
 ) -> list[tuple[Any, ...]]:
     """Execute with bound parameters; a message the SQL raised on purpose becomes `error`.
-    The statement runs for the current work token (rolemem._cancel): cancelling the work
+    The statement runs for the current work token (rolemem.sql.cancel): cancelling the work
     interrupts it (BusyError)."""
-    token = _cancel.current.get()
+    token = cancel.current.get()
     if token is not None:
         token.attach(cur)
     try:

@@ -12,11 +12,11 @@ from typing import Any
 
 import duckdb
 
-from .._sql_project import compose
 from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
+from ..sql.project import compose
 from . import history
 
 _TEXT_FIELDS = (

@@ -23,8 +23,8 @@ from typing import Any
 
 import duckdb
 
-from .._sql_project import compose, render_macro
 from ..engines import duckdb_connect
+from ..sql.project import compose, render_macro
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import duckdb
 
-from .._sql_project import render_macro
 from ..engines import duckdb_connect
 from ..errors import ConflictError, NotFoundError, RolememError, SaveNotFoundError
+from ..sql.project import render_macro
 from . import history
 
 LINE_FIELDS = (

@@ -7,8 +7,6 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
-from .._batch import Coalescer
-from .._seeds import read_settings, shipped_settings
 from ..dynamic_memory import (
     DynamicMemory,
     MemoryInputError,
@@ -20,6 +18,8 @@ from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
+from ..sql.batching import Coalescer
+from ..sql.seeds import read_settings, shipped_settings
 from .llm import ChatModel
 from .reports import _target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
@@ -141,7 +141,7 @@ class _LoopBase:
 
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """The loop's models over one observation's save: answered with the observations
-        waiting for a statement, if any (rolemem._batch)."""
+        waiting for a statement, if any (rolemem.sql.batching)."""
         plan = self._plans.submit(params)
         if not plan["saves_found"]:
             raise SaveNotFoundError(f"save {params['save_id']} does not exist")

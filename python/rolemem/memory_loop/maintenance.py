@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .._sql_project import compose
 from ..dynamic_memory import (
     _SEEDS,
     _naive,
@@ -14,6 +13,7 @@ from ..dynamic_memory import (
 from ..dynamic_memory.archive import archive
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
+from ..sql.project import compose
 from .extraction_reply import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport

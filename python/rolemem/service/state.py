@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 import duckdb
 from starlette.requests import Request
 
-from .. import _cancel
 from ..character_memory import CharacterLibrary, CharacterMemory, config_version
 from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
@@ -37,6 +36,7 @@ from ..errors import BusyError, NotFoundError, RolememError
 from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
 from ..memory_loop.llm import ChatModel
+from ..sql import cancel
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
@@ -137,12 +137,12 @@ class Store:
     ) -> T:
         """`function(*args, **kwargs)` on a pool thread, for this request: with `timeout`, work
         past it is interrupted and answered 503; work whose client left is interrupted."""
-        token = _cancel.WorkToken()
-        reset = _cancel.current.set(token)
+        token = cancel.WorkToken()
+        reset = cancel.current.set(token)
         try:
-            job = _cancel.carried(function)
+            job = cancel.carried(function)
         finally:
-            _cancel.current.reset(reset)
+            cancel.current.reset(reset)
         future = (pool or self.requests).submit(job, *args, **kwargs)
         waiter = asyncio.wrap_future(future)
         # an answer nobody waits for any more (a timeout, a client gone) is not an error

@@ -1,6 +1,6 @@
 """A batch of requests as rows: each field bound as one list with a position per request, the
 batch's constants bound once. The models carry the request key, so one statement answers
-every request of the batch (rolemem._batch).
+every request of the batch (rolemem.sql.batching).
 
 PostgreSQL's arrays are rectangular and its unnest flattens every dimension: there a field that
 is itself a list travels as JSON text per request (`bound_lists`) and becomes a list again per
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._sql_project import render_macro
+from .project import render_macro
 
 
 def request_rows_sql(

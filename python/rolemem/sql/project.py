@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # rolemem/, beside _models/ _macros/ _seeds/
 _REF = re.compile(r"""\bref\(\s*['"](\w+)['"]\s*\)""")
 
 

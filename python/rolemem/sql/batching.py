@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from . import _cancel
-from .errors import BusyError
+from ..errors import BusyError
+from . import cancel
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -67,7 +67,7 @@ class Coalescer(Generic[Item, Result]):
             self._wait(slot)
         if slot.lead or lead:
             self._lead(slot)
-        _cancel.check()  # a request whose client left while it waited gets no answer
+        cancel.check()  # a request whose client left while it waited gets no answer
         if slot.alone:
             return self._run_batch([slot.item])[0]
         if slot.error is not None:
@@ -76,7 +76,7 @@ class Coalescer(Generic[Item, Result]):
 
     def _wait(self, slot: _Slot[Item, Result]) -> None:
         while not slot.ready.wait(_POLL_SECONDS):
-            token = _cancel.current.get()
+            token = cancel.current.get()
             if token is None or not token.cancelled:
                 continue
             with self._lock:
@@ -92,11 +92,11 @@ class Coalescer(Generic[Item, Result]):
         assert batch and batch[0] is slot  # the oldest waiting request leads
         try:
             # the statement works for every member: one client leaving must not interrupt it
-            reset = _cancel.current.set(None)
+            reset = cancel.current.set(None)
             try:
                 results = self._run_batch([member.item for member in batch])
             finally:
-                _cancel.current.reset(reset)
+                cancel.current.reset(reset)
             for member, result in zip(batch, results, strict=True):
                 member.result = result
         except Exception as exc:

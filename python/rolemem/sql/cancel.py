@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from .errors import BusyError
+from ..errors import BusyError
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from ._sql_project import project_dir
+from .project import project_dir
 
 
 @functools.cache
@@ -87,9 +87,9 @@ def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
     transaction, then the character config into its tables (`store_config`): from the CSVs in
     `config_dir` (`rolemem config import --out` writes them), default the demo config. For
     installs without dbt."""
-    from .character_memory import store_config
-    from .character_memory.config import ConfigWarning, read_seed_csvs
-    from .engines import duckdb_connect
+    from ..character_memory import store_config
+    from ..character_memory.config import ConfigWarning, read_seed_csvs
+    from ..engines import duckdb_connect
 
     names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
     with duckdb_connect.cursor(db) as cur:
