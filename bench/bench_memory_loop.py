@@ -32,7 +32,7 @@ from sqlmodel import Session
 from rolemem import DynamicMemory
 from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 NOW = datetime(2026, 11, 22, 20, 0)
 

@@ -17,8 +17,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from rolemem.demo_data import spec_examples
 from rolemem.service.child import free_port
+from rolemem.testing.demo_data import spec_examples
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -133,7 +133,7 @@ def error_of(answer: Any) -> dict[str, Any]:
 @functools.cache
 def _demo_template() -> Path:
     """The demo store, built once per test run (load_demo embeds its events with e5)."""
-    from rolemem.demo_data import load_demo
+    from rolemem.testing.demo_data import load_demo
 
     path = Path(tempfile.mkdtemp(prefix="rolemem-demo-")) / "demo.duckdb"
     load_demo(str(path))

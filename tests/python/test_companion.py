@@ -11,7 +11,7 @@ import pytest
 
 from rolemem import Companion
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store
 

@@ -18,7 +18,7 @@ from rolemem import DynamicMemory
 from rolemem.memory_loop import MemoryLoop, archived
 from rolemem.memory_loop.extraction_reply import ExtractionError
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import Delay, ScriptedChatServer, Status
+from rolemem.testing.scripted_llm import Delay, ScriptedChatServer, Status
 
 NOW = datetime(2024, 5, 1, 20, 0)
 USER, AGENT = "mumu", "qiyu"

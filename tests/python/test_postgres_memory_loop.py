@@ -22,7 +22,7 @@ from rolemem.engines import PostgresEngine
 from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.extraction_reply import ExtractionError
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import fresh_database, recall_shown
 

@@ -538,7 +538,7 @@ def _init_db(args: argparse.Namespace) -> None:
     if is_postgres_url(path):
         init_database(path, demo=args.demo)
     elif args.demo:
-        from ..demo_data import load_demo
+        from ..testing.demo_data import load_demo
 
         load_demo(path)
     else:

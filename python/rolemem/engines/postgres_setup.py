@@ -58,7 +58,7 @@ def init_database(url: str, *, demo: bool = False, store: str | Path | None = No
         if store is not None:
             _copy_store(engine, store)
         elif demo:
-            from ..demo_data import load_demo
+            from ..testing.demo_data import load_demo
 
             with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
                 path = Path(scratch) / "demo.duckdb"

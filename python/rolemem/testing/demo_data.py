@@ -14,13 +14,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from .schema import Line, Role, Save, create_all, drop_all, engine_for
+from ..schema import Line, Role, Save, create_all, drop_all, engine_for
 
 
 def _load_dynamic_demo(path: str) -> None:
     from datetime import datetime
 
-    from .dynamic_memory import DynamicMemory
+    from ..dynamic_memory import DynamicMemory
 
     demo = json.loads(
         resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
@@ -83,8 +83,8 @@ def _insert_save(session: Session, name: str, lines: list[dict[str, Any]]) -> Sa
 def load_demo(path: str) -> None:
     """Recreate the application tables (keys restart at 1) and load the demo saves and the
     demo player memories into the DuckDB file `path`."""
-    from .memory_builder.history import TABLES as HISTORY_TABLES
-    from .schema.memory import drop_memory_tables
+    from ..memory_builder.history import TABLES as HISTORY_TABLES
+    from ..schema.memory import drop_memory_tables
 
     engine = engine_for(path)
     # memory tables first: SQLAlchemy drops every sequence of the metadata with the last
@@ -98,7 +98,7 @@ def load_demo(path: str) -> None:
     _load_saves(engine)
     engine.dispose()
     _load_dynamic_demo(path)
-    from .sql.seeds import load_seeds_into
+    from ..sql.seeds import load_seeds_into
 
     load_seeds_into(path)  # the demo designer config and settings, as `dbt seed` would
 
