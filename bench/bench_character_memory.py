@@ -24,7 +24,7 @@ from plan_size import captured_queries, operators_of  # noqa: E402
 
 from rolemem.character_memory import CharacterMemory  # noqa: E402
 from rolemem.character_memory.config import KINDS, CharacterConfig, ConfigWarning  # noqa: E402
-from rolemem.text import tokenize  # noqa: E402
+from rolemem.text.tokens import tokenize  # noqa: E402
 
 VOCABULARY = [
     "画画",

@@ -25,13 +25,13 @@ from typing import Any, Literal
 
 from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
 from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
-from .embedders import Embedder
 from .engines import duckdb_connect
 from .memory_builder import build_memory, build_memory_for_save, saves
 from .memory_loop import MemoryLoop, ObserveReport, _target
 from .memory_loop.llm import ChatModel
 from .sql import cancel
-from .text import tokenize
+from .text.embedders import Embedder
+from .text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import duckdb
 
 from ..engines import duckdb_connect, engine_name, reading, writing
 from ..schema import create_config_tables
-from ..text import tokenize
+from ..text.tokens import tokenize
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
-from ..embedders import Embedder, EmbeddingError, default_embedder
 from ..engines import PostgresEngine, duckdb_connect
 from ..engines.duckdb import DuckDBEngine
 from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
+from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once
 from .settings import _SEEDS, PROFILE_NAMES

@@ -11,7 +11,7 @@ from ..memory_builder import history
 from ..memory_builder.history import ensure_fresh
 from ..sql.project import compose
 from ..sql.request_rows import bound_lists
-from ..text import tokenize
+from ..text.tokens import tokenize
 from .base import _tracked
 from .checks import MemoryInputError, _setting, _text
 from .official import _Official

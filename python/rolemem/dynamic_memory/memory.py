@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..embedders import Embedder
 from ..engines import duckdb_connect
 from ..sql.batching import Coalescer
+from ..text.embedders import Embedder
 from .checks import _count
 from .recall import _Recall
 

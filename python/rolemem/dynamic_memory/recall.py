@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..embedders import EmbeddingError, checked
 from ..sql.batching import Coalescer
-from ..text import case_folded, search_keywords
+from ..text.embedders import EmbeddingError, checked
+from ..text.tokens import case_folded, search_keywords
 from .base import _tracked
 from .checks import MemoryInputError, _count, _naive, _text, _unit
 from .lookups import _Lookups

@@ -13,13 +13,13 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..embedders import Embedder
 from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
 from ..sql.batching import Coalescer
 from ..sql.seeds import read_settings, shipped_settings
+from ..text.embedders import Embedder
 from .llm import ChatModel
 from .reports import _target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql

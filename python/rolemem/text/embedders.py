@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Protocol
 
-from .errors import RolememError
+from ..errors import RolememError
 
 
 class EmbeddingError(RolememError, ValueError):
