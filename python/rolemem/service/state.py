@@ -27,7 +27,6 @@ import duckdb
 from starlette.requests import Request
 
 from ..character_memory import CharacterLibrary, CharacterMemory, config_version
-from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
 from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ..engines.postgres_setup import is_postgres_url
@@ -37,6 +36,7 @@ from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
 from ..memory_loop.llm import ChatModel
 from ..sql import cancel
+from ..turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged

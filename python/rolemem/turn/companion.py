@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from .character_memory import CharacterLibrary, CharacterMemory, RecallResult
-from .dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
-from .engines import duckdb_connect
-from .memory_builder import build_memory, build_memory_for_save, saves
-from .memory_loop import MemoryLoop, ObserveReport, _target
-from .memory_loop.llm import ChatModel
-from .sql import cancel
-from .text.embedders import Embedder
-from .text.tokens import tokenize
+from ..character_memory import CharacterLibrary, CharacterMemory, RecallResult
+from ..dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
+from ..engines import duckdb_connect
+from ..memory_builder import build_memory, build_memory_for_save, saves
+from ..memory_loop import MemoryLoop, ObserveReport, _target
+from ..memory_loop.llm import ChatModel
+from ..sql import cancel
+from ..text.embedders import Embedder
+from ..text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
