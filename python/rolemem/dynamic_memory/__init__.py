@@ -12,10 +12,10 @@ waiting together answered by one statement: `rolemem.sql.batching`) and applies 
 
 from __future__ import annotations
 
-from .checks import MemoryInputError, _entity_params, _naive, _text
+from .checks import MemoryInputError, checked_entity, checked_text, naive_time
 from .memory import DynamicMemory
 from .responses import QueryResponse
-from .settings import _SEEDS
+from .settings import SETTING_SEEDS
 from .sql import PLAYER_EVENTS
 from .store import EventVectors
 from .times import format_memory_time, time_window
@@ -26,10 +26,10 @@ __all__ = [
     "MemoryInputError",
     "PLAYER_EVENTS",
     "QueryResponse",
-    "_SEEDS",
-    "_entity_params",
-    "_naive",
-    "_text",
+    "SETTING_SEEDS",
+    "checked_entity",
+    "checked_text",
     "format_memory_time",
+    "naive_time",
     "time_window",
 ]

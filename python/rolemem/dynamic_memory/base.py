@@ -20,7 +20,7 @@ from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once
-from .settings import _SEEDS, PROFILE_NAMES
+from .settings import PROFILE_NAMES, SETTING_SEEDS
 from .sql import PLAYER_EVENTS
 
 if TYPE_CHECKING:
@@ -109,7 +109,19 @@ class _Base:
                 row[0] for row in cur.execute("select expression from time_expressions").fetchall()
             )
         if engine is not None:  # recall there reads its copies of the seeds
-            engine.replace_tables(self._con, _SEEDS)
+            engine.replace_tables(self._con, SETTING_SEEDS)
+
+    @property
+    def store(self) -> Store:
+        """The store's engine (a DuckDBEngine on the DuckDB store, or the PostgresEngine
+        given): the memory loop and the Companion write through it."""
+        return self._store
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection: the store's own, or (on another engine) the private one
+        holding the settings' seeds."""
+        return self._con
 
     def _cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""
@@ -184,7 +196,7 @@ class _Base:
             .execute("select table_name from duckdb_tables()")
             .fetchall()
         }
-        for seed in _SEEDS:
+        for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
 
@@ -202,7 +214,7 @@ class _Base:
             "line",
             "save",
             *HISTORY_TABLES,
-            *_SEEDS,
+            *SETTING_SEEDS,
         }
         missing = sorted(needed - tables)
         if missing:

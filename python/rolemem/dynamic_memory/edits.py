@@ -15,8 +15,8 @@ from .checks import (
     _count,
     _memory_id,
     _scope,
-    _text,
     _unit,
+    checked_text,
 )
 from .entities import _Entities
 from .sql import (
@@ -83,9 +83,9 @@ class _Edits(_Entities):
                 elif name == "strength":
                     fields[name] = _count(value, "strength")
                 elif name in ("entity_name", "keyword", "description"):
-                    fields[name] = _text(value, name)
+                    fields[name] = checked_text(value, name)
                 elif name in ("scene", "place", "deepinsight", "user_name"):
-                    fields[name] = _text(value, name, required=False)
+                    fields[name] = checked_text(value, name, required=False)
                 elif name == "is_pinned" and not isinstance(value, bool):
                     raise MemoryInputError(f"is_pinned must be true or false, got {value!r}")
             except MemoryInputError as exc:

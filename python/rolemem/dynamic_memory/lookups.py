@@ -13,10 +13,10 @@ from ..sql.project import compose
 from ..sql.request_rows import bound_lists
 from ..text.tokens import tokenize
 from .base import _tracked
-from .checks import MemoryInputError, _setting, _text
+from .checks import MemoryInputError, _setting, checked_text
 from .official import _Official
 from .responses import from_json
-from .settings import _SEEDS
+from .settings import SETTING_SEEDS
 from .sql import (
     _QUERY_SQL,
     _TIMELINE_SELECT,
@@ -64,7 +64,7 @@ class _Lookups(_Official):
         expand_recall_words): its words, those that remain after stopwords and names, and the
         associated words with their levels. `strategy` 0 (first) or 1 (second); `count` at
         most; `filter_levels` dropped ([] or [0]: none)."""
-        _text(sentence, "sentence")
+        checked_text(sentence, "sentence")
         overrides = {
             "max_expanded_words": count,
             "expand_strategy": strategy,
@@ -97,7 +97,7 @@ class _Lookups(_Official):
             "int_memory_query_words",
             {"int_memory_queries": _QUERY_SQL},
             "select word, word_source, level from int_memory_query_words order by word_order",
-            existing=_SEEDS,
+            existing=SETTING_SEEDS,
         )
         rows = self._cursor().run(sql, batched([params]))
         return {
@@ -119,8 +119,8 @@ class _Lookups(_Official):
     ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
-        _text(user_id, "user_id")
-        _text(agent_id, "agent_id")
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
         params = {
             **self._scope_params(save_id, memory_scope),
             "agent_id": agent_id,
@@ -155,7 +155,7 @@ class _Lookups(_Official):
             {"int_memory_queries": query_sql(engine), **recall_sources(engine)},
             select,
             variables=variables,
-            existing=_SEEDS,
+            existing=SETTING_SEEDS,
             engine=engine,
         )
 

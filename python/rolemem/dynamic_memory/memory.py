@@ -46,6 +46,11 @@ class DynamicMemory(_Recall):
             self._recall_batch, max_batch=_count(max_batch, "max_batch", low=1, high=64)
         )
 
+    @property
+    def max_batch(self) -> int:
+        """The most queries one recall statement answers."""
+        return self._batches.max_batch
+
     def batching(self) -> dict[str, Any]:
         """How recall statements were shared: statements run, queries answered, the largest
         batch (rolemem.sql.batching)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..dynamic_memory.archive import archived
 from .maintenance import _Maintenance
-from .reports import MaintenanceReport, ObserveReport, _target, event_times
+from .reports import MaintenanceReport, ObserveReport, event_times, observed_target
 from .sql import SETTING_NAMES
 
 __all__ = [
@@ -21,9 +21,9 @@ __all__ = [
     "MaintenanceReport",
     "MemoryLoop",
     "ObserveReport",
-    "_target",
     "archived",
     "event_times",
+    "observed_target",
 ]
 
 

@@ -21,7 +21,7 @@ from ..sql.batching import Coalescer
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
 from .llm import ChatModel
-from .reports import _target
+from .reports import observed_target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
 from .windows import WindowCache, window_of
 
@@ -52,7 +52,7 @@ class _LoopBase:
         # a memory given (shared, with its vector cache) stays its owner's to close
         self._owns_memory = memory is None
         self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
-        self._con = self.memory._con
+        self._con = self.memory.con
         self.llm = llm
         self.settings = {
             **shipped_settings("memory_loop_settings"),
@@ -70,10 +70,15 @@ class _LoopBase:
         self._locks_guard = threading.Lock()
         # plans of observations waiting together share a statement (the memory's batch size)
         self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
-            self._plan_batch, max_batch=self.memory._batches.max_batch
+            self._plan_batch, max_batch=self.memory.max_batch
         )
         # each plan's window, for the save's next turn (it reads what the observation read)
         self._windows = WindowCache()
+
+    @property
+    def windows(self) -> WindowCache:
+        """Each plan's context window, kept for the save's next turn (its `stats()`)."""
+        return self._windows
 
     def _check_settings(self) -> None:
         for name in SETTING_NAMES:
@@ -119,7 +124,7 @@ class _LoopBase:
         scene: str | None = None,
     ) -> dict[str, Any]:
         """The bound parameters standing in for int_loop_observations."""
-        target_key, _, _ = _target(role_id, script_role_id)
+        target_key, _, _ = observed_target(role_id, script_role_id)
         return {
             "save_id": save_id,
             "target_key": target_key,
@@ -152,7 +157,7 @@ class _LoopBase:
     def _plan_batch(self, observations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Plans of a batch of observations: one statement for distinct saves x characters (a
         second observation of the same one with other values waits for the next)."""
-        store = self.memory._store
+        store = self.memory.store
         sql = plan_sql(store.name)
         chains = chain_params(store, sorted({o["save_id"] for o in observations}))
         plans: list[dict[str, Any] | None] = [None] * len(observations)
@@ -198,9 +203,9 @@ class _LoopBase:
         save = int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
-        _, role, script_role = _target(role_id, script_role_id)
+        _, role, script_role = observed_target(role_id, script_role_id)
         params = self._observation(save, role, script_role)
-        kept = self._windows.current(self.memory._store, params)
+        kept = self._windows.current(self.memory.store, params)
         return kept if kept is not None else window_of(self._plan(params))
 
     def timeline(
@@ -228,7 +233,7 @@ class _LoopBase:
         memory_id = int_or_none(
             memory_id, "event_id" if event_id is not None else "entity_id", "pin"
         )
-        with self.memory._store.transaction() as cur:
+        with self.memory.store.transaction() as cur:
             changed = cur.execute(
                 # the table name is one of two fixed names, never data
                 f"update {table} set is_pinned = $pinned where id = $id returning id",

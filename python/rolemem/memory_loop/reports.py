@@ -57,7 +57,7 @@ class _AlreadyExtracted(Exception):
     """Another caller committed this batch first: roll back ours, write nothing."""
 
 
-def _target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
+def observed_target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
     role_id = int_or_none(role_id, "role_id", "observe")
     script_role_id = script_role_or_none(script_role_id, "script_role_id", "observe")
     if (role_id is None) == (script_role_id is None):

@@ -276,7 +276,7 @@ class Store:
             "dynamic_recall": self.memory.batching(),
             "character_recall": library.batching() if library is not None else None,
             "extraction_queued": self.extraction.queued(),
-            "context_windows": self.loop._windows.stats(),
+            "context_windows": self.loop.windows.stats(),
         }
 
     def forget_character(self, character_id: str) -> None:

@@ -24,10 +24,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..character_memory import CharacterLibrary, CharacterMemory, RecallResult
-from ..dynamic_memory import MemoryInputError, QueryResponse, _naive, _text
+from ..dynamic_memory import MemoryInputError, QueryResponse, checked_text, naive_time
 from ..engines import duckdb_connect
 from ..memory_builder import build_memory, build_memory_for_save, saves
-from ..memory_loop import MemoryLoop, ObserveReport, _target
+from ..memory_loop import MemoryLoop, ObserveReport, observed_target
 from ..memory_loop.llm import ChatModel
 from ..sql import cancel
 from ..text.embedders import Embedder
@@ -71,16 +71,18 @@ class Companion:
         loop: MemoryLoop | None = None,
         library: CharacterLibrary | None = None,
     ) -> None:
-        self.character_id = _text(character_id, "character_id") or ""
-        self.agent_id = self.character_id if agent_id is None else str(_text(agent_id, "agent_id"))
+        self.character_id = checked_text(character_id, "character_id") or ""
+        self.agent_id = (
+            self.character_id if agent_id is None else str(checked_text(agent_id, "agent_id"))
+        )
         # a loop given (the service's, shared by every character) stays its owner's to close
         self._owns_loop = loop is None
         self.loop = loop or MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
         self.memory = self.loop.memory
         # the store's engine: the embedded file's connection, or a server database
-        self._store = self.memory._store
+        self._store = self.memory.store
         self.character = CharacterMemory(
-            self.memory._con, character_id=self.character_id, library=library
+            self.memory.con, character_id=self.character_id, library=library
         )
         # two recalls per turn, for as many turns as run at once: a recall waiting to share the
         # next statement (rolemem.sql.batching) holds its thread meanwhile
@@ -125,10 +127,10 @@ class Companion:
         the character's sticky queue and turn counter stay as they were."""
         if not isinstance(dry_run, bool):
             raise MemoryInputError(f"dry_run must be True or False, got {dry_run!r}")
-        _text(message, "message")
-        _text(user_id, "user_id")
-        _target(role_id, script_role_id)  # exactly one, checked
-        now = _naive(now or datetime.now(), "now")
+        checked_text(message, "message")
+        checked_text(user_id, "user_id")
+        observed_target(role_id, script_role_id)  # exactly one, checked
+        now = naive_time(now or datetime.now(), "now")
         with self._store.reading() as cur:  # another player's save is not found
             saves.owned_save(cur, save_id, user_id)
         # the save's history first (it also brings the save's write-time rows up to date for
@@ -179,7 +181,7 @@ class Companion:
             template = "\n".join([template, *recalled.PLACEHOLDERS])
         placed = DYNAMIC_PLACEHOLDER in template
         # names the caller did not give: the role's (or 用户), never a placeholder left over
-        player, character = self.loop._names(role_id, user_name, char_name, window["lines"])
+        player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
         system = recalled.fill(
             template,
             {DYNAMIC_PLACEHOLDER: dynamic.prompt_text, "{{user}}": player, "{{char}}": character},
@@ -322,9 +324,9 @@ class Companion:
         transaction) and schedule the memory loop for it in the background. Returns the two
         line ids."""
         for value, field_name in ((message, "message"), (reply, "reply"), (user_id, "user_id")):
-            _text(value, field_name)
-        _target(role_id, script_role_id)
-        now = _naive(now or datetime.now(), "now")
+            checked_text(value, field_name)
+        observed_target(role_id, script_role_id)
+        now = naive_time(now or datetime.now(), "now")
         with self._store.transaction() as cur:
             ids = saves.append(
                 cur,
