@@ -65,7 +65,7 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
 
 def seed_demo(db_path: str, work: Path) -> None:
     """`dbt seed`, then the demo characters into the config tables (`rolemem config load`)."""
-    from rolemem.sql.seeds import load_seeds_into
+    from rolemem.character_memory import load_seeds_into
 
     run_dbt(db_path, work, "seed")
     load_seeds_into(db_path)

@@ -2,13 +2,12 @@
 it (`library`), recall sessions (`recall`), SillyTavern lorebooks and the unlock matrix. The
 rules are the models under models/*/character_memory."""
 
-from .library import CharacterLibrary, validate_config
+from .library import CharacterLibrary, load_seeds_into, store_config, validate_config
 from .recall import (
     CharacterMemory,
     RecallResult,
     RecallSession,
     config_version,
-    store_config,
     stored_config,
 )
 
@@ -18,6 +17,7 @@ __all__ = [
     "RecallResult",
     "RecallSession",
     "config_version",
+    "load_seeds_into",
     "store_config",
     "stored_config",
     "validate_config",

@@ -3,7 +3,8 @@ character or of every character of a database, its static models built once as t
 the recall statement, which answers every waiting request (of any of its characters) at once.
 
 All rules are the dbt models under models/intermediate/character_memory and
-models/marts/character_memory; every request value is a bound parameter.
+models/marts/character_memory; every request value is a bound parameter. The config reaches a
+database's tables here too (`store_config`, and `load_seeds_into` with every seed).
 """
 
 from __future__ import annotations
@@ -12,25 +13,30 @@ import contextlib
 import functools
 import json
 import threading
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from ..engines import PostgresEngine, duckdb_connect
+from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, writing
 from ..schema import create_config_tables
 from ..sql.batching import Coalescer
 from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_lists, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from .config import (
+    COLUMN_TYPES,
     JSON_COLUMNS,
     RULE_DEFAULTS,
     SEED_COLUMNS,
     CharacterConfig,
     ConfigError,
+    ConfigWarning,
     demo_config,
+    read_seed_csvs,
     report_problems,
 )
 from .verdict_cache import TABLE as VERDICTS
@@ -453,3 +459,75 @@ def validate_config(config: CharacterConfig) -> None:
         report_problems(config, _config_problems(con))
     finally:
         con.close()
+
+
+def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
+    """Write designer config into a database's config tables, per character: validated first
+    (nothing written on an error), then in one transaction the characters' old rows are
+    replaced (ordinals continue after the table's others, so entry keys stay unique) and the
+    config version bumped (other service processes load the config again). `db`: a DuckDB
+    path or connection, or an engine (rolemem.engines). Returns rows written per table."""
+    validate_config(config)
+    characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
+    written = {}
+    if engine_name(db) == "duckdb":
+        with reading(db) as cur:  # a store written before the config tables, or their columns
+            create_config_tables(cur)
+    with writing(db) as cur:
+        for seed in _CONFIG_SEEDS:
+            cur.execute(
+                f"delete from {seed} where list_contains(cast($ids as varchar[]), character_id)",
+                {"ids": characters},
+            )
+            offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
+            columns = config_columns(config, seed, offset[0] if offset else 0)
+            if any(columns.values()):
+                cur.execute(_insert_sql(seed), columns)
+            written[seed] = len(config.tables[seed])
+        cur.execute(_BUMP_VERSION_SQL)
+    return written
+
+
+_BUMP_VERSION_SQL = """
+insert into rolemem_config_version (id, version) values (1, 1)
+on conflict (id) do update set version = rolemem_config_version.version + 1
+"""
+
+
+@functools.cache
+def _insert_sql(seed: str) -> str:
+    """Rows of a config table bound as one list per column (JSON as text), in SQL every
+    engine reads: named columns, typed lists."""
+    columns = SEED_COLUMNS[seed]
+    kinds = {name: COLUMN_TYPES.get(name, "varchar") for name in columns}
+    listed = ", ".join(
+        f"unnest(cast(${name} as {'varchar' if kind == 'json' else kind}[])) as {name}"
+        for name, kind in kinds.items()
+    )
+    values = ", ".join(
+        f"cast({name} as json)" if kind == "json" else name for name, kind in kinds.items()
+    )
+    return (
+        f"insert into {seed} ({', '.join(columns)}) select {values} from (select {listed}) as rows"
+    )
+
+
+def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
+    """Every non-demo seed into the database's tables, as `dbt seed` writes them, in one
+    transaction, then the character config into its tables (`store_config`): from the CSVs in
+    `config_dir` (`rolemem config import --out` writes them), default the demo config. For
+    installs without dbt."""
+    names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
+    with duckdb_connect.cursor(db) as cur:
+        cur.execute("begin")
+        try:
+            for name in names:
+                load_seed(cur, name)
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+    with warnings.catch_warnings():  # size advice is for designers importing their JSON
+        warnings.simplefilter("ignore", ConfigWarning)
+        written = store_config(db, read_seed_csvs(config_dir))
+    return names + list(written)

@@ -9,7 +9,6 @@ recalls waiting for it.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -21,11 +20,9 @@ from typing import Any
 
 import duckdb
 
-from ..engines import duckdb_connect, engine_name, reading, writing
-from ..schema import create_config_tables
+from ..engines import duckdb_connect, reading
 from ..text.tokens import tokenize
 from .config import (
-    COLUMN_TYPES,
     JSON_COLUMNS,
     SEED_COLUMNS,
     CharacterConfig,
@@ -33,11 +30,9 @@ from .config import (
     parse_designer_json,
 )
 from .library import (
-    _CONFIG_SEEDS,
     LIMIT_NAMES,
     CharacterLibrary,
     RecallRequest,
-    config_columns,
     validate_config,
 )
 
@@ -46,7 +41,6 @@ __all__ = [
     "CharacterMemory",
     "RecallResult",
     "RecallSession",
-    "store_config",
     "stored_config",
     "validate_config",
 ]
@@ -266,39 +260,6 @@ class RecallSession:
         )
 
 
-def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
-    """Write designer config into a database's config tables, per character: validated first
-    (nothing written on an error), then in one transaction the characters' old rows are
-    replaced (ordinals continue after the table's others, so entry keys stay unique) and the
-    config version bumped (other service processes load the config again). `db`: a DuckDB
-    path or connection, or an engine (rolemem.engines). Returns rows written per table."""
-    validate_config(config)
-    characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
-    written = {}
-    if engine_name(db) == "duckdb":
-        with reading(db) as cur:  # a store written before the config tables, or their columns
-            create_config_tables(cur)
-    with writing(db) as cur:
-        for seed in _CONFIG_SEEDS:
-            cur.execute(
-                f"delete from {seed} where list_contains(cast($ids as varchar[]), character_id)",
-                {"ids": characters},
-            )
-            offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
-            columns = config_columns(config, seed, offset[0] if offset else 0)
-            if any(columns.values()):
-                cur.execute(_insert_sql(seed), columns)
-            written[seed] = len(config.tables[seed])
-        cur.execute(_BUMP_VERSION_SQL)
-    return written
-
-
-_BUMP_VERSION_SQL = """
-insert into rolemem_config_version (id, version) values (1, 1)
-on conflict (id) do update set version = rolemem_config_version.version + 1
-"""
-
-
 def config_version(db: Any) -> int:
     """How many config imports the database has seen (0: none, or a store older than the
     counter)."""
@@ -308,24 +269,6 @@ def config_version(db: Any) -> int:
         except Exception:  # a store written before the counter: no import since
             return 0
     return int(row[0] or 0) if row else 0
-
-
-@functools.cache
-def _insert_sql(seed: str) -> str:
-    """Rows of a config table bound as one list per column (JSON as text), in SQL every
-    engine reads: named columns, typed lists."""
-    columns = SEED_COLUMNS[seed]
-    kinds = {name: COLUMN_TYPES.get(name, "varchar") for name in columns}
-    listed = ", ".join(
-        f"unnest(cast(${name} as {'varchar' if kind == 'json' else kind}[])) as {name}"
-        for name, kind in kinds.items()
-    )
-    values = ", ".join(
-        f"cast({name} as json)" if kind == "json" else name for name, kind in kinds.items()
-    )
-    return (
-        f"insert into {seed} ({', '.join(columns)}) select {values} from (select {listed}) as rows"
-    )
 
 
 def stored_config(db: Any, character_id: str | None = None) -> CharacterConfig:

@@ -680,7 +680,7 @@ def _config(args: argparse.Namespace) -> None:
             write_seed_csvs(config, args.out)
         print(f"wrote {counts} to {args.db or args.out}")
     elif args.config_command == "load":
-        from ..sql.seeds import load_seeds_into
+        from ..character_memory import load_seeds_into
 
         if args.seeds:  # the designers' own CSVs: their size advice is shown (the demo's not)
             validate_config(read_seed_csvs(args.seeds))

@@ -7,7 +7,6 @@ disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
 from __future__ import annotations
 
 import functools
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -80,28 +79,3 @@ def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
         return read_settings(con, *seeds)
     finally:
         con.close()
-
-
-def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
-    """Every non-demo seed into the database's tables, as `dbt seed` writes them, in one
-    transaction, then the character config into its tables (`store_config`): from the CSVs in
-    `config_dir` (`rolemem config import --out` writes them), default the demo config. For
-    installs without dbt."""
-    from ..character_memory import store_config
-    from ..character_memory.config import ConfigWarning, read_seed_csvs
-    from ..engines import duckdb_connect
-
-    names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
-    with duckdb_connect.cursor(db) as cur:
-        cur.execute("begin")
-        try:
-            for name in names:
-                load_seed(cur, name)
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
-    with warnings.catch_warnings():  # size advice is for designers importing their JSON
-        warnings.simplefilter("ignore", ConfigWarning)
-        written = store_config(db, read_seed_csvs(config_dir))
-    return names + list(written)

@@ -98,7 +98,7 @@ def load_demo(path: str) -> None:
     _load_saves(engine)
     engine.dispose()
     _load_dynamic_demo(path)
-    from ..sql.seeds import load_seeds_into
+    from ..character_memory import load_seeds_into
 
     load_seeds_into(path)  # the demo designer config and settings, as `dbt seed` would
 
