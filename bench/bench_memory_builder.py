@@ -32,10 +32,10 @@ from plan_size import operator_count  # noqa: E402
 from seed_baseline import build_messages, get_chat_history  # noqa: E402
 
 from rolemem import DynamicMemory, build_memory, build_memory_for_save  # noqa: E402
-from rolemem._sql_project import compose  # noqa: E402
-from rolemem.history import refresh_history  # noqa: E402
 from rolemem.memory_builder import _STORED_MESSAGES_SQL, _STORED_TIP_SQL  # noqa: E402
-from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
+from rolemem.memory_builder.history import refresh_history  # noqa: E402
+from rolemem.sql.project import compose  # noqa: E402
+from rolemem.testing.synthetic_dialogue import generate_dialogue  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -30,9 +30,9 @@ from seed_baseline import get_chat_history
 from sqlmodel import Session
 
 from rolemem import DynamicMemory
-from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 NOW = datetime(2026, 11, 22, 20, 0)
 

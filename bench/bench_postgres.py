@@ -37,13 +37,13 @@ from bench_dynamic_memory import NOW, QUERIES, build_store  # noqa: E402
 from character_baseline import recall as baseline_recall  # noqa: E402
 
 from rolemem import CharacterMemory, DynamicMemory, build_memory  # noqa: E402
-from rolemem.character_config import ConfigWarning  # noqa: E402
-from rolemem.character_library import CharacterLibrary  # noqa: E402
+from rolemem.character_memory.config import ConfigWarning  # noqa: E402
+from rolemem.character_memory.library import CharacterLibrary  # noqa: E402
 from rolemem.engines import PostgresEngine  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
 from rolemem.memory_builder import STORED_LINE_FIELDS  # noqa: E402
-from rolemem.synthetic_dialogue import generate_dialogue  # noqa: E402
-from rolemem.text import tokenize  # noqa: E402
+from rolemem.testing.synthetic_dialogue import generate_dialogue  # noqa: E402
+from rolemem.text.tokens import tokenize  # noqa: E402
 
 CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
 

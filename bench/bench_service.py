@@ -31,13 +31,13 @@ import httpx
 import uvicorn
 
 from rolemem.character_memory import CharacterLibrary
-from rolemem.companion import Companion
-from rolemem.demo_data import load_demo
-from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.child import free_port
+from rolemem.testing.demo_data import load_demo
+from rolemem.testing.scripted_llm import ScriptedChatServer
+from rolemem.turn.companion import Companion
 
 NOW = datetime(2021, 2, 21, 20, 0)
 CHARACTERS = {"qiyu": (1, "祁煜"), "qinling": (2, "钦灵")}

@@ -26,8 +26,8 @@ from pathlib import Path
 import duckdb
 import httpx
 
-from rolemem.demo_data import load_demo
 from rolemem.service.child import free_port, wait_until_serving
+from rolemem.testing.demo_data import load_demo
 
 
 class Service:

@@ -28,11 +28,11 @@ import duckdb
 import httpx
 import uvicorn
 
-from rolemem.demo_data import load_demo
-from rolemem.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import Delay, ScriptedChatServer, Status
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.child import free_port
+from rolemem.testing.demo_data import load_demo
+from rolemem.testing.scripted_llm import Delay, ScriptedChatServer, Status
 
 MESSAGES = ["今天画画时你好温柔", "我们去海边散步吧", "你还记得那次火锅吗", "最近有点累"]
 SCENES = ["studio", "gallery", "beach"]

@@ -30,22 +30,26 @@ def operator_count(
 def captured_queries() -> Iterator[list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]]:
     """Record each composed query rolemem runs on its per-thread cursors (text, parameters,
     cursor), so a benchmark can count the operators of exactly what it timed."""
-    from rolemem import _duck
+    from rolemem.engines import duckdb_connect
 
     seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]] = []
-    original = _duck.PreparedCursor.run
+    original = duckdb_connect.PreparedCursor.run
 
     def run(
-        self: _duck.PreparedCursor, sql: str, params: Mapping[str, Any], *args: Any, **kw: Any
+        self: duckdb_connect.PreparedCursor,
+        sql: str,
+        params: Mapping[str, Any],
+        *args: Any,
+        **kw: Any,
     ) -> Any:
         seen.append((sql, dict(params), self.cursor))
         return original(self, sql, params, *args, **kw)
 
-    _duck.PreparedCursor.run = run  # type: ignore[method-assign]
+    duckdb_connect.PreparedCursor.run = run  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        _duck.PreparedCursor.run = original  # type: ignore[method-assign]
+        duckdb_connect.PreparedCursor.run = original  # type: ignore[method-assign]
 
 
 def operators_of(seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]) -> int:

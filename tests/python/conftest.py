@@ -17,8 +17,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from rolemem.demo_data import spec_examples
 from rolemem.service.child import free_port
+from rolemem.testing.demo_data import spec_examples
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def run_dbt(db_path: str, work: Path, *args: str) -> None:
 
 def seed_demo(db_path: str, work: Path) -> None:
     """`dbt seed`, then the demo characters into the config tables (`rolemem config load`)."""
-    from rolemem._seeds import load_seeds_into
+    from rolemem.character_memory import load_seeds_into
 
     run_dbt(db_path, work, "seed")
     load_seeds_into(db_path)
@@ -133,7 +133,7 @@ def error_of(answer: Any) -> dict[str, Any]:
 @functools.cache
 def _demo_template() -> Path:
     """The demo store, built once per test run (load_demo embeds its events with e5)."""
-    from rolemem.demo_data import load_demo
+    from rolemem.testing.demo_data import load_demo
 
     path = Path(tempfile.mkdtemp(prefix="rolemem-demo-")) / "demo.duckdb"
     load_demo(str(path))

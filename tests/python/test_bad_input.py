@@ -236,7 +236,7 @@ CONDITION_CASES = [
 def test_conditions_that_could_never_unlock_are_config_errors(condition, message):
     import warnings
 
-    from rolemem.character_config import ConfigError
+    from rolemem.character_memory.config import ConfigError
 
     doc = {
         "attributes": {
@@ -258,7 +258,7 @@ def test_conditions_that_could_never_unlock_are_config_errors(condition, message
 
 
 def test_nan_and_deep_nesting_in_designer_files_are_config_errors(tmp_path):
-    from rolemem.character_config import ConfigError, parse_designer_json
+    from rolemem.character_memory.config import ConfigError, parse_designer_json
 
     nan_file = tmp_path / "nan.json"
     nan_file.write_text('{"attributes": {"喜好": [{"强度": NaN}]}}', encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Micro-batching (rolemem._batch): requests waiting while a statement runs are answered
+"""Micro-batching (rolemem.sql.batching): requests waiting while a statement runs are answered
 together by the next one; alone, a request runs at once; a failed batch fails nobody else."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from datetime import datetime, timedelta
 import duckdb
 import pytest
 
-from rolemem import DynamicMemory, _cancel
-from rolemem._batch import Coalescer
+from rolemem import DynamicMemory
 from rolemem.character_memory import CharacterLibrary, CharacterMemory
 from rolemem.errors import BusyError
+from rolemem.sql import cancel
+from rolemem.sql.batching import Coalescer
 
 from .conftest import demo_store, recall_shown
 
@@ -108,11 +109,11 @@ def test_a_queued_request_whose_client_left_stops_waiting():
     leader.start()
     while not coalescer._busy:
         time.sleep(0.001)
-    token = _cancel.WorkToken()
+    token = cancel.WorkToken()
     outcome: list[object] = []
 
     def waiting() -> None:
-        _cancel.current.set(token)
+        cancel.current.set(token)
         try:
             outcome.append(coalescer.submit(2))
         except BusyError as exc:

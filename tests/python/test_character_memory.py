@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.character_config import (
+from rolemem.character_memory import CharacterLibrary, CharacterMemory
+from rolemem.character_memory.config import (
     ConfigError,
     ConfigWarning,
     demo_config,
     export_designer_json,
     parse_designer_json,
 )
-from rolemem.character_memory import CharacterLibrary, CharacterMemory
 
 DATA = Path(__file__).resolve().parents[2] / "python" / "rolemem" / "data" / "characters"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -590,7 +590,7 @@ def test_verdicts_judged_once_per_context_and_evicted_oldest_first():
 
 def test_config_rows_built_before_the_recall_rules_take_their_defaults(tmp_path):
     """Rows without the recall rules' columns (built by hand, or by code older than them)."""
-    from rolemem.character_config import CharacterConfig, read_seed_csvs, write_seed_csvs
+    from rolemem.character_memory.config import CharacterConfig, read_seed_csvs, write_seed_csvs
 
     config = CharacterConfig()
     config.tables["character_attributes"].append(

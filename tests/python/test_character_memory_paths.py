@@ -8,10 +8,10 @@ import json
 import duckdb
 import pytest
 
-from rolemem.character_config import demo_config, read_seed_csvs
 from rolemem.character_memory import CharacterMemory
+from rolemem.character_memory.config import demo_config, read_seed_csvs
 from rolemem.cli import main
-from rolemem.text import tokenize
+from rolemem.text.tokens import tokenize
 
 from .conftest import REPO, demo_store, run_dbt, seed_demo
 

@@ -10,8 +10,8 @@ import duckdb
 import pytest
 
 from rolemem import Companion
-from rolemem.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store
 

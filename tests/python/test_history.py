@@ -5,8 +5,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from rolemem import ChainError, build_memory_for_save, history
-from rolemem.history import refresh_history
+from rolemem import ChainError, build_memory_for_save
+from rolemem.memory_builder import history
+from rolemem.memory_builder.history import refresh_history
 
 from .conftest import make_tree_db, run_dbt
 
@@ -95,7 +96,7 @@ def test_a_read_only_database_is_answered_from_the_lines(tmp_path):
 
 
 def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
-    from rolemem.synthetic_dialogue import generate_dialogue
+    from rolemem.testing.synthetic_dialogue import generate_dialogue
 
     path = str(tmp_path / "history.duckdb")
     with duckdb.connect(path) as con:
@@ -135,7 +136,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     the player, the character, a second line of the same speaker, a narrator, a character
     speaking for the first time, a system line, a regenerated reply (a branch: rebuilt
     whole) — must leave exactly the rows a rebuild from nothing gives."""
-    from rolemem.synthetic_dialogue import generate_dialogue
+    from rolemem.testing.synthetic_dialogue import generate_dialogue
 
     taken = []
     append = history._append

@@ -16,10 +16,10 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.errors import SaveNotFoundError
-from rolemem.extraction import ExtractionError
-from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop, archived
-from rolemem.scripted_llm import Delay, ScriptedChatServer, Status
+from rolemem.memory_loop.extraction_reply import ExtractionError
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
+from rolemem.testing.scripted_llm import Delay, ScriptedChatServer, Status
 
 NOW = datetime(2024, 5, 1, 20, 0)
 USER, AGENT = "mumu", "qiyu"
@@ -328,7 +328,7 @@ def test_an_invalid_reply_is_retried_with_the_problem_and_a_fenced_reply_is_acce
 KILLED_CHILD = """
 import sys
 from datetime import datetime
-from rolemem.llm import OpenAICompatibleLLM
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
 llm = OpenAICompatibleLLM(base_url=sys.argv[2], model="scripted", timeout=60, max_retries=0)
 loop = MemoryLoop(sys.argv[1], llm=llm)

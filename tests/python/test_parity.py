@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from rolemem import build_memory_for_save
-from rolemem.synthetic_dialogue import generate_dialogue
+from rolemem.testing.synthetic_dialogue import generate_dialogue
 
 from .conftest import run_dbt
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from rolemem import LineError, build_memory
-from rolemem.demo_data import spec_examples
+from rolemem.testing.demo_data import spec_examples
 
 from .test_rules import HOSTILE
 from .test_spec_examples import EXAMPLE_1_RESULT, EXAMPLE_2_RESULT

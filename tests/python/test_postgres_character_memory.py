@@ -10,9 +10,9 @@ import warnings
 import pytest
 
 from rolemem import CharacterMemory
-from rolemem.character_config import parse_designer_json
-from rolemem.character_library import CharacterLibrary
-from rolemem.sillytavern import from_lorebook
+from rolemem.character_memory.config import parse_designer_json
+from rolemem.character_memory.library import CharacterLibrary
+from rolemem.character_memory.sillytavern import from_lorebook
 
 from .test_sillytavern import LOGIC_BOOK, lorebook
 

@@ -17,7 +17,7 @@ from sqlmodel import SQLModel
 
 from rolemem import schema
 from rolemem.engines.postgres_setup import copy_rows
-from rolemem.memory_schema import create_memory_tables
+from rolemem.schema.memory import create_memory_tables
 
 from .conftest import REPO, _dbt, demo_store, run_dbt
 

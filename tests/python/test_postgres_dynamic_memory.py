@@ -157,9 +157,9 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
     words come from the config copies, in collation C (PostgresEngine.replace_tables): the
     index seeks them (an index in another collation left them to a filter of every posting
     of the player)."""
-    from rolemem._sql_project import render_macro
     from rolemem.dynamic_memory.sql import recall_sources
-    from rolemem.memory_schema import create_memory_tables
+    from rolemem.schema.memory import create_memory_tables
+    from rolemem.sql.project import render_macro
 
     def create_tables(engine):
         create_memory_tables(engine)

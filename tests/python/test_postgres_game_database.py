@@ -10,9 +10,10 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-from rolemem import ChainError, SaveNotFoundError, build_memory_for_save, history
+from rolemem import ChainError, SaveNotFoundError, build_memory_for_save
+from rolemem.memory_builder import history
 from rolemem.schema import Line, Role, Save, create_all
-from rolemem.synthetic_dialogue import generate_dialogue
+from rolemem.testing.synthetic_dialogue import generate_dialogue
 
 from .conftest import plan_with_seq_scans_off
 

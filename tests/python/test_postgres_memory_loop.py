@@ -19,10 +19,10 @@ import pytest
 from rolemem import DynamicMemory
 from rolemem.cli import main
 from rolemem.engines import PostgresEngine
-from rolemem.extraction import ExtractionError
-from rolemem.llm import OpenAICompatibleLLM
 from rolemem.memory_loop import MemoryLoop
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.memory_loop.extraction_reply import ExtractionError
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import fresh_database, recall_shown
 

@@ -21,8 +21,8 @@ import pytest
 
 from rolemem.cli import main
 from rolemem.engines import PostgresEngine
-from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service.child import free_port, wait_until_serving
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO, fresh_database
 

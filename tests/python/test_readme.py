@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO
 

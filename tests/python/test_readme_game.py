@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.scripted_llm import ScriptedChatServer
 from rolemem.service.child import free_port, wait_until_serving
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO
 

@@ -230,7 +230,7 @@ def test_hostile_text_passes_through_unchanged(text):
 def test_tfidf_keywords_are_jiebas_without_importing_jieba_analyse():
     import jieba.analyse
 
-    from rolemem.text import extract_keywords
+    from rolemem.text.tokens import extract_keywords
 
     texts = [
         "室友失恋了，我们陪她吃了一晚上火锅",

@@ -8,7 +8,7 @@ import pytest
 
 from rolemem import ChainError, SaveNotFoundError, build_memory, build_memory_for_save
 from rolemem.cli import main
-from rolemem.demo_data import load_demo
+from rolemem.testing.demo_data import load_demo
 
 from .conftest import make_tree_db
 

@@ -1,4 +1,5 @@
-"""The save lifecycle in Python (rolemem.saves): roles, saves, forks, swipes, reloads, owners."""
+"""The save lifecycle in Python (rolemem.memory_builder.saves): roles, saves, forks, swipes,
+reloads, owners."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rolemem.errors import (
     RolememError,
     SaveNotFoundError,
 )
-from rolemem.saves import Saves
+from rolemem.memory_builder.saves import Saves
 
 from .conftest import demo_store
 

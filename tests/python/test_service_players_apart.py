@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from rolemem.cli import main
-from rolemem.llm import OpenAICompatibleLLM
-from rolemem.scripted_llm import ScriptedChatServer
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store, error_of, fresh_database, serving
 

@@ -1,5 +1,5 @@
-"""SillyTavern lorebooks and character cards in and out (rolemem.sillytavern, `rolemem config
-import --from sillytavern` / `export --to sillytavern`)."""
+"""SillyTavern lorebooks and character cards in and out (rolemem.character_memory.sillytavern,
+`rolemem config import --from sillytavern` / `export --to sillytavern`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.character_config import ConfigError, parse_designer_json
 from rolemem.character_memory import CharacterMemory
+from rolemem.character_memory.config import ConfigError, parse_designer_json
+from rolemem.character_memory.sillytavern import from_lorebook, to_lorebook
 from rolemem.cli import main
-from rolemem.sillytavern import from_lorebook, to_lorebook
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sillytavern"
 CONTEXT = {"intimacy": 2, "exploration": 1, "scene": "gallery"}

@@ -9,7 +9,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from rolemem._sql_project import model_paths, model_refs, render_model
+from rolemem.sql.project import model_paths, model_refs, render_model
 
 SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
 

@@ -4,7 +4,7 @@ Recall is the dbt models under models/intermediate/dynamic_memory and marts/dyna
 run on the store's engine (its own DuckDB, or PostgreSQL: rolemem.engines) with the query bound
 as parameters. This package validates input (`checks`), tokenises and embeds (`vectors`:
 Python's share of the text work), writes memories (`store`, `official`), runs recall (queries
-waiting together answered by one statement: `rolemem._batch`) and applies its side effects
+waiting together answered by one statement: `rolemem.sql.batching`) and applies its side effects
 (recall count, time, +strength) in one transaction (`recall`), and migrates older stores once
 (`migrations`).
 `DynamicMemory` puts the parts together (`memory`).
@@ -12,10 +12,10 @@ waiting together answered by one statement: `rolemem._batch`) and applies its si
 
 from __future__ import annotations
 
-from .checks import MemoryInputError, _entity_params, _naive, _text
+from .checks import MemoryInputError, checked_entity, checked_text, naive_time
 from .memory import DynamicMemory
 from .responses import QueryResponse
-from .settings import _SEEDS
+from .settings import SETTING_SEEDS
 from .sql import PLAYER_EVENTS
 from .store import EventVectors
 from .times import format_memory_time, time_window
@@ -26,10 +26,10 @@ __all__ = [
     "MemoryInputError",
     "PLAYER_EVENTS",
     "QueryResponse",
-    "_SEEDS",
-    "_entity_params",
-    "_naive",
-    "_text",
+    "SETTING_SEEDS",
+    "checked_entity",
+    "checked_text",
     "format_memory_time",
+    "naive_time",
     "time_window",
 ]

@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
-from .. import _duck
-from .._seeds import load_seed, read_settings, shipped_settings
-from ..embedders import Embedder, EmbeddingError, default_embedder
-from ..engines import PostgresEngine
+from ..engines import PostgresEngine, duckdb_connect
 from ..engines.duckdb import DuckDBEngine
-from ..history import ensure_tables
+from ..memory_builder.history import ensure_tables
+from ..sql.seeds import load_seed, read_settings, shipped_settings
+from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once
-from .settings import _SEEDS, PROFILE_NAMES
+from .settings import PROFILE_NAMES, SETTING_SEEDS
 from .sql import PLAYER_EVENTS
 
 if TYPE_CHECKING:
@@ -52,7 +51,7 @@ class _Base:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,
@@ -68,17 +67,17 @@ class _Base:
             if db is not None:
                 raise MemoryInputError("give db (a DuckDB store) or engine, not both")
             # the settings and seeds, read as on DuckDB; the store is the engine's
-            db = _duck.private_connection()
+            db = duckdb_connect.private_connection()
         if embedder == "default":
             embedder = default_embedder()
         self.read_only = read_only
         if isinstance(db, duckdb.DuckDBPyConnection):
             self._con, self._owned = db, False
         else:
-            path = db or _duck.default_db_path()
+            path = db or duckdb_connect.default_db_path()
             if read_only and not Path(path).exists():
                 raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
-            self._con = _duck.connect(path, read_only=read_only)
+            self._con = duckdb_connect.connect(path, read_only=read_only)
             self._owned = True
         self._store: Store = engine if engine is not None else DuckDBEngine(self._con)
         self.embedder = embedder
@@ -110,13 +109,27 @@ class _Base:
                 row[0] for row in cur.execute("select expression from time_expressions").fetchall()
             )
         if engine is not None:  # recall there reads its copies of the seeds
-            engine.replace_tables(self._con, _SEEDS)
+            engine.replace_tables(self._con, SETTING_SEEDS)
 
-    def _cursor(self) -> _duck.PreparedCursor:
+    @property
+    def store(self) -> Store:
+        """The store's engine (a DuckDBEngine on the DuckDB store, or the PostgresEngine
+        given): the memory loop and the Companion write through it."""
+        return self._store
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection: the store's own, or (on another engine) the private one
+        holding the settings' seeds."""
+        return self._con
+
+    def _cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self._con))
+            cur = self._local.cursor = duckdb_connect.PreparedCursor(
+                duckdb_connect.tuned_cursor(self._con)
+            )
         return cur
 
     @contextlib.contextmanager
@@ -151,8 +164,8 @@ class _Base:
         import sqlalchemy as sa
         from duckdb_engine import ConnectionWrapper
 
-        from ..memory_schema import create_memory_tables
         from ..schema import create_all
+        from ..schema.memory import create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine(
@@ -163,7 +176,7 @@ class _Base:
         engine.dispose()
         with self._con.cursor() as cur:
             ensure_tables(cur)
-        with _duck.transaction(self._con) as cur:
+        with duckdb_connect.transaction(self._con) as cur:
             _reindex_terms_once(cur)
         row = (
             self._con.cursor()
@@ -183,7 +196,7 @@ class _Base:
             .execute("select table_name from duckdb_tables()")
             .fetchall()
         }
-        for seed in _SEEDS:
+        for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self._con, seed)
 
@@ -193,15 +206,15 @@ class _Base:
             tables = {
                 row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
             }
-        from ..history import TABLES as HISTORY_TABLES
-        from ..memory_schema import MEMORY_TABLES
+        from ..memory_builder.history import TABLES as HISTORY_TABLES
+        from ..schema.memory import MEMORY_TABLES
 
         needed = {t.name for t in MEMORY_TABLES} | {
             "memory_event_embedding",
             "line",
             "save",
             *HISTORY_TABLES,
-            *_SEEDS,
+            *SETTING_SEEDS,
         }
         missing = sorted(needed - tables)
         if missing:

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .. import _duck
+from ..engines import duckdb_connect
 from ..errors import RolememError
-from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, SCOPES
 from .settings import _SETTING_TYPES
 
 
@@ -18,7 +18,7 @@ class MemoryInputError(RolememError, ValueError):
     """A memory or query argument is invalid; the message names it and what is valid."""
 
 
-def _naive(value: Any, name: str) -> datetime:
+def naive_time(value: Any, name: str) -> datetime:
     """Times are the game's clock, naive. An aware datetime is refused rather than converted
     with whatever zone the server runs in (15:30 would become 23:30 under Asia/Shanghai)."""
     if not isinstance(value, datetime):
@@ -52,17 +52,19 @@ def _keywords(value: Any, name: str) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
     words = list(value)
-    if not all(isinstance(k, str) and k.strip() and _duck.is_storable_text(k) for k in words):
+    if not all(
+        isinstance(k, str) and k.strip() and duckdb_connect.is_storable_text(k) for k in words
+    ):
         raise MemoryInputError(f"{name} must be non-empty strings")
     return words
 
 
-def _text(value: Any, name: str, *, required: bool = True) -> str | None:
+def checked_text(value: Any, name: str, *, required: bool = True) -> str | None:
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value.strip()):
         raise MemoryInputError(f"{name} must be a non-empty string, got {value!r}")
-    if not _duck.is_storable_text(value):
+    if not duckdb_connect.is_storable_text(value):
         raise MemoryInputError(
             f"{name} is not text rolemem can store (a lone surrogate or a NUL character)"
         )
@@ -81,13 +83,13 @@ def _scope(scope: Any, user_id: Any) -> str | None:
     if scope not in SCOPES:
         raise MemoryInputError(f"scope must be one of {SCOPES}, got {scope!r}")
     if scope == "user":
-        return _text(user_id, "user_id")
+        return checked_text(user_id, "user_id")
     if user_id is not None:
         raise MemoryInputError("official memories belong to the agent: user_id must be None")
     return None
 
 
-def _entity_params(
+def checked_entity(
     *,
     scope: Any,
     user_id: Any,
@@ -108,15 +110,15 @@ def _entity_params(
         raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
     return {
         "scope": scope,
-        "agent_id": _text(agent_id, "agent_id"),
+        "agent_id": checked_text(agent_id, "agent_id"),
         "user_id": user_id,
-        "user_name": _text(user_name, "user_name", required=False),
-        "entity_name": _text(entity_name, "entity_name"),
+        "user_name": checked_text(user_name, "user_name", required=False),
+        "entity_name": checked_text(entity_name, "entity_name"),
         "entity_type": entity_type,
         "kind": kind,
-        "keyword": _text(keyword, "keyword"),
-        "description": _text(description, "description"),
-        "at": _naive(updated_at or datetime.now(), "updated_at"),
+        "keyword": checked_text(keyword, "keyword"),
+        "description": checked_text(description, "description"),
+        "at": naive_time(updated_at or datetime.now(), "updated_at"),
     }
 
 
@@ -161,9 +163,9 @@ def _records(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
     value = record.get(key)
     if isinstance(value, datetime):
-        return _naive(value, f"{where}.{key}")
+        return naive_time(value, f"{where}.{key}")
     try:
-        return _naive(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
+        return naive_time(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise MemoryInputError(
             f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}"

@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..memory_schema import ENTITY_KINDS, ENTITY_TYPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .base import _tracked
 from .checks import (
     MemoryInputError,
     _count,
     _memory_id,
     _scope,
-    _text,
     _unit,
+    checked_text,
 )
 from .entities import _Entities
 from .sql import (
@@ -83,9 +83,9 @@ class _Edits(_Entities):
                 elif name == "strength":
                     fields[name] = _count(value, "strength")
                 elif name in ("entity_name", "keyword", "description"):
-                    fields[name] = _text(value, name)
+                    fields[name] = checked_text(value, name)
                 elif name in ("scene", "place", "deepinsight", "user_name"):
-                    fields[name] = _text(value, name, required=False)
+                    fields[name] = checked_text(value, name, required=False)
                 elif name == "is_pinned" and not isinstance(value, bool):
                     raise MemoryInputError(f"is_pinned must be true or false, got {value!r}")
             except MemoryInputError as exc:
@@ -103,7 +103,7 @@ class _Edits(_Entities):
         return memory_id
 
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
-        from ..archive import archive
+        from .archive import archive
 
         found = self._store.records("select * from memory_event where id = $id", {"id": event_id})
         if not found:
@@ -155,7 +155,7 @@ class _Edits(_Entities):
         self._delete("entity", _memory_id(entity_id, "entity_id"))
 
     def _delete(self, kind: str, memory_id: int) -> None:
-        from ..archive import TABLES, archive
+        from .archive import TABLES, archive
 
         self._writable()
         with self._store.transaction() as cur:

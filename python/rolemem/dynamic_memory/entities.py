@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import _tracked
 from .checks import (
-    _entity_params,
+    checked_entity,
 )
 from .sql import (
     _MERGE_ENTITY_SQL,
@@ -38,7 +38,7 @@ class _Entities(_Events):
         merges: the new description is appended unless already there, and strength grows by
         the spacing increment (seed memory_strength_increments) for the time since its last
         update."""
-        params = _entity_params(
+        params = checked_entity(
             scope=scope,
             user_id=user_id,
             agent_id=agent_id,
@@ -53,6 +53,11 @@ class _Entities(_Events):
         self._writable()
         with self._store.transaction() as cur:
             return self._write_entity(cur, params)
+
+    def write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
+        """Insert or merge one entity (params from `checked_entity`) inside the caller's
+        transaction."""
+        return self._write_entity(cur, params)
 
     def _write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
         """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the

@@ -7,16 +7,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .. import history
-from .._request_rows import bound_lists
-from .._sql_project import compose
-from ..history import ensure_fresh
-from ..text import tokenize
+from ..memory_builder import history
+from ..memory_builder.history import ensure_fresh
+from ..sql.project import compose
+from ..sql.request_rows import bound_lists
+from ..text.tokens import tokenize
 from .base import _tracked
-from .checks import MemoryInputError, _setting, _text
+from .checks import MemoryInputError, _setting, checked_text
 from .official import _Official
 from .responses import from_json
-from .settings import _SEEDS
+from .settings import SETTING_SEEDS
 from .sql import (
     _QUERY_SQL,
     _TIMELINE_SELECT,
@@ -77,7 +77,7 @@ class _Lookups(_Official):
         expand_recall_words): its words, those that remain after stopwords and names, and the
         associated words with their levels. `strategy` 0 (first) or 1 (second); `count` at
         most; `filter_levels` dropped ([] or [0]: none)."""
-        _text(sentence, "sentence")
+        checked_text(sentence, "sentence")
         overrides = {
             "max_expanded_words": count,
             "expand_strategy": strategy,
@@ -93,6 +93,7 @@ class _Lookups(_Official):
         params = {
             **settings,
             "save_id": None,
+            "lineage_save_ids": None,
             "agent_id": "",
             "user_id": "",
             "user_name": user_name,
@@ -110,7 +111,7 @@ class _Lookups(_Official):
             "int_memory_query_words",
             {"int_memory_queries": _QUERY_SQL},
             "select word, word_source, level from int_memory_query_words order by word_order",
-            existing=_SEEDS,
+            existing=SETTING_SEEDS,
         )
         rows = self._cursor().run(sql, batched([params]))
         return {
@@ -132,8 +133,8 @@ class _Lookups(_Official):
     ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
-        _text(user_id, "user_id")
-        _text(agent_id, "agent_id")
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
         params = {
             **self._scope_params(save_id, memory_scope),
             "agent_id": agent_id,
@@ -168,7 +169,7 @@ class _Lookups(_Official):
             {"int_memory_queries": query_sql(engine), **recall_sources(engine)},
             select,
             variables=variables,
-            existing=_SEEDS,
+            existing=SETTING_SEEDS,
             engine=engine,
         )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _duck
-from .._batch import Coalescer
-from ..embedders import Embedder
+from ..engines import duckdb_connect
+from ..sql.batching import Coalescer
+from ..text.embedders import Embedder
 from .checks import _count
 from .recall import _Recall
 
@@ -33,7 +33,7 @@ class DynamicMemory(_Recall):
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         embedder: Embedder | None | Literal["default"] = "default",
         profile: Mapping[str, Any] | None = None,
@@ -46,7 +46,12 @@ class DynamicMemory(_Recall):
             self._recall_batch, max_batch=_count(max_batch, "max_batch", low=1, high=64)
         )
 
+    @property
+    def max_batch(self) -> int:
+        """The most queries one recall statement answers."""
+        return self._batches.max_batch
+
     def batching(self) -> dict[str, Any]:
         """How recall statements were shared: statements run, queries answered, the largest
-        batch (rolemem._batch)."""
+        batch (rolemem.sql.batching)."""
         return self._batches.stats()

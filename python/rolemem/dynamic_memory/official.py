@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import _tracked
-from .checks import MemoryInputError, _entity_params, _iso_time, _records, _text
+from .checks import MemoryInputError, _iso_time, _records, checked_entity, checked_text
 from .edits import _Edits
 from .sql import _OFFICIAL_FIELDS
 
@@ -94,7 +94,7 @@ class _Official(_Edits):
                 f"the official memories must be a mapping with agent_id, events and entities, "
                 f"got {type(doc).__name__}"
             )
-        agent_id = _text(doc.get("agent_id"), "agent_id")
+        agent_id = checked_text(doc.get("agent_id"), "agent_id")
         events = [
             {
                 **e,
@@ -112,7 +112,7 @@ class _Official(_Edits):
                 raise MemoryInputError(f"entities[{index}]: unknown fields {sorted(unknown)}")
             try:
                 entity_params.append(
-                    _entity_params(
+                    checked_entity(
                         scope="official",
                         user_id=None,
                         agent_id=agent_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..text import case_folded, search_words
+from ..text.tokens import case_folded, search_words
 
 
 def _postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .._batch import Coalescer
-from ..embedders import EmbeddingError, checked
-from ..text import case_folded, search_keywords
+from ..sql.batching import Coalescer
+from ..text.embedders import EmbeddingError, checked
+from ..text.tokens import case_folded, search_keywords
 from .base import _tracked
-from .checks import MemoryInputError, _count, _naive, _text, _unit
+from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import _Lookups
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import (
@@ -93,9 +93,9 @@ class _Recall(_Lookups):
         are not recalled (branch-aware). `memory_scope`: 'player' (default, seed
         memory_loop_settings) or 'save' (only events of this save and unsourced ones)."""
         started = time.perf_counter()
-        _text(text, "text")
-        _text(user_id, "user_id")
-        _text(agent_id, "agent_id")
+        checked_text(text, "text")
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
         if (update or log) and self.read_only:
             raise MemoryInputError(
@@ -106,9 +106,9 @@ class _Recall(_Lookups):
         )
         if roulette_seed is not None:
             roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
-        now = _naive(now or datetime.now(), "now")
+        now = naive_time(now or datetime.now(), "now")
         if last_reply is not None:
-            text = f"{_text(last_reply, 'last_reply')}\n{text}"
+            text = f"{checked_text(last_reply, 'last_reply')}\n{text}"
         # TF-IDF drops one-character words; a query made only of them still has its tokens
         tokens = case_folded(search_keywords(text, top_k=10))
         tokenized = time.perf_counter()
@@ -125,7 +125,7 @@ class _Recall(_Lookups):
             "score_threshold": threshold,
             "roulette_seed": roulette_seed,
         }
-        # answered with the other queries waiting for a statement, if any (rolemem._batch):
+        # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
         # their texts embedded together, then one statement, then their side effects
         (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
             _Query(params, wants_candidates=log or explain, update=update, log=log)

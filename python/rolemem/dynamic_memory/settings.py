@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-_SEEDS = (
+SETTING_SEEDS = (
     "recall_stopwords",
     "association_words",
     "recall_limits",

@@ -8,9 +8,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._request_rows import request_rows_sql
-from .._sql_project import compose, render_macro
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import compose, render_macro
+from ..sql.request_rows import request_rows_sql
 from .settings import _SETTING_TYPES, PROFILE_NAMES
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
@@ -136,7 +136,7 @@ def engine_sources(engine: str) -> dict[str, str]:
     are walked there by the models over the game's `line` and `save` (bound $save_ids and
     $lineage_ids), as build_memory_for_save does; the dense candidates are bound lists
     ($dense_<column>)."""
-    from .. import history
+    from ..memory_builder import history
 
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},

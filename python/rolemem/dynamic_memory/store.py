@@ -9,16 +9,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .._sql_project import compose
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import compose
 from .base import _tracked
 from .checks import (
     MemoryInputError,
     _keywords,
-    _naive,
     _scope,
-    _text,
     _unit,
+    checked_text,
+    naive_time,
 )
 from .postings import _postings
 from .sql import (
@@ -107,6 +107,27 @@ class _Events(_Vectors):
         rows, vectors = self._prepare_events(events, progress)
         with self._store.transaction() as cur:
             return self._write_events(cur, rows, vectors)
+
+    def prepare_events(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
+        """Checked rows and their vectors, before a transaction (for the memory loop's
+        extraction, which writes them with its own rows)."""
+        return self._prepare_events(events, progress)
+
+    def write_events(
+        self,
+        cur: Any,
+        rows: list[dict[str, Any]],
+        vectors: list[EventVectors | None],
+        *,
+        merge: bool = False,
+    ) -> list[int]:
+        """Insert events `prepare_events` returned inside the caller's transaction (`merge`:
+        an event already stored is mentioned again instead)."""
+        return self._write_events(cur, rows, vectors, merge=merge)
 
     def _prepare_events(
         self,
@@ -217,24 +238,24 @@ class _Events(_Vectors):
         where = f"event {index}" if index else "event"
         try:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
-            description = _text(event.get("description"), f"{where}: description")
+            description = checked_text(event.get("description"), f"{where}: description")
             keywords = _keywords(event.get("keywords"), f"{where}: keywords")
             terms = _postings(description or "", keywords)
             return {
                 "scope": event.get("scope", "user"),
-                "agent_id": _text(event.get("agent_id"), f"{where}: agent_id"),
+                "agent_id": checked_text(event.get("agent_id"), f"{where}: agent_id"),
                 "user_id": user_id,
-                "scene": _text(event.get("scene"), f"{where}: scene", required=False),
-                "place": _text(event.get("place"), f"{where}: place", required=False),
+                "scene": checked_text(event.get("scene"), f"{where}: scene", required=False),
+                "place": checked_text(event.get("place"), f"{where}: place", required=False),
                 "description": description,
-                "deepinsight": _text(
+                "deepinsight": checked_text(
                     event.get("deepinsight"), f"{where}: deepinsight", required=False
                 ),
                 "keywords": json.dumps(keywords, ensure_ascii=False),
                 "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
                 "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
                 "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
-                "created_at": _naive(event.get("created_at"), f"{where}: created_at"),
+                "created_at": naive_time(event.get("created_at"), f"{where}: created_at"),
                 **{name: event.get(name) for name in _SOURCE_FIELDS},
                 "terms": terms,
             }

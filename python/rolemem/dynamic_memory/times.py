@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
-from .. import _duck
-from .._seeds import load_seed
-from .._sql_project import compose, render_macro
-from .checks import _naive, _text
+from ..engines import duckdb_connect
+from ..sql.project import compose, render_macro
+from ..sql.seeds import load_seed
+from .checks import checked_text, naive_time
 
 _TIME_QUERY_SQL = """
     select 1 as query_id, cast($text as varchar) as query_text, cast($now as timestamp) as now
@@ -20,18 +20,18 @@ def time_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     """The time window `text` names relative to `now` (昨晚, 上周, 三月, 去年圣诞…), as the
     recall prefers it (model int_memory_query_time_windows over the seed time_expressions),
     or None when it names none."""
-    _text(text, "text")
+    checked_text(text, "text")
     sql = compose(
         "int_memory_query_time_windows",
         {"int_memory_queries": _TIME_QUERY_SQL},
         "select window_start, window_end from int_memory_query_time_windows",
         existing=("time_expressions",),
     )
-    cur = _duck.scratch_cursor()
+    cur = duckdb_connect.scratch_cursor()
     if "time_expressions" not in _scratch_seeds:
         load_seed(cur.cursor, "time_expressions")
         _scratch_seeds.add("time_expressions")
-    rows = cur.run(sql, {"text": text, "now": _naive(now, "now")})
+    rows = cur.run(sql, {"text": text, "now": naive_time(now, "now")})
     return (rows[0][0], rows[0][1]) if rows else None
 
 
@@ -47,7 +47,7 @@ def _format_time_sql() -> str:
 
 def format_memory_time(ts: datetime, now: datetime) -> str:
     """How `ts` reads in the prompt relative to `now` (runs the SQL macro format_memory_time)."""
-    rows = _duck.scratch_cursor().run(
-        _format_time_sql(), {"ts": _naive(ts, "ts"), "now": _naive(now, "now")}
+    rows = duckdb_connect.scratch_cursor().run(
+        _format_time_sql(), {"ts": naive_time(ts, "ts"), "now": naive_time(now, "now")}
     )
     return rows[0][0]

@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
 from .sql import STAT_NAMES
 
 # the cosine each stored vector gives, column for column

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from ..embedders import checked
-from ..memory_schema import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
+from ..text.embedders import checked
 from .base import _Base, _tracked
 from .sql import _EMBED_BATCH, _MISSING_CONTEXT_SQL
 

@@ -33,9 +33,9 @@ def reading(db: Any) -> Iterator[Any]:
         with db.reading() as cur:
             yield cur
         return
-    from .. import _duck
+    from . import duckdb_connect
 
-    with _duck.cursor(db) as cur:
+    with duckdb_connect.cursor(db) as cur:
         yield cur
 
 
@@ -48,15 +48,15 @@ def writing(db: Any) -> Iterator[Any]:
         return
     import duckdb
 
-    from .. import _duck
+    from . import duckdb_connect
 
     if isinstance(db, duckdb.DuckDBPyConnection):
-        with _duck.transaction(db) as cur:
+        with duckdb_connect.transaction(db) as cur:
             yield cur
         return
-    con = _duck.connect(db or _duck.default_db_path())
+    con = duckdb_connect.connect(db or duckdb_connect.default_db_path())
     try:
-        with _duck.transaction(con) as cur:
+        with duckdb_connect.transaction(con) as cur:
             yield cur
     finally:
         con.close()

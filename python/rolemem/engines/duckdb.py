@@ -12,8 +12,8 @@ from typing import Any
 
 import duckdb
 
-from .. import _duck
 from ..errors import LineError, RolememError
+from . import duckdb_connect
 
 NAME = "duckdb"
 
@@ -30,11 +30,13 @@ class DuckDBEngine:
         self.con = con
         self._local = threading.local()
 
-    def cursor(self) -> _duck.PreparedCursor:
+    def cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's cursor (composed statements kept as temp macros on it)."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._local.cursor = _duck.PreparedCursor(_duck.tuned_cursor(self.con))
+            cur = self._local.cursor = duckdb_connect.PreparedCursor(
+                duckdb_connect.tuned_cursor(self.con)
+            )
         return cur
 
     def run(
@@ -62,24 +64,24 @@ class DuckDBEngine:
     def columns(self, sql: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """`sql`'s result as columns (name -> numpy array)."""
         cur = self.cursor().cursor
-        return cur.execute(sql, _duck.used(sql, params)).fetchnumpy()
+        return cur.execute(sql, duckdb_connect.used(sql, params)).fetchnumpy()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor inside BEGIN ... COMMIT: `execute(sql, params)` then `fetchone`/
         `fetchall`; any error rolls everything back."""
-        with _duck.transaction(self.con) as cur:
+        with duckdb_connect.transaction(self.con) as cur:
             yield cur
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write statements in one transaction: all or nothing."""
         with self.transaction() as cur:
             for sql, params in statements:
-                cur.execute(sql, _duck.used(sql, params))
+                cur.execute(sql, duckdb_connect.used(sql, params))
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor of its own to read with (no transaction opened; point reads, so without
         the planner setting of the composed statements')."""
-        with _duck.cursor(self.con, tuned=False) as cur:
+        with duckdb_connect.cursor(self.con, tuned=False) as cur:
             yield cur

@@ -11,8 +11,8 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._sql_project import render_macro
 from ..errors import LineError, RolememError
+from ..sql.project import render_macro
 
 NAME = "postgres"
 _RAISED_PREFIX = "rolemem: "

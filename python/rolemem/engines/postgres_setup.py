@@ -43,8 +43,8 @@ def init_database(url: str, *, demo: bool = False, store: str | Path | None = No
     them and copy the rows of that embedded DuckDB store instead."""
     import sqlalchemy as sa
 
-    from ..memory_schema import create_memory_tables, drop_memory_tables
     from ..schema import create_all, drop_all
+    from ..schema.memory import create_memory_tables, drop_memory_tables
 
     if demo and store is not None:
         raise ValueError("give demo or store, not both")
@@ -58,7 +58,7 @@ def init_database(url: str, *, demo: bool = False, store: str | Path | None = No
         if store is not None:
             _copy_store(engine, store)
         elif demo:
-            from ..demo_data import load_demo
+            from ..testing.demo_data import load_demo
 
             with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
                 path = Path(scratch) / "demo.duckdb"
@@ -74,8 +74,8 @@ def _copy_store(engine: Any, path: str | Path) -> None:
     import duckdb
     import sqlalchemy as sa
 
-    from ..memory_schema import MEMORY_TABLES
     from ..schema import APP_TABLES, CONFIG_TABLES
+    from ..schema.memory import MEMORY_TABLES
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
         copy_rows(source, connection.connection.dbapi_connection.cursor(), _STORE_TABLES)

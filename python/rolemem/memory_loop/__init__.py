@@ -11,9 +11,9 @@ timeout or a kill before the commit writes nothing, and the next observation ask
 
 from __future__ import annotations
 
-from ..archive import archived
+from ..dynamic_memory.archive import archived
 from .maintenance import _Maintenance
-from .reports import MaintenanceReport, ObserveReport, _target, event_times
+from .reports import MaintenanceReport, ObserveReport, event_times, observed_target
 from .sql import SETTING_NAMES
 
 __all__ = [
@@ -21,9 +21,9 @@ __all__ = [
     "MaintenanceReport",
     "MemoryLoop",
     "ObserveReport",
-    "_target",
     "archived",
     "event_times",
+    "observed_target",
 ]
 
 

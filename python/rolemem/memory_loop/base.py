@@ -7,22 +7,21 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
-from .. import _duck
-from .._batch import Coalescer
-from .._seeds import read_settings, shipped_settings
-from ..archive import archived as archived
 from ..dynamic_memory import (
     DynamicMemory,
     MemoryInputError,
 )
+from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..embedders import Embedder
-from ..engines import PostgresEngine
+from ..engines import PostgresEngine, duckdb_connect
 from ..errors import ChainError, SaveNotFoundError
-from ..history import chain_params
-from ..llm import ChatModel
-from ..memory_builder import _int_or_none
-from .reports import _target
+from ..memory_builder import int_or_none
+from ..memory_builder.history import chain_params
+from ..sql.batching import Coalescer
+from ..sql.seeds import read_settings, shipped_settings
+from ..text.embedders import Embedder
+from .llm import ChatModel
+from .reports import observed_target
 from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
 from .windows import WindowCache, window_of
 
@@ -42,7 +41,7 @@ class _LoopBase:
 
     def __init__(
         self,
-        db: _duck.Database = None,
+        db: duckdb_connect.Database = None,
         *,
         llm: ChatModel | None = None,
         embedder: Embedder | None | Literal["default"] = None,
@@ -53,7 +52,7 @@ class _LoopBase:
         # a memory given (shared, with its vector cache) stays its owner's to close
         self._owns_memory = memory is None
         self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
-        self._con = self.memory._con
+        self._con = self.memory.con
         self.llm = llm
         self.settings = {
             **shipped_settings("memory_loop_settings"),
@@ -71,10 +70,15 @@ class _LoopBase:
         self._locks_guard = threading.Lock()
         # plans of observations waiting together share a statement (the memory's batch size)
         self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
-            self._plan_batch, max_batch=self.memory._batches.max_batch
+            self._plan_batch, max_batch=self.memory.max_batch
         )
         # each plan's window, for the save's next turn (it reads what the observation read)
         self._windows = WindowCache()
+
+    @property
+    def windows(self) -> WindowCache:
+        """Each plan's context window, kept for the save's next turn (its `stats()`)."""
+        return self._windows
 
     def _check_settings(self) -> None:
         for name in SETTING_NAMES:
@@ -120,7 +124,7 @@ class _LoopBase:
         scene: str | None = None,
     ) -> dict[str, Any]:
         """The bound parameters standing in for int_loop_observations."""
-        target_key, _, _ = _target(role_id, script_role_id)
+        target_key, _, _ = observed_target(role_id, script_role_id)
         return {
             "save_id": save_id,
             "target_key": target_key,
@@ -142,7 +146,7 @@ class _LoopBase:
 
     def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """The loop's models over one observation's save: answered with the observations
-        waiting for a statement, if any (rolemem._batch)."""
+        waiting for a statement, if any (rolemem.sql.batching)."""
         plan = self._plans.submit(params)
         owner = plan["save_user_id"]
         if not plan["saves_found"] or (
@@ -157,7 +161,7 @@ class _LoopBase:
     def _plan_batch(self, observations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Plans of a batch of observations: one statement for distinct saves x characters (a
         second observation of the same one with other values waits for the next)."""
-        store = self.memory._store
+        store = self.memory.store
         sql = plan_sql(store.name)
         chains = chain_params(store, sorted({o["save_id"] for o in observations}))
         plans: list[dict[str, Any] | None] = [None] * len(observations)
@@ -202,15 +206,15 @@ class _LoopBase:
         """The lines of the context window (the newest `context_max_turns` turns after the
         watermark) of one save x character, with the watermark and the pending turn count.
         `user_id`: the player (default: the save's owner), whose extracted lines count."""
-        save = _int_or_none(save_id, "save_id", "context")
+        save = int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
-        _, role, script_role = _target(role_id, script_role_id)
+        _, role, script_role = observed_target(role_id, script_role_id)
         if user_id is None:
-            owner = self.memory._store.run("select user_id from save where id = $id", {"id": save})
+            owner = self.memory.store.run("select user_id from save where id = $id", {"id": save})
             user_id = owner[0][0] if owner else None
         params = self._observation(save, role, script_role, user_id)
-        kept = self._windows.current(self.memory._store, params)
+        kept = self._windows.current(self.memory.store, params)
         return kept if kept is not None else window_of(self._plan(params))
 
     def timeline(
@@ -235,10 +239,10 @@ class _LoopBase:
         table, memory_id = (
             ("memory_event", event_id) if event_id is not None else ("memory_entity", entity_id)
         )
-        memory_id = _int_or_none(
+        memory_id = int_or_none(
             memory_id, "event_id" if event_id is not None else "entity_id", "pin"
         )
-        with self.memory._store.transaction() as cur:
+        with self.memory.store.transaction() as cur:
             changed = cur.execute(
                 # the table name is one of two fixed names, never data
                 f"update {table} set is_pinned = $pinned where id = $id returning id",

@@ -9,14 +9,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     EventVectors,
-    _entity_params,
+    checked_entity,
 )
-from ..extraction import ExtractionReply, extract
+from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import message_spans
 from .base import _LoopBase
+from .extraction_reply import ExtractionReply, extract
 from .reports import _AlreadyExtracted, _state_params, event_times
 from .sql import _FAILURE_SQL, _STATE_SQL
 
@@ -52,11 +52,11 @@ class _Extraction(_LoopBase):
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
         )
-        event_rows, vectors = self.memory._prepare_events(
+        event_rows, vectors = self.memory.prepare_events(
             self._event_inputs(reply, batch, state, chosen, messages)
         )
         entity_params = [
-            _entity_params(
+            checked_entity(
                 scope="user",
                 user_id=state["user_id"],
                 agent_id=state["agent_id"],
@@ -71,7 +71,7 @@ class _Extraction(_LoopBase):
             for e in reply.entities
         ]
         try:
-            with self.memory._store.transaction() as cur:
+            with self.memory.store.transaction() as cur:
                 events, entities = self._commit_batch(
                     cur, batch, chosen, state, event_rows, vectors, entity_params, keep_scene
                 )
@@ -138,8 +138,8 @@ class _Extraction(_LoopBase):
         ).fetchall()
         if len(recorded) != len(sent):
             raise _AlreadyExtracted(batch["batch_key"])
-        events = self.memory._write_events(cur, event_rows, vectors, merge=True)
-        entities = [self.memory._write_entity(cur, params) for params in entity_params]
+        events = self.memory.write_events(cur, event_rows, vectors, merge=True)
+        entities = [self.memory.write_entity(cur, params) for params in entity_params]
         cur.execute(_STATE_SQL, _state_params(state, keep_scene=keep_scene, extracted=True))
         return events, entities
 
@@ -177,6 +177,17 @@ class _Extraction(_LoopBase):
             for event, created_at in zip(reply.events, times, strict=True)
         ]
 
+    def speaker_names(
+        self,
+        role_id: int | None,
+        user_name: str | None,
+        agent_name: str | None,
+        lines: list[dict[str, Any]],
+    ) -> tuple[str, str]:
+        """The player's and the character's names as the prompts use them (the Companion's
+        too): see `_names`."""
+        return self._names(role_id, user_name, agent_name, lines)
+
     def _names(
         self,
         role_id: int | None,
@@ -188,7 +199,7 @@ class _Extraction(_LoopBase):
         memories): the player's given name, else 用户; the character's given name, else its
         role's name, else the name its own lines show, else 角色."""
         if agent_name is None and role_id is not None:
-            found = self.memory._store.run("select name from role where id = $id", {"id": role_id})
+            found = self.memory.store.run("select name from role where id = $id", {"id": role_id})
             agent_name = found[0][0] if found else None
         if agent_name is None:
             agent_name = next(
@@ -213,7 +224,7 @@ class _Extraction(_LoopBase):
         """A failed extraction shows in the save's memory status (last error, attempts); the
         next observation retries the batch."""
         try:
-            with self.memory._store.transaction() as cur:
+            with self.memory.store.transaction() as cur:
                 cur.execute(
                     _FAILURE_SQL,
                     {

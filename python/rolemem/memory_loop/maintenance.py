@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .._sql_project import compose
-from ..archive import archive
-from ..archive import archived as archived
 from ..dynamic_memory import (
-    _SEEDS,
-    _naive,
+    SETTING_SEEDS,
+    naive_time,
 )
+from ..dynamic_memory.archive import archive
+from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..extraction import consolidate
+from ..sql.project import compose
+from .extraction_reply import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport
 from .sql import _MAINTENANCE_SQL, maintenance_select
@@ -34,7 +34,7 @@ class _Maintenance(_Observation):
         with an embedder, give events stored without a context vector theirs.
         `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation',
         'context vectors') advances (the CLI draws bars with it)."""
-        now = _naive(now or datetime.now(), "now")
+        now = naive_time(now or datetime.now(), "now")
         step = progress or (lambda stage, done, total: None)
         step("cleanup", 0, 1)
         report = MaintenanceReport()
@@ -51,7 +51,7 @@ class _Maintenance(_Observation):
                 )
             },
         }
-        store = self.memory._store
+        store = self.memory.store
         sql = compose(
             ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
             {
@@ -67,7 +67,7 @@ class _Maintenance(_Observation):
                 },
             },
             maintenance_select(store.name),
-            existing=_SEEDS,
+            existing=SETTING_SEEDS,
             engine=store.name,
         )
         [due] = store.records(sql, params, json_as_text=False)
@@ -112,7 +112,7 @@ class _Maintenance(_Observation):
         """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
         one transaction, the old rows archived with reason 'consolidated'."""
         assert self.llm is not None
-        store = self.memory._store
+        store = self.memory.store
         entities = store.records(
             """select id, entity_name, kind, keyword, description from memory_entity
             where scope = 'user' and merge_count > 0 order by id""",

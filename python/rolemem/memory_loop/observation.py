@@ -6,15 +6,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     MemoryInputError,
-    _naive,
-    _text,
+    checked_text,
+    naive_time,
 )
-from ..memory_builder import _int_or_none
+from ..dynamic_memory.archive import archived as archived
+from ..memory_builder import int_or_none
 from .extraction import _Extraction
-from .reports import ObserveReport, _state_params, _target
+from .reports import ObserveReport, _state_params, observed_target
 from .sql import _STATE_SQL
 
 
@@ -40,14 +40,14 @@ class _Observation(_Extraction):
         different from the last one seen for this save x character sends every pending turn.
         Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
         """
-        save = _int_or_none(save_id, "save_id", "observe")
+        save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
-        _text(user_id, "user_id")
-        _text(agent_id, "agent_id")
-        _text(scene, "scene", required=False)
-        target_key, role, script_role = _target(role_id, script_role_id)
-        now = _naive(now or datetime.now(), "now")
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
+        checked_text(scene, "scene", required=False)
+        target_key, role, script_role = observed_target(role_id, script_role_id)
+        now = naive_time(now or datetime.now(), "now")
         params = self._observation(save, role, script_role, user_id, agent_id, scene)
         with self._lock((save, target_key)):
             plan = self._plan(params)
@@ -72,7 +72,7 @@ class _Observation(_Extraction):
                 "batch_scene": plan["last_scene"] if report.scene_changed else scene,
             }
             if not batches:
-                with self.memory._store.transaction() as cur:
+                with self.memory.store.transaction() as cur:
                     cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
                 return report
             if self.llm is None:
@@ -121,13 +121,13 @@ class _Observation(_Extraction):
         makes every pending turn due). `record=True` notes the observation when nothing is
         due (the scene seen, the player active), as `observe` does: the next scene change is
         then seen."""
-        save = _int_or_none(save_id, "save_id", "observe")
+        save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
-        _text(user_id, "user_id")
-        _text(agent_id, "agent_id")
-        _text(scene, "scene", required=False)
-        target_key, role, script_role = _target(role_id, script_role_id)
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
+        checked_text(scene, "scene", required=False)
+        target_key, role, script_role = observed_target(role_id, script_role_id)
         plan = self._plan(self._observation(save, role, script_role, user_id, agent_id, scene))
         batches = len(plan["batches"] or [])
         if record and not batches:
@@ -141,7 +141,7 @@ class _Observation(_Extraction):
                 "scene": scene,
                 "now": datetime.now(),
             }
-            with self.memory._store.transaction() as cur:
+            with self.memory.store.transaction() as cur:
                 cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
         return {
             "target_key": target_key,

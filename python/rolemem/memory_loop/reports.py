@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..archive import archived as archived
 from ..dynamic_memory import (
     MemoryInputError,
 )
-from ..memory_builder import _int_or_none, _script_role
+from ..dynamic_memory.archive import archived as archived
+from ..memory_builder import int_or_none, script_role_or_none
 
 
 @dataclass
@@ -57,9 +57,9 @@ class _AlreadyExtracted(Exception):
     """Another caller committed this batch first: roll back ours, write nothing."""
 
 
-def _target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
-    role_id = _int_or_none(role_id, "role_id", "observe")
-    script_role_id = _script_role(script_role_id, "script_role_id", "observe")
+def observed_target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
+    role_id = int_or_none(role_id, "role_id", "observe")
+    script_role_id = script_role_or_none(script_role_id, "script_role_id", "observe")
     if (role_id is None) == (script_role_id is None):
         raise MemoryInputError("give the character as exactly one of role_id or script_role_id")
     if role_id is not None:

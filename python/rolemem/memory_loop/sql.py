@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import functools
 
-from .. import history
-from .._sql_project import compose, render_macro
-from ..archive import archived as archived
-from ..memory_builder import STORED_LINE_FIELDS
+from ..dynamic_memory.archive import archived as archived
+from ..memory_builder import STORED_LINE_FIELDS, history
+from ..sql.project import compose, render_macro
 
 SETTING_NAMES = (
     "min_window_turns",

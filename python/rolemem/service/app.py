@@ -16,7 +16,7 @@ from fastapi import Depends, FastAPI
 from fastapi.security import APIKeyHeader
 
 from ..errors import RolememError
-from ..llm import ChatModel
+from ..memory_loop.llm import ChatModel
 from . import admin, config, console, docs, errors, official, query, recall, saves, turn, users
 from .guard import RequestGuard
 from .settings import ServiceSettings
@@ -65,7 +65,7 @@ def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
     settings, the LLM's address, the embedder, the snapshot."""
     llm = None
     if spec.get("llm"):
-        from ..llm import OpenAICompatibleLLM
+        from ..memory_loop.llm import OpenAICompatibleLLM
 
         llm = OpenAICompatibleLLM(
             base_url=spec["llm"]["base_url"],

@@ -8,15 +8,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 
-from ..character_config import (
+from ..character_memory import store_config, stored_config
+from ..character_memory.config import (
     ConfigError,
     ConfigWarning,
     export_designer_json,
     parse_designer_json,
 )
-from ..character_memory import store_config, stored_config
-from ..sillytavern import from_lorebook, to_lorebook
-from ..unlock_matrix import unlock_matrix
+from ..character_memory.sillytavern import from_lorebook, to_lorebook
+from ..character_memory.unlock_matrix import unlock_matrix
 from .errors import responses
 from .schemas.admin import (
     ConfigImported,

@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._duck import is_storable_text
+from ..engines.duckdb_connect import is_storable_text
 from .errors import error_response
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
-from .. import memories
+from ..dynamic_memory import player_memories
 from .errors import responses
 from .schemas.common import ID_LENGTH, MAX_ID
 from .schemas.memories import (
@@ -117,7 +117,7 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: MemoryEd
     store = _store(request)
     return await store.run(
         None,
-        memories.edit,
+        player_memories.edit,
         store.memory,
         kind,
         memory_id,
@@ -136,4 +136,6 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: MemoryEd
 )
 async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
     store = _store(request)
-    return await store.run(None, memories.delete, store.engine, kind, memory_id, scope="official")
+    return await store.run(
+        None, player_memories.delete, store.engine, kind, memory_id, scope="official"
+    )

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .. import saves
 from ..dynamic_memory import QueryResponse as Answer
+from ..memory_builder import saves
 from .errors import responses
 from .schemas.recall import (
     ExpandWordsRequest,

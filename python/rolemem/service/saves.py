@@ -1,6 +1,7 @@
-"""Roles, saves and their lines: the save lifecycle a game drives (rolemem.saves), each write
-one transaction, appends and regenerates idempotent by key (per player), a save reachable by
-its player only: every player field of a request must name the save's owner."""
+"""Roles, saves and their lines: the save lifecycle a game drives
+(rolemem.memory_builder.saves), each write one transaction, appends and regenerates idempotent
+by key (per player), a save reachable by its player only: every player field of a request must
+name the save's owner."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 
-from .. import saves
 from ..errors import RolememError
+from ..memory_builder import saves
 from .errors import responses
 from .idempotency import HEADER
 from .schemas.common import ID_LENGTH, MAX_ID, USER_ID

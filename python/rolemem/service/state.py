@@ -26,16 +26,17 @@ from typing import Any, TypeVar
 import duckdb
 from starlette.requests import Request
 
-from .. import _cancel, _duck, history, saves
 from ..character_memory import CharacterLibrary, CharacterMemory, config_version
-from ..companion import Companion
 from ..dynamic_memory import DynamicMemory
-from ..engines import DuckDBEngine, Engine, PostgresEngine
+from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ..engines.postgres_setup import is_postgres_url
+from ..engines.snapshot import write_snapshot
 from ..errors import BusyError, NotFoundError, RolememError
-from ..llm import ChatModel
+from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
-from ..snapshot import write_snapshot
+from ..memory_loop.llm import ChatModel
+from ..sql import cancel
+from ..turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
@@ -89,7 +90,7 @@ class Store:
                 engine=self.engine, embedder=self.embedder, max_batch=self.settings.max_batch
             )
         else:
-            con = _duck.connect(self.path)
+            con = duckdb_connect.connect(self.path)
             # a setting of this database instance (every cursor on it), a validated integer
             con.execute(f"set threads = {int(self.settings.engine_threads)}")
             self.engine = DuckDBEngine(con)
@@ -136,12 +137,12 @@ class Store:
     ) -> T:
         """`function(*args, **kwargs)` on a pool thread, for this request: with `timeout`, work
         past it is interrupted and answered 503; work whose client left is interrupted."""
-        token = _cancel.WorkToken()
-        reset = _cancel.current.set(token)
+        token = cancel.WorkToken()
+        reset = cancel.current.set(token)
         try:
-            job = _cancel.carried(function)
+            job = cancel.carried(function)
         finally:
-            _cancel.current.reset(reset)
+            cancel.current.reset(reset)
         future = (pool or self.requests).submit(job, *args, **kwargs)
         waiter = asyncio.wrap_future(future)
         # an answer nobody waits for any more (a timeout, a client gone) is not an error
@@ -279,7 +280,7 @@ class Store:
             "dynamic_recall": self.memory.batching(),
             "character_recall": library.batching() if library is not None else None,
             "extraction_queued": self.extraction.queued(),
-            "context_windows": self.loop._windows.stats(),
+            "context_windows": self.loop.windows.stats(),
         }
 
     def forget_character(self, character_id: str) -> None:

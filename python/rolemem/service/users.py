@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from .. import memories, saves
-from ..archive import archived
+from ..dynamic_memory import player_memories
+from ..dynamic_memory.archive import archived
+from ..memory_builder import saves
 from .errors import responses
 from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
 from .schemas.memories import (
@@ -70,7 +71,7 @@ async def list_memories(
     store = _store(request)
     return await store.run(
         request,
-        memories.list_memories,
+        player_memories.list_memories,
         store.engine,
         user_id,
         agent_id=agent_id,
@@ -156,7 +157,7 @@ async def edit(
     store = _store(request)
     return await store.run(
         None,
-        memories.edit,
+        player_memories.edit,
         store.memory,
         kind,
         memory_id,
@@ -178,7 +179,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     store = _store(request)
     return await store.run(
         None,
-        memories.delete,
+        player_memories.delete,
         store.engine,
         kind,
         memory_id,
@@ -199,7 +200,7 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     store = _store(request)
     return await store.run(
         None,
-        memories.forget,
+        player_memories.forget,
         store.engine,
         user_id,
         agent_id=body.agent_id,
@@ -216,4 +217,6 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
 )
 async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
     store = _store(request)
-    return await store.run(request, memories.export, store.engine, user_id, agent_id=agent_id)
+    return await store.run(
+        request, player_memories.export, store.engine, user_id, agent_id=agent_id
+    )

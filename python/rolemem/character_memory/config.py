@@ -1,0 +1,424 @@
+"""Designer config for character memory: the designers' nested JSON <-> the seed tables.
+
+The spec's format is `{类别: [{"关键词", "内容", "强度", "日期", "queryParams"}, ...]}` per kind
+(attributes, events, dialogue styles). Seeds hold one row per entry, in designer order (an
+explicit ordinal), with `keywords` and `query_params` as JSON. This module only reshapes and
+checks structure; the content rules (strength range, operators, sizes) are SQL
+(`int_character_config_problems`), run here on the staged rows so nothing half-imports.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import RolememError
+
+# kind in the designer document -> (seed table, group column, entry_kind in SQL)
+KINDS = {
+    "attributes": ("character_attributes", "category", "attribute"),
+    "events": ("character_events", "event_type", "event"),
+    "dialogue_styles": ("character_dialogue_styles", "style_type", "dialogue_style"),
+}
+# Recall rules an entry may add (SillyTavern's, for any config): secondary keywords and the
+# logic they must pass over the player's text, always recalled while unlocked, and how many
+# turns it stays queued. Optional, with these defaults (older files and tables lack them).
+RULE_DEFAULTS: dict[str, Any] = {
+    "secondary_keywords": [],
+    "secondary_logic": None,
+    "is_constant": False,
+    "sticky_turns": None,
+}
+SECONDARY_LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
+SEED_COLUMNS = {
+    "character_attributes": [
+        "ordinal",
+        "character_id",
+        "category",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+        *RULE_DEFAULTS,
+    ],
+    "character_events": [
+        "ordinal",
+        "character_id",
+        "event_type",
+        "event_date",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+        *RULE_DEFAULTS,
+    ],
+    "character_dialogue_styles": [
+        "ordinal",
+        "character_id",
+        "style_type",
+        "keywords",
+        "content",
+        "strength",
+        "query_params",
+        *RULE_DEFAULTS,
+    ],
+}
+# columns holding JSON (written as compact JSON text)
+JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
+# every config column's SQL type (the SQLModel schema's), for inserts bound as lists
+COLUMN_TYPES = {
+    "ordinal": "bigint",
+    "strength": "integer",
+    "sticky_turns": "integer",
+    "is_constant": "boolean",
+    **dict.fromkeys(JSON_COLUMNS, "json"),
+}
+# designer keys (whitespace and case ignored) -> seed column
+_ENTRY_KEYS = {
+    "关键词": "keywords",
+    "keywords": "keywords",
+    "内容": "content",
+    "content": "content",
+    "强度": "strength",
+    "strength": "strength",
+    "日期": "event_date",
+    "date": "event_date",
+    "event_date": "event_date",
+    "queryparams": "query_params",
+    "query_params": "query_params",
+    "次要关键词": "secondary_keywords",
+    "secondary_keywords": "secondary_keywords",
+    "次要关键词逻辑": "secondary_logic",
+    "secondary_logic": "secondary_logic",
+    "常驻": "is_constant",
+    "constant": "is_constant",
+    "停留轮数": "sticky_turns",
+    "sticky_turns": "sticky_turns",
+}
+# the designer document's names of the recall rules (export writes them when set)
+_RULE_KEYS = {
+    "secondary_keywords": "次要关键词",
+    "secondary_logic": "次要关键词逻辑",
+    "is_constant": "常驻",
+    "sticky_turns": "停留轮数",
+}
+
+
+class ConfigError(RolememError, ValueError):
+    """Designer config that cannot be loaded; the message names file, entry and field."""
+
+
+class ConfigWarning(UserWarning):
+    """Config outside the spec's advice (keyword count, content length): loaded anyway."""
+
+
+@dataclass
+class CharacterConfig:
+    """Seed rows per table, plus where each came from (for messages)."""
+
+    tables: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {table: [] for table in SEED_COLUMNS}
+    )
+    locations: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def extend(self, other: CharacterConfig) -> None:
+        mine = {row["character_id"] for rows in self.tables.values() for row in rows}
+        theirs = {row["character_id"] for rows in other.tables.values() for row in rows}
+        if mine & theirs:
+            where = sorted(set(other.locations.values()))[:1]
+            raise ConfigError(
+                f"character {sorted(mine & theirs)[0]!r} is configured twice "
+                f"(again in {where[0] if where else 'another file'}): one file per character"
+            )
+        offset = {
+            table: max((r["ordinal"] for r in rows), default=0)
+            for table, rows in self.tables.items()
+        }
+        for table, rows in other.tables.items():
+            for row in rows:
+                new = {**row, "ordinal": row["ordinal"] + offset[table]}
+                self.tables[table].append(new)
+                kind = _table_kind(table)
+                self.locations[(kind, new["ordinal"])] = other.locations[(kind, row["ordinal"])]
+
+
+def _table_kind(table: str) -> str:
+    return next(kind for t, _, kind in KINDS.values() if t == table)
+
+
+def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    if isinstance(doc, Mapping):
+        return doc, "<designer config>"
+    path = Path(doc)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path.name}: not UTF-8 text (byte {exc.start}): save the file as UTF-8"
+        ) from None
+    try:
+        parsed = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path.name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{path.name}: the JSON nests too deeply") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
+    if not isinstance(parsed, Mapping):
+        raise ConfigError(f"{path.name}: the document must be a JSON object")
+    return parsed, path.name
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number designers can use (NaN and infinity are refused)")
+
+
+def parse_designer_json(
+    doc: str | Path | Mapping[str, Any], *, character_id: str | None = None
+) -> CharacterConfig:
+    """Designer JSON (a path or a mapping) -> seed rows. Structure errors raise ConfigError."""
+    document, source = _read_document(doc)
+    character = character_id or document.get("character_id")
+    if not isinstance(character, str) or not character.strip():
+        raise ConfigError(f"{source}: character_id is required (argument or document key)")
+    # `extensions`: what another tool's fields carry (character_memory.sillytavern), not stored
+    unknown = set(document) - set(KINDS) - {"character_id", "extensions"}
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown section(s) {sorted(unknown)}; expected {sorted(KINDS)}"
+        )
+    config = CharacterConfig()
+    for kind, (table, group_column, entry_kind) in KINDS.items():
+        groups = document.get(kind, {})
+        if not isinstance(groups, Mapping):
+            raise ConfigError(f"{source}: {kind} must map each {group_column} to a list")
+        for group, entries in groups.items():
+            if not isinstance(entries, list):
+                raise ConfigError(f"{source}: {kind}.{group} must be a list of entries")
+            for index, entry in enumerate(entries):
+                where = f"{source}: {kind}.{group}[{index}]"
+                row = _entry_row(entry, kind, where)
+                ordinal = len(config.tables[table]) + 1
+                config.tables[table].append(
+                    {"ordinal": ordinal, "character_id": character, group_column: group, **row}
+                )
+                config.locations[(entry_kind, ordinal)] = where
+    return config
+
+
+def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: an entry must be an object, got {type(entry).__name__}")
+    row: dict[str, Any] = {"strength": None, "query_params": [], **RULE_DEFAULTS}
+    if kind == "events":
+        row["event_date"] = ""
+    for raw_key, value in entry.items():
+        if raw_key == "extensions":  # another tool's fields (character_memory.sillytavern)
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: extensions must be an object")
+            continue
+        key = _ENTRY_KEYS.get(str(raw_key).strip().lower())
+        if key is None or (key == "event_date" and kind != "events"):
+            raise ConfigError(f"{where}: unknown key {raw_key!r}")
+        row[key] = value
+    for required in ("keywords", "content"):
+        if required not in row:
+            raise ConfigError(f"{where}: {required} is required")
+    if not isinstance(row["keywords"], list) or not all(
+        isinstance(word, str) for word in row["keywords"]
+    ):
+        raise ConfigError(f"{where}: keywords must be a list of strings")
+    if not isinstance(row["content"], str):
+        raise ConfigError(f"{where}: content must be a string")
+    strength = row["strength"]
+    if strength is not None and (isinstance(strength, bool) or not isinstance(strength, int)):
+        raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
+    if kind == "events" and not isinstance(row["event_date"], str):
+        raise ConfigError(f'{where}: date must be a string ("" when unknown)')
+    params = row["query_params"]
+    if params is None:
+        row["query_params"] = params = []
+    if not isinstance(params, list) or not all(isinstance(c, Mapping) for c in params):
+        raise ConfigError(f"{where}: queryParams must be a list of {{field, value, operator}}")
+    row["query_params"] = [{str(k).strip(): v for k, v in c.items()} for c in params]
+    _check_rules(row, where)
+    return row
+
+
+def _check_rules(row: dict[str, Any], where: str) -> None:
+    """The recall rules' types (their values are the SQL rules': int_character_config_problems);
+    the logic is spelled as SillyTavern spells it, in any letter case."""
+    secondary = row["secondary_keywords"]
+    if secondary is None:
+        row["secondary_keywords"] = secondary = []
+    if not isinstance(secondary, list) or not all(isinstance(w, str) for w in secondary):
+        raise ConfigError(f"{where}: 次要关键词 (secondary_keywords) must be a list of strings")
+    logic = row["secondary_logic"]
+    if logic is not None:
+        if not isinstance(logic, str) or logic.strip().upper() not in SECONDARY_LOGICS:
+            raise ConfigError(
+                f"{where}: 次要关键词逻辑 (secondary_logic) must be one of "
+                f"{', '.join(SECONDARY_LOGICS)}, got {logic!r}"
+            )
+        row["secondary_logic"] = logic.strip().upper()
+    if not isinstance(row["is_constant"], bool):
+        raise ConfigError(f"{where}: 常驻 (constant) must be true or false")
+    turns = row["sticky_turns"]
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
+        raise ConfigError(
+            f"{where}: 停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"
+        )
+
+
+def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
+    """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
+    known = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
+    if character_id not in known:
+        raise ConfigError(f"no config for character {character_id!r}; configured: {known}")
+    document: dict[str, Any] = {"character_id": character_id}
+    for kind, (table, group_column, _) in KINDS.items():
+        groups: dict[str, list[dict[str, Any]]] = {}
+        rows = sorted(
+            (r for r in config.tables[table] if r["character_id"] == character_id),
+            key=lambda r: r["ordinal"],
+        )
+        for row in rows:
+            entry: dict[str, Any] = {}
+            if kind == "events":
+                entry["日期"] = row["event_date"]
+            entry["内容"] = row["content"]
+            entry["关键词"] = list(row["keywords"])
+            if row["strength"] is not None:
+                entry["强度"] = row["strength"]
+            entry["queryParams"] = list(row["query_params"])
+            for column, key in _RULE_KEYS.items():
+                value = row.get(column, RULE_DEFAULTS[column])
+                if value != RULE_DEFAULTS[column]:
+                    entry[key] = list(value) if isinstance(value, list) else value
+            groups.setdefault(row[group_column], []).append(entry)
+        document[kind] = groups
+    return document
+
+
+def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
+    """Write the three seed CSVs (JSON columns as compact JSON text), all or none: each is
+    written beside its target first and the three are renamed into place only when all were
+    written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[Path] = []
+    try:
+        for table, columns in SEED_COLUMNS.items():
+            staged.append(directory / f".{table}.csv.tmp")
+            _write_seed_csv(config, staged[-1], table, columns)
+        for path in staged:  # every file written: move them into place
+            path.replace(path.with_name(path.name[1:].removesuffix(".tmp")))
+    finally:
+        for path in staged:
+            path.unlink(missing_ok=True)
+
+
+def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: list[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        for row in config.tables[table]:
+            row = {**RULE_DEFAULTS, **row}  # rows built before the recall rules have defaults
+            writer.writerow(
+                [
+                    json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
+                    if c in JSON_COLUMNS
+                    else ("" if row[c] is None else str(row[c]).lower())
+                    if c == "is_constant"
+                    else ("" if row[c] is None else row[c])
+                    for c in columns
+                ]
+            )
+
+
+def report_problems(
+    config: CharacterConfig, problems: list[tuple[str, int, str, str, str]]
+) -> None:
+    """Raise one ConfigError for all errors; warn (ConfigWarning) for out-of-advice sizes.
+
+    `problems` rows come from the SQL model int_character_config_problems:
+    (entry_kind, ordinal, field, severity, message)."""
+    errors: list[str] = []
+    advice: list[str] = []
+    for entry_kind, ordinal, field_name, severity, message in problems:
+        where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
+        text = f"{where}: {field_name}: {message}"
+        (errors if severity == "error" else advice).append(text)
+    for text in advice:
+        warnings.warn(text, ConfigWarning, stacklevel=3)
+    if errors:
+        raise ConfigError("invalid character config:\n" + "\n".join(errors))
+
+
+DEMO_CHARACTERS = ("qiyu.json", "qinling.json")
+
+
+def demo_config() -> CharacterConfig:
+    """The demo characters shipped with rolemem (the spec's examples: qiyu, and qinling)."""
+    from importlib import resources
+
+    config = CharacterConfig()
+    for name in DEMO_CHARACTERS:
+        text = resources.files("rolemem").joinpath(f"data/characters/{name}").read_text("utf-8")
+        config.extend(parse_designer_json(json.loads(text)))
+    return config
+
+
+def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
+    """The three config CSVs `write_seed_csvs` wrote (default: the demo config) -> rows."""
+    if directory is None:
+        return demo_config()
+    config = CharacterConfig()
+    for table, columns in SEED_COLUMNS.items():
+        path = Path(directory) / f"{table}.csv"
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                records = list(csv.DictReader(handle))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        for number, record in enumerate(records, start=2):
+            where = f"{table}.csv line {number}"
+            # files written before the recall rules lack their columns: the defaults
+            if not set(columns) - set(RULE_DEFAULTS) <= set(record) <= set(columns):
+                raise ConfigError(f"{where}: expected the columns {columns}")
+            try:
+                row: dict[str, Any] = {
+                    **record,
+                    "ordinal": int(record["ordinal"]),
+                    "strength": int(record["strength"]) if record["strength"] else None,
+                    "keywords": json.loads(record["keywords"]),
+                    "query_params": json.loads(record["query_params"] or "[]"),
+                    "secondary_keywords": json.loads(record.get("secondary_keywords") or "[]"),
+                    "secondary_logic": record.get("secondary_logic") or None,
+                    "is_constant": _flag(record.get("is_constant") or "false"),
+                    "sticky_turns": int(record["sticky_turns"])
+                    if record.get("sticky_turns")
+                    else None,
+                }
+                _check_rules(row, where)
+            except (ValueError, json.JSONDecodeError) as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            config.tables[table].append(row)
+            config.locations[(_table_kind(table), row["ordinal"])] = where
+        config.tables[table].sort(key=lambda row: row["ordinal"])
+    return config
+
+
+def _flag(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError(f"is_constant must be true or false, got {text!r}")
+    return text.lower() == "true"

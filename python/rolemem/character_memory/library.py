@@ -1,0 +1,533 @@
+"""Designer config loaded for recall: one private in-memory DuckDB holding the config of one
+character or of every character of a database, its static models built once as tables, and
+the recall statement, which answers every waiting request (of any of its characters) at once.
+
+All rules are the dbt models under models/intermediate/character_memory and
+models/marts/character_memory; every request value is a bound parameter. The config reaches a
+database's tables here too (`store_config`, and `load_seeds_into` with every seed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, writing
+from ..schema import create_config_tables
+from ..sql.batching import Coalescer
+from ..sql.project import compose, render_macro
+from ..sql.request_rows import bound_lists, request_rows_sql
+from ..sql.seeds import load_seed, read_settings, seed_specs
+from .config import (
+    COLUMN_TYPES,
+    JSON_COLUMNS,
+    RULE_DEFAULTS,
+    SEED_COLUMNS,
+    CharacterConfig,
+    ConfigError,
+    ConfigWarning,
+    demo_config,
+    read_seed_csvs,
+    report_problems,
+)
+from .verdict_cache import TABLE as VERDICTS
+from .verdict_cache import Pair, VerdictCache
+
+_CONFIG_SEEDS = tuple(SEED_COLUMNS)
+_RECALL_SEEDS = (
+    "association_words",
+    "recall_stopwords",
+    "recall_context_defaults",
+    "recall_limits",
+)
+# Models that depend on config only: built once per library, then read as tables.
+_STATIC_MODELS = (
+    "stg_config__character_attributes",
+    "stg_config__character_events",
+    "stg_config__character_dialogue_styles",
+    "int_character_entries_unioned",
+    "int_character_entry_keywords",
+    "int_character_keyword_lengths",
+    "int_character_conditions_parsed",
+    "int_character_condition_values",
+)
+# On PostgreSQL a generic plan merge-joins a turn's few text windows with the whole keyword
+# index; without merge joins it looks them up (p50 26 against 38 ms at 10k entries, 298
+# against 334 ms at 100k; hash joins off as well: 25 ms, but 512 ms at 100k)
+_INDEXED_JOINS = {"enable_mergejoin": "off"}
+# what recall looks up in the static tables, indexed where they are copied (another engine)
+_INDEXES: dict[str, list[tuple[str, ...]]] = {
+    "int_character_entries_unioned": [("entry_key",), ("character_id", "is_constant")],
+    "int_character_entry_keywords": [("character_id", "folded_keyword"), ("keyword",)],
+    "int_character_keyword_lengths": [("character_id",)],
+    "int_character_conditions_parsed": [("entry_key",)],
+    "int_character_condition_values": [("entry_key", "condition_index")],
+    "association_words": [("word",)],
+}
+LIMIT_NAMES = (
+    "attributes_per_category",
+    "attributes_total",
+    "events_total",
+    "dialogue_styles_total",
+    "queue_turns",
+    "queue_attribute_categories",
+    "queue_items_per_category",
+    "queue_events",
+    "queue_dialogue_styles",
+    "expand_strategy",
+    "max_expanded_words",
+)
+
+# What each request of a batch brings: a list per name, a position per request (the models
+# carry request_id and character_id, so one statement answers requests of several
+# characters).
+REQUEST_FIELDS = {
+    "character_id": "varchar",
+    "query_text": "varchar",
+    "tokens": "varchar[]",
+    "context": "json",
+    "require_match": "boolean",
+    "user_name": "varchar",
+    "char_name": "varchar",
+    "turn_number": "integer",
+    **dict.fromkeys(LIMIT_NAMES, "integer"),
+    "filter_levels": "integer[]",
+}
+# each request's sticky queue, flattened with its request's number
+_QUEUE_SQL = """
+    select
+        unnest(cast($queued_request_id as integer[])) as request_id,
+        unnest(cast($queued_keys as varchar[])) as entry_key,
+        unnest(cast($queued_turns as integer[])) as recalled_turn,
+        unnest(cast($queued_qualities as integer[])) as match_quality
+"""
+# every entry's explain row: only when a request of the batch asks (a row per entry)
+_EXPLAIN_JOIN = """left join (
+    select request_id, {explain_rows} as explain
+    from character_memory_recall as explained
+    group by request_id
+) as explained on explained.request_id = requests.request_id"""
+# one row per request of the batch, in request_id order
+_RECALL_SELECT = """
+select
+    requests.request_id,
+    blocks.attributes_text,
+    blocks.events_text,
+    blocks.dialogue_style_text,
+    {explain} as explain,
+    queue.queue,
+    words.words
+from int_recall_requests as requests
+left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
+left join (
+    select request_id, {queue} as queue
+    from int_recall_queue_updated
+    group by request_id
+) as queue on queue.request_id = requests.request_id
+left join (
+    select request_id, {words} as words
+    from int_recall_words_expanded
+    group by request_id
+) as words on words.request_id = requests.request_id
+{explain_join}
+order by requests.request_id
+"""
+
+
+@functools.cache  # rendered once per (explain, engine), not per batch
+def _recall_select(explain: bool, engine: str) -> str:
+    """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
+
+    def objects(names: tuple[str, ...], order_by: str) -> str:
+        fields = [(name, name) for name in names]
+        return render_macro("list_of_objects", fields, order_by, engine=engine)
+
+    explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+    return _RECALL_SELECT.format(
+        explain="explained.explain" if explain else "cast(null as integer[])",
+        explain_join=_EXPLAIN_JOIN.format(explain_rows=explain_rows) if explain else "",
+        queue=objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
+        words=objects(("word", "word_source", "level"), "word_order"),
+    )
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """One recall's bound values (REQUEST_FIELDS, its queue as `queued_*` lists) and whether
+    it wants the explain rows."""
+
+    values: Mapping[str, Any]
+    explain: bool
+
+
+class CharacterLibrary:
+    """The designer config of `character_id` (or, None, of every character) ready to recall.
+
+    `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
+    the config tables there; a PostgresEngine reads its config tables and recalls there.
+    `config`: rows from the designers' JSON instead. Share one library between the
+    CharacterMemory objects of a process (the service does): recalls waiting for a statement,
+    whatever their character, are answered by the next one (at most `max_batch`).
+    """
+
+    def __init__(
+        self,
+        db: duckdb_connect.Database = None,
+        *,
+        config: CharacterConfig | None = None,
+        character_id: str | None = None,
+        max_batch: int = 8,
+        engine: PostgresEngine | None = None,
+        max_contexts: int = 256,
+    ) -> None:
+        if isinstance(db, PostgresEngine) and engine is None:
+            engine = db  # the config's database is where recall runs
+        self._con = duckdb_connect.private_connection()
+        self._load(db, config, character_id)
+        self._check(config)
+        for model in _STATIC_MODELS:
+            sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
+            self._con.execute(f"create table {model} as {sql}")
+        # on another engine recall reads copies of the config-derived tables there
+        self._engine = engine
+        if engine is not None:
+            engine.replace_tables(self._con, _STATIC_MODELS + _RECALL_SEEDS, _INDEXES)
+        self.characters = frozenset(
+            row[0]
+            for row in self._con.execute(
+                "select distinct character_id from int_character_entries_unioned"
+            ).fetchall()
+        )
+        self.default_limits = read_settings(self._con, "recall_limits")
+        # a config without secondary keywords plans none of their rule (each operator is
+        # planned on every call: int_recall_entries_matched's var)
+        [(secondary,)] = self._con.execute(
+            "select count(*) > 0 from int_character_entry_keywords where is_secondary"
+        ).fetchall()
+        self._has_secondary_keywords = bool(secondary)
+        # on DuckDB a turn looks unlock verdicts up (judged once per context); PostgreSQL
+        # caches the plan and judges a turn's candidates in its statement: its tables are
+        # shared by every process, and one process's eviction would be another's wrong answer
+        self._verdicts = (
+            None if engine is not None else VerdictCache(self._con, _fill_verdicts, max_contexts)
+        )
+        self._local = threading.local()
+        self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
+            self._recall_batch, max_batch=max_batch
+        )
+
+    def recall(self, request: RecallRequest) -> tuple[Any, ...]:
+        """attributes_text, events_text, dialogue_style_text, explain, queue, words."""
+        return self._batches.submit(request)
+
+    def batching(self) -> dict[str, Any]:
+        """How recall statements were shared (rolemem.sql.batching)."""
+        return self._batches.stats()
+
+    # -- recall ----------------------------------------------------------------------------
+
+    def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
+        explain = any(request.explain for request in requests)
+        engine = self._engine.name if self._engine else "duckdb"
+        # both marts in one query when explaining: blocks and explain share every CTE
+        sql = compose(
+            ("character_memory_blocks", "character_memory_recall")
+            if explain
+            else "character_memory_blocks",
+            {
+                "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
+                "int_recall_queue_items": _QUEUE_SQL,
+            },
+            _recall_select(explain, engine),
+            {
+                "judge_verdicts_per_turn": self._verdicts is None,
+                "recall_secondary_keywords": self._has_secondary_keywords,
+            },
+            existing=_STATIC_MODELS
+            + _RECALL_SEEDS
+            + (() if self._verdicts is None else (VERDICTS,)),
+            engine=engine,
+        )
+        params = _batch_params([request.values for request in requests])
+        for number, request in enumerate(requests, start=1):
+            queued = request.values["queued_keys"]
+            params["queued_request_id"] += [number] * len(queued)
+            for name in ("queued_keys", "queued_turns", "queued_qualities"):
+                params[name] += request.values[name]
+        if self._engine is not None:
+            rows = self._engine.run(
+                sql,
+                bound_lists(REQUEST_FIELDS, params, engine),
+                error=ConfigError,
+                planner=_INDEXED_JOINS,
+            )
+            return [tuple(row[1:]) for row in rows]
+        # a cursor per thread: batches run in parallel with other threads' (alone) recalls
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._local.cursor = duckdb_connect.PreparedCursor(self._con.cursor())
+        assert self._verdicts is not None
+        pairs = [(r.values["character_id"], r.values["context"]) for r in requests]
+        with self._verdicts.holding(pairs):
+            rows = cur.run(sql, params, error=ConfigError)
+        return [tuple(row[1:]) for row in rows]
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def _load(
+        self, db: duckdb_connect.Database, config: CharacterConfig | None, character_id: str | None
+    ) -> None:
+        for seed in _RECALL_SEEDS:
+            load_seed(self._con, seed)
+        if config is not None or db is None:
+            _insert_config_rows(self._con, config or demo_config())
+        else:
+            self._copy_config_tables(db, character_id)
+
+    def _copy_config_tables(self, db: duckdb_connect.Database, character_id: str | None) -> None:
+        """The config rows (of one character, or all) from the database's config tables; the
+        lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
+        CSVs)."""
+        with _reading(db) as source:
+            for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
+                is_config = seed in _CONFIG_SEEDS
+                try:
+                    cursor = source.execute(
+                        f"select * from {seed} "
+                        "where cast($id as varchar) is null or character_id = $id"
+                        if is_config
+                        else f"select * from {seed}",
+                        {"id": character_id} if is_config else {},
+                    )
+                except _MISSING_TABLE:
+                    if not is_config:
+                        continue
+                    raise ConfigError(
+                        f"the database has no config table {seed!r}: run `rolemem init-db` "
+                        "and `rolemem config import --db` (or `rolemem config load`)"
+                    ) from None
+                rows = cursor.fetchall()
+                names = [d[0] for d in cursor.description]
+                expected = set(SEED_COLUMNS[seed] if is_config else seed_specs()[seed][1])
+                if not is_config and not expected <= set(names):
+                    continue  # seeded by an older rolemem: keep the shipped table whole
+                # column names become SQL identifiers: only the seed's own are copied
+                keep = [i for i, name in enumerate(names) if name in expected]
+                rows = [tuple(row[i] for i in keep) for row in rows]
+                names = [names[i] for i in keep]
+                _insert_rows(
+                    self._con,
+                    seed,
+                    {name: [row[i] for row in rows] for i, name in enumerate(names)},
+                )
+
+    def _check(self, config: CharacterConfig | None) -> None:
+        """Errors raise; advice on sizes warns only for designer JSON being imported."""
+        problems = _config_problems(self._con)
+        if config is None:
+            problems = [p for p in problems if p[3] == "error"]
+        report_problems(config or CharacterConfig(), problems)
+
+
+def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Bound lists for `request_rows_sql`: a position per request, and empty queue lists."""
+    params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
+    for name in REQUEST_FIELDS:
+        params[name] = [values.get(name) for values in requests]
+    for name in ("queued_request_id", "queued_keys", "queued_turns", "queued_qualities"):
+        params[name] = []
+    return params
+
+
+def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> None:
+    """The verdicts of new (character, context) pairs, judged by the model."""
+    sql = f"insert into {VERDICTS} " + compose(
+        VERDICTS,
+        {"int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, "duckdb")},
+        f"select character_id, context_signature, entry_key, is_unlocked, failed_condition\n"
+        f"from {VERDICTS}",
+        existing=_STATIC_MODELS + _RECALL_SEEDS,
+    )
+    params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
+    names = set(duckdb_connect.PARAMETER.findall(sql))
+    duckdb_connect.run(cur, sql, {name: params[name] for name in names}, ConfigError)
+
+
+@contextlib.contextmanager
+def _reading(db: Any) -> Iterator[Any]:
+    """A cursor on the config's database: an engine's, or a DuckDB file opened read-only
+    (several readers may share a file no process writes) or a connection."""
+    if isinstance(db, PostgresEngine):
+        with db.reading() as cur:
+            yield cur
+        return
+    with duckdb_connect.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
+        yield cur
+
+
+def _missing_table() -> tuple[type[Exception], ...]:
+    """What reading a table a database lacks raises, on each engine."""
+    try:
+        from psycopg.errors import UndefinedTable
+    except ImportError:
+        return (duckdb.CatalogException,)
+    return (duckdb.CatalogException, UndefinedTable)
+
+
+_MISSING_TABLE = _missing_table()
+
+
+def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [row[0] for row in con.execute("select table_name from duckdb_tables()").fetchall()]
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
+    """Table `seed` (a config table, or a seed typed from its YAML) holding exactly these
+    columns' values, bound as one list per column."""
+    if seed in SEED_COLUMNS:
+        create_config_tables(con)
+    else:
+        load_seed(con, seed)
+    con.execute(f"delete from {seed}")
+    append_rows(con, seed, columns)
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
+    if any(len(values) for values in columns.values()):
+        selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
+        con.execute(f"insert into {seed} by name select {selects}", columns)
+
+
+def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
+    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
+    shifted by `offset`)."""
+    rows = config.tables[seed]
+    return {
+        column: [
+            row[column] + offset
+            if column == "ordinal"
+            # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
+            # quotes a condition's value the same way
+            else json.dumps(
+                row.get(column, RULE_DEFAULTS.get(column)),
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            if column in JSON_COLUMNS
+            # rows built before the recall rules (or by hand) have their defaults
+            else row.get(column, RULE_DEFAULTS.get(column))
+            for row in rows
+        ]
+        for column in SEED_COLUMNS[seed]
+    }
+
+
+def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:
+    for seed in _CONFIG_SEEDS:
+        _insert_rows(con, seed, config_columns(config, seed))
+
+
+def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """Rows of the SQL model int_character_config_problems over the loaded config."""
+    sql = compose(
+        "int_character_config_problems",
+        {},
+        "select * from int_character_config_problems order by entry_kind, entry_ordinal, field",
+        existing=_table_names(con),
+    )
+    try:
+        return con.execute(sql).fetchall()
+    except duckdb.ConversionException as exc:
+        raise ConfigError(f"malformed JSON in character config: {exc}") from None
+
+
+def validate_config(config: CharacterConfig) -> None:
+    """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
+    advice. Used before writing seeds, so a bad file writes nothing."""
+    con = duckdb_connect.private_connection()
+    try:
+        _insert_config_rows(con, config)
+        report_problems(config, _config_problems(con))
+    finally:
+        con.close()
+
+
+def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
+    """Write designer config into a database's config tables, per character: validated first
+    (nothing written on an error), then in one transaction the characters' old rows are
+    replaced (ordinals continue after the table's others, so entry keys stay unique) and the
+    config version bumped (other service processes load the config again). `db`: a DuckDB
+    path or connection, or an engine (rolemem.engines). Returns rows written per table."""
+    validate_config(config)
+    characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
+    written = {}
+    if engine_name(db) == "duckdb":
+        with reading(db) as cur:  # a store written before the config tables, or their columns
+            create_config_tables(cur)
+    with writing(db) as cur:
+        for seed in _CONFIG_SEEDS:
+            cur.execute(
+                f"delete from {seed} where list_contains(cast($ids as varchar[]), character_id)",
+                {"ids": characters},
+            )
+            offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
+            columns = config_columns(config, seed, offset[0] if offset else 0)
+            if any(columns.values()):
+                cur.execute(_insert_sql(seed), columns)
+            written[seed] = len(config.tables[seed])
+        cur.execute(_BUMP_VERSION_SQL)
+    return written
+
+
+_BUMP_VERSION_SQL = """
+insert into rolemem_config_version (id, version) values (1, 1)
+on conflict (id) do update set version = rolemem_config_version.version + 1
+"""
+
+
+@functools.cache
+def _insert_sql(seed: str) -> str:
+    """Rows of a config table bound as one list per column (JSON as text), in SQL every
+    engine reads: named columns, typed lists."""
+    columns = SEED_COLUMNS[seed]
+    kinds = {name: COLUMN_TYPES.get(name, "varchar") for name in columns}
+    listed = ", ".join(
+        f"unnest(cast(${name} as {'varchar' if kind == 'json' else kind}[])) as {name}"
+        for name, kind in kinds.items()
+    )
+    values = ", ".join(
+        f"cast({name} as json)" if kind == "json" else name for name, kind in kinds.items()
+    )
+    return (
+        f"insert into {seed} ({', '.join(columns)}) select {values} from (select {listed}) as rows"
+    )
+
+
+def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
+    """Every non-demo seed into the database's tables, as `dbt seed` writes them, in one
+    transaction, then the character config into its tables (`store_config`): from the CSVs in
+    `config_dir` (`rolemem config import --out` writes them), default the demo config. For
+    installs without dbt."""
+    names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
+    with duckdb_connect.cursor(db) as cur:
+        cur.execute("begin")
+        try:
+            for name in names:
+                load_seed(cur, name)
+            cur.execute("commit")
+        except BaseException:
+            cur.execute("rollback")
+            raise
+    with warnings.catch_warnings():  # size advice is for designers importing their JSON
+        warnings.simplefilter("ignore", ConfigWarning)
+        written = store_config(db, read_seed_csvs(config_dir))
+    return names + list(written)

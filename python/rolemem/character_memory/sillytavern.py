@@ -1,0 +1,337 @@
+"""SillyTavern lorebooks and character cards <-> rolemem's designer JSON.
+
+Two layouts come in: World Info files (`{"entries": {uid: {key, keysecondary, content,
+comment, order, constant, disable, selectiveLogic, ...}}}`) and character cards V2/V3 whose
+`data.character_book.entries` is a list (`keys`, `secondary_keys`, `insertion_order`,
+`enabled`, `extensions`, ...); a bare `character_book` object reads like a card's.
+
+What has a meaning here is mapped: keys -> 关键词, content -> 内容, comment (a card entry's
+name when it has no comment) -> the entry's category, order -> 强度 (rank among the book's
+orders, 1-5), disabled -> a condition no game context meets (never unlocked), secondary keys
+with selective logic -> 次要关键词 and 次要关键词逻辑 (AND_ANY, NOT_ALL, NOT_ANY, AND_ALL: whether
+a match counts), constant -> 常驻 (recalled whenever unlocked), sticky -> 停留轮数 (turns a
+recall stays queued), and game-state conditions written under `extensions.rolemem` ({kind,
+date, queryParams}). The SillyTavern fields are also carried, untouched, in the entry's
+`extensions.sillytavern` with everything that has no meaning here (reported), and the book's
+own fields in the document's: `to_lorebook` gives back the same file, with any of the mapped
+values a designer changed since written back.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import KINDS, ConfigError
+
+DEFAULT_GROUP = "世界书"
+# a condition on a field no game context sends: how a disabled entry stays locked
+DISABLED = {"field": "sillytavern_disabled_entry", "value": True, "operator": "eq"}
+# fields each layout maps (the rest is carried)
+_WORLD_INFO_MAPPED = ("key", "content", "comment", "order", "disable")
+_CARD_MAPPED = ("keys", "content", "comment", "name", "insertion_order", "enabled")
+# selectiveLogic 0-3, as SillyTavern numbers them
+LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
+# fields with a meaning elsewhere in SillyTavern that rolemem does not apply, and why
+_NOT_APPLIED = {
+    "cooldown": "cooldown is carried, not applied",
+    "delay": "delay is carried, not applied",
+    "probability": "probability is carried, not applied (recall is deterministic)",
+    "useProbability": "probability is carried, not applied (recall is deterministic)",
+    "group": "inclusion groups are carried, not applied",
+    "groupOverride": "inclusion groups are carried, not applied",
+    "groupWeight": "inclusion groups are carried, not applied",
+    "group_weight": "inclusion groups are carried, not applied",
+    "position": "insertion position is carried; rolemem fills its three prompt blocks",
+    "depth": "insertion depth is carried; rolemem fills its three prompt blocks",
+    "priority": "priority is carried; 强度 comes from the insertion order",
+}
+_DISABLED_NOTE = "disabled entries are never unlocked (a condition no game context meets)"
+_UNSELECTIVE_NOTE = (
+    "secondary keys of an entry that is not selective are carried, not applied (as in SillyTavern)"
+)
+# what the report says of each field it names
+_NOTES = {
+    **_NOT_APPLIED,
+    "disable": _DISABLED_NOTE,
+    "enabled": _DISABLED_NOTE,
+    "keysecondary": _UNSELECTIVE_NOTE,
+    "secondary_keys": _UNSELECTIVE_NOTE,
+}
+# values that ask for nothing (a field set to one of them is not reported)
+_DEFAULTS: tuple[Any, ...] = (None, False, [], "", 0, 100)
+
+
+@dataclass
+class Conversion:
+    """A designer document (rolemem's JSON, with `extensions`) and what import reported:
+    one line per field that has no meaning here, naming the entries that set it."""
+
+    document: dict[str, Any]
+    report: list[str] = field(default_factory=list)
+
+
+def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
+    """A SillyTavern World Info file or character card -> rolemem's designer JSON."""
+    if not isinstance(doc, Mapping):
+        raise ConfigError("a lorebook must be a JSON object")
+    layout, book, entries = _book_of(doc)
+    # the layout's names: a bare character_book's entries are a card's
+    world_info = layout == "world_info"
+    mapped = _WORLD_INFO_MAPPED if world_info else _CARD_MAPPED
+    keys_field, order_field = ("key", "order") if world_info else ("keys", "insertion_order")
+    orders = sorted({_number(e, order_field) for _, e in entries})
+    document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
+    noted: dict[str, list[str]] = {}
+    for position, (uid, entry) in enumerate(entries):
+        where = f"entry {uid}"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: an entry must be an object")
+        keys = entry.get(keys_field, [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ConfigError(f"{where}: keys must be a list of strings")
+        if not isinstance(entry.get("content", ""), str):
+            raise ConfigError(f"{where}: content must be a string")
+        extensions = dict(_mapping(entry.get("extensions"), f"{where}: extensions"))
+        ours = _mapping(extensions.pop("rolemem", None), f"{where}: extensions.rolemem")
+        kind = ours.get("kind", "attributes")
+        if kind not in KINDS:
+            raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
+        names = {"comment": entry.get("comment"), "extensions.rolemem.group": ours.get("group")}
+        if not world_info:
+            names["name"] = entry.get("name")
+        for label, value in names.items():
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{where}: {label} must be a string")
+        group = ours.get("group") or entry.get("comment") or names.get("name") or DEFAULT_GROUP
+        order = _number(entry, order_field)
+        flag = "disable" if world_info else "enabled"
+        if not isinstance(entry.get(flag, not world_info), bool):
+            raise ConfigError(f"{where}: {flag} must be true or false")
+        disabled = entry.get("disable", False) if world_info else not entry.get("enabled", True)
+        if not isinstance(ours.get("queryParams", []), list):
+            raise ConfigError(f"{where}: extensions.rolemem.queryParams must be a list")
+        conditions = list(ours.get("queryParams", []))
+        if disabled:
+            conditions.append(dict(DISABLED))
+        carried = {k: copy.deepcopy(v) for k, v in entry.items() if k not in mapped}
+        carried["extensions"] = extensions
+        # what rebuilds the entry as it was: its place in the book, its uid, and the mapped
+        # values that rolemem's fields hold differently
+        carried["_book"] = {
+            "position": position,
+            "uid": uid,
+            **{k: entry[k] for k in mapped if k in entry and k not in ("content", keys_field)},
+        }
+        if "extensions" not in entry:
+            carried["_book"]["no_extensions"] = True
+        rules, ignored = _rules(entry, extensions, world_info, where)
+        if ignored:
+            noted.setdefault(ignored, []).append(str(uid))
+        row: dict[str, Any] = {
+            "关键词": list(keys),
+            "内容": entry.get("content", ""),
+            "强度": 1 + round(4 * orders.index(order) / (len(orders) - 1))
+            if len(orders) > 1
+            else 3,
+            "queryParams": conditions,
+            **rules,
+            "extensions": {"sillytavern": carried, "rolemem": ours},
+        }
+        if kind == "events":
+            row["日期"] = ours.get("date", "")
+        document[kind].setdefault(group, []).append(row)
+        # a card keeps SillyTavern's own fields (sticky, group_weight…) under extensions
+        for key, value in [*entry.items(), *extensions.items()]:
+            if key in _NOT_APPLIED and value not in _DEFAULTS:
+                noted.setdefault(key, []).append(str(uid))
+        if disabled:
+            noted.setdefault(flag, []).append(str(uid))
+    document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
+    report = [
+        f"{key}: {_NOTES[key]} (entries {', '.join(uids)})" for key, uids in sorted(noted.items())
+    ]
+    return Conversion(document, report)
+
+
+def _rules(
+    entry: Mapping[str, Any], extensions: Mapping[str, Any], world_info: bool, where: str
+) -> tuple[dict[str, Any], str | None]:
+    """rolemem's recall rules of an entry (次要关键词 and its logic, 常驻, 停留轮数), and the
+    name of a field set to no effect (secondary keys of an entry that is not selective)."""
+    secondary_field = "keysecondary" if world_info else "secondary_keys"
+    settings = entry if world_info else extensions  # a card keeps these under extensions
+    secondary = entry.get(secondary_field) or []
+    if not isinstance(secondary, list) or not all(isinstance(k, str) for k in secondary):
+        raise ConfigError(f"{where}: {secondary_field} must be a list of strings")
+    selective = entry.get("selective", True)
+    logic = settings.get("selectiveLogic") or 0
+    constant = entry.get("constant", False)
+    sticky = settings.get("sticky") or 0
+    for name, value, valid in (
+        ("selective", selective, isinstance(selective, bool)),
+        ("selectiveLogic", logic, logic in range(len(LOGICS)) and not isinstance(logic, bool)),
+        ("constant", constant, isinstance(constant, bool)),
+        ("sticky", sticky, isinstance(sticky, int) and not isinstance(sticky, bool)),
+    ):
+        if not valid:
+            raise ConfigError(f"{where}: {name} must be {_EXPECTED[name]}, got {value!r}")
+    rules: dict[str, Any] = {}
+    if secondary and selective:
+        rules["次要关键词"] = list(secondary)
+        rules["次要关键词逻辑"] = LOGICS[logic]
+    if constant:
+        rules["常驻"] = True
+    if sticky > 0:
+        rules["停留轮数"] = sticky
+    return rules, secondary_field if secondary and not selective else None
+
+
+_EXPECTED = {
+    "selective": "true or false",
+    "selectiveLogic": "0 (AND_ANY), 1 (NOT_ALL), 2 (NOT_ANY) or 3 (AND_ALL)",
+    "constant": "true or false",
+    "sticky": "a whole number of turns",
+}
+_RULE_NAMES = ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数")
+
+
+def _write_rules(
+    out: dict[str, Any], entry: Mapping[str, Any], extensions: dict[str, Any], layout: str
+) -> None:
+    """The entry's recall rules as SillyTavern writes them (a card keeps the logic and sticky
+    under extensions)."""
+    world_info = layout == "world_info"
+    settings = out if world_info else extensions
+    secondary = list(entry.get("次要关键词") or [])
+    out["keysecondary" if world_info else "secondary_keys"] = secondary
+    out["selective"] = True if secondary else out.get("selective", False) is True
+    settings["selectiveLogic"] = LOGICS.index(entry.get("次要关键词逻辑") or "AND_ANY")
+    out["constant"] = bool(entry.get("常驻", False))
+    settings["sticky"] = entry.get("停留轮数") or 0
+
+
+def to_lorebook(document: Mapping[str, Any]) -> dict[str, Any]:
+    """rolemem's designer JSON -> the SillyTavern file it came from (its carried fields
+    restored), or a World Info file for config written here."""
+    ours = (document.get("extensions") or {}).get("sillytavern") or {"layout": "world_info"}
+    layout = ours["layout"]
+    rows = []
+    for kind in KINDS:
+        for group, entries in (document.get(kind) or {}).items():
+            for entry in entries:
+                rows.append(_lorebook_entry(kind, group, entry, layout))
+    # imported entries in their book order; entries written here after them, uids counted on
+    rows.sort(key=lambda pair: pair[0][0])
+    taken = {uid for (_, uid), _ in rows if uid is not None}
+    fresh = (n for n in range(len(rows) + len(taken) + 1) if n not in taken and str(n) not in taken)
+    rows = [((position, next(fresh) if uid is None else uid), out) for (position, uid), out in rows]
+    book = copy.deepcopy(ours.get("book") or {})
+    if layout == "world_info":
+        for (_, uid), entry in rows:
+            if "uid" in entry and entry["uid"] is None:  # written here: numbered now
+                entry["uid"] = uid
+        book["entries"] = {str(uid): entry for (_, uid), entry in rows}
+        return book
+    book["entries"] = [entry for _, entry in rows]
+    if layout == "card":
+        card = book.pop("_card")
+        card["data"]["character_book"] = book
+        return card
+    return book
+
+
+def _lorebook_entry(
+    kind: str, group: str, entry: Mapping[str, Any], layout: str
+) -> tuple[tuple[int, Any], dict[str, Any]]:
+    extensions = entry.get("extensions") or {}
+    carried = copy.deepcopy(extensions.get("sillytavern") or {})
+    book = carried.pop("_book", None) or {}
+    conditions = [c for c in entry.get("queryParams", []) if c != DISABLED]
+    disabled = len(conditions) != len(entry.get("queryParams", []))
+    ours = dict(extensions.get("rolemem") or {})
+    if kind != "attributes" or ours.get("kind"):
+        ours["kind"] = kind
+    if conditions or "queryParams" in ours:
+        ours["queryParams"] = conditions
+    if kind == "events" and (entry.get("日期") or "date" in ours):
+        ours["date"] = entry.get("日期", "")
+    out_extensions = dict(carried.pop("extensions", {}) or {})
+    if ours:
+        out_extensions["rolemem"] = ours
+    native = not book  # written here, not imported: every field SillyTavern reads
+    order = 20 * (entry.get("强度") or 3)
+    out: dict[str, Any] = dict(carried)
+    if layout == "world_info":
+        out["key"] = list(entry.get("关键词", []))
+        values = {"comment": group, "order": order, "disable": disabled}
+    else:
+        out["keys"] = list(entry.get("关键词", []))
+        values = {"comment": group, "insertion_order": order, "enabled": not disabled}
+    for name, value in values.items():
+        if native or name in book or name in ("disable", "enabled") and disabled:
+            # the file's own value, except where rolemem now says otherwise (disabled)
+            out[name] = value if name in ("disable", "enabled") else book.get(name, value)
+    if "name" in book:
+        out["name"] = book["name"]
+    # the file's own fields stand while they still say what rolemem's do
+    imported, _ = _rules(carried, out_extensions, layout == "world_info", "entry")
+    if native or imported != {k: entry[k] for k in _RULE_NAMES if k in entry}:
+        _write_rules(out, entry, out_extensions, layout)
+    out["content"] = entry.get("内容", "")
+    if (
+        out_extensions
+        or (not native and not book.get("no_extensions"))
+        or (native and layout != "world_info")
+    ):
+        out["extensions"] = out_extensions
+    if native and layout == "world_info":
+        out.setdefault("uid", None)
+    return (book.get("position", 10**9), book.get("uid")), out
+
+
+def _book_of(doc: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[tuple[Any, Any]]]:
+    """(layout, the book's own fields to carry, [(uid, entry)] in book order)."""
+    if isinstance(doc.get("entries"), Mapping):
+        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
+        return "world_info", book, list(doc["entries"].items())
+    data = doc.get("data")
+    if isinstance(data, Mapping) and isinstance(data.get("character_book"), Mapping):
+        card = copy.deepcopy(dict(doc))
+        character_book = card["data"].pop("character_book")
+        entries = character_book.pop("entries", [])
+        if not isinstance(entries, list):
+            raise ConfigError("data.character_book.entries must be a list")
+        return "card", {**character_book, "_card": card}, _card_entries(entries)
+    if isinstance(doc.get("entries"), list):
+        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
+        return "character_book", book, _card_entries(doc["entries"])
+    raise ConfigError(
+        "not a SillyTavern lorebook: expected World Info ({entries: {uid: entry}}), a "
+        "character card (data.character_book) or a character_book ({entries: [...]})"
+    )
+
+
+def _card_entries(entries: list[Any]) -> list[tuple[Any, Any]]:
+    return [
+        (entry.get("id", index) if isinstance(entry, Mapping) else index, entry)
+        for index, entry in enumerate(entries)
+    ]
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    """An optional object field (absent or null: empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be an object")
+    return value
+
+
+def _number(entry: Any, name: str) -> float:
+    value = entry.get(name, 100) if isinstance(entry, Mapping) else 100
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    return float(value)

@@ -1,0 +1,953 @@
+"""Command line: `rolemem init-db | memory | recall | query | observe | timeline | maintain |
+official | config`. Errors are one line and exit code 2; `--verbose` shows the library logs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..engines import duckdb_connect
+from ..errors import RolememError
+
+_DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
+
+
+def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
+    try:
+        from ..service.settings import ServiceSettings
+    except ImportError:  # the service extra is not installed
+        from types import SimpleNamespace
+
+        return SimpleNamespace(
+            max_body_bytes=1048576,
+            request_timeout=10.0,
+            request_threads=8,
+            engine_threads=1,
+            max_batch=8,
+            extraction_threads=2,
+            extraction_queue=64,
+            shutdown_grace=5.0,
+        )
+    return ServiceSettings()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
+    )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("rolemem")
+    except PackageNotFoundError:
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"rolemem {installed}")
+    parser.add_argument("--verbose", action="store_true", help="log what rolemem does to stderr")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    init = commands.add_parser(
+        "init-db",
+        help="create the application tables in the embedded DuckDB file (or a PostgreSQL "
+        "database: --db postgresql://…)",
+    )
+    init.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
+    init.add_argument(
+        "--demo",
+        action="store_true",
+        help="drop and reload the demo saves (the spec's two examples)",
+    )
+    init.add_argument(
+        "--copy-from",
+        metavar="PATH",
+        help="PostgreSQL only: drop and reload rolemem's tables with the rows of this embedded "
+        "DuckDB store (saves, config, memories and their vectors)",
+    )
+
+    memory = commands.add_parser(
+        "memory",
+        help="print one character's chat memory for a save as JSON",
+        description="Walk the save's current branch and render it from one character's point "
+        "of view as OpenAI-style messages. Give at least one of --role, --script-role, --name.",
+    )
+    memory.add_argument(
+        "--db", help=_DB_HELP + "; or a postgresql:// URL (the game's own database)"
+    )
+    memory.add_argument("--save", type=int, required=True, help="save id")
+    memory.add_argument("--role", type=int, help="the character's role_id")
+    memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
+    memory.add_argument("--name", help="the character's display_name")
+    memory.add_argument(
+        "--no-context-emotion",
+        action="store_true",
+        help="omit 【emotion】 from other speakers' background lines",
+    )
+
+    recall = commands.add_parser(
+        "recall",
+        help="recall a character's configured memory for one player input",
+        description="Fill {{character_memory_attributes}}, {{character_memory_event}} and "
+        "{{character_dialogue_style}} for one input under a game context; prints JSON.",
+    )
+    recall.add_argument("--character", required=True, help="character_id in the config")
+    recall.add_argument("--text", required=True, help="the player's input")
+    recall.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help='context field, repeatable; VALUE is JSON if it parses (2, ["a","b"], true) else text',
+    )
+    recall.add_argument(
+        "--all-unlocked", action="store_true", help="recall every unlocked entry, relevant or not"
+    )
+    recall.add_argument("--user-name", help="player name ({{user}}; never a recall word)")
+    recall.add_argument("--char-name", help="character name ({{char}}; never a recall word)")
+    recall.add_argument("--explain", action="store_true", help="add why each entry is shown")
+    recall.add_argument(
+        "--db", help="DuckDB file with the dbt seeds (default: the shipped demo config)"
+    )
+
+    query = commands.add_parser(
+        "query",
+        help="recall a player's memories (events and entities) for a text",
+        description="Hybrid recall over the player's and the agent's official memories; "
+        "prints the QueryResponse (and the prompt text) as JSON.",
+    )
+    query.add_argument("text", help="the character's last reply + the player's input")
+    query.add_argument("--user", required=True, help="user_id")
+    query.add_argument("--agent", required=True, help="agent_id")
+    query.add_argument("--limit", type=int, default=5)
+    query.add_argument(
+        "--threshold",
+        type=float,
+        help="drop memories scoring below this (0-1; default: the evidence gate alone)",
+    )
+    query.add_argument("--now", help="ISO time to recall at (default: now)")
+    query.add_argument("--user-name", help="player name (never a recall word)")
+    query.add_argument("--agent-name", help="agent name (never a recall word)")
+    query.add_argument("--save", type=int, help="the save being played (branch-aware recall)")
+    query.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="no embedder (default: the bundled multilingual-e5-small)",
+    )
+    query.add_argument(
+        "--update",
+        action="store_true",
+        help="count this recall (strength +15, recall_count); off by default "
+        "here, so looking never changes the store",
+    )
+    query.add_argument("--db", help=_DB_HELP)
+
+    _loop_commands(commands)
+
+    snapshot = commands.add_parser(
+        "snapshot",
+        help="a consistent read-only copy of the database for analysts and dbt",
+        description="With --url, ask the running service (the file's owner) to write its "
+        "snapshot; else open the file (no other process may hold it) and copy it to --out.",
+    )
+    snapshot.add_argument("--db", help=_DB_HELP)
+    snapshot.add_argument("--out", help="where to write the copy (without --url)")
+    snapshot.add_argument("--url", help="the service, e.g. http://127.0.0.1:8000")
+    snapshot.add_argument("--api-key", help="X-API-Key for the service ($ROLEMEM_API_KEY)")
+
+    serve = commands.add_parser(
+        "serve",
+        help="the HTTP service (FastAPI + uvicorn): the one owner of the DuckDB file, or "
+        "processes sharing a PostgreSQL database",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""The HTTP service a game server calls; it owns the DuckDB file (one
+process), or serves a PostgreSQL database (--db postgresql://…) from --workers processes (or
+several hosts), the game writing its own saves and lines there too.
+
+Routes (OpenAPI at /docs and /redoc, offline):
+  saves            POST /roles, POST /saves, GET /saves/{id}, GET|POST /saves/{id}/lines,
+                   POST /lines, POST /saves/{id}/regenerate, PUT /saves/{id}/tip,
+                   GET /saves/{id}/memory_status
+  turn             POST /turn
+  recall           POST /query, /query_simple, /expand_words, /recall
+  player memories  GET /users/{id}/memories|timeline|archive|export,
+                   PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
+  designers        GET /official/{agent}, POST /official/import|events|entities,
+                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
+  service          GET /health (no key), POST /snapshot
+
+Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but /health; designer
+routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
+ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
+    )
+    defaults = ServiceDefaults()
+    serve.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
+    serve.add_argument("--host", default="127.0.0.1", help="(default: %(default)s)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="service processes (PostgreSQL only: one process owns a DuckDB file; "
+        "default: %(default)s)",
+    )
+    serve.add_argument("--port", type=int, default=8000, help="(default: %(default)s)")
+    serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
+    serve.add_argument(
+        "--designer-key",
+        help="the key of the designer routes (default: $ROLEMEM_DESIGNER_KEY, else the API key)",
+    )
+    serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
+    serve.add_argument(
+        "--snapshot-every",
+        type=float,
+        metavar="SECONDS",
+        help="also write the snapshot on this schedule (needs --snapshot)",
+    )
+    serve.add_argument("--keyword-only", action="store_true", help="no embedder")
+    serve.add_argument(
+        "--open-ownerless-saves",
+        action="store_true",
+        help="saves without an owner are open to every player (only for a game that keeps "
+        "ownership itself; by default they are refused)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=defaults.max_body_bytes,
+        help="larger bodies are refused with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=defaults.request_timeout,
+        metavar="SECONDS",
+        help="time budget of recall and prompt work; past it, 503 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--request-threads",
+        type=int,
+        default=defaults.request_threads,
+        help="threads doing requests' engine work (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--engine-threads",
+        type=int,
+        default=defaults.engine_threads,
+        help="DuckDB threads per statement; requests already run side by side "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=int,
+        default=defaults.max_batch,
+        help="recalls waiting while one runs are answered by the next statement, at most this "
+        "many (1: one statement each; default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-threads",
+        type=int,
+        default=defaults.extraction_threads,
+        help="extraction (LLM) workers, apart from requests (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-queue",
+        type=int,
+        default=defaults.extraction_queue,
+        help="batches that may wait for a worker; when full, the next append retries "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=defaults.shutdown_grace,
+        metavar="SECONDS",
+        help="how long SIGTERM waits for requests in flight (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per LLM call (default: %(default)s)",
+    )
+    _llm_arguments(serve)
+
+    explain = commands.add_parser(
+        "explain",
+        help="one turn's prompt and why each piece is there, as a table",
+        description="Assemble the reply prompt for a save (Companion.turn, nothing written) "
+        "and print every item that went in or was left out: layer, status, why.",
+    )
+    explain.add_argument("--db", help=_DB_HELP)
+    explain.add_argument("--character", required=True, help="character_id in the config")
+    explain.add_argument("--agent", help="agent_id of the dynamic memories (default: character)")
+    explain.add_argument("--save", type=int, required=True, help="save id")
+    explain.add_argument("--user", required=True, help="user_id")
+    explain.add_argument("--role", type=int, help="the character's role_id")
+    explain.add_argument("--script-role", help="the character's script_role_id")
+    explain.add_argument("--message", required=True, help="the player's new message")
+    explain.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="game context (queryParams), repeatable",
+    )
+    explain.add_argument("--now", help="ISO time (default: now)")
+    explain.add_argument("--keyword-only", action="store_true", help="no embedder")
+    explain.add_argument("--messages", action="store_true", help="also print the messages")
+
+    official = commands.add_parser(
+        "official", help="import/export an agent's official (designer) memories as JSON"
+    )
+    official_commands = official.add_subparsers(dest="official_command", required=True)
+    official_import = official_commands.add_parser(
+        "import", help="add official memories from a JSON file (all or nothing; progress shown)"
+    )
+    official_import.add_argument("file", help="JSON as `official export` writes it")
+    official_import.add_argument("--db", help=_DB_HELP)
+    official_import.add_argument(
+        "--keyword-only", action="store_true", help="no vectors (default: the bundled e5 embedder)"
+    )
+    official_export = official_commands.add_parser("export", help="print an agent's as JSON")
+    official_export.add_argument("--agent", required=True)
+    official_export.add_argument("--db", help=_DB_HELP)
+
+    config = commands.add_parser("config", help="import/export designer JSON")
+    config_commands = config.add_subparsers(dest="config_command", required=True)
+    importer = config_commands.add_parser(
+        "import",
+        help="designer JSON files -> the database's config tables (--db) or CSVs (--out); "
+        "validated, nothing written on error",
+        description="With --db, each character's rows in the database are replaced in one "
+        "transaction (the service and dbt read them; `dbt build` never replaces them). With "
+        "--out, the three config CSVs are written for version control (`config load` reads "
+        "them).",
+    )
+    importer.add_argument("files", nargs="+", help="designer JSON files, one per character")
+    importer.add_argument(
+        "--from",
+        dest="source_format",
+        choices=("rolemem", "sillytavern"),
+        default="rolemem",
+        help="sillytavern: World Info files or character cards V2/V3 (--character names "
+        "whose each file is); fields with no meaning here are reported on stderr",
+    )
+    importer.add_argument("--character", help="character_id of a SillyTavern file's entries")
+    importer.add_argument(
+        "--json",
+        help="also write the converted designer JSON here (one file): it carries the "
+        "SillyTavern fields, so `config export --to sillytavern --json` gives the file back",
+    )
+    target = importer.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", help=_DB_HELP)
+    target.add_argument("--out", help="folder for the three config CSVs")
+    exporter = config_commands.add_parser("export", help="config -> designer JSON")
+    exporter.add_argument("--character")
+    exporter.add_argument(
+        "--to",
+        dest="target_format",
+        choices=("rolemem", "sillytavern"),
+        default="rolemem",
+        help="sillytavern: a World Info file (or the card/book a --json file came from)",
+    )
+    source = exporter.add_mutually_exclusive_group()
+    source.add_argument("--json", help="a designer JSON file (as `config import --json` wrote it)")
+    source.add_argument("--db", help="read the database's config tables")
+    source.add_argument("--seeds", help="folder with the config CSVs (default: the demo config)")
+    loader = config_commands.add_parser(
+        "load",
+        help="settings seeds and config CSVs -> the database, without dbt (validated)",
+        description="Write the recall/memory settings seeds shipped with rolemem (as `dbt "
+        "seed` would) and the character config from --seeds (CSVs `config import --out` "
+        "wrote; default: the demo config) into the database: for installs without dbt.",
+    )
+    loader.add_argument("--db", help=_DB_HELP)
+    loader.add_argument("--seeds", help="folder with the three character config CSVs")
+    return parser
+
+
+def _loop_commands(commands: Any) -> None:
+    observe = commands.add_parser(
+        "observe",
+        help="extract a save's due turns into memories (the memory loop)",
+        description="Look at one save x character after a turn: when 20 turns are pending "
+        "(or the scene changed) the oldest go to the LLM and come back as memories. The LLM: "
+        "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
+        "ROLEMEM_LLM_API_KEY. Prints the report as JSON.",
+    )
+    observe.add_argument("--db", help=_DB_HELP)
+    observe.add_argument("--save", type=int, required=True, help="save id")
+    observe.add_argument("--user", required=True, help="user_id")
+    observe.add_argument("--agent", required=True, help="agent_id")
+    observe.add_argument("--role", type=int, help="the character's role_id")
+    observe.add_argument("--script-role", help="the character's script_role_id")
+    observe.add_argument("--scene", help="the scene the turn was played in")
+    observe.add_argument("--now", help="ISO time (default: now)")
+    observe.add_argument("--user-name", help="player name for the prompt")
+    observe.add_argument("--agent-name", help="character name for the prompt")
+    _llm_arguments(observe)
+
+    maintain = commands.add_parser(
+        "maintain",
+        help="archive the weakest memories of players due; consolidate entities",
+        description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
+        "never deleted); with an LLM configured, merged entity descriptions are consolidated.",
+    )
+    maintain.add_argument("--db", help=_DB_HELP)
+    maintain.add_argument("--now", help="ISO time (default: now)")
+    maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
+    _llm_arguments(maintain)
+
+    timeline = commands.add_parser("timeline", help="print a player's overview timeline")
+    timeline.add_argument("--db", help=_DB_HELP)
+    timeline.add_argument("--user", required=True, help="user_id")
+    timeline.add_argument("--agent", required=True, help="agent_id")
+    timeline.add_argument("--save", type=int, help="the save being played (current branch)")
+
+
+def _llm_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (.../v1)")
+    parser.add_argument("--llm-model", help="model name")
+
+
+def _time(raw: str | None, option: str = "--now") -> Any:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(raw) if raw else None
+    except ValueError:
+        raise RolememError(
+            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00"
+        ) from None
+
+
+def _llm(args: argparse.Namespace, timeout: float = 60.0) -> Any:
+    from ..memory_loop.llm import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(
+        base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1
+    )
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def _observe(args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from ..memory_loop import MemoryLoop
+
+    with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
+        report = loop.observe(
+            save_id=args.save,
+            user_id=args.user,
+            agent_id=args.agent,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            scene=args.scene,
+            now=_time(args.now),
+            user_name=args.user_name,
+            agent_name=args.agent_name,
+        )
+    _print_json(asdict(report))
+
+
+def _maintain(args: argparse.Namespace) -> None:
+    from dataclasses import asdict
+
+    from ..memory_loop import MemoryLoop
+
+    llm = None if args.no_llm else _llm(args)
+    with MemoryLoop(_existing_db(args), llm=llm) as loop:
+        report = loop.maintain(now=_time(args.now), progress=_stage_bars())
+    _print_json(asdict(report))
+
+
+def _stage_bars() -> Callable[[str, int, int], None]:
+    """progress(stage, done, total) drawn as one bar per stage on a terminal's stderr."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(
+                total=total, desc=stage, file=sys.stderr, disable=not sys.stderr.isatty()
+            )
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def _timeline(args: argparse.Namespace) -> None:
+    from ..memory_loop import MemoryLoop
+
+    with MemoryLoop(_existing_db(args)) as loop:
+        _print_json(loop.timeline(user_id=args.user, agent_id=args.agent, save_id=args.save))
+
+
+def _existing_db(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from ..engines.postgres_setup import is_postgres_url
+
+    path = args.db or duckdb_connect.default_db_path()
+    if is_postgres_url(path):
+        raise RolememError(
+            f"`rolemem {args.command}` runs on the embedded DuckDB file; on PostgreSQL "
+            "`rolemem init-db`, `memory`, `serve` and `config import/export` run (and dbt "
+            "--target postgres)"
+        )
+    if not Path(path).exists():  # opening would create an empty database
+        raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
+    return path
+
+
+@contextlib.contextmanager
+def _store(args: argparse.Namespace) -> Iterator[Any]:
+    """The store --db names, for commands that run on either engine: an existing DuckDB file,
+    or a PostgreSQL database (an engine, closed afterwards)."""
+    from ..engines import PostgresEngine
+    from ..engines.postgres_setup import is_postgres_url
+
+    db = args.db or duckdb_connect.default_db_path()
+    if not is_postgres_url(db):
+        yield _existing_db(args)
+        return
+    with PostgresEngine(db, max_size=2) as engine:
+        yield engine
+
+
+def _init_db(args: argparse.Namespace) -> None:
+    from ..engines.postgres_setup import init_database, is_postgres_url
+
+    path = args.db or duckdb_connect.default_db_path()
+    if args.copy_from is not None:
+        if not is_postgres_url(path):
+            raise RolememError("--copy-from fills a PostgreSQL database: give --db postgresql://…")
+        if args.demo:
+            raise RolememError("give --demo or --copy-from, not both")
+        if not Path(args.copy_from).is_file():
+            raise RolememError(f"{args.copy_from}: no such database file")
+        init_database(path, store=args.copy_from)
+        print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
+        return
+    if is_postgres_url(path):
+        init_database(path, demo=args.demo)
+    elif args.demo:
+        from ..testing.demo_data import load_demo
+
+        load_demo(path)
+    else:
+        from ..schema import create_all, engine_for
+        from ..schema.memory import create_memory_tables
+
+        engine = engine_for(path)
+        create_all(engine)
+        create_memory_tables(engine)
+        engine.dispose()
+    print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
+
+
+def _memory(args: argparse.Namespace) -> None:
+    from ..memory_builder import build_memory_for_save
+
+    if args.role is None and args.script_role is None and args.name is None:
+        raise RolememError("give the character with --role, --script-role or --name")
+    from ..engines import PostgresEngine
+    from ..engines.postgres_setup import is_postgres_url
+
+    db = args.db or duckdb_connect.default_db_path()
+    # a game's own PostgreSQL database: every model over the save's lines there
+    engine = PostgresEngine(db, max_size=1) if is_postgres_url(db) else None
+    try:
+        messages = build_memory_for_save(
+            engine or db,
+            args.save,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            display_name=args.name,
+            context_emotion=not args.no_context_emotion,
+        )
+    finally:
+        if engine is not None:
+            engine.close()
+    print(json.dumps(messages, ensure_ascii=False, indent=2))
+
+
+def _context_value(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _recall(args: argparse.Namespace) -> None:
+    from ..character_memory import CharacterMemory
+
+    context = _context(args.param)
+    import os
+
+    # the database dbt seeded, when one is named; else the config shipped with rolemem
+    db = args.db or os.environ.get("ROLEMEM_DB")
+    memory = CharacterMemory(_existing_db(args) if db else None, character_id=args.character)
+    result = memory.session("cli").recall(
+        args.text,
+        context,
+        require_match=not args.all_unlocked,
+        user_name=args.user_name,
+        char_name=args.char_name,
+        explain=args.explain,
+    )
+    out: dict[str, object] = {
+        "character_memory_attributes": result.attributes,
+        "character_memory_event": result.events,
+        "character_dialogue_style": result.dialogue_style,
+    }
+    if args.explain:
+        out["explain"] = result.explain
+    print(json.dumps(out, ensure_ascii=False, indent=2))
+
+
+def _query(args: argparse.Namespace) -> None:
+    from ..dynamic_memory import DynamicMemory
+
+    now = _time(args.now)
+    embedder: Any = None if args.keyword_only else "default"
+    # only looking: open the file read-only, so it can be shared with other readers
+    with DynamicMemory(_existing_db(args), embedder=embedder, read_only=not args.update) as memory:
+        response = memory.query(
+            args.text,
+            user_id=args.user,
+            agent_id=args.agent,
+            limit=args.limit,
+            score_threshold=args.threshold,
+            now=now,
+            user_name=args.user_name,
+            agent_name=args.agent_name,
+            update=args.update,
+            save_id=args.save,
+        )
+    print(
+        json.dumps(
+            {
+                "memory_events": response.memory_events,
+                "memory_entities": response.memory_entities,
+                "additional_info": response.additional_info,
+                "timeline": response.timeline,
+                "prompt_text": response.prompt_text,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+    )
+
+
+def _config(args: argparse.Namespace) -> None:
+    from ..character_memory import store_config, stored_config, validate_config
+    from ..character_memory.config import (
+        CharacterConfig,
+        ConfigError,
+        export_designer_json,
+        parse_designer_json,
+        read_seed_csvs,
+        write_seed_csvs,
+    )
+
+    if args.config_command == "import":
+        config = CharacterConfig()
+        documents = [_designer_document(path, args) for path in args.files]
+        if args.json:
+            if len(documents) != 1:
+                raise ConfigError("--json writes one file: import one file at a time")
+            document = documents[0]
+            if not isinstance(document, dict):
+                document = json.loads(Path(document).read_text(encoding="utf-8"))
+            Path(args.json).write_text(
+                json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+        for document in documents:
+            config.extend(parse_designer_json(document))
+        counts = ", ".join(f"{len(rows)} {table}" for table, rows in config.tables.items())
+        if args.db:
+            with _store(args) as store:
+                store_config(store, config)
+        else:
+            validate_config(config)
+            write_seed_csvs(config, args.out)
+        print(f"wrote {counts} to {args.db or args.out}")
+    elif args.config_command == "load":
+        from ..character_memory import load_seeds_into
+
+        if args.seeds:  # the designers' own CSVs: their size advice is shown (the demo's not)
+            validate_config(read_seed_csvs(args.seeds))
+        names = load_seeds_into(_existing_db(args), args.seeds)
+        print(f"loaded {len(names)} tables into {args.db or duckdb_connect.default_db_path()}")
+    else:
+        if args.json:
+            document = json.loads(Path(args.json).read_text(encoding="utf-8"))
+        elif not args.character:
+            raise ConfigError("--character is required (unless --json names the document)")
+        else:
+            if args.db:
+                with _store(args) as store:
+                    config = stored_config(store, args.character)
+            else:
+                config = read_seed_csvs(args.seeds)
+            document = export_designer_json(config, args.character)
+        if args.target_format == "sillytavern":
+            from ..character_memory.sillytavern import to_lorebook
+
+            document = to_lorebook(document)
+        print(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, Any]:
+    """One file to import as rolemem's designer JSON: its path (read by the parser, which
+    names it in messages), or a SillyTavern file converted, what it carries without a meaning
+    here reported on stderr."""
+    from ..character_memory.config import ConfigError
+
+    if args.source_format != "sillytavern":
+        return path
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
+    if not args.character:
+        raise ConfigError("--character is required with --from sillytavern")
+    from ..character_memory.sillytavern import from_lorebook
+
+    conversion = from_lorebook(document, args.character)
+    for line in conversion.report:
+        print(f"{path}: {line}", file=sys.stderr)
+    return conversion.document
+
+
+def _explain(args: argparse.Namespace) -> None:
+    from ..turn.companion import Companion
+
+    embedder: Any = None if args.keyword_only else "default"
+    with Companion(
+        _existing_db(args), character_id=args.character, agent_id=args.agent, embedder=embedder
+    ) as companion:
+        # a look, not a turn: recall side effects are not counted
+        result = companion.turn(
+            save_id=args.save,
+            user_id=args.user,
+            message=args.message,
+            role_id=args.role,
+            script_role_id=args.script_role,
+            context=_context(args.param),
+            now=_time(args.now),
+            count_recall=False,
+        )
+    if args.messages:
+        _print_json(result.messages)
+    print(f"{'layer':<15} {'status':<18} {'item':<40} why")
+    for row in result.trace:
+        item = str(row.get("item") or "").replace("\n", " ")
+        why = row.get("why")
+        if isinstance(why, dict):
+            why = ", ".join(
+                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in why.items()
+                if v is not None
+            )
+        print(f"{row['layer']:<15} {row['status']:<18} {item[:40]:<40} {why or ''}")
+    print(f"tokens: {result.token_counts['total']}")
+
+
+def _context(params: list[str]) -> dict[str, object]:
+    context = {}
+    for item in params:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
+        context[name] = _context_value(raw)
+    return context
+
+
+def _snapshot(args: argparse.Namespace) -> None:
+    import os
+
+    if args.url:
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(
+            args.url.rstrip("/") + "/snapshot",
+            method="POST",
+            data=b"",
+            headers={"X-API-Key": args.api_key or os.environ.get("ROLEMEM_API_KEY") or ""},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                answer = json.loads(response.read())
+        except (urllib.error.URLError, OSError) as exc:
+            raise RolememError(f"{args.url}/snapshot: {exc}") from None
+        print(f"snapshot {answer['path']} ({answer['bytes']:,} bytes)")
+        return
+    if not args.out:
+        raise RolememError("give --out PATH (or --url of the running service)")
+    from tqdm import tqdm
+
+    from ..engines.snapshot import write_snapshot
+
+    with (
+        duckdb_connect.cursor(_existing_db(args), tuned=False) as con,
+        tqdm(total=1, desc="snapshot", file=sys.stderr, disable=not sys.stderr.isatty()) as bar,
+    ):
+        size = write_snapshot(con, args.out)
+        bar.update(1)
+    print(f"snapshot {args.out} ({size:,} bytes)")
+
+
+def _serve(args: argparse.Namespace) -> None:
+    import os
+
+    import uvicorn
+
+    from ..engines.postgres_setup import is_postgres_url
+    from ..service import create_app
+    from ..service.app import SPEC_VARIABLE
+    from ..service.settings import ServiceSettings
+
+    db = args.db or duckdb_connect.default_db_path()
+    if not is_postgres_url(db):
+        db = _existing_db(args)
+    if args.workers < 1 or (args.workers > 1 and not is_postgres_url(db)):
+        raise RolememError(
+            "--workers above 1 needs a PostgreSQL database (--db postgresql://…): one process "
+            "owns a DuckDB file"
+        )
+    llm = None
+    if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
+        llm = _llm(args, timeout=args.llm_timeout)
+    settings = ServiceSettings(
+        api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
+        designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
+        max_body_bytes=args.max_body_bytes,
+        request_timeout=args.request_timeout,
+        request_threads=args.request_threads,
+        engine_threads=args.engine_threads,
+        max_batch=args.max_batch,
+        extraction_threads=args.extraction_threads,
+        extraction_queue=args.extraction_queue,
+        shutdown_grace=args.shutdown_grace,
+        open_ownerless_saves=args.open_ownerless_saves,
+    )
+    spec = {
+        "db": db,
+        "settings": dataclasses.asdict(settings),
+        "llm": None
+        if llm is None
+        else {"base_url": llm.base_url, "model": llm.model, "timeout": args.llm_timeout},
+        "keyword_only": args.keyword_only,
+        "snapshot_path": args.snapshot,
+        "snapshot_every": args.snapshot_every,
+    }
+    app: Any = create_app(**_app_arguments(spec))
+    if args.workers > 1:
+        # each worker process builds its app from the same arguments (uvicorn starts them)
+        os.environ[SPEC_VARIABLE] = json.dumps(spec)
+        app = "rolemem.service.app:from_environment"
+    uvicorn.run(
+        app,
+        factory=args.workers > 1,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
+    )
+
+
+def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
+    from ..service.app import arguments_of
+
+    return arguments_of(spec)
+
+
+def _official(args: argparse.Namespace) -> None:
+    from ..dynamic_memory import DynamicMemory
+
+    embedder: Any = None if getattr(args, "keyword_only", False) else "default"
+    with DynamicMemory(_existing_db(args), embedder=embedder) as memory:
+        if args.official_command == "export":
+            _print_json(memory.export_official(args.agent))
+            return
+        from pathlib import Path
+
+        from tqdm import tqdm
+
+        try:
+            doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
+        with tqdm(
+            total=len(doc.get("events", [])) if isinstance(doc, dict) else 0,
+            desc="embedding events",
+            unit="event",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+        ) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.update(done - bar.n)
+
+            events, entities = memory.import_official(doc, progress=progress)
+    print(f"imported {events} official events and {entities} entities")
+
+
+def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+    print(f"rolemem: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
+    if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
+    try:
+        {
+            "init-db": _init_db,
+            "memory": _memory,
+            "recall": _recall,
+            "query": _query,
+            "config": _config,
+            "observe": _observe,
+            "maintain": _maintain,
+            "timeline": _timeline,
+            "official": _official,
+            "explain": _explain,
+            "serve": _serve,
+            "snapshot": _snapshot,
+        }[args.command](args)
+    except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 0
+    except (RolememError, OSError, TypeError) as exc:
+        print(f"rolemem: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # engine errors: still one line, never a traceback
+        print(f"rolemem: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Moving memories out of the live store: every removal archives the whole row first (cleanup,
+consolidation, a player's or a designer's delete, forgetting), so nothing is silently lost;
+only a privacy purge removes the archive too."""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..sql.project import render_macro
+
+TABLES = {"event": "memory_event", "entity": "memory_entity"}
+
+
+@functools.cache
+def _archive_sql(memory_type: str, engine: str) -> str:
+    """The insert archiving memories of a type, the whole row as JSON (macro row_as_json,
+    its columns from the schema)."""
+    from ..schema.memory import MemoryEntity, MemoryEvent
+
+    table = TABLES[memory_type]
+    model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
+    columns = [
+        (
+            column.name,
+            "varchar"
+            if isinstance(column.type, sa.DateTime)
+            else "double precision"
+            if isinstance(column.type, sa.REAL)
+            else None,
+        )
+        for column in model.__table__.columns  # type: ignore[attr-defined]
+    ]
+    row = render_macro("row_as_json", table, columns, engine=engine)
+    return f"""
+insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength, memory,
+    archived_at)
+select $memory_type, id, agent_id, user_id, $reason, strength, {row}, $now
+from {table} where id in (select unnest(cast($ids as bigint[])))
+"""
+
+
+# an event's postings and vectors go with it
+_IDS = "(select unnest(cast($ids as bigint[])))"
+_DELETE_SQL = {
+    "event": [
+        f"delete from memory_event_term where event_id in {_IDS}",
+        f"delete from memory_event_embedding where event_id in {_IDS}",
+        f"delete from memory_event where id in {_IDS}",
+    ],
+    "entity": [f"delete from memory_entity where id in {_IDS}"],
+}
+
+
+def archive(
+    cur: Any,
+    memory_type: str,
+    reason: str,
+    ids: list[int],
+    now: datetime,
+    *,
+    keep: bool = False,
+    engine: str = "duckdb",
+) -> None:
+    """Archive the memories (the whole row as JSON, with the reason) and remove them from the
+    live tables, inside the caller's transaction (a cursor of `engine`, rolemem.engines);
+    `keep`: archive this version only (the row is about to be rewritten, as consolidation
+    does)."""
+    cur.execute(
+        _archive_sql(memory_type, engine),
+        {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},
+    )
+    if not keep:
+        remove(cur, memory_type, ids)
+
+
+def remove(cur: Any, memory_type: str, ids: list[int]) -> None:
+    """Remove the memories from the live tables (archive first, unless purging)."""
+    for statement in _DELETE_SQL[memory_type]:
+        cur.execute(statement, {"ids": ids})
+
+
+def archived(
+    db: Any,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """The archive (optionally one player's, one agent's), oldest first, each row's memory
+    parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
+    from ..engines import reading
+
+    with reading(db) as cur:
+        result = cur.execute(
+            """select * from memory_archive
+            where (cast($user_id as varchar) is null or user_id = $user_id)
+                and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+            order by id limit $limit offset $offset""",
+            {"user_id": user_id, "agent_id": agent_id, "limit": limit, "offset": offset},
+        )
+        names = [d[0] for d in result.description]
+        rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    for row in rows:
+        row["memory"] = json.loads(row["memory"])
+    return rows

@@ -1,0 +1,268 @@
+"""Memories as records a player (or a designer) can see and change: list, edit, delete,
+forget, export, what mem0 and Zep users expect of a memory store.
+
+Every call is scoped: a player's calls reach only that player's memories (scope `user`), a
+designer's only official ones (scope `official`, per agent). A memory outside the scope is
+`NotFoundError`, exactly as one that does not exist, and nothing changes. A delete archives the
+memory (reason `deleted`) and a forget archives everything of the player (reason `forgotten`);
+only `purge=True` removes the rows and their archive for good (privacy requests).
+
+The listing is the mart `memory_player_memories` (dbt builds the same rows for analysts), run
+over the player's rows only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ..engines import engine_name, reading, writing
+from ..errors import NotFoundError, RolememError
+from ..memory_builder import history
+from ..sql.project import compose
+from .archive import TABLES, archive, archived, remove
+
+KINDS = ("event", "entity")
+_PLURAL = {"event": "events", "entity": "entities"}
+# the path segment may be singular or plural (designer routes have always said events/entities)
+_KIND_NAMES = {"event": "event", "events": "event", "entity": "entity", "entities": "entity"}
+
+_PLAYER_SOURCES = {
+    "source_memory_event": """
+        select * from memory_event
+        where
+            scope = 'user' and user_id = $user_id
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    """,
+    "source_memory_entity": """
+        select * from memory_entity
+        where
+            scope = 'user' and user_id = $user_id
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    """,
+}
+# the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
+# models in the statement (history.walked_sources)
+_STORED_CHAINS = {
+    "int_lines_chained_to_root": """
+        select * from main.int_lines_chained_to_root
+        where list_contains(cast($save_ids as bigint[]), save_id)
+    """
+}
+_LIST_SELECT = """
+select *, count(*) over () as total
+from memory_player_memories
+where
+    (cast($kind as varchar) is null or memory_type = $kind)
+    and (
+        cast($q as varchar) is null
+        or strpos(lower(description), lower($q)) > 0
+        or lower($q) in (select lower(word) from unnest(keywords) as words (word))
+    )
+order by created_at desc, memory_type, memory_id desc
+limit $limit offset $offset
+"""
+_SOURCE_SAVES_SQL = """
+select list(distinct save_id) from memory_event
+where scope = 'user' and user_id = $user_id and save_id is not null
+    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+"""
+_SCOPE_SQL = """
+select id from {table}
+where id = $id and scope = $scope and user_id is not distinct from $user_id
+    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+"""
+
+
+def kind_of(value: Any) -> str:
+    """`event`/`entity` from a path or query value (plural accepted)."""
+    kind = _KIND_NAMES.get(value) if isinstance(value, str) else None
+    if kind is None:
+        raise RolememError(f"kind must be event or entity, got {value!r}", field="kind")
+    return kind
+
+
+def _page(limit: Any, offset: Any) -> tuple[int, int]:
+    for value, name, high in ((limit, "limit", 1000), (offset, "offset", 2**31 - 1)):
+        low = 1 if name == "limit" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise RolememError(
+                f"{name} must be an integer from {low} to {high}, got {value!r}", field=name
+            )
+    return limit, offset
+
+
+def list_memories(
+    db: Any,
+    user_id: str,
+    *,
+    agent_id: str | None = None,
+    kind: str | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """The player's live memories, newest first, a page at a time: `kind` event/entity,
+    `q` a text the description (or a tag) contains. Each with its strength, times, source save
+    and whether that save's current branch shows it."""
+    limit, offset = _page(limit, offset)
+    params = {
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "kind": None if kind is None else kind_of(kind),
+        "q": q or None,
+        "limit": limit,
+        "offset": offset,
+    }
+    engine = engine_name(db)
+    sql = compose(
+        "memory_player_memories",
+        {
+            **_PLAYER_SOURCES,
+            **(_STORED_CHAINS if engine == "duckdb" else history.walked_sources(engine)),
+        },
+        _LIST_SELECT,
+        engine=engine,
+    )
+    with reading(db) as cur:
+        row = cur.execute(_SOURCE_SAVES_SQL, {"user_id": user_id, "agent_id": agent_id}).fetchone()
+        save_ids = list(row[0] or []) if row else []
+        # "on the current branch" reads each save's chain
+        chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids)}
+        result = cur.execute(sql, {**params, **chains})
+        names = [d[0] for d in result.description]
+        rows = [dict(zip(names, values, strict=True)) for values in result.fetchall()]
+    total = rows[0]["total"] if rows else 0
+    for item in rows:
+        del item["total"]
+    return {"items": rows, "total": total, "limit": limit, "offset": offset}
+
+
+def _in_scope(
+    cur: Any,
+    kind: str,
+    memory_id: Any,
+    *,
+    scope: str,
+    user_id: str | None,
+    agent_id: str | None = None,
+) -> int:
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
+        raise RolememError(f"id must be a positive 64-bit integer, got {memory_id!r}", field="id")
+    found = cur.execute(
+        _SCOPE_SQL.format(table=TABLES[kind]),  # one of two fixed names
+        {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
+    ).fetchone()
+    if found is None:
+        owner = "official" if scope == "official" else f"player {user_id!r}"
+        raise NotFoundError(f"no {kind} memory {memory_id} of {owner}", field="id")
+    return memory_id
+
+
+def delete(
+    db: Any,
+    kind: str,
+    memory_id: int,
+    *,
+    scope: str,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Archive one memory (reason `deleted`) and remove it from the live store."""
+    kind = kind_of(kind)
+    with writing(db) as cur:
+        memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
+        archive(cur, kind, "deleted", [memory_id], now or datetime.now(), engine=engine_name(db))
+    return {"memory_type": kind, "memory_id": memory_id, "status": "archived"}
+
+
+def edit(
+    memory: Any,
+    kind: str,
+    memory_id: int,
+    fields: Mapping[str, Any],
+    *,
+    scope: str,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+) -> dict[str, Any]:
+    """Change the editable fields of one memory in scope (`DynamicMemory`'s rules: an event's
+    new description gets new postings and vectors, under a new id)."""
+    kind = kind_of(kind)
+    with memory._store.reading() as cur:
+        memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
+    new_id = memory._update(TABLES[kind], memory_id, fields)
+    return {"memory_type": kind, "memory_id": new_id, "status": "updated"}
+
+
+def forget(
+    db: Any,
+    user_id: str,
+    *,
+    agent_id: str | None = None,
+    purge: bool = False,
+    now: datetime | None = None,
+) -> dict[str, int]:
+    """Everything of the player (with one agent, or all): archived (reason `forgotten`), or with
+    `purge` removed together with its archive and recall log (a privacy request). One
+    transaction; returns the counts."""
+    if not isinstance(purge, bool):
+        raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
+    counts: dict[str, int] = {}
+    params = {"user_id": user_id, "agent_id": agent_id}
+    with writing(db) as cur:
+        for kind, table in TABLES.items():
+            row = cur.execute(
+                f"""select list(id order by id) from {table}
+                where scope = 'user' and user_id = $user_id
+                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
+                params,
+            ).fetchone()
+            ids = list(row[0] or []) if row else []
+            counts[_PLURAL[kind]] = len(ids)
+            if ids and purge:
+                remove(cur, kind, ids)
+            elif ids:
+                archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine_name(db))
+        if purge:
+            for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
+                deleted = cur.execute(
+                    f"""delete from {table} where user_id = $user_id
+                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+                returning 1""",
+                    params,
+                ).fetchall()
+                counts[f"{key}_rows"] = len(deleted)
+    return counts
+
+
+def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, Any]:
+    """Every live and archived memory of the player, JSON-ready (times ISO 8601)."""
+    live = list_memories(db, user_id, agent_id=agent_id, limit=1000)
+    items = live["items"]
+    offset = len(items)
+    while offset < live["total"]:
+        items += list_memories(db, user_id, agent_id=agent_id, limit=1000, offset=offset)["items"]
+        offset = len(items)
+    return json.loads(
+        json.dumps(
+            {
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "exported_at": datetime.now(),
+                "memories": items,
+                "archived": archived(db, user_id=user_id, agent_id=agent_id),
+            },
+            default=_plain,
+            ensure_ascii=False,
+        )
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")

@@ -1,0 +1,452 @@
+"""Write-time history: every save's chain and every character's messages, kept as tables.
+
+The memory builder's models depend on stored lines only, so their rows are computed when a
+save changes, not per reply: `int_lines_chained_to_root` (the chain), `memory_messages` (one
+row per save x character x message) and `int_save_history_tips` (the tip they were built for,
+and the chain's problem). dbt builds the same three tables for every save; this module
+refreshes single saves with the same model SQL restricted to them. A save whose current
+`last_message_id` differs from its recorded tip is stale and is refreshed before it is read,
+so a game that writes `line`/`save` rows itself never gets a stale answer. Lines are
+append-only (the dialogue tree): a line edited in place needs `refresh_history`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import duckdb
+
+from ..engines import duckdb_connect
+from ..sql.project import compose, render_macro
+
+log = logging.getLogger(__name__)
+
+TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
+
+# The saves' own lines and those of the saves they were forked from ($lineage_ids, see
+# `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
+# leaves its save off a fork point is seen and reported.
+# (list_contains lets DuckDB skip row groups by save_id, as `=` does; `in (select unnest())`
+# made every statement a semi-join over the whole table: 2-3x slower on a million lines.
+# PostgreSQL reads list_contains as `= any`, and the pointed-at lines as an array
+# (macro in_few_rows): both by index, never a scan of the game's whole table.)
+_SAVES_LINES_SQL = """
+    select * from line where list_contains(cast($lineage_ids as bigint[]), save_id)
+    union all
+    select * from line
+    where
+        not list_contains(cast($lineage_ids as bigint[]), save_id)
+        and (
+            {parents}
+            or {tips}
+        )
+"""
+_PARENTS_SQL = (
+    "select parent_line_id from line where list_contains(cast($save_ids as bigint[]), save_id)"
+)
+_TIPS_SQL = "select last_message_id from save where list_contains(cast($save_ids as bigint[]), id)"
+# every save's fork point (a fork of a fork passes through the one it was forked from)
+_FORKS_SQL = """
+    select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
+"""
+# the fork points a walk of $save_ids can cross: those of the saves and the saves they were
+# forked from ($lineage_ids), not every save's (a scan of the game's whole `save` table)
+_LINEAGE_FORKS_SQL = """
+    select id as save_id, forked_from_line_id from save
+    where forked_from_line_id is not null and list_contains(cast($lineage_ids as bigint[]), id)
+"""
+_NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
+# the saves and, transitively, the saves they were forked from (their lines are shared)
+_LINEAGE_SQL = """
+with recursive lineage (save_id) as (
+    select unnest(cast($save_ids as bigint[]))
+    union
+    select line.save_id
+    from lineage
+    inner join save on save.id = lineage.save_id
+    inner join line on line.id = save.forked_from_line_id
+)
+select list(save_id order by save_id) from lineage
+"""
+_SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
+
+
+@functools.cache  # rendered once per engine
+def walked_sources(engine: str = "duckdb") -> dict[str, str]:
+    """What the memory builder's models walk a set of saves' chains from, read by a statement
+    ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
+    the refresh of those tables here."""
+    return {
+        "source_line": saves_lines_sql(engine),
+        "source_save": _SAVES_SQL,
+        "int_save_fork_points": _LINEAGE_FORKS_SQL,
+    }
+
+
+@functools.cache
+def saves_lines_sql(engine: str = "duckdb") -> str:
+    """The lines the walk of $save_ids reads (_SAVES_LINES_SQL) on `engine`."""
+    return _SAVES_LINES_SQL.format(
+        parents=render_macro("in_few_rows", "id", _PARENTS_SQL, engine=engine),
+        tips=render_macro("in_few_rows", "id", _TIPS_SQL, engine=engine),
+    )
+
+
+_STORED_CHAINS_SQL = """
+    select * from main.int_lines_chained_to_root
+    where list_contains(cast($save_ids as bigint[]), save_id)
+"""
+_WALK = "rolemem_walk"  # temporary tables of this cursor's session
+_RESUMED = "rolemem_resumed_targets"
+_ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
+
+_STALE_SQL = """
+select saves.id
+from save as saves
+left join int_save_history_tips as tips
+    on tips.save_id = saves.id
+where
+    ($save_ids is null or list_contains(cast($save_ids as bigint[]), saves.id))
+    and (tips.save_id is null or tips.tip_line_id is distinct from saves.last_message_id)
+order by saves.id
+"""
+
+
+# -- appended lines: the common write, refreshed without rebuilding the save ------------------
+# A save whose new tip's chain reaches its recorded tip through new lines of the same save
+# only gained lines at the end: the new lines are walked alone, their chain rows appended, and
+# each character's messages rebuilt from its last stored message on (the only one a later
+# line can change: see int_memory_targets.resume_line_position; a character speaking for the
+# first time is built from the start). Anything else (a branch switch, a chain problem)
+# rebuilds the save whole.
+_NEW_LINES_SQL = """
+    select * from line
+    where
+        save_id = $save_id
+        and id not in (
+            select line_id from main.int_lines_chained_to_root where save_id = $save_id
+        )
+"""
+_ONE_SAVE_SQL = "select * from save where id = $save_id"
+_STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
+# The walk of the new lines joins the recorded tip: every step in the save, no line twice,
+# and the deepest step's parent is the tip the save's rows were built for (whole). One row,
+# the recorded and the new line counts, when the append applies; none when the save is
+# rebuilt instead.
+_NEW_LINES_WALKED_SQL = f"""
+with walked as (
+    select
+        count(*) > 0
+        and count(distinct line_id) = count(*)
+        and bool_and(line_save_id = save_id) as is_one_run,
+        arg_max(line_id, depth) as first_line_id,
+        count(*) as line_count
+    from {_WALK}
+)
+select recorded.line_count, walked.line_count
+from walked
+inner join int_save_history_tips as recorded
+    on
+        recorded.save_id = $save_id
+        and recorded.chain_problem is null
+        and recorded.tip_line_id is not null
+inner join line as first_line on first_line.id = walked.first_line_id
+where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
+"""
+# the chain stays whole, one run longer, up to the save's tip (the walk started there)
+_APPENDED_TIP_SQL = """
+update int_save_history_tips
+set
+    tip_line_id = (select last_message_id from save where id = $save_id),
+    line_count = $line_count
+where save_id = $save_id
+"""
+# every character of the save (the batch model over the stored chain) with the first line and
+# index of its last stored message; a character speaking for the first time has none and is
+# built from the start
+_LAST_MESSAGES_SELECT = """
+select
+    targets.* replace (
+        last_messages.first_line_position as resume_line_position,
+        last_messages.message_index as resume_message_index
+    )
+from int_memory_targets as targets
+left join (
+    select
+        target_key,
+        arg_max(first_line_position, message_index) as first_line_position,
+        max(message_index) as message_index
+    from main.memory_messages
+    where save_id = $save_id
+    group by target_key
+) as last_messages
+    on last_messages.target_key = targets.target_key
+"""
+
+
+@functools.cache
+def _append_statements() -> dict[str, str]:
+    new_lines = {
+        "source_line": _NEW_LINES_SQL,
+        "source_save": _ONE_SAVE_SQL,
+        "int_save_fork_points": _FORKS_SQL,
+    }
+    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
+    return {
+        "walk": compose(
+            "int_lines_walked_to_root", new_lines, "select * from int_lines_walked_to_root"
+        ),
+        "chain": compose(
+            "int_lines_chained_to_root",
+            {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
+            "select * replace (line_position + $offset as line_position) "
+            "from int_lines_chained_to_root",
+        ),
+        "resumed_targets": compose("int_memory_targets", stored, _LAST_MESSAGES_SELECT),
+        "messages": compose(
+            "memory_messages",
+            {
+                "int_memory_targets": f"select * from {_RESUMED}",
+                # only the lines from the earliest resumed message on are read
+                "int_lines_chained_to_root": _STORED_CHAIN_SQL
+                + " and line_position >= (select min(coalesce(resume_line_position, 0))"
+                " from int_memory_targets)",
+            },
+            "select * from memory_messages",
+        ),
+    }
+
+
+def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
+    """Refresh a save that only gained lines at the end, inside the caller's transaction;
+    False (nothing written) when it did not."""
+    statements = _append_statements()
+    params = {"save_id": save_id}
+    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
+    walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
+    if not walked:
+        return False
+    [(line_count, new_lines)] = walked
+    cur.execute(
+        f"insert into int_lines_chained_to_root by name {statements['chain']}",
+        {**params, "offset": line_count},
+    )
+    # fixed before the delete: the rebuilt messages replace exactly the deleted ones
+    cur.execute(
+        f"create or replace temp table {_RESUMED} as {statements['resumed_targets']}", params
+    )
+    cur.execute(
+        f"""delete from memory_messages as messages
+        using {_RESUMED} as resumed
+        where
+            messages.save_id = resumed.save_id
+            and messages.target_key = resumed.target_key
+            and messages.message_index >= resumed.resume_message_index"""
+    )
+    cur.execute(f"insert into memory_messages by name {statements['messages']}", params)
+    cur.execute(_APPENDED_TIP_SQL, {**params, "line_count": line_count + new_lines})
+    return True
+
+
+@functools.cache
+def _statements() -> dict[str, str]:
+    sources = walked_sources()
+    walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
+    stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
+    return {
+        "walk": compose(
+            "int_lines_walked_to_root", sources, "select * from int_lines_walked_to_root"
+        ),
+        "int_lines_chained_to_root": compose(
+            "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"
+        ),
+        "memory_messages": compose("memory_messages", stored, "select * from memory_messages"),
+        "int_save_history_tips": compose(
+            "int_save_history_tips", stored, "select * from int_save_history_tips"
+        ),
+    }
+
+
+# Columns rolemem reads that a store (or a game's own database) written before them lacks:
+# added when a writable store is first read (schema.create_all adds them too).
+_APP_COLUMNS = {"save": ("user_id", "forked_from_line_id"), "line": ("created_at",)}
+_APP_COLUMN_TYPES = {
+    "user_id": "varchar",
+    "forked_from_line_id": "bigint",
+    "created_at": "timestamp",
+}
+# a column the history tables gained: tables built before it are dropped and rebuilt per save
+_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "created_at")
+_SCHEMA_SQL = """
+select table_name || '.' || column_name
+from duckdb_columns()
+where
+    schema_name = 'main'
+    and (
+        table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
+        and column_name in ('save_id', 'created_at')
+        or table_name in ('save', 'line')
+        and column_name in ('user_id', 'forked_from_line_id', 'created_at')
+    )
+"""
+
+
+def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
+    """Create the write-time history tables (empty) where dbt has not built them yet; add the
+    columns rolemem reads to the game's `save` and `line` tables where they lack them."""
+    found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
+    needed = {f"{table}.{column}" for table, columns in _APP_COLUMNS.items() for column in columns}
+    for column in sorted(needed - found):  # names and types from this module
+        table, name = column.split(".")
+        cur.execute(
+            f"alter table {table} add column if not exists {name} {_APP_COLUMN_TYPES[name]}"
+        )
+    existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
+    if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
+        for table in TABLES:  # derived rows only: every save is rebuilt when next read
+            cur.execute(f"drop table if exists {table}")
+        existing = set()
+    if set(TABLES) <= existing:
+        return
+    statements = _statements()
+    empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
+    cur.execute(
+        f"create or replace temp table {_WALK} as {statements['walk']}",
+        duckdb_connect.used(statements["walk"], empty),
+    )
+    for table in TABLES:
+        if table not in existing:  # names from this module, never from data
+            sql = statements[table]
+            cur.execute(
+                f"create table if not exists {table} as select * from ({sql}) where false",
+                duckdb_connect.used(sql, empty),
+            )
+
+
+def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
+    """`save_ids` and every save they were forked from, transitively."""
+    # every row fetched: the cursor is left with no pending result for its next statement
+    rows = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
+    return list(rows[0][0] or []) if rows else list(save_ids)
+
+
+def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:
+    """`lineage` on another engine (rolemem.engines: a game's own database)."""
+    if not save_ids:
+        return []
+    return list(engine.run(_LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids)
+
+
+def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+    ids = None if save_ids is None else list(save_ids)
+    return [row[0] for row in cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall()]
+
+
+def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
+    """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt)."""
+    if not save_ids:
+        return
+    statements = _statements()
+    cur.execute("begin")
+    try:
+        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id)]
+        if not rebuilt:
+            cur.execute("commit")
+            return
+        params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
+        cur.execute(
+            f"create or replace temp table {_WALK} as {statements['walk']}",
+            duckdb_connect.used(statements["walk"], params),
+        )
+        for table in TABLES:
+            cur.execute(
+                f"delete from {table} where save_id in "
+                "(select unnest(cast($save_ids as bigint[])))",
+                {"save_ids": rebuilt},
+            )
+            sql = statements[table]
+            cur.execute(f"insert into {table} by name {sql}", duckdb_connect.used(sql, params))
+        cur.execute("commit")
+    except BaseException:
+        cur.execute("rollback")
+        raise
+
+
+# Refreshes of one save take its stripe's lock: two threads rebuilding the same save would
+# both insert its rows (inserts never conflict in DuckDB), leaving them twice.
+_STRIPES = [threading.Lock() for _ in range(64)]
+
+
+def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+    """Refresh whichever of `save_ids` (None: every save) are stale; returns them. A save is
+    refreshed by one thread at a time (the others find it fresh); a write conflict with another
+    writer is retried."""
+    ensure_tables(cur)
+    wanted = None if save_ids is None else list(save_ids)
+    stale = stale_saves(cur, wanted)
+    if not stale:
+        return []
+    with contextlib.ExitStack() as held:
+        for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
+            held.enter_context(_STRIPES[stripe])
+        for attempt in range(1, _ATTEMPTS + 1):
+            stale = stale_saves(cur, stale)  # another thread may have refreshed them meanwhile
+            try:
+                refresh(cur, stale)
+                return stale
+            except duckdb.TransactionException:
+                if attempt == _ATTEMPTS:
+                    raise
+                log.debug("history refresh conflict on saves %s, retrying", stale)
+                time.sleep(0.01 * attempt)
+    return []
+
+
+def chain_params(engine: Any, save_ids: list[int]) -> dict[str, list[int]]:
+    """Make the saves' chains readable by a statement on `engine` (rolemem.engines): DuckDB
+    keeps them as write-time tables, refreshed here where a save's tip moved (no parameter
+    needed); an engine that keeps none walks them in the statement, which binds the saves
+    and their lineage."""
+    if engine.name == "duckdb":
+        return chained(engine.cursor().cursor, "duckdb", save_ids)
+    return {"save_ids": save_ids, "lineage_ids": engine_lineage(engine, save_ids)}
+
+
+def chained(cur: Any, engine: str, save_ids: list[int]) -> dict[str, list[int]]:
+    """`chain_params` on a cursor of `engine` (the caller's transaction or read)."""
+    if engine == "duckdb":
+        ensure_fresh(cur, save_ids)
+        return {}
+    row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
+    return {"save_ids": save_ids, "lineage_ids": list(row[0] or []) if row else list(save_ids)}
+
+
+# what a statement reading saves' chains and tips names
+CHAIN_TABLES = ("int_lines_chained_to_root", "int_save_history_tips")
+
+
+@functools.cache
+def chain_sql(select: str, engine: str) -> str:
+    """`select`, reading `int_lines_chained_to_root` and `int_save_history_tips` of the saves
+    `chained` made readable: DuckDB's write-time tables as they are; another engine's walked
+    in the statement by the same models (bound $save_ids, $lineage_ids)."""
+    if engine == "duckdb":
+        return select
+    wanted = tuple(name for name in CHAIN_TABLES if re.search(rf"\b{name}\b", select))
+    return compose(wanted, walked_sources(engine), select, engine=engine)
+
+
+def refresh_history(
+    db: duckdb_connect.Database = None, save_ids: Iterable[int] | None = None
+) -> int:
+    """Bring the write-time history tables up to date for `save_ids` (None: every stale
+    save); returns how many saves were recomputed."""
+    with duckdb_connect.cursor(db) as cur:
+        return len(ensure_fresh(cur, save_ids))

@@ -1,0 +1,629 @@
+"""The save lifecycle a game needs: roles, saves (new, or forked from a line), the branch's
+lines (paged), appended lines, regenerated replies (swipes) and reloads (moving the tip).
+
+Lines are a tree (each points at its parent) and a save points at its tip. A fork is a new save
+whose tip is a line of another save: the lines up to it are shared, not copied, and the fork's
+chain passes into that save at its `forked_from_line_id` (macro `walk_parent_chain`). Every
+change keeps that fork point where the chain leaves the save, so the walk stays sound.
+
+Every save belongs to a player (`user_id`): any call naming another player gets
+`SaveNotFoundError`, as if the save did not exist. A save without an owner (one the game wrote
+itself, or written before saves had owners) is refused to every caller (`OwnerlessSaveError`,
+saying how to set the owner) unless the caller says the game keeps ownership itself
+(`open_ownerless=True`; `rolemem serve --open-ownerless-saves`).
+
+The functions taking a cursor run inside the caller's transaction (the service adds its
+idempotency record to the same one); `Saves` wraps each in a transaction of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from ..engines import duckdb_connect
+from ..errors import (
+    ConflictError,
+    NotFoundError,
+    OwnerlessSaveError,
+    RolememError,
+    SaveNotFoundError,
+)
+from ..sql.project import render_macro
+from . import history
+
+LINE_FIELDS = (
+    "attribute",
+    "content",
+    "role_id",
+    "script_role_id",
+    "display_name",
+    "original_emotion",
+    "predicted_emotion",
+    "tts_content",
+    "action_content",
+    "audio_file",
+    "created_at",
+)
+ATTRIBUTES = ("system", "user", "assistant")
+_OPTIONAL_TEXT = (
+    "display_name",
+    "original_emotion",
+    "predicted_emotion",
+    "tts_content",
+    "action_content",
+    "audio_file",
+)
+
+# the largest id a caller may choose (a JavaScript number holds it exactly), so no caller can
+# push a key sequence near its 64-bit end
+MAX_CHOSEN_ID = 2**53 - 1
+
+_SAVE_SQL = """
+select id, user_id, name, last_message_id, forked_from_line_id from save where id = $save_id
+"""
+
+
+@functools.cache
+def _save_sql(engine: str, lock: bool) -> str:
+    """The save's row; `lock`: held until the transaction ends, so a write that reads the tip
+    and moves it is not interleaved with another process's (macro row_lock)."""
+    return _SAVE_SQL + (render_macro("row_lock", engine=engine) if lock else "")
+
+
+_SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id")
+
+# A new key: the sequence's next value, past any id a caller chose itself (DuckDB sequences
+# cannot be moved, so explicit ids would otherwise collide with later automatic ones).
+_NEXT_ID_SQL = {
+    "role": "select greatest(nextval('role_id_seq'), (select coalesce(max(id), 0) + 1 from role))",
+    "save": "select greatest(nextval('save_id_seq'), (select coalesce(max(id), 0) + 1 from save))",
+}
+
+# Where a save's chain leaves it when its tip is $line_id: walk up from the line while it is
+# the save's own; the first line of another save is the fork point (none: the save's own root).
+# `shared`: $line_id is on the history the save shares through its current fork point.
+_TIP_TARGET_SQL = """
+with recursive
+up (line_id, parent_line_id, save_id, depth) as (
+    select id, parent_line_id, save_id, 0 from line where id = $line_id
+    union all
+    select line.id, line.parent_line_id, line.save_id, up.depth + 1
+    from up
+    inner join line on line.id = up.parent_line_id
+    where up.save_id = $save_id and up.depth < $budget
+),
+shared (line_id, parent_line_id, depth) as (
+    select id, parent_line_id, 0 from line where id = $fork_line_id
+    union all
+    select line.id, line.parent_line_id, shared.depth + 1
+    from shared
+    inner join line on line.id = shared.parent_line_id
+    where shared.depth < $budget
+)
+select
+    (select save_id from up where depth = 0) as line_save_id,
+    (
+        select user_id from save where id = (select save_id from up where depth = 0)
+    ) as line_save_user_id,
+    (select line_id from up where save_id <> $save_id order by depth limit 1) as fork_line_id,
+    (select count(*) from shared where line_id = $line_id) > 0 as is_shared
+"""
+
+_BRANCH_SQL = """
+select
+    chain.line_position, chain.line_id, lines.parent_line_id, lines.save_id, chain.attribute,
+    chain.content, chain.role_id, chain.script_role_id, chain.display_name,
+    chain.original_emotion, lines.predicted_emotion, chain.tts_content, chain.action_content,
+    lines.audio_file, chain.created_at
+from int_lines_chained_to_root as chain
+inner join line as lines on lines.id = chain.line_id
+where
+    chain.save_id = $save_id
+    and chain.line_position < coalesce($before_position, 9223372036854775807)
+order by chain.line_position desc
+limit $limit + 1
+"""
+_BRANCH_COLUMNS = (
+    "line_position",
+    "line_id",
+    "parent_line_id",
+    "save_id",
+    *(name for name in LINE_FIELDS),
+)
+_SPEAKERS_SQL = """
+select
+    chain.role_id, chain.script_role_id, max(roles.name) as role_name,
+    {display_name} as display_name, count(*) as line_count
+from int_lines_chained_to_root as chain
+left join role as roles on roles.id = chain.role_id
+where chain.save_id = $save_id and chain.attribute = 'assistant'
+group by chain.role_id, chain.script_role_id
+order by min(chain.line_position)
+"""
+_TIP_SQL = """
+select line_count, chain_problem from int_save_history_tips where save_id = $save_id
+"""
+_POSITION_SQL = """
+select line_position from int_lines_chained_to_root
+where save_id = $save_id and line_id = $line_id
+"""
+
+
+@functools.cache
+def _chain_statements(engine: str) -> dict[str, str]:
+    """The statements reading a save's chain, for `engine` (history.chain_sql)."""
+    speakers = _SPEAKERS_SQL.format(
+        display_name=render_macro(
+            "arg_max", "chain.display_name", "chain.line_position", engine=engine
+        )
+    )
+    return {
+        name: history.chain_sql(sql, engine)
+        for name, sql in (
+            ("tip", _TIP_SQL),
+            ("speakers", speakers),
+            ("position", _POSITION_SQL),
+            ("branch", _BRANCH_SQL),
+        )
+    }
+
+
+def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    result = cur.execute(sql, dict(params))
+    names = [d[0] for d in result.description]
+    row = result.fetchone()
+    return dict(zip(names, row, strict=True)) if row else {}
+
+
+def _id(value: Any, name: str, *, required: bool = True, largest: int = 2**63 - 1) -> int | None:
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= largest:
+        bound = "a positive 64-bit integer" if largest == 2**63 - 1 else f"from 1 to {largest}"
+        raise RolememError(f"{name} must be {bound}, got {value!r}", field=name)
+    return value
+
+
+def _text(value: Any, name: str, *, required: bool = False) -> str | None:
+    if value is None and not required:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or not duckdb_connect.is_storable_text(value)
+    ):
+        raise RolememError(f"{name} must be non-empty text, got {value!r}", field=name)
+    return value
+
+
+def owned_save(
+    cur: Any,
+    save_id: Any,
+    user_id: str | None,
+    *,
+    lock: bool = False,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """The save, if it exists and is `user_id`'s; else SaveNotFoundError (another player's
+    save is not revealed to exist). A save without an owner: OwnerlessSaveError, unless
+    `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
+    caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
+    save_id = _id(save_id, "save_id")
+    row = cur.execute(_save_sql(engine, lock), {"save_id": save_id}).fetchone()
+    if row is None or (row[1] is not None and row[1] != user_id):
+        raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
+    if row[1] is None and not open_ownerless:
+        raise OwnerlessSaveError(
+            f"save {save_id} has no owner, so no player may use it: create saves with their "
+            "player (POST /saves with user_id), set the owner of a save your game wrote "
+            f"(update save set user_id = '<player>' where id = {save_id}), or, if your game "
+            "keeps ownership itself, start the service with --open-ownerless-saves",
+            field="save_id",
+        )
+    return dict(zip(_SAVE_COLUMNS, row, strict=True))
+
+
+def create_role(cur: Any, name: str, *, role_id: int | None = None) -> dict[str, Any]:
+    """A game character the AI plays; `role_id` to choose its key (ConflictError if taken)."""
+    name = _text(name, "name", required=True)  # type: ignore[assignment]
+    role_id = _id(role_id, "id", required=False, largest=MAX_CHOSEN_ID)
+    if role_id is None:
+        role_id = cur.execute(_NEXT_ID_SQL["role"]).fetchone()[0]  # type: ignore[index]
+    elif cur.execute("select count(*) from role where id = $id", {"id": role_id}).fetchone()[0]:  # type: ignore[index]
+        raise ConflictError(f"role {role_id} already exists", field="id")
+    cur.execute("insert into role (id, name) values ($id, $name)", {"id": role_id, "name": name})
+    return {"role_id": role_id, "name": name}
+
+
+def create_save(
+    cur: Any,
+    *,
+    user_id: str | None = None,
+    name: str | None = None,
+    save_id: int | None = None,
+    from_line_id: int | None = None,
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """A new empty save of player `user_id` (required: every save has an owner), or a fork
+    whose tip is `from_line_id` (a line of one of the player's saves): the fork shares the
+    lines up to it. `save_id` to choose its key."""
+    user_id = _text(user_id, "user_id", required=True)
+    name = _text(name, "name")
+    save_id = _id(save_id, "id", required=False, largest=MAX_CHOSEN_ID)
+    from_line_id = _id(from_line_id, "from_line_id", required=False)
+    if from_line_id is not None:
+        line = cur.execute(
+            "select save_id from line where id = $id", {"id": from_line_id}
+        ).fetchone()
+        if line is None:
+            raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
+        try:
+            owned_save(cur, line[0], user_id, open_ownerless=open_ownerless)
+        except SaveNotFoundError:  # a line of another player's save is not revealed either
+            raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id") from None
+        except OwnerlessSaveError as exc:
+            raise OwnerlessSaveError(str(exc), field="from_line_id") from None
+    if save_id is None:
+        save_id = cur.execute(_NEXT_ID_SQL["save"]).fetchone()[0]  # type: ignore[index]
+    elif cur.execute("select count(*) from save where id = $id", {"id": save_id}).fetchone()[0]:  # type: ignore[index]
+        raise ConflictError(f"save {save_id} already exists", field="id")
+    cur.execute(
+        """insert into save (id, user_id, name, last_message_id, forked_from_line_id)
+        values ($id, $user_id, $name, $line_id, $line_id)""",
+        {"id": save_id, "user_id": user_id, "name": name, "line_id": from_line_id},
+    )
+    return owned_save(cur, save_id, user_id)
+
+
+def describe(
+    cur: Any,
+    save_id: int,
+    user_id: str | None,
+    *,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """The save: owner, tip, number of lines on its current branch, the characters that speak
+    on it, its fork point; `chain_problem` when its chain is broken."""
+    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
+    statements = _chain_statements(engine)
+    params = {"save_id": save["save_id"], **history.chained(cur, engine, [save["save_id"]])}
+    tip = _row(cur, statements["tip"], params)
+    result = cur.execute(statements["speakers"], params)
+    names = [d[0] for d in result.description]
+    speakers = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    return {
+        **save,
+        "line_count": tip.get("line_count", 0),
+        "chain_problem": tip.get("chain_problem"),
+        "speakers": speakers,
+    }
+
+
+def branch_lines(
+    cur: Any,
+    save_id: int,
+    user_id: str | None,
+    *,
+    limit: int = 50,
+    before: int | None = None,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """The current branch root -> tip, a page at a time from the tip: the `limit` lines
+    before line `before` (default: up to the tip), oldest first; `next_before` pages on."""
+    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
+    statements = _chain_statements(engine)
+    chain = history.chained(cur, engine, [save["save_id"]])
+    position = None
+    if before is not None:
+        before = _id(before, "before")
+        found = cur.execute(
+            statements["position"], {"save_id": save["save_id"], "line_id": before, **chain}
+        ).fetchone()
+        if found is None:
+            raise RolememError(
+                f"line {before} is not on the current branch of save {save['save_id']}",
+                field="before",
+            )
+        position = found[0]
+    rows = cur.execute(
+        statements["branch"],
+        {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
+    ).fetchall()
+    page = [dict(zip(_BRANCH_COLUMNS, row, strict=True)) for row in rows[:limit]][::-1]
+    more = len(rows) > limit
+    return {
+        "save_id": save["save_id"],
+        "tip_line_id": save["tip_line_id"],
+        "lines": page,
+        "has_more": more,
+        "next_before": page[0]["line_id"] if more and page else None,
+    }
+
+
+def check_lines(
+    lines: Sequence[Mapping[str, Any]], *, where: str = "lines"
+) -> list[dict[str, Any]]:
+    """Lines to store, checked: an attribute of the three, non-empty content, text fields as
+    text, ids as 64-bit integers, a naive time. Errors name the line and field."""
+    checked = []
+    for index, line in enumerate(lines):
+        at = f"{where}[{index}]"
+        if not isinstance(line, Mapping):
+            raise RolememError(f"{at} must be an object with line fields", field=at)
+        unknown = set(line) - set(LINE_FIELDS)
+        if unknown:
+            raise RolememError(f"{at}: unknown fields {sorted(unknown)}", field=at)
+        row = {name: line.get(name) for name in LINE_FIELDS}
+        if row["attribute"] not in ATTRIBUTES:
+            raise RolememError(
+                f"{at}.attribute must be one of {ATTRIBUTES}, got {row['attribute']!r}",
+                field=f"{at}.attribute",
+            )
+        _text(row["content"], f"{at}.content", required=True)
+        for name in _OPTIONAL_TEXT:
+            value = row[name]
+            if value is not None and (
+                not isinstance(value, str) or not duckdb_connect.is_storable_text(value)
+            ):
+                raise RolememError(f"{at}.{name} must be text", field=f"{at}.{name}")
+        _id(row["role_id"], f"{at}.role_id", required=False)
+        script = row["script_role_id"]
+        if isinstance(script, int) and not isinstance(script, bool):
+            row["script_role_id"] = str(script)
+        else:
+            _text(script, f"{at}.script_role_id")
+        created = row["created_at"]
+        if created is not None and (not isinstance(created, datetime) or created.tzinfo):
+            raise RolememError(
+                f"{at}.created_at must be a naive datetime in the game's clock",
+                field=f"{at}.created_at",
+            )
+        checked.append(row)
+    return checked
+
+
+def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
+    wanted = sorted({line["role_id"] for line in lines if line["role_id"] is not None})
+    if not wanted:
+        return
+    found = cur.execute(
+        "select list(id) from role where list_contains(cast($ids as bigint[]), id)",
+        {"ids": wanted},
+    ).fetchone()
+    known = set(found[0] or []) if found else set()
+    for index, line in enumerate(lines):
+        if line["role_id"] is not None and line["role_id"] not in known:
+            raise RolememError(
+                f"no role with id {line['role_id']} (create it with POST /roles first)",
+                field=f"{where}[{index}].role_id",
+            )
+
+
+def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
+    row = cur.execute(
+        f"""insert into line ({", ".join(LINE_FIELDS)}, save_id, parent_line_id)
+        values ({", ".join(f"${name}" for name in LINE_FIELDS)}, $save_id, $parent)
+        returning id""",
+        {**{name: line[name] for name in LINE_FIELDS}, "save_id": save_id, "parent": parent},
+    ).fetchone()
+    assert row is not None  # insert ... returning always answers one row
+    return int(row[0])
+
+
+def append(
+    cur: Any,
+    save_id: int,
+    lines: Sequence[Mapping[str, Any]],
+    user_id: str | None,
+    *,
+    default_time: datetime | None = None,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """Append `lines` on the save's tip, each the parent of the next, and move the tip.
+    Lines without `created_at` get `default_time` (None: no time)."""
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
+    if not lines:
+        raise RolememError("lines must hold at least one line", field="lines")
+    checked = check_lines(lines)
+    _check_roles(cur, checked, "lines")
+    parent = save["tip_line_id"]
+    ids = []
+    for line in checked:
+        if line["created_at"] is None:
+            line["created_at"] = default_time
+        parent = _insert_line(cur, save["save_id"], parent, line)
+        ids.append(parent)
+    cur.execute(
+        "update save set last_message_id = $tip where id = $id",
+        {"tip": parent, "id": save["save_id"]},
+    )
+    return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
+
+
+def regenerate(
+    cur: Any,
+    save_id: int,
+    line: Mapping[str, Any],
+    user_id: str | None,
+    *,
+    default_time: datetime | None = None,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """A regenerated reply (a swipe): a sibling of the tip, which must be a reply (assistant
+    line), becomes the tip. Speaker fields not given are the replaced reply's."""
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
+    tip = _row(
+        cur,
+        """select id, parent_line_id, attribute, role_id, script_role_id, display_name
+        from line where id = $id""",
+        {"id": save["tip_line_id"]},
+    )
+    if not tip or tip["attribute"] != "assistant":
+        raise ConflictError(
+            f"save {save['save_id']}: its tip "
+            + (f"(line {tip['id']}) is a {tip['attribute']} line" if tip else "is empty")
+            + ": only a reply (an assistant line) can be regenerated",
+            field="save_id",
+        )
+    fields = {
+        "attribute": "assistant",
+        **{name: tip[name] for name in ("role_id", "script_role_id", "display_name")},
+        **{name: value for name, value in line.items() if value is not None},
+    }
+    (checked,) = check_lines([fields], where="line")
+    _check_roles(cur, [checked], "line")
+    if checked["created_at"] is None:
+        checked["created_at"] = default_time
+    new_id = _insert_line(cur, save["save_id"], tip["parent_line_id"], checked)
+    _move_tip(cur, save, new_id)
+    return {
+        "save_id": save["save_id"],
+        "line_ids": [new_id],
+        "tip_line_id": new_id,
+        "replaced_line_id": tip["id"],
+    }
+
+
+def set_tip(
+    cur: Any,
+    save_id: int,
+    line_id: int,
+    user_id: str | None,
+    *,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """Reload a save point: the tip moves to `line_id`, a line of this save's tree (its own
+    lines, or the history it shares up to its fork point); another save's line is refused."""
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
+    line_id = _id(line_id, "line_id")  # type: ignore[assignment]
+    _move_tip(cur, save, line_id)
+    return {"save_id": save["save_id"], "tip_line_id": line_id}
+
+
+def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
+    """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
+    budget = cur.execute("select count(*) from line").fetchone()[0]  # type: ignore[index]
+    target = _row(
+        cur,
+        _TIP_TARGET_SQL,
+        {
+            "line_id": line_id,
+            "save_id": save["save_id"],
+            "fork_line_id": save["forked_from_line_id"],
+            "budget": budget,
+        },
+    )
+    if target.get("line_save_id") is None:
+        raise NotFoundError(f"no line with id {line_id}", field="line_id")
+    if target["line_save_id"] == save["save_id"]:
+        fork_line = target["fork_line_id"]
+    elif target["is_shared"]:
+        fork_line = line_id
+    elif target["line_save_user_id"] != save["user_id"] or save["user_id"] is None:
+        # another player's line is not revealed to exist
+        raise NotFoundError(f"no line with id {line_id}", field="line_id")
+    else:
+        raise RolememError(
+            f"line {line_id} is not in save {save['save_id']}'s tree (it belongs to save "
+            f"{target['line_save_id']}): fork that save instead (POST /saves with "
+            "from_line_id)",
+            field="line_id",
+        )
+    cur.execute(
+        """update save set last_message_id = $tip, forked_from_line_id = $fork
+        where id = $id""",
+        {"tip": line_id, "fork": fork_line, "id": save["save_id"]},
+    )
+
+
+class Saves:
+    """The save lifecycle over one store (a DuckDB path or connection); each call is one
+    transaction. `user_id`: the player making the call (see the module docstring);
+    `open_ownerless_saves`: saves without an owner are open to every caller (a game that keeps
+    ownership itself)."""
+
+    def __init__(
+        self, db: duckdb_connect.Database = None, *, open_ownerless_saves: bool = False
+    ) -> None:
+        self._open = open_ownerless_saves
+        if isinstance(db, duckdb.DuckDBPyConnection):
+            self._con, self._owned = db, False
+        else:
+            self._con, self._owned = (
+                duckdb_connect.connect(db or duckdb_connect.default_db_path()),
+                True,
+            )
+        from ..schema import create_all, engine_on
+
+        engine = engine_on(self._con)
+        create_all(engine)
+        engine.dispose()
+
+    def close(self) -> None:
+        if self._owned:
+            self._con.close()
+
+    def __enter__(self) -> Saves:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with duckdb_connect.transaction(self._con) as cur:
+            return function(cur, *args, **kwargs)
+
+    def create_role(self, name: str, *, role_id: int | None = None) -> dict[str, Any]:
+        return self._write(create_role, name, role_id=role_id)
+
+    def create_save(self, **fields: Any) -> dict[str, Any]:
+        return self._write(create_save, open_ownerless=self._open, **fields)
+
+    def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
+        with duckdb_connect.cursor(self._con) as cur:
+            return describe(cur, save_id, user_id, open_ownerless=self._open)
+
+    def lines(
+        self,
+        save_id: int,
+        *,
+        user_id: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+    ) -> dict[str, Any]:
+        with duckdb_connect.cursor(self._con) as cur:
+            return branch_lines(
+                cur, save_id, user_id, limit=limit, before=before, open_ownerless=self._open
+            )
+
+    def append(
+        self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
+    ) -> dict[str, Any]:
+        return self._write(append, save_id, list(lines), user_id, open_ownerless=self._open)
+
+    def regenerate(
+        self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
+    ) -> dict[str, Any]:
+        return self._write(regenerate, save_id, line, user_id, open_ownerless=self._open)
+
+    def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
+        return self._write(set_tip, save_id, line_id, user_id, open_ownerless=self._open)

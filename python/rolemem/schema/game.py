@@ -1,0 +1,263 @@
+"""Application tables (SQLModel): the game's roles, saves and dialogue lines, and the
+deployment's character config.
+
+These are the dbt sources `app.role`, `app.save`, `app.line` and `config.character_*`. `Line`
+has the fields of the customer's spec plus an optional `created_at`; `Save` records its player
+(`user_id`) and, for a fork, the line it was forked at. Integer keys get an explicit sequence:
+DuckDB has no SERIAL, and a sequence is plain SQLAlchemy that PostgreSQL understands too.
+
+The character config tables are the deployment's own data (written by `rolemem config import`
+or `POST /config/import`), not dbt seeds: `dbt build` reads them and never replaces them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+
+def _key_column(sequence_name: str) -> Any:
+    sequence = sa.Sequence(sequence_name)
+    return Field(
+        default=None,
+        sa_column=sa.Column(
+            sa.BigInteger, sequence, primary_key=True, server_default=sequence.next_value()
+        ),
+    )
+
+
+class Role(SQLModel, table=True):
+    """A game character that the AI plays."""
+
+    __tablename__ = "role"
+
+    id: int | None = _key_column("role_id_seq")
+    name: str
+
+
+class Save(SQLModel, table=True):
+    """A save slot; `last_message_id` is the tip of the branch being played.
+
+    No foreign key on `last_message_id`: it would make `save` and `line` reference each other,
+    which DuckDB cannot create; the memory builder checks the chain instead. `user_id`: the
+    player it belongs to (null for saves written before saves had owners: open to any).
+    `forked_from_line_id`: a fork starts at that line of another save and shares the lines
+    up to it (its chain may pass into that save there, and only there).
+    """
+
+    __tablename__ = "save"
+
+    id: int | None = _key_column("save_id_seq")
+    name: str | None = None
+    last_message_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    user_id: str | None = Field(default=None, index=True)
+    forked_from_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class Line(SQLModel, table=True):
+    """One line of dialogue: a node of the conversation tree."""
+
+    __tablename__ = "line"
+
+    id: int | None = _key_column("line_id_seq")
+
+    original_emotion: str | None = None
+    predicted_emotion: str | None = None
+    content: str
+    tts_content: str | None = None
+    action_content: str | None = None
+    audio_file: str | None = None
+
+    attribute: str  # assistant, user, system
+
+    role_id: int | None = Field(
+        default=None, foreign_key="role.id", nullable=True, sa_type=sa.BigInteger
+    )
+    script_role_id: str | None = None
+    display_name: str | None = None
+
+    save_id: int = Field(foreign_key="save.id", sa_type=sa.BigInteger)
+    parent_line_id: int | None = Field(
+        default=None, foreign_key="line.id", nullable=True, sa_type=sa.BigInteger
+    )
+    # when the line was said, in the game's clock (optional): extracted events take it
+    created_at: datetime | None = Field(default=None, sa_type=sa.TIMESTAMP(timezone=False))
+
+
+class _ConfigEntry(SQLModel):
+    """What every designer config entry has: one row per entry, in designer order."""
+
+    # designer order across the table (a character's rows keep the order of its file)
+    ordinal: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    character_id: str = Field(primary_key=True)
+    keywords: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    content: str
+    strength: int | None = None  # 1-5 (optional for dialogue styles)
+    # unlock conditions: [{field, value, operator}], all must hold
+    query_params: list[dict[str, Any]] = Field(default_factory=list, sa_type=sa.JSON)
+    # recall rules (SillyTavern's selective logic, constant and sticky entries, for any
+    # config): relevant only when the secondary keywords pass the logic over the player's
+    # text; recalled whenever unlocked; queued this many turns (null: the recall limits')
+    secondary_keywords: list[str] = Field(
+        default_factory=list, sa_type=sa.JSON, sa_column_kwargs={"server_default": "[]"}
+    )
+    secondary_logic: str | None = None  # AND_ANY, NOT_ALL, NOT_ANY, AND_ALL
+    is_constant: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    sticky_turns: int | None = None
+
+
+class CharacterAttributes(_ConfigEntry, table=True):
+    """Designer attributes ({{character_memory_attributes}})."""
+
+    __tablename__ = "character_attributes"
+
+    category: str
+
+
+class CharacterEvents(_ConfigEntry, table=True):
+    """Designer events ({{character_memory_event}})."""
+
+    __tablename__ = "character_events"
+
+    event_type: str
+    event_date: str | None = ""  # kept as written: "很久以前", "2024-01-20"
+
+
+class CharacterDialogueStyles(_ConfigEntry, table=True):
+    """Designer dialogue examples ({{character_dialogue_style}})."""
+
+    __tablename__ = "character_dialogue_styles"
+
+    style_type: str
+
+
+class ConfigVersion(SQLModel, table=True):
+    """A counter bumped by every config import: a service process whose character config is
+    older than it loads the config again (several processes share a PostgreSQL database)."""
+
+    __tablename__ = "rolemem_config_version"
+
+    id: int = Field(default=1, primary_key=True)
+    version: int = 0
+
+
+def _table(model: type[SQLModel]) -> Any:
+    """The SQLAlchemy table of a SQLModel class (typed access to `__table__`)."""
+    return model.__table__  # type: ignore[attr-defined]
+
+
+APP_TABLES = [_table(Role), _table(Save), _table(Line)]
+_CONFIG_TABLE_NAMES = ("character_attributes", "character_events", "character_dialogue_styles")
+CONFIG_TABLES = [
+    _table(CharacterAttributes),
+    _table(CharacterEvents),
+    _table(CharacterDialogueStyles),
+    _table(ConfigVersion),
+]
+
+# Columns added after the first release: a store (or a game's database) created earlier gets
+# them when rolemem opens it.
+_RULE_COLUMNS = [
+    ("secondary_keywords", "json default '[]'"),
+    ("secondary_logic", "varchar"),
+    ("is_constant", "boolean default false"),
+    ("sticky_turns", "integer"),
+]
+_ADDED_COLUMNS = {
+    "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint")],
+    "line": [("created_at", "timestamp")],
+    **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
+}
+
+
+# Every turn reads a save's lines by save_id: on a game's PostgreSQL `line` table, without an
+# index, that is a scan of every save's lines (3 s a call at a million lines, 5 ms with it).
+# DuckDB finds them by its row groups' min/max instead (an index there would only cost writes).
+_POSTGRES_INDEXES = ("create index if not exists ix_line_save_id on line (save_id)",)
+
+
+def create_all(engine: sa.Engine) -> None:
+    """Create the application and config tables (and their sequences) if they do not exist,
+    and add the columns newer rolemem versions read."""
+    SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
+    add_columns(engine, _ADDED_COLUMNS)
+    create_postgres_indexes(engine, _POSTGRES_INDEXES)
+
+
+def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> None:
+    """The index statements a turn's reads need on PostgreSQL, run there only (DuckDB finds
+    the same rows without them, and an index would only cost its writes)."""
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.begin() as connection:
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+
+
+def add_columns(engine: sa.Engine, added: dict[str, list[tuple[str, str]]]) -> None:
+    """`alter table ... add column if not exists` for each (names and types from rolemem)."""
+    with engine.begin() as connection:
+        for table, columns in added.items():
+            for name, sql_type in columns:
+                connection.exec_driver_sql(
+                    f"alter table {table} add column if not exists {name} {sql_type}"
+                )
+
+
+def drop_all(engine: sa.Engine) -> None:
+    drop_tables(engine, APP_TABLES + CONFIG_TABLES)
+
+
+def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
+    """Drop `tables` and then only their own key sequences (SQLAlchemy's drop_all drops every
+    sequence of the metadata, which fails while another table set still uses its own)."""
+    for table in reversed(tables):
+        table.drop(engine, checkfirst=True)
+    for table in tables:
+        for column in table.columns:
+            if isinstance(column.default, sa.Sequence):
+                column.default.drop(engine, checkfirst=True)
+
+
+def create_config_tables(con: Any) -> None:
+    """The config tables on a raw DuckDB connection (a private one, or a store without them):
+    the SQLModel definitions compiled once to DuckDB DDL; a store's older tables get the
+    columns added since."""
+    for statement in _config_ddl():
+        con.execute(statement)
+    for table in _CONFIG_TABLE_NAMES:
+        for name, sql_type in _RULE_COLUMNS:  # names and types from this module
+            con.execute(f"alter table {table} add column if not exists {name} {sql_type}")
+
+
+@functools.cache
+def _config_ddl() -> list[str]:
+    from duckdb_engine import Dialect
+    from sqlalchemy.schema import CreateTable
+
+    return [
+        str(CreateTable(table, if_not_exists=True).compile(dialect=Dialect()))
+        for table in CONFIG_TABLES
+    ]
+
+
+def engine_for(path: str) -> sa.Engine:
+    """A SQLAlchemy engine on an embedded DuckDB file (a file another process holds is a
+    DatabaseLockedError, as everywhere in rolemem)."""
+    from duckdb_engine import ConnectionWrapper
+
+    from ..engines.duckdb_connect import connect
+
+    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(connect(path)))
+
+
+def engine_on(con: Any) -> sa.Engine:
+    """A SQLAlchemy engine over cursors of an open DuckDB connection (the caller keeps it)."""
+    from duckdb_engine import ConnectionWrapper
+
+    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))

@@ -1,0 +1,329 @@
+"""Per-player memory stores (SQLModel): entity memories, event memories, and what recall reads.
+
+Two scopes share the tables: `official` rows are written by designers per agent (user_id is
+null), `user` rows by extraction per user x agent. `memory_event_term` holds each event's
+tokens (for BM25 in SQL) and `memory_event_embedding` its vector; both are written by
+`DynamicMemory` with the event. The embedding column is DuckDB's fixed-size FLOAT[dim], so
+that table is created with the embedder's dimension rather than by SQLModel.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
+
+# memory_event_embedding's vectors of an event: its description's, then its context texts'
+# (model int_memory_event_context_texts)
+VECTOR_COLUMNS = ("embedding", "context_embedding", "long_context_embedding")
+
+# naive timestamps: the game's local clock ("same calendar day" is the player's day)
+_TS = sa.TIMESTAMP(timezone=False)
+# single precision on every engine (DuckDB's FLOAT is 4 bytes, PostgreSQL's 8): a value written
+# on either reads back the same, and so scores the same
+_REAL: sa.REAL[float] = sa.REAL()
+
+ENTITY_TYPES = ("主体", "客体", "具体实体", "泛化实体")
+ENTITY_KINDS = ("用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面")
+SCOPES = ("official", "user")
+
+
+class MemoryEntity(SQLModel, table=True):
+    """An attribute or relation of an entity, as the agent remembers it."""
+
+    __tablename__ = "memory_entity"
+
+    id: int | None = _key_column("memory_entity_id_seq")
+    scope: str = Field(index=True)
+    agent_id: str = Field(index=True)
+    user_id: str | None = Field(default=None, index=True)
+    user_name: str | None = None
+    entity_name: str
+    entity_type: str
+    kind: str
+    keyword: str
+    description: str
+    strength: int = 1
+    recall_count: int = 0
+    # pinned memories are never archived by cleanup (designers or the game pin them)
+    is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    # how many descriptions were merged into this one since the last LLM consolidation
+    merge_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    created_at: datetime = Field(sa_type=_TS)
+    updated_at: datetime = Field(sa_type=_TS)
+    last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+
+
+class MemoryEvent(SQLModel, table=True):
+    """Something that happened in a conversation (or, official, in the character's story)."""
+
+    __tablename__ = "memory_event"
+
+    id: int | None = _key_column("memory_event_id_seq")
+    scope: str = Field(index=True)
+    agent_id: str = Field(index=True)
+    user_id: str | None = Field(default=None, index=True)
+    scene: str | None = None
+    place: str | None = None
+    description: str
+    deepinsight: str | None = None
+    keywords: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    importance: float = Field(default=0.5, sa_type=_REAL)
+    feedback: float = Field(default=0.5, sa_type=_REAL)
+    strength: int = 1
+    recall_count: int = 0
+    token_count: int = 0
+    is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
+    # where an extracted event came from: a slice of one save's chain (null when added by hand)
+    save_id: int | None = Field(default=None, sa_type=sa.BigInteger, index=True)
+    first_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    batch_key: str | None = None
+    created_at: datetime = Field(sa_type=_TS)
+    updated_at: datetime | None = Field(default=None, sa_type=_TS)
+    last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+
+
+class MemoryEventTerm(SQLModel, table=True):
+    """How often a token occurs in an event's description and keywords: the BM25 postings,
+    (keyword_count) which tokens come from its tags, and (tag_count) how many of its tags the
+    token is whole, case-folded (recall's exact-tag tier, decided once at write time). The
+    event's owner (agent, scope, player) is copied in, so a turn reads its player's postings
+    only (on PostgreSQL by index ix_memory_event_term_owner_word), never every player's."""
+
+    __tablename__ = "memory_event_term"
+
+    event_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    term: str = Field(primary_key=True)
+    description_count: int
+    keyword_count: int
+    tag_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    agent_id: str | None = None
+    scope: str | None = None
+    user_id: str | None = None
+
+
+class MemoryRecallLog(SQLModel, table=True):
+    """One row per scored candidate of a logged query, with every score component."""
+
+    __tablename__ = "memory_recall_log"
+
+    id: int | None = _key_column("memory_recall_log_id_seq")
+    query_id: str = Field(index=True)
+    queried_at: datetime = Field(sa_type=_TS)
+    agent_id: str
+    user_id: str
+    item_type: str  # event / entity
+    item_id: int = Field(sa_type=sa.BigInteger)
+    scope: str
+    bm25_score: float | None = Field(default=None, sa_type=_REAL)
+    keyword_score: float | None = Field(default=None, sa_type=_REAL)
+    dense_score: float | None = Field(default=None, sa_type=_REAL)
+    recency_score: float | None = Field(default=None, sa_type=_REAL)
+    profile_score: float | None = Field(default=None, sa_type=_REAL)
+    score: float = Field(sa_type=_REAL)
+    is_selected: bool
+
+
+class MemoryExtractionBatch(SQLModel, table=True):
+    """One extraction: a run of turns of one save x character sent to the LLM. Written in the
+    same transaction as the memories it produced, so it is also the extraction watermark."""
+
+    __tablename__ = "memory_extraction_batch"
+
+    # save:target_key:first_line_id:last_line_id — the same batch is never extracted twice
+    batch_key: str = Field(primary_key=True)
+    save_id: int = Field(sa_type=sa.BigInteger, index=True)
+    target_key: str
+    user_id: str
+    agent_id: str
+    first_line_id: int = Field(sa_type=sa.BigInteger)
+    last_line_id: int = Field(sa_type=sa.BigInteger)
+    turn_count: int
+    reason: str  # window_full / scene_change
+    scene: str | None = None
+    event_count: int
+    entity_count: int
+    llm_model: str | None = None
+    extracted_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryExtractedLine(SQLModel, table=True):
+    """A line an extraction sent to the LLM for one character: lines are shared by the saves
+    forked from them (and by branches a reload returns to), so a line is extracted at most once
+    per character, whichever save was played; written with its batch."""
+
+    __tablename__ = "memory_extracted_line"
+
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    target_key: str = Field(primary_key=True)  # the character: role_id=N / script_role_id=X
+    user_id: str = Field(index=True)  # the player whose save the line is on
+    batch_key: str  # the batch that sent it (memory_extraction_batch)
+
+
+class MemoryLoopState(SQLModel, table=True):
+    """What the loop last saw of one save x character: the scene (a change flushes the
+    context) and when the player was last active."""
+
+    __tablename__ = "memory_loop_state"
+
+    save_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    target_key: str = Field(primary_key=True)
+    user_id: str = Field(index=True)
+    agent_id: str
+    last_scene: str | None = None
+    last_observed_at: datetime = Field(sa_type=_TS)
+    # the character observed (target_key spelled out), so a status can be asked by agent
+    role_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    script_role_id: str | None = None
+    # the last failed extraction and how many attempts failed since the last success
+    last_error: str | None = None
+    last_error_at: datetime | None = Field(default=None, sa_type=_TS)
+    failed_attempts: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+
+
+class MemoryArchive(SQLModel, table=True):
+    """Memories moved out of the live store (cleanup, consolidation): never silently deleted."""
+
+    __tablename__ = "memory_archive"
+
+    id: int | None = _key_column("memory_archive_id_seq")
+    memory_type: str  # event / entity
+    memory_id: int = Field(sa_type=sa.BigInteger, index=True)
+    agent_id: str
+    user_id: str | None = Field(default=None, index=True)
+    reason: str  # weakest_share / inactive_trim / consolidated / deleted / forgotten
+    strength: int
+    # the whole row as it was (JSON), so an archived memory can be inspected or restored
+    memory: str
+    archived_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryMaintenanceRun(SQLModel, table=True):
+    """One cleanup pass over one user x agent (cleanup runs at most every N days)."""
+
+    __tablename__ = "memory_maintenance_run"
+
+    id: int | None = _key_column("memory_maintenance_run_id_seq")
+    agent_id: str
+    user_id: str = Field(index=True)
+    rule: str
+    memory_count: int
+    archived_count: int
+    ran_at: datetime = Field(sa_type=_TS)
+
+
+class IdempotentRequest(SQLModel, table=True):
+    """A write made under an `Idempotency-Key`: the same key and body again get this answer
+    (nothing is written twice); the same key with another body is refused."""
+
+    __tablename__ = "rolemem_idempotency"
+
+    # the caller's key within its player's scope (service.idempotency.scoped)
+    key: str = Field(primary_key=True)
+    user_id: str | None = None  # the player whose request it was (None: no player's)
+    request_hash: str  # sha256 of the route and the request body
+    response: str  # the first answer, JSON
+    created_at: datetime = Field(sa_type=_TS, index=True)
+
+
+MEMORY_TABLES: list[Any] = [
+    _table(MemoryEntity),
+    _table(MemoryEvent),
+    _table(MemoryEventTerm),
+    _table(MemoryRecallLog),
+    _table(MemoryExtractionBatch),
+    _table(MemoryExtractedLine),
+    _table(MemoryLoopState),
+    _table(MemoryArchive),
+    _table(MemoryMaintenanceRun),
+    _table(IdempotentRequest),
+]
+
+# Columns added after the first release: a store created earlier gets them on open.
+_ADDED_COLUMNS = {
+    "rolemem_idempotency": [("user_id", "varchar")],
+    "memory_entity": [("is_pinned", "boolean default false"), ("merge_count", "integer default 0")],
+    "memory_loop_state": [
+        ("role_id", "bigint"),
+        ("script_role_id", "varchar"),
+        ("last_error", "varchar"),
+        ("last_error_at", "timestamp"),
+        ("failed_attempts", "integer default 0"),
+    ],
+    "memory_event_term": [
+        ("tag_count", "integer default 0"),
+        ("agent_id", "varchar"),
+        ("scope", "varchar"),
+        ("user_id", "varchar"),
+    ],
+    "memory_event": [
+        ("is_pinned", "boolean default false"),
+        ("save_id", "bigint"),
+        ("first_line_id", "bigint"),
+        ("last_line_id", "bigint"),
+        ("batch_key", "varchar"),
+        ("updated_at", "timestamp"),
+    ],
+}
+
+
+_POSTINGS_OWNER_SQL = """
+update memory_event_term set
+    agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
+from memory_event
+where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
+# What a turn reads by index on PostgreSQL (schema.create_postgres_indexes):
+_POSTGRES_INDEXES = (
+    # a player's postings of the turn's words, read from the index alone (the columns recall
+    # reads included). The term compares in collation C: the words it is matched with come
+    # from the config tables, copied in C (PostgresEngine.replace_tables), and an index of
+    # another collation serves no comparison in C (the first index was never used for words:
+    # it read all of a player's postings)
+    "drop index if exists ix_memory_event_term_owner",
+    "create index if not exists ix_memory_event_term_owner_word on memory_event_term "
+    '(agent_id, scope, user_id, term collate "C") '
+    "include (event_id, description_count, keyword_count, tag_count)",
+    # a player's newest events first: the overview timeline reads timeline_size of them
+    "create index if not exists ix_memory_event_owner_time on memory_event "
+    "(agent_id, scope, user_id, created_at desc nulls last, id desc nulls last)",
+)
+
+
+def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
+    """Create the memory tables; the embedding table gets `embedding_dim`."""
+    SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
+    add_columns(engine, _ADDED_COLUMNS)
+    with engine.begin() as connection:
+        # postings written before they carried their event's owner get it (none once done)
+        connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
+        # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
+        vector = f"real[{int(embedding_dim)}]"
+        connection.exec_driver_sql(
+            "create table if not exists memory_event_embedding (event_id bigint primary key, "
+            + ", ".join(f"{name} {vector}" for name in VECTOR_COLUMNS)
+            + ")"
+        )
+        # stores written before context vectors: scored with the event's own vector until
+        # maintenance fills them in (DynamicMemory.fill_context_vectors)
+        for name in VECTOR_COLUMNS[1:]:
+            connection.exec_driver_sql(
+                f"alter table memory_event_embedding add column if not exists {name} {vector}"
+            )
+        # data migrations done once per store (DynamicMemory records them here)
+        connection.exec_driver_sql(
+            "create table if not exists rolemem_migration (name varchar primary key, "
+            "applied_at timestamp default current_timestamp)"
+        )
+    create_postgres_indexes(engine, _POSTGRES_INDEXES)
+
+
+def drop_memory_tables(engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql("drop table if exists memory_event_embedding")
+        connection.exec_driver_sql("drop table if exists rolemem_migration")
+    drop_tables(engine, MEMORY_TABLES)

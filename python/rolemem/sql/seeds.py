@@ -1,0 +1,81 @@
+"""The dbt seeds as the Python package reads them: same CSV files, same column types.
+
+Column types come from the seeds' YAML (`config.column_types`), so dbt and Python cannot
+disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .project import project_dir
+
+
+@functools.cache
+def seed_specs() -> dict[str, tuple[Path, dict[str, str]]]:
+    """seed name -> (CSV path, {column: DuckDB type})."""
+    import yaml
+
+    root = project_dir("seeds")
+    specs: dict[str, tuple[Path, dict[str, str]]] = {}
+    for yml in sorted(root.rglob("*.yml")):
+        for seed in (yaml.safe_load(yml.read_text(encoding="utf-8")) or {}).get("seeds", []):
+            csv_path = yml.parent / f"{seed['name']}.csv"
+            types = (seed.get("config") or {}).get("column_types") or {}
+            specs[seed["name"]] = (csv_path, {col: str(t).upper() for col, t in types.items()})
+    return specs
+
+
+def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = None) -> None:
+    """Create table `name` from the seed's CSV (or another CSV with the same columns)."""
+    default_path, columns = seed_specs()[name]
+    params: dict[str, Any] = {"path": str(path or default_path), "columns": columns}
+    con.execute(
+        f'create or replace table "{name}" as '
+        "select * from read_csv($path, header = true, columns = $columns)",
+        params,
+    )
+
+
+def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]:
+    """The one-row settings seeds (e.g. recall_limits) of `con` as one dict; a JSON
+    `filter_levels` is parsed. A missing or empty table contributes nothing."""
+    import json
+
+    settings: dict[str, Any] = {}
+    for seed in seeds:
+        with con.cursor() as cur:  # never leave a result open on the caller's connection
+            try:
+                cur.execute(f"select * from {seed}")  # names from this package, not callers
+            except duckdb.CatalogException:
+                continue
+            rows = cur.fetchall()
+            if rows:
+                settings.update(zip([d[0] for d in cur.description], rows[0], strict=True))
+    if isinstance(settings.get("filter_levels"), str):
+        settings["filter_levels"] = json.loads(settings["filter_levels"])
+    return settings
+
+
+def shipped_settings(*seeds: str) -> dict[str, Any]:
+    """read_settings over the CSVs shipped with rolemem (read once per process; a copy, so
+    callers may change theirs)."""
+    return {
+        key: list(value) if isinstance(value, list) else value
+        for key, value in _shipped_settings(seeds).items()
+    }
+
+
+@functools.cache
+def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
+    con = duckdb.connect(":memory:")
+    try:
+        for seed in seeds:
+            load_seed(con, seed)
+        return read_settings(con, *seeds)
+    finally:
+        con.close()

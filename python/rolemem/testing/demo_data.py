@@ -1,0 +1,135 @@
+"""Demo dialogue for the embedded database: the spec's two examples as stored saves.
+
+Save 1 is example 1 (钦灵's lines also carry role_id 1 so the batch mart has a target);
+save 2 is example 2 plus a regenerated reply: a sibling of line 15 that is not on the branch
+being played, so it must never show up in memory. Both belong to the demo player (the
+user_id of data/dynamic_demo.json, mumu), whose memories are loaded too.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from ..schema import Line, Role, Save, create_all, drop_all, engine_for
+
+
+def _load_dynamic_demo(path: str) -> None:
+    from datetime import datetime
+
+    from ..dynamic_memory import DynamicMemory
+
+    demo = _dynamic_demo()
+    agent, user = demo["agent_id"], demo["user_id"]
+    with DynamicMemory(path) as memory:
+        memory.add_events(
+            [
+                {
+                    **e,
+                    "agent_id": agent,
+                    "user_id": None,
+                    "scope": "official",
+                    "created_at": datetime.fromisoformat(e["created_at"]),
+                }
+                for e in demo["official_events"]
+            ]
+            + [
+                {
+                    **e,
+                    "agent_id": agent,
+                    "user_id": user,
+                    "created_at": datetime.fromisoformat(e["created_at"]),
+                }
+                for e in demo["events"]
+            ]
+        )
+        for entity in demo["entities"]:
+            memory.add_entity(
+                **{**entity, "updated_at": datetime.fromisoformat(entity["updated_at"])},
+                agent_id=agent,
+                user_id=user,
+                user_name=demo["user_name"],
+            )
+
+
+def _dynamic_demo() -> dict[str, Any]:
+    """The demo player's memories (and the demo player: its `user_id` owns the demo saves)."""
+    text = resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+def spec_examples() -> dict[str, list[dict[str, Any]]]:
+    text = resources.files("rolemem").joinpath("data/spec_examples.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str, Any]]) -> Save:
+    save = Save(name=name, user_id=user_id)
+    session.add(save)
+    session.flush()
+    parent_id = None
+    for spec_line in lines:
+        fields = {key: value for key, value in spec_line.items() if key != "line_id"}
+        if fields.get("script_role_id") is not None:
+            fields["script_role_id"] = str(fields["script_role_id"])
+        assert save.id is not None  # flushed above
+        line = Line(**fields, save_id=save.id, parent_line_id=parent_id)
+        session.add(line)
+        session.flush()
+        parent_id = line.id
+    save.last_message_id = parent_id
+    return save
+
+
+def load_demo(path: str) -> None:
+    """Recreate the application tables (keys restart at 1) and load the demo saves and the
+    demo player memories into the DuckDB file `path`."""
+    from ..memory_builder.history import TABLES as HISTORY_TABLES
+    from ..schema.memory import drop_memory_tables
+
+    engine = engine_for(path)
+    # memory tables first: SQLAlchemy drops every sequence of the metadata with the last
+    # table set, and the memory tables' keys depend on theirs
+    drop_memory_tables(engine)
+    drop_all(engine)
+    with engine.begin() as connection:
+        for table in HISTORY_TABLES:  # write-time tables: rebuilt from the new lines
+            connection.exec_driver_sql(f"drop table if exists {table}")
+    create_all(engine)
+    _load_saves(engine)
+    engine.dispose()
+    _load_dynamic_demo(path)
+    from ..character_memory import load_seeds_into
+
+    load_seeds_into(path)  # the demo designer config and settings, as `dbt seed` would
+
+
+def _load_saves(engine: sa.Engine) -> None:
+    with Session(engine) as session:
+        session.add(Role(name="钦灵"))  # role 1
+        examples = spec_examples()
+        player = _dynamic_demo()["user_id"]
+        example_1 = [
+            {**line, "role_id": 1} if line["attribute"] == "assistant" else line
+            for line in examples["example_1"]
+        ]
+        _insert_save(session, "spec example 1", player, example_1)
+        save_2 = _insert_save(session, "spec example 2", player, examples["example_2"])
+        tip = session.get(Line, save_2.last_message_id)
+        assert tip is not None and save_2.id is not None
+        session.add(
+            Line(
+                content="才、才没有呢！",
+                attribute="assistant",
+                original_emotion="生气",
+                role_id=1,
+                display_name="钦灵",
+                save_id=save_2.id,
+                parent_line_id=tip.parent_line_id,
+            )
+        )
+        session.commit()

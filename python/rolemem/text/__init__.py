@@ -1,0 +1,2 @@
+"""Text in and out: tokens and keywords (`tokens`), embedders (`embedders`). Clients here know
+no store."""

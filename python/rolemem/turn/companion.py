@@ -1,0 +1,403 @@
+"""One prompt per turn: every memory layer of one character, assembled, with one trace of why.
+
+`Companion.turn` builds the reply prompt for a save from what the other modules compute (no
+rule is restated here): the character's system line from the memory builder as the template,
+filled once with the character memory blocks (designer config, `CharacterMemory`) and names;
+the dynamic memory text (`DynamicMemory.query`: overview timeline and recalled fragments and
+events) right after it; the context window (the newest turns after the extraction watermark,
+`MemoryLoop.context_window`, rendered by the memory builder); the player's new message. The
+two recalls run concurrently. `record` appends the player line and the reply to the save and
+runs the memory loop's `observe` in the background, off the reply path.
+
+Token counts are rjieba words (punctuation dropped) per message: a model-independent estimate
+of prompt size, not any provider's billing tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from ..character_memory import CharacterLibrary, CharacterMemory, RecallResult
+from ..dynamic_memory import MemoryInputError, QueryResponse, checked_text, naive_time
+from ..engines import duckdb_connect
+from ..memory_builder import build_memory, build_memory_for_save, saves
+from ..memory_loop import MemoryLoop, ObserveReport, observed_target
+from ..memory_loop.llm import ChatModel
+from ..sql import cancel
+from ..text.embedders import Embedder
+from ..text.tokens import tokenize
+
+log = logging.getLogger(__name__)
+
+DYNAMIC_PLACEHOLDER = "{{dynamic_memory}}"
+
+
+@dataclass
+class TurnResult:
+    """The reply prompt (OpenAI-style messages), its size, and why each piece is there."""
+
+    messages: list[dict[str, str]]
+    token_counts: dict[str, int]
+    trace: list[dict[str, Any]] = field(repr=False)
+
+
+class Companion:
+    """One character's memory for its players' turns, over one store.
+
+    `db`: a DuckDB path or connection holding the game's saves and lines, the memory tables and
+    the designer config (`rolemem init-db` + `rolemem config import --db` or `config load`).
+    `character_id`: the designer config's character; `agent_id` (default: the same) owns the
+    dynamic memories. `llm`: extraction (None: memories are not extracted). `embedder`: dynamic
+    recall by meaning (default: the bundled e5). `loop` and `library`: a MemoryLoop and a
+    CharacterLibrary shared with other companions (the service shares them, so recalls of
+    several characters waiting at once are answered together).
+    """
+
+    def __init__(
+        self,
+        db: duckdb_connect.Database = None,
+        *,
+        character_id: str,
+        agent_id: str | None = None,
+        llm: ChatModel | None = None,
+        embedder: Embedder | None | Literal["default"] = "default",
+        settings: Mapping[str, Any] | None = None,
+        loop: MemoryLoop | None = None,
+        library: CharacterLibrary | None = None,
+        open_ownerless_saves: bool = False,
+    ) -> None:
+        self.character_id = checked_text(character_id, "character_id") or ""
+        # saves without an owner open to every player (a game that keeps ownership itself)
+        self.open_ownerless_saves = open_ownerless_saves
+        self.agent_id = (
+            self.character_id if agent_id is None else str(checked_text(agent_id, "agent_id"))
+        )
+        # a loop given (the service's, shared by every character) stays its owner's to close
+        self._owns_loop = loop is None
+        self.loop = loop or MemoryLoop(db, llm=llm, embedder=embedder, settings=settings)
+        self.memory = self.loop.memory
+        # the store's engine: the embedded file's connection, or a server database
+        self._store = self.memory.store
+        self.character = CharacterMemory(
+            self.memory.con, character_id=self.character_id, library=library
+        )
+        # two recalls per turn, for as many turns as run at once: a recall waiting to share the
+        # next statement (rolemem.sql.batching) holds its thread meanwhile
+        self._recalls = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rolemem-recall")
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rolemem-loop")
+        self._pending: list[Future[ObserveReport]] = []
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Finish background extraction, then close the store."""
+        self._background.shutdown(wait=True)
+        self._recalls.shutdown(wait=True)
+        if self._owns_loop:
+            self.loop.close()
+
+    def __enter__(self) -> Companion:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    def turn(
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        message: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        context: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
+        char_name: str | None = None,
+        count_recall: bool = True,
+        dry_run: bool = False,
+    ) -> TurnResult:
+        """The prompt for the character's reply to `message` in save `save_id`.
+        `count_recall=False` only looks: recalled memories get no strength or count.
+        `dry_run=True` changes nothing at all (a preview or a retry): no strength or count, and
+        the character's sticky queue and turn counter stay as they were."""
+        if not isinstance(dry_run, bool):
+            raise MemoryInputError(f"dry_run must be True or False, got {dry_run!r}")
+        checked_text(message, "message")
+        checked_text(user_id, "user_id")
+        observed_target(role_id, script_role_id)  # exactly one, checked
+        now = naive_time(now or datetime.now(), "now")
+        with self._store.reading() as cur:  # another player's save is not found
+            saves.owned_save(cur, save_id, user_id, open_ownerless=self.open_ownerless_saves)
+        # the save's history first (it also brings the save's write-time rows up to date for
+        # every read after it); then both recalls start while this thread builds the window
+        history = build_memory_for_save(
+            self._store, save_id, role_id=role_id, script_role_id=script_role_id
+        )
+        last_reply = next(
+            (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
+        )
+        session = self.character.session(user_id)
+        # the recalls work for this turn's work token (a turn past its budget stops them)
+        character_job = self._recalls.submit(
+            cancel.carried(session.recall),
+            message,
+            context,
+            user_name=user_name,
+            char_name=char_name,
+            dry_run=dry_run,
+            explain=True,
+        )
+        dynamic_job = self._recalls.submit(
+            cancel.carried(self.memory.query),
+            message,
+            user_id=user_id,
+            agent_id=self.agent_id,
+            now=now,
+            save_id=save_id,
+            last_reply=last_reply,
+            explain=True,
+            update=count_recall and not dry_run,
+            user_name=user_name,
+            agent_name=char_name,
+        )
+        window = self.loop.context_window(
+            save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
+        )
+        window_messages = (
+            build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)
+            if window["lines"]
+            else []
+        )
+        recalled, dynamic = character_job.result(), dynamic_job.result()
+
+        template = next((m["content"] for m in history if m["role"] == "system"), "")
+        if not any(placeholder in template for placeholder in recalled.PLACEHOLDERS):
+            # a prompt written without the placeholders gets the blocks at its end
+            template = "\n".join([template, *recalled.PLACEHOLDERS])
+        placed = DYNAMIC_PLACEHOLDER in template
+        # names the caller did not give: the role's (or 用户), never a placeholder left over
+        player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
+        system = recalled.fill(
+            template,
+            {DYNAMIC_PLACEHOLDER: dynamic.prompt_text, "{{user}}": player, "{{char}}": character},
+        ).strip()
+        system = "\n".join(line for line in system.split("\n") if line.strip())
+        messages: list[dict[str, str]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        if dynamic.prompt_text and not placed:
+            messages.append({"role": "system", "content": dynamic.prompt_text})
+        messages += [m for m in window_messages if m["role"] != "system"]
+        messages.append({"role": "user", "content": message})
+        return TurnResult(
+            messages=messages,
+            token_counts=_token_counts(messages),
+            trace=self._trace(save_id, session.turn, recalled, dynamic, window, window_messages),
+        )
+
+    def _trace(
+        self,
+        save_id: int,
+        turn: int,
+        recalled: RecallResult,
+        dynamic: QueryResponse,
+        window: Mapping[str, Any],
+        window_messages: list[dict[str, str]],
+    ) -> list[dict[str, Any]]:
+        """Every item that went in and every candidate that did not, one row each."""
+        queue_turns = self.character.limits.get("queue_turns", 3)
+        rows: list[dict[str, Any]] = []
+        for entry in recalled.explain:
+            recalled_turn = entry.get("recalled_turn")
+            rows.append(
+                {
+                    "layer": "character",
+                    "item": entry["content"],
+                    "kind": entry["entry_kind"],
+                    "status": entry["status"],
+                    "why": entry.get("failed_condition")
+                    or (
+                        f"{entry['match_kind']}: {entry['matched_words']}"
+                        if entry.get("match_kind")
+                        else None
+                    ),
+                    "sticky_turns_left": (
+                        queue_turns - (turn - recalled_turn) if recalled_turn is not None else None
+                    ),
+                }
+            )
+        descriptions = self._event_descriptions([c["event_id"] for c in dynamic.candidates])
+        for candidate in dynamic.candidates:
+            rows.append(
+                {
+                    "layer": "dynamic_event",
+                    "item": descriptions.get(candidate["event_id"]),
+                    "event_id": candidate["event_id"],
+                    "status": _event_status(candidate),
+                    "why": {
+                        name: candidate[name]
+                        for name in (
+                            "bm25_score",
+                            "keyword_score",
+                            "dense_score",
+                            "dense_z",
+                            "context_score",
+                            "long_context_score",
+                            "time_score",
+                            "relevance_score",
+                            "profile_score",
+                            "score",
+                        )
+                    },
+                }
+            )
+        rows += [
+            {
+                "layer": "timeline",
+                "item": event["description"],
+                "event_id": event["event_id"],
+                "status": "shown",
+                "why": f"save {event['save_id']}"
+                if event["save_id"] is not None
+                else "added by hand",
+            }
+            for event in dynamic.timeline
+        ]
+        rows += [
+            {
+                "layer": "dynamic_entity",
+                "item": entity["description"],
+                "status": "shown",
+                "why": f"matched {entity['matched_keywords']} ({entity['kind']})",
+            }
+            for entity in dynamic.memory_entities
+        ]
+        rows.append(
+            {
+                "layer": "history",
+                "item": f"{len(window_messages)} messages",
+                "status": "shown",
+                "why": f"save {save_id}, current branch: the newest "
+                f"{_turns(window['window_turns'])} ({window['pending_turns']} after the "
+                + (
+                    f"extraction watermark, line {window['watermark_line_id']})"
+                    if window["watermark_line_id"] is not None
+                    else "start: nothing extracted yet)"
+                ),
+            }
+        )
+        return rows
+
+    def _event_descriptions(self, event_ids: list[int]) -> dict[int, str]:
+        if not event_ids:
+            return {}
+        rows = self._store.run(
+            "select id, description from memory_event "
+            "where id in (select unnest(cast($ids as bigint[])))",
+            {"ids": event_ids},
+        )
+        return dict(rows)
+
+    # -- after the reply ---------------------------------------------------------------------
+
+    def record(
+        self,
+        *,
+        save_id: int,
+        user_id: str,
+        message: str,
+        reply: str,
+        role_id: int | None = None,
+        script_role_id: str | int | None = None,
+        scene: str | None = None,
+        now: datetime | None = None,
+        user_name: str | None = None,
+        char_name: str | None = None,
+        emotion: str | None = None,
+    ) -> tuple[int, int]:
+        """Append the player's line and the reply to the save (on its current tip, in one
+        transaction) and schedule the memory loop for it in the background. Returns the two
+        line ids."""
+        for value, field_name in ((message, "message"), (reply, "reply"), (user_id, "user_id")):
+            checked_text(value, field_name)
+        observed_target(role_id, script_role_id)
+        now = naive_time(now or datetime.now(), "now")
+        with self._store.transaction() as cur:
+            ids = saves.append(
+                cur,
+                save_id,
+                [
+                    {
+                        "attribute": "user",
+                        "content": message,
+                        "display_name": user_name,
+                        "created_at": now,
+                    },
+                    {
+                        "attribute": "assistant",
+                        "content": reply,
+                        "role_id": role_id,
+                        "script_role_id": None if script_role_id is None else str(script_role_id),
+                        "display_name": char_name,
+                        "original_emotion": emotion,
+                        "created_at": now,
+                    },
+                ],
+                user_id,
+                engine=self._store.name,
+            )["line_ids"]
+        job = self._background.submit(
+            self.loop.observe,
+            save_id=save_id,
+            user_id=user_id,
+            agent_id=self.agent_id,
+            role_id=role_id,
+            script_role_id=script_role_id,
+            scene=scene,
+            now=now,
+            user_name=user_name,
+            agent_name=char_name,
+        )
+        with self._lock:
+            self._pending.append(job)
+        return ids[0], ids[1]
+
+    def wait(self) -> list[ObserveReport]:
+        """Wait for the background observations scheduled so far; their reports (an
+        extraction that failed raises its ExtractionError here)."""
+        with self._lock:
+            jobs, self._pending = self._pending, []
+        return [job.result() for job in jobs]
+
+
+def _event_status(candidate: Mapping[str, Any]) -> str:
+    if candidate["is_selected"]:
+        return "shown"
+    if candidate["is_in_timeline"]:
+        return "in the timeline"
+    if not candidate["has_evidence"]:
+        return "no evidence"
+    if not candidate["is_above_threshold"]:
+        return "below the threshold"
+    return "over the limit"
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn" if count == 1 else f"{count} turns"
+
+
+def _token_counts(messages: list[dict[str, str]]) -> dict[str, int]:
+    counts = {"total": 0}
+    for index, message in enumerate(messages):
+        tokens = len(tokenize(message["content"]))
+        counts[f"{index}:{message['role']}"] = tokens
+        counts["total"] += tokens
+    return counts
