@@ -172,3 +172,27 @@ def test_rolemem_explain_prints_the_trace_as_a_table(con, tmp_path, capsys):
         for line in lines
     )
     assert lines[-1].startswith("tokens: ")
+
+
+def test_the_trace_counts_an_entrys_own_sticky_turns(con):
+    """An entry with its own 停留轮数 (6) stays queued six turns; the trace counts them down
+    from the recall's own rule (the mart's sticky_turns_left), not the queue's default (3)."""
+    con.execute(
+        "update character_attributes set sticky_turns = 6 "
+        "where character_id = 'qiyu' and content = '温柔'"
+    )
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    left = []
+    for message in ["今天画画时你好温柔", *["嗯"] * 6]:
+        row = next(row for row in turn(companion, message).trace if row["item"] == "温柔")
+        left.append((row["status"], row["sticky_turns_left"]))
+    companion.close()
+    assert left == [
+        ("shown", 6),
+        ("shown", 5),
+        ("shown", 4),
+        ("shown", 3),
+        ("shown", 2),
+        ("shown", 1),
+        ("not relevant", None),
+    ]

@@ -57,6 +57,10 @@ joined as (
         ranked.recall_rank,
         shown.display_rank,
         queue.recalled_turn,
+        -- the turns it stays queued from this one on: the entry's own sticky_turns where it
+        -- has one, else the queue's (the rule of int_recall_queue_updated)
+        coalesce(ranked.sticky_turns, requests.queue_turns)
+        - (requests.turn_number - queue.recalled_turn) as sticky_turns_left,
         coalesce(ranked.is_unlocked, true) as is_unlocked,
         coalesce(ranked.is_recalled, false) as is_recalled,
         queue.entry_key is not null and not coalesce(ranked.is_recalled, false)
@@ -96,6 +100,7 @@ final as (
         recall_rank,
         display_rank,
         recalled_turn,
+        sticky_turns_left,
         is_unlocked,
         is_recalled,
         is_carried_over,

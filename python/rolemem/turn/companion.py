@@ -200,23 +200,20 @@ class Companion:
         return TurnResult(
             messages=messages,
             token_counts=_token_counts(messages),
-            trace=self._trace(save_id, session.turn, recalled, dynamic, window, window_messages),
+            trace=self._trace(save_id, recalled, dynamic, window, window_messages),
         )
 
     def _trace(
         self,
         save_id: int,
-        turn: int,
         recalled: RecallResult,
         dynamic: QueryResponse,
         window: Mapping[str, Any],
         window_messages: list[dict[str, str]],
     ) -> list[dict[str, Any]]:
         """Every item that went in and every candidate that did not, one row each."""
-        queue_turns = self.character.limits.get("queue_turns", 3)
         rows: list[dict[str, Any]] = []
         for entry in recalled.explain:
-            recalled_turn = entry.get("recalled_turn")
             rows.append(
                 {
                     "layer": "character",
@@ -229,9 +226,7 @@ class Companion:
                         if entry.get("match_kind")
                         else None
                     ),
-                    "sticky_turns_left": (
-                        queue_turns - (turn - recalled_turn) if recalled_turn is not None else None
-                    ),
+                    "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
         descriptions = self._event_descriptions([c["event_id"] for c in dynamic.candidates])

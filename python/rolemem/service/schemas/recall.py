@@ -221,6 +221,12 @@ class ExplainRow(Response):
     recall_rank: int | None = field("Rank among this turn's recalls of its kind.", 1)
     display_rank: int | None = field("Rank in the prompt.", 1)
     recalled_turn: int | None = field("Turn it was last recalled, if queued.", 1)
+    sticky_turns_left: int | None = field(
+        "If queued, the turns it stays queued counting this one (its own 停留轮数, else the "
+        "queue's).",
+        3,
+        default=None,
+    )
     is_unlocked: bool = field(
         "Its conditions hold (entries that matched nothing: not judged).", True
     )
