@@ -196,3 +196,30 @@ def test_the_trace_counts_an_entrys_own_sticky_turns(con):
         ("shown", 1),
         ("not relevant", None),
     ]
+
+
+def test_the_prompt_alternates_and_ends_with_the_players_message(con):
+    """A voice the game appended before the turn (narration) is background of the player's
+    message, as the memory builder's rule makes it: never two user messages in a row."""
+    from rolemem.memory_builder.saves import Saves
+
+    Saves(con).append(
+        2,
+        [
+            {
+                "attribute": "assistant",
+                "content": "门铃响了",
+                "script_role_id": "9",
+                "display_name": "旁白",
+            }
+        ],
+        user_id="mumu",
+    )
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    messages = turn(companion, "你们认识吗？").messages
+    companion.close()
+    roles = [m["role"] for m in messages]
+    first = roles.index("user")
+    assert set(roles[:first]) == {"system"} and "system" not in roles[first:]
+    assert all(a != b for a, b in zip(roles[first:], roles[first + 1 :], strict=False))
+    assert messages[-1] == {"role": "user", "content": "{旁白：门铃响了}\n你们认识吗？"}

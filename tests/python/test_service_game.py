@@ -427,7 +427,9 @@ def test_extraction_the_game_can_see(game):
         },
     )
     said = [m["content"] for m in turn["messages"] if m["role"] != "system"]
-    assert said == ["你好", "你好呀", "在画什么", "海", "好看", "谢谢", "我们去海边吧", "出发"]
+    # the player's message is the turn's next line: after the player's own last line it is
+    # the same message (the builder's rule: one user message per turn, lines joined)
+    assert said == ["你好", "你好呀", "在画什么", "海", "好看", "谢谢", "我们去海边吧出发"]
     history = next(row for row in turn["trace"] if row["layer"] == "history")
     status = wait_for_status(client, save, lambda s: True)
     assert history["why"] == (

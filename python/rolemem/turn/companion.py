@@ -36,6 +36,16 @@ from ..text.tokens import tokenize
 log = logging.getLogger(__name__)
 
 DYNAMIC_PLACEHOLDER = "{{dynamic_memory}}"
+# the player's message as a line of the save (not stored): the window's next line
+_PLAYER_LINE = {
+    "attribute": "user",
+    "role_id": None,
+    "script_role_id": None,
+    "display_name": None,
+    "original_emotion": None,
+    "tts_content": None,
+    "action_content": None,
+}
 
 
 @dataclass
@@ -171,14 +181,21 @@ class Companion:
         window = self.loop.context_window(
             save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
         )
-        window_messages = (
-            build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)
-            if window["lines"]
-            else []
+        # the player's message is the window's next line: the memory builder's rule makes the
+        # conversation (background voices before it merge with it as `{background}\nfocus`)
+        said = {
+            **_PLAYER_LINE,
+            "id": max((line["id"] for line in window["lines"]), default=0) + 1,
+            "content": message,
+            "created_at": now,
+        }
+        conversation = build_memory(
+            [*window["lines"], said], role_id=role_id, script_role_id=script_role_id
         )
         recalled, dynamic = character_job.result(), dynamic_job.result()
 
-        template = next((m["content"] for m in history if m["role"] == "system"), "")
+        raw_template = next((m["content"] for m in history if m["role"] == "system"), "")
+        template = raw_template
         if not any(placeholder in template for placeholder in recalled.PLACEHOLDERS):
             # a prompt written without the placeholders gets the blocks at its end
             template = "\n".join([template, *recalled.PLACEHOLDERS])
@@ -195,12 +212,16 @@ class Companion:
             messages.append({"role": "system", "content": system})
         if dynamic.prompt_text and not placed:
             messages.append({"role": "system", "content": dynamic.prompt_text})
-        messages += [m for m in window_messages if m["role"] != "system"]
-        messages.append({"role": "user", "content": message})
+        # the character's prompt line, when the window reaches back to it, is the system
+        # message above; a system line the game played later stays where the builder put it
+        starts_with_prompt = conversation[0] == {"role": "system", "content": raw_template}
+        messages += conversation[1:] if starts_with_prompt else conversation
         return TurnResult(
             messages=messages,
             token_counts=_token_counts(messages),
-            trace=self._trace(save_id, recalled, dynamic, window, window_messages),
+            trace=self._trace(
+                save_id, recalled, dynamic, window, len(conversation) - 1 - starts_with_prompt
+            ),
         )
 
     def _trace(
@@ -209,7 +230,7 @@ class Companion:
         recalled: RecallResult,
         dynamic: QueryResponse,
         window: Mapping[str, Any],
-        window_messages: list[dict[str, str]],
+        window_messages: int,
     ) -> list[dict[str, Any]]:
         """Every item that went in and every candidate that did not, one row each."""
         rows: list[dict[str, Any]] = []
@@ -278,7 +299,7 @@ class Companion:
         rows.append(
             {
                 "layer": "history",
-                "item": f"{len(window_messages)} messages",
+                "item": f"{window_messages} messages",
                 "status": "shown",
                 "why": f"save {save_id}, current branch: the newest "
                 f"{_turns(window['window_turns'])} ({window['pending_turns']} after the "
