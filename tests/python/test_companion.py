@@ -223,3 +223,29 @@ def test_the_prompt_alternates_and_ends_with_the_players_message(con):
     assert set(roles[:first]) == {"system"} and "system" not in roles[first:]
     assert all(a != b for a, b in zip(roles[first:], roles[first + 1 :], strict=False))
     assert messages[-1] == {"role": "user", "content": "{旁白：门铃响了}\n你们认识吗？"}
+
+
+def test_names_come_from_the_save_and_the_role_in_every_block(con):
+    """A designer entry written with placeholders is filled with the save's player and the
+    role's name when the caller gives none: no {{…}} reaches the LLM, in any block."""
+    from rolemem.memory_builder.saves import Saves
+
+    con.execute(
+        "update character_events set content = '{{char}}在咖啡馆打工时第一次遇见{{user}}' "
+        "where character_id = 'qiyu' and ordinal = 1"
+    )
+    save = Saves(con).create_save(user_id="mumu", user_name="木木", from_line_id=22)
+    assert save["user_name"] == "木木"
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    result = companion.turn(
+        save_id=save["save_id"],
+        user_id="mumu",
+        message="还记得利莫里亚吗",
+        role_id=1,
+        context={"intimacy": 5, "exploration": 5, "scene": "studio"},
+        now=NOW,
+        dry_run=True,
+    )
+    companion.close()
+    text = json.dumps(result.messages, ensure_ascii=False)
+    assert "钦灵在咖啡馆打工时第一次遇见木木" in text and "{{" not in text

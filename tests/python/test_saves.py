@@ -63,6 +63,7 @@ def test_roles_and_saves_take_chosen_or_new_keys(saves):
         "name": None,
         "tip_line_id": None,
         "forked_from_line_id": None,
+        "user_name": None,
     }
     assert saves.create_save(user_id="mumu")["save_id"] == 10
     with pytest.raises(ConflictError, match="save 9 already exists"):

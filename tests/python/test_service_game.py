@@ -72,6 +72,7 @@ def played(game):
         "name": "第一章",
         "tip_line_id": None,
         "forked_from_line_id": None,
+        "user_name": None,
     }
     lines = post(
         client,
@@ -105,6 +106,7 @@ def test_a_save_is_described_and_paged(game, played):
         "name": "第一章",
         "tip_line_id": played[-1],
         "forked_from_line_id": None,
+        "user_name": None,
         "line_count": 4,
         "chain_problem": None,
         "speakers": [

@@ -64,7 +64,8 @@ _OPTIONAL_TEXT = (
 MAX_CHOSEN_ID = 2**53 - 1
 
 _SAVE_SQL = """
-select id, user_id, name, last_message_id, forked_from_line_id from save where id = $save_id
+select id, user_id, name, last_message_id, forked_from_line_id, user_name
+from save where id = $save_id
 """
 
 
@@ -75,7 +76,7 @@ def _save_sql(engine: str, lock: bool) -> str:
     return _SAVE_SQL + (render_macro("row_lock", engine=engine) if lock else "")
 
 
-_SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id")
+_SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id", "user_name")
 
 # A new key: the sequence's next value, past any id a caller chose itself (DuckDB sequences
 # cannot be moved, so explicit ids would otherwise collide with later automatic ones).
@@ -248,13 +249,16 @@ def create_save(
     name: str | None = None,
     save_id: int | None = None,
     from_line_id: int | None = None,
+    user_name: str | None = None,
     open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """A new empty save of player `user_id` (required: every save has an owner), or a fork
     whose tip is `from_line_id` (a line of one of the player's saves): the fork shares the
-    lines up to it. `save_id` to choose its key."""
+    lines up to it. `save_id` to choose its key; `user_name`: the player's name in prompts
+    (a fork keeps its save's unless given)."""
     user_id = _text(user_id, "user_id", required=True)
     name = _text(name, "name")
+    user_name = _text(user_name, "user_name")
     save_id = _id(save_id, "id", required=False, largest=MAX_CHOSEN_ID)
     from_line_id = _id(from_line_id, "from_line_id", required=False)
     if from_line_id is not None:
@@ -264,7 +268,8 @@ def create_save(
         if line is None:
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
         try:
-            owned_save(cur, line[0], user_id, open_ownerless=open_ownerless)
+            forked = owned_save(cur, line[0], user_id, open_ownerless=open_ownerless)
+            user_name = user_name or forked["user_name"]
         except SaveNotFoundError:  # a line of another player's save is not revealed either
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id") from None
         except OwnerlessSaveError as exc:
@@ -274,9 +279,15 @@ def create_save(
     elif cur.execute("select count(*) from save where id = $id", {"id": save_id}).fetchone()[0]:  # type: ignore[index]
         raise ConflictError(f"save {save_id} already exists", field="id")
     cur.execute(
-        """insert into save (id, user_id, name, last_message_id, forked_from_line_id)
-        values ($id, $user_id, $name, $line_id, $line_id)""",
-        {"id": save_id, "user_id": user_id, "name": name, "line_id": from_line_id},
+        """insert into save (id, user_id, name, last_message_id, forked_from_line_id, user_name)
+        values ($id, $user_id, $name, $line_id, $line_id, $user_name)""",
+        {
+            "id": save_id,
+            "user_id": user_id,
+            "name": name,
+            "line_id": from_line_id,
+            "user_name": user_name,
+        },
     )
     return owned_save(cur, save_id, user_id)
 

@@ -78,7 +78,8 @@ class _Observation(_Extraction):
             if self.llm is None:
                 return report  # nothing to extract with; the turns stay pending
             lines = list(plan["lines"] or [])
-            names = self._names(role, user_name, agent_name, lines)
+            # the player's name: given, else the save's
+            names = self._names(role, user_name or plan["save_user_name"], agent_name, lines)
             for position, batch in enumerate(batches):
                 is_last = position == len(batches) - 1
                 try:

@@ -117,6 +117,7 @@ select
     tips.chain_problem as problem,
     saves.id is not null as saves_found,
     saves.user_id as save_user_id,
+    saves.user_name as save_user_name,
     -- what the plan read, so a context window can be reused while both stay the same
     tips.tip_line_id as chain_tip_line_id,
     marks.batch_last_line_ids,
@@ -163,7 +164,7 @@ left join (
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
 -- the batch's saves only: a join with the whole table is a scan of every save of the game
 left join (
-    select id, user_id from save where list_contains(cast($save_id as bigint[]), id)
+    select id, user_id, user_name from save where list_contains(cast($save_id as bigint[]), id)
 ) as saves on saves.id = observations.save_id
 left join (
     select save_id, target_key, list(last_line_id order by last_line_id) as batch_last_line_ids

@@ -45,7 +45,9 @@ class Save(SQLModel, table=True):
 
     No foreign key on `last_message_id`: it would make `save` and `line` reference each other,
     which DuckDB cannot create; the memory builder checks the chain instead. `user_id`: the
-    player it belongs to (null for saves written before saves had owners: open to any).
+    player it belongs to (null for a save the game wrote without one: refused to players
+    unless the service opens such saves); `user_name`: the player's name as prompts say it
+    (set once, when the save is made).
     `forked_from_line_id`: a fork starts at that line of another save and shares the lines
     up to it (its chain may pass into that save there, and only there).
     """
@@ -57,6 +59,7 @@ class Save(SQLModel, table=True):
     last_message_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     user_id: str | None = Field(default=None, index=True)
     forked_from_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    user_name: str | None = None
 
 
 class Line(SQLModel, table=True):
@@ -169,7 +172,7 @@ _RULE_COLUMNS = [
     ("sticky_turns", "integer"),
 ]
 _ADDED_COLUMNS = {
-    "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint")],
+    "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
     "line": [("created_at", "timestamp")],
     **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
 }

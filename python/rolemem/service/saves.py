@@ -104,6 +104,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
             name=body.name,
             save_id=body.id,
             from_line_id=body.from_line_id,
+            user_name=body.user_name,
             open_ownerless=store.settings.open_ownerless_saves,
         ),
     )

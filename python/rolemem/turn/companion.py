@@ -145,7 +145,8 @@ class Companion:
         observed_target(role_id, script_role_id)  # exactly one, checked
         now = naive_time(now or datetime.now(), "now")
         with self._store.reading() as cur:  # another player's save is not found
-            saves.owned_save(cur, save_id, user_id, open_ownerless=self.open_ownerless_saves)
+            save = saves.owned_save(cur, save_id, user_id, open_ownerless=self.open_ownerless_saves)
+        user_name = user_name or save["user_name"]  # the save's player, unless given
         # the save's history first (it also brings the save's write-time rows up to date for
         # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(
@@ -156,15 +157,6 @@ class Companion:
         )
         session = self.character.session(user_id)
         # the recalls work for this turn's work token (a turn past its budget stops them)
-        character_job = self._recalls.submit(
-            cancel.carried(session.recall),
-            message,
-            context,
-            user_name=user_name,
-            char_name=char_name,
-            dry_run=dry_run,
-            explain=True,
-        )
         dynamic_job = self._recalls.submit(
             cancel.carried(self.memory.query),
             message,
@@ -180,6 +172,18 @@ class Companion:
         )
         window = self.loop.context_window(
             save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
+        )
+        # names the caller did not give: the save's player, the role's (or the name its lines
+        # show); every block is filled with them, so no placeholder reaches the LLM
+        player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
+        character_job = self._recalls.submit(
+            cancel.carried(session.recall),
+            message,
+            context,
+            user_name=player,
+            char_name=character,
+            dry_run=dry_run,
+            explain=True,
         )
         # the player's message is the window's next line: the memory builder's rule makes the
         # conversation (background voices before it merge with it as `{background}\nfocus`)
@@ -200,8 +204,6 @@ class Companion:
             # a prompt written without the placeholders gets the blocks at its end
             template = "\n".join([template, *recalled.PLACEHOLDERS])
         placed = DYNAMIC_PLACEHOLDER in template
-        # names the caller did not give: the role's (or 用户), never a placeholder left over
-        player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
         system = recalled.fill(
             template,
             {DYNAMIC_PLACEHOLDER: dynamic.prompt_text, "{{user}}": player, "{{char}}": character},

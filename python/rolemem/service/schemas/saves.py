@@ -50,6 +50,13 @@ class SaveCreate(Request):
         max_length=ID_LENGTH,
     )
     name: str | None = text("The slot's name.", "第一章", max_length=NAME_LENGTH, default=None)
+    user_name: str | None = text(
+        "The player's name as prompts and memories say it (set once; a fork keeps its "
+        "save's); a request's own user_name overrides it.",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
     from_line_id: int | None = key(
         "Fork: the new save's tip is this line, and the lines up to it are shared, not copied.",
         15,
@@ -69,6 +76,7 @@ class Save(Response):
     forked_from_line_id: int | None = field(
         "For a fork, where its chain passes into the save it was forked from.", None
     )
+    user_name: str | None = field("The player's name as prompts say it.", "木木")
 
 
 class Speaker(Response):
