@@ -626,3 +626,23 @@ def test_a_config_without_secondary_keywords_plans_none_and_answers_alike():
             for library in (planned, general)
         ]
         assert answers[0] == answers[1]
+
+
+def test_an_empty_block_takes_its_header_and_unplaced_blocks_get_headers():
+    from rolemem.character_memory.recall import RecallResult
+
+    result = RecallResult(
+        attributes="性格：温柔", events="", dialogue_style="", explain=[], words=[]
+    )
+    assert (
+        result.fill(
+            "【角色设定】\n{{character_memory_attributes}}\n【经历】\n{{character_memory_event}}\n"
+            "<style>\n{{character_dialogue_style}}\n</style>"
+        )
+        == "【角色设定】\n性格：温柔\n\n<style>\n\n</style>"
+    )
+    assert result.labelled("你是钦灵。") == (
+        "你是钦灵。\n【记忆单元】\n{{character_memory_attributes}}\n【记忆事件】\n"
+        "{{character_memory_event}}\n【角色参考语料】\n{{character_dialogue_style}}"
+    )
+    assert result.fill(result.labelled("你是钦灵。")) == "你是钦灵。\n【记忆单元】\n性格：温柔\n\n"

@@ -46,10 +46,12 @@ def test_a_turn_is_the_filled_system_prompt_memory_history_and_the_message(con):
     result = turn(companion)
     roles = [m["role"] for m in result.messages]
     assert roles == ["system", "system", *["user", "assistant"] * 3, "user"]
-    # the save's own system line is the template; the character memory is added at its end
+    # the save's own system line is the template; the character memory is added at its end,
+    # each block under its header (a dialogue example never reads like an event)
     assert result.messages[0]["content"] == (
-        "你叫钦灵，进行角色扮演\n能力特征：艺术天赋、创作出独特的变色画作\n性格特征：温柔、内心温柔\n"
-        "身世：\n-数百年前，在人类世界建立了第一间画廊，开始收集美好的画作\n"
+        "你叫钦灵，进行角色扮演\n【记忆单元】\n能力特征：艺术天赋、创作出独特的变色画作\n"
+        "性格特征：温柔、内心温柔\n【记忆事件】\n"
+        "身世：\n-数百年前，在人类世界建立了第一间画廊，开始收集美好的画作\n【角色参考语料】\n"
         "-被你发现我的小心思了呢，这幅画可是为你准备的\n"
         "-谢谢你的夸奖，不过比起画作，我更想听听你的想法\n"
         "-能得到你的认可真是太好了，我还有很多想和你分享的作品呢"

@@ -63,14 +63,30 @@ class RecallResult:
         "{{character_memory_event}}",
         "{{character_dialogue_style}}",
     )
+    # the spec's names of the three blocks (solidified-memory): their headers where a template
+    # has no placeholders and the blocks are appended to it
+    LABELS = ("【记忆单元】", "【记忆事件】", "【角色参考语料】")
     user_name: str | None = None
     char_name: str | None = None
+
+    def labelled(self, template: str) -> str:
+        """`template` as it is when it places any block; else with the three blocks appended,
+        each under its header (a dialogue example then never reads like an event)."""
+        if any(placeholder in template for placeholder in self.PLACEHOLDERS):
+            return template
+        sections = (
+            f"{label}\n{p}" for label, p in zip(self.LABELS, self.PLACEHOLDERS, strict=True)
+        )
+        return "\n".join([template, *sections])
 
     def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
         """A character prompt template with its placeholders filled in one pass over the
         template: the three memory blocks, {{user}} / {{char}} with the names given to
         recall, and any `extra` placeholders ({"{{name}}": text}). Text that comes in (a block,
-        a name) is never substituted again."""
+        a name) is never substituted again. A block that is empty takes its header with it:
+        a header line (ending in 】, ： or :, or a markdown `#` line) directly above a
+        placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
+        left in the prompt; a wrapping tag such as `<events>` stays)."""
         values = dict(
             zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
         )
@@ -79,6 +95,12 @@ class RecallResult:
             values["{{user}}"] = self.user_name
         if self.char_name is not None:
             values["{{char}}"] = self.char_name
+        for key, value in values.items():
+            if not value.strip():
+                headed = re.compile(
+                    rf"(?m)^[ \t]*(?:#[^\n]*|[^\n]*[】：:])[ \t]*\n[ \t]*{re.escape(key)}[ \t]*$"
+                )
+                template = headed.sub("", template)
         pattern = re.compile("|".join(re.escape(key) for key in values))
         return pattern.sub(lambda match: values[match.group(0)], template)
 

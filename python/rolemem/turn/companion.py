@@ -199,10 +199,8 @@ class Companion:
         recalled, dynamic = character_job.result(), dynamic_job.result()
 
         raw_template = next((m["content"] for m in history if m["role"] == "system"), "")
-        template = raw_template
-        if not any(placeholder in template for placeholder in recalled.PLACEHOLDERS):
-            # a prompt written without the placeholders gets the blocks at its end
-            template = "\n".join([template, *recalled.PLACEHOLDERS])
+        # a prompt written without the placeholders gets the blocks at its end, with headers
+        template = recalled.labelled(raw_template)
         placed = DYNAMIC_PLACEHOLDER in template
         system = recalled.fill(
             template,
