@@ -108,7 +108,7 @@ def test_every_mart_is_equal_on_both_engines(builds, mart):
     path, url = builds
     with duckdb.connect(path, read_only=True) as con:
         on_duckdb = rows_of(con.cursor(), mart)
-    with psycopg.connect(url, options="-c search_path=rolemem") as con:
+    with psycopg.connect(url, options="-c search_path=rolemem_dbt") as con:
         on_postgres = rows_of(con.cursor(), mart)
     for left, right in zip(on_postgres, on_duckdb, strict=False):  # the first row that differs
         assert {k: v for k, v in left.items() if right.get(k) != v} == {}, right

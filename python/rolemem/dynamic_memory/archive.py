@@ -12,8 +12,20 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..sql.project import render_macro
+from ..sql.seeds import seed_specs
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
+
+
+@functools.cache
+def archive_reasons() -> tuple[str, ...]:
+    """The reasons a memory may be archived with: seed memory_archive_reasons, the list the
+    archive's data test checks too, so the service never writes a row the test rejects."""
+    import csv
+
+    path, _ = seed_specs()["memory_archive_reasons"]
+    with path.open(encoding="utf-8", newline="") as file:
+        return tuple(row["reason"] for row in csv.DictReader(file))
 
 
 @functools.cache
@@ -70,6 +82,11 @@ def archive(
     live tables, inside the caller's transaction (a cursor of `engine`, rolemem.engines);
     `keep`: archive this version only (the row is about to be rewritten, as consolidation
     does)."""
+    if reason not in archive_reasons():
+        raise ValueError(
+            f"archive reason {reason!r} is not in seed memory_archive_reasons: "
+            f"{', '.join(archive_reasons())}"
+        )
     cur.execute(
         _archive_sql(memory_type, engine),
         {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},

@@ -328,7 +328,9 @@ class PostgresEngine:
         """Tables `names` of the DuckDB connection `source`, copied into the schema in one
         transaction (what was there is replaced): config-derived tables a statement reads.
         `indexes`: the column lists to index per table. Text compares as bytes (collation C),
-        as DuckDB compares it; the tables are analysed for the planner."""
+        as DuckDB compares it; the tables are analysed for the planner. A table that is there
+        with the same columns keeps its relation and only its rows are replaced: a view
+        someone else built on it (an analyst's) never stops the service from starting."""
         from psycopg import sql
 
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
@@ -341,17 +343,34 @@ class PostgresEngine:
                     {"name": name},
                 ).fetchall()
                 table = sql.Identifier(self.schema, name)
-                cur.execute(sql.SQL("drop table if exists {}").format(table))
                 cur.execute(
-                    sql.SQL("create table {} ({})").format(
-                        table,
-                        sql.SQL(", ").join(
-                            sql.SQL("{} {}").format(sql.Identifier(column), sql.SQL(_TYPES[kind]))
-                            + sql.SQL(' collate "C"' if kind == "VARCHAR" else "")
-                            for column, kind in columns
-                        ),
-                    )
+                    """select column_name, data_type, coalesce(collation_name, '')
+                    from information_schema.columns
+                    where table_schema = %(schema)s and table_name = %(name)s
+                    order by ordinal_position""",
+                    {"schema": self.schema, "name": name},
                 )
+                wanted = [
+                    (column, _TYPES[kind], "C" if kind == "VARCHAR" else "")
+                    for column, kind in columns
+                ]
+                is_same = cur.fetchall() == wanted
+                if is_same:
+                    cur.execute(sql.SQL("truncate table {}").format(table))
+                else:
+                    cur.execute(sql.SQL("drop table if exists {}").format(table))
+                    cur.execute(
+                        sql.SQL("create table {} ({})").format(
+                            table,
+                            sql.SQL(", ").join(
+                                sql.SQL("{} {}").format(
+                                    sql.Identifier(column), sql.SQL(_TYPES[kind])
+                                )
+                                + sql.SQL(' collate "C"' if kind == "VARCHAR" else "")
+                                for column, kind in columns
+                            ),
+                        )
+                    )
                 selected = ", ".join(
                     f'cast("{column}" as varchar)' if kind == "JSON" else f'"{column}"'
                     for column, kind in columns
@@ -360,7 +379,7 @@ class PostgresEngine:
                 with cur.copy(sql.SQL("copy {} from stdin").format(table)) as copy:
                     for row in rows:
                         copy.write_row(row)
-                for index in (indexes or {}).get(name, ()):
+                for index in () if is_same else (indexes or {}).get(name, ()):
                     cur.execute(
                         sql.SQL("create index on {} ({})").format(
                             table, sql.SQL(", ").join(map(sql.Identifier, index))

@@ -196,7 +196,7 @@ class MemoryArchive(SQLModel, table=True):
     memory_id: int = Field(sa_type=sa.BigInteger, index=True)
     agent_id: str
     user_id: str | None = Field(default=None, index=True)
-    reason: str  # weakest_share / inactive_trim / consolidated / deleted / forgotten
+    reason: str  # a reason of seed memory_archive_reasons
     strength: int
     # the whole row as it was (JSON), so an archived memory can be inspected or restored
     memory: str
