@@ -207,6 +207,13 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         metavar="SECONDS",
         help="also write the snapshot on this schedule (needs --snapshot)",
     )
+    serve.add_argument(
+        "--maintain-every",
+        type=float,
+        metavar="SECONDS",
+        help="run maintenance (cleanup, consolidation) on this schedule, one run at a time "
+        "across the store's processes (POST /admin/maintenance runs one now)",
+    )
     serve.add_argument("--keyword-only", action="store_true", help="no embedder")
     serve.add_argument(
         "--open-ownerless-saves",
@@ -259,6 +266,19 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         default=defaults.extraction_queue,
         help="batches that may wait for a worker; when full, the next append retries "
         "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-retries",
+        type=int,
+        default=defaults.extraction_retries,
+        help="times a failed extraction is tried again by the service (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--extraction-retry-seconds",
+        type=float,
+        default=defaults.extraction_retry_seconds,
+        metavar="SECONDS",
+        help="wait before the first retry, doubled for each next (default: %(default)s)",
     )
     serve.add_argument(
         "--shutdown-grace",
@@ -843,6 +863,8 @@ def _serve(args: argparse.Namespace) -> None:
         max_batch=args.max_batch,
         extraction_threads=args.extraction_threads,
         extraction_queue=args.extraction_queue,
+        extraction_retries=args.extraction_retries,
+        extraction_retry_seconds=args.extraction_retry_seconds,
         shutdown_grace=args.shutdown_grace,
         open_ownerless_saves=args.open_ownerless_saves,
     )
@@ -855,6 +877,7 @@ def _serve(args: argparse.Namespace) -> None:
         "keyword_only": args.keyword_only,
         "snapshot_path": args.snapshot,
         "snapshot_every": args.snapshot_every,
+        "maintain_every": args.maintain_every,
     }
     app: Any = create_app(**_app_arguments(spec))
     if args.workers > 1:

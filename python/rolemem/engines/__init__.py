@@ -3,8 +3,8 @@
 dialect with dispatch macros (`adapter.dispatch`) where engines differ; an engine renders it for
 itself, transpiles it once per statement and runs it with bound parameters. Both answer the same
 calls: `run`, `records`, `columns`, `reading` and `transaction` (cursors whose `execute(sql,
-params)` takes the project's dialect), `run_all`, and `conflicts` (what a write that met another
-writer raises, to retry)."""
+params)` takes the project's dialect), `run_all`, `only_one` (one run of a named job across the
+store's processes), and `conflicts` (what a write that met another writer raises, to retry)."""
 
 from __future__ import annotations
 

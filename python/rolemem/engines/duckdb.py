@@ -29,6 +29,22 @@ class DuckDBEngine:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self._local = threading.local()
+        self._runs: dict[str, threading.Lock] = {}
+        self._runs_guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def only_one(self, name: str) -> Iterator[bool]:
+        """Whether this caller holds the one run of `name` (False: another holds it): one
+        process owns the file, so a lock of this process is the store's."""
+        with self._runs_guard:
+            lock = self._runs.setdefault(name, threading.Lock())
+        if not lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
 
     def cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's cursor (composed statements kept as temp macros on it)."""

@@ -304,6 +304,20 @@ class PostgresEngine:
             yield _Cursor(cur)
 
     @contextlib.contextmanager
+    def only_one(self, name: str) -> Iterator[bool]:
+        """Whether this caller holds the one run of `name` among every process on the database
+        (False: another holds it): a session advisory lock, held on a connection of its own
+        while the run lasts."""
+        with self._pool.connection() as con:
+            key = ("rolemem." + name,)
+            [(held,)] = con.execute("select pg_try_advisory_lock(hashtext(%s))", key).fetchall()
+            try:
+                yield bool(held)
+            finally:
+                if held:
+                    con.execute("select pg_advisory_unlock(hashtext(%s))", key)
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[_Cursor]:
         """A cursor inside one transaction: `execute(sql, params)` (the project's dialect,
         transpiled) then `fetchone`/`fetchall`, as a DuckDB cursor; any error rolls

@@ -298,7 +298,10 @@ _STATE_SQL = """
         last_observed_at = excluded.last_observed_at,
         role_id = excluded.role_id, script_role_id = excluded.script_role_id,
         failed_attempts = case when $extracted then 0
-            else memory_loop_state.failed_attempts end
+            else memory_loop_state.failed_attempts end,
+        -- a success clears the last failure: the status says what is wrong now
+        last_error = case when $extracted then null else memory_loop_state.last_error end,
+        last_error_at = case when $extracted then null else memory_loop_state.last_error_at end
 """
 
 

@@ -1,18 +1,22 @@
-"""/health (no key), /status (how the engine's work was shared) and /snapshot (a read-only
-copy for analysts and dbt)."""
+"""/health (no key), /status (how the engine's work was shared), /snapshot (a read-only copy
+for analysts and dbt) and, with the designer key, /admin/maintenance (cleanup and
+consolidation on the running store)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 
 from .errors import responses
-from .schemas.admin import Health, Snapshot, Status
+from .schemas.admin import Health, Maintenance, MaintenanceStarted, Snapshot, Status
 from .state import Store
 
 public = APIRouter(tags=["service"])
 router = APIRouter(tags=["service"])
+designer = APIRouter(tags=["service"])
 
 
 @public.get(
@@ -52,3 +56,27 @@ async def snapshot(request: Request) -> Any:
     store: Store = request.app.state.store
     path, size = await store.run(None, store.snapshot)
     return {"path": path, "bytes": size}
+
+
+@designer.post(
+    "/admin/maintenance",
+    response_model=Maintenance,
+    summary="Run maintenance now",
+    description="Cleanup (archive the weakest memories of players due) and, with an LLM, "
+    "consolidation, on the running store: one run at a time across every process of the "
+    "store (409 while another runs), on a worker of its own. The report, or 202 when the run "
+    "outlasts the request's time budget (it goes on; /status shows it when it ends). The "
+    "designer key.",
+    responses={
+        **responses(401, 409),
+        202: {"model": MaintenanceStarted, "description": "The run goes on after the answer."},
+    },
+)
+async def maintenance(request: Request) -> Any:
+    store: Store = request.app.state.store
+    run = asyncio.wrap_future(store.start_maintenance())
+    try:
+        return await asyncio.wait_for(asyncio.shield(run), store.settings.request_timeout)
+    except TimeoutError:
+        run.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return JSONResponse(status_code=202, content={"status": "running"})

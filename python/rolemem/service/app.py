@@ -38,7 +38,7 @@ Every non-2xx answer is `{"error": {"type", "message", "field"}}`. Bodies are at
 (413), text fields have the `maxLength` shown, recall work has a time budget (503)."""
 
 GAME_GROUPS = (saves.router, users.router, query.router, recall.router, turn.router, admin.router)
-DESIGNER_GROUPS = (official.router, config.router)
+DESIGNER_GROUPS = (official.router, config.router, admin.designer)
 
 
 def _key_check(*keys: str | None) -> Callable[..., Coroutine[Any, Any, None]]:
@@ -79,6 +79,7 @@ def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
         "embedder": None if spec.get("keyword_only") else "default",
         "snapshot_path": spec.get("snapshot_path"),
         "snapshot_every": spec.get("snapshot_every"),
+        "maintain_every": spec.get("maintain_every"),
         "settings": ServiceSettings(**spec["settings"]),
     }
 
@@ -99,6 +100,7 @@ def create_app(
     embedder: Any = "default",
     snapshot_path: str | None = None,
     snapshot_every: float | None = None,
+    maintain_every: float | None = None,
     settings: ServiceSettings | None = None,
 ) -> FastAPI:
     """The service over the DuckDB file `db`, or the PostgreSQL database a `postgresql://`
@@ -106,7 +108,8 @@ def create_app(
     `settings.api_key`): required in `X-API-Key` on every route but /health;
     `settings.designer_key`: the key of the designer routes. `snapshot_path`: where POST
     /snapshot writes a read-only copy (DuckDB); `snapshot_every` (seconds): also on that
-    schedule."""
+    schedule; `maintain_every` (seconds): a maintenance run (cleanup, consolidation) on that
+    schedule, as POST /admin/maintenance runs one."""
     settings = settings or ServiceSettings(api_key=api_key)
     if api_key is not None and settings.api_key is None:
         from dataclasses import replace
@@ -114,6 +117,8 @@ def create_app(
         settings = replace(settings, api_key=api_key)
     if snapshot_every is not None and not (snapshot_path and snapshot_every > 0):
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
+    if maintain_every is not None and not maintain_every > 0:
+        raise RolememError("maintain_every needs a positive number of seconds")
     store = Store(db, settings=settings, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
 
     async def scheduled_snapshots(seconds: float) -> None:
@@ -124,17 +129,30 @@ def create_app(
             except Exception as exc:  # the next one may succeed; a failed copy never replaces one
                 log.warning("scheduled snapshot to %s failed: %s", snapshot_path, exc)
 
+    async def scheduled_maintenance(seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:  # on the maintenance worker: never a request's
+                await asyncio.wrap_future(store.start_maintenance())
+            except Exception as exc:  # another process's run, or a failure: the next one
+                log.warning("scheduled maintenance did not run: %s", exc)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.open()
         app.state.store = store
-        schedule = (
-            asyncio.create_task(scheduled_snapshots(snapshot_every)) if snapshot_every else None
-        )
+        schedules = [
+            asyncio.create_task(task(seconds))
+            for task, seconds in (
+                (scheduled_snapshots, snapshot_every),
+                (scheduled_maintenance, maintain_every),
+            )
+            if seconds
+        ]
         try:
             yield
         finally:
-            if schedule is not None:
+            for schedule in schedules:
                 schedule.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await schedule

@@ -1,7 +1,8 @@
 """Extraction apart from the request path: its own bounded workers and queue. An append that
 makes a batch due queues one job per save x character (a job already waiting covers it); a
 full queue leaves the batch pending and the next append queues it again. A failed extraction
-is one log line and shows in the save's memory status; the next append retries it."""
+is one log line and shows in the save's memory status; the service tries it again after
+`retry_seconds`, doubling each time, at most `retries` times (an append retries it too)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,34 @@ log = logging.getLogger(__name__)
 class ExtractionQueue:
     """Observations waiting for (or with) the LLM, at most one per save x character."""
 
-    def __init__(self, loop: MemoryLoop, *, threads: int, size: int) -> None:
+    def __init__(
+        self,
+        loop: MemoryLoop,
+        *,
+        threads: int,
+        size: int,
+        retries: int = 3,
+        retry_seconds: float = 30.0,
+    ) -> None:
         self.loop = loop
         self.enabled = loop.llm is not None
         self._pool = WorkerPool("rolemem-extract", threads, size)
         self._queued: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
+        self._retries, self._retry_seconds = retries, retry_seconds
+        # failed jobs waiting to be tried again: their timers, and attempts so far
+        self._waiting: dict[tuple[int, str], threading.Timer] = {}
+        self._failures: dict[tuple[int, str], int] = {}
+        self._closed = False
 
     def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
         with self._lock:
             if key in self._queued:
                 return "scheduled"
+            waiting = self._waiting.pop(key, None)
+            if waiting is not None:  # an append retries it now
+                waiting.cancel()
             try:
                 self._pool.submit(self._observe, key, dict(observation))
             except (queue.Full, RuntimeError):
@@ -43,14 +60,18 @@ class ExtractionQueue:
         if not self.enabled:
             return "disabled"
         with self._lock:
-            return "queued" if key in self._queued else "idle"
+            if key in self._queued:
+                return "queued"
+            return "retrying" if key in self._waiting else "idle"
 
     def _observe(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+        failed = False
         try:
             report = self.loop.observe(**observation)
             if report.batch_keys:
                 log.info("extracted %s", ", ".join(report.batch_keys))
         except Exception as exc:  # one line; the save's memory status keeps the details
+            failed = True
             log.warning(
                 "extraction of save %s (%s) failed: %s: %s",
                 key[0],
@@ -61,6 +82,32 @@ class ExtractionQueue:
         finally:
             with self._lock:
                 self._queued.discard(key)
+                if not failed:
+                    self._failures.pop(key, None)
+                else:
+                    self._retry_later(key, observation)
+
+    def _retry_later(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+        """(Under self._lock.) Try a failed job again after its backoff, up to the cap."""
+        attempt = self._failures.get(key, 0) + 1
+        if self._closed or attempt > self._retries:
+            self._failures.pop(key, None)
+            return
+        self._failures[key] = attempt
+        timer = threading.Timer(
+            self._retry_seconds * 2 ** (attempt - 1), self._retry, (key, observation)
+        )
+        timer.daemon = True
+        self._waiting[key] = timer
+        timer.start()
+
+    def _retry(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+        with self._lock:
+            if self._waiting.pop(key, None) is None:  # an append already retried it
+                return
+        if self.schedule(key, observation) == "deferred":
+            with self._lock:
+                self._retry_later(key, observation)
 
     def queued(self) -> int:
         """Batches queued or being extracted."""
@@ -68,6 +115,11 @@ class ExtractionQueue:
             return len(self._queued)
 
     def close(self, wait: float = 0.0) -> None:
+        with self._lock:
+            self._closed = True
+            for timer in self._waiting.values():
+                timer.cancel()
+            self._waiting.clear()
         self._pool.close(wait)
 
 

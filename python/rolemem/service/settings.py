@@ -33,6 +33,10 @@ class ServiceSettings:
     # batch pending and the next append schedules it again
     extraction_threads: int = 2
     extraction_queue: int = 64
+    # a failed extraction is tried again by the service (not only on the save's next append):
+    # after this many seconds, doubling each time, at most this many more times
+    extraction_retry_seconds: float = 30.0
+    extraction_retries: int = 3
     # seconds a SIGTERM waits for requests in flight before the service exits
     shutdown_grace: float = 5.0
     # an idempotency key answers the same request again for at least this many hours
@@ -53,8 +57,14 @@ class ServiceSettings:
         ):
             if getattr(self, name) < 1:
                 raise RolememError(f"{name} must be at least 1", field=name)
-        for name in ("request_timeout", "shutdown_grace", "idempotency_hours"):
+        for name in (
+            "request_timeout",
+            "shutdown_grace",
+            "idempotency_hours",
+            "extraction_retry_seconds",
+        ):
             if not getattr(self, name) > 0:
                 raise RolememError(f"{name} must be a positive number", field=name)
-        if self.extraction_queue < 0:
-            raise RolememError("extraction_queue must be 0 or more", field="extraction_queue")
+        for name in ("extraction_queue", "extraction_retries"):
+            if getattr(self, name) < 0:
+                raise RolememError(f"{name} must be 0 or more", field=name)

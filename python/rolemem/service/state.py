@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -31,7 +32,7 @@ from ..dynamic_memory import DynamicMemory
 from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ..engines.postgres_setup import is_postgres_url
 from ..engines.snapshot import write_snapshot
-from ..errors import BusyError, NotFoundError, RolememError
+from ..errors import BusyError, ConflictError, NotFoundError, RolememError
 from ..memory_builder import history, saves
 from ..memory_loop import MemoryLoop
 from ..memory_loop.llm import ChatModel
@@ -102,10 +103,15 @@ class Store:
         self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
         # bulk embedding (official imports) one at a time, apart from requests
         self.bulk = WorkerPool("rolemem-bulk", 1)
+        # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
+        self.maintenance = WorkerPool("rolemem-maintenance", 1)
+        self.last_maintenance: dict[str, Any] | None = None
         self.extraction = ExtractionQueue(
             self.loop,
             threads=self.settings.extraction_threads,
             size=self.settings.extraction_queue,
+            retries=self.settings.extraction_retries,
+            retry_seconds=self.settings.extraction_retry_seconds,
         )
 
     def close(self) -> None:
@@ -114,6 +120,7 @@ class Store:
         self.extraction.close(wait=0.0)
         self.requests.close(wait=grace)
         self.bulk.close(wait=0.0)
+        self.maintenance.close(wait=0.0)
         for companion in self._companions.values():
             companion.close()
         self.loop.close()
@@ -281,6 +288,7 @@ class Store:
             "character_recall": library.batching() if library is not None else None,
             "extraction_queued": self.extraction.queued(),
             "context_windows": self.loop.windows.stats(),
+            "last_maintenance": self.last_maintenance,
         }
 
     def forget_character(self, character_id: str) -> None:
@@ -308,6 +316,39 @@ class Store:
         return self.snapshot_path, size
 
     # -- the memory loop ---------------------------------------------------------------------
+
+    def start_maintenance(self) -> Future[dict[str, Any]]:
+        """A maintenance run on the maintenance worker (its future: the run's report)."""
+        return self.maintenance.submit(self.maintain)
+
+    def maintain(self) -> dict[str, Any]:
+        """One maintenance run on the running store (MemoryLoop.maintain: cleanup, then
+        consolidation with the LLM, then missing context vectors), one at a time across every
+        process of the store: ConflictError while another runs."""
+        with self.engine.only_one("maintenance") as mine:
+            if not mine:
+                raise ConflictError(
+                    "a maintenance run is under way (here or in another process of the store); "
+                    "try again when it ends"
+                )
+            started = datetime.now()
+            report = self.loop.maintain(now=started)
+            finished = datetime.now()
+        self.last_maintenance = {
+            "started_at": started,
+            "finished_at": finished,
+            "archived": dict(report.archived),
+            "players_cleaned": report.players_cleaned,
+            "consolidated_entities": report.consolidated_entities,
+            "context_vectors": report.context_vectors,
+        }
+        log.info(
+            "maintenance: %d players cleaned, %s archived, %d entities consolidated",
+            report.players_cleaned,
+            report.archived,
+            report.consolidated_entities,
+        )
+        return self.last_maintenance
 
     def observe_after(self, save_id: int, user_id: str | None, observe: Any, now: datetime) -> str:
         """After an append: whether a batch is due for the character, and if so queue it."""
@@ -392,6 +433,11 @@ class Store:
                 order by extracted_at desc, last_line_id desc limit 1""",
                 params,
             ).fetchone()
+            maintained = cur.execute(
+                """select max(ran_at) from memory_maintenance_run
+                where user_id = $user_id and agent_id = $agent_id""",
+                {"user_id": save["user_id"], "agent_id": agent_id},
+            ).fetchone()
         observed, error, error_at, attempts = state or (None, None, None, 0)
         return {
             "save_id": save["save_id"],
@@ -406,4 +452,5 @@ class Store:
             "last_error_at": error_at,
             "failed_attempts": attempts,
             "extraction": self.extraction.state((save["save_id"], due["target_key"])),
+            "last_maintained_at": maintained[0] if maintained else None,
         }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 
@@ -38,6 +39,32 @@ class Status(Response):
     extraction_queued: int = field("Extraction batches queued or being extracted.", 0)
     context_windows: ContextWindows = field(
         "Context windows asked for (/turn).", {"reused": 150, "planned": 10}
+    )
+    last_maintenance: Maintenance | None = field(
+        "This process's last maintenance run (POST /admin/maintenance or --maintain-every).",
+        None,
+    )
+
+
+class Maintenance(Response):
+    started_at: datetime = field(
+        "When the run started (the server's clock).", "2024-05-01T03:00:00"
+    )
+    finished_at: datetime = field("When it ended.", "2024-05-01T03:00:02")
+    archived: dict[str, int] = field(
+        "Memories archived, by reason (weakest_share, inactive_trim, consolidated).",
+        {"weakest_share": 12},
+    )
+    players_cleaned: int = field("Players whose memories the cleanup rules looked at.", 3)
+    consolidated_entities: int = field("Entities the LLM rewrote (with an LLM only).", 0)
+    context_vectors: int = field("Events given the context vectors they lacked.", 0)
+
+
+class MaintenanceStarted(Response):
+    status: Literal["running"] = field(
+        "The run goes on after the answer (past the request's time budget); /status shows it "
+        "when it ends.",
+        "running",
     )
 
 

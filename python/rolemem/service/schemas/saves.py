@@ -295,8 +295,12 @@ class MemoryStatus(Response):
     last_error: str | None = field("The last failed extraction.", None)
     last_error_at: GameTime | None = field("When it failed.", None)
     failed_attempts: int = field("Failed extractions since the last success.", 0)
-    extraction: Literal["queued", "idle", "disabled"] = field(
-        "queued: a batch waits for (or is with) the LLM; idle: nothing queued; disabled: no "
-        "LLM configured.",
+    extraction: Literal["queued", "retrying", "idle", "disabled"] = field(
+        "queued: a batch waits for (or is with) the LLM; retrying: the last attempt failed "
+        "and the service tries again after a backoff; idle: nothing queued; disabled: no LLM "
+        "configured.",
         "idle",
+    )
+    last_maintained_at: GameTime | None = field(
+        "When maintenance last ran over this player's memories of the agent (cleanup).", None
     )

@@ -1,0 +1,119 @@
+"""Upkeep inside the running service: maintenance on demand (designer key) and on a schedule,
+one run at a time across the store's processes; a failed extraction tried again by the
+service after a backoff (no append needed), its error cleared once an attempt succeeds. Runs
+on the embedded DuckDB file and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.cli import main
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
+from rolemem.service import create_app
+from rolemem.service.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer, Status
+
+from .conftest import demo_store, error_of, fresh_database, serving
+
+GAME, DESIGNER = {"X-API-Key": "game"}, {"X-API-Key": "designer"}
+EXTRACTED = json.dumps(
+    {"events": [{"description": "阿雅说想去看海", "keywords": ["海"]}], "entities": []},
+    ensure_ascii=False,
+)
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    if request.param == "postgres":
+        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_upkeep")
+        assert main(["init-db", "--db", path, "--demo"]) == 0
+    else:
+        path = demo_store(str(tmp_path_factory.mktemp("upkeep") / "upkeep.duckdb"))
+    llm_server = ScriptedChatServer().start()
+    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+    settings = ServiceSettings(
+        api_key="game",
+        designer_key="designer",
+        extraction_retry_seconds=0.3,
+        extraction_retries=2,
+    )
+    app = create_app(path, llm=llm, embedder=None, settings=settings, maintain_every=3600)
+    with serving(app) as client:
+        yield client, app, llm_server
+    llm_server.stop()
+
+
+def test_maintenance_runs_while_serving_one_run_at_a_time(game):
+    client, app, _ = game
+    assert client.post("/admin/maintenance", headers=GAME).status_code == 401
+    answer = client.post("/admin/maintenance", headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    report = answer.json()
+    assert set(report) == {
+        "started_at",
+        "finished_at",
+        "archived",
+        "players_cleaned",
+        "consolidated_entities",
+        "context_vectors",
+    }
+    assert report["started_at"] <= report["finished_at"]
+    status = client.get("/status", headers=GAME).json()
+    assert status["last_maintenance"] == report
+    # another run under way (here: held by the test, as another process would hold it)
+    with app.state.store.engine.only_one("maintenance") as mine:
+        assert mine
+        busy = client.post("/admin/maintenance", headers=DESIGNER)
+    assert busy.status_code == 409
+    assert error_of(busy)["message"].startswith("a maintenance run is under way")
+    assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
+
+
+def status_of(client: httpx.Client, save: int) -> dict[str, Any]:
+    return client.get(
+        f"/saves/{save}/memory_status",
+        headers=GAME,
+        params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
+    ).json()
+
+
+def test_a_failed_extraction_is_tried_again_without_an_append(game):
+    client, _, llm = game
+    save = client.post("/saves", headers=GAME, json={"user_id": "aya"}).json()["save_id"]
+    observe = {"agent_id": "qiyu", "role_id": 1, "user_name": "阿雅"}
+    # every attempt of the first extraction fails (3 LLM calls), then the LLM answers
+    llm.push(Status(500), Status(500), Status(500), EXTRACTED)
+    for scene in ("gallery", "beach"):  # the scene change makes the turn due
+        answer = client.post(
+            f"/saves/{save}/lines",
+            headers=GAME,
+            json={
+                "user_id": "aya",
+                "lines": [
+                    {"attribute": "user", "content": f"去{scene}"},
+                    {"attribute": "assistant", "content": "好", "role_id": 1},
+                ],
+                "observe": {**observe, "scene": scene},
+            },
+        )
+        assert answer.status_code == 200, answer.text
+    deadline = time.monotonic() + 30
+    seen = []
+    while (status := status_of(client, save))["last_batch_key"] is None:
+        seen.append((status["extraction"], status["failed_attempts"], status["last_error"]))
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.02)
+    assert ("retrying", 1) in [(state, attempts) for state, attempts, _ in seen]
+    assert any(error and error.startswith("ExtractionError") for _, _, error in seen)
+    # the success cleared the failure
+    assert (status["failed_attempts"], status["last_error"], status["last_error_at"]) == (
+        0,
+        None,
+        None,
+    )
+    assert status["extraction"] == "idle" and status["pending_turns"] == 0
