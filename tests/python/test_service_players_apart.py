@@ -234,7 +234,8 @@ def test_bob_reaches_nothing_of_alices_through_any_field(game, alice):
     assert ALICE_MEMORY not in json.dumps(recalled, ensure_ascii=False)
     turn = post(client, "/turn", _turn(bobs, "bob"))
     assert ALICE_MEMORY not in json.dumps(turn, ensure_ascii=False)
-    purged = post(client, "/users/bob/forget", {"purge": True})
+    # with an agent: bob's memories only, his save stays for the tests below
+    purged = post(client, "/users/bob/forget", {"purge": True, "agent_id": "qiyu"})
     assert purged["events"] == 0
     time.sleep(0.3)  # an extraction wrongly scheduled would have reached the LLM by now
     assert len(llm.requests) == llm_calls

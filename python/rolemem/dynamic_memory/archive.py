@@ -59,12 +59,15 @@ from {table} where id in (select unnest(cast($ids as bigint[])))
 # an event's postings and vectors go with it
 _IDS = "(select unnest(cast($ids as bigint[])))"
 _DELETE_SQL = {
-    "event": [
-        f"delete from memory_event_term where event_id in {_IDS}",
-        f"delete from memory_event_embedding where event_id in {_IDS}",
-        f"delete from memory_event where id in {_IDS}",
-    ],
-    "entity": [f"delete from memory_entity where id in {_IDS}"],
+    "event": {
+        table: f"delete from {table} where {key} in {_IDS} returning 1"
+        for table, key in (
+            ("memory_event_term", "event_id"),
+            ("memory_event_embedding", "event_id"),
+            ("memory_event", "id"),
+        )
+    },
+    "entity": {"memory_entity": f"delete from memory_entity where id in {_IDS} returning 1"},
 }
 
 
@@ -95,10 +98,13 @@ def archive(
         remove(cur, memory_type, ids)
 
 
-def remove(cur: Any, memory_type: str, ids: list[int]) -> None:
-    """Remove the memories from the live tables (archive first, unless purging)."""
-    for statement in _DELETE_SQL[memory_type]:
-        cur.execute(statement, {"ids": ids})
+def remove(cur: Any, memory_type: str, ids: list[int]) -> dict[str, int]:
+    """Remove the memories from the live tables (archive first, unless purging); the rows
+    deleted per table."""
+    return {
+        table: len(cur.execute(statement, {"ids": ids}).fetchall())
+        for table, statement in _DELETE_SQL[memory_type].items()
+    }
 
 
 def archived(

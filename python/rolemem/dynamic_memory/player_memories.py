@@ -13,15 +13,16 @@ over the player's rows only.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from ..engines import engine_name, reading, writing
-from ..errors import NotFoundError, RolememError
-from ..memory_builder import history
-from ..sql.project import compose
+from ..errors import ConflictError, NotFoundError, RolememError
+from ..memory_builder import history, saves
+from ..sql.project import compose, render_macro
 from .archive import TABLES, archive, archived, remove
 
 KINDS = ("event", "entity")
@@ -205,14 +206,22 @@ def forget(
     agent_id: str | None = None,
     purge: bool = False,
     now: datetime | None = None,
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Everything of the player (with one agent, or all): archived (reason `forgotten`), or with
-    `purge` removed together with its archive and recall log (a privacy request). One
-    transaction; returns the counts."""
+    `purge` removed together with its archive and recall log (a privacy request); a purge
+    without `agent_id` also deletes the player's saves (forks included: saves are not per
+    agent, so a purge with `agent_id` keeps them), their lines and what they produced, and what
+    the memory loop and the service kept of the player (ERASED_PLAYER_TABLES). One transaction
+    (on DuckDB the saves' lines finish in steps of their own, saves.erase); returns the counts,
+    with purge per table (`deleted`). ConflictError if another player's save was forked from
+    the player's."""
     if not isinstance(purge, bool):
         raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
-    counts: dict[str, int] = {}
+    counts: dict[str, Any] = {}
+    deleted: dict[str, int] = {}
     params = {"user_id": user_id, "agent_id": agent_id}
+    engine = engine_name(db)
+    save_ids: list[int] = []
     with writing(db) as cur:
         for kind, table in TABLES.items():
             row = cur.execute(
@@ -224,19 +233,72 @@ def forget(
             ids = list(row[0] or []) if row else []
             counts[_PLURAL[kind]] = len(ids)
             if ids and purge:
-                remove(cur, kind, ids)
+                _add(deleted, remove(cur, kind, ids))
             elif ids:
-                archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine_name(db))
+                archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
         if purge:
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
-                deleted = cur.execute(
+                gone = cur.execute(
                     f"""delete from {table} where user_id = $user_id
                     and (cast($agent_id as varchar) is null or agent_id = $agent_id)
                 returning 1""",
                     params,
                 ).fetchall()
-                counts[f"{key}_rows"] = len(deleted)
+                counts[f"{key}_rows"] = deleted[table] = len(gone)
+        if purge and agent_id is None:
+            save_ids = saves.player_save_ids(cur, user_id)
+            forks = saves.forks_of(cur, save_ids)
+            if forks:
+                raise ConflictError(
+                    f"saves {forks} of another player branch from {user_id}'s saves: delete "
+                    "them first",
+                    field="save_id",
+                )
+            _add(deleted, saves.erase_step(cur, save_ids, engine=engine))
+            for table in ERASED_PLAYER_TABLES:
+                _add(
+                    deleted,
+                    {
+                        table: len(
+                            cur.execute(
+                                _player_delete_sql(table, engine), {"user_id": user_id}
+                            ).fetchall()
+                        )
+                    },
+                )
+    if save_ids:
+
+        def write(step: Any) -> dict[str, int]:
+            with writing(db) as cur:
+                result: dict[str, int] = step(cur)
+                return result
+
+        deleted = saves.erase(write, save_ids, deleted, engine=engine)
+    if purge:
+        counts["deleted"] = deleted
     return counts
+
+
+# what the memory loop and the service keep of a player outside the saves (a purge deletes
+# them after the saves' own rows: macro delete_player_rows)
+ERASED_PLAYER_TABLES = (
+    "memory_event_term",
+    "memory_extracted_line",
+    "memory_extraction_batch",
+    "memory_loop_state",
+    "memory_maintenance_run",
+    "rolemem_idempotency",
+)
+
+
+@functools.cache
+def _player_delete_sql(table: str, engine: str) -> str:
+    return render_macro("delete_player_rows", table, engine=engine)
+
+
+def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    for table, count in counts.items():
+        total[table] = total.get(table, 0) + count
 
 
 def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, Any]:

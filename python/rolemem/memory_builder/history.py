@@ -450,3 +450,28 @@ def refresh_history(
     save); returns how many saves were recomputed."""
     with duckdb_connect.cursor(db) as cur:
         return len(ensure_fresh(cur, save_ids))
+
+
+_EXISTING_TABLES_SQL = """
+select list(table_name) from duckdb_tables()
+where schema_name = 'main' and list_contains(cast($tables as varchar[]), table_name)
+"""
+
+
+def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
+    """Delete the write-time history rows of `save_ids` (DuckDB's tables, where they exist;
+    an engine that keeps none has nothing to delete), in the caller's transaction (macro
+    delete_save_rows). Counts per table."""
+    if engine != "duckdb" or not save_ids:
+        return {}
+    row = cur.execute(_EXISTING_TABLES_SQL, {"tables": list(TABLES)}).fetchone()
+    existing = set(row[0] or []) if row else set()
+    return {
+        table: len(
+            cur.execute(
+                render_macro("delete_save_rows", table, engine=engine), {"save_ids": save_ids}
+            ).fetchall()
+        )
+        for table in TABLES
+        if table in existing
+    }

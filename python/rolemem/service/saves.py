@@ -27,6 +27,7 @@ from .schemas.saves import (
     RoleCreate,
     Save,
     SaveCreate,
+    SaveDeleted,
     SaveDetail,
     Tip,
     TipMove,
@@ -121,6 +122,37 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
     return await store.run(request, _read, store, saves.describe, save_id, user_id)
+
+
+def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
+    first = store.write(
+        lambda cur: saves.delete_save(
+            cur,
+            save_id,
+            user_id,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
+        )
+    )
+    deleted = saves.erase(
+        store.write, [first["save_id"]], first["deleted"], engine=store.engine.name
+    )
+    return {"save_id": first["save_id"], "deleted": deleted}
+
+
+@router.delete(
+    "/saves/{save_id}",
+    response_model=SaveDeleted,
+    summary="Delete a save",
+    description="The save, its own lines and what they produced: its extracted events (with "
+    "their words and vectors), extraction batches, loop state and history; entities (which "
+    "have no save) stay. A save other saves branch from is a 409 naming them: delete the "
+    "forks first. Answers the rows deleted per table; deleting again is a 404.",
+    responses=responses(401, 403, 404, 409, 422, 503),
+)
+async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
+    store = _store(request)
+    return await store.run(None, _delete, store, save_id, user_id)
 
 
 def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:

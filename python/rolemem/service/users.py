@@ -25,6 +25,7 @@ from .schemas.memories import (
     MemoryPage,
     TimelineItem,
 )
+from .schemas.saves import SavePage
 from .state import Store
 
 router = APIRouter(tags=["player memories"])
@@ -81,6 +82,26 @@ async def list_memories(
         offset=offset,
         timeout=store.settings.request_timeout,
     )
+
+
+@router.get(
+    "/users/{user_id}/saves",
+    response_model=SavePage,
+    summary="List a player's saves",
+    description="The player's saves, oldest first, forks included: each with its tip and, "
+    "for a fork, its fork point.",
+    responses=responses(401, 422),
+)
+async def list_saves(
+    request: Request, user_id: UserId, limit: Limit = 50, offset: Offset = 0
+) -> Any:
+    store = _store(request)
+
+    def read() -> dict[str, Any]:
+        with store.engine.reading() as cur:
+            return saves.list_saves(cur, user_id, limit=limit, offset=offset)
+
+    return await store.run(request, read, timeout=store.settings.request_timeout)
 
 
 @router.get(
@@ -193,8 +214,11 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     response_model=Forgotten,
     summary="Forget a player",
     description="Archive every memory of the player (with one agent, or all); with "
-    "`purge: true`, remove the memories, their archive and recall log for good.",
-    responses=responses(400, 401, 413, 422),
+    "`purge: true`, remove the memories, their archive and recall log for good and, without "
+    "`agent_id`, the player's saves (forks included), lines, extraction batches, loop state, "
+    "maintenance runs and idempotency records too (saves are not per agent), answering the "
+    "rows deleted per table. A save of another player forked from the player's: 409.",
+    responses=responses(400, 401, 409, 413, 422, 503),
 )
 async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     store = _store(request)

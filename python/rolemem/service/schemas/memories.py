@@ -129,7 +129,9 @@ class ForgetRequest(Request):
     )
     purge: bool = field(
         "false: archive everything (reason forgotten); true: remove the memories, their "
-        "archive and recall log for good (privacy requests).",
+        "archive and recall log for good (privacy requests), and, without agent_id, the "
+        "player's saves and lines and everything kept of them (saves are not per agent: a "
+        "purge with agent_id keeps them).",
         False,
         default=False,
     )
@@ -140,6 +142,12 @@ class Forgotten(Response):
     entities: int = field("Entities archived or removed.", 6)
     archived_rows: int | None = field("With purge: archive rows removed.", 20, default=None)
     recall_log_rows: int | None = field("With purge: recall log rows removed.", 0, default=None)
+    deleted: dict[str, int] | None = field(
+        "With purge: rows deleted per table (without agent_id also the player's saves, lines "
+        "and what the memory loop and the service kept of the player).",
+        {"save": 2, "line": 30, "memory_event": 14},
+        default=None,
+    )
 
 
 class ArchivedMemory(Response):

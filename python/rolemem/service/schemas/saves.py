@@ -79,6 +79,32 @@ class Save(Response):
     user_name: str | None = field("The player's name as prompts say it.", "木木")
 
 
+class SaveItem(Response):
+    save_id: int = field("The save's key.", 12)
+    name: str | None = field("The slot's name.", "第一章")
+    tip_line_id: int | None = field("The last line of the branch being played.", 15)
+    forked_from_line_id: int | None = field(
+        "For a fork, where its chain passes into the save it was forked from.", None
+    )
+
+
+class SavePage(Response):
+    items: list[SaveItem] = field("The player's saves, oldest first.", [])
+    total: int = field("The player's saves in all.", 2)
+    limit: int = field("Page size.", 50)
+    offset: int = field("Skipped.", 0)
+
+
+class SaveDeleted(Response):
+    save_id: int = field("The save deleted.", 12)
+    deleted: dict[str, int] = field(
+        "Rows deleted per table: the save, its lines, what they produced (events with their "
+        "postings and vectors, extraction batches and extracted lines, loop state, and on "
+        "DuckDB the write-time history).",
+        {"save": 1, "line": 12, "memory_event": 2},
+    )
+
+
 class Speaker(Response):
     role_id: int | None = field("The character's role, if it has one.", 1)
     script_role_id: str | None = field("The script NPC's id, if it is one.", None)
