@@ -88,8 +88,8 @@ def wait_for_status(client: httpx.Client, save_id: int, test) -> dict:
         time.sleep(0.05)
 
 
-def play(client: httpx.Client, app, llm: ScriptedChatServer) -> int:
-    """The lifecycle; aya's save id."""
+def play(client: httpx.Client, app, llm: ScriptedChatServer) -> None:
+    """The lifecycle (aya's saves end purged with her)."""
     save = post(client, "/saves", {"user_id": "aya", "name": "画室"})["save_id"]
     first = append(client, save, talk("你好", "你好呀"), "2024-05-01T20:00:00", "gallery")
     append(client, save, talk("在画什么", "海"), "2024-05-01T20:01:00", "gallery")
@@ -156,21 +156,15 @@ def play(client: httpx.Client, app, llm: ScriptedChatServer) -> int:
         row[0] for row in app.state.store.engine.run("select reason from memory_archive", {})
     }
     assert {"deleted", "edited", "forgotten"} <= reasons
-    return save
 
 
-def a_turn(client: httpx.Client, save_id: int) -> None:
+def a_turn(client: httpx.Client) -> None:
+    """A turn of mumu's demo save (aya's were purged)."""
     assert client.get("/health").json() == {"status": "ok"}
     turn = post(
         client,
         "/turn",
-        {
-            "save_id": save_id,
-            "character_id": "qiyu",
-            "role_id": 1,
-            "user_id": "aya",
-            "message": "出发",
-        },
+        {"save_id": 2, "character_id": "qiyu", "role_id": 1, "user_id": "mumu", "message": "出发"},
     )
     assert turn["messages"]
 
@@ -214,7 +208,7 @@ def test_dbt_and_the_service_share_a_postgres_database_in_any_order(tmp_path, po
         llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
         app = create_app(url, llm=llm, embedder=None, settings=SETTINGS)
         with serving(app) as client:
-            save = play(client, app, llm_server)
+            play(client, app, llm_server)
             build()  # while the service runs
         # an analyst's view on one of the service's config copies
         with psycopg.connect(url, autocommit=True) as con:
@@ -224,7 +218,7 @@ def test_dbt_and_the_service_share_a_postgres_database_in_any_order(tmp_path, po
         # the service starts again on the database dbt built on (its config copies replaced)
         again = create_app(url, llm=llm, embedder=None, settings=SETTINGS)
         with serving(again) as client:
-            a_turn(client, save)
+            a_turn(client)
     build()
     with psycopg.connect(url, autocommit=True) as con:
         assert con.execute("select count(*) from public.analyst_stopwords").fetchone()[0] > 0
