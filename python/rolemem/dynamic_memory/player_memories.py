@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
-from ..memory_builder import history, saves
+from ..memory_builder import erasure, history
 from ..sql.project import compose, render_macro
 from .archive import TABLES, archive, archived, remove
 
@@ -212,7 +212,7 @@ def forget(
     without `agent_id` also deletes the player's saves (forks included: saves are not per
     agent, so a purge with `agent_id` keeps them), their lines and what they produced, and what
     the memory loop and the service kept of the player (ERASED_PLAYER_TABLES). One transaction
-    (on DuckDB the saves' lines finish in steps of their own, saves.erase); returns the counts,
+    (on DuckDB the saves' lines finish in steps of their own, erasure.erase); returns the counts,
     with purge per table (`deleted`). ConflictError if another player's save was forked from
     the player's."""
     if not isinstance(purge, bool):
@@ -246,15 +246,15 @@ def forget(
                 ).fetchall()
                 counts[f"{key}_rows"] = deleted[table] = len(gone)
         if purge and agent_id is None:
-            save_ids = saves.player_save_ids(cur, user_id)
-            forks = saves.forks_of(cur, save_ids)
+            save_ids = erasure.player_save_ids(cur, user_id)
+            forks = erasure.forks_of(cur, save_ids)
             if forks:
                 raise ConflictError(
                     f"saves {forks} of another player branch from {user_id}'s saves: delete "
                     "them first",
                     field="save_id",
                 )
-            _add(deleted, saves.erase_step(cur, save_ids, engine=engine))
+            _add(deleted, erasure.erase_step(cur, save_ids, engine=engine))
             for table in ERASED_PLAYER_TABLES:
                 _add(
                     deleted,
@@ -273,7 +273,7 @@ def forget(
                 result: dict[str, int] = step(cur)
                 return result
 
-        deleted = saves.erase(write, save_ids, deleted, engine=engine)
+        deleted = erasure.erase(write, save_ids, deleted, engine=engine)
     if purge:
         counts["deleted"] = deleted
     return counts

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Path, Query, Request
 
 from ..errors import RolememError
-from ..memory_builder import saves
+from ..memory_builder import erasure, saves
 from .errors import responses
 from .idempotency import HEADER
 from .schemas.common import ID_LENGTH, MAX_ID, USER_ID
@@ -126,7 +126,7 @@ async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None)
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     first = store.write(
-        lambda cur: saves.delete_save(
+        lambda cur: erasure.delete_save(
             cur,
             save_id,
             user_id,
@@ -134,7 +134,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
             open_ownerless=store.settings.open_ownerless_saves,
         )
     )
-    deleted = saves.erase(
+    deleted = erasure.erase(
         store.write, [first["save_id"]], first["deleted"], engine=store.engine.name
     )
     return {"save_id": first["save_id"], "deleted": deleted}

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from ..dynamic_memory import player_memories
 from ..dynamic_memory.archive import archived
-from ..memory_builder import saves
+from ..memory_builder import erasure, saves
 from .errors import responses
 from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
 from .schemas.memories import (
@@ -99,7 +99,7 @@ async def list_saves(
 
     def read() -> dict[str, Any]:
         with store.engine.reading() as cur:
-            return saves.list_saves(cur, user_id, limit=limit, offset=offset)
+            return erasure.list_saves(cur, user_id, limit=limit, offset=offset)
 
     return await store.run(request, read, timeout=store.settings.request_timeout)
 

@@ -1,0 +1,149 @@
+"""Erasing saves: a save's lines and everything they produced (memories of its lines, their
+postings and vectors, extraction batches and extracted lines, loop state, write-time history),
+for `DELETE /saves/{id}` and a player's purge. A save that others branch from is refused
+until they go (their chains pass through its lines)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..errors import ConflictError
+from ..sql.project import render_macro
+from . import history
+from .saves import _text, owned_save
+
+# The saves outside $save_ids that branch from their lines: a fork made at one of them, or a
+# save whose own lines continue from one (a fork's first line points into its parent)
+_FORKS_OF_SQL = """
+with erased_lines as (
+    select id from line where save_id in (select unnest(cast($save_ids as bigint[])))
+),
+branching as (
+    select save_id from line where parent_line_id in (select id from erased_lines)
+    union
+    select id as save_id from save where forked_from_line_id in (select id from erased_lines)
+)
+select distinct save_id from branching
+where save_id not in (select unnest(cast($save_ids as bigint[])))
+order by save_id
+"""
+_PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
+_LIST_SAVES_SQL = """
+select
+    id as save_id, name, last_message_id as tip_line_id, forked_from_line_id,
+    count(*) over () as total
+from save
+where user_id = $user_id
+order by id
+limit $limit offset $offset
+"""
+# what a save's lines produced, deleted with them (macro delete_save_rows), children first
+ERASED_TABLES = (
+    "memory_event_term",
+    "memory_event_embedding",
+    "memory_event",
+    "memory_extracted_line",
+    "memory_extraction_batch",
+    "memory_loop_state",
+)
+
+
+@functools.cache
+def _erase_statements(engine: str) -> dict[str, str]:
+    return {
+        **{
+            table: render_macro("delete_save_rows", table, engine=engine) for table in ERASED_TABLES
+        },
+        "line": render_macro("delete_save_lines", engine=engine),
+        "save": render_macro("delete_empty_saves", engine=engine),
+    }
+
+
+def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """The player's saves, oldest first, a page at a time (`total`: all of them)."""
+    user_id = _text(user_id, "user_id", required=True)  # type: ignore[assignment]
+    result = cur.execute(_LIST_SAVES_SQL, {"user_id": user_id, "limit": limit, "offset": offset})
+    names = [d[0] for d in result.description]
+    rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    total = rows[0].pop("total") if rows else 0
+    for row in rows[1:]:
+        row.pop("total")
+    return {"items": rows, "total": total, "limit": limit, "offset": offset}
+
+
+def forks_of(cur: Any, save_ids: Sequence[int]) -> list[int]:
+    """The saves (not among `save_ids`) that branch from a line of one of `save_ids`."""
+    return [row[0] for row in cur.execute(_FORKS_OF_SQL, {"save_ids": list(save_ids)}).fetchall()]
+
+
+def player_save_ids(cur: Any, user_id: str) -> list[int]:
+    """Every save of the player, forks included."""
+    return [row[0] for row in cur.execute(_PLAYER_SAVES_SQL, {"user_id": user_id}).fetchall()]
+
+
+def erase_step(cur: Any, save_ids: Sequence[int], *, engine: str = "duckdb") -> dict[str, int]:
+    """One transaction's share of erasing the saves `save_ids`: what their lines produced
+    (ERASED_TABLES, the write-time history), then their lines, then the saves once no line is
+    left. PostgreSQL does it all in one step; DuckDB, whose foreign key checks count the rows
+    its transaction deleted as still there, deletes a level of lines (the leaves) per step and
+    the saves in a step of their own: `erase` runs the steps. Counts per table."""
+    ids = {"save_ids": list(save_ids)}
+    statements = _erase_statements(engine)
+    counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
+    counts.update(history.erase(cur, engine, list(save_ids)))
+    counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
+    # on DuckDB a save goes only in a transaction that deleted none of its lines
+    may_delete_saves = counts["line"] == 0 or engine != "duckdb"
+    counts["save"] = len(cur.execute(statements["save"], ids).fetchall()) if may_delete_saves else 0
+    return counts
+
+
+def erase(
+    write: Callable[[Callable[[Any], dict[str, int]]], dict[str, int]],
+    save_ids: Sequence[int],
+    counts: Mapping[str, int],
+    *,
+    engine: str = "duckdb",
+) -> dict[str, int]:
+    """Finish erasing `save_ids` after a first `erase_step` (the caller's, with its checks)
+    answered `counts`: `write(step)` runs a step in a transaction of its own until the saves
+    are gone or a step finds nothing left to delete (another call finished them). Every step
+    deletes only the saves' rows, so an erasure cut short is finished by the next one. The
+    counts per table, summed."""
+    total = dict(counts)
+    done = total.get("save", 0) >= len(save_ids)
+    while not done:
+        step = write(lambda cur: erase_step(cur, save_ids, engine=engine))
+        for table, count in step.items():
+            total[table] = total.get(table, 0) + count
+        done = not (step["line"] or step["save"]) or total["save"] >= len(save_ids)
+    return total
+
+
+def delete_save(
+    cur: Any,
+    save_id: int,
+    user_id: str | None,
+    *,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+) -> dict[str, Any]:
+    """The first step of deleting the player's save (`erase_step`): refused with
+    ConflictError, nothing deleted, while another save branches from its lines (delete those
+    first). `erase` finishes it."""
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
+    forks = forks_of(cur, [save["save_id"]])
+    if forks:
+        raise ConflictError(
+            f"save {save['save_id']} has forks: saves {forks} branch from its lines; delete "
+            "them first",
+            field="save_id",
+        )
+    return {
+        "save_id": save["save_id"],
+        "deleted": erase_step(cur, [save["save_id"]], engine=engine),
+    }
