@@ -70,7 +70,8 @@ def field(description: str, example: Any, *, default: Any = ..., **limits: Any) 
 
 
 USER_ID = "The player (your game's player id)."
-AGENT_ID = "The agent whose memories these are (default: the character's id)."
+AGENT_ID = "The agent whose memories these are (the memory owner: required here)."
+AGENT_ID_DEFAULTED = "The agent whose memories these are (default: the character's id)."
 CHARACTER_ID = "The character's id in the designer config."
 SAVE_ID = "The save (slot) being played."
 NOW = "The game's clock now (naive ISO time; default: the server's clock)."

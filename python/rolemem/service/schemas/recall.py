@@ -8,6 +8,7 @@ from pydantic import Field, StringConstraints
 
 from .common import (
     AGENT_ID,
+    AGENT_ID_DEFAULTED,
     CHARACTER_ID,
     ID_LENGTH,
     KEYWORD_LENGTH,
@@ -249,7 +250,9 @@ class TurnRequest(_Target):
 
     save_id: int = key(SAVE_ID, 2)
     character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
-    agent_id: str | None = text_field(AGENT_ID, "qiyu", max_length=ID_LENGTH, default=None)
+    agent_id: str | None = text_field(
+        AGENT_ID_DEFAULTED, "qiyu", max_length=ID_LENGTH, default=None
+    )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
     message: str = text_field(
         "The player's new message.", "今天画画时你好温柔", max_length=MESSAGE_LENGTH
