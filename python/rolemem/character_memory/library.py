@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, writing
+from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, resolve, writing
 from ..schema import create_config_tables
 from ..sql.batching import Coalescer
 from ..sql.project import compose, render_macro
@@ -181,7 +181,7 @@ class CharacterLibrary:
 
     def __init__(
         self,
-        db: duckdb_connect.Database = None,
+        db: Any = None,
         *,
         config: CharacterConfig | None = None,
         character_id: str | None = None,
@@ -189,8 +189,10 @@ class CharacterLibrary:
         engine: PostgresEngine | None = None,
         max_contexts: int = 256,
     ) -> None:
-        if isinstance(db, PostgresEngine) and engine is None:
-            engine = db  # the config's database is where recall runs
+        # what the CLI takes: a DuckDB path or connection, a postgresql:// URL or an engine;
+        # the config's database is where recall runs
+        source, engine, self._owns_engine = resolve(db, engine)
+        db = engine if source is None and engine is not None else source
         self._con = duckdb_connect.private_connection()
         self._load(db, config, character_id)
         self._check(config)
@@ -228,6 +230,11 @@ class CharacterLibrary:
     def recall(self, request: RecallRequest) -> tuple[Any, ...]:
         """attributes_text, events_text, dialogue_style_text, explain, queue, words."""
         return self._batches.submit(request)
+
+    def close(self) -> None:
+        """Close the engine this library opened from a URL (one given stays its owner's)."""
+        if self._owns_engine and self._engine is not None:
+            self._engine.close()
 
     def batching(self) -> dict[str, Any]:
         """How recall statements were shared (rolemem.sql.batching)."""

@@ -141,7 +141,7 @@ class CharacterMemory:
 
     def __init__(
         self,
-        db: duckdb_connect.Database = None,
+        db: Any = None,
         *,
         character_id: str,
         config: CharacterConfig | None = None,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import duckdb
 
-from ..engines import PostgresEngine, duckdb_connect
+from ..engines import PostgresEngine, duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
@@ -58,9 +58,12 @@ class _Base:
         read_only: bool = False,
         engine: PostgresEngine | None = None,
     ) -> None:
+        # what the CLI takes: a DuckDB path or connection, a postgresql:// URL or an engine
+        db, engine, self._owns_engine = resolve(db, engine)
         if db is not None and not isinstance(db, str | os.PathLike | duckdb.DuckDBPyConnection):
             raise MemoryInputError(
-                f"db must be a DuckDB file path or connection, got {type(db).__name__}"
+                "db must be a DuckDB file path or connection, a postgresql:// URL or an "
+                f"engine, got {type(db).__name__}"
             )
         self._engine = engine
         if engine is not None:
@@ -153,6 +156,8 @@ class _Base:
             self._idle.wait_for(lambda: self._running == 0)
         if self._owned:
             self._con.close()
+        if self._owns_engine and self._engine is not None:
+            self._engine.close()
 
     def __enter__(self) -> Self:
         return self

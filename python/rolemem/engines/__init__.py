@@ -17,7 +17,33 @@ from .postgres import PostgresEngine
 
 Engine = DuckDBEngine | PostgresEngine
 
-__all__ = ["DuckDBEngine", "Engine", "PostgresEngine", "engine_name", "reading", "writing"]
+__all__ = [
+    "DuckDBEngine",
+    "Engine",
+    "PostgresEngine",
+    "engine_name",
+    "reading",
+    "resolve",
+    "writing",
+]
+
+
+def resolve(
+    db: Any, engine: PostgresEngine | None = None
+) -> tuple[Any, PostgresEngine | None, bool]:
+    """What a store argument names, as the CLI takes it (`--db`, `ROLEMEM_DB`): a DuckDB path
+    or connection (returned as the DuckDB store), a DuckDB engine (its connection), a
+    `postgresql://` URL (an engine opened here: the caller owns it, the third value) or a
+    PostgreSQL engine. Returns (DuckDB store or None, PostgreSQL engine or None, owned)."""
+    if engine is not None:
+        return db, engine, False
+    if isinstance(db, PostgresEngine):
+        return None, db, False
+    if isinstance(db, DuckDBEngine):
+        return db.con, None, False
+    if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
+        return None, PostgresEngine(db), True
+    return db, None, False
 
 
 def engine_name(db: Any) -> str:

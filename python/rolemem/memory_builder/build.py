@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 
 from ..engines import PostgresEngine as Engine
-from ..engines import duckdb_connect
+from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
 from ..sql.project import compose
@@ -270,8 +270,9 @@ def build_memory_for_save(
     """One character's memory for a stored save: walks `save.last_message_id` up the parent chain.
 
     `db` is a DuckDB connection or file path (default: `ROLEMEM_DB` or ./rolemem.duckdb) with the
-    spec's `save` and `line` tables, or an engine (`rolemem.engines.PostgresEngine`) on a
-    game's own database with the SQLModel schema (every model runs over the save's lines).
+    spec's `save` and `line` tables, or a `postgresql://` URL or an engine
+    (`rolemem.engines.PostgresEngine`) on a game's own database with the SQLModel schema
+    (every model runs over the save's lines).
     Raises `SaveNotFoundError` for an unknown save and
     `ChainError` for a cycle, a parent line from another save or a tip that does not exist.
 
@@ -285,15 +286,19 @@ def build_memory_for_save(
     if save_id is None:
         raise TypeError("save_id is required")
     target = _target_params(role_id, script_role_id, display_name, context_emotion)
-    if isinstance(db, Engine):  # a game's own database on another engine
-        return _build_on_engine(db, {**target, "save_id": save_id})
-    if isinstance(db, DuckDBEngine):  # the embedded store's engine: its connection
-        db = db.con
+    source, engine, owned = resolve(db)  # what the CLI takes, a postgresql:// URL too
+    if engine is not None:  # a game's own database on another engine
+        try:
+            return _build_on_engine(engine, {**target, "save_id": save_id})
+        finally:
+            if owned:
+                engine.close()
+    store: duckdb_connect.Database = source  # a path or connection (an engine's, resolved)
     params = {"save_id": save_id, "target_key": _materialized_key(target)}
     # a path is opened read-only (any number of readers may share a file nobody writes): its
     # fresh rows are read, a stale save is built from its lines; a connection may refresh
-    read_only = not isinstance(db, duckdb.DuckDBPyConnection)
-    with duckdb_connect.cursor(db, tuned=False, read_only=read_only) as cur:
+    read_only = not isinstance(store, duckdb.DuckDBPyConnection)
+    with duckdb_connect.cursor(store, tuned=False, read_only=read_only) as cur:
         tip = _read_tip(cur, save_id)
         if tip is not None and not tip[0]:  # no history tables yet, or the tip moved
             try:

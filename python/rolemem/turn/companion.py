@@ -94,8 +94,9 @@ class Companion:
         self.memory = self.loop.memory
         # the store's engine: the embedded file's connection, or a server database
         self._store = self.memory.store
+        # the config is read where the store is (on PostgreSQL, its config tables)
         self.character = CharacterMemory(
-            self.memory.con, character_id=self.character_id, library=library
+            self.memory.store, character_id=self.character_id, library=library
         )
         # two recalls per turn, for as many turns as run at once: a recall waiting to share the
         # next statement (rolemem.sql.batching) holds its thread meanwhile
