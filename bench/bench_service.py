@@ -67,7 +67,8 @@ def build(path: str, players: int) -> list[tuple[int, str, str]]:
         for player in range(players):
             for character, (role_id, name) in CHARACTERS.items():
                 (save_id,) = con.execute(
-                    "insert into save (name) values (?) returning id", [f"p{player}-{character}"]
+                    "insert into save (name, user_id) values (?, ?) returning id",
+                    [f"p{player}-{character}", f"player{player}"],
                 ).fetchone()
                 (line_id,) = con.execute(
                     "insert into line (content, attribute, role_id, save_id) "

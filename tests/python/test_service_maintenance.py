@@ -104,7 +104,8 @@ def test_a_failed_extraction_is_tried_again_without_an_append(game):
         assert answer.status_code == 200, answer.text
     deadline = time.monotonic() + 30
     seen = []
-    while (status := status_of(client, save))["last_batch_key"] is None:
+    # (the status reads the pending turns and the batch in two statements: both settled)
+    while (status := status_of(client, save))["last_batch_key"] is None or status["pending_turns"]:
         seen.append((status["extraction"], status["failed_attempts"], status["last_error"]))
         assert time.monotonic() < deadline, seen
         time.sleep(0.02)

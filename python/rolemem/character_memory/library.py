@@ -191,8 +191,10 @@ class CharacterLibrary:
     ) -> None:
         # what the CLI takes: a DuckDB path or connection, a postgresql:// URL or an engine;
         # the config's database is where recall runs
+        named = db
         source, engine, self._owns_engine = resolve(db, engine)
-        db = engine if source is None and engine is not None else source
+        # the config is read from the store `db` names (none: the demo config)
+        db = engine if named is not None and source is None else source
         self._con = duckdb_connect.private_connection()
         self._load(db, config, character_id)
         self._check(config)
