@@ -176,6 +176,42 @@ def fresh_database(postgres_url: str, name: str) -> str:
     return postgres_url.replace("/postgres?", f"/{name}?")
 
 
+def demo_store_on(request: Any, tmp_path_factory: Any, name: str) -> str:
+    """The demo store on the engine `request.param` names: a copy of the DuckDB file, or a
+    fresh PostgreSQL database `name` that `rolemem init-db --demo` filled; its path or URL."""
+    from rolemem.cli import main
+
+    if request.param == "postgres":
+        url = fresh_database(request.getfixturevalue("postgres_url"), name)
+        assert main(["init-db", "--db", url, "--demo"]) == 0
+        return url
+    return demo_store(str(tmp_path_factory.mktemp(name) / f"{name}.duckdb"))
+
+
+@contextlib.contextmanager
+def scripted_game(
+    request: Any,
+    tmp_path_factory: Any,
+    name: str,
+    *,
+    settings: Any,
+    responder: Any = None,
+    **app_arguments: Any,
+) -> Iterator[tuple[Any, Any, Any]]:
+    """The service under uvicorn on the demo store of `request.param`'s engine (demo_store_on),
+    its LLM a scripted chat-completions server on loopback: (client, app, LLM server)."""
+    from rolemem.memory_loop.llm import OpenAICompatibleLLM
+    from rolemem.service import create_app
+    from rolemem.testing.scripted_llm import ScriptedChatServer
+
+    path = demo_store_on(request, tmp_path_factory, name)
+    with ScriptedChatServer(responder=responder) as llm_server:
+        llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+        app = create_app(path, llm=llm, embedder=None, settings=settings, **app_arguments)
+        with serving(app) as client:
+            yield client, app, llm_server
+
+
 def plan_with_seq_scans_off(
     postgres_url: str,
     name: str,

@@ -10,16 +10,12 @@ import time
 import httpx
 import pytest
 
-from rolemem.cli import main
 from rolemem.memory_builder import history
-from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.schema.game import APP_TABLES, CONFIG_TABLES
 from rolemem.schema.memory import MEMORY_TABLES
-from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import error_of, scripted_game
 
 KEY = {"X-API-Key": "game"}
 ANA = "player-ana-7f3"
@@ -39,17 +35,9 @@ EXTRACTED = json.dumps(
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_erasure")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("erasure") / "game.duckdb"))
-    llm_server = ScriptedChatServer().start()
-    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
-    app = create_app(path, llm=llm, embedder=None, settings=ServiceSettings(api_key="game"))
-    with serving(app) as client:
-        yield client, app, llm_server
-    llm_server.stop()
+    settings = ServiceSettings(api_key="game")
+    with scripted_game(request, tmp_path_factory, "rolemem_erasure", settings=settings) as served:
+        yield served
 
 
 def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:

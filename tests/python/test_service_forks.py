@@ -13,13 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.cli import main
-from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import demo_store, fresh_database, serving
+from .conftest import scripted_game
 
 PLAYER = "fay"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
@@ -27,11 +24,6 @@ OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_forks")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("forks") / "forks.duckdb"))
     numbers = itertools.count(1)
 
     def extracted(request: dict[str, Any]) -> str:
@@ -44,12 +36,10 @@ def game(request, tmp_path_factory):
         ]
         return json.dumps({"events": events, "entities": []}, ensure_ascii=False)
 
-    llm_server = ScriptedChatServer(responder=extracted).start()
-    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
-    app = create_app(path, llm=llm, embedder=None, settings=ServiceSettings())
-    with serving(app) as client:
+    with scripted_game(
+        request, tmp_path_factory, "rolemem_forks", settings=ServiceSettings(), responder=extracted
+    ) as (client, _, llm_server):
         yield client, llm_server
-    llm_server.stop()
 
 
 def turn(n: int) -> list[dict[str, Any]]:

@@ -12,13 +12,10 @@ import time
 import httpx
 import pytest
 
-from rolemem.cli import main
-from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer, Status
+from rolemem.testing.scripted_llm import Status
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import error_of, scripted_game
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -26,22 +23,9 @@ DESIGNER = {"X-API-Key": "designer"}
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_game")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("game") / "game.duckdb"))
-    llm_server = ScriptedChatServer().start()
-    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
-    app = create_app(
-        path,
-        llm=llm,
-        embedder=None,
-        settings=ServiceSettings(api_key="game", designer_key="designer"),
-    )
-    with serving(app) as client:
-        yield client, app, llm_server
-    llm_server.stop()
+    settings = ServiceSettings(api_key="game", designer_key="designer")
+    with scripted_game(request, tmp_path_factory, "rolemem_game", settings=settings) as served:
+        yield served
 
 
 def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:

@@ -12,13 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.cli import main
-from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer, Status
+from rolemem.testing.scripted_llm import Status
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import error_of, scripted_game
 
 GAME, DESIGNER = {"X-API-Key": "game"}, {"X-API-Key": "designer"}
 EXTRACTED = json.dumps(
@@ -29,23 +26,16 @@ EXTRACTED = json.dumps(
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_upkeep")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("upkeep") / "upkeep.duckdb"))
-    llm_server = ScriptedChatServer().start()
-    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     settings = ServiceSettings(
         api_key="game",
         designer_key="designer",
         extraction_retry_seconds=0.3,
         extraction_retries=2,
     )
-    app = create_app(path, llm=llm, embedder=None, settings=settings, maintain_every=3600)
-    with serving(app) as client:
-        yield client, app, llm_server
-    llm_server.stop()
+    with scripted_game(
+        request, tmp_path_factory, "rolemem_upkeep", settings=settings, maintain_every=3600
+    ) as served:
+        yield served
 
 
 def test_maintenance_runs_while_serving_one_run_at_a_time(game):

@@ -13,13 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.cli import main
-from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import demo_store, error_of, scripted_game, serving
 
 KEY = {"X-API-Key": "game"}
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "scene": "gallery", "user_name": "爱丽丝"}
@@ -32,17 +29,9 @@ EXTRACTED = json.dumps(
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_apart")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("apart") / "apart.duckdb"))
-    llm_server = ScriptedChatServer().start()
-    llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
-    app = create_app(path, llm=llm, embedder=None, settings=ServiceSettings(api_key="game"))
-    with serving(app) as client:
-        yield client, app, llm_server
-    llm_server.stop()
+    settings = ServiceSettings(api_key="game")
+    with scripted_game(request, tmp_path_factory, "rolemem_apart", settings=settings) as served:
+        yield served
 
 
 def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:
