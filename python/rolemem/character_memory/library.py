@@ -173,7 +173,8 @@ class CharacterLibrary:
     """The designer config of `character_id` (or, None, of every character) ready to recall.
 
     `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
-    the config tables there; a PostgresEngine reads its config tables and recalls there.
+    the config tables there; a `postgresql://` URL or a PostgresEngine reads its config tables
+    and recalls there.
     `config`: rows from the designers' JSON instead. Share one library between the
     CharacterMemory objects of a process (the service does): recalls waiting for a statement,
     whatever their character, are answered by the next one (at most `max_batch`).

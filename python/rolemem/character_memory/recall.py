@@ -132,8 +132,9 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
 class CharacterMemory:
     """One character's configured memory, ready to recall from.
 
-    `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection reads
-    the deployment's config tables there (`rolemem config import --db`, `POST /config/import`).
+    `db`: None reads the demo config shipped with rolemem; a DuckDB path or connection, a
+    `postgresql://` URL or an engine reads the deployment's config tables there (`rolemem
+    config import --db`, `POST /config/import`).
     `config`: rows from the designers' JSON instead (see `from_designer_json`). `library`: a
     CharacterLibrary shared with other characters (recalls of several characters waiting at
     once are then answered by one statement); by default one of this character's own.

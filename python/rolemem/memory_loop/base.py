@@ -33,7 +33,8 @@ class _LoopBase:
     """Extraction, timeline, cleanup and consolidation for one store.
 
     `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables),
-    or `engine` (`rolemem.engines.PostgresEngine`): the same tables in a PostgreSQL database.
+    or a `postgresql://` URL or an engine (`rolemem.engines.PostgresEngine`, also as `engine`):
+    the same tables in a PostgreSQL database.
     `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
     None disables extraction and consolidation. `embedder`: vectors for extracted events.
     `settings`: overrides of the seed memory_loop_settings.

@@ -60,8 +60,9 @@ class TurnResult:
 class Companion:
     """One character's memory for its players' turns, over one store.
 
-    `db`: a DuckDB path or connection holding the game's saves and lines, the memory tables and
-    the designer config (`rolemem init-db` + `rolemem config import --db` or `config load`).
+    `db`: a DuckDB path or connection, a `postgresql://` URL or an engine (what the CLI takes),
+    holding the game's saves and lines, the memory tables and the designer config (`rolemem
+    init-db` + `rolemem config import --db` or `config load`).
     `character_id`: the designer config's character; `agent_id` (default: the same) owns the
     dynamic memories. `llm`: extraction (None: memories are not extracted). `embedder`: dynamic
     recall by meaning (default: the bundled e5). `loop` and `library`: a MemoryLoop and a
