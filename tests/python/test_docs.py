@@ -64,6 +64,23 @@ def test_the_docs_hold_code_and_the_tests_run_it():
             assert block.page in test.read_text(encoding="utf-8"), f"{test} reads {block.page}"
 
 
+# development history: a stop or an issue by number, a commit id (hex with a letter and a digit)
+HISTORY = re.compile(
+    r"\bstops? \d+\b|\bissues? \d+\b|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"
+)
+
+
+def test_the_readme_is_short_and_history_stays_in_decisions():
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) < 200
+    for page in pages():
+        if "decisions" in page.relative_to(REPO).parts:
+            continue
+        found = HISTORY.findall(page.read_text(encoding="utf-8"))
+        assert found == [], f"{page.relative_to(REPO)}: {found} belongs in docs/decisions/"
+    decisions = (REPO / "docs" / "decisions" / "benchmark-history.md").read_text(encoding="utf-8")
+    assert HISTORY.search(decisions)  # the pattern finds what it is for
+
+
 def test_the_shell_blocks_show_every_cli_command():
     shown = {
         line.split()[1]
