@@ -583,7 +583,8 @@ class Saves:
                 duckdb_connect.connect(db or duckdb_connect.default_db_path()),
                 True,
             )
-        from ..schema import create_all, engine_on
+        from ..engines.sqlalchemy_engines import engine_on
+        from ..schema import create_all
 
         engine = engine_on(self._con)
         create_all(engine)
