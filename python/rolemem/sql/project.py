@@ -78,7 +78,7 @@ def _environment(engine: str = "duckdb") -> jinja2.Environment:
         target={"type": engine, "name": "python"},
     )
     macro_text = "\n".join(
-        path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").glob("*.sql"))
+        path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").rglob("*.sql"))
     )
     adapter.macros = env.from_string(macro_text).module
     env.globals.update(

@@ -7,23 +7,10 @@
     {{- adapter.dispatch('format_decimal', 'rolemem')(expression, places) -}}
 {%- endmacro %}
 
-{% macro duckdb__format_decimal(expression, places) -%}
+{% macro default__format_decimal(expression, places) -%}
     printf('%.{{ places }}f', {{ expression }})
 {%- endmacro %}
 
 {% macro postgres__format_decimal(expression, places) -%}
     cast(round(cast({{ expression }} as numeric(38, 12)), {{ places }}) as text)
-{%- endmacro %}
-
-{#- A number rounded to `places` decimals, as a double: PostgreSQL rounds numerics only -#}
-{% macro round_to(expression, places) -%}
-    {{- adapter.dispatch('round_to', 'rolemem')(expression, places) -}}
-{%- endmacro %}
-
-{% macro duckdb__round_to(expression, places) -%}
-    round({{ expression }}, {{ places }})
-{%- endmacro %}
-
-{% macro postgres__round_to(expression, places) -%}
-    cast(round(cast({{ expression }} as numeric(38, 12)), {{ places }}) as double precision)
 {%- endmacro %}

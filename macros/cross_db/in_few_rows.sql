@@ -8,7 +8,7 @@
     {{- adapter.dispatch('in_few_rows', 'rolemem')(value, subquery) -}}
 {%- endmacro %}
 
-{% macro duckdb__in_few_rows(value, subquery) -%}
+{% macro default__in_few_rows(value, subquery) -%}
     {{ value }} in ({{ subquery }})
 {%- endmacro %}
 

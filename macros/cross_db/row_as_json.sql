@@ -8,7 +8,7 @@
     {{- adapter.dispatch('row_as_json', 'rolemem')(relation, columns) -}}
 {%- endmacro %}
 
-{% macro duckdb__row_as_json(relation, columns) -%}
+{% macro default__row_as_json(relation, columns) -%}
     to_json({{ relation }})
 {%- endmacro %}
 

@@ -6,7 +6,7 @@
     {{- adapter.dispatch('seconds_between', 'rolemem')(start, finish) -}}
 {%- endmacro %}
 
-{% macro duckdb__seconds_between(start, finish) -%}
+{% macro default__seconds_between(start, finish) -%}
     date_diff('second', {{ start }}, {{ finish }})
 {%- endmacro %}
 

@@ -7,7 +7,7 @@
     {{- adapter.dispatch('format_timestamp', 'rolemem')(ts, format) -}}
 {%- endmacro %}
 
-{% macro duckdb__format_timestamp(ts, format) -%}
+{% macro default__format_timestamp(ts, format) -%}
     strftime({{ ts }}, '{{ format }}')
 {%- endmacro %}
 

@@ -6,7 +6,7 @@
     {{- adapter.dispatch('cosine_similarity', 'rolemem')(left, right) -}}
 {%- endmacro %}
 
-{% macro duckdb__cosine_similarity(left, right) -%}
+{% macro default__cosine_similarity(left, right) -%}
     list_cosine_similarity({{ left }}, {{ right }})
 {%- endmacro %}
 

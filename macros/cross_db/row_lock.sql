@@ -7,7 +7,7 @@
     {{- adapter.dispatch('row_lock', 'rolemem')() -}}
 {%- endmacro %}
 
-{% macro duckdb__row_lock() -%}
+{% macro default__row_lock() -%}
 {%- endmacro %}
 
 {% macro postgres__row_lock() -%}

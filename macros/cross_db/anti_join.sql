@@ -8,11 +8,7 @@
     {{- adapter.dispatch('filter_join', 'rolemem')(relation, condition, 'anti') -}}
 {%- endmacro %}
 
-{% macro semi_join(relation, condition) -%}
-    {{- adapter.dispatch('filter_join', 'rolemem')(relation, condition, 'semi') -}}
-{%- endmacro %}
-
-{% macro duckdb__filter_join(relation, condition, kind) -%}
+{% macro default__filter_join(relation, condition, kind) -%}
     {{ kind }} join {{ relation }} on {{ condition }}
 {%- endmacro %}
 

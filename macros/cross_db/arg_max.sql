@@ -6,11 +6,7 @@
     {{- adapter.dispatch('arg_max', 'rolemem')(value, key, 'desc') -}}
 {%- endmacro %}
 
-{% macro arg_min(value, key) -%}
-    {{- adapter.dispatch('arg_max', 'rolemem')(value, key, 'asc') -}}
-{%- endmacro %}
-
-{% macro duckdb__arg_max(value, key, direction) -%}
+{% macro default__arg_max(value, key, direction) -%}
     {{ 'arg_max' if direction == 'desc' else 'arg_min' }}({{ value }}, {{ key }})
 {%- endmacro %}
 

@@ -6,7 +6,7 @@
     {{- adapter.dispatch('list_has', 'rolemem')(list, value) -}}
 {%- endmacro %}
 
-{% macro duckdb__list_has(list, value) -%}
+{% macro default__list_has(list, value) -%}
     list_contains({{ list }}, {{ value }})
 {%- endmacro %}
 

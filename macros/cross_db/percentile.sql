@@ -6,7 +6,7 @@
     {{- adapter.dispatch('percentile', 'rolemem')(expression, fraction) -}}
 {%- endmacro %}
 
-{% macro duckdb__percentile(expression, fraction) -%}
+{% macro default__percentile(expression, fraction) -%}
     quantile_cont({{ expression }}, {{ fraction }})
 {%- endmacro %}
 
