@@ -6,6 +6,10 @@
     delete from save
     where
         id in (select unnest(cast($save_ids as bigint[])))
-        and not exists (select 1 from line where line.save_id = save.id)
+        and not exists (
+            select 1
+            from line
+            where line.save_id = save.id
+        )
     returning 1
 {%- endmacro %}

@@ -7,17 +7,27 @@
 #}
 {% macro delete_save_rows(table) -%}
     {%- set saves = "(select unnest(cast($save_ids as bigint[])))" -%}
-    {%- set events = "(select id from memory_event where save_id in " ~ saves ~ ")" -%}
-    {%- set batches = (
-        "(select batch_key from memory_extraction_batch where save_id in " ~ saves ~ ")"
-    ) -%}
-    {%- set lines = "(select id from line where save_id in " ~ saves ~ ")" -%}
-    {%- set filters = {
-        'memory_event_term': 'event_id in ' ~ events,
-        'memory_event_embedding': 'event_id in ' ~ events,
-        'memory_extracted_line': 'batch_key in ' ~ batches ~ ' or line_id in ' ~ lines,
-    } -%}
     delete from {{ table }}
-    where {{ filters.get(table, 'save_id in ' ~ saves) }}
+    where
+    {%- if table in ('memory_event_term', 'memory_event_embedding') %}
+        event_id in (
+            select memory_event.id
+            from memory_event
+            where memory_event.save_id in {{ saves }}
+        )
+    {%- elif table == 'memory_extracted_line' %}
+        batch_key in (
+            select memory_extraction_batch.batch_key
+            from memory_extraction_batch
+            where memory_extraction_batch.save_id in {{ saves }}
+        )
+        or line_id in (
+            select line.id
+            from line
+            where line.save_id in {{ saves }}
+        )
+    {%- else %}
+        save_id in {{ saves }}
+    {%- endif %}
     returning 1
 {%- endmacro %}
