@@ -7,7 +7,8 @@ and the chain's problem). dbt builds the same three tables for every save; this 
 refreshes single saves with the same model SQL restricted to them. A save whose current
 `last_message_id` differs from its recorded tip is stale and is refreshed before it is read,
 so a game that writes `line`/`save` rows itself never gets a stale answer. Lines are
-append-only (the dialogue tree): a line edited in place needs `refresh_history`.
+append-only (the dialogue tree): a line edited in place, or a role renamed in place (the chain
+carries each line's role name), needs `refresh_history`.
 """
 
 from __future__ import annotations
