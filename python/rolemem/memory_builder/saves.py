@@ -632,7 +632,8 @@ class Saves:
             self._con = duckdb_connect.connect(source or duckdb_connect.default_db_path())
             self._owned = True
         self._store = DuckDBEngine(self._con)
-        from ..schema import create_all, engine_on
+        from ..engines.sqlalchemy_engines import engine_on
+        from ..schema import create_all
 
         engine_on_con = engine_on(self._con)
         create_all(engine_on_con)

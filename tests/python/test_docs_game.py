@@ -1,13 +1,12 @@
-"""The README's "Integrating a game" walkthrough, run as printed: its `rolemem` commands, then
-`rolemem serve` as a process (the scripted chat-completions server standing in for the LLM),
-then every `curl` line in order against it; where the README prints a whole answer, the
-answer is exactly that."""
+"""docs/integrating-a-game.md, run as printed: its `rolemem` commands, then `rolemem serve` as a
+process (the scripted chat-completions server standing in for the LLM), then every `curl` and
+`rolemem` line in order against it; where the page prints a whole answer, the answer is
+exactly that. Every block of the page is marked as run here (test_docs.py checks it)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -20,6 +19,9 @@ from rolemem.service.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO
+from .docs_blocks import blocks_of
+
+PAGE = "docs/integrating-a-game.md"
 
 EVENT = json.dumps(
     {
@@ -31,12 +33,13 @@ EVENT = json.dumps(
 
 
 def walkthrough() -> list[tuple[str, str | None]]:
-    """(command, the answer the README prints after it, if any) in order."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## 7. Integrating a game", 1)[1].split("\n## ", 1)[0]
+    """(command, the answer the page prints after it, if any) in order."""
     steps: list[tuple[str, str | None]] = []
-    for block in re.findall(r"```bash\n(.*?)```", section, re.DOTALL):
-        for line in block.replace("\\\n", " ").splitlines():
+    for block in blocks_of(REPO / PAGE):
+        if block.kind != "shell":
+            continue
+        assert block.marker == "run by tests/python/test_docs_game.py", str(block)
+        for line in block.text.replace("\\\n", " ").splitlines():
             line = line.strip()
             if line.startswith("# ") and steps:  # the answer, on one or more lines
                 steps[-1] = (steps[-1][0], (steps[-1][1] or "") + line[2:])
@@ -59,6 +62,7 @@ def test_the_walkthrough_covers_the_lifecycle():
         "/export",
         "/official/events",
         "/config/import",
+        "rolemem snapshot --url",
     ):
         assert route in commands, route
 
@@ -71,7 +75,12 @@ def work(tmp_path) -> Path:
 
 def test_the_walkthrough_runs_as_printed(work):
     port = free_port()
-    env = {**os.environ, "KEY": "game-secret", "DKEY": "designer-secret"}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "KEY": "game-secret",
+        "DKEY": "designer-secret",
+    }
     steps = walkthrough()
     server = None
     with ScriptedChatServer(responder=lambda request: EVENT) as llm:
@@ -109,11 +118,7 @@ def test_the_walkthrough_runs_as_printed(work):
                     continue
                 if command.startswith("rolemem "):
                     run = subprocess.run(
-                        [sys.executable, "-m", "rolemem.cli", *shlex.split(command)[1:]],
-                        cwd=work,
-                        env=env,
-                        capture_output=True,
-                        text=True,
+                        ["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True
                     )
                     assert run.returncode == 0, (command, run.stderr)
                     continue
