@@ -1,7 +1,8 @@
 {#
-    A new role (a character of the game's line table).
+    A new role (a character of the game's line table), with its character config and memory
+    owner (both may be null: stg_app__roles gives the owner's default).
 #}
 {% macro insert_role() -%}
-    insert into role (id, name)
-    values ($id, $name)
+    insert into role (id, name, character_id, agent_id)
+    values ($id, $name, $character_id, $agent_id)
 {%- endmacro %}

@@ -7,7 +7,10 @@ source as (
 renamed as (
     select
         id as role_id,
-        name as role_name
+        name as role_name,
+        character_id,
+        -- the memory owner: the role's own, else its character's (one id for both)
+        coalesce(agent_id, character_id) as agent_id
     from source
 )
 

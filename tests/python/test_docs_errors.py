@@ -130,6 +130,28 @@ def _regenerate_a_player_line(game: Game) -> httpx.Response:
     )
 
 
+def _reload_onto_a_player_line(game: Game) -> httpx.Response:
+    save, line = game.save_with_a_line("user")
+    return game.client.put(
+        f"/saves/{save}/tip", headers=KEY, json={"user_id": "mumu", "line_id": line}
+    )
+
+
+def _not_the_roles_character(game: Game) -> httpx.Response:
+    # the demo's role 1 plays qiyu
+    return game.client.post(
+        "/turn",
+        headers=KEY,
+        json={
+            "save_id": 2,
+            "role_id": 1,
+            "character_id": "qinling",
+            "user_id": "mumu",
+            "message": "你好",
+        },
+    )
+
+
 def _delete_a_forked_save(game: Game) -> httpx.Response:
     save, line = game.save_with_a_line()
     game.post("/saves", {"user_id": "mumu", "from_line_id": line})
@@ -183,6 +205,8 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     "an id already taken": _taken_id,
     "an `Idempotency-Key` reused with another body": _reused_key,
     "a regenerate whose tip is not a reply": _regenerate_a_player_line,
+    "a reload onto a player line": _reload_onto_a_player_line,
+    "a `character_id` or `agent_id` that is not its role's": _not_the_roles_character,
     "deleting a save others were forked from": _delete_a_forked_save,
     "a maintenance run under way": _maintenance_under_way,
     "a body over `--max-body-bytes`": lambda game: game.client.post(

@@ -141,7 +141,9 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     taken = []
     append = history._append
     monkeypatch.setattr(
-        history, "_append", lambda cur, save_id: taken.append(append(cur, save_id)) or taken[-1]
+        history,
+        "_append",
+        lambda cur, save_id, roles: taken.append(append(cur, save_id, roles)) or taken[-1],
     )
     con = duckdb.connect()
     generate_dialogue(con, saves=1, lines_per_save=40, seed=3)

@@ -52,8 +52,13 @@ def played(book: Saves) -> tuple[int, int, list[int]]:
 
 
 def test_roles_and_saves_take_chosen_or_new_keys(saves):
-    assert saves.create_role("祁煜") == {"role_id": 2, "name": "祁煜"}
-    assert saves.create_role("钦灵的猫", role_id=40) == {"role_id": 40, "name": "钦灵的猫"}
+    no_ids = {"character_id": None, "agent_id": None}
+    assert saves.create_role("祁煜") == {"role_id": 2, "name": "祁煜", **no_ids}
+    assert saves.create_role("钦灵的猫", role_id=40) == {
+        "role_id": 40,
+        "name": "钦灵的猫",
+        **no_ids,
+    }
     assert saves.create_role("下一个")["role_id"] == 41  # past the chosen key
     with pytest.raises(ConflictError, match="role 40 already exists"):
         saves.create_role("again", role_id=40)
@@ -149,16 +154,23 @@ def test_a_fork_shares_the_lines_up_to_its_start(saves):
     grand = saves.create_save(
         user_id="mumu", from_line_id=saves.get(fork["save_id"], user_id="mumu")["tip_line_id"]
     )
-    saves.append(grand["save_id"], [{"attribute": "user", "content": "再见"}], user_id="mumu")
-    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见"]
+    goodbye = saves.append(
+        grand["save_id"],
+        [
+            {"attribute": "user", "content": "再见"},
+            {"attribute": "assistant", "content": "拜拜", "role_id": role},
+        ],
+        user_id="mumu",
+    )["tip_line_id"]
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见", "拜拜"]
     # reloading to a shared line moves the fork point there; back to its own line restores it
-    saves.set_tip(grand["save_id"], ids[0], user_id="mumu")
-    assert saves.get(grand["save_id"], user_id="mumu")["forked_from_line_id"] == ids[0]
-    assert contents(saves, grand["save_id"]) == ["你好"]
-    own = saves.append(grand["save_id"], [{"attribute": "user", "content": "嗯"}], user_id="mumu")
-    assert contents(saves, grand["save_id"]) == ["你好", "嗯"]
-    saves.set_tip(grand["save_id"], own["tip_line_id"] - 1, user_id="mumu")  # its line 再见
-    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见"]
+    saves.set_tip(grand["save_id"], ids[1], user_id="mumu")
+    assert saves.get(grand["save_id"], user_id="mumu")["forked_from_line_id"] == ids[1]
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀"]
+    saves.append(grand["save_id"], [{"attribute": "user", "content": "嗯"}], user_id="mumu")
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "嗯"]
+    saves.set_tip(grand["save_id"], goodbye, user_id="mumu")  # its line 拜拜
+    assert contents(saves, grand["save_id"]) == ["你好", "你好呀", "去海边吧", "好", "再见", "拜拜"]
 
 
 def test_another_players_save_is_not_revealed(saves):

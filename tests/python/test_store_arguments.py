@@ -53,3 +53,62 @@ def test_a_url_an_engine_a_path_and_a_connection_answer_alike(tmp_path, postgres
 def test_a_store_argument_of_another_kind_is_refused():
     with pytest.raises(Exception, match="a postgresql:// URL or an engine"):
         DynamicMemory(42, embedder=None)  # type: ignore[arg-type]
+
+
+def played_saves(db) -> dict:
+    """What `Saves` answers on the store `db` for one game: a role, a save, two turns, a
+    reload, a swipe, the branch and the save."""
+    from rolemem.memory_builder.saves import Saves
+
+    with Saves(db) as book:
+        role = book.create_role("祁煜", character_id="qiyu")
+        save = book.create_save(user_id="ana", user_name="安娜")["save_id"]
+        first = book.append(
+            save,
+            [
+                {"attribute": "user", "content": "你好"},
+                {"attribute": "assistant", "content": "嗯", "role_id": role["role_id"]},
+            ],
+            user_id="ana",
+        )
+        second = book.append(
+            save,
+            [
+                {"attribute": "user", "content": "画画吗"},
+                {"attribute": "assistant", "content": "好", "role_id": role["role_id"]},
+            ],
+            user_id="ana",
+        )
+        reload = book.set_tip(save, first["tip_line_id"], user_id="ana")
+        swipe = book.regenerate(save, {"content": "不要"}, user_id="ana")
+        return {
+            "role": role,
+            "appends": [first, second],
+            "reload": reload,
+            "swipe": swipe,
+            "lines": book.lines(save, user_id="ana"),
+            "save": book.get(save, user_id="ana"),
+        }
+
+
+def test_saves_take_a_url_an_engine_a_path_and_a_connection_alike(tmp_path, postgres_url):
+    expected = played_saves(demo_store(str(tmp_path / "path.duckdb")))
+    assert expected["role"] == {
+        "role_id": 2,
+        "name": "祁煜",
+        "character_id": "qiyu",
+        "agent_id": "qiyu",
+    }
+    assert [line["content"] for line in expected["lines"]["lines"]] == ["你好", "不要"]
+    url = fresh_database(postgres_url, "rolemem_saves_url")
+    assert main(["init-db", "--db", url, "--demo"]) == 0
+    assert played_saves(url) == expected
+    url = fresh_database(postgres_url, "rolemem_saves_engine")
+    assert main(["init-db", "--db", url, "--demo"]) == 0
+    with PostgresEngine(url) as engine:
+        assert played_saves(engine) == expected
+    con = duckdb.connect(demo_store(str(tmp_path / "connection.duckdb")))
+    try:
+        assert played_saves(con) == expected
+    finally:
+        con.close()

@@ -12,6 +12,10 @@ lines as (
     select * from {{ ref('stg_app__lines') }}
 ),
 
+roles as (
+    select * from {{ ref('stg_app__roles') }}
+),
+
 healthy_steps as (
     select steps.*
     from steps
@@ -41,12 +45,16 @@ final as (
         lines.original_emotion,
         lines.tts_content,
         lines.action_content,
-        lines.created_at
+        lines.created_at,
+        -- names a line that shows none (the role's name, when the line has a role)
+        roles.role_name
     from healthy_steps
     inner join chain_lengths
         on chain_lengths.save_id = healthy_steps.save_id
     inner join lines
         on lines.line_id = healthy_steps.line_id
+    left join roles
+        on roles.role_id = lines.role_id
 )
 
 select * from final

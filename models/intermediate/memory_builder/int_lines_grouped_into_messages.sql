@@ -87,8 +87,9 @@ final as (
                     || coalesce('（' || action_content || '）', '')
             when is_focus then content
             when line_kind = 'user' then coalesce(display_name, '用户') || '：' || content
+            -- another voice: its shown name, else its role's, else the narrator
             else
-                coalesce(display_name, '旁白') || '：'
+                coalesce(display_name, role_name, '旁白') || '：'
                 || case
                     when use_context_emotion then coalesce('【' || emotion || '】', '') else ''
                 end

@@ -1,6 +1,6 @@
 """Memory builder: a dialogue tree -> one character's chat messages (`build`), kept per save at
-write time (`history`), and the save lifecycle a game drives (`saves`). The rules are the
-models under models/*/memory_builder."""
+write time (`history`), the save lifecycle a game drives (`saves`) and the ids a role carries
+(`roles`). The rules are the models under models/*/memory_builder (and stg_app__roles)."""
 
 from .build import (
     STORED_LINE_FIELDS,

@@ -26,6 +26,7 @@ _TEXT_FIELDS = (
     "tts_content",
     "action_content",
     "display_name",
+    "role_name",
 )
 
 # The caller's one target, standing in for the batch model `int_memory_targets`.
@@ -54,7 +55,8 @@ _GIVEN_LINES_SQL = """
         unnest($contents::varchar[]) as content,
         unnest($original_emotions::varchar[]) as original_emotion,
         unnest($tts_contents::varchar[]) as tts_content,
-        unnest($action_contents::varchar[]) as action_content
+        unnest($action_contents::varchar[]) as action_content,
+        unnest($role_names::varchar[]) as role_name
 """
 
 # Two point reads beat one joined query here (about 0.9 ms each on a million lines).
@@ -83,10 +85,11 @@ STORED_LINE_FIELDS = (
     "original_emotion",
     "tts_content",
     "action_content",
+    "role_name",
 )
 _STORED_LINES_SQL = """
 select line_id, role_id, script_role_id, attribute, display_name, content, original_emotion,
-    tts_content, action_content
+    tts_content, action_content, role_name
 from int_lines_chained_to_root
 where save_id = $save_id
 order by line_position
@@ -212,7 +215,9 @@ def build_memory(
     """One character's memory from lines given root -> last.
 
     `lines` are `Line` rows, objects with the same attributes, or mappings with the same keys
-    (`line_id` is accepted for `id`). The character is whoever matches any identity field given.
+    (`line_id` is accepted for `id`; an optional `role_name`, the line's role's name, names a
+    voice that shows no `display_name`, as the stored history's role table does). The
+    character is whoever matches any identity field given.
     Returns OpenAI-style messages `[{"role": ..., "content": ...}, ...]`. The models run on an
     in-memory DuckDB, or on `engine` (e.g. `rolemem.engines.PostgresEngine`).
     """
@@ -355,7 +360,7 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
         row[0]
         for row in cur.execute(
             """select table_name || '.' || column_name from duckdb_columns()
-            where schema_name = 'main' and table_name in ('save', 'line')"""
+            where schema_name = 'main' and table_name in ('save', 'line', 'role')"""
         ).fetchall()
     }
 
@@ -373,6 +378,11 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
         {
             "source_line": with_added("line", history.saves_lines_sql()),
             "source_save": with_added("save", history._SAVES_SQL),
+            "source_role": (
+                with_added("role", history.ROLES_SQL)
+                if "role.id" in present
+                else history.NO_ROLES_SQL
+            ),
             "int_save_fork_points": (
                 history._LINEAGE_FORKS_SQL if has_forks else history._NO_FORKS_SQL
             ),

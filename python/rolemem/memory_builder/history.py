@@ -7,7 +7,8 @@ and the chain's problem). dbt builds the same three tables for every save; this 
 refreshes single saves with the same model SQL restricted to them. A save whose current
 `last_message_id` differs from its recorded tip is stale and is refreshed before it is read,
 so a game that writes `line`/`save` rows itself never gets a stale answer. Lines are
-append-only (the dialogue tree): a line edited in place needs `refresh_history`.
+append-only (the dialogue tree): a line edited in place, or a role renamed in place (the chain
+carries each line's role name), needs `refresh_history`.
 """
 
 from __future__ import annotations
@@ -76,16 +77,27 @@ with recursive lineage (save_id) as (
 select list(save_id order by save_id) from lineage
 """
 _SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
+# the roles naming the chain's lines; a bare game database without a `role` table has none
+ROLES_SQL = "select * from role"
+NO_ROLES_SQL = """
+    select
+        cast(null as bigint) as id,
+        cast(null as varchar) as name,
+        cast(null as varchar) as character_id,
+        cast(null as varchar) as agent_id
+    where false
+"""
 
 
 @functools.cache  # rendered once per engine
-def walked_sources(engine: str = "duckdb") -> dict[str, str]:
+def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]:
     """What the memory builder's models walk a set of saves' chains from, read by a statement
     ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
-    the refresh of those tables here."""
+    the refresh of those tables here. `roles`: the store has a `role` table."""
     return {
         "source_line": saves_lines_sql(engine),
         "source_save": _SAVES_SQL,
+        "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": _LINEAGE_FORKS_SQL,
     }
 
@@ -184,10 +196,11 @@ left join (
 
 
 @functools.cache
-def _append_statements() -> dict[str, str]:
+def _append_statements(roles: bool) -> dict[str, str]:
     new_lines = {
         "source_line": _NEW_LINES_SQL,
         "source_save": _ONE_SAVE_SQL,
+        "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": _FORKS_SQL,
     }
     stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
@@ -238,10 +251,10 @@ def _append_statements() -> dict[str, str]:
     }
 
 
-def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
+def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool) -> bool:
     """Refresh a save that only gained lines at the end, inside the caller's transaction;
     False (nothing written) when it did not."""
-    statements = _append_statements()
+    statements = _append_statements(roles)
     params = {"save_id": save_id}
     cur.execute(statements["walk"], params)
     walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
@@ -257,8 +270,8 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
 
 
 @functools.cache
-def _statements() -> dict[str, str]:
-    sources = walked_sources()
+def _statements(roles: bool = True) -> dict[str, str]:
+    sources = walked_sources("duckdb", roles)
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
@@ -279,14 +292,20 @@ def _statements() -> dict[str, str]:
 
 # Columns rolemem reads that a store (or a game's own database) written before them lacks:
 # added when a writable store is first read (schema.create_all adds them too).
-_APP_COLUMNS = {"save": ("user_id", "forked_from_line_id"), "line": ("created_at",)}
+_APP_COLUMNS = {
+    "save": ("user_id", "forked_from_line_id"),
+    "line": ("created_at",),
+    "role": ("character_id", "agent_id"),
+}
 _APP_COLUMN_TYPES = {
     "user_id": "varchar",
     "forked_from_line_id": "bigint",
     "created_at": "timestamp",
+    "character_id": "varchar",
+    "agent_id": "varchar",
 }
 # a column the history tables gained: tables built before it are dropped and rebuilt per save
-_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "created_at")
+_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "role_name")
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -294,18 +313,27 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'created_at')
-        or table_name in ('save', 'line')
-        and column_name in ('user_id', 'forked_from_line_id', 'created_at')
+        and column_name in ('save_id', 'role_name')
+        or table_name in ('save', 'line', 'role')
+        and column_name in (
+            'id', 'user_id', 'forked_from_line_id', 'created_at', 'character_id', 'agent_id'
+        )
     )
 """
 
 
-def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
+def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
     """Create the write-time history tables (empty) where dbt has not built them yet; add the
-    columns rolemem reads to the game's `save` and `line` tables where they lack them."""
+    columns rolemem reads to the game's `save`, `line` and `role` tables where they lack them.
+    Returns whether the store has a `role` table (a bare game database may not)."""
     found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
-    needed = {f"{table}.{column}" for table, columns in _APP_COLUMNS.items() for column in columns}
+    roles = "role.id" in found
+    needed = {
+        f"{table}.{column}"
+        for table, columns in _APP_COLUMNS.items()
+        if roles or table != "role"
+        for column in columns
+    }
     for column in sorted(needed - found):  # names and types from this module
         table, name = column.split(".")
         cur.execute(
@@ -317,8 +345,8 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(f"drop table if exists {table}")
         existing = set()
     if set(TABLES) <= existing:
-        return
-    statements = _statements()
+        return roles
+    statements = _statements(roles)
     empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
     cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], empty))
     for table in TABLES:
@@ -328,6 +356,7 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
                 write_sql("create_table_from_query", table, sql, True),
                 duckdb_connect.used(sql, empty),
             )
+    return roles
 
 
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
@@ -349,14 +378,15 @@ def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) 
     return [row[0] for row in cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall()]
 
 
-def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
-    """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt)."""
+def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int], roles: bool = True) -> None:
+    """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt);
+    `roles`: the store has a `role` table (ensure_tables says)."""
     if not save_ids:
         return
-    statements = _statements()
+    statements = _statements(roles)
     cur.execute("begin")
     try:
-        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id)]
+        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id, roles)]
         if not rebuilt:
             cur.execute("commit")
             return
@@ -383,7 +413,7 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
     """Refresh whichever of `save_ids` (None: every save) are stale; returns them. A save is
     refreshed by one thread at a time (the others find it fresh); a write conflict with another
     writer is retried."""
-    ensure_tables(cur)
+    roles = ensure_tables(cur)
     wanted = None if save_ids is None else list(save_ids)
     stale = stale_saves(cur, wanted)
     if not stale:
@@ -394,7 +424,7 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
         for attempt in range(1, _ATTEMPTS + 1):
             stale = stale_saves(cur, stale)  # another thread may have refreshed them meanwhile
             try:
-                refresh(cur, stale)
+                refresh(cur, stale, roles)
                 return stale
             except duckdb.TransactionException:
                 if attempt == _ATTEMPTS:

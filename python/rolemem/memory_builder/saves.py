@@ -19,13 +19,14 @@ idempotency record to the same one); `Saves` wraps each in a transaction of its 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import duckdb
 
-from ..engines import duckdb_connect
+from ..engines import DuckDBEngine, Engine, duckdb_connect, resolve
 from ..errors import (
     ConflictError,
     NotFoundError,
@@ -34,7 +35,7 @@ from ..errors import (
     SaveNotFoundError,
 )
 from ..sql.project import render_macro, write_sql
-from . import history
+from . import history, roles
 
 LINE_FIELDS = (
     "attribute",
@@ -230,16 +231,38 @@ def owned_save(
     return dict(zip(_SAVE_COLUMNS, row, strict=True))
 
 
-def create_role(cur: Any, name: str, *, role_id: int | None = None) -> dict[str, Any]:
-    """A game character the AI plays; `role_id` to choose its key (ConflictError if taken)."""
+def create_role(
+    cur: Any,
+    name: str,
+    *,
+    role_id: int | None = None,
+    character_id: str | None = None,
+    agent_id: str | None = None,
+    engine: str = "duckdb",
+) -> dict[str, Any]:
+    """A game character the AI plays; `role_id` to choose its key (ConflictError if taken).
+    `character_id`: its designer config; `agent_id`: its memory owner (default: the
+    character_id): requests naming the role need neither (see `roles`). Answers the role
+    with its ids as requests resolve them."""
     name = _text(name, "name", required=True)  # type: ignore[assignment]
     role_id = _id(role_id, "id", required=False, largest=MAX_CHOSEN_ID)
+    character_id = _text(character_id, "character_id")
+    agent_id = _text(agent_id, "agent_id")
     if role_id is None:
         role_id = cur.execute(_NEXT_ID_SQL["role"]).fetchone()[0]  # type: ignore[index]
     elif cur.execute("select count(*) from role where id = $id", {"id": role_id}).fetchone()[0]:  # type: ignore[index]
         raise ConflictError(f"role {role_id} already exists", field="id")
-    cur.execute(write_sql("insert_role"), {"id": role_id, "name": name})
-    return {"role_id": role_id, "name": name}
+    cur.execute(
+        write_sql("insert_role"),
+        {"id": role_id, "name": name, "character_id": character_id, "agent_id": agent_id},
+    )
+    ids = roles.role_ids(cur, role_id, engine=engine) or {}
+    return {
+        "role_id": role_id,
+        "name": name,
+        "character_id": ids.get("character_id"),
+        "agent_id": ids.get("agent_id"),
+    }
 
 
 def create_save(
@@ -521,6 +544,16 @@ def set_tip(
     )
     line_id = _id(line_id, "line_id")  # type: ignore[assignment]
     _move_tip(cur, save, line_id)
+    # checked once the line is known to be the player's to see (the caller's transaction
+    # undoes the move): as a regenerate needs a reply at the tip, a save point is never a
+    # line still waiting for one
+    attribute = cur.execute("select attribute from line where id = $id", {"id": line_id})
+    if attribute.fetchone()[0] == "user":
+        raise ConflictError(
+            f"line {line_id} is a player (user) line: a save point is a reply or a system "
+            "line (the player's next line follows it); reload the line before it",
+            field="line_id",
+        )
     return {"save_id": save["save_id"], "tip_line_id": line_id}
 
 
@@ -560,32 +593,51 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
 
 
 class Saves:
-    """The save lifecycle over one store (a DuckDB path or connection); each call is one
-    transaction. `user_id`: the player making the call (see the module docstring);
-    `open_ownerless_saves`: saves without an owner are open to every caller (a game that keeps
-    ownership itself)."""
+    """The save lifecycle over one store: what the CLI takes (a DuckDB path or connection, a
+    `postgresql://` URL or an engine; a PostgreSQL store holds the tables `rolemem init-db`
+    made); each call is one transaction. `user_id`: the player making the call (see the module
+    docstring); `open_ownerless_saves`: saves without an owner are open to every caller (a
+    game that keeps ownership itself)."""
 
     def __init__(
-        self, db: duckdb_connect.Database = None, *, open_ownerless_saves: bool = False
+        self,
+        db: duckdb_connect.Database | Engine = None,
+        *,
+        open_ownerless_saves: bool = False,
     ) -> None:
         self._open = open_ownerless_saves
-        if isinstance(db, duckdb.DuckDBPyConnection):
-            self._con, self._owned = db, False
-        else:
-            self._con, self._owned = (
-                duckdb_connect.connect(db or duckdb_connect.default_db_path()),
-                True,
+        source, engine, self._owned = resolve(db)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        if engine is not None:
+            self._store: Engine = engine
+            return
+        if source is not None and not isinstance(
+            source, str | os.PathLike | duckdb.DuckDBPyConnection
+        ):
+            raise RolememError(
+                "db must be a DuckDB file path or connection, a postgresql:// URL or an "
+                f"engine, got {type(source).__name__}"
             )
+        if isinstance(source, duckdb.DuckDBPyConnection):
+            self._con = source
+        else:
+            self._con = duckdb_connect.connect(source or duckdb_connect.default_db_path())
+            self._owned = True
+        self._store = DuckDBEngine(self._con)
         from ..engines.sqlalchemy_engines import engine_on
         from ..schema import create_all
 
-        engine = engine_on(self._con)
-        create_all(engine)
-        engine.dispose()
+        engine_on_con = engine_on(self._con)
+        create_all(engine_on_con)
+        engine_on_con.dispose()
 
     def close(self) -> None:
-        if self._owned:
+        if not self._owned:
+            return
+        if self._con is not None:
             self._con.close()
+        else:
+            self._store.close()  # type: ignore[union-attr]
 
     def __enter__(self) -> Saves:
         return self
@@ -594,18 +646,37 @@ class Saves:
         self.close()
 
     def _write(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        with duckdb_connect.transaction(self._con) as cur:
+        with self._store.transaction() as cur:
             return function(cur, *args, **kwargs)
 
-    def create_role(self, name: str, *, role_id: int | None = None) -> dict[str, Any]:
-        return self._write(create_role, name, role_id=role_id)
+    def _read(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        with self._store.reading() as cur:
+            return function(
+                cur, *args, engine=self._store.name, open_ownerless=self._open, **kwargs
+            )
+
+    def create_role(
+        self,
+        name: str,
+        *,
+        role_id: int | None = None,
+        character_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> dict[str, Any]:
+        return self._write(
+            create_role,
+            name,
+            role_id=role_id,
+            character_id=character_id,
+            agent_id=agent_id,
+            engine=self._store.name,
+        )
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
         return self._write(create_save, open_ownerless=self._open, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        with duckdb_connect.cursor(self._con) as cur:
-            return describe(cur, save_id, user_id, open_ownerless=self._open)
+        return self._read(describe, save_id, user_id)
 
     def lines(
         self,
@@ -615,20 +686,33 @@ class Saves:
         limit: int = 50,
         before: int | None = None,
     ) -> dict[str, Any]:
-        with duckdb_connect.cursor(self._con) as cur:
-            return branch_lines(
-                cur, save_id, user_id, limit=limit, before=before, open_ownerless=self._open
-            )
+        return self._read(branch_lines, save_id, user_id, limit=limit, before=before)
 
     def append(
         self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(append, save_id, list(lines), user_id, open_ownerless=self._open)
+        return self._write(
+            append,
+            save_id,
+            list(lines),
+            user_id,
+            engine=self._store.name,
+            open_ownerless=self._open,
+        )
 
     def regenerate(
         self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(regenerate, save_id, line, user_id, open_ownerless=self._open)
+        return self._write(
+            regenerate,
+            save_id,
+            line,
+            user_id,
+            engine=self._store.name,
+            open_ownerless=self._open,
+        )
 
     def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._write(set_tip, save_id, line_id, user_id, open_ownerless=self._open)
+        return self._write(
+            set_tip, save_id, line_id, user_id, engine=self._store.name, open_ownerless=self._open
+        )

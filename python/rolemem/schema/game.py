@@ -32,12 +32,17 @@ def _key_column(sequence_name: str) -> Any:
 
 
 class Role(SQLModel, table=True):
-    """A game character that the AI plays."""
+    """A game character that the AI plays. `character_id`: its designer config (null: the
+    caller names the config per request); `agent_id`: the owner of its dynamic memories (null:
+    its `character_id`, the rule in `stg_app__roles`). A request naming the role needs
+    neither."""
 
     __tablename__ = "role"
 
     id: int | None = _key_column("role_id_seq")
     name: str
+    character_id: str | None = None
+    agent_id: str | None = None
 
 
 class Save(SQLModel, table=True):
@@ -172,6 +177,7 @@ _RULE_COLUMNS = [
     ("sticky_turns", "integer"),
 ]
 _ADDED_COLUMNS = {
+    "role": [("character_id", "varchar"), ("agent_id", "varchar")],
     "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
     "line": [("created_at", "timestamp")],
     **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},

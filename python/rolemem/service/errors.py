@@ -73,6 +73,15 @@ def error_response(status: int, kind: str, message: str, field: str | None = Non
     return JSONResponse(status_code=status, content={"error": detail})
 
 
+def missing(field: str, how: str, part: str = "body") -> RequestValidationError:
+    """A required value neither the request nor what it names (a role) gives: the 422 a
+    missing field gets, naming it and saying where it can come from."""
+    location = (part, *field.split("."))
+    return RequestValidationError(
+        [{"type": "value_error", "loc": location, "msg": f"is required: {how}"}]
+    )
+
+
 def status_of(exc: RolememError) -> int:
     if isinstance(exc, Unauthorized):
         return 401

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Path, Query, Request
 
 from ..errors import RolememError
-from ..memory_builder import erasure, saves
-from .errors import responses
+from ..memory_builder import erasure, roles, saves
+from .errors import missing, responses
 from .idempotency import HEADER
 from .schemas.common import ID_LENGTH, MAX_ID, USER_ID
 from .schemas.saves import (
@@ -21,6 +21,7 @@ from .schemas.saves import (
     LinesAppend,
     LinesAppended,
     MemoryStatus,
+    Observe,
     Regenerate,
     Regenerated,
     Role,
@@ -63,8 +64,11 @@ def _store(request: Request) -> Store:
     response_model=Role,
     status_code=201,
     summary="Create a role",
-    description="A game character the AI plays; its name fills {{char}} and names it in "
-    "extracted memories.",
+    description="A game character the AI plays; its name fills {{char}}, names its lines "
+    "that show no display name and names it in extracted memories. With `character_id` "
+    "(its designer config) and `agent_id` (its memory owner; default: the character_id), "
+    "`/turn` and `observe` need only the role_id: an id they give anyway must be the "
+    "role's (409 naming the field).",
     responses=responses(401, 409, 413, 422),
 )
 async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
@@ -76,7 +80,14 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
         None,
         "/roles",
         body.model_dump(mode="json"),
-        lambda cur: saves.create_role(cur, body.name, role_id=body.id),
+        lambda cur: saves.create_role(
+            cur,
+            body.name,
+            role_id=body.id,
+            character_id=body.character_id,
+            agent_id=body.agent_id,
+            engine=store.engine.name,
+        ),
     )
 
 
@@ -203,6 +214,7 @@ def _append(
         player = body.observe.user_id
     if body.observe is not None and player is None:
         raise RolememError("observe needs the player: give user_id", field="user_id")
+    observe = _observed(store, body.observe)
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
@@ -220,8 +232,34 @@ def _append(
             open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
-    answer["extraction"] = store.observe_after(save_id, player, body.observe, now)
+    answer["extraction"] = store.observe_after(save_id, player, observe, now)
     return answer
+
+
+def _observed(store: Store, observe: Observe | None) -> Observe | None:
+    """`observe` with its agent: the request's, else its role's (checked before anything is
+    written: a mismatch is a 409, a missing agent a 422, as when agent_id was required)."""
+    if observe is None:
+        return None
+    with store.engine.reading() as cur:
+        _, agent_id = roles.resolve(
+            cur,
+            observe.role_id,
+            agent_id=observe.agent_id,
+            engine=store.engine.name,
+            where="observe.",
+        )
+    if agent_id is None:
+        raise missing(
+            "observe.agent_id",
+            "give it, or the role's agent_id (POST /roles): "
+            + (
+                f"role {observe.role_id} has none"
+                if observe.role_id is not None
+                else "a script NPC has no role"
+            ),
+        )
+    return observe.model_copy(update={"agent_id": agent_id})
 
 
 @router.post(
@@ -297,7 +335,8 @@ async def regenerate(
     summary="Reload a save point",
     description="Move the tip to a line of this save's tree (its own lines, or the history a "
     "fork shares); the branch from there is what the character remembers. Another save's "
-    "line is refused (fork that save instead).",
+    "line is refused (fork that save instead). A player (user) line is a 409 naming "
+    "`line_id`, as a regenerate on one is: a save point is a reply or a system line.",
     responses=_WRITE_ERRORS,
 )
 async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
@@ -324,12 +363,20 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     summary="Extraction state of a save",
     description="For one character of the save: turns waiting for extraction, the watermark, "
     "the last batch, the last failure and whether a batch is queued for the LLM.",
-    responses=responses(401, 403, 404, 422),
+    responses=responses(401, 403, 404, 409, 422),
 )
 async def memory_status(
     request: Request,
     save_id: SaveId,
-    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    agent_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=ID_LENGTH,
+            description="The agent (default: the role's agent_id; given for a role that has "
+            "one, it must be the role's).",
+        ),
+    ] = None,
     user_id: UserQuery = None,
     role_id: Annotated[
         int | None, Query(ge=1, le=MAX_ID, description="The character, by role.")
@@ -340,6 +387,12 @@ async def memory_status(
     ] = None,
 ) -> Any:
     store = _store(request)
-    return await store.run(
-        request, store.memory_status, save_id, user_id, agent_id, role_id, script_role_id
-    )
+
+    def status() -> dict[str, Any]:
+        with store.engine.reading() as cur:
+            _, agent = roles.resolve(cur, role_id, agent_id=agent_id, engine=store.engine.name)
+        if agent is None:
+            raise missing("agent_id", "give it, or the role_id of a role with an agent_id", "query")
+        return store.memory_status(save_id, user_id, agent, role_id, script_role_id)
+
+    return await store.run(request, status)

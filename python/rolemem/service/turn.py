@@ -7,7 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .errors import responses
+from ..memory_builder import roles
+from .errors import missing, responses
 from .schemas.recall import TurnRequest, TurnResponse
 from .state import Store
 
@@ -22,14 +23,34 @@ router = APIRouter(tags=["turn"])
     "the system prompt filled with the recalled designer memory and names, the dynamic "
     "memory (timeline and recalled events), the conversation (at least the newest turns, "
     "extracted or not) and the player's message; the trace says why each piece is there. "
-    "`dry_run` previews (nothing counted, no queue moves).",
-    responses=responses(400, 401, 403, 404, 413, 422, 503),
+    "`dry_run` previews (nothing counted, no queue moves). A role created with its "
+    "`character_id` (and `agent_id`) needs neither here.",
+    responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
 )
 async def turn(request: Request, body: TurnRequest) -> Any:
     store: Store = request.app.state.store
 
     def run() -> Any:
-        companion = store.companion(body.character_id, body.agent_id)
+        # the role's ids unless the request gives them (then they must agree)
+        with store.engine.reading() as cur:
+            character_id, agent_id = roles.resolve(
+                cur,
+                body.role_id,
+                character_id=body.character_id,
+                agent_id=body.agent_id,
+                engine=store.engine.name,
+            )
+        if character_id is None:
+            raise missing(
+                "character_id",
+                "give it, or the role's character_id (POST /roles): "
+                + (
+                    f"role {body.role_id} has none"
+                    if body.role_id is not None
+                    else "a script NPC has no role"
+                ),
+            )
+        companion = store.companion(character_id, agent_id)
         return companion.turn(
             save_id=body.save_id,
             user_id=body.user_id,

@@ -127,7 +127,8 @@ def load_demo(path: str) -> None:
 
 def _load_saves(engine: sa.Engine) -> None:
     with Session(engine) as session:
-        session.add(Role(name="钦灵"))  # role 1
+        # role 1: the demo's turns use the qiyu config and the demo player's qiyu memories
+        session.add(Role(name="钦灵", character_id="qiyu"))
         examples = spec_examples()
         player = _dynamic_demo()["user_id"]
         example_1 = [

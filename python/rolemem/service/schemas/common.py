@@ -71,7 +71,22 @@ def field(description: str, example: Any, *, default: Any = ..., **limits: Any) 
 
 USER_ID = "The player (your game's player id)."
 AGENT_ID = "The agent whose memories these are (the memory owner: required here)."
-AGENT_ID_DEFAULTED = "The agent whose memories these are (default: the character's id)."
 CHARACTER_ID = "The character's id in the designer config."
+# a request naming a role: the ids its role carries (POST /roles), overridable but never in
+# contradiction
+ROLE_AGENT_ID = (
+    "The agent whose memories these are (the memory owner; default: the role's agent_id; "
+    "required for a script NPC or a role without one; given for a role that has one, it "
+    "must be the role's: 409 otherwise)."
+)
+ROLE_CHARACTER_ID = (
+    "The character's id in the designer config (default: the role's character_id; required "
+    "for a script NPC or a role without one; given for a role that has one, it must be the "
+    "role's: 409 otherwise)."
+)
+AGENT_ID_DEFAULTED = (
+    "The agent whose memories these are (default: the role's agent_id, else the "
+    "character_id; given for a role that has one, it must be the role's: 409 otherwise)."
+)
 SAVE_ID = "The save (slot) being played."
 NOW = "The game's clock now (naive ISO time; default: the server's clock)."

@@ -17,6 +17,7 @@ from .common import (
     NAME_LENGTH,
     NOW,
     QUERY_LIMIT,
+    ROLE_CHARACTER_ID,
     SAVE_ID,
     USER_ID,
     GameTime,
@@ -249,7 +250,9 @@ class TurnRequest(_Target):
     """One reply's prompt for a save: the character's memory of every layer."""
 
     save_id: int = key(SAVE_ID, 2)
-    character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
+    character_id: str | None = text_field(
+        ROLE_CHARACTER_ID, "qiyu", max_length=ID_LENGTH, default=None
+    )
     agent_id: str | None = text_field(
         AGENT_ID_DEFAULTED, "qiyu", max_length=ID_LENGTH, default=None
     )

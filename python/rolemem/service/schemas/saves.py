@@ -7,13 +7,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from .common import (
-    AGENT_ID,
     ID_LENGTH,
     LINE_LENGTH,
     MAX_LINES,
     MESSAGE_LENGTH,
     NAME_LENGTH,
     NOW,
+    ROLE_AGENT_ID,
     USER_ID,
     GameTime,
     Request,
@@ -33,11 +33,31 @@ class RoleCreate(Request):
     name: str = text(
         "The character's name (used for {{char}} and in memories).", "祁煜", max_length=NAME_LENGTH
     )
+    character_id: str | None = text(
+        "Its designer config: `/turn` for the role then needs no character_id (omitted: "
+        "each `/turn` names it).",
+        "qiyu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
+    agent_id: str | None = text(
+        "The owner of its dynamic memories: `/turn` and `observe` for the role then need no "
+        "agent_id (omitted: the character_id).",
+        "qiyu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
 
 
 class Role(Response):
     role_id: int = field("The role's key.", 2)
     name: str = field("The character's name.", "祁煜")
+    character_id: str | None = field("Its designer config (null: requests name it).", "qiyu")
+    agent_id: str | None = field(
+        "The owner of its dynamic memories: its own agent_id, else its character_id (null: "
+        "requests name it).",
+        "qiyu",
+    )
 
 
 class SaveCreate(Request):
@@ -169,7 +189,7 @@ class _Target(Request):
 class Observe(_Target):
     """Extract this character's memories of the save when a batch of turns is due."""
 
-    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
+    agent_id: str | None = text(ROLE_AGENT_ID, "qiyu", max_length=ID_LENGTH, default=None)
     user_id: str | None = text(
         "The player (default: the request's user_id; if both are given, they must be the "
         "same: the save's owner).",
