@@ -41,7 +41,8 @@ final as (
         lines.original_emotion,
         lines.tts_content,
         lines.action_content,
-        lines.created_at
+        lines.created_at,
+        lines.scene
     from healthy_steps
     inner join chain_lengths
         on chain_lengths.save_id = healthy_steps.save_id

@@ -276,14 +276,15 @@ def _statements() -> dict[str, str]:
 
 # Columns rolemem reads that a store (or a game's own database) written before them lacks:
 # added when a writable store is first read (schema.create_all adds them too).
-_APP_COLUMNS = {"save": ("user_id", "forked_from_line_id"), "line": ("created_at",)}
+_APP_COLUMNS = {"save": ("user_id", "forked_from_line_id"), "line": ("created_at", "scene")}
 _APP_COLUMN_TYPES = {
     "user_id": "varchar",
     "forked_from_line_id": "bigint",
     "created_at": "timestamp",
+    "scene": "varchar",
 }
 # a column the history tables gained: tables built before it are dropped and rebuilt per save
-_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "created_at")
+_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "scene")
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -291,9 +292,9 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'created_at')
+        and column_name in ('save_id', 'scene')
         or table_name in ('save', 'line')
-        and column_name in ('user_id', 'forked_from_line_id', 'created_at')
+        and column_name in ('user_id', 'forked_from_line_id', 'created_at', 'scene')
     )
 """
 

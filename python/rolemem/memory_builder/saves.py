@@ -422,10 +422,15 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
 
 def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
     row = cur.execute(
-        f"""insert into line ({", ".join(LINE_FIELDS)}, save_id, parent_line_id)
-        values ({", ".join(f"${name}" for name in LINE_FIELDS)}, $save_id, $parent)
+        f"""insert into line ({", ".join(LINE_FIELDS)}, scene, save_id, parent_line_id)
+        values ({", ".join(f"${name}" for name in LINE_FIELDS)}, $scene, $save_id, $parent)
         returning id""",
-        {**{name: line[name] for name in LINE_FIELDS}, "save_id": save_id, "parent": parent},
+        {
+            **{name: line[name] for name in LINE_FIELDS},
+            "scene": line.get("scene"),
+            "save_id": save_id,
+            "parent": parent,
+        },
     ).fetchone()
     assert row is not None  # insert ... returning always answers one row
     return int(row[0])
@@ -440,9 +445,12 @@ def append(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
+    scene: str | None = None,
 ) -> dict[str, Any]:
     """Append `lines` on the save's tip, each the parent of the next, and move the tip.
-    Lines without `created_at` get `default_time` (None: no time)."""
+    Lines without `created_at` get `default_time` (None: no time); every line is stored with
+    `scene`, the scene it was played in (None: the scene of the line before it)."""
+    _text(scene, "scene")
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
@@ -455,7 +463,7 @@ def append(
     for line in checked:
         if line["created_at"] is None:
             line["created_at"] = default_time
-        parent = _insert_line(cur, save["save_id"], parent, line)
+        parent = _insert_line(cur, save["save_id"], parent, {**line, "scene": scene})
         ids.append(parent)
     cur.execute(
         "update save set last_message_id = $tip where id = $id",
@@ -481,7 +489,7 @@ def regenerate(
     )
     tip = _row(
         cur,
-        """select id, parent_line_id, attribute, role_id, script_role_id, display_name
+        """select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
         from line where id = $id""",
         {"id": save["tip_line_id"]},
     )
@@ -501,7 +509,10 @@ def regenerate(
     _check_roles(cur, [checked], "line")
     if checked["created_at"] is None:
         checked["created_at"] = default_time
-    new_id = _insert_line(cur, save["save_id"], tip["parent_line_id"], checked)
+    # a swipe is played where the reply it replaces was
+    new_id = _insert_line(
+        cur, save["save_id"], tip["parent_line_id"], {**checked, "scene": tip["scene"]}
+    )
     _move_tip(cur, save, new_id)
     return {
         "save_id": save["save_id"],

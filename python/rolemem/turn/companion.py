@@ -371,6 +371,7 @@ class Companion:
                 ],
                 user_id,
                 engine=self._store.name,
+                scene=scene,
             )["line_ids"]
         job = self._background.submit(
             self.loop.observe,
