@@ -178,8 +178,9 @@ def game_database(url: str, args: argparse.Namespace) -> None:
     write-time history tables) beside them."""
     import sqlalchemy as sa
 
+    from rolemem.engines.sqlalchemy_engines import engine_for
     from rolemem.memory_builder import build_memory_for_save
-    from rolemem.schema import create_all, engine_for
+    from rolemem.schema import create_all
 
     saves = args.game_saves
     fill = [

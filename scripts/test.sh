@@ -13,6 +13,7 @@ ruff check python tests bench
 ruff format --check python tests bench
 mypy
 sqlfluff lint models tests/dbt --processes 2
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$(mktemp -d)"  # the docs site, offline
 # test files on two workers (a file's tests stay together: its module fixtures are built once)
 python -m pytest -n 2 "$@"
 mkdir -p target

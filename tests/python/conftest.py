@@ -165,6 +165,27 @@ def postgres_url() -> Iterator[str]:
         server.cleanup()
 
 
+@pytest.fixture(scope="session")
+def citus_cluster() -> Iterator[Any]:
+    """A real Citus cluster for this test run: a coordinator and two workers on loopback, Citus
+    built from its vendored source on first use (cached after; rolemem.testing.citus). Skipped,
+    with the reason, where the source is missing."""
+    from rolemem.testing.citus import CitusCluster, CitusUnavailable, build_citus
+
+    try:
+        install = build_citus(REPO)
+    except CitusUnavailable as missing:
+        pytest.skip(str(missing))
+    with CitusCluster(install, workers=2) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def citus_url(citus_cluster: Any) -> str:
+    """The Citus coordinator's URL (database postgres, the workers added)."""
+    return str(citus_cluster.url)
+
+
 def fresh_database(postgres_url: str, name: str) -> str:
     """A new, empty database `name` on the test run's PostgreSQL (dropped first if a test left
     it); its URL."""

@@ -169,3 +169,22 @@ def test_no_private_name_is_imported_across_packages():
 def test_the_top_level_stays_short():
     entries = sorted(path.name for path in PACKAGE.iterdir() if path.name != "__pycache__")
     assert len(entries) <= MAX_TOP_LEVEL, entries
+
+
+def _unit(module: str) -> str:
+    """A package (rolemem.<folder>) or a top-level module (rolemem.errors, rolemem itself)."""
+    package = _package(module)
+    return package if package != "rolemem" else module
+
+
+def test_no_import_cycle_between_packages():
+    """Grouped by package, imports still run one way: e.g. the engines never import a capability
+    or the schema back, and the test helpers are imported by nothing in the library but the CLI's
+    demo command."""
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        graph.setdefault(_unit(module), set())
+        for target, _name in _imports(module):
+            if target in MODULES and _unit(target) != _unit(module):
+                graph[_unit(module)].add(_unit(target))
+    assert _cycles(graph) == []

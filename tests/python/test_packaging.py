@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import tomllib
 
 from .conftest import REPO
@@ -24,3 +27,40 @@ def test_every_project_folder_is_listed_as_a_package():
                 parts = path.relative_to(base).parts
                 expected.add(".".join([package, *parts]))
     assert expected == packages
+
+
+# the files setuptools' build_py puts in the wheel (what `pip wheel` packs), computed offline
+_WHEEL_FILES = """
+import json, os, warnings
+from setuptools.config.pyprojecttoml import apply_configuration
+from setuptools.dist import Distribution
+warnings.simplefilter("ignore")
+dist = Distribution()
+dist.script_name = "setup.py"
+apply_configuration(dist, "pyproject.toml")
+build = dist.get_command_obj("build_py")
+build.ensure_finalized()
+print(json.dumps([
+    os.path.relpath(os.path.join(target, name), build.build_lib)
+    for _, _, target, names in build.data_files
+    for name in names
+]))
+"""
+
+
+def test_the_wheel_ships_the_macros_of_every_folder():
+    found = subprocess.run(
+        [sys.executable, "-c", _WHEEL_FILES], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    files = set(json.loads(found.stdout.splitlines()[-1]))
+    for path in (
+        "_macros.yml",
+        "cross_db/json_text.sql",
+        "rules/fill_name_placeholders.sql",
+        "setup/create_rolemem_raise.sql",
+        "writes/insert_role.sql",
+        "writes/_writes.yml",
+    ):
+        assert f"rolemem/_macros/{path}" in files
+    shipped = {path for path in files if path.startswith("rolemem/_macros/")}
+    assert len(shipped) == len(list((REPO / "macros").rglob("*.*")))

@@ -241,7 +241,7 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
         page.fill("#designer-key", "designer")
         page.click("#connection button")
         page.wait_for_selector("#error", state="hidden")
-        # the README's picture, made by this test (ROLEMEM_SCREENSHOT=1 writes docs/console.jpg)
+        # docs/service.md's picture, made here (ROLEMEM_SCREENSHOT=1 writes docs/console.jpg)
         shot = SCREENSHOT if os.environ.get("ROLEMEM_SCREENSHOT") else tmp_path / "console.jpg"
         page.screenshot(path=str(shot), type="jpeg", quality=55, full_page=True)
     assert outside == []

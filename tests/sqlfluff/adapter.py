@@ -1,7 +1,7 @@
 """sqlfluff's stand-in for dbt's `adapter` when it lints the models with the jinja templater:
 a dispatched macro renders as `null` (a join for the macros written where a join goes, a
 select for those written where a query goes), so the SQL around it is still linted. (The
-macros' own SQL is linted where dbt compiles it; see .sqlfluff.)"""
+macros' own SQL is linted after rolemem renders it: tests/python/test_macros.py.)"""
 
 # dispatched macros that stand where a join goes, not an expression
 _JOINS = {"filter_join"}

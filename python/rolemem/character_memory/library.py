@@ -24,7 +24,7 @@ import duckdb
 from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, resolve, writing
 from ..schema import create_config_tables
 from ..sql.batching import Coalescer
-from ..sql.project import compose, render_macro
+from ..sql.project import compose, render_macro, write_sql
 from ..sql.request_rows import bound_lists, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from .config import (
@@ -201,7 +201,7 @@ class CharacterLibrary:
         self._check(config)
         for model in _STATIC_MODELS:
             sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
-            self._con.execute(f"create table {model} as {sql}")
+            self._con.execute(write_sql("create_table_from_query", model, sql))
         # on another engine recall reads copies of the config-derived tables there
         self._engine = engine
         if engine is not None:
@@ -376,12 +376,16 @@ def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]
 
 def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> None:
     """The verdicts of new (character, context) pairs, judged by the model."""
-    sql = f"insert into {VERDICTS} " + compose(
+    sql = write_sql(
+        "insert_from_query",
         VERDICTS,
-        {"int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, "duckdb")},
-        f"select character_id, context_signature, entry_key, is_unlocked, failed_condition\n"
-        f"from {VERDICTS}",
-        existing=_STATIC_MODELS + _RECALL_SEEDS,
+        compose(
+            VERDICTS,
+            {"int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, "duckdb")},
+            f"select character_id, context_signature, entry_key, is_unlocked, failed_condition\n"
+            f"from {VERDICTS}",
+            existing=_STATIC_MODELS + _RECALL_SEEDS,
+        ),
     )
     params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
     names = set(duckdb_connect.PARAMETER.findall(sql))
@@ -423,14 +427,13 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
         create_config_tables(con)
     else:
         load_seed(con, seed)
-    con.execute(f"delete from {seed}")
+    con.execute(write_sql("delete_all_rows", seed))
     append_rows(con, seed, columns)
 
 
 def append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
     if any(len(values) for values in columns.values()):
-        selects = ", ".join(f"unnest(${name}) as {name}" for name in columns)
-        con.execute(f"insert into {seed} by name select {selects}", columns)
+        con.execute(write_sql("append_columns", seed, tuple(columns)), columns)
 
 
 def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
@@ -502,7 +505,7 @@ def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
     with writing(db) as cur:
         for seed in _CONFIG_SEEDS:
             cur.execute(
-                f"delete from {seed} where list_contains(cast($ids as varchar[]), character_id)",
+                write_sql("delete_character_rows", seed),
                 {"ids": characters},
             )
             offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
@@ -510,31 +513,18 @@ def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
             if any(columns.values()):
                 cur.execute(_insert_sql(seed), columns)
             written[seed] = len(config.tables[seed])
-        cur.execute(_BUMP_VERSION_SQL)
+        cur.execute(write_sql("bump_config_version"))
     return written
-
-
-_BUMP_VERSION_SQL = """
-insert into rolemem_config_version (id, version) values (1, 1)
-on conflict (id) do update set version = rolemem_config_version.version + 1
-"""
 
 
 @functools.cache
 def _insert_sql(seed: str) -> str:
-    """Rows of a config table bound as one list per column (JSON as text), in SQL every
-    engine reads: named columns, typed lists."""
+    """Rows of a config table bound as one list per column (macro insert_config_rows)."""
     columns = SEED_COLUMNS[seed]
-    kinds = {name: COLUMN_TYPES.get(name, "varchar") for name in columns}
-    listed = ", ".join(
-        f"unnest(cast(${name} as {'varchar' if kind == 'json' else kind}[])) as {name}"
-        for name, kind in kinds.items()
-    )
-    values = ", ".join(
-        f"cast({name} as json)" if kind == "json" else name for name, kind in kinds.items()
-    )
-    return (
-        f"insert into {seed} ({', '.join(columns)}) select {values} from (select {listed}) as rows"
+    return write_sql(
+        "insert_config_rows",
+        seed,
+        tuple((name, COLUMN_TYPES.get(name, "varchar")) for name in columns),
     )
 
 

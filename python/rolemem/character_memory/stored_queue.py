@@ -1,7 +1,7 @@
 """The sticky recall queue of one save x character kept in the store (table
 character_recall_queue), so every service process sharing a database, and a restart, continue
 the same countdown. One read before the recall and one upsert after it (none for a dry run):
-the statements are macros read_recall_queue and write_recall_queue."""
+the statements are macros read_recall_queue and writes/write_recall_queue."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..sql.project import render_macro
+from ..sql.project import render_macro, write_sql
 from .recall import CharacterMemory, RecallResult, recall_turn
 
 
-@functools.cache  # rendered once per (macro, engine)
-def _sql(name: str, engine: str) -> str:
-    return render_macro(name, engine=engine)
+@functools.cache  # rendered once per engine
+def _read_sql(engine: str) -> str:
+    return render_macro("read_recall_queue", engine=engine)
 
 
 class StoredRecallSession:
@@ -45,7 +45,7 @@ class StoredRecallSession:
         """As RecallSession.recall; the counter and queue are the store's."""
         key = {"save_id": self.save_id, "character_id": self.memory.character_id}
         with self.memory.save_lock(self.save_id):
-            rows = self.store.run(_sql("read_recall_queue", self.store.name), key)
+            rows = self.store.run(_read_sql(self.store.name), key)
             turn, queue = (int(rows[0][0]), json.loads(rows[0][1])) if rows else (0, [])
             result, queue = recall_turn(
                 self.memory,
@@ -66,5 +66,7 @@ class StoredRecallSession:
                     "queue": json.dumps(queue, separators=(",", ":")),
                     "now": datetime.now(),
                 }
-                self.store.run_all([(_sql("write_recall_queue", self.store.name), values)])
+                self.store.run_all(
+                    [(write_sql("write_recall_queue", engine=self.store.name), values)]
+                )
         return result

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import duckdb
 
+from ..sql.project import write_sql
+
 TABLE = "int_recall_context_verdicts"
 _COLUMNS = """
     character_id varchar,
@@ -77,7 +79,7 @@ class VerdictCache:
         idle = [pair for pair, users in self._users.items() if users == 0]
         for pair in idle[: max(0, len(self._users) - self._max)]:
             self._cursor.execute(
-                f"delete from {TABLE} where character_id = $1 and context_signature = $2",
+                write_sql("evict_cached_verdicts", TABLE),
                 list(pair),
             )
             del self._users[pair]

@@ -561,14 +561,15 @@ def _init_db(args: argparse.Namespace) -> None:
         init_database(path, store=args.copy_from)
         print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
         return
-    if is_postgres_url(path):
-        init_database(path, demo=args.demo)
-    elif args.demo:
-        from ..testing.demo_data import load_demo
+    if args.demo:
+        from ..testing.demo_data import load_demo_into
 
-        load_demo(path)
+        load_demo_into(path)
+    elif is_postgres_url(path):
+        init_database(path)
     else:
-        from ..schema import create_all, engine_for
+        from ..engines.sqlalchemy_engines import engine_for
+        from ..schema import create_all
         from ..schema.memory import create_memory_tables
 
         engine = engine_for(path)

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..sql.project import render_macro
+from ..sql.project import write_sql
 from ..sql.seeds import seed_specs
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
@@ -47,27 +47,18 @@ def _archive_sql(memory_type: str, engine: str) -> str:
         )
         for column in model.__table__.columns  # type: ignore[attr-defined]
     ]
-    row = render_macro("row_as_json", table, columns, engine=engine)
-    return f"""
-insert into memory_archive (memory_type, memory_id, agent_id, user_id, reason, strength, memory,
-    archived_at)
-select $memory_type, id, agent_id, user_id, $reason, strength, {row}, $now
-from {table} where id in (select unnest(cast($ids as bigint[])))
-"""
+    return write_sql("archive_memories", table, tuple(columns), engine=engine)
 
 
-# an event's postings and vectors go with it
-_IDS = "(select unnest(cast($ids as bigint[])))"
-_DELETE_SQL = {
-    "event": {
-        table: f"delete from {table} where {key} in {_IDS} returning 1"
-        for table, key in (
-            ("memory_event_term", "event_id"),
-            ("memory_event_embedding", "event_id"),
-            ("memory_event", "id"),
-        )
-    },
-    "entity": {"memory_entity": f"delete from memory_entity where id in {_IDS} returning 1"},
+# each table's rows of a memory by its key (macro delete_memories): an event's postings and
+# vectors go with it
+_DELETED_BY = {
+    "event": (
+        ("memory_event_term", "event_id"),
+        ("memory_event_embedding", "event_id"),
+        ("memory_event", "id"),
+    ),
+    "entity": (("memory_entity", "id"),),
 }
 
 
@@ -102,8 +93,8 @@ def remove(cur: Any, memory_type: str, ids: list[int]) -> dict[str, int]:
     """Remove the memories from the live tables (archive first, unless purging); the rows
     deleted per table."""
     return {
-        table: len(cur.execute(statement, {"ids": ids}).fetchall())
-        for table, statement in _DELETE_SQL[memory_type].items()
+        table: len(cur.execute(write_sql("delete_memories", table, key), {"ids": ids}).fetchall())
+        for table, key in _DELETED_BY[memory_type]
     }
 
 

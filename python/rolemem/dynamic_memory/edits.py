@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
+from ..sql.project import write_sql
 from .base import _tracked
 from .checks import (
     MemoryInputError,
@@ -92,10 +93,9 @@ class _Edits(_Entities):
                 raise MemoryInputError(str(exc), field=name) from None
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
-        assignments = ", ".join(f"{name} = ${name}" for name in fields)  # names checked above
         with self._store.transaction() as cur:
             changed = cur.execute(
-                f"update {table} set {assignments} where id = $id returning id",
+                write_sql("update_memory_fields", table, tuple(fields), engine=self._store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
         if not changed:
@@ -123,8 +123,7 @@ class _Edits(_Entities):
             archive(cur, "event", "edited", [event_id], datetime.now(), engine=self._store.name)
             (new_id,) = self._write_events(cur, rows, vectors)
             cur.execute(
-                """update memory_event set strength = $strength, recall_count = $recalls,
-                is_pinned = $pinned, last_recalled_at = $recalled where id = $id""",
+                write_sql("restore_event_counters", engine=self._store.name),
                 {
                     "strength": strength,
                     "recalls": old["recall_count"],

@@ -6,12 +6,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ..sql.project import write_sql
 from .base import _tracked
 from .checks import (
     checked_entity,
-)
-from .sql import (
-    _MERGE_ENTITY_SQL,
 )
 from .store import _Events
 
@@ -64,18 +62,12 @@ class _Entities(_Events):
         description is appended unless already there and strength grows by the spacing
         increment for the time since the entity was last updated."""
         row = cur.execute(
-            _MERGE_ENTITY_SQL(self._store.name),
+            write_sql("merge_memory_entity", engine=self._store.name),
             {k: v for k, v in params.items() if k != "entity_type"},
         ).fetchone()
         if row is None:
             row = cur.execute(
-                """insert into memory_entity (scope, agent_id, user_id, user_name,
-                entity_name, entity_type, kind, keyword, description, strength,
-                recall_count, created_at, updated_at)
-                values ($scope, $agent_id, $user_id, $user_name, $entity_name,
-                $entity_type, $kind, $keyword, $description, 1, 0, $at, $at)
-                returning id""",
-                params,
+                write_sql("insert_memory_entity", engine=self._store.name), params
             ).fetchone()
         assert row is not None  # insert ... returning always answers one row
         return int(row[0])

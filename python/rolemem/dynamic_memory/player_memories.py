@@ -13,7 +13,6 @@ over the player's rows only.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from datetime import datetime
@@ -22,7 +21,7 @@ from typing import Any
 from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
 from ..memory_builder import erasure, history
-from ..sql.project import compose, render_macro
+from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
 
 KINDS = ("event", "entity")
@@ -239,10 +238,7 @@ def forget(
         if purge:
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
                 gone = cur.execute(
-                    f"""delete from {table} where user_id = $user_id
-                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-                returning 1""",
-                    params,
+                    write_sql("delete_player_agent_rows", table, engine=engine), params
                 ).fetchall()
                 counts[f"{key}_rows"] = deleted[table] = len(gone)
         if purge and agent_id is None:
@@ -292,9 +288,8 @@ ERASED_PLAYER_TABLES = (
 )
 
 
-@functools.cache
 def _player_delete_sql(table: str, engine: str) -> str:
-    return render_macro("delete_player_rows", table, engine=engine)
+    return write_sql("delete_player_rows", table, engine=engine)
 
 
 def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:

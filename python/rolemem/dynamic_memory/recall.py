@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..sql.batching import Coalescer
+from ..sql.project import write_sql
 from ..text.embedders import EmbeddingError, checked
 from ..text.tokens import case_folded, search_keywords
 from .base import _tracked
@@ -19,9 +20,7 @@ from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import _Lookups
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import (
-    _LOGGED,
-    _RECALLED,
-    _RECALLED_ONCE,
+    LOGGED,
     logged_columns,
     query_select,
 )
@@ -257,6 +256,7 @@ class _Recall(_Lookups):
         recall asking for it (as if applied one by one in the order of their times), one log
         insert per query asking for its log."""
         statements = []
+        engine = self._store.name
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
         for table, position, key in tables:
             recalled = [
@@ -269,15 +269,17 @@ class _Recall(_Lookups):
             bonus = self.settings["recall_strength_bonus"]
             if len(set(ids)) == len(ids) and len(set(times)) == 1:
                 once = {"bonus": bonus, "ids": ids, "now": times[0]}
-                statements.append((_RECALLED_ONCE.format(table=table), once))
+                statements.append((write_sql("record_recalls", table, engine=engine), once))
             elif recalled:
                 grouped = {"bonus": bonus, "ids": ids, "recalled_at": times}
-                statements.append((_RECALLED.format(table=table), grouped))
+                statements.append(
+                    (write_sql("record_batched_recalls", table, engine=engine), grouped)
+                )
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(
                     (
-                        _LOGGED,
+                        write_sql("log_recalls", LOGGED, engine=engine),
                         {
                             "query_id": uuid.uuid4().hex,
                             "now": query.params["now"],

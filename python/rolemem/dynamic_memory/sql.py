@@ -291,42 +291,7 @@ order by created_at, event_id
 """
 
 
-# Recalls of one table, each memory once at one time (a batch of one query): the cheaper
-# statement (no join: each operator is planned on every call)
-_RECALLED_ONCE = """
-update {table} set
-    recall_count = recall_count + 1,
-    last_recalled_at = $now,
-    strength = strength + $bonus
-where id in (select unnest(cast($ids as bigint[])))
-"""
-
-
-# A batch's recalls of one table, as if applied one by one in the order of their times (the
-# batch's queries arrived together): each recall counts (recall_count + 1 and the strength
-# bonus), the latest sets last_recalled_at
-_RECALLED = """
-update {table} set
-    recall_count = recall_count + recalled.times,
-    last_recalled_at = recalled.last_recalled_at,
-    strength = strength + recalled.times * $bonus
-from (
-    select
-        item_id,
-        count(*) as times,
-        max(recalled_at) as last_recalled_at
-    from (
-        select
-            unnest(cast($ids as bigint[])) as item_id,
-            unnest(cast($recalled_at as timestamp[])) as recalled_at
-    )
-    group by item_id
-) as recalled
-where {table}.id = recalled.item_id
-"""
-
-
-# One query's scored candidates into the recall log, a list per column (LOGGED_COLUMNS)
+# One query's scored candidates into the recall log, a list per column (macro log_recalls)
 LOGGED_COLUMNS = {
     "event_id": "bigint",
     "bm25_score": "double",
@@ -339,8 +304,11 @@ LOGGED_COLUMNS = {
 }
 
 
+LOGGED = tuple(LOGGED_COLUMNS.items())  # the macro log_recalls' argument
+
+
 def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """A query's scored candidates as _LOGGED binds them: a list per column, the scores as
+    """A query's scored candidates as log_recalls binds them: a list per column, the scores as
     floats (a JSON answer reads a whole-number score as an int)."""
     return {
         name: [
@@ -349,43 +317,6 @@ def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[An
         ]
         for name, kind in LOGGED_COLUMNS.items()
     }
-
-
-_LOGGED = f"""
-insert into memory_recall_log (query_id, queried_at, agent_id, user_id, item_type, item_id,
-    scope, bm25_score, keyword_score, dense_score, recency_score, profile_score, score,
-    is_selected)
-select $query_id, $now, $agent_id, $user_id, 'event', c.event_id, e.scope, c.bm25_score,
-    c.keyword_score, c.dense_score, c.recency_score, c.profile_score, c.score, c.is_selected
-from (
-    select
-        {
-    ", ".join(
-        f"unnest(cast(${name} as {kind}[])) as {name}" for name, kind in LOGGED_COLUMNS.items()
-    )
-}
-) as c
-join memory_event as e on e.id = c.event_id
-"""
-
-
-@functools.cache
-def _MERGE_ENTITY_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - rendered once per engine
-    increment = render_macro(
-        "strength_increment", "updated_at", "$at", "memory_strength_increments", engine=engine
-    )
-    return f"""update memory_entity set
-        description = case when strpos(description, $description) > 0
-            then description else description || '；' || $description end,
-        merge_count = coalesce(merge_count, 0)
-            + case when strpos(description, $description) > 0 then 0 else 1 end,
-        strength = strength + {increment},
-        updated_at = greatest(updated_at, $at),
-        user_name = coalesce($user_name, user_name)
-    where scope = $scope and agent_id = $agent_id
-        and user_id is not distinct from $user_id and entity_name = $entity_name
-        and kind = $kind and keyword = $keyword
-    returning id"""
 
 
 @functools.cache
@@ -400,23 +331,6 @@ def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once pe
         order by texts.event_id""",
         engine=engine,
     )
-
-
-@functools.cache
-def _REINFORCE_EVENT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
-    increment = render_macro(
-        "strength_increment",
-        "coalesce(updated_at, created_at)",
-        "$created_at",
-        "memory_strength_increments",
-        engine=engine,
-    )
-    return f"""update memory_event set
-        strength = strength + {increment},
-        updated_at = greatest(coalesce(updated_at, created_at), $created_at)
-    where scope = $scope and agent_id = $agent_id and user_id is not distinct from $user_id
-        and description = $description
-    returning id"""
 
 
 # what an official memory is, as export and import carry it

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..schema.memory import VECTOR_COLUMNS
-from ..sql.project import compose
+from ..sql.project import compose, write_sql
 from .base import _tracked
 from .checks import (
     MemoryInputError,
@@ -26,31 +26,11 @@ from .sql import (
     _EMBED_BATCH,
     _FIRST_NEW_ID,
     _NEW_AND_STORED_EVENTS_SQL,
-    _REINFORCE_EVENT_SQL,
     _SOURCE_FIELDS,
 )
 from .vectors import _Vectors
 
 log = logging.getLogger(__name__)
-
-# an event's postings (its terms as parallel lists, its owner) and vectors, each a bound value
-_POSTINGS_SQL = """
-insert into memory_event_term
-    (event_id, agent_id, scope, user_id, term, description_count, keyword_count, tag_count)
-select
-    cast($event_id as bigint),
-    cast($agent_id as varchar),
-    cast($scope as varchar),
-    cast($user_id as varchar),
-    unnest(cast($terms as varchar[])),
-    unnest(cast($description_counts as integer[])),
-    unnest(cast($keyword_counts as integer[])),
-    unnest(cast($tag_counts as integer[]))
-"""
-_VECTORS_SQL = (
-    f"insert into memory_event_embedding (event_id, {', '.join(VECTOR_COLUMNS)}) "
-    f"values ($id, {', '.join(f'${name}' for name in VECTOR_COLUMNS)})"
-)
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its
 # context texts' (model int_memory_event_context_texts)
@@ -192,7 +172,7 @@ class _Events(_Vectors):
             params = {k: v for k, v in row.items() if k != "terms"}
             existing = (
                 cur.execute(
-                    _REINFORCE_EVENT_SQL(self._store.name),
+                    write_sql("reinforce_memory_event", engine=self._store.name),
                     {
                         name: params[name]
                         for name in ("scope", "agent_id", "user_id", "description", "created_at")
@@ -205,21 +185,13 @@ class _Events(_Vectors):
                 ids.append(int(existing[0]))
                 continue
             inserted = cur.execute(
-                """insert into memory_event (scope, agent_id, user_id, scene, place,
-                description, deepinsight, keywords, importance, feedback, strength,
-                recall_count, token_count, save_id, first_line_id, last_line_id, batch_key,
-                created_at, updated_at)
-                values ($scope, $agent_id, $user_id, $scene, $place, $description,
-                $deepinsight, $keywords, $importance, $feedback, 1, 0, $token_count,
-                $save_id, $first_line_id, $last_line_id, $batch_key, $created_at, $created_at)
-                returning id""",
-                params,
+                write_sql("insert_memory_event", engine=self._store.name), params
             ).fetchone()
             assert inserted is not None  # insert ... returning always answers one row
             event_id = inserted[0]
             if terms["terms"]:
                 cur.execute(
-                    _POSTINGS_SQL,
+                    write_sql("insert_event_postings", engine=self._store.name),
                     {
                         "event_id": event_id,
                         **{name: params[name] for name in ("agent_id", "scope", "user_id")},
@@ -228,7 +200,7 @@ class _Events(_Vectors):
                 )
             if vector is not None:
                 cur.execute(
-                    _VECTORS_SQL,
+                    write_sql("insert_event_vectors", VECTOR_COLUMNS, engine=self._store.name),
                     {"id": event_id, **dict(zip(VECTOR_COLUMNS, vector, strict=True))},
                 )
             ids.append(event_id)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from importlib import resources
 
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import write_sql
 from ..text.embedders import checked
 from .base import _Base, _tracked
 from .sql import _EMBED_BATCH, _MISSING_CONTEXT_SQL
@@ -34,10 +35,7 @@ class _Vectors(_Base):
         missing = self._store.run(_MISSING_CONTEXT_SQL(self._store.name), {})
         columns = VECTOR_COLUMNS[1:]
         # one statement per event: a list of vectors is one flat array on PostgreSQL
-        fill = (
-            f"update memory_event_embedding set "
-            f"{', '.join(f'{name} = ${name}' for name in columns)} where event_id = $event_id"
-        )
+        fill = write_sql("fill_event_vectors", columns, engine=self._store.name)
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
             vectors = self._embedded([text for _, *row_texts in chunk for text in row_texts])

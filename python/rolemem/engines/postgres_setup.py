@@ -6,7 +6,6 @@ continues after the copied keys, so the game's next insert does not collide."""
 
 from __future__ import annotations
 
-import tempfile
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,33 +36,24 @@ def _sqlalchemy_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def init_database(url: str, *, demo: bool = False, store: str | Path | None = None) -> None:
-    """Create rolemem's tables on the database at `url` if missing. `demo`: recreate them
-    (keys restart at 1) and load the demo saves, config and player memories; `store`: recreate
-    them and copy the rows of that embedded DuckDB store instead."""
+def init_database(url: str, *, store: str | Path | None = None) -> None:
+    """Create rolemem's tables on the database at `url` if missing. `store`: recreate them (keys
+    restart at 1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo`
+    copies the demo store this way)."""
     import sqlalchemy as sa
 
     from ..schema import create_all, drop_all
     from ..schema.memory import create_memory_tables, drop_memory_tables
 
-    if demo and store is not None:
-        raise ValueError("give demo or store, not both")
     engine = sa.create_engine(_sqlalchemy_url(url))
     try:
-        if demo or store is not None:
+        if store is not None:
             drop_memory_tables(engine)
             drop_all(engine)
         create_all(engine)
         create_memory_tables(engine)
         if store is not None:
             _copy_store(engine, store)
-        elif demo:
-            from ..testing.demo_data import load_demo
-
-            with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
-                path = Path(scratch) / "demo.duckdb"
-                load_demo(str(path))
-                _copy_store(engine, path)
     finally:
         engine.dispose()
 

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from ..engines import duckdb_connect
-from ..sql.project import compose, render_macro
+from ..sql.project import compose, render_macro, write_sql
 
 log = logging.getLogger(__name__)
 
@@ -160,14 +160,6 @@ inner join int_save_history_tips as recorded
 inner join line as first_line on first_line.id = walked.first_line_id
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
 """
-# the chain stays whole, one run longer, up to the save's tip (the walk started there)
-_APPENDED_TIP_SQL = """
-update int_save_history_tips
-set
-    tip_line_id = (select last_message_id from save where id = $save_id),
-    line_count = $line_count
-where save_id = $save_id
-"""
 # every character of the save (the batch model over the stored chain) with the first line and
 # index of its last stored message; a character speaking for the first time has none and is
 # built from the start
@@ -200,26 +192,48 @@ def _append_statements() -> dict[str, str]:
     }
     stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
     return {
-        "walk": compose(
-            "int_lines_walked_to_root", new_lines, "select * from int_lines_walked_to_root"
+        "walk": write_sql(
+            "replace_temp_table",
+            _WALK,
+            compose(
+                "int_lines_walked_to_root", new_lines, "select * from int_lines_walked_to_root"
+            ),
         ),
-        "chain": compose(
+        "chain": write_sql(
+            "insert_from_query",
             "int_lines_chained_to_root",
-            {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
-            "select * replace (line_position + $offset as line_position) "
-            "from int_lines_chained_to_root",
+            compose(
+                "int_lines_chained_to_root",
+                {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
+                "select * replace (line_position + $offset as line_position) "
+                "from int_lines_chained_to_root",
+            ),
+            True,
         ),
-        "resumed_targets": compose("int_memory_targets", stored, _LAST_MESSAGES_SELECT),
-        "messages": compose(
+        # fixed before the delete: the rebuilt messages replace exactly the deleted ones
+        "resumed_targets": write_sql(
+            "replace_temp_table",
+            _RESUMED,
+            compose("int_memory_targets", stored, _LAST_MESSAGES_SELECT),
+        ),
+        "delete_resumed": write_sql("delete_resumed_messages", _RESUMED),
+        # the chain stays whole, one run longer, up to the save's tip (the walk started there)
+        "tip": write_sql("extend_history_tip"),
+        "messages": write_sql(
+            "insert_from_query",
             "memory_messages",
-            {
-                "int_memory_targets": f"select * from {_RESUMED}",
-                # only the lines from the earliest resumed message on are read
-                "int_lines_chained_to_root": _STORED_CHAIN_SQL
-                + " and line_position >= (select min(coalesce(resume_line_position, 0))"
-                " from int_memory_targets)",
-            },
-            "select * from memory_messages",
+            compose(
+                "memory_messages",
+                {
+                    "int_memory_targets": f"select * from {_RESUMED}",
+                    # only the lines from the earliest resumed message on are read
+                    "int_lines_chained_to_root": _STORED_CHAIN_SQL
+                    + " and line_position >= (select min(coalesce(resume_line_position, 0))"
+                    " from int_memory_targets)",
+                },
+                "select * from memory_messages",
+            ),
+            True,
         ),
     }
 
@@ -229,29 +243,16 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int) -> bool:
     False (nothing written) when it did not."""
     statements = _append_statements()
     params = {"save_id": save_id}
-    cur.execute(f"create or replace temp table {_WALK} as {statements['walk']}", params)
+    cur.execute(statements["walk"], params)
     walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
     if not walked:
         return False
     [(line_count, new_lines)] = walked
-    cur.execute(
-        f"insert into int_lines_chained_to_root by name {statements['chain']}",
-        {**params, "offset": line_count},
-    )
-    # fixed before the delete: the rebuilt messages replace exactly the deleted ones
-    cur.execute(
-        f"create or replace temp table {_RESUMED} as {statements['resumed_targets']}", params
-    )
-    cur.execute(
-        f"""delete from memory_messages as messages
-        using {_RESUMED} as resumed
-        where
-            messages.save_id = resumed.save_id
-            and messages.target_key = resumed.target_key
-            and messages.message_index >= resumed.resume_message_index"""
-    )
-    cur.execute(f"insert into memory_messages by name {statements['messages']}", params)
-    cur.execute(_APPENDED_TIP_SQL, {**params, "line_count": line_count + new_lines})
+    cur.execute(statements["chain"], {**params, "offset": line_count})
+    cur.execute(statements["resumed_targets"], params)
+    cur.execute(statements["delete_resumed"])
+    cur.execute(statements["messages"], params)
+    cur.execute(statements["tip"], {**params, "line_count": line_count + new_lines})
     return True
 
 
@@ -261,8 +262,10 @@ def _statements() -> dict[str, str]:
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
-        "walk": compose(
-            "int_lines_walked_to_root", sources, "select * from int_lines_walked_to_root"
+        "walk": write_sql(
+            "replace_temp_table",
+            _WALK,
+            compose("int_lines_walked_to_root", sources, "select * from int_lines_walked_to_root"),
         ),
         "int_lines_chained_to_root": compose(
             "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"
@@ -318,15 +321,12 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> None:
         return
     statements = _statements()
     empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
-    cur.execute(
-        f"create or replace temp table {_WALK} as {statements['walk']}",
-        duckdb_connect.used(statements["walk"], empty),
-    )
+    cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], empty))
     for table in TABLES:
         if table not in existing:  # names from this module, never from data
             sql = statements[table]
             cur.execute(
-                f"create table if not exists {table} as select * from ({sql}) where false",
+                write_sql("create_table_from_query", table, sql, True),
                 duckdb_connect.used(sql, empty),
             )
 
@@ -362,18 +362,13 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> None:
             cur.execute("commit")
             return
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
-        cur.execute(
-            f"create or replace temp table {_WALK} as {statements['walk']}",
-            duckdb_connect.used(statements["walk"], params),
-        )
+        cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
         for table in TABLES:
             cur.execute(
-                f"delete from {table} where save_id in "
-                "(select unnest(cast($save_ids as bigint[])))",
-                {"save_ids": rebuilt},
-            )
-            sql = statements[table]
-            cur.execute(f"insert into {table} by name {sql}", duckdb_connect.used(sql, params))
+                write_sql("delete_save_rows", table, engine="duckdb"), {"save_ids": rebuilt}
+            ).fetchall()
+            sql = write_sql("insert_from_query", table, statements[table], True)
+            cur.execute(sql, duckdb_connect.used(sql, params))
         cur.execute("commit")
     except BaseException:
         cur.execute("rollback")
@@ -470,7 +465,7 @@ def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
     return {
         table: len(
             cur.execute(
-                render_macro("delete_save_rows", table, engine=engine), {"save_ids": save_ids}
+                write_sql("delete_save_rows", table, engine=engine), {"save_ids": save_ids}
             ).fetchall()
         )
         for table in TABLES

@@ -33,7 +33,7 @@ from ..errors import (
     RolememError,
     SaveNotFoundError,
 )
-from ..sql.project import render_macro
+from ..sql.project import render_macro, write_sql
 from . import history
 
 LINE_FIELDS = (
@@ -238,7 +238,7 @@ def create_role(cur: Any, name: str, *, role_id: int | None = None) -> dict[str,
         role_id = cur.execute(_NEXT_ID_SQL["role"]).fetchone()[0]  # type: ignore[index]
     elif cur.execute("select count(*) from role where id = $id", {"id": role_id}).fetchone()[0]:  # type: ignore[index]
         raise ConflictError(f"role {role_id} already exists", field="id")
-    cur.execute("insert into role (id, name) values ($id, $name)", {"id": role_id, "name": name})
+    cur.execute(write_sql("insert_role"), {"id": role_id, "name": name})
     return {"role_id": role_id, "name": name}
 
 
@@ -279,8 +279,7 @@ def create_save(
     elif cur.execute("select count(*) from save where id = $id", {"id": save_id}).fetchone()[0]:  # type: ignore[index]
         raise ConflictError(f"save {save_id} already exists", field="id")
     cur.execute(
-        """insert into save (id, user_id, name, last_message_id, forked_from_line_id, user_name)
-        values ($id, $user_id, $name, $line_id, $line_id, $user_name)""",
+        write_sql("insert_save"),
         {
             "id": save_id,
             "user_id": user_id,
@@ -422,9 +421,7 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
 
 def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
     row = cur.execute(
-        f"""insert into line ({", ".join(LINE_FIELDS)}, scene, save_id, parent_line_id)
-        values ({", ".join(f"${name}" for name in LINE_FIELDS)}, $scene, $save_id, $parent)
-        returning id""",
+        write_sql("insert_line", (*LINE_FIELDS, "scene")),
         {
             **{name: line[name] for name in LINE_FIELDS},
             "scene": line.get("scene"),
@@ -465,10 +462,7 @@ def append(
             line["created_at"] = default_time
         parent = _insert_line(cur, save["save_id"], parent, {**line, "scene": scene})
         ids.append(parent)
-    cur.execute(
-        "update save set last_message_id = $tip where id = $id",
-        {"tip": parent, "id": save["save_id"]},
-    )
+    cur.execute(write_sql("move_save_tip"), {"tip": parent, "id": save["save_id"]})
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
@@ -571,8 +565,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
             field="line_id",
         )
     cur.execute(
-        """update save set last_message_id = $tip, forked_from_line_id = $fork
-        where id = $id""",
+        write_sql("reload_save_point"),
         {"tip": line_id, "fork": fork_line, "id": save["save_id"]},
     )
 
@@ -594,7 +587,8 @@ class Saves:
                 duckdb_connect.connect(db or duckdb_connect.default_db_path()),
                 True,
             )
-        from ..schema import create_all, engine_on
+        from ..engines.sqlalchemy_engines import engine_on
+        from ..schema import create_all
 
         engine = engine_on(self._con)
         create_all(engine)

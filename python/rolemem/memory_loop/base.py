@@ -18,6 +18,7 @@ from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
 from ..sql.batching import Coalescer
+from ..sql.project import write_sql
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
 from .llm import ChatModel
@@ -246,8 +247,10 @@ class _LoopBase:
         with self.memory.store.transaction() as cur:
             changed = cur.execute(
                 # the table name is one of two fixed names, never data
-                f"update {table} set is_pinned = $pinned where id = $id returning id",
-                {"pinned": pinned, "id": memory_id},
+                write_sql(
+                    "update_memory_fields", table, ("is_pinned",), engine=self.memory.store.name
+                ),
+                {"is_pinned": pinned, "id": memory_id},
             ).fetchall()
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")

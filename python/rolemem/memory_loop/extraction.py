@@ -15,10 +15,10 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import message_spans
+from ..sql.project import write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
 from .reports import _AlreadyExtracted, _state_params, event_times
-from .sql import _FAILURE_SQL, _STATE_SQL
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +96,7 @@ class _Extraction(_LoopBase):
         """The batch row, its lines (the watermark), its memories and the loop state: one
         transaction."""
         claimed = cur.execute(
-            """insert into memory_extraction_batch (batch_key, save_id, target_key, user_id,
-                agent_id, first_line_id, last_line_id, turn_count, reason, scene,
-                event_count, entity_count, llm_model, extracted_at)
-            values ($batch_key, $save_id, $target_key, $user_id, $agent_id, $first_line_id,
-                $last_line_id, $turn_count, $reason, $scene, $event_count, $entity_count,
-                $llm_model, $now)
-            on conflict do nothing returning batch_key""",
+            write_sql("insert_extraction_batch", engine=self.memory.store.name),
             {
                 "batch_key": batch["batch_key"],
                 "save_id": state["save_id"],
@@ -126,9 +120,7 @@ class _Extraction(_LoopBase):
         # committed them meanwhile makes this batch a duplicate (the transaction is undone)
         sent = [line["id"] for line in chosen]
         recorded = cur.execute(
-            """insert into memory_extracted_line (line_id, target_key, user_id, batch_key)
-            select unnest(cast($line_ids as bigint[])), $target_key, $user_id, $batch_key
-            on conflict do nothing returning line_id""",
+            write_sql("insert_extracted_lines", engine=self.memory.store.name),
             {
                 "line_ids": sent,
                 "target_key": state["target_key"],
@@ -140,7 +132,10 @@ class _Extraction(_LoopBase):
             raise _AlreadyExtracted(batch["batch_key"])
         events = self.memory.write_events(cur, event_rows, vectors, merge=True)
         entities = [self.memory.write_entity(cur, params) for params in entity_params]
-        cur.execute(_STATE_SQL, _state_params(state, keep_scene=keep_scene, extracted=True))
+        cur.execute(
+            write_sql("upsert_loop_state", engine=self.memory.store.name),
+            _state_params(state, keep_scene=keep_scene, extracted=True),
+        )
         return events, entities
 
     @staticmethod
@@ -226,7 +221,7 @@ class _Extraction(_LoopBase):
         try:
             with self.memory.store.transaction() as cur:
                 cur.execute(
-                    _FAILURE_SQL,
+                    write_sql("record_loop_failure", engine=self.memory.store.name),
                     {
                         **{name: state[name] for name in ("save_id", "target_key", "user_id")},
                         "agent_id": state["agent_id"],

@@ -13,7 +13,7 @@ from ..dynamic_memory import (
 from ..dynamic_memory.archive import archive
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..sql.project import compose
+from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
 from .observation import _Observation
 from .reports import MaintenanceReport
@@ -87,9 +87,7 @@ class _Maintenance(_Observation):
                     if (item["agent_id"], item["user_id"]) == (quota["agent_id"], quota["user_id"])
                 )
                 cur.execute(
-                    """insert into memory_maintenance_run (agent_id, user_id, rule,
-                        memory_count, archived_count, ran_at)
-                    values ($agent_id, $user_id, $rule, $memory_count, $archived, $now)""",
+                    write_sql("insert_maintenance_run", engine=store.name),
                     {
                         "agent_id": quota["agent_id"],
                         "user_id": quota["user_id"],
@@ -131,14 +129,7 @@ class _Maintenance(_Observation):
                     tx, "entity", "consolidated", list(merged), now, keep=True, engine=store.name
                 )
                 tx.execute(
-                    """update memory_entity set description = merged.description,
-                        merge_count = 0, updated_at = greatest(updated_at, $now)
-                    from (
-                        select
-                            unnest(cast($ids as bigint[])) as id,
-                            unnest(cast($texts as varchar[])) as description
-                    ) as merged
-                    where memory_entity.id = merged.id""",
+                    write_sql("consolidate_entity_descriptions", engine=store.name),
                     {"ids": list(merged), "texts": list(merged.values()), "now": now},
                 )
             done += len(merged)

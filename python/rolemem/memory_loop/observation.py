@@ -13,9 +13,9 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import int_or_none
+from ..sql.project import write_sql
 from .extraction import _Extraction
 from .reports import ObserveReport, _state_params, observed_target
-from .sql import _STATE_SQL
 
 
 class _Observation(_Extraction):
@@ -73,7 +73,10 @@ class _Observation(_Extraction):
             }
             if not batches:
                 with self.memory.store.transaction() as cur:
-                    cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
+                    cur.execute(
+                        write_sql("upsert_loop_state", engine=self.memory.store.name),
+                        _state_params(state, keep_scene=scene is None),
+                    )
                 return report
             if self.llm is None:
                 return report  # nothing to extract with; the turns stay pending
@@ -143,7 +146,10 @@ class _Observation(_Extraction):
                 "now": datetime.now(),
             }
             with self.memory.store.transaction() as cur:
-                cur.execute(_STATE_SQL, _state_params(state, keep_scene=scene is None))
+                cur.execute(
+                    write_sql("upsert_loop_state", engine=self.memory.store.name),
+                    _state_params(state, keep_scene=scene is None),
+                )
         return {
             "target_key": target_key,
             "pending_turns": plan["pending_turns"],

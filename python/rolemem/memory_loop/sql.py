@@ -285,35 +285,3 @@ def maintenance_select(engine: str) -> str:
             engine=engine,
         ),
     )
-
-
-_STATE_SQL = """
-    insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_scene,
-        last_observed_at, role_id, script_role_id, failed_attempts)
-    values ($save_id, $target_key, $user_id, $agent_id, $scene, $now, $role_id,
-        $script_role_id, 0)
-    on conflict (save_id, target_key) do update set
-        user_id = excluded.user_id, agent_id = excluded.agent_id,
-        last_scene = case when $keep_scene then memory_loop_state.last_scene
-            else excluded.last_scene end,
-        last_observed_at = excluded.last_observed_at,
-        role_id = excluded.role_id, script_role_id = excluded.script_role_id,
-        failed_attempts = case when $extracted then 0
-            else memory_loop_state.failed_attempts end,
-        -- a success clears the last failure: the status says what is wrong now
-        last_error = case when $extracted then null else memory_loop_state.last_error end,
-        last_error_at = case when $extracted then null else memory_loop_state.last_error_at end
-"""
-
-
-# a failed extraction: the error and one more failed attempt (the scene is not moved, so the
-# next observation sends the same batch)
-_FAILURE_SQL = """
-    insert into memory_loop_state (save_id, target_key, user_id, agent_id, last_observed_at,
-        role_id, script_role_id, last_error, last_error_at, failed_attempts)
-    values ($save_id, $target_key, $user_id, $agent_id, $now, $role_id, $script_role_id,
-        $error, $now, 1)
-    on conflict (save_id, target_key) do update set
-        last_error = excluded.last_error, last_error_at = excluded.last_error_at,
-        failed_attempts = coalesce(memory_loop_state.failed_attempts, 0) + 1
-"""

@@ -17,8 +17,6 @@ from .game import (
     create_postgres_indexes,
     drop_all,
     drop_tables,
-    engine_for,
-    engine_on,
 )
 
 __all__ = [
@@ -37,6 +35,4 @@ __all__ = [
     "create_postgres_indexes",
     "drop_all",
     "drop_tables",
-    "engine_for",
-    "engine_on",
 ]

@@ -251,20 +251,3 @@ def _config_ddl() -> list[str]:
         str(CreateTable(table, if_not_exists=True).compile(dialect=Dialect()))
         for table in CONFIG_TABLES
     ]
-
-
-def engine_for(path: str) -> sa.Engine:
-    """A SQLAlchemy engine on an embedded DuckDB file (a file another process holds is a
-    DatabaseLockedError, as everywhere in rolemem)."""
-    from duckdb_engine import ConnectionWrapper
-
-    from ..engines.duckdb_connect import connect
-
-    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(connect(path)))
-
-
-def engine_on(con: Any) -> sa.Engine:
-    """A SQLAlchemy engine over cursors of an open DuckDB connection (the caller keeps it)."""
-    from duckdb_engine import ConnectionWrapper
-
-    return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(con.cursor()))

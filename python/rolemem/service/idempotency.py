@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ConflictError, RolememError
+from ..sql.project import write_sql
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
@@ -57,7 +58,7 @@ def once(
     now = datetime.now()
     stored = scoped(key, player)
     cur.execute(
-        "delete from rolemem_idempotency where key = $key and created_at < $expired",
+        write_sql("forget_idempotency_key"),
         {"key": stored, "expired": now - timedelta(hours=hours)},
     )
     seen = cur.execute(
@@ -73,8 +74,7 @@ def once(
         return dict(json.loads(seen[1]))
     answer = write(cur)
     cur.execute(
-        """insert into rolemem_idempotency (key, user_id, request_hash, response, created_at)
-        values ($key, $user_id, $hash, $response, $now)""",
+        write_sql("insert_idempotency_record"),
         {
             "key": stored,
             "user_id": player,
@@ -89,7 +89,7 @@ def once(
 def forget_expired(cur: duckdb.DuckDBPyConnection, *, hours: float) -> int:
     """Drop keys older than `hours` (maintenance)."""
     rows = cur.execute(
-        "delete from rolemem_idempotency where created_at < $expired returning 1",
+        write_sql("forget_expired_idempotency"),
         {"expired": datetime.now() - timedelta(hours=hours)},
     ).fetchall()
     return len(rows)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+import textwrap
+from collections.abc import Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def _environment(engine: str = "duckdb") -> jinja2.Environment:
         target={"type": engine, "name": "python"},
     )
     macro_text = "\n".join(
-        path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").glob("*.sql"))
+        path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").rglob("*.sql"))
     )
     adapter.macros = env.from_string(macro_text).module
     env.globals.update(
@@ -96,6 +97,15 @@ def render_macro(name: str, *args: Any, engine: str = "duckdb") -> str:
     dispatched for `engine`."""
     adapter: Any = _environment(engine).globals["adapter"]
     return str(getattr(adapter.macros, name)(*args)).strip()
+
+
+@functools.cache
+def write_sql(name: str, *args: Hashable, engine: str = "duckdb") -> str:
+    """A write statement of macros/writes/ (its `$name` parameters bound by the caller),
+    rendered once per arguments and engine: the per-call cost is a dict lookup."""
+    # the macro's body is indented in its file; its first line is not (the tag strips it)
+    head, _, rest = render_macro(name, *args, engine=engine).partition("\n")
+    return f"{head}\n{textwrap.dedent(rest)}" if rest else head
 
 
 def render_model(

@@ -9,13 +9,16 @@ user_id of data/dynamic_demo.json, mumu), whose memories are loaded too.
 from __future__ import annotations
 
 import json
+import tempfile
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from ..schema import Line, Role, Save, create_all, drop_all, engine_for
+from ..engines.sqlalchemy_engines import engine_for
+from ..schema import Line, Role, Save, create_all, drop_all
 
 
 def _load_dynamic_demo(path: str) -> None:
@@ -83,6 +86,20 @@ def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str
         parent_id = line.id
     save.last_message_id = parent_id
     return save
+
+
+def load_demo_into(db: str) -> None:
+    """The demo into `db`: a DuckDB file (`load_demo`) or a PostgreSQL URL (the demo built in a
+    scratch DuckDB file, then copied in; keys restart at 1)."""
+    from ..engines.postgres_setup import init_database, is_postgres_url
+
+    if not is_postgres_url(db):
+        load_demo(db)
+        return
+    with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
+        path = str(Path(scratch) / "demo.duckdb")
+        load_demo(path)
+        init_database(db, store=path)
 
 
 def load_demo(path: str) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ..sql.project import write_sql
+
 _CREATE_TABLES = """
 create table if not exists role (id bigint primary key, name varchar not null);
 create table if not exists save (id bigint primary key, name varchar, last_message_id bigint);
@@ -21,79 +23,6 @@ create table if not exists line (
     attribute varchar not null, role_id bigint, script_role_id varchar, display_name varchar,
     save_id bigint not null, parent_line_id bigint
 );
-"""
-
-_INSERT_ROLES = """
-insert into role (id, name) values (1, '钦灵'), (2, '莉莉') on conflict do nothing
-"""
-
-_INSERT_SAVES = """
-insert into save (id, name, last_message_id)
-select
-    $first_save_id + save_number,
-    'synthetic ' || ($first_save_id + save_number),
-    $first_line_id - 1 + (save_number + 1) * $per_save
-from range($saves) as saves(save_number)
-"""
-
-_INSERT_LINES = """
-insert into line (id, original_emotion, predicted_emotion, content, tts_content,
-                  action_content, audio_file, attribute, role_id, script_role_id,
-                  display_name, save_id, parent_line_id)
-with numbered as (
-    select
-        $first_line_id + line_number as line_id,
-        $first_save_id + line_number // $per_save as save_id,
-        line_number % $per_save as position,
-        cast(hash(line_number, $seed) % 100 as integer) as roll,
-        cast(hash(line_number, $seed, 'style') % 12 as integer) as style
-    from range($saves * $per_save) as numbered(line_number)
-),
-voiced as (
-    select
-        *,
-        case
-            when position < 3 then 'system'
-            when roll < 30 or roll >= 93 then 'user'
-            when roll < 90 then 'assistant'
-            else 'system'
-        end as attribute,
-        case
-            when position = 1 or (position >= 3 and roll < 55) then 1
-            when position >= 3 and (roll between 55 and 69 or roll between 90 and 92) then 2
-        end as role_id,
-        case when position = 2 or (position >= 3 and roll between 70 and 79) then '1' end
-            as script_role_id,
-        case
-            when position < 3 then null
-            when roll < 30 then '莱姆'
-            when roll < 55 then '钦灵'
-            when roll < 70 then '莉莉'
-            when roll < 80 then '白小喵'
-            when roll < 90 then '旁白'
-            when roll >= 93 then ' '
-        end as display_name
-    from numbered
-)
-select
-    line_id,
-    case when style % 3 = 0 then null else ['开心', '好奇', '难为情', '生气'][style % 4 + 1] end,
-    null,
-    '台词' || line_id || case when style = 7 then '，{带括号}' else '' end,
-    case when attribute = 'assistant' and style % 2 = 0 then 'セリフ' || line_id end,
-    case when attribute = 'assistant' and style % 5 = 0 then '动作' || line_id end,
-    null,
-    attribute,
-    role_id,
-    script_role_id,
-    display_name,
-    save_id,
-    case
-        when position = 0 then null
-        when position % 10 = 5 then line_id - 2
-        else line_id - 1
-    end
-from voiced
 """
 
 
@@ -117,6 +46,6 @@ def generate_dialogue(
         "first_line_id": first_line_id,
     }
     con.execute(_CREATE_TABLES)
-    con.execute(_INSERT_ROLES)
-    con.execute(_INSERT_SAVES, params)
-    con.execute(_INSERT_LINES, {**params, "seed": seed})
+    con.execute(write_sql("insert_synthetic_roles"))
+    con.execute(write_sql("insert_synthetic_saves"), params)
+    con.execute(write_sql("insert_synthetic_lines"), {**params, "seed": seed})

@@ -1,0 +1,8 @@
+{#
+    The two roles every synthetic dialogue speaks with (rolemem.testing).
+#}
+{% macro insert_synthetic_roles() -%}
+    insert into role (id, name)
+    values (1, '钦灵'), (2, '莉莉')
+    on conflict do nothing
+{%- endmacro %}

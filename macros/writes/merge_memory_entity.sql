@@ -1,0 +1,28 @@
+{#
+    An entity mentioned again, merged into the row of the same (scope, agent, player, entity,
+    kind, keyword): its description appended unless already there (merge_count counts the
+    appends, consolidation rewrites them), its strength grown by the spacing increment.
+    Answers its id, or no row when there is none (the caller then inserts it).
+#}
+{% macro merge_memory_entity() -%}
+    {%- set increment = strength_increment('updated_at', '$at', 'memory_strength_increments') -%}
+    update memory_entity
+    set
+        description = case
+            when strpos(description, $description) > 0 then description
+            else description || '；' || $description
+        end,
+        merge_count = coalesce(merge_count, 0)
+        + case when strpos(description, $description) > 0 then 0 else 1 end,
+        strength = strength + {{ increment | indent(4) }},
+        updated_at = greatest(updated_at, $at),
+        user_name = coalesce($user_name, user_name)
+    where
+        scope = $scope
+        and agent_id = $agent_id
+        and user_id is not distinct from $user_id
+        and entity_name = $entity_name
+        and kind = $kind
+        and keyword = $keyword
+    returning id
+{%- endmacro %}

@@ -1,0 +1,13 @@
+{#
+    Recalls of one table, each memory once at one time (a batch of one query): the cheaper
+    statement (no join: each operator is planned on every call). Each counts once and adds
+    the strength bonus.
+#}
+{% macro record_recalls(table) -%}
+    update {{ table }}
+    set
+        recall_count = recall_count + 1,
+        last_recalled_at = $now,
+        strength = strength + $bonus
+    where id in (select unnest(cast($ids as bigint[])))
+{%- endmacro %}

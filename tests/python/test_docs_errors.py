@@ -1,0 +1,233 @@
+"""The service page's error table tells the truth: for each row, the request the row describes,
+made against the running service on both engines, gets the row's status and `error.type` in
+the one error shape. A row without a request here (or a request without a row) fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.service.settings import ServiceSettings
+
+from .conftest import REPO, error_of, scripted_game
+
+PAGE = "docs/service.md"
+KEY = {"X-API-Key": "game"}
+DESIGNER = {"X-API-Key": "designer"}
+SETTINGS = ServiceSettings(api_key="game", designer_key="designer")
+
+
+def error_table() -> list[tuple[int, str, str]]:
+    """(status, error.type, when) per row of the page's error table."""
+    text = (REPO / PAGE).read_text(encoding="utf-8")
+    section = text.split("## Errors and limits", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d{3}) \| `(\w+)` \| (.+?) \|$", section, re.M)
+    return [(int(status), kind, when) for status, kind, when in rows]
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    with scripted_game(request, tmp_path_factory, "rolemem_docs_errors", settings=SETTINGS) as g:
+        yield g
+
+
+class Game:
+    """Saves of the test's own, made on the running service, for the rows to point at."""
+
+    def __init__(self, client: httpx.Client, app: Any) -> None:
+        self.client, self.app = client, app
+
+    def post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer = self.client.post(route, headers=KEY, json=body)
+        assert answer.is_success, (route, answer.text)
+        return answer.json()
+
+    def save_with_a_line(self, attribute: str = "user") -> tuple[int, int]:
+        save = self.post("/saves", {"user_id": "mumu"})["save_id"]
+        line = {"attribute": attribute, "content": "你好"}
+        if attribute == "assistant":
+            line["role_id"] = 1
+        appended = self.post(f"/saves/{save}/lines", {"user_id": "mumu", "lines": [line]})
+        return save, appended["line_ids"][0]
+
+    def ownerless_save(self) -> int:
+        """A save the game wrote itself, without an owner."""
+
+        def write(cur: Any) -> int:
+            cur.execute("insert into save (id, name) values (880000, 'the game''s own')")
+            return 880000
+
+        return self.app.state.store.write(write)
+
+
+def _another_saves_line(game: Game) -> httpx.Response:
+    _, line = game.save_with_a_line()
+    save, _ = game.save_with_a_line()
+    return game.client.put(
+        f"/saves/{save}/tip", headers=KEY, json={"user_id": "mumu", "line_id": line}
+    )
+
+
+def _observe_for_another_player(game: Game) -> httpx.Response:
+    save, _ = game.save_with_a_line()
+    return game.client.post(
+        f"/saves/{save}/lines",
+        headers=KEY,
+        json={
+            "user_id": "mumu",
+            "lines": [{"attribute": "user", "content": "x"}],
+            "observe": {"agent_id": "qiyu", "role_id": 1, "user_id": "bob"},
+        },
+    )
+
+
+def _refused_config(game: Game) -> httpx.Response:
+    return game.client.post(
+        "/config/import",
+        headers=DESIGNER,
+        json={
+            "character_id": "broken",
+            "attributes": {"x": [{"关键词": ["a"], "内容": "c", "强度": 9, "queryParams": []}]},
+        },
+    )
+
+
+def _ownerless(game: Game) -> httpx.Response:
+    save = game.ownerless_save()
+    return game.client.get(f"/saves/{save}", headers=KEY, params={"user_id": "mumu"})
+
+
+def _another_players_save(game: Game) -> httpx.Response:
+    save, _ = game.save_with_a_line()
+    return game.client.get(f"/saves/{save}", headers=KEY, params={"user_id": "stranger"})
+
+
+def _taken_id(game: Game) -> httpx.Response:
+    return game.client.post("/roles", headers=KEY, json={"id": 1, "name": "又一个"})
+
+
+def _reused_key(game: Game) -> httpx.Response:
+    save, _ = game.save_with_a_line()
+    headers = {**KEY, "Idempotency-Key": "docs-errors-1"}
+    for content in ("第一次", "另一句"):
+        answer = game.client.post(
+            f"/saves/{save}/lines",
+            headers=headers,
+            json={"user_id": "mumu", "lines": [{"attribute": "user", "content": content}]},
+        )
+    return answer
+
+
+def _regenerate_a_player_line(game: Game) -> httpx.Response:
+    save, _ = game.save_with_a_line("user")
+    return game.client.post(
+        f"/saves/{save}/regenerate", headers=KEY, json={"user_id": "mumu", "line": {"content": "x"}}
+    )
+
+
+def _delete_a_forked_save(game: Game) -> httpx.Response:
+    save, line = game.save_with_a_line()
+    game.post("/saves", {"user_id": "mumu", "from_line_id": line})
+    return game.client.delete(f"/saves/{save}", headers=KEY, params={"user_id": "mumu"})
+
+
+def _maintenance_under_way(game: Game) -> httpx.Response:
+    # held by the test, as another process of the store would hold it
+    with game.app.state.store.engine.only_one("maintenance") as mine:
+        assert mine
+        return game.client.post("/admin/maintenance", headers=DESIGNER)
+
+
+def _past_the_time_budget(game: Game) -> httpx.Response:
+    store = game.app.state.store
+    settings = store.settings
+    store.settings = dataclasses.replace(settings, request_timeout=0.001)
+    try:
+        return game.client.post(
+            "/turn",
+            headers=KEY,
+            json={
+                "save_id": 2,
+                "character_id": "qiyu",
+                "role_id": 1,
+                "user_id": "mumu",
+                "message": "今天画画时你好温柔",
+            },
+        )
+    finally:
+        store.settings = settings
+
+
+# the beginning of each row's "when", and the request it describes
+REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
+    "a line of another save's tree": _another_saves_line,
+    "`observe.user_id` is not the request's": _observe_for_another_player,
+    "designer config the rules refuse": _refused_config,
+    "a missing or wrong key": lambda game: game.client.get(
+        "/saves/2", headers={"X-API-Key": "wrong"}, params={"user_id": "mumu"}
+    ),
+    "a save without an owner": _ownerless,
+    "no such save, or another player's": _another_players_save,
+    "no such line": lambda game: game.client.post(
+        "/saves", headers=KEY, json={"user_id": "mumu", "from_line_id": 999_999}
+    ),
+    "no such memory, or not the player's": lambda game: game.client.patch(
+        "/users/mumu/memories/event/999999", headers=KEY, json={"is_pinned": True}
+    ),
+    "no such route": lambda game: game.client.get("/no/such/route", headers=KEY),
+    "an id already taken": _taken_id,
+    "an `Idempotency-Key` reused with another body": _reused_key,
+    "a regenerate whose tip is not a reply": _regenerate_a_player_line,
+    "deleting a save others were forked from": _delete_a_forked_save,
+    "a maintenance run under way": _maintenance_under_way,
+    "a body over `--max-body-bytes`": lambda game: game.client.post(
+        "/turn",
+        headers={**KEY, "content-type": "application/json"},
+        content=b'{"message": "' + b"x" * (1024 * 1024 + 1) + b'"}',
+    ),
+    "a missing field": lambda game: game.client.post("/saves", headers=KEY, json={}),
+    "a wrong type": lambda game: game.client.post(
+        "/saves/2/lines", headers=KEY, json={"user_id": "mumu", "lines": "你好"}
+    ),
+    "an id out of range": lambda game: game.client.post(
+        "/roles", headers=KEY, json={"id": 2**53, "name": "x"}
+    ),
+    "an unknown field": lambda game: game.client.post(
+        "/roles", headers=KEY, json={"name": "x", "nickname": "y"}
+    ),
+    "JSON rolemem cannot store": lambda game: game.client.post(
+        "/roles",
+        headers={**KEY, "content-type": "application/json"},
+        content=b'{"name": "x\\ud800"}',
+    ),
+    "work past `--request-timeout`": _past_the_time_budget,
+}
+
+
+def _request_for(when: str) -> Callable[[Game], httpx.Response]:
+    matches = [request for start, request in REQUESTS.items() if when.startswith(start)]
+    assert len(matches) == 1, f"one request per row: {when}"
+    return matches[0]
+
+
+def test_every_row_has_its_request_and_every_request_its_row():
+    rows = error_table()
+    assert len(rows) >= 20
+    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 503}
+    for _, _, when in rows:
+        _request_for(when)
+    assert len(rows) == len(REQUESTS)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "when"), error_table(), ids=[row[2][:40] for row in error_table()]
+)
+def test_each_row_of_the_error_table(game, status, kind, when):
+    client, app, _ = game
+    answer = _request_for(when)(Game(client, app))
+    assert (answer.status_code, error_of(answer)["type"]) == (status, kind), answer.text

@@ -1,0 +1,281 @@
+"""macros/ by purpose, as dbt-utils keeps them, and the SQL they render linted per engine.
+
+sqlfluff alone reads a dispatched macro as `null` (tests/sqlfluff/adapter.py), so a macro's own
+SQL is linted here after rolemem renders it: DuckDB's text as the Python path runs it on DuckDB,
+and PostgreSQL's as the engine sends it (rendered with the postgres dispatch, then transpiled).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from sqlfluff.core import FluffConfig, Linter
+
+from rolemem.engines.postgres import transpile
+from rolemem.sql.project import ENGINES, project_dir, render_macro, write_sql
+
+from .conftest import REPO
+
+MACROS = REPO / "macros"
+FOLDERS = ("cross_db", "rules", "setup", "writes")
+_DEFINED = re.compile(r"\{%-?\s*macro\s+(\w+)\s*\(")
+_IMPLEMENTATION = re.compile(r"^(duckdb|postgres|default)__(\w+)$")
+
+# Arguments a macro that takes some is rendered with: names rolemem passes (tables, columns)
+# and, for expression macros, columns of the one-row relation `sample` they are selected from.
+_VECTORS = ("embedding", "context_embedding")
+WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
+    "append_columns": ("recall_stopwords", ("word", "reason")),
+    "archive_memories": ("memory_event", (("id", None), ("created_at", "varchar"))),
+    "create_table_from_query": ("memory_messages", "select save.id as save_id from save"),
+    "delete_all_rows": ("recall_stopwords",),
+    "delete_character_rows": ("character_events",),
+    "delete_memories": ("memory_event_term", "event_id"),
+    "delete_player_agent_rows": ("memory_archive",),
+    "delete_player_rows": ("memory_loop_state",),
+    "delete_resumed_messages": ("resumed_targets",),
+    "delete_save_rows": ("memory_event_term",),
+    "evict_cached_verdicts": ("int_recall_context_verdicts",),
+    "fill_event_vectors": (_VECTORS,),
+    "insert_config_rows": ("character_events", (("character_id", "varchar"), ("cond", "json"))),
+    "insert_event_vectors": (_VECTORS,),
+    "insert_from_query": ("memory_messages", "select save.id as save_id from save"),
+    "insert_line": (("content", "attribute"),),
+    "log_recalls": ((("event_id", "bigint"), ("score", "double")),),
+    "record_batched_recalls": ("memory_event",),
+    "record_recalls": ("memory_entity",),
+    "replace_temp_table": ("walked", "select save.id as save_id from save"),
+    "update_memory_fields": ("memory_event", ("strength", "is_pinned")),
+}
+# macros of the other folders that render SQL on their own: an expression (selected from
+# `sample`), a join (after `from sample`) or a whole query
+EXPRESSIONS: dict[str, tuple[object, ...]] = {
+    "arg_max": ("sample.a", "sample.b"),
+    "arg_min": ("sample.a", "sample.b"),
+    "blank_as_null": ("sample.a",),
+    "calendar_day_start": ("sample", "sample.now", "sample.year", "1"),
+    "cosine_similarity": ("sample.a", "sample.b"),
+    "dot_product": ("sample.a", "sample.b"),
+    "empty_list_of_objects": (),
+    "fill_name_placeholders": ("sample.a", "sample.b", "sample.c"),
+    "format_decimal": ("sample.a", 4),
+    "format_memory_time": ("sample.a", "sample.now"),
+    "format_timestamp": ("sample.a", "%Y-%m-%d %H:%M"),
+    "in_few_rows": ("sample.a", "select other.id from other"),
+    "json_array_elements": ("sample.a",),
+    "json_elements": ("sample.a",),
+    "json_field": ("sample.a", "name"),
+    "json_field_text": ("sample.a", "name"),
+    "json_scalar_number": ("sample.a",),
+    "json_scalar_text": ("sample.a",),
+    "json_text": ("sample.a",),
+    "json_text_list": ("sample.a",),
+    "json_type_is": ("sample.a", "number"),
+    "json_type_name": ("sample.a",),
+    "list_has": ("sample.a", "sample.b"),
+    "list_length": ("sample.a",),
+    "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
+    "list_of_rows": ("sample", "sample.a"),
+    "list_text": ("sample.a",),
+    "list_total": ("sample.a",),
+    "min_max": ("sample.a", "(partition by sample.b)"),
+    "percentile": ("sample.a", 0.5),
+    "rolemem_raise": ("sample.a",),
+    "round_to": ("sample.a", 2),
+    "roulette_hash": ("sample.a", "sample.b"),
+    "row_as_json": ("sample", (("a", None), ("b", "varchar"))),
+    "seconds_between": ("sample.a", "sample.b"),
+}
+# macros that render select columns of their own names
+COLUMNS: dict[str, tuple[object, ...]] = {
+    "time_expression_window": ("sample", "sample.now", "sample.year"),
+}
+JOINS: dict[str, tuple[object, ...]] = {
+    "anti_join": ("other", "other.id = sample.id"),
+    "semi_join": ("other", "other.id = sample.id"),
+}
+QUERIES: dict[str, tuple[object, ...]] = {
+    "evaluate_conditions": ("conditions", "condition_values", "contexts", "context_values"),
+    "expand_recall_words": ("requests", "recall_stopwords", "association_words"),
+    "find_chain_problems": ("steps",),
+    "newest_events_per_query": ("queries", "events", "memory_event", "query_chains"),
+    "walk_parent_chain": ("lines", "saves", "fork_points"),
+}
+# what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
+# caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)
+NOT_LINTED = {
+    "require_app_tables",
+    "row_lock",
+    "query_param_operators",
+    "scored_event_columns",
+    "is_event_in_scope",
+    # linted where it is used, inside merge_memory_entity and reinforce_memory_event
+    "strength_increment",
+    "create_rolemem_raise",
+}
+
+
+def _macro_files() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(MACROS.rglob("*.sql"))}
+
+
+def _defined() -> dict[str, Path]:
+    return {
+        name: path
+        for path in sorted(MACROS.rglob("*.sql"))
+        for name in _DEFINED.findall(path.read_text(encoding="utf-8"))
+    }
+
+
+def _public() -> dict[str, Path]:
+    return {name: path for name, path in _defined().items() if not _IMPLEMENTATION.match(name)}
+
+
+def test_macros_live_in_folders_by_purpose():
+    assert {path.name for path in MACROS.iterdir() if path.is_dir()} == set(FOLDERS)
+    assert not list(MACROS.glob("*.sql")), "every macro belongs to a folder"
+    for folder in FOLDERS:
+        assert list((MACROS / folder).glob("*.sql")), folder
+
+
+def test_one_public_macro_per_file_named_after_it():
+    files: dict[Path, list[str]] = {}
+    for name, path in _public().items():
+        files.setdefault(path, []).append(name)
+    assert {path: names for path, names in files.items() if names != [path.stem]} == {}
+    assert set(files) == set(_macro_files().values())
+
+
+def test_every_dispatch_has_a_default():
+    defined = _defined()
+    dispatched = {match[2] for name in defined if (match := _IMPLEMENTATION.match(name))}
+    assert dispatched
+    assert sorted(name for name in dispatched if f"default__{name}" not in defined) == []
+
+
+def test_every_macro_is_documented():
+    documented = {
+        entry["name"]
+        for path in MACROS.rglob("*.yml")
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["macros"]
+    }
+    public = set(_public())
+    assert sorted(public - documented) == []
+    assert sorted(documented - public) == []
+
+
+def test_no_macro_shadows_one_of_dbt():
+    """A project macro of a dbt macro's name replaces it in every materialization (a
+    `create_table_as` of ours broke `dbt run`)."""
+    import dbt.include.duckdb
+    import dbt.include.global_project
+    import dbt.include.postgres
+
+    folders = [
+        Path(folder)
+        for package in (dbt.include.global_project, dbt.include.duckdb, dbt.include.postgres)
+        for folder in package.__path__
+    ]
+    theirs = {
+        _IMPLEMENTATION.sub(r"\2", name)
+        for folder in folders
+        for path in folder.rglob("*.sql")
+        for name in _DEFINED.findall(path.read_text(encoding="utf-8"))
+    }
+    assert sorted(set(_public()) & theirs) == []
+
+
+def test_the_renderer_reads_every_folder():
+    assert project_dir("macros") == MACROS
+    for name in ("json_text", "fill_name_placeholders", "create_rolemem_raise", "insert_role"):
+        assert render_macro(name, *EXPRESSIONS.get(name, ()), engine="postgres")
+
+
+def test_every_rendered_macro_is_listed_here():
+    """A new macro is linted (or said not to be) by being named above."""
+    listed = {*WRITE_ARGUMENTS, *EXPRESSIONS, *COLUMNS, *JOINS, *QUERIES, *NOT_LINTED}
+    writes = {name for name, path in _public().items() if path.parent.name == "writes"}
+    assert sorted(set(_public()) - listed - writes) == []
+
+
+def _config(engine: str) -> FluffConfig:
+    """The repo's .sqlfluff for plain SQL (no templating: the text is rendered). sqlglot
+    writes the PostgreSQL text on one line in upper case, subqueries where it moves them:
+    layout, capitalisation and structure.subquery are its there, not ours."""
+    overrides = {"dialect": engine, "templater": "raw"}
+    if engine == "postgres":
+        excluded = FluffConfig.from_path(str(REPO)).get("exclude_rules")
+        overrides["exclude_rules"] = f"{excluded},layout,capitalisation,structure.subquery"
+    return FluffConfig.from_path(str(REPO), overrides=overrides)
+
+
+_LINTERS = {engine: Linter(config=_config(engine)) for engine in ENGINES}
+# a bound parameter is a value, linted as 0 (a null would read as `= null`): DuckDB's
+# `$name`/`$1`, psycopg's `%(name)s` (the PostgreSQL engine's text, a literal % doubled)
+_PARAMETER = {"duckdb": re.compile(r"\$\w+"), "postgres": re.compile(r"%\(\w+\)s")}
+
+
+def _problems(sql: str, engine: str) -> list[str]:
+    text = transpile(sql) if engine == "postgres" else sql
+    text = _PARAMETER[engine].sub("0", text)
+    if engine == "postgres":
+        text = text.replace("%%", "%")
+    result = _LINTERS[engine].lint_string(text.strip() + "\n")
+    return [f"{v.rule_code()} line {v.line_no}: {v.desc()}" for v in result.violations]
+
+
+# statements only ever run on a DuckDB connection: the write-time history's tables, the
+# character library's private database, the verdict cache, rolemem.testing's dialogue
+DUCKDB_ONLY = {
+    "create_table_from_query",
+    "delete_all_rows",
+    "delete_resumed_messages",
+    "evict_cached_verdicts",
+    "extend_history_tip",
+    "insert_from_query",
+    "insert_synthetic_lines",
+    "insert_synthetic_roles",
+    "insert_synthetic_saves",
+    "replace_temp_table",
+}
+
+
+def _writes() -> list[tuple[str, str]]:
+    names = sorted(name for name, path in _public().items() if path.parent.name == "writes")
+    return [
+        (name, engine)
+        for name in names
+        for engine in ENGINES
+        if engine == "duckdb" or name not in DUCKDB_ONLY
+    ]
+
+
+@pytest.mark.parametrize(("name", "engine"), _writes())
+def test_write_statement_lints(name, engine):
+    sql = write_sql(name, *WRITE_ARGUMENTS.get(name, ()), engine=engine)
+    assert _problems(sql, engine) == [], sql
+
+
+def _in_context(name: str, engine: str) -> str:
+    if name in QUERIES:
+        return render_macro(name, *QUERIES[name], engine=engine)
+    if name in JOINS:
+        join = render_macro(name, *JOINS[name], engine=engine)
+        return f"select sample.id\nfrom sample\n{join}"
+    if name in COLUMNS:
+        return f"select\n{render_macro(name, *COLUMNS[name], engine=engine)}\nfrom sample"
+    expression = render_macro(name, *EXPRESSIONS[name], engine=engine)
+    return f"select {expression} as linted\nfrom sample"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted({*EXPRESSIONS, *COLUMNS, *JOINS, *QUERIES}))
+def test_rendered_macro_lints(name, engine):
+    """A macro the models call, rendered alone: layout is the caller's (where it is placed
+    sets its indent), every other rule applies."""
+    sql = _in_context(name, engine)
+    problems = [p for p in _problems(sql, engine) if not p.startswith(("LT", "RF04"))]
+    assert problems == [], sql
