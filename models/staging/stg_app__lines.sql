@@ -20,7 +20,8 @@ renamed as (
         tts_content,
         action_content,
         audio_file,
-        created_at
+        created_at,
+        scene
     from source
 )
 

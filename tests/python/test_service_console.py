@@ -1,10 +1,13 @@
-"""/console in a real headless Chromium, with the network closed: the unlock matrix, a dry-run
-recall preview and a player's timeline, memories (their strength over time plotted) and
-archive, as the JSON routes give them; pinning and forgetting a memory from the page."""
+"""/console in a real headless Chromium, with the network closed: the configured characters,
+the unlock matrix, a dry-run recall preview with the names filled and a player's timeline,
+memories (their strength over time plotted) and archive, as the JSON routes give them, times
+to the minute; pinning and forgetting a memory from the page; everything loaded on open when
+the service needs no key."""
 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -26,6 +29,100 @@ def client(tmp_path_factory):
         yield client
 
 
+@pytest.fixture(scope="module")
+def open_client(tmp_path_factory):
+    """A service without keys, where mumu's newest save names the player."""
+    path = str(tmp_path_factory.mktemp("console-open") / "console.duckdb")
+    demo_store(path)
+    with serving(create_app(path, embedder=None, settings=ServiceSettings())) as client:
+        made = client.post("/saves", json={"user_id": "mumu", "user_name": "木木"})
+        assert made.status_code == 201, made.text
+        yield client
+
+
+def test_the_characters_route_lists_the_config(client):
+    answer = client.get("/config", headers={"X-API-Key": "designer"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {
+        "characters": [
+            {
+                "character_id": "qinling",
+                "entries": {"attribute": 6, "dialogue_style": 3, "event": 3},
+            },
+            {"character_id": "qiyu", "entries": {"attribute": 5, "dialogue_style": 5, "event": 6}},
+        ]
+    }
+    assert client.get("/config", headers={"X-API-Key": "game"}).status_code == 401
+
+
+def minute(time: str) -> str:
+    return time.replace("T", " ")[:16]
+
+
+def test_the_console_loads_on_open_when_no_key_is_needed(open_client):
+    client = open_client
+    base = str(client.base_url)
+    with offline_page() as (page, outside):
+        page.goto(f"{base}/console")
+        # nothing pressed: the characters, the matrix, the preview and the player's memories
+        page.wait_for_selector("#timeline li")
+        page.wait_for_selector("#explain tr.shown")
+        assert page.locator("#character option").all_inner_texts() == ["qinling", "qiyu"]
+        assert page.input_value("#character") == "qiyu"
+        assert page.is_hidden("#hint") and page.is_hidden("#error")
+        cells = client.get("/config/qiyu/unlock_matrix").json()["cells"]
+        assert page.locator("#matrix tbody tr").count() == len({c["entry_key"] for c in cells})
+        # the player's name is the save's; the character's, unknown, is its id
+        assert page.input_value("#user-name") == "木木"
+        assert page.input_value("#char-name") == ""
+        expected = client.post(
+            "/recall",
+            json={
+                "character_id": "qiyu",
+                "user_id": "mumu",
+                "text": "今天画画时你好温柔",
+                "user_name": "木木",
+                "char_name": "qiyu",
+                "context": {"intimacy": 3, "exploration": 3},
+                "explain": True,
+                "dry_run": True,
+            },
+        ).json()
+        for name in ("character_memory_attributes", "character_memory_event"):
+            assert page.inner_text(f"[data-block={name}]") == (expected[name] or "(empty)")
+        # an entry written with {{user}}: the player's name in its place
+        page.fill("#text", "谁在保护我")
+        page.click("#preview button")
+        page.wait_for_function(
+            "document.querySelector('[data-block=character_memory_event]').innerText"
+            ".includes('保护')"
+        )
+        shown = page.inner_text("#blocks")
+        assert "{{" not in shown and "为了保护木木，主动请缨成为她的保镖" in shown
+        # times to the minute
+        timeline = client.get("/users/mumu/timeline", params={"agent_id": "qiyu"}).json()
+        assert page.locator("#timeline li").all_inner_texts() == [
+            f"{minute(e['created_at'])} {e['place'] or ''}：{e['description']}" for e in timeline
+        ]
+        assert all(
+            re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d ", item)
+            for item in page.locator("#timeline li").all_inner_texts()
+        )
+        # another character: its matrix, its memories
+        page.select_option("#character", "qinling")
+        page.wait_for_function("document.querySelector('#player-agent').value === 'qinling'")
+        cells = client.get("/config/qinling/unlock_matrix").json()["cells"]
+        page.wait_for_function(
+            f"document.querySelectorAll('#matrix tbody tr').length === "
+            f"{len({c['entry_key'] for c in cells})}"
+        )
+        assert (
+            page.locator("#matrix tbody tr[data-entry]").first.get_attribute("data-entry")
+            == (cells[0]["entry_key"])
+        )
+    assert outside == []
+
+
 def test_the_unlock_matrix_route_answers_the_mart(client):
     answer = client.get("/config/qiyu/unlock_matrix", headers={"X-API-Key": "designer"})
     assert answer.status_code == 200, answer.text
@@ -45,6 +142,12 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
     with offline_page() as (page, outside):
         page.set_viewport_size({"width": 1400, "height": 1000})
         page.goto(f"{base}/console")
+        # a service with keys: the page says what to type, and shows nothing until then
+        page.wait_for_selector("#hint:not([hidden])")
+        assert page.inner_text("#hint") == (
+            "This service needs a key: type it above and press Load."
+        )
+        assert page.locator("#matrix tr").count() == 0
         # the game's key for the game's routes, the designers' for theirs: both typed once
         page.fill("#key", "game")
         page.fill("#designer-key", "designer")
@@ -72,6 +175,9 @@ def test_the_console_shows_matrix_preview_and_timeline_offline(client, tmp_path)
                 "character_id": "qiyu",
                 "user_id": "mumu",
                 "text": "今天画画时你好温柔",
+                # no save of mumu's names the player here: the ids fill the names
+                "user_name": "mumu",
+                "char_name": "qiyu",
                 "context": {"intimacy": 3, "exploration": 3},
                 "explain": True,
                 "dry_run": True,

@@ -122,12 +122,13 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
     client, llm = game
     parent = client.post("/saves", json={"user_id": PLAYER}).json()["save_id"]
     lines = play(client, parent, range(1, 5), "gallery")
-    lines += play(client, parent, range(5, 6), "beach")  # a scene change: turns 1-5 sent
+    # a scene change: the gallery's turns 1-4 sent (turn 5 was played on the beach)
+    lines += play(client, parent, range(5, 6), "beach")
     settled(client, llm, parent, 1)
     lines += play(client, parent, range(6, 9), "beach")
-    lines += play(client, parent, range(9, 10), "park")  # turns 6-9 sent
+    lines += play(client, parent, range(9, 10), "park")  # the beach's turns 5-8 sent
     settled(client, llm, parent, 2)
-    assert [sent_turns(request) for request in llm.requests] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
+    assert [sent_turns(request) for request in llm.requests] == [[1, 2, 3, 4], [5, 6, 7, 8]]
     assert live_events(client) == ["第1批的整段", "第1次提取的事", "第2批的整段", "第2次提取的事"]
     # the player deletes the memory of the first batch
     first = client.get(f"/users/{PLAYER}/memories", params={"kind": "event"}).json()["items"]
@@ -151,14 +152,14 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
     prompt_text = json.dumps(fork_prompt["messages"], ensure_ascii=False)
     assert "第1批的整段" in prompt_text and "第2批的整段" not in prompt_text
     play(client, fork["save_id"], range(10, 12), "park")
-    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-12 sent, nothing shared
+    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-11 sent, nothing shared
     settled(client, llm, fork["save_id"], 3)
-    assert sent_turns(llm.requests[-1]) == [10, 11, 12]
+    assert sent_turns(llm.requests[-1]) == [10, 11]
     # the reloaded parent goes on: only its new turns are sent
     play(client, parent, range(20, 21), "park")
-    play(client, parent, range(21, 22), "lake")  # turns 20-21 sent
+    play(client, parent, range(21, 22), "lake")  # turn 20 sent
     settled(client, llm, parent, 4)
-    assert sent_turns(llm.requests[-1]) == [20, 21]
+    assert sent_turns(llm.requests[-1]) == [20]
     # what the player deleted stayed deleted: no save extracted its lines again
     assert live_events(client) == [
         "第1批的整段",

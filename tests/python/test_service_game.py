@@ -341,7 +341,7 @@ def test_extraction_the_game_can_see(game):
     save = post(client, "/saves", {"user_id": "aya"})["save_id"]
     observe = {"agent_id": "qiyu", "role_id": 1, "scene": "gallery", "user_name": "阿雅"}
     turns = [("你好", "你好呀"), ("在画什么", "海"), ("好看", "谢谢")]
-    for index, (said, reply) in enumerate(turns[:2]):
+    for index, (said, reply) in enumerate(turns):
         answer = post(
             client,
             f"/saves/{save}/lines",
@@ -351,33 +351,13 @@ def test_extraction_the_game_can_see(game):
                     {"attribute": "user", "content": said},
                     {"attribute": "assistant", "content": reply, "role_id": 1},
                 ],
-                "now": f"2024-05-01T20:0{index}:00",
+                "now": f"2024-05-01T20:0{2 * index}:00",
                 "observe": observe,
             },
         )
         assert answer["extraction"] == "not_due"
-    # a scene change makes every pending turn due; the LLM fails three times
+    # a scene change makes the gallery's turns due; the LLM fails three times
     llm.push(Status(500), Status(500), Status(500))
-    answer = post(
-        client,
-        f"/saves/{save}/lines",
-        {
-            "user_id": "aya",
-            "lines": [
-                {"attribute": "user", "content": turns[2][0]},
-                {"attribute": "assistant", "content": turns[2][1], "role_id": 1},
-            ],
-            "now": "2024-05-01T20:05:00",
-            "observe": {**observe, "scene": "beach"},
-        },
-    )
-    assert answer["extraction"] == "scheduled"
-    status = wait_for_status(client, save, lambda s: s["failed_attempts"] == 1)
-    assert status["failed_attempts"] == 1
-    assert status["last_error"].startswith("ExtractionError: extraction failed after 3 LLM calls")
-    assert (status["pending_turns"], status["last_batch_key"]) == (3, None)
-    # the next append retries it; now the LLM answers
-    llm.push(EXTRACTED)
     answer = post(
         client,
         f"/saves/{save}/lines",
@@ -385,6 +365,23 @@ def test_extraction_the_game_can_see(game):
             "user_id": "aya",
             "lines": [{"attribute": "user", "content": "我们去海边吧"}],
             "now": "2024-05-01T20:06:00",
+            "observe": {**observe, "scene": "beach"},
+        },
+    )
+    assert answer["extraction"] == "scheduled"
+    status = wait_for_status(client, save, lambda s: s["failed_attempts"] == 1)
+    assert status["failed_attempts"] == 1
+    assert status["last_error"].startswith("ExtractionError: extraction failed after 3 LLM calls")
+    assert (status["pending_turns"], status["last_batch_key"]) == (4, None)
+    # the next append retries it; now the LLM answers
+    llm.push(EXTRACTED)
+    answer = post(
+        client,
+        f"/saves/{save}/lines",
+        {
+            "user_id": "aya",
+            "lines": [{"attribute": "assistant", "content": "好呀", "role_id": 1}],
+            "now": "2024-05-01T20:07:00",
             "observe": {**observe, "scene": "beach"},
         },
     )
@@ -397,11 +394,12 @@ def test_extraction_the_game_can_see(game):
     timeline = client.get(
         "/users/aya/timeline", headers=KEY, params={"agent_id": "qiyu", "save_id": save}
     ).json()
+    # (the batch is the gallery's 6 messages: an event naming a 7th is placed at its end)
     assert [(row["description"], row["created_at"]) for row in timeline] == [
         ("阿雅和钦灵打了招呼", "2024-05-01T20:00:00"),
-        ("阿雅问钦灵在画什么，钦灵说在画海", "2024-05-01T20:01:00"),
-        ("阿雅夸钦灵的画好看", "2024-05-01T20:05:00"),
-        ("阿雅提议去海边", "2024-05-01T20:06:00"),
+        ("阿雅问钦灵在画什么，钦灵说在画海", "2024-05-01T20:02:00"),
+        ("阿雅夸钦灵的画好看", "2024-05-01T20:04:00"),
+        ("阿雅提议去海边", "2024-05-01T20:04:01"),
     ]
     # the prompt says names, never ids
     prompt = llm.requests[-1]["messages"][0]["content"]
@@ -419,13 +417,21 @@ def test_extraction_the_game_can_see(game):
         },
     )
     said = [m["content"] for m in turn["messages"] if m["role"] != "system"]
-    # the player's message is the turn's next line: after the player's own last line it is
-    # the same message (the builder's rule: one user message per turn, lines joined)
-    assert said == ["你好", "你好呀", "在画什么", "海", "好看", "谢谢", "我们去海边吧出发"]
+    assert said == [
+        "你好",
+        "你好呀",
+        "在画什么",
+        "海",
+        "好看",
+        "谢谢",
+        "我们去海边吧",
+        "好呀",
+        "出发",
+    ]
     history = next(row for row in turn["trace"] if row["layer"] == "history")
     status = wait_for_status(client, save, lambda s: True)
     assert history["why"] == (
-        f"save {save}, current branch: the newest 4 turns (0 after the extraction watermark, "
+        f"save {save}, current branch: the newest 4 turns (1 after the extraction watermark, "
         f"line {status['watermark_line_id']})"
     )
 

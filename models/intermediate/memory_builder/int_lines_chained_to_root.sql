@@ -46,6 +46,7 @@ final as (
         lines.tts_content,
         lines.action_content,
         lines.created_at,
+        lines.scene,
         -- names a line that shows none (the role's name, when the line has a role)
         roles.role_name
     from healthy_steps

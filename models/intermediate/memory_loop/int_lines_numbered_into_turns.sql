@@ -1,6 +1,7 @@
 -- Every line of a save's history with the turn it belongs to. A turn starts at a player line
 -- that does not follow another player line and runs up to the next such line; lines before the
--- first player line (system prompt, opening narration) are turn 0, never extracted.
+-- first player line (system prompt, opening narration) are turn 0, never extracted. A line
+-- stored without a scene is in the scene of the nearest line before it that has one.
 with
 
 history as (
@@ -14,7 +15,13 @@ marked as (
         line_id,
         attribute,
         attribute = 'user'
-        and coalesce(lag(attribute) over by_position <> 'user', true) as is_turn_start
+        and coalesce(lag(attribute) over by_position <> 'user', true) as is_turn_start,
+        scene,
+        -- lines up to here that have a scene: equal for a scened line and those after it
+        count(scene) over (
+            partition by save_id order by line_position
+            rows between unbounded preceding and current row
+        ) as scene_run
     from history
     window by_position as (partition by save_id order by line_position)
 ),
@@ -29,7 +36,8 @@ final as (
         sum(case when is_turn_start then 1 else 0 end) over (
             partition by save_id order by line_position
             rows between unbounded preceding and current row
-        ) as turn_number
+        ) as turn_number,
+        max(scene) over (partition by save_id, scene_run) as scene
     from marked
 )
 

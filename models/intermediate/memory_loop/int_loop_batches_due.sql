@@ -1,7 +1,12 @@
--- The extraction batches an observation makes due (dynamic-memory §四). Normally, once
--- extract_at_turns turns are pending, the oldest extract_turns go (repeated while the rest
--- still reach extract_at_turns); on a scene change every pending turn goes, in batches of at
--- most context_max_turns. A batch key names the slice, so the same slice is one batch forever.
+-- The extraction batches an observation makes due (dynamic-memory §四). A batch holds the
+-- turns of one scene: the pending turns are cut into runs where their scene changes (a turn
+-- stored without a scene is in the scene the loop saw last, else the observed one), and every
+-- run but the newest is due at once (a scene change), in batches of at most
+-- context_max_turns: exactly the turns before the change, whenever the observation comes. The
+-- newest run goes the same way when the observed scene is another; else, once
+-- extract_at_turns of its turns are pending, its oldest extract_turns go (repeated while the
+-- rest still reach extract_at_turns). A batch key names the slice, so the same slice is one
+-- batch forever.
 with
 
 observations as (
@@ -12,14 +17,20 @@ pending as (
     select * from {{ ref('int_loop_pending_turns') }}
 ),
 
-counted as (
+scened as (
     select
-        pending.*,
-        count(*) over (partition by pending.save_id, pending.target_key) as pending_turns,
+        pending.save_id,
+        pending.target_key,
+        pending.pending_index,
+        pending.first_line_id,
+        pending.last_line_id,
+        pending.first_line_position,
+        pending.last_line_position,
+        observations.scene as observed_scene,
         observations.extract_at_turns,
         observations.extract_turns,
         observations.context_max_turns,
-        coalesce(observations.scene <> observations.last_scene, false) as is_scene_change
+        coalesce(pending.scene, observations.last_scene, observations.scene) as scene
     from pending
     inner join observations
         on
@@ -27,24 +38,65 @@ counted as (
             and observations.target_key = pending.target_key
 ),
 
+-- a run starts where a known scene follows another known one
+run_starts as (
+    select
+        *,
+        case
+            when coalesce(lag(scene) over by_turn <> scene, false) then 1 else 0
+        end as is_run_start
+    from scened
+    window by_turn as (partition by save_id, target_key order by pending_index)
+),
+
+runs as (
+    select
+        *,
+        sum(is_run_start) over (
+            partition by save_id, target_key order by pending_index
+            rows between unbounded preceding and current row
+        ) as run_number
+    from run_starts
+),
+
+measured as (
+    select
+        *,
+        max(run_number) over (partition by save_id, target_key) as newest_run_number,
+        max(scene) over (partition by save_id, target_key, run_number) as run_scene,
+        row_number() over (
+            partition by save_id, target_key, run_number order by pending_index
+        ) as run_index,
+        count(*) over (partition by save_id, target_key, run_number) as run_turns
+    from runs
+),
+
 assigned as (
+    select
+        *,
+        run_number < newest_run_number
+        or coalesce(observed_scene <> run_scene, false) as is_scene_change
+    from measured
+),
+
+batched as (
     select
         *,
         case
             when is_scene_change
-                then cast(floor((pending_index - 1) / greatest(context_max_turns, 1)) as bigint)
-            else cast(floor((pending_index - 1) / greatest(extract_turns, 1)) as bigint)
-        end as batch_index
-    from counted
+                then cast(floor((run_index - 1) / greatest(context_max_turns, 1)) as bigint)
+            else cast(floor((run_index - 1) / greatest(extract_turns, 1)) as bigint)
+        end as run_batch_index
+    from assigned
 ),
 
 due as (
     select *
-    from assigned
+    from batched
     where
         is_scene_change
         or (
-            pending_turns - extract_turns * batch_index >= extract_at_turns
+            run_turns - extract_turns * run_batch_index >= extract_at_turns
             and extract_turns > 0
         )
 ),
@@ -53,9 +105,13 @@ final as (
     select
         save_id,
         target_key,
-        batch_index,
-        case when any_value(is_scene_change) then 'scene_change' else 'window_full' end
-            as reason,
+        cast(
+            dense_rank() over (
+                partition by save_id, target_key order by run_number, run_batch_index
+            ) - 1 as bigint
+        ) as batch_index,
+        case when is_scene_change then 'scene_change' else 'window_full' end as reason,
+        run_scene as scene,
         {{ arg_min('first_line_id', 'pending_index') }} as first_line_id,
         {{ arg_max('last_line_id', 'pending_index') }} as last_line_id,
         min(first_line_position) as first_line_position,
@@ -65,7 +121,7 @@ final as (
         || cast({{ arg_min('first_line_id', 'pending_index') }} as varchar) || ':'
         || cast({{ arg_max('last_line_id', 'pending_index') }} as varchar) as batch_key
     from due
-    group by save_id, target_key, batch_index
+    group by save_id, target_key, run_number, run_batch_index, run_scene, is_scene_change
 )
 
 select * from final

@@ -1,5 +1,6 @@
 -- Per observed save x character: the turns of its current chain after its watermark, oldest
--- first (pending_index 1). These are the context window and what extraction will take.
+-- first (pending_index 1). These are the context window and what extraction will take. A
+-- turn is in the scene its first line (the player's) was played in.
 with
 
 watermarks as (
@@ -19,6 +20,8 @@ turn_spans as (
         max(turns.line_position) as last_line_position,
         {{ arg_min('turns.line_id', 'turns.line_position') }} as first_line_id,
         {{ arg_max('turns.line_id', 'turns.line_position') }} as last_line_id,
+        -- a turn opens at its one turn start
+        max(case when turns.is_turn_start then turns.scene end) as scene,
         count(*) as line_count
     from watermarks
     inner join turns
@@ -40,7 +43,8 @@ final as (
         last_line_id,
         first_line_position,
         last_line_position,
-        line_count
+        line_count,
+        scene
     from turn_spans
 )
 

@@ -230,6 +230,22 @@ class CharacterLibrary:
             self._recall_batch, max_batch=max_batch
         )
 
+    def entry_counts(self) -> dict[str, dict[str, int]]:
+        """Per character of the loaded config, its entries per kind (attribute, event,
+        dialogue_style)."""
+        cur = self._con.cursor()  # its own cursor: recalls run on other threads meanwhile
+        try:
+            rows = cur.execute(
+                "select character_id, entry_kind, count(*) from int_character_entries_unioned "
+                "group by character_id, entry_kind order by character_id, entry_kind"
+            ).fetchall()
+        finally:
+            cur.close()
+        counts: dict[str, dict[str, int]] = {}
+        for character_id, kind, count in rows:
+            counts.setdefault(character_id, {})[kind] = count
+        return counts
+
     def recall(self, request: RecallRequest) -> tuple[Any, ...]:
         """attributes_text, events_text, dialogue_style_text, explain, queue, words."""
         return self._batches.submit(request)

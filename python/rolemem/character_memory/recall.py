@@ -158,6 +158,7 @@ class CharacterMemory:
         self.limits = dict(self.library.default_limits)
         self.limits.update(self._check_limits(limits or {}))
         self._sessions: dict[str, RecallSession] = {}
+        self._save_locks: dict[int, threading.Lock] = {}
         self._sessions_lock = threading.Lock()
 
     @classmethod
@@ -178,12 +179,18 @@ class CharacterMemory:
         return cls(config=config, character_id=characters[0], limits=limits)
 
     def session(self, user_id: str) -> RecallSession:
-        """The conversation of `user_id` with this character (same id, same session)."""
+        """The conversation of `user_id` with this character (same id, same session), its
+        sticky queue in this process."""
         with self._sessions_lock:
             session = self._sessions.get(user_id)
             if session is None:
                 session = self._sessions[user_id] = RecallSession(self, user_id)
             return session
+
+    def save_lock(self, save_id: int) -> threading.Lock:
+        """The lock of one save's stored queue in this process (its turns one at a time)."""
+        with self._sessions_lock:
+            return self._save_locks.setdefault(save_id, threading.Lock())
 
     @staticmethod
     def _check_limits(limits: Mapping[str, Any]) -> dict[str, Any]:
@@ -204,10 +211,10 @@ class CharacterMemory:
 
 
 class RecallSession:
-    """One conversation (user x character): counts turns and keeps the sticky queue.
-
-    The queue lives in this process only (the spec clears it on restart). A lock makes one
-    session safe to share between threads; different sessions never wait for each other.
+    """One conversation (user x character) in this process: counts turns and keeps the sticky
+    queue in memory (a Companion keeps them per save x character in the store instead:
+    StoredRecallSession). A lock makes one session safe to share between threads; different
+    sessions never wait for each other.
     """
 
     def __init__(self, memory: CharacterMemory, user_id: str) -> None:
@@ -232,55 +239,84 @@ class RecallSession:
         `dry_run=True` previews it: the turn counter and the sticky queue do not move.
         `explain=True` also says, for every entry of the character, why it is or is not in
         the prompt (`RecallResult.explain`)."""
-        if not isinstance(text, str) or not duckdb_connect.is_storable_text(text):
-            raise TypeError(f"text must be valid Unicode text, got {text!r}")
-        tokens = tokenize(text)
-        context_json = _check_context(context)
-        for name, value in (("user_name", user_name), ("char_name", char_name)):
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"{name} must be a string or None")
-        if not isinstance(require_match, bool):
-            raise TypeError("require_match must be True or False")
         with self._lock:
-            turn = self.turn + 1
-            values = {
-                "character_id": self.memory.character_id,
-                "query_text": text,
-                "tokens": tokens,
-                "context": context_json,
-                "require_match": require_match,
-                "user_name": user_name or None,
-                "char_name": char_name or None,
-                "turn_number": turn,
-                **self.memory.limits,
-                "queued_keys": [item["entry_key"] for item in self._queue],
-                "queued_turns": [item["recalled_turn"] for item in self._queue],
-                "queued_qualities": [item["match_quality"] for item in self._queue],
-            }
-            # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
-            attributes, events, styles, explained, queue, words = self.memory.library.recall(
-                RecallRequest(values, explain)
+            result, queue = recall_turn(
+                self.memory,
+                self.turn + 1,
+                self._queue,
+                text,
+                context,
+                require_match=require_match,
+                user_name=user_name,
+                char_name=char_name,
+                explain=explain,
             )
             if not dry_run:
-                self.turn = turn
-                self._queue = list(queue or [])
-        return RecallResult(
-            attributes,
-            events,
-            styles,
-            # only when asked (another recall of the batch may have asked); request_id is the
-            # statement's key for this recall, not the caller's business
-            [
-                {name: value for name, value in row.items() if name != "request_id"}
-                for row in explained or []
-            ]
-            if explain
-            else [],
-            list(words or []),
-            turn,
-            user_name or None,
-            char_name or None,
-        )
+                self.turn = result.turn
+                self._queue = queue
+        return result
+
+
+def recall_turn(
+    memory: CharacterMemory,
+    turn: int,
+    queue: list[dict[str, Any]],
+    text: str,
+    context: Mapping[str, Any] | None,
+    *,
+    require_match: bool,
+    user_name: str | None,
+    char_name: str | None,
+    explain: bool,
+) -> tuple[RecallResult, list[dict[str, Any]]]:
+    """Recall turn `turn` of a conversation whose sticky queue is `queue`: the result and the
+    queue after it (int_recall_queue_updated's rows: entry_key, recalled_turn,
+    match_quality)."""
+    if not isinstance(text, str) or not duckdb_connect.is_storable_text(text):
+        raise TypeError(f"text must be valid Unicode text, got {text!r}")
+    tokens = tokenize(text)
+    context_json = _check_context(context)
+    for name, value in (("user_name", user_name), ("char_name", char_name)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string or None")
+    if not isinstance(require_match, bool):
+        raise TypeError("require_match must be True or False")
+    values = {
+        "character_id": memory.character_id,
+        "query_text": text,
+        "tokens": tokens,
+        "context": context_json,
+        "require_match": require_match,
+        "user_name": user_name or None,
+        "char_name": char_name or None,
+        "turn_number": turn,
+        **memory.limits,
+        "queued_keys": [item["entry_key"] for item in queue],
+        "queued_turns": [item["recalled_turn"] for item in queue],
+        "queued_qualities": [item["match_quality"] for item in queue],
+    }
+    # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
+    attributes, events, styles, explained, updated, words = memory.library.recall(
+        RecallRequest(values, explain)
+    )
+    result = RecallResult(
+        attributes,
+        events,
+        styles,
+        # only when asked (another recall of the batch may have asked); request_id is the
+        # statement's key for this recall, not the caller's business
+        [
+            {name: value for name, value in row.items() if name != "request_id"}
+            for row in explained or []
+        ]
+        if explain
+        else [],
+        list(words or []),
+        turn,
+        user_name or None,
+        char_name or None,
+    )
+    return result, [dict(item) for item in updated or []]
 
 
 def config_version(db: Any) -> int:

@@ -282,6 +282,7 @@ ERASED_PLAYER_TABLES = (
     "memory_extracted_line",
     "memory_extraction_batch",
     "memory_loop_state",
+    "character_recall_queue",
     "memory_maintenance_run",
     "rolemem_idempotency",
 )

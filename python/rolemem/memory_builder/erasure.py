@@ -47,6 +47,7 @@ ERASED_TABLES = (
     "memory_extracted_line",
     "memory_extraction_batch",
     "memory_loop_state",
+    "character_recall_queue",
 )
 
 

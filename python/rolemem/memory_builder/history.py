@@ -294,7 +294,7 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
     "save": ("user_id", "forked_from_line_id"),
-    "line": ("created_at",),
+    "line": ("created_at", "scene"),
     "role": ("character_id", "agent_id"),
 }
 _APP_COLUMN_TYPES = {
@@ -303,9 +303,11 @@ _APP_COLUMN_TYPES = {
     "created_at": "timestamp",
     "character_id": "varchar",
     "agent_id": "varchar",
+    "scene": "varchar",
 }
 # a column the history tables gained: tables built before it are dropped and rebuilt per save
-_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "role_name")
+# (role_name and scene came together: a table without scene lacks both)
+_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "scene")
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -313,10 +315,10 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'role_name')
+        and column_name in ('save_id', 'scene')
         or table_name in ('save', 'line', 'role')
         and column_name in (
-            'id', 'user_id', 'forked_from_line_id', 'created_at', 'character_id', 'agent_id'
+            'id', 'user_id', 'forked_from_line_id', 'created_at', 'character_id', 'agent_id', 'scene'
         )
     )
 """

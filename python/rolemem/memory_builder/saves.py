@@ -444,8 +444,13 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
 
 def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
     row = cur.execute(
-        write_sql("insert_line", LINE_FIELDS),
-        {**{name: line[name] for name in LINE_FIELDS}, "save_id": save_id, "parent": parent},
+        write_sql("insert_line", (*LINE_FIELDS, "scene")),
+        {
+            **{name: line[name] for name in LINE_FIELDS},
+            "scene": line.get("scene"),
+            "save_id": save_id,
+            "parent": parent,
+        },
     ).fetchone()
     assert row is not None  # insert ... returning always answers one row
     return int(row[0])
@@ -460,9 +465,12 @@ def append(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
+    scene: str | None = None,
 ) -> dict[str, Any]:
     """Append `lines` on the save's tip, each the parent of the next, and move the tip.
-    Lines without `created_at` get `default_time` (None: no time)."""
+    Lines without `created_at` get `default_time` (None: no time); every line is stored with
+    `scene`, the scene it was played in (None: the scene of the line before it)."""
+    _text(scene, "scene")
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
@@ -475,7 +483,7 @@ def append(
     for line in checked:
         if line["created_at"] is None:
             line["created_at"] = default_time
-        parent = _insert_line(cur, save["save_id"], parent, line)
+        parent = _insert_line(cur, save["save_id"], parent, {**line, "scene": scene})
         ids.append(parent)
     cur.execute(write_sql("move_save_tip"), {"tip": parent, "id": save["save_id"]})
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
@@ -498,7 +506,7 @@ def regenerate(
     )
     tip = _row(
         cur,
-        """select id, parent_line_id, attribute, role_id, script_role_id, display_name
+        """select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
         from line where id = $id""",
         {"id": save["tip_line_id"]},
     )
@@ -518,7 +526,10 @@ def regenerate(
     _check_roles(cur, [checked], "line")
     if checked["created_at"] is None:
         checked["created_at"] = default_time
-    new_id = _insert_line(cur, save["save_id"], tip["parent_line_id"], checked)
+    # a swipe is played where the reply it replaces was
+    new_id = _insert_line(
+        cur, save["save_id"], tip["parent_line_id"], {**checked, "scene": tip["scene"]}
+    )
     _move_tip(cur, save, new_id)
     return {
         "save_id": save["save_id"],

@@ -36,8 +36,10 @@ class _Observation(_Extraction):
     ) -> ObserveReport:
         """Look at the save after a turn was played; extract the batches that are due.
 
-        Call it after each reply is stored, with the scene the turn was played in. A scene
-        different from the last one seen for this save x character sends every pending turn.
+        Call it after each reply is stored, with the scene the turn was played in. Pending
+        turns stored in another scene than the newest ones (`saves.append(scene=)`) go at
+        once, as batches of their own scene; a scene different from the newest pending turns'
+        sends them too.
         Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
         """
         save = int_or_none(save_id, "save_id", "observe")
@@ -68,8 +70,6 @@ class _Observation(_Extraction):
                 "script_role_id": script_role,
                 "scene": scene,
                 "now": now,
-                # the turns a scene change flushes were played in the scene seen before
-                "batch_scene": plan["last_scene"] if report.scene_changed else scene,
             }
             if not batches:
                 with self.memory.store.transaction() as cur:

@@ -184,6 +184,7 @@ left join (
 _BATCH_FIELDS = (
     "batch_index",
     "reason",
+    "scene",
     "batch_key",
     "first_line_id",
     "last_line_id",

@@ -2,7 +2,8 @@
 deployment's character config.
 
 These are the dbt sources `app.role`, `app.save`, `app.line` and `config.character_*`. `Line`
-has the fields of the customer's spec plus an optional `created_at`; `Save` records its player
+has the fields of the customer's spec plus an optional `created_at` and the `scene` it was
+played in (columns a game's own table gains, like `save.user_id`); `Save` records its player
 (`user_id`) and, for a fork, the line it was forked at. Integer keys get an explicit sequence:
 DuckDB has no SERIAL, and a sequence is plain SQLAlchemy that PostgreSQL understands too.
 
@@ -95,6 +96,9 @@ class Line(SQLModel, table=True):
     )
     # when the line was said, in the game's clock (optional): extracted events take it
     created_at: datetime | None = Field(default=None, sa_type=sa.TIMESTAMP(timezone=False))
+    # the scene it was played in (the append's observe.scene; null: as the line before it):
+    # a batch of turns is the scene its lines were played in, and a scene change cuts there
+    scene: str | None = None
 
 
 class _ConfigEntry(SQLModel):
@@ -179,7 +183,7 @@ _RULE_COLUMNS = [
 _ADDED_COLUMNS = {
     "role": [("character_id", "varchar"), ("agent_id", "varchar")],
     "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
-    "line": [("created_at", "timestamp")],
+    "line": [("created_at", "timestamp"), ("scene", "varchar")],
     **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
 }
 

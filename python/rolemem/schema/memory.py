@@ -186,6 +186,22 @@ class MemoryLoopState(SQLModel, table=True):
     failed_attempts: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
+class CharacterRecallQueue(SQLModel, table=True):
+    """The sticky recall queue of one save x character: its recall turns so far and the
+    designer entries recalled in earlier turns that still stay (停留轮数). In the store, so
+    every service process and a restart continue the same countdown."""
+
+    __tablename__ = "character_recall_queue"
+
+    save_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    character_id: str = Field(primary_key=True)
+    user_id: str = Field(index=True)  # the save's player (a purge deletes the row)
+    turn_number: int
+    # JSON: [{entry_key, recalled_turn, match_quality}] (int_recall_queue_updated's rows)
+    queue: str
+    updated_at: datetime = Field(sa_type=_TS)
+
+
 class MemoryArchive(SQLModel, table=True):
     """Memories moved out of the live store (cleanup, consolidation): never silently deleted."""
 
@@ -239,6 +255,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryExtractionBatch),
     _table(MemoryExtractedLine),
     _table(MemoryLoopState),
+    _table(CharacterRecallQueue),
     _table(MemoryArchive),
     _table(MemoryMaintenanceRun),
     _table(IdempotentRequest),

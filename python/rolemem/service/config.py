@@ -19,6 +19,7 @@ from ..character_memory.sillytavern import from_lorebook, to_lorebook
 from ..character_memory.unlock_matrix import unlock_matrix
 from .errors import responses
 from .schemas.admin import (
+    CharacterList,
     ConfigImported,
     DesignerConfig,
     DesignerConfigIn,
@@ -97,6 +98,25 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
         }
 
     return await store.run(None, write)
+
+
+@router.get(
+    "/config",
+    response_model=CharacterList,
+    summary="List the configured characters",
+    description="Every character the designer config holds (imported JSON or lorebooks), by "
+    "id, with its entries per kind: what the other /config routes take.",
+    responses=responses(401),
+)
+async def list_characters(request: Request) -> Any:
+    store = _store(request)
+    counts = await store.run(request, store.characters)
+    return {
+        "characters": [
+            {"character_id": character_id, "entries": entries}
+            for character_id, entries in sorted(counts.items())
+        ]
+    }
 
 
 @router.get(

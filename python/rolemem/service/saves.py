@@ -230,6 +230,8 @@ def _append(
             default_time=now,
             engine=store.engine.name,
             open_ownerless=store.settings.open_ownerless_saves,
+            # the lines are played in the scene the append observes
+            scene=None if body.observe is None else body.observe.scene,
         ),
     )
     answer["extraction"] = store.observe_after(save_id, player, observe, now)

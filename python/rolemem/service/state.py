@@ -258,6 +258,13 @@ class Store:
                 )
             return self._characters[character_id]
 
+    def characters(self) -> dict[str, dict[str, int]]:
+        """The configured characters, with their entries per kind (the loaded config)."""
+        with self._lock:
+            self._config_current()
+            library = self._shared_library()
+        return library.entry_counts()
+
     def _config_current(self) -> None:
         """(Under self._lock.) Forget the loaded config when another process imported config
         since (a shared PostgreSQL database), looking at most once a second."""

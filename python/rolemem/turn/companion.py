@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..character_memory import CharacterLibrary, CharacterMemory, RecallResult
+from ..character_memory import (
+    CharacterLibrary,
+    CharacterMemory,
+    RecallResult,
+    StoredRecallSession,
+)
 from ..dynamic_memory import MemoryInputError, QueryResponse, checked_text, naive_time
 from ..engines import duckdb_connect
 from ..memory_builder import build_memory, build_memory_for_save, saves
@@ -157,7 +162,9 @@ class Companion:
         last_reply = next(
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
         )
-        session = self.character.session(user_id)
+        # the save x character's sticky queue and turn counter, as the store holds them (every
+        # process sharing it, and a restart, continue the same countdown)
+        session = StoredRecallSession(self.character, self._store, save_id, user_id)
         # the recalls work for this turn's work token (a turn past its budget stops them)
         dynamic_job = self._recalls.submit(
             cancel.carried(self.memory.query),
@@ -371,6 +378,7 @@ class Companion:
                 ],
                 user_id,
                 engine=self._store.name,
+                scene=scene,
             )["line_ids"]
         job = self._background.submit(
             self.loop.observe,

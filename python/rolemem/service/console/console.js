@@ -3,6 +3,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+// times as players and designers read them: to the minute
+const minute = (time) => time.replace("T", " ").slice(0, 16);
 
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -14,7 +16,8 @@ function element(tag, attributes = {}, ...children) {
 async function call(path, body, method = body === undefined ? "GET" : "POST") {
   const headers = { "Content-Type": "application/json" };
   // the designer routes take the designer key when the service has one
-  const key = (path.startsWith("/config/") && $("designer-key").value) || $("key").value;
+  const designer = path === "/config" || path.startsWith("/config/");
+  const key = (designer && $("designer-key").value) || $("key").value;
   if (key) headers["X-API-Key"] = key;
   const answer = await fetch(path, {
     method,
@@ -24,7 +27,9 @@ async function call(path, body, method = body === undefined ? "GET" : "POST") {
   const data = await answer.json();
   if (!answer.ok) {
     const error = data.error || {};
-    throw new Error(`${answer.status} ${error.type || ""}: ${error.message || answer.statusText}`);
+    const failure = new Error(`${answer.status} ${error.type || ""}: ${error.message || answer.statusText}`);
+    failure.status = answer.status;
+    throw failure;
   }
   return data;
 }
@@ -100,7 +105,7 @@ function drawRecall(answer) {
 
 function drawPlayer(timeline, page) {
   $("timeline").replaceChildren(...timeline.map((event) =>
-    element("li", {}, `${event.created_at.replace("T", " ")} ${event.place ?? ""}：${event.description}`)));
+    element("li", {}, `${minute(event.created_at)} ${event.place ?? ""}：${event.description}`)));
   const table = $("memories");
   table.replaceChildren(element("tr", {},
     ...["kind", "memory", "strength", "recalled", ""].map((h) => element("th", {}, h))));
@@ -166,7 +171,7 @@ function drawStrength(items) {
       class: item.is_pinned ? "point pinned" : "point",
       "data-memory": `event:${item.memory_id}`,
     });
-    point.append(svg("title", {}, `${item.created_at.replace("T", " ")} strength ${item.strength}: ${item.description}`));
+    point.append(svg("title", {}, `${minute(item.created_at)} strength ${item.strength}: ${item.description}`));
     plot.append(point);
   });
 }
@@ -178,7 +183,7 @@ function drawArchive(page) {
     table.append(element("tr", { "data-memory": `${item.memory_type}:${item.memory_id}`, class: item.reason },
       element("td", {}, item.memory_type), element("td", {}, item.memory.description ?? ""),
       element("td", {}, item.reason), element("td", {}, String(item.strength)),
-      element("td", {}, item.archived_at.replace("T", " "))));
+      element("td", {}, minute(item.archived_at))));
   }
 }
 
@@ -193,25 +198,96 @@ async function showPlayer() {
 
 const character = () => encodeURIComponent($("character").value);
 
-$("connection").addEventListener("submit", (event) => {
-  event.preventDefault();
-  guarded(async () => drawMatrix((await call(`/config/${character()}/unlock_matrix`)).cells));
-});
+// the characters of the designer config, the one chosen kept when it is still there
+async function loadCharacters() {
+  const select = $("character");
+  const chosen = select.value || select.dataset.preferred;
+  const { characters } = await call("/config");
+  select.replaceChildren(...characters.map((item) =>
+    element("option", { value: item.character_id }, item.character_id)));
+  if (characters.some((item) => item.character_id === chosen)) select.value = chosen;
+}
 
-$("preview").addEventListener("submit", (event) => {
-  event.preventDefault();
+async function showCharacter() {
+  drawMatrix((await call(`/config/${character()}/unlock_matrix`)).cells);
+}
+
+// the player's name as the service holds it: the newest of the player's saves that names
+// the player (POST /saves {user_name}); the preview fills {{user}} / {{char}} with the names
+// shown, the ids where none is known, so no placeholder is ever shown
+async function fillNames() {
+  const user = encodeURIComponent($("user").value);
+  const page = await call(`/users/${user}/saves`);
+  let name = "";
+  for (const save of [...page.items].reverse()) {
+    const detail = await call(`/saves/${save.save_id}?user_id=${user}`);
+    if (detail.user_name) {
+      name = detail.user_name;
+      break;
+    }
+  }
+  $("user-name").value = name;
+  $("user-name").placeholder = $("user").value;
+  $("char-name").placeholder = $("character").value;
+}
+
+async function preview() {
   const context = {};
   for (const field of ["intimacy", "exploration"]) {
     if ($(field).value !== "") context[field] = Number($(field).value);
   }
   if ($("scene").value) context.scene = $("scene").value;
-  guarded(async () => drawRecall(await call("/recall", {
+  drawRecall(await call("/recall", {
     character_id: $("character").value, user_id: $("user").value, text: $("text").value,
+    user_name: $("user-name").value || $("user").value,
+    char_name: $("char-name").value || $("character").value,
     context, explain: true, dry_run: true,
-  })));
+  }));
+}
+
+// everything the page shows, for the character chosen
+async function load() {
+  await loadCharacters();
+  $("hint").hidden = true;
+  $("player-agent").value = $("character").value;
+  await showCharacter();
+  await fillNames();
+  await preview();
+  await showPlayer();
+}
+
+$("connection").addEventListener("submit", (event) => {
+  event.preventDefault();
+  guarded(load);
+});
+
+$("character").addEventListener("change", () => guarded(async () => {
+  $("player-agent").value = $("character").value;
+  $("char-name").value = "";
+  await showCharacter();
+  await fillNames();
+  await preview();
+  await showPlayer();
+}));
+
+$("user").addEventListener("change", () => guarded(fillNames));
+
+$("preview").addEventListener("submit", (event) => {
+  event.preventDefault();
+  guarded(preview);
 });
 
 $("player").addEventListener("submit", (event) => {
   event.preventDefault();
   guarded(showPlayer);
+});
+
+// on open: everything, when the service needs no key; else a word on what to type
+load().catch((error) => {
+  if (error.status === 401) {
+    $("hint").textContent = "This service needs a key: type it above and press Load.";
+    $("hint").hidden = false;
+  } else {
+    shown(error);
+  }
 });

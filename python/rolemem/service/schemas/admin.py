@@ -208,3 +208,19 @@ class UnlockMatrix(Response):
 
     character_id: str = field("The character.", "qiyu")
     cells: list[UnlockCell] = field("Per entry and level pair, in entry order.", [])
+
+
+class CharacterListed(Response):
+    """A character the designer config holds."""
+
+    character_id: str = field("The character.", "qiyu")
+    entries: dict[str, int] = field(
+        "Its entries per kind (attribute, event, dialogue_style).",
+        {"attribute": 10, "dialogue_style": 2, "event": 4},
+    )
+
+
+class CharacterList(Response):
+    """The characters of the designer config, by id."""
+
+    characters: list[CharacterListed] = field("Every configured character, by id.", [])

@@ -198,7 +198,8 @@ class Observe(_Target):
         default=None,
     )
     scene: str | None = text(
-        "The scene the turn was played in (a change extracts at once).",
+        "The scene the appended lines were played in, stored with them: the turns before a "
+        "change of scene are extracted at once, as a batch of their own scene.",
         "gallery",
         max_length=NAME_LENGTH,
         default=None,

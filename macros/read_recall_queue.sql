@@ -1,0 +1,9 @@
+{#
+    The sticky recall queue of the save $save_id x character $character_id as stored: its
+    recall turns so far and the queue (JSON); no row before its first recall.
+#}
+{% macro read_recall_queue() -%}
+    select turn_number, queue
+    from character_recall_queue
+    where save_id = $save_id and character_id = $character_id
+{%- endmacro %}
