@@ -318,7 +318,8 @@ where
         and column_name in ('save_id', 'scene')
         or table_name in ('save', 'line', 'role')
         and column_name in (
-            'id', 'user_id', 'forked_from_line_id', 'created_at', 'character_id', 'agent_id', 'scene'
+            'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
+            'agent_id'
         )
     )
 """
