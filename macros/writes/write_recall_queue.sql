@@ -3,8 +3,9 @@
     its turn $turn_number and the queue $queue (JSON), written over the row before.
 #}
 {% macro write_recall_queue() -%}
-    insert into character_recall_queue
-        (save_id, character_id, user_id, turn_number, queue, updated_at)
+    insert into character_recall_queue (
+        save_id, character_id, user_id, turn_number, queue, updated_at
+    )
     values ($save_id, $character_id, $user_id, $turn_number, $queue, $now)
     on conflict (save_id, character_id) do update set
         user_id = excluded.user_id,

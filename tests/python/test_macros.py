@@ -103,6 +103,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "find_chain_problems": ("steps",),
     "newest_events_per_query": ("queries", "events", "memory_event", "query_chains"),
     "walk_parent_chain": ("lines", "saves", "fork_points"),
+    "read_recall_queue": (),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)
