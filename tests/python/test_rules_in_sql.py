@@ -1,0 +1,57 @@
+"""Each memory rule lives once, in the models and macros: Python reads it as a column.
+
+Every test here pins one rule in its SQL home and shows the Python path reading it from there
+(not restating it): the target key, the name placeholders and the prompt template's fill, the
+config rules, the dynamic event's status and reason, and the dense recall's numpy fast path
+against the SQL dense models.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+import rolemem
+from rolemem.memory_loop import MemoryLoop
+from rolemem.sql.project import render_macro
+
+from .conftest import demo_store
+
+PACKAGE = Path(rolemem.__file__).parent
+
+
+def python_sources() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in PACKAGE.rglob("*.py")}
+
+
+# -- the target key -----------------------------------------------------------------------------
+
+
+def test_the_target_key_is_the_macro_memory_target_key():
+    key = render_macro("memory_target_key", "cast($role as bigint)", "cast($script as varchar)")
+    con = duckdb.connect()
+    for role, script, expected in ((7, None, "role_id=7"), (None, "npc", "script_role_id=npc")):
+        row = con.execute(f"select {key}", {"role": role, "script": script}).fetchone()
+        assert row == (expected,)
+    assert con.execute(f"select {key}", {"role": None, "script": None}).fetchone() == (None,)
+
+
+def test_no_python_builds_a_target_key():
+    built = re.compile(r"""f["'](script_)?role_id=\{|["'](script_)?role_id=["']\s*(\+|%)""")
+    assert [path.name for path, text in python_sources().items() if built.search(text)] == []
+
+
+def test_the_loop_reads_the_models_target_key(tmp_path):
+    """The observation's key (the plan's column) is the key memory_messages is built under."""
+    path = demo_store(str(tmp_path / "store.duckdb"))
+    with MemoryLoop(path, embedder=None) as loop:
+        due = loop.due(save_id=2, user_id="mumu", agent_id="qiyu", role_id=1)
+        window = loop.context_window(save_id=2, role_id=1, user_id="mumu")
+    assert due["target_key"] == "role_id=1"
+    assert window["lines"]  # the window of the same key (its batches and extracted lines)
+    con = duckdb.connect(path, read_only=True)
+    keys = con.execute("select distinct target_key from memory_messages where save_id = 2")
+    assert ("role_id=1",) in keys.fetchall()
+    con.close()
