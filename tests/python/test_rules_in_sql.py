@@ -9,6 +9,7 @@ against the SQL dense models.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -55,3 +56,47 @@ def test_the_loop_reads_the_models_target_key(tmp_path):
     keys = con.execute("select distinct target_key from memory_messages where save_id = 2")
     assert ("role_id=1",) in keys.fetchall()
     con.close()
+
+
+# -- the trace's status and reason --------------------------------------------------------------
+
+
+def test_the_trace_reads_status_and_reason_from_the_recall_marts(tmp_path):
+    """A dynamic event's status and reason are the columns of memory_recall_candidates, a
+    character entry's reason the column of character_memory_recall: no rule in the turn."""
+    from rolemem import Companion
+
+    path = demo_store(str(tmp_path / "store.duckdb"))
+    with Companion(path, character_id="qiyu", embedder=None) as companion:
+        result = companion.turn(
+            save_id=2,
+            user_id="mumu",
+            message="今天画画时你好温柔，还记得海边吗",
+            role_id=1,
+            context={"intimacy": 2, "exploration": 3, "scene": "studio"},
+            now=datetime(2021, 2, 21, 12, 0),
+            dry_run=True,
+        )
+        query = companion.memory.query(
+            "今天画画时你好温柔，还记得海边吗",
+            user_id="mumu",
+            agent_id="qiyu",
+            now=datetime(2021, 2, 21, 12, 0),
+            save_id=2,
+            explain=True,
+            update=False,
+        )
+    events = [row for row in result.trace if row["layer"] == "dynamic_event"]
+    assert events
+    by_id = {c["event_id"]: c for c in query.candidates}
+    for row in events:
+        candidate = by_id[row["event_id"]]
+        assert (row["status"], row["why"]["reason"]) == (candidate["status"], candidate["reason"])
+    statuses = {row["status"] for row in events}
+    assert "shown" in statuses and statuses - {"shown"}
+    shown = next(row for row in events if row["status"] == "shown")
+    assert re.fullmatch(r"selected #\d+ \(score \d+\.\d{4}\)", shown["why"]["reason"])
+    locked = next(row for row in result.trace if row["item"] == "对{{user}}格外温柔")
+    assert locked["why"] == "locked: intimacy gte 3 (context: 2)"
+    companion_text = (PACKAGE / "turn" / "companion.py").read_text(encoding="utf-8")
+    assert "below the threshold" not in companion_text and "match_kind" not in companion_text

@@ -243,12 +243,7 @@ class Companion:
                     "item": entry["content"],
                     "kind": entry["entry_kind"],
                     "status": entry["status"],
-                    "why": entry.get("failed_condition")
-                    or (
-                        f"{entry['match_kind']}: {entry['matched_words']}"
-                        if entry.get("match_kind")
-                        else None
-                    ),
+                    "why": entry["reason"],  # the recall mart's (character_memory_recall)
                     "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
@@ -259,10 +254,13 @@ class Companion:
                     "layer": "dynamic_event",
                     "item": descriptions.get(candidate["event_id"]),
                     "event_id": candidate["event_id"],
-                    "status": _event_status(candidate),
+                    # the recall mart's (memory_recall_candidates): the first rule that
+                    # keeps it out, in words, then the score components
+                    "status": candidate["status"],
                     "why": {
                         name: candidate[name]
                         for name in (
+                            "reason",
                             "bm25_score",
                             "keyword_score",
                             "dense_score",
@@ -394,18 +392,6 @@ class Companion:
         with self._lock:
             jobs, self._pending = self._pending, []
         return [job.result() for job in jobs]
-
-
-def _event_status(candidate: Mapping[str, Any]) -> str:
-    if candidate["is_selected"]:
-        return "shown"
-    if candidate["is_in_timeline"]:
-        return "in the timeline"
-    if not candidate["has_evidence"]:
-        return "no evidence"
-    if not candidate["is_above_threshold"]:
-        return "below the threshold"
-    return "over the limit"
 
 
 def _turns(count: int) -> str:
