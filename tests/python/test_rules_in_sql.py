@@ -13,12 +13,13 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pytest
 
 import rolemem
 from rolemem.memory_loop import MemoryLoop
 from rolemem.sql.project import render_macro
 
-from .conftest import demo_store
+from .conftest import demo_store, error_of
 
 PACKAGE = Path(rolemem.__file__).parent
 
@@ -100,3 +101,62 @@ def test_the_trace_reads_status_and_reason_from_the_recall_marts(tmp_path):
     assert locked["why"] == "locked: intimacy gte 3 (context: 2)"
     companion_text = (PACKAGE / "turn" / "companion.py").read_text(encoding="utf-8")
     assert "below the threshold" not in companion_text and "match_kind" not in companion_text
+
+
+# -- the config rules -------------------------------------------------------------------------
+
+
+def entry_with(**rules: object) -> dict:
+    entry = {"关键词": ["一", "二", "三"], "内容": "这是一条足够长的属性内容啊", "强度": 3}
+    return {"character_id": "x", "attributes": {"性格特征": [{**entry, **rules}]}}
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        (
+            {"次要关键词逻辑": "or_else"},
+            "attributes.性格特征[0]: 次要关键词逻辑 (secondary_logic): must be one of "
+            "AND_ANY, NOT_ALL, NOT_ANY, AND_ALL, got 'OR_ELSE'",
+        ),
+        (
+            {"停留轮数": -1},
+            "attributes.性格特征[0]: 停留轮数 (sticky_turns): must be a whole number of turns, "
+            "0 or more, got -1",
+        ),
+    ],
+)
+def test_the_config_rules_are_the_models_rows(rules, message):
+    """The model int_character_config_problems judges a recall rule's value; Python only
+    reports its rows (the library, the validation before seeds are written, the import)."""
+    from rolemem.character_memory import CharacterMemory, validate_config
+    from rolemem.character_memory.config import ConfigError, parse_designer_json
+
+    with pytest.raises(ConfigError) as raised:
+        CharacterMemory.from_designer_json(entry_with(**rules))
+    assert str(raised.value) == f"invalid character config:\n<designer config>: {message}"
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate_config(parse_designer_json(entry_with(**rules)))
+    # the values the model accepts load (any letter case and spacing of a logic)
+    CharacterMemory.from_designer_json(entry_with(次要关键词逻辑=" not_any ", 停留轮数=0))
+
+
+def test_no_python_restates_a_config_rule():
+    config = (PACKAGE / "character_memory" / "config.py").read_text(encoding="utf-8")
+    assert "AND_ALL" not in config and "< 0" not in config
+
+
+def test_the_service_answers_the_models_config_rows_as_a_400(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from rolemem.service import create_app
+
+    path = demo_store(str(tmp_path / "store.duckdb"))
+    with TestClient(create_app(path, llm=None, embedder=None)) as client:
+        answer = client.post("/config/import", json=entry_with(停留轮数=-2))
+    assert answer.status_code == 400
+    assert error_of(answer) == {
+        "type": "ConfigError",
+        "message": "invalid character config:\n<designer config>: attributes.性格特征[0]: "
+        "停留轮数 (sticky_turns): must be a whole number of turns, 0 or more, got -2",
+    }
