@@ -160,3 +160,89 @@ def test_the_service_answers_the_models_config_rows_as_a_400(tmp_path):
         "message": "invalid character config:\n<designer config>: attributes.性格特征[0]: "
         "停留轮数 (sticky_turns): must be a whole number of turns, 0 or more, got -2",
     }
+
+
+# -- dense recall: numpy against the SQL dense models -----------------------------------------
+
+
+def sql_dense(store, query: list[float], candidates: int) -> tuple[list[dict], dict]:
+    """The SQL dense models (int_memory_query_cosines -> int_memory_query_dense_candidates and
+    int_memory_query_cosine_stats) over the store, for one bound query of mumu with qiyu."""
+    from rolemem.dynamic_memory.sql import STAT_NAMES
+    from rolemem.sql.project import compose
+
+    queries = """
+        select
+            1 as query_id,
+            cast('qiyu' as varchar) as agent_id,
+            cast('mumu' as varchar) as user_id,
+            cast($query as float[]) as query_embedding,
+            cast($candidates as integer) as dense_candidates"""
+    rows = store.records(
+        compose(
+            ("int_memory_query_dense_candidates", "int_memory_query_cosine_stats"),
+            {"int_memory_queries": queries},
+            "select * from int_memory_query_dense_candidates "
+            "order by greatest(cosine, context_cosine, long_context_cosine) desc, event_id",
+            existing=("memory_event", "memory_event_embedding"),
+            engine=store.name,
+        ),
+        {"query": query, "candidates": candidates},
+    )
+    [stats] = store.records(
+        compose(
+            "int_memory_query_cosine_stats",
+            {"int_memory_queries": queries},
+            f"select {', '.join(STAT_NAMES)} from int_memory_query_cosine_stats",
+            existing=("memory_event", "memory_event_embedding"),
+            engine=store.name,
+        ),
+        {"query": query, "candidates": candidates},
+    )
+    return rows, stats
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def dense_store(request, tmp_path_factory):
+    from .conftest import demo_store_on
+
+    return demo_store_on(request, tmp_path_factory, "rules_dense")
+
+
+def test_dense_batch_equals_the_sql_dense_models(dense_store):
+    """numpy (vector_cache.dense_batch, the per-turn fast path) finds the same candidates in
+    the same order, with the same cosines and statistics, as the SQL dense models."""
+    import numpy as np
+
+    from rolemem import DynamicMemory
+    from rolemem.dynamic_memory.sql import PLAYER_EVENTS, STAT_NAMES
+    from rolemem.dynamic_memory.vector_cache import COSINE_NAMES, EventVectorCache, dense_batch
+
+    with DynamicMemory(dense_store, embedder=None) as memory:
+        store = memory.store
+        stored = store.run(
+            "select embedding from memory_event_embedding order by event_id limit 3", {}
+        )
+        assert len(stored) == 3
+        rng = np.random.default_rng(7)
+        vectors = [
+            rng.normal(size=384).tolist(),  # nowhere near any event
+            list(stored[0][0]),  # exactly an event's own vector
+            (np.asarray(stored[1][0]) + 0.05 * rng.normal(size=384)).tolist(),
+        ]
+        cache = EventVectorCache(384, PLAYER_EVENTS)
+        for vector in vectors:
+            for candidates in (1, 4, 1000):
+                rows, stats = sql_dense(store, vector, candidates)
+                query = {"agent_id": "qiyu", "user_id": "mumu", "query_embedding": vector}
+                dense, numbers = dense_batch(cache, store.columns, [query], candidates)
+                assert rows, "the demo player reaches events with vectors"
+                assert dense["event_id"].tolist() == [row["event_id"] for row in rows]
+                for name in COSINE_NAMES:
+                    assert np.allclose(
+                        dense[name], [row[name] for row in rows], atol=1e-6, rtol=0
+                    ), name
+                assert numbers["cosine_count"] == [stats["cosine_count"]]
+                for name in STAT_NAMES[1:]:  # sums of up to cosine_count cosines
+                    tolerance = 1e-6 * stats["cosine_count"]
+                    assert abs(numbers[name][0] - stats[name]) <= tolerance, name
