@@ -246,3 +246,100 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
                 for name in STAT_NAMES[1:]:  # sums of up to cosine_count cosines
                     tolerance = 1e-6 * stats["cosine_count"]
                     assert abs(numbers[name][0] - stats[name]) <= tolerance, name
+
+
+# -- the name placeholders and the prompt template ----------------------------------------------
+
+BLOCKS = (
+    "{{character_memory_attributes}}",
+    "{{character_memory_event}}",
+    "{{character_dialogue_style}}",
+)
+
+
+def reference_prompt(template: str, blocks: tuple[str, str, str], names: dict, dynamic: str):
+    """The fill as the turn did it in Python before it moved to SQL (the parity oracle):
+    labels when no block is placed, empty blocks take their header, one pass, names, then the
+    dynamic memory; ends stripped, blank lines dropped."""
+    if not any(key in template for key in BLOCKS):
+        labels = ("【记忆单元】", "【记忆事件】", "【角色参考语料】")
+        sections = (f"{a}\n{b}" for a, b in zip(labels, BLOCKS, strict=True))
+        template = "\n".join([template, *sections])
+    values = dict(zip(BLOCKS, blocks, strict=True)) | {"{{dynamic_memory}}": dynamic} | names
+    for key, value in values.items():
+        if not value.strip():
+            headed = rf"(?m)^[ \t]*(?:#[^\n]*|[^\n]*[】：:])[ \t]*\n[ \t]*{re.escape(key)}[ \t]*$"
+            template = re.sub(headed, "", template)
+    pattern = re.compile("|".join(re.escape(key) for key in values))
+    text = pattern.sub(lambda match: values[match.group(0)], template).strip()
+    return "\n".join(line for line in text.split("\n") if line.strip())
+
+
+TEMPLATES = [
+    "你叫{{char}}，进行角色扮演",
+    "",
+    "你是{{char}}。{{dynamic_memory}}记忆：{{character_memory_attributes}}",
+    "【角色设定】\n{{character_memory_attributes}}\n【经历】\n{{character_memory_event}}\n"
+    "<style>\n{{character_dialogue_style}}\n</style>",
+    "# 记忆\n  {{dynamic_memory}}  \n## 事件：\n{{character_memory_event}}\n\n\n{{user}}在等你",
+    "  {{character_dialogue_style}}\n{{user}}与{{char}}：\n{{dynamic_memory}}\n",
+]
+
+
+def recalled_prompts(db=None) -> list[tuple]:
+    from rolemem import CharacterMemory
+
+    session = CharacterMemory(db, character_id="qiyu").session("prompt")
+    answers = []
+    for template in TEMPLATES:
+        for text in ("今天画画时你好温柔", "嗯"):  # blocks, and hardly any
+            result = session.recall(
+                text,
+                {"intimacy": 2, "scene": "studio"},
+                user_name="木木",
+                char_name="{{user}}祁煜",  # a name is never substituted again
+                template=template,
+                dry_run=True,
+            )
+            answers.append((template, result))
+    return answers
+
+
+def test_the_recall_statement_fills_the_template_as_the_turn_did():
+    for template, result in recalled_prompts():
+        blocks = (result.attributes, result.events, result.dialogue_style)
+        names = {"{{user}}": "木木", "{{char}}": "{{user}}祁煜"}
+        assert result.system_prompt == reference_prompt(template, blocks, names, "")
+        expected = reference_prompt(template, blocks, names, "前情提要：\n昨天:去了海边")
+        if result.prompt_around_dynamic is None:
+            assert "{{dynamic_memory}}" not in template
+            assert expected == result.system_prompt
+        else:
+            before, after = result.prompt_around_dynamic
+            assert before + "前情提要：\n昨天:去了海边" + after == expected
+
+
+def test_postgresql_fills_the_template_as_duckdb(postgres_url):
+    from rolemem.cli import main
+
+    from .conftest import fresh_database
+
+    url = fresh_database(postgres_url, "rules_prompts")
+    assert main(["init-db", "--db", url, "--demo"]) == 0
+
+    def answers(db):
+        return [
+            (r.system_prompt, r.prompt_around_dynamic, r.attributes)
+            for _, r in recalled_prompts(db)
+        ]
+
+    assert answers(url) == answers(None)
+
+
+def test_no_python_substitutes_a_placeholder():
+    """The `{{…}}` fills are SQL (macros fill_prompt_template, fill_name_placeholders): no
+    Python module replaces one."""
+    substitution = re.compile(r"""(\.replace\(|\.sub\(|re\.sub\()[^)\n]*\{\{""")
+    found = [p.name for p, text in python_sources().items() if substitution.search(text)]
+    assert found == []
+    assert "{{" not in (PACKAGE / "turn" / "companion.py").read_text(encoding="utf-8")

@@ -98,6 +98,7 @@ REQUEST_FIELDS = {
     "require_match": "boolean",
     "user_name": "varchar",
     "char_name": "varchar",
+    "template": "varchar",
     "turn_number": "integer",
     **dict.fromkeys(LIMIT_NAMES, "integer"),
     "filter_levels": "integer[]",
@@ -123,11 +124,15 @@ select
     blocks.attributes_text,
     blocks.events_text,
     blocks.dialogue_style_text,
+    prompts.system_prompt,
+    prompts.prompt_before_dynamic,
+    prompts.prompt_after_dynamic,
     {explain} as explain,
     queue.queue,
     words.words
 from int_recall_requests as requests
 left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
+left join character_memory_prompts as prompts on prompts.request_id = requests.request_id
 left join (
     select request_id, {queue} as queue
     from int_recall_queue_updated
@@ -250,9 +255,9 @@ class CharacterLibrary:
         engine = self._engine.name if self._engine else "duckdb"
         # both marts in one query when explaining: blocks and explain share every CTE
         sql = compose(
-            ("character_memory_blocks", "character_memory_recall")
+            ("character_memory_prompts", "character_memory_recall")
             if explain
-            else "character_memory_blocks",
+            else "character_memory_prompts",
             {
                 "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
                 "int_recall_queue_items": _QUEUE_SQL,
