@@ -7,10 +7,14 @@
     directly above a placeholder alone on its line is dropped when the placeholder's value is
     empty or blank (no bare 【经历】 left in the prompt; a wrapping tag such as <events> stays).
     The header rule is a regular expression both engines read alike ((?m): ^ and $ at lines).
+    `values_unmarked`: the values hold no mark already (the caller cleared them).
 #}
-{% macro fill_prompt_template(template, pairs) -%}
+{% macro fill_prompt_template(template, pairs, values_unmarked=false) -%}
     {#- the marks: U+E001.. for a value, U+E041.. for a blank one (64 pairs at most) -#}
     {%- set unmarked = "regexp_replace(%s, '[' || chr(57345) || '-' || chr(57472) || ']', '', 'g')" -%}
+    {#- values a caller already cleared of the marks are read as they are (fewer expressions
+        to bind per statement: the recall statement clears each value once) -#}
+    {%- set value_text = "%s" if values_unmarked else unmarked -%}
     {%- for pair in pairs %}replace(replace({% endfor -%}
     regexp_replace(
         {% for pair in pairs %}replace({% endfor -%}
@@ -31,8 +35,8 @@
     )
     {%- for placeholder, value in pairs %},
         chr({{ 57344 + loop.index }}),
-        coalesce({{ unmarked % value }}, '')),
+        coalesce({{ value_text % value }}, '')),
         chr({{ 57408 + loop.index }}),
-        coalesce({{ unmarked % value }}, ''))
+        coalesce({{ value_text % value }}, ''))
     {%- endfor %}
 {%- endmacro %}

@@ -70,7 +70,8 @@ def test_dbt_prompts_equal_python_recall_with_the_same_template(seeded_db):
             ).fetchall()
         }
         memory = CharacterMemory(con, character_id="qiyu")
-    assert sorted(batch) == [1, 2]  # the third request brings no template
+    # one row per request; the third brings no template, so no prompt
+    assert sorted(batch) == [1, 2, 3] and batch[3] == (None, None)
     for request in demo_requests():
         result = memory.session(f"p{request['request_id']}").recall(
             request["text"],
@@ -78,7 +79,7 @@ def test_dbt_prompts_equal_python_recall_with_the_same_template(seeded_db):
             require_match=request["require_match"] == "true",
             template=request["template"] or None,
         )
-        expected = batch.get(int(request["request_id"]), (None, None))
+        expected = batch[int(request["request_id"])]
         assert (result.system_prompt, result.prompt_around_dynamic) == expected
 
 

@@ -1,5 +1,7 @@
--- One row per recall request that brings a prompt template (the character's system line): the
--- template filled once with the three blocks and the names. A template that places none of
+-- One row per recall request: its three blocks (character_memory_blocks) and, when it brings a
+-- prompt template (the character's system line), the template filled once with the three
+-- blocks and the names (null without one). The recall statement reads the blocks from here
+-- when a request brings a template, so they are computed once. A template that places none of
 -- the blocks gets them at its end under their headers; an empty block takes its header with
 -- it; blank lines go. The dynamic memory comes from its own statement, run at the same time:
 -- the filled prompt is given as it reads without it, and as the text before and after the
@@ -14,20 +16,23 @@ blocks as (
     select * from {{ ref('character_memory_blocks') }}
 ),
 
--- U+F8FF marks the dynamic memory's place: no value keeps it
+-- U+F8FF marks the dynamic memory's place, U+E001.. the fill's placeholders: no value keeps
+-- them (cleared once here, so the fill reads the values as they are)
 labelled as (
     select
         blocks.request_id,
+        blocks.attributes_text as shown_attributes_text,
+        blocks.events_text as shown_events_text,
+        blocks.dialogue_style_text as shown_dialogue_style_text,
         {{ label_memory_blocks('requests.template') }} as template,
-        replace(blocks.attributes_text, chr(63743), '') as attributes_text,
-        replace(blocks.events_text, chr(63743), '') as events_text,
-        replace(blocks.dialogue_style_text, chr(63743), '') as dialogue_style_text,
-        replace(requests.user_name, chr(63743), '') as user_name,
-        replace(requests.char_name, chr(63743), '') as char_name
+        {{ prompt_marks_removed('blocks.attributes_text') }} as attributes_text,
+        {{ prompt_marks_removed('blocks.events_text') }} as events_text,
+        {{ prompt_marks_removed('blocks.dialogue_style_text') }} as dialogue_style_text,
+        {{ prompt_marks_removed('requests.user_name') }} as user_name,
+        {{ prompt_marks_removed('requests.char_name') }} as char_name
     from requests
     inner join blocks
         on blocks.request_id = requests.request_id
-    where requests.template is not null
 ),
 
 {%- set blocks_and_names = [
@@ -40,22 +45,42 @@ labelled as (
     (memory_placeholder('char'), 'char_name'),
 ] %}
 
+-- filled once, the dynamic memory's place marked; without it, the mark's line and a header
+-- line directly above it go, as the fill drops an empty block's header
 filled as (
     select
         request_id,
-        {{ tidy_prompt_lines(fill_prompt_template(
+        shown_attributes_text,
+        shown_events_text,
+        shown_dialogue_style_text,
+        {{ fill_prompt_template(
             'template',
-            blocks_and_names + [(memory_placeholder('dynamic_memory'), 'chr(63743)')] + names
-        )) }} as marked_prompt,
-        {{ tidy_prompt_lines(fill_prompt_template(
-            'template', blocks_and_names + [(memory_placeholder('dynamic_memory'), "''")] + names
-        )) }} as system_prompt
+            blocks_and_names + [(memory_placeholder('dynamic_memory'), 'chr(63743)')] + names,
+            values_unmarked=true
+        ) }} as marked
     from labelled
+),
+
+prompts as (
+    select
+        request_id,
+        shown_attributes_text,
+        shown_events_text,
+        shown_dialogue_style_text,
+        {{ tidy_prompt_lines('marked') }} as marked_prompt,
+        {{ tidy_prompt_lines(
+            "replace(regexp_replace(marked, '(?m)^[ \\t]*(?:#[^\\n]*|[^\\n]*[】：:])[ \\t]*\\n[ \\t]*'"
+            ~ " || chr(63743) || '[ \\t]*$', '', 'g'), chr(63743), '')"
+        ) }} as system_prompt
+    from filled
 ),
 
 final as (
     select
         request_id,
+        shown_attributes_text as attributes_text,
+        shown_events_text as events_text,
+        shown_dialogue_style_text as dialogue_style_text,
         system_prompt,
         case
             when strpos(marked_prompt, chr(63743)) > 0
@@ -71,7 +96,7 @@ final as (
                         ''
                     )
         end as prompt_after_dynamic
-    from filled
+    from prompts
 )
 
 select * from final

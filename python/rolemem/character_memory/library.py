@@ -129,8 +129,8 @@ select
     queue.queue,
     words.words
 from int_recall_requests as requests
-left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
-{prompts_join}left join (
+left join {blocks} as blocks on blocks.request_id = requests.request_id
+left join (
     select request_id, {queue} as queue
     from int_recall_queue_updated
     group by request_id
@@ -145,9 +145,6 @@ order by requests.request_id
 """
 # the filled prompt template: only when a request of the batch brings one (a turn's)
 _PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynamic")
-_PROMPTS_JOIN = (
-    "left join character_memory_prompts as prompts on prompts.request_id = requests.request_id\n"
-)
 
 
 @functools.cache  # rendered once per (explain, prompts, engine), not per batch
@@ -161,10 +158,11 @@ def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
     explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
     return _RECALL_SELECT.format(
         prompts=",\n    ".join(
-            f"prompts.{name}" if prompts else f"cast(null as varchar) as {name}"
+            f"blocks.{name}" if prompts else f"cast(null as varchar) as {name}"
             for name in _PROMPT_COLUMNS
         ),
-        prompts_join=_PROMPTS_JOIN if prompts else "",
+        # with a template the prompts mart carries the blocks too: they are computed once
+        blocks="character_memory_prompts" if prompts else "character_memory_blocks",
         explain="explained.explain" if explain else "cast(null as integer[])",
         explain_join=_EXPLAIN_JOIN.format(explain_rows=explain_rows) if explain else "",
         queue=objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
