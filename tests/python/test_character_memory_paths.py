@@ -33,7 +33,7 @@ def seeded_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("character")
     path = str(tmp / "character.duckdb")
     seed_demo(path, tmp)
-    run_dbt(path, tmp, "run", "--select", "+character_memory_blocks")
+    run_dbt(path, tmp, "run", "--select", "+character_memory_prompts")
     return path
 
 
@@ -56,6 +56,31 @@ def test_dbt_blocks_equal_python_recall_from_the_same_database(seeded_db):
         assert (result.attributes, result.events, result.dialogue_style) == batch[
             int(request["request_id"])
         ]
+
+
+def test_dbt_prompts_equal_python_recall_with_the_same_template(seeded_db):
+    """character_memory_prompts, built by dbt from the demo requests' templates, is what the
+    Python recall fills with the same template (the turn's path)."""
+    with duckdb.connect(seeded_db) as con:
+        batch = {
+            row[0]: (row[1], None if row[2] is None else (row[2], row[3]))
+            for row in con.execute(
+                "select request_id, system_prompt, prompt_before_dynamic, prompt_after_dynamic "
+                "from character_memory_prompts"
+            ).fetchall()
+        }
+        memory = CharacterMemory(con, character_id="qiyu")
+    # one row per request; the third brings no template, so no prompt
+    assert sorted(batch) == [1, 2, 3] and batch[3] == (None, None)
+    for request in demo_requests():
+        result = memory.session(f"p{request['request_id']}").recall(
+            request["text"],
+            json.loads(request["context"]),
+            require_match=request["require_match"] == "true",
+            template=request["template"] or None,
+        )
+        expected = batch[int(request["request_id"])]
+        assert (result.system_prompt, result.prompt_around_dynamic) == expected
 
 
 def test_database_without_config_tables_is_a_clear_error(tmp_path):

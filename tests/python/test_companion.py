@@ -73,7 +73,7 @@ def test_the_trace_says_why_for_every_layer(con):
     layers = {row["layer"] for row in trace}
     assert layers >= {"character", "dynamic_event", "timeline", "history"}
     locked = next(row for row in trace if row["item"] == "对{{user}}格外温柔")
-    assert (locked["status"], locked["why"]) == ("locked", "intimacy gte 3 (context: 2)")
+    assert (locked["status"], locked["why"]) == ("locked", "locked: intimacy gte 3 (context: 2)")
     shown = next(row for row in trace if row["item"] == "温柔")
     assert (shown["status"], shown["sticky_turns_left"]) == ("shown", 3)
     assert all(

@@ -88,6 +88,12 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "roulette_hash": ("sample.a", "sample.b"),
     "row_as_json": ("sample", (("a", None), ("b", "varchar"))),
     "seconds_between": ("sample.a", "sample.b"),
+    "memory_target_key": ("sample.a", "sample.b"),
+    "memory_placeholder": ("user",),
+    "label_memory_blocks": ("sample.a",),
+    "fill_prompt_template": ("sample.a", (("sample.b", "sample.c"),)),
+    "tidy_prompt_lines": ("sample.a",),
+    "prompt_marks_removed": ("sample.a",),
 }
 # macros that render select columns of their own names
 COLUMNS: dict[str, tuple[object, ...]] = {

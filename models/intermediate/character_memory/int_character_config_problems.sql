@@ -37,9 +37,13 @@ entry_checks as (
             when {{ json_type_name('secondary_keywords') }} <> 'ARRAY'
                 then 'must be a JSON array of words'
             when secondary_logic not in ('AND_ANY', 'NOT_ALL', 'NOT_ANY', 'AND_ALL')
-                then 'must be AND_ANY, NOT_ALL, NOT_ANY or AND_ALL, got ' || secondary_logic
+                then
+                    'must be one of AND_ANY, NOT_ALL, NOT_ANY, AND_ALL, got '''
+                    || secondary_logic || ''''
             when sticky_turns < 0
-                then 'must be 0 or more turns, got ' || cast(sticky_turns as varchar)
+                then
+                    'must be a whole number of turns, 0 or more, got '
+                    || cast(sticky_turns as varchar)
         end as message
     from entries
 ),

@@ -20,6 +20,7 @@ final as (
         requests.require_match,
         nullif(requests.user_name, '') as user_name,
         nullif(requests.char_name, '') as char_name,
+        requests.template,
         1 as turn_number,
         limits.attributes_per_category,
         limits.attributes_total,

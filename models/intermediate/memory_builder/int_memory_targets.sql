@@ -16,7 +16,7 @@ speakers as (
 role_targets as (
     select distinct
         save_id,
-        'role_id=' || role_id as target_key,
+        {{ memory_target_key('role_id', 'cast(null as varchar)') }} as target_key,
         role_id as target_role_id,
         cast(null as varchar) as target_script_role_id
     from speakers
@@ -26,7 +26,7 @@ role_targets as (
 script_role_targets as (
     select distinct
         save_id,
-        'script_role_id=' || script_role_id as target_key,
+        {{ memory_target_key('cast(null as bigint)', 'script_role_id') }} as target_key,
         cast(null as bigint) as target_role_id,
         script_role_id as target_script_role_id
     from speakers

@@ -71,12 +71,18 @@ timeline_lines as (
 final as (
     select
         queries.query_id,
-        concat_ws(
-            chr(10),
-            '前情提要：' || chr(10) || timeline_lines.timeline_text,
-            '脑海中回想起的片段：' || chr(10) || entity_lines.entity_text,
-            '脑海中回忆起的事件：' || chr(10) || event_lines.event_text
-        ) as prompt_text
+        -- a memory written with the name placeholders (a designer's official one) reads with
+        -- the names (macro fill_name_placeholders)
+        {{ fill_name_placeholders(
+            "concat_ws(
+                chr(10),
+                '前情提要：' || chr(10) || timeline_lines.timeline_text,
+                '脑海中回想起的片段：' || chr(10) || entity_lines.entity_text,
+                '脑海中回忆起的事件：' || chr(10) || event_lines.event_text
+            )",
+            'queries.user_name',
+            'queries.agent_name'
+        ) }} as prompt_text
     from queries
     left join entity_lines on entity_lines.query_id = queries.query_id
     left join event_lines on event_lines.query_id = queries.query_id

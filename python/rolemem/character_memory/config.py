@@ -34,7 +34,6 @@ RULE_DEFAULTS: dict[str, Any] = {
     "is_constant": False,
     "sticky_turns": None,
 }
-SECONDARY_LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
 SEED_COLUMNS = {
     "character_attributes": [
         "ordinal",
@@ -255,8 +254,9 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
 
 
 def _check_rules(row: dict[str, Any], where: str) -> None:
-    """The recall rules' types (their values are the SQL rules': int_character_config_problems);
-    the logic is spelled as SillyTavern spells it, in any letter case."""
+    """The recall rules' JSON types; their values (which logics, how many turns) are the SQL
+    model's to judge (int_character_config_problems). The logic is kept as SillyTavern spells
+    it, in capitals (any letter case and spacing is read)."""
     secondary = row["secondary_keywords"]
     if secondary is None:
         row["secondary_keywords"] = secondary = []
@@ -264,16 +264,13 @@ def _check_rules(row: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: 次要关键词 (secondary_keywords) must be a list of strings")
     logic = row["secondary_logic"]
     if logic is not None:
-        if not isinstance(logic, str) or logic.strip().upper() not in SECONDARY_LOGICS:
-            raise ConfigError(
-                f"{where}: 次要关键词逻辑 (secondary_logic) must be one of "
-                f"{', '.join(SECONDARY_LOGICS)}, got {logic!r}"
-            )
+        if not isinstance(logic, str):
+            raise ConfigError(f"{where}: 次要关键词逻辑 (secondary_logic) must be a string")
         row["secondary_logic"] = logic.strip().upper()
     if not isinstance(row["is_constant"], bool):
         raise ConfigError(f"{where}: 常驻 (constant) must be true or false")
     turns = row["sticky_turns"]
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 0):
+    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)):
         raise ConfigError(
             f"{where}: 停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"
         )
@@ -356,7 +353,11 @@ def report_problems(
     advice: list[str] = []
     for entry_kind, ordinal, field_name, severity, message in problems:
         where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
-        text = f"{where}: {field_name}: {message}"
+        # a recall rule is named as the designers' JSON names it too
+        label = field_name
+        if field_name in _RULE_KEYS:
+            label = f"{_RULE_KEYS[field_name]} ({field_name})"
+        text = f"{where}: {label}: {message}"
         (errors if severity == "error" else advice).append(text)
     for text in advice:
         warnings.warn(text, ConfigWarning, stacklevel=3)

@@ -98,6 +98,7 @@ REQUEST_FIELDS = {
     "require_match": "boolean",
     "user_name": "varchar",
     "char_name": "varchar",
+    "template": "varchar",
     "turn_number": "integer",
     **dict.fromkeys(LIMIT_NAMES, "integer"),
     "filter_levels": "integer[]",
@@ -123,11 +124,12 @@ select
     blocks.attributes_text,
     blocks.events_text,
     blocks.dialogue_style_text,
+    {prompts},
     {explain} as explain,
     queue.queue,
     words.words
 from int_recall_requests as requests
-left join character_memory_blocks as blocks on blocks.request_id = requests.request_id
+left join {blocks} as blocks on blocks.request_id = requests.request_id
 left join (
     select request_id, {queue} as queue
     from int_recall_queue_updated
@@ -141,10 +143,12 @@ left join (
 {explain_join}
 order by requests.request_id
 """
+# the filled prompt template: only when a request of the batch brings one (a turn's)
+_PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynamic")
 
 
-@functools.cache  # rendered once per (explain, engine), not per batch
-def _recall_select(explain: bool, engine: str) -> str:
+@functools.cache  # rendered once per (explain, prompts, engine), not per batch
+def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
     """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
 
     def objects(names: tuple[str, ...], order_by: str) -> str:
@@ -153,6 +157,12 @@ def _recall_select(explain: bool, engine: str) -> str:
 
     explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
     return _RECALL_SELECT.format(
+        prompts=",\n    ".join(
+            f"blocks.{name}" if prompts else f"cast(null as varchar) as {name}"
+            for name in _PROMPT_COLUMNS
+        ),
+        # with a template the prompts mart carries the blocks too: they are computed once
+        blocks="character_memory_prompts" if prompts else "character_memory_blocks",
         explain="explained.explain" if explain else "cast(null as integer[])",
         explain_join=_EXPLAIN_JOIN.format(explain_rows=explain_rows) if explain else "",
         queue=objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
@@ -263,17 +273,17 @@ class CharacterLibrary:
 
     def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
         explain = any(request.explain for request in requests)
+        prompts = any(request.values.get("template") is not None for request in requests)
         engine = self._engine.name if self._engine else "duckdb"
-        # both marts in one query when explaining: blocks and explain share every CTE
+        # the marts asked for in one query: blocks, prompts and explain share every CTE
+        blocks = "character_memory_prompts" if prompts else "character_memory_blocks"
         sql = compose(
-            ("character_memory_blocks", "character_memory_recall")
-            if explain
-            else "character_memory_blocks",
+            (blocks, "character_memory_recall") if explain else blocks,
             {
                 "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
                 "int_recall_queue_items": _QUEUE_SQL,
             },
-            _recall_select(explain, engine),
+            _recall_select(explain, prompts, engine),
             {
                 "judge_verdicts_per_turn": self._verdicts is None,
                 "recall_secondary_keywords": self._has_secondary_keywords,

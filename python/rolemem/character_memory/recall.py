@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import duckdb
 
 from ..engines import duckdb_connect, reading
 from ..text.tokens import tokenize
+from . import prompt_rules
 from .config import (
     JSON_COLUMNS,
     SEED_COLUMNS,
@@ -49,7 +49,11 @@ __all__ = [
 @dataclass(frozen=True)
 class RecallResult:
     """The three prompt blocks ("" when empty); per entry, why it is or is not shown
-    (`explain`); and the words recall used (`words`: tokens, then association words)."""
+    (`explain`); and the words recall used (`words`: tokens, then association words). With a
+    `template` given to recall, the template filled by the recall's own statement (model
+    character_memory_prompts): `system_prompt` as it reads without dynamic memory, and
+    `prompt_around_dynamic`, the text before and after the place the template gives the
+    dynamic memory (None when it gives none)."""
 
     attributes: str
     events: str
@@ -63,21 +67,16 @@ class RecallResult:
         "{{character_memory_event}}",
         "{{character_dialogue_style}}",
     )
-    # the spec's names of the three blocks (solidified-memory): their headers where a template
-    # has no placeholders and the blocks are appended to it
-    LABELS = ("【记忆单元】", "【记忆事件】", "【角色参考语料】")
     user_name: str | None = None
     char_name: str | None = None
+    system_prompt: str | None = field(default=None, repr=False)
+    prompt_around_dynamic: tuple[str, str] | None = field(default=None, repr=False)
 
     def labelled(self, template: str) -> str:
         """`template` as it is when it places any block; else with the three blocks appended,
-        each under its header (a dialogue example then never reads like an event)."""
-        if any(placeholder in template for placeholder in self.PLACEHOLDERS):
-            return template
-        sections = (
-            f"{label}\n{p}" for label, p in zip(self.LABELS, self.PLACEHOLDERS, strict=True)
-        )
-        return "\n".join([template, *sections])
+        each under its header (a dialogue example then never reads like an event). The rule is
+        the macro label_memory_blocks."""
+        return str(prompt_rules.run(prompt_rules.LABEL_SQL, {"template": template}))
 
     def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
         """A character prompt template with its placeholders filled in one pass over the
@@ -86,7 +85,9 @@ class RecallResult:
         a name) is never substituted again. A block that is empty takes its header with it:
         a header line (ending in 】, ： or :, or a markdown `#` line) directly above a
         placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
-        left in the prompt; a wrapping tag such as `<events>` stays)."""
+        left in the prompt; a wrapping tag such as `<events>` stays). The rule is the macro
+        fill_prompt_template, run on a private DuckDB connection (the turn reads it from its
+        recall's statement instead)."""
         values = dict(
             zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
         )
@@ -95,14 +96,7 @@ class RecallResult:
             values["{{user}}"] = self.user_name
         if self.char_name is not None:
             values["{{char}}"] = self.char_name
-        for key, value in values.items():
-            if not value.strip():
-                headed = re.compile(
-                    rf"(?m)^[ \t]*(?:#[^\n]*|[^\n]*[】：:])[ \t]*\n[ \t]*{re.escape(key)}[ \t]*$"
-                )
-                template = headed.sub("", template)
-        pattern = re.compile("|".join(re.escape(key) for key in values))
-        return pattern.sub(lambda match: values[match.group(0)], template)
+        return prompt_rules.fill(template, values)
 
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
@@ -234,11 +228,13 @@ class RecallSession:
         char_name: str | None = None,
         dry_run: bool = False,
         explain: bool = False,
+        template: str | None = None,
     ) -> RecallResult:
         """One turn: recall entries for the player's `text` under the game `context`.
         `dry_run=True` previews it: the turn counter and the sticky queue do not move.
         `explain=True` also says, for every entry of the character, why it is or is not in
-        the prompt (`RecallResult.explain`)."""
+        the prompt (`RecallResult.explain`). `template`: a prompt template (the character's
+        system line) the statement also fills (`RecallResult.system_prompt`)."""
         with self._lock:
             result, queue = recall_turn(
                 self.memory,
@@ -250,6 +246,7 @@ class RecallSession:
                 user_name=user_name,
                 char_name=char_name,
                 explain=explain,
+                template=template,
             )
             if not dry_run:
                 self.turn = result.turn
@@ -268,6 +265,7 @@ def recall_turn(
     user_name: str | None,
     char_name: str | None,
     explain: bool,
+    template: str | None = None,
 ) -> tuple[RecallResult, list[dict[str, Any]]]:
     """Recall turn `turn` of a conversation whose sticky queue is `queue`: the result and the
     queue after it (int_recall_queue_updated's rows: entry_key, recalled_turn,
@@ -276,7 +274,7 @@ def recall_turn(
         raise TypeError(f"text must be valid Unicode text, got {text!r}")
     tokens = tokenize(text)
     context_json = _check_context(context)
-    for name, value in (("user_name", user_name), ("char_name", char_name)):
+    for name, value in (("user_name", user_name), ("char_name", char_name), ("template", template)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string or None")
     if not isinstance(require_match, bool):
@@ -289,6 +287,7 @@ def recall_turn(
         "require_match": require_match,
         "user_name": user_name or None,
         "char_name": char_name or None,
+        "template": template,
         "turn_number": turn,
         **memory.limits,
         "queued_keys": [item["entry_key"] for item in queue],
@@ -296,8 +295,8 @@ def recall_turn(
         "queued_qualities": [item["match_quality"] for item in queue],
     }
     # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
-    attributes, events, styles, explained, updated, words = memory.library.recall(
-        RecallRequest(values, explain)
+    (attributes, events, styles, prompt, before, after, explained, updated, words) = (
+        memory.library.recall(RecallRequest(values, explain))
     )
     result = RecallResult(
         attributes,
@@ -315,6 +314,8 @@ def recall_turn(
         turn,
         user_name or None,
         char_name or None,
+        prompt,
+        None if before is None else (before, after or ""),
     )
     return result, [dict(item) for item in updated or []]
 

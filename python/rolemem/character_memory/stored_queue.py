@@ -41,6 +41,7 @@ class StoredRecallSession:
         char_name: str | None = None,
         dry_run: bool = False,
         explain: bool = False,
+        template: str | None = None,
     ) -> RecallResult:
         """As RecallSession.recall; the counter and queue are the store's."""
         key = {"save_id": self.save_id, "character_id": self.memory.character_id}
@@ -57,6 +58,7 @@ class StoredRecallSession:
                 user_name=user_name,
                 char_name=char_name,
                 explain=explain,
+                template=template,
             )
             if not dry_run:
                 values = {

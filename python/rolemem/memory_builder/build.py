@@ -16,7 +16,7 @@ from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from . import history
 
 _TEXT_FIELDS = (
@@ -69,9 +69,13 @@ from save as saves
 left join int_save_history_tips as tips on tips.save_id = saves.id
 where saves.id = $save_id
 """
-_STORED_MESSAGES_SQL = """
+# the character's key by the models' rule (macro memory_target_key), rendered once
+_TARGET_KEY = render_macro(
+    "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
+)
+_STORED_MESSAGES_SQL = f"""
 select role, content from memory_messages
-where save_id = $save_id and target_key = $target_key
+where save_id = $save_id and target_key = {_TARGET_KEY}
 order by message_index
 """
 # what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
@@ -299,7 +303,11 @@ def build_memory_for_save(
             if owned:
                 engine.close()
     store: duckdb_connect.Database = source  # a path or connection (an engine's, resolved)
-    params = {"save_id": save_id, "target_key": _materialized_key(target)}
+    params = {
+        "save_id": save_id,
+        "role_id": target["role_id"],
+        "script_role_id": target["script_role_id"],
+    }
     # a path is opened read-only (any number of readers may share a file nobody writes): its
     # fresh rows are read, a stale save is built from its lines; a connection may refresh
     read_only = not isinstance(store, duckdb.DuckDBPyConnection)
@@ -317,7 +325,7 @@ def build_memory_for_save(
             raise SaveNotFoundError(f"save {save_id} does not exist")
         if tip[1] is not None:
             raise ChainError(tip[1])
-        if params["target_key"] is not None:
+        if _is_materialized(target):
             rows = cur.execute(_STORED_MESSAGES_SQL, params).fetchall()
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
@@ -331,15 +339,12 @@ def build_memory_for_save(
     )
 
 
-def _materialized_key(target: Mapping[str, Any]) -> str | None:
-    """The memory_messages target_key holding this character, if the table has one."""
+def _is_materialized(target: Mapping[str, Any]) -> bool:
+    """Whether memory_messages holds this character: one id, no display name, the context
+    emotion on (what int_memory_targets builds)."""
     if target["display_name"] is not None or not target["context_emotion"]:
-        return None
-    if target["role_id"] is not None and target["script_role_id"] is None:
-        return f"role_id={target['role_id']}"
-    if target["script_role_id"] is not None and target["role_id"] is None:
-        return f"script_role_id={target['script_role_id']}"
-    return None
+        return False
+    return (target["role_id"] is None) != (target["script_role_id"] is None)
 
 
 def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] | None:

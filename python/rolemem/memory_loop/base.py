@@ -68,7 +68,7 @@ class _LoopBase:
             self.settings[name] = value
         self._check_settings()
         # one observation of a save x character at a time (two would ask the LLM twice)
-        self._locks: dict[tuple[int, str], threading.Lock] = {}
+        self._locks: dict[tuple[int, int | None, str | None], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # plans of observations waiting together share a statement (the memory's batch size)
         self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
@@ -112,7 +112,7 @@ class _LoopBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _lock(self, key: tuple[int, str]) -> threading.Lock:
+    def _lock(self, key: tuple[int, int | None, str | None]) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(key, threading.Lock())
 
@@ -126,10 +126,9 @@ class _LoopBase:
         scene: str | None = None,
     ) -> dict[str, Any]:
         """The bound parameters standing in for int_loop_observations."""
-        target_key, _, _ = observed_target(role_id, script_role_id)
+        role_id, script_role_id = observed_target(role_id, script_role_id)
         return {
             "save_id": save_id,
-            "target_key": target_key,
             "role_id": role_id,
             "script_role_id": script_role_id,
             "user_id": user_id,
@@ -169,10 +168,10 @@ class _LoopBase:
         plans: list[dict[str, Any] | None] = [None] * len(observations)
         remaining = list(range(len(observations)))
         while remaining:
-            first: dict[tuple[int, str], int] = {}
+            first: dict[tuple[Any, ...], int] = {}
             now, later = [], []
             for index in remaining:
-                key = (observations[index]["save_id"], observations[index]["target_key"])
+                key = _character(observations[index])
                 if key in first and observations[first[key]] != observations[index]:
                     later.append(index)
                 else:
@@ -186,14 +185,16 @@ class _LoopBase:
                 json_as_text=False,
             )
             by_key = {
-                (row["save_id"], row["target_key"]): {**row, "lines": from_json(row["lines"])}
+                (row["save_id"], row["target_role_id"], row["target_script_role_id"]): {
+                    **row,
+                    "lines": from_json(row["lines"]),
+                }
                 for row in rows
             }
             for index in now:
-                key = (observations[index]["save_id"], observations[index]["target_key"])
-                plans[index] = by_key[key]
+                plans[index] = by_key[_character(observations[index])]
             for params in distinct:
-                self._windows.keep(params, by_key[(params["save_id"], params["target_key"])])
+                self._windows.keep(params, by_key[_character(params)])
             remaining = later
         return [plan for plan in plans if plan is not None]
 
@@ -211,7 +212,7 @@ class _LoopBase:
         save = int_or_none(save_id, "save_id", "context")
         if save is None:
             raise MemoryInputError("save_id is required")
-        _, role, script_role = observed_target(role_id, script_role_id)
+        role, script_role = observed_target(role_id, script_role_id)
         if user_id is None:
             owner = self.memory.store.run("select user_id from save where id = $id", {"id": save})
             user_id = owner[0][0] if owner else None
@@ -254,3 +255,8 @@ class _LoopBase:
             ).fetchall()
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")
+
+
+def _character(observation: Mapping[str, Any]) -> tuple[int, int | None, str | None]:
+    """Which save x character an observation plans (its plan row's key)."""
+    return observation["save_id"], observation["role_id"], observation["script_role_id"]

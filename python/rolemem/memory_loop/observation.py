@@ -48,11 +48,12 @@ class _Observation(_Extraction):
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
-        target_key, role, script_role = observed_target(role_id, script_role_id)
+        role, script_role = observed_target(role_id, script_role_id)
         now = naive_time(now or datetime.now(), "now")
         params = self._observation(save, role, script_role, user_id, agent_id, scene)
-        with self._lock((save, target_key)):
+        with self._lock((save, role, script_role)):
             plan = self._plan(params)
+            target_key = plan["target_key"]  # the models' key of the character
             report = ObserveReport(
                 save_id=save,
                 target_key=target_key,
@@ -131,8 +132,9 @@ class _Observation(_Extraction):
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
-        target_key, role, script_role = observed_target(role_id, script_role_id)
+        role, script_role = observed_target(role_id, script_role_id)
         plan = self._plan(self._observation(save, role, script_role, user_id, agent_id, scene))
+        target_key = plan["target_key"]  # the models' key of the character
         batches = len(plan["batches"] or [])
         if record and not batches:
             state = {

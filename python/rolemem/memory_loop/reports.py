@@ -57,14 +57,14 @@ class _AlreadyExtracted(Exception):
     """Another caller committed this batch first: roll back ours, write nothing."""
 
 
-def observed_target(role_id: Any, script_role_id: Any) -> tuple[str, int | None, str | None]:
+def observed_target(role_id: Any, script_role_id: Any) -> tuple[int | None, str | None]:
+    """The observed character, checked: exactly one of a role id or a script role id (its
+    key, `target_key`, is the models' rule: macro memory_target_key, read from the plan)."""
     role_id = int_or_none(role_id, "role_id", "observe")
     script_role_id = script_role_or_none(script_role_id, "script_role_id", "observe")
     if (role_id is None) == (script_role_id is None):
         raise MemoryInputError("give the character as exactly one of role_id or script_role_id")
-    if role_id is not None:
-        return f"role_id={role_id}", role_id, None
-    return f"script_role_id={script_role_id}", None, script_role_id
+    return role_id, script_role_id
 
 
 def event_times(

@@ -26,10 +26,10 @@ SETTING_NAMES = (
 
 
 # What each observation of a batch brings (a list per name, a position per observation):
-# the models carry save_id and target_key, so one statement plans every observation waiting.
+# the models carry save_id and target_key (the character's key, by the models' rule: macro
+# memory_target_key), so one statement plans every observation waiting.
 OBSERVATION_FIELDS = {
     "save_id": "bigint",
-    "target_key": "varchar",
     "role_id": "bigint",
     "script_role_id": "varchar",
     "user_id": "varchar",
@@ -60,12 +60,19 @@ _OBSERVATION_SQL = (
         observations.min_window_turns
     from (
         select
+            given.*,
+            """
+    + render_macro("memory_target_key", "given.role_id", "given.script_role_id")
+    + """ as target_key
+        from (
+            select
 """
     + ",\n".join(
-        f"            unnest(cast(${name} as {kind}[])) as {name}"
+        f"                unnest(cast(${name} as {kind}[])) as {name}"
         for name, kind in OBSERVATION_FIELDS.items()
     )
     + """
+        ) as given
     ) as observations
     -- the batch's saves only (a join with the whole table scans every save's state)
     left join (
@@ -86,7 +93,7 @@ _BATCHES_SQL = """
     select * from memory_extraction_batch
     where
         list_contains(cast($save_id as bigint[]), save_id)
-        and list_contains(cast($target_key as varchar[]), target_key)
+        and target_key in (select observed.target_key from int_loop_observations as observed)
 """
 
 
@@ -96,7 +103,7 @@ _EXTRACTED_LINES_SQL = """
     select * from memory_extracted_line
     where
         list_contains(cast($user_id as varchar[]), user_id)
-        and list_contains(cast($target_key as varchar[]), target_key)
+        and target_key in (select observed.target_key from int_loop_observations as observed)
 """
 
 
@@ -106,6 +113,8 @@ _OBSERVE_SELECT = """
 select
     observations.save_id,
     observations.target_key,
+    observations.target_role_id,
+    observations.target_script_role_id,
     batches.batches,
     coalesce(pending.pending_turns, 0) as pending_turns,
     watermarks.watermark_line_id,
@@ -231,21 +240,27 @@ def plan_sql(engine: str) -> str:
     )
 
 
+# the key of the character bound as $role_id / $script_role_id (the models' rule)
+_BOUND_TARGET_KEY = render_macro(
+    "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
+)
+
+
 # the same versions read now: a cached context window whose plan read these is current
 # (lines are append-only and the window depends only on the chain, the lines extracted for the
 # character (the player's, on any save: lines are only ever added), the save's own batches and
 # the window settings)
-WINDOW_VERSION_SQL = """
+WINDOW_VERSION_SQL = f"""
 select
     (select last_message_id from save where id = $save_id) as tip_line_id,
     (
         select list(last_line_id order by last_line_id)
         from memory_extraction_batch
-        where save_id = $save_id and target_key = $target_key
+        where save_id = $save_id and target_key = {_BOUND_TARGET_KEY}
     ) as batch_last_line_ids,
     (
         select count(*) from memory_extracted_line
-        where user_id = $user_id and target_key = $target_key
+        where user_id = $user_id and target_key = {_BOUND_TARGET_KEY}
     ) as extracted_line_count
 """
 

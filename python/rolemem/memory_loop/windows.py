@@ -18,7 +18,7 @@ from typing import Any
 
 from .sql import WINDOW_VERSION_SQL
 
-_Key = tuple[int, str, str | None, int, int]
+_Key = tuple[int, int | None, str | None, str | None, int, int]
 _Version = tuple[int | None, tuple[int, ...] | None, int]
 
 
@@ -40,7 +40,8 @@ def window_of(plan: Mapping[str, Any]) -> dict[str, Any]:
 def _key(params: Mapping[str, Any]) -> _Key:
     return (
         params["save_id"],
-        params["target_key"],
+        params["role_id"],
+        params["script_role_id"],
         params["user_id"],
         params["context_max_turns"],
         params["min_window_turns"],
@@ -90,7 +91,8 @@ class WindowCache:
                 WINDOW_VERSION_SQL,
                 {
                     "save_id": params["save_id"],
-                    "target_key": params["target_key"],
+                    "role_id": params["role_id"],
+                    "script_role_id": params["script_role_id"],
                     "user_id": params["user_id"],
                 },
             )

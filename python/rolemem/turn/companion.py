@@ -40,7 +40,6 @@ from ..text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
-DYNAMIC_PLACEHOLDER = "{{dynamic_memory}}"
 # the player's message as a line of the save (not stored): the window's next line
 _PLAYER_LINE = {
     "attribute": "user",
@@ -185,6 +184,8 @@ class Companion:
         # names the caller did not give: the save's player, the role's (or the name its lines
         # show); every block is filled with them, so no placeholder reaches the LLM
         player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
+        # the save's system line is the template the character recall's statement fills
+        raw_template = next((m["content"] for m in history if m["role"] == "system"), "")
         character_job = self._recalls.submit(
             cancel.carried(session.recall),
             message,
@@ -193,6 +194,7 @@ class Companion:
             char_name=character,
             dry_run=dry_run,
             explain=True,
+            template=raw_template,
         )
         # the player's message is the window's next line: the memory builder's rule makes the
         # conversation (background voices before it merge with it as `{background}\nfocus`)
@@ -207,19 +209,17 @@ class Companion:
         )
         recalled, dynamic = character_job.result(), dynamic_job.result()
 
-        raw_template = next((m["content"] for m in history if m["role"] == "system"), "")
-        # a prompt written without the placeholders gets the blocks at its end, with headers
-        template = recalled.labelled(raw_template)
-        placed = DYNAMIC_PLACEHOLDER in template
-        system = recalled.fill(
-            template,
-            {DYNAMIC_PLACEHOLDER: dynamic.prompt_text, "{{user}}": player, "{{char}}": character},
-        ).strip()
-        system = "\n".join(line for line in system.split("\n") if line.strip())
+        # the template as the recall's statement filled it (model character_memory_prompts);
+        # the dynamic memory, recalled at the same time by its own statement, goes where the
+        # template places it, else in a system message of its own
+        around = recalled.prompt_around_dynamic
+        system = recalled.system_prompt or ""
+        if dynamic.prompt_text and around is not None:
+            system = around[0] + dynamic.prompt_text + around[1]
         messages: list[dict[str, str]] = []
         if system:
             messages.append({"role": "system", "content": system})
-        if dynamic.prompt_text and not placed:
+        if dynamic.prompt_text and around is None:
             messages.append({"role": "system", "content": dynamic.prompt_text})
         # the character's prompt line, when the window reaches back to it, is the system
         # message above; a system line the game played later stays where the builder put it
@@ -250,12 +250,7 @@ class Companion:
                     "item": entry["content"],
                     "kind": entry["entry_kind"],
                     "status": entry["status"],
-                    "why": entry.get("failed_condition")
-                    or (
-                        f"{entry['match_kind']}: {entry['matched_words']}"
-                        if entry.get("match_kind")
-                        else None
-                    ),
+                    "why": entry["reason"],  # the recall mart's (character_memory_recall)
                     "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
@@ -266,10 +261,13 @@ class Companion:
                     "layer": "dynamic_event",
                     "item": descriptions.get(candidate["event_id"]),
                     "event_id": candidate["event_id"],
-                    "status": _event_status(candidate),
+                    # the recall mart's (memory_recall_candidates): the first rule that
+                    # keeps it out, in words, then the score components
+                    "status": candidate["status"],
                     "why": {
                         name: candidate[name]
                         for name in (
+                            "reason",
                             "bm25_score",
                             "keyword_score",
                             "dense_score",
@@ -402,18 +400,6 @@ class Companion:
         with self._lock:
             jobs, self._pending = self._pending, []
         return [job.result() for job in jobs]
-
-
-def _event_status(candidate: Mapping[str, Any]) -> str:
-    if candidate["is_selected"]:
-        return "shown"
-    if candidate["is_in_timeline"]:
-        return "in the timeline"
-    if not candidate["has_evidence"]:
-        return "no evidence"
-    if not candidate["is_above_threshold"]:
-        return "below the threshold"
-    return "over the limit"
 
 
 def _turns(count: int) -> str:
