@@ -32,8 +32,8 @@ from plan_size import operator_count  # noqa: E402
 from seed_baseline import build_messages, get_chat_history  # noqa: E402
 
 from rolemem import DynamicMemory, build_memory, build_memory_for_save  # noqa: E402
-from rolemem.memory_builder import _STORED_MESSAGES_SQL, _STORED_TIP_SQL  # noqa: E402
-from rolemem.memory_builder.history import refresh_history  # noqa: E402
+from rolemem.memory_builder.build import _STORED_MESSAGES_SQL, _STORED_TIP_SQL  # noqa: E402
+from rolemem.memory_builder.history import ensure_tables, refresh_history  # noqa: E402
 from rolemem.sql.project import compose  # noqa: E402
 from rolemem.testing.synthetic_dialogue import generate_dialogue  # noqa: E402
 
@@ -76,6 +76,9 @@ def main() -> None:
     # (a) reads a 20,000-line history from a database of its own
     with duckdb.connect() as scratch:
         generate_dialogue(scratch, saves=1, lines_per_save=20_000, seed=13)
+        # the columns rolemem's SQLModel tables read, which the spec's tables lack
+        ensure_tables(scratch)
+        scratch.execute("alter table save add column if not exists user_name varchar")
         scratch_engine = sa.create_engine(
             "duckdb://", creator=lambda: ConnectionWrapper(scratch.cursor())
         )
@@ -112,7 +115,9 @@ def main() -> None:
     base, _ = median_ms(baseline_save, 50)
     operators = operator_count(con.cursor(), _STORED_TIP_SQL, {"save_id": bench_save}) + (
         operator_count(
-            con.cursor(), _STORED_MESSAGES_SQL, {"save_id": bench_save, "target_key": "role_id=1"}
+            con.cursor(),
+            _STORED_MESSAGES_SQL,
+            {"save_id": bench_save, "role_id": 1, "script_role_id": None},
         )
     )
     row(
@@ -147,7 +152,11 @@ def main() -> None:
 
     sql = compose(
         "memory_messages",
-        {"source_line": "select * from line", "source_save": "select * from save"},
+        {
+            "source_line": "select * from line",
+            "source_save": "select * from save",
+            "source_role": "select * from role",
+        },
         "select * from memory_messages",
         {"context_emotion": True},
     )
@@ -256,6 +265,10 @@ def _generate(path: str, saves: int, lines_per_save: int) -> None:
             seed=11,
         )
         DynamicMemory(con, embedder=None).close()  # the rest of the tables, as init-db makes
+        con.execute(  # the game's role table (the chain names speakers from it), empty
+            "create table if not exists role "
+            "(id bigint primary key, name varchar, character_id varchar, agent_id varchar)"
+        )
 
 
 if __name__ == "__main__":
