@@ -28,9 +28,12 @@ _IMPLEMENTATION = re.compile(r"^(duckdb|postgres|default)__(\w+)$")
 # and, for expression macros, columns of the one-row relation `sample` they are selected from.
 _VECTORS = ("embedding", "context_embedding")
 WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
+    "add_missing_column": ("line", "scene", "varchar"),
     "append_columns": ("recall_stopwords", ("word", "reason")),
     "archive_memories": ("memory_event", (("id", None), ("created_at", "varchar"))),
     "create_table_from_query": ("memory_messages", "select save.id as save_id from save"),
+    "create_table_with_columns": ("verdicts", "character_id varchar, verdict boolean"),
+    "drop_table_if_exists": ("memory_messages",),
     "delete_all_rows": ("recall_stopwords",),
     "delete_character_rows": ("character_events",),
     "delete_memories": ("memory_event_term", "event_id"),
@@ -237,8 +240,11 @@ def _problems(sql: str, engine: str) -> list[str]:
 # statements only ever run on a DuckDB connection: the write-time history's tables, the
 # character library's private database, the verdict cache, rolemem.testing's dialogue
 DUCKDB_ONLY = {
+    "add_missing_column",
     "create_table_from_query",
+    "create_table_with_columns",
     "delete_all_rows",
+    "drop_table_if_exists",
     "delete_resumed_messages",
     "evict_cached_verdicts",
     "extend_history_tip",

@@ -43,7 +43,7 @@ class VerdictCache:
         fill: Callable[[duckdb.DuckDBPyConnection, Sequence[Pair]], None],
         max_contexts: int = 256,
     ) -> None:
-        con.execute(f"create table {TABLE} ({_COLUMNS})")
+        con.execute(write_sql("create_table_with_columns", TABLE, _COLUMNS))
         self._cursor = con.cursor()
         self._fill = fill
         self._max = max_contexts

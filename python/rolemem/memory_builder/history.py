@@ -339,13 +339,11 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
     }
     for column in sorted(needed - found):  # names and types from this module
         table, name = column.split(".")
-        cur.execute(
-            f"alter table {table} add column if not exists {name} {_APP_COLUMN_TYPES[name]}"
-        )
+        cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
     existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
     if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
         for table in TABLES:  # derived rows only: every save is rebuilt when next read
-            cur.execute(f"drop table if exists {table}")
+            cur.execute(write_sql("drop_table_if_exists", table))
         existing = set()
     if set(TABLES) <= existing:
         return roles

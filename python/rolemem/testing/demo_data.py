@@ -19,6 +19,7 @@ from sqlmodel import Session
 
 from ..engines.sqlalchemy_engines import engine_for
 from ..schema import Line, Role, Save, create_all, drop_all
+from ..sql.project import write_sql
 
 
 def _load_dynamic_demo(path: str) -> None:
@@ -115,7 +116,7 @@ def load_demo(path: str) -> None:
     drop_all(engine)
     with engine.begin() as connection:
         for table in HISTORY_TABLES:  # write-time tables: rebuilt from the new lines
-            connection.exec_driver_sql(f"drop table if exists {table}")
+            connection.exec_driver_sql(write_sql("drop_table_if_exists", table))
     create_all(engine)
     _load_saves(engine)
     engine.dispose()
