@@ -35,6 +35,7 @@ from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.child import free_port
+from rolemem.service.settings import ServiceSettings
 from rolemem.testing.demo_data import load_demo
 from rolemem.testing.scripted_llm import ScriptedChatServer
 from rolemem.turn.companion import Companion
@@ -58,8 +59,9 @@ def percentile(values: list[float], q: float) -> float:
     return values[max(0, math.ceil(q * len(values)) - 1)]
 
 
-def build(path: str, players: int) -> list[tuple[int, str, str]]:
-    """The demo store plus one save per player x character, opened by its system line."""
+def build(path: str, players: int, ownerless: bool = False) -> list[tuple[int, str, str]]:
+    """The demo store plus one save per player x character, opened by its system line (owned
+    by its player; `ownerless`: no owner, the workload of builds before saves had owners)."""
     load_demo(path)
     games = []
     with duckdb.connect(path) as con:
@@ -68,7 +70,7 @@ def build(path: str, players: int) -> list[tuple[int, str, str]]:
             for character, (role_id, name) in CHARACTERS.items():
                 (save_id,) = con.execute(
                     "insert into save (name, user_id) values (?, ?) returning id",
-                    [f"p{player}-{character}", f"player{player}"],
+                    [f"p{player}-{character}", None if ownerless else f"player{player}"],
                 ).fetchone()
                 (line_id,) = con.execute(
                     "insert into line (content, attribute, role_id, save_id) "
@@ -192,9 +194,18 @@ def in_process(path: str, games: list[tuple[int, str, str]], turns: int, llm_url
 
 
 def over_http(
-    path: str, games: list[tuple[int, str, str]], turns: int, clients: int, llm_url: str
+    path: str,
+    games: list[tuple[int, str, str]],
+    turns: int,
+    clients: int,
+    llm_url: str,
+    ownerless: bool = False,
 ) -> dict:
-    app = create_app(path, llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted"))
+    app = create_app(
+        path,
+        llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted"),
+        settings=ServiceSettings(open_ownerless_saves=ownerless),
+    )
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -234,15 +245,21 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=8)
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--ownerless",
+        action="store_true",
+        help="saves without an owner (served with --open-ownerless-saves): the same workload "
+        "as builds before saves had owners, for A/B runs against them",
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="rolemem-service-"))
     path = str(folder / "game.duckdb")
-    games = build(path, args.players)
+    games = build(path, args.players, args.ownerless)
     baseline_path = str(folder / "baseline.duckdb")
     shutil.copyfile(path, baseline_path)
     llm_server = ScriptedChatServer(responder=reply).start()
     base = in_process(baseline_path, games, args.turns, llm_server.base_url)
-    served = over_http(path, games, args.turns, args.clients, llm_server.base_url)
+    served = over_http(path, games, args.turns, args.clients, llm_server.base_url, args.ownerless)
     llm_server.stop()
 
     turns = len(served["/turn"])
