@@ -149,7 +149,13 @@ def play_turns(
                     failures.append(f"{route} {answer.status_code} {answer.text[:200]}")
 
 
-def in_process(path: str, games: list[tuple[int, str, str]], turns: int, llm_url: str) -> dict:
+def in_process(
+    path: str,
+    games: list[tuple[int, str, str]],
+    turns: int,
+    llm_url: str,
+    ownerless: bool = False,
+) -> dict:
     """The same turns one at a time in-process: Companion.turn, then Companion.record (the two
     lines, the loop observing in the background), one thread; what the service is compared
     with."""
@@ -158,7 +164,12 @@ def in_process(path: str, games: list[tuple[int, str, str]], turns: int, llm_url
         con, llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted", max_retries=0)
     )
     library = CharacterLibrary(con)
-    companions = {c: Companion(con, character_id=c, loop=loop, library=library) for c in CHARACTERS}
+    companions = {
+        c: Companion(
+            con, character_id=c, loop=loop, library=library, open_ownerless_saves=ownerless
+        )
+        for c in CHARACTERS
+    }
     timings = []
     start = time.perf_counter()
     for turn in range(turns):
@@ -258,7 +269,7 @@ def main() -> None:
     baseline_path = str(folder / "baseline.duckdb")
     shutil.copyfile(path, baseline_path)
     llm_server = ScriptedChatServer(responder=reply).start()
-    base = in_process(baseline_path, games, args.turns, llm_server.base_url)
+    base = in_process(baseline_path, games, args.turns, llm_server.base_url, args.ownerless)
     served = over_http(path, games, args.turns, args.clients, llm_server.base_url, args.ownerless)
     llm_server.stop()
 

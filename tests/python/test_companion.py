@@ -251,3 +251,24 @@ def test_names_come_from_the_save_and_the_role_in_every_block(con):
     companion.close()
     text = json.dumps(result.messages, ensure_ascii=False)
     assert "钦灵在咖啡馆打工时第一次遇见木木" in text and "{{" not in text
+
+
+def test_a_companion_open_to_ownerless_saves_records_on_them(con):
+    """A game that keeps ownership itself opens the Companion with open_ownerless_saves: its
+    record appends to a save without an owner, as its turn reads one; without it, refused."""
+    from rolemem.errors import OwnerlessSaveError
+
+    (save_id,) = con.execute("insert into save (name) values ('own') returning id").fetchone()
+    line = {"save_id": save_id, "user_id": "mumu", "message": "你好", "reply": "嗯", "role_id": 1}
+    closed = Companion(con, character_id="qiyu", embedder=None)
+    with pytest.raises(OwnerlessSaveError):
+        closed.record(**line, now=NOW)
+    closed.close()
+    opened = Companion(con, character_id="qiyu", embedder=None, open_ownerless_saves=True)
+    first, second = opened.record(**line, now=NOW)
+    opened.wait()
+    opened.close()
+    rows = con.execute(
+        "select id, attribute, content from line where id in (?, ?) order by id", [first, second]
+    ).fetchall()
+    assert rows == [(first, "user", "你好"), (second, "assistant", "嗯")]

@@ -377,6 +377,8 @@ class Companion:
                 user_id,
                 engine=self._store.name,
                 scene=scene,
+                # a Companion opened for games that keep ownership themselves appends as it reads
+                open_ownerless=self.open_ownerless_saves,
             )["line_ids"]
         job = self._background.submit(
             self.loop.observe,
