@@ -386,7 +386,9 @@ def test_extraction_the_game_can_see(game):
         },
     )
     assert answer["extraction"] == "scheduled"
-    status = wait_for_status(client, save, lambda s: s["last_batch_key"] is not None)
+    status = wait_for_status(
+        client, save, lambda s: s["last_batch_key"] is not None and s["extraction"] == "idle"
+    )
     assert status["failed_attempts"] == 0
     assert status["extraction"] == "idle"
     # the events carry the times of their own lines (the message the LLM names, else their

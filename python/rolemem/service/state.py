@@ -426,38 +426,42 @@ class Store:
             role_id=role_id,
             script_role_id=script_role_id,
         )
+        # one statement, one snapshot: the batch and the state it cleared are read together
+        # (two reads could see the failure before the commit and the batch after it)
         with self.engine.reading() as cur:
-            params = {"save_id": save["save_id"], "target_key": due["target_key"]}
-            state = cur.execute(
-                """select last_observed_at, last_error, last_error_at,
-                    coalesce(failed_attempts, 0)
-                from memory_loop_state where save_id = $save_id and target_key = $target_key""",
-                params,
+            row = cur.execute(
+                """select s.last_observed_at, s.last_error, s.last_error_at,
+                    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
+                    (select max(ran_at) from memory_maintenance_run
+                    where user_id = $user_id and agent_id = $agent_id)
+                from (select 1 as one) as anchor
+                left join memory_loop_state as s
+                    on s.save_id = $save_id and s.target_key = $target_key
+                left join (
+                    select batch_key, extracted_at from memory_extraction_batch
+                    where save_id = $save_id and target_key = $target_key
+                    order by extracted_at desc, last_line_id desc limit 1
+                ) as b on true""",
+                {
+                    "save_id": save["save_id"],
+                    "target_key": due["target_key"],
+                    "user_id": save["user_id"],
+                    "agent_id": agent_id,
+                },
             ).fetchone()
-            batch = cur.execute(
-                """select batch_key, extracted_at from memory_extraction_batch
-                where save_id = $save_id and target_key = $target_key
-                order by extracted_at desc, last_line_id desc limit 1""",
-                params,
-            ).fetchone()
-            maintained = cur.execute(
-                """select max(ran_at) from memory_maintenance_run
-                where user_id = $user_id and agent_id = $agent_id""",
-                {"user_id": save["user_id"], "agent_id": agent_id},
-            ).fetchone()
-        observed, error, error_at, attempts = state or (None, None, None, 0)
+        observed, error, error_at, attempts, batch_key, extracted_at, maintained = row
         return {
             "save_id": save["save_id"],
             "agent_id": agent_id,
             "target_key": due["target_key"],
             "pending_turns": due["pending_turns"],
             "watermark_line_id": due["watermark_line_id"],
-            "last_batch_key": batch[0] if batch else None,
-            "last_extracted_at": batch[1] if batch else None,
+            "last_batch_key": batch_key,
+            "last_extracted_at": extracted_at,
             "last_observed_at": observed,
             "last_error": error,
             "last_error_at": error_at,
             "failed_attempts": attempts,
             "extraction": self.extraction.state((save["save_id"], due["target_key"])),
-            "last_maintained_at": maintained[0] if maintained else None,
+            "last_maintained_at": maintained,
         }
