@@ -449,6 +449,7 @@ class Store:
                     "agent_id": agent_id,
                 },
             ).fetchone()
+        assert row is not None  # the anchor's one row, joined or not
         observed, error, error_at, attempts, batch_key, extracted_at, maintained = row
         return {
             "save_id": save["save_id"],
