@@ -10,9 +10,10 @@
     `values_unmarked`: the values hold no mark already (the caller cleared them).
 #}
 {% macro fill_prompt_template(template, pairs, values_unmarked=false) -%}
-    {%- macro mark(code) -%}{{ '%c' % code }}{%- endmacro -%}
-    {#- the marks: U+E001.. for a value, U+E041.. for a blank one (64 pairs at most) -#}
-    {%- set unmarked = "regexp_replace(%s, '[" ~ mark(57345) ~ "-" ~ mark(57472) ~ "]', '', 'g')" -%}
+    {#- the marks: U+E001.. for a value, U+E041.. for a blank one (64 pairs at most), written
+        as the characters themselves (a chr() call per mark is an expression to bind per
+        statement) -#}
+    {%- set unmarked = "regexp_replace(%s, '[" ~ ('%c' % 57345) ~ "-" ~ ('%c' % 57472) ~ "]', '', 'g')" -%}
     {#- values a caller already cleared of the marks are read as they are (fewer expressions
         to bind per statement: the recall statement clears each value once) -#}
     {%- set value_text = "%s" if values_unmarked else unmarked -%}
@@ -25,18 +26,18 @@
             case
                 when ({{ value }}) is null then {{ placeholder }}
                 when regexp_replace({{ value }}, '\s', '', 'g') = ''
-                    then '{{ mark(57408 + loop.index) }}'
-                else '{{ mark(57344 + loop.index) }}'
+                    then '{{ '%c' % (57408 + loop.index) }}'
+                else '{{ '%c' % (57344 + loop.index) }}'
             end)
         {%- endfor %},
-        '(?m)^[ \t]*(?:#[^\n]*|[^\n]*[】：:])[ \t]*\n[ \t]*[{{ mark(57409) }}-{{ mark(57408 + pairs | length) }}][ \t]*$',
+        '(?m)^[ \t]*(?:#[^\n]*|[^\n]*[】：:])[ \t]*\n[ \t]*[{{ '%c' % 57409 }}-{{ '%c' % (57408 + pairs | length) }}][ \t]*$',
         '',
         'g'
     )
     {%- for placeholder, value in pairs %},
-        '{{ mark(57344 + loop.index) }}',
+        '{{ '%c' % (57344 + loop.index) }}',
         coalesce({{ value_text % value }}, '')),
-        '{{ mark(57408 + loop.index) }}',
+        '{{ '%c' % (57408 + loop.index) }}',
         coalesce({{ value_text % value }}, ''))
     {%- endfor %}
 {%- endmacro %}

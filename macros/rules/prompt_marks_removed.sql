@@ -4,5 +4,5 @@
     with values_unmarked.
 #}
 {% macro prompt_marks_removed(text) -%}
-    regexp_replace({{ text }}, '[' || chr(57345) || '-' || chr(57472) || chr(63743) || ']', '', 'g')
+    regexp_replace({{ text }}, '[{{ '%c' % 57345 }}-{{ '%c' % 57472 }}{{ '%c' % 63743 }}]', '', 'g')
 {%- endmacro %}

@@ -6,9 +6,9 @@
 {% macro tidy_prompt_lines(text) -%}
     regexp_replace(
         regexp_replace(
-            {{ text }}, '^[\s' || chr(12288) || ']+|[\s' || chr(12288) || ']+$', '', 'g'
+            {{ text }}, '^[\s{{ '%c' % 12288 }}]+|[\s{{ '%c' % 12288 }}]+$', '', 'g'
         ),
-        '(\n[ \t\r\f\v' || chr(12288) || ']*)+\n',
+        '(\n[ \t\r\f\v{{ '%c' % 12288 }}]*)+\n',
         chr(10),
         'g'
     )

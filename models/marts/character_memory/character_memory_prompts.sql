@@ -17,7 +17,9 @@ blocks as (
 ),
 
 -- U+F8FF marks the dynamic memory's place, U+E001.. the fill's placeholders: no value keeps
--- them (cleared once here, so the fill reads the values as they are)
+-- them (cleared once here, so the fill reads the values as they are). The mark is written as
+-- the character itself: a chr() call is one more expression to bind per statement.
+{%- set dynamic_mark = "'" ~ ('%c' % 63743) ~ "'" %}
 labelled as (
     select
         blocks.request_id,
@@ -55,7 +57,7 @@ filled as (
         shown_dialogue_style_text,
         {{ fill_prompt_template(
             'template',
-            blocks_and_names + [(memory_placeholder('dynamic_memory'), 'chr(63743)')] + names,
+            blocks_and_names + [(memory_placeholder('dynamic_memory'), dynamic_mark)] + names,
             values_unmarked=true
         ) }} as marked
     from labelled
@@ -69,8 +71,8 @@ prompts as (
         shown_dialogue_style_text,
         {{ tidy_prompt_lines('marked') }} as marked_prompt,
         {{ tidy_prompt_lines(
-            "replace(regexp_replace(marked, '(?m)^[ \\t]*(?:#[^\\n]*|[^\\n]*[】：:])[ \\t]*\\n[ \\t]*'"
-            ~ " || chr(63743) || '[ \\t]*$', '', 'g'), chr(63743), '')"
+            "replace(regexp_replace(marked, '(?m)^[ \\t]*(?:#[^\\n]*|[^\\n]*[】：:])[ \\t]*\\n[ \\t]*"
+            ~ ('%c' % 63743) ~ "[ \\t]*$', '', 'g'), " ~ dynamic_mark ~ ", '')"
         ) }} as system_prompt
     from filled
 ),
@@ -83,16 +85,16 @@ final as (
         shown_dialogue_style_text as dialogue_style_text,
         system_prompt,
         case
-            when strpos(marked_prompt, chr(63743)) > 0
-                then left(marked_prompt, strpos(marked_prompt, chr(63743)) - 1)
+            when strpos(marked_prompt, {{ dynamic_mark }}) > 0
+                then left(marked_prompt, strpos(marked_prompt, {{ dynamic_mark }}) - 1)
         end as prompt_before_dynamic,
         -- the first place only: the memory is told once
         case
-            when strpos(marked_prompt, chr(63743)) > 0
+            when strpos(marked_prompt, {{ dynamic_mark }}) > 0
                 then
                     replace(
-                        substr(marked_prompt, strpos(marked_prompt, chr(63743)) + 1),
-                        chr(63743),
+                        substr(marked_prompt, strpos(marked_prompt, {{ dynamic_mark }}) + 1),
+                        {{ dynamic_mark }},
                         ''
                     )
         end as prompt_after_dynamic
