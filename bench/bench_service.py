@@ -54,6 +54,10 @@ MESSAGES = [
 ]
 
 
+# turns each warm-up game plays before the timed games (untimed)
+WARMUP_TURNS = 2
+
+
 def percentile(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[max(0, math.ceil(q * len(values)) - 1)]
@@ -155,6 +159,7 @@ def in_process(
     turns: int,
     llm_url: str,
     ownerless: bool = False,
+    warmup: list[tuple[int, str, str]] | None = None,
 ) -> dict:
     """The same turns one at a time in-process: Companion.turn, then Companion.record (the two
     lines, the loop observing in the background), one thread; what the service is compared
@@ -170,8 +175,26 @@ def in_process(
         )
         for c in CHARACTERS
     }
-    timings = []
+    # the warm-up games' turns first, untimed (first statements compose SQL, cursors prepare)
+    _play_in_process(companions, warmup or [], WARMUP_TURNS, [])
+    timings: list[float] = []
     start = time.perf_counter()
+    _play_in_process(companions, games, turns, timings)
+    wall = time.perf_counter() - start
+    for companion in companions.values():
+        companion.wait()
+        companion.close()
+    loop.close()
+    con.close()
+    return {"turns": len(timings), "wall": wall, "turn": timings}
+
+
+def _play_in_process(
+    companions: dict[str, Companion],
+    games: list[tuple[int, str, str]],
+    turns: int,
+    timings: list[float],
+) -> None:
     for turn in range(turns):
         for game in games:
             body = turn_body(game, turn)
@@ -195,13 +218,6 @@ def in_process(
                 scene="studio",
                 now=datetime.fromisoformat(body["now"]),
             )
-    wall = time.perf_counter() - start
-    for companion in companions.values():
-        companion.wait()
-        companion.close()
-    loop.close()
-    con.close()
-    return {"turns": len(timings), "wall": wall, "turn": timings}
 
 
 def over_http(
@@ -211,6 +227,7 @@ def over_http(
     clients: int,
     llm_url: str,
     ownerless: bool = False,
+    warmup: list[tuple[int, str, str]] | None = None,
 ) -> dict:
     app = create_app(
         path,
@@ -240,6 +257,13 @@ def over_http(
                 if answer.status_code != 200:
                     failures.append(f"/query {answer.status_code}")
 
+    def warm(game: tuple[int, str, str]) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            untimed: dict[str, list[float]] = {"/turn": [], "/lines": []}
+            play_turns(client, game, WARMUP_TURNS, untimed, failures, lock)
+
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        list(pool.map(warm, warmup or []))
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients) as pool:
         list(pool.map(play, games))
@@ -257,6 +281,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument(
+        "--warmup-players",
+        type=int,
+        default=0,
+        help="players of their own whose games play first, untimed, on both sides (first "
+        "statements compose SQL and prepare cursors): the timed turns are then steady state",
+    )
+    parser.add_argument(
         "--ownerless",
         action="store_true",
         help="saves without an owner (served with --open-ownerless-saves): the same workload "
@@ -265,12 +296,17 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="rolemem-service-"))
     path = str(folder / "game.duckdb")
-    games = build(path, args.players, args.ownerless)
+    games = build(path, args.players + args.warmup_players, args.ownerless)
+    # the warm-up players are the last ones built: the timed games are the same as without
+    split = args.players * len(CHARACTERS)
+    games, warmup = games[:split], games[split:]
     baseline_path = str(folder / "baseline.duckdb")
     shutil.copyfile(path, baseline_path)
     llm_server = ScriptedChatServer(responder=reply).start()
-    base = in_process(baseline_path, games, args.turns, llm_server.base_url, args.ownerless)
-    served = over_http(path, games, args.turns, args.clients, llm_server.base_url, args.ownerless)
+    base = in_process(baseline_path, games, args.turns, llm_server.base_url, args.ownerless, warmup)
+    served = over_http(
+        path, games, args.turns, args.clients, llm_server.base_url, args.ownerless, warmup
+    )
     llm_server.stop()
 
     turns = len(served["/turn"])
