@@ -178,9 +178,9 @@ Routes (OpenAPI at /docs and /redoc, offline):
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
                    PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
-  service          GET /health (no key), POST /snapshot
+  service          GET /health, /ready (no key), GET /status, POST /snapshot
 
-Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but /health; designer
+Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
 ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     )
@@ -880,6 +880,7 @@ def _serve(args: argparse.Namespace) -> None:
         "snapshot_every": args.snapshot_every,
         "maintain_every": args.maintain_every,
     }
+    log_config = _announce(args, spec)
     app: Any = create_app(**_app_arguments(spec))
     if args.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
@@ -892,8 +893,37 @@ def _serve(args: argparse.Namespace) -> None:
         host=args.host,
         port=args.port,
         log_level="warning",
+        log_config=log_config,
+        access_log=False,  # the service's own access log names the route and the request id
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
     )
+
+
+def _announce(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
+    """The service's logging installed and the start-up line logged; the logging config for
+    uvicorn's workers."""
+    from importlib.metadata import version
+
+    from ..service.core.logs import logging_config
+    from .serve import configure, start_up_fields
+
+    config = logging_config(verbose=args.verbose)
+    fields = start_up_fields(
+        version=version("rolemem"),
+        db=spec["db"],
+        workers=args.workers,
+        address=f"{args.host}:{args.port}",
+        settings=spec["settings"],
+        llm=spec["llm"],
+        keyword_only=args.keyword_only,
+        schedules={
+            "snapshot": spec["snapshot_path"],
+            "snapshot_every": spec["snapshot_every"],
+            "maintain_every": spec["maintain_every"],
+        },
+    )
+    configure(config, fields)
+    return config
 
 
 def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
