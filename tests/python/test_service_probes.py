@@ -116,6 +116,7 @@ def test_serve_logs_one_start_up_line_with_keys_redacted(tmp_path):
             "--keyword-only",
             "--max-batch",
             "4",
+            "--no-access-log",
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -131,7 +132,7 @@ def test_serve_logs_one_start_up_line_with_keys_redacted(tmp_path):
     lines = text.splitlines()
     assert len(lines) == 1, text
     time_, level, logger, *rest = lines[0].split(" ")
-    assert time_.endswith("Z") and (level, logger) == ("INFO", "rolemem.serve")
+    assert time_.endswith("Z") and (level, logger) == ("INFO", "rolemem.cli.serve")
     message, fields = " ".join(rest).split(" version=")
     assert message == "rolemem 0.1.0 starting"
     settings = json.loads(fields.split(" settings=")[1].split(" request_id=")[0])

@@ -288,6 +288,18 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         help="how long SIGTERM waits for requests in flight (default: %(default)s)",
     )
     serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="log lines on stderr as text or as one JSON object each, for log shippers "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="no line per request (method, route, status, duration, request id)",
+    )
+    serve.add_argument(
         "--llm-timeout",
         type=float,
         default=30.0,
@@ -907,7 +919,9 @@ def _announce(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
     from ..service.core.logs import logging_config
     from .serve import configure, start_up_fields
 
-    config = logging_config(verbose=args.verbose)
+    config = logging_config(
+        args.log_format, access_log=not args.no_access_log, verbose=args.verbose
+    )
     fields = start_up_fields(
         version=version("rolemem"),
         db=spec["db"],

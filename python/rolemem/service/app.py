@@ -32,6 +32,7 @@ from . import (
     turn,
     users,
 )
+from .core.access import AccessLog
 from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .guard import RequestGuard
 from .settings import ServiceSettings
@@ -216,6 +217,7 @@ def create_app(
     docs.install(app)
     console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(AccessLog)  # outermost: it times and logs the guard's refusals too
     return app
 
 

@@ -6,6 +6,7 @@ is one log line and shows in the save's memory status; the service tries it agai
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
@@ -49,8 +50,9 @@ class ExtractionQueue:
             waiting = self._waiting.pop(key, None)
             if waiting is not None:  # an append retries it now
                 waiting.cancel()
-            try:
-                self._pool.submit(self._observe, key, dict(observation))
+            try:  # in the scheduling request's context: its log lines carry its request id
+                context = contextvars.copy_context()
+                self._pool.submit(context.run, self._observe, key, dict(observation))
             except (queue.Full, RuntimeError):
                 return "deferred"
             self._queued.add(key)

@@ -15,9 +15,9 @@ from typing import Any
 # context), "-" outside a request
 request_id: ContextVar[str] = ContextVar("rolemem_request_id", default="-")
 
-# stable names log shippers filter on
-ACCESS_LOGGER = "rolemem.access"
-SERVE_LOGGER = "rolemem.serve"
+# the modules that log them (getLogger(__name__)): names log shippers filter on
+ACCESS_LOGGER = "rolemem.service.core.access"
+SERVE_LOGGER = "rolemem.cli.serve"
 FORMATS = ("text", "json")
 
 
