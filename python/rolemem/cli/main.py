@@ -846,6 +846,14 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
+    from .serve import metrics_directory
+
+    # before the service (and prometheus-client) is imported: it reads the variable then
+    with metrics_directory(args.workers):
+        _run_service(args)
+
+
+def _run_service(args: argparse.Namespace) -> None:
     import os
 
     import uvicorn

@@ -4,8 +4,12 @@ settings, secrets redacted."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.config
+import os
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -13,6 +17,23 @@ from ..engines.postgres_setup import is_postgres_url
 
 REDACTED = "***"
 _SECRET_PARAMETERS = {"password", "passfile", "sslpassword", "api_key", "apikey", "token"}
+
+
+@contextlib.contextmanager
+def metrics_directory(workers: int) -> Iterator[None]:
+    """Several workers: prometheus-client's multiprocess mode, its files in a fresh directory
+    removed at exit (unless PROMETHEUS_MULTIPROC_DIR names one already). Entered before
+    prometheus-client is imported, which reads the variable once."""
+    variable = "PROMETHEUS_MULTIPROC_DIR"
+    if workers < 2 or os.environ.get(variable):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="rolemem-metrics-") as folder:
+        os.environ[variable] = folder  # the workers inherit it
+        try:
+            yield
+        finally:
+            del os.environ[variable]
 
 
 def redact_url(url: str) -> str:

@@ -33,6 +33,7 @@ from . import (
     users,
 )
 from .core.access import AccessLog
+from .core.metrics import Metrics, TimedChatModel
 from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .guard import RequestGuard
 from .settings import ServiceSettings
@@ -135,7 +136,15 @@ def create_app(
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
     if maintain_every is not None and not maintain_every > 0:
         raise RolememError("maintain_every needs a positive number of seconds")
-    store = Store(db, settings=settings, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
+    metrics = Metrics()
+    store = Store(
+        db,
+        settings=settings,
+        llm=None if llm is None else TimedChatModel(llm, metrics),
+        embedder=embedder,
+        snapshot_path=snapshot_path,
+        metrics=metrics,
+    )
 
     async def scheduled_snapshots(seconds: float) -> None:
         while True:
@@ -179,6 +188,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.open()
         app.state.store = store
+        app.state.metrics = metrics
+        metrics.read_memories_with(store.engine)
         app.state.readiness = Readiness(warm_up_steps())
         app.state.readiness.start()  # the event loop answers /health meanwhile
         schedules = [
@@ -196,7 +207,9 @@ def create_app(
                 schedule.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await schedule
+            app.state.readiness.stop()
             store.close()
+            metrics.process_stopped()
 
     app = FastAPI(
         title="rolemem",
@@ -217,7 +230,8 @@ def create_app(
     docs.install(app)
     console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(AccessLog)  # outermost: it times and logs the guard's refusals too
+    # outermost: it times, counts and logs the guard's refusals too
+    app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
 
 

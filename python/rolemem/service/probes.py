@@ -1,5 +1,5 @@
-"""The probes an orchestrator calls, without a key: /health (the process answers) and /ready
-(warm and the store answering: send it requests)."""
+"""What an orchestrator and a monitor call, without a key: /health (the process answers),
+/ready (warm and the store answering: send it requests), /metrics (Prometheus)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
+from .core.metrics import CONTENT_TYPE, Metrics
 from .core.readiness import NotReady, Readiness, check_schema
 from .errors import ErrorBody
 from .schemas.admin import Health, Ready
@@ -51,3 +53,25 @@ async def ready(request: Request) -> Any:
     except Exception as exc:
         raise NotReady(f"store: {exc}") from None
     return {"status": "ready"}
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    summary="Metrics for Prometheus",
+    description="Prometheus' text format, families prefixed `rolemem_`: request latency per "
+    "route template and requests by status, extraction attempts, failures, latency and queue "
+    "depth, LLM call latency, maintenance runs, memories per kind (read from the store at each "
+    "scrape). With several worker processes, any one answers for all of them. Needs no key.",
+    responses={
+        200: {
+            "description": "The metrics.",
+            "content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def metrics(request: Request) -> Response:
+    collected: Metrics = request.app.state.metrics
+    # off the event loop: the scrape runs one statement on the store
+    body = await asyncio.to_thread(collected.exposition)
+    return Response(body, media_type=CONTENT_TYPE)

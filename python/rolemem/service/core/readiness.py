@@ -68,6 +68,7 @@ class Readiness:
         self._steps = list(steps)
         self._lock = threading.Lock()
         self._reasons: dict[str, str] = {name: doing for name, doing, _ in self._steps}
+        self._stopped = False
 
     @property
     def reason(self) -> str | None:
@@ -77,6 +78,10 @@ class Readiness:
                 if name in self._reasons:
                     return f"{name}: {self._reasons[name]}"
         return None
+
+    def stop(self) -> None:
+        """The service stops: a step failing from here on (its store closed) is not news."""
+        self._stopped = True
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.warm_up, name="rolemem-warm-up", daemon=True)
@@ -92,6 +97,8 @@ class Readiness:
             except Exception as exc:
                 with self._lock:
                     self._reasons[name] = f"failed: {exc}"
+                if self._stopped:
+                    return
                 log.error("not ready: %s failed: %s: %s", name, type(exc).__name__, exc)
                 return
             with self._lock:
