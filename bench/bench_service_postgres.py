@@ -52,7 +52,9 @@ def serving(db: str, llm_url: str, embedder: bool) -> Iterator[str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "rolemem.cli", "serve", "--db", db, "--port", str(port)]
         + ([] if embedder else ["--keyword-only"])
-        + ["--llm-base-url", llm_url, "--llm-model", "scripted"],
+        + ["--llm-base-url", llm_url, "--llm-model", "scripted"]
+        # its stderr is read only if it fails to start: a full pipe would block the service
+        + ["--no-access-log"],
         env={**os.environ, "ROLEMEM_API_KEY": "bench"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -108,6 +108,7 @@ def test_the_walkthrough_runs_as_printed(work):
                             "--port",
                             str(port),
                             "--keyword-only",
+                            "--no-access-log",  # stderr is read at the end only
                         ],
                         cwd=work,
                         env=env,

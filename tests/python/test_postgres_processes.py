@@ -47,6 +47,7 @@ def service(url: str, llm_url: str, *extra: str) -> Iterator[str]:
             "--port",
             str(port),
             "--keyword-only",
+            "--no-access-log",  # its stderr is read at the end: a full pipe would block it
             "--llm-base-url",
             llm_url,
             "--llm-model",

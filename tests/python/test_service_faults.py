@@ -110,7 +110,10 @@ def test_sigterm_drains_and_exits_with_a_request_in_flight(tmp_path):
     assert answers == [200]  # drained: answered before the service stopped
     # uvicorn stops cleanly, then lets the signal end the process as it would have
     assert server.returncode in (0, -signal.SIGTERM)
-    assert server.stderr.read() == b""
+    # the start-up line, then the access lines: no error, no traceback
+    logged = [line.split(" ")[1:3] for line in server.stderr.read().decode().splitlines()]
+    assert logged[0] == ["INFO", "rolemem.cli.serve"]
+    assert set(map(tuple, logged[1:])) == {("INFO", "rolemem.service.core.access")}
 
 
 def test_every_command_says_in_one_line_that_another_process_holds_the_file(tmp_path, capsys):

@@ -178,9 +178,9 @@ Routes (OpenAPI at /docs and /redoc, offline):
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
                    PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
-  service          GET /health (no key), POST /snapshot
+  service          GET /health, /ready (no key), GET /status, POST /snapshot
 
-Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but /health; designer
+Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
 ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     )
@@ -286,6 +286,18 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         default=defaults.shutdown_grace,
         metavar="SECONDS",
         help="how long SIGTERM waits for requests in flight (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="log lines on stderr as text or as one JSON object each, for log shippers "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="no line per request (method, route, status, duration, request id)",
     )
     serve.add_argument(
         "--llm-timeout",
@@ -834,6 +846,14 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
+    from .serve import metrics_directory
+
+    # before the service (and prometheus-client) is imported: it reads the variable then
+    with metrics_directory(args.workers):
+        _run_service(args)
+
+
+def _run_service(args: argparse.Namespace) -> None:
     import os
 
     import uvicorn
@@ -880,6 +900,7 @@ def _serve(args: argparse.Namespace) -> None:
         "snapshot_every": args.snapshot_every,
         "maintain_every": args.maintain_every,
     }
+    log_config = _announce(args, spec)
     app: Any = create_app(**_app_arguments(spec))
     if args.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
@@ -892,8 +913,39 @@ def _serve(args: argparse.Namespace) -> None:
         host=args.host,
         port=args.port,
         log_level="warning",
+        log_config=log_config,
+        access_log=False,  # the service's own access log names the route and the request id
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
     )
+
+
+def _announce(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
+    """The service's logging installed and the start-up line logged; the logging config for
+    uvicorn's workers."""
+    from importlib.metadata import version
+
+    from ..service.core.logs import logging_config
+    from .serve import configure, start_up_fields
+
+    config = logging_config(
+        args.log_format, access_log=not args.no_access_log, verbose=args.verbose
+    )
+    fields = start_up_fields(
+        version=version("rolemem"),
+        db=spec["db"],
+        workers=args.workers,
+        address=f"{args.host}:{args.port}",
+        settings=spec["settings"],
+        llm=spec["llm"],
+        keyword_only=args.keyword_only,
+        schedules={
+            "snapshot": spec["snapshot_path"],
+            "snapshot_every": spec["snapshot_every"],
+            "maintain_every": spec["maintain_every"],
+        },
+    )
+    configure(config, fields)
+    return config
 
 
 def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""/health (no key), /status (how the engine's work was shared), /snapshot (a read-only copy
+"""/status (how the engine's work was shared), /snapshot (a read-only copy
 for analysts and dbt) and, with the designer key, /admin/maintenance (cleanup and
 consolidation on the running store)."""
 
@@ -11,22 +11,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from .errors import responses
-from .schemas.admin import Health, Maintenance, MaintenanceStarted, Snapshot, Status
+from .schemas.admin import Maintenance, MaintenanceStarted, Snapshot, Status
 from .state import Store
 
-public = APIRouter(tags=["service"])
 router = APIRouter(tags=["service"])
 designer = APIRouter(tags=["service"])
-
-
-@public.get(
-    "/health",
-    response_model=Health,
-    summary="Is the service up",
-    description="Answers while the service runs; needs no key.",
-)
-async def health() -> Any:
-    return {"status": "ok"}
 
 
 @router.get(

@@ -1,6 +1,7 @@
 """The ASGI app: lifespan opens the one DuckDB owner, one router per resource, every failure in
 one error shape, every request bounded (size, strict JSON, time), keys by role (game, designer)
-for everything but /health and the docs."""
+for everything but the probes and the docs; the warm-up (store, config, embedder) on a thread
+of its own after start-up, /ready saying when it is done."""
 
 from __future__ import annotations
 
@@ -17,7 +18,23 @@ from fastapi.security import APIKeyHeader
 
 from ..errors import RolememError
 from ..memory_loop.llm import ChatModel
-from . import admin, config, console, docs, errors, official, query, recall, saves, turn, users
+from . import (
+    admin,
+    config,
+    console,
+    docs,
+    errors,
+    official,
+    probes,
+    query,
+    recall,
+    saves,
+    turn,
+    users,
+)
+from .core.access import AccessLog
+from .core.metrics import Metrics, TimedChatModel
+from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .guard import RequestGuard
 from .settings import ServiceSettings
 from .state import Store
@@ -119,7 +136,15 @@ def create_app(
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
     if maintain_every is not None and not maintain_every > 0:
         raise RolememError("maintain_every needs a positive number of seconds")
-    store = Store(db, settings=settings, llm=llm, embedder=embedder, snapshot_path=snapshot_path)
+    metrics = Metrics()
+    store = Store(
+        db,
+        settings=settings,
+        llm=None if llm is None else TimedChatModel(llm, metrics),
+        embedder=embedder,
+        snapshot_path=snapshot_path,
+        metrics=metrics,
+    )
 
     async def scheduled_snapshots(seconds: float) -> None:
         while True:
@@ -137,10 +162,36 @@ def create_app(
             except Exception as exc:  # another process's run, or a failure: the next one
                 log.warning("scheduled maintenance did not run: %s", exc)
 
+    def warm_up_steps() -> list[tuple[str, str, Callable[[], object]]]:
+        steps: list[tuple[str, str, Callable[[], object]]] = [
+            ("store", "checking its tables", lambda: check_schema(store.engine)),
+            ("config", "loading the designer config", store.characters),
+            # the word lists every recall cuts its text with (jieba's dictionary, the IDF table)
+            ("tokenizer", "loading the word lists", warm_tokenizer),
+        ]
+        if store.embedder is not None:  # the model loads on its first embedding
+            steps.append(
+                ("embedder", "loading the model", lambda: store.embedder.embed_query("预热"))
+            )
+        # the first recalls render and plan their statements: a player that does not exist,
+        # dry runs (nothing is written)
+        steps.append(("recall", "running a first recall", warm_recall))
+        return steps
+
+    def warm_recall() -> None:
+        player = "rolemem-warm-up"
+        store.memory.query("预热", user_id=player, agent_id=player, update=False)
+        for character_id in list(store.characters())[:1]:
+            store.character(character_id).session(player).recall("预热", {}, dry_run=True)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.open()
         app.state.store = store
+        app.state.metrics = metrics
+        metrics.read_memories_with(store.engine)
+        app.state.readiness = Readiness(warm_up_steps())
+        app.state.readiness.start()  # the event loop answers /health meanwhile
         schedules = [
             asyncio.create_task(task(seconds))
             for task, seconds in (
@@ -156,7 +207,9 @@ def create_app(
                 schedule.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await schedule
+            app.state.readiness.stop()
             store.close()
+            metrics.process_stopped()
 
     app = FastAPI(
         title="rolemem",
@@ -166,7 +219,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    app.include_router(admin.public)
+    app.include_router(probes.router)
     game = [Depends(_key_check(settings.api_key))]
     designer = [Depends(_key_check(settings.designer_key, settings.api_key))]
     for router in GAME_GROUPS:
@@ -177,6 +230,8 @@ def create_app(
     docs.install(app)
     console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    # outermost: it times, counts and logs the guard's refusals too
+    app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
 
 

@@ -6,13 +6,16 @@ is one log line and shows in the save's memory status; the service tries it agai
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..memory_loop import MemoryLoop
+from .core.metrics import Metrics
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -29,6 +32,7 @@ class ExtractionQueue:
         size: int,
         retries: int = 3,
         retry_seconds: float = 30.0,
+        metrics: Metrics | None = None,
     ) -> None:
         self.loop = loop
         self.enabled = loop.llm is not None
@@ -40,6 +44,7 @@ class ExtractionQueue:
         self._waiting: dict[tuple[int, str], threading.Timer] = {}
         self._failures: dict[tuple[int, str], int] = {}
         self._closed = False
+        self._metrics = metrics
 
     def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
@@ -49,11 +54,13 @@ class ExtractionQueue:
             waiting = self._waiting.pop(key, None)
             if waiting is not None:  # an append retries it now
                 waiting.cancel()
-            try:
-                self._pool.submit(self._observe, key, dict(observation))
+            try:  # in the scheduling request's context: its log lines carry its request id
+                context = contextvars.copy_context()
+                self._pool.submit(context.run, self._observe, key, dict(observation))
             except (queue.Full, RuntimeError):
                 return "deferred"
             self._queued.add(key)
+            self._depth()
         return "scheduled"
 
     def state(self, key: tuple[int, str]) -> str:
@@ -64,8 +71,14 @@ class ExtractionQueue:
                 return "queued"
             return "retrying" if key in self._waiting else "idle"
 
+    def _depth(self) -> None:
+        """(Under self._lock.)"""
+        if self._metrics is not None:
+            self._metrics.queue_depth(len(self._queued))
+
     def _observe(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
         failed = False
+        started = time.perf_counter()
         try:
             report = self.loop.observe(**observation)
             if report.batch_keys:
@@ -80,8 +93,11 @@ class ExtractionQueue:
                 exc,
             )
         finally:
+            if self._metrics is not None:
+                self._metrics.extraction(time.perf_counter() - started, failed)
             with self._lock:
                 self._queued.discard(key)
+                self._depth()
                 if not failed:
                     self._failures.pop(key, None)
                 else:

@@ -20,6 +20,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..engines.duckdb_connect import is_storable_text
+from .core.access import route_of
 from .errors import error_response
 
 log = logging.getLogger(__name__)
@@ -155,8 +156,8 @@ class RequestGuard:
         except Exception as exc:
             # a bug, not the caller's fault: one log line (the traceback at debug level), the
             # error shape kept
-            log.error(
-                "%s %s failed: %s: %s", scope["method"], scope["path"], type(exc).__name__, exc
+            log.error(  # the route's template: the path may name a player
+                "%s %s failed: %s: %s", scope["method"], route_of(scope), type(exc).__name__, exc
             )
             log.debug("traceback", exc_info=exc)
             if not started:

@@ -61,6 +61,8 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
+    # the service's metrics (core.metrics.Metrics), moved by extraction and maintenance
+    metrics: Any = None
     engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
@@ -112,6 +114,7 @@ class Store:
             size=self.settings.extraction_queue,
             retries=self.settings.extraction_retries,
             retry_seconds=self.settings.extraction_retry_seconds,
+            metrics=self.metrics,
         )
 
     def close(self) -> None:
@@ -334,13 +337,19 @@ class Store:
         process of the store: ConflictError while another runs."""
         with self.engine.only_one("maintenance") as mine:
             if not mine:
+                self._counted("skipped")
                 raise ConflictError(
                     "a maintenance run is under way (here or in another process of the store); "
                     "try again when it ends"
                 )
             started = datetime.now()
-            report = self.loop.maintain(now=started)
+            try:
+                report = self.loop.maintain(now=started)
+            except Exception:
+                self._counted("failed")
+                raise
             finished = datetime.now()
+        self._counted("finished")
         self.last_maintenance = {
             "started_at": started,
             "finished_at": finished,
@@ -356,6 +365,10 @@ class Store:
             report.consolidated_entities,
         )
         return self.last_maintenance
+
+    def _counted(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.maintenance(outcome)
 
     def observe_after(self, save_id: int, user_id: str | None, observe: Any, now: datetime) -> str:
         """After an append: whether a batch is due for the character, and if so queue it."""

@@ -14,6 +14,10 @@ class Health(Response):
     status: str = field("ok while the service runs.", "ok")
 
 
+class Ready(Response):
+    status: str = field("ready: warm, and the store answers.", "ready")
+
+
 class Batching(Response):
     statements: int = field("Statements run.", 120)
     requests: int = field("Requests they answered (more than statements: batching paid).", 410)

@@ -1,0 +1,30 @@
+{#
+    Memories per kind (events, entities, archived) for the service's metrics, read at each
+    scrape: DuckDB counts them (a table's count is cheap there); PostgreSQL reads the planner's
+    estimate (pg_class.reltuples, kept current by autovacuum), never scanning tables that grow
+    with every player.
+#}
+{% macro count_memories() -%}
+    {{- adapter.dispatch('count_memories', 'rolemem')() -}}
+{%- endmacro %}
+
+{% macro default__count_memories() -%}
+    select 'event' as kind, count(*) as memories from memory_event
+    union all
+    select 'entity' as kind, count(*) as memories from memory_entity
+    union all
+    select 'archived' as kind, count(*) as memories from memory_archive
+{%- endmacro %}
+
+{% macro postgres__count_memories() -%}
+    select
+        memory_tables.kind,
+        greatest(pg_class.reltuples, 0)::bigint as memories
+    from (
+        values
+        ('event', 'memory_event'),
+        ('entity', 'memory_entity'),
+        ('archived', 'memory_archive')
+    ) as memory_tables (kind, table_name)
+    inner join pg_class on pg_class.oid = to_regclass(memory_tables.table_name)
+{%- endmacro %}

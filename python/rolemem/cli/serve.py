@@ -1,0 +1,95 @@
+"""What `rolemem serve` says when it starts: the logging it installs (the service's format, in
+every worker) and one start-up line with the version, engine, store, workers, address and
+settings, secrets redacted."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import logging.config
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from ..engines.postgres_setup import is_postgres_url
+
+REDACTED = "***"
+_SECRET_PARAMETERS = {"password", "passfile", "sslpassword", "api_key", "apikey", "token"}
+
+
+@contextlib.contextmanager
+def metrics_directory(workers: int) -> Iterator[None]:
+    """Several workers: prometheus-client's multiprocess mode, its files in a fresh directory
+    removed at exit (unless PROMETHEUS_MULTIPROC_DIR names one already). Entered before
+    prometheus-client is imported, which reads the variable once."""
+    variable = "PROMETHEUS_MULTIPROC_DIR"
+    if workers < 2 or os.environ.get(variable):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="rolemem-metrics-") as folder:
+        os.environ[variable] = folder  # the workers inherit it
+        try:
+            yield
+        finally:
+            del os.environ[variable]
+
+
+def redact_url(url: str) -> str:
+    """`url` with its password (in the authority or the query) replaced by ***."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:{REDACTED}@{host}"
+    query = urlencode(
+        [
+            (name, REDACTED if name.lower() in _SECRET_PARAMETERS else value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="*/:",
+    )
+    # by hand: urlunsplit drops the empty authority of postgresql:///db
+    text = f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+    return text + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def start_up_fields(
+    *,
+    version: str,
+    db: str,
+    workers: int,
+    address: str,
+    settings: dict[str, Any],
+    llm: dict[str, Any] | None,
+    keyword_only: bool,
+    schedules: dict[str, Any],
+) -> dict[str, Any]:
+    """The start-up line's fields (JSON-ready), every key and password redacted."""
+    postgres = is_postgres_url(db)
+    return {
+        "version": version,
+        "engine": "postgres" if postgres else "duckdb",
+        "store": redact_url(db) if postgres else db,
+        "workers": workers,
+        "address": address,
+        "embedder": None if keyword_only else "default",
+        "llm": None if llm is None else {**llm, "base_url": redact_url(llm["base_url"])},
+        **schedules,
+        "settings": {
+            name: REDACTED if name.endswith("_key") and value is not None else value
+            for name, value in settings.items()
+        },
+    }
+
+
+def configure(config: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Install the service's logging here (uvicorn installs `config` in each worker too) and
+    log the start-up line."""
+    from ..service.core.logs import SERVE_LOGGER
+
+    logging.config.dictConfig(config)
+    logging.getLogger(SERVE_LOGGER).info(
+        "rolemem %s starting", fields["version"], extra={"fields": fields}
+    )

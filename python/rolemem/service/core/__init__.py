@@ -1,0 +1,1 @@
+"""What runs under every route: readiness and warm-up, logs with request ids, metrics."""

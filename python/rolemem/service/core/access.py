@@ -1,0 +1,101 @@
+"""Every HTTP request's id, access log line and timing (plain ASGI middleware, outermost).
+
+- The request id is the caller's `X-Request-Id` when it sends a usable one (1-128 visible
+  ASCII characters), else a new random one; it is answered in `X-Request-Id` and stamped on
+  every log line logged while the request is served (request threads carry it).
+- One access line per request on this module's logger: method, route template (never
+  the path: ids and player names stay out of the log), status, duration. Built only when that
+  logger is on (`rolemem serve` turns it on; the library leaves it off).
+- `observe(method, route, status, seconds)`, when given, is called once per request (the
+  metrics).
+
+Per request: two perf_counter calls, a header scan, a context variable set and reset."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .logs import ACCESS_LOGGER, request_id
+
+access = logging.getLogger(ACCESS_LOGGER)  # this module's name
+_USABLE_ID = re.compile(rb"[\x21-\x7e]{1,128}")
+UNMATCHED = "unmatched"  # the route of a request no route takes (bounded metric labels)
+
+Observer = Callable[[str, str, int, float], None]
+
+
+def route_of(scope: Scope) -> str:
+    """The template of the route that took the request (`/saves/{save_id}`), looked up when
+    a refusal came before routing (a 413), else `unmatched`."""
+    route = scope.get("route")
+    if route is None:
+        router = getattr(scope.get("app"), "router", None)
+        route = _matching(getattr(router, "routes", ()), scope)
+    return str(getattr(route, "path", None) or UNMATCHED)
+
+
+def _matching(routes: Any, scope: Scope) -> Any:
+    for candidate in routes:
+        included = getattr(candidate, "original_router", None)  # FastAPI's included router
+        if included is not None:
+            found = _matching(included.routes, scope)
+            if found is not None:
+                return found
+        elif candidate.matches(scope)[0] != Match.NONE:
+            return candidate
+    return None
+
+
+class AccessLog:
+    """See the module docstring."""
+
+    def __init__(self, app: ASGIApp, *, observe: Observer | None = None) -> None:
+        self.app = app
+        self.observe = observe
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        given = next((value for name, value in scope["headers"] if name == b"x-request-id"), b"")
+        rid = given.decode() if _USABLE_ID.fullmatch(given) else secrets.token_hex(8)
+        header = (b"x-request-id", rid.encode())
+        status = 500  # if the app fails before it answers, the 500 the server sends
+
+        async def answer(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message = {**message, "headers": [*message.get("headers", ()), header]}
+            await send(message)
+
+        token = request_id.set(rid)
+        try:
+            await self.app(scope, receive, answer)
+        finally:
+            seconds = time.perf_counter() - started
+            if self.observe is not None or access.isEnabledFor(logging.INFO):
+                self._record(scope, status, seconds)
+            request_id.reset(token)
+
+    def _record(self, scope: Scope, status: int, seconds: float) -> None:
+        method, route = scope["method"], route_of(scope)
+        if self.observe is not None:
+            self.observe(method, route, status, seconds)
+        if access.isEnabledFor(logging.INFO):
+            fields: dict[str, Any] = {
+                "method": method,
+                "route": route,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 2),
+            }
+            access.info("served", extra={"fields": fields})

@@ -1,0 +1,224 @@
+"""The service's metrics in Prometheus' text format (prometheus-client), families prefixed
+`rolemem_`: requests (latency per route template, counts by status), extraction (attempts,
+failures, latency, queue depth), LLM calls, maintenance runs, and memories per kind (read at
+each scrape by one statement).
+
+One registry per app. With several worker processes (`rolemem serve --workers N` on
+PostgreSQL) the values live in `PROMETHEUS_MULTIPROC_DIR`, as prometheus-client's multiprocess
+mode keeps them, and any worker's /metrics answers for all of them."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+
+from ...sql.project import write_sql
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+# requests take milliseconds; a recall past its budget seconds
+_REQUEST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# an extraction or an LLM call takes seconds
+_LLM_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+
+def is_multiprocess() -> bool:
+    return bool(os.environ.get(MULTIPROCESS_VARIABLE))
+
+
+class Metrics:
+    """The families, and what the service calls to move them. `count_memories(engine name
+    and cursor)`: the memories-per-kind reader (None: the family is left out)."""
+
+    def __init__(self) -> None:
+        # no `_created` series (multiprocess mode has none): one process or several expose
+        # the same families (a setting of prometheus-client for the whole process)
+        disable_created_metrics()
+        self.multiprocess = is_multiprocess()
+        self.registry = CollectorRegistry(auto_describe=True)
+        # in multiprocess mode the values are files: nothing registers, a scrape reads them
+        into = None if self.multiprocess else self.registry
+        self.request_seconds = Histogram(
+            "rolemem_http_request_duration_seconds",
+            "Time from a request's arrival to its answer, by method and route template.",
+            ["method", "route"],
+            buckets=_REQUEST_BUCKETS,
+            registry=into,
+        )
+        self.requests = Counter(
+            "rolemem_http_requests",
+            "Requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=into,
+        )
+        self.extraction_attempts = Counter(
+            "rolemem_extraction_attempts",
+            "Extraction jobs run (a save x character's due batches, retries included).",
+            registry=into,
+        )
+        self.extraction_failures = Counter(
+            "rolemem_extraction_failures", "Extraction jobs that failed.", registry=into
+        )
+        self.extraction_seconds = Histogram(
+            "rolemem_extraction_duration_seconds",
+            "Time an extraction job took (LLM calls and the writes).",
+            buckets=_LLM_BUCKETS,
+            registry=into,
+        )
+        self.extraction_queue = Gauge(
+            "rolemem_extraction_queue_depth",
+            "Extraction jobs queued or running.",
+            registry=into,
+            multiprocess_mode="livesum",
+        )
+        self.llm_seconds = Histogram(
+            "rolemem_llm_call_duration_seconds",
+            "Time of one LLM chat completion, by outcome (ok, error).",
+            ["outcome"],
+            buckets=_LLM_BUCKETS,
+            registry=into,
+        )
+        self.maintenance_runs = Counter(
+            "rolemem_maintenance_runs",
+            "Maintenance runs, by outcome (finished, failed, skipped: another was under way).",
+            ["outcome"],
+            registry=into,
+        )
+        # the known outcomes at 0 from the start: every family shows before its first event
+        for outcome in ("ok", "error"):
+            self.llm_seconds.labels(outcome)
+        for outcome in ("finished", "failed", "skipped"):
+            self.maintenance_runs.labels(outcome)
+        self._request_children: dict[tuple[str, str], Any] = {}
+        self._count_children: dict[tuple[str, str, int], Any] = {}
+        self._memories: Callable[[], Sequence[tuple[str, int]]] | None = None
+
+    # -- what the service calls ------------------------------------------------------------
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Once per request: one histogram observation, one counter (children cached)."""
+        timing = self._request_children.get((method, route))
+        if timing is None:
+            timing = self._request_children.setdefault(
+                (method, route), self.request_seconds.labels(method, route)
+            )
+        timing.observe(seconds)
+        counted = self._count_children.get((method, route, status))
+        if counted is None:
+            counted = self._count_children.setdefault(
+                (method, route, status), self.requests.labels(method, route, str(status))
+            )
+        counted.inc()
+
+    def extraction(self, seconds: float, failed: bool) -> None:
+        self.extraction_attempts.inc()
+        self.extraction_seconds.observe(seconds)
+        if failed:
+            self.extraction_failures.inc()
+
+    def queue_depth(self, jobs: int) -> None:
+        self.extraction_queue.set(jobs)
+
+    def maintenance(self, outcome: str) -> None:
+        self.maintenance_runs.labels(outcome).inc()
+
+    def read_memories_with(self, engine: Any) -> None:
+        """Count memories per kind on `engine` at each scrape (one statement)."""
+        sql = write_sql("count_memories", engine=engine.name)
+
+        def read() -> Sequence[tuple[str, int]]:
+            with engine.reading() as cur:
+                return [(str(kind), int(count)) for kind, count in cur.execute(sql).fetchall()]
+
+        self._memories = read
+
+    # -- a scrape ----------------------------------------------------------------------------
+
+    def exposition(self) -> bytes:
+        """The text format of every family (blocking: the memories' statement runs here)."""
+        sources: list[Any] = [
+            multiprocess.MultiProcessCollector(None) if self.multiprocess else self.registry
+        ]
+        if self._memories is not None:
+            sources.append(_Memories(self._memories))
+        scrape = CollectorRegistry(auto_describe=False)
+        scrape.register(_Sources(sources))
+        return generate_latest(scrape)
+
+    def process_stopped(self) -> None:
+        """This worker's live gauges leave the sums (multiprocess mode)."""
+        if self.multiprocess:
+            multiprocess.mark_process_dead(os.getpid())
+
+
+class _Sources:
+    """Several collectors as one, for one scrape (describes nothing: no name is claimed)."""
+
+    def __init__(self, sources: Sequence[Any]) -> None:
+        self.sources = sources
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        for source in self.sources:
+            yield from source.collect()
+
+
+class _Memories:
+    """rolemem_memories{kind}, read from the store at the scrape."""
+
+    def __init__(self, read: Callable[[], Sequence[tuple[str, int]]]) -> None:
+        self.read = read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "rolemem_memories",
+            "Memories per kind (event, entity, archived): exact on DuckDB, the planner's "
+            "estimate on PostgreSQL.",
+            labels=["kind"],
+        )
+        try:
+            rows = self.read()
+        except Exception as exc:  # a scrape still answers the other families
+            log.warning("memories per kind not read: %s: %s", type(exc).__name__, exc)
+            return
+        for kind, count in rows:
+            family.add_metric([kind], count)
+        yield family
+
+
+class TimedChatModel:
+    """An LLM whose every chat completion is timed into `metrics` (the ChatModel protocol)."""
+
+    def __init__(self, llm: Any, metrics: Metrics) -> None:
+        self.llm = llm
+        self.model = llm.model
+        self._seconds = metrics.llm_seconds
+
+    def complete(self, messages: Sequence[dict[str, str]]) -> str:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            answer = self.llm.complete(messages)
+            outcome = "ok"
+            return str(answer)
+        finally:
+            self._seconds.labels(outcome).observe(time.perf_counter() - started)
