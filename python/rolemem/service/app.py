@@ -25,6 +25,7 @@ from . import (
     docs,
     errors,
     official,
+    openapi_for_clients,
     probes,
     query,
     recall,
@@ -228,6 +229,7 @@ def create_app(
         app.include_router(router, dependencies=designer)
     errors.install(app)
     docs.install(app)
+    openapi_for_clients.install(app)
     console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     # outermost: it times, counts and logs the guard's refusals too

@@ -59,9 +59,11 @@ def text(description: str, example: str, *, max_length: int, default: Any = ...)
     )
 
 
-def key(description: str, example: int, *, default: Any = ...) -> Any:
-    """A positive id, at most MAX_ID."""
-    return Field(default, description=description, examples=[example], ge=1, le=MAX_ID)
+def key(description: str, example: int, *, default: Any = ..., **more: Any) -> Any:
+    """A positive id, at most MAX_ID: a JSON integer ("1" and 1.0 are refused, not coerced)."""
+    return Field(
+        default, description=description, examples=[example], ge=1, le=MAX_ID, strict=True, **more
+    )
 
 
 def field(description: str, example: Any, *, default: Any = ..., **limits: Any) -> Any:

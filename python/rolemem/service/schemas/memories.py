@@ -92,9 +92,9 @@ class MemoryEdit(Request):
     feedback: float | None = field(
         "Event: the player's feedback, 0-1.", 0.5, default=None, ge=0, le=1
     )
-    strength: int | None = field("Strength.", 5, default=None, ge=0, le=2**31 - 1)
+    strength: int | None = field("Strength.", 5, default=None, ge=0, le=2**31 - 1, strict=True)
     is_pinned: bool | None = field(
-        "Pinned memories are never archived by cleanup.", True, default=None
+        "Pinned memories are never archived by cleanup.", True, default=None, strict=True
     )
     entity_name: str | None = text(
         "Entity: its name.", "木木", max_length=NAME_LENGTH, default=None
@@ -134,6 +134,7 @@ class ForgetRequest(Request):
         "purge with agent_id keeps them).",
         False,
         default=False,
+        strict=True,
     )
 
 

@@ -53,7 +53,7 @@ class QueryRequest(Request):
     query: str = text_field(
         "The player's input.", "室友失恋了，我们陪她吃了一晚上火锅", max_length=MESSAGE_LENGTH
     )
-    limit: int = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT)
+    limit: int = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT, strict=True)
     score_threshold: float | None = field(
         "0-1: also drop events whose fused score is lower (the evidence gate always applies).",
         0.5,
@@ -77,7 +77,7 @@ class QueryRequest(Request):
         default=None,
     )
     dry_run: bool = field(
-        "Only look: recalled memories get no strength or count.", False, default=False
+        "Only look: recalled memories get no strength or count.", False, default=False, strict=True
     )
 
 
@@ -152,7 +152,9 @@ class ExpandWordsRequest(Request):
     sentence: str = text_field(
         "The text to find association words for.", "红色", max_length=MESSAGE_LENGTH
     )
-    chinese_rd_count: int = field("Most association words.", 100, default=100, ge=0, le=10_000)
+    chinese_rd_count: int = field(
+        "Most association words.", 100, default=100, ge=0, le=10_000, strict=True
+    )
     logic_type: Literal["first", "second"] = field(
         "first: each word's strongest in turn; second: pooled, words several call up lifted.",
         "second",
@@ -193,10 +195,17 @@ class RecallRequest(Request):
     char_name: str | None = text_field(
         "The character's name ({{char}}).", "祁煜", max_length=NAME_LENGTH, default=None
     )
-    require_match: bool = field("false: every unlocked entry, relevant or not.", True, default=True)
-    explain: bool = field("Also say, per entry, why it is or is not shown.", True, default=False)
+    require_match: bool = field(
+        "false: every unlocked entry, relevant or not.", True, default=True, strict=True
+    )
+    explain: bool = field(
+        "Also say, per entry, why it is or is not shown.", True, default=False, strict=True
+    )
     dry_run: bool = field(
-        "A preview: the sticky queue and turn counter do not move.", False, default=False
+        "A preview: the sticky queue and turn counter do not move.",
+        False,
+        default=False,
+        strict=True,
     )
 
 
@@ -275,6 +284,7 @@ class TurnRequest(_Target):
         "A preview or a retry: no strength, count or sticky queue changes.",
         False,
         default=False,
+        strict=True,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from .common import (
     ID_LENGTH,
@@ -174,16 +174,40 @@ class LineIn(Request):
 
 
 class _Target(Request):
-    role_id: int | None = key("The character, by role.", 1, default=None)
+    # exactly one identity, in the schema too (a generated client's union type), for values
+    # the code accepts: an integer role_id or a text script_role_id
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["role_id"], "properties": {"role_id": {"type": "integer"}}},
+                {
+                    "required": ["script_role_id"],
+                    "properties": {"script_role_id": {"type": "string"}},
+                },
+            ]
+        }
+    )
+
     script_role_id: str | None = text(
         "The character, by script NPC id.", "7", max_length=ID_LENGTH, default=None
     )
+    # checked after script_role_id (declared first), so a request giving neither is refused
+    # naming role_id
+    role_id: int | None = key(
+        "The character, by role (or script_role_id: exactly one).",
+        1,
+        default=None,
+        validate_default=True,
+    )
 
-    @model_validator(mode="after")
-    def _one_identity(self) -> _Target:
-        if (self.role_id is None) == (self.script_role_id is None):
+    @field_validator("role_id")
+    @classmethod
+    def _one_identity(cls, role_id: int | None, info: ValidationInfo) -> int | None:
+        if "script_role_id" in info.data and (role_id is None) == (
+            info.data["script_role_id"] is None
+        ):
             raise ValueError("give exactly one of role_id or script_role_id")
-        return self
+        return role_id
 
 
 class Observe(_Target):

@@ -1,0 +1,70 @@
+"""The OpenAPI document as generated clients read it: a request field with a default is
+optional. openapi-typescript (7, default options) types every schema property that has a
+`default` as required, which suits answers (the field is always there) but not requests; so
+the schemas only requests use carry their defaults in the description instead. Answers keep
+theirs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import FastAPI
+
+_REF = "#/components/schemas/"
+
+
+def install(app: FastAPI) -> None:
+    """`app.openapi()` answers the shaped document (built once, as FastAPI caches it)."""
+    build = app.openapi
+
+    def shaped() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = shaped_document(build())
+        return app.openapi_schema
+
+    app.openapi = shaped  # type: ignore[method-assign]
+
+
+def shaped_document(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with the defaults of request-only schemas moved into their descriptions."""
+    schemas = document.get("components", {}).get("schemas", {})
+    requests, answers = set(), set()
+    for operation in _operations(document):
+        for content in operation.get("requestBody", {}).get("content", {}).values():
+            requests |= _reached(content.get("schema", {}), schemas)
+        for response in operation.get("responses", {}).values():
+            for content in response.get("content", {}).values():
+                answers |= _reached(content.get("schema", {}), schemas)
+    for name in sorted(requests - answers):
+        for field in schemas[name].get("properties", {}).values():
+            if "default" in field:
+                default = json.dumps(field.pop("default"), ensure_ascii=False)
+                field["description"] = f"{field.get('description', '')} Default: {default}."
+    return document
+
+
+def _operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for path in document.get("paths", {}).values():
+        for method, operation in path.items():
+            if method in ("get", "put", "post", "delete", "patch") and isinstance(operation, dict):
+                yield operation
+
+
+def _reached(schema: Any, schemas: dict[str, Any], seen: set[str] | None = None) -> set[str]:
+    """The component schemas `schema` names, directly or through others."""
+    seen = set() if seen is None else seen
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_REF):
+            name = ref[len(_REF) :]
+            if name not in seen:
+                seen.add(name)
+                _reached(schemas.get(name, {}), schemas, seen)
+        for value in schema.values():
+            _reached(value, schemas, seen)
+    elif isinstance(schema, list):
+        for value in schema:
+            _reached(value, schemas, seen)
+    return seen
