@@ -846,31 +846,33 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    from .serve import metrics_directory
-
-    # before the service (and prometheus-client) is imported: it reads the variable then
-    with metrics_directory(args.workers):
-        _run_service(args)
-
-
-def _run_service(args: argparse.Namespace) -> None:
-    import os
-
-    import uvicorn
-
     from ..engines.postgres_setup import is_postgres_url
-    from ..service import create_app
-    from ..service.app import SPEC_VARIABLE
-    from ..service.settings import ServiceSettings
+    from .serve import metrics_directory
 
     db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
         db = _existing_db(args)
+    # refused before the metrics variable is set: a process that imports prometheus-client
+    # while it is set keeps its multiprocess mode for good
     if args.workers < 1 or (args.workers > 1 and not is_postgres_url(db)):
         raise RolememError(
             "--workers above 1 needs a PostgreSQL database (--db postgresql://…): one process "
             "owns a DuckDB file"
         )
+    # before the service (and prometheus-client) is imported: it reads the variable then
+    with metrics_directory(args.workers):
+        _run_service(args, db)
+
+
+def _run_service(args: argparse.Namespace, db: str) -> None:
+    import os
+
+    import uvicorn
+
+    from ..service import create_app
+    from ..service.app import SPEC_VARIABLE
+    from ..service.settings import ServiceSettings
+
     llm = None
     if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
         llm = _llm(args, timeout=args.llm_timeout)
