@@ -1,8 +1,13 @@
-"""The OpenAPI document as generated clients read it: a request field with a default is
-optional. openapi-typescript (7, default options) types every schema property that has a
-`default` as required, which suits answers (the field is always there) but not requests; so
-the schemas only requests use carry their defaults in the description instead. Answers keep
-theirs."""
+"""The OpenAPI document as generated clients (and fuzzers) read it.
+
+- A request field with a default is optional. openapi-typescript (7, default options) types
+  every schema property that has a `default` as required, which suits answers (the field is
+  always there) but not requests; so the schemas only requests use carry their defaults in
+  the description instead. Answers keep theirs.
+- Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
+  would say the opposite, so they are strings of the pattern the service checks
+  (schemas.common.NAIVE_TIME).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI
+
+from .schemas.common import NAIVE_TIME
 
 _REF = "#/components/schemas/"
 
@@ -42,7 +49,20 @@ def shaped_document(document: dict[str, Any]) -> dict[str, Any]:
             if "default" in field:
                 default = json.dumps(field.pop("default"), ensure_ascii=False)
                 field["description"] = f"{field.get('description', '')} Default: {default}."
+    _naive_times(document)
     return document
+
+
+def _naive_times(schema: Any) -> None:
+    if isinstance(schema, dict):
+        if schema.get("format") == "date-time":
+            del schema["format"]
+            schema["pattern"] = NAIVE_TIME
+        for value in schema.values():
+            _naive_times(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _naive_times(value)
 
 
 def _operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -4,10 +4,11 @@ example."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 # length limits (characters): ids and names, a player's message, a dialogue line, a memory
 ID_LENGTH = 128
@@ -35,16 +36,46 @@ class Response(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-def _naive(value: datetime) -> datetime:
-    if value.tzinfo is not None:
+# a naive ISO time of a real day (years 1000-9999; seconds and fractions optional): as a
+# regular expression the schema can state and a client or fuzzer can generate from, so the
+# service accepts exactly what the schema says (day by month, 29 February in leap years)
+_DAY = (
+    "(([1-9][0-9]{3}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])"
+    "|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])))"
+    "|([1-9][0-9](0[48]|[2468][048]|[13579][26])|([2468][048]|[13579][26])00)-02-29)"
+)
+NAIVE_TIME = f"^{_DAY}[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{{1,6}})?)?$"
+_NAIVE_TIME = re.compile(NAIVE_TIME)
+
+
+def _naive_text(value: Any) -> Any:
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value
+    if not isinstance(value, str) or not _NAIVE_TIME.match(value):
         raise ValueError(
             "must be a naive time in the game's clock (no time zone), like 2021-02-21T12:00:00"
         )
     return value
 
 
-# the game's clock: naive ISO 8601 times
-GameTime = Annotated[datetime, AfterValidator(_naive)]
+# the game's clock: naive ISO 8601 times (the schema's pattern: openapi_for_clients)
+GameTime = Annotated[datetime, BeforeValidator(_naive_text)]
+
+
+def _not_text(value: Any) -> Any:
+    if isinstance(value, str | bytes | bool):
+        raise ValueError("must be a JSON integer, not text or a boolean")
+    return value
+
+
+# a JSON integer, as JSON Schema reads one: 2 and 2.0 are, "2" and true are not (pydantic's
+# lax int would read both; its strict int refuses 2.0, which the schema allows)
+Whole = Annotated[int, BeforeValidator(_not_text)]
+# a positive id, at most MAX_ID (the bounds inside the type: on an optional field pydantic
+# would otherwise write them outside JSON Schema's words)
+Id = Annotated[int, Field(ge=1, le=MAX_ID), BeforeValidator(_not_text)]
+# a memory's strength as an edit sets it
+Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(_not_text)]
 
 
 def text(description: str, example: str, *, max_length: int, default: Any = ...) -> Any:
@@ -60,10 +91,8 @@ def text(description: str, example: str, *, max_length: int, default: Any = ...)
 
 
 def key(description: str, example: int, *, default: Any = ..., **more: Any) -> Any:
-    """A positive id, at most MAX_ID: a JSON integer ("1" and 1.0 are refused, not coerced)."""
-    return Field(
-        default, description=description, examples=[example], ge=1, le=MAX_ID, strict=True, **more
-    )
+    """An id field (its type: Id, which holds the bounds)."""
+    return Field(default, description=description, examples=[example], **more)
 
 
 def field(description: str, example: Any, *, default: Any = ..., **limits: Any) -> Any:

@@ -16,6 +16,7 @@ from .common import (
     GameTime,
     Request,
     Response,
+    Strength,
     field,
     text,
 )
@@ -92,7 +93,7 @@ class MemoryEdit(Request):
     feedback: float | None = field(
         "Event: the player's feedback, 0-1.", 0.5, default=None, ge=0, le=1
     )
-    strength: int | None = field("Strength.", 5, default=None, ge=0, le=2**31 - 1, strict=True)
+    strength: Strength | None = field("Strength.", 5, default=None)
     is_pinned: bool | None = field(
         "Pinned memories are never archived by cleanup.", True, default=None, strict=True
     )

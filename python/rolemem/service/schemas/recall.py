@@ -21,8 +21,10 @@ from .common import (
     SAVE_ID,
     USER_ID,
     GameTime,
+    Id,
     Request,
     Response,
+    Whole,
     field,
     key,
 )
@@ -53,7 +55,7 @@ class QueryRequest(Request):
     query: str = text_field(
         "The player's input.", "室友失恋了，我们陪她吃了一晚上火锅", max_length=MESSAGE_LENGTH
     )
-    limit: int = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT, strict=True)
+    limit: Whole = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT)
     score_threshold: float | None = field(
         "0-1: also drop events whose fused score is lower (the evidence gate always applies).",
         0.5,
@@ -63,7 +65,7 @@ class QueryRequest(Request):
     )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
     agent_id: str = text_field(AGENT_ID, "qiyu", max_length=ID_LENGTH)
-    save_id: int | None = key(
+    save_id: Id | None = key(
         "The save being played: events extracted from lines off its current branch are not "
         "recalled.",
         2,
@@ -152,9 +154,7 @@ class ExpandWordsRequest(Request):
     sentence: str = text_field(
         "The text to find association words for.", "红色", max_length=MESSAGE_LENGTH
     )
-    chinese_rd_count: int = field(
-        "Most association words.", 100, default=100, ge=0, le=10_000, strict=True
-    )
+    chinese_rd_count: Whole = field("Most association words.", 100, default=100, ge=0, le=10_000)
     logic_type: Literal["first", "second"] = field(
         "first: each word's strongest in turn; second: pooled, words several call up lifted.",
         "second",
@@ -258,7 +258,7 @@ class RecallResponse(Response):
 class TurnRequest(_Target):
     """One reply's prompt for a save: the character's memory of every layer."""
 
-    save_id: int = key(SAVE_ID, 2)
+    save_id: Id = key(SAVE_ID, 2)
     character_id: str | None = text_field(
         ROLE_CHARACTER_ID, "qiyu", max_length=ID_LENGTH, default=None
     )

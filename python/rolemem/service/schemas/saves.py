@@ -16,6 +16,7 @@ from .common import (
     ROLE_AGENT_ID,
     USER_ID,
     GameTime,
+    Id,
     Request,
     Response,
     field,
@@ -29,7 +30,7 @@ Attribute = Literal["system", "user", "assistant"]
 class RoleCreate(Request):
     """A game character the AI plays."""
 
-    id: int | None = key("The role's key; omit to get the next free one.", 2, default=None)
+    id: Id | None = key("The role's key; omit to get the next free one.", 2, default=None)
     name: str = text(
         "The character's name (used for {{char}} and in memories).", "祁煜", max_length=NAME_LENGTH
     )
@@ -63,7 +64,7 @@ class Role(Response):
 class SaveCreate(Request):
     """A new save, empty or forked from a line of one of the player's saves."""
 
-    id: int | None = key("The save's key; omit to get the next free one.", 12, default=None)
+    id: Id | None = key("The save's key; omit to get the next free one.", 12, default=None)
     user_id: str = text(
         "The player the save belongs to: only they reach it (every save has an owner).",
         "mumu",
@@ -77,7 +78,7 @@ class SaveCreate(Request):
         max_length=NAME_LENGTH,
         default=None,
     )
-    from_line_id: int | None = key(
+    from_line_id: Id | None = key(
         "Fork: the new save's tip is this line, and the lines up to it are shared, not copied.",
         15,
         default=None,
@@ -144,7 +145,7 @@ class LineIn(Request):
 
     attribute: Attribute = field("Who speaks: the player (user), a character or a system.", "user")
     content: str = text("What is said.", "今天画画时你好温柔", max_length=LINE_LENGTH)
-    role_id: int | None = key("The character speaking (an assistant line).", 1, default=None)
+    role_id: Id | None = key("The character speaking (an assistant line).", 1, default=None)
     script_role_id: str | None = text(
         "A script NPC speaking, by its id.", "7", max_length=ID_LENGTH, default=None
     )
@@ -193,7 +194,7 @@ class _Target(Request):
     )
     # checked after script_role_id (declared first), so a request giving neither is refused
     # naming role_id
-    role_id: int | None = key(
+    role_id: Id | None = key(
         "The character, by role (or script_role_id: exactly one).",
         1,
         default=None,
@@ -262,7 +263,7 @@ class LinesAppend(Request):
 class LegacyLinesAppend(LinesAppend):
     """`POST /lines`: the same as `POST /saves/{save_id}/lines`, the save in the body."""
 
-    save_id: int = key("The save.", 2)
+    save_id: Id = key("The save.", 2)
 
 
 Extraction = Literal["scheduled", "not_due", "disabled", "deferred"]
@@ -284,7 +285,7 @@ class RegeneratedLine(Request):
     """The new reply; speaker fields not given are the replaced reply's."""
 
     content: str = text("The regenerated reply.", "才、才没有呢！", max_length=LINE_LENGTH)
-    role_id: int | None = key("The character (default: the replaced reply's).", 1, default=None)
+    role_id: Id | None = key("The character (default: the replaced reply's).", 1, default=None)
     script_role_id: str | None = text(
         "The NPC (default: the replaced reply's).", "7", max_length=ID_LENGTH, default=None
     )
@@ -320,7 +321,7 @@ class TipMove(Request):
     """Reload a save point: the tip moves to a line of this save's tree."""
 
     user_id: str | None = text(USER_ID, "mumu", max_length=ID_LENGTH, default=None)
-    line_id: int = key("The line to continue from.", 21)
+    line_id: Id = key("The line to continue from.", 21)
 
 
 class Tip(Response):
