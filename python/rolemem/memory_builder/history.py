@@ -150,8 +150,9 @@ _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
 # The walk of the new lines joins the recorded tip: every step in the save, no line twice,
 # and the deepest step's parent is the tip the save's rows were built for (whole). One row,
-# the recorded and the new line counts, when the append applies; none when the save is
-# rebuilt instead.
+# the recorded and the new line counts and whether the first new line lacks its player (the
+# game wrote it: the save's unowned lines are filled then), when the append applies; none
+# when the save is rebuilt instead.
 _NEW_LINES_WALKED_SQL = f"""
 with walked as (
     select
@@ -162,7 +163,7 @@ with walked as (
         count(*) as line_count
     from {_WALK}
 )
-select recorded.line_count, walked.line_count
+select recorded.line_count, walked.line_count, first_line.user_id is null
 from walked
 inner join int_save_history_tips as recorded
     on
@@ -193,6 +194,10 @@ left join (
 ) as last_messages
     on last_messages.target_key = targets.target_key
 """
+
+
+# the player of the saves' lines written without one (by the game), from their save
+_FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
 
 @functools.cache
@@ -260,7 +265,9 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool) -> bool:
     walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
     if not walked:
         return False
-    [(line_count, new_lines)] = walked
+    [(line_count, new_lines, unowned)] = walked
+    if unowned:  # lines the game wrote itself: rolemem's own carry their player
+        cur.execute(write_sql(*_FILL_OWNERS), {"keys": [save_id]})
     cur.execute(statements["chain"], {**params, "offset": line_count})
     cur.execute(statements["resumed_targets"], params)
     cur.execute(statements["delete_resumed"])
@@ -294,7 +301,7 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
     "save": ("user_id", "forked_from_line_id"),
-    "line": ("created_at", "scene"),
+    "line": ("created_at", "scene", "user_id"),
     "role": ("character_id", "agent_id"),
 }
 _APP_COLUMN_TYPES = {
@@ -392,6 +399,7 @@ def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int], roles: bool = T
             cur.execute("commit")
             return
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
+        cur.execute(write_sql(*_FILL_OWNERS), {"keys": rebuilt})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
         for table in TABLES:
             cur.execute(
