@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 
 import duckdb
@@ -119,8 +119,9 @@ _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
+# each with whether it has a player (only then are lines the game wrote without one filled)
 _STALE_SQL = """
-select saves.id
+select saves.id, saves.user_id is not null as is_owned
 from save as saves
 left join int_save_history_tips as tips
     on tips.save_id = saves.id
@@ -256,9 +257,10 @@ def _append_statements(roles: bool) -> dict[str, str]:
     }
 
 
-def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool) -> bool:
+def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bool) -> bool:
     """Refresh a save that only gained lines at the end, inside the caller's transaction;
-    False (nothing written) when it did not."""
+    False (nothing written) when it did not. `owned`: the save has a player (lines the game
+    wrote without one get it)."""
     statements = _append_statements(roles)
     params = {"save_id": save_id}
     cur.execute(statements["walk"], params)
@@ -266,7 +268,7 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool) -> bool:
     if not walked:
         return False
     [(line_count, new_lines, unowned)] = walked
-    if unowned:  # lines the game wrote itself: rolemem's own carry their player
+    if unowned and owned:  # lines the game wrote itself: rolemem's own carry their player
         cur.execute(write_sql(*_FILL_OWNERS), {"keys": [save_id]})
     cur.execute(statements["chain"], {**params, "offset": line_count})
     cur.execute(statements["resumed_targets"], params)
@@ -381,25 +383,44 @@ def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:
     return list(engine.run(_LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids)
 
 
-def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> dict[int, bool]:
+    """The stale saves of `save_ids` (None: every save), in id order, each with whether it has
+    a player."""
     ids = None if save_ids is None else list(save_ids)
-    return [row[0] for row in cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall()]
+    return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
 
-def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int], roles: bool = True) -> None:
+def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+    return list(_stale(cur, save_ids))
+
+
+def refresh(
+    cur: duckdb.DuckDBPyConnection,
+    save_ids: list[int],
+    roles: bool = True,
+    owned: Container[int] | None = None,
+) -> None:
     """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt);
-    `roles`: the store has a `role` table (ensure_tables says)."""
+    `roles`: the store has a `role` table (ensure_tables says); `owned`: the saves that have
+    a player (None: any may), whose lines the game wrote without one get it (an ownerless
+    save's stay null, with no statement spent on them)."""
     if not save_ids:
         return
     statements = _statements(roles)
     cur.execute("begin")
     try:
-        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id, roles)]
+        rebuilt = [
+            save_id
+            for save_id in save_ids
+            if not _append(cur, save_id, roles, owned is None or save_id in owned)
+        ]
         if not rebuilt:
             cur.execute("commit")
             return
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
-        cur.execute(write_sql(*_FILL_OWNERS), {"keys": rebuilt})
+        filled = [save_id for save_id in rebuilt if owned is None or save_id in owned]
+        if filled:
+            cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
         for table in TABLES:
             cur.execute(
@@ -424,21 +445,26 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
     writer is retried."""
     roles = ensure_tables(cur)
     wanted = None if save_ids is None else list(save_ids)
-    stale = stale_saves(cur, wanted)
+    stale = _stale(cur, wanted)
     if not stale:
         return []
     with contextlib.ExitStack() as held:
         for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
             held.enter_context(_STRIPES[stripe])
         for attempt in range(1, _ATTEMPTS + 1):
-            stale = stale_saves(cur, stale)  # another thread may have refreshed them meanwhile
+            stale = _stale(cur, stale)  # another thread may have refreshed them meanwhile
             try:
-                refresh(cur, stale, roles)
-                return stale
+                refresh(
+                    cur,
+                    list(stale),
+                    roles,
+                    {save_id for save_id, is_owned in stale.items() if is_owned},
+                )
+                return list(stale)
             except duckdb.TransactionException:
                 if attempt == _ATTEMPTS:
                     raise
-                log.debug("history refresh conflict on saves %s, retrying", stale)
+                log.debug("history refresh conflict on saves %s, retrying", list(stale))
                 time.sleep(0.01 * attempt)
     return []
 
