@@ -141,3 +141,28 @@ def test_a_line_the_game_wrote_without_its_player_gets_it_when_the_history_refre
         )
     assert refresh_history(db, [save]) == 1
     assert _rows(db, f"select user_id from line where id = {sibling}") == [("mumu",)]
+
+
+def test_an_append_on_postgresql_gives_the_games_own_lines_their_player(postgres_url):
+    url = fresh_database(postgres_url, "rolemem_game_lines")
+    assert main(["init-db", "--db", url]) == 0
+    with Saves(url) as book:
+        save = book.create_save(user_id="mumu")["save_id"]
+        (first,) = book.append(save, [{"attribute": "user", "content": "你好"}], user_id="mumu")[
+            "line_ids"
+        ]
+        with psycopg.connect(url, autocommit=True) as con:  # the game writes a reply itself
+            (game_line,) = con.execute(
+                "insert into line (content, attribute, save_id, parent_line_id) "
+                "values ('嗯', 'assistant', %(save)s, %(parent)s) returning id",
+                {"save": save, "parent": first},
+            ).fetchone()
+            con.execute(
+                "update save set last_message_id = %(tip)s where id = %(save)s",
+                {"tip": game_line, "save": save},
+            )
+        assert _rows(url, f"select user_id from line where id = {game_line}") == [(None,)]
+        book.append(save, [{"attribute": "user", "content": "再见"}], user_id="mumu")
+    assert _rows(url, f"select count(*), count(user_id) from line where save_id = {save}") == [
+        (3, 3)
+    ]

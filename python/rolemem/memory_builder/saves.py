@@ -489,7 +489,7 @@ def append(
             line["created_at"] = default_time
         parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
-    cur.execute(write_sql("move_save_tip"), {"tip": parent, "id": save["save_id"]})
+    cur.execute(write_sql("move_save_tip", engine=engine), {"tip": parent, "id": save["save_id"]})
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 

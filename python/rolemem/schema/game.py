@@ -197,7 +197,12 @@ _ADDED_COLUMNS = {
 # Every turn reads a save's lines by save_id: on a game's PostgreSQL `line` table, without an
 # index, that is a scan of every save's lines (3 s a call at a million lines, 5 ms with it).
 # DuckDB finds them by its row groups' min/max instead (an index there would only cost writes).
-_POSTGRES_INDEXES = ("create index if not exists ix_line_save_id on line (save_id)",)
+_POSTGRES_INDEXES = (
+    "create index if not exists ix_line_save_id on line (save_id)",
+    # the lines the game wrote without their player: an append fills its save's (macro
+    # move_save_tip) by this index, usually empty, not by reading all of the save's lines
+    "create index if not exists ix_line_unowned on line (save_id) where user_id is null",
+)
 
 
 def create_all(engine: sa.Engine) -> None:
