@@ -143,7 +143,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     monkeypatch.setattr(
         history,
         "_append",
-        lambda cur, save_id, roles: taken.append(append(cur, save_id, roles)) or taken[-1],
+        lambda *args: taken.append(append(*args)) or taken[-1],
     )
     con = duckdb.connect()
     generate_dialogue(con, saves=1, lines_per_save=40, seed=3)

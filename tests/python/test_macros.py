@@ -43,6 +43,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "delete_save_rows": ("memory_event_term",),
     "evict_cached_verdicts": ("int_recall_context_verdicts",),
     "fill_event_vectors": (_VECTORS,),
+    "fill_missing_owners": ("line", "save_id", "save", True),
     "insert_config_rows": ("character_events", (("character_id", "varchar"), ("cond", "json"))),
     "insert_event_vectors": (_VECTORS,),
     "insert_from_query": ("memory_messages", "select save.id as save_id from save"),

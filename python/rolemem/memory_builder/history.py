@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 
 import duckdb
@@ -119,8 +119,9 @@ _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
+# each with whether it has a player (only then are lines the game wrote without one filled)
 _STALE_SQL = """
-select saves.id
+select saves.id, saves.user_id is not null as is_owned
 from save as saves
 left join int_save_history_tips as tips
     on tips.save_id = saves.id
@@ -150,8 +151,9 @@ _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
 # The walk of the new lines joins the recorded tip: every step in the save, no line twice,
 # and the deepest step's parent is the tip the save's rows were built for (whole). One row,
-# the recorded and the new line counts, when the append applies; none when the save is
-# rebuilt instead.
+# the recorded and the new line counts and whether the first new line lacks its player (the
+# game wrote it: the save's unowned lines are filled then), when the append applies; none
+# when the save is rebuilt instead.
 _NEW_LINES_WALKED_SQL = f"""
 with walked as (
     select
@@ -162,7 +164,7 @@ with walked as (
         count(*) as line_count
     from {_WALK}
 )
-select recorded.line_count, walked.line_count
+select recorded.line_count, walked.line_count, first_line.user_id is null
 from walked
 inner join int_save_history_tips as recorded
     on
@@ -193,6 +195,10 @@ left join (
 ) as last_messages
     on last_messages.target_key = targets.target_key
 """
+
+
+# the player of the saves' lines written without one (by the game), from their save
+_FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
 
 @functools.cache
@@ -251,16 +257,19 @@ def _append_statements(roles: bool) -> dict[str, str]:
     }
 
 
-def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool) -> bool:
+def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bool) -> bool:
     """Refresh a save that only gained lines at the end, inside the caller's transaction;
-    False (nothing written) when it did not."""
+    False (nothing written) when it did not. `owned`: the save has a player (lines the game
+    wrote without one get it)."""
     statements = _append_statements(roles)
     params = {"save_id": save_id}
     cur.execute(statements["walk"], params)
     walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
     if not walked:
         return False
-    [(line_count, new_lines)] = walked
+    [(line_count, new_lines, unowned)] = walked
+    if unowned and owned:  # lines the game wrote itself: rolemem's own carry their player
+        cur.execute(write_sql(*_FILL_OWNERS), {"keys": [save_id]})
     cur.execute(statements["chain"], {**params, "offset": line_count})
     cur.execute(statements["resumed_targets"], params)
     cur.execute(statements["delete_resumed"])
@@ -294,7 +303,7 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
     "save": ("user_id", "forked_from_line_id"),
-    "line": ("created_at", "scene"),
+    "line": ("created_at", "scene", "user_id"),
     "role": ("character_id", "agent_id"),
 }
 _APP_COLUMN_TYPES = {
@@ -374,24 +383,44 @@ def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:
     return list(engine.run(_LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids)
 
 
-def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> dict[int, bool]:
+    """The stale saves of `save_ids` (None: every save), in id order, each with whether it has
+    a player."""
     ids = None if save_ids is None else list(save_ids)
-    return [row[0] for row in cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall()]
+    return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
 
-def refresh(cur: duckdb.DuckDBPyConnection, save_ids: list[int], roles: bool = True) -> None:
+def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
+    return list(_stale(cur, save_ids))
+
+
+def refresh(
+    cur: duckdb.DuckDBPyConnection,
+    save_ids: list[int],
+    roles: bool = True,
+    owned: Container[int] | None = None,
+) -> None:
     """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt);
-    `roles`: the store has a `role` table (ensure_tables says)."""
+    `roles`: the store has a `role` table (ensure_tables says); `owned`: the saves that have
+    a player (None: any may), whose lines the game wrote without one get it (an ownerless
+    save's stay null, with no statement spent on them)."""
     if not save_ids:
         return
     statements = _statements(roles)
     cur.execute("begin")
     try:
-        rebuilt = [save_id for save_id in save_ids if not _append(cur, save_id, roles)]
+        rebuilt = [
+            save_id
+            for save_id in save_ids
+            if not _append(cur, save_id, roles, owned is None or save_id in owned)
+        ]
         if not rebuilt:
             cur.execute("commit")
             return
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
+        filled = [save_id for save_id in rebuilt if owned is None or save_id in owned]
+        if filled:
+            cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
         for table in TABLES:
             cur.execute(
@@ -416,21 +445,26 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
     writer is retried."""
     roles = ensure_tables(cur)
     wanted = None if save_ids is None else list(save_ids)
-    stale = stale_saves(cur, wanted)
+    stale = _stale(cur, wanted)
     if not stale:
         return []
     with contextlib.ExitStack() as held:
         for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
             held.enter_context(_STRIPES[stripe])
         for attempt in range(1, _ATTEMPTS + 1):
-            stale = stale_saves(cur, stale)  # another thread may have refreshed them meanwhile
+            stale = _stale(cur, stale)  # another thread may have refreshed them meanwhile
             try:
-                refresh(cur, stale, roles)
-                return stale
+                refresh(
+                    cur,
+                    list(stale),
+                    roles,
+                    {save_id for save_id, is_owned in stale.items() if is_owned},
+                )
+                return list(stale)
             except duckdb.TransactionException:
                 if attempt == _ATTEMPTS:
                     raise
-                log.debug("history refresh conflict on saves %s, retrying", stale)
+                log.debug("history refresh conflict on saves %s, retrying", list(stale))
                 time.sleep(0.01 * attempt)
     return []
 

@@ -442,14 +442,18 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
             )
 
 
-def _insert_line(cur: Any, save_id: int, parent: int | None, line: Mapping[str, Any]) -> int:
+def _insert_line(
+    cur: Any, save: Mapping[str, Any], parent: int | None, line: Mapping[str, Any]
+) -> int:
+    """The line stored under `parent` in `save`, with the save's player (the shard key)."""
     row = cur.execute(
         write_sql("insert_line", (*LINE_FIELDS, "scene")),
         {
             **{name: line[name] for name in LINE_FIELDS},
             "scene": line.get("scene"),
-            "save_id": save_id,
+            "save_id": save["save_id"],
             "parent": parent,
+            "user_id": save["user_id"],
         },
     ).fetchone()
     assert row is not None  # insert ... returning always answers one row
@@ -483,9 +487,9 @@ def append(
     for line in checked:
         if line["created_at"] is None:
             line["created_at"] = default_time
-        parent = _insert_line(cur, save["save_id"], parent, {**line, "scene": scene})
+        parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
-    cur.execute(write_sql("move_save_tip"), {"tip": parent, "id": save["save_id"]})
+    cur.execute(write_sql("move_save_tip", engine=engine), {"tip": parent, "id": save["save_id"]})
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
@@ -527,9 +531,7 @@ def regenerate(
     if checked["created_at"] is None:
         checked["created_at"] = default_time
     # a swipe is played where the reply it replaces was
-    new_id = _insert_line(
-        cur, save["save_id"], tip["parent_line_id"], {**checked, "scene": tip["scene"]}
-    )
+    new_id = _insert_line(cur, save, tip["parent_line_id"], {**checked, "scene": tip["scene"]})
     _move_tip(cur, save, new_id)
     return {
         "save_id": save["save_id"],

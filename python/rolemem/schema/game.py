@@ -21,6 +21,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+from ..sql.project import write_sql
+
 
 def _key_column(sequence_name: str) -> Any:
     sequence = sa.Sequence(sequence_name)
@@ -91,6 +93,10 @@ class Line(SQLModel, table=True):
     display_name: str | None = None
 
     save_id: int = Field(foreign_key="save.id", sa_type=sa.BigInteger)
+    # the save's player, the shard key on Citus: rolemem's appends write it; a game writing
+    # its own lines may leave it null (on DuckDB and PostgreSQL), filled from the save when
+    # rolemem refreshes the save's history or upgrades the store
+    user_id: str | None = None
     parent_line_id: int | None = Field(
         default=None, foreign_key="line.id", nullable=True, sa_type=sa.BigInteger
     )
@@ -183,7 +189,7 @@ _RULE_COLUMNS = [
 _ADDED_COLUMNS = {
     "role": [("character_id", "varchar"), ("agent_id", "varchar")],
     "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
-    "line": [("created_at", "timestamp"), ("scene", "varchar")],
+    "line": [("created_at", "timestamp"), ("scene", "varchar"), ("user_id", "varchar")],
     **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
 }
 
@@ -191,15 +197,23 @@ _ADDED_COLUMNS = {
 # Every turn reads a save's lines by save_id: on a game's PostgreSQL `line` table, without an
 # index, that is a scan of every save's lines (3 s a call at a million lines, 5 ms with it).
 # DuckDB finds them by its row groups' min/max instead (an index there would only cost writes).
-_POSTGRES_INDEXES = ("create index if not exists ix_line_save_id on line (save_id)",)
+_POSTGRES_INDEXES = (
+    "create index if not exists ix_line_save_id on line (save_id)",
+    # the lines the game wrote without their player: an append fills its save's (macro
+    # move_save_tip) by this index, usually empty, not by reading all of the save's lines
+    "create index if not exists ix_line_unowned on line (save_id) where user_id is null",
+)
 
 
 def create_all(engine: sa.Engine) -> None:
     """Create the application and config tables (and their sequences) if they do not exist,
-    and add the columns newer rolemem versions read."""
+    add the columns newer rolemem versions read, and fill the lines' player from their save
+    where it is missing."""
     SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
     add_columns(engine, _ADDED_COLUMNS)
     create_postgres_indexes(engine, _POSTGRES_INDEXES)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(write_sql("fill_missing_owners", "line", "save_id", "save"))
 
 
 def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> None:

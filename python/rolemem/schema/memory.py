@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
+from ..sql.project import write_sql
 from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
@@ -308,6 +309,10 @@ _POSTGRES_INDEXES = (
     # a player's newest events first: the overview timeline reads timeline_size of them
     "create index if not exists ix_memory_event_owner_time on memory_event "
     "(agent_id, scope, user_id, created_at desc nulls last, id desc nulls last)",
+    # the vectors without a player (official events', and any written before the column):
+    # few, so filling them on open reads this index, not every vector
+    "create index if not exists ix_memory_event_embedding_unowned on memory_event_embedding "
+    "(event_id) where user_id is null",
 )
 
 
@@ -320,16 +325,18 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
         connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
         # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
         vector = f"real[{int(embedding_dim)}]"
+        # user_id: the event's player (null: an official event), the shard key on Citus
+        columns = ["event_id bigint primary key", "user_id varchar"]
+        columns += [f"{name} {vector}" for name in VECTOR_COLUMNS]
         connection.exec_driver_sql(
-            "create table if not exists memory_event_embedding (event_id bigint primary key, "
-            + ", ".join(f"{name} {vector}" for name in VECTOR_COLUMNS)
-            + ")"
+            f"create table if not exists memory_event_embedding ({', '.join(columns)})"
         )
         # stores written before context vectors: scored with the event's own vector until
-        # maintenance fills them in (DynamicMemory.fill_context_vectors)
-        for name in VECTOR_COLUMNS[1:]:
+        # maintenance fills them in (DynamicMemory.fill_context_vectors); before the player
+        # column: filled from the events below
+        for name, sql_type in (("user_id", "varchar"), *((n, vector) for n in VECTOR_COLUMNS[1:])):
             connection.exec_driver_sql(
-                f"alter table memory_event_embedding add column if not exists {name} {vector}"
+                f"alter table memory_event_embedding add column if not exists {name} {sql_type}"
             )
         # data migrations done once per store (DynamicMemory records them here)
         connection.exec_driver_sql(
@@ -337,6 +344,10 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
             "applied_at timestamp default current_timestamp)"
         )
     create_postgres_indexes(engine, _POSTGRES_INDEXES)
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            write_sql("fill_missing_owners", "memory_event_embedding", "event_id", "memory_event")
+        )
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

@@ -81,7 +81,7 @@ def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str
         if fields.get("script_role_id") is not None:
             fields["script_role_id"] = str(fields["script_role_id"])
         assert save.id is not None  # flushed above
-        line = Line(**fields, save_id=save.id, parent_line_id=parent_id)
+        line = Line(**fields, save_id=save.id, user_id=user_id, parent_line_id=parent_id)
         session.add(line)
         session.flush()
         parent_id = line.id
@@ -148,6 +148,7 @@ def _load_saves(engine: sa.Engine) -> None:
                 role_id=1,
                 display_name="钦灵",
                 save_id=save_2.id,
+                user_id=player,
                 parent_line_id=tip.parent_line_id,
             )
         )
