@@ -8,6 +8,7 @@ import contextlib
 import functools
 import re
 import struct
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,8 @@ from ..sql.project import render_macro
 
 NAME = "postgres"
 _RAISED_PREFIX = "rolemem: "
+# tries of one statement the server chose as a deadlock's victim
+_STATEMENT_ATTEMPTS = 3
 # DuckDB column types of the tables rolemem copies over (config-derived tables)
 _TYPES = {
     "BIGINT": "bigint",
@@ -274,6 +277,25 @@ class PostgresEngine:
         for name, value in (planner or {}).items():
             if PLANNER_SETTINGS.get(name) != value:
                 raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
+        # one statement is its own transaction: one the server chose as a deadlock's victim (a
+        # read meeting a config copy being replaced) had no effect and runs again
+        for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
+            try:
+                return self._execute_once(text, params, error, planner, json_as_text)
+            except self.conflicts[0]:  # DeadlockDetected
+                if attempt == _STATEMENT_ATTEMPTS:
+                    raise
+                time.sleep(0.01 * attempt)
+        raise AssertionError("unreachable")
+
+    def _execute_once(
+        self,
+        text: str,
+        params: Mapping[str, Any],
+        error: type[RolememError],
+        planner: Mapping[str, str] | None,
+        json_as_text: bool,
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         with self._pool.connection() as con, con.cursor() as cur, _raised(error):
             if json_as_text:
                 _json_as_text(cur)

@@ -57,7 +57,8 @@ def _naive_times(schema: Any) -> None:
     if isinstance(schema, dict):
         if schema.get("format") == "date-time":
             del schema["format"]
-            schema["pattern"] = NAIVE_TIME
+            # the pattern's own bounds: 2021-02-21T12:00 to 2021-02-21T12:00:00.000000
+            schema.update(pattern=NAIVE_TIME, minLength=16, maxLength=26)
         for value in schema.values():
             _naive_times(value)
     elif isinstance(schema, list):
