@@ -34,6 +34,9 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
             extraction_threads=2,
             extraction_queue=64,
             shutdown_grace=5.0,
+            header_timeout=10.0,
+            body_timeout=15.0,
+            max_connections=1000,
         )
     return ServiceSettings()
 
@@ -233,6 +236,29 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         default=defaults.request_timeout,
         metavar="SECONDS",
         help="time budget of recall and prompt work; past it, 503 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=defaults.header_timeout,
+        metavar="SECONDS",
+        help="a request's headers must arrive within this of the connection opening (or of "
+        "the previous answer); else 408 and the connection is closed (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=defaults.body_timeout,
+        metavar="SECONDS",
+        help="a request's body must arrive within this of its headers; else 408 "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="open connections per process (fewer if the open-file limit is lower); at the "
+        "cap the one waiting longest for its headers is closed (default: %(default)s)",
     )
     serve.add_argument(
         "--request-threads",
@@ -861,6 +887,7 @@ def _run_service(args: argparse.Namespace) -> None:
     from ..engines.postgres_setup import is_postgres_url
     from ..service import create_app
     from ..service.app import SPEC_VARIABLE
+    from ..service.core.connections import server_options
     from ..service.settings import ServiceSettings
 
     db = args.db or duckdb_connect.default_db_path()
@@ -879,6 +906,9 @@ def _run_service(args: argparse.Namespace) -> None:
         designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
         max_body_bytes=args.max_body_bytes,
         request_timeout=args.request_timeout,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
         request_threads=args.request_threads,
         engine_threads=args.engine_threads,
         max_batch=args.max_batch,
@@ -916,6 +946,7 @@ def _run_service(args: argparse.Namespace) -> None:
         log_config=log_config,
         access_log=False,  # the service's own access log names the route and the request id
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
+        **server_options(settings),  # header deadline, connection cap, h11's header limit
     )
 
 

@@ -16,6 +16,12 @@ class ServiceSettings:
     designer_key: str | None = None
     # a request body larger than this is refused (413) before it is read in full
     max_body_bytes: int = 1024 * 1024
+    # a request's headers must arrive within this many seconds of the connection opening (or
+    # of the previous answer), its body within this many of its headers: else 408
+    header_timeout: float = 10.0
+    body_timeout: float = 15.0
+    # open connections per process; at the cap the one waiting longest for its headers is closed
+    max_connections: int = 1000
     # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
     # stopped and answered 503
     request_timeout: float = 10.0
@@ -54,11 +60,14 @@ class ServiceSettings:
             "engine_threads",
             "extraction_threads",
             "max_batch",
+            "max_connections",
         ):
             if getattr(self, name) < 1:
                 raise RolememError(f"{name} must be at least 1", field=name)
         for name in (
             "request_timeout",
+            "header_timeout",
+            "body_timeout",
             "shutdown_grace",
             "idempotency_hours",
             "extraction_retry_seconds",
