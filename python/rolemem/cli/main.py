@@ -37,6 +37,8 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
             header_timeout=10.0,
             body_timeout=15.0,
             max_connections=1000,
+            webhook_retries=5,
+            webhook_backoff=1.0,
         )
     return ServiceSettings()
 
@@ -181,7 +183,8 @@ Routes (OpenAPI at /docs and /redoc, offline):
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
                    PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
-  service          GET /health, /ready (no key), GET /status, POST /snapshot
+  service          GET /health, /ready (no key), GET /status, POST /snapshot,
+                   POST /admin/maintenance, /admin/webhooks/replay
 
 Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
@@ -312,6 +315,32 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         default=defaults.shutdown_grace,
         metavar="SECONDS",
         help="how long SIGTERM waits for requests in flight (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="POST the service's events here, signed (repeatable): extraction.succeeded, "
+        "extraction.failed, maintenance.finished, player.purged",
+    )
+    serve.add_argument(
+        "--webhook-secret",
+        help="the secret webhooks are signed with (default: $ROLEMEM_WEBHOOK_SECRET)",
+    )
+    serve.add_argument(
+        "--webhook-retries",
+        type=int,
+        default=defaults.webhook_retries,
+        help="times a failed delivery is tried again before it is kept to be replayed "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--webhook-backoff",
+        type=float,
+        default=defaults.webhook_backoff,
+        metavar="SECONDS",
+        help="wait before the first retry, doubled for each next (default: %(default)s)",
     )
     serve.add_argument(
         "--log-format",
@@ -918,6 +947,10 @@ def _run_service(args: argparse.Namespace) -> None:
         extraction_retry_seconds=args.extraction_retry_seconds,
         shutdown_grace=args.shutdown_grace,
         open_ownerless_saves=args.open_ownerless_saves,
+        webhooks=tuple(args.webhook),
+        webhook_secret=args.webhook_secret or os.environ.get("ROLEMEM_WEBHOOK_SECRET"),
+        webhook_retries=args.webhook_retries,
+        webhook_backoff=args.webhook_backoff,
     )
     spec = {
         "db": db,
