@@ -102,13 +102,16 @@ def _dbt(db_path: str, work: Path, *args: str, env: dict[str, str] | None = None
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[Any]:
-    """The app under uvicorn on a free loopback port, and an httpx client for it."""
+def serving(app: Any, **options: Any) -> Iterator[Any]:
+    """The app under uvicorn on a free loopback port (uvicorn `options` added), and an httpx
+    client for it."""
     import httpx
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

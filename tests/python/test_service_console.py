@@ -63,6 +63,8 @@ def test_the_console_loads_on_open_when_no_key_is_needed(open_client):
     client = open_client
     base = str(client.base_url)
     with offline_page() as (page, outside):
+        from playwright.sync_api import expect  # installed: offline_page skips otherwise
+
         page.goto(f"{base}/console")
         # nothing pressed: the characters, the matrix, the preview and the player's memories
         page.wait_for_selector("#timeline li")
@@ -93,10 +95,8 @@ def test_the_console_loads_on_open_when_no_key_is_needed(open_client):
         # an entry written with {{user}}: the player's name in its place
         page.fill("#text", "谁在保护我")
         page.click("#preview button")
-        page.wait_for_function(
-            "document.querySelector('[data-block=character_memory_event]').innerText"
-            ".includes('保护')"
-        )
+        # locator waits: the page's Content-Security-Policy refuses evaluated strings
+        expect(page.locator("[data-block=character_memory_event]")).to_contain_text("保护")
         shown = page.inner_text("#blocks")
         assert "{{" not in shown and "为了保护木木，主动请缨成为她的保镖" in shown
         # times to the minute
@@ -110,12 +110,9 @@ def test_the_console_loads_on_open_when_no_key_is_needed(open_client):
         )
         # another character: its matrix, its memories
         page.select_option("#character", "qinling")
-        page.wait_for_function("document.querySelector('#player-agent').value === 'qinling'")
+        expect(page.locator("#player-agent")).to_have_value("qinling")
         cells = client.get("/config/qinling/unlock_matrix").json()["cells"]
-        page.wait_for_function(
-            f"document.querySelectorAll('#matrix tbody tr').length === "
-            f"{len({c['entry_key'] for c in cells})}"
-        )
+        expect(page.locator("#matrix tbody tr")).to_have_count(len({c["entry_key"] for c in cells}))
         assert (
             page.locator("#matrix tbody tr[data-entry]").first.get_attribute("data-entry")
             == (cells[0]["entry_key"])

@@ -113,6 +113,10 @@ def test_serve_logs_one_start_up_line_with_keys_redacted(tmp_path):
             "game-secret-1",
             "--designer-key",
             "designer-secret-2",
+            "--webhook",
+            "http://hooks:hook-secret-4@127.0.0.1:9/hooks",
+            "--webhook-secret",
+            "webhook-secret-3",
             "--keyword-only",
             "--max-batch",
             "4",
@@ -128,7 +132,7 @@ def test_serve_logs_one_start_up_line_with_keys_redacted(tmp_path):
         server.terminate()
         _, err = server.communicate(timeout=30)
     text = err.decode()
-    assert "secret" not in text
+    assert "-secret-" not in text
     lines = text.splitlines()
     assert len(lines) == 1, text
     time_, level, logger, *rest = lines[0].split(" ")
@@ -144,6 +148,8 @@ def test_serve_logs_one_start_up_line_with_keys_redacted(tmp_path):
         **json.loads(json.dumps(ServiceSettings().__dict__)),
         "api_key": "***",
         "designer_key": "***",
+        "webhooks": ["http://hooks:***@127.0.0.1:9/hooks"],
+        "webhook_secret": "***",
         "max_batch": 4,
     }
 

@@ -34,6 +34,11 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
             extraction_threads=2,
             extraction_queue=64,
             shutdown_grace=5.0,
+            header_timeout=10.0,
+            body_timeout=15.0,
+            max_connections=1000,
+            webhook_retries=5,
+            webhook_backoff=1.0,
         )
     return ServiceSettings()
 
@@ -178,7 +183,8 @@ Routes (OpenAPI at /docs and /redoc, offline):
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
                    PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
-  service          GET /health, /ready (no key), GET /status, POST /snapshot
+  service          GET /health, /ready (no key), GET /status, POST /snapshot,
+                   POST /admin/maintenance, /admin/webhooks/replay
 
 Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
@@ -235,6 +241,29 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         help="time budget of recall and prompt work; past it, 503 (default: %(default)s)",
     )
     serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=defaults.header_timeout,
+        metavar="SECONDS",
+        help="a request's headers must arrive within this of the connection opening (or of "
+        "the previous answer); else 408 and the connection is closed (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=defaults.body_timeout,
+        metavar="SECONDS",
+        help="a request's body must arrive within this of its headers; else 408 "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="open connections per process (fewer if the open-file limit is lower); at the "
+        "cap the one waiting longest for its headers is closed (default: %(default)s)",
+    )
+    serve.add_argument(
         "--request-threads",
         type=int,
         default=defaults.request_threads,
@@ -286,6 +315,32 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         default=defaults.shutdown_grace,
         metavar="SECONDS",
         help="how long SIGTERM waits for requests in flight (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="POST the service's events here, signed (repeatable): extraction.succeeded, "
+        "extraction.failed, maintenance.finished, player.purged",
+    )
+    serve.add_argument(
+        "--webhook-secret",
+        help="the secret webhooks are signed with (default: $ROLEMEM_WEBHOOK_SECRET)",
+    )
+    serve.add_argument(
+        "--webhook-retries",
+        type=int,
+        default=defaults.webhook_retries,
+        help="times a failed delivery is tried again before it is kept to be replayed "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--webhook-backoff",
+        type=float,
+        default=defaults.webhook_backoff,
+        metavar="SECONDS",
+        help="wait before the first retry, doubled for each next (default: %(default)s)",
     )
     serve.add_argument(
         "--log-format",
@@ -871,6 +926,7 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
 
     from ..service import create_app
     from ..service.app import SPEC_VARIABLE
+    from ..service.core.connections import server_options
     from ..service.settings import ServiceSettings
 
     llm = None
@@ -881,6 +937,9 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
         designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
         max_body_bytes=args.max_body_bytes,
         request_timeout=args.request_timeout,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
         request_threads=args.request_threads,
         engine_threads=args.engine_threads,
         max_batch=args.max_batch,
@@ -890,6 +949,10 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
         extraction_retry_seconds=args.extraction_retry_seconds,
         shutdown_grace=args.shutdown_grace,
         open_ownerless_saves=args.open_ownerless_saves,
+        webhooks=tuple(args.webhook),
+        webhook_secret=args.webhook_secret or os.environ.get("ROLEMEM_WEBHOOK_SECRET"),
+        webhook_retries=args.webhook_retries,
+        webhook_backoff=args.webhook_backoff,
     )
     spec = {
         "db": db,
@@ -918,6 +981,7 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
         log_config=log_config,
         access_log=False,  # the service's own access log names the route and the request id
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
+        **server_options(settings),  # header deadline, connection cap, h11's header limit
     )
 
 

@@ -78,7 +78,11 @@ def start_up_fields(
         "llm": None if llm is None else {**llm, "base_url": redact_url(llm["base_url"])},
         **schedules,
         "settings": {
-            name: REDACTED if name.endswith("_key") and value is not None else value
+            name: REDACTED
+            if name.endswith(("_key", "_secret")) and value is not None
+            else [redact_url(url) for url in value]
+            if name == "webhooks"
+            else value
             for name, value in settings.items()
         },
     }

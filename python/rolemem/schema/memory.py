@@ -248,6 +248,21 @@ class IdempotentRequest(SQLModel, table=True):
     created_at: datetime = Field(sa_type=_TS, index=True)
 
 
+class WebhookDelivery(SQLModel, table=True):
+    """A webhook delivery that failed every retry, kept until it is replayed and delivered
+    (service.webhooks): the event as it was sent, and why it failed last."""
+
+    __tablename__ = "rolemem_webhook_delivery"
+
+    event_id: str = Field(primary_key=True)  # the event's id (evt_…)
+    url: str = Field(primary_key=True)  # the receiver it did not reach
+    event_type: str  # extraction.succeeded, extraction.failed, …
+    body: str  # the event, JSON, as signed and sent
+    attempts: int  # deliveries tried so far
+    last_error: str
+    failed_at: datetime = Field(sa_type=_TS, index=True)
+
+
 MEMORY_TABLES: list[Any] = [
     _table(MemoryEntity),
     _table(MemoryEvent),
@@ -260,6 +275,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryArchive),
     _table(MemoryMaintenanceRun),
     _table(IdempotentRequest),
+    _table(WebhookDelivery),
 ]
 
 # Columns added after the first release: a store created earlier gets them on open.

@@ -1,6 +1,7 @@
 """/status (how the engine's work was shared), /snapshot (a read-only copy
 for analysts and dbt) and, with the designer key, /admin/maintenance (cleanup and
-consolidation on the running store)."""
+consolidation on the running store) and /admin/webhooks/replay (failed webhook deliveries sent
+again)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from ..errors import NotFoundError
 from .errors import responses
-from .schemas.admin import Maintenance, MaintenanceStarted, Snapshot, Status
+from .schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
 from .state import Store
 
 router = APIRouter(tags=["service"])
@@ -69,3 +71,20 @@ async def maintenance(request: Request) -> Any:
     except TimeoutError:
         run.add_done_callback(lambda done: done.cancelled() or done.exception())
         return JSONResponse(status_code=202, content={"status": "running"})
+
+
+@designer.post(
+    "/admin/webhooks/replay",
+    response_model=Replayed,
+    summary="Replay failed webhook deliveries",
+    description="Queue again every webhook delivery kept after its retries failed (kept in "
+    "the store, across restarts): each is sent once more, signed anew, and forgotten once "
+    "delivered; failing again, it stays. 404 when the service has no webhook. The designer "
+    "key.",
+    responses=responses(401, 404),
+)
+async def replay_webhooks(request: Request) -> Any:
+    store: Store = request.app.state.store
+    if store.webhooks is None:
+        raise NotFoundError("the service has no webhook: start it with --webhook URL")
+    return {"queued": await asyncio.to_thread(store.webhooks.replay)}

@@ -30,6 +30,7 @@ from . import (
     query,
     recall,
     saves,
+    slashes,
     turn,
     users,
 )
@@ -231,10 +232,45 @@ def create_app(
     docs.install(app)
     openapi_for_clients.install(app)
     console.install(app)
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    slashes.install(app)
+    app.add_middleware(
+        RequestGuard,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
+        # with a game key, every route but the open ones needs one of the keys
+        keys=tuple(key for key in (settings.api_key, settings.designer_key) if key)
+        if settings.api_key
+        else (),
+        needs_key=_needs_key(app),
+    )
     # outermost: it times, counts and logs the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
+
+
+def _needs_key(app: FastAPI) -> Callable[[str], bool]:
+    """Whether a request path needs a key: all but the routes outside the keyed routers
+    (probes, docs, console; none has a path parameter) and the static files."""
+    from starlette.routing import Mount
+
+    keyed = {id(router) for router in (*GAME_GROUPS, *DESIGNER_GROUPS)}
+    open_paths: set[str] = set()
+    open_prefixes: list[str] = []
+    for route in app.routes:
+        included = getattr(route, "original_router", None)  # FastAPI's included router
+        if included is not None:
+            if id(included) not in keyed:
+                open_paths.update(str(getattr(inner, "path", "")) for inner in included.routes)
+        elif isinstance(route, Mount):
+            open_prefixes.append(f"{route.path}/")
+        else:
+            open_paths.add(str(getattr(route, "path", "")))
+    prefixes = tuple(open_prefixes)
+
+    def needs_key(path: str) -> bool:
+        return path not in open_paths and not path.startswith(prefixes)
+
+    return needs_key
 
 
 def _version() -> str:

@@ -12,6 +12,16 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import HTMLResponse
 
 ASSETS = "/console-assets"
+# the page runs only its own script and style and talks only to this service; no other site
+# may frame it (it shows a player's memories to whoever holds the key)
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def install(app: FastAPI) -> None:
@@ -20,4 +30,4 @@ def install(app: FastAPI) -> None:
 
     @app.get("/console", include_in_schema=False)
     async def console() -> HTMLResponse:
-        return HTMLResponse(folder.joinpath("index.html").read_text("utf-8"))
+        return HTMLResponse(folder.joinpath("index.html").read_text("utf-8"), headers=HEADERS)

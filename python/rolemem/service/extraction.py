@@ -33,6 +33,7 @@ class ExtractionQueue:
         retries: int = 3,
         retry_seconds: float = 30.0,
         metrics: Metrics | None = None,
+        emit: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.loop = loop
         self.enabled = loop.llm is not None
@@ -45,6 +46,7 @@ class ExtractionQueue:
         self._failures: dict[tuple[int, str], int] = {}
         self._closed = False
         self._metrics = metrics
+        self._emit = emit  # the webhooks' (None: no webhook, nothing built per job)
 
     def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
@@ -83,8 +85,18 @@ class ExtractionQueue:
             report = self.loop.observe(**observation)
             if report.batch_keys:
                 log.info("extracted %s", ", ".join(report.batch_keys))
+                if self._emit is not None:
+                    self._emit(
+                        "extraction.succeeded",
+                        {**_about(key, observation), "batch_keys": list(report.batch_keys)},
+                    )
         except Exception as exc:  # one line; the save's memory status keeps the details
             failed = True
+            if self._emit is not None:
+                self._emit(
+                    "extraction.failed",
+                    {**_about(key, observation), "error": type(exc).__name__},
+                )
             log.warning(
                 "extraction of save %s (%s) failed: %s: %s",
                 key[0],
@@ -137,6 +149,17 @@ class ExtractionQueue:
                 timer.cancel()
             self._waiting.clear()
         self._pool.close(wait)
+
+
+def _about(key: tuple[int, str], observation: Mapping[str, Any]) -> dict[str, Any]:
+    """An extraction event's subject: the save, the character's target key, the player and
+    agent (no player text)."""
+    return {
+        "save_id": key[0],
+        "target_key": key[1],
+        "user_id": observation.get("user_id"),
+        "agent_id": observation.get("agent_id"),
+    }
 
 
 def run_logged(what: str, function: Callable[..., Any], *args: Any) -> None:

@@ -1,20 +1,29 @@
 """What every request passes before a route sees it (plain ASGI middleware):
 
+- a route that needs a key (every one but the probes, the docs and the console, when a game
+  key is set) is refused with 401 before any of the body is read when the request carries
+  none of the service's keys; which key a route takes is still checked by the route;
+- the body must arrive within `body_timeout` seconds of the headers, else 408;
 - a body larger than `max_body_bytes` is refused with 413, decided from Content-Length before
-  any of it is read (or as soon as a chunked body passes the limit); the rest of the body is
-  discarded unread, never stored, so the client can read the answer;
+  any of it is read (or as soon as a chunked body passes the limit); answered at once, then
+  the rest of the body is discarded unread for a bounded time, never stored, so the client
+  can read the answer;
 - a JSON body must be strict JSON that rolemem can store: no NaN or infinity, integers that fit
   in 64 bits, text without lone surrogates (which no UTF-8 store can hold) or NUL characters
   (which PostgreSQL's text cannot). Anything else is a 422 naming the field, before any
-  route, validator or error handler touches the value.
+  route, validator or error handler touches the value; a large body is checked on a thread,
+  off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hmac
 import json
 import logging
 import math
-import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,12 +35,19 @@ from .errors import error_response
 log = logging.getLogger(__name__)
 
 _DRAIN_SECONDS = 5.0  # how long a refused body is discarded before the connection is closed
+# JSON bodies larger than this are checked on a thread: the walk of 1 MiB takes ~100 ms
+_CHECK_ON_LOOP_BYTES = 64 * 1024
+_NO_KEY = "missing or wrong X-API-Key header"
 
 
 class Invalid(ValueError):
     def __init__(self, field: str | None, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class _ClientLeft(Exception):
+    pass
 
 
 class _NotANumber:
@@ -90,51 +106,91 @@ def check_json(body: bytes) -> Any:
 
 
 class RequestGuard:
-    """Size limit and strict JSON for every HTTP request (see the module docstring)."""
+    """Key, size, time and strict JSON for every HTTP request (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        body_timeout: float,
+        keys: tuple[str, ...] = (),
+        needs_key: Callable[[str], bool] = lambda path: False,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+        self.keys = tuple(key.encode("utf-8") for key in keys)
+        self.needs_key = needs_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        if self.keys and self.needs_key(scope["path"]) and not self._has_key(headers):
+            await _refuse(scope, receive, send, headers, 401, "Unauthorized", _NO_KEY, "X-API-Key")
+            return
         declared = headers.get(b"content-length")
         if declared is not None:
             try:
                 size = int(declared)
             except ValueError:
-                await self._answer(scope, receive, send, 400, "a Content-Length is not a number")
+                text = "a Content-Length is not a number"
+                await _refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
             if size > self.max_body_bytes:
                 await self._too_large(scope, receive, send, headers)
                 return
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                body = await self._read(receive)
+        except _ClientLeft:
+            return  # before sending its request: nothing to do
+        except TimeoutError:
+            text = f"the body did not arrive within {self.body_timeout:g} s"
+            # no drain: this client is slow by definition
+            await _refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
+            return
+        if body is None:
+            await self._too_large(scope, receive, send, headers)
+            return
+        content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
+            try:
+                if len(body) > _CHECK_ON_LOOP_BYTES:  # the walk holds the event loop otherwise
+                    await asyncio.to_thread(check_json, body)
+                else:
+                    check_json(body)
+            except Invalid as exc:
+                response = error_response(422, "ValidationError", _said(exc), exc.field)
+                await response(scope, receive, send)
+                return
+        await self._serve(scope, receive, send, body)
+
+    def _has_key(self, headers: dict[bytes, bytes]) -> bool:
+        given = headers.get(b"x-api-key", b"")
+        # compare every key, so the time does not say which one nearly matched
+        return bool(given) and sum(hmac.compare_digest(given, key) for key in self.keys) > 0
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        """The whole body; None past the size limit."""
         chunks: list[bytes] = []
         received = 0
         more = True
         while more:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return  # the client went away before sending its request: nothing to do
+                raise _ClientLeft
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > self.max_body_bytes:
-                await self._too_large(scope, receive, send, headers)
-                return
+                return None
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = b"".join(chunks)
-        content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
-            try:
-                check_json(body)
-            except Invalid as exc:
-                response = error_response(422, "ValidationError", _said(exc), exc.field)
-                await response(scope, receive, send)
-                return
+        return b"".join(chunks)
 
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
         replayed = False
 
         async def replay() -> Message:
@@ -168,30 +224,42 @@ class RequestGuard:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
     ) -> None:
         message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        await self._answer(
-            scope,
-            receive,
-            send,
-            413,
-            message,
-            # a client waiting for 100-continue has not sent the body: do not invite it
-            drain=headers.get(b"expect", b"").lower() != b"100-continue",
-        )
+        await _refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
 
-    @staticmethod
-    async def _answer(
-        scope: Scope, receive: Receive, send: Send, status: int, text: str, *, drain: bool = True
-    ) -> None:
-        if drain:  # discard the rest unread, so the client gets to read the answer
-            deadline = time.monotonic() + _DRAIN_SECONDS
-            more = True
-            while more and time.monotonic() < deadline:
-                message = await receive()
-                more = message["type"] == "http.request" and message.get("more_body", False)
-        kind = "PayloadTooLarge" if status == 413 else "BadRequest"
-        response = error_response(status, kind, text)
-        response.headers["Connection"] = "close"
+
+async def _refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[bytes, bytes],
+    status: int,
+    kind: str,
+    text: str,
+    field: str | None = None,
+    *,
+    drain: bool = True,
+) -> None:
+    """Answer at once, before the body is read. Where a body may follow, the connection is
+    closed after the answer, and the body is first discarded unread for at most
+    _DRAIN_SECONDS (closing on unread bytes resets the connection, and the client might
+    never read the answer); a client waiting for 100-continue has not sent it."""
+    response = error_response(status, kind, text, field)
+    has_body = headers.get(b"content-length", b"0") != b"0" or b"transfer-encoding" in headers
+    if not has_body and drain:
         await response(scope, receive, send)
+        return
+    response.headers["Connection"] = "close"
+    await send({"type": "http.response.start", "status": status, "headers": response.raw_headers})
+    # the whole answer (its Content-Length said), the end of the message held back
+    await send({"type": "http.response.body", "body": response.body, "more_body": True})
+    if drain and headers.get(b"expect", b"").lower() != b"100-continue":
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                more = True
+                while more:
+                    message = await receive()
+                    more = message["type"] == "http.request" and message.get("more_body", False)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _said(exc: Invalid) -> str:

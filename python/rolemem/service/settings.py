@@ -16,6 +16,12 @@ class ServiceSettings:
     designer_key: str | None = None
     # a request body larger than this is refused (413) before it is read in full
     max_body_bytes: int = 1024 * 1024
+    # a request's headers must arrive within this many seconds of the connection opening (or
+    # of the previous answer), its body within this many of its headers: else 408
+    header_timeout: float = 10.0
+    body_timeout: float = 15.0
+    # open connections per process; at the cap the one waiting longest for its headers is closed
+    max_connections: int = 1000
     # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
     # stopped and answered 503
     request_timeout: float = 10.0
@@ -44,6 +50,12 @@ class ServiceSettings:
     # saves without an owner (written by the game itself) are open to every player: only for
     # a game that keeps ownership itself; by default they are refused (403) to every caller
     open_ownerless_saves: bool = False
+    # URLs that get the service's events (webhooks.py), signed with the secret; a delivery
+    # that fails is tried again after webhook_backoff seconds, doubling, webhook_retries times
+    webhooks: tuple[str, ...] = ()
+    webhook_secret: str | None = None
+    webhook_retries: int = 5
+    webhook_backoff: float = 1.0
 
     def __post_init__(self) -> None:
         from ..errors import RolememError
@@ -54,17 +66,28 @@ class ServiceSettings:
             "engine_threads",
             "extraction_threads",
             "max_batch",
+            "max_connections",
         ):
             if getattr(self, name) < 1:
                 raise RolememError(f"{name} must be at least 1", field=name)
         for name in (
             "request_timeout",
+            "header_timeout",
+            "body_timeout",
             "shutdown_grace",
             "idempotency_hours",
             "extraction_retry_seconds",
         ):
             if not getattr(self, name) > 0:
                 raise RolememError(f"{name} must be a positive number", field=name)
-        for name in ("extraction_queue", "extraction_retries"):
+        for name in ("extraction_queue", "extraction_retries", "webhook_retries"):
             if getattr(self, name) < 0:
                 raise RolememError(f"{name} must be 0 or more", field=name)
+        if not self.webhook_backoff > 0:
+            raise RolememError("webhook_backoff must be a positive number", field="webhook_backoff")
+        object.__setattr__(self, "webhooks", tuple(self.webhooks))  # a list from JSON
+        for url in self.webhooks:
+            if not url.startswith(("http://", "https://")):
+                raise RolememError(f"a webhook URL must be http(s)://…: {url!r}", field="webhooks")
+        if self.webhooks and not self.webhook_secret:
+            raise RolememError("webhooks need a secret to sign with", field="webhook_secret")

@@ -42,6 +42,7 @@ from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
 from .settings import ServiceSettings
+from .webhooks import Webhooks
 from .workers import WorkerPool
 
 T = TypeVar("T")
@@ -108,8 +109,10 @@ class Store:
         # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
         self.maintenance = WorkerPool("rolemem-maintenance", 1)
         self.last_maintenance: dict[str, Any] | None = None
+        self.webhooks = self._webhooks()
         self.extraction = ExtractionQueue(
             self.loop,
+            emit=None if self.webhooks is None else self.webhooks.emit,
             threads=self.settings.extraction_threads,
             size=self.settings.extraction_queue,
             retries=self.settings.extraction_retries,
@@ -121,6 +124,8 @@ class Store:
         """Stop taking work, give running work a moment (never a hanging LLM call), close."""
         grace = self.settings.shutdown_grace
         self.extraction.close(wait=0.0)
+        if self.webhooks is not None:
+            self.webhooks.close()
         self.requests.close(wait=grace)
         self.bulk.close(wait=0.0)
         self.maintenance.close(wait=0.0)
@@ -299,7 +304,35 @@ class Store:
             "extraction_queued": self.extraction.queued(),
             "context_windows": self.loop.windows.stats(),
             "last_maintenance": self.last_maintenance,
+            "webhooks": None if self.webhooks is None else self.webhooks.state(),
         }
+
+    def _webhooks(self) -> Webhooks | None:
+        """The webhook deliveries (None without URLs: nothing runs, nothing is emitted);
+        their failed ones kept in the store."""
+        settings = self.settings
+        if not settings.webhooks:
+            return None
+        assert settings.webhook_secret is not None  # the settings refuse URLs without one
+
+        def write(sql: str, parameters: dict[str, Any]) -> None:
+            self.write(lambda cur: cur.execute(sql, parameters))
+
+        def read() -> list[tuple[str, str]]:
+            with self.engine.reading() as cur:
+                rows = cur.execute(
+                    "select url, body from rolemem_webhook_delivery order by failed_at"
+                ).fetchall()
+            return [(str(url), str(body)) for url, body in rows]
+
+        return Webhooks(
+            settings.webhooks,
+            settings.webhook_secret,
+            write=write,
+            read=read,
+            retries=settings.webhook_retries,
+            backoff=settings.webhook_backoff,
+        )
 
     def forget_character(self, character_id: str) -> None:
         """Its config changed: the next request loads the config again (every character's:
@@ -358,6 +391,8 @@ class Store:
             "consolidated_entities": report.consolidated_entities,
             "context_vectors": report.context_vectors,
         }
+        if self.webhooks is not None:
+            self.webhooks.emit("maintenance.finished", self.last_maintenance)
         log.info(
             "maintenance: %d players cleaned, %s archived, %d entities consolidated",
             report.players_cleaned,

@@ -222,7 +222,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
 )
 async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     store = _store(request)
-    return await store.run(
+    forgotten = await store.run(
         None,
         player_memories.forget,
         store.engine,
@@ -230,6 +230,11 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
         agent_id=body.agent_id,
         purge=body.purge,
     )
+    if body.purge and store.webhooks is not None:
+        store.webhooks.emit(
+            "player.purged", {"user_id": user_id, "agent_id": body.agent_id, **forgotten}
+        )
+    return forgotten
 
 
 @router.get(

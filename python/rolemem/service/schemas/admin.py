@@ -32,6 +32,22 @@ class ContextWindows(Response):
     planned: int = field("Windows planned again: none kept, or the save moved since.", 10)
 
 
+class WebhookState(Response):
+    urls: int = field("Webhook URLs (`--webhook`).", 1)
+    pending: int = field("Deliveries queued or waiting for their retry.", 0)
+    delivered: int = field("Deliveries a receiver took (2xx) since the process started.", 42)
+    retried: int = field("Failed attempts tried again since the process started.", 1)
+    failed: int = field("Deliveries that failed every retry since the process started.", 0)
+    kept: int = field(
+        "Failed deliveries kept in the store to be replayed (POST /admin/webhooks/replay).", 0
+    )
+    last_error: str | None = field("Why the last failed attempt failed.", None)
+
+
+class Replayed(Response):
+    queued: int = field("Kept deliveries queued again.", 3)
+
+
 class Status(Response):
     dynamic_recall: Batching = field(
         "Player-memory recall statements (/query, /turn).",
@@ -47,6 +63,9 @@ class Status(Response):
     last_maintenance: Maintenance | None = field(
         "This process's last maintenance run (POST /admin/maintenance or --maintain-every).",
         None,
+    )
+    webhooks: WebhookState | None = field(
+        "This process's webhook deliveries; null without --webhook.", None
     )
 
 

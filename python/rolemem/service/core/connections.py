@@ -1,0 +1,136 @@
+"""Connections that cost nothing when they stall: uvicorn's h11 protocol with
+
+- a header deadline: a request's headers must arrive within `header_timeout` seconds of the
+  connection opening (or of the previous answer on a kept-alive connection), else a 408 in the
+  one error shape and the connection is closed (uvicorn itself waits forever);
+- a cap on open connections (`max_connections`, per process): at the cap, the connection that
+  has waited longest for its headers (stalled, or idle between requests) is closed to make
+  room, so a flood of stalled connections never locks out a client that sends its request;
+  when every connection is serving a request, the new one gets a 503 and is closed.
+
+The body's deadline is the request guard's (guard.py): it sees the body, this sees the bytes
+before a request exists. Nothing here runs per request but a timer armed and cancelled."""
+
+from __future__ import annotations
+
+import functools
+import resource
+import time
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..errors import error_response
+from ..settings import ServiceSettings
+
+# headers h11 buffers before refusing the request (400): its default, said here on purpose
+MAX_HEADER_BYTES = 16 * 1024
+# open files kept for the store, logs and the like when the cap is taken from the file limit
+_SPARE_FILES = 64
+
+
+def _raw_error(status: int, reason: str, kind: str, message: str) -> bytes:
+    """A whole HTTP/1.1 answer in the one error shape that closes the connection (written
+    before or instead of a request, where no ASGI cycle exists)."""
+    body = bytes(error_response(status, kind, message).body)
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
+class GuardedProtocol(H11Protocol):
+    """See the module docstring. Built by uvicorn through `functools.partial` (server_options)
+    so that its limits reach the workers of `serve --workers N` too."""
+
+    def __init__(self, *args: Any, header_timeout: float, max_connections: int, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
+        # when this connection began waiting for a request's headers; None while serving one
+        self.waiting_since: float | None = None
+        self.header_timer: Any = None
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections and not self._make_room():
+            transport.write(
+                _raw_error(503, "Service Unavailable", "Busy", "too many open connections")
+            )
+            transport.close()
+            return
+        self._wait_for_headers()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.waiting_since is not None and self.cycle is not None:
+            if not self.cycle.response_complete:  # a request's headers arrived
+                self._stop_waiting()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+            self._wait_for_headers()
+
+    def _wait_for_headers(self) -> None:
+        self._stop_waiting()
+        self.waiting_since = time.monotonic()
+        self.header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
+
+    def _stop_waiting(self) -> None:
+        self.waiting_since = None
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+
+    def _headers_late(self) -> None:
+        self.header_timer = None
+        if self.transport.is_closing():
+            return
+        message = f"the request's headers did not arrive within {self.header_timeout:g} s"
+        self.transport.write(_raw_error(408, "Request Timeout", "RequestTimeout", message))
+        self.transport.close()
+
+    def _make_room(self) -> bool:
+        """Close the connection that has waited longest for its headers; False if none is
+        waiting (every other one is serving a request)."""
+        waiting = [
+            other
+            for other in self.connections
+            if isinstance(other, GuardedProtocol)
+            and other is not self
+            and other.waiting_since is not None
+            and not other.transport.is_closing()
+        ]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda other: other.waiting_since or 0.0)
+        oldest._stop_waiting()
+        oldest.transport.close()
+        return True
+
+
+def connection_cap(wanted: int) -> int:
+    """`wanted`, or fewer where the process may not open that many files."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - _SPARE_FILES))
+
+
+def server_options(settings: ServiceSettings) -> dict[str, Any]:
+    """uvicorn's Config arguments for these settings: the guarded protocol and h11's header
+    limit."""
+    return {
+        "http": functools.partial(
+            GuardedProtocol,
+            header_timeout=settings.header_timeout,
+            max_connections=connection_cap(settings.max_connections),
+        ),
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+    }

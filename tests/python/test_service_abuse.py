@@ -1,0 +1,273 @@
+"""Abuse that costs nothing: slow and stalled clients on loopback, with raw sockets. Headers
+and bodies have deadlines (408 in the error shape), a body too large is answered 413 at once,
+a request without a key is refused before its body is read, stalled connections are capped
+and never lock out /health; /console sends a Content-Security-Policy and X-Frame-Options;
+redirects never echo the Host header.
+
+Timings are asserted only with generous bounds (the machine is shared); the /health latency
+under load is printed (pytest -s) for the record."""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.service import create_app
+from rolemem.service.core.connections import server_options
+from rolemem.service.settings import ServiceSettings
+
+from .conftest import demo_store, error_of, serving
+
+KEY = "game"
+SETTINGS = ServiceSettings(api_key=KEY, header_timeout=1.0, body_timeout=2.0, max_connections=64)
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory) -> Iterator[httpx.Client]:
+    path = demo_store(str(tmp_path_factory.mktemp("abuse") / "abuse.duckdb"))
+    app = create_app(path, embedder=None, settings=SETTINGS)
+    with serving(app, **server_options(SETTINGS)) as client:
+        yield client
+
+
+def _connect(client: httpx.Client) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", client.base_url.port), timeout=15)
+
+
+def _answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The status, headers and body of the one answer on `sock` (read to its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"closed without an answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (x.partition(":") for x in lines)}
+    while len(body) < int(headers.get("content-length", "0")):
+        chunk = sock.recv(65536)
+        assert chunk, "closed in the middle of the answer"
+        body += chunk
+    return int(status_line.split()[1]), headers, body
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def _error(body: bytes) -> dict[str, Any]:
+    return error_of(httpx.Response(400, content=body))
+
+
+def _trickle(sock: socket.socket, data: bytes, stop: threading.Event) -> threading.Thread:
+    """Send `data` one byte a second until `stop` or the connection closes."""
+
+    def send() -> None:
+        for byte in data:
+            if stop.wait(1.0):
+                return
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                return
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service):
+    sock = _connect(service)
+    stop = threading.Event()
+    sock.sendall(
+        b"POST /query HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    started = time.monotonic()
+    _trickle(sock, b"{" + b" " * 99, stop)
+    try:
+        status, headers, body = _answer(sock)
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+    assert status == 408 and headers["connection"] == "close"
+    assert _error(body) == {
+        "type": "RequestTimeout",
+        "message": "the body did not arrive within 2 s",
+    }
+    assert 1.9 <= elapsed < 5, elapsed
+    assert _closed_within(sock, 5)
+
+
+def test_headers_at_one_byte_a_second_get_408_and_a_silent_connection_is_closed(service):
+    slow, silent = _connect(service), _connect(service)
+    stop = threading.Event()
+    slow.sendall(b"GET /health HTTP/1.1\r\n")
+    started = time.monotonic()
+    _trickle(slow, b"Host: rolemem\r\n\r\n", stop)
+    try:
+        status, headers, body = _answer(slow)
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+    assert status == 408 and headers["connection"] == "close"
+    assert _error(body) == {
+        "type": "RequestTimeout",
+        "message": "the request's headers did not arrive within 1 s",
+    }
+    assert elapsed < 4, elapsed
+    assert _answer(silent)[0] == 408 and _closed_within(silent, 5)
+    for sock in (slow, silent):
+        sock.close()
+
+
+def test_a_kept_alive_connection_gets_a_new_header_deadline(service):
+    sock = _connect(service)
+    for _ in range(2):  # two requests, each within its deadline, on one connection
+        time.sleep(0.6)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: rolemem\r\n\r\n")
+        status, _, body = _answer(sock)
+        assert (status, json.loads(body)) == (200, {"status": "ok"})
+    sock.close()
+
+
+def test_a_body_too_large_is_answered_413_at_once_and_the_connection_closed(service):
+    sock = _connect(service)
+    sock.sendall(
+        b"POST /saves HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{"
+    )
+    started = time.monotonic()
+    status, headers, body = _answer(sock)  # the client stalls: the answer comes anyway
+    assert time.monotonic() - started < 2
+    assert status == 413 and headers["connection"] == "close"
+    assert _error(body)["type"] == "PayloadTooLarge"
+    assert _closed_within(sock, 10)  # after a bounded drain
+    # a client that sends its large body reads the answer too
+    answer = service.post(
+        "/saves", headers={"X-API-Key": KEY}, content=b"[" + b"1," * 600_000 + b"1]"
+    )
+    assert answer.status_code == 413
+
+
+def test_the_key_is_checked_before_the_body_is_read(service):
+    sock = _connect(service)
+    sock.sendall(
+        b"POST /saves HTTP/1.1\r\nHost: rolemem\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 1000000\r\n\r\n"
+    )
+    started = time.monotonic()
+    status, headers, body = _answer(sock)
+    assert time.monotonic() - started < 2 and headers["connection"] == "close"
+    assert (status, _error(body)) == (
+        401,
+        {
+            "type": "Unauthorized",
+            "message": "missing or wrong X-API-Key header",
+            "field": "X-API-Key",
+        },
+    )
+    sock.close()
+    # no key and a body that is not even JSON: 401, not 422
+    answer = service.post(
+        "/saves", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 401 and error_of(answer)["type"] == "Unauthorized"
+    # the open routes stay open
+    assert service.get("/health").status_code == 200
+    assert service.get("/console").status_code == 200
+
+
+def _health_latencies(client: httpx.Client, count: int) -> list[float]:
+    """`count` /health requests, each on a new connection; their latencies (all 200)."""
+    seconds = []
+    for _ in range(count):
+        started = time.perf_counter()
+        with httpx.Client(base_url=str(client.base_url), timeout=30) as fresh:
+            assert fresh.get("/health").status_code == 200
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def _p95(seconds: list[float]) -> float:
+    return statistics.quantiles(seconds, n=20)[-1]
+
+
+def test_stalled_connections_do_not_stop_health(service):
+    baseline = _health_latencies(service, 40)
+    # three times the connection cap, each stalled in its headers
+    stalled = []
+    for _ in range(3 * SETTINGS.max_connections):
+        sock = _connect(service)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: ro")
+        stalled.append(sock)
+    loaded = _health_latencies(service, 40)
+    print(
+        f"\n/health p95 {_p95(baseline) * 1000:.1f} ms alone, {_p95(loaded) * 1000:.1f} ms "
+        f"with {len(stalled)} stalled connections (cap {SETTINGS.max_connections})"
+    )
+    assert _p95(loaded) < 2
+    # the cap closed the oldest; the header deadline closes the rest
+    assert all(_closed_within(sock, 10) for sock in stalled)
+    for sock in stalled:
+        sock.close()
+
+
+def test_health_answers_while_large_bodies_are_checked(service):
+    # a 1 MiB JSON body of numbers: the strict-JSON walk is done on a thread
+    body = b"[" + b"1.5," * 200_000 + b"1.5]"
+    stop = threading.Event()
+
+    def post_large() -> None:
+        with httpx.Client(base_url=str(service.base_url), timeout=60) as poster:
+            while not stop.is_set():
+                answer = poster.post(
+                    "/saves",
+                    content=body,
+                    headers={"X-API-Key": KEY, "Content-Type": "application/json"},
+                )
+                assert answer.status_code == 422
+
+    posters = [threading.Thread(target=post_large, daemon=True) for _ in range(4)]
+    for thread in posters:
+        thread.start()
+    try:
+        loaded = _health_latencies(service, 30)
+    finally:
+        stop.set()
+        for thread in posters:
+            thread.join(60)
+    print(f"\n/health p95 {_p95(loaded) * 1000:.1f} ms while 4 clients post 1 MiB bodies")
+    assert _p95(loaded) < 2
+
+
+def test_console_forbids_framing_and_foreign_scripts(service):
+    answer = service.get("/console")
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert answer.headers["x-frame-options"] == "DENY"
+
+
+def test_redirects_do_not_echo_the_host_header(service):
+    headers = {"X-API-Key": KEY, "Host": "evil.example"}
+    answer = service.get("/saves/1/?a=b", headers=headers, follow_redirects=False)
+    assert answer.status_code == 307 and answer.headers["location"] == "/saves/1?a=b"
+    # never a scheme-relative //host location
+    answer = service.get("//evil.example/", headers=headers, follow_redirects=False)
+    assert answer.status_code == 404 and "location" not in answer.headers
