@@ -29,7 +29,8 @@ def game(request, tmp_path_factory):
     settings = ServiceSettings(
         api_key="game",
         designer_key="designer",
-        extraction_retry_seconds=0.3,
+        # long enough for a poll every 20 ms to see the retry wait on a busy machine
+        extraction_retry_seconds=1.5,
         extraction_retries=2,
     )
     with scripted_game(
