@@ -230,7 +230,7 @@ def create_app(
         app.include_router(router, dependencies=designer)
     errors.install(app)
     docs.install(app)
-    openapi_for_clients.install(app)
+    openapi_for_clients.install(app, keyed=bool(settings.api_key or settings.designer_key))
     console.install(app)
     slashes.install(app)
     app.add_middleware(

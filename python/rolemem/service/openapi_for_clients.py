@@ -4,6 +4,8 @@
   every schema property that has a `default` as required, which suits answers (the field is
   always there) but not requests; so the schemas only requests use carry their defaults in
   the description instead. Answers keep theirs.
+- A service running without keys declares none (a client or fuzzer would send, and expect
+  refusals for, a key nothing checks).
 - Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
   would say the opposite, so they are strings of the pattern the service checks
   (schemas.common.NAIVE_TIME).
@@ -22,20 +24,22 @@ from .schemas.common import NAIVE_TIME
 _REF = "#/components/schemas/"
 
 
-def install(app: FastAPI) -> None:
-    """`app.openapi()` answers the shaped document (built once, as FastAPI caches it)."""
+def install(app: FastAPI, *, keyed: bool = True) -> None:
+    """`app.openapi()` answers the shaped document (built once, as FastAPI caches it).
+    `keyed`: the service checks a key (else the key scheme is left out)."""
     build = app.openapi
 
     def shaped() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = shaped_document(build())
+            app.openapi_schema = shaped_document(build(), keyed=keyed)
         return app.openapi_schema
 
     app.openapi = shaped  # type: ignore[method-assign]
 
 
-def shaped_document(document: dict[str, Any]) -> dict[str, Any]:
-    """`document` with the defaults of request-only schemas moved into their descriptions."""
+def shaped_document(document: dict[str, Any], *, keyed: bool = True) -> dict[str, Any]:
+    """`document` with the defaults of request-only schemas moved into their descriptions,
+    naive times as their pattern, and (not `keyed`) no key scheme."""
     schemas = document.get("components", {}).get("schemas", {})
     requests, answers = set(), set()
     for operation in _operations(document):
@@ -50,6 +54,11 @@ def shaped_document(document: dict[str, Any]) -> dict[str, Any]:
                 default = json.dumps(field.pop("default"), ensure_ascii=False)
                 field["description"] = f"{field.get('description', '')} Default: {default}."
     _naive_times(document)
+    if not keyed:
+        document.get("components", {}).pop("securitySchemes", None)
+        for operation in _operations(document):
+            operation.pop("security", None)
+            operation.get("responses", {}).pop("401", None)
     return document
 
 
