@@ -27,6 +27,8 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
 
         return SimpleNamespace(
             max_body_bytes=1048576,
+            import_max_bytes=20971520,
+            import_max_lines=50000,
             request_timeout=10.0,
             request_threads=8,
             engine_threads=1,
@@ -226,6 +228,19 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         type=int,
         default=defaults.max_body_bytes,
         help="larger bodies are refused with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--import-max-bytes",
+        type=int,
+        default=defaults.import_max_bytes,
+        help="a bulk import (POST /saves/{id}/import) larger than this is refused with 413 "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--import-max-lines",
+        type=int,
+        default=defaults.import_max_lines,
+        help="a bulk import of more lines is refused with 413 (default: %(default)s)",
     )
     serve.add_argument(
         "--request-timeout",
@@ -880,6 +895,8 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
         api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
         designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
         max_body_bytes=args.max_body_bytes,
+        import_max_bytes=args.import_max_bytes,
+        import_max_lines=args.import_max_lines,
         request_timeout=args.request_timeout,
         request_threads=args.request_threads,
         engine_threads=args.engine_threads,

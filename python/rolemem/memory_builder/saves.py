@@ -493,6 +493,49 @@ def append(
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
+# lines an import writes per append: each chunk is checked and chained by `append`'s own
+# statements, all in the caller's one transaction
+IMPORT_CHUNK = 500
+
+
+def import_lines(
+    cur: Any,
+    save_id: int,
+    lines: Sequence[Mapping[str, Any]],
+    user_id: str | None,
+    *,
+    default_time: datetime | None = None,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+    chunk: int = IMPORT_CHUNK,
+) -> dict[str, Any]:
+    """A whole history on the save's tip, in order, in the caller's one transaction: every
+    line is checked first (errors name `lines[i]` of the whole import), then the lines are
+    appended a chunk at a time, each chunk chained onto the one before."""
+    if not lines:
+        raise RolememError("an import holds at least one line", field="lines")
+    _check_roles(cur, check_lines(lines), "lines")
+    first = None
+    answer: dict[str, Any] = {}
+    for start in range(0, len(lines), chunk):
+        answer = append(
+            cur,
+            save_id,
+            lines[start : start + chunk],
+            user_id,
+            default_time=default_time,
+            engine=engine,
+            open_ownerless=open_ownerless,
+        )
+        first = answer["line_ids"][0] if first is None else first
+    return {
+        "save_id": answer["save_id"],
+        "line_count": len(lines),
+        "first_line_id": first,
+        "tip_line_id": answer["tip_line_id"],
+    }
+
+
 def regenerate(
     cur: Any,
     save_id: int,

@@ -24,6 +24,7 @@ from . import (
     console,
     docs,
     errors,
+    imports,
     official,
     openapi_for_clients,
     probes,
@@ -232,6 +233,7 @@ def create_app(
     openapi_for_clients.install(app)
     console.install(app)
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    imports.install(app, game, settings)  # its body reader runs before the guard
     # outermost: it times, counts and logs the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
