@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
+from . import import_chat
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
@@ -149,6 +150,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--db", help=_DB_HELP)
 
     _loop_commands(commands)
+    import_chat.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
 
     snapshot = commands.add_parser(
         "snapshot",
@@ -540,6 +542,15 @@ def _timeline(args: argparse.Namespace) -> None:
 
     with MemoryLoop(_existing_db(args)) as loop:
         _print_json(loop.timeline(user_id=args.user, agent_id=args.agent, save_id=args.save))
+
+
+def _import_chat(args: argparse.Namespace) -> None:
+    def store() -> str:
+        from ..engines.postgres_setup import is_postgres_url
+
+        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
+
+    _print_json(import_chat.run(args, store))
 
 
 def _existing_db(args: argparse.Namespace) -> str:
@@ -1029,6 +1040,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": _explain,
             "serve": _serve,
             "snapshot": _snapshot,
+            "import-chat": _import_chat,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os
