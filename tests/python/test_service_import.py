@@ -195,6 +195,12 @@ def test_a_bad_row_is_refused_and_nothing_is_written(game, role):
     assert refused(ndjson(no_role)) == (400, "lines[5].role_id")
     assert refused(b"\n\n") == (422, "lines")
     assert refused(ndjson(rows), **{"Content-Type": "text/plain"}) == (422, "Content-Type")
+    assert refused(ndjson(rows), **{"X-API-Key": "wrong"}) == (401, "X-API-Key")
+    # another player's save is not revealed to exist
+    answer = client.post(
+        f"/saves/{save}/import", params={"user_id": "lou"}, headers=NDJSON, content=ndjson(rows)
+    )
+    assert (answer.status_code, error_of(answer)["field"]) == (404, "save_id")
     assert lines_of(app, save) == 0
 
 

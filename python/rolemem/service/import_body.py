@@ -118,7 +118,10 @@ class ImportBodies:
     async def _refuse(
         scope: Scope, receive: Receive, send: Send, text: str, *, drain: bool = True
     ) -> None:
-        if drain:  # discard the rest for a moment, unread, so the client reads the answer
+        # the rest is discarded for a moment, unread, so the client reads the answer; a client
+        # waiting for 100-continue has not sent the body: do not invite it
+        expect = dict(scope.get("headers") or []).get(b"expect", b"").lower()
+        if drain and expect != b"100-continue":
             deadline = time.monotonic() + _DRAIN_SECONDS
             more = True
             while more and time.monotonic() < deadline:
