@@ -101,6 +101,7 @@ def test_the_shell_blocks_show_every_cli_command():
         "explain",
         "snapshot",
         "serve",
+        "import-chat",
     }
 
 

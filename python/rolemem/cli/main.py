@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
+from . import import_chat
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
@@ -27,6 +28,8 @@ def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their 
 
         return SimpleNamespace(
             max_body_bytes=1048576,
+            import_max_bytes=20971520,
+            import_max_lines=50000,
             request_timeout=10.0,
             request_threads=8,
             engine_threads=1,
@@ -152,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--db", help=_DB_HELP)
 
     _loop_commands(commands)
+    import_chat.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
 
     snapshot = commands.add_parser(
         "snapshot",
@@ -232,6 +236,19 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
         type=int,
         default=defaults.max_body_bytes,
         help="larger bodies are refused with 413 (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--import-max-bytes",
+        type=int,
+        default=defaults.import_max_bytes,
+        help="a bulk import (POST /saves/{id}/import) larger than this is refused with 413 "
+        "(default: %(default)s)",
+    )
+    serve.add_argument(
+        "--import-max-lines",
+        type=int,
+        default=defaults.import_max_lines,
+        help="a bulk import of more lines is refused with 413 (default: %(default)s)",
     )
     serve.add_argument(
         "--request-timeout",
@@ -580,6 +597,15 @@ def _timeline(args: argparse.Namespace) -> None:
 
     with MemoryLoop(_existing_db(args)) as loop:
         _print_json(loop.timeline(user_id=args.user, agent_id=args.agent, save_id=args.save))
+
+
+def _import_chat(args: argparse.Namespace) -> None:
+    def store() -> str:
+        from ..engines.postgres_setup import is_postgres_url
+
+        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
+
+    _print_json(import_chat.run(args, store))
 
 
 def _existing_db(args: argparse.Namespace) -> str:
@@ -936,6 +962,8 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
         api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
         designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
         max_body_bytes=args.max_body_bytes,
+        import_max_bytes=args.import_max_bytes,
+        import_max_lines=args.import_max_lines,
         request_timeout=args.request_timeout,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
@@ -1076,6 +1104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": _explain,
             "serve": _serve,
             "snapshot": _snapshot,
+            "import-chat": _import_chat,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -493,6 +493,53 @@ def append(
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
+# lines an import writes per append: each chunk is checked and chained by `append`'s own
+# statements, all in the caller's one transaction
+IMPORT_CHUNK = 500
+
+
+def import_lines(
+    cur: Any,
+    save_id: int,
+    lines: Sequence[Mapping[str, Any]],
+    user_id: str | None,
+    *,
+    default_time: datetime | None = None,
+    engine: str = "duckdb",
+    open_ownerless: bool = False,
+    chunk: int = IMPORT_CHUNK,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """A whole history on the save's tip, in order, in the caller's one transaction: every
+    line is checked first (errors name `lines[i]` of the whole import), then the lines are
+    appended a chunk at a time, each chunk chained onto the one before; `progress(done,
+    total)` after each chunk."""
+    if not lines:
+        raise RolememError("an import holds at least one line", field="lines")
+    _check_roles(cur, check_lines(lines), "lines")
+    first = None
+    answer: dict[str, Any] = {}
+    for start in range(0, len(lines), chunk):
+        answer = append(
+            cur,
+            save_id,
+            lines[start : start + chunk],
+            user_id,
+            default_time=default_time,
+            engine=engine,
+            open_ownerless=open_ownerless,
+        )
+        first = answer["line_ids"][0] if first is None else first
+        if progress is not None:
+            progress(start + len(answer["line_ids"]), len(lines))
+    return {
+        "save_id": answer["save_id"],
+        "line_count": len(lines),
+        "first_line_id": first,
+        "tip_line_id": answer["tip_line_id"],
+    }
+
+
 def regenerate(
     cur: Any,
     save_id: int,
@@ -711,6 +758,26 @@ class Saves:
             user_id,
             engine=self._store.name,
             open_ownerless=self._open,
+        )
+
+    def import_lines(
+        self,
+        save_id: int,
+        lines: Iterable[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """A whole history on the save's tip, in one transaction (see `import_lines`)."""
+        return self._write(
+            import_lines,
+            save_id,
+            list(lines),
+            user_id,
+            default_time=datetime.now(),
+            engine=self._store.name,
+            open_ownerless=self._open,
+            progress=progress,
         )
 
     def regenerate(

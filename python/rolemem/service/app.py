@@ -24,6 +24,7 @@ from . import (
     console,
     docs,
     errors,
+    imports,
     official,
     openapi_for_clients,
     probes,
@@ -243,6 +244,7 @@ def create_app(
         else (),
         needs_key=_needs_key(app),
     )
+    imports.install(app, game, settings)  # its body reader runs before the guard
     # outermost: it times, counts and logs the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app

@@ -22,6 +22,10 @@ class ServiceSettings:
     body_timeout: float = 15.0
     # open connections per process; at the cap the one waiting longest for its headers is closed
     max_connections: int = 1000
+    # a bulk import (POST /saves/{id}/import) has a limit of its own, in bytes and in lines:
+    # past either it is refused with 413 as soon as the body says so, before any work
+    import_max_bytes: int = 20 * 1024 * 1024
+    import_max_lines: int = 50_000
     # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
     # stopped and answered 503
     request_timeout: float = 10.0
@@ -62,6 +66,8 @@ class ServiceSettings:
 
         for name in (
             "max_body_bytes",
+            "import_max_bytes",
+            "import_max_lines",
             "request_threads",
             "engine_threads",
             "extraction_threads",

@@ -1,0 +1,173 @@
+"""`rolemem import-chat`: a chat history (rolemem ndjson, OpenAI-style messages, a SillyTavern
+chat) onto a save's tip in one transaction: into a DuckDB file or PostgreSQL database
+(`--db`), or through a running service (`--url`, its `POST /saves/{id}/import`, which then
+lets the memory loop catch up; `--wait` follows it, pending turns going down). A progress bar
+on a terminal's stderr, as other commands draw."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime
+from typing import Any
+
+from ..errors import RolememError
+from ..memory_builder.chat_files import chat_lines, read_rows
+
+_POLL_SECONDS = 0.5
+
+
+def add_parser(commands: Any, db_help: str) -> None:
+    command = commands.add_parser(
+        "import-chat",
+        help="import a chat history onto a save (ndjson lines, OpenAI messages, SillyTavern)",
+        description="Reads FILE: rolemem lines as ndjson, OpenAI-style messages "
+        '({"role", "content", "name"}, a JSON array or ndjson) or a SillyTavern chat .jsonl, '
+        "and appends them, in order, onto the save's tip in one transaction. The character's "
+        "lines are --role-id's. With --url, through a running service (its key: --api-key "
+        "or $ROLEMEM_API_KEY), whose memory loop then extracts the history in the background. "
+        "Prints the answer as JSON.",
+    )
+    command.add_argument("file", help="the chat file")
+    command.add_argument("--save-id", type=int, required=True, help="the save to import onto")
+    command.add_argument("--user-id", required=True, help="the save's player")
+    command.add_argument("--role-id", type=int, help="the character speaking (its role)")
+    command.add_argument("--script-role-id", help="the character speaking (a script NPC)")
+    where = command.add_mutually_exclusive_group()
+    where.add_argument("--db", help=db_help)
+    where.add_argument("--url", help="a running service (http://host:port)")
+    command.add_argument("--api-key", help="the service's key (default: $ROLEMEM_API_KEY)")
+    command.add_argument("--idempotency-key", help="retry safely: the same key writes once")
+    command.add_argument(
+        "--wait",
+        action="store_true",
+        help="with --url: follow the memory loop until its extraction is done",
+    )
+
+
+def run(args: argparse.Namespace, db: Any) -> dict[str, Any]:
+    """The import's answer (`db`: the store of --db, called only without --url)."""
+    lines = chat_lines(
+        read_rows(args.file), role_id=args.role_id, script_role_id=args.script_role_id
+    )
+    if not lines:
+        raise RolememError(f"{args.file}: no messages to import")
+    if args.url:
+        answer = _over_http(args, lines)
+        if args.wait:
+            _follow(args, answer)
+        return answer
+    if args.wait:
+        raise RolememError("--wait follows a service's memory loop: give --url")
+    return _into_store(args, db(), lines)
+
+
+def _bar(total: int, unit: str, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit=unit,
+        desc=desc,
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        unit_scale=unit == "B",
+    )
+
+
+def _into_store(args: argparse.Namespace, db: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
+    from ..memory_builder.saves import Saves
+
+    for index, line in enumerate(lines):
+        created = line.get("created_at")
+        if isinstance(created, str):
+            try:
+                line["created_at"] = datetime.fromisoformat(created)
+            except ValueError:
+                raise RolememError(
+                    f"lines[{index}].created_at {created!r} is not an ISO time",
+                    field=f"lines[{index}].created_at",
+                ) from None
+    with Saves(db) as saves, _bar(len(lines), "line", "importing") as bar:
+        return saves.import_lines(
+            args.save_id,
+            lines,
+            user_id=args.user_id,
+            progress=lambda done, total: bar.update(done - bar.n),
+        )
+
+
+class _Counted(io.BytesIO):
+    """The body, moving the bar as the connection reads it."""
+
+    def __init__(self, body: bytes, bar: Any) -> None:
+        super().__init__(body)
+        self._bar = bar
+
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        self._bar.update(len(chunk))
+        return chunk
+
+
+def _request(
+    args: argparse.Namespace, method: str, path: str, body: Any = None, **headers: str
+) -> dict[str, Any]:
+    key = args.api_key or os.environ.get("ROLEMEM_API_KEY")
+    if key:
+        headers["X-API-Key"] = key
+    request = urllib.request.Request(
+        args.url.rstrip("/") + path, data=body, method=method, headers=headers
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=600) as answer:
+            return dict(json.load(answer))
+    except urllib.error.HTTPError as exc:
+        try:
+            error = json.load(exc)["error"]
+            said = error["message"] + (f" (field {error['field']})" if error.get("field") else "")
+        except (ValueError, KeyError, TypeError):
+            said = exc.reason
+        raise RolememError(f"the service answered {exc.code}: {said}") from None
+    except urllib.error.URLError as exc:
+        raise RolememError(f"cannot reach {args.url}: {exc.reason}") from None
+
+
+def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[str, Any]:
+    body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+    headers = {"Content-Type": "application/x-ndjson", "Content-Length": str(len(body))}
+    if args.idempotency_key:
+        headers["Idempotency-Key"] = args.idempotency_key
+    query = urllib.parse.urlencode({"user_id": args.user_id})
+    with _bar(len(body), "B", "uploading") as bar:
+        return _request(
+            args, "POST", f"/saves/{args.save_id}/import?{query}", _Counted(body, bar), **headers
+        )
+
+
+def _follow(args: argparse.Namespace, answer: dict[str, Any]) -> None:
+    """Each observed character's extraction, until its queue is idle: a bar of the turns
+    extracted so far."""
+    for observed in answer["observed"]:
+        if observed["extraction"] != "scheduled":
+            continue
+        query = urllib.parse.urlencode({"user_id": args.user_id, "role_id": observed["role_id"]})
+        path = f"/saves/{answer['save_id']}/memory_status?{query}"
+        status = _request(args, "GET", path)
+        with _bar(status["pending_turns"], "turn", f"extracting ({observed['agent_id']})") as bar:
+            start = status["pending_turns"]
+            while status["extraction"] in ("queued", "retrying"):
+                bar.update(start - status["pending_turns"] - bar.n)
+                time.sleep(_POLL_SECONDS)
+                status = _request(args, "GET", path)
+            status = _request(args, "GET", path)  # the pending turns after the last batch
+            bar.update(start - status["pending_turns"] - bar.n)
+        observed["pending_turns"] = status["pending_turns"]
+        observed["last_error"] = status["last_error"]

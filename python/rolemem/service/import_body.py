@@ -1,0 +1,169 @@
+"""The body of a bulk import (`POST /saves/{id}/import`, `application/x-ndjson`), read before
+the request guard, which holds every other body to `max_body_bytes`: an import has a limit of
+its own, in bytes and in lines, refused with 413 as soon as the body says so (its
+Content-Length, or the bytes and lines read so far), before any work. The body is read a chunk
+at a time, counting, never past the limit; its lines are then parsed off the event loop, each
+as strict JSON (`guard.check_json`: what every JSON body passes), and handed to the route in
+the request's state; the guard behind sees an empty body. A line that is not strict JSON is a
+422 naming `lines[i]` (and the field inside it)."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import re
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import error_response
+from .guard import Invalid, check_json
+
+# where the route finds the parsed lines (request.state.import_rows)
+ROWS = "import_rows"
+NDJSON = (b"application/x-ndjson", b"application/jsonl", b"application/x-jsonlines")
+_PATH = re.compile(r"^/saves/[^/]+/import$")
+_DRAIN_SECONDS = 2.0  # a refused body is discarded this long, so the client reads the answer
+
+
+def parse_lines(body: bytes) -> list[Any]:
+    """The body's non-blank lines, each strict JSON (Invalid naming `lines[i]...`)."""
+    rows: list[Any] = []
+    for line in body.split(b"\n"):
+        if not line.strip():
+            continue
+        at = f"lines[{len(rows)}]"
+        try:
+            rows.append(check_json(line))
+        except Invalid as exc:
+            raise Invalid(f"{at}.{exc.field}" if exc.field else at, str(exc)) from None
+    return rows
+
+
+class ImportBodies:
+    """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_bytes: int,
+        max_lines: int,
+        keys: tuple[str, ...] = (),
+        body_timeout: float = 15.0,
+    ) -> None:
+        self.app = app
+        self.max_bytes, self.max_lines = max_bytes, max_lines
+        # as the request guard: no key, no body read; each read within the body deadline
+        self.keys = tuple(key.encode("utf-8") for key in keys)
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and _PATH.match(scope["path"])
+            and _content_type(scope) in NDJSON
+        ):
+            await self.app(scope, receive, send)  # the route refuses other content types
+            return
+        named = dict(scope.get("headers") or [])
+        given = named.get(b"x-api-key", b"")
+        if self.keys and not any(hmac.compare_digest(given, key) for key in self.keys):
+            response = error_response(
+                401, "Unauthorized", "missing or wrong X-API-Key header", "X-API-Key"
+            )
+            response.headers["Connection"] = "close"
+            await response(scope, receive, send)
+            return
+        declared = named.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, receive, send, self._too_many_bytes())
+            return
+        chunks: list[bytes] = []
+        size = newlines = 0
+        more = True
+        while more:
+            try:
+                message = await asyncio.wait_for(receive(), self.body_timeout)
+            except TimeoutError:
+                response = error_response(
+                    408, "RequestTimeout", f"the body did not arrive within {self.body_timeout:g} s"
+                )
+                response.headers["Connection"] = "close"
+                await response(scope, receive, send)
+                return
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            newlines += chunk.count(b"\n")
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send, self._too_many_bytes())
+                return
+            if newlines > self.max_lines:
+                await self._refuse(scope, receive, send, self._too_many_lines())
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        try:  # parsing megabytes takes a while: never on the event loop
+            rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
+        except Invalid as exc:
+            said = f"{exc.field}: {exc}" if exc.field else str(exc)
+            await error_response(422, "ValidationError", said, exc.field)(scope, receive, send)
+            return
+        if len(rows) > self.max_lines:
+            await self._refuse(scope, receive, send, self._too_many_lines(), drain=False)
+            return
+        headers = [
+            (name, value)
+            for name, value in scope.get("headers") or []
+            if name not in (b"content-length", b"content-type", b"transfer-encoding")
+        ]
+        inner = {
+            **scope,
+            "headers": [*headers, (b"content-length", b"0")],
+            "state": {**scope.get("state", {}), ROWS: rows},
+        }
+        sent = False
+
+        async def empty() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            return await receive()
+
+        await self.app(inner, empty, send)
+
+    def _too_many_bytes(self) -> str:
+        return f"the import is larger than the service accepts ({self.max_bytes} bytes)"
+
+    def _too_many_lines(self) -> str:
+        return f"the import holds more lines than the service accepts ({self.max_lines})"
+
+    @staticmethod
+    async def _refuse(
+        scope: Scope, receive: Receive, send: Send, text: str, *, drain: bool = True
+    ) -> None:
+        # the rest is discarded for a moment, unread, so the client reads the answer; a client
+        # waiting for 100-continue has not sent the body: do not invite it
+        expect = dict(scope.get("headers") or []).get(b"expect", b"").lower()
+        if drain and expect != b"100-continue":
+            deadline = time.monotonic() + _DRAIN_SECONDS
+            more = True
+            while more and time.monotonic() < deadline:
+                try:
+                    message = await asyncio.wait_for(receive(), deadline - time.monotonic())
+                except TimeoutError:
+                    break
+                more = message["type"] == "http.request" and message.get("more_body", False)
+        response = error_response(413, "PayloadTooLarge", text)
+        response.headers["Connection"] = "close"
+        await response(scope, receive, send)
+
+
+def _content_type(scope: Scope) -> bytes:
+    headers = dict(scope.get("headers") or [])
+    return bytes(headers.get(b"content-type", b"").split(b";")[0].strip().lower())

@@ -1,0 +1,146 @@
+"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, one line
+object per row of an `application/x-ndjson` body, the fields of an append's line), in one
+transaction written a chunk at a time by the append's own statements
+(rolemem.memory_builder.saves.import_lines), idempotent by key, with a size limit of its own
+(import_body). Afterwards the memory loop observes the save for every character that spoke,
+as an append with `observe` does, and extracts the due turns in the background a batch at a
+time: `memory_status` shows the pending turns going down."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from ..memory_builder import roles, saves
+from .errors import responses
+from .import_body import NDJSON, ROWS, ImportBodies
+from .saves import IdempotencyKey, SaveId
+from .schemas.common import ID_LENGTH, USER_ID
+from .schemas.imports import Imported
+from .schemas.saves import LineIn, Observe
+from .settings import ServiceSettings
+from .state import Store
+
+router = APIRouter(tags=["saves"])
+
+
+def install(app: FastAPI, dependencies: Sequence[Any], settings: ServiceSettings) -> None:
+    """The import route (behind the game's key), and its body reader, added after the
+    request guard so it runs before it (the guard holds every other body to
+    max_body_bytes)."""
+    app.include_router(router, dependencies=list(dependencies))
+    app.add_middleware(
+        ImportBodies,
+        max_bytes=settings.import_max_bytes,
+        max_lines=settings.import_max_lines,
+        # the game's routes take either key once a game key is set (as the guard checks)
+        keys=tuple(key for key in (settings.api_key, settings.designer_key) if key)
+        if settings.api_key
+        else (),
+        body_timeout=settings.body_timeout,
+    )
+
+
+def checked_rows(rows: Any) -> list[dict[str, Any]]:
+    """Each row as an append's line (LineIn), or the 422 naming `lines[i].field`."""
+    if rows is None:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "value_error",
+                    "loc": ("header", "Content-Type"),
+                    "msg": "must be application/x-ndjson: one line object per row",
+                }
+            ]
+        )
+    lines = []
+    for index, row in enumerate(rows):
+        try:
+            lines.append(LineIn.model_validate(row).model_dump())
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise RequestValidationError(
+                [{**first, "loc": ("body", "lines", index, *first["loc"])}]
+            ) from None
+    if not lines:
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ("body", "lines"), "msg": "at least one line"}]
+        )
+    return lines
+
+
+def _import(store: Store, save_id: int, user_id: str, rows: Any, key: str | None) -> dict[str, Any]:
+    lines = checked_rows(rows)
+    now = datetime.now()
+    answer = store.idempotent(
+        key,
+        user_id,
+        "/saves/import",
+        [save_id, user_id, rows],
+        lambda cur: saves.import_lines(
+            cur,
+            save_id,
+            lines,
+            user_id,
+            default_time=now,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
+        ),
+    )
+    spoke = list(dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None))
+    observed = []
+    for role_id in spoke:
+        with store.engine.reading() as cur:
+            _, agent_id = roles.resolve(cur, role_id, engine=store.engine.name)
+        extraction = "disabled"
+        if agent_id is not None:
+            observe = Observe(role_id=role_id, agent_id=agent_id)
+            extraction = store.observe_after(answer["save_id"], user_id, observe, now)
+        observed.append({"role_id": role_id, "agent_id": agent_id, "extraction": extraction})
+    if not observed:
+        store.refresh_later(answer["save_id"])
+    return {**answer, "observed": observed}
+
+
+@router.post(
+    "/saves/{save_id}/import",
+    response_model=Imported,
+    summary="Import a chat history",
+    description="A whole history onto the save's tip, oldest first, in one transaction: the "
+    "body is `application/x-ndjson`, one line object per row with the fields of an append's "
+    "line (`LineIn`). A row that is not a valid line is a 422 naming `lines[i].field`, and "
+    "nothing is written. The import has a size limit of its own (`--import-max-bytes`, "
+    "`--import-max-lines`: 413). Lines without `created_at` get the time of the import. "
+    "Afterwards the memory loop observes the save for each character that spoke (a role "
+    "with an agent_id) and extracts the due turns in the background, a batch at a time "
+    "(`memory_status`: pending turns going down). Send an Idempotency-Key to retry safely.",
+    responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                NDJSON[0].decode(): {
+                    "schema": {"$ref": "#/components/schemas/LineIn"},
+                    "example": '{"attribute": "user", "content": "你好"}\n'
+                    '{"attribute": "assistant", "content": "你好呀", "role_id": 1}\n',
+                }
+            },
+        }
+    },
+)
+async def import_lines(
+    request: Request,
+    save_id: SaveId,
+    user_id: Annotated[
+        str, Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"])
+    ],
+    key: IdempotencyKey = None,
+) -> Any:
+    store: Store = request.app.state.store
+    rows = getattr(request.state, ROWS, None)
+    return await store.run(None, _import, store, save_id, user_id, rows, key)
