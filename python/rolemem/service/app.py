@@ -239,9 +239,7 @@ def create_app(
         max_body_bytes=settings.max_body_bytes,
         body_timeout=settings.body_timeout,
         # with a game key, every route but the open ones needs one of the keys
-        keys=tuple(key for key in (settings.api_key, settings.designer_key) if key)
-        if settings.api_key
-        else (),
+        keys=settings.route_keys,
         needs_key=_needs_key(app),
     )
     imports.install(app, game, settings)  # its body reader runs before the guard

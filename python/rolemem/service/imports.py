@@ -38,10 +38,7 @@ def install(app: FastAPI, dependencies: Sequence[Any], settings: ServiceSettings
         ImportBodies,
         max_bytes=settings.import_max_bytes,
         max_lines=settings.import_max_lines,
-        # the game's routes take either key once a game key is set (as the guard checks)
-        keys=tuple(key for key in (settings.api_key, settings.designer_key) if key)
-        if settings.api_key
-        else (),
+        keys=settings.route_keys,  # as the request guard checks them
         body_timeout=settings.body_timeout,
     )
 

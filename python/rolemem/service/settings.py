@@ -97,3 +97,11 @@ class ServiceSettings:
                 raise RolememError(f"a webhook URL must be http(s)://…: {url!r}", field="webhooks")
         if self.webhooks and not self.webhook_secret:
             raise RolememError("webhooks need a secret to sign with", field="webhook_secret")
+
+    @property
+    def route_keys(self) -> tuple[str, ...]:
+        """The keys a request may carry once a game key is set (either: which one a route
+        takes is the route's check); none while the service is open."""
+        if not self.api_key:
+            return ()
+        return tuple(key for key in (self.api_key, self.designer_key) if key)
