@@ -128,8 +128,8 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if self.keys and self.needs_key(scope["path"]) and not self._has_key(headers):
-            await _refuse(scope, receive, send, headers, 401, "Unauthorized", _NO_KEY, "X-API-Key")
+        if self.keys and self.needs_key(scope["path"]) and not has_key(headers, self.keys):
+            await refuse(scope, receive, send, headers, 401, "Unauthorized", _NO_KEY, "X-API-Key")
             return
         declared = headers.get(b"content-length")
         if declared is not None:
@@ -137,7 +137,7 @@ class RequestGuard:
                 size = int(declared)
             except ValueError:
                 text = "a Content-Length is not a number"
-                await _refuse(scope, receive, send, headers, 400, "BadRequest", text)
+                await refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
             if size > self.max_body_bytes:
                 await self._too_large(scope, receive, send, headers)
@@ -150,7 +150,7 @@ class RequestGuard:
         except TimeoutError:
             text = f"the body did not arrive within {self.body_timeout:g} s"
             # no drain: this client is slow by definition
-            await _refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
+            await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
             return
         if body is None:
             await self._too_large(scope, receive, send, headers)
@@ -163,15 +163,10 @@ class RequestGuard:
                 else:
                     check_json(body)
             except Invalid as exc:
-                response = error_response(422, "ValidationError", _said(exc), exc.field)
+                response = error_response(422, "ValidationError", said(exc), exc.field)
                 await response(scope, receive, send)
                 return
         await self._serve(scope, receive, send, body)
-
-    def _has_key(self, headers: dict[bytes, bytes]) -> bool:
-        given = headers.get(b"x-api-key", b"")
-        # compare every key, so the time does not say which one nearly matched
-        return bool(given) and sum(hmac.compare_digest(given, key) for key in self.keys) > 0
 
     async def _read(self, receive: Receive) -> bytes | None:
         """The whole body; None past the size limit."""
@@ -224,10 +219,10 @@ class RequestGuard:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
     ) -> None:
         message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        await _refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
+        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
 
 
-async def _refuse(
+async def refuse(
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -262,5 +257,13 @@ async def _refuse(
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _said(exc: Invalid) -> str:
+def has_key(headers: dict[bytes, bytes], keys: tuple[bytes, ...]) -> bool:
+    """Whether the request's X-API-Key is one of `keys`."""
+    given = headers.get(b"x-api-key", b"")
+    # compare every key, so the time does not say which one nearly matched
+    return bool(given) and sum(hmac.compare_digest(given, key) for key in keys) > 0
+
+
+def said(exc: Invalid) -> str:
+    """A refused JSON body's message, naming its field when it has one."""
     return f"{exc.field}: {exc}" if exc.field else str(exc)

@@ -10,21 +10,18 @@ the request's state; the guard behind sees an empty body. A line that is not str
 from __future__ import annotations
 
 import asyncio
-import hmac
 import re
-import time
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import error_response
-from .guard import Invalid, check_json
+from .guard import Invalid, check_json, has_key, refuse, said
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
 NDJSON = (b"application/x-ndjson", b"application/jsonl", b"application/x-jsonlines")
 _PATH = re.compile(r"^/saves/[^/]+/import$")
-_DRAIN_SECONDS = 2.0  # a refused body is discarded this long, so the client reads the answer
 
 
 def parse_lines(body: bytes) -> list[Any]:
@@ -69,17 +66,13 @@ class ImportBodies:
             await self.app(scope, receive, send)  # the route refuses other content types
             return
         named = dict(scope.get("headers") or [])
-        given = named.get(b"x-api-key", b"")
-        if self.keys and not any(hmac.compare_digest(given, key) for key in self.keys):
-            response = error_response(
-                401, "Unauthorized", "missing or wrong X-API-Key header", "X-API-Key"
-            )
-            response.headers["Connection"] = "close"
-            await response(scope, receive, send)
+        if self.keys and not has_key(named, self.keys):
+            text = "missing or wrong X-API-Key header"
+            await refuse(scope, receive, send, named, 401, "Unauthorized", text, "X-API-Key")
             return
         declared = named.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(scope, receive, send, self._too_many_bytes())
+            await self._too_large(scope, receive, send, named, self._too_many_bytes())
             return
         chunks: list[bytes] = []
         size = newlines = 0
@@ -88,11 +81,8 @@ class ImportBodies:
             try:
                 message = await asyncio.wait_for(receive(), self.body_timeout)
             except TimeoutError:
-                response = error_response(
-                    408, "RequestTimeout", f"the body did not arrive within {self.body_timeout:g} s"
-                )
-                response.headers["Connection"] = "close"
-                await response(scope, receive, send)
+                text = f"the body did not arrive within {self.body_timeout:g} s"
+                await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
                 return
             if message["type"] == "http.disconnect":
                 return
@@ -100,21 +90,21 @@ class ImportBodies:
             size += len(chunk)
             newlines += chunk.count(b"\n")
             if size > self.max_bytes:
-                await self._refuse(scope, receive, send, self._too_many_bytes())
+                await self._too_large(scope, receive, send, named, self._too_many_bytes())
                 return
             if newlines > self.max_lines:
-                await self._refuse(scope, receive, send, self._too_many_lines())
+                await self._too_large(scope, receive, send, named, self._too_many_lines())
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
         try:  # parsing megabytes takes a while: never on the event loop
             rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
         except Invalid as exc:
-            said = f"{exc.field}: {exc}" if exc.field else str(exc)
-            await error_response(422, "ValidationError", said, exc.field)(scope, receive, send)
+            response = error_response(422, "ValidationError", said(exc), exc.field)
+            await response(scope, receive, send)
             return
-        if len(rows) > self.max_lines:
-            await self._refuse(scope, receive, send, self._too_many_lines(), drain=False)
+        if len(rows) > self.max_lines:  # the whole body is read: nothing to discard
+            await refuse(scope, receive, send, {}, 413, "PayloadTooLarge", self._too_many_lines())
             return
         headers = [
             (name, value)
@@ -144,24 +134,11 @@ class ImportBodies:
         return f"the import holds more lines than the service accepts ({self.max_lines})"
 
     @staticmethod
-    async def _refuse(
-        scope: Scope, receive: Receive, send: Send, text: str, *, drain: bool = True
+    async def _too_large(
+        scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], text: str
     ) -> None:
-        # the rest is discarded for a moment, unread, so the client reads the answer; a client
-        # waiting for 100-continue has not sent the body: do not invite it
-        expect = dict(scope.get("headers") or []).get(b"expect", b"").lower()
-        if drain and expect != b"100-continue":
-            deadline = time.monotonic() + _DRAIN_SECONDS
-            more = True
-            while more and time.monotonic() < deadline:
-                try:
-                    message = await asyncio.wait_for(receive(), deadline - time.monotonic())
-                except TimeoutError:
-                    break
-                more = message["type"] == "http.request" and message.get("more_body", False)
-        response = error_response(413, "PayloadTooLarge", text)
-        response.headers["Connection"] = "close"
-        await response(scope, receive, send)
+        # as the guard refuses: the answer at once, the rest of the body discarded a moment
+        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", text)
 
 
 def _content_type(scope: Scope) -> bytes:
