@@ -482,6 +482,18 @@ def append(
         raise RolememError("lines must hold at least one line", field="lines")
     checked = check_lines(lines)
     _check_roles(cur, checked, "lines")
+    return _chain(cur, save, checked, default_time, scene, engine)
+
+
+def _chain(
+    cur: Any,
+    save: Mapping[str, Any],
+    checked: Sequence[dict[str, Any]],
+    default_time: datetime | None,
+    scene: str | None,
+    engine: str,
+) -> dict[str, Any]:
+    """Checked lines inserted on the save's tip, each the parent of the next; the tip moved."""
     parent = save["tip_line_id"]
     ids = []
     for line in checked:
@@ -516,19 +528,17 @@ def import_lines(
     total)` after each chunk."""
     if not lines:
         raise RolememError("an import holds at least one line", field="lines")
-    _check_roles(cur, check_lines(lines), "lines")
+    checked = check_lines(lines)
+    _check_roles(cur, checked, "lines")
+    save = owned_save(
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+    )
     first = None
     answer: dict[str, Any] = {}
-    for start in range(0, len(lines), chunk):
-        answer = append(
-            cur,
-            save_id,
-            lines[start : start + chunk],
-            user_id,
-            default_time=default_time,
-            engine=engine,
-            open_ownerless=open_ownerless,
-        )
+    for start in range(0, len(checked), chunk):
+        # each chunk chained onto the one before (the save read and lines checked once)
+        answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
+        save = {**save, "tip_line_id": answer["tip_line_id"]}
         first = answer["line_ids"][0] if first is None else first
         if progress is not None:
             progress(start + len(answer["line_ids"]), len(lines))
