@@ -34,8 +34,8 @@ from rolemem.character_memory import CharacterLibrary
 from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
-from rolemem.service.child import free_port
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.child import free_port
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.demo_data import load_demo
 from rolemem.testing.scripted_llm import ScriptedChatServer
 from rolemem.turn.companion import Companion

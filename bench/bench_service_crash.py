@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import httpx
 
-from rolemem.service.child import free_port, wait_until_serving
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.demo_data import load_demo
 
 

@@ -30,7 +30,7 @@ import uvicorn
 
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
-from rolemem.service.child import free_port
+from rolemem.service.core.child import free_port
 from rolemem.testing.demo_data import load_demo
 from rolemem.testing.scripted_llm import Delay, ScriptedChatServer, Status
 

@@ -39,7 +39,7 @@ from bench_service import build, percentile, play_turns, reply  # noqa: E402
 
 from rolemem.engines import PostgresEngine, reading  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
-from rolemem.service.child import free_port, wait_until_serving  # noqa: E402
+from rolemem.service.core.child import free_port, wait_until_serving  # noqa: E402
 from rolemem.testing.scripted_llm import ScriptedChatServer  # noqa: E402
 
 KEY = {"X-API-Key": "bench"}

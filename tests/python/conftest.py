@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from rolemem.service.child import free_port
+from rolemem.service.core.child import free_port
 from rolemem.testing.demo_data import spec_examples
 
 REPO = Path(__file__).resolve().parents[2]

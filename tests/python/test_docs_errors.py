@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import REPO, error_of, scripted_game
 

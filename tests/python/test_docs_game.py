@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.service.child import free_port, wait_until_serving
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO

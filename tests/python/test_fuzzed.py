@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import scripted_game
 

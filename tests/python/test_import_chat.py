@@ -10,7 +10,7 @@ import pytest
 
 from rolemem.cli.main import main
 from rolemem.memory_builder.saves import Saves
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import scripted_game
 

@@ -20,7 +20,7 @@ import pytest
 from rolemem.cli import main
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status
 
 from .conftest import _dbt, demo_store, fresh_database, serving

@@ -21,7 +21,7 @@ import pytest
 
 from rolemem.cli import main
 from rolemem.engines import PostgresEngine
-from rolemem.service.child import free_port, wait_until_serving
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import REPO, fresh_database

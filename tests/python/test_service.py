@@ -14,7 +14,7 @@ import pytest
 from rolemem.cli import main
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store, error_of, fresh_database, serving

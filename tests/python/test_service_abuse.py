@@ -22,7 +22,7 @@ import pytest
 
 from rolemem.service import create_app
 from rolemem.service.core.connections import server_options
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import demo_store, error_of, serving
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .browser import offline_page
 from .conftest import REPO, demo_store, serving

@@ -15,7 +15,7 @@ import pytest
 
 from rolemem.cli import main
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import demo_store, error_of, fresh_database, serving
 

@@ -13,7 +13,7 @@ import pytest
 from rolemem.memory_builder import history
 from rolemem.schema.game import APP_TABLES, CONFIG_TABLES
 from rolemem.schema.memory import MEMORY_TABLES
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import error_of, scripted_game
 

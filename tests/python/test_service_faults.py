@@ -15,7 +15,7 @@ import httpx
 from rolemem.cli import main
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
-from rolemem.service.child import free_port, wait_until_serving
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import Delay, ScriptedChatServer
 
 from .conftest import REPO, demo_store, serving

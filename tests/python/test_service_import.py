@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import error_of, scripted_game
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import httpx
 
-from rolemem.service.child import free_port, wait_until_serving
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status
 
 from .conftest import REPO, demo_store
@@ -153,7 +153,7 @@ def test_json_logs_one_line_per_request_and_errors_with_the_request_id(tmp_path)
         ),
         {
             "level": "WARNING",
-            "logger": "rolemem.service.extraction",
+            "logger": "rolemem.service.core.extraction",
             "message": "extraction of save 2 (role_id=1) failed: ExtractionError: extraction "
             f"failed after 3 LLM calls: {failed}",
             "request_id": "append-2",

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import Status
 
 from .conftest import error_of, scripted_game

@@ -16,8 +16,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rolemem.cli import main
-from rolemem.service.child import free_port, wait_until_serving
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.child import free_port, wait_until_serving
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import REPO, fresh_database, scripted_game
 

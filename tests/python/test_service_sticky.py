@@ -13,7 +13,7 @@ import psycopg
 
 from rolemem.cli import main
 from rolemem.service import create_app
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import demo_store, fresh_database, serving

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from rolemem.service import create_app
-from rolemem.service.child import free_port
-from rolemem.service.settings import ServiceSettings
+from rolemem.service.core.child import free_port
+from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import Status
 
 from .conftest import scripted_game, serving

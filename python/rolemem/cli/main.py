@@ -22,7 +22,7 @@ _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
 def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
     try:
-        from ..service.settings import ServiceSettings
+        from ..service.core.settings import ServiceSettings
     except ImportError:  # the service extra is not installed
         from types import SimpleNamespace
 
@@ -953,7 +953,7 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
     from ..service import create_app
     from ..service.app import SPEC_VARIABLE
     from ..service.core.connections import server_options
-    from ..service.settings import ServiceSettings
+    from ..service.core.settings import ServiceSettings
 
     llm = None
     if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):

@@ -7,47 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI
-from fastapi.security import APIKeyHeader
+from fastapi import FastAPI
 
 from ..errors import RolememError
 from ..memory_loop.llm import ChatModel
-from . import (
-    admin,
-    config,
-    console,
-    docs,
-    errors,
-    imports,
-    official,
-    openapi_for_clients,
-    probes,
-    query,
-    recall,
-    saves,
-    slashes,
-    turn,
-    users,
-)
+from .api.main import include_routers, needs_key
+from .api.routes import imports
+from .core import errors
 from .core.access import AccessLog
+from .core.guard import RequestGuard
 from .core.metrics import Metrics, TimedChatModel
 from .core.readiness import Readiness, check_schema, warm_tokenizer
-from .guard import RequestGuard
-from .settings import ServiceSettings
-from .state import Store
+from .core.settings import ServiceSettings
+from .core.state import Store
 
-_KEY = APIKeyHeader(
-    name="X-API-Key",
-    auto_error=False,
-    description="The game's key (--api-key); designer routes take the designer key when one "
-    "is set.",
-)
 log = logging.getLogger(__name__)
 
 DESCRIPTION = """Memory for LLM role-play characters: the chat history from the character's own
@@ -56,25 +34,6 @@ LLM, recalled by keyword, meaning and time, and forgotten by strength.
 
 Every non-2xx answer is `{"error": {"type", "message", "field"}}`. Bodies are at most 1 MiB
 (413), text fields have the `maxLength` shown, recall work has a time budget (503)."""
-
-GAME_GROUPS = (saves.router, users.router, query.router, recall.router, turn.router, admin.router)
-DESIGNER_GROUPS = (official.router, config.router, admin.designer)
-
-
-def _key_check(*keys: str | None) -> Callable[..., Coroutine[Any, Any, None]]:
-    """A dependency accepting the first of `keys` that is set (none set: open)."""
-    expected = next((key for key in keys if key is not None), None)
-
-    async def check(key: str | None = Depends(_KEY)) -> None:
-        if expected is None:
-            return
-        # bytes, so a non-ASCII header is simply wrong, never a TypeError
-        given = (key or "").encode("utf-8", "surrogateescape")
-        if not (key and hmac.compare_digest(given, expected.encode("utf-8"))):
-            raise errors.Unauthorized("missing or wrong X-API-Key header", field="X-API-Key")
-
-    return check
-
 
 # the environment variable `rolemem serve --workers N` passes each worker's arguments in
 SPEC_VARIABLE = "ROLEMEM_SERVE_SPEC"
@@ -222,55 +181,20 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    app.include_router(probes.router)
-    game = [Depends(_key_check(settings.api_key))]
-    designer = [Depends(_key_check(settings.designer_key, settings.api_key))]
-    for router in GAME_GROUPS:
-        app.include_router(router, dependencies=game)
-    for router in DESIGNER_GROUPS:
-        app.include_router(router, dependencies=designer)
+    game = include_routers(app, settings)
     errors.install(app)
-    docs.install(app)
-    openapi_for_clients.install(app, keyed=bool(settings.api_key or settings.designer_key))
-    console.install(app)
-    slashes.install(app)
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.max_body_bytes,
         body_timeout=settings.body_timeout,
         # with a game key, every route but the open ones needs one of the keys
         keys=settings.route_keys,
-        needs_key=_needs_key(app),
+        needs_key=needs_key(app),
     )
     imports.install(app, game, settings)  # its body reader runs before the guard
     # outermost: it times, counts and logs the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
-
-
-def _needs_key(app: FastAPI) -> Callable[[str], bool]:
-    """Whether a request path needs a key: all but the routes outside the keyed routers
-    (probes, docs, console; none has a path parameter) and the static files."""
-    from starlette.routing import Mount
-
-    keyed = {id(router) for router in (*GAME_GROUPS, *DESIGNER_GROUPS)}
-    open_paths: set[str] = set()
-    open_prefixes: list[str] = []
-    for route in app.routes:
-        included = getattr(route, "original_router", None)  # FastAPI's included router
-        if included is not None:
-            if id(included) not in keyed:
-                open_paths.update(str(getattr(inner, "path", "")) for inner in included.routes)
-        elif isinstance(route, Mount):
-            open_prefixes.append(f"{route.path}/")
-        else:
-            open_paths.add(str(getattr(route, "path", "")))
-    prefixes = tuple(open_prefixes)
-
-    def needs_key(path: str) -> bool:
-        return path not in open_paths and not path.startswith(prefixes)
-
-    return needs_key
 
 
 def _version() -> str:

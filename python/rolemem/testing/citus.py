@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from rolemem.service.child import free_port
+from rolemem.service.core.child import free_port
 
 SOURCE_ENV = "ROLEMEM_CITUS_SOURCE"
 CACHE_ENV = "ROLEMEM_CACHE_DIR"

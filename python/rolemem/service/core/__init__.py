@@ -1,1 +1,2 @@
-"""What runs under every route: readiness and warm-up, logs with request ids, metrics."""
+"""What runs under every route: settings, the store, the request guard, errors, idempotency,
+extraction and webhook workers, readiness and warm-up, logs with request ids, metrics."""

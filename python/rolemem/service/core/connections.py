@@ -20,8 +20,8 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..errors import error_response
-from ..settings import ServiceSettings
+from .errors import error_response
+from .settings import ServiceSettings
 
 # headers h11 buffers before refusing the request (400): its default, said here on purpose
 MAX_HEADER_BYTES = 16 * 1024

@@ -14,8 +14,8 @@ from typing import Any
 
 import duckdb
 
-from ..errors import ConflictError, RolememError
-from ..sql.project import write_sql
+from ...errors import ConflictError, RolememError
+from ...sql.project import write_sql
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255

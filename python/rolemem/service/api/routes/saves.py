@@ -10,12 +10,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 
-from ..errors import RolememError
-from ..memory_builder import erasure, roles, saves
-from .errors import missing, responses
-from .idempotency import HEADER
-from .schemas.common import ID_LENGTH, MAX_ID, USER_ID
-from .schemas.saves import (
+from ....errors import RolememError
+from ....memory_builder import erasure, roles, saves
+from ...core.errors import missing, responses
+from ...core.idempotency import HEADER
+from ...core.state import Store
+from ...schemas.common import ID_LENGTH, MAX_ID, USER_ID
+from ...schemas.saves import (
     BranchPage,
     LegacyLinesAppend,
     LinesAppend,
@@ -33,7 +34,6 @@ from .schemas.saves import (
     Tip,
     TipMove,
 )
-from .state import Store
 
 router = APIRouter(tags=["saves"])
 

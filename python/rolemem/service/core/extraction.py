@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..memory_loop import MemoryLoop
-from .core.metrics import Metrics
+from ...memory_loop import MemoryLoop
+from .metrics import Metrics
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)

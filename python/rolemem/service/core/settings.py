@@ -62,7 +62,7 @@ class ServiceSettings:
     webhook_backoff: float = 1.0
 
     def __post_init__(self) -> None:
-        from ..errors import RolememError
+        from ...errors import RolememError
 
         for name in (
             "max_body_bytes",

@@ -9,10 +9,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from .core.metrics import CONTENT_TYPE, Metrics
-from .core.readiness import NotReady, Readiness, check_schema
-from .errors import ErrorBody
-from .schemas.admin import Health, Ready
+from ...core.errors import ErrorBody
+from ...core.metrics import CONTENT_TYPE, Metrics
+from ...core.readiness import NotReady, Readiness, check_schema
+from ...schemas.admin import Health, Ready
 
 router = APIRouter(tags=["service"])
 

@@ -7,17 +7,17 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from ..dynamic_memory import QueryResponse as Answer
-from ..memory_builder import saves
-from .errors import responses
-from .schemas.recall import (
+from ....dynamic_memory import QueryResponse as Answer
+from ....memory_builder import saves
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.recall import (
     ExpandWordsRequest,
     ExpandWordsResponse,
     QueryRequest,
     QueryResponse,
     QuerySimpleResponse,
 )
-from .state import Store
 
 router = APIRouter(tags=["recall"])
 _ERRORS = responses(400, 401, 403, 404, 413, 422, 503)

@@ -8,17 +8,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 
-from ..character_memory import store_config, stored_config
-from ..character_memory.config import (
+from ....character_memory import store_config, stored_config
+from ....character_memory.config import (
     ConfigError,
     ConfigWarning,
     export_designer_json,
     parse_designer_json,
 )
-from ..character_memory.sillytavern import from_lorebook, to_lorebook
-from ..character_memory.unlock_matrix import unlock_matrix
-from .errors import responses
-from .schemas.admin import (
+from ....character_memory.sillytavern import from_lorebook, to_lorebook
+from ....character_memory.unlock_matrix import unlock_matrix
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.admin import (
     CharacterList,
     ConfigImported,
     DesignerConfig,
@@ -27,8 +28,7 @@ from .schemas.admin import (
     LorebookImported,
     UnlockMatrix,
 )
-from .schemas.common import ID_LENGTH
-from .state import Store
+from ...schemas.common import ID_LENGTH
 
 router = APIRouter(tags=["designers: character config"])
 

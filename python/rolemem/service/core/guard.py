@@ -28,8 +28,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..engines.duckdb_connect import is_storable_text
-from .core.access import route_of
+from ...engines.duckdb_connect import is_storable_text
+from .access import route_of
 from .errors import error_response
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
-from ..dynamic_memory import player_memories
-from .errors import responses
-from .schemas.common import ID_LENGTH, MAX_ID
-from .schemas.memories import (
+from ....dynamic_memory import player_memories
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.common import ID_LENGTH, MAX_ID
+from ...schemas.memories import (
     Archived,
     CreatedEntity,
     CreatedEvent,
@@ -25,7 +26,6 @@ from .schemas.memories import (
     OfficialExport,
     OfficialImport,
 )
-from .state import Store
 
 router = APIRouter(tags=["designers: official memories"])
 

@@ -16,15 +16,15 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from ..memory_builder import roles, saves
-from .errors import responses
-from .import_body import NDJSON, ROWS, ImportBodies
+from ....memory_builder import roles, saves
+from ...core.errors import responses
+from ...core.import_body import NDJSON, ROWS, ImportBodies
+from ...core.settings import ServiceSettings
+from ...core.state import Store
+from ...schemas.common import ID_LENGTH, USER_ID
+from ...schemas.imports import Imported
+from ...schemas.saves import LineIn, Observe
 from .saves import IdempotencyKey, SaveId
-from .schemas.common import ID_LENGTH, USER_ID
-from .schemas.imports import Imported
-from .schemas.saves import LineIn, Observe
-from .settings import ServiceSettings
-from .state import Store
 
 router = APIRouter(tags=["saves"])
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from ..memory_builder import roles
-from .errors import missing, responses
-from .schemas.recall import TurnRequest, TurnResponse
-from .state import Store
+from ....memory_builder import roles
+from ...core.errors import missing, responses
+from ...core.state import Store
+from ...schemas.recall import TurnRequest, TurnResponse
 
 router = APIRouter(tags=["turn"])
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from .errors import responses
-from .schemas.recall import RecallRequest, RecallResponse
-from .state import Store
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.recall import RecallRequest, RecallResponse
 
 router = APIRouter(tags=["recall"])
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from .schemas.common import NAIVE_TIME
+from ..schemas.common import NAIVE_TIME
 
 _REF = "#/components/schemas/"
 

@@ -27,17 +27,17 @@ from typing import Any, TypeVar
 import duckdb
 from starlette.requests import Request
 
-from ..character_memory import CharacterLibrary, CharacterMemory, config_version
-from ..dynamic_memory import DynamicMemory
-from ..engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
-from ..engines.postgres_setup import is_postgres_url
-from ..engines.snapshot import write_snapshot
-from ..errors import BusyError, ConflictError, NotFoundError, RolememError
-from ..memory_builder import history, saves
-from ..memory_loop import MemoryLoop
-from ..memory_loop.llm import ChatModel
-from ..sql import cancel
-from ..turn.companion import Companion
+from ...character_memory import CharacterLibrary, CharacterMemory, config_version
+from ...dynamic_memory import DynamicMemory
+from ...engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
+from ...engines.postgres_setup import is_postgres_url
+from ...engines.snapshot import write_snapshot
+from ...errors import BusyError, ConflictError, NotFoundError, RolememError
+from ...memory_builder import history, saves
+from ...memory_loop import MemoryLoop
+from ...memory_loop.llm import ChatModel
+from ...sql import cancel
+from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged

@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from ..dynamic_memory import player_memories
-from ..dynamic_memory.archive import archived
-from ..memory_builder import erasure, saves
-from .errors import responses
-from .schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
-from .schemas.memories import (
+from ....dynamic_memory import player_memories
+from ....dynamic_memory.archive import archived
+from ....memory_builder import erasure, saves
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
+from ...schemas.memories import (
     Archived,
     ArchivePage,
     Edited,
@@ -25,8 +26,7 @@ from .schemas.memories import (
     MemoryPage,
     TimelineItem,
 )
-from .schemas.saves import SavePage
-from .state import Store
+from ...schemas.saves import SavePage
 
 router = APIRouter(tags=["player memories"])
 

@@ -11,10 +11,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..errors import NotFoundError
-from .errors import responses
-from .schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
-from .state import Store
+from ....errors import NotFoundError
+from ...core.errors import responses
+from ...core.state import Store
+from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
 
 router = APIRouter(tags=["service"])
 designer = APIRouter(tags=["service"])

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..sql.project import write_sql
+from ...sql.project import write_sql
 
 log = logging.getLogger(__name__)
 

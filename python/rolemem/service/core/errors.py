@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import BusyError, ConflictError, ForbiddenError, NotFoundError, RolememError
+from ...errors import BusyError, ConflictError, ForbiddenError, NotFoundError, RolememError
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""One router per resource; each route binds the request, calls the store and answers."""
