@@ -21,7 +21,7 @@ router = APIRouter(tags=["recall"])
     "entries unlocked by the context and relevant to the text (a keyword in it, an "
     "association word, or a word in the content), ranked and capped, sticky for a few turns. "
     "`explain` says, per entry, why it is in or not.",
-    responses=responses(400, 401, 413, 422, 503),
+    responses=responses(400, 401, 404, 413, 422, 503),
 )
 async def recall(request: Request, body: RecallRequest) -> Any:
     store: Store = request.app.state.store
