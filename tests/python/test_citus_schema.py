@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import duckdb
 import psycopg
 import pytest
 
@@ -17,7 +18,7 @@ from rolemem.schema.citus import PLAYER_TABLES, reference_tables
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, serving
+from .conftest import error_of, fresh_database, serving
 
 DESIGNER = {"X-API-Key": "designer"}
 
@@ -170,3 +171,25 @@ def test_a_row_without_a_player_is_a_400_naming_user_id(citus_game):
     assert error["field"] == "user_id"
     assert error["type"] == "PlayerRequiredError"
     assert "Citus" in error["message"]
+
+
+def test_a_store_with_ownerless_saves_is_not_copied_to_citus(citus_cluster, tmp_path):
+    url = citus_cluster.create_database("rolemem_citus_ownerless")
+    store = str(tmp_path / "ownerless.duckdb")
+    assert main(["init-db", "--db", store]) == 0
+    with duckdb.connect(store) as con:
+        con.execute("insert into save (name) values ('the game''s own')")
+    assert main(["init-db", "--db", url, "--copy-from", store]) == 2
+    # all or nothing: the tables are there, empty
+    assert rows(url, "select count(*) from save") == [(0,)]
+
+
+def test_plain_postgresql_keeps_its_keys_and_ownerless_saves(postgres_url):
+    url = fresh_database(postgres_url, "rolemem_not_citus")
+    assert main(["init-db", "--db", url]) == 0
+    assert rows(
+        url, "select pg_get_constraintdef(oid) from pg_constraint where conname = 'save_pkey'"
+    ) == [("PRIMARY KEY (id)",)]
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("insert into save (name) values ('the game''s own')")
+    assert rows(url, "select count(*) from save where user_id is null") == [(1,)]
