@@ -651,13 +651,14 @@ def _init_db(args: argparse.Namespace) -> None:
             raise RolememError("give --demo or --copy-from, not both")
         if not Path(args.copy_from).is_file():
             raise RolememError(f"{args.copy_from}: no such database file")
-        init_database(path, store=args.copy_from)
+        left_out = init_database(path, store=args.copy_from)
         print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
+        _say_left_out(left_out)
         return
     if args.demo:
         from ..testing.demo_data import load_demo_into
 
-        load_demo_into(path)
+        _say_left_out(load_demo_into(path))
     elif is_postgres_url(path):
         init_database(path)
     else:
@@ -670,6 +671,15 @@ def _init_db(args: argparse.Namespace) -> None:
         create_memory_tables(engine)
         engine.dispose()
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
+
+
+def _say_left_out(count: int) -> None:
+    if count:
+        print(
+            f"{count} rows without a player (official memories) left out: a database sharded "
+            "by player (Citus) stores players' rows only",
+            file=sys.stderr,
+        )
 
 
 def _memory(args: argparse.Namespace) -> None:
