@@ -187,9 +187,11 @@ Routes (OpenAPI at /docs and /redoc, offline):
   player memories  GET /users/{id}/memories|timeline|archive|export,
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
-                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
+                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id},
+                   POST /recall_preview
   service          GET /health, /ready (no key), GET /status, POST /snapshot,
                    POST /admin/maintenance, /admin/webhooks/replay
+  MCP              /mcp: the tools of `rolemem mcp` over streamable HTTP, keyed as above
 
 Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or

@@ -14,6 +14,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from ..core.logs import request_id
 from .tools import BadArgument, Tool, input_schema, route_call
 
 # which key a call carries as X-API-Key (None: none)
@@ -36,12 +37,11 @@ class Routes:
             request = route_call(self.openapi, tool, arguments)
         except BadArgument as bad:
             return False, _error("ValidationError", str(bad), bad.field)
+        headers = {"X-API-Key": key} if key else {}
+        if request_id.get() != "-":  # called from /mcp: the route logs with its request id
+            headers["X-Request-Id"] = request_id.get()
         answer = await self.client.request(
-            request.method,
-            request.path,
-            params=request.query,
-            json=request.body,
-            headers={"X-API-Key": key} if key else {},
+            request.method, request.path, params=request.query, json=request.body, headers=headers
         )
         try:
             document = answer.json()
