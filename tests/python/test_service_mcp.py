@@ -8,6 +8,7 @@ on the embedded DuckDB file and on PostgreSQL."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
@@ -92,6 +94,22 @@ def over_stdio(*args: str, **environment: str) -> Any:
     return lambda: Client(parameters)
 
 
+def untimed(found: dict[str, Any]) -> dict[str, Any]:
+    """A /query answer without the times it took."""
+    info = {
+        key: value
+        for key, value in found["additional_info"].items()
+        if key not in ("检索耗时", "timings_ms")
+    }
+    return {**found, "additional_info": info}
+
+
+def leaves(group: BaseException) -> list[BaseException]:
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for inner in group.exceptions for leaf in leaves(inner)]
+    return [group]
+
+
 def answer(result: Any) -> dict[str, Any]:
     """A successful tool result's answer (structured, and the same as its text)."""
     assert not result.is_error, result.content
@@ -125,12 +143,29 @@ def test_over_http_the_tools_answer_as_their_routes(game):
         "message": "missing or wrong X-API-Key header",
         "field": "X-API-Key",
     }
+    params = {"user_id": "mumu", "role_id": 1}
     assert (
-        answer(status)
-        == client.get(
-            "/saves/2/memory_status", headers=GAME, params={"user_id": "mumu", "role_id": 1}
-        ).json()
+        answer(status) == client.get("/saves/2/memory_status", headers=GAME, params=params).json()
     )
+
+    turn = {"save_id": 2, "user_id": "mumu", "role_id": 1, "message": "你好", "dry_run": True}
+    turn["now"] = "2026-05-01T03:00:00"  # the trace's times: the same clock both ways
+    search = {"user_id": "mumu", "agent_id": "qiyu", "query": "画画", "dry_run": True}
+    search["now"] = turn["now"]
+    listing = {"user_id": "mumu", "kind": "event", "limit": 3, "offset": 1}
+    _, prompt, found, listed = run(
+        over_http(base, "game"),
+        ("turn_prompt", turn),
+        ("search_memories", search),
+        ("list_memories", listing),
+    )
+    assert answer(prompt) == client.post("/turn", headers=GAME, json=turn).json()
+    assert untimed(answer(found)) == untimed(
+        client.post("/query", headers=GAME, json=search).json()
+    )
+    assert answer(found)["memory_events"], "memories found"
+    query = {key: value for key, value in listing.items() if key != "user_id"}
+    assert answer(listed) == client.get("/users/mumu/memories", headers=GAME, params=query).json()
 
     preview = {key: value for key, value in RECALL.items() if key not in ("explain", "dry_run")}
     _, matrix, previewed = run(
@@ -156,8 +191,9 @@ def test_over_http_a_request_without_the_key_is_refused_before_its_body(game):
         )
         assert refused.status_code == 401
         assert error_of(refused)["field"] == "X-API-Key"
-    with pytest.raises(Exception):  # noqa: B017 - the SDK's client fails to connect
+    with pytest.raises(ExceptionGroup) as failed:  # the SDK's client cannot even start
         run(over_http(str(client.base_url), "wrong"))
+    assert [type(error) for error in leaves(failed.value)] == [MCPError]
     assert "/mcp" not in client.get("/openapi.json").json()["paths"]
 
 
@@ -200,6 +236,16 @@ def test_a_player_reaches_nothing_of_another_players_through_any_tool(game):
     assert tool_error(deleted)["type"] == "NotFoundError"
     after = client.get("/users/mumu/memories", headers=GAME, params={"kind": "event"}).json()
     assert after == mumus, "nothing of mumu's changed"
+
+    _, deleted = run(
+        over_http(base, "game"),
+        ("delete_memory", {"user_id": "mumu", "kind": "event", "memory_id": event}),
+    )
+    assert answer(deleted) == {"memory_type": "event", "memory_id": event, "status": "archived"}
+    after = client.get("/users/mumu/memories", headers=GAME, params={"kind": "event"}).json()
+    assert [item["memory_id"] for item in after["items"]] == [
+        item["memory_id"] for item in mumus["items"] if item["memory_id"] != event
+    ]
 
 
 def test_a_bad_argument_is_a_tool_error_naming_the_field(game):
@@ -289,3 +335,12 @@ def test_mcp_db_serves_the_store_itself_over_stdio(two_stores):
         "field": "limit",
     }
     assert answer(designer) == matrix
+
+
+def test_the_sdk_is_imported_only_when_mcp_is_served():
+    code = (
+        "import sys, rolemem, rolemem.service.app, rolemem.cli.main; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
