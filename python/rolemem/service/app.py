@@ -25,6 +25,7 @@ from .core.metrics import Metrics, TimedChatModel
 from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .core.settings import ServiceSettings
 from .core.state import Store
+from .mcp import http as mcp_http
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,8 @@ def create_app(
             if seconds
         ]
         try:
-            yield
+            async with mcp_endpoint.running():  # /mcp's tools call the routes above
+                yield
         finally:
             for schedule in schedules:
                 schedule.cancel()
@@ -182,6 +184,7 @@ def create_app(
         redoc_url=None,
     )
     game = include_routers(app, settings)
+    mcp_endpoint = mcp_http.install(app)  # before needs_key reads the routes
     errors.install(app)
     app.add_middleware(
         RequestGuard,

@@ -26,7 +26,7 @@ from .routes import (
 )
 
 GAME_GROUPS = (saves.router, users.router, query.router, recall.router, turn.router, admin.router)
-DESIGNER_GROUPS = (official.router, config.router, admin.designer)
+DESIGNER_GROUPS = (official.router, config.router, recall.designer, admin.designer)
 
 
 def include_routers(app: FastAPI, settings: ServiceSettings) -> list[Any]:
@@ -47,7 +47,8 @@ def include_routers(app: FastAPI, settings: ServiceSettings) -> list[Any]:
 
 def needs_key(app: FastAPI) -> Callable[[str], bool]:
     """Whether a request path needs a key: all but the routes outside the keyed routers
-    (probes, docs, console; none has a path parameter) and the static files."""
+    (probes, docs, console; none has a path parameter) and the static files; a route marked
+    `keyed` (/mcp) needs one."""
     from starlette.routing import Mount
 
     keyed = {id(router) for router in (*GAME_GROUPS, *DESIGNER_GROUPS)}
@@ -58,6 +59,8 @@ def needs_key(app: FastAPI) -> Callable[[str], bool]:
         if included is not None:
             if id(included) not in keyed:
                 open_paths.update(str(getattr(inner, "path", "")) for inner in included.routes)
+        elif getattr(route, "keyed", False):  # /mcp: keyed as the routes its tools call
+            continue
         elif isinstance(route, Mount):
             open_prefixes.append(f"{route.path}/")
         else:

@@ -179,8 +179,9 @@ class ExpandWordsResponse(Response):
     )
 
 
-class RecallRequest(Request):
-    """Character (designer) memory for one player input under a game context."""
+class RecallPreviewRequest(Request):
+    """A designer's preview of a recall: what the player's input would recall under a game
+    context, with why each entry is in or not; nothing recorded."""
 
     character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
@@ -198,6 +199,11 @@ class RecallRequest(Request):
     require_match: bool = field(
         "false: every unlocked entry, relevant or not.", True, default=True, strict=True
     )
+
+
+class RecallRequest(RecallPreviewRequest):
+    """Character (designer) memory for one player input under a game context."""
+
     explain: bool = field(
         "Also say, per entry, why it is or is not shown.", True, default=False, strict=True
     )
