@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,71 @@ def test_the_service_refuses_them_naming_the_field(game):
     assert (text_id.status_code, text_id.json()["error"]["field"]) == (422, "save_id")
     flag = client.post("/turn", json={**body, "role_id": 1, "dry_run": 0})
     assert (flag.status_code, flag.json()["error"]["field"]) == (422, "dry_run")
+
+
+PYTHON_GAME = """
+from rolemem_client import Client
+from rolemem_client.api.saves import append_lines_saves_save_id_lines_post as append
+from rolemem_client.api.saves import create_save_saves_post as create_save
+from rolemem_client.api.turn import turn_turn_post as turn
+from rolemem_client.models import (
+    ErrorBody, LineIn, LineInAttribute, LinesAppend, SaveCreate, TurnRequestType0,
+)
+
+client = Client(base_url=BASE, raise_on_unexpected_status=True)
+save = create_save.sync(client=client, body=SaveCreate(user_id="mumu", name="第一章"))
+lines = [
+    LineIn(attribute=LineInAttribute.USER, content="你好"),
+    LineIn(attribute=LineInAttribute.ASSISTANT, content="你好呀", role_id=1),
+]
+body = LinesAppend(lines=lines, user_id="mumu")
+appended = append.sync(client=client, save_id=save.save_id, body=body)
+# no dry_run, context, now or names: their defaults hold
+said = dict(save_id=save.save_id, role_id=1, message="我们去海边吧")
+prompt = turn.sync(client=client, body=TurnRequestType0(user_id="mumu", **said))
+other = turn.sync(client=client, body=TurnRequestType0(user_id="aya", **said))
+assert isinstance(other, ErrorBody)
+roles = [message.role.value for message in prompt.messages]
+print(roles, len(appended.line_ids), (other.error.type_, other.error.field))
+"""
+
+
+@pytest.fixture(scope="module")
+def generator() -> Path:
+    """openapi-python-client, the registry's generator (the `dev` extra installs it)."""
+    found = shutil.which("openapi-python-client", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip("openapi-python-client is not installed (pip install -e '.[dev]')")
+    return Path(found)
+
+
+def test_a_generated_python_client_plays_the_lifecycle(game, generator, tmp_path):
+    """The one endpoint it leaves out is the bulk import (no generator reads x-ndjson)."""
+    client, _, _ = game
+    (tmp_path / "openapi.json").write_text(json.dumps(client.get("/openapi.json").json()))
+    generated = subprocess.run(
+        [str(generator), "generate", "--path", "openapi.json", "--meta", "none"]
+        + ["--output-path", "rolemem_client"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert generated.returncode == 0, generated.stdout + generated.stderr
+    said = (generated.stdout + generated.stderr).splitlines()
+    skipped = [line for line in said if line.startswith("WARNING")]
+    assert skipped == [
+        "WARNING parsing POST /saves/{save_id}/import within saves. Endpoint will not be generated."
+    ]
+    base = repr(str(client.base_url).rstrip("/"))
+    played = subprocess.run(
+        [sys.executable, "-c", f"BASE = {base}\n" + PYTHON_GAME],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.strip() == (
+        "['system', 'user', 'assistant', 'user'] 2 ('SaveNotFoundError', 'save_id')"
+    )

@@ -9,6 +9,9 @@
 - Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
   would say the opposite, so they are strings of the pattern the service checks
   (schemas.common.NAIVE_TIME).
+- "Exactly one of" is a `oneOf` of whole objects: each branch carries every property of the
+  schema (openapi-python-client reads only the branches of a schema that also has
+  properties of its own; openapi-typescript reads both alike).
 - Text in a request body holds no NUL and no lone surrogate (the request guard refuses both
   anywhere in a body, keys included: PostgreSQL's text holds neither), so every string and
   every free-form object's keys in a request schema say so in a pattern.
@@ -58,6 +61,7 @@ def shaped_document(document: dict[str, Any], *, keyed: bool = True) -> dict[str
                 field["description"] = f"{field.get('description', '')} Default: {default}."
     for name in sorted(requests):
         _storable(schemas[name])
+        _whole_branches(schemas[name], name, schemas)
     for operation in _operations(document):
         for content in operation.get("requestBody", {}).get("content", {}).values():
             _storable(content.get("schema", {}))
@@ -105,6 +109,56 @@ def _storable(schema: Any) -> None:
     elif isinstance(schema, list):
         for value in schema:
             _storable(value)
+
+
+def _whole_branches(schema: dict[str, Any], name: str, schemas: dict[str, Any]) -> None:
+    """`properties` + `oneOf: [partial branches]` as `oneOf: [whole objects]`: the same
+    values (P and (B1 xor B2) is (P and B1) xor (P and B2)), each branch's properties the
+    schema's, narrowed to the type the branch names. A property holding an object of its
+    own becomes a component both branches name (a generator would make it twice)."""
+    branches = schema.get("oneOf")
+    if not (isinstance(branches, list) and "properties" in schema):
+        return
+    properties, required = schema.pop("properties"), schema.pop("required", [])
+    for field, prop in properties.items():
+        if "object" in json.dumps([option.get("type") for option in prop.get("anyOf", [prop])]):
+            component = name + "".join(part.title() for part in field.split("_"))
+            schemas[component] = prop
+            properties[field] = {"$ref": _REF + component}
+    extra = schema.pop("additionalProperties", None)
+    whole = []
+    for branch in branches:
+        merged = {
+            name: _narrowed(prop, branch.get("properties", {}).get(name))
+            for name, prop in properties.items()
+        }
+        shaped: dict[str, Any] = {
+            "type": "object",
+            "properties": merged,
+            "required": sorted({*required, *branch.get("required", [])}),
+        }
+        if extra is not None:
+            shaped["additionalProperties"] = extra
+        whole.append(shaped)
+    schema.pop("type", None)
+    schema["oneOf"] = whole
+
+
+def _narrowed(prop: dict[str, Any], branch: dict[str, Any] | None) -> dict[str, Any]:
+    """`prop` where the branch says only its type: the option of that type (null: none)."""
+    if branch is None:
+        return prop
+    kind = branch.get("type")
+    keep = {k: v for k, v in prop.items() if k in ("title", "description", "examples")}
+    options = prop.get("anyOf", [prop])
+    for option in options:
+        types = option.get("type")
+        if types == kind or (isinstance(types, list) and kind in types):
+            narrowed = {**option, **keep, "type": kind}
+            if kind == "null":
+                return {"type": "null", **keep}
+            return narrowed
+    return {**keep, **branch}
 
 
 def _nullable_as_type(schema: dict[str, Any]) -> None:

@@ -271,7 +271,7 @@ class OfficialExport(Response):
     entities: list[dict[str, Any]] = field("Its official entities.", [])
 
 
-class Imported(Response):
+class OfficialImported(Response):
     events: int = field("Events added.", 2)
     entities: int = field("Entities added.", 1)
 

@@ -18,12 +18,12 @@ from ...schemas.memories import (
     CreatedEntity,
     CreatedEvent,
     Edited,
-    Imported,
     MemoryKind,
     OfficialEntity,
     OfficialEvent,
     OfficialExport,
     OfficialImport,
+    OfficialImported,
     OfficialMemoryEdit,
 )
 
@@ -55,7 +55,7 @@ async def export_official(request: Request, agent_id: AgentId) -> Any:
 
 @router.post(
     "/official/import",
-    response_model=Imported,
+    response_model=OfficialImported,
     summary="Import official memories",
     description="Add an agent's official events and entities (the export's shape), all or "
     "nothing; events are embedded first, apart from requests and outside any lock.",
