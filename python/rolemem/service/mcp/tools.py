@@ -112,6 +112,18 @@ def _body(operation: dict[str, Any], components: dict[str, Any]) -> dict[str, An
     return dict(schema)
 
 
+def _fields(body: dict[str, Any]) -> dict[str, Any]:
+    """The body's fields: its properties, or (a `oneOf` of whole objects, as the service's
+    document writes "exactly one of") every branch's, each as the branch that does not
+    null it says."""
+    fields = dict(body.get("properties", {}))
+    for branch in body.get("oneOf", []):
+        for name, field in branch.get("properties", {}).items():
+            if name not in fields or fields[name].get("type") == "null":
+                fields[name] = field
+    return fields
+
+
 def input_schema(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
     """The tool's arguments as one JSON Schema object: the route's parameters and its body's
     fields, the components they refer to under $defs."""
@@ -129,7 +141,7 @@ def input_schema(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
     schema = {"type": "object"}
     body = _body(operation, components)
     if body is not None:
-        properties.update(body.get("properties", {}))
+        properties.update(_fields(body))
         required.extend(body.get("required", []))
         # what else the body says of itself (e.g. "exactly one of" as oneOf)
         schema.update(
