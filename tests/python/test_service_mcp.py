@@ -344,3 +344,25 @@ def test_the_sdk_is_imported_only_when_mcp_is_served():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_turn_prompt_lists_its_fields_and_exactly_one_character(tmp_path):
+    """The document writes "exactly one of" as a oneOf of whole objects; the tool's schema
+    lists every field and keeps the rule."""
+    import jsonschema
+
+    from rolemem.service.app import create_app
+    from rolemem.service.mcp.tools import TOOLS, input_schema
+
+    document = create_app(str(tmp_path / "unused.duckdb"), embedder=None).openapi()
+    (tool,) = [tool for tool in TOOLS if tool.name == "turn_prompt"]
+    schema = input_schema(document, tool)
+    assert {"save_id", "user_id", "message", "role_id", "script_role_id"} <= set(
+        schema["properties"]
+    )
+    said = {"save_id": 2, "user_id": "mumu", "message": "你好"}
+    jsonschema.validate({**said, "role_id": 1}, schema)
+    jsonschema.validate({**said, "script_role_id": "7", "character_id": "qiyu"}, schema)
+    for refused in (said, {**said, "role_id": 1, "script_role_id": "7"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(refused, schema)
