@@ -31,26 +31,13 @@ from typing import Any
 import psycopg
 
 from rolemem.cli import main as rolemem
+from rolemem.schema import citus
 from rolemem.testing.citus import CitusCluster, build_citus
 
 REPO = Path(__file__).resolve().parents[1]
 
 # 1. today's schema: what each table would be on Citus
-PLAYER_TABLES = (
-    "save",
-    "line",
-    "memory_entity",
-    "memory_event",
-    "memory_event_term",
-    "memory_event_embedding",
-    "memory_recall_log",
-    "memory_extraction_batch",
-    "memory_extracted_line",
-    "memory_loop_state",
-    "memory_archive",
-    "memory_maintenance_run",
-    "rolemem_idempotency",
-)
+PLAYER_TABLES = citus.PLAYER_TABLES  # the schema's own list (rolemem.schema.citus)
 REFERENCE_TABLES = (
     "role",
     "character_attributes",

@@ -34,6 +34,12 @@ class OwnerlessSaveError(ForbiddenError):
     before players reach it (or the service is told the game keeps ownership itself)."""
 
 
+class PlayerRequiredError(RolememError, ValueError):
+    """A row without its player (`user_id`) on a database sharded by player (Citus), where
+    every save, line and memory belongs to one: ownerless saves and official memories are not
+    stored there."""
+
+
 class BusyError(RolememError):
     """The work did not fit its time budget or queue; nothing was changed, try again."""
 

@@ -165,6 +165,13 @@ def _not_the_roles_character(game: Game) -> httpx.Response:
     )
 
 
+def _role_without_a_character(game: Game) -> httpx.Response:
+    role = game.post("/roles", {"name": "路人"})["role_id"]
+    save, _ = game.save_with_a_line()
+    body = {"save_id": save, "user_id": "mumu", "role_id": role, "message": "你好"}
+    return game.client.post("/turn", headers=KEY, json=body)
+
+
 def _delete_a_forked_save(game: Game) -> httpx.Response:
     save, line = game.save_with_a_line()
     game.post("/saves", {"user_id": "mumu", "from_line_id": line})
@@ -226,6 +233,10 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
         "/users/mumu/memories/event/999999", headers=KEY, json={"is_pinned": True}
     ),
     "no such route": lambda game: game.client.get("/no/such/route", headers=KEY),
+    "no designer config for the character": lambda game: game.client.get(
+        "/config/nobody", headers=DESIGNER
+    ),
+    "a role without the `character_id`": _role_without_a_character,
     "an id already taken": _taken_id,
     "an `Idempotency-Key` reused with another body": _reused_key,
     "a regenerate whose tip is not a reply": _regenerate_a_player_line,

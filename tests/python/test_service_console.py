@@ -128,9 +128,13 @@ def test_the_unlock_matrix_route_answers_the_mart(client):
     game = client.get("/config/qiyu/unlock_matrix", headers={"X-API-Key": "game"})
     assert game.status_code == 401  # a designer route
     unknown = client.get("/config/nobody/unlock_matrix", headers={"X-API-Key": "designer"})
-    assert unknown.status_code == 400
+    assert unknown.status_code == 404
     assert unknown.json() == {
-        "error": {"type": "ConfigError", "message": "no config for character 'nobody'"}
+        "error": {
+            "type": "CharacterNotFoundError",
+            "message": "no config for character 'nobody'",
+            "field": "character_id",
+        }
     }
 
 

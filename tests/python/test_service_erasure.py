@@ -83,6 +83,12 @@ def play(client, llm, player: str) -> dict:
     answer = append(client, save, player, [("好看", "谢谢")], "2024-05-01T20:05:00", "beach")
     assert answer["extraction"] == "scheduled"
     wait_for_batch(client, save, player)
+    # no character named: the one the loop observed last on the save
+    named, unnamed = (
+        client.get(f"/saves/{save}/memory_status", headers=KEY, params=params).json()
+        for params in ({"user_id": player, "agent_id": "qiyu", "role_id": 1}, {"user_id": player})
+    )
+    assert unnamed == named and named["watermark_line_id"] is not None
     keyed = {"user_id": player, "lines": [{"attribute": "user", "content": said(player, "重试")}]}
     first = post(client, f"/saves/{save}/lines", keyed, **{"Idempotency-Key": "k-1"})
     assert post(client, f"/saves/{save}/lines", keyed, **{"Idempotency-Key": "k-1"}) == first

@@ -200,9 +200,9 @@ def test_bob_reaches_nothing_of_alices_through_any_field(game, alice):
             "observe": {**OBSERVE, "user_id": "alice", "scene": "library"},
         },
     )
-    assert mixed.status_code == 400
+    assert mixed.status_code == 409
     assert error_of(mixed) == {
-        "type": "RolememError",
+        "type": "ConflictError",
         "message": "observe.user_id must be the request's user_id (the save's player)",
         "field": "observe.user_id",
     }

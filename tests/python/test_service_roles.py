@@ -117,18 +117,16 @@ def test_a_role_without_a_character_keeps_the_character_id_required(game, roles)
     client, _, _ = game
     neither = roles["neither"]["role_id"]
     answer = _turn(client, role_id=neither)
-    assert answer.status_code == 422
+    assert answer.status_code == 409  # the stored role lacks it
     assert error_of(answer) == {
-        "type": "ValidationError",
-        "message": "character_id: is required: give it, or the role's character_id "
-        f"(POST /roles): role {neither} has none",
+        "type": "ConflictError",
+        "message": f"role {neither} has no character_id: give character_id",
         "field": "character_id",
     }
     answer = _turn(client, script_role_id="7")
-    assert answer.status_code == 422
+    assert answer.status_code == 422  # the schema requires it with a script_role_id
     assert error_of(answer)["message"] == (
-        "character_id: is required: give it, or the role's character_id (POST /roles): a "
-        "script NPC has no role"
+        "character_id: is required: give it: a script NPC has no role"
     )
     # given, as before roles carried it: the same prompt as the role that carries it
     given = _turn(client, role_id=neither, character_id="qiyu")
@@ -155,13 +153,19 @@ def test_memory_status_needs_only_the_role(game):
     )
     assert answer.status_code == 409
     assert error_of(answer)["field"] == "agent_id"
-    answer = client.get("/saves/2/memory_status", headers=KEY, params={"script_role_id": "7"})
-    assert answer.status_code == 422
+    # a character not fully named: the one the loop observed last among those named
+    answer = client.get(
+        "/saves/2/memory_status", headers=KEY, params={"script_role_id": "7", "user_id": "mumu"}
+    )
+    assert answer.status_code == 404
     assert error_of(answer) == {
-        "type": "ValidationError",
-        "message": "agent_id: is required: give it, or the role_id of a role with an agent_id",
+        "type": "NotFoundError",
+        "message": "the memory loop has not observed save 2: give agent_id with role_id or "
+        "script_role_id",
         "field": "agent_id",
     }
+    unnamed = client.get("/saves/2/memory_status", headers=KEY, params={"user_id": "mumu"})
+    assert (unnamed.status_code, error_of(unnamed)) == (404, error_of(answer))
 
 
 def _lines(said: str, reply: str, role_id: int) -> list[dict]:
@@ -217,11 +221,11 @@ def test_an_observe_agent_that_is_not_the_roles_writes_nothing(game, roles):
         ),
         (
             {"role_id": roles["neither"]["role_id"]},
-            422,
+            409,
             {
-                "type": "ValidationError",
-                "message": "observe.agent_id: is required: give it, or the role's agent_id "
-                f"(POST /roles): role {roles['neither']['role_id']} has none",
+                "type": "ConflictError",
+                "message": f"role {roles['neither']['role_id']} has no agent_id: give "
+                "observe.agent_id",
                 "field": "observe.agent_id",
             },
         ),

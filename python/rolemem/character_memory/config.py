@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RolememError
+from ..errors import NotFoundError, RolememError
 
 # kind in the designer document -> (seed table, group column, entry_kind in SQL)
 KINDS = {
@@ -110,6 +110,10 @@ _RULE_KEYS = {
 
 class ConfigError(RolememError, ValueError):
     """Designer config that cannot be loaded; the message names file, entry and field."""
+
+
+class CharacterNotFoundError(ConfigError, NotFoundError):
+    """No designer config for the character asked for (a 404 over HTTP)."""
 
 
 class ConfigWarning(UserWarning):
@@ -280,7 +284,9 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
     """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
     known = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
     if character_id not in known:
-        raise ConfigError(f"no config for character {character_id!r}; configured: {known}")
+        raise CharacterNotFoundError(
+            f"no config for character {character_id!r}; configured: {known}", field="character_id"
+        )
     document: dict[str, Any] = {"character_id": character_id}
     for kind, (table, group_column, _) in KINDS.items():
         groups: dict[str, list[dict[str, Any]]] = {}

@@ -26,6 +26,7 @@ from .config import (
     JSON_COLUMNS,
     SEED_COLUMNS,
     CharacterConfig,
+    CharacterNotFoundError,
     ConfigError,
     parse_designer_json,
 )
@@ -148,7 +149,9 @@ class CharacterMemory:
         self.character_id = character_id
         self.library = library or CharacterLibrary(db, config=config, character_id=character_id)
         if character_id not in self.library.characters:
-            raise ConfigError(f"no config for character {character_id!r}")
+            raise CharacterNotFoundError(
+                f"no config for character {character_id!r}", field="character_id"
+            )
         self.limits = dict(self.library.default_limits)
         self.limits.update(self._check_limits(limits or {}))
         self._sessions: dict[str, RecallSession] = {}

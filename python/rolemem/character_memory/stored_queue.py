@@ -1,7 +1,8 @@
 """The sticky recall queue of one save x character kept in the store (table
 character_recall_queue), so every service process sharing a database, and a restart, continue
 the same countdown. One read before the recall and one upsert after it (none for a dry run):
-the statements are macros read_recall_queue and writes/write_recall_queue."""
+the statements are macros read_recall_queue and writes/update_recall_queue (else
+write_recall_queue)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..sql.project import render_macro, write_sql
+from ..sql.project import render_macro, update_else_upsert
 from .recall import CharacterMemory, RecallResult, recall_turn
 
 
@@ -68,7 +69,12 @@ class StoredRecallSession:
                     "queue": json.dumps(queue, separators=(",", ":")),
                     "now": datetime.now(),
                 }
-                self.store.run_all(
-                    [(write_sql("write_recall_queue", engine=self.store.name), values)]
-                )
+                with self.store.transaction() as cur:
+                    update_else_upsert(
+                        cur,
+                        "update_recall_queue",
+                        "write_recall_queue",
+                        values,
+                        engine=self.store.name,
+                    )
         return result

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..engines import engine_name, reading
 from ..sql.project import compose
-from .config import KINDS, ConfigError
+from .config import KINDS, CharacterNotFoundError
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
 
@@ -33,5 +33,7 @@ def unlock_matrix(db: Any, character_id: str) -> list[dict[str, Any]]:
         names = [column[0] for column in result.description]
         rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
     if not rows:
-        raise ConfigError(f"no config for character {character_id!r}")
+        raise CharacterNotFoundError(
+            f"no config for character {character_id!r}", field="character_id"
+        )
     return rows

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
-from . import import_chat
+from . import import_chat, mcp_stdio
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
@@ -156,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _loop_commands(commands)
     import_chat.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
+    mcp_stdio.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
 
     snapshot = commands.add_parser(
         "snapshot",
@@ -186,9 +187,11 @@ Routes (OpenAPI at /docs and /redoc, offline):
   player memories  GET /users/{id}/memories|timeline|archive|export,
                    PATCH|DELETE /users/{id}/memories/{kind}/{memory_id}, POST /users/{id}/forget
   designers        GET /official/{agent}, POST /official/import|events|entities,
-                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id}
+                   PATCH|DELETE /official/{kind}/{id}, POST /config/import, GET /config/{id},
+                   POST /recall_preview
   service          GET /health, /ready (no key), GET /status, POST /snapshot,
                    POST /admin/maintenance, /admin/webhooks/replay
+  MCP              /mcp: the tools of `rolemem mcp` over streamable HTTP, keyed as above
 
 Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
 routes take --designer-key when set. --keys FILE adds named keys, each with a role (game,
@@ -630,6 +633,15 @@ def _import_chat(args: argparse.Namespace) -> None:
     _print_json(import_chat.run(args, store))
 
 
+def _mcp(args: argparse.Namespace) -> None:
+    def store() -> str:
+        from ..engines.postgres_setup import is_postgres_url
+
+        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
+
+    mcp_stdio.run(args, store)
+
+
 def _existing_db(args: argparse.Namespace) -> str:
     from pathlib import Path
 
@@ -673,13 +685,14 @@ def _init_db(args: argparse.Namespace) -> None:
             raise RolememError("give --demo or --copy-from, not both")
         if not Path(args.copy_from).is_file():
             raise RolememError(f"{args.copy_from}: no such database file")
-        init_database(path, store=args.copy_from)
+        left_out = init_database(path, store=args.copy_from)
         print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
+        _say_left_out(left_out)
         return
     if args.demo:
         from ..testing.demo_data import load_demo_into
 
-        load_demo_into(path)
+        _say_left_out(load_demo_into(path))
     elif is_postgres_url(path):
         init_database(path)
     else:
@@ -692,6 +705,15 @@ def _init_db(args: argparse.Namespace) -> None:
         create_memory_tables(engine)
         engine.dispose()
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
+
+
+def _say_left_out(count: int) -> None:
+    if count:
+        print(
+            f"{count} rows without a player (official memories) left out: a database sharded "
+            "by player (Citus) stores players' rows only",
+            file=sys.stderr,
+        )
 
 
 def _memory(args: argparse.Namespace) -> None:
@@ -1130,6 +1152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": _serve,
             "snapshot": _snapshot,
             "import-chat": _import_chat,
+            "mcp": _mcp,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         import os

@@ -12,11 +12,15 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import LineError, RolememError
+from ..errors import LineError, PlayerRequiredError, RolememError
 from ..sql.project import render_macro
 
 NAME = "postgres"
 _RAISED_PREFIX = "rolemem: "
+_PLAYER_REQUIRED = (
+    "user_id is required: this database shards every save, line and memory by its player "
+    "(Citus), so a save without a player or an official memory is not stored here"
+)
 # tries of one statement the server chose as a deadlock's victim
 _STATEMENT_ATTEMPTS = 3
 # DuckDB column types of the tables rolemem copies over (config-derived tables)
@@ -162,6 +166,11 @@ def _raised(error: type[RolememError]) -> Iterator[None]:
         if message.startswith(_RAISED_PREFIX):
             raise error(message[len(_RAISED_PREFIX) :]) from None
         raise
+    except (psycopg.errors.NotNullViolation, psycopg.errors.NullValueNotAllowed) as exc:
+        # Citus: a row without its player (user_id NOT NULL, the distribution column)
+        if exc.diag.column_name == "user_id" or "partition column" in str(exc):
+            raise PlayerRequiredError(_PLAYER_REQUIRED, field="user_id") from None
+        raise
 
 
 class _Cursor:
@@ -213,6 +222,10 @@ class PostgresEngine:
             con.execute(f"create schema if not exists {schema}")
             con.execute(f"set local search_path to {search_path}")
             con.execute(render_macro("create_rolemem_raise", engine=NAME))
+            citus = con.execute("select 1 from pg_extension where extname = 'citus'")
+            # a database sharded by player (schema.citus): the config copies are reference
+            # tables, and plans are Citus's (it plans a generic plan only on its fast path)
+            self.citus = citus.fetchone() is not None
         self.url = url
         self.schema = schema
         # what a write that met another transaction raises (the caller may retry it): a
@@ -223,6 +236,7 @@ class PostgresEngine:
             psycopg.errors.SerializationFailure,
             psycopg.errors.UniqueViolation,
         )
+        plans = "auto" if self.citus else "force_generic_plan"
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -231,7 +245,8 @@ class PostgresEngine:
                 "autocommit": True,
                 "prepare_threshold": 0,
                 # a generic plan, cached: per-call planning is what PostgreSQL is here to save
-                "options": f"-c search_path={search_path} -c plan_cache_mode=force_generic_plan",
+                # (on Citus, its own choice: it refuses generic plans off its fast path)
+                "options": f"-c search_path={search_path} -c plan_cache_mode={plans}",
             },
             configure=_configure,
             open=True,
@@ -372,6 +387,10 @@ class PostgresEngine:
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
             # one process at a time: several service processes start with the same copies
             cur.execute("select pg_advisory_xact_lock(hashtext('rolemem.replace_tables'))")
+            if self.citus:  # tables made, filled and analysed in one transaction: one
+                # connection a node, the coordinator's copy written through it as the others
+                cur.execute("set local citus.multi_shard_modify_mode to 'sequential'")
+                cur.execute("set local citus.enable_local_execution to off")
             for name in names:
                 columns = source.execute(
                     "select column_name, data_type from duckdb_columns() "
@@ -407,6 +426,8 @@ class PostgresEngine:
                             ),
                         )
                     )
+                    if self.citus:  # every worker joins it to a player's rows
+                        cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
                 selected = ", ".join(
                     f'cast("{column}" as varchar)' if kind == "JSON" else f'"{column}"'
                     for column, kind in columns

@@ -7,9 +7,11 @@ continues after the copied keys, so the game's next insert does not collide."""
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ..errors import PlayerRequiredError
 
 # a store's tables (what the demo loader writes), in an order that satisfies the foreign keys
 _STORE_TABLES = (
@@ -36,13 +38,16 @@ def _sqlalchemy_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def init_database(url: str, *, store: str | Path | None = None) -> None:
-    """Create rolemem's tables on the database at `url` if missing. `store`: recreate them (keys
-    restart at 1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo`
-    copies the demo store this way)."""
+def init_database(url: str, *, store: str | Path | None = None) -> int:
+    """Create rolemem's tables on the database at `url` if missing; on a database with the
+    citus extension, in Citus's shape (schema.citus). `store`: recreate them (keys restart at
+    1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo` copies the
+    demo store this way). Returns how many of the store's rows were left out: on Citus, its
+    official memories (rows without a player)."""
     import sqlalchemy as sa
 
     from ..schema import create_all, drop_all
+    from ..schema.citus import has_citus, shape_for_citus
     from ..schema.memory import create_memory_tables, drop_memory_tables
 
     engine = sa.create_engine(_sqlalchemy_url(url))
@@ -52,23 +57,43 @@ def init_database(url: str, *, store: str | Path | None = None) -> None:
             drop_all(engine)
         create_all(engine)
         create_memory_tables(engine)
-        if store is not None:
-            _copy_store(engine, store)
+        with engine.begin() as connection:
+            citus = has_citus(connection)
+            if citus:
+                shape_for_citus(connection)
+        return _copy_store(engine, store, citus=citus) if store is not None else 0
     finally:
         engine.dispose()
 
 
-def _copy_store(engine: Any, path: str | Path) -> None:
+def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     """A DuckDB store's rows copied into the (empty) tables in one transaction; then every key
-    sequence is set past the copied keys and the tables are vacuumed and analysed."""
+    sequence is set past the copied keys and the tables are vacuumed and analysed. On Citus
+    its saves must have players (PlayerRequiredError), and rows without a player (official
+    memories) are left out: how many is returned."""
     import duckdb
     import sqlalchemy as sa
 
     from ..schema import APP_TABLES, CONFIG_TABLES
+    from ..schema.citus import PLAYER_TABLES
     from ..schema.memory import MEMORY_TABLES
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
-        copy_rows(source, connection.connection.dbapi_connection.cursor(), _STORE_TABLES)
+        owned: dict[str, str] = {}
+        if citus:
+            (ownerless,) = source.execute(
+                "select count(*) from save where user_id is null"
+            ).fetchone() or (0,)
+            if ownerless:
+                raise PlayerRequiredError(
+                    f"{path}: {ownerless} saves have no player (user_id), which a database "
+                    "sharded by player (Citus) cannot store",
+                    field="user_id",
+                )
+            owned = {table: "user_id is not null" for table in PLAYER_TABLES}
+        left_out = copy_rows(
+            source, connection.connection.dbapi_connection.cursor(), _STORE_TABLES, owned
+        )
         for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
             for column in table.columns:
                 if isinstance(column.default, sa.Sequence):
@@ -81,17 +106,27 @@ def _copy_store(engine: Any, path: str | Path) -> None:
     # (recall reads a player's postings from their index alone), outside any transaction
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql(f"vacuum (analyze) {', '.join(_STORE_TABLES)}")
+    return left_out
 
 
-def copy_rows(source: Any, cursor: Any, tables: Sequence[str]) -> None:
+def copy_rows(
+    source: Any, cursor: Any, tables: Sequence[str], where: Mapping[str, str] | None = None
+) -> int:
     """Every row of `tables` of the DuckDB connection `source` appended to the same tables
-    through the psycopg `cursor` (COPY, column by name; the caller's transaction)."""
+    through the psycopg `cursor` (COPY, column by name; the caller's transaction). `where`: a
+    table's condition on the rows to copy (rolemem's own text); returns how many it left out."""
+    left_out = 0
     for table in tables:
-        result = source.execute(f"select * from {table}")
+        condition = (where or {}).get(table)
+        if condition:
+            counted = source.execute(f"select count(*) from {table} where not ({condition})")
+            left_out += (counted.fetchone() or (0,))[0]
+        result = source.execute(f"select * from {table} where {condition or 'true'}")
         columns = ", ".join(column[0] for column in result.description)
         with cursor.copy(f"copy {table} ({columns}) from stdin") as copy:
             for row in result.fetchall():  # fixed-size arrays (vectors) come back as tuples
                 copy.write_row([list(v) if isinstance(v, tuple) else v for v in row])
+    return left_out
 
 
 def dbt_environment(url: str) -> dict[str, str]:

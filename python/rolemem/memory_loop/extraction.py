@@ -15,7 +15,7 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import message_spans
-from ..sql.project import write_sql
+from ..sql.project import update_else_upsert, write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
 from .reports import _AlreadyExtracted, _state_params, event_times
@@ -132,9 +132,12 @@ class _Extraction(_LoopBase):
             raise _AlreadyExtracted(batch["batch_key"])
         events = self.memory.write_events(cur, event_rows, vectors, merge=True)
         entities = [self.memory.write_entity(cur, params) for params in entity_params]
-        cur.execute(
-            write_sql("upsert_loop_state", engine=self.memory.store.name),
+        update_else_upsert(
+            cur,
+            "update_loop_state",
+            "upsert_loop_state",
             _state_params(state, keep_scene=keep_scene, extracted=True),
+            engine=self.memory.store.name,
         )
         return events, entities
 

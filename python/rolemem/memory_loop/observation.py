@@ -13,7 +13,7 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import int_or_none
-from ..sql.project import write_sql
+from ..sql.project import update_else_upsert
 from .extraction import _Extraction
 from .reports import ObserveReport, _state_params, observed_target
 
@@ -74,9 +74,12 @@ class _Observation(_Extraction):
             }
             if not batches:
                 with self.memory.store.transaction() as cur:
-                    cur.execute(
-                        write_sql("upsert_loop_state", engine=self.memory.store.name),
+                    update_else_upsert(
+                        cur,
+                        "update_loop_state",
+                        "upsert_loop_state",
                         _state_params(state, keep_scene=scene is None),
+                        engine=self.memory.store.name,
                     )
                 return report
             if self.llm is None:
@@ -148,9 +151,12 @@ class _Observation(_Extraction):
                 "now": datetime.now(),
             }
             with self.memory.store.transaction() as cur:
-                cur.execute(
-                    write_sql("upsert_loop_state", engine=self.memory.store.name),
+                update_else_upsert(
+                    cur,
+                    "update_loop_state",
+                    "upsert_loop_state",
                     _state_params(state, keep_scene=scene is None),
+                    engine=self.memory.store.name,
                 )
         return {
             "target_key": target_key,

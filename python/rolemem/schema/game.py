@@ -213,7 +213,18 @@ def create_all(engine: sa.Engine) -> None:
     add_columns(engine, _ADDED_COLUMNS)
     create_postgres_indexes(engine, _POSTGRES_INDEXES)
     with engine.begin() as connection:
-        connection.exec_driver_sql(write_sql("fill_missing_owners", "line", "save_id", "save"))
+        # on Citus user_id is NOT NULL (the shard key: schema.citus), and never updated
+        if not has_citus(connection):
+            connection.exec_driver_sql(write_sql("fill_missing_owners", "line", "save_id", "save"))
+
+
+def has_citus(connection: Any) -> bool:
+    """Whether the database (a SQLAlchemy connection) has the citus extension: rolemem's
+    tables then take the shape of schema.citus."""
+    if connection.dialect.name != "postgresql":
+        return False
+    found = connection.exec_driver_sql("select 1 from pg_extension where extname = 'citus'")
+    return found.first() is not None
 
 
 def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> None:

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
 from ..sql.project import write_sql
-from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables
+from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables, has_citus
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -337,8 +337,11 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     add_columns(engine, _ADDED_COLUMNS)
     with engine.begin() as connection:
-        # postings written before they carried their event's owner get it (none once done)
-        connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
+        citus = has_citus(connection)
+        # postings written before they carried their event's owner get it (none once done;
+        # none on Citus, where the owner is NOT NULL and never updated: schema.citus)
+        if not citus:
+            connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
         # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
         vector = f"real[{int(embedding_dim)}]"
         # user_id: the event's player (null: an official event), the shard key on Citus
@@ -360,6 +363,8 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
             "applied_at timestamp default current_timestamp)"
         )
     create_postgres_indexes(engine, _POSTGRES_INDEXES)
+    if citus:
+        return
     with engine.begin() as connection:
         connection.exec_driver_sql(
             write_sql("fill_missing_owners", "memory_event_embedding", "event_id", "memory_event")

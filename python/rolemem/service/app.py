@@ -28,6 +28,7 @@ from .core.quotas import Buckets, Rate
 from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .core.settings import ServiceSettings
 from .core.state import Store
+from .mcp import http as mcp_http
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,8 @@ def create_app(
             if seconds
         ]
         try:
-            yield
+            async with mcp_endpoint.running():  # /mcp's tools call the routes above
+                yield
         finally:
             for schedule in schedules:
                 schedule.cancel()
@@ -194,6 +196,7 @@ def create_app(
     app.state.keys = ring
     player_rate, key_rate = settings.player_rate, settings.key_rate
     include_routers(app, keyed=ring.keyed, limited=bool(player_rate or key_rate))
+    mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
     app.add_middleware(
         RequestGuard, max_body_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout

@@ -108,6 +108,16 @@ def write_sql(name: str, *args: Hashable, engine: str = "duckdb") -> str:
     return f"{head}\n{textwrap.dedent(rest)}" if rest else head
 
 
+def update_else_upsert(
+    cur: Any, update: str, upsert: str, params: Mapping[str, Any], *, engine: str
+) -> None:
+    """Write a row with the write macros `update` (answering the rows it changed) and, when
+    it changed none, `upsert` (same parameters), in the caller's transaction: an upsert
+    costs DuckDB several times an update, and the row is nearly always there."""
+    if not cur.execute(write_sql(update, engine=engine), params).fetchall():
+        cur.execute(write_sql(upsert, engine=engine), params)
+
+
 def render_model(
     name: str, relations: Mapping[str, str], variables: Mapping[str, Any], engine: str = "duckdb"
 ) -> str:

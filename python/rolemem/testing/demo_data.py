@@ -89,18 +89,19 @@ def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str
     return save
 
 
-def load_demo_into(db: str) -> None:
+def load_demo_into(db: str) -> int:
     """The demo into `db`: a DuckDB file (`load_demo`) or a PostgreSQL URL (the demo built in a
-    scratch DuckDB file, then copied in; keys restart at 1)."""
+    scratch DuckDB file, then copied in; keys restart at 1). Returns how many rows were left
+    out (on Citus, the official memories: `init_database`)."""
     from ..engines.postgres_setup import init_database, is_postgres_url
 
     if not is_postgres_url(db):
         load_demo(db)
-        return
+        return 0
     with tempfile.TemporaryDirectory(prefix="rolemem-demo-") as scratch:
         path = str(Path(scratch) / "demo.duckdb")
         load_demo(path)
-        init_database(db, store=path)
+        return init_database(db, store=path)
 
 
 def load_demo(path: str) -> None:

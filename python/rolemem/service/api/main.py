@@ -37,7 +37,7 @@ GAME_GROUPS = (
     turn.router,
     admin.router,
 )
-DESIGNER_GROUPS = (official.router, config.router)
+DESIGNER_GROUPS = (official.router, config.router, recall.designer)
 # route group (core/keys.py's GROUPS) -> its routers
 ROUTE_GROUPS: Mapping[str, tuple[APIRouter, ...]] = {
     "game": GAME_GROUPS,
@@ -65,14 +65,18 @@ def include_routers(app: FastAPI, *, keyed: bool, limited: bool) -> None:
 def route_groups(app: FastAPI) -> RouteOf:
     """The group of the route that takes a request (as Starlette picks it: the first full
     match, else the first partial one, a 405) and its path parameters; OPEN for the routes
-    outside the groups (probes, docs, console, static files); None when no route takes it."""
+    outside the groups (probes, docs, console, static files); None (any key) when no route
+    takes it, or for a route marked `keyed` (/mcp: each of its tools' calls is then a request
+    of its own route, checked here too)."""
     groups = {id(router): group for group, routers in ROUTE_GROUPS.items() for router in routers}
 
     def group_of(scope: Scope) -> tuple[str | None, Mapping[str, Any]]:
         partial: tuple[str | None, Mapping[str, Any]] | None = None
         for route in app.router.routes:
             included = getattr(route, "original_router", None)  # FastAPI's included router
-            group = OPEN if included is None else groups.get(id(included), OPEN)
+            group: str | None = OPEN if included is None else groups.get(id(included), OPEN)
+            if getattr(route, "keyed", False):
+                group = None
             for candidate in (route,) if included is None else included.routes:
                 match, child = candidate.matches(scope)
                 if match == Match.FULL:

@@ -145,4 +145,22 @@ def install(app: FastAPI) -> None:
         )
         if exc.headers:
             response.headers.update(exc.headers)
+        if exc.status_code == 405:
+            response.headers["Allow"] = allowed_methods(request)
         return response
+
+
+def allowed_methods(request: Request) -> str:
+    """The methods of every route the path names, where Starlette lists only the first
+    route's: GET and DELETE share /saves/{id} as two routes. A fixed path (POST
+    /official/events) names only its own routes, never a template it also matches
+    (GET /official/{agent_id})."""
+    path = request.url.path
+    matching = [
+        route
+        for route in request.app.routes
+        if getattr(route, "methods", None) and route.path_regex.fullmatch(path)
+    ]
+    fixed = [route for route in matching if not route.param_convertors]
+    methods = {method for route in fixed or matching for method in route.methods}
+    return ", ".join(sorted(methods))

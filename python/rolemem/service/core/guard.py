@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -56,13 +57,20 @@ class _NotANumber:
     """Where the JSON said NaN, Infinity or a number too large for a double: found by the walk,
     so the error can name the field."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(
+        self, text: str, why: str = "is not a finite number (NaN and infinity are refused)"
+    ) -> None:
         self.text = text
+        self.why = why
 
 
 def _finite(text: str) -> float | _NotANumber:
     value = float(text)
-    return value if math.isfinite(value) else _NotANumber(text)
+    if not math.isfinite(value):
+        return _NotANumber(text)
+    if value != 0 and abs(value) < sys.float_info.min:  # PostgreSQL's double refuses these
+        return _NotANumber(text, "is too close to 0 for PostgreSQL's double: write 0")
+    return value
 
 
 def _path(path: str, key: str | int) -> str:
@@ -89,9 +97,7 @@ def check_json(body: bytes) -> Any:
                     "is not text rolemem can store (a lone surrogate or a NUL character)",
                 )
         elif isinstance(value, _NotANumber):
-            raise Invalid(
-                path or None, f"{value.text} is not a finite number (NaN and infinity are refused)"
-            )
+            raise Invalid(path or None, f"{value.text} {value.why}")
         elif isinstance(value, bool):
             continue
         elif isinstance(value, int):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,14 +20,16 @@ from ...sql.project import write_sql
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
+# visible ASCII, spaces inside (the schema's pattern: a header is ASCII on the wire anyway)
+KEY_PATTERN = r"^[\x21-\x7e][\x20-\x7e]*$"
 
 
 def check_key(key: str | None) -> str | None:
     if key is None:
         return None
-    if not key.strip() or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+    if len(key) > MAX_KEY_LENGTH or not re.fullmatch(KEY_PATTERN, key):
         raise RolememError(
-            f"{HEADER} must be 1-{MAX_KEY_LENGTH} printable characters", field=HEADER
+            f"{HEADER} must be 1-{MAX_KEY_LENGTH} visible ASCII characters", field=HEADER
         )
     return key
 

@@ -2,8 +2,8 @@
 it may act for; and the one rule deciding whether a key may call a route group (`allows`).
 
 - Route groups: `game` (saves, turn, recall, player memories, /status), `designer` (official
-  memories, config), `snapshot` (POST /snapshot), `admin` (/admin/*). Roles: `game` and
-  `designer` reach their group, `admin` every group.
+  memories, config, /recall_preview), `snapshot` (POST /snapshot), `admin` (/admin/*). Roles:
+  `game` and `designer` reach their group, `admin` every group.
 - `--api-key` and `--designer-key` keep the reach they always had: alone, `--api-key` is an
   `admin` key; with `--designer-key`, it reaches `game` and `snapshot`, and the designer key
   `designer` and `admin`. Without `--api-key` and without a key file, the groups no key

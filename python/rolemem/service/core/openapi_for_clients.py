@@ -11,6 +11,9 @@
 - Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
   would say the opposite, so they are strings of the pattern the service checks
   (schemas.common.NAIVE_TIME).
+- Text in a request body holds no NUL and no lone surrogate (the request guard refuses both
+  anywhere in a body, keys included: PostgreSQL's text holds neither), so every string and
+  every free-form object's keys in a request schema say so in a pattern.
 """
 
 from __future__ import annotations
@@ -69,6 +72,11 @@ def shaped_document(
             if "default" in field:
                 default = json.dumps(field.pop("default"), ensure_ascii=False)
                 field["description"] = f"{field.get('description', '')} Default: {default}."
+    for name in sorted(requests):
+        _storable(schemas[name])
+    for operation in _operations(document):
+        for content in operation.get("requestBody", {}).get("content", {}).values():
+            _storable(content.get("schema", {}))
     _naive_times(document)
     if not keyed:
         document.get("components", {}).pop("securitySchemes", None)
@@ -105,6 +113,56 @@ def _names_a_player(operation: dict[str, Any], schemas: dict[str, Any]) -> bool:
             if "user_id" in properties:
                 return True
     return False
+
+
+# no NUL, no lone surrogate (ECMA and Python regex alike); VISIBLE: and not blank, by every
+# whitespace rule that judges it (ECMA's \s, and Python's str.strip: \x1c-\x1f and \x85 too)
+STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
+VISIBLE = (
+    "^[^\\u0000\\ud800-\\udfff]*"
+    "[^\\s\\u001c-\\u001f\\u0085\\u0000\\ud800-\\udfff]"
+    "[^\\u0000\\ud800-\\udfff]*$"
+)
+
+
+def _storable(schema: Any) -> None:
+    """Every string of `schema` (not through $refs: each component is shaped once) storable:
+    a pattern where it had none, the not-blank one made storable too; free-form objects'
+    keys as well."""
+    if isinstance(schema, dict):
+        _nullable_as_type(schema)
+        if schema.get("type") in ("string", ["string", "null"]) and not (
+            "enum" in schema or "const" in schema
+        ):
+            pattern = schema.get("pattern")
+            if pattern is None:
+                schema["pattern"] = STORABLE
+            elif pattern == "\\S":
+                schema["pattern"] = VISIBLE
+        if schema.get("type") == "object" and schema.get("additionalProperties") not in (
+            None,
+            False,
+        ):
+            schema.setdefault("propertyNames", {"pattern": STORABLE})
+        for key, value in schema.items():
+            if key not in ("examples", "example", "default", "propertyNames"):
+                _storable(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _storable(value)
+
+
+def _nullable_as_type(schema: dict[str, Any]) -> None:
+    """`anyOf: [{type: string, ...}, {type: null}]` (pydantic's optional field) as one schema
+    of `type: [string, null]`: the same values, and fuzzers then keep its pattern."""
+    options = schema.get("anyOf")
+    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+        return
+    (other,) = [option for option in options if option != {"type": "null"}]
+    if other.get("type") != "string" or "$ref" in other:
+        return
+    del schema["anyOf"]
+    schema.update({**other, "type": ["string", "null"]})
 
 
 def _naive_times(schema: Any) -> None:

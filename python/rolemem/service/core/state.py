@@ -443,30 +443,46 @@ class Store:
         self,
         save_id: int,
         user_id: str | None,
-        agent_id: str,
+        agent_id: str | None,
         role_id: int | None,
         script_role_id: str | None,
     ) -> dict[str, Any]:
         """The extraction state of one save x character: pending turns, watermark, the last
-        batch, the last failure and whether a batch is queued."""
+        batch, the last failure and whether a batch is queued. A character not fully named
+        (no agent, or no role) is the one the loop observed last on the save among those
+        the request names."""
         with self.engine.reading() as cur:
             save = saves.owned_save(
                 cur, save_id, user_id, open_ownerless=self.settings.open_ownerless_saves
             )
-            if role_id is None and script_role_id is None:
+            if agent_id is None or (role_id is None and script_role_id is None):
+                # the character the loop observed last on this save, among those the
+                # request names (none named: any)
                 found = cur.execute(
-                    """select role_id, script_role_id from memory_loop_state
-                    where save_id = $save_id and agent_id = $agent_id
+                    """select agent_id, role_id, script_role_id from memory_loop_state
+                    where save_id = $save_id
+                        and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+                        and (cast($role_id as bigint) is null or role_id = $role_id)
+                        and (
+                            cast($script_role_id as varchar) is null
+                            or script_role_id = $script_role_id
+                        )
                     order by last_observed_at desc limit 1""",
-                    {"save_id": save["save_id"], "agent_id": agent_id},
+                    {
+                        "save_id": save["save_id"],
+                        "agent_id": agent_id,
+                        "role_id": role_id,
+                        "script_role_id": script_role_id,
+                    },
                 ).fetchone()
-                if found is None or found == (None, None):
+                if found is None or found[1:] == (None, None):
                     raise NotFoundError(
-                        f"the memory loop has not observed save {save_id} for agent "
-                        f"{agent_id!r}: give role_id or script_role_id",
+                        f"the memory loop has not observed save {save_id}"
+                        + (f" for agent {agent_id!r}" if agent_id is not None else "")
+                        + ": give agent_id with role_id or script_role_id",
                         field="agent_id",
                     )
-                role_id, script_role_id = found
+                agent_id, role_id, script_role_id = found
         due = self.loop.due(
             save_id=save["save_id"],
             user_id=user_id or save["user_id"] or "unknown",

@@ -8,7 +8,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 # length limits (characters): ids and names, a player's message, a dialogue line, a memory
 ID_LENGTH = 128
@@ -76,6 +76,13 @@ Whole = Annotated[int, BeforeValidator(_not_text)]
 Id = Annotated[int, Field(ge=1, le=MAX_ID), BeforeValidator(_not_text)]
 # a memory's strength as an edit sets it
 Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(_not_text)]
+# a share from 0 to 1 (importance, feedback, a score): a JSON number, not a boolean, kept to
+# 12 decimals (a value nearer 0 is 0: PostgreSQL's arithmetic refuses an underflow)
+Share = Annotated[
+    float, Field(ge=0, le=1, strict=True), AfterValidator(lambda value: round(value, 12))
+]
+# a level of the association words' filter (expand_words), 0-100
+Level = Annotated[int, Field(ge=0, le=100), BeforeValidator(_not_text)]
 
 
 def text(description: str, example: str, *, max_length: int, default: Any = ...) -> Any:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from .common import (
     AGENT_ID,
@@ -16,6 +16,7 @@ from .common import (
     GameTime,
     Request,
     Response,
+    Share,
     Strength,
     field,
     text,
@@ -26,7 +27,10 @@ EntityType = Literal["主体", "客体", "具体实体", "泛化实体"]
 EntityKind = Literal[
     "用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面"
 ]
-Keywords = list[str]
+# a tag: not blank, at most KEYWORD_LENGTH characters (what the store's checks refuse)
+Keywords = list[
+    Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH, pattern=r"\S")]
+]
 
 
 def keywords_field(default: Any = ...) -> Any:
@@ -74,8 +78,8 @@ class MemoryPage(Response):
     offset: int = field("Skipped.", 0)
 
 
-class MemoryEdit(Request):
-    """Fields to change; an event takes the event fields, an entity the entity fields."""
+class OfficialMemoryEdit(Request):
+    """Fields to change of a designer memory (its text and event fields)."""
 
     description: str | None = text(
         "New text (an event's new text is stored as a new event id: its words and vectors "
@@ -89,14 +93,17 @@ class MemoryEdit(Request):
     )
     place: str | None = text("Event: the place.", "海边", max_length=NAME_LENGTH, default=None)
     scene: str | None = text("Event: the scene.", "beach", max_length=NAME_LENGTH, default=None)
-    importance: float | None = field("Event: 0-1.", 0.8, default=None, ge=0, le=1)
-    feedback: float | None = field(
-        "Event: the player's feedback, 0-1.", 0.5, default=None, ge=0, le=1
-    )
+    importance: Share | None = field("Event: 0-1.", 0.8, default=None)
+    feedback: Share | None = field("Event: the player's feedback, 0-1.", 0.5, default=None)
     strength: Strength | None = field("Strength.", 5, default=None)
     is_pinned: bool | None = field(
         "Pinned memories are never archived by cleanup.", True, default=None, strict=True
     )
+
+
+class MemoryEdit(OfficialMemoryEdit):
+    """Fields to change; an event takes the event fields, an entity the entity fields."""
+
     entity_name: str | None = text(
         "Entity: its name.", "木木", max_length=NAME_LENGTH, default=None
     )
@@ -208,8 +215,8 @@ class OfficialEvent(Request):
     deepinsight: str | None = text(
         "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
     )
-    importance: float | None = field("0-1.", 0.7, default=None, ge=0, le=1)
-    feedback: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
+    importance: Share | None = field("0-1.", 0.7, default=None)
+    feedback: Share | None = field("0-1.", 0.5, default=None)
 
 
 class OfficialEntity(Request):
@@ -235,8 +242,8 @@ class OfficialEventRecord(Request):
     deepinsight: str | None = text(
         "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
     )
-    importance: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
-    feedback: float | None = field("0-1.", 0.5, default=None, ge=0, le=1)
+    importance: Share | None = field("0-1.", 0.5, default=None)
+    feedback: Share | None = field("0-1.", 0.5, default=None)
 
 
 class OfficialEntityRecord(Request):

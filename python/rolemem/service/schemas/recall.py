@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
 from .common import (
     AGENT_ID,
@@ -22,14 +22,16 @@ from .common import (
     USER_ID,
     GameTime,
     Id,
+    Level,
     Request,
     Response,
+    Share,
     Whole,
     field,
     key,
 )
 from .common import text as text_field
-from .saves import _Target
+from .saves import _Target, one_target
 
 ContextText = Annotated[str, StringConstraints(max_length=256)]
 ContextScalar = ContextText | int | float | bool | None
@@ -56,12 +58,10 @@ class QueryRequest(Request):
         "The player's input.", "室友失恋了，我们陪她吃了一晚上火锅", max_length=MESSAGE_LENGTH
     )
     limit: Whole = field("Most events returned.", 5, default=5, ge=1, le=QUERY_LIMIT)
-    score_threshold: float | None = field(
+    score_threshold: Share | None = field(
         "0-1: also drop events whose fused score is lower (the evidence gate always applies).",
         0.5,
         default=None,
-        ge=0,
-        le=1,
     )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
     agent_id: str = text_field(AGENT_ID, "qiyu", max_length=ID_LENGTH)
@@ -160,7 +160,7 @@ class ExpandWordsRequest(Request):
         "second",
         default="second",
     )
-    filter_values: list[Annotated[int, Field(ge=0, le=100)]] = field(
+    filter_values: list[Level] = field(
         "Levels to drop ([0]: none).", [0], default=[], max_length=100
     )
 
@@ -179,8 +179,9 @@ class ExpandWordsResponse(Response):
     )
 
 
-class RecallRequest(Request):
-    """Character (designer) memory for one player input under a game context."""
+class RecallPreviewRequest(Request):
+    """A designer's preview of a recall: what the player's input would recall under a game
+    context, with why each entry is in or not; nothing recorded."""
 
     character_id: str = text_field(CHARACTER_ID, "qiyu", max_length=ID_LENGTH)
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
@@ -198,6 +199,11 @@ class RecallRequest(Request):
     require_match: bool = field(
         "false: every unlocked entry, relevant or not.", True, default=True, strict=True
     )
+
+
+class RecallRequest(RecallPreviewRequest):
+    """Character (designer) memory for one player input under a game context."""
+
     explain: bool = field(
         "Also say, per entry, why it is or is not shown.", True, default=False, strict=True
     )
@@ -257,6 +263,8 @@ class RecallResponse(Response):
 
 class TurnRequest(_Target):
     """One reply's prompt for a save: the character's memory of every layer."""
+
+    model_config = ConfigDict(json_schema_extra=one_target("character_id"))
 
     save_id: Id = key(SAVE_ID, 2)
     character_id: str | None = text_field(

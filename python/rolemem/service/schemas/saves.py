@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
@@ -174,20 +174,30 @@ class LineIn(Request):
     )
 
 
-class _Target(Request):
-    # exactly one identity, in the schema too (a generated client's union type), for values
-    # the code accepts: an integer role_id or a text script_role_id
-    model_config = ConfigDict(
-        json_schema_extra={
-            "oneOf": [
-                {"required": ["role_id"], "properties": {"role_id": {"type": "integer"}}},
-                {
-                    "required": ["script_role_id"],
-                    "properties": {"script_role_id": {"type": "string"}},
+def one_target(script_needs: str) -> dict[str, Any]:
+    """Exactly one identity, in the schema too (a generated client's union type), for values
+    the code accepts: an integer role_id, or a text script_role_id with `script_needs` (a
+    script NPC has no role to give it)."""
+    return {
+        "oneOf": [
+            {
+                "required": ["role_id"],
+                "properties": {"role_id": {"type": "integer"}, "script_role_id": {"type": "null"}},
+            },
+            {
+                "required": ["script_role_id", script_needs],
+                "properties": {
+                    "script_role_id": {"type": "string"},
+                    script_needs: {"type": "string"},
+                    "role_id": {"type": "null"},
                 },
-            ]
-        }
-    )
+            },
+        ]
+    }
+
+
+class _Target(Request):
+    model_config = ConfigDict(json_schema_extra=one_target("agent_id"))
 
     script_role_id: str | None = text(
         "The character, by script NPC id.", "7", max_length=ID_LENGTH, default=None

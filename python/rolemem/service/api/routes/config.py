@@ -125,7 +125,7 @@ async def list_characters(request: Request) -> Any:
     response_model_exclude_none=True,
     summary="Export a character's designer config",
     description="The character's config as the designers' JSON (what the import takes).",
-    responses=responses(400, 401, 422),
+    responses=responses(401, 404, 422),
 )
 async def export_config(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)
@@ -140,7 +140,7 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
     description="The character's entries as World Info (keys, content, comment = category, "
     "order from 强度, disable) with rolemem's kind, date and queryParams under "
     "`extensions.rolemem`. The fields an import carried are in the document it returned.",
-    responses=responses(400, 401, 422),
+    responses=responses(401, 404, 422),
 )
 async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
     store = _store(request)
@@ -156,7 +156,7 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     "(1-5): whether a context holding those levels unlocks it, and whether its level "
     "conditions alone hold (a condition on another field, e.g. scene, is named in "
     "`other_fields`). The mart character_unlock_matrix over the stored config.",
-    responses=responses(400, 401, 422),
+    responses=responses(401, 404, 422),
 )
 async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)

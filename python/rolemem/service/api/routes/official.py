@@ -19,12 +19,12 @@ from ...schemas.memories import (
     CreatedEvent,
     Edited,
     Imported,
-    MemoryEdit,
     MemoryKind,
     OfficialEntity,
     OfficialEvent,
     OfficialExport,
     OfficialImport,
+    OfficialMemoryEdit,
 )
 
 router = APIRouter(tags=["designers: official memories"])
@@ -113,7 +113,7 @@ async def add_entity(request: Request, body: OfficialEntity) -> Any:
     description="Change the given fields of an official memory (a player's id is a 404).",
     responses=responses(400, 401, 404, 413, 422),
 )
-async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: MemoryEdit) -> Any:
+async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
     store = _store(request)
     return await store.run(
         None,

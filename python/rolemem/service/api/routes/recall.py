@@ -1,4 +1,5 @@
-"""/recall: character (designer) memory for one player input."""
+"""/recall: character (designer) memory for one player input; /recall_preview: the same recall
+for a designer (the designer key), explained and recording nothing."""
 
 from __future__ import annotations
 
@@ -8,22 +9,15 @@ from fastapi import APIRouter, Request
 
 from ...core.errors import responses
 from ...core.state import Store
-from ...schemas.recall import RecallRequest, RecallResponse
+from ...schemas.recall import RecallPreviewRequest, RecallRequest, RecallResponse
 
 router = APIRouter(tags=["recall"])
+designer = APIRouter(tags=["designers: character config"])
 
 
-@router.post(
-    "/recall",
-    response_model=RecallResponse,
-    summary="Recall a character's designer memory",
-    description="The three prompt blocks for the player's input under the game context: "
-    "entries unlocked by the context and relevant to the text (a keyword in it, an "
-    "association word, or a word in the content), ranked and capped, sticky for a few turns. "
-    "`explain` says, per entry, why it is in or not.",
-    responses=responses(400, 401, 413, 422, 503),
-)
-async def recall(request: Request, body: RecallRequest) -> Any:
+async def _recall(
+    request: Request, body: RecallPreviewRequest, *, explain: bool, dry_run: bool
+) -> dict[str, Any]:
     store: Store = request.app.state.store
 
     def run() -> Any:
@@ -34,8 +28,8 @@ async def recall(request: Request, body: RecallRequest) -> Any:
             require_match=body.require_match,
             user_name=body.user_name,
             char_name=body.char_name,
-            dry_run=body.dry_run,
-            explain=body.explain,
+            dry_run=dry_run,
+            explain=explain,
         )
 
     result = await store.run(request, run, timeout=store.settings.request_timeout)
@@ -45,3 +39,30 @@ async def recall(request: Request, body: RecallRequest) -> Any:
         "character_dialogue_style": result.dialogue_style,
         "explain": result.explain,
     }
+
+
+@router.post(
+    "/recall",
+    response_model=RecallResponse,
+    summary="Recall a character's designer memory",
+    description="The three prompt blocks for the player's input under the game context: "
+    "entries unlocked by the context and relevant to the text (a keyword in it, an "
+    "association word, or a word in the content), ranked and capped, sticky for a few turns. "
+    "`explain` says, per entry, why it is in or not.",
+    responses=responses(400, 401, 404, 413, 422, 503),
+)
+async def recall(request: Request, body: RecallRequest) -> Any:
+    return await _recall(request, body, explain=body.explain, dry_run=body.dry_run)
+
+
+@designer.post(
+    "/recall_preview",
+    response_model=RecallResponse,
+    summary="Preview a recall (designers)",
+    description="What `/recall` would answer the player for this input under this context, "
+    "with `explain` (per entry, why it is in or not) and as a dry run: the sticky queue and "
+    "turn counter do not move. Takes the designer key.",
+    responses=responses(400, 401, 413, 422, 503),
+)
+async def recall_preview(request: Request, body: RecallPreviewRequest) -> Any:
+    return await _recall(request, body, explain=True, dry_run=True)

@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 
-from ....errors import RolememError
+from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, roles, saves
 from ...core.errors import missing, responses
-from ...core.idempotency import HEADER
+from ...core.idempotency import HEADER, KEY_PATTERN, MAX_KEY_LENGTH
 from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID, USER_ID
 from ...schemas.saves import (
@@ -46,9 +46,13 @@ IdempotencyKey = Annotated[
     str | None,
     Header(
         alias=HEADER,
-        description="Any unique string per request: a retry with the same key and body gets "
-        "the first answer and writes nothing again (kept 24 h; another body: 409).",
+        description="Any unique string per request (visible ASCII): a retry with the same key "
+        "and body gets the first answer and writes nothing again (kept 24 h; another body: "
+        "409).",
         examples=["append-2-000017"],
+        min_length=1,
+        max_length=MAX_KEY_LENGTH,
+        pattern=KEY_PATTERN,
     ),
 ]
 _WRITE_ERRORS = responses(400, 401, 403, 404, 409, 413, 422, 503)
@@ -207,7 +211,7 @@ def _append(
     if body.observe is not None and body.observe.user_id is not None:
         # one player per request: memories are extracted for the save's owner only
         if player is not None and body.observe.user_id != player:
-            raise RolememError(
+            raise ConflictError(
                 "observe.user_id must be the request's user_id (the save's player)",
                 field="observe.user_id",
             )
@@ -240,7 +244,7 @@ def _append(
 
 def _observed(store: Store, observe: Observe | None) -> Observe | None:
     """`observe` with its agent: the request's, else its role's (checked before anything is
-    written: a mismatch is a 409, a missing agent a 422, as when agent_id was required)."""
+    written: a mismatch, or a role without one, is a 409; a script NPC without one a 422)."""
     if observe is None:
         return None
     with store.engine.reading() as cur:
@@ -251,16 +255,13 @@ def _observed(store: Store, observe: Observe | None) -> Observe | None:
             engine=store.engine.name,
             where="observe.",
         )
-    if agent_id is None:
-        raise missing(
-            "observe.agent_id",
-            "give it, or the role's agent_id (POST /roles): "
-            + (
-                f"role {observe.role_id} has none"
-                if observe.role_id is not None
-                else "a script NPC has no role"
-            ),
+    if agent_id is None and observe.role_id is not None:  # what is stored lacks it
+        raise ConflictError(
+            f"role {observe.role_id} has no agent_id: give observe.agent_id",
+            field="observe.agent_id",
         )
+    if agent_id is None:
+        raise missing("observe.agent_id", "give it: a script NPC has no role")
     return observe.model_copy(update={"agent_id": agent_id})
 
 
@@ -364,7 +365,9 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     response_model=MemoryStatus,
     summary="Extraction state of a save",
     description="For one character of the save: turns waiting for extraction, the watermark, "
-    "the last batch, the last failure and whether a batch is queued for the LLM.",
+    "the last batch, the last failure and whether a batch is queued for the LLM. A character "
+    "not fully named (no agent, or no role) is the one the memory loop observed last on the "
+    "save among those named (none named: any); 404 when it has observed none.",
     responses=responses(401, 403, 404, 409, 422),
 )
 async def memory_status(
@@ -393,8 +396,6 @@ async def memory_status(
     def status() -> dict[str, Any]:
         with store.engine.reading() as cur:
             _, agent = roles.resolve(cur, role_id, agent_id=agent_id, engine=store.engine.name)
-        if agent is None:
-            raise missing("agent_id", "give it, or the role_id of a role with an agent_id", "query")
         return store.memory_status(save_id, user_id, agent, role_id, script_role_id)
 
     return await store.run(request, status)

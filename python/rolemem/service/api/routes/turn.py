@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from ....errors import ConflictError
 from ....memory_builder import roles
 from ...core.errors import missing, responses
 from ...core.state import Store
@@ -40,16 +41,13 @@ async def turn(request: Request, body: TurnRequest) -> Any:
                 agent_id=body.agent_id,
                 engine=store.engine.name,
             )
-        if character_id is None:
-            raise missing(
-                "character_id",
-                "give it, or the role's character_id (POST /roles): "
-                + (
-                    f"role {body.role_id} has none"
-                    if body.role_id is not None
-                    else "a script NPC has no role"
-                ),
+        if character_id is None and body.role_id is not None:  # what is stored lacks it
+            raise ConflictError(
+                f"role {body.role_id} has no character_id: give character_id",
+                field="character_id",
             )
+        if character_id is None:
+            raise missing("character_id", "give it: a script NPC has no role")
         companion = store.companion(character_id, agent_id)
         return companion.turn(
             save_id=body.save_id,

@@ -1,0 +1,74 @@
+"""`rolemem mcp`: the service's tools over MCP (stdio) for an agent that starts the server
+itself: on a store this process opens (`--db`, as `rolemem serve` opens it), or through a
+running service (`--url`; its key in $ROLEMEM_API_KEY, the designer's in
+$ROLEMEM_DESIGNER_KEY). The designer's tools are offered with `--designer`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import RolememError
+
+
+def add_parser(commands: Any, db_help: str) -> None:
+    command = commands.add_parser(
+        "mcp",
+        help="the service's tools over the Model Context Protocol (stdio)",
+        description="An MCP server on stdin/stdout (the official SDK): recall, turn_prompt, "
+        "list_memories, search_memories, delete_memory, memory_status; with --designer also "
+        "recall_preview and unlock_matrix. Each tool is one route of the service, called in "
+        "this process on --db's store or on the service at --url, whose key is "
+        "$ROLEMEM_API_KEY (designer tools: $ROLEMEM_DESIGNER_KEY, else $ROLEMEM_API_KEY). "
+        "`rolemem serve` answers the same tools at /mcp (streamable HTTP).",
+    )
+    where = command.add_mutually_exclusive_group()
+    where.add_argument("--db", help=db_help)
+    where.add_argument("--url", help="a running service (http://host:port)")
+    command.add_argument(
+        "--designer",
+        action="store_true",
+        help="also offer the designer's tools (recall_preview, unlock_matrix)",
+    )
+    command.add_argument("--keyword-only", action="store_true", help="with --db: no embedder")
+    command.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="with --url: seconds a call may take (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace, store: Callable[[], str]) -> None:
+    """Serve until the client closes stdin (`store`: --db's store, resolved only without
+    --url)."""
+    import anyio
+
+    from ..service.mcp import stdio
+
+    version = _version()
+    if args.url:
+        if args.keyword_only:
+            raise RolememError("--keyword-only is the store's: give it to `rolemem serve`")
+        anyio.run(
+            lambda: stdio.serve_url(
+                args.url, designer=args.designer, timeout=args.timeout, version=version
+            )
+        )
+        return
+    db = store()
+    anyio.run(
+        lambda: stdio.serve_store(
+            db, designer=args.designer, keyword_only=args.keyword_only, version=version
+        )
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rolemem")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,144 @@
+"""The tables' shape on Citus (issue 32), decided here once: a database with the citus
+extension shards the player tables by the player (`user_id`), so there the column is NOT NULL,
+every primary key leads with it and a foreign key between player tables includes it (a fork
+stays within one player's shard); plain PostgreSQL and DuckDB keep the keys SQLModel declares
+(a save without a player keeps working there).
+
+`init-db` creates the tables as everywhere, then `shape_for_citus` rekeys the player tables,
+distributes them by `user_id` in one colocation group (`save` first) and makes every other
+table a reference table (copied to every node). Ids stay the coordinator's: an insert through
+the coordinator draws its key sequence there (measured in tests/python/test_citus_schema.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .game import APP_TABLES, CONFIG_TABLES, has_citus
+from .memory import MEMORY_TABLES
+
+__all__ = [
+    "foreign_keys",
+    "has_citus",
+    "primary_key",
+    "reference_tables",
+    "shape_for_citus",
+]
+
+# the colocation group's first table: every other player table is `colocate_with` it
+ANCHOR = "save"
+# distributed by user_id, in the order they are distributed (save first)
+PLAYER_TABLES = (
+    "save",
+    "line",
+    "memory_entity",
+    "memory_event",
+    "memory_event_term",
+    "memory_event_embedding",
+    "memory_recall_log",
+    "memory_extraction_batch",
+    "memory_extracted_line",
+    "memory_loop_state",
+    "character_recall_queue",
+    "memory_archive",
+    "memory_maintenance_run",
+    "rolemem_idempotency",
+)
+# memory_event_embedding is created by DDL of its own (its vectors' dimension), not SQLModel
+_OWN_KEYS = {"memory_event_embedding": ("event_id",)}
+# rolemem's tables that are not a player's: copied to every node
+_OTHER_TABLES = ("rolemem_migration",)
+
+
+def _tables() -> dict[str, Any]:
+    return {table.name: table for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES}
+
+
+def reference_tables() -> tuple[str, ...]:
+    """Every table of rolemem's schema that is not a player's (roles, config, webhooks, ...)."""
+    return tuple(name for name in _tables() if name not in PLAYER_TABLES) + _OTHER_TABLES
+
+
+def primary_key(table: str) -> tuple[str, ...]:
+    """A player table's key on Citus: the player, then the key it has everywhere."""
+    if table in _OWN_KEYS:
+        return ("user_id", *_OWN_KEYS[table])
+    return ("user_id", *(column.name for column in _tables()[table].primary_key))
+
+
+def foreign_keys(table: str) -> list[tuple[tuple[str, ...], str, tuple[str, ...]]]:
+    """(columns, referenced table, referenced columns) of a player table on Citus: a key to
+    another player table includes the player on both sides; one to a reference table (a
+    line's role) stays as declared."""
+    declared = _tables().get(table)
+    keys: list[tuple[tuple[str, ...], str, tuple[str, ...]]] = []
+    for key in () if declared is None else declared.foreign_keys:
+        target = key.column.table.name
+        player = ("user_id",) if target in PLAYER_TABLES else ()
+        keys.append(((*player, key.parent.name), target, (*player, key.column.name)))
+    return keys
+
+
+def _constraints(connection: Any, table: str, kind: str) -> list[str]:
+    rows = connection.exec_driver_sql(
+        "select conname from pg_constraint "
+        "where conrelid = to_regclass(%(table)s) and contype = %(kind)s",
+        {"table": table, "kind": kind},
+    )
+    return [name for (name,) in rows]
+
+
+def _leads_with_player(connection: Any, table: str) -> bool:
+    found = connection.exec_driver_sql(
+        "select a.attname from pg_constraint as c "
+        "inner join pg_attribute as a on a.attrelid = c.conrelid and a.attnum = c.conkey[1] "
+        "where c.conrelid = to_regclass(%(table)s) and c.contype = 'p'",
+        {"table": table},
+    ).first()
+    return found is not None and found[0] == "user_id"
+
+
+def shape_for_citus(connection: Any) -> None:
+    """Rekey the player tables for Citus and distribute them (the caller's transaction;
+    idempotent): user_id NOT NULL, primary keys leading with it; every other table a reference
+    table; the player tables distributed by user_id in one colocation group, `save` first; then
+    foreign keys between player tables including user_id. Citus distributes no table that a
+    local table's foreign key references, so the foreign keys are dropped first and made last."""
+    distributed = {
+        name
+        for (name,) in connection.exec_driver_sql(
+            "select logicalrelid::regclass::text from pg_dist_partition"
+        )
+    }
+    rekeyed = [table for table in PLAYER_TABLES if not _leads_with_player(connection, table)]
+    if not rekeyed and distributed.issuperset(PLAYER_TABLES):
+        return
+    # one connection per node for the whole transaction: Citus adds a foreign key to a
+    # reference table only so, after distributing tables in the same transaction
+    connection.exec_driver_sql("set local citus.multi_shard_modify_mode to 'sequential'")
+    for table in PLAYER_TABLES:
+        for name in _constraints(connection, table, "f"):
+            connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
+    for table in rekeyed:
+        for name in _constraints(connection, table, "p"):
+            connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
+        connection.exec_driver_sql(f"alter table {table} alter column user_id set not null")
+        connection.exec_driver_sql(
+            f"alter table {table} add primary key ({', '.join(primary_key(table))})"
+        )
+    for table in reference_tables():
+        if table not in distributed:
+            connection.exec_driver_sql(f"select create_reference_table('{table}')")
+    for table in PLAYER_TABLES:
+        if table not in distributed:
+            colocation = "none" if table == ANCHOR else ANCHOR
+            connection.exec_driver_sql(
+                f"select create_distributed_table('{table}', 'user_id', "
+                f"colocate_with => '{colocation}')"
+            )
+    for table in PLAYER_TABLES:
+        for columns, target, target_columns in foreign_keys(table):
+            connection.exec_driver_sql(
+                f"alter table {table} add foreign key ({', '.join(columns)}) "
+                f"references {target} ({', '.join(target_columns)})"
+            )

@@ -1,0 +1,1 @@
+"""MCP: the service's player and designer tools over the Model Context Protocol."""

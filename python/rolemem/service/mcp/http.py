@@ -1,0 +1,80 @@
+"""/mcp on `rolemem serve`: the tools over MCP's streamable HTTP transport, stateless (any
+worker of a PostgreSQL service answers any call) with JSON answers. The request guard checks
+/mcp like every keyed route (a request with none of the service's keys is refused before its
+body is read); each tool call then carries the caller's X-API-Key to its route, whose key
+decides, as over HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..core.errors import error_response
+from .tools import TOOLS, Tool
+
+if TYPE_CHECKING:  # the SDK is imported when the app starts, not with the service
+    from mcp.server import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+PATH = "/mcp"
+
+
+def caller_key(ctx: ServerRequestContext[Any], tool: Tool) -> str | None:
+    """The key the MCP request came with (the HTTP request the call arrived in)."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    return None if headers is None else headers.get("x-api-key")
+
+
+class Endpoint:
+    """The ASGI endpoint of /mcp; its session manager runs while the app does."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        self.manager: StreamableHTTPSessionManager | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.manager is None:  # before start-up or after shut-down
+            await error_response(503, "Busy", "the MCP endpoint is not running")(
+                scope, receive, send
+            )
+            return
+        await self.manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The session manager, and the client that calls the routes in this process."""
+        import httpx2
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        from .server import Routes, build_server
+
+        transport = httpx2.ASGITransport(app=self.app)
+        async with httpx2.AsyncClient(
+            transport=transport, base_url="http://rolemem.internal", timeout=None
+        ) as client:
+            server = build_server(
+                Routes(client, self.app.openapi()), TOOLS, caller_key, version=self.app.version
+            )
+            manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+            async with manager.run():
+                self.manager = manager
+                try:
+                    yield
+                finally:
+                    self.manager = None
+
+
+def install(app: FastAPI) -> Endpoint:
+    """Route /mcp on `app` (outside the OpenAPI document: it is not a REST route), keyed
+    like the routes; the endpoint, whose `running()` the app's lifespan enters."""
+    endpoint = Endpoint(app)
+    route = Route(PATH, endpoint, include_in_schema=False)
+    route.keyed = True  # type: ignore[attr-defined]  # read by api.main.route_groups
+    app.router.routes.append(route)
+    return endpoint

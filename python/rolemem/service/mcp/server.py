@@ -1,0 +1,102 @@
+"""The MCP server: the tools listed with the input schemas of their routes, and each call
+made as the route's own HTTP request (to the app in this process, or to a running service),
+so the route validates, checks the key and the player, and answers; its answer is the tool's
+result, an error answer (the one error shape, naming the field) a tool error."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from ..core.logs import request_id
+from .tools import BadArgument, Tool, input_schema, route_call
+
+# which key a call carries as X-API-Key (None: none)
+KeyOf = Callable[[ServerRequestContext[Any], Tool], "str | None"]
+
+
+class Routes:
+    """Where the tools' requests go: `client` is bound to the app in this process (an ASGI
+    transport) or to a service's URL; `openapi` is that service's document."""
+
+    def __init__(self, client: httpx2.AsyncClient, openapi: dict[str, Any]) -> None:
+        self.client = client
+        self.openapi = openapi
+
+    async def call(
+        self, tool: Tool, arguments: dict[str, Any], key: str | None
+    ) -> tuple[bool, dict[str, Any]]:
+        """(whether the route answered 2xx, its JSON answer)."""
+        try:
+            request = route_call(self.openapi, tool, arguments)
+        except BadArgument as bad:
+            return False, _error("ValidationError", str(bad), bad.field)
+        headers = {"X-API-Key": key} if key else {}
+        if request_id.get() != "-":  # called from /mcp: the route logs with its request id
+            headers["X-Request-Id"] = request_id.get()
+        answer = await self.client.request(
+            request.method, request.path, params=request.query, json=request.body, headers=headers
+        )
+        try:
+            document = answer.json()
+        except ValueError:
+            document = None
+        if not isinstance(document, dict):  # every route answers an object
+            kind = "Unexpected" if answer.is_success else "HTTPError"
+            return False, _error(kind, f"the service answered {answer.status_code}")
+        return answer.is_success, document
+
+
+def _error(kind: str, message: str, field: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if field is not None:
+        error["field"] = field
+    return {"error": error}
+
+
+def build_server(
+    routes: Routes, tools: Sequence[Tool], key_of: KeyOf, *, version: str
+) -> Server[Any]:
+    """A low-level MCP server offering `tools` (their input schemas read off the routes)."""
+    by_name = {tool.name: tool for tool in tools}
+    listed = [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=input_schema(routes.openapi, tool),
+        )
+        for tool in tools
+    ]
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = by_name.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"no tool named {params.name!r}")
+        ok, answer = await routes.call(tool, params.arguments or {}, key_of(ctx, tool))
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(answer, ensure_ascii=False))],
+            structured_content=answer,
+            is_error=not ok,
+        )
+
+    return Server(
+        "rolemem",
+        version=version,
+        instructions="Memory of LLM role-play characters: recall a character's designer "
+        "memory, build a reply prompt, list, search and delete a player's memories.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

@@ -1,0 +1,203 @@
+"""The MCP tools: each one route of the service, its arguments the route's path and query
+parameters and body fields, its input schema read off the service's OpenAPI document (so the
+limits a route checks are the limits the tool declares: one source), its answer the route's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+Scope = Literal["game", "designer"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    method: str
+    path: str  # the route's template, e.g. /users/{user_id}/memories
+    scope: Scope  # whose key the route takes
+    description: str
+
+
+TOOLS = (
+    Tool(
+        "recall",
+        "POST",
+        "/recall",
+        "game",
+        "The character's designer memory for the player's input under the game context "
+        "(POST /recall): the attribute, event and dialogue-style blocks for the prompt.",
+    ),
+    Tool(
+        "turn_prompt",
+        "POST",
+        "/turn",
+        "game",
+        "The reply prompt for a save (POST /turn): OpenAI-style messages with every memory "
+        "layer of the character, and the trace of why each piece is there. dry_run previews.",
+    ),
+    Tool(
+        "list_memories",
+        "GET",
+        "/users/{user_id}/memories",
+        "game",
+        "A player's live memories, newest first (GET /users/{user_id}/memories): events and "
+        "entity memories, filtered by agent, kind or text.",
+    ),
+    Tool(
+        "search_memories",
+        "POST",
+        "/query",
+        "game",
+        "Recall a player's memories relevant to a text (POST /query): keywords, meaning and "
+        "the time it names, best first, with the timeline and the prompt text. A recall counts "
+        "(strength) unless dry_run.",
+    ),
+    Tool(
+        "delete_memory",
+        "DELETE",
+        "/users/{user_id}/memories/{kind}/{memory_id}",
+        "game",
+        "Delete one of the player's memories (DELETE /users/{user_id}/memories/{kind}/"
+        "{memory_id}): moved to the archive, reason deleted. Another player's id is not found.",
+    ),
+    Tool(
+        "memory_status",
+        "GET",
+        "/saves/{save_id}/memory_status",
+        "game",
+        "The extraction state of a save for one character (GET /saves/{save_id}/"
+        "memory_status): turns waiting, the last batch, the last failure.",
+    ),
+    Tool(
+        "recall_preview",
+        "POST",
+        "/recall_preview",
+        "designer",
+        "Designers: what recall would answer, with why each entry is in or not, recording "
+        "nothing (POST /recall_preview).",
+    ),
+    Tool(
+        "unlock_matrix",
+        "GET",
+        "/config/{character_id}/unlock_matrix",
+        "designer",
+        "Designers: per entry of the character and per intimacy x exploration level (1-5), "
+        "whether it unlocks (GET /config/{character_id}/unlock_matrix).",
+    ),
+)
+BY_NAME = {tool.name: tool for tool in TOOLS}
+_REF = "#/components/schemas/"
+
+
+def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    operation: dict[str, Any] = openapi["paths"][tool.path][tool.method.lower()]
+    return operation
+
+
+def _parameters(operation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The path and query parameters (headers, the key among them, are the transport's)."""
+    return [p for p in operation.get("parameters", []) if p["in"] in ("path", "query")]
+
+
+def _body(operation: dict[str, Any], components: dict[str, Any]) -> dict[str, Any] | None:
+    content = operation.get("requestBody", {}).get("content", {})
+    schema = content.get("application/json", {}).get("schema")
+    if schema is None:
+        return None
+    if "$ref" in schema:
+        schema = components[schema["$ref"].removeprefix(_REF)]
+    return dict(schema)
+
+
+def input_schema(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    """The tool's arguments as one JSON Schema object: the route's parameters and its body's
+    fields, the components they refer to under $defs."""
+    components = openapi.get("components", {}).get("schemas", {})
+    operation = operation_of(openapi, tool)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for parameter in _parameters(operation):
+        schema = dict(parameter.get("schema", {}))
+        if "description" in parameter:
+            schema.setdefault("description", parameter["description"])
+        properties[parameter["name"]] = schema
+        if parameter.get("required"):
+            required.append(parameter["name"])
+    schema = {"type": "object"}
+    body = _body(operation, components)
+    if body is not None:
+        properties.update(body.get("properties", {}))
+        required.extend(body.get("required", []))
+        # what else the body says of itself (e.g. "exactly one of" as oneOf)
+        schema.update(
+            (key, value)
+            for key, value in body.items()
+            if key not in {"properties", "required", "title", "description", "type"}
+        )
+    schema.update(properties=properties, required=required, additionalProperties=False)
+    text = json.dumps(schema)
+    names = _referenced(text, components)
+    if names:
+        schema["$defs"] = {name: components[name] for name in sorted(names)}
+    return json.loads(json.dumps(schema).replace(f'"{_REF}', '"#/$defs/'))
+
+
+def _referenced(text: str, components: dict[str, Any]) -> set[str]:
+    """The components `text` refers to, and those they refer to."""
+    found: set[str] = set()
+    pending = [text]
+    while pending:
+        for part in pending.pop().split(f'"{_REF}')[1:]:
+            name = part.split('"', 1)[0]
+            if name not in found:
+                found.add(name)
+                pending.append(json.dumps(components[name]))
+    return found
+
+
+class BadArgument(ValueError):
+    """An argument the route cannot even be addressed with (the route checks the rest)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class RouteCall:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: dict[str, Any] | None
+
+
+def route_call(openapi: dict[str, Any], tool: Tool, arguments: dict[str, Any]) -> RouteCall:
+    """The HTTP request a tool call is: path parameters into the path (quoted), query
+    parameters into the query, the rest as the JSON body. Values are passed as given: the
+    route validates them and names the field at fault."""
+    operation = operation_of(openapi, tool)
+    where = {p["name"]: p["in"] for p in _parameters(operation)}
+    has_body = "requestBody" in operation
+    path = tool.path
+    query: dict[str, str] = {}
+    body: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if where.get(name) == "path":
+            if value is None:
+                continue
+            text = value if isinstance(value, str) else json.dumps(value)
+            path = path.replace("{" + name + "}", quote(text, safe=""))
+        elif where.get(name) == "query":
+            if value is not None:
+                query[name] = value if isinstance(value, str) else json.dumps(value)
+        elif has_body:
+            body[name] = value  # the body's model refuses fields it does not have
+        else:
+            raise BadArgument(name, "is not an argument of this tool")
+    for name, part in where.items():
+        if part == "path" and "{" + name + "}" in path:
+            raise BadArgument(name, "is required")
+    return RouteCall(tool.method, path, query, body if has_body else None)
