@@ -30,9 +30,22 @@ def error_table() -> list[tuple[int, str, str]]:
     return [(int(status), kind, when) for status, kind, when in rows]
 
 
+# beside the flags: a key for one studio's players only (the 403 of a players glob)
+KEY_FILE = """
+[[keys]]
+name = "studio-a"
+secret = "studio-a-key"
+role = "game"
+players = "studio-a-*"
+"""
+
+
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    with scripted_game(request, tmp_path_factory, "rolemem_docs_errors", settings=SETTINGS) as g:
+    keys = tmp_path_factory.mktemp("docs_errors") / "keys.toml"
+    keys.write_text(KEY_FILE, encoding="utf-8")
+    settings = dataclasses.replace(SETTINGS, keys_file=str(keys), player_rate="30/s")
+    with scripted_game(request, tmp_path_factory, "rolemem_docs_errors", settings=settings) as g:
         yield g
 
 
@@ -192,6 +205,14 @@ def _past_the_time_budget(game: Game) -> httpx.Response:
         store.settings = settings
 
 
+def _flooding_player(game: Game) -> httpx.Response:
+    for _ in range(300):  # 30/s: faster than that (loopback answers in a few ms)
+        answer = game.client.get("/users/flooder/saves", headers=KEY)
+        if answer.status_code != 200:
+            break
+    return answer
+
+
 # the beginning of each row's "when", and the request it describes
 REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     "a line of another save's tree": _another_saves_line,
@@ -201,6 +222,9 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
         "/saves/2", headers={"X-API-Key": "wrong"}, params={"user_id": "mumu"}
     ),
     "a save without an owner": _ownerless,
+    "a player outside the key's `players` glob": lambda game: game.client.get(
+        "/users/mumu/saves", headers={"X-API-Key": "studio-a-key"}
+    ),
     "no such save, or another player's": _another_players_save,
     "no such line": lambda game: game.client.post(
         "/saves", headers=KEY, json={"user_id": "mumu", "from_line_id": 999_999}
@@ -241,6 +265,7 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
         content=b'{"name": "x\\ud800"}',
     ),
     "work past `--request-timeout`": _past_the_time_budget,
+    "over `--player-rate`": _flooding_player,
 }
 
 
@@ -253,7 +278,7 @@ def _request_for(when: str) -> Callable[[Game], httpx.Response]:
 def test_every_row_has_its_request_and_every_request_its_row():
     rows = error_table()
     assert len(rows) >= 20
-    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 503}
+    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 429, 503}
     for _, _, when in rows:
         _request_for(when)
     assert len(rows) == len(REQUESTS)

@@ -1,7 +1,7 @@
 """/metrics: Prometheus' text format, parsed by prometheus-client's own parser, with the
-families a game's operator watches (requests, extraction, LLM calls, maintenance, memories per
-kind) counting exactly what happened; several worker processes on PostgreSQL answer for all of
-them."""
+families a game's operator watches (requests, refusals, extraction, LLM calls, maintenance,
+memories per kind) counting exactly what happened; several worker processes on PostgreSQL
+answer for all of them."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ FAMILIES = {
     "rolemem_extraction_queue_depth": "gauge",
     "rolemem_llm_call_duration_seconds": "histogram",
     "rolemem_maintenance_runs": "counter",
+    "rolemem_refusals": "counter",
     "rolemem_memories": "gauge",
 }
 
@@ -81,6 +82,7 @@ def test_metrics_count_requests_extraction_llm_calls_maintenance_and_memories(ga
         time.sleep(0.05)
     assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
     assert client.get("/saves/999?user_id=mumu", headers=KEY).status_code == 404
+    assert client.get("/status", headers=DESIGNER).status_code == 401  # not the designer's
     store = app.state.store
     if engine == "postgres":  # the estimate PostgreSQL keeps, made current
         for table in ("memory_event", "memory_entity", "memory_archive"):
@@ -109,6 +111,8 @@ def test_metrics_count_requests_extraction_llm_calls_maintenance_and_memories(ga
     calls = samples["rolemem_llm_call_duration_seconds_count", (("outcome", "ok"),)]
     assert calls == len(llm.requests) >= 1  # the extraction's, and consolidation's if any
     assert samples["rolemem_maintenance_runs_total", (("outcome", "finished"),)] == 1
+    assert samples["rolemem_refusals_total", (("reason", "key"),)] == 1
+    assert samples["rolemem_refusals_total", (("reason", "rate_player"),)] == 0
     for kind, count in counted.items():
         assert samples["rolemem_memories", (("kind", kind),)] == count, kind
     assert counted["event"] > 0

@@ -194,8 +194,11 @@ Routes (OpenAPI at /docs and /redoc, offline):
   MCP              /mcp: the tools of `rolemem mcp` over streamable HTTP, keyed as above
 
 Keys: X-API-Key is --api-key (or $ROLEMEM_API_KEY) on every route but the probes; designer
-routes take --designer-key when set. The LLM for extraction: --llm-base-url/--llm-model or
-ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
+routes take --designer-key when set. --keys FILE adds named keys, each with a role (game,
+designer, admin) and optionally the players it may name (a glob), read again within 2 s of a
+change. --player-rate and --key-rate limit requests per player and per key (429), in each
+process. The LLM for extraction: --llm-base-url/--llm-model or ROLEMEM_LLM_* (none: lines are
+stored, not extracted).""",
     )
     defaults = ServiceDefaults()
     serve.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
@@ -212,6 +215,25 @@ ROLEMEM_LLM_* (none: lines are stored, not extracted).""",
     serve.add_argument(
         "--designer-key",
         help="the key of the designer routes (default: $ROLEMEM_DESIGNER_KEY, else the API key)",
+    )
+    serve.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="a TOML key file: [[keys]] tables with name, secret (or sha256:<hex> of it), role "
+        "(game, designer or admin) and optional players (a glob the request's user_id must "
+        "match); read again within 2 s of a change (a file that fails keeps the keys in "
+        "force); added to --api-key and --designer-key",
+    )
+    serve.add_argument(
+        "--player-rate",
+        metavar="N/s|N/min",
+        help="at most N requests a second or a minute per player (the request's user_id), in "
+        "each process; past it, 429 with Retry-After",
+    )
+    serve.add_argument(
+        "--key-rate",
+        metavar="N/s|N/min",
+        help="at most N requests a second or a minute per key, in each process; past it, 429",
     )
     serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
     serve.add_argument(
@@ -983,6 +1005,9 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
     settings = ServiceSettings(
         api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
         designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
+        keys_file=args.keys and os.path.abspath(args.keys),
+        player_rate=args.player_rate,
+        key_rate=args.key_rate,
         max_body_bytes=args.max_body_bytes,
         import_max_bytes=args.import_max_bytes,
         import_max_lines=args.import_max_lines,

@@ -16,12 +16,15 @@ from fastapi import FastAPI
 
 from ..errors import RolememError
 from ..memory_loop.llm import ChatModel
-from .api.main import include_routers, needs_key
+from .api.main import include_routers, route_groups
 from .api.routes import imports
 from .core import errors
 from .core.access import AccessLog
+from .core.gate import Gate
 from .core.guard import RequestGuard
+from .core.keys import KeyFileWatcher, KeyRing
 from .core.metrics import Metrics, TimedChatModel
+from .core.quotas import Buckets, Rate
 from .core.readiness import Readiness, check_schema, warm_tokenizer
 from .core.settings import ServiceSettings
 from .core.state import Store
@@ -99,6 +102,11 @@ def create_app(
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
     if maintain_every is not None and not maintain_every > 0:
         raise RolememError("maintain_every needs a positive number of seconds")
+    # a key file that does not load refuses the start (RolememError saying why)
+    ring = KeyRing(
+        api_key=settings.api_key, designer_key=settings.designer_key, path=settings.keys_file
+    )
+    watcher = KeyFileWatcher(ring)
     metrics = Metrics()
     store = Store(
         db,
@@ -155,6 +163,7 @@ def create_app(
         metrics.read_memories_with(store.engine)
         app.state.readiness = Readiness(warm_up_steps())
         app.state.readiness.start()  # the event loop answers /health meanwhile
+        watcher.start()
         schedules = [
             asyncio.create_task(task(seconds))
             for task, seconds in (
@@ -172,6 +181,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await schedule
             app.state.readiness.stop()
+            watcher.stop()
             store.close()
             metrics.process_stopped()
 
@@ -183,19 +193,25 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    game = include_routers(app, settings)
-    mcp_endpoint = mcp_http.install(app)  # before needs_key reads the routes
+    app.state.keys = ring
+    player_rate, key_rate = settings.player_rate, settings.key_rate
+    include_routers(app, keyed=ring.keyed, limited=bool(player_rate or key_rate))
+    mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
     app.add_middleware(
-        RequestGuard,
-        max_body_bytes=settings.max_body_bytes,
-        body_timeout=settings.body_timeout,
-        # with a game key, every route but the open ones needs one of the keys
-        keys=settings.route_keys,
-        needs_key=needs_key(app),
+        RequestGuard, max_body_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout
     )
-    imports.install(app, game, settings)  # its body reader runs before the guard
-    # outermost: it times, counts and logs the guard's refusals too
+    imports.install(app, settings)  # its body reader runs before the guard
+    # before any body is read: the key, its route group and players, the rates
+    app.add_middleware(
+        Gate,
+        ring=ring,
+        route_of=route_groups(app),
+        player_buckets=Buckets(Rate.parse(player_rate, "player_rate")) if player_rate else None,
+        key_buckets=Buckets(Rate.parse(key_rate, "key_rate")) if key_rate else None,
+        refused=metrics.refused,
+    )
+    # outermost: it times, counts and logs the gate's and the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app
 

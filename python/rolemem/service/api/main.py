@@ -1,21 +1,24 @@
-"""The routers on the app: the probes open, the game's groups behind the game key, the
-designer's behind the designer key; the docs, the console and the client-facing schema."""
+"""The routers on the app, each in its route group (which keys reach which group is
+core/keys.py's); the probes, the docs and the console open; the client-facing schema."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
+from starlette.routing import Match
+from starlette.types import Scope
 
 from ..core import openapi_for_clients, slashes
-from ..core.settings import ServiceSettings
-from .deps import key_check
+from ..core.gate import OPEN, RouteOf
+from .deps import API_KEY
 from .routes import (
     admin,
     config,
     console,
     docs,
+    imports,
     official,
     probes,
     query,
@@ -25,49 +28,61 @@ from .routes import (
     users,
 )
 
-GAME_GROUPS = (saves.router, users.router, query.router, recall.router, turn.router, admin.router)
-DESIGNER_GROUPS = (official.router, config.router, recall.designer, admin.designer)
+GAME_GROUPS = (
+    saves.router,
+    imports.router,
+    users.router,
+    query.router,
+    recall.router,
+    turn.router,
+    admin.router,
+)
+DESIGNER_GROUPS = (official.router, config.router, recall.designer)
+# route group (core/keys.py's GROUPS) -> its routers
+ROUTE_GROUPS: Mapping[str, tuple[APIRouter, ...]] = {
+    "game": GAME_GROUPS,
+    "designer": DESIGNER_GROUPS,
+    "snapshot": (admin.snapshots,),
+    "admin": (admin.admin,),
+}
 
 
-def include_routers(app: FastAPI, settings: ServiceSettings) -> list[Any]:
-    """Every router on `app`; the game group's dependencies (for routes added later)."""
+def include_routers(app: FastAPI, *, keyed: bool, limited: bool) -> None:
+    """Every router on `app`. `keyed`: some route needs a key; `limited`: a rate is set (what
+    the client-facing schema declares)."""
     app.include_router(probes.router)
-    game = [Depends(key_check(settings.api_key))]
-    designer = [Depends(key_check(settings.designer_key, settings.api_key))]
-    for router in GAME_GROUPS:
-        app.include_router(router, dependencies=game)
-    for router in DESIGNER_GROUPS:
-        app.include_router(router, dependencies=designer)
+    # the key header, declared (the gate checks it, before any body is read)
+    declared = [Depends(API_KEY)]
+    for routers in ROUTE_GROUPS.values():
+        for router in routers:
+            app.include_router(router, dependencies=declared)
     docs.install(app)
-    openapi_for_clients.install(app, keyed=bool(settings.api_key or settings.designer_key))
+    openapi_for_clients.install(app, keyed=keyed, limited=limited)
     console.install(app)
     slashes.install(app)
-    return game
 
 
-def needs_key(app: FastAPI) -> Callable[[str], bool]:
-    """Whether a request path needs a key: all but the routes outside the keyed routers
-    (probes, docs, console; none has a path parameter) and the static files; a route marked
-    `keyed` (/mcp) needs one."""
-    from starlette.routing import Mount
+def route_groups(app: FastAPI) -> RouteOf:
+    """The group of the route that takes a request (as Starlette picks it: the first full
+    match, else the first partial one, a 405) and its path parameters; OPEN for the routes
+    outside the groups (probes, docs, console, static files); None (any key) when no route
+    takes it, or for a route marked `keyed` (/mcp: each of its tools' calls is then a request
+    of its own route, checked here too)."""
+    groups = {id(router): group for group, routers in ROUTE_GROUPS.items() for router in routers}
 
-    keyed = {id(router) for router in (*GAME_GROUPS, *DESIGNER_GROUPS)}
-    open_paths: set[str] = set()
-    open_prefixes: list[str] = []
-    for route in app.routes:
-        included = getattr(route, "original_router", None)  # FastAPI's included router
-        if included is not None:
-            if id(included) not in keyed:
-                open_paths.update(str(getattr(inner, "path", "")) for inner in included.routes)
-        elif getattr(route, "keyed", False):  # /mcp: keyed as the routes its tools call
-            continue
-        elif isinstance(route, Mount):
-            open_prefixes.append(f"{route.path}/")
-        else:
-            open_paths.add(str(getattr(route, "path", "")))
-    prefixes = tuple(open_prefixes)
+    def group_of(scope: Scope) -> tuple[str | None, Mapping[str, Any]]:
+        partial: tuple[str | None, Mapping[str, Any]] | None = None
+        for route in app.router.routes:
+            included = getattr(route, "original_router", None)  # FastAPI's included router
+            group: str | None = OPEN if included is None else groups.get(id(included), OPEN)
+            if getattr(route, "keyed", False):
+                group = None
+            for candidate in (route,) if included is None else included.routes:
+                match, child = candidate.matches(scope)
+                if match == Match.FULL:
+                    return group, child.get("path_params", {})
+                if match == Match.PARTIAL and partial is None:
+                    partial = (group, child.get("path_params", {}))
+        return partial or (None, {})
 
-    def needs(path: str) -> bool:
-        return path not in open_paths and not path.startswith(prefixes)
-
-    return needs
+    return group_of

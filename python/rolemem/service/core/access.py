@@ -4,8 +4,9 @@
   ASCII characters), else a new random one; it is answered in `X-Request-Id` and stamped on
   every log line logged while the request is served (request threads carry it).
 - One access line per request on this module's logger: method, route template (never
-  the path: ids and player names stay out of the log), status, duration. Built only when that
-  logger is on (`rolemem serve` turns it on; the library leaves it off).
+  the path: ids and player names stay out of the log), status, duration, and the name of the
+  key the request carried (never its secret; the gate keeps it in the scope's state). Built
+  only when that logger is on (`rolemem serve` turns it on; the library leaves it off).
 - `observe(method, route, status, seconds)`, when given, is called once per request (the
   metrics).
 
@@ -28,6 +29,7 @@ from .logs import ACCESS_LOGGER, request_id
 access = logging.getLogger(ACCESS_LOGGER)  # this module's name
 _USABLE_ID = re.compile(rb"[\x21-\x7e]{1,128}")
 UNMATCHED = "unmatched"  # the route of a request no route takes (bounded metric labels)
+KEY_NAME = "rolemem.key"  # the request's key's name, in its scope state (set by the gate)
 
 Observer = Callable[[str, str, int, float], None]
 
@@ -98,4 +100,7 @@ class AccessLog:
                 "status": status,
                 "duration_ms": round(seconds * 1000, 2),
             }
+            key = scope.get("state", {}).get(KEY_NAME)
+            if key is not None:
+                fields["key"] = key
             access.info("served", extra={"fields": fields})

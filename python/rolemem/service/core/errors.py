@@ -49,21 +49,23 @@ class ErrorBody(BaseModel):
     )
 
 
-_DESCRIPTIONS = {
+DESCRIPTIONS = {
     400: "The request is well formed but a value is refused (the message says why).",
     401: "Missing or wrong X-API-Key (or designer key).",
-    403: "The save has no owner: set one, or start the service with --open-ownerless-saves.",
+    403: "The save has no owner (set one, or start the service with --open-ownerless-saves), "
+    "or the key may not act for the player named (its players glob).",
     404: "No such resource, or not the caller's (another player's save is never revealed).",
     409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
     413: "The body is larger than the service accepts.",
     422: "A field is missing, of the wrong type, out of range or too long.",
+    429: "Over the player's or the key's rate limit: try again after Retry-After seconds.",
     503: "The work did not fit its time budget or queue; nothing changed, try again.",
 }
 
 
 def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses=` for a route: each status with the error shape."""
-    return {code: {"model": ErrorBody, "description": _DESCRIPTIONS[code]} for code in codes}
+    return {code: {"model": ErrorBody, "description": DESCRIPTIONS[code]} for code in codes}
 
 
 def error_response(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:

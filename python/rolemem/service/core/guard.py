@@ -1,8 +1,7 @@
 """What every request passes before a route sees it (plain ASGI middleware):
 
-- a route that needs a key (every one but the probes, the docs and the console, when a game
-  key is set) is refused with 401 before any of the body is read when the request carries
-  none of the service's keys; which key a route takes is still checked by the route;
+- (the key, the players and the rates are the gate's, before this guard: gate.py; a JSON
+  body's players are checked here, once it is parsed, by what the gate left in BODY_CHECK;)
 - the body must arrive within `body_timeout` seconds of the headers, else 408;
 - a body larger than `max_body_bytes` is refused with 413, decided from Content-Length before
   any of it is read (or as soon as a chunked body passes the limit); answered at once, then
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import math
@@ -27,6 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...engines.duckdb_connect import is_storable_text
@@ -38,7 +37,10 @@ log = logging.getLogger(__name__)
 _DRAIN_SECONDS = 5.0  # how long a refused body is discarded before the connection is closed
 # JSON bodies larger than this are checked on a thread: the walk of 1 MiB takes ~100 ms
 _CHECK_ON_LOOP_BYTES = 64 * 1024
-_NO_KEY = "missing or wrong X-API-Key header"
+NO_KEY = "missing or wrong X-API-Key header"
+# where the gate leaves, in the request's scope state, the check of a parsed JSON body's
+# players: a callable taking the document, answering a refusal or None
+BODY_CHECK = "rolemem.body_check"
 
 
 class Invalid(ValueError):
@@ -112,31 +114,18 @@ def check_json(body: bytes) -> Any:
 
 
 class RequestGuard:
-    """Key, size, time and strict JSON for every HTTP request (see the module docstring)."""
+    """Size, time and strict JSON for every HTTP request (see the module docstring)."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_body_bytes: int,
-        body_timeout: float,
-        keys: tuple[str, ...] = (),
-        needs_key: Callable[[str], bool] = lambda path: False,
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, body_timeout: float) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
-        self.keys = tuple(key.encode("utf-8") for key in keys)
-        self.needs_key = needs_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if self.keys and self.needs_key(scope["path"]) and not has_key(headers, self.keys):
-            await refuse(scope, receive, send, headers, 401, "Unauthorized", _NO_KEY, "X-API-Key")
-            return
         declared = headers.get(b"content-length")
         if declared is not None:
             try:
@@ -165,12 +154,19 @@ class RequestGuard:
         if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
             try:
                 if len(body) > _CHECK_ON_LOOP_BYTES:  # the walk holds the event loop otherwise
-                    await asyncio.to_thread(check_json, body)
+                    document = await asyncio.to_thread(check_json, body)
                 else:
-                    check_json(body)
+                    document = check_json(body)
             except Invalid as exc:
                 response = error_response(422, "ValidationError", said(exc), exc.field)
                 await response(scope, receive, send)
+                return
+            players: Callable[[Any], Response | None] | None = scope.get("state", {}).get(
+                BODY_CHECK
+            )
+            refusal = None if players is None else players(document)
+            if refusal is not None:  # before validation and any store work
+                await refusal(scope, receive, send)
                 return
         await self._serve(scope, receive, send, body)
 
@@ -240,11 +236,25 @@ async def refuse(
     *,
     drain: bool = True,
 ) -> None:
-    """Answer at once, before the body is read. Where a body may follow, the connection is
-    closed after the answer, and the body is first discarded unread for at most
-    _DRAIN_SECONDS (closing on unread bytes resets the connection, and the client might
-    never read the answer); a client waiting for 100-continue has not sent it."""
+    """Answer at once, before the body is read (see send_refusal)."""
     response = error_response(status, kind, text, field)
+    await send_refusal(scope, receive, send, headers, response, drain=drain)
+
+
+async def send_refusal(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[bytes, bytes],
+    response: Response,
+    *,
+    drain: bool = True,
+) -> None:
+    """Send `response` at once, before the body is read. Where a body may follow, the
+    connection is closed after the answer, and the body is first discarded unread for at
+    most _DRAIN_SECONDS (closing on unread bytes resets the connection, and the client might
+    never read the answer); a client waiting for 100-continue has not sent it."""
+    status = response.status_code
     has_body = headers.get(b"content-length", b"0") != b"0" or b"transfer-encoding" in headers
     if not has_body and drain:
         await response(scope, receive, send)
@@ -261,13 +271,6 @@ async def refuse(
                     message = await receive()
                     more = message["type"] == "http.request" and message.get("more_body", False)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-def has_key(headers: dict[bytes, bytes], keys: tuple[bytes, ...]) -> bool:
-    """Whether the request's X-API-Key is one of `keys`."""
-    given = headers.get(b"x-api-key", b"")
-    # compare every key, so the time does not say which one nearly matched
-    return bool(given) and sum(hmac.compare_digest(given, key) for key in keys) > 0
 
 
 def said(exc: Invalid) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import error_response
-from .guard import Invalid, check_json, has_key, refuse, said
+from .guard import Invalid, check_json, refuse, said
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -47,13 +47,12 @@ class ImportBodies:
         *,
         max_bytes: int,
         max_lines: int,
-        keys: tuple[str, ...] = (),
         body_timeout: float = 15.0,
     ) -> None:
         self.app = app
         self.max_bytes, self.max_lines = max_bytes, max_lines
-        # as the request guard: no key, no body read; each read within the body deadline
-        self.keys = tuple(key.encode("utf-8") for key in keys)
+        # as the request guard: each read within the body deadline (the key, the player and
+        # the rates were the gate's, before any of the body was read)
         self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -66,10 +65,6 @@ class ImportBodies:
             await self.app(scope, receive, send)  # the route refuses other content types
             return
         named = dict(scope.get("headers") or [])
-        if self.keys and not has_key(named, self.keys):
-            text = "missing or wrong X-API-Key header"
-            await refuse(scope, receive, send, named, 401, "Unauthorized", text, "X-API-Key")
-            return
         declared = named.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send, named, self._too_many_bytes())

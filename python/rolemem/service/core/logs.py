@@ -18,6 +18,7 @@ request_id: ContextVar[str] = ContextVar("rolemem_request_id", default="-")
 # the modules that log them (getLogger(__name__)): names log shippers filter on
 ACCESS_LOGGER = "rolemem.service.core.access"
 SERVE_LOGGER = "rolemem.cli.serve"
+KEYS_LOGGER = "rolemem.service.core.keys"
 FORMATS = ("text", "json")
 
 
@@ -119,6 +120,7 @@ def logging_config(
                 "propagate": False,
             },
             SERVE_LOGGER: {"level": "INFO"},
+            KEYS_LOGGER: {"level": "INFO"},  # a key file reloaded: who may call changed
             ACCESS_LOGGER: {"level": "INFO" if access_log else "WARNING"},
             "uvicorn": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
             "uvicorn.error": {"level": "WARNING"},

@@ -1,7 +1,7 @@
 """The service's metrics in Prometheus' text format (prometheus-client), families prefixed
-`rolemem_`: requests (latency per route template, counts by status), extraction (attempts,
-failures, latency, queue depth), LLM calls, maintenance runs, and memories per kind (read at
-each scrape by one statement).
+`rolemem_`: requests (latency per route template, counts by status), refusals of the gate (by
+reason), extraction (attempts, failures, latency, queue depth), LLM calls, maintenance runs,
+and memories per kind (read at each scrape by one statement).
 
 One registry per app. With several worker processes (`rolemem serve --workers N` on
 PostgreSQL) the values live in `PROMETHEUS_MULTIPROC_DIR`, as prometheus-client's multiprocess
@@ -37,6 +37,8 @@ MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 _REQUEST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # an extraction or an LLM call takes seconds
 _LLM_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+# why the gate refuses a request (core/gate.py)
+REFUSALS = ("key", "players", "rate_key", "rate_player")
 
 
 def is_multiprocess() -> bool:
@@ -101,11 +103,20 @@ class Metrics:
             ["outcome"],
             registry=into,
         )
+        self.refusals = Counter(
+            "rolemem_refusals",
+            "Requests refused by the gate, by reason (key: no key or one the route does not "
+            "allow; players: a player outside the key's glob; rate_key, rate_player: over a "
+            "rate limit).",
+            ["reason"],
+            registry=into,
+        )
         # the known outcomes at 0 from the start: every family shows before its first event
         for outcome in ("ok", "error"):
             self.llm_seconds.labels(outcome)
         for outcome in ("finished", "failed", "skipped"):
             self.maintenance_runs.labels(outcome)
+        self._refused = {reason: self.refusals.labels(reason) for reason in REFUSALS}
         self._request_children: dict[tuple[str, str], Any] = {}
         self._count_children: dict[tuple[str, str, int], Any] = {}
         self._memories: Callable[[], Sequence[tuple[str, int]]] | None = None
@@ -126,6 +137,10 @@ class Metrics:
                 (method, route, status), self.requests.labels(method, route, str(status))
             )
         counted.inc()
+
+    def refused(self, reason: str) -> None:
+        """A request the gate refused (one of REFUSALS)."""
+        self._refused[reason].inc()
 
     def extraction(self, seconds: float, failed: bool) -> None:
         self.extraction_attempts.inc()

@@ -14,6 +14,13 @@ class ServiceSettings:
     api_key: str | None = None
     # designer routes (/official, /config) take this key when set, else the API key
     designer_key: str | None = None
+    # a key file (core/keys.py): named keys with a role and a players glob, read again when
+    # it changes; with it, every route but the probes, docs and console needs a key
+    keys_file: str | None = None
+    # request limits, "N/s" or "N/min", per player (the request's user_id) and per key, in
+    # each process (core/quotas.py)
+    player_rate: str | None = None
+    key_rate: str | None = None
     # a request body larger than this is refused (413) before it is read in full
     max_body_bytes: int = 1024 * 1024
     # a request's headers must arrive within this many seconds of the connection opening (or
@@ -97,11 +104,8 @@ class ServiceSettings:
                 raise RolememError(f"a webhook URL must be http(s)://…: {url!r}", field="webhooks")
         if self.webhooks and not self.webhook_secret:
             raise RolememError("webhooks need a secret to sign with", field="webhook_secret")
+        from .quotas import Rate
 
-    @property
-    def route_keys(self) -> tuple[str, ...]:
-        """The keys a request may carry once a game key is set (either: which one a route
-        takes is the route's check); none while the service is open."""
-        if not self.api_key:
-            return ()
-        return tuple(key for key in (self.api_key, self.designer_key) if key)
+        for name in ("player_rate", "key_rate"):
+            if getattr(self, name) is not None:
+                Rate.parse(getattr(self, name), name)

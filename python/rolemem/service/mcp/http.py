@@ -75,6 +75,6 @@ def install(app: FastAPI) -> Endpoint:
     like the routes; the endpoint, whose `running()` the app's lifespan enters."""
     endpoint = Endpoint(app)
     route = Route(PATH, endpoint, include_in_schema=False)
-    route.keyed = True  # type: ignore[attr-defined]  # read by api.main.needs_key
+    route.keyed = True  # type: ignore[attr-defined]  # read by api.main.route_groups
     app.router.routes.append(route)
     return endpoint

@@ -1,7 +1,7 @@
-"""/status (how the engine's work was shared), /snapshot (a read-only copy
-for analysts and dbt) and, with the designer key, /admin/maintenance (cleanup and
-consolidation on the running store) and /admin/webhooks/replay (failed webhook deliveries sent
-again)."""
+"""/status (how the engine's work was shared; the game's group), /snapshot (a read-only copy
+for analysts and dbt; a group of its own) and /admin/maintenance (cleanup and consolidation on
+the running store) and /admin/webhooks/replay (failed webhook deliveries sent again): the
+groups each key reaches are core/keys.py's."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from ...core.state import Store
 from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
 
 router = APIRouter(tags=["service"])
-designer = APIRouter(tags=["service"])
+snapshots = APIRouter(tags=["service"])
+admin = APIRouter(tags=["service"])
 
 
 @router.get(
@@ -34,7 +35,7 @@ async def status(request: Request) -> Any:
     return store.status()
 
 
-@router.post(
+@snapshots.post(
     "/snapshot",
     response_model=Snapshot,
     summary="Write a snapshot for analysts",
@@ -49,15 +50,15 @@ async def snapshot(request: Request) -> Any:
     return {"path": path, "bytes": size}
 
 
-@designer.post(
+@admin.post(
     "/admin/maintenance",
     response_model=Maintenance,
     summary="Run maintenance now",
     description="Cleanup (archive the weakest memories of players due) and, with an LLM, "
     "consolidation, on the running store: one run at a time across every process of the "
     "store (409 while another runs), on a worker of its own. The report, or 202 when the run "
-    "outlasts the request's time budget (it goes on; /status shows it when it ends). The "
-    "designer key.",
+    "outlasts the request's time budget (it goes on; /status shows it when it ends). An "
+    "admin key (or the designer key).",
     responses={
         **responses(401, 409),
         202: {"model": MaintenanceStarted, "description": "The run goes on after the answer."},
@@ -73,14 +74,14 @@ async def maintenance(request: Request) -> Any:
         return JSONResponse(status_code=202, content={"status": "running"})
 
 
-@designer.post(
+@admin.post(
     "/admin/webhooks/replay",
     response_model=Replayed,
     summary="Replay failed webhook deliveries",
     description="Queue again every webhook delivery kept after its retries failed (kept in "
     "the store, across restarts): each is sent once more, signed anew, and forgotten once "
-    "delivered; failing again, it stays. 404 when the service has no webhook. The designer "
-    "key.",
+    "delivered; failing again, it stays. 404 when the service has no webhook. An admin key "
+    "(or the designer key).",
     responses=responses(401, 404),
 )
 async def replay_webhooks(request: Request) -> Any:

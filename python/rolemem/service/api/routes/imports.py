@@ -8,7 +8,6 @@ time: `memory_status` shows the pending turns going down."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -29,16 +28,14 @@ from .saves import IdempotencyKey, SaveId
 router = APIRouter(tags=["saves"])
 
 
-def install(app: FastAPI, dependencies: Sequence[Any], settings: ServiceSettings) -> None:
-    """The import route (behind the game's key), and its body reader, added after the
+def install(app: FastAPI, settings: ServiceSettings) -> None:
+    """The import's body reader (the route is a game group's: api/main.py), added after the
     request guard so it runs before it (the guard holds every other body to
     max_body_bytes)."""
-    app.include_router(router, dependencies=list(dependencies))
     app.add_middleware(
         ImportBodies,
         max_bytes=settings.import_max_bytes,
         max_lines=settings.import_max_lines,
-        keys=settings.route_keys,  # as the request guard checks them
         body_timeout=settings.body_timeout,
     )
 
