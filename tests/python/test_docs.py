@@ -161,8 +161,11 @@ def test_the_python_blocks_of_a_page_run(page, tmp_path, llm, request):
 def test_the_shell_blocks_of_a_page_run(page, tmp_path, llm, request):
     env = _work(page, tmp_path, llm, request)
     for block in _runnable(page, "shell"):
+        # a block that fails before its own `kill` leaves no server behind holding the pipe
+        # (the test would wait on it forever)
+        stop_jobs = "trap 'kill $(jobs -p) 2> /dev/null || true' EXIT\n"
         done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", block.text],
+            ["bash", "-euo", "pipefail", "-c", stop_jobs + block.text],
             cwd=tmp_path,
             env=env,
             capture_output=True,

@@ -8,6 +8,7 @@ for start-up and the access log."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import subprocess
@@ -168,6 +169,28 @@ def test_a_players_glob_refuses_another_player_wherever_named(keyed):
             ("recall", "user_id"),
         ]
     }
+    # the body read as the route reads it: without a Content-Type (FastAPI parses it as
+    # JSON), and a second Content-Type (refused: Starlette would read the first)
+    body = json.dumps({"query": "海", "user_id": "studio-b-glob", "agent_id": "qiyu"})
+    untyped = client.post("/query", headers=STUDIO_A, content=body)  # no Content-Type
+    assert (untyped.status_code, error_of(untyped)["field"]) == (403, "user_id")
+    twice = client.post(
+        "/query",
+        headers=[
+            *STUDIO_A.items(),
+            ("content-type", "application/json"),
+            ("content-type", "text/plain"),
+        ],
+        content=body,
+    )
+    assert (twice.status_code, error_of(twice)) == (
+        400,
+        {
+            "type": "BadRequest",
+            "message": "the Content-Type header is given more than once",
+            "field": "Content-Type",
+        },
+    )
     # its own player, and a game key on any player
     assert client.get("/users/studio-a-glob/saves", headers=STUDIO_A).status_code == 200
     assert client.get("/users/studio-b-glob/saves", headers=GAME).status_code == 200

@@ -240,7 +240,7 @@ class IdempotentRequest(SQLModel, table=True):
 
     __tablename__ = "rolemem_idempotency"
 
-    # the caller's key within its player's scope (service.idempotency.scoped)
+    # the caller's key within its player's scope (service.core.idempotency.scoped)
     key: str = Field(primary_key=True)
     user_id: str | None = None  # the player whose request it was (None: no player's)
     request_hash: str  # sha256 of the route and the request body
@@ -250,7 +250,7 @@ class IdempotentRequest(SQLModel, table=True):
 
 class WebhookDelivery(SQLModel, table=True):
     """A webhook delivery that failed every retry, kept until it is replayed and delivered
-    (service.webhooks): the event as it was sent, and why it failed last."""
+    (service.core.webhooks): the event as it was sent, and why it failed last."""
 
     __tablename__ = "rolemem_webhook_delivery"
 

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..schemas.common import ID_LENGTH
 from .access import KEY_NAME
 from .errors import error_response
-from .guard import BODY_CHECK, NO_KEY, refuse, send_refusal
+from .guard import BODY_CHECK, NO_KEY, first_values, refuse, send_refusal
 from .keys import Key, KeyRing
 from .quotas import Buckets, Limited
 
@@ -65,7 +65,7 @@ class Gate:
         if group == OPEN:
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        headers = first_values(scope)
         key = self.ring.identify(headers.get(b"x-api-key", b""))
         state = scope.setdefault("state", {})
         if key is not None:  # the access line names it, refused or not

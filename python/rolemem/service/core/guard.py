@@ -113,6 +113,34 @@ def check_json(body: bytes) -> Any:
     return document
 
 
+# headers a request gives once: a second Content-Type could make the guard and the route read
+# one body two ways (Starlette reads the first value)
+_SINGLE = {
+    b"content-type": "Content-Type",
+    b"content-length": "Content-Length",
+    b"x-api-key": "X-API-Key",
+    b"idempotency-key": "Idempotency-Key",
+}
+
+
+def first_values(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers, the first value of each, as Starlette reads them."""
+    headers: dict[bytes, bytes] = {}
+    for name, value in scope.get("headers") or []:
+        headers.setdefault(name, value)
+    return headers
+
+
+def _repeated(scope: Scope) -> str | None:
+    seen: set[bytes] = set()
+    for name, _ in scope.get("headers") or []:
+        if name in _SINGLE:
+            if name in seen:
+                return _SINGLE[name]
+            seen.add(name)
+    return None
+
+
 class RequestGuard:
     """Size, time and strict JSON for every HTTP request (see the module docstring)."""
 
@@ -125,7 +153,12 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        headers = first_values(scope)
+        repeated = _repeated(scope)
+        if repeated is not None:  # the guard and the route must read the same request
+            text = f"the {repeated} header is given more than once"
+            await refuse(scope, receive, send, headers, 400, "BadRequest", text, repeated)
+            return
         declared = headers.get(b"content-length")
         if declared is not None:
             try:
@@ -151,7 +184,9 @@ class RequestGuard:
             await self._too_large(scope, receive, send, headers)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        if body and (content_type == b"application/json" or content_type.endswith(b"+json")):
+        # what FastAPI parses as JSON: no Content-Type at all, or application/json or *+json
+        json_like = not content_type or content_type.endswith((b"/json", b"+json"))
+        if body and json_like:
             try:
                 if len(body) > _CHECK_ON_LOOP_BYTES:  # the walk holds the event loop otherwise
                     document = await asyncio.to_thread(check_json, body)

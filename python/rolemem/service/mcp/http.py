@@ -54,7 +54,7 @@ class Endpoint:
 
         from .server import Routes, build_server
 
-        transport = httpx2.ASGITransport(app=self.app)
+        transport = httpx2.ASGITransport(app=self.app, raise_app_exceptions=False)
         async with httpx2.AsyncClient(
             transport=transport, base_url="http://rolemem.internal", timeout=None
         ) as client:

@@ -40,9 +40,16 @@ class Routes:
         headers = {"X-API-Key": key} if key else {}
         if request_id.get() != "-":  # called from /mcp: the route logs with its request id
             headers["X-Request-Id"] = request_id.get()
-        answer = await self.client.request(
-            request.method, request.path, params=request.query, json=request.body, headers=headers
-        )
+        try:
+            answer = await self.client.request(
+                request.method,
+                request.path,
+                params=request.query,
+                json=request.body,
+                headers=headers,
+            )
+        except httpx2.TransportError as exc:  # --url: the service is down or too slow
+            return False, _error("Busy", f"the service did not answer: {type(exc).__name__}")
         try:
             document = answer.json()
         except ValueError:

@@ -41,7 +41,7 @@ async def serve_store(db: str, *, designer: bool, keyword_only: bool, version: s
 
     app = create_app(db, embedder=None if keyword_only else "default")
     async with app.router.lifespan_context(app):
-        transport = httpx2.ASGITransport(app=app)
+        transport = httpx2.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx2.AsyncClient(
             transport=transport, base_url="http://rolemem.internal", timeout=None
         ) as client:

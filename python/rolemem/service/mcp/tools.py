@@ -201,7 +201,8 @@ def route_call(openapi: dict[str, Any], tool: Tool, arguments: dict[str, Any]) -
             if value is None:
                 continue
             text = value if isinstance(value, str) else json.dumps(value)
-            path = path.replace("{" + name + "}", quote(text, safe=""))
+            # "." too: a dot segment would move the call to another route
+            path = path.replace("{" + name + "}", quote(text, safe="").replace(".", "%2E"))
         elif where.get(name) == "query":
             if value is not None:
                 query[name] = value if isinstance(value, str) else json.dumps(value)

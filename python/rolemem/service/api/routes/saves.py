@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 
 from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, roles, saves
@@ -392,6 +393,17 @@ async def memory_status(
     ] = None,
 ) -> Any:
     store = _store(request)
+
+    if role_id is not None and script_role_id is not None:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "value_error",
+                    "loc": ("query", "script_role_id"),
+                    "msg": "give at most one of role_id or script_role_id",
+                }
+            ]
+        )
 
     def status() -> dict[str, Any]:
         with store.engine.reading() as cur:
