@@ -216,6 +216,11 @@ def _flooding_player(game: Game) -> httpx.Response:
 # the beginning of each row's "when", and the request it describes
 REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     "a line of another save's tree": _another_saves_line,
+    "a header given twice": lambda game: game.client.post(
+        "/roles",
+        headers=[*KEY.items(), ("idempotency-key", "a"), ("idempotency-key", "b")],
+        json={"name": "x"},
+    ),
     "`observe.user_id` is not the request's": _observe_for_another_player,
     "designer config the rules refuse": _refused_config,
     "a missing or wrong key": lambda game: game.client.get(
