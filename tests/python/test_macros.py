@@ -114,6 +114,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "newest_events_per_query": ("queries", "events", "memory_event", "query_chains"),
     "walk_parent_chain": ("lines", "saves", "fork_points"),
     "read_recall_queue": (),
+    "last_observed_target": (),
     "store_table_names": (),
     "count_memories": (),
 }

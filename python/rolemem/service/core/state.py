@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -37,6 +38,7 @@ from ...memory_builder import history, saves
 from ...memory_loop import MemoryLoop
 from ...memory_loop.llm import ChatModel
 from ...sql import cancel
+from ...sql.project import render_macro
 from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
@@ -53,6 +55,11 @@ _WRITE_ATTEMPTS = 4  # a write meeting another thread's conflicting write is ret
 
 # how often a process of a shared database looks whether another imported config
 _CONFIG_CHECK_SECONDS = 1.0
+
+
+@functools.cache  # rendered once per engine
+def _last_observed_sql(engine: str) -> str:
+    return render_macro("last_observed_target", engine=engine)
 
 
 @dataclass
@@ -459,15 +466,7 @@ class Store:
                 # the character the loop observed last on this save, among those the
                 # request names (none named: any)
                 found = cur.execute(
-                    """select agent_id, role_id, script_role_id from memory_loop_state
-                    where save_id = $save_id
-                        and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-                        and (cast($role_id as bigint) is null or role_id = $role_id)
-                        and (
-                            cast($script_role_id as varchar) is null
-                            or script_role_id = $script_role_id
-                        )
-                    order by last_observed_at desc limit 1""",
+                    _last_observed_sql(self.engine.name),
                     {
                         "save_id": save["save_id"],
                         "agent_id": agent_id,
