@@ -123,16 +123,31 @@ select
 
 # the walks' step budget: every line a walk may visit (on Citus, the player's)
 _LINE_COUNT_SQL = "select count(*) from line where {line_player}"
+# a line of the save's tree a swipe or a reload reads (on Citus, on the player's shard)
+_LINE_SQL = """
+select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
+from line where id = $id and {line_player}
+"""
 
 
 @functools.cache
-def _tip_statements(engine: str) -> tuple[str, str]:
-    """_LINE_COUNT_SQL and _TIP_TARGET_SQL for `engine`."""
+def _tip_statements(engine: str) -> tuple[str, str, str]:
+    """_LINE_COUNT_SQL, _TIP_TARGET_SQL and _LINE_SQL for `engine`."""
     players = {
         name: render_macro("player_filter", f"{table}.user_id", engine=engine)
         for name, table in (("line_player", "line"), ("save_player", "save"))
     }
-    return _LINE_COUNT_SQL.format(**players), _TIP_TARGET_SQL.format(**players)
+    return (
+        _LINE_COUNT_SQL.format(**players),
+        _TIP_TARGET_SQL.format(**players),
+        _LINE_SQL.format(**players),
+    )
+
+
+def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
+    """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
+    sql = _tip_statements(engine)[2]
+    return _row(cur, sql, duckdb_connect.used(sql, {"id": line_id, "user_id": user_id}))
 
 
 _BRANCH_SQL = """
@@ -599,12 +614,7 @@ def regenerate(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    tip = _row(
-        cur,
-        """select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
-        from line where id = $id""",
-        {"id": save["tip_line_id"]},
-    )
+    tip = _line(cur, save["tip_line_id"], save["user_id"], engine)
     if not tip or tip["attribute"] != "assistant":
         raise ConflictError(
             f"save {save['save_id']}: its tip "
@@ -651,8 +661,7 @@ def set_tip(
     # checked once the line is known to be the player's to see (the caller's transaction
     # undoes the move): as a regenerate needs a reply at the tip, a save point is never a
     # line still waiting for one
-    attribute = cur.execute("select attribute from line where id = $id", {"id": line_id})
-    if attribute.fetchone()[0] == "user":
+    if _line(cur, line_id, save["user_id"], engine)["attribute"] == "user":
         raise ConflictError(
             f"line {line_id} is a player (user) line: a save point is a reply or a system "
             "line (the player's next line follows it); reload the line before it",
@@ -663,7 +672,7 @@ def set_tip(
 
 def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> None:
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
-    count_sql, target_sql = _tip_statements(engine)
+    count_sql, target_sql, _ = _tip_statements(engine)
     player = {"user_id": save["user_id"]}
     budget = cur.execute(count_sql, duckdb_connect.used(count_sql, player)).fetchone()[0]  # type: ignore[index]
     params = {
