@@ -3,7 +3,8 @@
     statement gives the save's lines the game wrote without a player the save's (a data-
     modifying CTE: for a save with a player, found by the partial index ix_line_unowned,
     usually empty; for a save without one, a one-time filter skips it). DuckDB has no such
-    CTE, and fills them when it refreshes the save's history.
+    CTE, and fills them when it refreshes the save's history. On Citus every line has its
+    player (the distribution column, never updated): the save's row alone, on its shard.
 #}
 {% macro move_save_tip() -%}
     {{- adapter.dispatch('move_save_tip', 'rolemem')() -}}
@@ -12,7 +13,11 @@
 {% macro default__move_save_tip() -%}
     update save
     set last_message_id = $tip
-    where id = $id
+    where id = $id and {{ player_filter('user_id') }}
+{%- endmacro %}
+
+{% macro citus__move_save_tip() -%}
+    {{- default__move_save_tip() -}}
 {%- endmacro %}
 
 {% macro postgres__move_save_tip() -%}

@@ -11,7 +11,7 @@
         $save_id, $target_key, $user_id, $agent_id, $now, $role_id, $script_role_id,
         $error, $now, 1
     )
-    on conflict (save_id, target_key) do update set
+    on conflict ({{ player_key("save_id, target_key") }}) do update set
         last_error = excluded.last_error,
         last_error_at = excluded.last_error_at,
         failed_attempts = coalesce(memory_loop_state.failed_attempts, 0) + 1

@@ -7,5 +7,5 @@
     set
         last_message_id = $tip,
         forked_from_line_id = $fork
-    where id = $id
+    where id = $id and {{ player_filter('user_id') }}
 {%- endmacro %}

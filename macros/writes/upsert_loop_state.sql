@@ -11,7 +11,7 @@
     values (
         $save_id, $target_key, $user_id, $agent_id, $scene, $now, $role_id, $script_role_id, 0
     )
-    on conflict (save_id, target_key) do update set
+    on conflict ({{ player_key("save_id, target_key") }}) do update set
         user_id = excluded.user_id,
         agent_id = excluded.agent_id,
         last_scene = case

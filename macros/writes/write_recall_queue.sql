@@ -7,7 +7,7 @@
         save_id, character_id, user_id, turn_number, queue, updated_at
     )
     values ($save_id, $character_id, $user_id, $turn_number, $queue, $now)
-    on conflict (save_id, character_id) do update set
+    on conflict ({{ player_key("save_id, character_id") }}) do update set
         user_id = excluded.user_id,
         turn_number = excluded.turn_number,
         queue = excluded.queue,

@@ -22,7 +22,7 @@ from .conftest import REPO
 MACROS = REPO / "macros"
 FOLDERS = ("cross_db", "rules", "setup", "writes")
 _DEFINED = re.compile(r"\{%-?\s*macro\s+(\w+)\s*\(")
-_IMPLEMENTATION = re.compile(r"^(duckdb|postgres|default)__(\w+)$")
+_IMPLEMENTATION = re.compile(r"^(duckdb|postgres|citus|default)__(\w+)$")
 
 # Arguments a macro that takes some is rendered with: names rolemem passes (tables, columns)
 # and, for expression macros, columns of the one-row relation `sample` they are selected from.
@@ -58,6 +58,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
 # `sample`), a join (after `from sample`) or a whole query
 EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "arg_max": ("sample.a", "sample.b"),
+    "player_filter": ("sample.a",),
     "arg_min": ("sample.a", "sample.b"),
     "blank_as_null": ("sample.a",),
     "calendar_day_start": ("sample", "sample.now", "sample.year", "1"),
@@ -123,6 +124,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
 NOT_LINTED = {
     "require_app_tables",
     "row_lock",
+    "player_key",
     "query_param_operators",
     "scored_event_columns",
     "is_event_in_scope",
@@ -219,8 +221,9 @@ def _config(engine: str) -> FluffConfig:
     """The repo's .sqlfluff for plain SQL (no templating: the text is rendered). sqlglot
     writes the PostgreSQL text on one line in upper case, subqueries where it moves them:
     layout, capitalisation and structure.subquery are its there, not ours."""
-    overrides = {"dialect": engine, "templater": "raw"}
-    if engine == "postgres":
+    # Citus is PostgreSQL's dialect (its macros are PostgreSQL's where it has none of its own)
+    overrides = {"dialect": "duckdb" if engine == "duckdb" else "postgres", "templater": "raw"}
+    if engine != "duckdb":
         excluded = FluffConfig.from_path(str(REPO)).get("exclude_rules")
         overrides["exclude_rules"] = f"{excluded},layout,capitalisation,structure.subquery"
     return FluffConfig.from_path(str(REPO), overrides=overrides)
@@ -229,13 +232,17 @@ def _config(engine: str) -> FluffConfig:
 _LINTERS = {engine: Linter(config=_config(engine)) for engine in ENGINES}
 # a bound parameter is a value, linted as 0 (a null would read as `= null`): DuckDB's
 # `$name`/`$1`, psycopg's `%(name)s` (the PostgreSQL engine's text, a literal % doubled)
-_PARAMETER = {"duckdb": re.compile(r"\$\w+"), "postgres": re.compile(r"%\(\w+\)s")}
+_PARAMETER = {
+    "duckdb": re.compile(r"\$\w+"),
+    "postgres": re.compile(r"%\(\w+\)s"),
+    "citus": re.compile(r"%\(\w+\)s"),
+}
 
 
 def _problems(sql: str, engine: str) -> list[str]:
-    text = transpile(sql) if engine == "postgres" else sql
+    text = sql if engine == "duckdb" else transpile(sql)
     text = _PARAMETER[engine].sub("0", text)
-    if engine == "postgres":
+    if engine != "duckdb":
         text = text.replace("%%", "%")
     result = _LINTERS[engine].lint_string(text.strip() + "\n")
     return [f"{v.rule_code()} line {v.line_no}: {v.desc()}" for v in result.violations]

@@ -38,7 +38,9 @@ _PLANNER = {"enable_nestloop": "off", "enable_mergejoin": "off", "enable_sort": 
 class _Lookups(_Official):
     """Association words, timeline, scope."""
 
-    def _scope_params(self, save_id: Any, memory_scope: Any) -> dict[str, Any]:
+    def _scope_params(
+        self, save_id: Any, memory_scope: Any, user_id: str | None = None
+    ) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
         scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
@@ -46,7 +48,8 @@ class _Lookups(_Official):
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
         lineage = None
         if save_id is not None and self._engine is not None:
-            lineage = history.engine_lineage(self._engine, [save_id])
+            # the save's player's (on Citus, the shard the lineage is read on)
+            lineage = history.engine_lineage(self._engine, [save_id], user_id)
         elif save_id is not None:
             if not self.read_only:
                 # the branch rule reads the save's chain: make it current (a reader reads it
@@ -136,7 +139,7 @@ class _Lookups(_Official):
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         params = {
-            **self._scope_params(save_id, memory_scope),
+            **self._scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
             "user_name": None,
@@ -187,12 +190,15 @@ class _Lookups(_Official):
             return params
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
         lineages = [values["lineage_save_ids"] or [] for values in inputs]
+        players = {values.get("user_id") for values in inputs}
         return {
             **bound_lists(QUERY_FIELDS, params, self._engine.name),
             **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS if dense},
             "save_ids": save_ids,
             # the chains walk every query's lineage (each query's own, found with its scope)
             "lineage_ids": sorted(set(save_ids).union(*lineages)),
+            # their player, where the batch is one player's (on Citus, the walk's shard)
+            history.PLAYER: players.pop() if len(players) == 1 else None,
         }
 
     def _run_models(

@@ -130,7 +130,7 @@ def list_memories(
         row = cur.execute(_SOURCE_SAVES_SQL, {"user_id": user_id, "agent_id": agent_id}).fetchone()
         save_ids = list(row[0] or []) if row else []
         # "on the current branch" reads each save's chain
-        chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids)}
+        chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids, user_id)}
         result = cur.execute(sql, {**params, **chains})
         names = [d[0] for d in result.description]
         rows = [dict(zip(names, values, strict=True)) for values in result.fetchall()]
@@ -250,7 +250,7 @@ def forget(
                     "them first",
                     field="save_id",
                 )
-            _add(deleted, erasure.erase_step(cur, save_ids, engine=engine))
+            _add(deleted, erasure.erase_step(cur, save_ids, user_id=user_id, engine=engine))
             for table in ERASED_PLAYER_TABLES:
                 _add(
                     deleted,
@@ -269,7 +269,7 @@ def forget(
                 result: dict[str, int] = step(cur)
                 return result
 
-        deleted = erasure.erase(write, save_ids, deleted, engine=engine)
+        deleted = erasure.erase(write, save_ids, deleted, user_id=user_id, engine=engine)
     if purge:
         counts["deleted"] = deleted
     return counts

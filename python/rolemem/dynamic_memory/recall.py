@@ -112,7 +112,7 @@ class _Recall(_Lookups):
         tokens = case_folded(search_keywords(text, top_k=10))
         tokenized = time.perf_counter()
         params = {
-            **self._scope_params(save_id, memory_scope),
+            **self._scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
             "user_name": user_name,

@@ -16,6 +16,7 @@ from ..errors import LineError, PlayerRequiredError, RolememError
 from ..sql.project import render_macro
 
 NAME = "postgres"
+CITUS = "citus"
 _RAISED_PREFIX = "rolemem: "
 _PLAYER_REQUIRED = (
     "user_id is required: this database shards every save, line and memory by its player "
@@ -226,6 +227,9 @@ class PostgresEngine:
             # a database sharded by player (schema.citus): the config copies are reference
             # tables, and plans are Citus's (it plans a generic plan only on its fast path)
             self.citus = citus.fetchone() is not None
+        # the dispatch target of its statements (rolemem.sql.project): Citus's macros name the
+        # player of every statement on a player's tables, so each routes to one shard
+        self.name = CITUS if self.citus else NAME
         self.url = url
         self.schema = schema
         # what a write that met another transaction raises (the caller may retry it): a

@@ -275,13 +275,15 @@ def build_memory_for_save(
     script_role_id: str | int | None = None,
     display_name: str | None = None,
     context_emotion: bool = True,
+    user_id: str | None = None,
 ) -> list[dict[str, str]]:
     """One character's memory for a stored save: walks `save.last_message_id` up the parent chain.
 
     `db` is a DuckDB connection or file path (default: `ROLEMEM_DB` or ./rolemem.duckdb) with the
     spec's `save` and `line` tables, or a `postgresql://` URL or an engine
     (`rolemem.engines.PostgresEngine`) on a game's own database with the SQLModel schema
-    (every model runs over the save's lines).
+    (every model runs over the save's lines). `user_id`: the save's player, which a database
+    sharded by player (Citus) routes the walk by (None: found from the save).
     Raises `SaveNotFoundError` for an unknown save and
     `ChainError` for a cycle, a parent line from another save or a tip that does not exist.
 
@@ -298,7 +300,7 @@ def build_memory_for_save(
     source, engine, owned = resolve(db)  # what the CLI takes, a postgresql:// URL too
     if engine is not None:  # a game's own database on another engine
         try:
-            return _build_on_engine(engine, {**target, "save_id": save_id})
+            return _build_on_engine(engine, {**target, "save_id": save_id}, user_id)
         finally:
             if owned:
                 engine.close()
@@ -378,18 +380,19 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
         return f"select *, {', '.join(missing)} from ({sql})" if missing else sql
 
     has_forks = "save.forked_from_line_id" in present
+    sources = history.walked_sources("duckdb")
     sql = compose(
         "memory_messages",
         {
             "source_line": with_added("line", history.saves_lines_sql()),
-            "source_save": with_added("save", history._SAVES_SQL),
+            "source_save": with_added("save", sources["source_save"]),
             "source_role": (
                 with_added("role", history.ROLES_SQL)
                 if "role.id" in present
                 else history.NO_ROLES_SQL
             ),
             "int_save_fork_points": (
-                history._LINEAGE_FORKS_SQL if has_forks else history._NO_FORKS_SQL
+                sources["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
             ),
             "int_memory_targets": _TARGET_SQL,
         },
@@ -401,7 +404,9 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     return _save_messages(rows, params["save_id"])
 
 
-def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, str]]:
+def _build_on_engine(
+    engine: Engine, params: dict[str, Any], user_id: str | None = None
+) -> list[dict[str, str]]:
     """Every model over the save's lines in the game's own tables (the SQLModel schema) on
     another engine: the same statement as a read-only DuckDB file, transpiled."""
     sql = compose(
@@ -410,9 +415,8 @@ def _build_on_engine(engine: Engine, params: dict[str, Any]) -> list[dict[str, s
         _SAVE_SELECT,
         engine=engine.name,
     )
-    save_ids = [params["save_id"]]
-    lineage = history.engine_lineage(engine, save_ids)
-    rows = engine.run(sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
+    chains = history.chain_params(engine, [params["save_id"]], user_id)
+    rows = engine.run(sql, {**params, **chains})
     return _save_messages(rows, params["save_id"])
 
 

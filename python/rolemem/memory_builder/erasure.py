@@ -9,6 +9,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..engines import duckdb_connect
 from ..errors import ConflictError
 from ..sql.project import render_macro
 from . import history
@@ -84,20 +85,29 @@ def player_save_ids(cur: Any, user_id: str) -> list[int]:
     return [row[0] for row in cur.execute(_PLAYER_SAVES_SQL, {"user_id": user_id}).fetchall()]
 
 
-def erase_step(cur: Any, save_ids: Sequence[int], *, engine: str = "duckdb") -> dict[str, int]:
+def erase_step(
+    cur: Any, save_ids: Sequence[int], *, user_id: str | None = None, engine: str = "duckdb"
+) -> dict[str, int]:
     """One transaction's share of erasing the saves `save_ids`: what their lines produced
     (ERASED_TABLES, the write-time history), then their lines, then the saves once no line is
     left. PostgreSQL does it all in one step; DuckDB, whose foreign key checks count the rows
     its transaction deleted as still there, deletes a level of lines (the leaves) per step and
-    the saves in a step of their own: `erase` runs the steps. Counts per table."""
+    the saves in a step of their own: `erase` runs the steps. `user_id`: the saves' player
+    (on Citus, the shard their saves are deleted on). Counts per table."""
     ids = {"save_ids": list(save_ids)}
+    player = {**ids, "user_id": user_id}
     statements = _erase_statements(engine)
     counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
     counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
-    counts["save"] = len(cur.execute(statements["save"], ids).fetchall()) if may_delete_saves else 0
+    saves = statements["save"]
+    counts["save"] = (
+        len(cur.execute(saves, duckdb_connect.used(saves, player)).fetchall())
+        if may_delete_saves
+        else 0
+    )
     return counts
 
 
@@ -106,9 +116,11 @@ def erase(
     save_ids: Sequence[int],
     counts: Mapping[str, int],
     *,
+    user_id: str | None = None,
     engine: str = "duckdb",
 ) -> dict[str, int]:
-    """Finish erasing `save_ids` after a first `erase_step` (the caller's, with its checks)
+    """Finish erasing `save_ids` (of the player `user_id`) after a first `erase_step` (the
+    caller's, with its checks)
     answered `counts`: `write(step)` runs a step in a transaction of its own until the saves
     are gone or a step finds nothing left to delete (another call finished them). Every step
     deletes only the saves' rows, so an erasure cut short is finished by the next one. The
@@ -116,7 +128,7 @@ def erase(
     total = dict(counts)
     done = total.get("save", 0) >= len(save_ids)
     while not done:
-        step = write(lambda cur: erase_step(cur, save_ids, engine=engine))
+        step = write(lambda cur: erase_step(cur, save_ids, user_id=user_id, engine=engine))
         for table, count in step.items():
             total[table] = total.get(table, 0) + count
         done = not (step["line"] or step["save"]) or total["save"] >= len(save_ids)
@@ -146,5 +158,5 @@ def delete_save(
         )
     return {
         "save_id": save["save_id"],
-        "deleted": erase_step(cur, [save["save_id"]], engine=engine),
+        "deleted": erase_step(cur, [save["save_id"]], user_id=save["user_id"], engine=engine),
     }

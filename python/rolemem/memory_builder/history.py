@@ -38,21 +38,29 @@ TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips
 # made every statement a semi-join over the whole table: 2-3x slower on a million lines.
 # PostgreSQL reads list_contains as `= any`, and the pointed-at lines as an array
 # (macro in_few_rows): both by index, never a scan of the game's whole table.)
+# On Citus every read names the saves' player $save_user_id ({player}: macro player_filter), so
+# the walk, recursion included, runs on that player's shard (a fork stays within one player).
 _SAVES_LINES_SQL = """
-    select * from line where list_contains(cast($lineage_ids as bigint[]), save_id)
+    select * from line
+    where list_contains(cast($lineage_ids as bigint[]), save_id) and {player}
     union all
     select * from line
     where
         not list_contains(cast($lineage_ids as bigint[]), save_id)
+        and {player}
         and (
             {parents}
             or {tips}
         )
 """
 _PARENTS_SQL = (
-    "select parent_line_id from line where list_contains(cast($save_ids as bigint[]), save_id)"
+    "select parent_line_id from line "
+    "where list_contains(cast($save_ids as bigint[]), save_id) and {player}"
 )
-_TIPS_SQL = "select last_message_id from save where list_contains(cast($save_ids as bigint[]), id)"
+_TIPS_SQL = (
+    "select last_message_id from save "
+    "where list_contains(cast($save_ids as bigint[]), id) and {player}"
+)
 # every save's fork point (a fork of a fork passes through the one it was forked from)
 _FORKS_SQL = """
     select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
@@ -61,7 +69,10 @@ _FORKS_SQL = """
 # forked from ($lineage_ids), not every save's (a scan of the game's whole `save` table)
 _LINEAGE_FORKS_SQL = """
     select id as save_id, forked_from_line_id from save
-    where forked_from_line_id is not null and list_contains(cast($lineage_ids as bigint[]), id)
+    where
+        forked_from_line_id is not null
+        and list_contains(cast($lineage_ids as bigint[]), id)
+        and {player}
 """
 _NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
 # the saves and, transitively, the saves they were forked from (their lines are shared)
@@ -71,12 +82,33 @@ with recursive lineage (save_id) as (
     union
     select line.save_id
     from lineage
-    inner join save on save.id = lineage.save_id
-    inner join line on line.id = save.forked_from_line_id
+    inner join save on save.id = lineage.save_id and {save_player}
+    inner join line on line.id = save.forked_from_line_id and {line_player}
 )
 select list(save_id order by save_id) from lineage
 """
-_SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id)"
+_SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id) and {player}"
+# the player of saves a caller did not name one for (their owner: one player's saves)
+_OWNER_SQL = """
+select min(user_id) from save where list_contains(cast($save_ids as bigint[]), id)
+"""
+
+
+# the saves' player as the chain's reads bind it (beside a batch's $user_id list)
+PLAYER = "save_user_id"
+
+
+def _player(engine: str, column: str = "user_id") -> str:
+    return render_macro("player_filter", column, PLAYER, engine=engine)
+
+
+@functools.cache
+def _lineage_sql(engine: str) -> str:
+    return _LINEAGE_SQL.format(
+        save_player=_player(engine, "save.user_id"), line_player=_player(engine, "line.user_id")
+    )
+
+
 # the roles naming the chain's lines; a bare game database without a `role` table has none
 ROLES_SQL = "select * from role"
 NO_ROLES_SQL = """
@@ -96,18 +128,22 @@ def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]
     the refresh of those tables here. `roles`: the store has a `role` table."""
     return {
         "source_line": saves_lines_sql(engine),
-        "source_save": _SAVES_SQL,
+        "source_save": _SAVES_SQL.format(player=_player(engine)),
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
-        "int_save_fork_points": _LINEAGE_FORKS_SQL,
+        "int_save_fork_points": _LINEAGE_FORKS_SQL.format(player=_player(engine)),
     }
 
 
 @functools.cache
 def saves_lines_sql(engine: str = "duckdb") -> str:
     """The lines the walk of $save_ids reads (_SAVES_LINES_SQL) on `engine`."""
+    player = _player(engine)
     return _SAVES_LINES_SQL.format(
-        parents=render_macro("in_few_rows", "id", _PARENTS_SQL, engine=engine),
-        tips=render_macro("in_few_rows", "id", _TIPS_SQL, engine=engine),
+        player=player,
+        parents=render_macro(
+            "in_few_rows", "id", _PARENTS_SQL.format(player=player), engine=engine
+        ),
+        tips=render_macro("in_few_rows", "id", _TIPS_SQL.format(player=player), engine=engine),
     )
 
 
@@ -372,15 +408,17 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
     # every row fetched: the cursor is left with no pending result for its next statement
-    rows = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
+    rows = cur.execute(_lineage_sql("duckdb"), {"save_ids": save_ids}).fetchall()
     return list(rows[0][0] or []) if rows else list(save_ids)
 
 
-def engine_lineage(engine: Any, save_ids: list[int]) -> list[int]:
-    """`lineage` on another engine (rolemem.engines: a game's own database)."""
+def engine_lineage(engine: Any, save_ids: list[int], user_id: str | None = None) -> list[int]:
+    """`lineage` on another engine (rolemem.engines: a game's own database), of the saves of
+    the player `user_id` (see `chain_params`)."""
     if not save_ids:
         return []
-    return list(engine.run(_LINEAGE_SQL, {"save_ids": save_ids})[0][0] or save_ids)
+    sql = _lineage_sql(engine.name)
+    return list(engine.run(sql, {"save_ids": save_ids, PLAYER: user_id})[0][0] or save_ids)
 
 
 def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> dict[int, bool]:
@@ -469,23 +507,39 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
     return []
 
 
-def chain_params(engine: Any, save_ids: list[int]) -> dict[str, list[int]]:
+def chain_params(engine: Any, save_ids: list[int], user_id: str | None = None) -> dict[str, Any]:
     """Make the saves' chains readable by a statement on `engine` (rolemem.engines): DuckDB
     keeps them as write-time tables, refreshed here where a save's tip moved (no parameter
-    needed); an engine that keeps none walks them in the statement, which binds the saves
-    and their lineage."""
+    needed); an engine that keeps none walks them in the statement, which binds the saves,
+    their lineage and their player `user_id` (on Citus, the shard the walk runs on; None:
+    found from the saves, one player's)."""
     if engine.name == "duckdb":
         return chained(engine.cursor().cursor, "duckdb", save_ids)
-    return {"save_ids": save_ids, "lineage_ids": engine_lineage(engine, save_ids)}
+    if user_id is None and f"${PLAYER}" in _lineage_sql(engine.name):
+        user_id = engine.run(_OWNER_SQL, {"save_ids": save_ids})[0][0]
+    return {
+        "save_ids": save_ids,
+        "lineage_ids": engine_lineage(engine, save_ids, user_id),
+        PLAYER: user_id,
+    }
 
 
-def chained(cur: Any, engine: str, save_ids: list[int]) -> dict[str, list[int]]:
+def chained(
+    cur: Any, engine: str, save_ids: list[int], user_id: str | None = None
+) -> dict[str, Any]:
     """`chain_params` on a cursor of `engine` (the caller's transaction or read)."""
     if engine == "duckdb":
         ensure_fresh(cur, save_ids)
         return {}
-    row = cur.execute(_LINEAGE_SQL, {"save_ids": save_ids}).fetchone()
-    return {"save_ids": save_ids, "lineage_ids": list(row[0] or []) if row else list(save_ids)}
+    sql = _lineage_sql(engine)
+    if user_id is None and f"${PLAYER}" in sql:
+        user_id = cur.execute(_OWNER_SQL, {"save_ids": save_ids}).fetchone()[0]
+    row = cur.execute(sql, {"save_ids": save_ids, PLAYER: user_id}).fetchone()
+    return {
+        "save_ids": save_ids,
+        "lineage_ids": list(row[0] or []) if row else list(save_ids),
+        PLAYER: user_id,
+    }
 
 
 # what a statement reading saves' chains and tips names

@@ -66,15 +66,17 @@ MAX_CHOSEN_ID = 2**53 - 1
 
 _SAVE_SQL = """
 select id, user_id, name, last_message_id, forked_from_line_id, user_name
-from save where id = $save_id
+from save where id = $save_id and {player}
 """
 
 
 @functools.cache
 def _save_sql(engine: str, lock: bool) -> str:
-    """The save's row; `lock`: held until the transaction ends, so a write that reads the tip
+    """The save's row (on Citus, read on the shard of the player $user_id: macro
+    player_filter); `lock`: held until the transaction ends, so a write that reads the tip
     and moves it is not interleaved with another process's (macro row_lock)."""
-    return _SAVE_SQL + (render_macro("row_lock", engine=engine) if lock else "")
+    sql = _SAVE_SQL.format(player=render_macro("player_filter", "user_id", engine=engine))
+    return sql + (render_macro("row_lock", engine=engine) if lock else "")
 
 
 _SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id", "user_name")
@@ -89,32 +91,64 @@ _NEXT_ID_SQL = {
 # Where a save's chain leaves it when its tip is $line_id: walk up from the line while it is
 # the save's own; the first line of another save is the fork point (none: the save's own root).
 # `shared`: $line_id is on the history the save shares through its current fork point.
+# On Citus both walks and the read of the line's save stay on the shard of the save's player
+# $user_id (a fork stays within one player): {player} is macro player_filter.
 _TIP_TARGET_SQL = """
 with recursive
 up (line_id, parent_line_id, save_id, depth) as (
-    select id, parent_line_id, save_id, 0 from line where id = $line_id
+    select id, parent_line_id, save_id, 0 from line where id = $line_id and {line_player}
     union all
     select line.id, line.parent_line_id, line.save_id, up.depth + 1
     from up
     inner join line on line.id = up.parent_line_id
-    where up.save_id = $save_id and up.depth < $budget
+    where up.save_id = $save_id and up.depth < $budget and {line_player}
 ),
 shared (line_id, parent_line_id, depth) as (
-    select id, parent_line_id, 0 from line where id = $fork_line_id
+    select id, parent_line_id, 0 from line where id = $fork_line_id and {line_player}
     union all
     select line.id, line.parent_line_id, shared.depth + 1
     from shared
     inner join line on line.id = shared.parent_line_id
-    where shared.depth < $budget
+    where shared.depth < $budget and {line_player}
 )
 select
     (select save_id from up where depth = 0) as line_save_id,
     (
-        select user_id from save where id = (select save_id from up where depth = 0)
+        select user_id from save
+        where id = (select save_id from up where depth = 0) and {save_player}
     ) as line_save_user_id,
     (select line_id from up where save_id <> $save_id order by depth limit 1) as fork_line_id,
     (select count(*) from shared where line_id = $line_id) > 0 as is_shared
 """
+
+# the walks' step budget: every line a walk may visit (on Citus, the player's)
+_LINE_COUNT_SQL = "select count(*) from line where {line_player}"
+# a line of the save's tree a swipe or a reload reads (on Citus, on the player's shard)
+_LINE_SQL = """
+select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
+from line where id = $id and {line_player}
+"""
+
+
+@functools.cache
+def _tip_statements(engine: str) -> tuple[str, str, str]:
+    """_LINE_COUNT_SQL, _TIP_TARGET_SQL and _LINE_SQL for `engine`."""
+    players = {
+        name: render_macro("player_filter", f"{table}.user_id", engine=engine)
+        for name, table in (("line_player", "line"), ("save_player", "save"))
+    }
+    return (
+        _LINE_COUNT_SQL.format(**players),
+        _TIP_TARGET_SQL.format(**players),
+        _LINE_SQL.format(**players),
+    )
+
+
+def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
+    """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
+    sql = _tip_statements(engine)[2]
+    return _row(cur, sql, duckdb_connect.used(sql, {"id": line_id, "user_id": user_id}))
+
 
 _BRANCH_SQL = """
 select
@@ -123,7 +157,7 @@ select
     chain.original_emotion, lines.predicted_emotion, chain.tts_content, chain.action_content,
     lines.audio_file, chain.created_at
 from int_lines_chained_to_root as chain
-inner join line as lines on lines.id = chain.line_id
+inner join line as lines on lines.id = chain.line_id and {lines_player}
 where
     chain.save_id = $save_id
     and chain.line_position < coalesce($before_position, 9223372036854775807)
@@ -164,13 +198,17 @@ def _chain_statements(engine: str) -> dict[str, str]:
             "arg_max", "chain.display_name", "chain.line_position", engine=engine
         )
     )
+    # on Citus the page's lines are read on the saves' player's shard, as the chain is
+    branch = _BRANCH_SQL.format(
+        lines_player=render_macro("player_filter", "lines.user_id", history.PLAYER, engine=engine)
+    )
     return {
         name: history.chain_sql(sql, engine)
         for name, sql in (
             ("tip", _TIP_SQL),
             ("speakers", speakers),
             ("position", _POSITION_SQL),
-            ("branch", _BRANCH_SQL),
+            ("branch", branch),
         )
     }
 
@@ -217,7 +255,9 @@ def owned_save(
     `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
     caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    row = cur.execute(_save_sql(engine, lock), {"save_id": save_id}).fetchone()
+    sql = _save_sql(engine, lock)
+    params = {"save_id": save_id, "user_id": user_id}
+    row = cur.execute(sql, duckdb_connect.used(sql, params)).fetchone()
     if row is None or (row[1] is not None and row[1] != user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     if row[1] is None and not open_ownerless:
@@ -326,7 +366,10 @@ def describe(
     on it, its fork point; `chain_problem` when its chain is broken."""
     save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
     statements = _chain_statements(engine)
-    params = {"save_id": save["save_id"], **history.chained(cur, engine, [save["save_id"]])}
+    params = {
+        "save_id": save["save_id"],
+        **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
+    }
     tip = _row(cur, statements["tip"], params)
     result = cur.execute(statements["speakers"], params)
     names = [d[0] for d in result.description]
@@ -355,7 +398,7 @@ def branch_lines(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
     statements = _chain_statements(engine)
-    chain = history.chained(cur, engine, [save["save_id"]])
+    chain = history.chained(cur, engine, [save["save_id"]], save["user_id"])
     position = None
     if before is not None:
         before = _id(before, "before")
@@ -501,7 +544,13 @@ def _chain(
             line["created_at"] = default_time
         parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
-    cur.execute(write_sql("move_save_tip", engine=engine), {"tip": parent, "id": save["save_id"]})
+    move = write_sql("move_save_tip", engine=engine)
+    cur.execute(
+        move,
+        duckdb_connect.used(
+            move, {"tip": parent, "id": save["save_id"], "user_id": save["user_id"]}
+        ),
+    )
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
@@ -565,12 +614,7 @@ def regenerate(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    tip = _row(
-        cur,
-        """select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
-        from line where id = $id""",
-        {"id": save["tip_line_id"]},
-    )
+    tip = _line(cur, save["tip_line_id"], save["user_id"], engine)
     if not tip or tip["attribute"] != "assistant":
         raise ConflictError(
             f"save {save['save_id']}: its tip "
@@ -589,7 +633,7 @@ def regenerate(
         checked["created_at"] = default_time
     # a swipe is played where the reply it replaces was
     new_id = _insert_line(cur, save, tip["parent_line_id"], {**checked, "scene": tip["scene"]})
-    _move_tip(cur, save, new_id)
+    _move_tip(cur, save, new_id, engine)
     return {
         "save_id": save["save_id"],
         "line_ids": [new_id],
@@ -613,12 +657,11 @@ def set_tip(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
     line_id = _id(line_id, "line_id")  # type: ignore[assignment]
-    _move_tip(cur, save, line_id)
+    _move_tip(cur, save, line_id, engine)
     # checked once the line is known to be the player's to see (the caller's transaction
     # undoes the move): as a regenerate needs a reply at the tip, a save point is never a
     # line still waiting for one
-    attribute = cur.execute("select attribute from line where id = $id", {"id": line_id})
-    if attribute.fetchone()[0] == "user":
+    if _line(cur, line_id, save["user_id"], engine)["attribute"] == "user":
         raise ConflictError(
             f"line {line_id} is a player (user) line: a save point is a reply or a system "
             "line (the player's next line follows it); reload the line before it",
@@ -627,19 +670,19 @@ def set_tip(
     return {"save_id": save["save_id"], "tip_line_id": line_id}
 
 
-def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
+def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> None:
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
-    budget = cur.execute("select count(*) from line").fetchone()[0]  # type: ignore[index]
-    target = _row(
-        cur,
-        _TIP_TARGET_SQL,
-        {
-            "line_id": line_id,
-            "save_id": save["save_id"],
-            "fork_line_id": save["forked_from_line_id"],
-            "budget": budget,
-        },
-    )
+    count_sql, target_sql, _ = _tip_statements(engine)
+    player = {"user_id": save["user_id"]}
+    budget = cur.execute(count_sql, duckdb_connect.used(count_sql, player)).fetchone()[0]  # type: ignore[index]
+    params = {
+        "line_id": line_id,
+        "save_id": save["save_id"],
+        "fork_line_id": save["forked_from_line_id"],
+        "budget": budget,
+        **player,
+    }
+    target = _row(cur, target_sql, duckdb_connect.used(target_sql, params))
     if target.get("line_save_id") is None:
         raise NotFoundError(f"no line with id {line_id}", field="line_id")
     if target["line_save_id"] == save["save_id"]:
@@ -656,9 +699,12 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int) -> None:
             "from_line_id)",
             field="line_id",
         )
+    reload = write_sql("reload_save_point", engine=engine)
     cur.execute(
-        write_sql("reload_save_point"),
-        {"tip": line_id, "fork": fork_line, "id": save["save_id"]},
+        reload,
+        duckdb_connect.used(
+            reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player}
+        ),
     )
 
 

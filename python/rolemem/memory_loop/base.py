@@ -164,7 +164,13 @@ class _LoopBase:
         second observation of the same one with other values waits for the next)."""
         store = self.memory.store
         sql = plan_sql(store.name)
-        chains = chain_params(store, sorted({o["save_id"] for o in observations}))
+        players = {o.get("user_id") for o in observations}
+        # a batch of one player's saves names its player (on Citus, the walk's shard)
+        chains = chain_params(
+            store,
+            sorted({o["save_id"] for o in observations}),
+            players.pop() if len(players) == 1 else None,
+        )
         plans: list[dict[str, Any] | None] = [None] * len(observations)
         remaining = list(range(len(observations)))
         while remaining:

@@ -47,19 +47,23 @@ def model_refs(name: str) -> list[str]:
     return list(dict.fromkeys(_REF.findall(_model_text(name))))
 
 
-ENGINES = ("duckdb", "postgres")
+ENGINES = ("duckdb", "postgres", "citus")
+# the engines a macro falls back to, in order, before `default__` (Citus is PostgreSQL
+# sharded by player: PostgreSQL's macro unless it has one of its own)
+_FALLBACKS = {"duckdb": ("duckdb",), "postgres": ("postgres",), "citus": ("citus", "postgres")}
 
 
 class _Adapter:
     """Enough of dbt's `adapter` for `adapter.dispatch`: the engine's macro (`duckdb__…`,
-    `postgres__…`) first, then `default__…`, as dbt dispatches for its target."""
+    `postgres__…`, `citus__…` then `postgres__…`) first, then `default__…`, as dbt
+    dispatches for its target."""
 
     def __init__(self, engine: str) -> None:
         self.engine = engine
         self.macros: Any = None
 
     def dispatch(self, name: str, package: str | None = None) -> Any:
-        for prefix in (f"{self.engine}__", "default__"):
+        for prefix in (*(f"{engine}__" for engine in _FALLBACKS[self.engine]), "default__"):
             macro = getattr(self.macros, prefix + name, None)
             if macro is not None:
                 return macro
@@ -76,7 +80,8 @@ def _environment(engine: str = "duckdb") -> jinja2.Environment:
         adapter=adapter,
         config=lambda *args, **kwargs: "",
         is_incremental=lambda: False,
-        target={"type": engine, "name": "python"},
+        # Citus is a PostgreSQL database to every macro asking for the target's type
+        target={"type": "postgres" if engine == "citus" else engine, "name": "python"},
     )
     macro_text = "\n".join(
         path.read_text(encoding="utf-8") for path in sorted(project_dir("macros").rglob("*.sql"))

@@ -151,7 +151,11 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
         )
     )
     deleted = erasure.erase(
-        store.write, [first["save_id"]], first["deleted"], engine=store.engine.name
+        store.write,
+        [first["save_id"]],
+        first["deleted"],
+        user_id=user_id,
+        engine=store.engine.name,
     )
     return {"save_id": first["save_id"], "deleted": deleted}
 
