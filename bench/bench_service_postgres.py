@@ -91,7 +91,9 @@ select
     (select count(*) from line where save_id = $save_id and parent_line_id is null) as roots,
     (select count(*) from memory_extraction_batch as one
      join memory_extraction_batch as other
-        on one.save_id = other.save_id and one.target_key = other.target_key
+        -- the save's player too: on Citus a join by the player stays on its shard
+        on one.user_id = other.user_id and one.save_id = other.save_id
+        and one.target_key = other.target_key
         and one.batch_key < other.batch_key
         and one.first_line_id <= other.last_line_id and other.first_line_id <= one.last_line_id
      where one.save_id = $save_id) as overlapping_batches

@@ -1,0 +1,105 @@
+"""Benchmark (issue 32 item 7): /turn at 8 clients on a Citus cluster against one PostgreSQL,
+the same game, the same store, the same machine, one `rolemem serve --keyword-only` process
+each, the runs alternated (PostgreSQL, Citus, PostgreSQL, …): a busy neighbour slows both alike.
+
+    .venv/bin/python bench/bench_citus.py [--players 8] [--turns 5] [--clients 8] [--rounds 2]
+
+The game is bench/bench_service.py's (every player plays both demo characters, each turn POST
+/turn then POST /lines with the memory loop observing, the scripted LLM extracting), its saves
+owned by their players (Citus refuses ownerless ones). The cluster is a coordinator and two
+workers on 127.0.0.1 (rolemem.testing.citus, the vendored source built once); the single
+PostgreSQL is the same build's server without Citus. Each store is checked afterwards as
+bench/bench_service_postgres.py checks it. Target: Citus ≥ 0.7x the single PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_service import build, percentile, reply  # noqa: E402
+from bench_service_postgres import check, play, serving  # noqa: E402
+
+from rolemem.engines import PostgresEngine  # noqa: E402
+from rolemem.engines.postgres_setup import init_database  # noqa: E402
+from rolemem.testing.citus import CitusCluster, build_citus  # noqa: E402
+from rolemem.testing.scripted_llm import ScriptedChatServer  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def plain_database(server: CitusCluster, name: str) -> str:
+    """Database `name` created afresh on `server`'s coordinator without the citus extension:
+    a plain PostgreSQL of the same build (its URL)."""
+    with psycopg.connect(server.url, autocommit=True) as con:
+        con.execute(f'drop database if exists "{name}" with (force)')
+        con.execute(f'create database "{name}"')
+    return server.coordinator.url(name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--players", type=int, default=8)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="rolemem-citus-bench-"))
+    template = str(folder / "template.duckdb")
+    games = build(template, args.players)  # saves owned by their players
+    rows: list[tuple[str, dict]] = []
+    install = build_citus(REPO)
+    with CitusCluster(install) as cluster, CitusCluster(install, workers=0) as single:
+        with ScriptedChatServer(responder=reply) as llm:
+            for round_number in range(args.rounds):
+                for name, server, citus in (
+                    ("PostgreSQL, 1 node", single, False),
+                    ("Citus, coordinator + 2 workers", cluster, True),
+                ):
+                    database = f"bench{round_number}"
+                    if citus:
+                        url = server.create_database(database)
+                    else:
+                        url = plain_database(server, database)
+                    init_database(url, store=template)
+                    with serving(url, llm.base_url, False) as base:
+                        played = play([base], games, args.turns, args.clients)
+                    with PostgresEngine(url) as engine:
+                        played["problems"] = check(engine, games, args.turns)
+                    rows.append((name, played))
+    turns = args.players * 2 * args.turns
+    print(
+        f"{args.players} players x 2 characters x {args.turns} turns = {turns} turns, "
+        f"{args.clients} clients, keyword only, one serve process each, each store checked\n"
+    )
+    print("| run | turns/s | /turn p50 | /turn p95 | /lines p50 | failed | store problems |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    rates: dict[str, list[float]] = {}
+    for name, played in rows:
+        rate = len(played["/turn"]) / played["wall"]
+        rates.setdefault(name, []).append(rate)
+        turn_p50 = statistics.median(played["/turn"]) if played["/turn"] else float("nan")
+        lines_p50 = statistics.median(played["/lines"]) if played["/lines"] else float("nan")
+        print(
+            f"| {name} | {rate:.2f} | {turn_p50:.0f} ms | "
+            f"{percentile(played['/turn'], 0.95) if played['/turn'] else float('nan'):.0f} ms | "
+            f"{lines_p50:.0f} ms | {len(played['failures'])} | "
+            f"{'; '.join(played['problems']) or 'none'} |"
+        )
+        for failure in played["failures"][:3]:
+            print("failed:", failure)
+    single_rate, citus_rate = (statistics.median(rates[name]) for name in rates)
+    print(
+        f"\nthroughput, Citus / one PostgreSQL: {citus_rate / single_rate:.2f}x "
+        f"(medians of {args.rounds} alternated rounds; target ≥ 0.7x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
