@@ -184,6 +184,22 @@ def test_a_store_with_ownerless_saves_is_not_copied_to_citus(citus_cluster, tmp_
     assert rows(url, "select count(*) from save") == [(0,)]
 
 
+def test_lines_written_without_their_player_are_copied_with_the_saves(citus_cluster, tmp_path):
+    """A store whose game wrote its lines without user_id: on Citus each line takes its save's
+    player (none is left out as ownerless)."""
+    url = citus_cluster.create_database("rolemem_citus_line_owners")
+    store = str(tmp_path / "lines.duckdb")
+    assert main(["init-db", "--db", store]) == 0
+    with duckdb.connect(store) as con:
+        con.execute("insert into save (id, name, user_id) values (7, 'a', 'mumu')")
+        con.execute(
+            "insert into line (id, save_id, attribute, content) values (70, 7, 'user', '你好')"
+        )
+        con.execute("update save set last_message_id = 70 where id = 7")
+    assert main(["init-db", "--db", url, "--copy-from", store]) == 0
+    assert rows(url, "select id, user_id from line") == [(70, "mumu")]
+
+
 def test_plain_postgresql_keeps_its_keys_and_ownerless_saves(postgres_url):
     url = fresh_database(postgres_url, "rolemem_not_citus")
     assert main(["init-db", "--db", url]) == 0

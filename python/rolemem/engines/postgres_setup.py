@@ -92,7 +92,13 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
                 )
             owned = {table: "user_id is not null" for table in PLAYER_TABLES}
         left_out = copy_rows(
-            source, connection.connection.dbapi_connection.cursor(), _STORE_TABLES, owned
+            source,
+            connection.connection.dbapi_connection.cursor(),
+            _STORE_TABLES,
+            owned,
+            # rows whose player is their save's or event's (a store written before it was
+            # stored on them): with it, never left out as ownerless
+            _FILLED_OWNERS if citus else None,
         )
         for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
             for column in table.columns:
@@ -109,19 +115,36 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     return left_out
 
 
+# a table's rows with their player filled from the row that owns them (DuckDB's SELECT)
+_FILLED_OWNERS = {
+    "line": "select line.* replace (coalesce(line.user_id, save.user_id) as user_id) "
+    "from line left join save on save.id = line.save_id",
+    "memory_event_embedding": "select vectors.* replace "
+    "(coalesce(vectors.user_id, memory_event.user_id) as user_id) "
+    "from memory_event_embedding as vectors "
+    "left join memory_event on memory_event.id = vectors.event_id",
+}
+
+
 def copy_rows(
-    source: Any, cursor: Any, tables: Sequence[str], where: Mapping[str, str] | None = None
+    source: Any,
+    cursor: Any,
+    tables: Sequence[str],
+    where: Mapping[str, str] | None = None,
+    rows_of: Mapping[str, str] | None = None,
 ) -> int:
     """Every row of `tables` of the DuckDB connection `source` appended to the same tables
     through the psycopg `cursor` (COPY, column by name; the caller's transaction). `where`: a
-    table's condition on the rows to copy (rolemem's own text); returns how many it left out."""
+    table's condition on the rows to copy (rolemem's own text); `rows_of`: a table's rows as
+    a query of its own (rolemem's text); returns how many it left out."""
     left_out = 0
     for table in tables:
         condition = (where or {}).get(table)
+        rows = f"({(rows_of or {}).get(table) or f'select * from {table}'}) as rows"
         if condition:
-            counted = source.execute(f"select count(*) from {table} where not ({condition})")
+            counted = source.execute(f"select count(*) from {rows} where not ({condition})")
             left_out += (counted.fetchone() or (0,))[0]
-        result = source.execute(f"select * from {table} where {condition or 'true'}")
+        result = source.execute(f"select * from {rows} where {condition or 'true'}")
         columns = ", ".join(column[0] for column in result.description)
         with cursor.copy(f"copy {table} ({columns}) from stdin") as copy:
             for row in result.fetchall():  # fixed-size arrays (vectors) come back as tuples
