@@ -1,7 +1,8 @@
 {#
-    upsert_loop_state for a row that is there (the common case): the same values as an
-    UPDATE, which DuckDB runs several times faster than an upsert; no row answered when
-    there is none for ($save_id, $target_key) of player $user_id (then the upsert).
+    A character's loop state after an observation: its scene (kept while `keep_scene`), the
+    time, the roles; an extraction clears the failure count and the last error (the status
+    says what is wrong now). No row answered when there is none for ($save_id, $target_key)
+    of player $user_id: upsert_loop_state makes it, and this runs again.
 #}
 {% macro update_loop_state() -%}
     update memory_loop_state set

@@ -1,7 +1,7 @@
 {#
-    write_recall_queue for a row that is there (the common case): the same values as an
-    UPDATE, which DuckDB runs several times faster than an upsert; no row answered when
-    there is none for the save $save_id x character $character_id of player $user_id.
+    The sticky recall queue of the save $save_id x character $character_id after a recall:
+    its turn $turn_number and the queue $queue (JSON). No row answered when there is none
+    for player $user_id: write_recall_queue makes it, and this runs again.
 #}
 {% macro update_recall_queue() -%}
     update character_recall_queue set

@@ -1,6 +1,7 @@
 {#
-    The sticky recall queue of the save $save_id x character $character_id after a recall:
-    its turn $turn_number and the queue $queue (JSON), written over the row before.
+    The sticky recall queue row of the save $save_id x character $character_id, made if
+    there is none (a change of player moves it to $user_id); update_recall_queue then writes
+    its turn and queue, the one place that says them.
 #}
 {% macro write_recall_queue() -%}
     insert into character_recall_queue (
@@ -8,8 +9,5 @@
     )
     values ($save_id, $character_id, $user_id, $turn_number, $queue, $now)
     on conflict ({{ player_key("save_id, character_id") }}) do update set
-        user_id = excluded.user_id,
-        turn_number = excluded.turn_number,
-        queue = excluded.queue,
-        updated_at = excluded.updated_at
+        user_id = excluded.user_id
 {%- endmacro %}
