@@ -23,8 +23,8 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import build, percentile, reply  # noqa: E402
-from bench_service_postgres import check, play, serving  # noqa: E402
+from bench_service import build, reply  # noqa: E402
+from bench_service_postgres import check, play, serving, table  # noqa: E402
 
 from rolemem.engines import PostgresEngine  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
@@ -78,22 +78,7 @@ def main() -> None:
         f"{args.players} players x 2 characters x {args.turns} turns = {turns} turns, "
         f"{args.clients} clients, keyword only, one serve process each, each store checked\n"
     )
-    print("| run | turns/s | /turn p50 | /turn p95 | /lines p50 | failed | store problems |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    rates: dict[str, list[float]] = {}
-    for name, played in rows:
-        rate = len(played["/turn"]) / played["wall"]
-        rates.setdefault(name, []).append(rate)
-        turn_p50 = statistics.median(played["/turn"]) if played["/turn"] else float("nan")
-        lines_p50 = statistics.median(played["/lines"]) if played["/lines"] else float("nan")
-        print(
-            f"| {name} | {rate:.2f} | {turn_p50:.0f} ms | "
-            f"{percentile(played['/turn'], 0.95) if played['/turn'] else float('nan'):.0f} ms | "
-            f"{lines_p50:.0f} ms | {len(played['failures'])} | "
-            f"{'; '.join(played['problems']) or 'none'} |"
-        )
-        for failure in played["failures"][:3]:
-            print("failed:", failure)
+    rates = table(rows)
     single_rate, citus_rate = (statistics.median(rates[name]) for name in rates)
     print(
         f"\nthroughput, Citus / one PostgreSQL: {citus_rate / single_rate:.2f}x "

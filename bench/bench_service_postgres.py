@@ -112,6 +112,26 @@ def check(db: object, games: list, turns: int) -> list[str]:
     return problems
 
 
+def table(rows: list[tuple[str, dict]]) -> dict[str, list[float]]:
+    """The runs as a Markdown table (a failed request's first three answers after it); each
+    run's turns/s by name."""
+    print("| run | turns/s | /turn p50 | /turn p95 | /lines p50 | failed | store problems |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    rates: dict[str, list[float]] = {}
+    for name, played in rows:
+        rate = len(played["/turn"]) / played["wall"]
+        rates.setdefault(name, []).append(rate)
+        turns, lines = played["/turn"] or [float("nan")], played["/lines"] or [float("nan")]
+        print(
+            f"| {name} | {rate:.2f} | {statistics.median(turns):.0f} ms | "
+            f"{percentile(turns, 0.95):.0f} ms | {statistics.median(lines):.0f} ms | "
+            f"{len(played['failures'])} | {'; '.join(played['problems']) or 'none'} |"
+        )
+        for failure in played["failures"][:3]:
+            print("failed:", failure)
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--players", type=int, default=8)
@@ -162,20 +182,7 @@ def main() -> None:
         f"{args.clients} clients, {'e5 embedder' if args.embedder else 'keyword only'}, "
         "each store checked after its run\n"
     )
-    print("| run | turns/s | /turn p50 | /turn p95 | /lines p50 | failed | store problems |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    rates: dict[str, list[float]] = {}
-    for name, played in rows:
-        rate = len(played["/turn"]) / played["wall"]
-        rates.setdefault(name, []).append(rate)
-        print(
-            f"| {name} | {rate:.2f} | {statistics.median(played['/turn']):.0f} ms | "
-            f"{percentile(played['/turn'], 0.95):.0f} ms | "
-            f"{statistics.median(played['/lines']):.0f} ms | {len(played['failures'])} | "
-            f"{'; '.join(played['problems']) or 'none'} |"
-        )
-        for failure in played["failures"][:3]:
-            print("failed:", failure)
+    rates = table(rows)
     duck, pg = (statistics.median(rates[name]) for name in rates)
     print(
         f"\nthroughput, PostgreSQL 2 processes / DuckDB 1 process: {pg / duck:.2f}x "
