@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -15,6 +14,8 @@ import duckdb
 
 from ..errors import BusyError, DatabaseLockedError, LineError, RolememError
 from ..sql import cancel
+from ..sql.project import PARAMETER
+from ..sql.project import used as used  # the callers read it here, beside the cursors
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
@@ -134,15 +135,6 @@ def scratch_cursor() -> PreparedCursor:
     if cur is None:
         cur = _local.cursor = PreparedCursor(_scratch().cursor())
     return cur
-
-
-PARAMETER = re.compile(r"\$(\w+)")
-
-
-def used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters `sql` names (DuckDB refuses any it does not)."""
-    names = set(PARAMETER.findall(sql))
-    return {name: value for name, value in params.items() if name in names}
 
 
 class PreparedCursor:

@@ -121,15 +121,19 @@ def update_else_upsert(
     runs again; in the caller's transaction. An UPDATE costs DuckDB a fraction of an upsert,
     and the row is nearly always there."""
     changed = write_sql(update, engine=engine)
-    if not cur.execute(changed, _named(changed, params)).fetchall():
+    if not cur.execute(changed, used(changed, params)).fetchall():
         made = write_sql(upsert, engine=engine)
-        cur.execute(made, _named(made, params))
-        cur.execute(changed, _named(changed, params)).fetchall()
+        cur.execute(made, used(made, params))
+        cur.execute(changed, used(changed, params)).fetchall()
 
 
-def _named(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters `sql` names (DuckDB refuses the others)."""
-    names = set(re.findall(r"\$(\w+)", sql))
+# a bound parameter in rolemem's SQL
+PARAMETER = re.compile(r"\$(\w+)")
+
+
+def used(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters `sql` names (DuckDB refuses any it does not)."""
+    names = set(PARAMETER.findall(sql))
     return {name: value for name, value in params.items() if name in names}
 
 
