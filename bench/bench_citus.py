@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import psycopg
@@ -25,6 +24,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import build, reply  # noqa: E402
 from bench_service_postgres import check, play, serving, table  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.engines import PostgresEngine  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="rolemem-citus-bench-"))
+    folder = scratch_dir("rolemem-citus-bench-")
     template = str(folder / "template.duckdb")
     games = build(template, args.players)  # saves owned by their players
     rows: list[tuple[str, dict]] = []

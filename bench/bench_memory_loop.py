@@ -17,15 +17,14 @@ import json
 import math
 import os
 import statistics
-import tempfile
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import duckdb
 import sqlalchemy as sa
 from duckdb_engine import ConnectionWrapper
+from scratch import scratch_dir  # noqa: E402
 from seed_baseline import get_chat_history
 from sqlmodel import Session
 
@@ -215,7 +214,7 @@ def main() -> None:
     )
     parser.add_argument("--cleanup-memories", type=int, default=20_000)
     args = parser.parse_args()
-    path = str(Path(tempfile.mkdtemp(prefix="rolemem-loop-")) / "loop.duckdb")
+    path = str(scratch_dir("rolemem-loop-") / "loop.duckdb")
     con = duckdb.connect(path)
     DynamicMemory(con).close()
     with ScriptedChatServer(responder=scripted_reply) as server:

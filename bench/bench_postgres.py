@@ -20,7 +20,6 @@ import argparse
 import re
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -35,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_character_memory import INPUTS, synthetic_config  # noqa: E402
 from bench_dynamic_memory import NOW, QUERIES, build_store  # noqa: E402
 from character_baseline import recall as baseline_recall  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem import CharacterMemory, DynamicMemory, build_memory  # noqa: E402
 from rolemem.character_memory.config import ConfigWarning  # noqa: E402
@@ -90,7 +90,7 @@ def main() -> None:
         import pgserver
 
         start = time.perf_counter()
-        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-pg-"), cleanup_mode="stop")
+        server = pgserver.get_server(scratch_dir("rolemem-pg-"), cleanup_mode="delete")
     print(f"PostgreSQL started in {time.perf_counter() - start:.1f} s\n")
     try:
         with PostgresEngine(server.get_uri(), max_size=args.threads) as postgres:
@@ -205,7 +205,7 @@ def game_database(url: str, args: argparse.Namespace) -> None:
         for sql in fill:  # range(a, b) is DuckDB's; generate_series(a, b - 1) PostgreSQL's
             con.execute(re.sub(r"range\((\S+), (.+?)\) as", r"generate_series(\1, \2 - 1) as", sql))
         con.execute("analyze")
-    path = str(Path(tempfile.mkdtemp(prefix="rolemem-game-")) / "game.duckdb")
+    path = str(scratch_dir("rolemem-game-") / "game.duckdb")
     duck_tables = engine_for(path)
     create_all(duck_tables)
     duck_tables.dispose()
@@ -246,7 +246,7 @@ def game_database(url: str, args: argparse.Namespace) -> None:
 
 
 def dynamic_recall(url: str, args: argparse.Namespace) -> None:
-    path = str(Path(tempfile.mkdtemp(prefix="rolemem-dyn-")) / "store.duckdb")
+    path = str(scratch_dir("rolemem-dyn-") / "store.duckdb")
     build_store(path, args.store_events)
     with duckdb.connect(path) as con:  # keyword-only: the vectors stay behind
         con.execute("delete from memory_event_embedding")

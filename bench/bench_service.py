@@ -19,16 +19,15 @@ import math
 import os
 import shutil
 import statistics
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import duckdb
 import httpx
 import uvicorn
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.character_memory import CharacterLibrary
 from rolemem.memory_loop import MemoryLoop
@@ -294,7 +293,7 @@ def main() -> None:
         "as builds before saves had owners, for A/B runs against them",
     )
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="rolemem-service-"))
+    folder = scratch_dir("rolemem-service-")
     path = str(folder / "game.duckdb")
     games = build(path, args.players + args.warmup_players, args.ownerless)
     # the warm-up players are the last ones built: the timed games are the same as without

@@ -18,13 +18,12 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import duckdb
 import httpx
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.demo_data import load_demo
@@ -68,7 +67,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=40)
     parser.add_argument("--kills", type=int, default=6)
     args = parser.parse_args()
-    path = str(Path(tempfile.mkdtemp(prefix="rolemem-crash-")) / "crash.duckdb")
+    path = str(scratch_dir("rolemem-crash-") / "crash.duckdb")
     load_demo(path)
     with duckdb.connect(path) as con:
         saves = [

@@ -17,16 +17,15 @@ import json
 import math
 import shutil
 import statistics
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import httpx
 import uvicorn
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
@@ -137,7 +136,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=12)
     parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="rolemem-faults-"))
+    folder = scratch_dir("rolemem-faults-")
     template = str(folder / "template.duckdb")
     saves = build(template, args.saves)
     results = {}

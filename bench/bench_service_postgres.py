@@ -23,7 +23,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -36,6 +35,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import build, percentile, play_turns, reply  # noqa: E402
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.engines import PostgresEngine, reading  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--embedder", action="store_true", help="recall by meaning too (e5)")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="rolemem-pgservice-"))
+    folder = scratch_dir("rolemem-pgservice-")
     template = str(folder / "template.duckdb")
     games = build(template, args.players)
     with warnings.catch_warnings():

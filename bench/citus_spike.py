@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import threading
 import time
 import warnings
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from scratch import scratch_dir  # noqa: E402
 
 from rolemem.cli import main as rolemem
 from rolemem.schema import citus
@@ -247,7 +247,7 @@ def plain_postgres() -> Iterator[str]:
         warnings.simplefilter("ignore")
         import pgserver
 
-        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-spike-pg-"))
+        server = pgserver.get_server(scratch_dir("rolemem-spike-pg-"))
     try:
         yield server.get_uri()
     finally:

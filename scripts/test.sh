@@ -13,7 +13,9 @@ ruff check python tests bench
 ruff format --check python tests bench
 mypy
 sqlfluff lint models tests/dbt --processes 2
-NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$(mktemp -d)"  # the docs site, offline
+site="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"  # the docs site, offline
+rm -rf "$site"
 # test files on two workers (a file's tests stay together: its module fixtures are built once)
 python -m pytest -n 2 "$@"
 mkdir -p target

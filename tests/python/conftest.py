@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import functools
@@ -138,7 +139,9 @@ def _demo_template() -> Path:
     """The demo store, built once per test run (load_demo embeds its events with e5)."""
     from rolemem.testing.demo_data import load_demo
 
-    path = Path(tempfile.mkdtemp(prefix="rolemem-demo-")) / "demo.duckdb"
+    folder = Path(tempfile.mkdtemp(prefix="rolemem-demo-"))
+    atexit.register(shutil.rmtree, folder, True)  # 11 MB a run, left in /tmp otherwise
+    path = folder / "demo.duckdb"
     load_demo(str(path))
     with duckdb.connect(str(path)) as con:
         con.execute("checkpoint")
@@ -161,7 +164,7 @@ def postgres_url() -> Iterator[str]:
         warnings.simplefilter("ignore")
         import pgserver
 
-        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-pg-"), cleanup_mode="stop")
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="rolemem-pg-"), cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:
