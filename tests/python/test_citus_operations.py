@@ -398,3 +398,25 @@ def test_the_game_goes_on_after_distributing_in_place(in_place):
         made = client.post("/saves", headers=KEY, json={"user_id": PLAYER})
     assert made.status_code == 201, made.text
     assert made.json()["save_id"] == in_place["ids"]["save"] + 1
+
+
+def test_a_store_with_a_save_without_a_player_is_refused_unchanged(citus_cluster, capsys):
+    """A save without a player cannot be sharded by player: init-db says so, naming user_id,
+    and the store stays as it was (one transaction)."""
+    with psycopg.connect(citus_cluster.url, autocommit=True) as con:
+        con.execute("drop database if exists rolemem_ownerless_save with (force)")
+        con.execute("create database rolemem_ownerless_save")
+    url = citus_cluster.coordinator.url("rolemem_ownerless_save")
+    assert main(["init-db", "--db", url]) == 0
+    keys = "select conrelid::regclass::text, pg_get_constraintdef(oid) from pg_constraint"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("insert into save (name) values ('no player')")
+        con.execute("create extension citus")
+        shape = sorted(con.execute(keys).fetchall())
+    capsys.readouterr()
+    assert main(["init-db", "--db", url]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("rolemem: error: 1 saves have no player (user_id)"), error
+    assert rows(url, "select count(*) from pg_dist_partition") == [(0,)]
+    assert rows(url, "select name, user_id from save") == [("no player", None)]
+    assert sorted(rows(url, keys)) == shape
