@@ -155,9 +155,16 @@ def _json_as_text(cur: Any) -> None:
         cur.adapters.register_loader(name, TextLoader)
 
 
-def _is_citus_table(cur: Any, name: str) -> bool:
-    cur.execute("select 1 from pg_dist_partition where logicalrelid = to_regclass(%s)", (name,))
-    return cur.fetchone() is not None
+def _citus_shape(cur: Any, name: str) -> tuple[bool, bool]:
+    """Whether table `name` is Citus's (a reference table here), and whether its replica
+    identity is the whole row."""
+    cur.execute(
+        "select exists (select from pg_dist_partition where logicalrelid = oid), "
+        "relreplident = 'f' from pg_class where oid = to_regclass(%s)",
+        (name,),
+    )
+    found = cur.fetchone()
+    return (bool(found[0]), bool(found[1])) if found else (False, False)
 
 
 @contextlib.contextmanager
@@ -435,10 +442,6 @@ class PostgresEngine:
                 is_same = cur.fetchall() == wanted
                 if is_same:
                     cur.execute(sql.SQL("truncate table {}").format(table))
-                    if self.citus and not _is_citus_table(cur, f"{self.schema}.{name}"):
-                        # made before the database had the extension (a store distributed
-                        # in place): every worker joins it to a player's rows from now on
-                        cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
                 else:
                     cur.execute(sql.SQL("drop table if exists {}").format(table))
                     cur.execute(
@@ -453,14 +456,18 @@ class PostgresEngine:
                             ),
                         )
                     )
-                    if self.citus:  # every worker joins it to a player's rows
-                        cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
                 if self.citus:
-                    # a worker added later gets its copy by logical replication
-                    # (citus_rebalance_start), which refuses a table without a replica
-                    # identity; these have no key, and are only truncated and refilled (whole
-                    # rows never logged): the whole row is one at no cost
-                    cur.execute(sql.SQL("alter table {} replica identity full").format(table))
+                    # every worker joins it to a player's rows: a reference table (one made
+                    # before the database had the extension too: a store distributed in place)
+                    reference, whole_row = _citus_shape(cur, f"{self.schema}.{name}")
+                    if not reference:
+                        cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
+                    if not whole_row:
+                        # a worker added later gets its copy by logical replication
+                        # (citus_rebalance_start), which refuses a table without a replica
+                        # identity; these have no key, and are only truncated and refilled
+                        # (no old row is ever logged): the whole row costs nothing
+                        cur.execute(sql.SQL("alter table {} replica identity full").format(table))
                 selected = ", ".join(
                     f'cast("{column}" as varchar)' if kind == "JSON" else f'"{column}"'
                     for column, kind in columns
