@@ -430,3 +430,42 @@ def test_a_store_with_a_save_without_a_player_is_refused_unchanged(citus_cluster
     assert rows(url, "select count(*) from pg_dist_partition") == [(0,)]
     assert rows(url, "select name, user_id from save") == [("no player", None)]
     assert sorted(rows(url, keys)) == shape
+
+
+def test_a_statement_a_shard_move_overtook_runs_again(citus_cluster, monkeypatch):
+    """The engine's answer to a read planned against a placement a move had just dropped (the
+    race the game above meets now and then), made certain: the shard is renamed away on its
+    worker, and put back where the engine waits before running the statement again."""
+    from rolemem.engines import PostgresEngine
+
+    name = "rolemem_citus_overtaken"
+    url = citus_cluster.create_database(name)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("create table moved (user_id text primary key, n int)")
+        con.execute("select create_distributed_table('moved', 'user_id', shard_count => 1)")
+        con.execute("insert into moved values ('mumu', 1)")
+        [(shard, port)] = con.execute(
+            "select shard_name, nodeport from citus_shards where table_name = 'moved'::regclass"
+        ).fetchall()
+    worker = next(node for node in citus_cluster.nodes if node.port == port)
+
+    def rename(old: str, new: str) -> None:
+        with psycopg.connect(worker.url(name), autocommit=True) as con:
+            con.execute(f"alter table {old} rename to {new}")
+
+    waits: list[float] = []
+
+    def put_back(seconds: float) -> None:
+        waits.append(seconds)
+        rename("away", shard)
+
+    with PostgresEngine(url, max_size=1) as engine:
+        rename(shard, "away")
+        monkeypatch.setattr("rolemem.engines.postgres.time.sleep", put_back)
+        read = "select n from moved where user_id = $user_id"
+        assert engine.run(read, {"user_id": "mumu"}) == [(1,)]
+        assert len(waits) == 1
+        # a table missing on the coordinator itself is an error of the statement: no retry
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            engine.run("select n from not_a_table", {})
+        assert len(waits) == 1
