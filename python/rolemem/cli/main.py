@@ -676,6 +676,7 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
 
 def _init_db(args: argparse.Namespace) -> None:
     from ..engines.postgres_setup import init_database, is_postgres_url
+    from ..schema.citus import SET_ASIDE
 
     path = args.db or duckdb_connect.default_db_path()
     if args.copy_from is not None:
@@ -694,7 +695,13 @@ def _init_db(args: argparse.Namespace) -> None:
 
         _say_left_out(load_demo_into(path))
     elif is_postgres_url(path):
-        init_database(path)
+        set_aside = init_database(path)
+        if set_aside:
+            print(
+                f"{set_aside} rows without a player (official memories) moved to schema "
+                f"{SET_ASIDE}: a database sharded by player (Citus) stores players' rows only",
+                file=sys.stderr,
+            )
     else:
         from ..engines.sqlalchemy_engines import engine_for
         from ..schema import create_all

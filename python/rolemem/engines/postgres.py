@@ -155,6 +155,18 @@ def _json_as_text(cur: Any) -> None:
         cur.adapters.register_loader(name, TextLoader)
 
 
+def _citus_shape(cur: Any, name: str) -> tuple[bool, bool]:
+    """Whether table `name` is Citus's (a reference table here), and whether its replica
+    identity is the whole row."""
+    cur.execute(
+        "select exists (select from pg_dist_partition where logicalrelid = oid), "
+        "relreplident = 'f' from pg_class where oid = to_regclass(%s)",
+        (name,),
+    )
+    found = cur.fetchone()
+    return (bool(found[0]), bool(found[1])) if found else (False, False)
+
+
 @contextlib.contextmanager
 def _raised(error: type[RolememError]) -> Iterator[None]:
     """A message the project's SQL raised on purpose (`rolemem_raise`) as `error`."""
@@ -297,15 +309,29 @@ class PostgresEngine:
             if PLANNER_SETTINGS.get(name) != value:
                 raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
         # one statement is its own transaction: one the server chose as a deadlock's victim (a
-        # read meeting a config copy being replaced) had no effect and runs again
+        # read meeting a config copy being replaced), or one a shard move overtook on Citus,
+        # had no effect and runs again
         for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
             try:
                 return self._execute_once(text, params, error, planner, json_as_text)
-            except self.conflicts[0]:  # DeadlockDetected
-                if attempt == _STATEMENT_ATTEMPTS:
+            except Exception as exc:
+                again = isinstance(exc, self.conflicts[0]) or self._moved_shard(exc)
+                if not again or attempt == _STATEMENT_ATTEMPTS:
                     raise
                 time.sleep(0.01 * attempt)
         raise AssertionError("unreachable")
+
+    def _moved_shard(self, exc: Exception) -> bool:
+        """Citus: a statement planned against a shard's old placement, run on its worker after
+        a shard move (citus_rebalance_start) dropped it: `relation "line_102008" does not
+        exist` from that worker. Planned again, it reads the new placement."""
+        import psycopg
+
+        return (
+            self.citus
+            and isinstance(exc, psycopg.errors.UndefinedTable)
+            and "while executing command on" in (exc.diag.context or "")
+        )
 
     def _execute_once(
         self,
@@ -430,8 +456,18 @@ class PostgresEngine:
                             ),
                         )
                     )
-                    if self.citus:  # every worker joins it to a player's rows
+                if self.citus:
+                    # every worker joins it to a player's rows: a reference table (one made
+                    # before the database had the extension too: a store distributed in place)
+                    reference, whole_row = _citus_shape(cur, f"{self.schema}.{name}")
+                    if not reference:
                         cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
+                    if not whole_row:
+                        # a worker added later gets its copy by logical replication
+                        # (citus_rebalance_start), which refuses a table without a replica
+                        # identity; these have no key, and are only truncated and refilled
+                        # (no old row is ever logged): the whole row costs nothing
+                        cur.execute(sql.SQL("alter table {} replica identity full").format(table))
                 selected = ", ".join(
                     f'cast("{column}" as varchar)' if kind == "JSON" else f'"{column}"'
                     for column, kind in columns

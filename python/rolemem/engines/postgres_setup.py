@@ -44,7 +44,9 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     citus extension, in Citus's shape (schema.citus). `store`: recreate them (keys restart at
     1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo` copies the
     demo store this way). Returns how many of the store's rows were left out: on Citus, its
-    official memories (rows without a player)."""
+    official memories (rows without a player); without `store`, how many rows of a store made
+    here before the extension were set aside when it was distributed in place
+    (schema.citus.SET_ASIDE)."""
     import sqlalchemy as sa
 
     from ..schema import create_all, drop_all
@@ -60,9 +62,8 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
         create_memory_tables(engine)
         with engine.begin() as connection:
             citus = has_citus(connection)
-            if citus:
-                shape_for_citus(connection)
-        left_out = _copy_store(engine, store, citus=citus) if store is not None else 0
+            set_aside = shape_for_citus(connection) if citus else 0
+        left_out = _copy_store(engine, store, citus=citus) if store is not None else set_aside
         with engine.begin() as connection:  # a migration: batches from before lines were kept
             connection.exec_driver_sql(
                 write_sql("backfill_extracted_lines", engine="citus" if citus else "postgres")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import PlayerRequiredError
 from .game import APP_TABLES, CONFIG_TABLES, has_citus
 from .memory import MEMORY_TABLES
 
@@ -48,6 +49,9 @@ PLAYER_TABLES = (
 _OWN_KEYS = {"memory_event_embedding": ("event_id",)}
 # rolemem's tables that are not a player's: copied to every node
 _OTHER_TABLES = ("rolemem_migration",)
+# where a store distributed in place keeps its rows without a player (official memories,
+# requests of no player): Citus stores no row whose distribution column is null
+SET_ASIDE = "rolemem_ownerless"
 
 
 def _tables() -> dict[str, Any]:
@@ -98,12 +102,47 @@ def _leads_with_player(connection: Any, table: str) -> bool:
     return found is not None and found[0] == "user_id"
 
 
-def shape_for_citus(connection: Any) -> None:
+def _set_aside_ownerless(connection: Any, tables: list[str]) -> int:
+    """A store made before the extension (distributed in place): its rows without a player
+    moved to schema SET_ASIDE, tables of the same names, local to the coordinator and read by
+    nothing; how many. A save without a player is the game's, and is refused instead
+    (PlayerRequiredError: nothing is changed). Its lines got its player before (create_all)."""
+    ownerless = 0
+    if "save" in tables:
+        found = connection.exec_driver_sql("select count(*) from save where user_id is null")
+        ownerless = found.scalar()
+    if ownerless:
+        raise PlayerRequiredError(
+            f"{ownerless} saves have no player (user_id), which a database sharded by player "
+            "(Citus) cannot store: give each its player, then run init-db again",
+            field="user_id",
+        )
+    moved = 0
+    for table in tables:
+        rows = connection.exec_driver_sql(
+            f"select count(*) from {table} where user_id is null"
+        ).scalar()
+        if not rows:
+            continue
+        connection.exec_driver_sql(f"create schema if not exists {SET_ASIDE}")
+        connection.exec_driver_sql(f"create table if not exists {SET_ASIDE}.{table} (like {table})")
+        connection.exec_driver_sql(
+            f"insert into {SET_ASIDE}.{table} select * from {table} where user_id is null"
+        )
+        connection.exec_driver_sql(f"delete from {table} where user_id is null")
+        moved += rows
+    return moved
+
+
+def shape_for_citus(connection: Any) -> int:
     """Rekey the player tables for Citus and distribute them (the caller's transaction;
     idempotent): user_id NOT NULL, primary keys leading with it; every other table a reference
     table; the player tables distributed by user_id in one colocation group, `save` first; then
     foreign keys between player tables including user_id. Citus distributes no table that a
-    local table's foreign key references, so the foreign keys are dropped first and made last."""
+    local table's foreign key references, so the foreign keys are dropped first and made last.
+    A store that has rows (made on this database before the extension) is distributed in
+    place: its rows without a player set aside (how many is returned), the rest copied into
+    the shards with their ids, and the coordinator's local copies emptied."""
     distributed = {
         name
         for (name,) in connection.exec_driver_sql(
@@ -112,13 +151,16 @@ def shape_for_citus(connection: Any) -> None:
     }
     rekeyed = [table for table in PLAYER_TABLES if not _leads_with_player(connection, table)]
     if not rekeyed and distributed.issuperset(PLAYER_TABLES):
-        return
+        return 0
     # one connection per node for the whole transaction: Citus adds a foreign key to a
     # reference table only so, after distributing tables in the same transaction
     connection.exec_driver_sql("set local citus.multi_shard_modify_mode to 'sequential'")
     for table in PLAYER_TABLES:
         for name in _constraints(connection, table, "f"):
             connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
+    set_aside = _set_aside_ownerless(
+        connection, [table for table in PLAYER_TABLES if table not in distributed]
+    )
     for table in rekeyed:
         for name in _constraints(connection, table, "p"):
             connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
@@ -126,19 +168,27 @@ def shape_for_citus(connection: Any) -> None:
         connection.exec_driver_sql(
             f"alter table {table} add primary key ({', '.join(primary_key(table))})"
         )
-    for table in reference_tables():
-        if table not in distributed:
-            connection.exec_driver_sql(f"select create_reference_table('{table}')")
+    made = [table for table in reference_tables() if table not in distributed]
+    for table in made:
+        connection.exec_driver_sql(f"select create_reference_table('{table}')")
     for table in PLAYER_TABLES:
         if table not in distributed:
+            made.append(table)
             colocation = "none" if table == ANCHOR else ANCHOR
             connection.exec_driver_sql(
                 f"select create_distributed_table('{table}', 'user_id', "
                 f"colocate_with => '{colocation}')"
             )
+    # distributing copies a table's rows to its shards and leaves them on the coordinator too
+    # (read by nothing): emptied, or a store distributed in place would be stored twice
+    for table in made:
+        connection.exec_driver_sql(
+            f"select truncate_local_data_after_distributing_table('{table}')"
+        )
     for table in PLAYER_TABLES:
         for columns, target, target_columns in foreign_keys(table):
             connection.exec_driver_sql(
                 f"alter table {table} add foreign key ({', '.join(columns)}) "
                 f"references {target} ({', '.join(target_columns)})"
             )
+    return set_aside

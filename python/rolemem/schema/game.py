@@ -213,8 +213,9 @@ def create_all(engine: sa.Engine) -> None:
     add_columns(engine, _ADDED_COLUMNS)
     create_postgres_indexes(engine, _POSTGRES_INDEXES)
     with engine.begin() as connection:
-        # on Citus user_id is NOT NULL (the shard key: schema.citus), and never updated
-        if not has_citus(connection):
+        # on Citus user_id is NOT NULL (the shard key: schema.citus), and never updated; a
+        # store made before the extension is filled before init-db distributes it
+        if not is_distributed(connection, "line"):
             connection.exec_driver_sql(write_sql("fill_missing_owners", "line", "save_id", "save"))
 
 
@@ -224,6 +225,18 @@ def has_citus(connection: Any) -> bool:
     if connection.dialect.name != "postgresql":
         return False
     found = connection.exec_driver_sql("select 1 from pg_extension where extname = 'citus'")
+    return found.first() is not None
+
+
+def is_distributed(connection: Any, table: str) -> bool:
+    """Whether `table` is sharded or copied by Citus (a SQLAlchemy connection): never on one
+    PostgreSQL, nor on a Citus database before `init-db` distributed the store made there."""
+    if not has_citus(connection):
+        return False
+    found = connection.exec_driver_sql(
+        "select 1 from pg_dist_partition where logicalrelid = to_regclass(%(table)s)",
+        {"table": table},
+    )
     return found.first() is not None
 
 

@@ -16,7 +16,14 @@ import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
 from ..sql.project import write_sql
-from .game import _key_column, _table, add_columns, create_postgres_indexes, drop_tables, has_citus
+from .game import (
+    _key_column,
+    _table,
+    add_columns,
+    create_postgres_indexes,
+    drop_tables,
+    is_distributed,
+)
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -337,7 +344,8 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     add_columns(engine, _ADDED_COLUMNS)
     with engine.begin() as connection:
-        citus = has_citus(connection)
+        # a store made before the citus extension is filled before init-db distributes it
+        citus = is_distributed(connection, "memory_event")
         # postings written before they carried their event's owner get it (none once done;
         # none on Citus, where the owner is NOT NULL and never updated: schema.citus)
         if not citus:

@@ -217,6 +217,8 @@ class CitusCluster:
     workers: int = 2
     settings: dict[str, str] = field(default_factory=dict)
     nodes: list[Node] = field(default_factory=list)
+    # nodes started later (start_node), in no database's cluster until the caller adds them
+    started: list[Node] = field(default_factory=list)
     startup_seconds: float = 0.0
 
     @property
@@ -253,17 +255,36 @@ class CitusCluster:
     ) -> None:
         self._stop_all()
 
-    def create_database(self, name: str) -> str:
-        """A new database `name` on every node (dropped first if there), Citus set up in it;
-        the coordinator's URL for it. Citus's metadata is per database: each one is a cluster."""
+    def create_database(self, name: str, *, citus: bool = True) -> str:
+        """A new database `name` on every node (dropped first if there), Citus set up in it
+        unless `citus` is false (a plain PostgreSQL database, distributed later); the
+        coordinator's URL for it. Citus's metadata is per database: each one is a cluster."""
         import psycopg
 
         for node in self.nodes:
             with psycopg.connect(node.url(), autocommit=True) as con:
                 con.execute(f'drop database if exists "{name}" with (force)')
                 con.execute(f'create database "{name}"')
-        self.setup_database(name)
+        if citus:
+            self.setup_database(name)
         return self.coordinator.url(name)
+
+    def start_node(self, databases: tuple[str, ...] = ("postgres",)) -> Node:
+        """One more node, started, with `databases` and the citus extension in each, but not
+        added: the caller adds it (`citus_add_node`) to the databases it grows, as an operator
+        would; `create_database` leaves it out. Stopped with the others."""
+        import psycopg
+
+        node = self._init_node(f"worker{len(self.nodes) + len(self.started)}")
+        self.started.append(node)
+        self._start(node)
+        for database in databases:
+            if database != "postgres":
+                with psycopg.connect(node.url(), autocommit=True) as con:
+                    con.execute(f'create database "{database}"')
+            with psycopg.connect(node.url(database), autocommit=True) as con:
+                con.execute("create extension if not exists citus")
+        return node
 
     def setup_database(self, database: str) -> None:
         """`create extension citus` on every node's `database`, then the coordinator knows itself
@@ -315,11 +336,12 @@ class CitusCluster:
 
     def _stop_all(self) -> None:
         # immediate: the data is thrown away, so no shutdown checkpoint to wait for
-        for node in self.nodes:
+        for node in self.nodes + self.started:
             if (node.data / "postmaster.pid").exists():
                 with contextlib.suppress(RuntimeError):
                     self._pg("pg_ctl", "-D", str(node.data), "-m", "immediate", "-w", "stop")
         self.nodes.clear()
+        self.started.clear()
         shutil.rmtree(getattr(self, "_base", ""), ignore_errors=True)
 
     def _pg(self, program: str, *args: str) -> None:
