@@ -2,21 +2,22 @@
 (issue 33 item 9: /health p95 under 100 ms while slow and stalled clients run).
 
     .venv/bin/python bench/bench_service_abuse.py [--clients 40] [--probes 200]
-        [--baseline DIR]
+        [--baseline DIR] [--source DIR]
 
-`rolemem serve` (keyword only, one process, a key) runs as a process of its own; the posters
-run in another (`--clients` threads, each posting one body after the other on a kept-alive
-connection, as fast as the service answers), and /health is probed from this one, one request
-after the other, each on a new connection. Bodies (each about 1 MiB, all refused with a 4xx):
+`rolemem serve` (keyword only, one process, a key; a fresh one for each kind of body) runs
+as a process of its own; the posters run in another (`--clients` threads, each posting one
+body after the other on a kept-alive connection, as fast as the service answers), and
+/health is probed from this one, one request after the other, each on a new connection.
+Bodies (each about 1 MiB, all answered with a 4xx):
 
 - numbers: a JSON array of 200,000 floats (the most values per byte: the parse's worst case);
-- objects: an append whose 100,000 lines are empty objects (validation's worst case: every
-  line is missing its fields);
-- text: an append of 200 lines of 1,700 characters each, to a save that does not exist (a
+- objects: an append of 100,000 empty lines (the most objects; refused for its length);
+- text: an append of 200 lines of 1,710 characters each, to a save that does not exist (a
   body that passes validation).
 
 `--baseline DIR`: a checkout's `python/` folder (e.g. `git worktree add /tmp/base main`, then
-`/tmp/base/python`) served first, so the table shows the same run's before and after.
+`/tmp/base/python`) served first, so the table shows the same run's before and after;
+`--source DIR`: the same for the after (default: this checkout).
 """
 
 from __future__ import annotations
@@ -151,13 +152,16 @@ def serve(db: str, port: int, source: str | None) -> subprocess.Popen:
 
 
 def measure(db: str, source: str | None, args: argparse.Namespace) -> dict[str, dict]:
-    port = free_port()
-    server = serve(db, port, source)
+    """/health alone, then under each kind of body, each kind on a service of its own (the
+    bodies the last kind's clients left queued are not the next one's)."""
     results: dict[str, dict] = {}
-    try:
-        alone = probe(port, args.probes)
-        results["alone"] = {"seconds": alone, "posted": {}}
-        for kind, (path, body) in bodies().items():
+    for kind, (path, body) in [("alone", ("", b"")), *bodies().items()]:
+        port = free_port()
+        server = serve(db, port, source)
+        try:
+            if kind == "alone":
+                results[kind] = {"seconds": probe(port, args.probes), "posted": {}}
+                continue
             with multiprocessing.Manager() as manager:
                 counts = manager.dict()
                 posters = multiprocessing.Process(
@@ -174,9 +178,9 @@ def measure(db: str, source: str | None, args: argparse.Namespace) -> dict[str, 
                 posters.join()
             posted = {k: after.get(k, 0) - before.get(k, 0) for k in after}
             results[kind] = {"seconds": loaded, "posted": posted, "elapsed": elapsed}
-    finally:
-        server.kill()  # under load it may take long to stop: nothing of it is kept
-        server.wait(30)
+        finally:
+            server.kill()  # under load it may take long to stop: nothing of it is kept
+            server.wait(30)
     return results
 
 
