@@ -1,14 +1,18 @@
 """Abuse that costs nothing: slow and stalled clients on loopback, with raw sockets. Headers
 and bodies have deadlines (408 in the error shape), a body too large is answered 413 at once,
 a request without a key is refused before its body is read, stalled connections are capped
-and never lock out /health; /console sends a Content-Security-Policy and X-Frame-Options;
-redirects never echo the Host header.
+and never lock out /health; a large body is parsed once and validated on the body lane (one
+job at a time, the event loop free between them), with the answers a small body gets;
+/console sends a Content-Security-Policy and X-Frame-Options; redirects never echo the Host
+header.
 
 Timings are asserted only with generous bounds (the machine is shared); the /health latency
-under load is printed (pytest -s) for the record."""
+under load is printed (pytest -s) for the record, and measured in
+bench/bench_service_abuse.py (40 clients posting 1 MiB bodies with a key)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import statistics
@@ -21,6 +25,7 @@ import httpx
 import pytest
 
 from rolemem.service import create_app
+from rolemem.service.core.body_lane import GAP, BodyLane
 from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 
@@ -230,7 +235,7 @@ def test_stalled_connections_do_not_stop_health(service):
 
 
 def test_health_answers_while_large_bodies_are_checked(service):
-    # a 1 MiB JSON body of numbers: the strict-JSON walk is done on a thread
+    # a 1 MiB JSON body of numbers: parsed and validated on the body lane, off the loop
     body = b"[" + b"1.5," * 200_000 + b"1.5]"
     stop = threading.Event()
 
@@ -255,6 +260,103 @@ def test_health_answers_while_large_bodies_are_checked(service):
             thread.join(60)
     print(f"\n/health p95 {_p95(loaded) * 1000:.1f} ms while 4 clients post 1 MiB bodies")
     assert _p95(loaded) < 2
+
+
+def test_a_large_body_gets_the_answers_a_small_one_gets(service):
+    headers = {"X-API-Key": KEY}
+    save = service.post("/saves", headers=headers, json={"user_id": "large-1"}).json()["save_id"]
+    line = {"attribute": "user", "content": "海" * 5000}  # 15 KB of UTF-8 each
+    # 60 lines, ~900 KB: parsed and validated on the lane, then stored as a small body is
+    appended = service.post(
+        f"/saves/{save}/lines", headers=headers, json={"user_id": "large-1", "lines": [line] * 60}
+    )
+    assert appended.status_code == 200, appended.text
+    assert len(appended.json()["line_ids"]) == 60
+    # refused by validation: the small body's error, naming the field
+    for lines in ([{}] * 201, [{}] * 100_000):
+        answer = service.post(
+            f"/saves/{save}/lines", headers=headers, json={"user_id": "large-1", "lines": lines}
+        )
+        assert (answer.status_code, error_of(answer)["field"]) == (422, "lines")
+        assert "at most 200 items" in error_of(answer)["message"]
+    extra = {"user_id": "large-1", "lines": [line], "bogus": "x" * 100_000}
+    answer = service.post(f"/saves/{save}/lines", headers=headers, json=extra)
+    assert (answer.status_code, error_of(answer)) == (
+        422,
+        {
+            "type": "ValidationError",
+            "message": "bogus: Extra inputs are not permitted",
+            "field": "bogus",
+        },
+    )
+    # what the strict check refuses, deep in a large body, named as in a small one
+    padding = '{"attribute": "user", "content": "' + "x" * 5000 + '"}, '
+    for bad, field in [
+        ('"x\\ud800"', "lines[30].content"),
+        ('"x\\u0000"', "lines[30].content"),
+        ("NaN", "lines[30].role_id"),
+        (str(2**63), "lines[30].role_id"),
+        ("1e400", "lines[30].role_id"),
+    ]:
+        key = "content" if "content" in field else "role_id"
+        line_text = '{"attribute": "user", "content": "x", "' + key + '": ' + bad + "}"
+        if key == "content":
+            line_text = '{"attribute": "user", "content": ' + bad + "}"
+        body = '{"user_id": "large-1", "lines": [' + padding * 30 + line_text + "]}"
+        answer = service.post(
+            f"/saves/{save}/lines",
+            headers={**headers, "Content-Type": "application/json"},
+            content=body.encode(),
+        )
+        assert (answer.status_code, error_of(answer)["field"]) == (422, field), bad
+    # an emoji as its escaped surrogate pair is text like any other
+    emoji = '{"attribute": "user", "content": "\\ud83d\\ude00"}'
+    body = '{"user_id": "large-1", "lines": [' + padding * 30 + emoji + "]}"
+    answer = service.post(
+        f"/saves/{save}/lines",
+        headers={**headers, "Content-Type": "application/json"},
+        content=body.encode(),
+    )
+    assert answer.status_code == 200, answer.text
+    # the lane's thread did the work (the app runs in this process)
+    assert any(thread.name.startswith("rolemem-bodies") for thread in threading.enumerate())
+
+
+def test_the_body_lane_runs_one_job_at_a_time_with_the_loop_free_between():
+    """Jobs of large bodies: one at a time on the lane's one thread, each followed by a
+    gap of GAP times its length in which the event loop runs; a request's later job
+    (validation, after its parse) ahead of the first jobs waiting."""
+    lane = BodyLane()
+    done: list[tuple[str, float, float, str]] = []
+
+    def job(name: str) -> str:
+        started = time.monotonic()
+        time.sleep(0.05)
+        done.append((name, started, time.monotonic(), threading.current_thread().name))
+        return name
+
+    async def main() -> list[str]:
+        first = asyncio.create_task(lane.run(job, "a"))
+        await asyncio.sleep(0.01)  # "a" runs; the rest wait their turn
+        waiting = [asyncio.create_task(lane.run(job, name)) for name in ("b", "c")]
+        await asyncio.sleep(0)
+        later = asyncio.create_task(lane.run(job, "a's validation", later=True))
+        ticks = 0
+        while not all(task.done() for task in [first, later, *waiting]):
+            await asyncio.sleep(0.005)  # the loop, meanwhile
+            ticks += 1
+        assert ticks > 20  # it ran all along
+        return [task.result() for task in [first, later, *waiting]]
+
+    try:
+        assert asyncio.run(main()) == ["a", "a's validation", "b", "c"]
+    finally:
+        lane.close()
+    assert [name for name, *_ in done] == ["a", "a's validation", "b", "c"]
+    assert len({thread for *_, thread in done}) == 1
+    assert done[0][3].startswith("rolemem-bodies")
+    for (_, started, ended, _), (_, following, _, _) in zip(done, done[1:], strict=False):
+        assert following - ended >= GAP * (ended - started) * 0.99
 
 
 def test_console_forbids_framing_and_foreign_scripts(service):

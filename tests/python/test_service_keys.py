@@ -38,6 +38,11 @@ NO_KEY = {
     "field": "X-API-Key",
 }
 NOT_THEIRS = "this key may not act for that player (the key's players glob does not match)"
+NAME_ONE = "this key acts for its players only (its players glob): name the player"
+NAMES_NONE = (
+    "this key acts for its players only (its players glob), and this route names no player "
+    "(it reaches every player's data or the service's)"
+)
 
 
 def key_file(rotating: str = "rotate-old-1") -> str:
@@ -127,7 +132,8 @@ def test_each_role_reaches_its_groups_only(keyed):
     }
     assert statuses == {
         "game": [200, 200, 401, 401, 404, 200],
-        "studio-a": [200, 200, 401, 401, 404, 200],
+        # /status names no player: a key with a players glob may not read it (403)
+        "studio-a": [200, 403, 401, 401, 404, 200],
         "designer": [401, 401, 200, 401, 404, 200],
         "admin": [200, 200, 200, 404, 404, 200],
         "none": [401, 401, 401, 401, 401, 200],
@@ -213,15 +219,20 @@ def test_a_glob_restricted_key_never_reaches_another_players_save(keyed):
     def me() -> dict[str, str]:
         return {"user_id": next(players)}
 
+    # naming no player at all: refused before anything is read (the key acts for players)
+    unnamed = {
+        "read": client.get(f"/saves/{save}", headers=STUDIO_A),
+        "append": client.post(f"/saves/{save}/lines", headers=STUDIO_A, json={"lines": lines}),
+    }
+    assert {where: (a.status_code, error_of(a)) for where, a in unnamed.items()} == {
+        where: (403, {"type": "Forbidden", "message": NAME_ONE, "field": "user_id"})
+        for where in unnamed
+    }
     attempts = {
         "read": client.get(f"/saves/{save}", headers=STUDIO_A, params=me()),
-        "read, no player": client.get(f"/saves/{save}", headers=STUDIO_A),
         "lines": client.get(f"/saves/{save}/lines", headers=STUDIO_A, params=me()),
         "append": client.post(
             f"/saves/{save}/lines", headers=STUDIO_A, json={**me(), "lines": lines}
-        ),
-        "append, no player": client.post(
-            f"/saves/{save}/lines", headers=STUDIO_A, json={"lines": lines}
         ),
         "legacy append": client.post(
             "/lines", headers=STUDIO_A, json={**me(), "save_id": save, "lines": lines}
@@ -267,11 +278,91 @@ def test_a_glob_restricted_key_never_reaches_another_players_save(keyed):
         assert cur.execute(sql).fetchone()[0] == 0
 
 
+def test_a_players_glob_key_reaches_only_routes_that_name_its_player(tmp_path):
+    """A key with a players glob acts for those players only: a route that names no player
+    (the service's state, every player's data, what all players share but may not change)
+    is refused, but for reads of what all players share (the config, the official
+    memories, the word lists); where the route takes the player, it must be named."""
+    path = tmp_path / "keys.toml"
+    text = key_file() + (
+        '\n[[keys]]\nname = "studio-a-designer"\nsecret = "studio-a-designer-1"\n'
+        'role = "designer"\nplayers = "studio-a-*"\n'
+    )
+    path.write_text(text, encoding="utf-8")
+    settings = ServiceSettings(keys_file=str(path))
+    app = create_app(demo_store(str(tmp_path / "glob.duckdb")), embedder=None, settings=settings)
+    designer = {"X-API-Key": "studio-a-designer-1"}
+    with serving(app) as client:
+        game = client.post("/saves", headers=STUDIO_A, json={"user_id": "studio-a-1"})
+        assert game.status_code == 201
+        names_none = {
+            "status": client.get("/status", headers=STUDIO_A),
+            "roles": client.post(
+                "/roles", headers=STUDIO_A, json={"name": "木木", "character_id": "qiyu"}
+            ),
+            "official": client.post(
+                "/official/events",
+                headers=designer,
+                json={"agent_id": "qiyu", "description": "新的官方记忆"},
+            ),
+            "config import": client.post(
+                "/config/import", headers=designer, json={"character_id": "qiyu"}
+            ),
+        }
+        assert {where: (a.status_code, error_of(a)) for where, a in names_none.items()} == {
+            where: (403, {"type": "Forbidden", "message": NAMES_NONE}) for where in names_none
+        }
+        name_one = {
+            "save": client.post("/saves", headers=STUDIO_A, json={}),
+            "read": client.get(f"/saves/{game.json()['save_id']}", headers=STUDIO_A),
+            "query": client.post(
+                "/query", headers=STUDIO_A, json={"query": "海", "agent_id": "qiyu"}
+            ),
+            "recall": client.post(
+                "/recall", headers=STUDIO_A, json={"character_id": "qiyu", "text": "海"}
+            ),
+            "preview": client.post(
+                "/recall_preview", headers=designer, json={"character_id": "qiyu", "text": "海"}
+            ),
+        }
+        assert {where: (a.status_code, error_of(a)) for where, a in name_one.items()} == {
+            where: (403, {"type": "Forbidden", "message": NAME_ONE, "field": "user_id"})
+            for where in name_one
+        }
+        shared = {
+            "expand": client.post("/expand_words", headers=STUDIO_A, json={"sentence": "海"}),
+            "config": client.get("/config", headers=designer),
+            "character": client.get("/config/qiyu", headers=designer),
+            "matrix": client.get("/config/qiyu/unlock_matrix", headers=designer),
+            "official": client.get("/official/qiyu", headers=designer),
+            "own player": client.post(
+                "/recall",
+                headers=STUDIO_A,
+                json={"character_id": "qiyu", "user_id": "studio-a-1", "text": "海"},
+            ),
+        }
+        assert {where: a.status_code for where, a in shared.items()} == dict.fromkeys(shared, 200)
+        # the same routes for keys without a glob
+        assert client.get("/status", headers=GAME).status_code == 200
+        assert client.get("/official/qiyu", headers=DESIGNER).status_code == 200
+        assert refusals(client)["players"] == len(names_none) + len(name_one)
+
+
 def test_a_flooding_player_gets_429_and_another_player_does_not(keyed):
     client, _, _ = keyed
     before = refusals(client)
     answers = [client.get("/users/flood-1/saves", headers=GAME) for _ in range(11)]
     assert [answer.status_code for answer in answers] == [200] * 10 + [429]
+    # every answer says what is left, in the 429's headers
+    assert [answer.headers["RateLimit-Remaining"] for answer in answers] == [
+        *(str(left) for left in range(9, -1, -1)),
+        "0",
+    ]
+    assert {answer.headers["RateLimit-Limit"] for answer in answers} == {"10"}
+    assert all(1 <= int(answer.headers["RateLimit-Reset"]) <= 60 for answer in answers)
+    assert "Retry-After" not in answers[0].headers
+    # a route that names no player takes no player's token, and says nothing of it
+    assert "RateLimit-Limit" not in client.get("/status", headers=GAME).headers
     flooded = answers[-1]
     retry = flooded.headers["Retry-After"]
     assert error_of(flooded) == {
@@ -360,6 +451,16 @@ def test_a_key_rate_limits_each_key_apart(tmp_path):
         # a route the key may not call takes no token; the next one it may is over the rate
         answers.append(client.get("/users/x/saves", headers=GAME))
         assert [answer.status_code for answer in answers] == [200, 200, 200, 401, 429]
+        # the answers that took a token say what is left (the 401 took none)
+        assert [answer.headers.get("RateLimit-Remaining") for answer in answers] == [
+            "2",
+            "1",
+            "0",
+            None,
+            "0",
+        ]
+        assert [answer.headers.get("RateLimit-Limit") for answer in answers[:3]] == ["3"] * 3
+        assert all(1 <= int(answer.headers["RateLimit-Reset"]) <= 60 for answer in answers[:3])
         limited = answers[-1]
         retry = limited.headers["Retry-After"]
         assert error_of(limited) == {

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import demo_store_on, error_of, scripted_game, serving
+from .conftest import demo_store, demo_store_on, error_of, scripted_game, serving
 
 GAME = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -366,3 +366,37 @@ def test_turn_prompt_lists_its_fields_and_exactly_one_character(tmp_path):
     for refused in (said, {**said, "role_id": 1, "script_role_id": "7"}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(refused, schema)
+
+
+def test_a_tool_call_takes_one_key_token(tmp_path):
+    """--key-rate: a tool call is one request of the key's (the /mcp request's token; the
+    route it calls inside takes none), as its answer's RateLimit-Remaining says."""
+    settings = ServiceSettings(api_key="game", key_rate="60/min")
+    app = create_app(demo_store(str(tmp_path / "mcp.duckdb")), embedder=None, settings=settings)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "list_memories", "arguments": {"user_id": "mumu"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with serving(app) as client:
+        before = client.get("/status", headers=GAME)
+        called = client.post("/mcp", headers={**GAME, **accept}, json=call)
+        after = client.get("/status", headers=GAME)
+        assert called.status_code == 200, called.text
+        result = called.json()["result"]
+        assert not result["isError"] and result["structuredContent"]["items"]
+        assert [a.headers["RateLimit-Remaining"] for a in (before, called, after)] == [
+            "59",
+            "58",
+            "57",
+        ]
+        # through the SDK's client too: a session with one call more spends one token more
+        spent = []
+        for calls in ([], [("list_memories", {"user_id": "mumu"})]):
+            left = int(client.get("/status", headers=GAME).headers["RateLimit-Remaining"])
+            run(over_http(str(client.base_url), "game"), *calls)
+            now = int(client.get("/status", headers=GAME).headers["RateLimit-Remaining"])
+            spent.append(left - now - 1)  # the /status before `now` took one
+        assert spent[1] - spent[0] == 1, spent

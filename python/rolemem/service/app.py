@@ -20,6 +20,7 @@ from .api.main import include_routers, route_groups
 from .api.routes import imports
 from .core import errors
 from .core.access import AccessLog
+from .core.body_lane import BodyLane
 from .core.gate import Gate
 from .core.guard import RequestGuard
 from .core.keys import KeyFileWatcher, KeyRing
@@ -108,6 +109,7 @@ def create_app(
     )
     watcher = KeyFileWatcher(ring)
     metrics = Metrics()
+    lane = BodyLane()  # large bodies' parse and validation, one at a time
     store = Store(
         db,
         settings=settings,
@@ -182,6 +184,7 @@ def create_app(
                     await schedule
             app.state.readiness.stop()
             watcher.stop()
+            lane.close()
             store.close()
             metrics.process_stopped()
 
@@ -199,7 +202,10 @@ def create_app(
     mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
     app.add_middleware(
-        RequestGuard, max_body_bytes=settings.max_body_bytes, body_timeout=settings.body_timeout
+        RequestGuard,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
+        lane=lane,
     )
     imports.install(app, settings)  # its body reader runs before the guard
     # before any body is read: the key, its route group and players, the rates

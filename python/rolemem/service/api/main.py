@@ -11,7 +11,7 @@ from starlette.routing import Match
 from starlette.types import Scope
 
 from ..core import openapi_for_clients, slashes
-from ..core.gate import OPEN, RouteOf
+from ..core.gate import OPEN, Routed, RouteOf
 from .deps import API_KEY
 from .routes import (
     admin,
@@ -63,26 +63,48 @@ def include_routers(app: FastAPI, *, keyed: bool, limited: bool) -> None:
 
 
 def route_groups(app: FastAPI) -> RouteOf:
-    """The group of the route that takes a request (as Starlette picks it: the first full
-    match, else the first partial one, a 405) and its path parameters; OPEN for the routes
-    outside the groups (probes, docs, console, static files); None (any key) when no route
-    takes it, or for a route marked `keyed` (/mcp: each of its tools' calls is then a request
-    of its own route, checked here too)."""
+    """What the gate knows of the route that takes a request (as Starlette picks it: the
+    first full match, else the first partial one, a 405): its group, path parameters,
+    operation and where it takes a player; OPEN for the routes outside the groups (probes,
+    docs, console, static files); group None (any key) when no route takes it, or for a
+    route marked `keyed` (/mcp: each of its tools' calls is then a request of its own
+    route, checked there too)."""
     groups = {id(router): group for group, routers in ROUTE_GROUPS.items() for router in routers}
+    players = {id(route): _players_taken(route) for route in app.routes}
+    for routers in ROUTE_GROUPS.values():
+        for router in routers:
+            players.update((id(route), _players_taken(route)) for route in router.routes)
 
-    def group_of(scope: Scope) -> tuple[str | None, Mapping[str, Any]]:
-        partial: tuple[str | None, Mapping[str, Any]] | None = None
+    def group_of(scope: Scope) -> Routed:
+        partial: Routed | None = None
         for route in app.router.routes:
             included = getattr(route, "original_router", None)  # FastAPI's included router
             group: str | None = OPEN if included is None else groups.get(id(included), OPEN)
-            if getattr(route, "keyed", False):
+            relay = bool(getattr(route, "keyed", False))
+            if relay:
                 group = None
             for candidate in (route,) if included is None else included.routes:
                 match, child = candidate.matches(scope)
+                params = child.get("path_params", {})
                 if match == Match.FULL:
-                    return group, child.get("path_params", {})
+                    names, body = players.get(id(candidate), (False, False))
+                    operation = (scope["method"], getattr(candidate, "path", ""))
+                    return Routed(group, params, operation, names, body, relay)
                 if match == Match.PARTIAL and partial is None:
-                    partial = (group, child.get("path_params", {}))
-        return partial or (None, {})
+                    partial = Routed(group, params, relay=relay)
+        return partial or Routed(None)
 
     return group_of
+
+
+def _players_taken(route: Any) -> tuple[bool, bool]:
+    """Whether a route takes a user_id (anywhere), and in its JSON body."""
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return False, False
+    named = any(p.name == "user_id" for p in dependant.path_params + dependant.query_params)
+    body = any(
+        "user_id" in getattr(p.field_info.annotation, "model_fields", {})
+        for p in dependant.body_params
+    )
+    return named or body, body

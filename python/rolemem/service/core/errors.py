@@ -53,7 +53,8 @@ DESCRIPTIONS = {
     400: "The request is well formed but a value is refused (the message says why).",
     401: "Missing or wrong X-API-Key (or designer key).",
     403: "The save has no owner (set one, or start the service with --open-ownerless-saves), "
-    "or the key may not act for the player named (its players glob).",
+    "or the key may not act for the player named (its players glob), or a key with a "
+    "players glob names no player.",
     404: "No such resource, or not the caller's (another player's save is never revealed).",
     409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
     413: "The body is larger than the service accepts.",

@@ -1,41 +1,94 @@
 """Who may call what, and how often, decided before a request's body is read (plain ASGI
 middleware, between the access log and the body readers):
 
-1. the route's group (`route_of`: the route that will take the request; the probes, the docs
+1. the route's group (`Routed`: the route that will take the request; the probes, the docs
    and the console are open) and the request's key (`KeyRing.identify`): a key the group does
    not allow (`KeyRing.allows`, the one rule) is a 401 naming `X-API-Key`;
 2. the players the request names in its path (`/users/{user_id}/…`) and query (`?user_id=`):
-   one outside the key's `players` glob is a 403 naming `user_id`;
+   one outside the key's `players` glob is a 403 naming `user_id`. A key with a glob acts for
+   its players only: a route that names none is refused (403), but for the reads of what
+   every player shares (SHARED_READS: the designer config, the official memories, the word
+   lists), and a route that takes the player in its body must be given one there;
 3. `--key-rate`, then `--player-rate` for those players: an empty bucket is a 429 with
-   `Retry-After` and `RateLimit-*`.
+   `Retry-After` and `RateLimit-*`; an answer that took a token carries `RateLimit-*` too
+   (of the bucket with the fewest requests left).
 
 A JSON body's `user_id` and `observe.user_id` are checked the same way once the request guard
 has parsed the body, before validation and any store work: the gate leaves the check in the
 request's scope (guard.BODY_CHECK). A save named by a request is then checked against the
 user_id by its route (another player's save is a 404), so a key reaches only its players'
-saves. Every refusal is counted (`refused(reason)`: key, players, rate_key, rate_player) and
-the key's name (never its secret) is kept for the access log line."""
+saves. A tool call over /mcp is a request of its own route, checked here too; its key token
+is the /mcp request's (one token a call, not two). Every refusal is counted
+(`refused(reason)`: key, players, rate_key, rate_player) and the key's name (never its
+secret) is kept for the access log line."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..schemas.common import ID_LENGTH
 from .access import KEY_NAME
 from .errors import error_response
 from .guard import BODY_CHECK, NO_KEY, first_values, refuse, send_refusal
 from .keys import Key, KeyRing
-from .quotas import Buckets, Limited
+from .quotas import Buckets, Budget, Limited
 
 OPEN = "open"  # the group of routes that need no key
-# the route group of a request (None: no route takes it) and its path parameters
-RouteOf = Callable[[Scope], tuple[str | None, Mapping[str, Any]]]
 _NOT_THEIRS = "this key may not act for that player (the key's players glob does not match)"
+_NAME_ONE = "this key acts for its players only (its players glob): name the player"
+_NAMES_NONE = (
+    "this key acts for its players only (its players glob), and this route names no player "
+    "(it reaches every player's data or the service's)"
+)
+# the routes a key with a players glob may call without naming a player: reads of what every
+# player shares (the designer config, the official memories, the word lists)
+SHARED_READS = frozenset(
+    {
+        ("GET", "/config"),
+        ("GET", "/config/{character_id}"),
+        ("GET", "/config/{character_id}/sillytavern"),
+        ("GET", "/config/{character_id}/unlock_matrix"),
+        ("GET", "/official/{agent_id}"),
+        ("POST", "/expand_words"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What the gate knows of the route that takes a request."""
+
+    group: str | None  # None: no route takes it (a 404 to a key holder), or /mcp
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # path parameters
+    operation: tuple[str, str] | None = None  # (method, template) of a full match
+    names_player: bool = False  # a user_id in its path, query or body
+    body_player: bool = False  # a user_id in its JSON body
+    relay: bool = False  # /mcp: each tool call is a request of its own route
+
+
+RouteOf = Callable[[Scope], Routed]
+
+
+@dataclass
+class _Relayed:
+    """The key token a /mcp request took, which its tool call spends (one, at most)."""
+
+    key: str
+    left: int = 1
+
+
+# set while a /mcp request is served: its tool calls (requests to this app, made in the
+# /mcp request's context) read it
+_RELAYED: ContextVar[_Relayed | None] = ContextVar("rolemem_relayed", default=None)
 
 
 class Gate:
@@ -61,8 +114,8 @@ class Gate:
         if scope["type"] != "http" or idle:
             await self.app(scope, receive, send)
             return
-        group, params = self.route_of(scope)
-        if group == OPEN:
+        routed = self.route_of(scope)
+        if routed.group == OPEN and not routed.relay:
             await self.app(scope, receive, send)
             return
         headers = first_values(scope)
@@ -70,38 +123,80 @@ class Gate:
         state = scope.setdefault("state", {})
         if key is not None:  # the access line names it, refused or not
             state[KEY_NAME] = key.name
-        if not self.ring.allows(key, group):
+        if not self.ring.allows(key, routed.group):
             self.refused("key")
             await refuse(scope, receive, send, headers, 401, "Unauthorized", NO_KEY, "X-API-Key")
             return
-        named = [("user_id", value) for value in _players_named(scope, params)]
-        refusal = self._admit(key, named)
+        named = [("user_id", value) for value in _players_named(scope, routed.params)]
+        refusal = self._admit(key, named) or self._unnamed(key, routed, named)
+        budgets: list[Budget] = []
+        name = "" if key is None else key.name
+        relayed = _RELAYED.get()
         if refusal is None and self.keys is not None:
-            limited = self.keys.take("" if key is None else key.name)
-            if limited is not None:
-                refusal = self._limited("rate_key", limited, self.keys, "X-API-Key")
+            if relayed is not None and relayed.key == name and relayed.left > 0:
+                relayed.left -= 1  # a tool call: the /mcp request took its token
+            else:
+                limited = self.keys.take(name)
+                if limited is not None:
+                    refusal = self._limited("rate_key", limited, self.keys, "X-API-Key")
+                else:
+                    budgets.append(self.keys.budget(name))
         taken: set[str] = set()
         if refusal is None:
-            refusal = self._take(named, taken)
+            refusal = self._take(named, taken, budgets)
         if refusal is not None:
             await send_refusal(scope, receive, send, headers, refusal)
             return
+        # a key with a players glob: the body must name the player where nothing else did
+        required = not named and key is not None and key.players is not None and routed.body_player
         if self.players is not None or (key is not None and key.players is not None):
-            state[BODY_CHECK] = lambda document: self._body(key, document, taken)
-        await self.app(scope, receive, send)
+            state[BODY_CHECK] = lambda document: self._body(
+                key, document, taken, budgets, required=required
+            )
+        rated = self.players is not None or self.keys is not None
+        answer = _with_budget(send, budgets) if rated else send
+        token = _RELAYED.set(_Relayed(name) if routed.relay and self.keys is not None else None)
+        try:
+            await self.app(scope, receive, answer)
+        finally:
+            _RELAYED.reset(token)
 
-    def _body(self, key: Key | None, document: Any, taken: set[str]) -> Response | None:
-        """The refusal of a parsed JSON body naming a player the key may not act for, or one
-        over their rate (players the path or query named were counted already)."""
-        if not isinstance(document, dict):
+    def _unnamed(self, key: Key | None, routed: Routed, named: list[Any]) -> Response | None:
+        """The refusal of a request from a key with a players glob that names no player in
+        its path or query, on a route that does not take one in its body either (those are
+        checked once the body is parsed) and reads nothing all players share."""
+        if key is None or key.players is None or named or routed.body_player:
             return None
+        if routed.relay or routed.group is None or routed.operation in SHARED_READS:
+            return None  # /mcp (its calls are checked), and paths no route takes (404)
+        self.refused("players")
+        if routed.names_player:
+            return error_response(403, "Forbidden", _NAME_ONE, "user_id")
+        return error_response(403, "Forbidden", _NAMES_NONE)
+
+    def _body(
+        self,
+        key: Key | None,
+        document: Any,
+        taken: set[str],
+        budgets: list[Budget],
+        *,
+        required: bool,
+    ) -> Response | None:
+        """The refusal of a parsed JSON body (None: no JSON body) naming a player the key
+        may not act for, or one over their rate (players the path or query named were
+        counted already), or, `required`, naming none."""
         named = []
-        if isinstance(document.get("user_id"), str):
-            named.append(("user_id", document["user_id"]))
-        observe = document.get("observe")
-        if isinstance(observe, dict) and isinstance(observe.get("user_id"), str):
-            named.append(("observe.user_id", observe["user_id"]))
-        return self._admit(key, named) or self._take(named, taken)
+        if isinstance(document, dict):
+            if isinstance(document.get("user_id"), str):
+                named.append(("user_id", document["user_id"]))
+            observe = document.get("observe")
+            if isinstance(observe, dict) and isinstance(observe.get("user_id"), str):
+                named.append(("observe.user_id", observe["user_id"]))
+        if required and not named:
+            self.refused("players")
+            return error_response(403, "Forbidden", _NAME_ONE, "user_id")
+        return self._admit(key, named) or self._take(named, taken, budgets)
 
     def _admit(self, key: Key | None, named: list[tuple[str, str]]) -> Response | None:
         if key is None or key.players is None:
@@ -112,18 +207,21 @@ class Gate:
                 return error_response(403, "Forbidden", _NOT_THEIRS, field)
         return None
 
-    def _take(self, named: list[tuple[str, str]], taken: set[str]) -> Response | None:
+    def _take(
+        self, named: list[tuple[str, str]], taken: set[str], budgets: list[Budget]
+    ) -> Response | None:
         """A token from each named player's bucket, each player once per request. An id
         validation refuses anyway (empty, too long) gets no bucket: buckets stay small."""
         if self.players is None:
             return None
-        for field, player in named:
+        for where, player in named:
             if player in taken or not 0 < len(player) <= ID_LENGTH:
                 continue
             taken.add(player)
             limited = self.players.take(player)
             if limited is not None:
-                return self._limited("rate_player", limited, self.players, field)
+                return self._limited("rate_player", limited, self.players, where)
+            budgets.append(self.players.budget(player))
         return None
 
     def _limited(self, reason: str, limited: Limited, buckets: Buckets, field: str) -> Response:
@@ -133,6 +231,24 @@ class Gate:
         response = error_response(429, "TooManyRequests", text, field)
         response.headers.update(limited.headers())
         return response
+
+
+def _with_budget(send: Send, budgets: list[Budget]) -> Send:
+    """`send`, the answer's start given the RateLimit-* headers of the bucket with the fewest
+    requests left (read when the answer starts: a body's players are counted by then); a
+    429 keeps its own."""
+
+    async def answer(message: Message) -> None:
+        if message["type"] == "http.response.start" and budgets:
+            message.setdefault("headers", [])
+            headers = MutableHeaders(scope=message)
+            if "ratelimit-limit" not in headers:
+                least = min(budgets, key=lambda budget: (budget.remaining, -budget.reset))
+                for name, value in least.headers().items():
+                    headers.append(name, value)
+        await send(message)
+
+    return answer
 
 
 def _players_named(scope: Scope, params: Mapping[str, Any]) -> list[str]:

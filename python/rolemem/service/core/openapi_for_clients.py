@@ -5,9 +5,10 @@
   always there) but not requests; so the schemas only requests use carry their defaults in
   the description instead. Answers keep theirs.
 - A service running without keys declares none (a client or fuzzer would send, and expect
-  refusals for, a key nothing checks). With keys, every operation naming a player declares
-  the 403 of a key whose players glob does not match; with a rate limit, every keyed
-  operation the 429 with its Retry-After and RateLimit-* headers.
+  refusals for, a key nothing checks). With keys, every keyed operation but the reads all
+  players share (gate.SHARED_READS) declares the 403 of a key with a players glob (another
+  player named, or none); with a rate limit, every keyed operation the 429 with its
+  Retry-After and RateLimit-* headers, and its 2xx answers the RateLimit-* headers.
 - Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
   would say the opposite, so they are strings of the pattern the service checks
   (schemas.common.NAIVE_TIME).
@@ -29,6 +30,7 @@ from fastapi import FastAPI
 
 from ..schemas.common import NAIVE_TIME
 from .errors import DESCRIPTIONS
+from .gate import SHARED_READS
 
 _REF = "#/components/schemas/"
 _ERROR = {"application/json": {"schema": {"$ref": f"{_REF}ErrorBody"}}}
@@ -38,6 +40,12 @@ _RATE_HEADERS = {
     "RateLimit-Limit": {"description": "Requests the bucket holds.", **_SECONDS},
     "RateLimit-Remaining": {"description": "Requests left now (0).", **_SECONDS},
     "RateLimit-Reset": {"description": "Seconds until the bucket is full.", **_SECONDS},
+}
+# on an answer that took a token (of the bucket with the fewest requests left)
+_BUDGET_HEADERS = {
+    "RateLimit-Limit": _RATE_HEADERS["RateLimit-Limit"],
+    "RateLimit-Remaining": {"description": "Requests left now.", **_SECONDS},
+    "RateLimit-Reset": _RATE_HEADERS["RateLimit-Reset"],
 }
 
 
@@ -93,30 +101,25 @@ def shaped_document(
 def _gate_refusals(
     document: dict[str, Any], schemas: dict[str, Any], *, keyed: bool, limited: bool
 ) -> None:
-    """The gate's answers on every operation it checks (those that declare the key)."""
-    for operation in _operations(document):
-        if "security" not in operation:
-            continue  # open: the probes
-        answers = operation.setdefault("responses", {})
-        if limited:
-            answers["429"] = {
-                "description": DESCRIPTIONS[429],
-                "headers": _RATE_HEADERS,
-                "content": _ERROR,
-            }
-        if keyed and "403" not in answers and _names_a_player(operation, schemas):
-            answers["403"] = {"description": DESCRIPTIONS[403], "content": _ERROR}
-
-
-def _names_a_player(operation: dict[str, Any], schemas: dict[str, Any]) -> bool:
-    if any(parameter.get("name") == "user_id" for parameter in operation.get("parameters", [])):
-        return True
-    for content in operation.get("requestBody", {}).get("content", {}).values():
-        for name in _reached(content.get("schema", {}), schemas):
-            properties = schemas.get(name, {}).get("properties", {})
-            if "user_id" in properties:
-                return True
-    return False
+    """The gate's answers on every operation it checks (those that declare the key): with a
+    rate, the 429 and the RateLimit-* headers of the answers that took a token; with keys,
+    the 403 of a key's players glob (every operation but the reads all players share)."""
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "security" not in operation:
+                continue  # open: the probes
+            answers = operation.setdefault("responses", {})
+            if limited:
+                for status, answer in answers.items():
+                    if status.startswith("2"):
+                        answer.setdefault("headers", {}).update(_BUDGET_HEADERS)
+                answers["429"] = {
+                    "description": DESCRIPTIONS[429],
+                    "headers": _RATE_HEADERS,
+                    "content": _ERROR,
+                }
+            if keyed and "403" not in answers and (method.upper(), path) not in SHARED_READS:
+                answers["403"] = {"description": DESCRIPTIONS[403], "content": _ERROR}
 
 
 # no NUL, no lone surrogate (ECMA and Python regex alike); VISIBLE: and not blank, by every

@@ -3,7 +3,8 @@ key), each `N/s` or `N/min`, kept as token buckets in the process (with `--worke
 process has its own budget). A bucket holds N tokens, refills at N per second or minute, and a
 request takes one; an empty bucket is a 429 with `Retry-After` (seconds until a token is back)
 and the IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds
-until the bucket is full again).
+until the bucket is full again); an answer that took a token carries the same
+`RateLimit-*` headers, with the requests left.
 
 Buckets are touched on the event loop only (no lock). At most MOST_BUCKETS names are kept,
 the least recently used forgotten first: a forgotten bucket is a full one, which matters only
@@ -48,6 +49,23 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What a bucket holds once a request took its token: its size, the requests left now,
+    the seconds until it is full again (whole seconds, at least 1)."""
+
+    limit: int
+    remaining: int
+    reset: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset),
+        }
+
+
+@dataclass(frozen=True)
 class Limited:
     """A refused request's numbers: the bucket's size, the seconds until a token is back and
     until the bucket is full (whole seconds, at least 1)."""
@@ -59,9 +77,7 @@ class Limited:
     def headers(self) -> dict[str, str]:
         return {
             "Retry-After": str(self.retry_after),
-            "RateLimit-Limit": str(self.limit),
-            "RateLimit-Remaining": "0",
-            "RateLimit-Reset": str(self.reset),
+            **Budget(self.limit, 0, self.reset).headers(),
         }
 
 
@@ -107,3 +123,10 @@ class Buckets:
             retry_after=max(1, math.ceil(taken - now - self.span)),
             reset=max(1, math.ceil(full_at - now)),
         )
+
+    def budget(self, name: str) -> Budget:
+        """What `name`'s bucket holds now (after the request's take: its answer's headers)."""
+        now = self.clock()
+        ahead = max(0.0, self._full_at.get(name, now) - now)  # refill still to come
+        used = math.ceil(ahead / self.interval - 1e-6)  # tokens taken and not yet back
+        return Budget(self.rate.count, max(0, self.rate.count - used), max(1, math.ceil(ahead)))

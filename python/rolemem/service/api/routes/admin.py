@@ -12,13 +12,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ....errors import NotFoundError
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
 
-router = APIRouter(tags=["service"])
-snapshots = APIRouter(tags=["service"])
-admin = APIRouter(tags=["service"])
+router = APIRouter(tags=["service"], route_class=BodyRoute)
+snapshots = APIRouter(tags=["service"], route_class=BodyRoute)
+admin = APIRouter(tags=["service"], route_class=BodyRoute)
 
 
 @router.get(

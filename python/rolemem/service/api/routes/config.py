@@ -17,6 +17,7 @@ from ....character_memory.config import (
 )
 from ....character_memory.sillytavern import from_lorebook, to_lorebook
 from ....character_memory.unlock_matrix import unlock_matrix
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.admin import (
@@ -30,7 +31,7 @@ from ...schemas.admin import (
 )
 from ...schemas.common import ID_LENGTH
 
-router = APIRouter(tags=["designers: character config"])
+router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 CharacterId = Annotated[
     str,

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from ....memory_builder import roles, saves
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.import_body import NDJSON, ROWS, ImportBodies
 from ...core.settings import ServiceSettings
@@ -25,7 +26,7 @@ from ...schemas.imports import Imported
 from ...schemas.saves import LineIn, Observe
 from .saves import IdempotencyKey, SaveId
 
-router = APIRouter(tags=["saves"])
+router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
 
 def install(app: FastAPI, settings: ServiceSettings) -> None:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request
 
 from ....dynamic_memory import player_memories
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID
@@ -27,7 +28,7 @@ from ...schemas.memories import (
     OfficialMemoryEdit,
 )
 
-router = APIRouter(tags=["designers: official memories"])
+router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 
 AgentId = Annotated[
     str, Path(min_length=1, max_length=ID_LENGTH, description="The agent.", examples=["qiyu"])

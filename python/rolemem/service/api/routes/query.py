@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 
 from ....dynamic_memory import QueryResponse as Answer
 from ....memory_builder import saves
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.recall import (
@@ -19,7 +20,7 @@ from ...schemas.recall import (
     QuerySimpleResponse,
 )
 
-router = APIRouter(tags=["recall"])
+router = APIRouter(tags=["recall"], route_class=BodyRoute)
 _ERRORS = responses(400, 401, 403, 404, 413, 422, 503)
 
 

@@ -7,12 +7,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.recall import RecallPreviewRequest, RecallRequest, RecallResponse
 
-router = APIRouter(tags=["recall"])
-designer = APIRouter(tags=["designers: character config"])
+router = APIRouter(tags=["recall"], route_class=BodyRoute)
+designer = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 
 async def _recall(

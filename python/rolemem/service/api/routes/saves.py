@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 
 from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, roles, saves
+from ...core.body_route import BodyRoute
 from ...core.errors import missing, responses
 from ...core.idempotency import HEADER, KEY_PATTERN, MAX_KEY_LENGTH
 from ...core.state import Store
@@ -36,7 +37,7 @@ from ...schemas.saves import (
     TipMove,
 )
 
-router = APIRouter(tags=["saves"])
+router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
 SaveId = Annotated[int, Path(ge=1, le=MAX_ID, description="The save.", examples=[2])]
 UserQuery = Annotated[

@@ -9,11 +9,12 @@ from fastapi import APIRouter, Request
 
 from ....errors import ConflictError
 from ....memory_builder import roles
+from ...core.body_route import BodyRoute
 from ...core.errors import missing, responses
 from ...core.state import Store
 from ...schemas.recall import TurnRequest, TurnResponse
 
-router = APIRouter(tags=["turn"])
+router = APIRouter(tags=["turn"], route_class=BodyRoute)
 
 
 @router.post(

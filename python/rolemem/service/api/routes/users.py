@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Request
 from ....dynamic_memory import player_memories
 from ....dynamic_memory.archive import archived
 from ....memory_builder import erasure, saves
+from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
@@ -28,7 +29,7 @@ from ...schemas.memories import (
 )
 from ...schemas.saves import SavePage
 
-router = APIRouter(tags=["player memories"])
+router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
 UserId = Annotated[
     str,

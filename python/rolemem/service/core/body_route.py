@@ -1,0 +1,75 @@
+"""The route class of every router: the route takes the JSON body the request guard parsed
+(guard.PARSED_BODY) instead of parsing it again, and a large body is validated against the
+route's body model on the body lane (body_lane.py) before FastAPI sees it: a body that fails
+is answered 422 from there (the error handler's shape), one that passes is handed over as the
+validated model, which FastAPI's own validation then takes as it is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .guard import PARSED_BODY, ParsedBody
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+class _Parsed(Request):
+    """The request, its JSON the guard's document (FastAPI calls json() only where it
+    would parse the body as JSON)."""
+
+    def __init__(self, request: Request, document: Any) -> None:
+        super().__init__(request.scope, request.receive)
+        self.document = document
+
+    async def json(self) -> Any:
+        return self.document
+
+
+class BodyRoute(APIRoute):
+    """See the module docstring."""
+
+    def get_route_handler(self) -> Handler:
+        handler: Handler = super().get_route_handler()
+        body = self.body_field if _one_model(self.dependant.body_params) else None
+
+        async def parsed(request: Request) -> Response:
+            given = request.scope.get("state", {}).get(PARSED_BODY)
+            if not isinstance(given, ParsedBody):
+                return await handler(request)
+            document = given.document
+            if given.lane and body is not None and document is not None and _as_json(request):
+                value, errors = await given.lane.run(_validate, body, document, later=True)
+                if errors:
+                    raise RequestValidationError(errors)
+                document = value  # a model instance: FastAPI does not validate it again
+            return await handler(_Parsed(request, document))
+
+        return parsed
+
+
+def _one_model(params: list[Any]) -> bool:
+    """Whether the body is the route's one model (not fields embedded in an object): what
+    FastAPI then validates the whole body against."""
+    if len({param.name for param in params}) != 1 or getattr(params[0].field_info, "embed", None):
+        return False
+    model = params[0].field_info.annotation
+    return isinstance(model, type) and issubclass(model, BaseModel)
+
+
+def _as_json(request: Request) -> bool:
+    """Whether FastAPI reads the body as JSON (its Content-Type says so: it must be given)."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    main, _, sub = media.partition("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
+
+
+def _validate(field: Any, document: Any) -> tuple[Any, list[dict[str, Any]]]:
+    value, errors = field.validate(document, {}, loc=("body",))
+    return value, list(errors)
