@@ -228,6 +228,7 @@ class Store:
                 request_hash,
                 lambda inner: function(inner, *args),
                 hours=self.settings.idempotency_hours,
+                engine=self.engine.name,
             )
         )
 
