@@ -35,8 +35,9 @@ PLAYER = "mumu"
 _NAMES_PLAYER = ("user_id = %(user_id)s", "user_id = %(save_user_id)s")
 _MEMORY_TABLE = re.compile(r"\b(FROM|JOIN)\s+(memory_|character_recall)", re.IGNORECASE)
 # what a turn sends: the requests of these phases of the lifecycle (_play), and the
-# extraction the observation scheduled
-PER_TURN = ("turn", "observe", "recalling turn")
+# extraction the observation scheduled; then the reads of the loop's state and a player's
+# memories
+PER_TURN = ("turn", "observe", "recalling turn", "memory status", "memories", "export")
 _PLANNED = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE")
 EXTRACTED = json.dumps(
     {"events": [{"description": "玩家说喜欢海", "keywords": ["海"]}], "entities": []},
@@ -144,14 +145,20 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     recorder.phase = "recalling turn"
     answer = call("POST", "/turn", json={**turn, "message": "还记得海吗"})
     assert "喜欢海" in json.dumps(answer, ensure_ascii=False), answer
+    recorder.phase = "memory status"
+    status = {"user_id": PLAYER, "agent_id": "qiyu", "role_id": role_id}
+    call("GET", f"/saves/{save_id}/memory_status", params=status)
     recorder.phase = "after"
     call("POST", f"/saves/{save_id}/regenerate", json={**owner, "line": {"content": "山"}})
     call("PUT", f"/saves/{save_id}/tip", json={**owner, "line_id": line_ids[1]})
     fork_id = call("POST", "/saves", json={**owner, "from_line_id": line_ids[1]})["save_id"]
     call("POST", f"/saves/{fork_id}/lines", json={**owner, "lines": lines[2:3]})
     call("GET", f"/saves/{fork_id}/lines", params=owner)
+    recorder.phase = "memories"
     call("GET", f"/users/{PLAYER}/memories", params={"kind": "event"})
+    recorder.phase = "export"
     call("GET", f"/users/{PLAYER}/export")
+    recorder.phase = "after"
     call("POST", f"/users/{PLAYER}/forget", json={"purge": True})
     return done
 

@@ -62,6 +62,30 @@ def _last_observed_sql(engine: str) -> str:
     return render_macro("last_observed_target", engine=engine)
 
 
+# a save x character's loop state, last batch and the player's last maintenance run (on
+# Citus each read names the save's player $user_id: macro player_filter, one shard)
+_STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
+    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
+    (select max(ran_at) from memory_maintenance_run
+    where user_id = $user_id and agent_id = $agent_id)
+from (select 1 as one) as anchor
+left join memory_loop_state as s
+    on s.save_id = $save_id and s.target_key = $target_key and {state_player}
+left join (
+    select batch_key, extracted_at from memory_extraction_batch
+    where save_id = $save_id and target_key = $target_key and {player}
+    order by extracted_at desc, last_line_id desc limit 1
+) as b on true"""
+
+
+@functools.cache  # rendered once per engine
+def _status_sql(engine: str) -> str:
+    return _STATUS_SQL.format(
+        state_player=render_macro("player_filter", "s.user_id", engine=engine),
+        player=render_macro("player_filter", "user_id", engine=engine),
+    )
+
+
 @dataclass
 class Store:
     path: str
@@ -461,7 +485,11 @@ class Store:
         the request names."""
         with self.engine.reading() as cur:
             save = saves.owned_save(
-                cur, save_id, user_id, open_ownerless=self.settings.open_ownerless_saves
+                cur,
+                save_id,
+                user_id,
+                engine=self.engine.name,
+                open_ownerless=self.settings.open_ownerless_saves,
             )
             if agent_id is None or (role_id is None and script_role_id is None):
                 # the character the loop observed last on this save, among those the
@@ -470,6 +498,7 @@ class Store:
                     _last_observed_sql(self.engine.name),
                     {
                         "save_id": save["save_id"],
+                        "user_id": save["user_id"],
                         "agent_id": agent_id,
                         "role_id": role_id,
                         "script_role_id": script_role_id,
@@ -494,18 +523,7 @@ class Store:
         # (two reads could see the failure before the commit and the batch after it)
         with self.engine.reading() as cur:
             row = cur.execute(
-                """select s.last_observed_at, s.last_error, s.last_error_at,
-                    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
-                    (select max(ran_at) from memory_maintenance_run
-                    where user_id = $user_id and agent_id = $agent_id)
-                from (select 1 as one) as anchor
-                left join memory_loop_state as s
-                    on s.save_id = $save_id and s.target_key = $target_key
-                left join (
-                    select batch_key, extracted_at from memory_extraction_batch
-                    where save_id = $save_id and target_key = $target_key
-                    order by extracted_at desc, last_line_id desc limit 1
-                ) as b on true""",
+                _status_sql(self.engine.name),
                 {
                     "save_id": save["save_id"],
                     "target_key": due["target_key"],
