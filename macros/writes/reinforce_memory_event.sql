@@ -30,22 +30,24 @@
 #}
 {% macro citus__reinforce_memory_event() -%}
     {%- set increment = strength_increment(
-        'coalesce(event.updated_at, event.created_at)', '$created_at', 'memory_strength_increments'
+        'coalesce(updated_at, created_at)', '$created_at', 'memory_strength_increments'
     ) -%}
     update memory_event
     set
         strength = memory_event.strength + mentioned.increment,
-        updated_at = greatest(coalesce(memory_event.updated_at, memory_event.created_at), $created_at)
+        updated_at = greatest(
+            coalesce(memory_event.updated_at, memory_event.created_at), $created_at
+        )
     from (
         select
-            event.id,
+            id,
             {{ increment | indent(12) }} as increment
-        from memory_event as event
+        from memory_event
         where
-            event.scope = $scope
-            and event.agent_id = $agent_id
-            and event.user_id = $user_id
-            and event.description = $description
+            scope = $scope
+            and agent_id = $agent_id
+            and user_id = $user_id
+            and description = $description
     ) as mentioned
     where memory_event.id = mentioned.id and memory_event.user_id = $user_id
     returning memory_event.id

@@ -37,7 +37,16 @@ _MEMORY_TABLE = re.compile(r"\b(FROM|JOIN)\s+(memory_|character_recall)", re.IGN
 # what a turn sends: the requests of these phases of the lifecycle (_play), and the
 # extraction the observation scheduled; then the reads of the loop's state and a player's
 # memories
-PER_TURN = ("turn", "observe", "recalling turn", "memory status", "memories", "export")
+PER_TURN = (
+    "turn",
+    "observe",
+    "recalling turn",
+    "memory status",
+    "swipe",
+    "reload",
+    "memories",
+    "export",
+)
 _PLANNED = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE")
 EXTRACTED = json.dumps(
     {"events": [{"description": "玩家说喜欢海", "keywords": ["海"]}], "entities": []},
@@ -137,7 +146,7 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     )
     assert appended["extraction"] == "scheduled", appended
     deadline = time.monotonic() + 60
-    count = "select count(*) from memory_event"
+    count = "select count(*) from memory_extraction_batch where extracted_at is not null"
     while recorder.quiet_read(url, count) == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(0.5)  # the batch's last writes after its event
@@ -148,9 +157,11 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     recorder.phase = "memory status"
     status = {"user_id": PLAYER, "agent_id": "qiyu", "role_id": role_id}
     call("GET", f"/saves/{save_id}/memory_status", params=status)
-    recorder.phase = "after"
+    recorder.phase = "swipe"
     call("POST", f"/saves/{save_id}/regenerate", json={**owner, "line": {"content": "山"}})
+    recorder.phase = "reload"
     call("PUT", f"/saves/{save_id}/tip", json={**owner, "line_id": line_ids[1]})
+    recorder.phase = "after"
     fork_id = call("POST", "/saves", json={**owner, "from_line_id": line_ids[1]})["save_id"]
     call("POST", f"/saves/{fork_id}/lines", json={**owner, "lines": lines[2:3]})
     call("GET", f"/saves/{fork_id}/lines", params=owner)
@@ -212,10 +223,11 @@ def test_every_statement_of_a_turn_and_an_observation_is_one_task(played, citus_
     or reference tables only), or a statement that reads no table at all."""
     _, sent = played
     planned: dict[str, tuple[str, dict[str, Any]]] = {}
+    phases = set()
     for phase, sql, params in sent:
         if phase in PER_TURN and sql.lstrip().upper().startswith(_PLANNED):
             planned.setdefault(sql, (phase, params))
-    phases = {phase for phase, _ in planned.values()}
+            phases.add(phase)
     assert phases == set(PER_TURN), phases
     heads = {" ".join(sql.split()) for sql in planned}
     # what the phases must have sent: recall's reads of the memory tables and its updates,
