@@ -69,6 +69,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "format_decimal": ("sample.a", 4),
     "format_memory_time": ("sample.a", "sample.now"),
     "format_timestamp": ("sample.a", "%Y-%m-%d %H:%M"),
+    "last_non_null": ("sample.a", "sample.b", "sample.c"),
     "in_few_rows": ("sample.a", "select other.id from other"),
     "json_array_elements": ("sample.a",),
     "json_elements": ("sample.a",),

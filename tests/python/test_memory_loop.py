@@ -171,6 +171,34 @@ def test_nineteen_pending_turns_wait_and_the_twentieth_sends_the_oldest_ten(con,
     ]
 
 
+def test_a_batch_from_before_lines_were_recorded_covers_its_chain_once_the_store_migrates(
+    con, server
+):
+    dialogue = Dialogue(con)
+    dialogue.say("system", "你是祁煜", role_id=1)
+    for n in range(12):
+        dialogue.turn(n)
+    # a batch as rolemem wrote it before it recorded lines: the batch row alone
+    con.execute(
+        """insert into memory_extraction_batch (batch_key, save_id, target_key, user_id,
+        agent_id, first_line_id, last_line_id, turn_count, reason, event_count, entity_count,
+        extracted_at) values ('1:role_id=1:2:21', 1, 'role_id=1', ?, ?, 2, 21, 10,
+        'window_full', 0, 0, ?)""",
+        [USER, AGENT, NOW],
+    )
+    con.execute("delete from rolemem_migration where name = 'extracted_lines_backfill'")
+    report = observe(make_loop(con, server))  # opening the store migrates it
+    assert (report.watermark_line_id, report.pending_turns, server.requests) == (21, 2, [])
+    # every line up to the root (the system line too), credited to that batch
+    assert con.execute(
+        "select min(line_id), max(line_id), count(*), any_value(batch_key), "
+        "count(distinct batch_key) from memory_extracted_line"
+    ).fetchone() == (1, 21, 21, "1:role_id=1:2:21", 1)
+    assert con.execute(
+        "select count(*) from rolemem_migration where name = 'extracted_lines_backfill'"
+    ).fetchone() == (1,)
+
+
 def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_moved(con, server):
     """/turn asks for the window the previous /lines observation just planned: it is reused
     (no plan statement) while the save's tip and batches are those the plan read, and is

@@ -16,12 +16,7 @@ marked as (
         attribute,
         attribute = 'user'
         and coalesce(lag(attribute) over by_position <> 'user', true) as is_turn_start,
-        scene,
-        -- lines up to here that have a scene: equal for a scened line and those after it
-        count(scene) over (
-            partition by save_id order by line_position
-            rows between unbounded preceding and current row
-        ) as scene_run
+        {{ last_non_null('scene', 'line_position', 'save_id') }} as scene
     from history
     window by_position as (partition by save_id order by line_position)
 ),
@@ -37,7 +32,7 @@ final as (
             partition by save_id order by line_position
             rows between unbounded preceding and current row
         ) as turn_number,
-        max(scene) over (partition by save_id, scene_run) as scene
+        scene
     from marked
 )
 

@@ -53,29 +53,33 @@ runs as (
     select
         *,
         sum(is_run_start) over (
-            partition by save_id, target_key order by pending_index
-            rows between unbounded preceding and current row
-        ) as run_number
+            by_turn rows between unbounded preceding and current row
+        ) as run_number,
+        -- a run starts after this turn's: its run is not the newest
+        coalesce(
+            sum(is_run_start) over (by_turn rows between 1 following and unbounded following),
+            0
+        ) > 0 as has_later_run
     from run_starts
+    window by_turn as (partition by save_id, target_key order by pending_index)
 ),
 
 measured as (
     select
         *,
-        max(run_number) over (partition by save_id, target_key) as newest_run_number,
-        max(scene) over (partition by save_id, target_key, run_number) as run_scene,
-        row_number() over (
-            partition by save_id, target_key, run_number order by pending_index
-        ) as run_index,
-        count(*) over (partition by save_id, target_key, run_number) as run_turns
+        max(scene) over (by_run rows between unbounded preceding and unbounded following)
+            as run_scene,
+        row_number() over by_run as run_index,
+        count(*) over (by_run rows between unbounded preceding and unbounded following)
+            as run_turns
     from runs
+    window by_run as (partition by save_id, target_key, run_number order by pending_index)
 ),
 
 assigned as (
     select
         *,
-        run_number < newest_run_number
-        or coalesce(observed_scene <> run_scene, false) as is_scene_change
+        has_later_run or coalesce(observed_scene <> run_scene, false) as is_scene_change
     from measured
 ),
 

@@ -2,8 +2,8 @@
 -- for that character. A line is extracted once per character, whichever save it was played
 -- on: a fork shares its parent's lines up to the fork point, and a reload returns to lines
 -- extracted on another branch, so both find those lines covered and send only their own.
--- Batches written before lines were recorded (no memory_extracted_line rows) still cover
--- their save's chain up to their last line while it is on the chain.
+-- (Batches written before lines were recorded had theirs recorded once per store: macro
+-- backfill_extracted_lines.)
 with
 
 observations as (
@@ -12,10 +12,6 @@ observations as (
 
 turns as (
     select * from {{ ref('int_lines_numbered_into_turns') }}
-),
-
-batches as (
-    select * from {{ ref('stg_app__memory_extraction_batches') }}
 ),
 
 extracted_lines as (
@@ -35,19 +31,6 @@ covered_lines as (
         on
             extracted_lines.line_id = turns.line_id
             and extracted_lines.target_key = observations.target_key
-    union all
-    select
-        observations.save_id,
-        observations.target_key,
-        turns.line_id,
-        turns.line_position
-    from observations
-    inner join batches
-        on
-            batches.save_id = observations.save_id
-            and batches.target_key = observations.target_key
-    inner join turns
-        on turns.save_id = batches.save_id and turns.line_id = batches.last_line_id
 ),
 
 covered as (

@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from ..sql.project import write_sql
 from .postings import _postings
 
 log = logging.getLogger(__name__)
@@ -67,3 +68,15 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("insert into rolemem_migration (name) select unnest($names)", {"names": missing})
     if events:
         log.info("recomputed the postings of %d events (%s)", len(events), ", ".join(missing))
+
+
+def record_batch_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
+    """The lines of extraction batches written before lines were recorded, recorded once per
+    store (macro backfill_extracted_lines), so the watermark reads recorded lines only."""
+    name = "extracted_lines_backfill"
+    if cur.execute("select 1 from rolemem_migration where name = $name", {"name": name}).fetchall():
+        return
+    recorded = len(cur.execute(write_sql("backfill_extracted_lines")).fetchall())
+    cur.execute("insert into rolemem_migration (name) values ($name)", {"name": name})
+    if recorded:
+        log.info("recorded %d lines of extraction batches written before lines were", recorded)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PlayerRequiredError
+from ..sql.project import write_sql
 
 # a store's tables (what the demo loader writes), in an order that satisfies the foreign keys
 _STORE_TABLES = (
@@ -61,7 +62,12 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
             citus = has_citus(connection)
             if citus:
                 shape_for_citus(connection)
-        return _copy_store(engine, store, citus=citus) if store is not None else 0
+        left_out = _copy_store(engine, store, citus=citus) if store is not None else 0
+        with engine.begin() as connection:  # a migration: batches from before lines were kept
+            connection.exec_driver_sql(
+                write_sql("backfill_extracted_lines", engine="citus" if citus else "postgres")
+            )
+        return left_out
     finally:
         engine.dispose()
 

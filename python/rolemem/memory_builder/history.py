@@ -452,6 +452,9 @@ def refresh(
             for save_id in save_ids
             if not _append(cur, save_id, roles, owned is None or save_id in owned)
         ]
+        # a save another thread refreshed before this one took its lock has no new lines to
+        # append: it is left as that thread made it, not rebuilt
+        rebuilt = list(_stale(cur, rebuilt)) if rebuilt else rebuilt
         if not rebuilt:
             cur.execute("commit")
             return
@@ -490,7 +493,8 @@ def ensure_fresh(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None)
         for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
             held.enter_context(_STRIPES[stripe])
         for attempt in range(1, _ATTEMPTS + 1):
-            stale = _stale(cur, stale)  # another thread may have refreshed them meanwhile
+            if attempt > 1:
+                stale = _stale(cur, stale)
             try:
                 refresh(
                     cur,

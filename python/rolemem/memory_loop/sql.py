@@ -119,7 +119,7 @@ select
     observations.target_role_id,
     observations.target_script_role_id,
     batches.batches,
-    coalesce(pending.pending_turns, 0) as pending_turns,
+    coalesce(windows.pending_turns, 0) as pending_turns,
     watermarks.watermark_line_id,
     watermarks.watermark_position,
     observations.last_scene,
@@ -144,12 +144,6 @@ left join (
     group by save_id, target_key
 ) as batches
     on batches.save_id = observations.save_id and batches.target_key = observations.target_key
-left join (
-    select save_id, target_key, count(*) as pending_turns
-    from int_loop_pending_turns
-    group by save_id, target_key
-) as pending
-    on pending.save_id = observations.save_id and pending.target_key = observations.target_key
 left join int_loop_watermarks as watermarks
     on
         watermarks.save_id = observations.save_id
@@ -236,7 +230,7 @@ def plan_sql(engine: str) -> str:
         lines=render_macro("list_of_objects", list(_LINE_FIELDS), "line_position", engine=engine),
     )
     return compose(
-        ("int_loop_batches_due", "int_loop_pending_turns", "int_loop_context_windows", *tips),
+        ("int_loop_batches_due", "int_loop_context_windows", *tips),
         {
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
