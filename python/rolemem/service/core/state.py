@@ -38,7 +38,7 @@ from ...memory_builder import history, saves
 from ...memory_loop import MemoryLoop
 from ...memory_loop.llm import ChatModel
 from ...sql import cancel
-from ...sql.project import render_macro
+from ...sql.project import render_macro, used
 from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
@@ -494,16 +494,15 @@ class Store:
             if agent_id is None or (role_id is None and script_role_id is None):
                 # the character the loop observed last on this save, among those the
                 # request names (none named: any)
-                found = cur.execute(
-                    _last_observed_sql(self.engine.name),
-                    {
-                        "save_id": save["save_id"],
-                        "user_id": save["user_id"],
-                        "agent_id": agent_id,
-                        "role_id": role_id,
-                        "script_role_id": script_role_id,
-                    },
-                ).fetchone()
+                last = _last_observed_sql(self.engine.name)
+                named = {
+                    "save_id": save["save_id"],
+                    "user_id": save["user_id"],
+                    "agent_id": agent_id,
+                    "role_id": role_id,
+                    "script_role_id": script_role_id,
+                }
+                found = cur.execute(last, used(last, named)).fetchone()
                 if found is None or found[1:] == (None, None):
                     raise NotFoundError(
                         f"the memory loop has not observed save {save_id}"
