@@ -1,7 +1,8 @@
 {#
     A batch's recalls of one table, as if applied one by one in the order of their times (the
     batch's queries arrived together): each recall counts (recall_count + 1 and the strength
-    bonus), the latest sets last_recalled_at.
+    bonus), the latest sets last_recalled_at. On Citus the batch is one player's ($user_id: macro
+    player_filter), so the update runs on that player's shard.
 #}
 {% macro record_batched_recalls(table) -%}
     update {{ table }}
@@ -21,5 +22,5 @@
         ) as recalls
         group by item_id
     ) as recalled
-    where {{ table }}.id = recalled.item_id
+    where {{ table }}.id = recalled.item_id and {{ player_filter(table ~ '.user_id') }}
 {%- endmacro %}

@@ -1,7 +1,8 @@
 {#
     Recalls of one table, each memory once at one time (a batch of one query): the cheaper
     statement (no join: each operator is planned on every call). Each counts once and adds
-    the strength bonus.
+    the strength bonus. On Citus the batch is one player's ($user_id: macro player_filter), so
+    the update runs on that player's shard.
 #}
 {% macro record_recalls(table) -%}
     update {{ table }}
@@ -9,5 +10,5 @@
         recall_count = recall_count + 1,
         last_recalled_at = $now,
         strength = strength + $bonus
-    where id in (select unnest(cast($ids as bigint[])))
+    where id in (select unnest(cast($ids as bigint[]))) and {{ player_filter('user_id') }}
 {%- endmacro %}

@@ -1,12 +1,17 @@
 """Every per-turn statement names its player (issue 32 item 2) on a real Citus cluster: a
-game's lifecycle over HTTP on the coordinator (keyword-only: no embedder) answers 2xx to every
-request, and each statement it sent that names the player (macro player_filter, the engine
-`citus`) is a single-task router plan (EXPLAIN: "Task Count: 1"), as are the upserts whose
-conflict target leads with the player there (macro player_key)."""
+game's lifecycle over HTTP on the coordinator (keyword-only: no embedder; a scripted LLM
+extracting) answers 2xx to every request, and each statement it sent that names the player
+(macro player_filter, the engine `citus`) is a single-task router plan (EXPLAIN: "Task Count:
+1"), as are the upserts whose conflict target leads with the player there (macro player_key).
+Every statement a `/turn` and an append with a loop observation (its extraction included)
+sent is one task: one player's shard, or reference tables only."""
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -16,9 +21,11 @@ import pytest
 
 from rolemem.cli import main
 from rolemem.engines.postgres import transpile
+from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.sql.project import write_sql
+from rolemem.testing.scripted_llm import ScriptedChatServer
 
 from .conftest import serving
 
@@ -27,6 +34,24 @@ PLAYER = "mumu"
 # a statement naming its player on Citus, as the engine sends it (psycopg placeholders)
 _NAMES_PLAYER = ("user_id = %(user_id)s", "user_id = %(save_user_id)s")
 _MEMORY_TABLE = re.compile(r"\b(FROM|JOIN)\s+(memory_|character_recall)", re.IGNORECASE)
+# what a turn sends: the requests of these phases of the lifecycle (_play), and the
+# extraction the observation scheduled; then the reads of the loop's state and a player's
+# memories
+PER_TURN = (
+    "turn",
+    "observe",
+    "recalling turn",
+    "memory status",
+    "swipe",
+    "reload",
+    "memories",
+    "export",
+)
+_PLANNED = ("SELECT", "WITH", "INSERT", "UPDATE", "DELETE")
+EXTRACTED = json.dumps(
+    {"events": [{"description": "玩家说喜欢海", "keywords": ["海"]}], "entities": []},
+    ensure_ascii=False,
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,35 +61,62 @@ def citus_store(citus_cluster: Any) -> str:
     return str(url)
 
 
+class _Recorder:
+    """Every statement the service sends (text, parameters), each with the lifecycle's phase
+    it was sent in; the test's own reads (`quiet`) are left out."""
+
+    def __init__(self) -> None:
+        self.phase = "setup"
+        self.sent: list[tuple[str, str, dict[str, Any]]] = []
+        self.local = threading.local()
+
+    def quiet_read(self, url: str, sql: str) -> Any:
+        self.local.quiet = True
+        try:
+            with psycopg.connect(url) as con:
+                return con.execute(sql).fetchone()[0]
+        finally:
+            self.local.quiet = False
+
+
 @pytest.fixture(scope="module")
-def played(citus_store: str) -> Iterator[tuple[list[tuple[str, int, str]], list[Any]]]:
+def played(
+    citus_store: str,
+) -> Iterator[tuple[list[tuple[str, int, str]], list[tuple[str, str, dict[str, Any]]]]]:
     """The lifecycle played over HTTP: every request with its status, and every statement
-    the service sent (text, parameters)."""
-    sent: list[tuple[str, dict[str, Any]]] = []
+    the service sent (phase, text, parameters)."""
+    recorder = _Recorder()
     execute = psycopg.Cursor.execute
 
     def recording(self: Any, query: Any, params: Any = None, **options: Any) -> Any:
-        if isinstance(query, str) and isinstance(params, dict):
-            sent.append((query, dict(params)))
+        quiet = getattr(recorder.local, "quiet", False)
+        if isinstance(query, str) and isinstance(params, dict | None) and not quiet:
+            recorder.sent.append((recorder.phase, query, dict(params or {})))
         return execute(self, query, params, **options)
 
     settings = ServiceSettings(api_key="game", designer_key="designer")
-    app = create_app(citus_store, embedder=None, settings=settings)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(psycopg.Cursor, "execute", recording)
-        with serving(app) as client:
-            yield _play(client), sent
+    with ScriptedChatServer(responder=lambda request: EXTRACTED) as llm_server:
+        llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
+        app = create_app(citus_store, llm=llm, embedder=None, settings=settings)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(psycopg.Cursor, "execute", recording)
+            with serving(app) as client:
+                yield _play(client, recorder, citus_store), recorder.sent
 
 
-def _play(client: Any) -> list[tuple[str, int, str]]:
+def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, str]]:
     done: list[tuple[str, int, str]] = []
 
-    def call(method: str, route: str, **kwargs: Any) -> Any:
-        answer = client.request(method, route, headers=KEY, **kwargs)
+    def call(method: str, route: str, headers: Any = (), **kwargs: Any) -> Any:
+        answer = client.request(method, route, headers={**KEY, **dict(headers)}, **kwargs)
         done.append((f"{method} {route}", answer.status_code, answer.text[:300]))
         return answer.json()
 
-    role_id = call("POST", "/roles", json={"name": "祁煜", "character_id": "qiyu"})["role_id"]
+    role = {"name": "祁煜", "character_id": "qiyu"}
+    once = {"Idempotency-Key": "role-1"}
+    role_id = call("POST", "/roles", json=role, headers=once)["role_id"]
+    # a retry of a request of no player: its record is kept on Citus too (the same answer)
+    assert call("POST", "/roles", json=role, headers=once)["role_id"] == role_id
     save_id = call("POST", "/saves", json={"user_id": PLAYER, "name": "第一章"})["save_id"]
     lines = [
         {"attribute": "user", "content": "你好"},
@@ -77,14 +129,47 @@ def _play(client: Any) -> list[tuple[str, int, str]]:
     call("GET", f"/saves/{save_id}", params=owner)
     call("GET", f"/saves/{save_id}/lines", params={**owner, "limit": 2})
     turn = {"save_id": save_id, "user_id": PLAYER, "role_id": role_id, "message": "你喜欢海吗"}
+    recorder.phase = "turn"
     call("POST", "/turn", json=turn)
+    # 20 more turns with the loop observing: an extraction is due (extract_at_turns 20) and
+    # runs in the background; the phase lasts until its event is stored
+    recorder.phase = "observe"
+    observe = {"user_id": PLAYER, "agent_id": "qiyu", "role_id": role_id, "scene": "studio"}
+    more = [
+        {"attribute": "user", "content": f"第{n}句"} if n % 2 == 0 else lines[1] for n in range(40)
+    ]
+    appended = call(
+        "POST",
+        f"/saves/{save_id}/lines",
+        json={**owner, "lines": more, "observe": observe},
+        headers={"Idempotency-Key": "append-1"},
+    )
+    assert appended["extraction"] == "scheduled", appended
+    deadline = time.monotonic() + 60
+    count = "select count(*) from memory_extraction_batch where extracted_at is not null"
+    while recorder.quiet_read(url, count) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)  # the batch's last writes after its event
+    # a turn that recalls the extracted event (its strength and count updated)
+    recorder.phase = "recalling turn"
+    answer = call("POST", "/turn", json={**turn, "message": "还记得海吗"})
+    assert "喜欢海" in json.dumps(answer, ensure_ascii=False), answer
+    recorder.phase = "memory status"
+    status = {"user_id": PLAYER, "agent_id": "qiyu", "role_id": role_id}
+    call("GET", f"/saves/{save_id}/memory_status", params=status)
+    recorder.phase = "swipe"
     call("POST", f"/saves/{save_id}/regenerate", json={**owner, "line": {"content": "山"}})
+    recorder.phase = "reload"
     call("PUT", f"/saves/{save_id}/tip", json={**owner, "line_id": line_ids[1]})
+    recorder.phase = "after"
     fork_id = call("POST", "/saves", json={**owner, "from_line_id": line_ids[1]})["save_id"]
     call("POST", f"/saves/{fork_id}/lines", json={**owner, "lines": lines[2:3]})
     call("GET", f"/saves/{fork_id}/lines", params=owner)
+    recorder.phase = "memories"
     call("GET", f"/users/{PLAYER}/memories", params={"kind": "event"})
+    recorder.phase = "export"
     call("GET", f"/users/{PLAYER}/export")
+    recorder.phase = "after"
     call("POST", f"/users/{PLAYER}/forget", json={"purge": True})
     return done
 
@@ -109,7 +194,7 @@ def test_every_statement_naming_its_player_is_a_single_task_router_plan(played, 
     # reads of the memory tables (dynamic recall, the loop's state) are item 2's next layer
     naming = {
         sql: params
-        for sql, params in sent
+        for _, sql, params in sent
         if any(name in sql for name in _NAMES_PLAYER) and not _MEMORY_TABLE.search(sql)
     }
     # the save's locked read, the tip moves, the tip walk and its budget, the lineage walk,
@@ -130,6 +215,59 @@ def test_every_statement_naming_its_player_is_a_single_task_router_plan(played, 
         for sql, params in naming.items()
     }
     assert {head: plan for head, plan in plans.items() if plan != "Task Count: 1"} == {}
+
+
+def test_every_statement_of_a_turn_and_an_observation_is_one_task(played, citus_store):
+    """Dynamic recall's reads and its strength and count updates, the loop's plan, state and
+    window reads, the extraction's writes, the sticky queue: each one task (a player's shard,
+    or reference tables only), or a statement that reads no table at all."""
+    _, sent = played
+    planned: dict[str, tuple[str, dict[str, Any]]] = {}
+    phases = set()
+    for phase, sql, params in sent:
+        if phase in PER_TURN and sql.lstrip().upper().startswith(_PLANNED):
+            planned.setdefault(sql, (phase, params))
+            phases.add(phase)
+    assert phases == set(PER_TURN), phases
+    heads = {" ".join(sql.split()) for sql in planned}
+    # what the phases must have sent: recall's reads of the memory tables and its updates,
+    # the loop's plan and its window read, the extraction's event
+    for expected in (
+        "FROM memory_event_term",
+        "UPDATE memory_event SET recall_count",
+        "FROM memory_loop_state",
+        "FROM memory_extraction_batch",
+        "INSERT INTO memory_event",
+        "FROM character_recall_queue",
+    ):
+        assert any(expected in head for head in heads), expected
+    plans = {
+        f"{phase}: {' '.join(sql.split())[:160]}": _tasks(citus_store, sql, params)
+        for sql, (phase, params) in planned.items()
+    }
+    several = {
+        head: plan for head, plan in plans.items() if plan not in ("1", "none", "bound rows")
+    }
+    assert several == {}, "\n\n".join(f"{head}\n{plan}" for head, plan in several.items())
+
+
+def _tasks(url: str, sql: str, params: dict[str, Any]) -> str:
+    """How many tasks Citus runs `sql` in: "1"; "none" (no distributed or reference table:
+    planned by PostgreSQL alone); "bound rows" (an insert of the caller's bound lists, which
+    Citus evaluates on the coordinator and copies to the shards its rows name: each row
+    carries the player, so one shard); else the plan."""
+    with psycopg.connect(url, options="-c search_path=rolemem,public") as con:
+        plan = [row[0] for row in con.execute(f"explain {sql}", params).fetchall()]
+    counts = [line.split(":")[1].strip() for line in plan if "Task Count" in line]
+    if counts == ["1"]:
+        return "1"
+    if not counts and not any("Citus" in line for line in plan):
+        return "none"
+    reads = [line for line in plan if re.search(r"\bScan\b", line)]
+    pulled = any("INSERT/SELECT method: pull to coordinator" in line for line in plan)
+    if pulled and not counts and reads == [plan[0]]:  # the insert's own node only
+        return "bound rows"
+    return "\n".join(plan)
 
 
 @pytest.mark.parametrize(

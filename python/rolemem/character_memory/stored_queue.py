@@ -47,7 +47,7 @@ class StoredRecallSession:
         """As RecallSession.recall; the counter and queue are the store's."""
         key = {"save_id": self.save_id, "character_id": self.memory.character_id}
         with self.memory.save_lock(self.save_id):
-            rows = self.store.run(_read_sql(self.store.name), key)
+            rows = self.store.run(_read_sql(self.store.name), {**key, "user_id": self.user_id})
             turn, queue = (int(rows[0][0]), json.loads(rows[0][1])) if rows else (0, [])
             result, queue = recall_turn(
                 self.memory,

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..engines import duckdb_connect
-from ..sql.batching import Coalescer
+from ..engines.postgres import CITUS
+from ..sql.batching import Coalescer, per_player
 from ..text.embedders import Embedder
 from .checks import _count
 from .recall import _Recall
@@ -42,9 +43,13 @@ class DynamicMemory(_Recall):
         engine: PostgresEngine | None = None,
     ) -> None:
         super().__init__(db, embedder=embedder, profile=profile, read_only=read_only, engine=engine)
-        self._batches = Coalescer(
-            self._recall_batch, max_batch=_count(max_batch, "max_batch", low=1, high=64)
+        # on Citus one statement names one player (its shard)
+        run = (
+            per_player(self._recall_batch, lambda query: query.params["user_id"])
+            if self._store.name == CITUS
+            else self._recall_batch
         )
+        self._batches = Coalescer(run, max_batch=_count(max_batch, "max_batch", low=1, high=64))
 
     @property
     def max_batch(self) -> int:

@@ -266,12 +266,15 @@ class _Recall(_Lookups):
                 for row in result[position] or []
             ]
             ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
+            players = {query.params["user_id"] for query in queries}
             bonus = self.settings["recall_strength_bonus"]
+            # the batch's player where it is one's (on Citus always: DynamicMemory splits)
+            player = {"user_id": players.pop() if len(players) == 1 else None}
             if len(set(ids)) == len(ids) and len(set(times)) == 1:
-                once = {"bonus": bonus, "ids": ids, "now": times[0]}
+                once = {"bonus": bonus, "ids": ids, "now": times[0], **player}
                 statements.append((write_sql("record_recalls", table, engine=engine), once))
             elif recalled:
-                grouped = {"bonus": bonus, "ids": ids, "recalled_at": times}
+                grouped = {"bonus": bonus, "ids": ids, "recalled_at": times, **player}
                 statements.append(
                     (write_sql("record_batched_recalls", table, engine=engine), grouped)
                 )

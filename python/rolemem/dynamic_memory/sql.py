@@ -92,20 +92,21 @@ def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {**settings, **lists}
 
 
-def _reachable_rows(table: str) -> str:
+def _reachable_rows(table: str, player: str = "") -> str:
     """The agents' official rows and the players' own (a player of one query next to an agent
-    of another is read too: the models' joins on the query's agent and player drop it)."""
+    of another is read too: the models' joins on the query's agent and player drop it).
+    `player`: a condition each branch adds (macro player_filter, engine_sources)."""
     return f"""
         select * from {table}
-        where list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'official'
+        where list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'official'{player}
         union all
         select * from {table}
         where
             list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'user'
-            and list_contains(cast($user_id as varchar[]), user_id)"""
+            and list_contains(cast($user_id as varchar[]), user_id){player}"""
 
 
-def _reachable_rows_in_one_read(table: str) -> str:
+def _reachable_rows_in_one_read(table: str, player: str = "") -> str:
     """_reachable_rows as one filtered read of the table, not a union of two: a reader can
     then take the rows in an index's order (on PostgreSQL the timeline reads a player's
     newest events by index and stops; a union's branches hide their order)."""
@@ -116,7 +117,7 @@ def _reachable_rows_in_one_read(table: str) -> str:
             and (
                 scope = 'official'
                 or (scope = 'user' and list_contains(cast($user_id as varchar[]), user_id))
-            )"""
+            ){player}"""
 
 
 # The events one player's queries can reach (the vector cache loads exactly these), bound
@@ -138,9 +139,16 @@ def engine_sources(engine: str) -> dict[str, str]:
     ($dense_<column>)."""
     from ..memory_builder import history
 
+    # the batch's player $save_user_id (a batch is one player's there: DynamicMemory splits
+    # them), so on Citus every read of the memory tables runs on that player's shard
+    player = "\n            and " + render_macro(
+        "player_filter", "user_id", history.PLAYER, engine=engine
+    )
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
-        "source_memory_event": _reachable_rows_in_one_read("memory_event"),
+        "source_memory_event": _reachable_rows_in_one_read("memory_event", player),
+        "source_memory_entity": _reachable_rows("memory_entity", player),
+        "source_memory_event_term": _reachable_rows("memory_event_term", player),
         **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
         "int_memory_query_dense_candidates": "    select\n"

@@ -14,10 +14,11 @@ from ..dynamic_memory import (
 from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
 from ..engines import PostgresEngine, duckdb_connect
+from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
-from ..sql.batching import Coalescer
+from ..sql.batching import Coalescer, per_player
 from ..sql.project import write_sql
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
@@ -71,8 +72,14 @@ class _LoopBase:
         self._locks: dict[tuple[int, int | None, str | None], threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # plans of observations waiting together share a statement (the memory's batch size)
+        # on Citus one statement names one player (its shard)
+        plan = (
+            per_player(self._plan_batch, lambda observation: observation.get("user_id"))
+            if self.memory.store.name == CITUS
+            else self._plan_batch
+        )
         self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
-            self._plan_batch, max_batch=self.memory.max_batch
+            plan, max_batch=self.memory.max_batch
         )
         # each plan's window, for the save's next turn (it reads what the observation read)
         self._windows = WindowCache()

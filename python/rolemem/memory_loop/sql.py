@@ -76,7 +76,8 @@ _OBSERVATION_SQL = (
     ) as observations
     -- the batch's saves only (a join with the whole table scans every save's state)
     left join (
-        select * from memory_loop_state where list_contains(cast($save_id as bigint[]), save_id)
+        select * from memory_loop_state
+        where list_contains(cast($save_id as bigint[]), save_id) and {player}
     ) as states
         on states.save_id = observations.save_id and states.target_key = observations.target_key
 """
@@ -93,6 +94,7 @@ _BATCHES_SQL = """
     select * from memory_extraction_batch
     where
         list_contains(cast($save_id as bigint[]), save_id)
+        and {player}
         and target_key in (select observed.target_key from int_loop_observations as observed)
 """
 
@@ -103,6 +105,7 @@ _EXTRACTED_LINES_SQL = """
     select * from memory_extracted_line
     where
         list_contains(cast($user_id as varchar[]), user_id)
+        and {player}
         and target_key in (select observed.target_key from int_loop_observations as observed)
 """
 
@@ -167,7 +170,8 @@ left join (
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
 -- the batch's saves only: a join with the whole table is a scan of every save of the game
 left join (
-    select id, user_id, user_name from save where list_contains(cast($save_id as bigint[]), id)
+    select id, user_id, user_name from save
+    where list_contains(cast($save_id as bigint[]), id) and {player}
 ) as saves on saves.id = observations.save_id
 left join (
     select save_id, target_key, list(last_line_id order by last_line_id) as batch_last_line_ids
@@ -215,7 +219,11 @@ def plan_sql(engine: str) -> str:
         else history.walked_sources(engine)
     )
     tips = () if engine == "duckdb" else ("int_save_history_tips",)
+    # on Citus every read of a player table names the batch's player $save_user_id (the
+    # loop splits batches per player there), so the plan runs on that player's shard
+    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     select = _OBSERVE_SELECT.format(
+        player=player,
         batches=render_macro(
             "list_of_objects", [(f, f) for f in _BATCH_FIELDS], "batch_index", engine=engine
         ),
@@ -225,9 +233,9 @@ def plan_sql(engine: str) -> str:
         ("int_loop_batches_due", "int_loop_context_windows", *tips),
         {
             **chains,
-            "int_loop_observations": _OBSERVATION_SQL,
-            "source_memory_extraction_batch": _BATCHES_SQL,
-            "source_memory_extracted_line": _EXTRACTED_LINES_SQL,
+            "int_loop_observations": _OBSERVATION_SQL.format(player=player),
+            "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
+            "source_memory_extracted_line": _EXTRACTED_LINES_SQL.format(player=player),
         },
         select,
         engine=engine,
@@ -243,20 +251,28 @@ _BOUND_TARGET_KEY = render_macro(
 # the same versions read now: a cached context window whose plan read these is current
 # (lines are append-only and the window depends only on the chain, the lines extracted for the
 # character (the player's, on any save: lines are only ever added), the save's own batches and
-# the window settings)
-WINDOW_VERSION_SQL = f"""
+# the window settings); on Citus each read names the player $user_id (macro player_filter)
+_WINDOW_VERSION_SQL = """
 select
-    (select last_message_id from save where id = $save_id) as tip_line_id,
+    (select last_message_id from save where id = $save_id and {player}) as tip_line_id,
     (
         select list(last_line_id order by last_line_id)
         from memory_extraction_batch
-        where save_id = $save_id and target_key = {_BOUND_TARGET_KEY}
+        where save_id = $save_id and target_key = {target_key} and {player}
     ) as batch_last_line_ids,
     (
         select count(*) from memory_extracted_line
-        where user_id = $user_id and target_key = {_BOUND_TARGET_KEY}
+        where user_id = $user_id and target_key = {target_key}
     ) as extracted_line_count
 """
+
+
+@functools.cache  # rendered once per engine
+def window_version_sql(engine: str) -> str:
+    return _WINDOW_VERSION_SQL.format(
+        player=render_macro("player_filter", "user_id", engine=engine),
+        target_key=_BOUND_TARGET_KEY,
+    )
 
 
 _MAINTENANCE_SQL = """

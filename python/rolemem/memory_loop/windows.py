@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from .sql import WINDOW_VERSION_SQL
+from .sql import window_version_sql
 
 _Key = tuple[int, int | None, str | None, str | None, int, int]
 _Version = tuple[int | None, tuple[int, ...] | None, int]
@@ -88,7 +88,7 @@ class WindowCache:
             kept = self._windows.get(_key(params))
         if kept is not None:
             [(tip, batches, extracted)] = store.run(
-                WINDOW_VERSION_SQL,
+                window_version_sql(store.name),
                 {
                     "save_id": params["save_id"],
                     "role_id": params["role_id"],

@@ -127,3 +127,26 @@ class Coalescer(Generic[Item, Result]):
                 "largest_batch": self.largest,
                 "max_batch": self.max_batch,
             }
+
+
+def per_player(
+    run_batch: Callable[[Sequence[Item]], Sequence[Result]],
+    player: Callable[[Item], Any],
+) -> Callable[[Sequence[Item]], list[Result]]:
+    """`run_batch` run once per player of a batch (each player's requests in their order),
+    the results in the batch's order: on Citus a statement names one player, whose shard it
+    runs on (a request without a player runs alone)."""
+
+    def run(items: Sequence[Item]) -> list[Result]:
+        groups: dict[Any, list[int]] = {}
+        for index, item in enumerate(items):
+            key = player(item)
+            groups.setdefault(("alone", index) if key is None else key, []).append(index)
+        results: list[Result | None] = [None] * len(items)
+        for indexes in groups.values():
+            answers = run_batch([items[index] for index in indexes])
+            for index, answer in zip(indexes, answers, strict=True):
+                results[index] = answer
+        return results  # type: ignore[return-value] # every position answered
+
+    return run

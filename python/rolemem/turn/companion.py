@@ -15,6 +15,7 @@ of prompt size, not any provider's billing tokens.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -35,6 +36,7 @@ from ..memory_builder import build_memory, build_memory_for_save, saves
 from ..memory_loop import MemoryLoop, ObserveReport, observed_target
 from ..memory_loop.llm import ChatModel
 from ..sql import cancel
+from ..sql.project import render_macro
 from ..text.embedders import Embedder
 from ..text.tokens import tokenize
 
@@ -50,6 +52,17 @@ _PLAYER_LINE = {
     "tts_content": None,
     "action_content": None,
 }
+
+
+@functools.cache  # rendered once per engine
+def _descriptions_sql(engine: str) -> str:
+    """The recalled events' descriptions (a turn's trace): the player's (on Citus, the read
+    names the player $user_id: macro player_filter, one shard)."""
+    player = render_macro("player_filter", "user_id", engine=engine)
+    return (
+        "select id, description from memory_event "
+        f"where id in (select unnest(cast($ids as bigint[]))) and {player}"
+    )
 
 
 @dataclass
@@ -151,12 +164,22 @@ class Companion:
         observed_target(role_id, script_role_id)  # exactly one, checked
         now = naive_time(now or datetime.now(), "now")
         with self._store.reading() as cur:  # another player's save is not found
-            save = saves.owned_save(cur, save_id, user_id, open_ownerless=self.open_ownerless_saves)
+            save = saves.owned_save(
+                cur,
+                save_id,
+                user_id,
+                engine=self._store.name,
+                open_ownerless=self.open_ownerless_saves,
+            )
         user_name = user_name or save["user_name"]  # the save's player, unless given
         # the save's history first (it also brings the save's write-time rows up to date for
         # every read after it); then both recalls start while this thread builds the window
         history = build_memory_for_save(
-            self._store, save_id, role_id=role_id, script_role_id=script_role_id
+            self._store,
+            save_id,
+            role_id=role_id,
+            script_role_id=script_role_id,
+            user_id=save["user_id"],  # the save's player (on Citus, the walk's shard)
         )
         last_reply = next(
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
@@ -229,13 +252,19 @@ class Companion:
             messages=messages,
             token_counts=_token_counts(messages),
             trace=self._trace(
-                save_id, recalled, dynamic, window, len(conversation) - 1 - starts_with_prompt
+                save_id,
+                user_id,
+                recalled,
+                dynamic,
+                window,
+                len(conversation) - 1 - starts_with_prompt,
             ),
         )
 
     def _trace(
         self,
         save_id: int,
+        user_id: str,
         recalled: RecallResult,
         dynamic: QueryResponse,
         window: Mapping[str, Any],
@@ -254,7 +283,9 @@ class Companion:
                     "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
-        descriptions = self._event_descriptions([c["event_id"] for c in dynamic.candidates])
+        descriptions = self._event_descriptions(
+            [c["event_id"] for c in dynamic.candidates], user_id
+        )
         for candidate in dynamic.candidates:
             rows.append(
                 {
@@ -319,13 +350,11 @@ class Companion:
         )
         return rows
 
-    def _event_descriptions(self, event_ids: list[int]) -> dict[int, str]:
+    def _event_descriptions(self, event_ids: list[int], user_id: str) -> dict[int, str]:
         if not event_ids:
             return {}
         rows = self._store.run(
-            "select id, description from memory_event "
-            "where id in (select unnest(cast($ids as bigint[])))",
-            {"ids": event_ids},
+            _descriptions_sql(self._store.name), {"ids": event_ids, "user_id": user_id}
         )
         return dict(rows)
 

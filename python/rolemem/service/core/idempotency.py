@@ -6,6 +6,7 @@ refused (409). Keys are scoped by player: one player's key never answers or bloc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -15,8 +16,9 @@ from typing import Any
 
 import duckdb
 
+from ...engines.postgres import CITUS
 from ...errors import ConflictError, RolememError
-from ...sql.project import write_sql
+from ...sql.project import render_macro, used, write_sql
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
@@ -45,6 +47,19 @@ def scoped(key: str, player: str | None) -> str:
     return json.dumps([player, key], ensure_ascii=False)
 
 
+# On Citus the records are distributed by their player (`user_id`, never null there): a
+# request of no player (a role, the config) keeps its record under this fixed partition, one
+# shard, which no player can name (a player id is non-empty text). Its key is still scoped to
+# no player (`scoped(key, None)`).
+NO_PLAYER = ""
+
+
+@functools.cache  # rendered once per engine
+def _seen_sql(engine: str) -> str:
+    player = render_macro("player_filter", "user_id", engine=engine)
+    return f"select request_hash, response from rolemem_idempotency where key = $key and {player}"
+
+
 def once(
     cur: duckdb.DuckDBPyConnection,
     key: str | None,
@@ -53,21 +68,21 @@ def once(
     write: Callable[[duckdb.DuckDBPyConnection], dict[str, Any]],
     *,
     hours: float,
+    engine: str = "duckdb",
 ) -> dict[str, Any]:
     """`write(cur)`'s answer, or, for `player`'s key seen within `hours`, the first answer
-    again (inside the caller's transaction, which also holds the write)."""
+    again (inside the caller's transaction, which also holds the write; `engine`: the
+    cursor's, where on Citus each statement names the record's player: one shard)."""
     if key is None:
         return write(cur)
     now = datetime.now()
     stored = scoped(key, player)
-    cur.execute(
-        write_sql("forget_idempotency_key"),
-        {"key": stored, "expired": now - timedelta(hours=hours)},
-    )
-    seen = cur.execute(
-        "select request_hash, response from rolemem_idempotency where key = $key",
-        {"key": stored},
-    ).fetchone()
+    owner = NO_PLAYER if player is None and engine == CITUS else player
+    forget = write_sql("forget_idempotency_key", engine=engine)
+    expired = {"key": stored, "expired": now - timedelta(hours=hours), "user_id": owner}
+    cur.execute(forget, used(forget, expired))
+    seen_sql = _seen_sql(engine)
+    seen = cur.execute(seen_sql, used(seen_sql, {"key": stored, "user_id": owner})).fetchone()
     if seen is not None:
         if seen[0] != request_hash:
             raise ConflictError(
@@ -80,7 +95,7 @@ def once(
         write_sql("insert_idempotency_record"),
         {
             "key": stored,
-            "user_id": player,
+            "user_id": owner,
             "hash": request_hash,
             "response": json.dumps(answer, ensure_ascii=False, default=str),
             "now": now,

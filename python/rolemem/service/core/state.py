@@ -38,7 +38,7 @@ from ...memory_builder import history, saves
 from ...memory_loop import MemoryLoop
 from ...memory_loop.llm import ChatModel
 from ...sql import cancel
-from ...sql.project import render_macro
+from ...sql.project import render_macro, used
 from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
@@ -60,6 +60,30 @@ _CONFIG_CHECK_SECONDS = 1.0
 @functools.cache  # rendered once per engine
 def _last_observed_sql(engine: str) -> str:
     return render_macro("last_observed_target", engine=engine)
+
+
+# a save x character's loop state, last batch and the player's last maintenance run (on
+# Citus each read names the save's player $user_id: macro player_filter, one shard)
+_STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
+    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
+    (select max(ran_at) from memory_maintenance_run
+    where user_id = $user_id and agent_id = $agent_id)
+from (select 1 as one) as anchor
+left join memory_loop_state as s
+    on s.save_id = $save_id and s.target_key = $target_key and {state_player}
+left join (
+    select batch_key, extracted_at from memory_extraction_batch
+    where save_id = $save_id and target_key = $target_key and {player}
+    order by extracted_at desc, last_line_id desc limit 1
+) as b on true"""
+
+
+@functools.cache  # rendered once per engine
+def _status_sql(engine: str) -> str:
+    return _STATUS_SQL.format(
+        state_player=render_macro("player_filter", "s.user_id", engine=engine),
+        player=render_macro("player_filter", "user_id", engine=engine),
+    )
 
 
 @dataclass
@@ -228,6 +252,7 @@ class Store:
                 request_hash,
                 lambda inner: function(inner, *args),
                 hours=self.settings.idempotency_hours,
+                engine=self.engine.name,
             )
         )
 
@@ -460,20 +485,24 @@ class Store:
         the request names."""
         with self.engine.reading() as cur:
             save = saves.owned_save(
-                cur, save_id, user_id, open_ownerless=self.settings.open_ownerless_saves
+                cur,
+                save_id,
+                user_id,
+                engine=self.engine.name,
+                open_ownerless=self.settings.open_ownerless_saves,
             )
             if agent_id is None or (role_id is None and script_role_id is None):
                 # the character the loop observed last on this save, among those the
                 # request names (none named: any)
-                found = cur.execute(
-                    _last_observed_sql(self.engine.name),
-                    {
-                        "save_id": save["save_id"],
-                        "agent_id": agent_id,
-                        "role_id": role_id,
-                        "script_role_id": script_role_id,
-                    },
-                ).fetchone()
+                last = _last_observed_sql(self.engine.name)
+                named = {
+                    "save_id": save["save_id"],
+                    "user_id": save["user_id"],
+                    "agent_id": agent_id,
+                    "role_id": role_id,
+                    "script_role_id": script_role_id,
+                }
+                found = cur.execute(last, used(last, named)).fetchone()
                 if found is None or found[1:] == (None, None):
                     raise NotFoundError(
                         f"the memory loop has not observed save {save_id}"
@@ -493,18 +522,7 @@ class Store:
         # (two reads could see the failure before the commit and the batch after it)
         with self.engine.reading() as cur:
             row = cur.execute(
-                """select s.last_observed_at, s.last_error, s.last_error_at,
-                    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
-                    (select max(ran_at) from memory_maintenance_run
-                    where user_id = $user_id and agent_id = $agent_id)
-                from (select 1 as one) as anchor
-                left join memory_loop_state as s
-                    on s.save_id = $save_id and s.target_key = $target_key
-                left join (
-                    select batch_key, extracted_at from memory_extraction_batch
-                    where save_id = $save_id and target_key = $target_key
-                    order by extracted_at desc, last_line_id desc limit 1
-                ) as b on true""",
+                _status_sql(self.engine.name),
                 {
                     "save_id": save["save_id"],
                     "target_key": due["target_key"],
