@@ -6,9 +6,15 @@
     timeline_size (a lateral LIMIT, which DuckDB does not allow): no sort of every event.
 #}
 {% macro newest_events_per_query(queries, events, events_table, query_chains) -%}
-    {{- adapter.dispatch('newest_events_per_query', 'rolemem')(
-        queries, events, events_table, query_chains
-    ) -}}
+    {#- dbt on a Citus coordinator ranks the gathered copy (`events`) in one window: Citus
+        cannot push a lateral LIMIT per query down to the sharded table -#}
+    {%- if execute is defined and is_citus_build() -%}
+        {{- default__newest_events_per_query(queries, events, events_table, query_chains) -}}
+    {%- else -%}
+        {{- adapter.dispatch('newest_events_per_query', 'rolemem')(
+            queries, events, events_table, query_chains
+        ) -}}
+    {%- endif -%}
 {%- endmacro %}
 
 {% macro default__newest_events_per_query(queries, events, events_table, query_chains) -%}

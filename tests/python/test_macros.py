@@ -132,6 +132,8 @@ NOT_LINTED = {
     # linted where it is used, inside merge_memory_entity and reinforce_memory_event
     "strength_increment",
     "create_rolemem_raise",
+    # dbt only: asks the database whether it is a Citus coordinator, renders no SQL
+    "is_citus_build",
 }
 
 
