@@ -32,8 +32,9 @@ from ..schemas.common import NAIVE_TIME
 from .errors import DESCRIPTIONS
 from .gate import SHARED_READS
 
-_REF = "#/components/schemas/"
-_ERROR = {"application/json": {"schema": {"$ref": f"{_REF}ErrorBody"}}}
+# where OpenAPI keeps the named schemas (the MCP tools resolve the same references)
+COMPONENT_REF = "#/components/schemas/"
+_ERROR = {"application/json": {"schema": {"$ref": f"{COMPONENT_REF}ErrorBody"}}}
 _SECONDS = {"schema": {"type": "integer", "minimum": 0}}
 _RATE_HEADERS = {
     "Retry-After": {"description": "Seconds until a request may succeed.", **_SECONDS},
@@ -172,7 +173,7 @@ def _whole_branches(schema: dict[str, Any], name: str, schemas: dict[str, Any]) 
         if "object" in json.dumps([option.get("type") for option in prop.get("anyOf", [prop])]):
             component = name + "".join(part.title() for part in field.split("_"))
             schemas[component] = prop
-            properties[field] = {"$ref": _REF + component}
+            properties[field] = {"$ref": COMPONENT_REF + component}
     extra = schema.pop("additionalProperties", None)
     whole = []
     for branch in branches:
@@ -247,8 +248,8 @@ def _reached(schema: Any, schemas: dict[str, Any], seen: set[str] | None = None)
     seen = set() if seen is None else seen
     if isinstance(schema, dict):
         ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith(_REF):
-            name = ref[len(_REF) :]
+        if isinstance(ref, str) and ref.startswith(COMPONENT_REF):
+            name = ref[len(COMPONENT_REF) :]
             if name not in seen:
                 seen.add(name)
                 _reached(schemas.get(name, {}), schemas, seen)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
+from ..core.openapi_for_clients import COMPONENT_REF
+
 Scope = Literal["game", "designer"]
 
 
@@ -89,7 +91,6 @@ TOOLS = (
     ),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
-_REF = "#/components/schemas/"
 
 
 def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def _body(operation: dict[str, Any], components: dict[str, Any]) -> dict[str, An
     if schema is None:
         return None
     if "$ref" in schema:
-        schema = components[schema["$ref"].removeprefix(_REF)]
+        schema = components[schema["$ref"].removeprefix(COMPONENT_REF)]
     return dict(schema)
 
 
@@ -154,7 +155,7 @@ def input_schema(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
     names = _referenced(text, components)
     if names:
         schema["$defs"] = {name: components[name] for name in sorted(names)}
-    return json.loads(json.dumps(schema).replace(f'"{_REF}', '"#/$defs/'))
+    return json.loads(json.dumps(schema).replace(f'"{COMPONENT_REF}', '"#/$defs/'))
 
 
 def _referenced(text: str, components: dict[str, Any]) -> set[str]:
@@ -162,7 +163,7 @@ def _referenced(text: str, components: dict[str, Any]) -> set[str]:
     found: set[str] = set()
     pending = [text]
     while pending:
-        for part in pending.pop().split(f'"{_REF}')[1:]:
+        for part in pending.pop().split(f'"{COMPONENT_REF}')[1:]:
             name = part.split('"', 1)[0]
             if name not in found:
                 found.add(name)
