@@ -17,7 +17,7 @@ from rolemem.cli import main
 from rolemem.schema.citus import PLAYER_TABLES
 
 from .conftest import REPO, _dbt, fresh_database
-from .test_postgres_dbt import rows_of
+from .test_postgres_dbt import EMPTY_ON_THE_DEMO, rows_of
 
 MODELS = {path.stem for path in (REPO / "models").rglob("*.sql")}
 MARTS = sorted(path.stem for path in (REPO / "models" / "marts").rglob("*.sql"))
@@ -26,13 +26,6 @@ MARTS = sorted(path.stem for path in (REPO / "models" / "marts").rglob("*.sql"))
 # ranks official memories with the player's on PostgreSQL, is left out.
 WHERE = {"memory_store_summary": "scope = 'user'"}
 NOT_COMPARABLE = {"memory_query_events", "memory_recall_candidates"}
-EMPTY_ON_THE_DEMO = {
-    "memory_archived_memories",
-    "memory_cleanup_candidates",
-    "memory_extraction_batches",
-    "memory_recall_log_scored",
-    "memory_strength_by_month",
-}
 
 
 def dbt_postgres(url: str, work: Path, *args: str) -> dict[str, str]:
