@@ -2,9 +2,8 @@
     Record the lines of extraction batches written before lines were recorded (a batch with no
     memory_extracted_line row): every line from the batch's last line up to the root of its
     parent chain, once per character, credited to the nearest batch below it. The watermark
-    then reads recorded lines only. A migration, run once per store; one row answered per
-    line recorded. Citus stores are made after lines were recorded: nothing to do there (and a
-    walk across shards is refused).
+    then reads recorded lines only. A migration, run once per store before it is distributed
+    on Citus (a walk across shards is refused there); one row answered per line recorded.
 #}
 {% macro backfill_extracted_lines() -%}
     {{- adapter.dispatch('backfill_extracted_lines', 'rolemem')() -}}
@@ -84,8 +83,4 @@
         )
     group by walked.line_id, walked.target_key
     returning line_id
-{%- endmacro %}
-
-{% macro citus__backfill_extracted_lines() -%}
-    select 1 as line_id where false
 {%- endmacro %}

@@ -235,3 +235,44 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
         ("ix_memory_event_owner_time",),
         ("ix_memory_event_term_owner_word",),
     ]
+
+
+def test_init_db_records_the_lines_of_batches_from_before_lines_were_recorded(postgres_url):
+    """A database holding an extraction batch written before rolemem recorded its lines:
+    `rolemem init-db` records every line from the batch's last line up to the root, once
+    (macro backfill_extracted_lines; the migration is recorded, so a second run walks
+    nothing)."""
+    import psycopg
+
+    from rolemem.engines.postgres_setup import init_database
+
+    url = fresh_database(postgres_url, "rolemem_older_batches")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set search_path = rolemem, public")
+        con.execute("insert into role (id, name) values (1, '祁煜')")
+        con.execute("insert into save (id, name, user_id) values (1, 's', 'mumu')")
+        for line_id in range(1, 6):
+            con.execute(
+                "insert into line (id, content, attribute, role_id, save_id, parent_line_id, "
+                "user_id) values (%s, 'x', %s, 1, 1, %s, 'mumu')",
+                (line_id, "user" if line_id % 2 else "assistant", line_id - 1 or None),
+            )
+        con.execute(
+            "insert into memory_extraction_batch (batch_key, save_id, target_key, user_id, "
+            "agent_id, first_line_id, last_line_id, turn_count, reason, event_count, "
+            "entity_count, extracted_at) values ('1:role_id=1:1:4', 1, 'role_id=1', 'mumu', "
+            "'qiyu', 1, 4, 2, 'window_full', 0, 0, now())"
+        )
+        con.execute("delete from rolemem_migration where name = 'extracted_lines_backfill'")
+    init_database(url)
+    init_database(url)  # recorded: not walked again
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("set search_path = rolemem, public")
+        assert con.execute(
+            "select line_id, target_key, user_id, batch_key from memory_extracted_line "
+            "order by line_id"
+        ).fetchall() == [(n, "role_id=1", "mumu", "1:role_id=1:1:4") for n in (1, 2, 3, 4)]
+        assert con.execute(
+            "select count(*) from rolemem_migration where name = 'extracted_lines_backfill'"
+        ).fetchone() == (1,)

@@ -51,6 +51,7 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
 
     from ..schema import create_all, drop_all
     from ..schema.citus import has_citus, shape_for_citus
+    from ..schema.game import is_distributed
     from ..schema.memory import create_memory_tables, drop_memory_tables
 
     engine = sa.create_engine(_sqlalchemy_url(url))
@@ -62,15 +63,30 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
         create_memory_tables(engine)
         with engine.begin() as connection:
             citus = has_citus(connection)
+            # an existing store's, before it is distributed in place (the migration's walk
+            # runs on one database only); a copy brings no batches, and its own migrations
+            if store is None and not is_distributed(connection, "memory_extraction_batch"):
+                _record_batch_lines_once(connection)
             set_aside = shape_for_citus(connection) if citus else 0
-        left_out = _copy_store(engine, store, citus=citus) if store is not None else set_aside
-        with engine.begin() as connection:  # a migration: batches from before lines were kept
-            connection.exec_driver_sql(
-                write_sql("backfill_extracted_lines", engine="citus" if citus else "postgres")
-            )
-        return left_out
+        return _copy_store(engine, store, citus=citus) if store is not None else set_aside
     finally:
         engine.dispose()
+
+
+_BATCH_LINES = "extracted_lines_backfill"
+
+
+def _record_batch_lines_once(connection: Any) -> None:
+    """The lines of extraction batches written before lines were recorded, recorded once per
+    store (macro backfill_extracted_lines; DuckDB stores do it when opened)."""
+    done = connection.exec_driver_sql(
+        "select 1 from rolemem_migration where name = %(name)s", {"name": _BATCH_LINES}
+    ).first()
+    if done is None:
+        connection.exec_driver_sql(write_sql("backfill_extracted_lines", engine="postgres"))
+        connection.exec_driver_sql(
+            "insert into rolemem_migration (name) values (%(name)s)", {"name": _BATCH_LINES}
+        )
 
 
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
