@@ -44,7 +44,7 @@ class BodyRoute(APIRoute):
             if not isinstance(given, ParsedBody):
                 return await handler(request)
             document = given.document
-            if given.lane and body is not None and document is not None and _as_json(request):
+            if given.lane and body is not None and document is not None:
                 value, errors = await given.lane.run(_validate, body, document, later=True)
                 if errors:
                     raise RequestValidationError(errors)
@@ -61,13 +61,6 @@ def _one_model(params: list[Any]) -> bool:
         return False
     model = params[0].field_info.annotation
     return isinstance(model, type) and issubclass(model, BaseModel)
-
-
-def _as_json(request: Request) -> bool:
-    """Whether FastAPI reads the body as JSON (its Content-Type says so: it must be given)."""
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    main, _, sub = media.partition("/")
-    return main == "application" and (sub == "json" or sub.endswith("+json"))
 
 
 def _validate(field: Any, document: Any) -> tuple[Any, list[dict[str, Any]]]:

@@ -241,8 +241,12 @@ class RequestGuard:
             await self._too_large(scope, receive, send, headers)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        # what FastAPI parses as JSON: no Content-Type at all, or application/json or *+json
-        json_like = not content_type or content_type.endswith((b"/json", b"+json"))
+        # what FastAPI parses as JSON: no Content-Type at all, or application/json or
+        # application/*+json (the body route relies on it: a parsed body is a JSON one)
+        main, _, sub = content_type.partition(b"/")
+        json_like = not content_type or (
+            main == b"application" and (sub == b"json" or sub.endswith(b"+json"))
+        )
         document: Any = None
         lane: BodyLane | None = None
         if body and json_like:
