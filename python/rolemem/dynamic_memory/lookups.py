@@ -9,6 +9,7 @@ from typing import Any
 
 from ..memory_builder import history
 from ..memory_builder.history import ensure_fresh
+from ..sql.batching import sole_player
 from ..sql.project import compose
 from ..sql.request_rows import bound_lists
 from ..text.tokens import tokenize
@@ -190,7 +191,6 @@ class _Lookups(_Official):
             return params
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
         lineages = [values["lineage_save_ids"] or [] for values in inputs]
-        players = {values.get("user_id") for values in inputs}
         return {
             **bound_lists(QUERY_FIELDS, params, self._engine.name),
             **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS if dense},
@@ -198,7 +198,7 @@ class _Lookups(_Official):
             # the chains walk every query's lineage (each query's own, found with its scope)
             "lineage_ids": sorted(set(save_ids).union(*lineages)),
             # their player, where the batch is one player's (on Citus, the walk's shard)
-            history.PLAYER: players.pop() if len(players) == 1 else None,
+            history.PLAYER: sole_player(values.get("user_id") for values in inputs),
         }
 
     def _run_models(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..sql.batching import Coalescer
+from ..sql.batching import Coalescer, sole_player
 from ..sql.project import write_sql
 from ..text.embedders import EmbeddingError, checked
 from ..text.tokens import case_folded, search_keywords
@@ -266,10 +266,9 @@ class _Recall(_Lookups):
                 for row in result[position] or []
             ]
             ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
-            players = {query.params["user_id"] for query in queries}
             bonus = self.settings["recall_strength_bonus"]
             # the batch's player where it is one's (on Citus always: DynamicMemory splits)
-            player = {"user_id": players.pop() if len(players) == 1 else None}
+            player = {"user_id": sole_player(query.params["user_id"] for query in queries)}
             if len(set(ids)) == len(ids) and len(set(times)) == 1:
                 once = {"bonus": bonus, "ids": ids, "now": times[0], **player}
                 statements.append((write_sql("record_recalls", table, engine=engine), once))

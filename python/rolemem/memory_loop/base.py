@@ -18,7 +18,7 @@ from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
-from ..sql.batching import Coalescer, per_player
+from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import write_sql
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
@@ -171,12 +171,11 @@ class _LoopBase:
         second observation of the same one with other values waits for the next)."""
         store = self.memory.store
         sql = plan_sql(store.name)
-        players = {o.get("user_id") for o in observations}
         # a batch of one player's saves names its player (on Citus, the walk's shard)
         chains = chain_params(
             store,
             sorted({o["save_id"] for o in observations}),
-            players.pop() if len(players) == 1 else None,
+            sole_player(o.get("user_id") for o in observations),
         )
         plans: list[dict[str, Any] | None] = [None] * len(observations)
         remaining = list(range(len(observations)))

@@ -13,7 +13,7 @@ its own thread and under its own work token, and gets its own answer or its own 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..errors import BusyError
@@ -127,6 +127,13 @@ class Coalescer(Generic[Item, Result]):
                 "largest_batch": self.largest,
                 "max_batch": self.max_batch,
             }
+
+
+def sole_player(players: Iterable[Any]) -> Any:
+    """The one player of a batch's requests, else None (several, or none): a statement names
+    it where it has one (on Citus, the shard it runs on; per_player makes batches so)."""
+    distinct = set(players)
+    return distinct.pop() if len(distinct) == 1 else None
 
 
 def per_player(
