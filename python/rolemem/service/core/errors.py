@@ -159,7 +159,9 @@ def allowed_methods(request: Request) -> str:
     path = request.url.path
     matching = [
         route
-        for route in request.app.routes
+        for entry in request.app.routes
+        # an included router's routes (FastAPI keeps the router as one entry)
+        for route in getattr(getattr(entry, "original_router", None), "routes", None) or (entry,)
         if getattr(route, "methods", None) and route.path_regex.fullmatch(path)
     ]
     fixed = [route for route in matching if not route.param_convertors]

@@ -169,6 +169,8 @@ class Gate:
             return None
         if routed.relay or routed.group is None or routed.operation in SHARED_READS:
             return None  # /mcp (its calls are checked), and paths no route takes (404)
+        if routed.operation is None:
+            return None  # a path whose routes take other methods: its 405 says so
         self.refused("players")
         if routed.names_player:
             return error_response(403, "Forbidden", _NAME_ONE, "user_id")
