@@ -46,6 +46,24 @@ def test_a_line_the_game_appends_itself_is_in_the_next_read(con):
     assert lines_of(con) == 4
 
 
+@pytest.mark.parametrize("left", ["nothing", "a view"])
+def test_a_store_kept_before_the_turn_numbering_is_rebuilt(con, left):
+    """A store whose history tables predate the kept turn numbering (none, or the view an
+    older dbt build made) gets the table and every save rebuilt when next opened and read
+    (a connection's tables are checked once: a new cursor stands for the store reopened)."""
+    assert refresh_history(con) == 1
+    con.execute("drop table int_lines_numbered_into_turns")
+    if left == "a view":
+        con.execute("create view int_lines_numbered_into_turns as select 1 as save_id")
+    assert history.ensure_fresh(con.cursor(), None) == [1]
+    assert con.execute(
+        "select table_type, (select list((line_position, turn_number, attribute)"
+        " order by line_position) from int_lines_numbered_into_turns)"
+        " from information_schema.tables where table_name = 'int_lines_numbered_into_turns'"
+    ).fetchall() == [("BASE TABLE", [(0, 0, "system"), (1, 1, "user"), (2, 1, "assistant")])]
+    assert refresh_history(con) == 0
+
+
 def test_a_regenerated_reply_replaces_the_old_branch(con):
     build_memory_for_save(con, 1, role_id=1)
     con.execute(
@@ -108,7 +126,16 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
             "from memory_messages order by all"
         ).fetchall()
         tips = con.execute("select * from int_save_history_tips order by all").fetchall()
-    run_dbt(path, tmp_path, "run", "--select", "+memory_messages", "+int_save_history_tips")
+        turns = con.execute("select * from int_lines_numbered_into_turns order by all").fetchall()
+    run_dbt(
+        path,
+        tmp_path,
+        "run",
+        "--select",
+        "+memory_messages",
+        "+int_save_history_tips",
+        "+int_lines_numbered_into_turns",
+    )
     with duckdb.connect(path) as con:
         assert (
             con.execute(
@@ -118,6 +145,8 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
             == python
         )
         assert con.execute("select * from int_save_history_tips order by all").fetchall() == tips
+        numbered = "select * from int_lines_numbered_into_turns order by all"
+        assert con.execute(numbered).fetchall() == turns
         assert refresh_history(con) == 0  # dbt recorded the same tips
 
 
@@ -126,7 +155,7 @@ def history_rows(con, save_id):
         table: con.execute(
             f"select * from {table} where save_id = ? order by all", [save_id]
         ).fetchall()
-        for table in ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
+        for table in history.TABLES
     }
 
 
@@ -150,21 +179,21 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     refresh_history(con, [1])
     taken.clear()
     nexts = [
-        ("user", None, None, "莱姆"),
-        ("assistant", 1, None, "钦灵"),
-        ("assistant", 1, None, "钦灵"),
-        ("user", None, None, "莱姆"),
-        ("user", None, None, "莱姆"),
-        ("assistant", None, "1", "白小喵"),
-        ("assistant", 9, None, "新角色"),
-        ("assistant", None, None, "旁白"),
-        ("system", 9, None, None),
-        ("user", None, None, "莱姆"),
-        ("assistant", 1, None, "钦灵"),
-        ("regenerate", 1, None, "钦灵"),
-        ("user", None, None, "莱姆"),
+        ("user", None, None, "莱姆", "教室"),
+        ("assistant", 1, None, "钦灵", None),
+        ("assistant", 1, None, "钦灵", None),
+        ("user", None, None, "莱姆", None),
+        ("user", None, None, "莱姆", "天台"),
+        ("assistant", None, "1", "白小喵", None),
+        ("assistant", 9, None, "新角色", None),
+        ("assistant", None, None, "旁白", None),
+        ("system", 9, None, None, None),
+        ("user", None, None, "莱姆", None),
+        ("assistant", 1, None, "钦灵", "教室"),
+        ("regenerate", 1, None, "钦灵", None),
+        ("user", None, None, "莱姆", None),
     ]
-    for n, (attribute, role_id, script_role_id, name) in enumerate(nexts):
+    for n, (attribute, role_id, script_role_id, name, scene) in enumerate(nexts):
         tip, parent_of_tip = con.execute(
             "select s.last_message_id, l.parent_line_id from save as s "
             "join line as l on l.id = s.last_message_id where s.id = 1"
@@ -172,7 +201,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
         parent = parent_of_tip if attribute == "regenerate" else tip
         con.execute(
             "insert into line (id, save_id, parent_line_id, attribute, role_id, script_role_id,"
-            " display_name, content) select max(id) + 1, 1, ?, ?, ?, ?, ?, ? from line",
+            " display_name, content, scene) select max(id) + 1, 1, ?, ?, ?, ?, ?, ?, ? from line",
             [
                 parent,
                 "assistant" if attribute == "regenerate" else attribute,
@@ -180,6 +209,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
                 script_role_id,
                 name,
                 f"第{n}句",
+                scene,
             ],
         )
         con.execute("update save set last_message_id = (select max(id) from line) where id = 1")
@@ -190,3 +220,13 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
         assert appended == history_rows(con, 1), f"after next line {n} ({attribute})"
     # every next line but the regenerated reply took the append path (each rebuild did not)
     assert taken == [x for attribute, *_ in nexts for x in (attribute != "regenerate", False)]
+    # each appended line is in the scene given last before it on its branch (the regenerated
+    # reply's branch left 教室 behind with the reply it replaced)
+    assert (
+        con.execute(
+            "select list(scene order by line_position) from ("
+            " select * from int_lines_numbered_into_turns where save_id = 1"
+            " order by line_position desc limit 12)"
+        ).fetchone()[0]
+        == ["教室"] * 4 + ["天台"] * 8
+    )

@@ -317,7 +317,8 @@ def build_memory_for_save(
         tip = _read_tip(cur, save_id)
         if tip is not None and not tip[0]:  # no history tables yet, or the tip moved
             try:
-                history.ensure_fresh(cur, [save_id])
+                connection = store if isinstance(store, duckdb.DuckDBPyConnection) else None
+                history.ensure_fresh(cur, [save_id], connection)
             except duckdb.InvalidInputException as exc:
                 if "read-only" not in str(exc):
                     raise
