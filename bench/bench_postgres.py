@@ -250,6 +250,7 @@ def dynamic_recall(url: str, args: argparse.Namespace) -> None:
     build_store(path, args.store_events)
     with duckdb.connect(path) as con:  # keyword-only: the vectors stay behind
         con.execute("delete from memory_event_embedding")
+        con.execute("delete from official_event_embedding")  # every vector is the bench's
     start = time.perf_counter()
     init_database(url, store=path)
     print(f"\nstore of {args.store_events:,} events copied in {time.perf_counter() - start:.0f} s")
@@ -300,6 +301,7 @@ def dense_candidates(url: str, args: argparse.Namespace) -> None:
     works = pgvector_works(url)  # first: a crash ends every connection of the server
     with PostgresEngine(url) as engine, psycopg_connection(url) as con:
         con.execute("delete from memory_event_embedding")
+        con.execute("delete from official_event_embedding")  # every vector is the bench's
         con.execute(
             "create table if not exists bench_vectors (event_id bigint primary key, "
             "embedding vector(384), context_embedding vector(384), "
@@ -335,7 +337,11 @@ def dense_candidates(url: str, args: argparse.Namespace) -> None:
             reachable as (
                 select v.*, {best} as best, 1 - (v.embedding <=> q.v) as cosine
                 from bench_vectors as v
-                inner join memory_event as e on e.id = v.event_id
+                inner join (
+                    select id, agent_id, scope, user_id from memory_event
+                    union all
+                    select id, agent_id, scope, user_id from official_event
+                ) as e on e.id = v.event_id
                 cross join q
                 where e.agent_id = 'qiyu' and (e.scope = 'official' or e.user_id = 'mumu')
             )

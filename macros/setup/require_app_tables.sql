@@ -9,6 +9,8 @@
             'role', 'save', 'line', 'memory_entity', 'memory_event', 'memory_event_term',
             'memory_event_embedding', 'memory_recall_log', 'memory_extraction_batch',
             'memory_loop_state', 'memory_archive', 'memory_maintenance_run',
+            'official_entity', 'official_event', 'official_event_term', 'official_event_embedding',
+            'official_archive',
             'character_attributes', 'character_events', 'character_dialogue_styles'] %}
         {#- the sources' schema (models/staging/__sources.yml): the game's own on PostgreSQL -#}
         {% set app_schema = 'main' if target.type == 'duckdb'

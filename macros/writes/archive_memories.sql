@@ -1,9 +1,10 @@
 {#
     Memories of one table into the archive before they go, each whole row as JSON (macro
-    row_as_json), with the reason and the time.
+    row_as_json), with the reason and the time; an official memory's into `archive`
+    official_archive.
 #}
-{% macro archive_memories(table, columns) -%}
-    insert into memory_archive (
+{% macro archive_memories(table, columns, archive='memory_archive') -%}
+    insert into {{ archive }} (
         memory_type, memory_id, agent_id, user_id, reason, strength, memory, archived_at
     )
     select
@@ -16,5 +17,5 @@
         {{ row_as_json(table, columns) | indent(4) }} as memory,
         $now as archived_at
     from {{ table }}
-    where {{ table }}.id in (select unnest(cast($ids as bigint[])))
+    where list_contains(cast($ids as bigint[]), {{ table }}.id)
 {%- endmacro %}

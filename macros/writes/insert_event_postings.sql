@@ -1,9 +1,10 @@
 {#
     An event's postings: its terms as parallel bound lists, each row with the event's owner
-    (the keyword index reads a player's postings without a join).
+    (the keyword index reads a player's postings without a join). `table`: memory_event_term,
+    or official_event_term for an official event's.
 #}
-{% macro insert_event_postings() -%}
-    insert into memory_event_term (
+{% macro insert_event_postings(table='memory_event_term') -%}
+    insert into {{ table }} (
         event_id, agent_id, scope, user_id, term, description_count, keyword_count, tag_count
     )
     select

@@ -2,11 +2,12 @@
     An entity mentioned again, merged into the row of the same (scope, agent, player, entity,
     kind, keyword): its description appended unless already there (merge_count counts the
     appends, consolidation rewrites them), its strength grown by the spacing increment.
-    Answers its id, or no row when there is none (the caller then inserts it).
+    Answers its id, or no row when there is none (the caller then inserts it). `table`:
+    memory_entity, or official_entity for a designer's.
 #}
-{% macro merge_memory_entity() -%}
+{% macro merge_memory_entity(table='memory_entity') -%}
     {%- set increment = strength_increment('updated_at', '$at', 'memory_strength_increments') -%}
-    update memory_entity
+    update {{ table }}
     set
         description = case
             when strpos(description, $description) > 0 then description

@@ -1,9 +1,9 @@
 {#
     An edited event's replacement keeps what the player's play earned the old one: strength,
-    recalls, pin and last recall.
+    recalls, pin and last recall (`table`: the event's, memory_event or official_event).
 #}
-{% macro restore_event_counters() -%}
-    update memory_event
+{% macro restore_event_counters(table='memory_event') -%}
+    update {{ table }}
     set
         strength = $strength,
         recall_count = $recalls,

@@ -36,8 +36,8 @@ class OwnerlessSaveError(ForbiddenError):
 
 class PlayerRequiredError(RolememError, ValueError):
     """A row without its player (`user_id`) on a database sharded by player (Citus), where
-    every save, line and memory belongs to one: ownerless saves and official memories are not
-    stored there."""
+    every save, line and player memory belongs to one: ownerless saves are not stored there
+    (official memories have tables of their own, reference tables there)."""
 
 
 class BusyError(RolememError):

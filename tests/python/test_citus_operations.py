@@ -22,6 +22,7 @@ import pytest
 
 from rolemem.cli import main
 from rolemem.schema.citus import PLAYER_TABLES, SET_ASIDE
+from rolemem.schema.memory import OFFICIAL_TABLES
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
@@ -324,6 +325,13 @@ def in_place(citus_cluster: Any) -> dict[str, Any]:
         con.execute("create database rolemem")
     url = citus_cluster.coordinator.url("rolemem")
     assert main(["init-db", "--db", url, "--demo"]) == 0  # one PostgreSQL: every demo row
+    # as a store written before official memories had tables of their own: the demo's in the
+    # player tables (scope official, no player), the move not yet recorded
+    with psycopg.connect(url) as con:
+        for table, official in OFFICIAL_TABLES.items():
+            con.execute(f"insert into {table} select * from {official}")
+            con.execute(f"delete from {official}")
+        con.execute("delete from rolemem_migration where name = 'official_tables'")
     before = play_a_little(url, turns=2)
     # a line the game wrote itself, without its player (the customer's Line has no user_id)
     save_id = next(iter(before))
@@ -377,15 +385,43 @@ def test_a_store_made_on_one_postgresql_is_distributed_in_place(in_place):
     assert rows(url, "select max(pg_relation_size(logicalrelid)) from pg_dist_partition") == [(0,)]
 
 
-def test_rows_without_a_player_are_set_aside_not_lost(in_place):
+def test_official_memories_move_to_reference_tables_and_nothing_is_lost(in_place):
+    """The older store's official memories (events, their terms and vectors, in the player
+    tables without a player) are moved, ids and all, to the official tables, reference tables
+    that every player's recall reads; any other row without a player is set aside."""
     url = in_place["url"]
-    # the demo's official memories (events, their terms and vectors): kept, read by nothing
-    official = {table: count for table, count in in_place["ownerless"].items() if count}
-    official.pop("line")
+    ownerless = {table: count for table, count in in_place["ownerless"].items() if count}
+    assert ownerless.pop("line") == 1
+    official = {table: ownerless.pop(table) for table in OFFICIAL_TABLES if table in ownerless}
     assert set(official) >= {"memory_event", "memory_event_term", "memory_event_embedding"}
     assert {
-        table: rows(url, f"select count(*) from {SET_ASIDE}.{table}")[0][0] for table in official
+        table: rows(url, f"select count(*) from {OFFICIAL_TABLES[table]}")[0][0]
+        for table in official
     } == official
+    assert rows(url, "select id, scope from official_event") == [(1, "official")]
+    kinds = dict(rows(url, "select table_name::text, citus_table_type from citus_tables"))
+    assert {kinds[table] for table in OFFICIAL_TABLES.values()} == {"reference"}
+    assert rows(url, "select count(*) from memory_event where user_id is null") == [(0,)]
+    # nothing official was set aside; what else had no player was, rows kept
+    set_aside = rows(
+        url,
+        "select table_name::text from information_schema.tables where table_schema = %s",
+        (SET_ASIDE,),
+    )
+    assert {table for (table,) in set_aside} == set(ownerless)
+    assert {
+        table: rows(url, f"select count(*) from {SET_ASIDE}.{table}")[0][0] for table in ownerless
+    } == ownerless
+    # a player's recall finds the moved official event
+    settings = ServiceSettings(api_key="game", designer_key="designer")
+    with serving(create_app(url, embedder=None, settings=settings)) as client:
+        found = client.post(
+            "/query",
+            headers=KEY,
+            json={"query": "画廊", "user_id": PLAYER, "agent_id": "qiyu", "dry_run": True},
+        )
+    assert found.status_code == 200, found.text
+    assert (1, "official") in [(e["event_id"], e["scope"]) for e in found.json()["memory_events"]]
 
 
 def test_the_game_goes_on_after_distributing_in_place(in_place):

@@ -306,3 +306,14 @@ def test_an_upsert_on_a_players_key_is_a_single_task_router_plan(name, params, c
     assert "ON CONFLICT(user_id, save_id" in sql.replace("ON CONFLICT (", "ON CONFLICT(")
     bound = {**params, "save_id": 1, "user_id": PLAYER, "now": datetime(2026, 1, 1)}
     assert _task_count(citus_store, sql, bound) == "Task Count: 1"
+
+
+@pytest.mark.parametrize("name", ["record_recalls", "record_batched_recalls"])
+@pytest.mark.parametrize("table", ["official_event", "official_entity"])
+def test_an_official_memorys_recall_bookkeeping_is_one_task(name, table, citus_store):
+    """A recalled official memory's strength and count: an update of a reference table (no
+    player: `by_player` false), one task run on every node's copy."""
+    sql = transpile(write_sql(name, table, False, engine="citus"))
+    assert "user_id" not in sql
+    bound = {"ids": [1], "now": datetime(2026, 1, 1), "recalled_at": [datetime(2026, 1, 1)]}
+    assert _tasks(citus_store, sql, {**bound, "bonus": 1}) == "1"

@@ -1,10 +1,13 @@
 """`rolemem init-db --demo` on a real Citus cluster (issue 32 items 1 and 3): the player tables
 distributed by user_id in one colocation group with keys leading with it, everything else a
-reference table; a save made through rolemem gets a small id (drawn on the coordinator); each
-player's rows sit on one shard group; a row without a player is refused naming user_id."""
+reference table, the official (designer) memories included; a save made through rolemem gets a
+small id (drawn on the coordinator); each player's rows sit on one shard group; a row without
+a player is refused naming user_id; the demo prints the spec's example 2 and every player's
+recall finds the official memories."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,12 +16,16 @@ import psycopg
 import pytest
 
 from rolemem.cli import main
+from rolemem.engines import PostgresEngine
+from rolemem.errors import PlayerRequiredError
 from rolemem.memory_builder.saves import Saves
 from rolemem.schema.citus import PLAYER_TABLES, reference_tables
+from rolemem.schema.memory import OFFICIAL_TABLES
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, fresh_database, serving
+from .conftest import fresh_database, serving
+from .test_postgres_demo import readme_example_2
 
 DESIGNER = {"X-API-Key": "designer"}
 
@@ -141,11 +148,103 @@ def test_each_players_rows_sit_on_one_shard_group(citus_demo):
         assert len({(low, group) for _, low, group in placed}) == 1, (player, placed)
 
 
-def test_the_demos_official_memories_are_left_out_on_citus(citus_demo):
+def test_the_demos_official_memories_are_reference_tables(citus_demo):
+    """The demo's official memories (an event, its 16 postings and its vectors: the 18 rows
+    Citus could not store in the player tables) are in tables of their own, copied to every
+    node; none is left in a player table."""
+    kinds = dict(rows(citus_demo, "select table_name::text, citus_table_type from citus_tables"))
+    assert {table: kinds[table] for table in OFFICIAL_TABLES.values()} == dict.fromkeys(
+        OFFICIAL_TABLES.values(), "reference"
+    )
+    counted = {
+        table: rows(citus_demo, f"select count(*) from {table}")[0][0]
+        for table in ("official_event", "official_event_term", "official_event_embedding")
+    }
+    assert counted == {
+        "official_event": 1,
+        "official_event_term": 16,
+        "official_event_embedding": 1,
+    }
     assert rows(citus_demo, "select count(*) from memory_event where scope = 'official'") == [(0,)]
-    assert rows(citus_demo, "select count(*) > 0 from memory_event where user_id = 'mumu'") == [
-        (True,)
+    # the same ids as the demo on DuckDB and one PostgreSQL: the official event is the first
+    assert rows(citus_demo, "select id from official_event") == [(1,)]
+    assert rows(citus_demo, "select min(id) from memory_event") == [(2,)]
+
+
+def test_the_demo_on_citus_prints_the_specs_example_2(citus_demo, capsys):
+    capsys.readouterr()
+    assert main(["memory", "--db", citus_demo, "--save", "2", "--role", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert json.loads(printed[printed.index("[") :]) == readme_example_2()
+
+
+def test_a_players_recall_finds_the_official_memories_on_citus(citus_game):
+    """Every player's recall reads the agent's official events (a reference table) with the
+    player's own (one shard): the demo's gallery event, in its scope, for mumu and a player
+    of no memories alike."""
+    found = {}
+    for player in ("mumu", "newcomer"):
+        answer = citus_game.post(
+            "/query",
+            headers={"X-API-Key": "game"},
+            json={
+                "query": "画廊",
+                "user_id": player,
+                "agent_id": "qiyu",
+                "now": "2021-02-21T12:00:00",
+                "dry_run": True,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        found[player] = [
+            (event["event_id"], event["scope"]) for event in answer.json()["memory_events"]
+        ]
+    assert (1, "official") in found["mumu"]
+    assert found["newcomer"] == [(1, "official")]
+
+
+def test_a_designers_event_over_http_is_stored_and_recalled_on_citus(citus_game, citus_demo):
+    """An official event written over HTTP on Citus: a small id from the shared sequence
+    (never a player's), in the reference table, recalled by a player."""
+    answer = citus_game.post(
+        "/official/events",
+        headers=DESIGNER,
+        json={
+            "agent_id": "qiyu",
+            "description": "祁煜的灯塔在海边",
+            "keywords": ["灯塔"],
+            "created_at": "2020-01-01T10:00:00",
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    event_id = answer.json()["event_id"]
+    assert event_id == 16  # after the demo's 15 events, the players' and the official one
+    assert rows(citus_demo, "select count(*) from memory_event where id = %s", (event_id,)) == [
+        (0,)
     ]
+    assert rows(citus_demo, "select scope from official_event where id = %s", (event_id,)) == [
+        ("official",)
+    ]
+    recalled = citus_game.post(
+        "/query",
+        headers={"X-API-Key": "game"},
+        json={"query": "灯塔", "user_id": "kiki", "agent_id": "qiyu", "dry_run": True},
+    )
+    assert [e["event_id"] for e in recalled.json()["memory_events"]] == [event_id]
+    deleted = citus_game.delete(f"/official/events/{event_id}", headers=DESIGNER)
+    assert deleted.status_code == 200, deleted.text
+    assert rows(
+        citus_demo, "select reason from official_archive where memory_id = %s", (event_id,)
+    ) == [("deleted",)]
+
+
+def test_a_row_without_a_player_is_refused_naming_user_id(citus_demo):
+    """A save without a player (a game writing its own rows): PlayerRequiredError on user_id."""
+    with PostgresEngine(citus_demo, max_size=1) as engine:
+        with pytest.raises(PlayerRequiredError) as raised, engine.transaction() as cur:
+            cur.execute("insert into save (name) values ('the game''s own')", {})
+    assert raised.value.field == "user_id"
+    assert "Citus" in str(raised.value)
 
 
 def test_a_save_over_http_gets_a_small_id(citus_game):
@@ -154,23 +253,6 @@ def test_a_save_over_http_gets_a_small_id(citus_game):
     )
     assert answer.status_code == 201, answer.text
     assert answer.json()["save_id"] < 100
-
-
-def test_a_row_without_a_player_is_a_400_naming_user_id(citus_game):
-    answer = citus_game.post(
-        "/official/events",
-        headers=DESIGNER,
-        json={
-            "agent_id": "qiyu",
-            "description": "祁煜的画廊在海边",
-            "created_at": "2020-01-01T10:00:00",
-        },
-    )
-    assert answer.status_code == 400, answer.text
-    error = error_of(answer)
-    assert error["field"] == "user_id"
-    assert error["type"] == "PlayerRequiredError"
-    assert "Citus" in error["message"]
 
 
 def test_a_store_with_ownerless_saves_is_not_copied_to_citus(citus_cluster, tmp_path):

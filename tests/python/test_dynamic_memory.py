@@ -589,8 +589,10 @@ def test_postings_carry_their_events_owner_and_an_older_stores_get_it_on_open():
     mine = event(memory, "木木在读侦探小说", 1)
     event(memory, "另一个玩家也在读侦探小说", 1, user_id="other")
     official = event(memory, "祁煜喜欢侦探小说", 1, scope="official", user_id=None)
+    # an official event's postings are in a table of their own (official_event_term)
     owners = (
-        "select event_id, agent_id, scope, user_id, count(*) from memory_event_term "
+        "select event_id, agent_id, scope, user_id, count(*) from ("
+        "select * from memory_event_term union all by name select * from official_event_term) "
         "group by all order by event_id"
     )
     expected = [
@@ -626,3 +628,37 @@ def test_compounds_meet_on_a_shared_part_without_vectors(keyword_memory):
     result = memory.query("推理小说", user_id=USER, agent_id=AGENT, now=NOW, update=False)
     assert [e["event_id"] for e in result.memory_events] == [novel]
     assert result.additional_info["分词"] == ["推理", "小说", "推理小说"]
+
+
+def test_an_older_stores_official_memories_move_to_their_tables_once_on_open(tmp_path):
+    """A store written before official memories had tables of their own (official rows in the
+    player tables): opening it moves them, with their ids, postings and vectors, to the
+    official tables, once (recorded in rolemem_migration); recall answers as before."""
+    path = str(tmp_path / "older.duckdb")
+    memory = DynamicMemory(path, embedder=None)
+    mine = event(memory, "木木在读侦探小说", 1)
+    official = event(memory, "祁煜喜欢侦探小说", 2, scope="official", user_id=None)
+    before = memory.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+    memory.close()
+    with duckdb.connect(path) as con:
+        for table in ("memory_event", "memory_event_term", "memory_event_embedding"):
+            twin = table.replace("memory_", "official_")
+            con.execute(f"insert into {table} by name select * from {twin}")
+            con.execute(f"delete from {twin}")
+        con.execute("delete from rolemem_migration where name = 'official_tables'")
+    with DynamicMemory(path, embedder=None) as reopened:
+        after = reopened.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
+        con = reopened._con
+        assert con.execute("select id, scope from official_event").fetchall() == [
+            (official, "official")
+        ]
+        assert con.execute("select id from memory_event").fetchall() == [(mine,)]
+        assert con.execute("select count(*) from official_event_term").fetchall() == [(5,)]
+        assert con.execute(
+            "select count(*) from memory_event_term where scope = 'official'"
+        ).fetchall() == [(0,)]
+        assert con.execute(
+            "select count(*) from rolemem_migration where name = 'official_tables'"
+        ).fetchall() == [(1,)]
+    assert after.memory_events == before.memory_events
+    assert official in [e["event_id"] for e in after.memory_events]

@@ -249,6 +249,8 @@ def test_each_event_also_gets_the_vectors_of_its_context_texts():
     for event_id, texts in zip(ids, expected, strict=True):
         stored = con.execute(
             "select context_embedding, long_context_embedding from memory_event_embedding "
+            "where event_id = $id union all "  # an official event's are in a table of their own
+            "select context_embedding, long_context_embedding from official_event_embedding "
             "where event_id = $id",
             {"id": event_id},
         ).fetchone()

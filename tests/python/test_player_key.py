@@ -41,7 +41,11 @@ insert into memory_event values
 insert into memory_event_embedding values (1, [1.0, 0.0]), (2, [0.0, 1.0]);
 """
 _LINES = "select id, user_id from line order by id"
-_VECTORS = "select event_id, user_id from memory_event_embedding order by event_id"
+# the official event's moved to its own table by the same init-db (schema.memory)
+_VECTORS = (
+    "select event_id, user_id from memory_event_embedding union all "
+    "select event_id, user_id from official_event_embedding order by event_id"
+)
 
 
 def _old_store(engine: str, tmp_path, postgres_url: str | None) -> str:

@@ -17,7 +17,7 @@ from sqlmodel import SQLModel
 
 from rolemem import schema
 from rolemem.engines.postgres_setup import copy_rows
-from rolemem.schema.memory import create_memory_tables
+from rolemem.schema.memory import OFFICIAL_TABLES, create_memory_tables
 
 from .conftest import REPO, _dbt, demo_store, run_dbt
 
@@ -34,6 +34,7 @@ SOURCES = [
     "memory_loop_state",
     "memory_archive",
     "memory_maintenance_run",
+    *OFFICIAL_TABLES.values(),  # the designers' memories, in tables of their own
     "character_attributes",
     "character_events",
     "character_dialogue_styles",

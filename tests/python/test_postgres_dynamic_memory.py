@@ -152,7 +152,8 @@ def test_copy_from_asks_for_a_postgresql_url_and_a_file(capsys, tmp_path):
 
 def test_a_players_postings_are_read_by_index_alone(postgres_url):
     """What a turn reads of the BM25 postings on PostgreSQL: its player's (and its agent's
-    official ones) for its words, from ix_memory_event_term_owner_word alone (with sequential
+    official ones, in a table of their own) for its words, from ix_memory_event_term_owner_word
+    and ix_official_event_term_agent_word alone (with sequential
     scans off, a condition no index serves still shows as one), never every player's. The
     words come from the config copies, in collation C (PostgresEngine.replace_tables): the
     index seeks them (an index in another collation left them to a filter of every posting
@@ -173,15 +174,15 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
         postgres_url,
         "rolemem_postings_index",
         create_tables,
-        f"select * from ({recall_sources('postgres')['source_memory_event_term']}) as terms "
+        f"select * from ({recall_sources('postgres')['source_memory_event_term']}"
+        f" union all {recall_sources('postgres')['source_official_event_term']}) as terms "
         f"where {words}",
         {"agent_id": [AGENT], "user_id": [USER]},
     )
     scans = [line.split("  (")[0].split("->")[-1].strip() for line in plan.splitlines()]
-    assert [scan for scan in scans if "memory_event_term" in scan] == [
+    assert [scan for scan in scans if "event_term" in scan] == [
         "Index Only Scan using ix_memory_event_term_owner_word on memory_event_term",
-        "Index Only Scan using ix_memory_event_term_owner_word on memory_event_term "
-        "memory_event_term_1",
+        "Index Only Scan using ix_official_event_term_agent_word on official_event_term",
     ], plan
     conditions = [line for line in plan.splitlines() if "Index Cond" in line]
     assert len(conditions) == 2 and all("term = ANY" in line for line in conditions), plan
@@ -189,8 +190,10 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
 
 
 def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
-    """A database written before postings carried their event's owner: `rolemem init-db`
-    adds the columns and the indexes and fills the owners in from the events, rows kept; the
+    """A database written before postings carried their event's owner and before official
+    memories had tables of their own: `rolemem init-db` adds the columns and the indexes,
+    fills the owners in from the events, rows kept, and moves the official event with its
+    posting to the official tables, ids kept; the
     postings index of the version before (term in the default collation) is replaced."""
     import psycopg
 
@@ -217,12 +220,22 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
         )
         con.execute("drop index ix_memory_event_owner_time")
         con.execute("create index ix_memory_event_term_owner on memory_event_term (term)")
+        # and before official memories had tables of their own (the move not yet recorded)
+        con.execute("delete from rolemem_migration where name = 'official_tables'")
     init_database(url)
     with psycopg.connect(url, autocommit=True) as con:
         con.execute("set search_path = rolemem, public")
         owners = con.execute(
-            "select event_id, term, agent_id, scope, user_id from memory_event_term "
+            "select event_id, term, agent_id, scope, user_id from memory_event_term union all "
+            "select event_id, term, agent_id, scope, user_id from official_event_term "
             "order by event_id"
+        ).fetchall()
+        events = con.execute(
+            "select 'memory_event', id, scope from memory_event union all "
+            "select 'official_event', id, scope from official_event order by id"
+        ).fetchall()
+        moved = con.execute(
+            "select count(*) from rolemem_migration where name = 'official_tables'"
         ).fetchall()
         indexes = con.execute(
             "select indexname from pg_indexes where indexname like 'ix_memory_event_%' "
@@ -230,6 +243,9 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
             "order by indexname"
         ).fetchall()
     assert owners == [(1, "火锅", "qiyu", "user", "mumu"), (2, "画廊", "qiyu", "official", None)]
+    # the official event moved with its id and posting, once (recorded)
+    assert events == [("memory_event", 1, "user"), ("official_event", 2, "official")]
+    assert moved == [(1,)]
     assert indexes == [
         ("ix_memory_event_embedding_unowned",),
         ("ix_memory_event_owner_time",),

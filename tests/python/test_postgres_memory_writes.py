@@ -57,6 +57,11 @@ TABLES = {
     "memory_event_embedding": ("select * from memory_event_embedding order by event_id", ()),
     "memory_entity": ("select * from memory_entity order by id", ()),
     "memory_archive": ("select * from memory_archive order by id", ("archived_at",)),
+    # the designers' memories, in tables of their own
+    "official_event": ("select * from official_event order by id", ()),
+    "official_event_term": ("select * from official_event_term order by event_id, term", ()),
+    "official_event_embedding": ("select * from official_event_embedding order by event_id", ()),
+    "official_entity": ("select * from official_entity order by id", ()),
     # one insert per query: its rows' order is the engine's
     "memory_recall_log": (
         "select * from memory_recall_log order by item_id",
@@ -136,8 +141,8 @@ def rows_of(fetch: Any) -> dict[str, list[dict[str, Any]]]:
     }
     for row in tables["memory_archive"]:
         row["memory"] = json.loads(row["memory"])  # the same object, spaced per engine
-    for row in tables["memory_event_embedding"]:  # DuckDB's fixed-size arrays are tuples
-        row.update({name: list(row[name]) for name in VECTOR_COLUMNS})
+    for row in tables["memory_event_embedding"] + tables["official_event_embedding"]:
+        row.update({name: list(row[name]) for name in VECTOR_COLUMNS})  # DuckDB's are tuples
     return tables
 
 
@@ -182,4 +187,7 @@ def test_every_write_lands_alike_on_both_engines(engines):
     assert archive[0]["memory"]["created_at"] == "2024-04-08 20:00:00"
     logged = on_duckdb["memory_recall_log"]
     assert [r["item_id"] for r in logged if r["is_selected"]] == [ids[0]]
-    assert len(on_duckdb["memory_event_embedding"]) == 3  # the live events' vectors
+    # the live events' vectors: the player's two, the official one
+    assert len(on_duckdb["memory_event_embedding"]) == 2
+    assert [row["scope"] for row in on_duckdb["official_event"]] == ["official"]
+    assert len(on_duckdb["official_event_embedding"]) == 1

@@ -184,7 +184,12 @@ def sql_dense(store, query: list[float], candidates: int) -> tuple[list[dict], d
             {"int_memory_queries": queries},
             "select * from int_memory_query_dense_candidates "
             "order by greatest(cosine, context_cosine, long_context_cosine) desc, event_id",
-            existing=("memory_event", "memory_event_embedding"),
+            existing=(
+                "memory_event",
+                "memory_event_embedding",
+                "official_event",
+                "official_event_embedding",
+            ),
             engine=store.name,
         ),
         {"query": query, "candidates": candidates},
@@ -194,7 +199,12 @@ def sql_dense(store, query: list[float], candidates: int) -> tuple[list[dict], d
             "int_memory_query_cosine_stats",
             {"int_memory_queries": queries},
             f"select {', '.join(STAT_NAMES)} from int_memory_query_cosine_stats",
-            existing=("memory_event", "memory_event_embedding"),
+            existing=(
+                "memory_event",
+                "memory_event_embedding",
+                "official_event",
+                "official_event_embedding",
+            ),
             engine=store.name,
         ),
         {"query": query, "candidates": candidates},

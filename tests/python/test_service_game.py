@@ -260,7 +260,7 @@ def test_player_memories_are_the_players_own(game):
     assert pinned.json() == {"memory_type": "event", "memory_id": event_id, "status": "updated"}
     # the designer route refuses a player's memory, the player route an official one
     official = client.get("/official/qiyu", headers=DESIGNER).json()
-    official_id = one(app, "select min(id) from memory_event where scope = 'official'")[0]
+    official_id = one(app, "select min(id) from official_event")[0]
     before = count(app, "memory_event"), count(app, "memory_archive")
     refused = [
         client.delete(f"/official/events/{event_id}", headers=DESIGNER),

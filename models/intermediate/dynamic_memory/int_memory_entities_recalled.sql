@@ -19,7 +19,7 @@ words as (
 ),
 
 entities as (
-    select * from {{ ref('stg_app__memory_entities') }}
+    select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
 scoped as (

@@ -21,11 +21,11 @@ words as (
 ),
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 terms as (
-    select * from {{ ref('stg_app__memory_event_terms') }}
+    select * from {{ ref('int_memory_event_terms_with_official') }}
 ),
 
 {% if dense %}

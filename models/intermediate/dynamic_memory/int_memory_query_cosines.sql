@@ -10,11 +10,11 @@ queries as (
 ),
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 embeddings as (
-    select * from {{ ref('stg_app__memory_event_embeddings') }}
+    select * from {{ ref('int_memory_event_embeddings_with_official') }}
 ),
 
 final as (

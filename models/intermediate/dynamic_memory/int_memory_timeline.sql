@@ -4,7 +4,7 @@
 with
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 -- on narrow rows, the fields joined to the newest only

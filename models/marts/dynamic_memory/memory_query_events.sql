@@ -10,7 +10,7 @@ selected as (
 ),
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 final as (

@@ -2,11 +2,11 @@
 with
 
 entities as (
-    select * from {{ ref('stg_app__memory_entities') }}
+    select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 memories as (

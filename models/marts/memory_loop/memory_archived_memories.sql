@@ -2,7 +2,7 @@
 with
 
 archive as (
-    select * from {{ ref('stg_app__memory_archive') }}
+    select * from {{ ref('int_memory_archive_with_official') }}
 ),
 
 final as (

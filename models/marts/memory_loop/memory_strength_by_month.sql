@@ -3,15 +3,15 @@
 with
 
 events as (
-    select * from {{ ref('stg_app__memory_events') }}
+    select * from {{ ref('int_memory_events_with_official') }}
 ),
 
 entities as (
-    select * from {{ ref('stg_app__memory_entities') }}
+    select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
 archive as (
-    select * from {{ ref('stg_app__memory_archive') }}
+    select * from {{ ref('int_memory_archive_with_official') }}
 ),
 
 live as (

@@ -698,7 +698,7 @@ def _init_db(args: argparse.Namespace) -> None:
         set_aside = init_database(path)
         if set_aside:
             print(
-                f"{set_aside} rows without a player (official memories) moved to schema "
+                f"{set_aside} rows without a player (requests of no player) moved to schema "
                 f"{SET_ASIDE}: a database sharded by player (Citus) stores players' rows only",
                 file=sys.stderr,
             )
@@ -717,7 +717,7 @@ def _init_db(args: argparse.Namespace) -> None:
 def _say_left_out(count: int) -> None:
     if count:
         print(
-            f"{count} rows without a player (official memories) left out: a database sharded "
+            f"{count} rows without a player left out: a database sharded "
             "by player (Citus) stores players' rows only",
             file=sys.stderr,
         )

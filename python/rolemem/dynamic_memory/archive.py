@@ -11,6 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ..schema.memory import memory_table
 from ..sql.project import write_sql
 from ..sql.seeds import seed_specs
 
@@ -29,12 +30,12 @@ def archive_reasons() -> tuple[str, ...]:
 
 
 @functools.cache
-def _archive_sql(memory_type: str, engine: str) -> str:
-    """The insert archiving memories of a type, the whole row as JSON (macro row_as_json,
-    its columns from the schema)."""
+def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
+    """The insert archiving memories of a type and scope, the whole row as JSON (macro
+    row_as_json, its columns from the schema: an official table has its player twin's)."""
     from ..schema.memory import MemoryEntity, MemoryEvent
 
-    table = TABLES[memory_type]
+    table = memory_table(TABLES[memory_type], scope)
     model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
     columns = [
         (
@@ -47,7 +48,8 @@ def _archive_sql(memory_type: str, engine: str) -> str:
         )
         for column in model.__table__.columns  # type: ignore[attr-defined]
     ]
-    return write_sql("archive_memories", table, tuple(columns), engine=engine)
+    archive = memory_table("memory_archive", scope)
+    return write_sql("archive_memories", table, tuple(columns), archive, engine=engine)
 
 
 # each table's rows of a memory by its key (macro delete_memories): an event's postings and
@@ -71,31 +73,40 @@ def archive(
     *,
     keep: bool = False,
     engine: str = "duckdb",
+    scope: str = "user",
 ) -> None:
     """Archive the memories (the whole row as JSON, with the reason) and remove them from the
     live tables, inside the caller's transaction (a cursor of `engine`, rolemem.engines);
     `keep`: archive this version only (the row is about to be rewritten, as consolidation
-    does)."""
+    does); `scope` official: a designer's, from and into the official tables."""
     if reason not in archive_reasons():
         raise ValueError(
             f"archive reason {reason!r} is not in seed memory_archive_reasons: "
             f"{', '.join(archive_reasons())}"
         )
     cur.execute(
-        _archive_sql(memory_type, engine),
+        _archive_sql(memory_type, engine, scope),
         {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},
     )
     if not keep:
-        remove(cur, memory_type, ids)
+        remove(cur, memory_type, ids, scope=scope)
 
 
-def remove(cur: Any, memory_type: str, ids: list[int]) -> dict[str, int]:
-    """Remove the memories from the live tables (archive first, unless purging); the rows
-    deleted per table."""
-    return {
-        table: len(cur.execute(write_sql("delete_memories", table, key), {"ids": ids}).fetchall())
-        for table, key in _DELETED_BY[memory_type]
-    }
+def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -> dict[str, int]:
+    """Remove the memories from the live tables of `scope` (archive first, unless purging);
+    the rows deleted per table."""
+    deleted = {}
+    for player_table, key in _DELETED_BY[memory_type]:
+        table = memory_table(player_table, scope)
+        sql = write_sql("delete_memories", table, key)
+        deleted[table] = len(cur.execute(sql, {"ids": ids}).fetchall())
+    return deleted
+
+
+# the archive's columns, the players' and the designers' (official_archive) alike
+_ARCHIVE_COLUMNS = (
+    "id, memory_type, memory_id, agent_id, user_id, reason, strength, memory, archived_at"
+)
 
 
 def archived(
@@ -106,13 +117,18 @@ def archived(
     limit: int | None = None,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """The archive (optionally one player's, one agent's), oldest first, each row's memory
+    """The archive (optionally one player's, one agent's; official memories have no player),
+    oldest first, each row's memory
     parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
     from ..engines import reading
 
     with reading(db) as cur:
         result = cur.execute(
-            """select * from memory_archive
+            f"""select * from (
+                select {_ARCHIVE_COLUMNS} from memory_archive
+                union all
+                select {_ARCHIVE_COLUMNS} from official_archive
+            ) as archived
             where (cast($user_id as varchar) is null or user_id = $user_id)
                 and (cast($agent_id as varchar) is null or agent_id = $agent_id)
             order by id limit $limit offset $offset""",

@@ -217,6 +217,7 @@ class _Base:
 
         needed = {t.name for t in MEMORY_TABLES} | {
             "memory_event_embedding",
+            "official_event_embedding",
             "line",
             "save",
             *HISTORY_TABLES,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, OFFICIAL_TABLES, memory_table
 from ..sql.project import write_sql
 from .base import _tracked
 from .checks import (
@@ -94,18 +94,28 @@ class _Edits(_Entities):
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
         with self._store.transaction() as cur:
+            home = self._home(cur, table, memory_id)
             changed = cur.execute(
-                write_sql("update_memory_fields", table, tuple(fields), engine=self._store.name),
+                write_sql("update_memory_fields", home, tuple(fields), engine=self._store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
         return memory_id
 
+    def _home(self, cur: Any, table: str, memory_id: int) -> str:
+        """The table holding memory `memory_id` of `table`'s kind: its official twin when a
+        designer's memory has the id (ids are unique across both), else `table`."""
+        official = OFFICIAL_TABLES[table]
+        found = cur.execute(f"select 1 from {official} where id = $id", {"id": memory_id})
+        return official if found.fetchone() is not None else table
+
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
         from .archive import archive
 
-        found = self._store.records("select * from memory_event where id = $id", {"id": event_id})
+        with self._store.reading() as cur:
+            home = self._home(cur, "memory_event", event_id)
+        found = self._store.records(f"select * from {home} where id = $id", {"id": event_id})
         if not found:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
         old = found[0]
@@ -120,10 +130,18 @@ class _Edits(_Entities):
         strength = fields.get("strength", old["strength"])
         rows, vectors = self._prepare_events([event])  # slow work before the transaction
         with self._store.transaction() as cur:
-            archive(cur, "event", "edited", [event_id], datetime.now(), engine=self._store.name)
+            archive(
+                cur,
+                "event",
+                "edited",
+                [event_id],
+                datetime.now(),
+                engine=self._store.name,
+                scope=old["scope"],
+            )
             (new_id,) = self._write_events(cur, rows, vectors)
             cur.execute(
-                write_sql("restore_event_counters", engine=self._store.name),
+                write_sql("restore_event_counters", home, engine=self._store.name),
                 {
                     "strength": strength,
                     "recalls": old["recall_count"],
@@ -158,19 +176,28 @@ class _Edits(_Entities):
 
         self._writable()
         with self._store.transaction() as cur:
-            found = cur.execute(
-                f"select id from {TABLES[kind]} where id = $id", {"id": memory_id}
-            ).fetchall()
-            if not found:
+            home = self._home(cur, TABLES[kind], memory_id)
+            found = cur.execute(f"select id from {home} where id = $id", {"id": memory_id})
+            if not found.fetchall():
                 raise MemoryInputError(f"no {TABLES[kind]} with id {memory_id}", field="id")
-            archive(cur, kind, "deleted", [memory_id], datetime.now(), engine=self._store.name)
+            scope = "user" if home == TABLES[kind] else "official"
+            archive(
+                cur,
+                kind,
+                "deleted",
+                [memory_id],
+                datetime.now(),
+                engine=self._store.name,
+                scope=scope,
+            )
 
     def _list(
         self, table: str, agent_id: str, user_id: str | None, scope: str
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
         rows = self._store.records(
-            f"select * from {table} where agent_id = $agent_id and scope = $scope "
+            f"select * from {memory_table(table, scope)} where agent_id = $agent_id "
+            "and scope = $scope "
             "and user_id is not distinct from $user_id order by id",
             {"agent_id": agent_id, "scope": scope, "user_id": user_id},
         )

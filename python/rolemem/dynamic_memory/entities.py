@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ..schema.memory import memory_table
 from ..sql.project import write_sql
 from .base import _tracked
 from .checks import (
@@ -61,13 +62,14 @@ class _Entities(_Events):
         """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
         description is appended unless already there and strength grows by the spacing
         increment for the time since the entity was last updated."""
+        table = memory_table("memory_entity", params["scope"])
         row = cur.execute(
-            write_sql("merge_memory_entity", engine=self._store.name),
+            write_sql("merge_memory_entity", table, engine=self._store.name),
             {k: v for k, v in params.items() if k != "entity_type"},
         ).fetchone()
         if row is None:
             row = cur.execute(
-                write_sql("insert_memory_entity", engine=self._store.name), params
+                write_sql("insert_memory_entity", table, engine=self._store.name), params
             ).fetchone()
         assert row is not None  # insert ... returning always answers one row
         return int(row[0])

@@ -21,6 +21,7 @@ from typing import Any
 from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
 from ..memory_builder import erasure, history
+from ..schema.memory import memory_table
 from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
 
@@ -152,7 +153,7 @@ def _in_scope(
     if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
         raise RolememError(f"id must be a positive 64-bit integer, got {memory_id!r}", field="id")
     found = cur.execute(
-        _SCOPE_SQL.format(table=TABLES[kind]),  # one of two fixed names
+        _SCOPE_SQL.format(table=memory_table(TABLES[kind], scope)),  # one of four fixed names
         {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
     ).fetchone()
     if found is None:
@@ -175,7 +176,15 @@ def delete(
     kind = kind_of(kind)
     with writing(db) as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-        archive(cur, kind, "deleted", [memory_id], now or datetime.now(), engine=engine_name(db))
+        archive(
+            cur,
+            kind,
+            "deleted",
+            [memory_id],
+            now or datetime.now(),
+            engine=engine_name(db),
+            scope=scope,
+        )
     return {"memory_type": kind, "memory_id": memory_id, "status": "archived"}
 
 

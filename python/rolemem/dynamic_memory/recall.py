@@ -3,6 +3,7 @@ effects (recall count, time, +strength; the recall log) in one transaction."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 import uuid
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, sole_player
 from ..sql.project import write_sql
 from ..text.embedders import EmbeddingError, checked
@@ -258,12 +260,16 @@ class _Recall(_Lookups):
         statements = []
         engine = self._store.name
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
-        for table, position, key in tables:
+        # an official memory's counters are in its own table (of no player): its statement
+        # only when one was recalled
+        for (player_table, position, key), scope in itertools.product(tables, SCOPES):
+            table = memory_table(player_table, scope)
             recalled = [
                 (row[key], query.params["now"])
                 for query, result in zip(queries, results, strict=True)
                 if query.update
                 for row in result[position] or []
+                if row["scope"] == scope
             ]
             ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
             bonus = self.settings["recall_strength_bonus"]
@@ -271,12 +277,12 @@ class _Recall(_Lookups):
             player = {"user_id": sole_player(query.params["user_id"] for query in queries)}
             if len(set(ids)) == len(ids) and len(set(times)) == 1:
                 once = {"bonus": bonus, "ids": ids, "now": times[0], **player}
-                statements.append((write_sql("record_recalls", table, engine=engine), once))
+                sql = write_sql("record_recalls", table, scope == "user", engine=engine)
+                statements.append((sql, once))
             elif recalled:
                 grouped = {"bonus": bonus, "ids": ids, "recalled_at": times, **player}
-                statements.append(
-                    (write_sql("record_batched_recalls", table, engine=engine), grouped)
-                )
+                sql = write_sql("record_batched_recalls", table, scope == "user", engine=engine)
+                statements.append((sql, grouped))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema.memory import VECTOR_COLUMNS
+from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
 from ..sql.project import compose, render_macro
 from ..sql.request_rows import request_rows_sql
 from .settings import _SETTING_TYPES, PROFILE_NAMES
@@ -92,37 +92,43 @@ def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {**settings, **lists}
 
 
-def _reachable_rows(table: str, player: str = "") -> str:
-    """The agents' official rows and the players' own (a player of one query next to an agent
-    of another is read too: the models' joins on the query's agent and player drop it).
-    `player`: a condition each branch adds (macro player_filter, engine_sources)."""
+def _agents_official(table: str) -> str:
+    """The batch's agents' official rows (tables of their own, OFFICIAL_TABLES: on Citus
+    reference tables, read on the player's shard)."""
     return f"""
-        select * from {table}
-        where list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'official'{player}
-        union all
+        select * from {OFFICIAL_TABLES[table]}
+        where list_contains(cast($agent_id as varchar[]), agent_id)"""
+
+
+def _players_own(table: str, player: str = "") -> str:
+    """The batch's players' own rows of the agents (a player of one query next to an agent of
+    another is read too: the models' joins on the query's agent and player drop it).
+    `player`: a condition added (macro player_filter, engine_sources). The scope (a player
+    table's rows are all `user`) lets PostgreSQL seek its owner indexes, which lead with
+    (agent_id, scope, user_id)."""
+    return f"""
         select * from {table}
         where
             list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'user'
             and list_contains(cast($user_id as varchar[]), user_id){player}"""
 
 
-def _reachable_rows_in_one_read(table: str, player: str = "") -> str:
-    """_reachable_rows as one filtered read of the table, not a union of two: a reader can
-    then take the rows in an index's order (on PostgreSQL the timeline reads a player's
-    newest events by index and stops; a union's branches hide their order)."""
-    return f"""
-        select * from {table}
-        where
-            list_contains(cast($agent_id as varchar[]), agent_id)
-            and (
-                scope = 'official'
-                or (scope = 'user' and list_contains(cast($user_id as varchar[]), user_id))
-            ){player}"""
+def _reachable(player: str = "") -> dict[str, str]:
+    """The store narrowed to the batch's agents and players, per source the models read (the
+    union of official and player rows is the models' own: int_memory_*_with_official)."""
+    tables = ("memory_event", "memory_entity", "memory_event_term")
+    return {
+        **{f"source_{table}": _players_own(table, player) for table in tables},
+        **{f"source_{OFFICIAL_TABLES[table]}": _agents_official(table) for table in tables},
+    }
 
 
-# The events one player's queries can reach (the vector cache loads exactly these), bound
-# with one-element lists
-PLAYER_EVENTS = _reachable_rows("memory_event")
+# The ids of the events one player's queries can reach (the vector cache loads exactly these),
+# bound with one-element lists
+PLAYER_EVENTS = f"""
+        select id from ({_agents_official("memory_event")}) as official
+        union all
+        select id from ({_players_own("memory_event")}) as own"""
 
 
 def recall_sources(engine: str) -> dict[str, str]:
@@ -146,9 +152,7 @@ def engine_sources(engine: str) -> dict[str, str]:
     )
     return {
         **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
-        "source_memory_event": _reachable_rows_in_one_read("memory_event", player),
-        "source_memory_entity": _reachable_rows("memory_entity", player),
-        "source_memory_event_term": _reachable_rows("memory_event_term", player),
+        **_reachable(player),
         **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
         "int_memory_query_dense_candidates": "    select\n"
@@ -163,14 +167,11 @@ def engine_sources(engine: str) -> dict[str, str]:
 # The store narrowed to the batch's agents and players before any model reads it (plain
 # filters DuckDB pushes into each scan).
 _SOURCES = {
-    "source_memory_event": _reachable_rows("memory_event"),
-    "source_memory_entity": _reachable_rows("memory_entity"),
+    **_reachable(),
     # the queried saves' current chains (write-time table, refreshed before the query)
     "int_lines_chained_to_root": """
         select * from main.int_lines_chained_to_root
         where list_contains(cast($save_id as bigint[]), save_id)""",
-    # postings carry their event's owner: the batch's players' only, never the whole store
-    "source_memory_event_term": _reachable_rows("memory_event_term"),
     # what numpy computed over each player's vectors (vector_cache): the dense candidates,
     # registered on the cursor for this statement, and the cosines' statistics, bound
     "int_memory_query_dense_candidates": """
@@ -267,10 +268,14 @@ _FIRST_NEW_ID = 2**62
 
 _NEW_AND_STORED_EVENTS_SQL = """
     select id as event_id, agent_id, scope, user_id, created_at, description
+    from official_event
+    where list_contains(cast($new_agent_id as varchar[]), agent_id)
+    union all
+    select id as event_id, agent_id, scope, user_id, created_at, description
     from memory_event
     where
         list_contains(cast($new_agent_id as varchar[]), agent_id)
-        and (scope = 'official' or list_contains(cast($new_user_id as varchar[]), user_id))
+        and list_contains(cast($new_user_id as varchar[]), user_id)
     union all
     select
         cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
@@ -327,14 +332,34 @@ def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[An
     }
 
 
+OFFICIAL_VECTORS = OFFICIAL_TABLES["memory_event_embedding"]
+# every event's vectors, with the event's scope (an official event's are in a table of
+# their own)
+_VECTORS_WITH_SCOPE = "\n    union all\n".join(
+    f"    select event_id, '{scope}' as scope, {', '.join(VECTOR_COLUMNS[1:])} from {table}"
+    for scope, table in (
+        ("user", "memory_event_embedding"),
+        ("official", "official_event_embedding"),
+    )
+)
+
+
 @functools.cache
 def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
     return compose(
         "int_memory_event_context_texts",
-        {"source_memory_event": "select * from memory_event"},
-        f"""select texts.event_id, {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
+        {
+            "source_memory_event": "select * from memory_event",
+            "source_official_event": "select * from official_event",
+        },
+        f"""select
+            texts.event_id,
+            vectors.scope,
+            {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
         from int_memory_event_context_texts as texts
-        inner join memory_event_embedding as vectors on vectors.event_id = texts.event_id
+        inner join (
+        {_VECTORS_WITH_SCOPE}
+        ) as vectors on vectors.event_id = texts.event_id
         where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
         order by texts.event_id""",
         engine=engine,

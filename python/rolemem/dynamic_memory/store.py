@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..schema.memory import VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS, memory_table
 from ..sql.project import compose, write_sql
 from .base import _tracked
 from .checks import (
@@ -143,7 +143,7 @@ class _Events(_Vectors):
         events and the new ones (which follow stored events of the same time, in order)."""
         sql = compose(
             "int_memory_event_context_texts",
-            {"stg_app__memory_events": _NEW_AND_STORED_EVENTS_SQL},
+            {"int_memory_events_with_official": _NEW_AND_STORED_EVENTS_SQL},
             f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
             "where event_id >= $first_new_id order by event_id",
             engine=self._store.name,
@@ -167,9 +167,11 @@ class _Events(_Vectors):
         description the player's store already holds is mentioned again instead: its strength
         grows by the spacing increment (seed memory_strength_increments)."""
         ids = []
+        engine = self._store.name
         for row, vector in zip(rows, vectors, strict=True):
             terms = row["terms"]
             params = {k: v for k, v in row.items() if k != "terms"}
+            scope = params["scope"]  # an official event goes to the official tables
             existing = (
                 cur.execute(
                     write_sql("reinforce_memory_event", engine=self._store.name),
@@ -185,13 +187,20 @@ class _Events(_Vectors):
                 ids.append(int(existing[0]))
                 continue
             inserted = cur.execute(
-                write_sql("insert_memory_event", engine=self._store.name), params
+                write_sql(
+                    "insert_memory_event", memory_table("memory_event", scope), engine=engine
+                ),
+                params,
             ).fetchone()
             assert inserted is not None  # insert ... returning always answers one row
             event_id = inserted[0]
             if terms["terms"]:
                 cur.execute(
-                    write_sql("insert_event_postings", engine=self._store.name),
+                    write_sql(
+                        "insert_event_postings",
+                        memory_table("memory_event_term", scope),
+                        engine=engine,
+                    ),
                     {
                         "event_id": event_id,
                         **{name: params[name] for name in ("agent_id", "scope", "user_id")},
@@ -200,7 +209,12 @@ class _Events(_Vectors):
                 )
             if vector is not None:
                 cur.execute(
-                    write_sql("insert_event_vectors", VECTOR_COLUMNS, engine=self._store.name),
+                    write_sql(
+                        "insert_event_vectors",
+                        VECTOR_COLUMNS,
+                        memory_table("memory_event_embedding", scope),
+                        engine=engine,
+                    ),
                     {
                         "id": event_id,
                         "user_id": params["user_id"],

@@ -20,13 +20,19 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from ..schema.memory import VECTOR_COLUMNS
+from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
 from .sql import STAT_NAMES
 
 # the cosine each stored vector gives, column for column
 COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 _CONTEXTS = VECTOR_COLUMNS[1:]
 _HAS_CONTEXT = " and ".join(f"{name} is not null" for name in _CONTEXTS)
+# every event's vectors: the players' and the designers' (official events' are in a table of
+# their own, ids unique across both)
+EVENT_VECTORS = "\nunion all\n".join(
+    f"select event_id, {', '.join(VECTOR_COLUMNS)} from {table}"
+    for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
+)
 # an event stored without context vectors (written before them) has its own vector for each
 # until maintenance fills them in
 _LOAD = f"""
@@ -35,7 +41,7 @@ select
     embedding,
     {", ".join(f"coalesce({name}, embedding) as {name}" for name in _CONTEXTS)},
     {_HAS_CONTEXT} as has_context
-from memory_event_embedding
+from ({EVENT_VECTORS}) as vectors
 where event_id in (select unnest(cast($ids as bigint[])))
 order by event_id
 """
@@ -82,7 +88,7 @@ class EventVectorCache:
         self.dim, self.max_vectors = dim, max_vectors
         self._reachable_with_vectors = f"""
             select event_id, {_HAS_CONTEXT} as has_context
-            from memory_event_embedding
+            from ({EVENT_VECTORS}) as vectors
             where event_id in (select id from ({reachable_events}))
         """
         self._players: OrderedDict[tuple[str, str], _Vectors] = OrderedDict()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from ..schema.memory import VECTOR_COLUMNS
+from ..schema.memory import SCOPES, VECTOR_COLUMNS, memory_table
 from ..sql.project import write_sql
 from ..text.embedders import checked
 from .base import _Base, _tracked
@@ -35,15 +35,24 @@ class _Vectors(_Base):
         missing = self._store.run(_MISSING_CONTEXT_SQL(self._store.name), {})
         columns = VECTOR_COLUMNS[1:]
         # one statement per event: a list of vectors is one flat array on PostgreSQL
-        fill = write_sql("fill_event_vectors", columns, engine=self._store.name)
+        fill = {
+            scope: write_sql(
+                "fill_event_vectors",
+                columns,
+                memory_table("memory_event_embedding", scope),
+                engine=self._store.name,
+            )
+            for scope in SCOPES
+        }
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
-            vectors = self._embedded([text for _, *row_texts in chunk for text in row_texts])
+            vectors = self._embedded([text for _, _, *row_texts in chunk for text in row_texts])
             with self._store.transaction() as cur:
-                for index, (event_id, *_) in enumerate(chunk):
+                for index, (event_id, scope, *_) in enumerate(chunk):
                     filled = vectors[index * len(columns) : (index + 1) * len(columns)]
                     cur.execute(
-                        fill, {"event_id": event_id, **dict(zip(columns, filled, strict=True))}
+                        fill[scope],
+                        {"event_id": event_id, **dict(zip(columns, filled, strict=True))},
                     )
             if progress is not None:
                 progress(start + len(chunk), len(missing))

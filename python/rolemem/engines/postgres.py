@@ -20,7 +20,7 @@ CITUS = "citus"
 _RAISED_PREFIX = "rolemem: "
 _PLAYER_REQUIRED = (
     "user_id is required: this database shards every save, line and memory by its player "
-    "(Citus), so a save without a player or an official memory is not stored here"
+    "(Citus), so a save without a player is not stored here"
 )
 # tries of one statement the server chose as a deadlock's victim
 _STATEMENT_ATTEMPTS = 3

@@ -26,6 +26,11 @@ _STORE_TABLES = (
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",
+    "official_entity",
+    "official_event",
+    "official_event_term",
+    "official_event_embedding",
+    "official_archive",
     "rolemem_migration",
 )
 
@@ -43,8 +48,9 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     """Create rolemem's tables on the database at `url` if missing; on a database with the
     citus extension, in Citus's shape (schema.citus). `store`: recreate them (keys restart at
     1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo` copies the
-    demo store this way). Returns how many of the store's rows were left out: on Citus, its
-    official memories (rows without a player); without `store`, how many rows of a store made
+    demo store this way). Returns how many of the store's rows were left out: on Citus, rows
+    of player tables without a player (official memories have tables of their own, copied as
+    reference tables); without `store`, how many rows of a store made
     here before the extension were set aside when it was distributed in place
     (schema.citus.SET_ASIDE)."""
     import sqlalchemy as sa
@@ -92,14 +98,16 @@ def _record_batch_lines_once(connection: Any) -> None:
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     """A DuckDB store's rows copied into the (empty) tables in one transaction; then every key
     sequence is set past the copied keys and the tables are vacuumed and analysed. On Citus
-    its saves must have players (PlayerRequiredError), and rows without a player (official
-    memories) are left out: how many is returned."""
+    its saves must have players (PlayerRequiredError), and rows of player tables without a
+    player are left out (official memories are in tables of their own, reference tables
+    there): how many is returned. An older store's official rows, still in the player tables,
+    are moved to theirs after the copy (schema.memory.move_official_rows_once)."""
     import duckdb
     import sqlalchemy as sa
 
     from ..schema import APP_TABLES, CONFIG_TABLES
     from ..schema.citus import PLAYER_TABLES
-    from ..schema.memory import MEMORY_TABLES
+    from ..schema.memory import MEMORY_TABLES, move_official_rows_once
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
         owned: dict[str, str] = {}
@@ -114,6 +122,9 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
                     field="user_id",
                 )
             owned = {table: "user_id is not null" for table in PLAYER_TABLES}
+        # the store's own migration records come with it (an older store's official rows
+        # are moved after the copy)
+        connection.exec_driver_sql("delete from rolemem_migration")
         left_out = copy_rows(
             source,
             connection.connection.dbapi_connection.cursor(),
@@ -123,14 +134,21 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
             # stored on them): with it, never left out as ownerless
             _FILLED_OWNERS if citus else None,
         )
+        if not citus:
+            move_official_rows_once(connection)
+        # a sequence shared by a player table and its official twin continues after both
+        keyed: dict[str, list[str]] = {}
         for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
             for column in table.columns:
                 if isinstance(column.default, sa.Sequence):
-                    connection.exec_driver_sql(
-                        f"select setval('{column.default.name}', "
-                        f"coalesce((select max({column.name}) from {table.name}), 0) + 1, "
-                        "false)"
+                    keyed.setdefault(column.default.name, []).append(
+                        f"select max({column.name}) as key from {table.name}"
                     )
+        for sequence, maxima in keyed.items():
+            connection.exec_driver_sql(
+                f"select setval('{sequence}', coalesce((select max(key) from "
+                f"({' union all '.join(maxima)}) as keys), 0) + 1, false)"
+            )
     # a bulk copy: statistics for the planner and the visibility map for index-only reads
     # (recall reads a player's postings from their index alone), outside any transaction
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:

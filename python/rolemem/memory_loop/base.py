@@ -18,6 +18,7 @@ from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
+from ..schema.memory import OFFICIAL_TABLES
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import write_sql
 from ..sql.seeds import read_settings, shipped_settings
@@ -258,13 +259,17 @@ class _LoopBase:
             memory_id, "event_id" if event_id is not None else "entity_id", "pin"
         )
         with self.memory.store.transaction() as cur:
-            changed = cur.execute(
-                # the table name is one of two fixed names, never data
-                write_sql(
-                    "update_memory_fields", table, ("is_pinned",), engine=self.memory.store.name
-                ),
-                {"is_pinned": pinned, "id": memory_id},
-            ).fetchall()
+            # a player's memory, else a designer's (ids are unique across both)
+            for home in (table, OFFICIAL_TABLES[table]):
+                changed = cur.execute(
+                    # the table name is one of four fixed names, never data
+                    write_sql(
+                        "update_memory_fields", home, ("is_pinned",), engine=self.memory.store.name
+                    ),
+                    {"is_pinned": pinned, "id": memory_id},
+                ).fetchall()
+                if changed:
+                    break
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}")
 

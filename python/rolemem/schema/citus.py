@@ -47,10 +47,12 @@ PLAYER_TABLES = (
 )
 # memory_event_embedding is created by DDL of its own (its vectors' dimension), not SQLModel
 _OWN_KEYS = {"memory_event_embedding": ("event_id",)}
-# rolemem's tables that are not a player's: copied to every node
-_OTHER_TABLES = ("rolemem_migration",)
-# where a store distributed in place keeps its rows without a player (official memories,
-# requests of no player): Citus stores no row whose distribution column is null
+# rolemem's tables that are not a player's, made apart from SQLModel: copied to every node
+# (official memories are reference tables: every player's recall reads them on its shard)
+_OTHER_TABLES = ("rolemem_migration", "official_event_embedding")
+# where a store distributed in place keeps its rows without a player (requests of no
+# player; its official memories were moved to their own tables before: schema.memory):
+# Citus stores no row whose distribution column is null
 SET_ASIDE = "rolemem_ownerless"
 
 
@@ -104,8 +106,9 @@ def _leads_with_player(connection: Any, table: str) -> bool:
 
 def _set_aside_ownerless(connection: Any, tables: list[str]) -> int:
     """A store made before the extension (distributed in place): its rows without a player
-    moved to schema SET_ASIDE, tables of the same names, local to the coordinator and read by
-    nothing; how many. A save without a player is the game's, and is refused instead
+    (official memories excepted: they have tables of their own, schema.memory) moved to
+    schema SET_ASIDE, tables of the same names, local to the coordinator and read by nothing;
+    how many. A save without a player is the game's, and is refused instead
     (PlayerRequiredError: nothing is changed). Its lines got its player before (create_all)."""
     ownerless = 0
     if "save" in tables:

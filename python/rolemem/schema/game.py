@@ -267,8 +267,11 @@ def drop_all(engine: sa.Engine) -> None:
 def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
     """Drop `tables` and then only their own key sequences (SQLAlchemy's drop_all drops every
     sequence of the metadata, which fails while another table set still uses its own)."""
-    for table in reversed(tables):
-        table.drop(engine, checkfirst=True)
+    # DropTable, not table.drop: that drops the table's key sequence with it, which a player
+    # table still uses after its official twin is dropped (schema.memory.OFFICIAL_TABLES)
+    with engine.begin() as connection:
+        for table in reversed(tables):
+            connection.execute(sa.schema.DropTable(table, if_exists=True))
     for table in tables:
         for column in table.columns:
             if isinstance(column.default, sa.Sequence):

@@ -1,7 +1,10 @@
 """Per-player memory stores (SQLModel): entity memories, event memories, and what recall reads.
 
-Two scopes share the tables: `official` rows are written by designers per agent (user_id is
-null), `user` rows by extraction per user x agent. `memory_event_term` holds each event's
+Two scopes, two sets of tables: `user` rows, written by extraction per user x agent, in the
+player tables (`memory_event`, ...); `official` rows, written by designers per agent, in tables
+of their own (`official_event`, ...: OFFICIAL_TABLES) with the same columns (scope `official`,
+user_id null), read by every player's recall (on Citus reference tables, the player tables
+being sharded by player). `memory_event_term` holds each event's
 tokens (for BM25 in SQL) and `memory_event_embedding` its vector; both are written by
 `DynamicMemory` with the event. The embedding column is DuckDB's fixed-size FLOAT[dim], so
 that table is created with the embedder's dimension rather than by SQLModel.
@@ -270,6 +273,28 @@ class WebhookDelivery(SQLModel, table=True):
     failed_at: datetime = Field(sa_type=_TS, index=True)
 
 
+# the designers' memories: the player tables' columns (so one union, the models
+# int_memory_*_with_official, reads both), and their id sequences, so an id names one memory
+# of either (the API addresses memories by id); memory_event_embedding's is made by DDL
+OFFICIAL_TABLES = {
+    "memory_event": "official_event",
+    "memory_entity": "official_entity",
+    "memory_event_term": "official_event_term",
+    "memory_event_embedding": "official_event_embedding",
+    "memory_archive": "official_archive",
+}
+
+
+def memory_table(table: str, scope: str | None) -> str:
+    """The table holding `table`'s rows of `scope`: its official twin for `official`."""
+    return OFFICIAL_TABLES[table] if scope == "official" else table
+
+
+def _official(model: type[SQLModel]) -> Any:
+    table = _table(model)
+    return table.to_metadata(SQLModel.metadata, name=OFFICIAL_TABLES[table.name])
+
+
 MEMORY_TABLES: list[Any] = [
     _table(MemoryEntity),
     _table(MemoryEvent),
@@ -283,6 +308,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryMaintenanceRun),
     _table(IdempotentRequest),
     _table(WebhookDelivery),
+    *(_official(model) for model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive)),
 ]
 
 # Columns added after the first release: a store created earlier gets them on open.
@@ -332,7 +358,13 @@ _POSTGRES_INDEXES = (
     # a player's newest events first: the overview timeline reads timeline_size of them
     "create index if not exists ix_memory_event_owner_time on memory_event "
     "(agent_id, scope, user_id, created_at desc nulls last, id desc nulls last)",
-    # the vectors without a player (official events', and any written before the column):
+    # the agent's official postings of the turn's words, and its newest official events
+    "create index if not exists ix_official_event_term_agent_word on official_event_term "
+    '(agent_id, term collate "C") '
+    "include (event_id, description_count, keyword_count, tag_count, scope, user_id)",
+    "create index if not exists ix_official_event_agent_time on official_event "
+    "(agent_id, created_at desc nulls last, id desc nulls last)",
+    # the vectors without a player (any written before the column):
     # few, so filling them on open reads this index, not every vector
     "create index if not exists ix_memory_event_embedding_unowned on memory_event_embedding "
     "(event_id) where user_id is null",
@@ -365,6 +397,22 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
             connection.exec_driver_sql(
                 f"alter table memory_event_embedding add column if not exists {name} {sql_type}"
             )
+        # the official events' vectors: the players' columns, of the store's widths (DuckDB's
+        # arrays are fixed-size; an older store's may be another embedder's)
+        widths = dict.fromkeys(VECTOR_COLUMNS, vector)
+        if engine.dialect.name == "duckdb":
+            widths.update(
+                connection.exec_driver_sql(
+                    "select column_name, data_type from duckdb_columns() "
+                    "where table_name = 'memory_event_embedding'"
+                ).fetchall()
+            )
+        official = ["event_id bigint primary key", "user_id varchar"]
+        official += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
+        connection.exec_driver_sql(
+            f"create table if not exists {OFFICIAL_TABLES['memory_event_embedding']} "
+            f"({', '.join(official)})"
+        )
         # data migrations done once per store (DynamicMemory records them here)
         connection.exec_driver_sql(
             "create table if not exists rolemem_migration (name varchar primary key, "
@@ -374,13 +422,75 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     if citus:
         return
     with engine.begin() as connection:
+        move_official_rows_once(connection)
         connection.exec_driver_sql(
             write_sql("fill_missing_owners", "memory_event_embedding", "event_id", "memory_event")
         )
 
 
+# a store written before official memories had tables of their own: their rows, moved once
+_OFFICIAL_MOVED = "official_tables"
+# which rows of each player table are official (the archive has no scope: no player)
+_OFFICIAL_ROWS = {
+    "memory_event": "scope = 'official'",
+    "memory_entity": "scope = 'official'",
+    "memory_event_term": "event_id in (select id from official_event)",
+    "memory_event_embedding": "event_id in (select id from official_event)",
+    "memory_archive": "user_id is null",
+}
+
+
+def move_official_rows_once(connection: Any) -> int:
+    """A store's official rows moved from the player tables to OFFICIAL_TABLES with their ids,
+    once per store (recorded in rolemem_migration, as DynamicMemory's migrations are), inside
+    the caller's transaction (a SQLAlchemy connection); how many rows moved. Their postings
+    and vectors follow the events (moved first), by id."""
+    done = connection.exec_driver_sql(
+        f"select 1 from rolemem_migration where name = '{_OFFICIAL_MOVED}'"
+    ).first()
+    if done is not None:
+        return 0
+    moved = 0
+    for table, rows in _OFFICIAL_ROWS.items():
+        # the columns the table has (a store older than some of them lacks those)
+        present = set(connection.exec_driver_sql(f"select * from {table} limit 0").keys())
+        names, values = _moved_columns(table, present, connection.dialect)
+        official = OFFICIAL_TABLES[table]
+        result = connection.exec_driver_sql(
+            f"insert into {official} ({', '.join(names)}) "
+            f"select {', '.join(values)} from {table} where {rows}"
+        )
+        moved += max(result.rowcount, 0)
+    for table in reversed(_OFFICIAL_ROWS):
+        connection.exec_driver_sql(f"delete from {table} where {_OFFICIAL_ROWS[table]}")
+    connection.exec_driver_sql(f"insert into rolemem_migration (name) values ('{_OFFICIAL_MOVED}')")
+    return moved
+
+
+def _moved_columns(table: str, present: set[str], dialect: Any) -> tuple[list[str], list[str]]:
+    """The official twin's columns a move fills, and what fills each: the player table's
+    column as the twin types it (an older store's may differ), or (a store older than the
+    column) its default."""
+    if table == "memory_event_embedding":
+        names = [name for name in ("event_id", "user_id", *VECTOR_COLUMNS) if name in present]
+        return names, names
+    names, values = [], []
+    for column in next(t for t in MEMORY_TABLES if t.name == table).columns:
+        default = column.default
+        if column.name in present:
+            names.append(column.name)
+            values.append(f"cast({column.name} as {column.type.compile(dialect=dialect)})")
+        elif isinstance(default, sa.ColumnDefault) and default.is_scalar:
+            names.append(column.name)
+            values.append(
+                repr(default.arg) if not isinstance(default.arg, bool) else str(default.arg).lower()
+            )
+    return names, values
+
+
 def drop_memory_tables(engine: sa.Engine) -> None:
     with engine.begin() as connection:
-        connection.exec_driver_sql("drop table if exists memory_event_embedding")
+        for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"]):
+            connection.exec_driver_sql(f"drop table if exists {table}")
         connection.exec_driver_sql("drop table if exists rolemem_migration")
     drop_tables(engine, MEMORY_TABLES)

@@ -92,7 +92,7 @@ def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str
 def load_demo_into(db: str) -> int:
     """The demo into `db`: a DuckDB file (`load_demo`) or a PostgreSQL URL (the demo built in a
     scratch DuckDB file, then copied in; keys restart at 1). Returns how many rows were left
-    out (on Citus, the official memories: `init_database`)."""
+    out (`init_database`: none of the demo's, its official memories included, on Citus)."""
     from ..engines.postgres_setup import init_database, is_postgres_url
 
     if not is_postgres_url(db):

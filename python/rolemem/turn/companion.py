@@ -56,12 +56,14 @@ _PLAYER_LINE = {
 
 @functools.cache  # rendered once per engine
 def _descriptions_sql(engine: str) -> str:
-    """The recalled events' descriptions (a turn's trace): the player's (on Citus, the read
-    names the player $user_id: macro player_filter, one shard)."""
+    """The recalled events' descriptions (a turn's trace): the agent's official ones and the
+    player's (on Citus, the read names the player $user_id: macro player_filter, one shard;
+    official events are a reference table there)."""
     player = render_macro("player_filter", "user_id", engine=engine)
+    recalled = "id in (select unnest(cast($ids as bigint[])))"
     return (
-        "select id, description from memory_event "
-        f"where id in (select unnest(cast($ids as bigint[]))) and {player}"
+        f"select id, description from official_event where {recalled} "
+        f"union all select id, description from memory_event where {recalled} and {player}"
     )
 
 

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 # embedder's)
 NEEDED_TABLES = frozenset(
     [table.name for table in (*APP_TABLES, *CONFIG_TABLES, *MEMORY_TABLES)]
-    + ["memory_event_embedding"]
+    + ["memory_event_embedding", "official_event_embedding"]
 )
 
 
