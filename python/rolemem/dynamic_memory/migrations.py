@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from ..schema.memory import BATCH_LINES_RECORDED
 from ..sql.project import write_sql
 from .postings import _postings
 
@@ -73,7 +74,7 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
 def record_batch_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
     """The lines of extraction batches written before lines were recorded, recorded once per
     store (macro backfill_extracted_lines), so the watermark reads recorded lines only."""
-    name = "extracted_lines_backfill"
+    name = BATCH_LINES_RECORDED
     if cur.execute("select 1 from rolemem_migration where name = $name", {"name": name}).fetchall():
         return
     recorded = len(cur.execute(write_sql("backfill_extracted_lines")).fetchall())

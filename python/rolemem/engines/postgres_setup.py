@@ -79,19 +79,18 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
         engine.dispose()
 
 
-_BATCH_LINES = "extracted_lines_backfill"
-
-
 def _record_batch_lines_once(connection: Any) -> None:
     """The lines of extraction batches written before lines were recorded, recorded once per
     store (macro backfill_extracted_lines; DuckDB stores do it when opened)."""
+    from ..schema.memory import BATCH_LINES_RECORDED
+
     done = connection.exec_driver_sql(
-        "select 1 from rolemem_migration where name = %(name)s", {"name": _BATCH_LINES}
+        "select 1 from rolemem_migration where name = %(name)s", {"name": BATCH_LINES_RECORDED}
     ).first()
     if done is None:
         connection.exec_driver_sql(write_sql("backfill_extracted_lines", engine="postgres"))
         connection.exec_driver_sql(
-            "insert into rolemem_migration (name) values (%(name)s)", {"name": _BATCH_LINES}
+            "insert into rolemem_migration (name) values (%(name)s)", {"name": BATCH_LINES_RECORDED}
         )
 
 

@@ -428,8 +428,12 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
         )
 
 
+# The data migrations a store records once done (rolemem_migration's names):
 # a store written before official memories had tables of their own: their rows, moved once
-_OFFICIAL_MOVED = "official_tables"
+OFFICIAL_MOVED = "official_tables"
+# a store written before extracted lines were recorded: its batches' lines, recorded once
+# (dynamic_memory.migrations on DuckDB, engines.postgres_setup on PostgreSQL)
+BATCH_LINES_RECORDED = "extracted_lines_backfill"
 # which rows of each player table are official (the archive has no scope: no player)
 _OFFICIAL_ROWS = {
     "memory_event": "scope = 'official'",
@@ -446,7 +450,7 @@ def move_official_rows_once(connection: Any) -> int:
     the caller's transaction (a SQLAlchemy connection); how many rows moved. Their postings
     and vectors follow the events (moved first), by id."""
     done = connection.exec_driver_sql(
-        f"select 1 from rolemem_migration where name = '{_OFFICIAL_MOVED}'"
+        f"select 1 from rolemem_migration where name = '{OFFICIAL_MOVED}'"
     ).first()
     if done is not None:
         return 0
@@ -463,7 +467,7 @@ def move_official_rows_once(connection: Any) -> int:
         moved += max(result.rowcount, 0)
     for table in reversed(_OFFICIAL_ROWS):
         connection.exec_driver_sql(f"delete from {table} where {_OFFICIAL_ROWS[table]}")
-    connection.exec_driver_sql(f"insert into rolemem_migration (name) values ('{_OFFICIAL_MOVED}')")
+    connection.exec_driver_sql(f"insert into rolemem_migration (name) values ('{OFFICIAL_MOVED}')")
     return moved
 
 
