@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from rolemem.cli import main
+from rolemem.dynamic_memory import SETTING_SEEDS
 from rolemem.schema.citus import PLAYER_TABLES, SET_ASIDE
 from rolemem.schema.memory import OFFICIAL_TABLES
 from rolemem.service import create_app
@@ -428,16 +429,19 @@ def test_the_game_goes_on_after_distributing_in_place(in_place):
     url, before = in_place["url"], in_place["before"]
     after = play_a_little(url, turns=1)
     assert after == {save_id: [*lines, "问1", "答1"] for save_id, lines in before.items()}
-    # the service's config copies, made before the extension, are reference tables now, with
-    # the replica identity a worker added later copies them by
+    # the service's config copies, made before the extension: those dynamic recall joins to a
+    # player's rows are reference tables now, with the replica identity a worker added later
+    # copies them by; character recall's (read with no player's rows) stay the coordinator's
     copies = rows(
         url,
         "select relname::text, relreplident, citus_table_type from pg_class "
         "left join citus_tables on table_name = pg_class.oid "
         "where relnamespace = 'rolemem'::regnamespace and relkind = 'r'",
     )
-    assert copies, "no config copies"
-    assert {(kind, identity) for _, identity, kind in copies} == {("reference", "f")}, copies
+    kinds = {name: (kind, identity) for name, identity, kind in copies}
+    assert {kinds[name] for name in SETTING_SEEDS} == {("reference", "f")}, copies
+    assert {kind for name, (kind, _) in kinds.items() if name not in SETTING_SEEDS} == {None}
+    assert "character_recall_stopwords" in kinds, copies
     # a new save's id follows the store's (the coordinator's sequence, not a worker's range)
     settings = ServiceSettings(api_key="game", designer_key="designer")
     with serving(create_app(url, embedder=None, settings=settings)) as client:

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import sqlglot
 
 from rolemem.cli import main
 from rolemem.engines.postgres import transpile
@@ -249,6 +250,25 @@ def test_every_statement_of_a_turn_and_an_observation_is_one_task(played, citus_
         head: plan for head, plan in plans.items() if plan not in ("1", "none", "bound rows")
     }
     assert several == {}, "\n\n".join(f"{head}\n{plan}" for head, plan in several.items())
+
+
+def test_character_recall_reads_no_citus_table_and_a_routed_read_materializes(played, citus_store):
+    """Character recall reads the service's plain copies (no Citus table: PostgreSQL plans
+    it alone, its generic plan cached); dynamic recall's read, routed to the player's shard,
+    has every CTE materialized (Citus ships and plans no inlined copy)."""
+    _, sent = played
+    turns = [(sql, params) for phase, sql, params in sent if phase in PER_TURN]
+    character = {sql: params for sql, params in turns if "int_recall_requests" in sql}
+    dynamic = {sql: params for sql, params in turns if "int_memory_queries" in sql}
+    assert character and dynamic
+    assert {_tasks(citus_store, sql, params) for sql, params in character.items()} == {"none"}
+    assert {_tasks(citus_store, sql, params) for sql, params in dynamic.items()} == {"1"}
+    for sql in dynamic:
+        # as PostgreSQL reads it: placeholders bound, a doubled % one
+        text = re.sub(r"%\(\w+\)s", "null", sql).replace("%%", "%")
+        tree = sqlglot.parse_one(text, read="postgres")
+        modes = [cte.args.get("materialized") for cte in tree.find_all(sqlglot.exp.CTE)]
+        assert modes and set(modes) == {True}, modes
 
 
 def _tasks(url: str, sql: str, params: dict[str, Any]) -> str:

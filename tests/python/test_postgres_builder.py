@@ -108,6 +108,27 @@ def test_transpile_inlines_table_aliases_and_keeps_percent_literal():
     )
 
 
+def test_transpile_for_citus_materializes_every_cte_of_a_read_only():
+    from rolemem.engines.postgres import transpile
+
+    # a read: every CTE, nested ones too (Citus then ships no inlined copy of them)
+    assert transpile(
+        "with a as (select * from t), b as not materialized (select * from a) "
+        "select * from b, (with c as (select 1 as k) select * from c) as d",
+        materialize=True,
+    ) == (
+        "WITH a AS MATERIALIZED (SELECT * FROM t), b AS MATERIALIZED (SELECT * FROM a) "
+        "SELECT * FROM b, (WITH c AS MATERIALIZED (SELECT 1 AS k) SELECT * FROM c) AS d"
+    )
+    # a write, and a read with a writing CTE, keep theirs (Citus routes them as they are)
+    for sql in (
+        "with a as (select 1 as k) update t set x = 1 from a where t.k = a.k",
+        "with a as (update t set x = 1 returning k), b as (select 2 as k) select * from a, b",
+    ):
+        assert transpile(sql, materialize=True) == transpile(sql)
+        assert "MATERIALIZED" not in transpile(sql)
+
+
 def test_transpile_reads_a_membership_filter_as_any():
     from rolemem.engines.postgres import transpile
 

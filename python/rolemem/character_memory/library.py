@@ -64,6 +64,13 @@ _STATIC_MODELS = (
 # index; without merge joins it looks them up (p50 26 against 38 ms at 10k entries, 298
 # against 334 ms at 100k; hash joins off as well: 25 ms, but 512 ms at 100k)
 _INDEXED_JOINS = {"enable_mergejoin": "off"}
+# On another engine recall reads its copies only (no player's rows): on Citus they are plain
+# tables of the node the service connects to, and the statement asks for its generic plan
+# there too. As reference tables, Citus planned it on every call, then planned its shard query
+# again (docs/decisions/citus.md). The seeds dynamic recall reads as well get copies of their
+# own: dynamic recall's are reference tables there (it joins them to a player's rows).
+_RECALL_PLAN = {**_INDEXED_JOINS, "plan_cache_mode": "force_generic_plan"}
+_OWN_SEEDS = {seed: f"character_{seed}" for seed in _RECALL_SEEDS}
 # what recall looks up in the static tables, indexed where they are copied (another engine)
 _INDEXES: dict[str, list[tuple[str, ...]]] = {
     "int_character_entries_unioned": [("entry_key",), ("character_id", "is_constant")],
@@ -215,7 +222,14 @@ class CharacterLibrary:
         # on another engine recall reads copies of the config-derived tables there
         self._engine = engine
         if engine is not None:
-            engine.replace_tables(self._con, _STATIC_MODELS + _RECALL_SEEDS, _INDEXES)
+            for seed, own in _OWN_SEEDS.items():
+                self._con.execute(f"create table {own} as select * from {seed}")
+            engine.replace_tables(
+                self._con,
+                _STATIC_MODELS + tuple(_OWN_SEEDS.values()),
+                {_OWN_SEEDS.get(name, name): index for name, index in _INDEXES.items()},
+                reference=False,
+            )
         self.characters = frozenset(
             row[0]
             for row in self._con.execute(
@@ -289,9 +303,11 @@ class CharacterLibrary:
                 "recall_secondary_keywords": self._has_secondary_keywords,
             },
             existing=_STATIC_MODELS
-            + _RECALL_SEEDS
+            + (_RECALL_SEEDS if self._engine is None else ())
             + (() if self._verdicts is None else (VERDICTS,)),
             engine=engine,
+            # another engine: the seeds are this library's own copies
+            renamed=None if self._engine is None else _OWN_SEEDS,
         )
         params = _batch_params([request.values for request in requests])
         for number, request in enumerate(requests, start=1):
@@ -304,7 +320,7 @@ class CharacterLibrary:
                 sql,
                 bound_lists(REQUEST_FIELDS, params, engine),
                 error=ConfigError,
-                planner=_INDEXED_JOINS,
+                planner=_RECALL_PLAN,
             )
             return [tuple(row[1:]) for row in rows]
         # a cursor per thread: batches run in parallel with other threads' (alone) recalls

@@ -40,18 +40,28 @@ _SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
 # take 0.3 s. A statement that joins a few rows to indexed tables (character recall: a turn's
 # text windows and the keyword index) gets merge joins that walk a whole index instead of
 # looking the rows up.
-PLANNER_SETTINGS = {"enable_nestloop": "off", "enable_mergejoin": "off", "enable_sort": "off"}
+# On Citus, where plans are PostgreSQL's choice (auto), a statement that reads no Citus table
+# (replace_tables(..., reference=False)) asks for its generic plan: cached, not planned per call.
+PLANNER_SETTINGS = {
+    "enable_nestloop": "off",
+    "enable_mergejoin": "off",
+    "enable_sort": "off",
+    "plan_cache_mode": "force_generic_plan",
+}
 # a psycopg placeholder, %(name)s; any other % is a literal and must be doubled
 _LITERAL_PERCENT = re.compile(r"%(?!\(\w+\)s)")
 
 
 @functools.lru_cache(maxsize=256)
-def transpile(sql: str) -> str:
+def transpile(sql: str, materialize: bool = False) -> str:
     """The project's DuckDB-dialect statement (rendered with postgres dispatch macros) as
-    PostgreSQL with psycopg placeholders: `$name` becomes `%(name)s`."""
+    PostgreSQL with psycopg placeholders: `$name` becomes `%(name)s`. `materialize`: every
+    CTE of a query MATERIALIZED (Citus, _materialize_ctes)."""
     import sqlglot
 
     tree = sqlglot.parse_one(sql, read="duckdb")
+    if materialize:
+        _materialize_ctes(tree)
     _inline_table_aliases(tree)
     _make_date(tree)
     _any_value(tree)
@@ -112,6 +122,26 @@ def _membership_filters(tree: Any) -> None:
                         expression=exp.Any(this=exp.Paren(this=node.this.copy())),
                     )
                 )
+
+
+def _materialize_ctes(tree: Any) -> None:
+    """Every CTE that is a query MATERIALIZED: a statement Citus routes is planned on the
+    coordinator, then its shard query on the worker, on every call (no generic plan off
+    Citus's fast path). With a CTE it may inline, Citus first plans a copy with the CTEs
+    inlined and sends that text (twice the size) to the worker; PostgreSQL then plans each
+    reader's copy again. Materialized, each CTE is planned once on each node: dynamic recall
+    took 19-20 ms instead of 43-44 ms on the test cluster, the same rows
+    (docs/decisions/citus.md). A one-player statement materializes one player's rows.
+    Reads only: Citus routes a write with a CTE (or a read with a writing CTE) otherwise, and
+    refused such a write with its CTEs materialized ("direct joins between distributed and
+    local tables")."""
+    from sqlglot import exp
+
+    ctes = list(tree.find_all(exp.CTE))
+    if not isinstance(tree, exp.Query) or not all(isinstance(c.this, exp.Query) for c in ctes):
+        return
+    for cte in ctes:
+        cte.set("materialized", True)
 
 
 def _inline_table_aliases(tree: Any) -> None:
@@ -190,13 +220,16 @@ class _Cursor:
     """A psycopg cursor in a transaction, called as a DuckDB cursor is: statements in the
     project's dialect (transpiled once), `$name` parameters."""
 
-    def __init__(self, cur: Any, error: type[RolememError] = LineError) -> None:
+    def __init__(
+        self, cur: Any, error: type[RolememError] = LineError, *, materialize: bool = False
+    ) -> None:
         self._cur = cur
         self._error = error
+        self._materialize = materialize
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
         with _raised(self._error):
-            self._cur.execute(transpile(sql), dict(params or {}))
+            self._cur.execute(transpile(sql, self._materialize), dict(params or {}))
         return self
 
     def fetchone(self) -> tuple[Any, ...] | None:
@@ -253,6 +286,8 @@ class PostgresEngine:
             psycopg.errors.UniqueViolation,
         )
         plans = "auto" if self.citus else "force_generic_plan"
+        # what every connection has already: a statement asking for it opens no transaction
+        self._session = {"plan_cache_mode": plans}
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -304,16 +339,24 @@ class PostgresEngine:
         *,
         json_as_text: bool,
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        text = transpile(sql)
+        # on Citus, a statement PostgreSQL plans alone (it asks for its generic plan: it reads
+        # no Citus table) keeps its CTEs as on one server
+        generic = (planner or {}).get("plan_cache_mode") == "force_generic_plan"
+        text = transpile(sql, self.citus and not generic)
         for name, value in (planner or {}).items():
             if PLANNER_SETTINGS.get(name) != value:
                 raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
+        settings = {
+            name: value
+            for name, value in (planner or {}).items()
+            if self._session.get(name) != value
+        }
         # one statement is its own transaction: one the server chose as a deadlock's victim (a
         # read meeting a config copy being replaced), or one a shard move overtook on Citus,
         # had no effect and runs again
         for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
             try:
-                return self._execute_once(text, params, error, planner, json_as_text)
+                return self._execute_once(text, params, error, settings, json_as_text)
             except Exception as exc:
                 again = isinstance(exc, self.conflicts[0]) or self._moved_shard(exc)
                 if not again or attempt == _STATEMENT_ATTEMPTS:
@@ -355,7 +398,7 @@ class PostgresEngine:
 
     def columns(self, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
         """`sql`'s result as columns (name -> values), as DuckDB's fetchnumpy gives them."""
-        text = transpile(sql)
+        text = transpile(sql, self.citus)
         with self._pool.connection() as con:
             cur = con.execute(text, dict(params))
             names = [column.name for column in cur.description or ()]
@@ -368,7 +411,7 @@ class PostgresEngine:
         a DuckDB cursor is; JSON values as their text."""
         with self._pool.connection() as con, con.cursor() as cur:
             _json_as_text(cur)
-            yield _Cursor(cur)
+            yield _Cursor(cur, materialize=self.citus)
 
     @contextlib.contextmanager
     def only_one(self, name: str) -> Iterator[bool]:
@@ -391,7 +434,7 @@ class PostgresEngine:
         everything back."""
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
             _json_as_text(cur)
-            yield _Cursor(cur)
+            yield _Cursor(cur, materialize=self.citus)
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write statements (the project's dialect, bound parameters) in one transaction:
@@ -405,10 +448,15 @@ class PostgresEngine:
         source: Any,
         names: Sequence[str],
         indexes: Mapping[str, Sequence[Sequence[str]]] | None = None,
+        *,
+        reference: bool = True,
     ) -> None:
         """Tables `names` of the DuckDB connection `source`, copied into the schema in one
         transaction (what was there is replaced): config-derived tables a statement reads.
-        `indexes`: the column lists to index per table. Text compares as bytes (collation C),
+        `indexes`: the column lists to index per table. On Citus they are reference tables;
+        `reference=False`: plain tables of the node connected to, for tables no statement joins
+        to a player's rows (Citus plans none of the statements that read only them, and
+        PostgreSQL caches their plans as on one server). Text compares as bytes (collation C),
         as DuckDB compares it; the tables are analysed for the planner. A table that is there
         with the same columns keeps its relation and only its rows are replaced: a view
         someone else built on it (an analyst's) never stops the service from starting."""
@@ -440,6 +488,9 @@ class PostgresEngine:
                     for column, kind in columns
                 ]
                 is_same = cur.fetchall() == wanted
+                if is_same and self.citus and not reference:
+                    # a reference table (an earlier rolemem made one): made again, plain
+                    is_same = not _citus_shape(cur, f"{self.schema}.{name}")[0]
                 if is_same:
                     cur.execute(sql.SQL("truncate table {}").format(table))
                 else:
@@ -456,11 +507,11 @@ class PostgresEngine:
                             ),
                         )
                     )
-                if self.citus:
+                if self.citus and reference:
                     # every worker joins it to a player's rows: a reference table (one made
                     # before the database had the extension too: a store distributed in place)
-                    reference, whole_row = _citus_shape(cur, f"{self.schema}.{name}")
-                    if not reference:
+                    distributed, whole_row = _citus_shape(cur, f"{self.schema}.{name}")
+                    if not distributed:
                         cur.execute("select create_reference_table(%s)", (f"{self.schema}.{name}",))
                     if not whole_row:
                         # a worker added later gets its copy by logical replication

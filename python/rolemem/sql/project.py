@@ -201,9 +201,10 @@ def _compose(
     variables: tuple[tuple[str, Any], ...],
     existing: frozenset[str],
     engine: str,
+    renamed: tuple[tuple[str, str], ...] = (),
 ) -> str:
-    leaves = {name for name, _ in provided} | existing
-    relations = {name: name for name in leaves}
+    leaves = {name for name, _ in provided} | existing | {name for name, _ in renamed}
+    relations = {name: name for name in leaves} | dict(renamed)
     models = [
         (name, render_model(name, relations, dict(variables), engine))
         for name in _dependency_order(targets, leaves)
@@ -235,13 +236,15 @@ def compose(
     variables: Mapping[str, Any] | None = None,
     existing: Iterable[str] = (),
     engine: str = "duckdb",
+    renamed: Mapping[str, str] | None = None,
 ) -> str:
     """One `with` query: the caller's CTEs (`provided`, e.g. bound-parameter inputs standing in
     for a source `source_line` or a whole model), then every model `target` needs that is not
     `existing` (already a table of that name), then `select`. `target` may name several
     models. The text is cached; the caller's CTEs hold `$name` parameters, never values.
     The text is DuckDB's dialect; `engine` picks the dispatch macros (rolemem.engines
-    transpiles it for another engine)."""
+    transpiles it for another engine). `renamed`: models or seeds that are existing tables of
+    another name (name -> table)."""
     targets = (target,) if isinstance(target, str) else tuple(target)
     return _compose(
         targets,
@@ -250,4 +253,5 @@ def compose(
         tuple(sorted((variables or {}).items())),
         frozenset(existing),
         engine,
+        tuple(sorted((renamed or {}).items())),
     )
