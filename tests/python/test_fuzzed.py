@@ -20,12 +20,12 @@ from rolemem.service.core.settings import ServiceSettings
 from .conftest import scripted_game
 
 CHECKS = "all"
-# The coverage phase walks every optional field of the designer config's entries, in each of
-# its three kinds: minutes on its own. The operation keeps the other phases (its examples,
+# The coverage phase walks every optional field of the designer imports' entries (of three
+# kinds, of three lorebook layouts): minutes each. They keep the other phases (their examples,
 # fuzzed and stateful cases), every check on.
 CONFIG = """
 [[operations]]
-include-path = "/config/import"
+include-path-regex = "^/config/import"
 phases.coverage.enabled = false
 """
 
