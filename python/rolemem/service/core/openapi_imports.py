@@ -28,7 +28,8 @@ LOREBOOK = "SillyTavernLorebook"
 LOREBOOK_PATH = "/config/import/sillytavern/{character_id}"
 # not blank as SQL's trim judges it (spaces only)
 NOT_SPACES = "^[^\\u0000]*[^ \\u0000][^\\u0000]*$"
-_ANY: dict[str, Any] = {}  # any JSON the guard stores (openapi_storable makes it StorableJson)
+# a field that must be absent (not `false`: openapi-python-client reads only objects)
+_NONE: dict[str, Any] = {"not": {}}
 _TURNS = {"minimum": 0, "maximum": 2**31 - 1}  # the column is an integer
 _WORDS = {"type": "array", "items": {"type": "string"}}
 
@@ -177,7 +178,7 @@ def lorebook() -> dict[str, Any]:
         "type": "object",
         "required": ["data"],
         "properties": {
-            "entries": False,  # an object of entries would make it World Info
+            "entries": _NONE,  # an object of entries would make it World Info
             "data": {
                 "type": "object",
                 "required": ["character_book"],
@@ -190,7 +191,7 @@ def lorebook() -> dict[str, Any]:
     book = {
         **card_book,
         "title": "character_book",
-        "properties": {**card_book["properties"], "data": False},  # else read as a card
+        "properties": {**card_book["properties"], "data": _NONE},  # else read as a card
     }
     return {
         "title": LOREBOOK,

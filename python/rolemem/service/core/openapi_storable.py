@@ -42,19 +42,28 @@ _DOUBLE: list[dict[str, Any]] = [
 def storable_json() -> dict[str, Any]:
     """The StorableJson component: any JSON value the guard lets through."""
     ref = {"$ref": COMPONENT_REF + STORABLE_JSON}
+    scalars: list[dict[str, Any]] = [
+        {"type": "null"},
+        {"type": "boolean"},
+        {"type": "string", "pattern": STORABLE},
+        {"type": "integer", **INT64},
+        {"type": "number", "anyOf": [dict(part) for part in _DOUBLE]},
+    ]
+    objects = {
+        "type": "object",
+        "propertyNames": {"pattern": STORABLE},
+        "additionalProperties": ref,
+    }
+    # an array's items, not the component again: TypeScript (openapi-typescript's types)
+    # refuses an array of the type being defined; objects (recursive) and arrays in them do
+    items = {
+        "anyOf": [*scalars, objects, {"type": "array", "items": {"anyOf": [*scalars, objects]}}]
+    }
     return {
         "title": STORABLE_JSON,
         "description": "Any JSON rolemem can store: text without NUL (or lone surrogates), "
         "integers that fit in 64 bits, numbers PostgreSQL's double holds (0, or normal).",
-        "anyOf": [
-            {"type": "null"},
-            {"type": "boolean"},
-            {"type": "string", "pattern": STORABLE},
-            {"type": "integer", **INT64},
-            {"type": "number", "anyOf": [dict(part) for part in _DOUBLE]},
-            {"type": "array", "items": ref},
-            {"type": "object", "propertyNames": {"pattern": STORABLE}, "additionalProperties": ref},
-        ],
+        "anyOf": [*scalars, {"type": "array", "items": items}, objects],
     }
 
 
