@@ -185,6 +185,20 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number designers can use (NaN and infinity are refused)")
 
 
+# the config's integer columns (strength, sticky_turns) are 32-bit
+INT32 = range(-(2**31), 2**31)
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as an integer when JSON means one (2, or 2.0: JSON has one number type), in
+    the config's integer columns; None for anything else (true included)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value not in INT32:
+        return None
+    return value
+
+
 def parse_designer_json(
     doc: str | Path | Mapping[str, Any], *, character_id: str | None = None
 ) -> CharacterConfig:
@@ -207,6 +221,8 @@ def parse_designer_json(
         for group, entries in groups.items():
             if not isinstance(entries, list):
                 raise ConfigError(f"{source}: {kind}.{group} must be a list of entries")
+            if not entries:  # never exported so: a group is named by its entries
+                raise ConfigError(f"{source}: {kind}.{group} has no entries")
             for index, entry in enumerate(entries):
                 where = f"{source}: {kind}.{group}[{index}]"
                 row = _entry_row(entry, kind, where)
@@ -224,6 +240,7 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     row: dict[str, Any] = {"strength": None, "query_params": [], **RULE_DEFAULTS}
     if kind == "events":
         row["event_date"] = ""
+    given: dict[str, str] = {}
     for raw_key, value in entry.items():
         if raw_key == "extensions":  # another tool's fields (character_memory.sillytavern)
             if not isinstance(value, Mapping):
@@ -232,6 +249,9 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
         key = _ENTRY_KEYS.get(str(raw_key).strip().lower())
         if key is None or (key == "event_date" and kind != "events"):
             raise ConfigError(f"{where}: unknown key {raw_key!r}")
+        if key in given:  # which would win is the JSON's order: say one
+            raise ConfigError(f"{where}: {given[key]!r} and {raw_key!r} both give {key}")
+        given[key] = raw_key
         row[key] = value
     for required in ("keywords", "content"):
         if required not in row:
@@ -243,8 +263,10 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     if not isinstance(row["content"], str):
         raise ConfigError(f"{where}: content must be a string")
     strength = row["strength"]
-    if strength is not None and (isinstance(strength, bool) or not isinstance(strength, int)):
-        raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
+    if strength is not None:
+        row["strength"] = whole_number(strength)
+        if row["strength"] is None:
+            raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
     if kind == "events" and not isinstance(row["event_date"], str):
         raise ConfigError(f'{where}: date must be a string ("" when unknown)')
     params = row["query_params"]
@@ -274,7 +296,9 @@ def _check_rules(row: dict[str, Any], where: str) -> None:
     if not isinstance(row["is_constant"], bool):
         raise ConfigError(f"{where}: 常驻 (constant) must be true or false")
     turns = row["sticky_turns"]
-    if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)):
+    if turns is not None:
+        row["sticky_turns"] = whole_number(turns)
+    if turns is not None and row["sticky_turns"] is None:
         raise ConfigError(
             f"{where}: 停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"
         )

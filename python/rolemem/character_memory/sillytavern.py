@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import KINDS, ConfigError
+from .config import KINDS, ConfigError, whole_number
 
 DEFAULT_GROUP = "世界书"
 # a condition on a field no game context sends: how a disabled entry stays locked
@@ -97,7 +97,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         extensions = dict(_mapping(entry.get("extensions"), f"{where}: extensions"))
         ours = _mapping(extensions.pop("rolemem", None), f"{where}: extensions.rolemem")
         kind = ours.get("kind", "attributes")
-        if kind not in KINDS:
+        if not isinstance(kind, str) or kind not in KINDS:
             raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
         names = {"comment": entry.get("comment"), "extensions.rolemem.group": ours.get("group")}
         if not world_info:
@@ -163,22 +163,25 @@ def _rules(
     name of a field set to no effect (secondary keys of an entry that is not selective)."""
     secondary_field = "keysecondary" if world_info else "secondary_keys"
     settings = entry if world_info else extensions  # a card keeps these under extensions
-    secondary = entry.get(secondary_field) or []
+    secondary = _or_default(entry.get(secondary_field), [])
     if not isinstance(secondary, list) or not all(isinstance(k, str) for k in secondary):
         raise ConfigError(f"{where}: {secondary_field} must be a list of strings")
     selective = entry.get("selective", True)
-    logic = settings.get("selectiveLogic") or 0
+    given_logic = _or_default(settings.get("selectiveLogic"), 0)
+    logic = whole_number(given_logic)
     constant = entry.get("constant", False)
-    sticky = settings.get("sticky") or 0
+    given_sticky = _or_default(settings.get("sticky"), 0)
+    sticky = whole_number(given_sticky)
     for name, value, valid in (
         ("selective", selective, isinstance(selective, bool)),
-        ("selectiveLogic", logic, logic in range(len(LOGICS)) and not isinstance(logic, bool)),
+        ("selectiveLogic", given_logic, logic in range(len(LOGICS))),
         ("constant", constant, isinstance(constant, bool)),
-        ("sticky", sticky, isinstance(sticky, int) and not isinstance(sticky, bool)),
+        ("sticky", given_sticky, sticky is not None),
     ):
         if not valid:
             raise ConfigError(f"{where}: {name} must be {_EXPECTED[name]}, got {value!r}")
     rules: dict[str, Any] = {}
+    assert logic is not None and sticky is not None  # checked above
     if secondary and selective:
         rules["次要关键词"] = list(secondary)
         rules["次要关键词逻辑"] = LOGICS[logic]
@@ -189,11 +192,17 @@ def _rules(
     return rules, secondary_field if secondary and not selective else None
 
 
+def _or_default(value: Any, default: Any) -> Any:
+    """An optional field's value, `default` when absent or null (not when merely falsy: an
+    empty object is no number of turns)."""
+    return default if value is None else value
+
+
 _EXPECTED = {
     "selective": "true or false",
     "selectiveLogic": "0 (AND_ANY), 1 (NOT_ALL), 2 (NOT_ANY) or 3 (AND_ALL)",
     "constant": "true or false",
-    "sticky": "a whole number of turns",
+    "sticky": "a whole number of turns (32 bits)",
 }
 _RULE_NAMES = ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数")
 

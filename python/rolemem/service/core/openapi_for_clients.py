@@ -15,9 +15,10 @@
 - "Exactly one of" is a `oneOf` of whole objects: each branch carries every property of the
   schema (openapi-python-client reads only the branches of a schema that also has
   properties of its own; openapi-typescript reads both alike).
-- Text in a request body holds no NUL and no lone surrogate (the request guard refuses both
-  anywhere in a body, keys included: PostgreSQL's text holds neither), so every string and
-  every free-form object's keys in a request schema say so in a pattern.
+- The designer imports' bodies say what the import takes (openapi_imports).
+- A request body holds only what the request guard lets through (text without NUL or lone
+  surrogates, 64-bit integers, doubles PostgreSQL holds), said on every string, number and
+  free-form value of a request schema (openapi_storable).
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from fastapi import FastAPI
 from ..schemas.common import NAIVE_TIME
 from .errors import DESCRIPTIONS
 from .gate import SHARED_READS
+from .openapi_imports import install as install_imports
+from .openapi_storable import COMPONENT_REF, STORABLE_JSON, storable, storable_json
 
-# where OpenAPI keeps the named schemas (the MCP tools resolve the same references)
-COMPONENT_REF = "#/components/schemas/"
 _ERROR = {"application/json": {"schema": {"$ref": f"{COMPONENT_REF}ErrorBody"}}}
 _SECONDS = {"schema": {"type": "integer", "minimum": 0}}
 _RATE_HEADERS = {
@@ -72,6 +73,7 @@ def shaped_document(
     no key scheme."""
     schemas = document.get("components", {}).get("schemas", {})
     _gate_refusals(document, schemas, keyed=keyed, limited=limited)
+    install_imports(document, schemas)
     requests, answers = set(), set()
     for operation in _operations(document):
         for content in operation.get("requestBody", {}).get("content", {}).values():
@@ -85,12 +87,16 @@ def shaped_document(
                 default = json.dumps(field.pop("default"), ensure_ascii=False)
                 field["description"] = f"{field.get('description', '')} Default: {default}."
     for name in sorted(requests):
-        _storable(schemas[name])
+        storable(schemas[name])
         _whole_branches(schemas[name], name, schemas)
     for operation in _operations(document):
         for content in operation.get("requestBody", {}).get("content", {}).values():
-            _storable(content.get("schema", {}))
+            storable(content.get("schema", {}))
+    if STORABLE_JSON in json.dumps(document):
+        schemas[STORABLE_JSON] = storable_json()
     _naive_times(document)
+    for operation in _operations(document):
+        _one_role(operation)
     if not keyed:
         document.get("components", {}).pop("securitySchemes", None)
         for operation in _operations(document):
@@ -121,43 +127,6 @@ def _gate_refusals(
                 }
             if keyed and "403" not in answers and (method.upper(), path) not in SHARED_READS:
                 answers["403"] = {"description": DESCRIPTIONS[403], "content": _ERROR}
-
-
-# no NUL, no lone surrogate (ECMA and Python regex alike); VISIBLE: and not blank, by every
-# whitespace rule that judges it (ECMA's \s, and Python's str.strip: \x1c-\x1f and \x85 too)
-STORABLE = "^[^\\u0000\\ud800-\\udfff]*$"
-VISIBLE = (
-    "^[^\\u0000\\ud800-\\udfff]*"
-    "[^\\s\\u001c-\\u001f\\u0085\\u0000\\ud800-\\udfff]"
-    "[^\\u0000\\ud800-\\udfff]*$"
-)
-
-
-def _storable(schema: Any) -> None:
-    """Every string of `schema` (not through $refs: each component is shaped once) storable:
-    a pattern where it had none, the not-blank one made storable too; free-form objects'
-    keys as well."""
-    if isinstance(schema, dict):
-        _nullable_as_type(schema)
-        if schema.get("type") in ("string", ["string", "null"]) and not (
-            "enum" in schema or "const" in schema
-        ):
-            pattern = schema.get("pattern")
-            if pattern is None:
-                schema["pattern"] = STORABLE
-            elif pattern == "\\S":
-                schema["pattern"] = VISIBLE
-        if schema.get("type") == "object" and schema.get("additionalProperties") not in (
-            None,
-            False,
-        ):
-            schema.setdefault("propertyNames", {"pattern": STORABLE})
-        for key, value in schema.items():
-            if key not in ("examples", "example", "default", "propertyNames"):
-                _storable(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            _storable(value)
 
 
 def _whole_branches(schema: dict[str, Any], name: str, schemas: dict[str, Any]) -> None:
@@ -210,17 +179,51 @@ def _narrowed(prop: dict[str, Any], branch: dict[str, Any] | None) -> dict[str, 
     return {**keep, **branch}
 
 
-def _nullable_as_type(schema: dict[str, Any]) -> None:
-    """`anyOf: [{type: string, ...}, {type: null}]` (pydantic's optional field) as one schema
-    of `type: [string, null]`: the same values, and fuzzers then keep its pattern."""
-    options = schema.get("anyOf")
-    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
-        return
-    (other,) = [option for option in options if option != {"type": "null"}]
-    if other.get("type") != "string" or "$ref" in other:
-        return
-    del schema["anyOf"]
-    schema.update({**other, "type": ["string", "null"]})
+# query parameters of which a request gives at most one (the route refuses both), as one
+# object parameter of that name and description
+AT_MOST_ONE = {
+    ("role_id", "script_role_id"): (
+        "role",
+        "The character: by role (`role_id`) or by script NPC (`script_role_id`), at most one.",
+    )
+}
+
+
+def _one_role(operation: dict[str, Any]) -> None:
+    """`role_id` and `script_role_id` in a query as one object parameter (form, exploded: on
+    the wire each property is its own query parameter, as before) of at most one property:
+    OpenAPI has no other way to relate two parameters."""
+    for fields, (name, description) in AT_MOST_ONE.items():
+        parameters = operation.get("parameters", [])
+        given = {p["name"]: p for p in parameters if p["in"] == "query" and p["name"] in fields}
+        if len(given) < len(fields):
+            continue
+        operation["parameters"] = [p for p in parameters if p not in given.values()]
+        operation["parameters"].append(
+            {
+                "name": name,
+                "in": "query",
+                "style": "form",
+                "explode": True,
+                "required": False,
+                "description": description,
+                "schema": {
+                    "type": "object",
+                    "properties": {field: _not_null(given[field]["schema"]) for field in fields},
+                    "additionalProperties": False,
+                    "maxProperties": 1,
+                },
+            }
+        )
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter's schema less its null (a property left out is the null)."""
+    keep = {k: v for k, v in schema.items() if k in ("title", "description", "examples")}
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") != "null":
+            return {**option, **keep}
+    return schema
 
 
 def _naive_times(schema: Any) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from ..core.openapi_for_clients import COMPONENT_REF
+from ..core.openapi_storable import COMPONENT_REF
 
 Scope = Literal["game", "designer"]
 
@@ -99,8 +99,20 @@ def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
 
 
 def _parameters(operation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The path and query parameters (headers, the key among them, are the transport's)."""
-    return [p for p in operation.get("parameters", []) if p["in"] in ("path", "query")]
+    """The path and query parameters (headers, the key among them, are the transport's); an
+    exploded object one (at most one of role_id, script_role_id) as its properties, which
+    are its query parameters on the wire."""
+    found: list[dict[str, Any]] = []
+    for parameter in operation.get("parameters", []):
+        schema = parameter.get("schema", {})
+        if parameter["in"] == "query" and parameter.get("explode") and "properties" in schema:
+            found.extend(
+                {"name": name, "in": "query", "schema": field}
+                for name, field in schema["properties"].items()
+            )
+        elif parameter["in"] in ("path", "query"):
+            found.append(parameter)
+    return found
 
 
 def _body(operation: dict[str, Any], components: dict[str, Any]) -> dict[str, Any] | None:

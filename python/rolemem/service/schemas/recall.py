@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
 
 from .common import (
     AGENT_ID,
@@ -34,10 +34,12 @@ from .common import text as text_field
 from .saves import _Target, one_target
 
 ContextText = Annotated[str, StringConstraints(max_length=256)]
-ContextScalar = ContextText | int | float | bool | None
+# strict: a text too long for ContextText must not pass as the number its digits spell
+ContextScalar = ContextText | StrictInt | StrictFloat | StrictBool | None
 Context = dict[
     Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH)],
-    ContextScalar | Annotated[list[ContextText | int | float | bool], Field(max_length=64)],
+    ContextScalar
+    | Annotated[list[ContextText | StrictInt | StrictFloat | StrictBool], Field(max_length=64)],
 ]
 
 

@@ -1,0 +1,122 @@
+"""What the request guard stores, said in the OpenAPI document (guard.check_json refuses the
+rest anywhere in a body, keys included):
+
+- text holds no NUL (PostgreSQL's text cannot): a pattern on every string, and on free-form
+  objects' keys, that reads alike in Python's re, Rust's regex (jsonschema-rs, and so
+  schemathesis) and ECMA-262. Nor a lone surrogate (no UTF-8 store can hold one), which no
+  pattern says: such a string is not Unicode text, so not a JSON Schema string (RFC 8259
+  8.2; I-JSON, RFC 7493, refuses it); a regex engine over UTF-8 cannot name one, and one
+  that cannot compile a pattern drops it (the pattern then says nothing). A class of the
+  characters allowed instead (all but NUL and the surrogates) compiles everywhere, but
+  schemathesis then takes minutes an operation to draw from it.
+- an integer fits in 64 bits;
+- a number is one PostgreSQL's double holds: 0, or a normal double of either sign (no
+  subnormal, nothing past the largest double);
+- a free-form value (`true`, `{}`) is any JSON of those: the StorableJson component.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+# where OpenAPI keeps the named schemas (the MCP tools resolve the same references)
+COMPONENT_REF = "#/components/schemas/"
+STORABLE_JSON = "StorableJson"
+
+# no NUL; VISIBLE: and not blank, by every whitespace rule that judges it: ECMA's \s
+# (\ufeff too), Unicode's White_Space (Rust's \s, pydantic's) and Python's str.isspace
+STORABLE = "^[^\\u0000]*$"
+VISIBLE = "^[^\\u0000]*[^\\s\\u001c-\\u001f\\u0085\\ufeff\\u0000][^\\u0000]*$"
+
+INT64 = {"minimum": -(2**63), "maximum": 2**63 - 1}
+_DOUBLE_MIN, _DOUBLE_MAX = sys.float_info.min, sys.float_info.max
+# a double PostgreSQL holds: 0, or normal (no subnormal); integers among them as they are
+_DOUBLE: list[dict[str, Any]] = [
+    {"minimum": _DOUBLE_MIN, "maximum": _DOUBLE_MAX},
+    {"minimum": -_DOUBLE_MAX, "maximum": -_DOUBLE_MIN},
+    {"const": 0},
+]
+
+
+def storable_json() -> dict[str, Any]:
+    """The StorableJson component: any JSON value the guard lets through."""
+    ref = {"$ref": COMPONENT_REF + STORABLE_JSON}
+    scalars: list[dict[str, Any]] = [
+        {"type": "null"},
+        {"type": "boolean"},
+        {"type": "string", "pattern": STORABLE},
+        {"type": "integer", **INT64},
+        {"type": "number", "anyOf": [dict(part) for part in _DOUBLE]},
+    ]
+    objects = {
+        "type": "object",
+        "propertyNames": {"pattern": STORABLE},
+        "additionalProperties": ref,
+    }
+    # an array's items, not the component again: TypeScript (openapi-typescript's types)
+    # refuses an array of the type being defined; objects (recursive) and arrays in them do
+    items = {
+        "anyOf": [*scalars, objects, {"type": "array", "items": {"anyOf": [*scalars, objects]}}]
+    }
+    return {
+        "title": STORABLE_JSON,
+        "description": "Any JSON rolemem can store: text without NUL (or lone surrogates), "
+        "integers that fit in 64 bits, numbers PostgreSQL's double holds (0, or normal).",
+        "anyOf": [*scalars, {"type": "array", "items": items}, objects],
+    }
+
+
+def storable(schema: Any) -> None:
+    """Every string, number and free-form value of `schema` (not through $refs: each
+    component is shaped once) as the guard stores them: a pattern where a string had none,
+    the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
+    PostgreSQL holds; free-form values and objects' keys storable."""
+    if isinstance(schema, dict):
+        _nullable_as_type(schema)
+        types = schema.get("type")
+        types = types if isinstance(types, list) else [types]
+        if "string" in types and not ("enum" in schema or "const" in schema):
+            pattern = schema.get("pattern")
+            if pattern is None:
+                schema["pattern"] = STORABLE
+            elif pattern == "\\S":
+                schema["pattern"] = VISIBLE
+        if "integer" in types:
+            for bound, value in INT64.items():
+                schema.setdefault(bound, value)
+        elif "number" in types and "anyOf" not in schema:
+            schema["anyOf"] = [dict(part) for part in _DOUBLE]
+        if "object" in types:
+            extra = schema.get("additionalProperties")
+            if extra is True or extra == {}:
+                schema["additionalProperties"] = {"$ref": COMPONENT_REF + STORABLE_JSON}
+            if extra not in (None, False):
+                schema.setdefault("propertyNames", {}).setdefault("pattern", STORABLE)
+        if "array" in types and schema.get("items", {}) in ({}, True):
+            schema["items"] = {"$ref": COMPONENT_REF + STORABLE_JSON}
+        for key, value in list(schema.items()):
+            if key in ("properties", "$defs"):
+                for name, field in value.items():
+                    if field == {} or field is True:
+                        value[name] = {"$ref": COMPONENT_REF + STORABLE_JSON}
+                    else:
+                        storable(field)
+            elif key not in ("examples", "example", "default", "propertyNames"):
+                storable(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            storable(value)
+
+
+def _nullable_as_type(schema: dict[str, Any]) -> None:
+    """`anyOf: [{type: string, ...}, {type: null}]` (pydantic's optional field) as one schema
+    of `type: [string, null]`: the same values, and fuzzers then keep its pattern."""
+    options = schema.get("anyOf")
+    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
+        return
+    (other,) = [option for option in options if option != {"type": "null"}]
+    if other.get("type") != "string" or "$ref" in other:
+        return
+    del schema["anyOf"]
+    schema.update({**other, "type": ["string", "null"]})
