@@ -1,8 +1,7 @@
 {#
     A table of derived rows dropped, to be rebuilt (write-time history tables whose shape
-    changed, a demo store recreated); `kind` 'view' for a view an older build left in its
-    place.
+    changed, a demo store recreated).
 #}
-{% macro drop_table_if_exists(relation, kind='table') -%}
-    drop {{ 'view' if kind == 'view' else 'table' }} if exists {{ relation }}
+{% macro drop_table_if_exists(relation) -%}
+    drop table if exists {{ relation }}
 {%- endmacro %}

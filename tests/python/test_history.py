@@ -46,22 +46,23 @@ def test_a_line_the_game_appends_itself_is_in_the_next_read(con):
     assert lines_of(con) == 4
 
 
-@pytest.mark.parametrize("left", ["nothing", "a view"])
-def test_a_store_kept_before_the_turn_numbering_is_rebuilt(con, left):
-    """A store whose history tables predate the kept turn numbering (none, or the view an
-    older dbt build made) gets the table and every save rebuilt when next opened and read
-    (a connection's tables are checked once: a new cursor stands for the store reopened)."""
+def test_tables_are_checked_once_per_connection(con, monkeypatch):
+    """The history tables and the game's columns are checked on a connection's first refresh,
+    not before each (a catalog scan); a new connection is checked again."""
+    checks = []
+    check = history.ensure_tables
+    monkeypatch.setattr(history, "ensure_tables", lambda cur: checks.append(1) or check(cur))
     assert refresh_history(con) == 1
-    con.execute("drop table int_lines_numbered_into_turns")
-    if left == "a view":
-        con.execute("create view int_lines_numbered_into_turns as select 1 as save_id")
-    assert history.ensure_fresh(con.cursor(), None) == [1]
-    assert con.execute(
-        "select table_type, (select list((line_position, turn_number, attribute)"
-        " order by line_position) from int_lines_numbered_into_turns)"
-        " from information_schema.tables where table_name = 'int_lines_numbered_into_turns'"
-    ).fetchall() == [("BASE TABLE", [(0, 0, "system"), (1, 1, "user"), (2, 1, "assistant")])]
-    assert refresh_history(con) == 0
+    con.execute(
+        "insert into line (id, save_id, parent_line_id, attribute, content) "
+        "values (4, 1, 3, 'user', '今天去哪')"
+    )
+    con.execute("update save set last_message_id = 4 where id = 1")
+    assert refresh_history(con) == 1
+    assert lines_of(con) == 4
+    assert len(checks) == 1
+    history.ensure_fresh(con.cursor(), [1])  # a cursor without its connection: checked
+    assert len(checks) == 2
 
 
 def test_a_regenerated_reply_replaces_the_old_branch(con):
@@ -126,16 +127,7 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
             "from memory_messages order by all"
         ).fetchall()
         tips = con.execute("select * from int_save_history_tips order by all").fetchall()
-        turns = con.execute("select * from int_lines_numbered_into_turns order by all").fetchall()
-    run_dbt(
-        path,
-        tmp_path,
-        "run",
-        "--select",
-        "+memory_messages",
-        "+int_save_history_tips",
-        "+int_lines_numbered_into_turns",
-    )
+    run_dbt(path, tmp_path, "run", "--select", "+memory_messages", "+int_save_history_tips")
     with duckdb.connect(path) as con:
         assert (
             con.execute(
@@ -145,8 +137,6 @@ def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
             == python
         )
         assert con.execute("select * from int_save_history_tips order by all").fetchall() == tips
-        numbered = "select * from int_lines_numbered_into_turns order by all"
-        assert con.execute(numbered).fetchall() == turns
         assert refresh_history(con) == 0  # dbt recorded the same tips
 
 
@@ -220,13 +210,3 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
         assert appended == history_rows(con, 1), f"after next line {n} ({attribute})"
     # every next line but the regenerated reply took the append path (each rebuild did not)
     assert taken == [x for attribute, *_ in nexts for x in (attribute != "regenerate", False)]
-    # each appended line is in the scene given last before it on its branch (the regenerated
-    # reply's branch left 教室 behind with the reply it replaced)
-    assert (
-        con.execute(
-            "select list(scene order by line_position) from ("
-            " select * from int_lines_numbered_into_turns where save_id = 1"
-            " order by line_position desc limit 12)"
-        ).fetchone()[0]
-        == ["教室"] * 4 + ["天台"] * 8
-    )

@@ -1,15 +1,14 @@
 """Write-time history: every save's chain and every character's messages, kept as tables.
 
 The memory builder's models depend on stored lines only, so their rows are computed when a
-save changes, not per reply: `int_lines_chained_to_root` (the chain),
-`int_lines_numbered_into_turns` (its lines' turns, read by the memory loop's plan),
-`memory_messages` (one row per save x character x message) and `int_save_history_tips` (the
-tip they were built for, and the chain's problem). dbt builds the same tables for every
-save; this module refreshes single saves with the same model SQL restricted to them. A save
-whose current `last_message_id` differs from its recorded tip is stale and is refreshed before
-it is read, so a game that writes `line`/`save` rows itself never gets a stale answer. Lines
-are append-only (the dialogue tree): a line edited in place, or a role renamed in place (the
-chain carries each line's role name), needs `refresh_history`.
+save changes, not per reply: `int_lines_chained_to_root` (the chain), `memory_messages` (one
+row per save x character x message) and `int_save_history_tips` (the tip they were built for,
+and the chain's problem). dbt builds the same three tables for every save; this module
+refreshes single saves with the same model SQL restricted to them. A save whose current
+`last_message_id` differs from its recorded tip is stale and is refreshed before it is read,
+so a game that writes `line`/`save` rows itself never gets a stale answer. Lines are
+append-only (the dialogue tree): a line edited in place, or a role renamed in place (the chain
+carries each line's role name), needs `refresh_history`.
 """
 
 from __future__ import annotations
@@ -31,15 +30,7 @@ from ..sql.project import compose, render_macro, write_sql
 
 log = logging.getLogger(__name__)
 
-# in the order a refresh writes them (each read by the next from its stored rows); the
-# memory loop's turn numbering is kept with the chain, so its plan reads each turn's number
-# and scene instead of recomputing them over every line of the save's history
-TABLES = (
-    "int_lines_chained_to_root",
-    "int_lines_numbered_into_turns",
-    "memory_messages",
-    "int_save_history_tips",
-)
+TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
 
 # The saves' own lines and those of the saves they were forked from ($lineage_ids, see
 # `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
@@ -243,32 +234,6 @@ left join (
 """
 
 
-# The appended lines numbered into turns by the loop's model, read from the save's last stored
-# line on (the model's windows need the line before: its attribute, turn and filled scene carry
-# on); the stored line's own row is the model's start, so the new rows' turns are offset by
-# its stored turn.
-_STORED_LAST_TURN_SQL = """
-    select turn_number, scene from main.int_lines_numbered_into_turns
-    where save_id = $save_id and line_position = $offset - 1
-"""
-_NUMBERED_TAIL_SQL = f"""
-    select chain.* replace (coalesce(stored.scene, chain.scene) as scene)
-    from main.int_lines_chained_to_root as chain
-    left join ({_STORED_LAST_TURN_SQL}) as stored on chain.line_position = $offset - 1
-    where chain.save_id = $save_id and chain.line_position >= $offset - 1
-"""
-_NUMBERED_APPENDED_SELECT = f"""
-select
-    appended.* replace (
-        appended.turn_number - start.turn_number + stored.turn_number as turn_number
-    )
-from int_lines_numbered_into_turns as appended
-inner join int_lines_numbered_into_turns as start on start.line_position = $offset - 1
-cross join ({_STORED_LAST_TURN_SQL}) as stored
-where appended.line_position >= $offset
-"""
-
-
 # the player of the saves' lines written without one (by the game), from their save
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
@@ -298,16 +263,6 @@ def _append_statements(roles: bool) -> dict[str, str]:
                 {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
                 "select * replace (line_position + $offset as line_position) "
                 "from int_lines_chained_to_root",
-            ),
-            True,
-        ),
-        "numbered": write_sql(
-            "insert_from_query",
-            "int_lines_numbered_into_turns",
-            compose(
-                "int_lines_numbered_into_turns",
-                {"int_lines_chained_to_root": _NUMBERED_TAIL_SQL},
-                _NUMBERED_APPENDED_SELECT,
             ),
             True,
         ),
@@ -353,7 +308,6 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bo
     if unowned and owned:  # lines the game wrote itself: rolemem's own carry their player
         cur.execute(write_sql(*_FILL_OWNERS), {"keys": [save_id]})
     cur.execute(statements["chain"], {**params, "offset": line_count})
-    cur.execute(statements["numbered"], {**params, "offset": line_count})
     cur.execute(statements["resumed_targets"], params)
     cur.execute(statements["delete_resumed"])
     cur.execute(statements["messages"], params)
@@ -374,9 +328,6 @@ def _statements(roles: bool = True) -> dict[str, str]:
         ),
         "int_lines_chained_to_root": compose(
             "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"
-        ),
-        "int_lines_numbered_into_turns": compose(
-            "int_lines_numbered_into_turns", stored, "select * from int_lines_numbered_into_turns"
         ),
         "memory_messages": compose("memory_messages", stored, "select * from memory_messages"),
         "int_save_history_tips": compose(
@@ -403,15 +354,13 @@ _APP_COLUMN_TYPES = {
 # a column the history tables gained: tables built before it are dropped and rebuilt per save
 # (role_name and scene came together: a table without scene lacks both)
 _NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "scene")
-# the history tables (a dbt build before the turn numbering was kept made it a view: listed
-# as `view.<name>`) and the game's columns rolemem reads
-_SCHEMA_SQL = f"""
+_SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
 where
     schema_name = 'main'
     and (
-        table_name in {TABLES!r}
+        table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
         and column_name in ('save_id', 'scene')
         or table_name in ('save', 'line', 'role')
         and column_name in (
@@ -419,10 +368,6 @@ where
             'agent_id'
         )
     )
-union all
-select 'view.' || view_name
-from duckdb_views()
-where schema_name = 'main' and view_name in {TABLES!r}
 """
 
 
@@ -441,16 +386,10 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
     for column in sorted(needed - found):  # names and types from this module
         table, name = column.split(".")
         cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
-    views = {column.split(".")[1] for column in found if column.startswith("view.")}
-    existing = {column.split(".")[0] for column in found if column.endswith(".save_id")} - views
-    if views or (
-        existing and (".".join(_NEWEST_HISTORY_COLUMN) not in found or not set(TABLES) <= existing)
-    ):
-        # derived rows only, some missing or of an older shape: every save is rebuilt when
-        # next read
-        for table in TABLES:
-            kind = "view" if table in views else "table"
-            cur.execute(write_sql("drop_table_if_exists", table, kind))
+    existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
+    if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
+        for table in TABLES:  # derived rows only: every save is rebuilt when next read
+            cur.execute(write_sql("drop_table_if_exists", table))
         existing = set()
     if set(TABLES) <= existing:
         return roles

@@ -84,12 +84,10 @@ _OBSERVATION_SQL = (
 )
 
 
-# the saves' chains and their lines' turns from the write-time tables (refreshed first when a
-# save's tip moved)
-_STORED_SQL = """
-    select * from main.{table}
+# the saves' chains from the write-time table (refreshed first when a save's tip moved)
+_CHAIN_SQL = """
+    select * from main.int_lines_chained_to_root
     where list_contains(cast($save_id as bigint[]), save_id)"""
-_STORED = ("int_lines_chained_to_root", "int_lines_numbered_into_turns")
 
 
 _BATCHES_SQL = """
@@ -216,7 +214,7 @@ def plan_sql(engine: str) -> str:
     DuckDB the chains and tips are the write-time tables; an engine that keeps none
     (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history)."""
     chains = (
-        {table: _STORED_SQL.format(table=table) for table in _STORED}
+        {"int_lines_chained_to_root": _CHAIN_SQL}
         if engine == "duckdb"
         else history.walked_sources(engine)
     )
