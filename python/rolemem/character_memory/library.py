@@ -223,7 +223,8 @@ class CharacterLibrary:
         self._engine = engine
         if engine is not None:
             for seed, own in _OWN_SEEDS.items():
-                self._con.execute(f"create table {own} as select * from {seed}")
+                copy = write_sql("create_table_from_query", own, f"select * from {seed}")
+                self._con.execute(copy)
             engine.replace_tables(
                 self._con,
                 _STATIC_MODELS + tuple(_OWN_SEEDS.values()),
