@@ -63,6 +63,9 @@ def test_tables_are_checked_once_per_connection(con, monkeypatch):
     assert len(checks) == 1
     history.ensure_fresh(con.cursor(), [1])  # a cursor without its connection: checked
     assert len(checks) == 2
+    con.execute("drop table int_save_history_tips")  # a demo store recreated, say
+    assert refresh_history(con) == 1  # made again, the save rebuilt
+    assert len(checks) == 3
 
 
 def test_a_regenerated_reply_replaces_the_old_branch(con):

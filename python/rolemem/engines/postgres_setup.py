@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlayerRequiredError
+from ..errors import PlayerRequiredError, RolememError
 from ..sql.project import write_sql
 
 # a store's tables (what the demo loader writes), in an order that satisfies the foreign keys
@@ -109,6 +109,16 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     from ..schema.memory import MEMORY_TABLES, move_official_rows_once
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
+        # a store older than the official tables is upgraded where it is (opened once by
+        # rolemem), not half-copied here: on Citus its official rows would be left out
+        (upgraded,) = source.execute(
+            "select count(*) from duckdb_tables() where table_name = 'official_event'"
+        ).fetchone() or (0,)
+        if not upgraded:
+            raise RolememError(
+                f"{path} was written before official memories had tables of their own: "
+                f"upgrade it first (`rolemem init-db --db {path}`), then copy it"
+            )
         owned: dict[str, str] = {}
         if citus:
             (ownerless,) = source.execute(

@@ -482,8 +482,9 @@ _STRIPES = [threading.Lock() for _ in range(64)]
 
 
 # What ensure_tables found, by the connection (or long-lived cursor) a store is read through:
-# checked once, not before every refresh (a catalog scan each time). rolemem never drops the
-# tables while a connection is open; a store another process changed is checked when opened.
+# checked once, not before every refresh (a catalog scan each time); tables dropped since
+# (a demo store recreated) are made again when a read misses them. A store another process
+# changed is checked when opened.
 _CHECKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, bool] = weakref.WeakKeyDictionary()
 
 
@@ -501,7 +502,11 @@ def ensure_fresh(
     if roles is None:
         roles = _CHECKED[checked] = ensure_tables(cur)
     wanted = None if save_ids is None else list(save_ids)
-    stale = _stale(cur, wanted)
+    try:
+        stale = _stale(cur, wanted)
+    except duckdb.CatalogException:
+        roles = _CHECKED[checked] = ensure_tables(cur)
+        stale = _stale(cur, wanted)
     if not stale:
         return []
     with contextlib.ExitStack() as held:
