@@ -119,6 +119,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "last_observed_target": (),
     "store_table_names": (),
     "count_memories": (),
+    "staged_memory_rows": ("memory_event", "official_event"),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)

@@ -5,17 +5,7 @@ source as (
 ),
 
 renamed as (
-    select
-        id as archive_id,
-        memory_type,
-        memory_id,
-        agent_id,
-        user_id,
-        reason,
-        strength,
-        memory,
-        archived_at
-    from source
+    {{ staged_memory_rows('memory_archive', 'source') }}
 )
 
 select * from renamed

@@ -5,12 +5,7 @@ source as (
 ),
 
 renamed as (
-    select
-        event_id,
-        embedding,
-        context_embedding,
-        long_context_embedding
-    from source
+    {{ staged_memory_rows('memory_event_embedding', 'source') }}
 )
 
 select * from renamed

@@ -1,4 +1,4 @@
--- The designers' (official) rows, the same columns as stg_app__memory_archive's.
+-- The designers' (official) rows: the same columns as stg_app__memory_archive's.
 with
 
 source as (
@@ -6,17 +6,7 @@ source as (
 ),
 
 renamed as (
-    select
-        id as archive_id,
-        memory_type,
-        memory_id,
-        agent_id,
-        user_id,
-        reason,
-        strength,
-        memory,
-        archived_at
-    from source
+    {{ staged_memory_rows('memory_archive', 'source') }}
 )
 
 select * from renamed

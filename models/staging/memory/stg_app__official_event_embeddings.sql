@@ -1,4 +1,4 @@
--- The designers' (official) rows, the same columns as stg_app__memory_event_embeddings's.
+-- The designers' (official) rows: the same columns as stg_app__memory_event_embeddings's.
 with
 
 source as (
@@ -6,12 +6,7 @@ source as (
 ),
 
 renamed as (
-    select
-        event_id,
-        embedding,
-        context_embedding,
-        long_context_embedding
-    from source
+    {{ staged_memory_rows('memory_event_embedding', 'source') }}
 )
 
 select * from renamed

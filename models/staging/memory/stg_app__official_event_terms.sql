@@ -1,4 +1,4 @@
--- The designers' (official) rows, the same columns as stg_app__memory_event_terms's.
+-- The designers' (official) rows: the same columns as stg_app__memory_event_terms's.
 with
 
 source as (
@@ -6,17 +6,7 @@ source as (
 ),
 
 renamed as (
-    select
-        event_id,
-        agent_id,
-        scope,
-        user_id,
-        term,
-        description_count,
-        keyword_count,
-        tag_count,
-        description_count + keyword_count as term_count
-    from source
+    {{ staged_memory_rows('memory_event_term', 'source') }}
 )
 
 select * from renamed
