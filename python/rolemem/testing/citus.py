@@ -323,6 +323,10 @@ class CitusCluster:
             "unix_socket_directories": f"'{data}'",
             "shared_preload_libraries": "'citus'",
             "wal_level": "logical",
+            # each database with the extension keeps a Citus maintenance daemon in a background
+            # worker slot; the tests make several, and the default 8 slots then leave none for
+            # the rebalancer's task monitor (its job stays "scheduled" and the wait never returns)
+            "max_worker_processes": "32",
             # the nodes talk over loopback; this PostgreSQL is built without SSL
             "citus.node_conninfo": "'sslmode=disable'",
             **self.settings,
