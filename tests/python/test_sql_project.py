@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from rolemem.sql.project import model_paths, model_refs, render_model
+from rolemem.sql.project import compose, model_paths, model_refs, render_model
 
 SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
 
@@ -54,3 +55,19 @@ def test_import_is_light_and_never_loads_dbt():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_relation_read_once_is_not_materialised_for_a_comment_naming_it():
+    # stg_app__official_event_terms's comment names stg_app__memory_event_terms, which only the
+    # union model reads: materialising it copied every term row of the player on every recall
+    sql = compose(
+        "int_memory_event_terms_with_official",
+        {},
+        "select * from int_memory_event_terms_with_official, int_memory_event_terms_with_official",
+    )
+    modes = dict(re.findall(r"^(\w+) (as materialized|as) \($", sql, flags=re.MULTILINE))
+    assert {name: mode for name, mode in modes.items() if "event_terms" in name} == {
+        "stg_app__memory_event_terms": "as",
+        "stg_app__official_event_terms": "as",
+        "int_memory_event_terms_with_official": "as materialized",
+    }
