@@ -240,6 +240,12 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
             list(stored[0][0]),  # exactly an event's own vector
             (np.asarray(stored[1][0]) + 0.05 * rng.normal(size=384)).tolist(),
         ]
+        # PLAYER_EVENTS and the cache's vector read write out the models' union of the
+        # players' and the designers' memories (per-turn reads): the designers' are reached too
+        official = {
+            row[0] for row in store.run("select event_id from official_event_embedding", {})
+        }
+        assert official
         cache = EventVectorCache(384, PLAYER_EVENTS)
         for vector in vectors:
             for candidates in (1, 4, 1000):
@@ -247,6 +253,8 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
                 query = {"agent_id": "qiyu", "user_id": "mumu", "query_embedding": vector}
                 dense, numbers = dense_batch(cache, store.columns, [query], candidates)
                 assert rows, "the demo player reaches events with vectors"
+                if candidates == 1000:  # every reachable event: the designers' one among them
+                    assert official <= {row["event_id"] for row in rows}
                 assert dense["event_id"].tolist() == [row["event_id"] for row in rows]
                 for name in COSINE_NAMES:
                     assert np.allclose(
@@ -256,6 +264,31 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
                 for name in STAT_NAMES[1:]:  # sums of up to cosine_count cosines
                     tolerance = 1e-6 * stats["cosine_count"]
                     assert abs(numbers[name][0] - stats[name]) <= tolerance, name
+
+
+def test_the_turns_descriptions_read_is_the_models_union(dense_store):
+    """The turn's trace reads its recalled events' descriptions by a union written out (a
+    per-turn read); it returns what int_memory_events_with_official holds for those ids, the
+    designers' and the player's."""
+    from rolemem import DynamicMemory
+    from rolemem.dynamic_memory.sql import with_official
+    from rolemem.turn.companion import _descriptions_sql
+
+    with DynamicMemory(dense_store, embedder=None) as memory:
+        store = memory.store
+        official = [row[0] for row in store.run("select id from official_event", {})]
+        own = [row[0] for row in store.run("select id from memory_event", {})]
+        assert official and own
+        params = {"ids": [*official, *own, 99_999_999], "user_id": "mumu"}
+        reference = with_official(
+            "int_memory_events_with_official",
+            "select event_id as id, description from int_memory_events_with_official "
+            "where event_id in (select unnest(cast($ids as bigint[])))",
+            engine=store.name,
+        )
+        written_out = sorted(store.run(_descriptions_sql(store.name), params))
+        assert written_out == sorted(store.run(reference, params))
+        assert [row[0] for row in written_out] == sorted([*official, *own])
 
 
 # -- the name placeholders and the prompt template ----------------------------------------------

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from ..schema.memory import memory_table
 from ..sql.project import write_sql
 from ..sql.seeds import seed_specs
+from .sql import with_official
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
 
@@ -103,9 +104,22 @@ def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -
     return deleted
 
 
-# the archive's columns, the players' and the designers' (official_archive) alike
-_ARCHIVE_COLUMNS = (
-    "id, memory_type, memory_id, agent_id, user_id, reason, strength, memory, archived_at"
+# the archive, the players' and the designers' (official_archive), filtered in each table (on
+# Citus a read of the players' names the player: one shard) and paged
+_FILTER = """
+    where (cast($user_id as varchar) is null or user_id = $user_id)
+        and (cast($agent_id as varchar) is null or agent_id = $agent_id)"""
+_ARCHIVED = with_official(
+    "int_memory_archive_with_official",
+    """select
+        archive_id as id, memory_type, memory_id, agent_id, user_id, reason, strength, memory,
+        archived_at
+    from int_memory_archive_with_official
+    order by archive_id limit $limit offset $offset""",
+    {
+        f"source_{table}": f"select * from {table}{_FILTER}"
+        for table in ("memory_archive", "official_archive")
+    },
 )
 
 
@@ -124,14 +138,7 @@ def archived(
 
     with reading(db) as cur:
         result = cur.execute(
-            f"""select * from (
-                select {_ARCHIVE_COLUMNS} from memory_archive
-                union all
-                select {_ARCHIVE_COLUMNS} from official_archive
-            ) as archived
-            where (cast($user_id as varchar) is null or user_id = $user_id)
-                and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-            order by id limit $limit offset $offset""",
+            _ARCHIVED,
             {"user_id": user_id, "agent_id": agent_id, "limit": limit, "offset": offset},
         )
         names = [d[0] for d in result.description]

@@ -123,8 +123,23 @@ def _reachable(player: str = "") -> dict[str, str]:
     }
 
 
+def with_official(
+    model: str | tuple[str, ...],
+    select: str,
+    provided: Mapping[str, str] | None = None,
+    engine: str = "duckdb",
+) -> str:
+    """`select` over a union model (int_memory_*_with_official, the one place official rows
+    join the players'), read from the tables themselves unless `provided` narrows a source
+    (`source_<table>`)."""
+    tables = (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values())
+    return compose(model, provided or {}, select, existing=tables, engine=engine)
+
+
 # The ids of the events one player's queries can reach (the vector cache loads exactly these),
-# bound with one-element lists
+# bound with one-element lists. The union of int_memory_events_with_official written out: a
+# per-turn read, and binding the staging models' columns would treble its planning;
+# test_rules_in_sql's dense parity test holds it equal to the models' union.
 PLAYER_EVENTS = f"""
         select id from ({_agents_official("memory_event")}) as official
         union all
@@ -266,16 +281,27 @@ def query_select(candidates: bool, engine: str = "duckdb") -> str:
 _FIRST_NEW_ID = 2**62
 
 
-_NEW_AND_STORED_EVENTS_SQL = """
-    select id as event_id, agent_id, scope, user_id, created_at, description
-    from official_event
-    where list_contains(cast($new_agent_id as varchar[]), agent_id)
-    union all
-    select id as event_id, agent_id, scope, user_id, created_at, description
-    from memory_event
-    where
-        list_contains(cast($new_agent_id as varchar[]), agent_id)
-        and list_contains(cast($new_user_id as varchar[]), user_id)
+def new_and_stored_events(engine: str) -> str:
+    """The events of the batch's timelines (`$new_*` lists, one per new event) and the new
+    events, as int_memory_event_context_texts reads them."""
+    stored = with_official(
+        "int_memory_events_with_official",
+        "select event_id, agent_id, scope, user_id, created_at, description "
+        "from int_memory_events_with_official",
+        {
+            "source_memory_event": """
+                select * from memory_event
+                where
+                    list_contains(cast($new_agent_id as varchar[]), agent_id)
+                    and list_contains(cast($new_user_id as varchar[]), user_id)""",
+            "source_official_event": """
+                select * from official_event
+                where list_contains(cast($new_agent_id as varchar[]), agent_id)""",
+        },
+        engine=engine,
+    )
+    return f"""
+    select * from ({stored}) as stored
     union all
     select
         cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
@@ -332,34 +358,19 @@ def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[An
     }
 
 
-OFFICIAL_VECTORS = OFFICIAL_TABLES["memory_event_embedding"]
-# every event's vectors, with the event's scope (an official event's are in a table of
-# their own)
-_VECTORS_WITH_SCOPE = "\n    union all\n".join(
-    f"    select event_id, '{scope}' as scope, {', '.join(VECTOR_COLUMNS[1:])} from {table}"
-    for scope, table in (
-        ("user", "memory_event_embedding"),
-        ("official", "official_event_embedding"),
-    )
-)
-
-
 @functools.cache
 def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
-    return compose(
-        "int_memory_event_context_texts",
-        {
-            "source_memory_event": "select * from memory_event",
-            "source_official_event": "select * from official_event",
-        },
+    return with_official(
+        ("int_memory_event_context_texts", "int_memory_event_embeddings_with_official"),
         f"""select
             texts.event_id,
-            vectors.scope,
+            events.scope,
             {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
         from int_memory_event_context_texts as texts
-        inner join (
-        {_VECTORS_WITH_SCOPE}
-        ) as vectors on vectors.event_id = texts.event_id
+        inner join int_memory_events_with_official as events
+            on events.event_id = texts.event_id
+        inner join int_memory_event_embeddings_with_official as vectors
+            on vectors.event_id = texts.event_id
         where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
         order by texts.event_id""",
         engine=engine,

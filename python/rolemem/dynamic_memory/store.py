@@ -25,8 +25,8 @@ from .sql import (
     _CONTEXT_TEXTS,
     _EMBED_BATCH,
     _FIRST_NEW_ID,
-    _NEW_AND_STORED_EVENTS_SQL,
     _SOURCE_FIELDS,
+    new_and_stored_events,
 )
 from .vectors import _Vectors
 
@@ -143,7 +143,7 @@ class _Events(_Vectors):
         events and the new ones (which follow stored events of the same time, in order)."""
         sql = compose(
             "int_memory_event_context_texts",
-            {"int_memory_events_with_official": _NEW_AND_STORED_EVENTS_SQL},
+            {"int_memory_events_with_official": new_and_stored_events(self._store.name)},
             f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
             "where event_id >= $first_new_id order by event_id",
             engine=self._store.name,

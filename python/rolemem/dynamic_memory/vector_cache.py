@@ -21,30 +21,25 @@ import duckdb
 import numpy as np
 
 from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
-from .sql import STAT_NAMES
+from .sql import STAT_NAMES, with_official
 
 # the cosine each stored vector gives, column for column
 COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 _CONTEXTS = VECTOR_COLUMNS[1:]
 _HAS_CONTEXT = " and ".join(f"{name} is not null" for name in _CONTEXTS)
-# every event's vectors: the players' and the designers' (official events' are in a table of
-# their own, ids unique across both)
-EVENT_VECTORS = "\nunion all\n".join(
-    f"select event_id, {', '.join(VECTOR_COLUMNS)} from {table}"
-    for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
-)
 # an event stored without context vectors (written before them) has its own vector for each
 # until maintenance fills them in
-_LOAD = f"""
-select
-    event_id,
-    embedding,
-    {", ".join(f"coalesce({name}, embedding) as {name}" for name in _CONTEXTS)},
-    {_HAS_CONTEXT} as has_context
-from ({EVENT_VECTORS}) as vectors
-where event_id in (select unnest(cast($ids as bigint[])))
-order by event_id
-"""
+_LOAD = with_official(
+    "int_memory_event_embeddings_with_official",
+    f"""select
+        event_id,
+        embedding,
+        {", ".join(f"coalesce({name}, embedding) as {name}" for name in _CONTEXTS)},
+        {_HAS_CONTEXT} as has_context
+    from int_memory_event_embeddings_with_official
+    where event_id in (select unnest(cast($ids as bigint[])))
+    order by event_id""",
+)
 
 
 # A statement's result as columns (name -> values), on whichever engine holds the store
@@ -86,10 +81,17 @@ class EventVectorCache:
         set). `max_vectors`
         bounds the events held (each with all its vectors)."""
         self.dim, self.max_vectors = dim, max_vectors
+        # per turn: the union of int_memory_event_embeddings_with_official written out (the
+        # staging models' columns would double its planning); the dense parity test
+        # (test_rules_in_sql) holds the candidates equal to the models'
+        vectors = " union all ".join(
+            f"select event_id, {', '.join(_CONTEXTS)} from {table}"
+            for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
+        )
         self._reachable_with_vectors = f"""
             select event_id, {_HAS_CONTEXT} as has_context
-            from ({EVENT_VECTORS}) as vectors
-            where event_id in (select id from ({reachable_events}))
+            from ({vectors}) as vectors
+            where event_id in (select id from ({reachable_events}) as reachable)
         """
         self._players: OrderedDict[tuple[str, str], _Vectors] = OrderedDict()
         self._lock = threading.Lock()

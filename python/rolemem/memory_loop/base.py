@@ -18,9 +18,7 @@ from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
-from ..schema.memory import OFFICIAL_TABLES
 from ..sql.batching import Coalescer, per_player, sole_player
-from ..sql.project import write_sql
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
 from .llm import ChatModel
@@ -252,26 +250,11 @@ class _LoopBase:
             raise MemoryInputError("give exactly one of event_id or entity_id")
         if not isinstance(pinned, bool):
             raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
-        table, memory_id = (
-            ("memory_event", event_id) if event_id is not None else ("memory_entity", entity_id)
-        )
-        memory_id = int_or_none(
-            memory_id, "event_id" if event_id is not None else "entity_id", "pin"
-        )
-        with self.memory.store.transaction() as cur:
-            # a player's memory, else a designer's (ids are unique across both)
-            for home in (table, OFFICIAL_TABLES[table]):
-                changed = cur.execute(
-                    # the table name is one of four fixed names, never data
-                    write_sql(
-                        "update_memory_fields", home, ("is_pinned",), engine=self.memory.store.name
-                    ),
-                    {"is_pinned": pinned, "id": memory_id},
-                ).fetchall()
-                if changed:
-                    break
-        if not changed:
-            raise MemoryInputError(f"no {table} with id {memory_id}")
+        # the store's own edit: it finds the memory's table, a player's or a designer's
+        if event_id is not None:
+            self.memory.update_event(int_or_none(event_id, "event_id", "pin"), is_pinned=pinned)
+        else:
+            self.memory.update_entity(int_or_none(entity_id, "entity_id", "pin"), is_pinned=pinned)
 
 
 def _character(observation: Mapping[str, Any]) -> tuple[int, int | None, str | None]:

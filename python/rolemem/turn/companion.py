@@ -61,6 +61,8 @@ def _descriptions_sql(engine: str) -> str:
     official events are a reference table there)."""
     player = render_macro("player_filter", "user_id", engine=engine)
     recalled = "id in (select unnest(cast($ids as bigint[])))"
+    # the union of int_memory_events_with_official written out (a per-turn read: binding the
+    # staging models' columns would treble its planning); test_rules_in_sql holds it equal
     return (
         f"select id, description from official_event where {recalled} "
         f"union all select id, description from memory_event where {recalled} and {player}"
