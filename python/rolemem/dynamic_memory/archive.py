@@ -104,23 +104,27 @@ def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -
     return deleted
 
 
-# the archive, the players' and the designers' (official_archive), filtered in each table (on
-# Citus a read of the players' names the player: one shard) and paged
 _FILTER = """
     where (cast($user_id as varchar) is null or user_id = $user_id)
         and (cast($agent_id as varchar) is null or agent_id = $agent_id)"""
-_ARCHIVED = with_official(
-    "int_memory_archive_with_official",
-    """select
-        archive_id as id, memory_type, memory_id, agent_id, user_id, reason, strength, memory,
-        archived_at
-    from int_memory_archive_with_official
-    order by archive_id limit $limit offset $offset""",
-    {
-        f"source_{table}": f"select * from {table}{_FILTER}"
-        for table in ("memory_archive", "official_archive")
-    },
-)
+
+
+@functools.cache  # composed on first use, not when archiving imports this module
+def _archived_sql() -> str:
+    """The archive, the players' and the designers' (official_archive), filtered in each table
+    (on Citus a read of the players' names the player: one shard) and paged."""
+    return with_official(
+        "int_memory_archive_with_official",
+        """select
+            archive_id as id, memory_type, memory_id, agent_id, user_id, reason, strength,
+            memory, archived_at
+        from int_memory_archive_with_official
+        order by archive_id limit $limit offset $offset""",
+        {
+            f"source_{table}": f"select * from {table}{_FILTER}"
+            for table in ("memory_archive", "official_archive")
+        },
+    )
 
 
 def archived(
@@ -138,7 +142,7 @@ def archived(
 
     with reading(db) as cur:
         result = cur.execute(
-            _ARCHIVED,
+            _archived_sql(),
             {"user_id": user_id, "agent_id": agent_id, "limit": limit, "offset": offset},
         )
         names = [d[0] for d in result.description]
