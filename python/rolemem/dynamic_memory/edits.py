@@ -94,7 +94,7 @@ class _Edits(_Entities):
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
         with self._store.transaction() as cur:
-            home = self._home(cur, table, memory_id)
+            home = memory_table(table, self._scope_of(cur, table, memory_id))
             changed = cur.execute(
                 write_sql("update_memory_fields", home, tuple(fields), engine=self._store.name),
                 {**fields, "id": memory_id},
@@ -103,18 +103,18 @@ class _Edits(_Entities):
             raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
         return memory_id
 
-    def _home(self, cur: Any, table: str, memory_id: int) -> str:
-        """The table holding memory `memory_id` of `table`'s kind: its official twin when a
-        designer's memory has the id (ids are unique across both), else `table`."""
+    def _scope_of(self, cur: Any, table: str, memory_id: int) -> str:
+        """Whose memory `memory_id` of `table`'s kind is: `official` when a designer's memory
+        (in the official twin) has the id (ids are unique across both), else `user`."""
         official = OFFICIAL_TABLES[table]
         found = cur.execute(f"select 1 from {official} where id = $id", {"id": memory_id})
-        return official if found.fetchone() is not None else table
+        return "official" if found.fetchone() is not None else "user"
 
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
         from .archive import archive
 
         with self._store.reading() as cur:
-            home = self._home(cur, "memory_event", event_id)
+            home = memory_table("memory_event", self._scope_of(cur, "memory_event", event_id))
         found = self._store.records(f"select * from {home} where id = $id", {"id": event_id})
         if not found:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
@@ -176,11 +176,11 @@ class _Edits(_Entities):
 
         self._writable()
         with self._store.transaction() as cur:
-            home = self._home(cur, TABLES[kind], memory_id)
+            scope = self._scope_of(cur, TABLES[kind], memory_id)
+            home = memory_table(TABLES[kind], scope)
             found = cur.execute(f"select id from {home} where id = $id", {"id": memory_id})
             if not found.fetchall():
                 raise MemoryInputError(f"no {TABLES[kind]} with id {memory_id}", field="id")
-            scope = "user" if home == TABLES[kind] else "official"
             archive(
                 cur,
                 kind,
