@@ -174,7 +174,7 @@ class _Events(_Vectors):
             scope = params["scope"]  # an official event goes to the official tables
             existing = (
                 cur.execute(
-                    write_sql("reinforce_memory_event", engine=self._store.name),
+                    write_sql("reinforce_memory_event", engine=engine),
                     {
                         name: params[name]
                         for name in ("scope", "agent_id", "user_id", "description", "created_at")

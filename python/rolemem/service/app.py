@@ -18,7 +18,7 @@ from ..errors import RolememError
 from ..memory_loop.llm import ChatModel
 from .api.main import include_routers, route_groups
 from .api.routes import imports
-from .core import errors
+from .core import errors, maintenance
 from .core.access import AccessLog
 from .core.body_lane import BodyLane
 from .core.gate import Gate
@@ -131,7 +131,7 @@ def create_app(
         while True:
             await asyncio.sleep(seconds)
             try:  # on the maintenance worker: never a request's
-                await asyncio.wrap_future(store.start_maintenance())
+                await asyncio.wrap_future(maintenance.start_maintenance(store))
             except Exception as exc:  # another process's run, or a failure: the next one
                 log.warning("scheduled maintenance did not run: %s", exc)
 

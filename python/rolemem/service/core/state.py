@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -33,12 +31,11 @@ from ...dynamic_memory import DynamicMemory
 from ...engines import DuckDBEngine, Engine, PostgresEngine, duckdb_connect
 from ...engines.postgres_setup import is_postgres_url
 from ...engines.snapshot import write_snapshot
-from ...errors import BusyError, ConflictError, NotFoundError, RolememError
-from ...memory_builder import history, saves
+from ...errors import BusyError, NotFoundError, RolememError
+from ...memory_builder import history
 from ...memory_loop import MemoryLoop
 from ...memory_loop.llm import ChatModel
 from ...sql import cancel
-from ...sql.project import render_macro, used
 from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
@@ -55,35 +52,6 @@ _WRITE_ATTEMPTS = 4  # a write meeting another thread's conflicting write is ret
 
 # how often a process of a shared database looks whether another imported config
 _CONFIG_CHECK_SECONDS = 1.0
-
-
-@functools.cache  # rendered once per engine
-def _last_observed_sql(engine: str) -> str:
-    return render_macro("last_observed_target", engine=engine)
-
-
-# a save x character's loop state, last batch and the player's last maintenance run (on
-# Citus each read names the save's player $user_id: macro player_filter, one shard)
-_STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
-    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
-    (select max(ran_at) from memory_maintenance_run
-    where user_id = $user_id and agent_id = $agent_id)
-from (select 1 as one) as anchor
-left join memory_loop_state as s
-    on s.save_id = $save_id and s.target_key = $target_key and {state_player}
-left join (
-    select batch_key, extracted_at from memory_extraction_batch
-    where save_id = $save_id and target_key = $target_key and {player}
-    order by extracted_at desc, last_line_id desc limit 1
-) as b on true"""
-
-
-@functools.cache  # rendered once per engine
-def _status_sql(engine: str) -> str:
-    return _STATUS_SQL.format(
-        state_player=render_macro("player_filter", "s.user_id", engine=engine),
-        player=render_macro("player_filter", "user_id", engine=engine),
-    )
 
 
 @dataclass
@@ -392,51 +360,6 @@ class Store:
 
     # -- the memory loop ---------------------------------------------------------------------
 
-    def start_maintenance(self) -> Future[dict[str, Any]]:
-        """A maintenance run on the maintenance worker (its future: the run's report)."""
-        return self.maintenance.submit(self.maintain)
-
-    def maintain(self) -> dict[str, Any]:
-        """One maintenance run on the running store (MemoryLoop.maintain: cleanup, then
-        consolidation with the LLM, then missing context vectors), one at a time across every
-        process of the store: ConflictError while another runs."""
-        with self.engine.only_one("maintenance") as mine:
-            if not mine:
-                self._counted("skipped")
-                raise ConflictError(
-                    "a maintenance run is under way (here or in another process of the store); "
-                    "try again when it ends"
-                )
-            started = datetime.now()
-            try:
-                report = self.loop.maintain(now=started)
-            except Exception:
-                self._counted("failed")
-                raise
-            finished = datetime.now()
-        self._counted("finished")
-        self.last_maintenance = {
-            "started_at": started,
-            "finished_at": finished,
-            "archived": dict(report.archived),
-            "players_cleaned": report.players_cleaned,
-            "consolidated_entities": report.consolidated_entities,
-            "context_vectors": report.context_vectors,
-        }
-        if self.webhooks is not None:
-            self.webhooks.emit("maintenance.finished", self.last_maintenance)
-        log.info(
-            "maintenance: %d players cleaned, %s archived, %d entities consolidated",
-            report.players_cleaned,
-            report.archived,
-            report.consolidated_entities,
-        )
-        return self.last_maintenance
-
-    def _counted(self, outcome: str) -> None:
-        if self.metrics is not None:
-            self.metrics.maintenance(outcome)
-
     def observe_after(self, save_id: int, user_id: str | None, observe: Any, now: datetime) -> str:
         """After an append: whether a batch is due for the character, and if so queue it."""
         if observe is None or not self.extraction.enabled:
@@ -470,80 +393,3 @@ class Store:
                 "agent_name": observe.char_name,
             },
         )
-
-    def memory_status(
-        self,
-        save_id: int,
-        user_id: str | None,
-        agent_id: str | None,
-        role_id: int | None,
-        script_role_id: str | None,
-    ) -> dict[str, Any]:
-        """The extraction state of one save x character: pending turns, watermark, the last
-        batch, the last failure and whether a batch is queued. A character not fully named
-        (no agent, or no role) is the one the loop observed last on the save among those
-        the request names."""
-        with self.engine.reading() as cur:
-            save = saves.owned_save(
-                cur,
-                save_id,
-                user_id,
-                engine=self.engine.name,
-                open_ownerless=self.settings.open_ownerless_saves,
-            )
-            if agent_id is None or (role_id is None and script_role_id is None):
-                # the character the loop observed last on this save, among those the
-                # request names (none named: any)
-                last = _last_observed_sql(self.engine.name)
-                named = {
-                    "save_id": save["save_id"],
-                    "user_id": save["user_id"],
-                    "agent_id": agent_id,
-                    "role_id": role_id,
-                    "script_role_id": script_role_id,
-                }
-                found = cur.execute(last, used(last, named)).fetchone()
-                if found is None or found[1:] == (None, None):
-                    raise NotFoundError(
-                        f"the memory loop has not observed save {save_id}"
-                        + (f" for agent {agent_id!r}" if agent_id is not None else "")
-                        + ": give agent_id with role_id or script_role_id",
-                        field="agent_id",
-                    )
-                agent_id, role_id, script_role_id = found
-        due = self.loop.due(
-            save_id=save["save_id"],
-            user_id=user_id or save["user_id"] or "unknown",
-            agent_id=agent_id,
-            role_id=role_id,
-            script_role_id=script_role_id,
-        )
-        # one statement, one snapshot: the batch and the state it cleared are read together
-        # (two reads could see the failure before the commit and the batch after it)
-        with self.engine.reading() as cur:
-            row = cur.execute(
-                _status_sql(self.engine.name),
-                {
-                    "save_id": save["save_id"],
-                    "target_key": due["target_key"],
-                    "user_id": save["user_id"],
-                    "agent_id": agent_id,
-                },
-            ).fetchone()
-        assert row is not None  # the anchor's one row, joined or not
-        observed, error, error_at, attempts, batch_key, extracted_at, maintained = row
-        return {
-            "save_id": save["save_id"],
-            "agent_id": agent_id,
-            "target_key": due["target_key"],
-            "pending_turns": due["pending_turns"],
-            "watermark_line_id": due["watermark_line_id"],
-            "last_batch_key": batch_key,
-            "last_extracted_at": extracted_at,
-            "last_observed_at": observed,
-            "last_error": error,
-            "last_error_at": error_at,
-            "failed_attempts": attempts,
-            "extraction": self.extraction.state((save["save_id"], due["target_key"])),
-            "last_maintained_at": maintained,
-        }

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from ....errors import NotFoundError
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
+from ...core.maintenance import start_maintenance
 from ...core.state import Store
 from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
 
@@ -67,7 +68,7 @@ async def snapshot(request: Request) -> Any:
 )
 async def maintenance(request: Request) -> Any:
     store: Store = request.app.state.store
-    run = asyncio.wrap_future(store.start_maintenance())
+    run = asyncio.wrap_future(start_maintenance(store))
     try:
         return await asyncio.wait_for(asyncio.shield(run), store.settings.request_timeout)
     except TimeoutError:

@@ -16,6 +16,7 @@ from ....memory_builder import erasure, roles, saves
 from ...core.body_route import BodyRoute
 from ...core.errors import missing, responses
 from ...core.idempotency import HEADER, KEY_PATTERN, MAX_KEY_LENGTH
+from ...core.memory_status import status_of
 from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID, USER_ID
 from ...schemas.saves import (
@@ -413,6 +414,6 @@ async def memory_status(
     def status() -> dict[str, Any]:
         with store.engine.reading() as cur:
             _, agent = roles.resolve(cur, role_id, agent_id=agent_id, engine=store.engine.name)
-        return store.memory_status(save_id, user_id, agent, role_id, script_role_id)
+        return status_of(store, save_id, user_id, agent, role_id, script_role_id)
 
     return await store.run(request, status)

@@ -1,0 +1,65 @@
+"""Maintenance runs of the service (`POST /admin/maintenance` and the schedule): the memory
+loop's cleanup, consolidation and missing context vectors, one run at a time across every
+process of the store, on the maintenance worker; counted in the metrics, announced by webhook."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ConflictError
+
+if TYPE_CHECKING:
+    from .state import Store
+
+log = logging.getLogger(__name__)
+
+
+def start_maintenance(store: Store) -> Future[dict[str, Any]]:
+    """A maintenance run on the maintenance worker (its future: the run's report)."""
+    return store.maintenance.submit(maintain, store)
+
+
+def maintain(store: Store) -> dict[str, Any]:
+    """One maintenance run on the running store (MemoryLoop.maintain: cleanup, then
+    consolidation with the LLM, then missing context vectors), one at a time across every
+    process of the store: ConflictError while another runs."""
+    with store.engine.only_one("maintenance") as mine:
+        if not mine:
+            _counted(store, "skipped")
+            raise ConflictError(
+                "a maintenance run is under way (here or in another process of the store); "
+                "try again when it ends"
+            )
+        started = datetime.now()
+        try:
+            report = store.loop.maintain(now=started)
+        except Exception:
+            _counted(store, "failed")
+            raise
+        finished = datetime.now()
+    _counted(store, "finished")
+    store.last_maintenance = {
+        "started_at": started,
+        "finished_at": finished,
+        "archived": dict(report.archived),
+        "players_cleaned": report.players_cleaned,
+        "consolidated_entities": report.consolidated_entities,
+        "context_vectors": report.context_vectors,
+    }
+    if store.webhooks is not None:
+        store.webhooks.emit("maintenance.finished", store.last_maintenance)
+    log.info(
+        "maintenance: %d players cleaned, %s archived, %d entities consolidated",
+        report.players_cleaned,
+        report.archived,
+        report.consolidated_entities,
+    )
+    return store.last_maintenance
+
+
+def _counted(store: Store, outcome: str) -> None:
+    if store.metrics is not None:
+        store.metrics.maintenance(outcome)

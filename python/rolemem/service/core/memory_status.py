@@ -1,0 +1,122 @@
+"""A save x character's extraction state as `GET /saves/{id}/memory_status` answers it: the
+pending turns and watermark (the loop's plan), the loop state, the last batch and maintenance
+run (one statement, one snapshot), and whether a batch is queued."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from ...errors import NotFoundError
+from ...memory_builder import saves
+from ...sql.project import render_macro, used
+
+if TYPE_CHECKING:
+    from .state import Store
+
+
+@functools.cache  # rendered once per engine
+def _last_observed_sql(engine: str) -> str:
+    return render_macro("last_observed_target", engine=engine)
+
+
+# a save x character's loop state, last batch and the player's last maintenance run (on
+# Citus each read names the save's player $user_id: macro player_filter, one shard)
+_STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
+    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
+    (select max(ran_at) from memory_maintenance_run
+    where user_id = $user_id and agent_id = $agent_id)
+from (select 1 as one) as anchor
+left join memory_loop_state as s
+    on s.save_id = $save_id and s.target_key = $target_key and {state_player}
+left join (
+    select batch_key, extracted_at from memory_extraction_batch
+    where save_id = $save_id and target_key = $target_key and {player}
+    order by extracted_at desc, last_line_id desc limit 1
+) as b on true"""
+
+
+@functools.cache  # rendered once per engine
+def _status_sql(engine: str) -> str:
+    return _STATUS_SQL.format(
+        state_player=render_macro("player_filter", "s.user_id", engine=engine),
+        player=render_macro("player_filter", "user_id", engine=engine),
+    )
+
+
+def status_of(
+    store: Store,
+    save_id: int,
+    user_id: str | None,
+    agent_id: str | None,
+    role_id: int | None,
+    script_role_id: str | None,
+) -> dict[str, Any]:
+    """The extraction state of one save x character: pending turns, watermark, the last
+    batch, the last failure and whether a batch is queued. A character not fully named
+    (no agent, or no role) is the one the loop observed last on the save among those
+    the request names."""
+    with store.engine.reading() as cur:
+        save = saves.owned_save(
+            cur,
+            save_id,
+            user_id,
+            engine=store.engine.name,
+            open_ownerless=store.settings.open_ownerless_saves,
+        )
+        if agent_id is None or (role_id is None and script_role_id is None):
+            # the character the loop observed last on this save, among those the
+            # request names (none named: any)
+            last = _last_observed_sql(store.engine.name)
+            named = {
+                "save_id": save["save_id"],
+                "user_id": save["user_id"],
+                "agent_id": agent_id,
+                "role_id": role_id,
+                "script_role_id": script_role_id,
+            }
+            found = cur.execute(last, used(last, named)).fetchone()
+            if found is None or found[1:] == (None, None):
+                raise NotFoundError(
+                    f"the memory loop has not observed save {save_id}"
+                    + (f" for agent {agent_id!r}" if agent_id is not None else "")
+                    + ": give agent_id with role_id or script_role_id",
+                    field="agent_id",
+                )
+            agent_id, role_id, script_role_id = found
+    due = store.loop.due(
+        save_id=save["save_id"],
+        user_id=user_id or save["user_id"] or "unknown",
+        agent_id=agent_id,
+        role_id=role_id,
+        script_role_id=script_role_id,
+    )
+    # one statement, one snapshot: the batch and the state it cleared are read together
+    # (two reads could see the failure before the commit and the batch after it)
+    with store.engine.reading() as cur:
+        row = cur.execute(
+            _status_sql(store.engine.name),
+            {
+                "save_id": save["save_id"],
+                "target_key": due["target_key"],
+                "user_id": save["user_id"],
+                "agent_id": agent_id,
+            },
+        ).fetchone()
+    assert row is not None  # the anchor's one row, joined or not
+    observed, error, error_at, attempts, batch_key, extracted_at, maintained = row
+    return {
+        "save_id": save["save_id"],
+        "agent_id": agent_id,
+        "target_key": due["target_key"],
+        "pending_turns": due["pending_turns"],
+        "watermark_line_id": due["watermark_line_id"],
+        "last_batch_key": batch_key,
+        "last_extracted_at": extracted_at,
+        "last_observed_at": observed,
+        "last_error": error,
+        "last_error_at": error_at,
+        "failed_attempts": attempts,
+        "extraction": store.extraction.state((save["save_id"], due["target_key"])),
+        "last_maintained_at": maintained,
+    }
