@@ -10,6 +10,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from rolemem.sql.imports import inline_imports
 from rolemem.sql.project import compose, model_paths, model_refs, render_model
 
 SOURCES = {f"app.{table}": f"app.{table}" for table in ("line", "save", "role")}
@@ -71,3 +72,53 @@ def test_a_relation_read_once_is_not_materialised_for_a_comment_naming_it():
         "stg_app__official_event_terms": "as",
         "int_memory_event_terms_with_official": "as materialized",
     }
+
+
+def test_a_models_import_ctes_are_read_in_place():
+    # DuckDB binds every CTE scope on every call: `events as (select * from x)` is read as
+    # `x as events`, chains of them resolve, and `select * from final` ends in final's select
+    model = (
+        "with queries as (select * from int_q), events as (select * from ev), "
+        "renamed as (select * from events), "
+        "final as (select q.a, events.b from queries as q join renamed as events on true "
+        "where exists (select 1 from events)) select * from final"
+    )
+    assert inline_imports(model) == (
+        "SELECT q.a, events.b FROM int_q AS q JOIN ev AS events ON TRUE "
+        "WHERE EXISTS(SELECT 1 FROM ev AS events)"
+    )
+    assert inline_imports(
+        "with a as (select 1 as x), final as (select x from a) select * from final"
+    ) == ("WITH a AS (SELECT 1 AS x) SELECT x FROM a")
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        # the name is defined again inside: which one a reader means depends on its scope
+        "with events as (select * from ev) "
+        "select * from (with events as (select 2 as x) select x from events)",
+        # a recursive walk reads itself
+        "with recursive walk as (select * from line) select * from walk",
+        # a select of final that does more than read it
+        "with final as (select x from a) select * from final where x > 0",
+    ],
+)
+def test_import_ctes_stay_where_reading_them_in_place_could_change_the_rows(model):
+    assert inline_imports(model) == model
+
+
+def test_a_composed_statement_has_no_import_ctes_left():
+    sql = compose("int_memory_event_candidates", {}, "select * from int_memory_event_candidates")
+    imports = [
+        cte.alias
+        for cte in sqlglot.parse_one(sql, read="duckdb").find_all(exp.CTE)
+        if cte.alias != "int_memory_event_candidates"
+        and isinstance(cte.this, exp.Select)
+        and len(cte.this.expressions) == 1
+        and isinstance(cte.this.expressions[0], exp.Star)
+        and not cte.this.args.get("where")
+        and not cte.this.args.get("joins")
+        and isinstance(cte.this.args["from_"].this, exp.Table)
+    ]
+    assert imports == []

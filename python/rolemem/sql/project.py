@@ -18,6 +18,8 @@ from typing import Any
 
 import jinja2
 
+from .imports import inline_imports
+
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # rolemem/, beside _models/ _macros/ _seeds/
 _REF = re.compile(r"""\bref\(\s*['"](\w+)['"]\s*\)""")
 
@@ -231,7 +233,14 @@ def _compose(
     # indexes) is read again by each reader instead (the timeline reads a player's newest
     # events by index, not from a copy of them all).
     texts = [sql for _, sql in ctes] + [select]
-    parts = [f"{name} {_cte_mode(name, texts, sql, engine)} (\n{sql}\n)" for name, sql in ctes]
+    # DuckDB binds every CTE scope on every call: a model's imports are read in place there.
+    # PostgreSQL plans once per connection, and its transpiler reads the models as written.
+    flattened = {name for name, _ in models} if engine == "duckdb" else set()
+    parts = [
+        f"{name} {_cte_mode(name, texts, sql, engine)} (\n"
+        f"{inline_imports(sql) if name in flattened else sql}\n)"
+        for name, sql in ctes
+    ]
     return "with\n" + ",\n".join(parts) + f"\n{select}"
 
 
