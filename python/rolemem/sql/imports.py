@@ -87,7 +87,7 @@ def inline_imports(sql: str) -> str:
 
     tree = parse_one(sql, read="duckdb")
     as_written = tree.sql(dialect="duckdb")
-    queries = [w.parent for w in tree.find_all(exp.With)]
+    queries: list[Any] = [with_.parent for with_ in tree.find_all(exp.With)]
     for query in reversed(queries):  # the deepest first
         replacement = _read_in_place(query)
         if replacement is not query:
