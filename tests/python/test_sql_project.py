@@ -98,6 +98,8 @@ def test_a_models_import_ctes_are_read_in_place():
         # the name is defined again inside: which one a reader means depends on its scope
         "with events as (select * from ev) "
         "select * from (with events as (select 2 as x) select x from events)",
+        # an earlier CTE reads an outer relation of the name
+        "with a as (select * from events), events as (select * from ev) select a.x from a, events",
         # a recursive walk reads itself
         "with recursive walk as (select * from line) select * from walk",
         # a select of final that does more than read it

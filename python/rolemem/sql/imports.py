@@ -47,12 +47,16 @@ def _read_in_place(query: Any) -> Any:
     }
     imports: dict[str, str] = {}
     kept = []
-    for cte in with_.expressions:
+    read_before: set[str] = set()  # an earlier CTE reading the name reads an outer relation
+    for position, cte in enumerate(with_.expressions):
         target = None if cte.args.get("materialized") is not None else _import_target(cte.this)
-        if target is None or cte.alias in deeper or target in deeper:
+        # a later CTE of the target's name would take over the moved reference
+        later = {after.alias for after in with_.expressions[position + 1 :]}
+        if target is None or cte.alias in deeper | read_before or target in deeper | later:
             kept.append(cte)
         else:
             imports[cte.alias] = imports.get(target, target)
+        read_before |= {table.name for table in cte.this.find_all(exp.Table)}
     for table in list(query.find_all(exp.Table)):
         if not table.args.get("db") and table.name in imports:
             alias = table.alias or table.name
