@@ -12,15 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 
-def _import_target(select: Any) -> str | None:
-    """The relation a select only reads whole (`select * from name`, nothing else), or None."""
+def _import_target(select: Any, own_with: bool = False) -> str | None:
+    """The relation a select only reads whole (`select * from name`, nothing else), or None;
+    `own_with`: whatever `with` the select holds does not count (its final select)."""
     from sqlglot import exp
 
     if not isinstance(select, exp.Select) or select.args.get("distinct"):
         return None
     if len(select.expressions) != 1 or not isinstance(select.expressions[0], exp.Star):
         return None
-    clauses = ("joins", "where", "group", "having", "qualify", "order", "limit", "with_")
+    clauses = ["joins", "where", "group", "having", "qualify", "order", "limit"]
+    if not own_with:
+        clauses.append("with_")
     if any(select.args.get(clause) for clause in clauses):
         return None
     source = select.args.get("from_")
@@ -62,12 +65,10 @@ def _read_in_place(query: Any) -> Any:
             alias = table.alias or table.name
             table.replace(exp.to_table(imports[table.name]).as_(alias))
     with_.set("expressions", kept)
-    outer = query.copy()
-    outer.set("with_", None)
     last = kept[-1] if kept else None
     if (
         last is not None
-        and _import_target(outer) == last.alias
+        and _import_target(query, own_with=True) == last.alias
         and last.alias not in deeper
         and last.this.args.get("with_") is None
         and isinstance(last.this, (exp.Select, exp.SetOperation))
