@@ -111,14 +111,17 @@ def test_transpile_inlines_table_aliases_and_keeps_percent_literal():
 def test_transpile_for_citus_materializes_every_cte_of_a_read_only():
     from rolemem.engines.postgres import transpile
 
-    # a read: every CTE, nested ones too (Citus then ships no inlined copy of them)
+    # a read: its import CTEs read in place (a is t, the nested `select * from c` is c's
+    # select), then every CTE left, nested ones too (Citus then ships no inlined copy of them)
     assert transpile(
-        "with a as (select * from t), b as not materialized (select * from a) "
-        "select * from b, (with c as (select 1 as k) select * from c) as d",
+        "with a as (select * from t), b as not materialized (select * from a where a.x = 1) "
+        "select * from b, (with c as (select 1 as k) select * from c) as d, "
+        "(with e as (select 2 as k) select k from e where k > 0) as f",
         materialize=True,
     ) == (
-        "WITH a AS MATERIALIZED (SELECT * FROM t), b AS MATERIALIZED (SELECT * FROM a) "
-        "SELECT * FROM b, (WITH c AS MATERIALIZED (SELECT 1 AS k) SELECT * FROM c) AS d"
+        "WITH b AS MATERIALIZED (SELECT * FROM t AS a WHERE a.x = 1) "
+        "SELECT * FROM b, (SELECT 1 AS k) AS d, "
+        "(WITH e AS MATERIALIZED (SELECT 2 AS k) SELECT k FROM e WHERE k > 0) AS f"
     )
     # a write, and a read with a writing CTE, keep theirs (Citus routes them as they are)
     for sql in (

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import LineError, PlayerRequiredError, RolememError
+from ..sql.imports import read_imports_in_place
 from ..sql.project import render_macro
 
 NAME = "postgres"
@@ -61,7 +62,7 @@ def transpile(sql: str, materialize: bool = False) -> str:
 
     tree = sqlglot.parse_one(sql, read="duckdb")
     if materialize:
-        _materialize_ctes(tree)
+        tree = _materialize_ctes(tree)
     _inline_table_aliases(tree)
     _make_date(tree)
     _any_value(tree)
@@ -124,8 +125,11 @@ def _membership_filters(tree: Any) -> None:
                 )
 
 
-def _materialize_ctes(tree: Any) -> None:
-    """Every CTE that is a query MATERIALIZED: a statement Citus routes is planned on the
+def _materialize_ctes(tree: Any) -> Any:
+    """Every CTE that is a query MATERIALIZED, after the import CTEs are read in place
+    (read_imports_in_place: a materialized `events as (select * from stg)` would copy the
+    player's rows once more, and each CTE is one more scope to plan); the tree that replaces
+    `tree`. A statement Citus routes is planned on the
     coordinator, then its shard query on the worker, on every call (no generic plan off
     Citus's fast path). With a CTE it may inline, Citus first plans a copy with the CTEs
     inlined and sends that text (twice the size) to the worker; PostgreSQL then plans each
@@ -139,9 +143,11 @@ def _materialize_ctes(tree: Any) -> None:
 
     ctes = list(tree.find_all(exp.CTE))
     if not isinstance(tree, exp.Query) or not all(isinstance(c.this, exp.Query) for c in ctes):
-        return
-    for cte in ctes:
+        return tree
+    tree = read_imports_in_place(tree)
+    for cte in tree.find_all(exp.CTE):
         cte.set("materialized", True)
+    return tree
 
 
 def _inline_table_aliases(tree: Any) -> None:

@@ -84,14 +84,11 @@ def _read_in_place(query: Any) -> Any:
     return query
 
 
-def inline_imports(sql: str) -> str:
-    """`sql` (one model, DuckDB's dialect) with the import CTEs of each of its `with`s read in
-    place; a `with` is left as written where a name is defined again deeper inside or it is
-    recursive."""
-    from sqlglot import exp, parse_one
+def read_imports_in_place(tree: Any) -> Any:
+    """`tree` (a parsed statement) with the import CTEs of each of its `with`s read in place,
+    the deepest first; the tree that replaces it where its own final select does."""
+    from sqlglot import exp
 
-    tree = parse_one(sql, read="duckdb")
-    as_written = tree.sql(dialect="duckdb")
     queries: list[Any] = [with_.parent for with_ in tree.find_all(exp.With)]
     for query in reversed(queries):  # the deepest first
         replacement = _read_in_place(query)
@@ -100,5 +97,16 @@ def inline_imports(sql: str) -> str:
                 tree = replacement
             else:
                 query.replace(replacement)
-    result = str(tree.sql(dialect="duckdb"))
+    return tree
+
+
+def inline_imports(sql: str) -> str:
+    """`sql` (one model, DuckDB's dialect) with the import CTEs of each of its `with`s read in
+    place; a `with` is left as written where a name is defined again deeper inside or it is
+    recursive."""
+    from sqlglot import parse_one
+
+    tree = parse_one(sql, read="duckdb")
+    as_written = tree.sql(dialect="duckdb")
+    result = str(read_imports_in_place(tree).sql(dialect="duckdb"))
     return sql if result == as_written else result  # unchanged: the model's own text
