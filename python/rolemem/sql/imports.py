@@ -9,6 +9,7 @@ layers. The rows are the same; the models stay as written for dbt and for reader
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
@@ -100,10 +101,12 @@ def read_imports_in_place(tree: Any) -> Any:
     return tree
 
 
+@functools.lru_cache(maxsize=2048)
 def inline_imports(sql: str) -> str:
     """`sql` (one model, DuckDB's dialect) with the import CTEs of each of its `with`s read in
     place; a `with` is left as written where a name is defined again deeper inside or it is
-    recursive."""
+    recursive. Cached: a model most plan variables leave alone is parsed once, not once per
+    statement variant."""
     from sqlglot import parse_one
 
     tree = parse_one(sql, read="duckdb")

@@ -144,7 +144,6 @@ def render_model(
 ) -> str:
     """Model SQL with every ref/source replaced by the relation name the caller chose, its
     macros dispatched for `engine`."""
-    env = _environment(engine)
 
     def ref(model: str) -> str:
         return relations.get(model, model)
@@ -160,8 +159,13 @@ def render_model(
     def var(key: str, default: Any = None) -> Any:
         return variables.get(key, default)
 
-    template = env.from_string(_model_text(name))
-    return template.render(ref=ref, source=source, var=var).strip()
+    return _template(name, engine).render(ref=ref, source=source, var=var).strip()
+
+
+@functools.cache
+def _template(name: str, engine: str) -> jinja2.Template:
+    # compiled once: a statement variant (other plan variables) renders its models again
+    return _environment(engine).from_string(_model_text(name))
 
 
 def _dependency_order(targets: tuple[str, ...], provided: set[str]) -> list[str]:
@@ -185,15 +189,16 @@ def _dependency_order(targets: tuple[str, ...], provided: set[str]) -> list[str]
 _LINE_COMMENT = re.compile(r"--[^\n]*")
 
 
-def _is_read_more_than_once(name: str, texts: list[str], own: str) -> bool:
-    # a comment naming a relation does not read it (materialising a relation read once costs
-    # a copy of its rows: the official staging models' comments name their player twins)
+def _is_read_more_than_once(name: str, texts: list[tuple[str, str]], own: str) -> bool:
+    # `texts`: each text and it without its comments, which name relations they do not read
+    # (materialising a relation read once costs a copy of its rows: the official staging
+    # models' comments name their player twins)
     word = re.compile(rf"\b{name}\b")
-    reads = sum(len(word.findall(_LINE_COMMENT.sub("", t))) for t in texts if t is not own)
+    reads = sum(len(word.findall(bare)) for text, bare in texts if text is not own)
     return reads > 1
 
 
-def _cte_mode(name: str, texts: list[str], own: str, engine: str) -> str:
+def _cte_mode(name: str, texts: list[tuple[str, str]], own: str, engine: str) -> str:
     if not _is_read_more_than_once(name, texts, own):
         return "as"
     if engine != "duckdb" and name.startswith("source_"):
@@ -232,7 +237,7 @@ def _compose(
     # On another engine a caller's source (`source_<table>`: the table's rows read through its
     # indexes) is read again by each reader instead (the timeline reads a player's newest
     # events by index, not from a copy of them all).
-    texts = [sql for _, sql in ctes] + [select]
+    texts = [(text, _LINE_COMMENT.sub("", text)) for text in [sql for _, sql in ctes] + [select]]
     # DuckDB binds every CTE scope on every call: a model's imports are read in place there.
     # PostgreSQL plans once per connection, and its transpiler reads the models as written.
     flattened = {name for name, _ in models} if engine == "duckdb" else set()
