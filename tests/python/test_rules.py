@@ -200,6 +200,36 @@ def test_accepts_line_models_objects_and_mappings():
     ]
 
 
+def test_a_role_name_is_read_from_every_kind_of_line_and_a_model_without_it_has_none():
+    from pydantic import BaseModel, ConfigDict
+
+    class WithExtras(BaseModel):  # a pydantic line whose role_name is an extra
+        model_config = ConfigDict(extra="allow")
+        id: int
+        attribute: str
+        content: str
+        role_id: int | None = None
+
+    first = {"id": 1, "attribute": "user", "content": "你好"}
+    last = {"id": 3, "attribute": "assistant", "content": "好", "role_id": 1}
+    npc = {"id": 2, "attribute": "assistant", "content": "嗯", "role_id": 2}
+    named = [
+        {**npc, "role_name": "钦灵"},
+        SimpleNamespace(**npc, role_name="钦灵"),
+        WithExtras(**npc, role_name="钦灵"),
+    ]
+    for line in named:
+        assert build_memory([first, line, last], role_id=1) == [
+            {"role": "user", "content": "{用户：你好\n钦灵：嗯}"},
+            {"role": "assistant", "content": "好"},
+        ]
+    # SQLModel's Line has no role_name: the voice is the narrator's
+    assert build_memory([first, Line(**npc, save_id=1), last], role_id=1) == [
+        {"role": "user", "content": "{用户：你好\n旁白：嗯}"},
+        {"role": "assistant", "content": "好"},
+    ]
+
+
 HOSTILE = [
     "{花括号} 和 }{ 反着",
     "引号 ' \" `反引号`",
