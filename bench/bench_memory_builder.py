@@ -117,7 +117,7 @@ def main() -> None:
         operator_count(
             con.cursor(),
             _STORED_MESSAGES_SQL,
-            {"save_id": bench_save, "role_id": 1, "script_role_id": None},
+            {"save_id": bench_save, "target_key": "role_id=1"},
         )
     )
     row(

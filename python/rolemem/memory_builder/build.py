@@ -74,9 +74,10 @@ where saves.id = $save_id
 _TARGET_KEY = render_macro(
     "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
 )
-_STORED_MESSAGES_SQL = f"""
+_TARGET_KEY_SQL = f"select {_TARGET_KEY}"
+_STORED_MESSAGES_SQL = """
 select role, content from memory_messages
-where save_id = $save_id and target_key = {_TARGET_KEY}
+where save_id = $save_id and target_key = $target_key
 order by message_index
 """
 # what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
@@ -360,7 +361,8 @@ def build_memory_for_save(
         if tip[1] is not None:
             raise ChainError(tip[1])
         if _is_materialized(target):
-            rows = cur.execute(_STORED_MESSAGES_SQL, params).fetchall()
+            key = {"save_id": save_id, "target_key": _target_key(cur, params)}
+            rows = cur.execute(_STORED_MESSAGES_SQL, key).fetchall()
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
@@ -371,6 +373,21 @@ def build_memory_for_save(
         display_name=target["display_name"],
         context_emotion=context_emotion,
     )
+
+
+# memory_messages' key of each character asked for, by the models' rule: computed inside the
+# per-call read it was a CASE on parameters DuckDB evaluated per row, 0.6 ms of a 1.4 ms read
+_target_keys: dict[tuple[int | None, str | None], str | None] = {}
+
+
+def _target_key(cur: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> str | None:
+    character = (params["role_id"], params["script_role_id"])
+    if character not in _target_keys:
+        if len(_target_keys) >= 10_000:  # a bound on what a long-lived process keeps
+            _target_keys.clear()
+        bound = {"role_id": character[0], "script_role_id": character[1]}
+        (_target_keys[character],) = cur.execute(_TARGET_KEY_SQL, bound).fetchone() or (None,)
+    return _target_keys[character]
 
 
 def _is_materialized(target: Mapping[str, Any]) -> bool:
