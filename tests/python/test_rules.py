@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -275,3 +276,24 @@ def test_tfidf_keywords_are_jiebas_without_importing_jieba_analyse():
             w for w in jieba.analyse.extract_tags(text, topK=10) if any(c.isalnum() for c in w)
         ]
         assert extract_keywords(text, 10) == expected, text
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("id", 2**63),
+        ("id", -(2**63) - 1),
+        ("id", True),
+        ("role_id", 1.0),
+        ("content", "火锅\x00夜"),
+        ("content", "\ud83d"),  # half of a pair: its other half in the next line is still lone
+        ("display_name", 3),
+    ],
+)
+def test_a_bad_value_anywhere_in_a_long_history_names_its_line_and_field(field, value):
+    lines = [{"id": i, "attribute": "user", "content": "嗯"} for i in range(1, 2001)]
+    lines[999] = {**lines[999], field: value}
+    lines[1000] = {**lines[1000], "content": "\ude00"} if value == "\ud83d" else lines[1000]
+    named = value if field == "id" else 1000  # a line is named by its id, a bad one too
+    with pytest.raises(LineError, match=rf"^line {re.escape(str(named))}: {field} "):
+        build_memory(lines, role_id=1)
