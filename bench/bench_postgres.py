@@ -51,9 +51,11 @@ CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
 def history(size: int) -> list[dict]:
     with duckdb.connect() as con:
         generate_dialogue(con, saves=1, lines_per_save=size, seed=13)
-        columns = ", ".join(STORED_LINE_FIELDS)
-        rows = con.execute(f"select {columns} from line order by id").fetchall()
-    return [dict(zip(STORED_LINE_FIELDS, row, strict=True)) for row in rows]
+        # the fields the spec's line table has (a stored line's role_name is its role's)
+        table = {row[0] for row in con.execute("describe line").fetchall()}
+        fields = [field for field in STORED_LINE_FIELDS if field in table]
+        rows = con.execute(f"select {', '.join(fields)} from line order by id").fetchall()
+    return [dict(zip(fields, row, strict=True)) for row in rows]
 
 
 def per_call_ms(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
