@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
+from ..schema.memory import VECTOR_COLUMNS
 from .sql import STAT_NAMES, with_official
 
 # the cosine each stored vector gives, column for column
@@ -75,24 +75,19 @@ class _Vectors:
 class EventVectorCache:
     """Cosines of a query vector with every reachable event vector of one player."""
 
-    def __init__(self, dim: int, reachable_events: str, max_vectors: int = 87_381) -> None:
+    def __init__(
+        self, dim: int, reachable_events: Mapping[str, str], max_vectors: int = 87_381
+    ) -> None:
         """`reachable_events`: SQL of the events one player's query can reach, with `$agent_id`
         and `$user_id` as one-element lists (the query's own source, so both read the same
-        set). `max_vectors`
-        bounds the events held (each with all its vectors)."""
+        set), by the table holding their vectors (sql.PLAYER_EVENTS). `max_vectors` bounds the
+        events held (each with all its vectors)."""
         self.dim, self.max_vectors = dim, max_vectors
-        # per turn: the union of int_memory_event_embeddings_with_official written out (the
-        # staging models' columns would double its planning); the dense parity test
-        # (test_rules_in_sql) holds the candidates equal to the models'
-        vectors = " union all ".join(
-            f"select event_id, {', '.join(_CONTEXTS)} from {table}"
-            for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
+        self._reachable_with_vectors = " union all ".join(
+            f"""select event_id, {_HAS_CONTEXT} as has_context from {table}
+            where event_id in (select id from ({events}) as reachable)"""
+            for table, events in reachable_events.items()
         )
-        self._reachable_with_vectors = f"""
-            select event_id, {_HAS_CONTEXT} as has_context
-            from ({vectors}) as vectors
-            where event_id in (select id from ({reachable_events}) as reachable)
-        """
         self._players: OrderedDict[tuple[str, str], _Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
