@@ -38,6 +38,13 @@ hits as (
     select
         scoped.query_id,
         scoped.entity_id,
+        scoped.scope,
+        scoped.kind,
+        scoped.entity_name,
+        scoped.keyword,
+        scoped.description,
+        scoped.updated_at,
+        scoped.entity_limit,
         words.word,
         words.base_word_count,
         case scoped.kind
@@ -59,7 +66,9 @@ hits as (
         )
 ),
 
--- a word matches an entity at most once (the query's words are distinct)
+-- a word matches an entity at most once (the query's words are distinct); the entity's own
+-- columns ride along (one value per entity), not joined back: PostgreSQL estimates a CTE's
+-- rows as one and joined the two by a nested loop, every hit entity against every entity
 per_entity as (
     select
         query_id,
@@ -67,34 +76,31 @@ per_entity as (
         min(tier) as tier,
         array_agg(word order by word) as matched_keywords,
         count(*) as matched_word_count,
-        any_value(base_word_count) as base_word_count
+        any_value(base_word_count) as base_word_count,
+        any_value(scope) as scope,
+        any_value(kind) as kind,
+        any_value(entity_name) as entity_name,
+        any_value(keyword) as keyword,
+        any_value(description) as description,
+        any_value(updated_at) as updated_at,
+        any_value(entity_limit) as entity_limit
     from hits
     group by query_id, entity_id
 ),
 
 ranked as (
     select
-        per_entity.*,
-        scoped.scope,
-        scoped.kind,
-        scoped.entity_name,
-        scoped.keyword,
-        scoped.description,
-        scoped.updated_at,
-        scoped.entity_limit,
+        *,
         -- a real division on every engine (PostgreSQL divides integers as integers)
         least(
             1.0,
-            cast(per_entity.matched_word_count as double precision)
-            / greatest(per_entity.base_word_count, 1)
+            cast(matched_word_count as double precision) / greatest(base_word_count, 1)
         ) as score,
         row_number() over (
-            partition by per_entity.query_id
-            order by per_entity.tier, scoped.updated_at desc, per_entity.entity_id desc
+            partition by query_id
+            order by tier, updated_at desc, entity_id desc
         ) as entity_rank
     from per_entity
-    inner join scoped
-        on scoped.query_id = per_entity.query_id and scoped.entity_id = per_entity.entity_id
 ),
 
 -- every column of ranked but entity_limit (named: PostgreSQL has no `* exclude`)
