@@ -1,6 +1,7 @@
 -- Per observed save x character: where the reply's context window starts on the current
--- chain. It holds the turns after the extraction watermark (the opening lines before the first
--- player line too while nothing is extracted), at most context_max_turns of them, and never
+-- chain. It holds the turns after the extraction watermark, the deepest covered line (the
+-- opening lines before the first player line too while nothing is extracted), at most
+-- context_max_turns of them, and never
 -- fewer than the newest min_window_turns turns of the chain, extracted or not: right after an
 -- extraction or a scene change the character still sees the conversation.
 with
@@ -32,32 +33,58 @@ turn_starts as (
     group by save_id, turn_number
 ),
 
-pending_counts as (
-    select
-        save_id,
-        target_key,
-        count(*) as pending_turns
-    from pending
-    group by save_id, target_key
-),
-
-pending_starts as (
-    -- the first line of the newest context_max_turns pending turns
+-- the pending turns after the watermark (a replay turn before it is old conversation, not
+-- the window's), numbered again from the oldest
+window_pending as (
     select
         pending.save_id,
         pending.target_key,
-        min(pending.first_line_position) as first_line_position
+        pending.first_line_position,
+        row_number() over (
+            partition by pending.save_id, pending.target_key order by pending.turn_number
+        ) as window_index
     from pending
+    inner join watermarks
+        on
+            watermarks.save_id = pending.save_id
+            and watermarks.target_key = pending.target_key
+    where pending.first_line_position > watermarks.watermark_position
+),
+
+pending_counts as (
+    select
+        pending.save_id,
+        pending.target_key,
+        count(*) as pending_turns,
+        count(window_pending.window_index) as window_pending_turns
+    from pending
+    left join window_pending
+        on
+            window_pending.save_id = pending.save_id
+            and window_pending.target_key = pending.target_key
+            and window_pending.first_line_position = pending.first_line_position
+    group by pending.save_id, pending.target_key
+),
+
+pending_starts as (
+    -- the first line of the newest context_max_turns pending turns after the watermark
+    select
+        window_pending.save_id,
+        window_pending.target_key,
+        min(window_pending.first_line_position) as first_line_position
+    from window_pending
     inner join pending_counts
         on
-            pending_counts.save_id = pending.save_id
-            and pending_counts.target_key = pending.target_key
+            pending_counts.save_id = window_pending.save_id
+            and pending_counts.target_key = window_pending.target_key
     inner join observations
         on
-            observations.save_id = pending.save_id
-            and observations.target_key = pending.target_key
-    where pending.pending_index > pending_counts.pending_turns - observations.context_max_turns
-    group by pending.save_id, pending.target_key
+            observations.save_id = window_pending.save_id
+            and observations.target_key = window_pending.target_key
+    where
+        window_pending.window_index
+        > pending_counts.window_pending_turns - observations.context_max_turns
+    group by window_pending.save_id, window_pending.target_key
 ),
 
 minimum_starts as (
@@ -85,7 +112,9 @@ starts as (
         coalesce(pending_counts.pending_turns, 0) as pending_turns,
         least(
             case
-                when coalesce(pending_counts.pending_turns, 0) <= observations.context_max_turns
+                when
+                    coalesce(pending_counts.window_pending_turns, 0)
+                    <= observations.context_max_turns
                     then watermarks.watermark_position + 1
                 else pending_starts.first_line_position
             end,

@@ -120,6 +120,12 @@ def _reachable(player: str = "") -> dict[str, str]:
     return {
         **{f"source_{table}": _players_own(table, player) for table in tables},
         **{f"source_{OFFICIAL_TABLES[table]}": _agents_official(table) for table in tables},
+        # the lines replacement batches stand in for (the branch rule hides them there)
+        "source_memory_batch_line": f"""
+        select * from memory_batch_line
+        where
+            relation = 'replaces'
+            and list_contains(cast($user_id as varchar[]), user_id){player}""",
     }
 
 
@@ -322,7 +328,9 @@ _EMBED_BATCH = 64  # documents per embedder call (and per progress step)
 
 
 # where an extracted event came from (MemoryLoop); absent for events added by hand
-_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "batch_key")
+_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "root_line_id", "batch_key")
+# its source lines (memory_event_line), written beside the event row
+_LINE_FIELDS = ("line_ids", "target_key")
 
 
 _TIMELINE_SELECT = """

@@ -91,12 +91,30 @@ class MemoryEvent(SQLModel, table=True):
     is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     # where an extracted event came from: a slice of one save's chain (null when added by hand)
     save_id: int | None = Field(default=None, sa_type=sa.BigInteger, index=True)
+    # its source lines' (memory_event_line) shallowest and deepest on the chain they were
+    # extracted on: every source line is the deepest one's ancestor, so the event's lines are
+    # all on a chain exactly when its last line is (macro is_event_in_scope)
     first_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # the first line of that chain: it names the dialogue tree (a save and its forks share it)
+    root_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     batch_key: str | None = None
     created_at: datetime = Field(sa_type=_TS)
     updated_at: datetime | None = Field(default=None, sa_type=_TS)
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+
+
+class MemoryEventLine(SQLModel, table=True):
+    """A line an extracted event came from: the lines of the transcript message the
+    extraction reply names, else every line of its batch; written with the event, deleted
+    with it."""
+
+    __tablename__ = "memory_event_line"
+
+    event_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    user_id: str = Field(index=True)
+    target_key: str  # the character whose extraction wrote it (memory_extraction_batch)
 
 
 class MemoryEventTerm(SQLModel, table=True):
@@ -161,6 +179,9 @@ class MemoryExtractionBatch(SQLModel, table=True):
     entity_count: int
     llm_model: str | None = None
     extracted_at: datetime = Field(sa_type=_TS)
+    # a replacement batch: the batches whose memories it stands in for where they are cut
+    # away (memory_batch_line holds its lines); null for a first extraction
+    replaced_batch_keys: list[str] | None = Field(default=None, sa_type=sa.JSON)
 
 
 class MemoryExtractedLine(SQLModel, table=True):
@@ -174,6 +195,20 @@ class MemoryExtractedLine(SQLModel, table=True):
     target_key: str = Field(primary_key=True)  # the character: role_id=N / script_role_id=X
     user_id: str = Field(index=True)  # the player whose save the line is on
     batch_key: str  # the batch that sent it (memory_extraction_batch)
+
+
+class MemoryBatchLine(SQLModel, table=True):
+    """A replacement batch's lines (models int_loop_line_coverage, is_event_in_scope):
+    `sent`, a line it sent again; `replaces`, the last line of a memory it stands in for (its
+    memories are hidden wherever that line is on the chain, where the original shows)."""
+
+    __tablename__ = "memory_batch_line"
+
+    batch_key: str = Field(primary_key=True)
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    relation: str = Field(primary_key=True)  # sent / replaces
+    user_id: str = Field(index=True)
+    target_key: str
 
 
 class MemoryLoopState(SQLModel, table=True):
@@ -302,6 +337,8 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryRecallLog),
     _table(MemoryExtractionBatch),
     _table(MemoryExtractedLine),
+    _table(MemoryEventLine),
+    _table(MemoryBatchLine),
     _table(MemoryLoopState),
     _table(CharacterRecallQueue),
     _table(MemoryArchive),
@@ -335,7 +372,10 @@ _ADDED_COLUMNS = {
         ("last_line_id", "bigint"),
         ("batch_key", "varchar"),
         ("updated_at", "timestamp"),
+        ("root_line_id", "bigint"),
     ],
+    "official_event": [("root_line_id", "bigint")],
+    "memory_extraction_batch": [("replaced_batch_keys", "json")],
 }
 
 

@@ -1,0 +1,17 @@
+with
+
+source as (
+    select * from {{ source('app', 'memory_batch_line') }}
+),
+
+renamed as (
+    select
+        batch_key,
+        line_id,
+        relation,
+        user_id,
+        target_key
+    from source
+)
+
+select * from renamed
