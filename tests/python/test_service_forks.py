@@ -184,12 +184,22 @@ def test_a_fork_and_a_reload_replay_only_what_a_cut_left_and_deletes_stay(game):
     assert (back["watermark_line_id"], back["pending_turns"]) == (lines[15], 1)  # turn 9
     back_text = json.dumps(prompt(client, parent)["messages"], ensure_ascii=False)
     assert "第2批的整段" in back_text and "第3批的整段" not in back_text
+    # the fork's own memories never reach its parent
+    assert "第4批的整段" not in back_text and "第4次提取的事" not in back_text
     assert len(llm.requests) == 4
     # reloaded at turn 7 again, the parent shows the replacement (its lines are there, the
     # cut memory's last line is not): nothing is pending there, and its new turns go alone
     reload = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": reply_7})
     assert reload.status_code == 200, reload.text
     assert status(client, parent)["pending_turns"] == 0
+    # the trace names each event's save and lines
+    shown = {
+        row["item"]: (row["save_id"], row["line_ids"])
+        for row in prompt(client, parent)["trace"]
+        if row["layer"] == "timeline"
+    }
+    assert shown["第3批的整段"] == (fork["save_id"], lines[9:14])
+    assert shown["第1批的整段"] == (parent, lines[0:8])
     play(client, parent, range(20, 21), "park")
     play(client, parent, range(21, 22), "lake")  # turn 20 sent
     settled(client, llm, parent, 5)
