@@ -168,7 +168,9 @@ def test_a_fork_and_a_reload_replay_only_what_a_cut_left_and_deletes_stay(game):
     prompt_text = json.dumps(fork_prompt["messages"], ensure_ascii=False)
     assert "第1批的整段" in prompt_text and "第2批的整段" not in prompt_text
     # the fork plays on: the cut stretch goes at once as a replacement, then its own turns
-    play(client, fork["save_id"], range(10, 12), "park")
+    play(client, fork["save_id"], range(10, 11), "park")
+    settled(client, llm, fork["save_id"], 3)
+    play(client, fork["save_id"], range(11, 12), "park")
     play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-11 sent, nothing shared
     settled(client, llm, fork["save_id"], 4)
     # (turn 5's player line stays covered: the replacement starts at its reply)

@@ -8,7 +8,10 @@
 -- rest still reach extract_at_turns). Replay turns (lines whose memories were cut off the
 -- chain: model int_loop_line_coverage) make runs of their own, due at once as replacement
 -- batches naming the memories they stand in for. A batch key names the slice (and for a
--- replacement what it replaces), so the same slice is one batch forever.
+-- replacement what it replaces), so the same slice is one batch forever. With var loop_cuts
+-- false (no cut on the chain: model int_loop_cuts) there is no replay, and no citation is
+-- planned.
+{%- set cuts = var('loop_cuts', true) %}
 with
 
 observations as (
@@ -19,9 +22,11 @@ pending as (
     select * from {{ ref('int_loop_pending_turns') }}
 ),
 
-citations as (
-    select * from {{ ref('int_loop_line_citations') }}
-),
+{% if cuts %}
+    citations as (
+        select * from {{ ref('int_loop_line_citations') }}
+    ),
+{% endif %}
 
 scened as (
     select
@@ -147,45 +152,59 @@ grouped as (
         is_replay_run
 ),
 
--- what a replacement stands in for: the memories cut off the chain that cite its lines
-replaced as (
-    select
-        grouped.save_id,
-        grouped.target_key,
-        grouped.batch_index,
-        array_agg(distinct citations.last_line_id order by citations.last_line_id)
-            as replaced_line_ids,
-        array_agg(distinct citations.batch_key order by citations.batch_key)
-            as replaced_batch_keys,
-        max(citations.last_line_id) as last_replaced_line_id
-    from grouped
-    inner join citations
-        on
-            citations.save_id = grouped.save_id
-            and citations.target_key = grouped.target_key
-            and citations.line_position between grouped.first_line_position
-            and grouped.last_line_position
-    where grouped.reason = 'replacement' and not citations.is_last_line_on_chain
-    group by grouped.save_id, grouped.target_key, grouped.batch_index
-),
+{% if cuts %}
+    -- what a replacement stands in for: the memories cut off the chain that cite its lines
+    replaced as (
+        select
+            grouped.save_id,
+            grouped.target_key,
+            grouped.batch_index,
+            array_agg(distinct citations.last_line_id order by citations.last_line_id)
+                as replaced_line_ids,
+            array_agg(distinct citations.batch_key order by citations.batch_key)
+                as replaced_batch_keys,
+            max(citations.last_line_id) as last_replaced_line_id
+        from grouped
+        inner join citations
+            on
+                citations.save_id = grouped.save_id
+                and citations.target_key = grouped.target_key
+                and citations.line_position between grouped.first_line_position
+                and grouped.last_line_position
+        where
+            grouped.reason = 'replacement'
+            and citations.is_memory
+            and not citations.is_last_line_on_chain
+        group by grouped.save_id, grouped.target_key, grouped.batch_index
+    ),
+{% endif %}
 
 final as (
     select
         grouped.*,
-        replaced.replaced_line_ids,
-        replaced.replaced_batch_keys,
+        {% if cuts %}
+            replaced.replaced_line_ids,
+            replaced.replaced_batch_keys,
+        {% else %}
+            cast(null as bigint[]) as replaced_line_ids,
+            cast(null as varchar[]) as replaced_batch_keys,
+        {% endif %}
         -- the slice, and for a replacement what it replaces: the same slice replayed in
         -- another cut is another batch
         cast(grouped.save_id as varchar) || ':' || grouped.target_key
         || ':' || cast(grouped.first_line_id as varchar)
         || ':' || cast(grouped.last_line_id as varchar)
-        || coalesce(':r' || cast(replaced.last_replaced_line_id as varchar), '') as batch_key
+        {% if cuts %}
+            || coalesce(':r' || cast(replaced.last_replaced_line_id as varchar), '')
+        {% endif %} as batch_key
     from grouped
-    left join replaced
-        on
-            replaced.save_id = grouped.save_id
-            and replaced.target_key = grouped.target_key
-            and replaced.batch_index = grouped.batch_index
+    {% if cuts %}
+        left join replaced
+            on
+                replaced.save_id = grouped.save_id
+                and replaced.target_key = grouped.target_key
+                and replaced.batch_index = grouped.batch_index
+    {% endif %}
 )
 
 select * from final

@@ -33,38 +33,63 @@ turn_starts as (
     group by save_id, turn_number
 ),
 
--- the pending turns after the watermark (a replay turn before it is old conversation, not
--- the window's), numbered again from the oldest
-window_pending as (
-    select
-        pending.save_id,
-        pending.target_key,
-        pending.first_line_position,
-        row_number() over (
-            partition by pending.save_id, pending.target_key order by pending.turn_number
-        ) as window_index
-    from pending
-    inner join watermarks
-        on
-            watermarks.save_id = pending.save_id
-            and watermarks.target_key = pending.target_key
-    where pending.first_line_position > watermarks.watermark_position
-),
+{% if var('loop_cuts', true) %}
+    -- the pending turns after the watermark (a replay turn before it is old conversation, not
+    -- the window's), numbered again from the oldest
+    window_pending as (
+        select
+            pending.save_id,
+            pending.target_key,
+            pending.first_line_position,
+            row_number() over (
+                partition by pending.save_id, pending.target_key order by pending.turn_number
+            ) as window_index
+        from pending
+        inner join watermarks
+            on
+                watermarks.save_id = pending.save_id
+                and watermarks.target_key = pending.target_key
+        where pending.first_line_position > watermarks.watermark_position
+    ),
 
-pending_counts as (
-    select
-        pending.save_id,
-        pending.target_key,
-        count(*) as pending_turns,
-        count(window_pending.window_index) as window_pending_turns
-    from pending
-    left join window_pending
-        on
-            window_pending.save_id = pending.save_id
-            and window_pending.target_key = pending.target_key
-            and window_pending.first_line_position = pending.first_line_position
-    group by pending.save_id, pending.target_key
-),
+    pending_counts as (
+        select
+            pending.save_id,
+            pending.target_key,
+            count(*) as pending_turns,
+            count(window_pending.window_index) as window_pending_turns,
+            min(pending.first_line_position) as first_pending_position
+        from pending
+        left join window_pending
+            on
+                window_pending.save_id = pending.save_id
+                and window_pending.target_key = pending.target_key
+                and window_pending.first_line_position = pending.first_line_position
+        group by pending.save_id, pending.target_key
+    ),
+{% else %}
+    -- no memory was cut off the chain (var loop_cuts false): every pending turn is after the
+    -- watermark
+    window_pending as (
+        select
+            save_id,
+            target_key,
+            first_line_position,
+            pending_index as window_index
+        from pending
+    ),
+
+    pending_counts as (
+        select
+            save_id,
+            target_key,
+            count(*) as pending_turns,
+            count(*) as window_pending_turns,
+            min(first_line_position) as first_pending_position
+        from pending
+        group by save_id, target_key
+    ),
+{% endif %}
 
 pending_starts as (
     -- the first line of the newest context_max_turns pending turns after the watermark
@@ -110,6 +135,7 @@ starts as (
         observations.save_id,
         observations.target_key,
         coalesce(pending_counts.pending_turns, 0) as pending_turns,
+        pending_counts.first_pending_position,
         least(
             case
                 when
@@ -145,6 +171,7 @@ final as (
         starts.target_key,
         starts.window_start_position,
         starts.pending_turns,
+        starts.first_pending_position,
         count(turn_starts.turn_number) as window_turns
     from starts
     left join turn_starts
@@ -152,7 +179,11 @@ final as (
             turn_starts.save_id = starts.save_id
             and turn_starts.first_line_position >= starts.window_start_position
     group by
-        starts.save_id, starts.target_key, starts.window_start_position, starts.pending_turns
+        starts.save_id,
+        starts.target_key,
+        starts.window_start_position,
+        starts.pending_turns,
+        starts.first_pending_position
 )
 
 select * from final

@@ -1,10 +1,10 @@
--- Per observed save: the replacement batches whose originals show on its current chain (a
--- line they replace, the last line of a memory they stand in for, is on it). Their memories
+-- Per save of the current chains: the replacement batches whose originals show on its chain
+-- (a line they replace, the last line of a memory they stand in for, is on it). Their memories
 -- are hidden there, so going back to where a cut memory shows again brings no duplicate.
 with
 
-turns as (
-    select * from {{ ref('int_lines_numbered_into_turns') }}
+chains as (
+    select * from {{ ref('int_lines_chained_to_root') }}
 ),
 
 batch_lines as (
@@ -13,11 +13,11 @@ batch_lines as (
 
 final as (
     select distinct
-        turns.save_id,
+        chains.save_id,
         batch_lines.batch_key
     from batch_lines
-    inner join turns
-        on turns.line_id = batch_lines.line_id
+    inner join chains
+        on chains.line_id = batch_lines.line_id
     where batch_lines.relation = 'replaces'
 )
 

@@ -2,9 +2,12 @@
 -- and whether extraction still has to take it. A line is covered once it was sent for the
 -- character, unless a memory citing it was cut off this chain (its last line is not on it: a
 -- reload, a fork or a regenerated reply left it on another branch) while no memory shown
--- here cites it and no replacement batch shown here sent it again: such a line is replayed,
--- as a replacement batch. A line that yielded no memory, or whose memories all stay shown,
--- is never sent again; a deleted memory cites nothing (it never comes back).
+-- here cites it and no replacement batch shown here sent it again: such a line is a replay
+-- line, sent again as a replacement batch. A line that yielded no memory, or whose memories
+-- all stay shown, is never sent again; a deleted memory cites nothing (it never comes back).
+-- With var loop_cuts false (a caller that found no batch cut on the chain: is_batch_cut),
+-- every line sent is covered, and the citations are not planned.
+{%- set cuts = var('loop_cuts', true) %}
 with
 
 observations as (
@@ -19,107 +22,68 @@ extracted_lines as (
     select * from {{ ref('stg_app__memory_extracted_lines') }}
 ),
 
-citations as (
-    select * from {{ ref('int_loop_line_citations') }}
-),
+{% if cuts %}
+    citations as (
+        select * from {{ ref('int_loop_line_citations') }}
+    ),
 
-hidden_batches as (
-    select * from {{ ref('int_loop_hidden_batches') }}
-),
+    cited as (
+        select
+            save_id,
+            target_key,
+            line_id,
+            -- a memory cut off the chain cites it, and neither a memory nor a replacement
+            -- shown here
+            bool_or(is_memory and not is_last_line_on_chain)
+            and not bool_or(is_shown) as is_left_uncited
+        from citations
+        group by save_id, target_key, line_id
+    ),
+{% endif %}
 
-batch_lines as (
-    select * from {{ ref('stg_app__memory_batch_lines') }}
-),
-
-batches as (
-    select * from {{ ref('stg_app__memory_extraction_batches') }}
-),
-
-chain_lines as (
+final as (
     select
         observations.save_id,
         observations.target_key,
         turns.line_id,
         turns.line_position,
-        turns.turn_number
+        turns.turn_number,
+        turns.is_turn_start,
+        turns.scene,
+        extracted_lines.line_id is not null as is_extracted,
+        {% if cuts %}
+            -- cited by a memory cut off the chain, by nothing shown here
+            extracted_lines.line_id is not null
+            and coalesce(cited.is_left_uncited, false) as is_replay,
+            extracted_lines.line_id is not null
+            and not coalesce(cited.is_left_uncited, false) as is_covered,
+        {% else %}
+            false as is_replay,
+            extracted_lines.line_id is not null as is_covered,
+        {% endif %}
+        -- sent by a batch whose last line is off this chain: a memory of it may be cut off
+        extracted_lines.batch_last_line_id is not null
+        and batch_ends.line_id is null as is_batch_cut
     from observations
     inner join turns
         on turns.save_id = observations.save_id
-    where turns.turn_number > 0
-),
-
-cited as (
-    select
-        save_id,
-        target_key,
-        line_id,
-        bool_or(is_shown) as is_cited_shown,
-        bool_or(not is_last_line_on_chain) as is_cited_cut
-    from citations
-    group by save_id, target_key, line_id
-),
-
--- lines a replacement batch shown on this chain sent again (cited or not)
-replayed as (
-    select distinct
-        chain_lines.save_id,
-        chain_lines.target_key,
-        chain_lines.line_id
-    from chain_lines
-    inner join batch_lines
-        on
-            batch_lines.line_id = chain_lines.line_id
-            and batch_lines.target_key = chain_lines.target_key
-            and batch_lines.relation = 'sent'
-    inner join batches
-        on batches.batch_key = batch_lines.batch_key
-    inner join turns as on_chain
-        on on_chain.save_id = chain_lines.save_id and on_chain.line_id = batches.last_line_id
-    left join hidden_batches
-        on
-            hidden_batches.save_id = chain_lines.save_id
-            and hidden_batches.batch_key = batch_lines.batch_key
-    where hidden_batches.batch_key is null
-),
-
-marked as (
-    select
-        chain_lines.save_id,
-        chain_lines.target_key,
-        chain_lines.line_id,
-        chain_lines.line_position,
-        chain_lines.turn_number,
-        extracted_lines.line_id is not null as is_extracted,
-        coalesce(cited.is_cited_cut and not cited.is_cited_shown, false)
-        and replayed.line_id is null as is_left_uncited
-    from chain_lines
     left join extracted_lines
         on
-            extracted_lines.line_id = chain_lines.line_id
-            and extracted_lines.target_key = chain_lines.target_key
-    left join cited
+            extracted_lines.line_id = turns.line_id
+            and extracted_lines.target_key = observations.target_key
+    left join turns as batch_ends
         on
-            cited.save_id = chain_lines.save_id
-            and cited.target_key = chain_lines.target_key
-            and cited.line_id = chain_lines.line_id
-    left join replayed
-        on
-            replayed.save_id = chain_lines.save_id
-            and replayed.target_key = chain_lines.target_key
-            and replayed.line_id = chain_lines.line_id
-),
-
-final as (
-    select
-        save_id,
-        target_key,
-        line_id,
-        line_position,
-        turn_number,
-        is_extracted,
-        is_extracted and is_left_uncited as is_replay,
-        is_extracted and not is_left_uncited as is_covered
-    from marked
+            batch_ends.save_id = observations.save_id
+            and batch_ends.line_id = extracted_lines.batch_last_line_id
+    {% if cuts %}
+        -- read by the select's is_replay and is_covered, in an if of their own
+        left join cited -- noqa: ST11
+            on
+                cited.save_id = observations.save_id
+                and cited.target_key = observations.target_key
+                and cited.line_id = turns.line_id
+    {% endif %}
+    where turns.turn_number > 0
 )
 
 select * from final

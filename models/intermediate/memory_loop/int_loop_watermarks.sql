@@ -3,7 +3,8 @@
 -- cut). A line is extracted once per character, whichever save it was played on: a fork
 -- shares its parent's lines up to the fork point, and a reload returns to lines extracted on
 -- another branch, so both find those lines covered and send only their own. The context
--- window starts after it.
+-- window starts after it. has_cut: a line of the chain was sent by a batch whose last line is
+-- off it, so a memory may have been cut off the chain (var loop_cuts plans for it).
 with
 
 observations as (
@@ -18,10 +19,13 @@ covered as (
     select
         save_id,
         target_key,
-        max(line_position) as watermark_position,
-        {{ arg_max('line_id', 'line_position') }} as watermark_line_id
+        max(case when is_covered then line_position end) as watermark_position,
+        {{ arg_max(
+            'case when is_covered then line_id end',
+            'case when is_covered then line_position end'
+        ) }} as watermark_line_id,
+        bool_or(is_batch_cut) as has_cut
     from coverage
-    where is_covered
     group by save_id, target_key
 ),
 
@@ -30,7 +34,8 @@ final as (
         observations.save_id,
         observations.target_key,
         covered.watermark_line_id,
-        coalesce(covered.watermark_position, -1) as watermark_position
+        coalesce(covered.watermark_position, -1) as watermark_position,
+        coalesce(covered.has_cut, false) as has_cut
     from observations
     left join covered
         on

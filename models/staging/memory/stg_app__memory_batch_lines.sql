@@ -10,7 +10,8 @@ renamed as (
         line_id,
         relation,
         user_id,
-        target_key
+        target_key,
+        last_line_id
     from source
 )
 

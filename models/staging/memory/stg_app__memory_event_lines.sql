@@ -9,7 +9,9 @@ renamed as (
         event_id,
         line_id,
         user_id,
-        target_key
+        target_key,
+        batch_key,
+        last_line_id
     from source
 )
 

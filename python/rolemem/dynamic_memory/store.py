@@ -230,6 +230,8 @@ class _Events(_Vectors):
                         "line_ids": row["line_ids"],
                         "user_id": params["user_id"],
                         "target_key": row["target_key"],
+                        "batch_key": params["batch_key"],
+                        "last_line_id": params["last_line_id"],
                     },
                 )
             ids.append(event_id)

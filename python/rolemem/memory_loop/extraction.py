@@ -134,12 +134,16 @@ class _Extraction(_LoopBase):
                 "target_key": state["target_key"],
                 "user_id": state["user_id"],
                 "batch_key": batch["batch_key"],
+                "batch_last_line_id": batch["last_line_id"],
             },
         ).fetchall()
         if len(recorded) != batch["new_line_count"]:
             raise _AlreadyExtracted(batch["batch_key"])
         if batch["replaced_line_ids"]:
-            for relation, line_ids in (("sent", sent), ("replaces", batch["replaced_line_ids"])):
+            for relation, line_ids, last in (
+                ("sent", sent, batch["last_line_id"]),
+                ("replaces", batch["replaced_line_ids"], None),
+            ):
                 cur.execute(
                     write_sql("insert_batch_lines", engine=engine),
                     {
@@ -148,6 +152,7 @@ class _Extraction(_LoopBase):
                         "relation": relation,
                         "user_id": state["user_id"],
                         "target_key": state["target_key"],
+                        "last_line_id": last,
                     },
                 )
         events = self.memory.write_events(cur, event_rows, vectors, merge=True)

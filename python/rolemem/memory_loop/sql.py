@@ -110,12 +110,8 @@ _EXTRACTED_LINES_SQL = """
 """
 
 
-# the observations' players' memories and their source lines (the character's own), and the
-# replacement batches' lines: what decides whether a cut left a line without its memory
-_EVENTS_SQL = """
-    select * from memory_event
-    where list_contains(cast($user_id as varchar[]), user_id) and {player}
-"""
+# the observations' players' memories' source lines (the character's own) and the replacement
+# batches' lines: what decides whether a cut left a line without its memory
 _EVENT_LINES_SQL = """
     select * from memory_event_line
     where
@@ -157,8 +153,9 @@ select
     -- the chain's first line: it names the dialogue tree the memories are extracted in
     roots.line_id as root_line_id,
     marks.batch_last_line_ids,
-    coalesce(extracted.extracted_line_count, 0)
-    + coalesce(replayed.replayed_line_count, 0) as extracted_line_count
+    coalesce(extracted.extracted_line_count, 0) as extracted_line_count,
+    -- the lean plan holds only where no memory was cut off the chain: else plan in full
+    coalesce(watermarks.has_cut, false) as has_cut
 from int_loop_observations as observations
 left join (
     select
@@ -189,17 +186,11 @@ left join (
         on marks.save_id = observed.save_id and marks.target_key = observed.target_key
     left join int_loop_context_windows as starts
         on starts.save_id = observed.save_id and starts.target_key = observed.target_key
-    left join (
-        select save_id, target_key, min(first_line_position) as first_line_position
-        from int_loop_pending_turns
-        group by save_id, target_key
-    ) as firsts
-        on firsts.save_id = observed.save_id and firsts.target_key = observed.target_key
     where
         chain.line_position >= least(
             marks.watermark_position + 1,
             starts.window_start_position,
-            coalesce(firsts.first_line_position, marks.watermark_position + 1)
+            coalesce(starts.first_pending_position, marks.watermark_position + 1)
         )
     group by observed.save_id, observed.target_key
 ) as lines
@@ -224,12 +215,6 @@ left join (
     group by user_id, target_key
 ) as extracted
     on extracted.user_id = observations.user_id and extracted.target_key = observations.target_key
-left join (
-    select user_id, target_key, count(*) as replayed_line_count
-    from source_memory_batch_line
-    group by user_id, target_key
-) as replayed
-    on replayed.user_id = observations.user_id and replayed.target_key = observations.target_key
 """
 
 
@@ -256,11 +241,14 @@ _LINE_FIELDS = (
 )
 
 
-@functools.cache  # composed once per engine
-def plan_sql(engine: str) -> str:
+@functools.cache  # composed once per engine and variant
+def plan_sql(engine: str, cuts: bool = False) -> str:
     """The plan of a batch of observations (the loop's models over their saves' chains): on
     DuckDB the chains and tips are the write-time tables; an engine that keeps none
-    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history)."""
+    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history). `cuts`: the
+    full variant, which reads what cites each chain line (var loop_cuts); the lean one holds
+    where no memory was cut off the chain and says where one may have been (`has_cut`: model
+    int_loop_watermarks), for those to be planned in full."""
     chains = (
         {"int_lines_chained_to_root": _CHAIN_SQL}
         if engine == "duckdb"
@@ -278,17 +266,21 @@ def plan_sql(engine: str) -> str:
         lines=render_macro("list_of_objects", list(_LINE_FIELDS), "line_position", engine=engine),
     )
     return compose(
-        ("int_loop_batches_due", "int_loop_context_windows", *tips),
+        (
+            "int_loop_batches_due",
+            "int_loop_context_windows",
+            *tips,
+        ),
         {
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
             "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
             "source_memory_extracted_line": _EXTRACTED_LINES_SQL.format(player=player),
-            "source_memory_event": _EVENTS_SQL.format(player=player),
             "source_memory_event_line": _EVENT_LINES_SQL.format(player=player),
             "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
         },
         select,
+        {"loop_cuts": cuts},
         engine=engine,
     )
 
@@ -301,9 +293,9 @@ _BOUND_TARGET_KEY = render_macro(
 
 # the same versions read now: a cached context window whose plan read these is current
 # (lines are append-only and the window depends only on the chain, the lines extracted for the
-# character (the player's, on any save, first extractions and replacements: lines are only
-# ever added), the save's own batches and the window settings); on Citus each read names the
-# player $user_id (macro player_filter)
+# character (the player's, on any save: lines are only ever added), the save's own batches and
+# the window settings; a window whose chain has a memory cut off it is never kept); on Citus
+# each read names the player $user_id (macro player_filter)
 _WINDOW_VERSION_SQL = """
 select
     (select last_message_id from save where id = $save_id and {player}) as tip_line_id,
@@ -314,9 +306,6 @@ select
     ) as batch_last_line_ids,
     (
         select count(*) from memory_extracted_line
-        where user_id = $user_id and target_key = {target_key}
-    ) + (
-        select count(*) from memory_batch_line
         where user_id = $user_id and target_key = {target_key}
     ) as extracted_line_count
 """

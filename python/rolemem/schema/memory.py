@@ -115,6 +115,10 @@ class MemoryEventLine(SQLModel, table=True):
     line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
     user_id: str = Field(index=True)
     target_key: str  # the character whose extraction wrote it (memory_extraction_batch)
+    # the event's batch and last line, copied in: an observation reads what cites a chain
+    # line from this table alone (the event's row is deleted with these)
+    batch_key: str | None = None
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class MemoryEventTerm(SQLModel, table=True):
@@ -195,6 +199,9 @@ class MemoryExtractedLine(SQLModel, table=True):
     target_key: str = Field(primary_key=True)  # the character: role_id=N / script_role_id=X
     user_id: str = Field(index=True)  # the player whose save the line is on
     batch_key: str  # the batch that sent it (memory_extraction_batch)
+    # that batch's last line, copied in: a chain holding this line but not that one may have
+    # had a memory cut off it (model int_loop_line_coverage)
+    batch_last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class MemoryBatchLine(SQLModel, table=True):
@@ -209,6 +216,8 @@ class MemoryBatchLine(SQLModel, table=True):
     relation: str = Field(primary_key=True)  # sent / replaces
     user_id: str = Field(index=True)
     target_key: str
+    # the batch's last line (its own memory rows' shown where it is on the chain)
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class MemoryLoopState(SQLModel, table=True):
@@ -376,6 +385,7 @@ _ADDED_COLUMNS = {
     ],
     "official_event": [("root_line_id", "bigint")],
     "memory_extraction_batch": [("replaced_batch_keys", "json")],
+    "memory_extracted_line": [("batch_last_line_id", "bigint")],
 }
 
 
