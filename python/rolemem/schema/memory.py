@@ -484,6 +484,9 @@ OFFICIAL_MOVED = "official_tables"
 # a store written before extracted lines were recorded: its batches' lines, recorded once
 # (dynamic_memory.migrations on DuckDB, engines.postgres_setup on PostgreSQL)
 BATCH_LINES_RECORDED = "extracted_lines_backfill"
+# a store written before memories kept their lines: its events' batch lines, recorded once
+# (after BATCH_LINES_RECORDED; macro backfill_event_lines, both engines)
+EVENT_LINES_RECORDED = "event_lines_backfill"
 # which rows of each player table are official (the archive has no scope: no player)
 _OFFICIAL_ROWS = {
     "memory_event": "scope = 'official'",
