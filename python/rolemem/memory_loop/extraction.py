@@ -155,7 +155,11 @@ class _Extraction(_LoopBase):
                         "last_line_id": last,
                     },
                 )
-        events = self.memory.write_events(cur, event_rows, vectors, merge=True)
+        # a replacement's memories are its own (one merged into the original it stands in
+        # for would show where the original is cut, i.e. nowhere here)
+        events = self.memory.write_events(
+            cur, event_rows, vectors, merge=batch["reason"] != "replacement"
+        )
         entities = [self.memory.write_entity(cur, params) for params in entity_params]
         update_else_upsert(
             cur,
