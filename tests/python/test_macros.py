@@ -31,6 +31,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "add_missing_column": ("line", "scene", "varchar"),
     "append_columns": ("recall_stopwords", ("word", "reason")),
     "archive_memories": ("memory_event", (("id", None), ("created_at", "varchar"))),
+    "backfill_event_lines": ("events",),
     "create_table_from_query": ("memory_messages", "select save.id as save_id from save"),
     "create_table_with_columns": ("verdicts", "character_id varchar, verdict boolean"),
     "drop_table_if_exists": ("memory_messages",),
