@@ -9,7 +9,8 @@ renamed as (
         id as save_id,
         user_id,
         last_message_id,
-        forked_from_line_id
+        forked_from_line_id,
+        {{ blank_as_null('user_name') }} as user_name
     from source
 )
 

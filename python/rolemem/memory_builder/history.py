@@ -156,15 +156,24 @@ _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
+# the save's player name as the models read it (stg_app__saves: blank is none)
+_SAVE_USER_NAME = render_macro("blank_as_null", "user_name")
+SAVES_USER_NAME = render_macro("blank_as_null", "saves.user_name")
+
 # each with whether it has a player (only then are lines the game wrote without one filled)
-_STALE_SQL = """
+_STALE_SQL = f"""
 select saves.id, saves.user_id is not null as is_owned
 from save as saves
 left join int_save_history_tips as tips
     on tips.save_id = saves.id
 where
     ($save_ids is null or list_contains(cast($save_ids as bigint[]), saves.id))
-    and (tips.save_id is null or tips.tip_line_id is distinct from saves.last_message_id)
+    and (
+        tips.save_id is null
+        or tips.tip_line_id is distinct from saves.last_message_id
+        -- the stored messages name the player by the save's name: renamed, they are rebuilt
+        or tips.user_name is distinct from {SAVES_USER_NAME}
+    )
 order by saves.id
 """
 
@@ -208,6 +217,10 @@ inner join int_save_history_tips as recorded
         recorded.save_id = $save_id
         and recorded.chain_problem is null
         and recorded.tip_line_id is not null
+        -- a renamed player changes every stored message: the save is rebuilt whole
+        and recorded.user_name is not distinct from (
+            select {_SAVE_USER_NAME} from save where id = $save_id
+        )
 inner join line as first_line on first_line.id = walked.first_line_id
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
 """
@@ -246,7 +259,8 @@ def _append_statements(roles: bool) -> dict[str, str]:
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": _FORKS_SQL,
     }
-    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
+    # the targets name the player by the save's name: its row, not a scan of every save
+    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL, "source_save": _ONE_SAVE_SQL}
     return {
         "walk": write_sql(
             "replace_temp_table",
@@ -339,12 +353,13 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # Columns rolemem reads that a store (or a game's own database) written before them lacks:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
-    "save": ("user_id", "forked_from_line_id"),
+    "save": ("user_id", "forked_from_line_id", "user_name"),
     "line": ("created_at", "scene", "user_id"),
     "role": ("character_id", "agent_id"),
 }
 _APP_COLUMN_TYPES = {
     "user_id": "varchar",
+    "user_name": "varchar",
     "forked_from_line_id": "bigint",
     "created_at": "timestamp",
     "character_id": "varchar",
@@ -352,8 +367,9 @@ _APP_COLUMN_TYPES = {
     "scene": "varchar",
 }
 # a column the history tables gained: tables built before it are dropped and rebuilt per save
-# (role_name and scene came together: a table without scene lacks both)
-_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "scene")
+# (role_name and scene came together: a table without scene lacks both; tables without the
+# tips' user_name named the player 用户 where the save has a name)
+_NEWEST_HISTORY_COLUMN = ("int_save_history_tips", "user_name")
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -361,11 +377,11 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'scene')
+        and column_name in ('save_id', 'scene', 'user_name')
         or table_name in ('save', 'line', 'role')
         and column_name in (
             'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
-            'agent_id'
+            'agent_id', 'user_name'
         )
     )
 """

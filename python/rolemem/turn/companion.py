@@ -231,8 +231,14 @@ class Companion:
             "content": message,
             "created_at": now,
         }
+        # the player named as this request names them (else the save): rendered from the
+        # window's lines, never read from the stored history, so another name than the save's
+        # is the one shown
         conversation = build_memory(
-            [*window["lines"], said], role_id=role_id, script_role_id=script_role_id
+            [*window["lines"], said],
+            role_id=role_id,
+            script_role_id=script_role_id,
+            user_name=user_name,
         )
         recalled, dynamic = character_job.result(), dynamic_job.result()
 

@@ -282,7 +282,11 @@ class TurnRequest(_Target):
     context: Context = context_field()
     now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
     user_name: str | None = text_field(
-        "The player's name ({{user}}; default 用户).", "木木", max_length=NAME_LENGTH, default=None
+        "The player's name: {{user}}, and the name of the player's lines that show no "
+        "display_name in the history (default: the save's user_name, else 用户).",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
     )
     char_name: str | None = text_field(
         "The character's name ({{char}}; default: its role's name).",

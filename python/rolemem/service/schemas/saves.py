@@ -240,7 +240,8 @@ class Observe(_Target):
         default=None,
     )
     user_name: str | None = text(
-        "The player's name, as memories should say it.",
+        "The player's name, as memories and the extraction transcript say it (default: the "
+        "save's user_name; a line's display_name comes first).",
         "木木",
         max_length=NAME_LENGTH,
         default=None,

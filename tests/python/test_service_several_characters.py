@@ -1,0 +1,156 @@
+"""Scenes with several characters, over HTTP on the embedded DuckDB file and on PostgreSQL: the
+player is named in every other character's history and extraction transcript (the line's
+display name, else the request's user_name, else the save's; 用户 only where none is known)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.service.core.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer
+
+from .conftest import scripted_game
+
+PLAYER = "nana"
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    def extracted(request: dict[str, Any]) -> str:
+        event = {"description": "一起聊了海", "keywords": ["海"]}
+        return json.dumps({"events": [event], "entities": []}, ensure_ascii=False)
+
+    with scripted_game(
+        request,
+        tmp_path_factory,
+        "rolemem_several",
+        settings=ServiceSettings(extraction_threads=1),
+        responder=extracted,
+    ) as (client, _, llm_server):
+        roles = {
+            agent: client.post(
+                "/roles", json={"name": name, "character_id": agent, "agent_id": agent}
+            ).json()["role_id"]
+            for agent, name in (("qiyu", "祁煜"), ("qinling", "钦灵"))
+        }
+        yield client, llm_server, roles
+
+
+def new_save(client: httpx.Client, user_name: str | None) -> int:
+    made = client.post("/saves", json={"user_id": PLAYER, "user_name": user_name})
+    assert made.status_code == 201, made.text
+    return int(made.json()["save_id"])
+
+
+def append(
+    client: httpx.Client, save: int, lines: list[dict[str, Any]], observe: Any = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"user_id": PLAYER, "lines": lines, "now": "2024-05-01T20:00:00"}
+    if observe is not None:
+        body["observe"] = observe
+    answer = client.post(f"/saves/{save}/lines", json=body)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def scene(roles: dict[str, int]) -> list[dict[str, Any]]:
+    """The player asks 祁煜, then 钦灵; neither player line shows a display name."""
+    return [
+        {"attribute": "user", "content": "祁煜，你还记得海吗？"},
+        {"attribute": "assistant", "content": "记得。", "role_id": roles["qiyu"]},
+        {"attribute": "user", "content": "钦灵，你呢？"},
+        {"attribute": "assistant", "content": "我也记得。", "role_id": roles["qinling"]},
+    ]
+
+
+def turn(client: httpx.Client, save: int, role: int, **fields: Any) -> dict[str, Any]:
+    body = {
+        "save_id": save,
+        "role_id": role,
+        "user_id": PLAYER,
+        "message": "那我们再去一次吧",
+        "now": "2024-05-02T09:00:00",
+        "dry_run": True,
+        **fields,
+    }
+    answer = client.post("/turn", json=body)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def history(prompt: dict[str, Any]) -> list[dict[str, str]]:
+    """The conversation of a /turn prompt: its messages after the system ones."""
+    return [message for message in prompt["messages"] if message["role"] != "system"]
+
+
+def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, role: int, calls: int):
+    deadline = time.monotonic() + 30
+    while (
+        len(llm.requests) < calls
+        or client.get(
+            f"/saves/{save}/memory_status", params={"user_id": PLAYER, "role_id": role}
+        ).json()["extraction"]
+        != "idle"
+    ):
+        assert time.monotonic() < deadline, len(llm.requests)
+        time.sleep(0.05)
+
+
+def test_the_player_is_named_in_other_characters_histories_and_transcripts(game):
+    client, llm, roles = game
+    save = new_save(client, "木木")
+    append(client, save, scene(roles), {"role_id": roles["qinling"], "scene": "gallery"})
+    asked_qinling = {
+        "role": "user",
+        "content": "{木木：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？",
+    }
+    # the save's name, where the line shows none
+    assert history(turn(client, save, roles["qinling"])) == [
+        asked_qinling,
+        {"role": "assistant", "content": "我也记得。"},
+        {"role": "user", "content": "那我们再去一次吧"},
+    ]
+    assert history(turn(client, save, roles["qiyu"])) == [
+        {"role": "user", "content": "祁煜，你还记得海吗？"},
+        {"role": "assistant", "content": "记得。"},
+        {"role": "user", "content": "{木木：钦灵，你呢？\n钦灵：我也记得。}\n那我们再去一次吧"},
+    ]
+    # the request's name wins over the save's; the line's own name over both
+    assert history(turn(client, save, roles["qinling"], user_name="阿远"))[0] == {
+        "role": "user",
+        "content": "{阿远：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？",
+    }
+    named = new_save(client, "木木")
+    lines = scene(roles)
+    lines[0]["display_name"] = "小木"
+    append(client, named, lines)
+    assert history(turn(client, named, roles["qinling"], user_name="阿远"))[0]["content"] == (
+        "{小木：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？"
+    )
+    # a scene change sends 钦灵's batch: its transcript names the player as its history does
+    calls = len(llm.requests)
+    append(
+        client,
+        save,
+        [{"attribute": "user", "content": "走吧"}],
+        {"role_id": roles["qinling"], "scene": "beach"},
+    )
+    settled(client, llm, save, roles["qinling"], calls + 1)
+    transcript = llm.requests[calls]["messages"][1]["content"]
+    assert transcript.startswith(
+        "[1] user: {木木：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？\n"
+    )
+
+
+def test_a_player_nobody_named_is_the_user(game):
+    client, _, roles = game
+    save = new_save(client, None)
+    append(client, save, scene(roles))
+    assert history(turn(client, save, roles["qinling"]))[0]["content"] == (
+        "{用户：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？"
+    )
