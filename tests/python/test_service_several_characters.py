@@ -14,7 +14,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import scripted_game
+from .conftest import error_of, scripted_game
 
 PLAYER = "nana"
 
@@ -154,3 +154,93 @@ def test_a_player_nobody_named_is_the_user(game):
     assert history(turn(client, save, roles["qinling"]))[0]["content"] == (
         "{用户：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？"
     )
+
+
+def observed_list(roles: dict[str, int], scene: str | None) -> list[dict[str, Any]]:
+    return [{"role_id": roles[agent], "scene": scene} for agent in ("qiyu", "qinling")]
+
+
+def test_a_list_of_observe_targets_extracts_each_characters_batch_when_due(game):
+    client, llm, roles = game
+    save = new_save(client, "木木")
+    first = append(client, save, scene(roles), observed_list(roles, "gallery"))
+    assert first["extraction"] == "not_due"
+    assert first["observed"] == [
+        {
+            "role_id": roles["qiyu"],
+            "script_role_id": None,
+            "agent_id": "qiyu",
+            "extraction": "not_due",
+        },
+        {
+            "role_id": roles["qinling"],
+            "script_role_id": None,
+            "agent_id": "qinling",
+            "extraction": "not_due",
+        },
+    ]
+    calls = len(llm.requests)
+    # only 祁煜 speaks on the beach: 钦灵's gallery turns are due all the same
+    moved = append(
+        client,
+        save,
+        [
+            {"attribute": "user", "content": "去海边吧"},
+            {"attribute": "assistant", "content": "好。", "role_id": roles["qiyu"]},
+        ],
+        observed_list(roles, None)[:1] + [{"role_id": roles["qinling"], "scene": "beach"}],
+    )
+    assert moved["extraction"] == "scheduled"
+    assert [item["extraction"] for item in moved["observed"]] == ["scheduled", "scheduled"]
+    settled(client, llm, save, roles["qiyu"], calls + 2)
+    settled(client, llm, save, roles["qinling"], calls + 2)
+    transcripts = sorted(request["messages"][1]["content"] for request in llm.requests[calls:])
+    # each character's own batch, from its point of view (its own line is the assistant's)
+    assert transcripts == [
+        "[1] user: {木木：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？\n"
+        "[2] assistant: 我也记得。",
+        "[1] user: 祁煜，你还记得海吗？\n[2] assistant: 记得。\n"
+        "[3] user: {木木：钦灵，你呢？\n钦灵：我也记得。}",
+    ]
+    for agent in ("qiyu", "qinling"):
+        page = client.get(
+            f"/users/{PLAYER}/memories", params={"agent_id": agent, "kind": "event"}
+        ).json()
+        assert [item["description"] for item in page["items"]] == ["一起聊了海"]
+    # the next append observes both again: nothing more is due
+    again = append(
+        client, save, [{"attribute": "user", "content": "到了"}], observed_list(roles, "beach")
+    )
+    assert again["extraction"] == "not_due"
+    assert len(llm.requests) == calls + 2
+
+
+def test_a_list_of_observe_targets_names_the_bad_one(game):
+    client, _, roles = game
+    save = new_save(client, "木木")
+    line = [{"attribute": "user", "content": "在吗"}]
+
+    def refused(observe: Any) -> tuple[int, dict[str, Any]]:
+        answer = client.post(
+            f"/saves/{save}/lines", json={"user_id": PLAYER, "lines": line, "observe": observe}
+        )
+        return answer.status_code, error_of(answer)
+
+    twice = [{"role_id": roles["qiyu"]}, {"role_id": roles["qiyu"]}]
+    status, error = refused(twice)
+    assert (status, error["type"], error["field"]) == (422, "ValidationError", "observe")
+    assert "given twice" in error["message"]
+    scenes = [{"role_id": roles["qiyu"], "scene": "a"}, {"role_id": roles["qinling"], "scene": "b"}]
+    status, error = refused(scenes)
+    assert (status, error["field"]) == (422, "observe")
+    other = [{"role_id": roles["qiyu"]}, {"role_id": roles["qinling"], "user_id": "someone"}]
+    status, error = refused(other)
+    assert (status, error["type"], error["field"]) == (409, "ConflictError", "observe[1].user_id")
+    wrong = [{"role_id": roles["qiyu"]}, {"role_id": roles["qinling"], "agent_id": "qiyu"}]
+    status, error = refused(wrong)
+    assert (status, error["type"], error["field"]) == (409, "ConflictError", "observe[1].agent_id")
+    status, error = refused([])
+    assert (status, error["field"]) == (422, "observe")
+    # nothing was appended by any of them
+    lines = client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json()["lines"]
+    assert lines == []

@@ -19,6 +19,7 @@ MEMORY_LENGTH = 2000
 KEYWORD_LENGTH = 64
 MAX_KEYWORDS = 50
 MAX_LINES = 200
+MAX_OBSERVED = 16  # characters one append observes
 MAX_CONTEXT_FIELDS = 64
 # ids: what a JavaScript number holds exactly (a caller choosing an id cannot push a key
 # sequence to the end of 64 bits; saves.MAX_CHOSEN_ID)

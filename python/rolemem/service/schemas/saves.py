@@ -10,6 +10,7 @@ from .common import (
     ID_LENGTH,
     LINE_LENGTH,
     MAX_LINES,
+    MAX_OBSERVED,
     MESSAGE_LENGTH,
     NAME_LENGTH,
     NOW,
@@ -266,9 +267,35 @@ class LinesAppend(Request):
         examples=[[{"attribute": "user", "content": "今天画画时你好温柔"}]],
     )
     now: GameTime | None = field(NOW, "2024-05-01T20:00:00", default=None)
-    observe: Observe | None = field(
-        "Run the memory loop for a character after the append.", None, default=None
+    observe: Observe | list[Observe] | None = Field(
+        None,
+        description="Run the memory loop after the append for a character, or for each of a "
+        f"list of them (at most {MAX_OBSERVED}, each named once, giving one scene if any): "
+        "each one's batch is extracted when it is due, whoever spoke.",
+        examples=[[{"role_id": 1}, {"role_id": 2}]],
     )
+
+    @field_validator("observe")
+    @classmethod
+    def _observed_once(cls, observe: Observe | list[Observe] | None) -> Any:
+        if not isinstance(observe, list):
+            return observe
+        if not 0 < len(observe) <= MAX_OBSERVED:
+            raise ValueError(f"give 1 to {MAX_OBSERVED} characters to observe")
+        named = [(target.role_id, target.script_role_id) for target in observe]
+        if len(set(named)) != len(named):
+            raise ValueError("each character once: a role_id or script_role_id is given twice")
+        if len({target.scene for target in observe if target.scene is not None}) > 1:
+            raise ValueError("one scene: the appended lines are played in one")
+        return observe
+
+    def observed(self) -> list[Observe]:
+        """The characters to observe, each with the scene the lines are played in."""
+        if self.observe is None:
+            return []
+        targets = self.observe if isinstance(self.observe, list) else [self.observe]
+        scene = next((target.scene for target in targets if target.scene is not None), None)
+        return [target.model_copy(update={"scene": scene}) for target in targets]
 
 
 class LegacyLinesAppend(LinesAppend):
@@ -280,6 +307,15 @@ class LegacyLinesAppend(LinesAppend):
 Extraction = Literal["scheduled", "not_due", "disabled", "deferred"]
 
 
+class LinesObserved(Response):
+    role_id: int | None = field("The character observed, by role.", 1)
+    script_role_id: str | None = field("The character observed, by script NPC.", None)
+    agent_id: str = field("Its memory owner.", "qiyu")
+    extraction: Extraction = field(
+        "What the memory loop does next for it (as `extraction`).", "not_due"
+    )
+
+
 class LinesAppended(Response):
     save_id: int = field("The save.", 2)
     line_ids: list[int] = field("The new lines' ids, in order.", [24, 25])
@@ -287,8 +323,14 @@ class LinesAppended(Response):
     extraction: Extraction = field(
         "scheduled: a batch of turns is due and queued for the LLM; not_due: nothing to "
         "extract yet; disabled: no observe asked or no LLM configured; deferred: the "
-        "extraction queue is full, the next append schedules it again.",
+        "extraction queue is full, the next append schedules it again. Several characters "
+        "observed: scheduled if any was, else deferred if any was, else not_due.",
         "not_due",
+    )
+    observed: list[LinesObserved] = field(
+        "Each character observed, in the order given (none without `observe`).",
+        [{"role_id": 1, "script_role_id": None, "agent_id": "qiyu", "extraction": "not_due"}],
+        default=[],
     )
 
 
