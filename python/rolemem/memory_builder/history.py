@@ -366,10 +366,13 @@ _APP_COLUMN_TYPES = {
     "agent_id": "varchar",
     "scene": "varchar",
 }
-# a column the history tables gained: tables built before it are dropped and rebuilt per save
+# columns the history tables gained: tables built before any is dropped and rebuilt per save
 # (role_name and scene came together: a table without scene lacks both; tables without the
 # tips' user_name named the player 用户 where the save has a name)
-_NEWEST_HISTORY_COLUMN = ("int_save_history_tips", "user_name")
+_NEWEST_HISTORY_COLUMNS = (
+    "int_lines_chained_to_root.scene",
+    "int_save_history_tips.user_name",
+)
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -403,7 +406,7 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
         table, name = column.split(".")
         cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
     existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
-    if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
+    if existing and not set(_NEWEST_HISTORY_COLUMNS) <= found:
         for table in TABLES:  # derived rows only: every save is rebuilt when next read
             cur.execute(write_sql("drop_table_if_exists", table))
         existing = set()
