@@ -1,6 +1,8 @@
 """Scenes with several characters, over HTTP on the embedded DuckDB file and on PostgreSQL: the
 player is named in every other character's history and extraction transcript (the line's
-display name, else the request's user_name, else the save's; 用户 only where none is known)."""
+display name, else the request's user_name, else the save's; 用户 only where none is known);
+an append observes a list of characters, each one's batch extracted when due, whoever spoke;
+/turn with regenerate answers the prompt for a new reply in place of the tip, storing nothing."""
 
 from __future__ import annotations
 
@@ -78,6 +80,8 @@ def turn(client: httpx.Client, save: int, role: int, **fields: Any) -> dict[str,
         "dry_run": True,
         **fields,
     }
+    if body["message"] is None:
+        del body["message"]
     answer = client.post("/turn", json=body)
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
@@ -226,10 +230,6 @@ def test_a_list_of_observe_targets_names_the_bad_one(game):
         )
         return answer.status_code, error_of(answer)
 
-    twice = [{"role_id": roles["qiyu"]}, {"role_id": roles["qiyu"]}]
-    status, error = refused(twice)
-    assert (status, error["type"], error["field"]) == (422, "ValidationError", "observe")
-    assert "given twice" in error["message"]
     scenes = [{"role_id": roles["qiyu"], "scene": "a"}, {"role_id": roles["qinling"], "scene": "b"}]
     status, error = refused(scenes)
     assert (status, error["field"]) == (422, "observe")
@@ -241,6 +241,73 @@ def test_a_list_of_observe_targets_names_the_bad_one(game):
     assert (status, error["type"], error["field"]) == (409, "ConflictError", "observe[1].agent_id")
     status, error = refused([])
     assert (status, error["field"]) == (422, "observe")
+    status, error = refused([{"role_id": roles["qiyu"]}, {"role_id": "二"}])
+    assert (status, error["field"]) == (422, "observe[1].role_id")
+    status, error = refused({"role_id": "二"})
+    assert (status, error["field"]) == (422, "observe.role_id")
     # nothing was appended by any of them
     lines = client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json()["lines"]
     assert lines == []
+    # a character named twice is observed once, as its first entry says
+    twice = [{"role_id": roles["qiyu"]}, {"role_id": roles["qinling"]}, {"role_id": roles["qiyu"]}]
+    answer = append(client, save, line, twice)
+    assert [item["agent_id"] for item in answer["observed"]] == ["qiyu", "qinling"]
+
+
+def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
+    client, _, roles = game
+    save = new_save(client, "木木")
+    role = roles["qinling"]
+    played = append(
+        client,
+        save,
+        [
+            {"attribute": "user", "content": "第一句"},
+            {"attribute": "assistant", "content": "回答一", "role_id": role},
+            {"attribute": "user", "content": "第二句"},
+            {"attribute": "assistant", "content": "回答二", "role_id": role},
+        ],
+    )
+    branch = client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json()
+    swipe = turn(client, save, role, message=None, regenerate=True, dry_run=False)
+    assert set(swipe) == {"messages", "token_counts", "trace"}
+    # the prompt a /turn gave before the reply: a fork at the reply before it, asked the
+    # same player line
+    fork = client.post(
+        "/saves", json={"user_id": PLAYER, "from_line_id": played["line_ids"][1]}
+    ).json()["save_id"]
+    before = turn(client, fork, role, message="第二句")
+    assert swipe["messages"] == before["messages"]
+    assert history(swipe)[-2:] == [
+        {"role": "assistant", "content": "回答一"},
+        {"role": "user", "content": "第二句"},
+    ]
+    said = [m for m in swipe["messages"] if "第二句" in m["content"]]
+    assert said == [{"role": "user", "content": "第二句"}]  # once, last
+    assert "回答二" not in json.dumps(swipe["messages"], ensure_ascii=False)
+    # nothing stored: the branch and its tip are as they were
+    assert client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json() == branch
+    assert (
+        turn(client, save, role, message=None, regenerate=True)["messages"] == (swipe["messages"])
+    )
+
+
+def test_a_bad_regenerate_is_refused_naming_the_field(game):
+    client, _, roles = game
+    save = new_save(client, "木木")
+    role = roles["qinling"]
+
+    def refused(**fields: Any) -> tuple[int, str, str | None]:
+        body = {"save_id": save, "role_id": role, "user_id": PLAYER, **fields}
+        answer = client.post("/turn", json=body)
+        error = error_of(answer)
+        return answer.status_code, error["type"], error.get("field")
+
+    assert refused(regenerate=True, message="又一句") == (422, "ValidationError", "message")
+    assert refused() == (422, "ValidationError", "message")
+    assert refused(regenerate=True) == (409, "ConflictError", "regenerate")  # an empty save
+    append(client, save, [{"attribute": "user", "content": "在吗"}])
+    assert refused(regenerate=True) == (409, "ConflictError", "regenerate")  # a player line
+    append(client, save, [{"attribute": "assistant", "content": "在", "role_id": role}])
+    lines = client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json()["lines"]
+    assert [line["content"] for line in lines] == ["在吗", "在"]

@@ -86,8 +86,10 @@ Share = Annotated[
 Level = Annotated[int, Field(ge=0, le=100), BeforeValidator(_not_text)]
 
 
-def text(description: str, example: str, *, max_length: int, default: Any = ...) -> Any:
-    """A text field: not blank, at most `max_length` characters."""
+def text(
+    description: str, example: str, *, max_length: int, default: Any = ..., **more: Any
+) -> Any:
+    """A text field: not blank, at most `max_length` characters (`more`: Field's options)."""
     return Field(
         default,
         description=description,
@@ -95,6 +97,7 @@ def text(description: str, example: str, *, max_length: int, default: Any = ...)
         min_length=1,
         max_length=max_length,
         pattern=r"\S",
+        **more,
     )
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
 
 from .common import (
     ID_LENGTH,
@@ -175,24 +175,35 @@ class LineIn(Request):
     )
 
 
-def one_target(script_needs: str) -> dict[str, Any]:
+def one_target(script_needs: str, *, each: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Exactly one identity, in the schema too (a generated client's union type), for values
     the code accepts: an integer role_id, or a text script_role_id with `script_needs` (a
-    script NPC has no role to give it)."""
+    script NPC has no role to give it). `each`: another exactly-one-of the request has, its
+    branches combined with these (a branch per pair)."""
+    targets: list[dict[str, Any]] = [
+        {
+            "required": ["role_id"],
+            "properties": {"role_id": {"type": "integer"}, "script_role_id": {"type": "null"}},
+        },
+        {
+            "required": ["script_role_id", script_needs],
+            "properties": {
+                "script_role_id": {"type": "string"},
+                script_needs: {"type": "string"},
+                "role_id": {"type": "null"},
+            },
+        },
+    ]
+    if each is None:
+        return {"oneOf": targets}
     return {
         "oneOf": [
             {
-                "required": ["role_id"],
-                "properties": {"role_id": {"type": "integer"}, "script_role_id": {"type": "null"}},
-            },
-            {
-                "required": ["script_role_id", script_needs],
-                "properties": {
-                    "script_role_id": {"type": "string"},
-                    script_needs: {"type": "string"},
-                    "role_id": {"type": "null"},
-                },
-            },
+                "required": sorted({*target["required"], *other.get("required", [])}),
+                "properties": {**target["properties"], **other["properties"]},
+            }
+            for target in targets
+            for other in each
         ]
     }
 
@@ -256,6 +267,19 @@ class Observe(_Target):
     now: GameTime | None = field("Deprecated: the request's `now`.", None, default=None)
 
 
+def _one_or_many(value: Any) -> str:
+    return "~many" if isinstance(value, list) else "~one"
+
+
+# one character or a list of them, told apart by the value's JSON type (the tags, `~…`, are
+# no field: an error names `observe.role_id` or `observe[1].role_id`)
+OneOrMany = Annotated[
+    Annotated[Observe, Tag("~one")]
+    | Annotated[list[Observe], Field(min_length=1, max_length=MAX_OBSERVED), Tag("~many")],
+    Discriminator(_one_or_many),
+]
+
+
 class LinesAppend(Request):
     """Lines to append on the save's tip, in order, in one transaction."""
 
@@ -267,35 +291,39 @@ class LinesAppend(Request):
         examples=[[{"attribute": "user", "content": "今天画画时你好温柔"}]],
     )
     now: GameTime | None = field(NOW, "2024-05-01T20:00:00", default=None)
-    observe: Observe | list[Observe] | None = Field(
+    observe: OneOrMany | None = Field(
         None,
         description="Run the memory loop after the append for a character, or for each of a "
-        f"list of them (at most {MAX_OBSERVED}, each named once, giving one scene if any): "
+        f"list of them (at most {MAX_OBSERVED}; one named again is observed once, as its "
+        "first entry says; the items give one scene if any): "
         "each one's batch is extracted when it is due, whoever spoke.",
-        examples=[[{"role_id": 1}, {"role_id": 2}]],
+        examples=[[{"role_id": 1, "user_id": "mumu"}, {"role_id": 2, "user_id": "mumu"}]],
     )
 
     @field_validator("observe")
     @classmethod
-    def _observed_once(cls, observe: Observe | list[Observe] | None) -> Any:
+    def _one_scene(cls, observe: Observe | list[Observe] | None) -> Any:
         if not isinstance(observe, list):
             return observe
-        if not 0 < len(observe) <= MAX_OBSERVED:
-            raise ValueError(f"give 1 to {MAX_OBSERVED} characters to observe")
-        named = [(target.role_id, target.script_role_id) for target in observe]
-        if len(set(named)) != len(named):
-            raise ValueError("each character once: a role_id or script_role_id is given twice")
         if len({target.scene for target in observe if target.scene is not None}) > 1:
             raise ValueError("one scene: the appended lines are played in one")
         return observe
 
-    def observed(self) -> list[Observe]:
-        """The characters to observe, each with the scene the lines are played in."""
+    def observed(self) -> list[tuple[str, Observe]]:
+        """The characters to observe, each once (named again: its first entry), with the
+        scene the lines are played in; each with where the request names it (`observe.` or
+        `observe[i].`, what an error about it says)."""
         if self.observe is None:
             return []
-        targets = self.observe if isinstance(self.observe, list) else [self.observe]
-        scene = next((target.scene for target in targets if target.scene is not None), None)
-        return [target.model_copy(update={"scene": scene}) for target in targets]
+        if not isinstance(self.observe, list):
+            return [("observe.", self.observe)]
+        scene = next((item.scene for item in self.observe if item.scene is not None), None)
+        firsts = {(item.role_id, item.script_role_id): item for item in reversed(self.observe)}
+        return [
+            (f"observe[{index}].", item.model_copy(update={"scene": scene}))
+            for index, item in enumerate(self.observe)
+            if firsts[(item.role_id, item.script_role_id)] is item
+        ]
 
 
 class LegacyLinesAppend(LinesAppend):

@@ -216,9 +216,7 @@ def _append(
 ) -> dict[str, Any]:
     player = body.user_id
     targets = body.observed()
-    listed = isinstance(body.observe, list)
-    for index, target in enumerate(targets):
-        where = f"observe[{index}]." if listed else "observe."
+    for where, target in targets:
         if target.user_id is None:
             continue
         # one player per request: memories are extracted for the save's owner only
@@ -230,10 +228,7 @@ def _append(
         player = target.user_id
     if targets and player is None:
         raise RolememError("observe needs the player: give user_id", field="user_id")
-    observed = [
-        _observed(store, target, f"observe[{index}]." if listed else "observe.")
-        for index, target in enumerate(targets)
-    ]
+    observed = [_observed(store, target, where) for where, target in targets]
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
@@ -250,7 +245,7 @@ def _append(
             engine=store.engine.name,
             open_ownerless=store.settings.open_ownerless_saves,
             # the lines are played in the scene the append observes
-            scene=targets[0].scene if targets else None,
+            scene=targets[0][1].scene if targets else None,
         ),
     )
     if not observed:
