@@ -105,6 +105,12 @@ def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, role: int,
         time.sleep(0.05)
 
 
+def memories(client: httpx.Client, agent: str) -> list[dict[str, Any]]:
+    page = client.get(f"/users/{PLAYER}/memories", params={"agent_id": agent, "kind": "event"})
+    assert page.status_code == 200, page.text
+    return list(page.json()["items"])
+
+
 def test_the_player_is_named_in_other_characters_histories_and_transcripts(game):
     client, llm, roles = game
     save = new_save(client, "木木")
@@ -207,10 +213,7 @@ def test_a_list_of_observe_targets_extracts_each_characters_batch_when_due(game)
         "[3] user: {木木：钦灵，你呢？\n钦灵：我也记得。}",
     ]
     for agent in ("qiyu", "qinling"):
-        page = client.get(
-            f"/users/{PLAYER}/memories", params={"agent_id": agent, "kind": "event"}
-        ).json()
-        assert [item["description"] for item in page["items"]] == ["一起聊了海"]
+        assert [item["description"] for item in memories(client, agent)] == ["一起聊了海"]
     # the next append observes both again: nothing more is due
     again = append(
         client, save, [{"attribute": "user", "content": "到了"}], observed_list(roles, "beach")
@@ -264,11 +267,14 @@ def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
         [
             {"attribute": "user", "content": "第一句"},
             {"attribute": "assistant", "content": "回答一", "role_id": role},
-            {"attribute": "user", "content": "第二句"},
+            {"attribute": "user", "content": "还记得海吗"},
             {"attribute": "assistant", "content": "回答二", "role_id": role},
         ],
     )
     branch = client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json()
+    # what a regenerate leaves as it is: the player's memories of the character, a preview
+    kept = memories(client, "qinling")
+    looked = turn(client, save, role)
     swipe = turn(client, save, role, message=None, regenerate=True, dry_run=False)
     assert set(swipe) == {"messages", "token_counts", "trace"}
     # the prompt a /turn gave before the reply: a fork at the reply before it, asked the
@@ -276,17 +282,19 @@ def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
     fork = client.post(
         "/saves", json={"user_id": PLAYER, "from_line_id": played["line_ids"][1]}
     ).json()["save_id"]
-    before = turn(client, fork, role, message="第二句")
+    before = turn(client, fork, role, message="还记得海吗")
     assert swipe["messages"] == before["messages"]
     assert history(swipe)[-2:] == [
         {"role": "assistant", "content": "回答一"},
-        {"role": "user", "content": "第二句"},
+        {"role": "user", "content": "还记得海吗"},
     ]
-    said = [m for m in swipe["messages"] if "第二句" in m["content"]]
-    assert said == [{"role": "user", "content": "第二句"}]  # once, last
+    said = [m for m in swipe["messages"] if "还记得海吗" in m["content"]]
+    assert said == [{"role": "user", "content": "还记得海吗"}]  # once, last
     assert "回答二" not in json.dumps(swipe["messages"], ensure_ascii=False)
-    # nothing stored: the branch and its tip are as they were
+    # nothing stored: the branch and its tip are as they were, nothing counted or moved
     assert client.get(f"/saves/{save}/lines", params={"user_id": PLAYER}).json() == branch
+    assert turn(client, save, role) == looked
+    assert memories(client, "qinling") == kept
     assert (
         turn(client, save, role, message=None, regenerate=True)["messages"] == (swipe["messages"])
     )
