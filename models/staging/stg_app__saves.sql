@@ -10,7 +10,9 @@ renamed as (
         user_id,
         last_message_id,
         forked_from_line_id,
-        {{ blank_as_null('user_name') }} as user_name
+        -- as written: blank counts as no name where it names a line (the memory builder), and
+        -- the history's freshness check compares it as stored
+        user_name
     from source
 )
 

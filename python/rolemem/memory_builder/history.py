@@ -156,12 +156,8 @@ _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
-# the save's player name as the models read it (stg_app__saves: blank is none)
-_SAVE_USER_NAME = render_macro("blank_as_null", "user_name")
-SAVES_USER_NAME = render_macro("blank_as_null", "saves.user_name")
-
 # each with whether it has a player (only then are lines the game wrote without one filled)
-_STALE_SQL = f"""
+_STALE_SQL = """
 select saves.id, saves.user_id is not null as is_owned
 from save as saves
 left join int_save_history_tips as tips
@@ -172,7 +168,7 @@ where
         tips.save_id is null
         or tips.tip_line_id is distinct from saves.last_message_id
         -- the stored messages name the player by the save's name: renamed, they are rebuilt
-        or tips.user_name is distinct from {SAVES_USER_NAME}
+        or tips.user_name is distinct from saves.user_name
     )
 order by saves.id
 """
@@ -219,7 +215,7 @@ inner join int_save_history_tips as recorded
         and recorded.tip_line_id is not null
         -- a renamed player changes every stored message: the save is rebuilt whole
         and recorded.user_name is not distinct from (
-            select {_SAVE_USER_NAME} from save where id = $save_id
+            select user_name from save where id = $save_id
         )
 inner join line as first_line on first_line.id = walked.first_line_id
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
