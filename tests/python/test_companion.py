@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from rolemem import Companion
+from rolemem.dynamic_memory import MemoryInputError
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
@@ -272,3 +273,41 @@ def test_a_companion_open_to_ownerless_saves_records_on_them(con):
         "select id, attribute, content from line where id in (?, ?) order by id", [first, second]
     ).fetchall()
     assert rows == [(first, "user", "你好"), (second, "assistant", "嗯")]
+
+
+def test_a_regenerate_ends_on_the_answered_line_once_and_moves_no_queue(con):
+    """The prompt for a new reply in place of the tip ends on the player line the tip
+    answered, once; it counts no turn: the sticky countdown goes on from the turn that played
+    the replaced reply."""
+    con.execute(
+        "update character_attributes set sticky_turns = 6 "
+        "where character_id = 'qiyu' and content = '温柔'"
+    )
+    companion = Companion(con, character_id="qiyu", embedder=None)
+    turn(companion, "今天画画时你好温柔")  # 温柔 queued for 6 turns
+    said = "嗯"
+    played = turn(companion, said)  # 5 left
+    companion.record(save_id=2, user_id="mumu", role_id=1, message=said, reply="被你发现了")
+    companion.wait()
+    swipes = [
+        companion.turn(
+            save_id=2,
+            user_id="mumu",
+            role_id=1,
+            context=CONTEXT,
+            now=NOW,
+            user_name="木木",
+            char_name="钦灵",
+            regenerate=True,
+        )
+        for _ in range(2)
+    ]
+    after = next(row for row in turn(companion, "好").trace if row["item"] == "温柔")
+    with pytest.raises(MemoryInputError, match="give no message"):
+        companion.turn(save_id=2, user_id="mumu", role_id=1, message=said, regenerate=True)
+    companion.close()
+    assert swipes[0].messages == swipes[1].messages
+    assert swipes[0].messages[-1] == {"role": "user", "content": said}
+    assert [m["content"] for m in swipes[0].messages].count(said) == 1
+    assert swipes[0].messages[:-1] == played.messages[:-1]  # the same prompt as then
+    assert (after["status"], after["sticky_turns_left"]) == ("shown", 4)

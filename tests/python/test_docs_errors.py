@@ -143,6 +143,15 @@ def _regenerate_a_player_line(game: Game) -> httpx.Response:
     )
 
 
+def _turn_regenerating_a_player_line(game: Game) -> httpx.Response:
+    save, _ = game.save_with_a_line("user")
+    return game.client.post(
+        "/turn",
+        headers=KEY,
+        json={"save_id": save, "role_id": 1, "user_id": "mumu", "regenerate": True},
+    )
+
+
 def _reload_onto_a_player_line(game: Game) -> httpx.Response:
     save, line = game.save_with_a_line("user")
     return game.client.put(
@@ -245,6 +254,7 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     "an id already taken": _taken_id,
     "an `Idempotency-Key` reused with another body": _reused_key,
     "a regenerate whose tip is not a reply": _regenerate_a_player_line,
+    "a `/turn` with `regenerate` whose tip": _turn_regenerating_a_player_line,
     "a reload onto a player line": _reload_onto_a_player_line,
     "a `character_id` or `agent_id` that is not its role's": _not_the_roles_character,
     "deleting a save others were forked from": _delete_a_forked_save,

@@ -91,6 +91,39 @@ def test_characters_not_in_the_table_are_built_from_the_stored_chain(con):
     ]
 
 
+def test_the_stored_history_names_the_player_by_the_saves_name_and_a_request_by_its_own():
+    """A player line without a display name is named by the save's user_name in the stored
+    rows; a request naming another is rendered from the chain (the rows stay the save's), and
+    a save renamed by the game is rebuilt before it is read."""
+    con = make_tree_db(
+        [
+            (1, 1, None, "user", "在吗", None, None),
+            (2, 1, 1, "assistant", "在", 2, "白小喵"),
+            (3, 1, 2, "assistant", "嗯", 1, "钦灵"),
+        ],
+        [(1, 3)],
+    )
+    refresh_history(con)  # the save gains its user_name column, still null
+    asked = {"role": "user", "content": "{用户：在吗\n白小喵：在}"}
+    assert build_memory_for_save(con, 1, role_id=1)[0] == asked
+
+    def stored():
+        return con.execute(
+            "select content from memory_messages where target_key = 'role_id=1' "
+            "and message_index = 0"
+        ).fetchone()[0]
+
+    con.execute("update save set user_name = '木木' where id = 1")
+    assert build_memory_for_save(con, 1, role_id=1)[0]["content"] == "{木木：在吗\n白小喵：在}"
+    assert stored() == "{木木：在吗\n白小喵：在}"
+    assert build_memory_for_save(con, 1, role_id=1, user_name="阿远")[0]["content"] == (
+        "{阿远：在吗\n白小喵：在}"
+    )
+    assert stored() == "{木木：在吗\n白小喵：在}"
+    con.execute("update save set user_name = '' where id = 1")  # blank: no name
+    assert build_memory_for_save(con, 1, role_id=1)[0] == asked
+
+
 def test_a_tip_that_is_missing_or_in_another_save_is_a_chain_error():
     con = make_tree_db(
         [(1, 1, None, "user", "a", None, None), (2, 2, None, "user", "b", None, None)],

@@ -311,9 +311,10 @@ def test_other_speakers_reach_the_llm_as_background_not_as_the_characters_acts(c
     observe(loop, scene="a")
     server.push(reply("木木和白小喵见面"))
     observe(loop, scene="b")
-    # the memory builder's own rendering: the player's line before another speaker is background
+    # the memory builder's own rendering: the player's line before another speaker is
+    # background, named as the observation names the player
     assert server.requests[0]["messages"][1]["content"] == (
-        "[1] user: {用户：大家好\n白小喵：我是白小喵}\n[2] assistant: 你好"
+        "[1] user: {木木：大家好\n白小喵：我是白小喵}\n[2] assistant: 你好"
     )
 
 

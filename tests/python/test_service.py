@@ -190,6 +190,9 @@ def test_turn_then_lines_append_the_reply(service):
         "line_ids": ids,
         "tip_line_id": ids[1],
         "extraction": "not_due",
+        "observed": [
+            {"role_id": 1, "script_role_id": None, "agent_id": "qiyu", "extraction": "not_due"}
+        ],
     }
     turn = client.post(
         "/turn",

@@ -159,6 +159,14 @@ def test_a_players_glob_refuses_another_player_wherever_named(keyed):
             headers=STUDIO_A,
             json={"lines": [line], "observe": {"role_id": 1, "user_id": "studio-b-glob"}},
         ),
+        "observe list": client.post(
+            f"/saves/{save}/lines",
+            headers=STUDIO_A,
+            json={
+                "lines": [line],
+                "observe": [{"role_id": 1}, {"role_id": 2, "user_id": "studio-b-glob"}],
+            },
+        ),
         "recall": client.post(
             "/query",
             headers=STUDIO_A,
@@ -172,6 +180,7 @@ def test_a_players_glob_refuses_another_player_wherever_named(keyed):
             ("query", "user_id"),
             ("body", "user_id"),
             ("observe", "observe.user_id"),
+            ("observe list", "observe[1].user_id"),
             ("recall", "user_id"),
         ]
     }

@@ -44,6 +44,8 @@ cleaned as (
         targets.target_role_id,
         {{ blank_as_null('targets.target_script_role_id') }} as target_script_role_id,
         {{ blank_as_null('targets.target_display_name') }} as target_display_name,
+        {{ blank_as_null('targets.request_user_name') }} as request_user_name,
+        {{ blank_as_null('targets.save_user_name') }} as save_user_name,
         targets.use_context_emotion
     from cleaned_history
     inner join targets

@@ -86,7 +86,11 @@ final as (
                     || coalesce('<' || tts_content || '>', '')
                     || coalesce('（' || action_content || '）', '')
             when is_focus then content
-            when line_kind = 'user' then coalesce(display_name, '用户') || '：' || content
+            -- the player: the line's own name, else the request's, else the save's
+            when line_kind = 'user'
+                then
+                    coalesce(display_name, request_user_name, save_user_name, '用户')
+                    || '：' || content
             -- another voice: its shown name, else its role's, else the narrator
             else
                 coalesce(display_name, role_name, '旁白') || '：'

@@ -4,6 +4,10 @@ history as (
     select * from {{ ref('int_lines_chained_to_root') }}
 ),
 
+saves as (
+    select * from {{ ref('stg_app__saves') }}
+),
+
 speakers as (
     select distinct
         save_id,
@@ -35,12 +39,16 @@ script_role_targets as (
 
 final as (
     select
-        save_id,
-        target_key,
-        target_role_id,
-        target_script_role_id,
+        targets.save_id,
+        targets.target_key,
+        targets.target_role_id,
+        targets.target_script_role_id,
         -- the batch path never targets by display name (no name is derived from an id)
         cast(null as varchar) as target_display_name,
+        -- stored histories name the player by the save's name: no request is being answered
+        -- (a request naming another is rendered from the chain, not read from the table)
+        cast(null as varchar) as request_user_name,
+        saves.user_name as save_user_name,
         {{ var('context_emotion', true) }} as use_context_emotion,
         cast(null as bigint) as resume_line_position,
         cast(null as bigint) as resume_message_index
@@ -49,6 +57,8 @@ final as (
         union all
         select * from script_role_targets
     ) as targets
+    left join saves
+        on saves.save_id = targets.save_id
 )
 
 select * from final

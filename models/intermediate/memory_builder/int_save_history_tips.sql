@@ -1,6 +1,7 @@
--- One row per save: the tip (last_message_id) its history tables were built for, what is wrong
--- with its chain if anything, and the chain's length. The Python path compares the tip with
--- the save's current last_message_id to tell when a save's write-time rows are stale.
+-- One row per save: the tip (last_message_id) and the player's name its history tables were
+-- built for, what is wrong with its chain if anything, and the chain's length. The Python path
+-- compares both with the save's current ones to tell when a save's write-time rows are stale
+-- (the stored messages name the player by the save's user_name).
 with
 
 saves as (
@@ -48,7 +49,8 @@ final as (
                         || saves.last_message_id || ' does not exist'
             end
         ) as chain_problem,
-        coalesce(lengths.line_count, 0) as line_count
+        coalesce(lengths.line_count, 0) as line_count,
+        saves.user_name
     from saves
     left join problem_texts
         on problem_texts.save_id = saves.save_id

@@ -30,18 +30,26 @@ _TEXT_FIELDS = (
     "role_name",
 )
 
-# The caller's one target, standing in for the batch model `int_memory_targets`.
-_TARGET_SQL = """
+# The caller's one target, standing in for the batch model `int_memory_targets`: the player's
+# name the request gives ($user_name) and the save's ({save_user_name}: bound for given lines,
+# read from the save for a stored one).
+_TARGET_SELECT = """
     select
         cast($save_id as bigint) as save_id,
         'caller' as target_key,
         cast($role_id as bigint) as target_role_id,
         cast($script_role_id as varchar) as target_script_role_id,
         cast($display_name as varchar) as target_display_name,
+        cast($user_name as varchar) as request_user_name,
+        cast({save_user_name} as varchar) as save_user_name,
         cast($context_emotion as boolean) as use_context_emotion,
         cast(null as bigint) as resume_line_position,
         cast(null as bigint) as resume_message_index
 """
+_TARGET_SQL = _TARGET_SELECT.format(save_user_name="$save_user_name")
+_SAVE_TARGET_SQL = _TARGET_SELECT.format(
+    save_user_name="(select user_name from source_save where id = $save_id)"
+)
 
 # Lines given in order, standing in for the recursive walk `int_lines_chained_to_root`.
 _GIVEN_LINES_SQL = """
@@ -63,9 +71,12 @@ _GIVEN_LINES_SQL = """
 # Two point reads beat one joined query here (about 0.9 ms each on a million lines).
 _STORED_TIP_SQL = """
 select
-    tips.save_id is not null and tips.tip_line_id is not distinct from saves.last_message_id
-        as is_fresh,
-    tips.chain_problem
+    tips.save_id is not null
+    and tips.tip_line_id is not distinct from saves.last_message_id
+    and tips.user_name is not distinct from saves.user_name as is_fresh,
+    tips.chain_problem,
+    -- the name the stored messages call the player by
+    tips.user_name
 from save as saves
 left join int_save_history_tips as tips on tips.save_id = saves.id
 where saves.id = $save_id
@@ -167,7 +178,11 @@ def script_role_or_none(value: Any, field: str, where: str) -> str | None:
 
 
 def _target_params(
-    role_id: Any, script_role_id: Any, display_name: Any, context_emotion: bool
+    role_id: Any,
+    script_role_id: Any,
+    display_name: Any,
+    context_emotion: bool,
+    user_name: Any = None,
 ) -> dict[str, Any]:
     where = "target"
     if not isinstance(context_emotion, bool):
@@ -176,6 +191,7 @@ def _target_params(
         "role_id": int_or_none(role_id, "role_id", where),
         "script_role_id": script_role_or_none(script_role_id, "script_role_id", where),
         "display_name": _text_or_none(display_name, "display_name", where),
+        "user_name": _text_or_none(user_name, "user_name", where),
         "context_emotion": context_emotion,
     }
 
@@ -255,17 +271,20 @@ def build_memory(
     display_name: str | None = None,
     context_emotion: bool = True,
     engine: Engine | None = None,
+    user_name: str | None = None,
 ) -> list[dict[str, str]]:
     """One character's memory from lines given root -> last.
 
     `lines` are `Line` rows, objects with the same attributes, or mappings with the same keys
     (`line_id` is accepted for `id`; an optional `role_name`, the line's role's name, names a
     voice that shows no `display_name`, as the stored history's role table does). The
-    character is whoever matches any identity field given.
+    character is whoever matches any identity field given. `user_name`: the player's name
+    for their lines that show no `display_name` (none: 用户).
     Returns OpenAI-style messages `[{"role": ..., "content": ...}, ...]`. The models run on an
     in-memory DuckDB, or on `engine` (e.g. `rolemem.engines.PostgresEngine`).
     """
-    rows = _messages(lines, role_id, script_role_id, display_name, context_emotion, engine)
+    target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
+    rows = _messages(lines, target, engine=engine)
     return [{"role": role, "content": content} for role, content, _, _ in rows]
 
 
@@ -274,10 +293,12 @@ def message_spans(
     *,
     role_id: int | None = None,
     script_role_id: str | int | None = None,
+    user_name: str | None = None,
 ) -> list[dict[str, Any]]:
     """`build_memory`'s messages, each with the positions (0-based, in `lines`) of its first
     and last line: which lines a message (and what is extracted from it) came from."""
-    rows = _messages(lines, role_id, script_role_id, None, True)
+    target = _target_params(role_id, script_role_id, None, True, user_name)
+    rows = _messages(lines, target)
     return [
         {"role": role, "content": content, "first_line": first, "last_line": last}
         for role, content, first, last in rows
@@ -286,15 +307,16 @@ def message_spans(
 
 def _messages(
     lines: Iterable[Any],
-    role_id: Any,
-    script_role_id: Any,
-    display_name: Any,
-    context_emotion: bool,
+    target: Mapping[str, Any],
+    save_user_name: str | None = None,
     engine: Engine | None = None,
 ) -> list[tuple[Any, ...]]:
+    """The `memory_messages` rows of `target` (_target_params) over `lines`; `save_user_name`:
+    the name of the save they are the chain of, if any."""
     params = {
         **_line_params(lines),
-        **_target_params(role_id, script_role_id, display_name, context_emotion),
+        **target,
+        "save_user_name": save_user_name,
         "save_id": 0,
     }
     runner = engine or duckdb_connect.scratch_cursor()
@@ -316,6 +338,7 @@ def build_memory_for_save(
     display_name: str | None = None,
     context_emotion: bool = True,
     user_id: str | None = None,
+    user_name: str | None = None,
 ) -> list[dict[str, str]]:
     """One character's memory for a stored save: walks `save.last_message_id` up the parent chain.
 
@@ -324,19 +347,23 @@ def build_memory_for_save(
     (`rolemem.engines.PostgresEngine`) on a game's own database with the SQLModel schema
     (every model runs over the save's lines). `user_id`: the save's player, which a database
     sharded by player (Citus) routes the walk by (None: found from the save).
+    `user_name`: the player's name for their lines that show no `display_name` (default: the
+    save's `user_name`, else 用户).
     Raises `SaveNotFoundError` for an unknown save and
     `ChainError` for a cycle, a parent line from another save or a tip that does not exist.
 
     The answer is a point read of the write-time table `memory_messages` (refreshed first when
-    the save's tip moved since it was built: see `memory_builder.history`). A character the
-    table does not hold (named by display name, several ids, `context_emotion=False`, or not
-    speaking in the save) is built from the stored chain by the same models. A read-only
-    database is answered by running every model over the save's lines.
+    the save's tip or `user_name` changed since it was built: see `memory_builder.history`). A
+    character the table does not hold (named by display name, several ids,
+    `context_emotion=False`, or not speaking in the save), and a `user_name` other than the
+    save's (the stored messages name the player by the save's), is built from the stored
+    chain by the same models. A read-only database is answered by running every model over
+    the save's lines.
     """
     save_id = int_or_none(save_id, "save_id", "request")  # type: ignore[assignment]
     if save_id is None:
         raise TypeError("save_id is required")
-    target = _target_params(role_id, script_role_id, display_name, context_emotion)
+    target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
     source, engine, owned = resolve(db)  # what the CLI takes, a postgresql:// URL too
     if engine is not None:  # a game's own database on another engine
         try:
@@ -368,19 +395,24 @@ def build_memory_for_save(
             raise SaveNotFoundError(f"save {save_id} does not exist")
         if tip[1] is not None:
             raise ChainError(tip[1])
-        if _is_materialized(target):
+        # the stored messages name the player by the save's name: a request naming another
+        # is rendered from the chain (the save keeps its own name; the request's wins here)
+        if _is_materialized(target) and _names_as_stored(target["user_name"], tip[2]):
             key = {"save_id": save_id, "target_key": _target_key(cur, params)}
             rows = cur.execute(_STORED_MESSAGES_SQL, key).fetchall()
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
-    return build_memory(
-        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines],
-        role_id=target["role_id"],
-        script_role_id=target["script_role_id"],
-        display_name=target["display_name"],
-        context_emotion=context_emotion,
+    rows = _messages(
+        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines], target, tip[2]
     )
+    return [{"role": role, "content": content} for role, content, _, _ in rows]
+
+
+def _names_as_stored(user_name: str | None, stored: str | None) -> bool:
+    """Whether the stored messages name the player as the request does: it names nobody, or
+    the save's own name (anything else, a blank name too, is rendered by the models)."""
+    return user_name is None or user_name == stored
 
 
 # memory_messages' key of each character asked for, by the models' rule: computed inside the
@@ -407,14 +439,15 @@ def _is_materialized(target: Mapping[str, Any]) -> bool:
 
 
 def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] | None:
-    """(is_fresh, chain_problem) of a save; None when the save does not exist."""
+    """(is_fresh, chain_problem, the stored messages' player name) of a save; None when the
+    save does not exist."""
     try:
         return cur.execute(_STORED_TIP_SQL, {"save_id": save_id}).fetchone()
     except duckdb.CatalogException:  # the history tables do not exist yet
         exists = cur.execute(
             "select count(*) from save where id = $save_id", {"save_id": save_id}
         ).fetchone()
-        return (False, None) if exists and exists[0] else None
+        return (False, None, None) if exists and exists[0] else None
 
 
 def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[dict[str, str]]:
@@ -451,7 +484,7 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
             "int_save_fork_points": (
                 sources["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
             ),
-            "int_memory_targets": _TARGET_SQL,
+            "int_memory_targets": _SAVE_TARGET_SQL,
         },
         _SAVE_SELECT,
     )
@@ -468,7 +501,7 @@ def _build_on_engine(
     another engine: the same statement as a read-only DuckDB file, transpiled."""
     sql = compose(
         "memory_messages",
-        {**history.walked_sources(engine.name), "int_memory_targets": _TARGET_SQL},
+        {**history.walked_sources(engine.name), "int_memory_targets": _SAVE_TARGET_SQL},
         _SAVE_SELECT,
         engine=engine.name,
     )

@@ -164,7 +164,12 @@ left join int_save_history_tips as tips
     on tips.save_id = saves.id
 where
     ($save_ids is null or list_contains(cast($save_ids as bigint[]), saves.id))
-    and (tips.save_id is null or tips.tip_line_id is distinct from saves.last_message_id)
+    and (
+        tips.save_id is null
+        or tips.tip_line_id is distinct from saves.last_message_id
+        -- the stored messages name the player by the save's name: renamed, they are rebuilt
+        or tips.user_name is distinct from saves.user_name
+    )
 order by saves.id
 """
 
@@ -208,6 +213,10 @@ inner join int_save_history_tips as recorded
         recorded.save_id = $save_id
         and recorded.chain_problem is null
         and recorded.tip_line_id is not null
+        -- a renamed player changes every stored message: the save is rebuilt whole
+        and recorded.user_name is not distinct from (
+            select user_name from save where id = $save_id
+        )
 inner join line as first_line on first_line.id = walked.first_line_id
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
 """
@@ -246,7 +255,8 @@ def _append_statements(roles: bool) -> dict[str, str]:
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": _FORKS_SQL,
     }
-    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL}
+    # the targets name the player by the save's name: its row, not a scan of every save
+    stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL, "source_save": _ONE_SAVE_SQL}
     return {
         "walk": write_sql(
             "replace_temp_table",
@@ -339,21 +349,26 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # Columns rolemem reads that a store (or a game's own database) written before them lacks:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
-    "save": ("user_id", "forked_from_line_id"),
+    "save": ("user_id", "forked_from_line_id", "user_name"),
     "line": ("created_at", "scene", "user_id"),
     "role": ("character_id", "agent_id"),
 }
 _APP_COLUMN_TYPES = {
     "user_id": "varchar",
+    "user_name": "varchar",
     "forked_from_line_id": "bigint",
     "created_at": "timestamp",
     "character_id": "varchar",
     "agent_id": "varchar",
     "scene": "varchar",
 }
-# a column the history tables gained: tables built before it are dropped and rebuilt per save
-# (role_name and scene came together: a table without scene lacks both)
-_NEWEST_HISTORY_COLUMN = ("int_lines_chained_to_root", "scene")
+# columns the history tables gained: tables built before any is dropped and rebuilt per save
+# (role_name and scene came together: a table without scene lacks both; tables without the
+# tips' user_name named the player 用户 where the save has a name)
+_NEWEST_HISTORY_COLUMNS = (
+    "int_lines_chained_to_root.scene",
+    "int_save_history_tips.user_name",
+)
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
@@ -361,11 +376,11 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'scene')
+        and column_name in ('save_id', 'scene', 'user_name')
         or table_name in ('save', 'line', 'role')
         and column_name in (
             'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
-            'agent_id'
+            'agent_id', 'user_name'
         )
     )
 """
@@ -387,7 +402,7 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
         table, name = column.split(".")
         cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
     existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
-    if existing and ".".join(_NEWEST_HISTORY_COLUMN) not in found:
+    if existing and not set(_NEWEST_HISTORY_COLUMNS) <= found:
         for table in TABLES:  # derived rows only: every save is rebuilt when next read
             cur.execute(write_sql("drop_table_if_exists", table))
         existing = set()

@@ -614,14 +614,7 @@ def regenerate(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    tip = _line(cur, save["tip_line_id"], save["user_id"], engine)
-    if not tip or tip["attribute"] != "assistant":
-        raise ConflictError(
-            f"save {save['save_id']}: its tip "
-            + (f"(line {tip['id']}) is a {tip['attribute']} line" if tip else "is empty")
-            + ": only a reply (an assistant line) can be regenerated",
-            field="save_id",
-        )
+    tip = reply_tip(cur, save, engine=engine)
     fields = {
         "attribute": "assistant",
         **{name: tip[name] for name in ("role_id", "script_role_id", "display_name")},
@@ -640,6 +633,22 @@ def regenerate(
         "tip_line_id": new_id,
         "replaced_line_id": tip["id"],
     }
+
+
+def reply_tip(
+    cur: Any, save: Mapping[str, Any], *, engine: str = "duckdb", field: str = "save_id"
+) -> dict[str, Any]:
+    """The tip of `save` (owned_save's row), which must be a reply (an assistant line): what
+    a regenerate replaces; else ConflictError naming `field`."""
+    tip = _line(cur, save["tip_line_id"], save["user_id"], engine)
+    if not tip or tip["attribute"] != "assistant":
+        raise ConflictError(
+            f"save {save['save_id']}: its tip "
+            + (f"(line {tip['id']}) is a {tip['attribute']} line" if tip else "is empty")
+            + ": only a reply (an assistant line) can be regenerated",
+            field=field,
+        )
+    return tip
 
 
 def set_tip(

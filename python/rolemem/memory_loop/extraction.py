@@ -45,7 +45,9 @@ class _Extraction(_LoopBase):
             for line in lines
             if batch["first_line_position"] <= line["line_position"] <= batch["last_line_position"]
         ]
-        messages = message_spans(chosen, role_id=role_id, script_role_id=script_role_id)
+        messages = message_spans(
+            chosen, role_id=role_id, script_role_id=script_role_id, user_name=user_name
+        )
         reply = extract(
             self.llm,
             messages,

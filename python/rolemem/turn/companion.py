@@ -32,6 +32,7 @@ from ..character_memory import (
 )
 from ..dynamic_memory import MemoryInputError, QueryResponse, checked_text, naive_time
 from ..engines import duckdb_connect
+from ..errors import ConflictError
 from ..memory_builder import build_memory, build_memory_for_save, saves
 from ..memory_loop import MemoryLoop, ObserveReport, observed_target
 from ..memory_loop.llm import ChatModel
@@ -156,7 +157,7 @@ class Companion:
         *,
         save_id: int,
         user_id: str,
-        message: str,
+        message: str | None = None,
         role_id: int | None = None,
         script_role_id: str | int | None = None,
         context: Mapping[str, Any] | None = None,
@@ -165,14 +166,27 @@ class Companion:
         char_name: str | None = None,
         count_recall: bool = True,
         dry_run: bool = False,
+        regenerate: bool = False,
     ) -> TurnResult:
         """The prompt for the character's reply to `message` in save `save_id`.
         `count_recall=False` only looks: recalled memories get no strength or count.
         `dry_run=True` changes nothing at all (a preview or a retry): no strength or count, and
-        the character's sticky queue and turn counter stay as they were."""
-        if not isinstance(dry_run, bool):
-            raise MemoryInputError(f"dry_run must be True or False, got {dry_run!r}")
-        checked_text(message, "message")
+        the character's sticky queue and turn counter stay as they were.
+        `regenerate=True` (no `message`): the prompt for a new reply in place of the save's
+        tip, which must be a reply (else ConflictError naming `regenerate`): the conversation
+        up to the player line it answered, that line once and last; a read, as `dry_run`."""
+        for flag, name in ((dry_run, "dry_run"), (regenerate, "regenerate")):
+            if not isinstance(flag, bool):
+                raise MemoryInputError(f"{name} must be True or False, got {flag!r}")
+        if regenerate and message is not None:
+            raise MemoryInputError(
+                "a regenerate answers the player line the tip answered: give no message",
+                field="message",
+            )
+        if not regenerate:
+            checked_text(message, "message")
+        # the turn that played the replaced reply was counted then: a swipe changes nothing
+        dry_run = dry_run or regenerate
         checked_text(user_id, "user_id")
         observed_target(role_id, script_role_id)  # exactly one, checked
         now = naive_time(now or datetime.now(), "now")
@@ -183,6 +197,11 @@ class Companion:
                 user_id,
                 engine=self._store.name,
                 open_ownerless=self.open_ownerless_saves,
+            )
+            replaced = (
+                saves.reply_tip(cur, save, engine=self._store.name, field="regenerate")
+                if regenerate
+                else None
             )
         user_name = user_name or save["user_name"]  # the save's player, unless given
         # the save's history first (it also brings the save's write-time rows up to date for
@@ -197,6 +216,28 @@ class Companion:
         last_reply = next(
             (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
         )
+        window = None
+        if replaced is not None:
+            # the window ends on the reply being replaced: the lines before it are the
+            # conversation, the player line it answered the message (and the last reply the
+            # character's one before it)
+            window = self.loop.context_window(
+                save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
+            )
+            window["lines"], message = _before_reply(window["lines"], replaced, save_id)
+            last_reply = next(
+                (
+                    m["content"]
+                    for m in reversed(
+                        build_memory(
+                            window["lines"], role_id=role_id, script_role_id=script_role_id
+                        )
+                    )
+                    if m["role"] == "assistant"
+                ),
+                None,
+            )
+        assert message is not None
         # the save x character's sticky queue and turn counter, as the store holds them (every
         # process sharing it, and a restart, continue the same countdown)
         session = StoredRecallSession(self.character, self._store, save_id, user_id)
@@ -214,9 +255,10 @@ class Companion:
             user_name=user_name,
             agent_name=char_name,
         )
-        window = self.loop.context_window(
-            save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
-        )
+        if window is None:
+            window = self.loop.context_window(
+                save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
+            )
         # names the caller did not give: the save's player, the role's (or the name its lines
         # show); every block is filled with them, so no placeholder reaches the LLM
         player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
@@ -240,8 +282,14 @@ class Companion:
             "content": message,
             "created_at": now,
         }
+        # the player named as this request names them (else the save): rendered from the
+        # window's lines, never read from the stored history, so another name than the save's
+        # is the one shown. A regenerate's window already ends on the player's line.
         conversation = build_memory(
-            [*window["lines"], said], role_id=role_id, script_role_id=script_role_id
+            [*window["lines"], *([] if replaced is not None else [said])],
+            role_id=role_id,
+            script_role_id=script_role_id,
+            user_name=user_name,
         )
         recalled, dynamic = character_job.result(), dynamic_job.result()
 
@@ -455,6 +503,32 @@ class Companion:
         with self._lock:
             jobs, self._pending = self._pending, []
         return [job.result() for job in jobs]
+
+
+def _before_reply(
+    lines: list[dict[str, Any]], reply: Mapping[str, Any], save_id: int
+) -> tuple[list[dict[str, Any]], str]:
+    """The window's lines before `reply` (the save's tip, the window's last line), and the
+    player's words it answered: the newest run of player lines before it, as the memory
+    builder joins a run. ConflictError when the tip moved meanwhile or answers no player."""
+    ids = [line["id"] for line in lines]
+    if reply["id"] not in ids:
+        raise ConflictError(
+            f"save {save_id}: its tip moved while the prompt was built: try again",
+            field="save_id",
+        )
+    before = lines[: ids.index(reply["id"])]
+    said = [index for index, line in enumerate(before) if line["attribute"] == "user"]
+    if not said:
+        raise ConflictError(
+            f"save {save_id}: its tip (line {reply['id']}) answers no player line: only a "
+            "reply to the player can be regenerated with a prompt",
+            field="regenerate",
+        )
+    start = said[-1]
+    while start > 0 and before[start - 1]["attribute"] == "user":
+        start -= 1
+    return before, "".join(line["content"] or "" for line in before[start : said[-1] + 1])
 
 
 def _turns(count: int) -> str:

@@ -108,7 +108,7 @@ def field_path(location: tuple[Any, ...] | list[Any]) -> str | None:
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part:
+        elif part and not str(part).startswith("~"):  # a tagged union's tag is no field
             text += f".{part}" if text else str(part)
     return text or None
 

@@ -13,14 +13,14 @@ middleware, between the access log and the body readers):
    `Retry-After` and `RateLimit-*`; an answer that took a token carries `RateLimit-*` too
    (of the bucket with the fewest requests left).
 
-A JSON body's `user_id` and `observe.user_id` are checked the same way once the request guard
-has parsed the body, before validation and any store work: the gate leaves the check in the
-request's scope (guard.BODY_CHECK). A save named by a request is then checked against the
-user_id by its route (another player's save is a 404), so a key reaches only its players'
-saves. A tool call over /mcp is a request of its own route, checked here too; its key token
-is the /mcp request's (one token a call, not two). Every refusal is counted
-(`refused(reason)`: key, players, rate_key, rate_player) and the key's name (never its
-secret) is kept for the access log line."""
+A JSON body's `user_id` and `observe.user_id` (each `observe[i].user_id` of a list) are
+checked the same way once the request guard has parsed the body, before validation and any
+store work: the gate leaves the check in the request's scope (guard.BODY_CHECK). A save named
+by a request is then checked against the user_id by its route (another player's save is a
+404), so a key reaches only its players' saves. A tool call over /mcp is a request of its own
+route, checked here too; its key token is the /mcp request's (one token a call, not two).
+Every refusal is counted (`refused(reason)`: key, players, rate_key, rate_player) and the
+key's name (never its secret) is kept for the access log line."""
 
 from __future__ import annotations
 
@@ -195,6 +195,12 @@ class Gate:
             observe = document.get("observe")
             if isinstance(observe, dict) and isinstance(observe.get("user_id"), str):
                 named.append(("observe.user_id", observe["user_id"]))
+            if isinstance(observe, list):  # several characters observed: each names its player
+                named += [
+                    (f"observe[{index}].user_id", target["user_id"])
+                    for index, target in enumerate(observe)
+                    if isinstance(target, dict) and isinstance(target.get("user_id"), str)
+                ]
         if required and not named:
             self.refused("players")
             return error_response(403, "Forbidden", _NAME_ONE, "user_id")

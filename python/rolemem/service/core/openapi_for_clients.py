@@ -163,7 +163,8 @@ def _whole_branches(schema: dict[str, Any], name: str, schemas: dict[str, Any]) 
 
 
 def _narrowed(prop: dict[str, Any], branch: dict[str, Any] | None) -> dict[str, Any]:
-    """`prop` where the branch says only its type: the option of that type (null: none)."""
+    """`prop` where the branch says its type: the option of that type (null: none), with
+    what else the branch says of it (an `enum`)."""
     if branch is None:
         return prop
     kind = branch.get("type")
@@ -172,7 +173,10 @@ def _narrowed(prop: dict[str, Any], branch: dict[str, Any] | None) -> dict[str, 
     for option in options:
         types = option.get("type")
         if types == kind or (isinstance(types, list) and kind in types):
+            # the branch's type and values (not the bounds the storable pass gave it)
             narrowed = {**option, **keep, "type": kind}
+            if "enum" in branch:
+                narrowed["enum"] = narrowed["examples"] = list(branch["enum"])
             if kind == "null":
                 return {"type": "null", **keep}
             return narrowed

@@ -19,6 +19,7 @@ MEMORY_LENGTH = 2000
 KEYWORD_LENGTH = 64
 MAX_KEYWORDS = 50
 MAX_LINES = 200
+MAX_OBSERVED = 16  # characters one append observes
 MAX_CONTEXT_FIELDS = 64
 # ids: what a JavaScript number holds exactly (a caller choosing an id cannot push a key
 # sequence to the end of 64 bits; saves.MAX_CHOSEN_ID)
@@ -85,8 +86,10 @@ Share = Annotated[
 Level = Annotated[int, Field(ge=0, le=100), BeforeValidator(_not_text)]
 
 
-def text(description: str, example: str, *, max_length: int, default: Any = ...) -> Any:
-    """A text field: not blank, at most `max_length` characters."""
+def text(
+    description: str, example: str, *, max_length: int, default: Any = ..., **more: Any
+) -> Any:
+    """A text field: not blank, at most `max_length` characters (`more`: Field's options)."""
     return Field(
         default,
         description=description,
@@ -94,6 +97,7 @@ def text(description: str, example: str, *, max_length: int, default: Any = ...)
         min_length=1,
         max_length=max_length,
         pattern=r"\S",
+        **more,
     )
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from .common import (
     AGENT_ID,
@@ -266,7 +275,28 @@ class RecallResponse(Response):
 class TurnRequest(_Target):
     """One reply's prompt for a save: the character's memory of every layer."""
 
-    model_config = ConfigDict(json_schema_extra=one_target("character_id"))
+    # a message, or a regenerate without one: in the schema too
+    model_config = ConfigDict(
+        json_schema_extra=one_target(
+            "character_id",
+            each=[
+                {
+                    "required": ["message"],
+                    "properties": {
+                        "message": {"type": "string"},
+                        "regenerate": {"type": "boolean", "enum": [False]},
+                    },
+                },
+                {
+                    "required": ["regenerate"],
+                    "properties": {
+                        "message": {"type": "null"},
+                        "regenerate": {"type": "boolean", "enum": [True]},
+                    },
+                },
+            ],
+        )
+    )
 
     save_id: Id = key(SAVE_ID, 2)
     character_id: str | None = text_field(
@@ -276,13 +306,31 @@ class TurnRequest(_Target):
         AGENT_ID_DEFAULTED, "qiyu", max_length=ID_LENGTH, default=None
     )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
-    message: str = text_field(
-        "The player's new message.", "今天画画时你好温柔", max_length=MESSAGE_LENGTH
+    # before message: message's check reads it
+    regenerate: bool = field(
+        "The prompt for a new reply in place of the save's tip (a swipe), with no message: "
+        "the conversation up to the player line the tip answered, that line once and last. "
+        "The tip must be a reply (409 naming regenerate); nothing is stored or counted (as "
+        "dry_run): store the new reply with POST /saves/{save_id}/regenerate.",
+        False,
+        default=False,
+        strict=True,
+    )
+    message: str | None = text_field(
+        "The player's new message (required, unless regenerate).",
+        "今天画画时你好温柔",
+        max_length=MESSAGE_LENGTH,
+        default=None,
+        validate_default=True,
     )
     context: Context = context_field()
     now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
     user_name: str | None = text_field(
-        "The player's name ({{user}}; default 用户).", "木木", max_length=NAME_LENGTH, default=None
+        "The player's name: {{user}}, and the name of the player's lines that show no "
+        "display_name in the history (default: the save's user_name, else 用户).",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
     )
     char_name: str | None = text_field(
         "The character's name ({{char}}; default: its role's name).",
@@ -296,6 +344,19 @@ class TurnRequest(_Target):
         default=False,
         strict=True,
     )
+
+    @field_validator("message")
+    @classmethod
+    def _message_unless_regenerate(cls, message: str | None, info: ValidationInfo) -> str | None:
+        regenerate = info.data.get("regenerate") is True
+        if message is None and not regenerate:
+            raise ValueError("is required (or regenerate: true, for a new reply to the tip)")
+        if message is not None and regenerate:
+            raise ValueError(
+                "give no message with regenerate: the prompt answers the player line the "
+                "save's tip answered"
+            )
+        return message
 
 
 class ChatMessage(Response):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
 
 from .common import (
     ID_LENGTH,
     LINE_LENGTH,
     MAX_LINES,
+    MAX_OBSERVED,
     MESSAGE_LENGTH,
     NAME_LENGTH,
     NOW,
@@ -174,24 +175,35 @@ class LineIn(Request):
     )
 
 
-def one_target(script_needs: str) -> dict[str, Any]:
+def one_target(script_needs: str, *, each: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Exactly one identity, in the schema too (a generated client's union type), for values
     the code accepts: an integer role_id, or a text script_role_id with `script_needs` (a
-    script NPC has no role to give it)."""
+    script NPC has no role to give it). `each`: another exactly-one-of the request has, its
+    branches combined with these (a branch per pair)."""
+    targets: list[dict[str, Any]] = [
+        {
+            "required": ["role_id"],
+            "properties": {"role_id": {"type": "integer"}, "script_role_id": {"type": "null"}},
+        },
+        {
+            "required": ["script_role_id", script_needs],
+            "properties": {
+                "script_role_id": {"type": "string"},
+                script_needs: {"type": "string"},
+                "role_id": {"type": "null"},
+            },
+        },
+    ]
+    if each is None:
+        return {"oneOf": targets}
     return {
         "oneOf": [
             {
-                "required": ["role_id"],
-                "properties": {"role_id": {"type": "integer"}, "script_role_id": {"type": "null"}},
-            },
-            {
-                "required": ["script_role_id", script_needs],
-                "properties": {
-                    "script_role_id": {"type": "string"},
-                    script_needs: {"type": "string"},
-                    "role_id": {"type": "null"},
-                },
-            },
+                "required": sorted({*target["required"], *other.get("required", [])}),
+                "properties": {**target["properties"], **other["properties"]},
+            }
+            for target in targets
+            for other in each
         ]
     }
 
@@ -240,7 +252,8 @@ class Observe(_Target):
         default=None,
     )
     user_name: str | None = text(
-        "The player's name, as memories should say it.",
+        "The player's name, as memories and the extraction transcript say it (default: the "
+        "save's user_name; a line's display_name comes first).",
         "木木",
         max_length=NAME_LENGTH,
         default=None,
@@ -254,6 +267,19 @@ class Observe(_Target):
     now: GameTime | None = field("Deprecated: the request's `now`.", None, default=None)
 
 
+def _one_or_many(value: Any) -> str:
+    return "~many" if isinstance(value, list) else "~one"
+
+
+# one character or a list of them, told apart by the value's JSON type (the tags, `~…`, are
+# no field: an error names `observe.role_id` or `observe[1].role_id`)
+OneOrMany = Annotated[
+    Annotated[Observe, Tag("~one")]
+    | Annotated[list[Observe], Field(min_length=1, max_length=MAX_OBSERVED), Tag("~many")],
+    Discriminator(_one_or_many),
+]
+
+
 class LinesAppend(Request):
     """Lines to append on the save's tip, in order, in one transaction."""
 
@@ -265,9 +291,39 @@ class LinesAppend(Request):
         examples=[[{"attribute": "user", "content": "今天画画时你好温柔"}]],
     )
     now: GameTime | None = field(NOW, "2024-05-01T20:00:00", default=None)
-    observe: Observe | None = field(
-        "Run the memory loop for a character after the append.", None, default=None
+    observe: OneOrMany | None = Field(
+        None,
+        description="Run the memory loop after the append for a character, or for each of a "
+        f"list of them (at most {MAX_OBSERVED}; one named again is observed once, as its "
+        "first entry says; the items give one scene if any): "
+        "each one's batch is extracted when it is due, whoever spoke.",
+        examples=[[{"role_id": 1, "user_id": "mumu"}, {"role_id": 2, "user_id": "mumu"}]],
     )
+
+    @field_validator("observe")
+    @classmethod
+    def _one_scene(cls, observe: Observe | list[Observe] | None) -> Any:
+        if not isinstance(observe, list):
+            return observe
+        if len({target.scene for target in observe if target.scene is not None}) > 1:
+            raise ValueError("one scene: the appended lines are played in one")
+        return observe
+
+    def observed(self) -> list[tuple[str, Observe]]:
+        """The characters to observe, each once (named again: its first entry), with the
+        scene the lines are played in; each with where the request names it (`observe.` or
+        `observe[i].`, what an error about it says)."""
+        if self.observe is None:
+            return []
+        if not isinstance(self.observe, list):
+            return [("observe.", self.observe)]
+        scene = next((item.scene for item in self.observe if item.scene is not None), None)
+        firsts = {(item.role_id, item.script_role_id): item for item in reversed(self.observe)}
+        return [
+            (f"observe[{index}].", item.model_copy(update={"scene": scene}))
+            for index, item in enumerate(self.observe)
+            if firsts[(item.role_id, item.script_role_id)] is item
+        ]
 
 
 class LegacyLinesAppend(LinesAppend):
@@ -279,6 +335,15 @@ class LegacyLinesAppend(LinesAppend):
 Extraction = Literal["scheduled", "not_due", "disabled", "deferred"]
 
 
+class LinesObserved(Response):
+    role_id: int | None = field("The character observed, by role.", 1)
+    script_role_id: str | None = field("The character observed, by script NPC.", None)
+    agent_id: str = field("Its memory owner.", "qiyu")
+    extraction: Extraction = field(
+        "What the memory loop does next for it (as `extraction`).", "not_due"
+    )
+
+
 class LinesAppended(Response):
     save_id: int = field("The save.", 2)
     line_ids: list[int] = field("The new lines' ids, in order.", [24, 25])
@@ -286,8 +351,14 @@ class LinesAppended(Response):
     extraction: Extraction = field(
         "scheduled: a batch of turns is due and queued for the LLM; not_due: nothing to "
         "extract yet; disabled: no observe asked or no LLM configured; deferred: the "
-        "extraction queue is full, the next append schedules it again.",
+        "extraction queue is full, the next append schedules it again. Several characters "
+        "observed: scheduled if any was, else deferred if any was, else not_due.",
         "not_due",
+    )
+    observed: list[LinesObserved] = field(
+        "Each character observed, in the order given (none without `observe`).",
+        [{"role_id": 1, "script_role_id": None, "agent_id": "qiyu", "extraction": "not_due"}],
+        default=[],
     )
 
 

@@ -215,17 +215,20 @@ def _append(
     store: Store, route: str, save_id: int, body: LinesAppend, key: str | None
 ) -> dict[str, Any]:
     player = body.user_id
-    if body.observe is not None and body.observe.user_id is not None:
+    targets = body.observed()
+    for where, target in targets:
+        if target.user_id is None:
+            continue
         # one player per request: memories are extracted for the save's owner only
-        if player is not None and body.observe.user_id != player:
+        if player is not None and target.user_id != player:
             raise ConflictError(
-                "observe.user_id must be the request's user_id (the save's player)",
-                field="observe.user_id",
+                f"{where}user_id must be the request's user_id (the save's player)",
+                field=f"{where}user_id",
             )
-        player = body.observe.user_id
-    if body.observe is not None and player is None:
+        player = target.user_id
+    if targets and player is None:
         raise RolememError("observe needs the player: give user_id", field="user_id")
-    observe = _observed(store, body.observe)
+    observed = [_observed(store, target, where) for where, target in targets]
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
@@ -242,33 +245,49 @@ def _append(
             engine=store.engine.name,
             open_ownerless=store.settings.open_ownerless_saves,
             # the lines are played in the scene the append observes
-            scene=None if body.observe is None else body.observe.scene,
+            scene=targets[0][1].scene if targets else None,
         ),
     )
-    answer["extraction"] = store.observe_after(save_id, player, observe, now)
+    if not observed:
+        answer["extraction"] = store.observe_after(save_id, player, None, now)
+        answer["observed"] = []
+        return answer
+    # every character named is looked at, whoever spoke: each one's batch is queued when due
+    answer["observed"] = [
+        {
+            "role_id": target.role_id,
+            "script_role_id": target.script_role_id,
+            "agent_id": target.agent_id,
+            "extraction": store.observe_after(save_id, player, target, now),
+        }
+        for target in observed
+    ]
+    states = {item["extraction"] for item in answer["observed"]}
+    answer["extraction"] = next(
+        state for state in ("scheduled", "deferred", "not_due", "disabled") if state in states
+    )
     return answer
 
 
-def _observed(store: Store, observe: Observe | None) -> Observe | None:
+def _observed(store: Store, observe: Observe, where: str = "observe.") -> Observe:
     """`observe` with its agent: the request's, else its role's (checked before anything is
-    written: a mismatch, or a role without one, is a 409; a script NPC without one a 422)."""
-    if observe is None:
-        return None
+    written: a mismatch, or a role without one, is a 409; a script NPC without one a 422).
+    `where`: how errors name it (`observe.`, or `observe[i].` in a list)."""
     with store.engine.reading() as cur:
         _, agent_id = roles.resolve(
             cur,
             observe.role_id,
             agent_id=observe.agent_id,
             engine=store.engine.name,
-            where="observe.",
+            where=where,
         )
     if agent_id is None and observe.role_id is not None:  # what is stored lacks it
         raise ConflictError(
-            f"role {observe.role_id} has no agent_id: give observe.agent_id",
-            field="observe.agent_id",
+            f"role {observe.role_id} has no agent_id: give {where}agent_id",
+            field=f"{where}agent_id",
         )
     if agent_id is None:
-        raise missing("observe.agent_id", "give it: a script NPC has no role")
+        raise missing(f"{where}agent_id", "give it: a script NPC has no role")
     return observe.model_copy(update={"agent_id": agent_id})
 
 

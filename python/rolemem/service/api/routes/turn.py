@@ -25,8 +25,10 @@ router = APIRouter(tags=["turn"], route_class=BodyRoute)
     "the system prompt filled with the recalled designer memory and names, the dynamic "
     "memory (timeline and recalled events), the conversation (at least the newest turns, "
     "extracted or not) and the player's message; the trace says why each piece is there. "
-    "`dry_run` previews (nothing counted, no queue moves). A role created with its "
-    "`character_id` (and `agent_id`) needs neither here.",
+    "`dry_run` previews (nothing counted, no queue moves). `regenerate` (no `message`) "
+    "answers the prompt for a new reply in place of the save's tip, ending on the player line "
+    "it answered, and stores nothing. A role created with its `character_id` (and "
+    "`agent_id`) needs neither here.",
     responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
 )
 async def turn(request: Request, body: TurnRequest) -> Any:
@@ -61,6 +63,7 @@ async def turn(request: Request, body: TurnRequest) -> Any:
             user_name=body.user_name,
             char_name=body.char_name,
             dry_run=body.dry_run,
+            regenerate=body.regenerate,
         )
 
     result = await store.run(request, run, timeout=store.settings.request_timeout)
