@@ -2,7 +2,9 @@
 -- keyword; (2) the player's 用户属性 by keyword or description; (3) 特殊实体属性 and
 -- 与其它实体的关系 by keyword; (4) 记忆画面 by keyword. Newest first within a tier. A word
 -- matches a keyword when equal, or (two or more characters) when inside it; one-character
--- words never match inside a description.
+-- words never match inside a description. The player's facts current on the queried chain
+-- are the 用户属性 tier too (a fact's slot takes over the 用户属性 entity of its subject and
+-- attribute); a superseded fact is never a candidate, so it takes no place under the limit.
 with
 
 queries as (
@@ -22,16 +24,71 @@ entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
-scoped as (
+facts as (
+    select * from {{ ref('int_memory_facts_resolved') }}
+),
+
+-- the slots the query's chain has facts for (current or not): their entities are replaced
+fact_slots as (
+    select distinct
+        query_id,
+        subject,
+        attribute
+    from facts
+    union
+    select
+        query_id,
+        subject,
+        stated_attribute
+    from facts
+),
+
+scoped_entities as (
     select
         queries.query_id,
         queries.entity_limit,
-        entities.*
+        entities.entity_id,
+        entities.scope,
+        entities.kind,
+        entities.entity_name,
+        entities.keyword,
+        entities.description,
+        entities.updated_at
     from entities
     inner join queries
         on
             entities.agent_id = queries.agent_id
             and (entities.scope = 'official' or entities.user_id = queries.user_id)
+    left join fact_slots
+        on
+            fact_slots.query_id = queries.query_id
+            and entities.kind = '用户属性'
+            and fact_slots.subject = entities.entity_name
+            and fact_slots.attribute = entities.keyword
+    where fact_slots.query_id is null
+),
+
+current_facts as (
+    select
+        facts.query_id,
+        queries.entity_limit,
+        facts.fact_id as entity_id,
+        'user' as scope,
+        '用户属性' as kind,
+        facts.subject as entity_name,
+        facts.attribute as keyword,
+        facts.subject || '的' || facts.attribute || '：' || facts.value as description,
+        facts.created_at as updated_at
+    from facts
+    inner join queries
+        on queries.query_id = facts.query_id
+    where facts.is_current
+),
+
+scoped as (
+    select * from scoped_entities
+    union all
+    select * from current_facts
 ),
 
 hits as (

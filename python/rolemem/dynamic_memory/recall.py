@@ -128,8 +128,10 @@ class _Recall(_Lookups):
         }
         # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
         # their texts embedded together, then one statement, then their side effects
-        (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
-            _Query(params, wants_candidates=log or explain, update=update, log=log)
+        (events, entities, prompt, timeline, candidates, words, superseded), timings = (
+            self._batches.submit(
+                _Query(params, wants_candidates=log or explain, update=update, log=log)
+            )
         )
         done = time.perf_counter()
         return QueryResponse(
@@ -165,6 +167,7 @@ class _Recall(_Lookups):
             if explain
             else [],
             timeline=[_timeline_out(e) for e in timeline or []],
+            superseded_facts=int(superseded or 0),
         )
 
     def _recall_batch(

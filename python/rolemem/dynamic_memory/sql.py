@@ -120,6 +120,12 @@ def _reachable(player: str = "") -> dict[str, str]:
     return {
         **{f"source_{table}": _players_own(table, player) for table in tables},
         **{f"source_{OFFICIAL_TABLES[table]}": _agents_official(table) for table in tables},
+        # facts are a player's only (no scope, no official twin)
+        "source_memory_fact": f"""
+        select * from memory_fact
+        where
+            list_contains(cast($agent_id as varchar[]), agent_id)
+            and list_contains(cast($user_id as varchar[]), user_id){player}""",
     }
 
 
@@ -223,7 +229,8 @@ select
     prompts.prompt_text,
     timeline.timeline,
     {candidates} as candidates,
-    words.words
+    words.words,
+    coalesce(superseded.fact_count, 0) as superseded_fact_count
 from int_memory_queries as queries
 left join (
     select query_id, {events} as events
@@ -246,6 +253,13 @@ left join (
     from int_memory_query_words
     group by query_id
 ) as words on words.query_id = queries.query_id
+-- the facts on the chain a later one ended: never recalled, counted for the trace
+left join (
+    select query_id, count(*) as fact_count
+    from int_memory_facts_resolved
+    where not is_current
+    group by query_id
+) as superseded on superseded.query_id = queries.query_id
 {candidates_join}
 order by queries.query_id
 """

@@ -18,6 +18,7 @@ from ..memory_builder import message_spans
 from ..sql.project import update_else_upsert, write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
+from .facts import fact_rows, write_facts
 from .reports import _AlreadyExtracted, _state_params, event_times
 
 log = logging.getLogger(__name__)
@@ -70,11 +71,13 @@ class _Extraction(_LoopBase):
             )
             for e in reply.entities
         ]
+        fact_params = fact_rows(reply, batch, state, chosen, messages)
         try:
             with self.memory.store.transaction() as cur:
                 events, entities = self._commit_batch(
                     cur, batch, chosen, state, event_rows, vectors, entity_params, keep_scene
                 )
+                write_facts(cur, fact_params, engine=self.memory.store.name)
         except _AlreadyExtracted:
             return None
         log.info(

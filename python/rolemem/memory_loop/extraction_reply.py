@@ -82,11 +82,25 @@ class ExtractedEntity(_Reply):
     description: Text
 
 
+class ExtractedFact(_Reply):
+    """A fact stated in the dialogue (住址 北京): a slot's value as of its message. Which value
+    is current is decided in SQL per chain (model int_memory_facts_resolved), not here."""
+
+    subject: Text
+    attribute: Text
+    value: Text
+    # the numbered message stating it (its lines are the fact's lines; else the batch's last)
+    message: int | None = Field(default=None, ge=1)
+    # values of this slot the fact ends (a `many` attribute's values end only so)
+    supersedes: list[Text] = Field(default_factory=list, max_length=30)
+
+
 class ExtractionReply(_Reply):
     """The whole extraction reply."""
 
     events: list[ExtractedEvent] = Field(default_factory=list)
     entities: list[ExtractedEntity] = Field(default_factory=list)
+    facts: list[ExtractedFact] = Field(default_factory=list)
 
 
 class ConsolidatedEntity(_Reply):

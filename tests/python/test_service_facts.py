@@ -1,0 +1,153 @@
+"""Facts that change, over HTTP with a scripted LLM, on the embedded DuckDB file and on
+PostgreSQL: a slot's current value is resolved per save chain at query time (model
+int_memory_facts_resolved), so a reload, a fork and a return to the tip change what /turn shows
+and write nothing."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.service.core.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer
+
+from .conftest import scripted_game
+
+PLAYER = "yuan"
+OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "阿远"}
+SAID = {
+    1: "我住在上海，平时喜欢摄影",
+    2: "周末我还会去爬山",
+    3: "告诉你，我搬到北京了",
+    4: "今天天气不错",
+}
+# the batch of turns 1-3: message n of its transcript is turn (n + 1) // 2's player line
+# (odd) or reply (even)
+FACTS = [
+    {"subject": "阿远", "attribute": "居住地", "value": "上海", "message": 1},
+    {"subject": "阿远", "attribute": "兴趣", "value": "摄影", "message": 1},
+    {"subject": "阿远", "attribute": "兴趣", "value": "爬山", "message": 3},
+    {"subject": "阿远", "attribute": "住址", "value": "北京", "message": 5},
+]
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    def extracted(request: dict[str, Any]) -> str:
+        return json.dumps({"events": [], "entities": [], "facts": FACTS}, ensure_ascii=False)
+
+    with scripted_game(
+        request, tmp_path_factory, "rolemem_facts", settings=ServiceSettings(), responder=extracted
+    ) as (client, app, llm_server):
+        yield client, app, llm_server
+
+
+def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
+    ids: list[int] = []
+    for n in turns:
+        lines = [
+            {"attribute": "user", "content": SAID[n]},
+            {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
+        ]
+        answer = client.post(
+            f"/saves/{save}/lines",
+            json={
+                "user_id": PLAYER,
+                "lines": lines,
+                "now": f"2024-05-01T20:{n:02d}:00",
+                "observe": {**OBSERVE, "scene": scene},
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        ids += answer.json()["line_ids"]
+    return ids
+
+
+def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        status = client.get(
+            f"/saves/{save}/memory_status",
+            params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
+        ).json()
+        if len(llm.requests) >= calls and status["extraction"] == "idle":
+            return
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
+
+
+def turn(client: httpx.Client, save: int, message: str = "你还记得我的住址吗") -> dict[str, Any]:
+    body = {
+        "save_id": save,
+        "character_id": "qiyu",
+        "role_id": 1,
+        "user_id": PLAYER,
+        "message": message,
+        "now": "2024-05-02T09:00:00",
+        "context": {"亲密度": 50},
+        "dry_run": True,
+        "user_name": "阿远",
+    }
+    answer = client.post("/turn", json=body)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def prompt_text(answer: dict[str, Any]) -> str:
+    """The recalled memory's part of the prompt (the history holds the lines themselves)."""
+    return "\n".join(
+        message["content"]
+        for message in answer["messages"]
+        if message["role"] == "system" and "脑海中回想起的片段" in message["content"]
+    )
+
+
+def fact_rows(app: Any) -> list[tuple[Any, ...]]:
+    sql = (
+        "select id, subject, attribute, value, save_id, line_id, cast(line_ids as varchar), "
+        "created_at from memory_fact order by id"
+    )
+    return [tuple(row) for row in app.state.store.engine.run(sql, {})]
+
+
+def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
+    client, app, llm = game
+    save = client.post("/saves", json={"user_id": PLAYER}).json()["save_id"]
+    ids = play(client, save, range(1, 4), "home")
+    ids += play(client, save, range(4, 5), "street")  # a scene change: turns 1-3 sent
+    settled(client, llm, save, 1)
+    transcript = llm.requests[0]["messages"][-1]["content"]
+    assert f"[5] user: {SAID[3]}" in transcript
+    facts = fact_rows(app)
+    # each fact carries the lines of the message stating it: the player's line
+    assert [(row[3], row[5]) for row in facts] == [
+        ("上海", ids[0]),
+        ("摄影", ids[0]),
+        ("爬山", ids[2]),
+        ("北京", ids[4]),
+    ]
+    assert {json.loads(row[6])[0] for row in facts} == {ids[0], ids[2], ids[4]}
+
+    at_tip = prompt_text(turn(client, save))
+    assert "阿远的住址：北京" in at_tip and "上海" not in at_tip
+    # the tip on turn 2's reply: 北京 (turn 3) is off the chain, 上海 is current again
+    moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[3]})
+    assert moved.status_code == 200, moved.text
+    reloaded = prompt_text(turn(client, save))
+    assert "阿远的住址：上海" in reloaded and "北京" not in reloaded
+    back = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[-1]})
+    assert back.status_code == 200, back.text
+    assert "阿远的住址：北京" in prompt_text(turn(client, save))
+    # a fork from turn 2's reply shares the lines up to it: 上海
+    fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": ids[3]}).json()
+    forked = prompt_text(turn(client, fork["save_id"]))
+    assert "阿远的住址：上海" in forked and "北京" not in forked
+    # a `many` attribute: both values current
+    hobbies = prompt_text(turn(client, save, "我的兴趣是什么"))
+    assert "阿远的兴趣：摄影" in hobbies and "阿远的兴趣：爬山" in hobbies
+    # none of these moves wrote a fact
+    assert fact_rows(app) == facts
