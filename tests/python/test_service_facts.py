@@ -15,7 +15,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import scripted_game
+from .conftest import error_of, scripted_game
 
 PLAYER = "yuan"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "阿远"}
@@ -106,10 +106,16 @@ def prompt_text(answer: dict[str, Any]) -> str:
     )
 
 
+def current(client: httpx.Client, save: int) -> list[tuple[str, str, list[int]]]:
+    answer = client.get(f"/users/{PLAYER}/facts", params={"agent_id": "qiyu", "save_id": save})
+    assert answer.status_code == 200, answer.text
+    return [(item["attribute"], item["value"], item["line_ids"]) for item in answer.json()]
+
+
 def fact_rows(app: Any) -> list[tuple[Any, ...]]:
     sql = (
         "select id, subject, attribute, value, save_id, line_id, cast(line_ids as varchar), "
-        "created_at from memory_fact order by id"
+        "created_at from memory_fact where user_id = 'yuan' order by id"
     )
     return [tuple(row) for row in app.state.store.engine.run(sql, {})]
 
@@ -123,6 +129,7 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     transcript = llm.requests[0]["messages"][-1]["content"]
     assert f"[5] user: {SAID[3]}" in transcript
     facts = fact_rows(app)
+    hobbies = [("兴趣", "摄影", [ids[0]]), ("兴趣", "爬山", [ids[2]])]
     # each fact carries the lines of the message stating it: the player's line
     assert [(row[3], row[5]) for row in facts] == [
         ("上海", ids[0]),
@@ -132,18 +139,30 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     ]
     assert {json.loads(row[6])[0] for row in facts} == {ids[0], ids[2], ids[4]}
 
+    assert current(client, save) == [("住址", "北京", [ids[4]]), *hobbies]
     at_tip = prompt_text(turn(client, save))
     assert "阿远的住址：北京" in at_tip and "上海" not in at_tip
     # the tip on turn 2's reply: 北京 (turn 3) is off the chain, 上海 is current again
     moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[3]})
     assert moved.status_code == 200, moved.text
+    assert current(client, save) == [("住址", "上海", [ids[0]]), *hobbies]
     reloaded = prompt_text(turn(client, save))
     assert "阿远的住址：上海" in reloaded and "北京" not in reloaded
     back = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[-1]})
     assert back.status_code == 200, back.text
     assert "阿远的住址：北京" in prompt_text(turn(client, save))
+    # the history: 上海 ended by 北京's line
+    history = client.get(
+        f"/users/{PLAYER}/facts", params={"agent_id": "qiyu", "save_id": save, "history": True}
+    ).json()
+    assert [
+        (item["value"], item["stated_attribute"], item["is_current"], item["ended_at_line_id"])
+        for item in history
+        if item["attribute"] == "住址"
+    ] == [("上海", "居住地", False, ids[4]), ("北京", "住址", True, None)]
     # a fork from turn 2's reply shares the lines up to it: 上海
     fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": ids[3]}).json()
+    assert current(client, fork["save_id"])[0] == ("住址", "上海", [ids[0]])
     forked = prompt_text(turn(client, fork["save_id"]))
     assert "阿远的住址：上海" in forked and "北京" not in forked
     # a `many` attribute: both values current
@@ -151,3 +170,12 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     assert "阿远的兴趣：摄影" in hobbies and "阿远的兴趣：爬山" in hobbies
     # none of these moves wrote a fact
     assert fact_rows(app) == facts
+
+
+def test_another_player_reads_none_of_the_facts(game):
+    client, _, _ = game
+    save = client.get(f"/users/{PLAYER}/saves").json()["items"][0]["save_id"]
+    theirs = client.get("/users/other/facts", params={"agent_id": "qiyu", "save_id": save})
+    assert theirs.status_code in (403, 404), theirs.text
+    assert error_of(theirs)["field"] == "save_id"
+    assert client.get("/users/other/facts", params={"agent_id": "qiyu"}).json() == []

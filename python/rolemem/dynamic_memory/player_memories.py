@@ -288,6 +288,7 @@ def forget(
 # them after the saves' own rows: macro delete_player_rows)
 ERASED_PLAYER_TABLES = (
     "memory_event_term",
+    "memory_fact",
     "memory_extracted_line",
     "memory_extraction_batch",
     "memory_loop_state",

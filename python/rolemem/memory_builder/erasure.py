@@ -45,6 +45,7 @@ ERASED_TABLES = (
     "memory_event_term",
     "memory_event_embedding",
     "memory_event",
+    "memory_fact",
     "memory_extracted_line",
     "memory_extraction_batch",
     "memory_loop_state",

@@ -20,6 +20,7 @@ from ...schemas.memories import (
     ArchivePage,
     Edited,
     Export,
+    FactItem,
     ForgetRequest,
     Forgotten,
     MemoryEdit,
@@ -129,6 +130,41 @@ async def timeline(
                     cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
                 )
         return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
+
+    return await store.run(request, read, timeout=store.settings.request_timeout)
+
+
+@router.get(
+    "/users/{user_id}/facts",
+    response_model=list[FactItem],
+    summary="A player's facts",
+    description="The facts the character holds about the player that are current on the "
+    "save's branch (a later value on the branch replaces a `one` attribute's; a `many` "
+    "value lasts until a later fact supersedes it), each with its lines. `history=true` "
+    "adds the values a later fact ended, with the line that ended them. Without `save_id`, "
+    "the facts of every save, ordered by their lines.",
+    responses=responses(400, 401, 403, 404, 422),
+)
+async def facts(
+    request: Request,
+    user_id: UserId,
+    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    save_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
+    ] = None,
+    history: Annotated[bool, Query(description="Also the values a later fact ended.")] = False,
+) -> Any:
+    store = _store(request)
+
+    def read() -> list[dict[str, Any]]:
+        if save_id is not None:
+            with store.engine.reading() as cur:
+                saves.owned_save(
+                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+                )
+        return store.loop.memory.facts(
+            user_id=user_id, agent_id=agent_id, save_id=save_id, history=history
+        )
 
     return await store.run(request, read, timeout=store.settings.request_timeout)
 
