@@ -140,7 +140,12 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     assert {json.loads(row[6])[0] for row in facts} == {ids[0], ids[2], ids[4]}
 
     assert current(client, save) == [("住址", "北京", [ids[4]]), *hobbies]
-    at_tip = prompt_text(turn(client, save))
+    answer = turn(client, save)
+    at_tip = prompt_text(answer)
+    # 上海 was replaced: counted in the trace, never a candidate
+    assert [row["item"] for row in answer["trace"] if row["status"] == "superseded"] == [
+        "1 superseded facts"
+    ]
     assert "阿远的住址：北京" in at_tip and "上海" not in at_tip
     # the tip on turn 2's reply: 北京 (turn 3) is off the chain, 上海 is current again
     moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[3]})
