@@ -24,6 +24,7 @@ entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
+{%- if var('recall_facts', true) %}
 facts as (
     select * from {{ ref('int_memory_facts_resolved') }}
 ),
@@ -90,6 +91,26 @@ scoped as (
     union all
     select * from current_facts
 ),
+{%- else %}
+-- var recall_facts false: no player of the batch has a fact (none of it planned)
+scoped as (
+    select
+        queries.query_id,
+        queries.entity_limit,
+        entities.entity_id,
+        entities.scope,
+        entities.kind,
+        entities.entity_name,
+        entities.keyword,
+        entities.description,
+        entities.updated_at
+    from entities
+    inner join queries
+        on
+            entities.agent_id = queries.agent_id
+            and (entities.scope = 'official' or entities.user_id = queries.user_id)
+),
+{%- endif %}
 
 hits as (
     select

@@ -43,6 +43,15 @@ _TARGETS = (
 )
 
 
+# whether any player of a batch has a fact with its agent (an index seek: user_id)
+_HAS_FACTS_SQL = """
+select 1 from memory_fact
+where
+    list_contains(cast($user_ids as varchar[]), user_id)
+    and list_contains(cast($agent_ids as varchar[]), agent_id)
+limit 1"""
+
+
 @dataclass(frozen=True)
 class _Query:
     """One query's bound inputs (sql.QUERY_FIELDS but its vector, and the settings), whether
@@ -211,6 +220,16 @@ class _Recall(_Lookups):
         window only when a text holds one of the seed's expressions (which window: the
         model's). The models answer alike without these (every part, decided per query)."""
         return {
+            # the facts' models only for a batch whose players have facts (most have none)
+            "recall_facts": bool(
+                self._store.run(
+                    _HAS_FACTS_SQL,
+                    {
+                        "user_ids": [values["user_id"] for values in inputs],
+                        "agent_ids": [values["agent_id"] for values in inputs],
+                    },
+                )
+            ),
             "recall_fusion": self.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": any(
