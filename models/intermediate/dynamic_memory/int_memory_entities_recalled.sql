@@ -24,93 +24,76 @@ entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
-{%- if var('recall_facts', true) %}
-facts as (
-    select * from {{ ref('int_memory_facts_resolved') }}
-),
+{#- var recall_facts false: no player of the batch has a fact, and none of this is planned
+    (a turn plans every operator on every call) #}
+{%- set with_facts = var('recall_facts', true) %}
+{%- if with_facts %}
 
--- the slots the query's chain has facts for (current or not): their entities are replaced
-fact_slots as (
-    select distinct
-        query_id,
-        subject,
-        attribute
-    from facts
-    union
-    select
-        query_id,
-        subject,
-        stated_attribute
-    from facts
-),
+    facts as (
+        select * from {{ ref('int_memory_facts_resolved') }}
+    ),
 
-scoped_entities as (
-    select
-        queries.query_id,
-        queries.entity_limit,
-        entities.entity_id,
-        entities.scope,
-        entities.kind,
-        entities.entity_name,
-        entities.keyword,
-        entities.description,
-        entities.updated_at
-    from entities
-    inner join queries
-        on
-            entities.agent_id = queries.agent_id
-            and (entities.scope = 'official' or entities.user_id = queries.user_id)
-    left join fact_slots
-        on
-            fact_slots.query_id = queries.query_id
-            and entities.kind = '用户属性'
-            and fact_slots.subject = entities.entity_name
-            and fact_slots.attribute = entities.keyword
-    where fact_slots.query_id is null
-),
+    -- the slots the query's chain has facts for (current or not): their entities are replaced
+    fact_slots as (
+        select distinct
+            query_id,
+            subject,
+            attribute
+        from facts
+        union
+        select
+            query_id,
+            subject,
+            stated_attribute
+        from facts
+    ),
 
-current_facts as (
-    select
-        facts.query_id,
-        queries.entity_limit,
-        facts.fact_id as entity_id,
-        'user' as scope,
-        '用户属性' as kind,
-        facts.subject as entity_name,
-        facts.attribute as keyword,
-        facts.subject || '的' || facts.attribute || '：' || facts.value as description,
-        facts.created_at as updated_at
-    from facts
-    inner join queries
-        on queries.query_id = facts.query_id
-    where facts.is_current
-),
-
-scoped as (
-    select * from scoped_entities
-    union all
-    select * from current_facts
-),
-{%- else %}
--- var recall_facts false: no player of the batch has a fact (none of it planned)
-scoped as (
-    select
-        queries.query_id,
-        queries.entity_limit,
-        entities.entity_id,
-        entities.scope,
-        entities.kind,
-        entities.entity_name,
-        entities.keyword,
-        entities.description,
-        entities.updated_at
-    from entities
-    inner join queries
-        on
-            entities.agent_id = queries.agent_id
-            and (entities.scope = 'official' or entities.user_id = queries.user_id)
-),
+    current_facts as (
+        select
+            facts.query_id,
+            queries.entity_limit,
+            facts.fact_id as entity_id,
+            'user' as scope,
+            '用户属性' as kind,
+            facts.subject as entity_name,
+            facts.attribute as keyword,
+            facts.subject || '的' || facts.attribute || '：' || facts.value as description,
+            facts.created_at as updated_at
+        from facts
+        inner join queries
+            on queries.query_id = facts.query_id
+        where facts.is_current
+    ),
 {%- endif %}
+
+scoped as (
+    select
+        queries.query_id,
+        queries.entity_limit,
+        entities.entity_id,
+        entities.scope,
+        entities.kind,
+        entities.entity_name,
+        entities.keyword,
+        entities.description,
+        entities.updated_at
+    from entities
+    inner join queries
+        on
+            entities.agent_id = queries.agent_id
+            and (entities.scope = 'official' or entities.user_id = queries.user_id)
+    {%- if with_facts %}
+        left join fact_slots
+            on
+                fact_slots.query_id = queries.query_id
+                and entities.kind = '用户属性'
+                and fact_slots.subject = entities.entity_name
+                and fact_slots.attribute = entities.keyword
+        where fact_slots.query_id is null
+        union all
+        select * from current_facts
+    {%- endif %}
+),
 
 hits as (
     select

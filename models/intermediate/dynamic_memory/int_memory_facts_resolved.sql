@@ -6,9 +6,6 @@
 -- later fact of its slot names it in `supersedes` (or states it again: one row per value).
 -- A fact of another branch is not on the chain, so it never hides one that is. A query
 -- without a save has no chain: its player's facts are ordered by their lines' ids.
--- Var recall_facts false (no player of the batch has a fact) answers no rows, planning none
--- of it (a turn plans every operator on every call).
-{%- if var('recall_facts', true) %}
 with
 
 queries as (
@@ -103,24 +100,3 @@ final as (
 )
 
 select * from final
-{%- else %}
-select
-    cast(null as integer) as query_id,
-    cast(null as bigint) as fact_id,
-    cast(null as varchar) as subject,
-    cast(null as varchar) as stated_attribute,
-    cast(null as varchar) as attribute,
-    cast(null as varchar) as value,
-    cast(null as varchar) as cardinality,
-    cast(null as json) as supersedes_json,
-    cast(null as bigint) as save_id,
-    cast(null as bigint) as line_id,
-    cast(null as json) as line_ids_json,
-    cast(null as varchar) as batch_key,
-    cast(null as bigint) as ended_by_fact_id,
-    cast(null as bigint) as ended_at_line_id,
-    cast(null as bigint) as line_position,
-    cast(null as boolean) as is_current,
-    cast(null as timestamp) as created_at
-where false
-{%- endif %}

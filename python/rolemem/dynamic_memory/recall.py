@@ -195,10 +195,11 @@ class _Recall(_Lookups):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
+        variables = self._plan_variables(inputs)
         sql = self._models_sql(
             _TARGETS,
-            query_select(candidates, self._store.name),
-            self._plan_variables(inputs),
+            query_select(candidates, self._store.name, variables["recall_facts"]),
+            variables,
         )
         dense, stats = dense_batch(
             self._vectors, self._store.columns, inputs, int(self.settings["dense_candidates"])

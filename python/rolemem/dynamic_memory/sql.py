@@ -230,7 +230,7 @@ select
     timeline.timeline,
     {candidates} as candidates,
     words.words,
-    coalesce(superseded.fact_count, 0) as superseded_fact_count
+    {superseded} as superseded_fact_count
 from int_memory_queries as queries
 left join (
     select query_id, {events} as events
@@ -253,16 +253,18 @@ left join (
     from int_memory_query_words
     group by query_id
 ) as words on words.query_id = queries.query_id
--- the facts on the chain a later one ended: never recalled, counted for the trace
-left join (
+{superseded_join}
+{candidates_join}
+order by queries.query_id
+"""
+# The facts on the chain a later one ended: never recalled, counted for the trace; only when a
+# player of the batch has facts (var recall_facts), else none of their models is planned.
+_SUPERSEDED_JOIN = """left join (
     select query_id, count(*) as fact_count
     from int_memory_facts_resolved
     where not is_current
     group by query_id
-) as superseded on superseded.query_id = queries.query_id
-{candidates_join}
-order by queries.query_id
-"""
+) as superseded on superseded.query_id = queries.query_id"""
 # Every scored candidate as a list, best first: only when asked (log or explain); building
 # ~thousands of dicts costs about a third of a query on a large store.
 _CANDIDATES_JOIN = """left join (
@@ -272,9 +274,10 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
-@functools.cache  # rendered once per (candidates, engine), not per batch
-def query_select(candidates: bool, engine: str = "duckdb") -> str:
-    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows)."""
+@functools.cache  # rendered once per (candidates, engine, facts), not per batch
+def query_select(candidates: bool, engine: str = "duckdb", facts: bool = True) -> str:
+    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
+    `facts`: a player of the batch has facts (their superseded ones are counted)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -286,6 +289,8 @@ def query_select(candidates: bool, engine: str = "duckdb") -> str:
         timeline=rows("timeline", "timeline.result_index"),
         words=render_macro("list_of_objects", fields, "word_order", engine=engine),
         candidates="candidates.candidates" if candidates else "cast(null as integer[])",
+        superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
+        superseded_join=_SUPERSEDED_JOIN if facts else "",
         candidates_join=_CANDIDATES_JOIN.format(
             candidates=rows("candidates", "candidates.score desc, candidates.event_id")
         )
