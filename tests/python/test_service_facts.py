@@ -24,6 +24,7 @@ SAID = {
     2: "周末我还会去爬山",
     3: "告诉你，我搬到北京了",
     4: "今天天气不错",
+    5: "我们去公园吧",
 }
 # the batch of turns 1-3: message n of its transcript is turn (n + 1) // 2's player line
 # (odd) or reply (even)
@@ -38,7 +39,10 @@ FACTS = [
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
     def extracted(request: dict[str, Any]) -> str:
-        return json.dumps({"events": [], "entities": [], "facts": FACTS}, ensure_ascii=False)
+        # the facts from the first batch only
+        first = "上海" in request["messages"][-1]["content"]
+        reply = {"events": [], "entities": [], "facts": FACTS if first else []}
+        return json.dumps(reply, ensure_ascii=False)
 
     with scripted_game(
         request, tmp_path_factory, "rolemem_facts", settings=ServiceSettings(), responder=extracted
@@ -175,6 +179,13 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     assert "阿远的兴趣：摄影" in hobbies and "阿远的兴趣：爬山" in hobbies
     # none of these moves wrote a fact
     assert fact_rows(app) == facts
+    # the next batch's prompt lists the attributes and what is current on the chain
+    first_prompt = llm.requests[0]["messages"][0]["content"]
+    assert "住址（住处、地址、居住地）" in first_prompt and "（暂无）" in first_prompt
+    play(client, save, range(5, 6), "park")  # turn 4 (the street) sent
+    settled(client, llm, save, 2)
+    known = llm.requests[1]["messages"][0]["content"]
+    assert "阿远 住址：北京" in known and "阿远 兴趣：爬山" in known and "上海" not in known
 
 
 def test_another_player_reads_none_of_the_facts(game):

@@ -18,7 +18,7 @@ from ..memory_builder import message_spans
 from ..sql.project import update_else_upsert, write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
-from .facts import fact_rows, write_facts
+from .facts import fact_prompt_values, fact_rows, write_facts
 from .reports import _AlreadyExtracted, _state_params, event_times
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,9 @@ class _Extraction(_LoopBase):
             agent_name=agent_name,
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
+            **fact_prompt_values(
+                self.memory, state["user_id"], state["agent_id"], state["save_id"]
+            ),
         )
         event_rows, vectors = self.memory.prepare_events(
             self._event_inputs(reply, batch, state, chosen, messages)

@@ -191,13 +191,21 @@ def extract(
     agent_name: str,
     user_name: str,
     max_attempts: int,
+    fact_attributes: str = "（无）",
+    current_facts: str = "（暂无）",
 ) -> ExtractionReply:
-    """Events and entities from one batch of dialogue, from the character's point of view."""
+    """Events, entities and facts from one batch of dialogue, from the character's point of
+    view. `fact_attributes`: the attributes and aliases the prompt lists; `current_facts`: the
+    facts current on the batch's chain (facts.fact_prompt_values renders both)."""
+    system = prompt(
+        "extraction_zh",
+        agent_name=agent_name,
+        user_name=user_name,
+        fact_attributes=fact_attributes,
+        current_facts=current_facts,
+    )
     messages = [
-        {
-            "role": "system",
-            "content": prompt("extraction_zh", agent_name=agent_name, user_name=user_name),
-        },
+        {"role": "system", "content": system},
         {"role": "user", "content": render_dialogue(dialogue)},
     ]
     return ask(llm, messages, ExtractionReply, max_attempts, "extraction")

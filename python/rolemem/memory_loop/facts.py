@@ -11,6 +11,22 @@ from typing import Any
 from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply
 
+# the attributes and their aliases as the extraction prompt lists them (the seeds the store
+# holds: memory_fact_attributes, memory_fact_attribute_aliases)
+_ATTRIBUTES_SQL = """
+select
+    attributes.cardinality,
+    attributes.attribute,
+    list(aliases.alias order by aliases.alias) filter (where aliases.alias is not null)
+from memory_fact_attributes as attributes
+left join memory_fact_attribute_aliases as aliases
+    on aliases.attribute = attributes.attribute
+group by attributes.cardinality, attributes.attribute
+order by attributes.cardinality desc, attributes.attribute"""
+# at most this many current facts are shown to the LLM (the newest on the chain)
+_SHOWN_FACTS = 100
+_CARDINALITY = {"one": "一个值", "many": "多个值"}
+
 
 def fact_rows(
     reply: ExtractionReply,
@@ -59,3 +75,26 @@ def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> 
         assert inserted is not None  # insert ... returning answers one row
         ids.append(inserted[0])
     return ids
+
+
+def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -> dict[str, str]:
+    """The extraction prompt's `fact_attributes` (each cardinality's attributes with their
+    aliases) and `current_facts` (what is current on the save's chain, newest last)."""
+    with memory.con.cursor() as cur:
+        rows = cur.execute(_ATTRIBUTES_SQL).fetchall()
+    listed: dict[str, list[str]] = {}
+    for cardinality, attribute, aliases in rows:
+        named = f"{attribute}（{'、'.join(aliases)}）" if aliases else attribute
+        listed.setdefault(cardinality, []).append(named)
+    attributes = "\n".join(
+        f"   {_CARDINALITY[cardinality]}：{'、'.join(names)}"
+        for cardinality, names in listed.items()
+    )
+    current = sorted(
+        memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
+        key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),
+    )[-_SHOWN_FACTS:]
+    known = "\n".join(
+        f"   {fact['subject']} {fact['attribute']}：{fact['value']}" for fact in current
+    )
+    return {"fact_attributes": attributes or "（无）", "current_facts": known or "   （暂无）"}
