@@ -195,3 +195,33 @@ def test_another_player_reads_none_of_the_facts(game):
     assert theirs.status_code in (403, 404), theirs.text
     assert error_of(theirs)["field"] == "save_id"
     assert client.get("/users/other/facts", params={"agent_id": "qiyu"}).json() == []
+
+
+def test_a_changed_fact_is_a_new_row_and_a_deleted_one_gives_the_slot_back(game):
+    client, app, _ = game
+    save = client.get(f"/users/{PLAYER}/saves").json()["items"][0]["save_id"]
+    before = fact_rows(app)
+    beijing = next(row[0] for row in before if row[3] == "北京")
+    # another player reaches none of it
+    theirs = client.patch(f"/users/other/memories/fact/{beijing}", json={"value": "杭州"})
+    assert theirs.status_code == 404 and error_of(theirs)["field"] == "id"
+    assert client.delete(f"/users/other/memories/fact/{beijing}").status_code == 404
+    changed = client.patch(f"/users/{PLAYER}/memories/fact/{beijing}", json={"value": "杭州"})
+    assert changed.status_code == 200, changed.text
+    hangzhou = changed.json()["memory_id"]
+    assert changed.json() == {"memory_type": "fact", "memory_id": hangzhou, "status": "updated"}
+    assert current(client, save)[0][:2] == ("住址", "杭州")
+    # the old rows as they were, the new one beside them
+    assert fact_rows(app)[: len(before)] == before
+    # the current value deleted: the value before it on the chain is current again
+    gone = client.delete(f"/users/{PLAYER}/memories/fact/{hangzhou}")
+    assert gone.json() == {"memory_type": "fact", "memory_id": hangzhou, "status": "archived"}
+    assert current(client, save)[0][:2] == ("住址", "北京")
+    assert client.delete(f"/users/{PLAYER}/memories/fact/{beijing}").status_code == 200
+    assert current(client, save)[0][:2] == ("住址", "上海")
+    archived = client.get(f"/users/{PLAYER}/archive").json()["items"]
+    assert [(item["memory_type"], item["memory"]["value"]) for item in archived[-2:]] == [
+        ("fact", "杭州"),
+        ("fact", "北京"),
+    ]
+    assert fact_rows(app) == [row for row in before if row[0] != beijing]

@@ -5,11 +5,16 @@ the archive, and the earlier value on the chain is current again."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
+
+from ..errors import NotFoundError
+from ..schema.memory import MemoryFact
 from ..sql.project import write_sql
 from .base import _tracked
 from .checks import MemoryInputError, checked_text, naive_time
@@ -119,3 +124,73 @@ class _Facts(_Recall):
             found = inserted.fetchone()
         assert found is not None  # insert ... returning answers one row
         return int(found[0])
+
+    @_tracked
+    def change_fact(
+        self, *, user_id: str, fact_id: int, value: str, now: datetime | None = None
+    ) -> int:
+        """The player's fact `fact_id` with a new value: a new fact at the same line (so it
+        ends the old one in a `one` slot, and names it in `supersedes` for a `many`); the old
+        row stays as it was. The new fact's id."""
+        old = self._own_fact(user_id, fact_id)
+        return self.add_fact(
+            user_id=user_id,
+            agent_id=old["agent_id"],
+            subject=old["subject"],
+            attribute=old["attribute"],
+            value=value,
+            save_id=old["save_id"],
+            line_id=old["line_id"],
+            line_ids=_ids(old["line_ids"]),
+            supersedes=[old["value"]],
+            created_at=now,
+        )
+
+    @_tracked
+    def delete_fact(self, *, user_id: str, fact_id: int, now: datetime | None = None) -> int:
+        """The player's fact `fact_id` archived (reason `deleted`) and removed: the value stated
+        before it on each chain is current again. Its id."""
+        self._writable()
+        self._own_fact(user_id, fact_id)
+        with self._store.transaction() as cur:
+            cur.execute(
+                _archive_facts_sql(self._store.name),
+                {
+                    "ids": [fact_id],
+                    "user_id": user_id,
+                    "reason": "deleted",
+                    "now": naive_time(now or datetime.now(), "now"),
+                },
+            ).fetchall()
+            cur.execute(
+                write_sql("delete_memories", "memory_fact", "id", engine=self._store.name),
+                {"ids": [fact_id]},
+            ).fetchall()
+        return fact_id
+
+    def _own_fact(self, user_id: str, fact_id: Any) -> dict[str, Any]:
+        """The player's fact `fact_id`; NotFoundError when it is not theirs (or none)."""
+        checked_text(user_id, "user_id")
+        if isinstance(fact_id, bool) or not isinstance(fact_id, int) or not 0 < fact_id < 2**63:
+            raise MemoryInputError(f"id must be a positive 64-bit integer, got {fact_id!r}")
+        found = self._store.records(_OWN_FACT_SQL, {"id": fact_id, "user_id": user_id})
+        if not found:
+            raise NotFoundError(f"no fact {fact_id} of player {user_id!r}", field="id")
+        return found[0]
+
+
+_OWN_FACT_SQL = """
+select id, agent_id, subject, attribute, value, save_id, line_id, line_ids
+from memory_fact
+where id = $id and user_id = $user_id"""
+
+
+@functools.cache
+def _archive_facts_sql(engine: str) -> str:
+    """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
+    them)."""
+    columns = tuple(
+        (column.name, "varchar" if isinstance(column.type, sa.DateTime) else None)
+        for column in MemoryFact.__table__.columns  # type: ignore[attr-defined]
+    )
+    return write_sql("archive_facts", columns, engine=engine)

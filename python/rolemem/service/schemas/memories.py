@@ -118,13 +118,13 @@ class MemoryEdit(OfficialMemoryEdit):
 
 
 class Edited(Response):
-    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_type: Literal["event", "entity", "fact"] = field("event, entity or fact.", "event")
     memory_id: int = field("Its id now (a new one when an event's text changed).", 17)
     status: Literal["updated"] = field("updated.", "updated")
 
 
 class Archived(Response):
-    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_type: Literal["event", "entity", "fact"] = field("event, entity or fact.", "event")
     memory_id: int = field("The memory archived.", 17)
     status: Literal["archived"] = field("Archived (reason deleted), not destroyed.", "archived")
 
@@ -302,3 +302,9 @@ class FactItem(Response):
     ended_by_fact_id: int | None = field("The later fact that ended it (history).", None)
     ended_at_line_id: int | None = field("The line of the fact that ended it (history).", None)
     created_at: GameTime = field("When it was written.", "2024-05-01T20:05:00")
+
+
+class FactEdit(Request):
+    """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
+
+    value: str = text("The new value.", "杭州", max_length=MEMORY_LENGTH)
