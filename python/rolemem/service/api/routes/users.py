@@ -198,12 +198,9 @@ async def archive(
     return {"items": items, "limit": limit, "offset": offset}
 
 
-FactId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fact's id.", examples=[31])]
-
-
 # before the routes of any kind: a fact's path is theirs with kind `fact`
 @router.patch(
-    "/users/{user_id}/memories/fact/{fact_id}",
+    "/users/{user_id}/memories/fact/{memory_id}",
     response_model=Edited,
     summary="Change a player's fact",
     description="A new value is a new fact stated at the same line, so it is current wherever "
@@ -211,30 +208,30 @@ FactId = Annotated[int, Path(ge=1, le=MAX_ID, description="The fact's id.", exam
     "ended). Answers the new fact's id.",
     responses=responses(400, 401, 404, 413, 422),
 )
-async def edit_fact(request: Request, user_id: UserId, fact_id: FactId, body: FactEdit) -> Any:
+async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
     store = _store(request)
 
     def change() -> dict[str, Any]:
-        new_id = store.memory.change_fact(user_id=user_id, fact_id=fact_id, value=body.value)
+        new_id = store.memory.change_fact(user_id=user_id, fact_id=memory_id, value=body.value)
         return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
 
     return await store.run(None, change)
 
 
 @router.delete(
-    "/users/{user_id}/memories/fact/{fact_id}",
+    "/users/{user_id}/memories/fact/{memory_id}",
     response_model=Archived,
     summary="Delete a player's fact",
     description="Moved to the archive (reason deleted): the value stated before it on a "
     "branch is current there again.",
     responses=responses(401, 404, 422),
 )
-async def delete_fact(request: Request, user_id: UserId, fact_id: FactId) -> Any:
+async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) -> Any:
     store = _store(request)
 
     def delete() -> dict[str, Any]:
-        store.memory.delete_fact(user_id=user_id, fact_id=fact_id)
-        return {"memory_type": "fact", "memory_id": fact_id, "status": "archived"}
+        store.memory.delete_fact(user_id=user_id, fact_id=memory_id)
+        return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
 
     return await store.run(None, delete)
 
