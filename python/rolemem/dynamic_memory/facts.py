@@ -154,7 +154,7 @@ class _Facts(_Recall):
         self._own_fact(user_id, fact_id)
         with self._store.transaction() as cur:
             cur.execute(
-                _archive_facts_sql(self._store.name),
+                archive_facts_sql(self._store.name),
                 {
                     "ids": [fact_id],
                     "user_id": user_id,
@@ -186,7 +186,7 @@ where id = $id and user_id = $user_id"""
 
 
 @functools.cache
-def _archive_facts_sql(engine: str) -> str:
+def archive_facts_sql(engine: str) -> str:
     """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
     them)."""
     columns = tuple(

@@ -149,6 +149,7 @@ class ForgetRequest(Request):
 class Forgotten(Response):
     events: int = field("Events archived or removed.", 14)
     entities: int = field("Entities archived or removed.", 6)
+    facts: int = field("Facts archived or removed.", 3)
     archived_rows: int | None = field("With purge: archive rows removed.", 20, default=None)
     recall_log_rows: int | None = field("With purge: recall log rows removed.", 0, default=None)
     deleted: dict[str, int] | None = field(
