@@ -151,6 +151,9 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
         "1 superseded facts"
     ]
     assert "阿远的住址：北京" in at_tip and "上海" not in at_tip
+    # asked about an earlier time, the value before it on the chain too
+    earlier = prompt_text(turn(client, save, "你还记得我以前的住址吗"))
+    assert "阿远的住址：以前上海，现在北京" in earlier
     # the tip on turn 2's reply: 北京 (turn 3) is off the chain, 上海 is current again
     moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": ids[3]})
     assert moved.status_code == 200, moved.text

@@ -48,6 +48,38 @@ entities as (
         from facts
     ),
 
+    past_words as (
+        select * from {{ ref('memory_fact_past_words') }}
+    ),
+
+    -- the queries that ask about an earlier time: a past word (以前, 原来 …) or a time window
+    past_query_rows as (
+        select queries.query_id
+        from queries
+        inner join past_words
+            on {{ list_has('queries.tokens', 'past_words.word') }}
+        {%- if var('recall_time_windows', true) %}
+            union
+            select query_id
+            from {{ ref('int_memory_query_time_windows') }}
+        {%- endif %}
+    ),
+
+    past_queries as (
+        select distinct query_id
+        from past_query_rows
+    ),
+
+    -- the value a current fact of a `one` slot replaced on the chain (if it differs)
+    previous_values as (
+        select
+            query_id,
+            ended_by_fact_id as fact_id,
+            value
+        from facts
+        where cardinality = 'one' and ended_by_fact_id is not null
+    ),
+
     current_facts as (
         select
             facts.query_id,
@@ -57,11 +89,22 @@ entities as (
             '用户属性' as kind,
             facts.subject as entity_name,
             facts.attribute as keyword,
-            facts.subject || '的' || facts.attribute || '：' || facts.value as description,
+            facts.subject || '的' || facts.attribute || '：' || case
+                when
+                    past_queries.query_id is not null and previous_values.value <> facts.value
+                    then '以前' || previous_values.value || '，现在' || facts.value
+                else facts.value
+            end as description,
             facts.created_at as updated_at
         from facts
         inner join queries
             on queries.query_id = facts.query_id
+        left join past_queries
+            on past_queries.query_id = facts.query_id
+        left join previous_values
+            on
+                previous_values.query_id = facts.query_id
+                and previous_values.fact_id = facts.fact_id
         where facts.is_current
     ),
 {%- endif %}

@@ -12,6 +12,7 @@ SETTING_SEEDS = (
     "time_expressions",
     "memory_fact_attributes",
     "memory_fact_attribute_aliases",
+    "memory_fact_past_words",
 )
 
 
