@@ -3,6 +3,7 @@ effects (recall count, time, +strength; the recall log) in one transaction."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..memory_builder import history
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, sole_player
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from ..text.embedders import EmbeddingError, checked
 from ..text.tokens import case_folded, search_keywords
 from .base import _tracked
@@ -43,12 +45,17 @@ _TARGETS = (
 )
 
 
-# whether any player of a batch has a fact with its agent (an index seek: user_id)
-_HAS_FACTS_SQL = """
+@functools.cache
+def _has_facts_sql(engine: str) -> str:
+    """Whether any player of a batch has a fact with its agent (an index seek: user_id); on
+    Citus with the batch's one player (macro player_filter), so it runs on that shard."""
+    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
+    return f"""
 select 1 from memory_fact
 where
     list_contains(cast($user_ids as varchar[]), user_id)
     and list_contains(cast($agent_ids as varchar[]), agent_id)
+    and {player}
 limit 1"""
 
 
@@ -224,10 +231,16 @@ class _Recall(_Lookups):
             # the facts' models only for a batch whose players have facts (most have none)
             "recall_facts": bool(
                 self._store.run(
-                    _HAS_FACTS_SQL,
+                    _has_facts_sql(self._store.name),
                     {
                         "user_ids": [values["user_id"] for values in inputs],
                         "agent_ids": [values["agent_id"] for values in inputs],
+                        # the batch's one player, where it is one's (on Citus always)
+                        **(
+                            {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
+                            if self._engine is not None
+                            else {}
+                        ),
                     },
                 )
             ),
