@@ -10,6 +10,7 @@ import random
 import time
 from datetime import datetime, timedelta
 
+import duckdb
 import pytest
 
 from rolemem import DynamicMemory
@@ -17,7 +18,7 @@ from rolemem.cli import main
 from rolemem.engines import PostgresEngine
 from rolemem.memory_builder.saves import Saves
 
-from .conftest import fresh_database
+from .conftest import demo_store, fresh_database, run_dbt
 
 SLOTS, CHANGES = 500, 3
 PLAYER, AGENT = "yuan", "qiyu"
@@ -98,3 +99,34 @@ def test_the_current_value_ranks_first_on_every_slot_of_every_branch(store):
             assert answer.superseded_facts == SLOTS * (CHANGES - 1)
         per_query = (time.perf_counter() - started) / SLOTS * 1000
         print(f"{branch}: {per_query:.1f} ms a recall over {len(stated)} facts")
+
+
+def test_the_mart_resolves_the_demo_facts_as_recall_does(tmp_path):
+    """dbt's memory_fact_timeline and DynamicMemory.facts over the same store: one rule
+    (macro resolve_facts), the same rows for the demo save whose facts changed."""
+    path = demo_store(str(tmp_path / "demo.duckdb"))
+    run_dbt(
+        path,
+        tmp_path,
+        "seed",
+        "--select",
+        "memory_fact_attributes",
+        "memory_fact_attribute_aliases",
+    )
+    run_dbt(path, tmp_path, "run", "--select", "+memory_fact_timeline")
+    with duckdb.connect(path, read_only=True) as con:
+        mart = con.execute(
+            "select fact_id, attribute, value, is_current, ended_by_fact_id, ended_at_line_id "
+            "from memory_fact_timeline where save_id = 2 order by fact_id"
+        ).fetchall()
+    with DynamicMemory(path, embedder=None) as memory:
+        facts = memory.facts(user_id="mumu", agent_id="qiyu", save_id=2, history=True)
+    names = ("fact_id", "attribute", "value", "is_current", "ended_by_fact_id", "ended_at_line_id")
+    assert mart == sorted(tuple(fact[name] for name in names) for fact in facts)
+    assert [(row[2], row[3]) for row in mart] == [
+        ("南京", False),
+        ("上海", True),
+        ("画画", True),
+        ("钢琴", False),
+        ("游泳", True),
+    ]
