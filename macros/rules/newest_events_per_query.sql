@@ -5,19 +5,25 @@
     table's (agent_id, scope, user_id, created_at, id) index, newest first, and stops at
     timeline_size (a lateral LIMIT, which DuckDB does not allow): no sort of every event.
 #}
-{% macro newest_events_per_query(queries, events, events_table, query_chains) -%}
+{% macro newest_events_per_query(
+    queries, events, events_table, query_chains, hidden_batches
+) -%}
     {#- dbt on a Citus coordinator ranks the gathered copy (`events`) in one window: Citus
         cannot push a lateral LIMIT per query down to the sharded table -#}
     {%- if execute is defined and is_citus_build() -%}
-        {{- default__newest_events_per_query(queries, events, events_table, query_chains) -}}
+        {{- default__newest_events_per_query(
+            queries, events, events_table, query_chains, hidden_batches
+        ) -}}
     {%- else -%}
         {{- adapter.dispatch('newest_events_per_query', 'rolemem')(
-            queries, events, events_table, query_chains
+            queries, events, events_table, query_chains, hidden_batches
         ) -}}
     {%- endif -%}
 {%- endmacro %}
 
-{% macro default__newest_events_per_query(queries, events, events_table, query_chains) -%}
+{% macro default__newest_events_per_query(
+    queries, events, events_table, query_chains, hidden_batches
+) -%}
     select query_id, event_id, timeline_rank
     from (
         select
@@ -38,13 +44,30 @@
             on
                 query_chains.query_id = queries.query_id
                 and query_chains.line_id = events.last_line_id
-        where {{ is_event_in_scope('events', 'queries', 'query_chains.line_id') }}
+        left join {{ query_chains }} as tree_roots
+            on
+                tree_roots.query_id = queries.query_id
+                and tree_roots.line_id = events.root_line_id
+        left join {{ hidden_batches }} as hidden_batches
+            on
+                hidden_batches.query_id = queries.query_id
+                and hidden_batches.batch_key = events.batch_key
+        where
+            {{ is_event_in_scope(
+                'events',
+                'queries',
+                'query_chains.line_id',
+                'tree_roots.line_id',
+                'hidden_batches.batch_key'
+            ) }}
     ) as ranked
     -- a filter after the window, not QUALIFY: PostgreSQL has none
     where timeline_rank <= timeline_size
 {%- endmacro %}
 
-{% macro postgres__newest_events_per_query(queries, events, events_table, query_chains) -%}
+{% macro postgres__newest_events_per_query(
+    queries, events, events_table, query_chains, hidden_batches
+) -%}
     {#- the chain test is a lookup, not a join: a join would read every event before the
         limit -#}
     {%- set chain_line_id -%}
@@ -54,6 +77,24 @@
             where
                 query_chains.query_id = queries.query_id
                 and query_chains.line_id = events.last_line_id
+        )
+    {%- endset %}
+    {%- set root_line_id_on_chain -%}
+        (
+            select max(tree_roots.line_id)
+            from {{ query_chains }} as tree_roots
+            where
+                tree_roots.query_id = queries.query_id
+                and tree_roots.line_id = events.root_line_id
+        )
+    {%- endset %}
+    {%- set hidden_batch_key -%}
+        (
+            select max(hidden_batches.batch_key)
+            from {{ hidden_batches }} as hidden_batches
+            where
+                hidden_batches.query_id = queries.query_id
+                and hidden_batches.batch_key = events.batch_key
         )
     {%- endset %}
     select queries.query_id, newest.event_id, newest.timeline_rank
@@ -67,7 +108,9 @@
             events.agent_id = queries.agent_id
             and events.user_id = queries.user_id
             and events.scope = 'user'
-            and {{ is_event_in_scope('events', 'queries', chain_line_id) }}
+            and {{ is_event_in_scope(
+                'events', 'queries', chain_line_id, root_line_id_on_chain, hidden_batch_key
+            ) }}
         order by events.created_at desc, events.id desc
         limit greatest(queries.timeline_size, 0)
     ) as newest

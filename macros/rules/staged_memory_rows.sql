@@ -25,6 +25,7 @@
         save_id,
         first_line_id,
         last_line_id,
+        root_line_id,
         batch_key,
         created_at,
         coalesce(updated_at, created_at) as updated_at,

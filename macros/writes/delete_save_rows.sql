@@ -9,13 +9,13 @@
     {%- set saves = "(select unnest(cast($save_ids as bigint[])))" -%}
     delete from {{ table }}
     where
-    {%- if table in ('memory_event_term', 'memory_event_embedding') %}
+    {%- if table in ('memory_event_term', 'memory_event_embedding', 'memory_event_line') %}
         event_id in (
             select memory_event.id
             from memory_event
             where memory_event.save_id in {{ saves }}
         )
-    {%- elif table == 'memory_extracted_line' %}
+    {%- elif table in ('memory_extracted_line', 'memory_batch_line') %}
         batch_key in (
             select memory_extraction_batch.batch_key
             from memory_extraction_batch

@@ -199,6 +199,33 @@ def test_a_batch_from_before_lines_were_recorded_covers_its_chain_once_the_store
     ).fetchone() == (1,)
 
 
+def test_events_from_before_memories_kept_lines_get_their_batchs_once_the_store_migrates(
+    con, server
+):
+    dialogue = Dialogue(con)
+    for n in range(12):
+        dialogue.turn(n)
+    server.responder = lambda request: reply("木木和祁煜第一次见面")
+    loop = make_loop(con, server)
+    observe(loop)
+    report = observe(loop, scene="beach")  # a scene change: all 12 go
+    loop.close()
+    assert report.extracted_turns == 12
+    # as rolemem wrote it before memories kept their lines: no event line, no batch end
+    con.execute("delete from memory_event_line")
+    con.execute("update memory_extracted_line set batch_last_line_id = null")
+    con.execute("delete from rolemem_migration where name = 'event_lines_backfill'")
+    make_loop(con, server).close()  # opening the store migrates it
+    [(event_id, last_line_id)] = con.execute("select id, last_line_id from memory_event").fetchall()
+    assert con.execute(
+        "select event_id, min(line_id), max(line_id), count(*), any_value(last_line_id) "
+        "from memory_event_line group by event_id"
+    ).fetchall() == [(event_id, 1, 24, 24, last_line_id)]
+    assert con.execute(
+        "select distinct batch_last_line_id from memory_extracted_line"
+    ).fetchall() == [(24,)]
+
+
 def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_moved(con, server):
     """/turn asks for the window the previous /lines observation just planned: it is reused
     (no plan statement) while the save's tip and batches are those the plan read, and is

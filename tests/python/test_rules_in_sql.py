@@ -282,13 +282,25 @@ def test_the_turns_descriptions_read_is_the_models_union(dense_store):
         params = {"ids": [*official, *own, 99_999_999], "user_id": "mumu"}
         reference = with_official(
             "int_memory_events_with_official",
-            "select event_id as id, description from int_memory_events_with_official "
+            "select event_id as id, description, save_id "
+            "from int_memory_events_with_official "
             "where event_id in (select unnest(cast($ids as bigint[])))",
             engine=store.name,
         )
-        written_out = sorted(store.run(_descriptions_sql(store.name), params))
+        read = store.run(_descriptions_sql(store.name), params)
+        written_out = sorted(tuple(row[:3]) for row in read)
         assert written_out == sorted(store.run(reference, params))
         assert [row[0] for row in written_out] == sorted([*official, *own])
+        # each player event's source lines as memory_event_line holds them, none for the
+        # designers'
+        sources: dict[int, list[int]] = {}
+        for event_id, line_id in store.run(
+            "select event_id, line_id from memory_event_line order by line_id", {}
+        ):
+            sources.setdefault(event_id, []).append(line_id)
+        assert {row[0]: row[3] and list(row[3]) for row in read} == {
+            event_id: sources.get(event_id) for event_id in [*official, *own]
+        }
 
 
 # -- the name placeholders and the prompt template ----------------------------------------------

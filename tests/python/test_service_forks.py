@@ -1,7 +1,8 @@
-"""Extraction follows lines, not saves, over HTTP: a fork and a reload never send a line that
-was already extracted for the character to the LLM again (not even one in the middle of a
-batch), and a memory the player deleted stays deleted on every save that shares its lines.
-Runs on the embedded DuckDB file and on PostgreSQL."""
+"""Extraction follows lines, not saves, over HTTP: a memory keeps the lines it came from, so a
+fork and a reload send a line extracted before to the LLM again only when the memories citing
+it were cut off the chain and none shown there cites it (a replacement, hidden wherever the
+original shows: going back costs no LLM call), and a memory the player deleted stays deleted
+on every save that shares its lines. Runs on the embedded DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int
     """Wait until the LLM had `calls` requests and the save's extraction is idle."""
     deadline = time.monotonic() + 30
     while len(llm.requests) < calls or status(client, save)["extraction"] != "idle":
-        assert time.monotonic() < deadline, (len(llm.requests), status(client, save))
+        sent = [sent_turns(request) for request in llm.requests]
+        assert time.monotonic() < deadline, (sent, status(client, save))
         time.sleep(0.05)
 
 
@@ -118,7 +120,12 @@ def live_events(client: httpx.Client) -> list[str]:
     return sorted(item["description"] for item in page.json()["items"])
 
 
-def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
+def memory_lines(client: httpx.Client) -> dict[str, list[int]]:
+    page = client.get(f"/users/{PLAYER}/memories", params={"kind": "event", "limit": 100})
+    return {item["description"]: item["line_ids"] for item in page.json()["items"]}
+
+
+def test_a_fork_and_a_reload_replay_only_what_a_cut_left_and_deletes_stay(game):
     client, llm = game
     parent = client.post("/saves", json={"user_id": PLAYER}).json()["save_id"]
     lines = play(client, parent, range(1, 5), "gallery")
@@ -130,35 +137,74 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
     settled(client, llm, parent, 2)
     assert [sent_turns(request) for request in llm.requests] == [[1, 2, 3, 4], [5, 6, 7, 8]]
     assert live_events(client) == ["第1批的整段", "第1次提取的事", "第2批的整段", "第2次提取的事"]
+    # a memory keeps the lines it came from: its message's, else its batch's
+    assert memory_lines(client) == {
+        "第1次提取的事": [lines[0]],
+        "第1批的整段": lines[0:8],
+        "第2次提取的事": [lines[8]],
+        "第2批的整段": lines[8:16],
+    }
     # the player deletes the memory of the first batch
     first = client.get(f"/users/{PLAYER}/memories", params={"kind": "event"}).json()["items"]
     deleted = next(item for item in first if item["description"] == "第1次提取的事")
     gone = client.delete(f"/users/{PLAYER}/memories/event/{deleted['memory_id']}")
     assert gone.status_code == 200, gone.text
-    # a fork in the middle of the second batch: its shared lines are extracted already
+    # a fork in the middle of the second batch: the batch's whole-span memory ends after the
+    # fork point (cut off the fork); of the lines it cited there, only turn 5's player line
+    # is cited by a memory the fork shows, so turn 5's reply and turns 6-7 wait to be
+    # replayed; the first batch's lines stay covered (the deleted memory never returns)
     reply_7 = lines[13]  # turn 7's reply
     fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": reply_7}).json()
     forked = status(client, fork["save_id"])
-    assert (forked["watermark_line_id"], forked["pending_turns"]) == (reply_7, 0)
+    assert (forked["watermark_line_id"], forked["pending_turns"]) == (lines[8], 3)
     # the parent reloaded at the fork point prompts exactly as the fork does: the same
-    # window, blocks and timeline (the second batch's whole-span memory ends after the fork
-    # point: hidden on both)
+    # window, blocks and timeline
     reload = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": reply_7})
     assert reload.status_code == 200, reload.text
     reloaded = status(client, parent)
-    assert (reloaded["watermark_line_id"], reloaded["pending_turns"]) == (reply_7, 0)
+    assert (reloaded["watermark_line_id"], reloaded["pending_turns"]) == (lines[8], 3)
     fork_prompt = prompt(client, fork["save_id"], fork["save_id"], parent)
     assert fork_prompt == prompt(client, parent, fork["save_id"], parent)
     prompt_text = json.dumps(fork_prompt["messages"], ensure_ascii=False)
     assert "第1批的整段" in prompt_text and "第2批的整段" not in prompt_text
-    play(client, fork["save_id"], range(10, 12), "park")
-    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-11 sent, nothing shared
+    # the fork plays on: the cut stretch goes at once as a replacement, then its own turns
+    play(client, fork["save_id"], range(10, 11), "park")
     settled(client, llm, fork["save_id"], 3)
-    assert sent_turns(llm.requests[-1]) == [10, 11]
-    # the reloaded parent goes on: only its new turns are sent
+    play(client, fork["save_id"], range(11, 12), "park")
+    play(client, fork["save_id"], range(12, 13), "cave")  # turns 10-11 sent, nothing shared
+    settled(client, llm, fork["save_id"], 4)
+    # (turn 5's player line stays covered: the replacement starts at its reply)
+    assert [sent_turns(request) for request in llm.requests[2:]] == [[6, 7], [10, 11]]
+    assert "钦灵第5句" in json.dumps(llm.requests[2]["messages"], ensure_ascii=False)
+    replaced = memory_lines(client)
+    # the replacement's lines start at turn 5's reply (its player line stayed covered)
+    assert replaced["第3批的整段"] == lines[9:14] and replaced["第3次提取的事"] == [lines[9]]
+    # back on the parent's own tip: the originals show, the replacement not, no LLM call
+    tip = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": lines[17]})
+    assert tip.status_code == 200, tip.text
+    back = status(client, parent)
+    assert (back["watermark_line_id"], back["pending_turns"]) == (lines[15], 1)  # turn 9
+    back_text = json.dumps(prompt(client, parent)["messages"], ensure_ascii=False)
+    assert "第2批的整段" in back_text and "第3批的整段" not in back_text
+    # the fork's own memories never reach its parent
+    assert "第4批的整段" not in back_text and "第4次提取的事" not in back_text
+    assert len(llm.requests) == 4
+    # reloaded at turn 7 again, the parent shows the replacement (its lines are there, the
+    # cut memory's last line is not): nothing is pending there, and its new turns go alone
+    reload = client.put(f"/saves/{parent}/tip", json={"user_id": PLAYER, "line_id": reply_7})
+    assert reload.status_code == 200, reload.text
+    assert status(client, parent)["pending_turns"] == 0
+    # the trace names each event's save and lines
+    shown = {
+        row["item"]: (row["save_id"], row["line_ids"])
+        for row in prompt(client, parent)["trace"]
+        if row["layer"] == "timeline"
+    }
+    assert shown["第3批的整段"] == (fork["save_id"], lines[9:14])
+    assert shown["第1批的整段"] == (parent, lines[0:8])
     play(client, parent, range(20, 21), "park")
     play(client, parent, range(21, 22), "lake")  # turn 20 sent
-    settled(client, llm, parent, 4)
+    settled(client, llm, parent, 5)
     assert sent_turns(llm.requests[-1]) == [20]
     # what the player deleted stayed deleted: no save extracted its lines again
     assert live_events(client) == [
@@ -169,4 +215,6 @@ def test_a_fork_and_a_reload_send_only_their_own_lines_and_deletes_stay(game):
         "第3次提取的事",
         "第4批的整段",
         "第4次提取的事",
+        "第5批的整段",
+        "第5次提取的事",
     ]

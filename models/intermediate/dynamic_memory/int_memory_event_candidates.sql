@@ -44,6 +44,10 @@ query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
 ),
 
+hidden_batches as (
+    select * from {{ ref('int_memory_query_hidden_batches') }}
+),
+
 -- the corpus BM25 reads (its event count and average length) summed from one row per owner
 -- (the agent's official events, each player's own): aggregated before the join, so no
 -- row-by-row join or sort of every reachable event
@@ -252,7 +256,22 @@ final as (
         on
             query_chains.query_id = per_event.query_id
             and query_chains.line_id = events.last_line_id
-    where {{ is_event_in_scope('events', 'queries', 'query_chains.line_id') }}
+    left join query_chains as tree_roots
+        on
+            tree_roots.query_id = per_event.query_id
+            and tree_roots.line_id = events.root_line_id
+    left join hidden_batches
+        on
+            hidden_batches.query_id = per_event.query_id
+            and hidden_batches.batch_key = events.batch_key
+    where
+        {{ is_event_in_scope(
+            'events',
+            'queries',
+            'query_chains.line_id',
+            'tree_roots.line_id',
+            'hidden_batches.batch_key'
+        ) }}
 )
 
 select * from final

@@ -13,7 +13,8 @@ newest as (
         ref('int_memory_queries'),
         'events',
         source('app', 'memory_event'),
-        ref('int_memory_query_chains')
+        ref('int_memory_query_chains'),
+        ref('int_memory_query_hidden_batches')
     ) }}
 ),
 

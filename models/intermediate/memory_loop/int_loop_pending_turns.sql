@@ -1,35 +1,37 @@
--- Per observed save x character: the turns of its current chain after its watermark, oldest
--- first (pending_index 1). These are the context window and what extraction will take. A
--- turn is in the scene its first line (the player's) was played in.
+-- Per observed save x character: the turns of its current chain that extraction still has to
+-- take (a line of theirs not covered: model int_loop_line_coverage), oldest first
+-- (pending_index 1), spanning their uncovered lines. The context window and the batches read
+-- them. A replay turn holds a line sent before whose memories were cut off the chain: it goes
+-- again as a replacement batch. A turn is in the scene its start (the player's line) was
+-- played in, covered or not.
 with
 
-watermarks as (
-    select * from {{ ref('int_loop_watermarks') }}
-),
-
-turns as (
-    select * from {{ ref('int_lines_numbered_into_turns') }}
+coverage as (
+    select * from {{ ref('int_loop_line_coverage') }}
 ),
 
 turn_spans as (
     select
-        watermarks.save_id,
-        watermarks.target_key,
-        turns.turn_number,
-        min(turns.line_position) as first_line_position,
-        max(turns.line_position) as last_line_position,
-        {{ arg_min('turns.line_id', 'turns.line_position') }} as first_line_id,
-        {{ arg_max('turns.line_id', 'turns.line_position') }} as last_line_id,
-        -- a turn opens at its one turn start
-        max(case when turns.is_turn_start then turns.scene end) as scene,
-        count(*) as line_count
-    from watermarks
-    inner join turns
-        on
-            turns.save_id = watermarks.save_id
-            and turns.line_position > watermarks.watermark_position
-            and turns.turn_number > 0
-    group by watermarks.save_id, watermarks.target_key, turns.turn_number
+        save_id,
+        target_key,
+        turn_number,
+        min(case when not is_covered then line_position end) as first_line_position,
+        max(case when not is_covered then line_position end) as last_line_position,
+        {{ arg_min(
+            'case when not is_covered then line_id end',
+            'case when not is_covered then line_position end'
+        ) }} as first_line_id,
+        {{ arg_max(
+            'case when not is_covered then line_id end',
+            'case when not is_covered then line_position end'
+        ) }} as last_line_id,
+        sum(case when is_covered then 0 else 1 end) as line_count,
+        sum(case when is_extracted then 0 else 1 end) as new_line_count,
+        bool_or(is_replay) as is_replay,
+        max(case when is_turn_start then scene end) as scene
+    from coverage
+    group by save_id, target_key, turn_number
+    having bool_or(not is_covered)
 ),
 
 final as (
@@ -44,7 +46,9 @@ final as (
         first_line_position,
         last_line_position,
         line_count,
-        scene
+        new_line_count,
+        scene,
+        is_replay
     from turn_spans
 )
 

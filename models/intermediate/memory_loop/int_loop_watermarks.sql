@@ -1,45 +1,31 @@
--- Per observed save x character: the deepest line of its current chain already sent to the LLM
--- for that character. A line is extracted once per character, whichever save it was played
--- on: a fork shares its parent's lines up to the fork point, and a reload returns to lines
--- extracted on another branch, so both find those lines covered and send only their own.
--- (Batches written before lines were recorded had theirs recorded once per store: macro
--- backfill_extracted_lines.)
+-- Per observed save x character: the deepest line of its current chain that extraction covers
+-- for that character (model int_loop_line_coverage: sent, and not left without its memory by a
+-- cut). A line is extracted once per character, whichever save it was played on: a fork
+-- shares its parent's lines up to the fork point, and a reload returns to lines extracted on
+-- another branch, so both find those lines covered and send only their own. The context
+-- window starts after it. has_cut: a line of the chain was sent by a batch whose last line is
+-- off it, so a memory may have been cut off the chain (var loop_cuts plans for it).
 with
 
 observations as (
     select * from {{ ref('int_loop_observations') }}
 ),
 
-turns as (
-    select * from {{ ref('int_lines_numbered_into_turns') }}
-),
-
-extracted_lines as (
-    select * from {{ ref('stg_app__memory_extracted_lines') }}
-),
-
-covered_lines as (
-    select
-        observations.save_id,
-        observations.target_key,
-        turns.line_id,
-        turns.line_position
-    from observations
-    inner join turns
-        on turns.save_id = observations.save_id
-    inner join extracted_lines
-        on
-            extracted_lines.line_id = turns.line_id
-            and extracted_lines.target_key = observations.target_key
+coverage as (
+    select * from {{ ref('int_loop_line_coverage') }}
 ),
 
 covered as (
     select
         save_id,
         target_key,
-        max(line_position) as watermark_position,
-        {{ arg_max('line_id', 'line_position') }} as watermark_line_id
-    from covered_lines
+        max(case when is_covered then line_position end) as watermark_position,
+        {{ arg_max(
+            'case when is_covered then line_id end',
+            'case when is_covered then line_position end'
+        ) }} as watermark_line_id,
+        bool_or(is_batch_cut) as has_cut
+    from coverage
     group by save_id, target_key
 ),
 
@@ -48,7 +34,8 @@ final as (
         observations.save_id,
         observations.target_key,
         covered.watermark_line_id,
-        coalesce(covered.watermark_position, -1) as watermark_position
+        coalesce(covered.watermark_position, -1) as watermark_position,
+        coalesce(covered.has_cut, false) as has_cut
     from observations
     left join covered
         on

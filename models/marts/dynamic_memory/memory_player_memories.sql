@@ -16,6 +16,19 @@ chains as (
     select * from {{ ref('int_lines_chained_to_root') }}
 ),
 
+event_lines as (
+    select * from {{ ref('stg_app__memory_event_lines') }}
+),
+
+-- the lines each event came from, in id order
+source_lines as (
+    select
+        event_id,
+        array_agg(line_id order by line_id) as line_ids
+    from event_lines
+    group by event_id
+),
+
 event_rows as (
     select
         'event' as memory_type,
@@ -37,6 +50,7 @@ event_rows as (
         events.save_id,
         events.first_line_id,
         events.last_line_id,
+        source_lines.line_ids,
         events.is_pinned,
         case
             when events.save_id is not null then chains.line_id is not null
@@ -47,6 +61,8 @@ event_rows as (
     from events
     left join chains
         on chains.save_id = events.save_id and chains.line_id = events.last_line_id
+    left join source_lines
+        on source_lines.event_id = events.event_id
     where events.scope = 'user'
 ),
 
@@ -71,6 +87,7 @@ entity_rows as (
         cast(null as bigint) as save_id,
         cast(null as bigint) as first_line_id,
         cast(null as bigint) as last_line_id,
+        cast(null as bigint[]) as line_ids,
         is_pinned,
         cast(null as boolean) as is_on_current_branch,
         created_at,

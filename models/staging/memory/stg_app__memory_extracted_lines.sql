@@ -9,7 +9,8 @@ renamed as (
         line_id,
         target_key,
         user_id,
-        batch_key
+        batch_key,
+        batch_last_line_id
     from source
 )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..schema.memory import memory_table
+from ..schema.memory import OFFICIAL_TABLES, memory_table
 from ..sql.project import write_sql
 from ..sql.seeds import seed_specs
 from .sql import with_official
@@ -59,6 +59,7 @@ _DELETED_BY = {
     "event": (
         ("memory_event_term", "event_id"),
         ("memory_event_embedding", "event_id"),
+        ("memory_event_line", "event_id"),
         ("memory_event", "id"),
     ),
     "entity": (("memory_entity", "id"),),
@@ -98,6 +99,8 @@ def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -
     the rows deleted per table."""
     deleted = {}
     for player_table, key in _DELETED_BY[memory_type]:
+        if scope == "official" and player_table not in OFFICIAL_TABLES:
+            continue  # a designer's memory has no source lines
         table = memory_table(player_table, scope)
         sql = write_sql("delete_memories", table, key)
         deleted[table] = len(cur.execute(sql, {"ids": ids}).fetchall())

@@ -19,7 +19,7 @@ from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
-from .migrations import _reindex_terms_once, record_batch_lines_once
+from .migrations import _reindex_terms_once, record_batch_lines_once, record_event_lines_once
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 from .sql import PLAYER_EVENTS
 
@@ -184,6 +184,7 @@ class _Base:
         with duckdb_connect.transaction(self._con) as cur:
             _reindex_terms_once(cur)
             record_batch_lines_once(cur)
+            record_event_lines_once(cur)
         row = (
             self._con.cursor()
             .execute(

@@ -119,8 +119,16 @@ class _Edits(_Entities):
         if not found:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
         old = found[0]
+        # an edit is the same memory of the same lines: the new row keeps them
+        lines = self._store.run(
+            "select line_id, target_key from memory_event_line where event_id = $id "
+            "order by line_id",
+            {"id": event_id},
+        )
         event = {
             **{key: old[key] for key in (*_OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            "line_ids": [line_id for line_id, _ in lines],
+            "target_key": lines[0][1] if lines else None,
             "scope": old["scope"],
             "agent_id": old["agent_id"],
             "user_id": old["user_id"],

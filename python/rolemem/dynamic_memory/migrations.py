@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from ..schema.memory import BATCH_LINES_RECORDED
+from ..schema.memory import BATCH_LINES_RECORDED, EVENT_LINES_RECORDED
 from ..sql.project import write_sql
 from .postings import _postings
 
@@ -81,3 +81,14 @@ def record_batch_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
     cur.execute("insert into rolemem_migration (name) values ($name)", {"name": name})
     if recorded:
         log.info("recorded %d lines of extraction batches written before lines were", recorded)
+
+
+def record_event_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
+    """Events extracted before memories kept their lines get their batch's lines, and
+    extracted lines their batch's last line, once per store (macro backfill_event_lines)."""
+    name = EVENT_LINES_RECORDED
+    if cur.execute("select 1 from rolemem_migration where name = $name", {"name": name}).fetchall():
+        return
+    for step in ("lines", "events"):
+        cur.execute(write_sql("backfill_event_lines", step)).fetchall()
+    cur.execute("insert into rolemem_migration (name) values ($name)", {"name": name})

@@ -44,6 +44,9 @@ _PLAYER_SOURCES = {
             scope = 'user' and user_id = $user_id
             and (cast($agent_id as varchar) is null or agent_id = $agent_id)
     """,
+    "source_memory_event_line": """
+        select * from memory_event_line where user_id = $user_id
+    """,
 }
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
 # models in the statement (history.walked_sources)
@@ -317,7 +320,9 @@ def forget(
 ERASED_PLAYER_TABLES = (
     "memory_event_term",
     "memory_fact",
+    "memory_event_line",
     "memory_extracted_line",
+    "memory_batch_line",
     "memory_extraction_batch",
     "memory_loop_state",
     "character_recall_queue",

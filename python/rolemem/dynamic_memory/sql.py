@@ -126,6 +126,12 @@ def _reachable(player: str = "") -> dict[str, str]:
         where
             list_contains(cast($agent_id as varchar[]), agent_id)
             and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        # the lines replacement batches stand in for (the branch rule hides them there)
+        "source_memory_batch_line": f"""
+        select * from memory_batch_line
+        where
+            relation = 'replaces'
+            and list_contains(cast($user_id as varchar[]), user_id){player}""",
     }
 
 
@@ -341,7 +347,9 @@ _EMBED_BATCH = 64  # documents per embedder call (and per progress step)
 
 
 # where an extracted event came from (MemoryLoop); absent for events added by hand
-_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "batch_key")
+_SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "root_line_id", "batch_key")
+# its source lines (memory_event_line), written beside the event row
+_LINE_FIELDS = ("line_ids", "target_key")
 
 
 _TIMELINE_SELECT = """

@@ -25,6 +25,7 @@ from .sql import (
     _CONTEXT_TEXTS,
     _EMBED_BATCH,
     _FIRST_NEW_ID,
+    _LINE_FIELDS,
     _SOURCE_FIELDS,
     new_and_stored_events,
 )
@@ -170,7 +171,7 @@ class _Events(_Vectors):
         engine = self._store.name
         for row, vector in zip(rows, vectors, strict=True):
             terms = row["terms"]
-            params = {k: v for k, v in row.items() if k != "terms"}
+            params = {k: v for k, v in row.items() if k != "terms" and k not in _LINE_FIELDS}
             scope = params["scope"]  # an official event goes to the official tables
             existing = (
                 cur.execute(
@@ -221,6 +222,18 @@ class _Events(_Vectors):
                         **dict(zip(VECTOR_COLUMNS, vector, strict=True)),
                     },
                 )
+            if row.get("line_ids"):
+                cur.execute(
+                    write_sql("insert_event_lines", engine=engine),
+                    {
+                        "event_id": event_id,
+                        "line_ids": row["line_ids"],
+                        "user_id": params["user_id"],
+                        "target_key": row["target_key"],
+                        "batch_key": params["batch_key"],
+                        "last_line_id": params["last_line_id"],
+                    },
+                )
             ids.append(event_id)
         return ids
 
@@ -247,6 +260,7 @@ class _Events(_Vectors):
                 "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
                 "created_at": naive_time(event.get("created_at"), f"{where}: created_at"),
                 **{name: event.get(name) for name in _SOURCE_FIELDS},
+                **{name: event.get(name) for name in _LINE_FIELDS},
                 "terms": terms,
             }
         except MemoryInputError as exc:

@@ -81,18 +81,28 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
 
 
 def _record_batch_lines_once(connection: Any) -> None:
-    """The lines of extraction batches written before lines were recorded, recorded once per
-    store (macro backfill_extracted_lines; DuckDB stores do it when opened)."""
-    from ..schema.memory import BATCH_LINES_RECORDED
+    """The lines of extraction batches written before lines were recorded, then the source
+    lines of events written before memories kept them, each recorded once per store (macros
+    backfill_extracted_lines, backfill_event_lines; DuckDB stores do it when opened)."""
+    from ..schema.memory import BATCH_LINES_RECORDED, EVENT_LINES_RECORDED
 
-    done = connection.exec_driver_sql(
-        "select 1 from rolemem_migration where name = %(name)s", {"name": BATCH_LINES_RECORDED}
-    ).first()
-    if done is None:
-        connection.exec_driver_sql(write_sql("backfill_extracted_lines", engine="postgres"))
-        connection.exec_driver_sql(
-            "insert into rolemem_migration (name) values (%(name)s)", {"name": BATCH_LINES_RECORDED}
-        )
+    migrations = {
+        BATCH_LINES_RECORDED: [write_sql("backfill_extracted_lines", engine="postgres")],
+        EVENT_LINES_RECORDED: [
+            write_sql("backfill_event_lines", step, engine="postgres")
+            for step in ("lines", "events")
+        ],
+    }
+    for name, statements in migrations.items():
+        done = connection.exec_driver_sql(
+            "select 1 from rolemem_migration where name = %(name)s", {"name": name}
+        ).first()
+        if done is None:
+            for statement in statements:
+                connection.exec_driver_sql(statement)
+            connection.exec_driver_sql(
+                "insert into rolemem_migration (name) values (%(name)s)", {"name": name}
+            )
 
 
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:

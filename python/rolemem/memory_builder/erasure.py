@@ -44,9 +44,11 @@ limit $limit offset $offset
 ERASED_TABLES = (
     "memory_event_term",
     "memory_event_embedding",
+    "memory_event_line",
     "memory_event",
     "memory_fact",
     "memory_extracted_line",
+    "memory_batch_line",
     "memory_extraction_batch",
     "memory_loop_state",
     "character_recall_queue",

@@ -169,7 +169,6 @@ class _LoopBase:
         """Plans of a batch of observations: one statement for distinct saves x characters (a
         second observation of the same one with other values waits for the next)."""
         store = self.memory.store
-        sql = plan_sql(store.name)
         # a batch of one player's saves names its player (on Citus, the walk's shard)
         chains = chain_params(
             store,
@@ -189,25 +188,38 @@ class _LoopBase:
                     first.setdefault(key, index)
                     now.append(index)
             distinct = [observations[index] for index in first.values()]
-            rows = store.records(
-                sql,
-                {**chains, **{name: [o[name] for o in distinct] for name in OBSERVATION_FIELDS}},
-                planner=_PLANNER,
-                json_as_text=False,
-            )
-            by_key = {
-                (row["save_id"], row["target_role_id"], row["target_script_role_id"]): {
-                    **row,
-                    "lines": from_json(row["lines"]),
-                }
-                for row in rows
-            }
+            by_key = self._planned(plan_sql(store.name), chains, distinct)
+            # where a memory was cut off the chain the lean plan does not hold: plan in full
+            cut = [o for o in distinct if by_key[_character(o)]["has_cut"]]
+            if cut:
+                by_key.update(self._planned(plan_sql(store.name, cuts=True), chains, cut))
             for index in now:
                 plans[index] = by_key[_character(observations[index])]
             for params in distinct:
                 self._windows.keep(params, by_key[_character(params)])
             remaining = later
         return [plan for plan in plans if plan is not None]
+
+    def _planned(
+        self,
+        sql: str,
+        chains: Mapping[str, Any],
+        observations: Sequence[Mapping[str, Any]],
+    ) -> dict[tuple[int, int | None, str | None], dict[str, Any]]:
+        """The plan rows of distinct observations, by save x character."""
+        rows = self.memory.store.records(
+            sql,
+            {**chains, **{name: [o[name] for o in observations] for name in OBSERVATION_FIELDS}},
+            planner=_PLANNER,
+            json_as_text=False,
+        )
+        return {
+            (row["save_id"], row["target_role_id"], row["target_script_role_id"]): {
+                **row,
+                "lines": from_json(row["lines"]),
+            }
+            for row in rows
+        }
 
     def context_window(
         self,

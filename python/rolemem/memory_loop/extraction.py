@@ -4,6 +4,7 @@ transaction."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -19,7 +20,7 @@ from ..sql.project import update_else_upsert, write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
 from .facts import fact_prompt_values, fact_rows, write_facts
-from .reports import _AlreadyExtracted, _state_params, event_times
+from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
 
 log = logging.getLogger(__name__)
 
@@ -118,25 +119,53 @@ class _Extraction(_LoopBase):
                 "entity_count": len(entity_params),
                 "llm_model": getattr(self.llm, "model", None),
                 "now": state["now"],
+                "replaced_batch_keys": (
+                    json.dumps(list(batch["replaced_batch_keys"]))
+                    if batch["replaced_batch_keys"]
+                    else None
+                ),
             },
         ).fetchall()
         if not claimed:
             raise _AlreadyExtracted(batch["batch_key"])
+        engine = self.memory.store.name
         # its lines, once per character: a save sharing them (a fork, a branch reloaded) that
-        # committed them meanwhile makes this batch a duplicate (the transaction is undone)
+        # committed the new ones meanwhile makes this batch a duplicate (the transaction is
+        # undone); a replacement's lines were sent before, and it records them as its own
         sent = [line["id"] for line in chosen]
         recorded = cur.execute(
-            write_sql("insert_extracted_lines", engine=self.memory.store.name),
+            write_sql("insert_extracted_lines", engine=engine),
             {
                 "line_ids": sent,
                 "target_key": state["target_key"],
                 "user_id": state["user_id"],
                 "batch_key": batch["batch_key"],
+                "batch_last_line_id": batch["last_line_id"],
             },
         ).fetchall()
-        if len(recorded) != len(sent):
+        if len(recorded) != batch["new_line_count"]:
             raise _AlreadyExtracted(batch["batch_key"])
-        events = self.memory.write_events(cur, event_rows, vectors, merge=True)
+        if batch["replaced_line_ids"]:
+            for relation, line_ids, last in (
+                ("sent", sent, batch["last_line_id"]),
+                ("replaces", batch["replaced_line_ids"], None),
+            ):
+                cur.execute(
+                    write_sql("insert_batch_lines", engine=engine),
+                    {
+                        "batch_key": batch["batch_key"],
+                        "line_ids": list(line_ids),
+                        "relation": relation,
+                        "user_id": state["user_id"],
+                        "target_key": state["target_key"],
+                        "last_line_id": last,
+                    },
+                )
+        # a replacement's memories are its own (one merged into the original it stands in
+        # for would show where the original is cut, i.e. nowhere here)
+        events = self.memory.write_events(
+            cur, event_rows, vectors, merge=batch["reason"] != "replacement"
+        )
         entities = [self.memory.write_entity(cur, params) for params in entity_params]
         update_else_upsert(
             cur,
@@ -161,6 +190,7 @@ class _Extraction(_LoopBase):
             [line["created_at"] for line in lines],
             state["now"],
         )
+        sources = [source_lines(event.message, messages, lines) for event in reply.events]
         return [
             {
                 "scope": "user",
@@ -174,11 +204,14 @@ class _Extraction(_LoopBase):
                 "importance": event.importance,
                 "created_at": created_at,
                 "save_id": state["save_id"],
-                "first_line_id": batch["first_line_id"],
-                "last_line_id": batch["last_line_id"],
+                "first_line_id": line_ids[0],
+                "last_line_id": line_ids[-1],
+                "root_line_id": state["root_line_id"],
                 "batch_key": batch["batch_key"],
+                "line_ids": line_ids,
+                "target_key": state["target_key"],
             }
-            for event, created_at in zip(reply.events, times, strict=True)
+            for event, created_at, line_ids in zip(reply.events, times, sources, strict=True)
         ]
 
     def speaker_names(

@@ -71,6 +71,7 @@ class _Observation(_Extraction):
                 "script_role_id": script_role,
                 "scene": scene,
                 "now": now,
+                "root_line_id": plan["root_line_id"],
             }
             if not batches:
                 with self.memory.store.transaction() as cur:

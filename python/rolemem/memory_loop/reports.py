@@ -92,3 +92,18 @@ def event_times(
             at += timedelta(seconds=1)
         times.append(at)
     return times
+
+
+def source_lines(
+    number: int | None,
+    messages: Sequence[Mapping[str, Any]],
+    lines: Sequence[Mapping[str, Any]],
+) -> list[int]:
+    """The ids of the lines a batch's event came from, in chain order: those of the numbered
+    transcript message it names (`messages`: the batch's, with each message's first and last
+    line position in `lines`), else every line of the batch (a memory keeps the lines it came
+    from: model int_loop_line_coverage, macro is_event_in_scope)."""
+    if number is not None and 1 <= number <= len(messages):
+        span = messages[number - 1]
+        lines = lines[span["first_line"] : span["last_line"] + 1]
+    return [line["id"] for line in lines]

@@ -110,6 +110,24 @@ _EXTRACTED_LINES_SQL = """
 """
 
 
+# the observations' players' memories' source lines (the character's own) and the replacement
+# batches' lines: what decides whether a cut left a line without its memory
+_EVENT_LINES_SQL = """
+    select * from memory_event_line
+    where
+        list_contains(cast($user_id as varchar[]), user_id)
+        and {player}
+        and target_key in (select observed.target_key from int_loop_observations as observed)
+"""
+_BATCH_LINES_SQL = """
+    select * from memory_batch_line
+    where
+        list_contains(cast($user_id as varchar[]), user_id)
+        and {player}
+        and target_key in (select observed.target_key from int_loop_observations as observed)
+"""
+
+
 # one row per observation of the batch (save x character); {batches} and {lines} are the
 # engine's lists of objects (macro list_of_objects)
 _OBSERVE_SELECT = """
@@ -132,8 +150,12 @@ select
     saves.user_name as save_user_name,
     -- what the plan read, so a context window can be reused while both stay the same
     tips.tip_line_id as chain_tip_line_id,
+    -- the chain's first line: it names the dialogue tree the memories are extracted in
+    roots.line_id as root_line_id,
     marks.batch_last_line_ids,
-    coalesce(extracted.extracted_line_count, 0) as extracted_line_count
+    coalesce(extracted.extracted_line_count, 0) as extracted_line_count,
+    -- the lean plan holds only where no memory was cut off the chain: else plan in full
+    coalesce(watermarks.has_cut, false) as has_cut
 from int_loop_observations as observations
 left join (
     select
@@ -150,7 +172,8 @@ left join int_loop_watermarks as watermarks
         and watermarks.target_key = observations.target_key
 left join int_loop_context_windows as windows
     on windows.save_id = observations.save_id and windows.target_key = observations.target_key
--- the lines after the watermark (what extraction takes) and those of the context window
+-- the lines from the first pending one (what extraction takes: after the watermark, and
+-- replay lines before it) and those of the context window
 left join (
     select
         observed.save_id,
@@ -163,11 +186,18 @@ left join (
         on marks.save_id = observed.save_id and marks.target_key = observed.target_key
     left join int_loop_context_windows as starts
         on starts.save_id = observed.save_id and starts.target_key = observed.target_key
-    where chain.line_position >= least(marks.watermark_position + 1, starts.window_start_position)
+    where
+        chain.line_position >= least(
+            marks.watermark_position + 1,
+            starts.window_start_position,
+            coalesce(starts.first_pending_position, marks.watermark_position + 1)
+        )
     group by observed.save_id, observed.target_key
 ) as lines
     on lines.save_id = observations.save_id and lines.target_key = observations.target_key
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
+left join int_lines_chained_to_root as roots
+    on roots.save_id = observations.save_id and roots.line_position = 0
 -- the batch's saves only: a join with the whole table is a scan of every save of the game
 left join (
     select id, user_id, user_name from save
@@ -198,6 +228,9 @@ _BATCH_FIELDS = (
     "first_line_position",
     "last_line_position",
     "turn_count",
+    "new_line_count",
+    "replaced_line_ids",
+    "replaced_batch_keys",
 )
 # a chain line as the memory builder reads it, with its position and time
 _LINE_FIELDS = (
@@ -208,11 +241,14 @@ _LINE_FIELDS = (
 )
 
 
-@functools.cache  # composed once per engine
-def plan_sql(engine: str) -> str:
+@functools.cache  # composed once per engine and variant
+def plan_sql(engine: str, cuts: bool = False) -> str:
     """The plan of a batch of observations (the loop's models over their saves' chains): on
     DuckDB the chains and tips are the write-time tables; an engine that keeps none
-    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history)."""
+    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history). `cuts`: the
+    full variant, which reads what cites each chain line (var loop_cuts); the lean one holds
+    where no memory was cut off the chain and says where one may have been (`has_cut`: model
+    int_loop_watermarks), for those to be planned in full."""
     chains = (
         {"int_lines_chained_to_root": _CHAIN_SQL}
         if engine == "duckdb"
@@ -230,14 +266,21 @@ def plan_sql(engine: str) -> str:
         lines=render_macro("list_of_objects", list(_LINE_FIELDS), "line_position", engine=engine),
     )
     return compose(
-        ("int_loop_batches_due", "int_loop_context_windows", *tips),
+        (
+            "int_loop_batches_due",
+            "int_loop_context_windows",
+            *tips,
+        ),
         {
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
             "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
             "source_memory_extracted_line": _EXTRACTED_LINES_SQL.format(player=player),
+            "source_memory_event_line": _EVENT_LINES_SQL.format(player=player),
+            "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
         },
         select,
+        {"loop_cuts": cuts},
         engine=engine,
     )
 
@@ -251,7 +294,8 @@ _BOUND_TARGET_KEY = render_macro(
 # the same versions read now: a cached context window whose plan read these is current
 # (lines are append-only and the window depends only on the chain, the lines extracted for the
 # character (the player's, on any save: lines are only ever added), the save's own batches and
-# the window settings); on Citus each read names the player $user_id (macro player_filter)
+# the window settings; a window whose chain has a memory cut off it is never kept); on Citus
+# each read names the player $user_id (macro player_filter)
 _WINDOW_VERSION_SQL = """
 select
     (select last_message_id from save where id = $save_id and {player}) as tip_line_id,

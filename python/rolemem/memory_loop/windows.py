@@ -69,8 +69,11 @@ class WindowCache:
             return {"reused": self.hits, "planned": self.misses}
 
     def keep(self, params: Mapping[str, Any], plan: Mapping[str, Any]) -> None:
-        """Remember the window of a plan that found its save and a whole chain."""
+        """Remember the window of a plan that found its save and a whole chain, with no memory
+        cut off it (what covers its lines may then be written on another save)."""
         if not plan["saves_found"] or plan["problem"] or plan["chain_tip_line_id"] is None:
+            return
+        if plan["has_cut"]:
             return
         version = _version(
             plan["chain_tip_line_id"], plan["batch_last_line_ids"], plan["extracted_line_count"]

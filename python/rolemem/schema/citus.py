@@ -40,6 +40,8 @@ PLAYER_TABLES = (
     "memory_recall_log",
     "memory_extraction_batch",
     "memory_extracted_line",
+    "memory_event_line",
+    "memory_batch_line",
     "memory_loop_state",
     "character_recall_queue",
     "memory_archive",

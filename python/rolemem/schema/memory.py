@@ -91,8 +91,13 @@ class MemoryEvent(SQLModel, table=True):
     is_pinned: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     # where an extracted event came from: a slice of one save's chain (null when added by hand)
     save_id: int | None = Field(default=None, sa_type=sa.BigInteger, index=True)
+    # its source lines' (memory_event_line) shallowest and deepest on the chain they were
+    # extracted on: every source line is the deepest one's ancestor, so the event's lines are
+    # all on a chain exactly when its last line is (macro is_event_in_scope)
     first_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # the first line of that chain: it names the dialogue tree (a save and its forks share it)
+    root_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     batch_key: str | None = None
     created_at: datetime = Field(sa_type=_TS)
     updated_at: datetime | None = Field(default=None, sa_type=_TS)
@@ -123,6 +128,23 @@ class MemoryFact(SQLModel, table=True):
     line_ids: list[int] = Field(default_factory=list, sa_type=sa.JSON)
     batch_key: str | None = None
     created_at: datetime = Field(sa_type=_TS)
+
+
+class MemoryEventLine(SQLModel, table=True):
+    """A line an extracted event came from: the lines of the transcript message the
+    extraction reply names, else every line of its batch; written with the event, deleted
+    with it."""
+
+    __tablename__ = "memory_event_line"
+
+    event_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    user_id: str = Field(index=True)
+    target_key: str  # the character whose extraction wrote it (memory_extraction_batch)
+    # the event's batch and last line, copied in: an observation reads what cites a chain
+    # line from this table alone (the event's row is deleted with these)
+    batch_key: str | None = None
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class MemoryEventTerm(SQLModel, table=True):
@@ -187,6 +209,9 @@ class MemoryExtractionBatch(SQLModel, table=True):
     entity_count: int
     llm_model: str | None = None
     extracted_at: datetime = Field(sa_type=_TS)
+    # a replacement batch: the batches whose memories it stands in for where they are cut
+    # away (memory_batch_line holds its lines); null for a first extraction
+    replaced_batch_keys: list[str] | None = Field(default=None, sa_type=sa.JSON)
 
 
 class MemoryExtractedLine(SQLModel, table=True):
@@ -200,6 +225,25 @@ class MemoryExtractedLine(SQLModel, table=True):
     target_key: str = Field(primary_key=True)  # the character: role_id=N / script_role_id=X
     user_id: str = Field(index=True)  # the player whose save the line is on
     batch_key: str  # the batch that sent it (memory_extraction_batch)
+    # that batch's last line, copied in: a chain holding this line but not that one may have
+    # had a memory cut off it (model int_loop_line_coverage)
+    batch_last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+
+
+class MemoryBatchLine(SQLModel, table=True):
+    """A replacement batch's lines (models int_loop_line_coverage, is_event_in_scope):
+    `sent`, a line it sent again; `replaces`, the last line of a memory it stands in for (its
+    memories are hidden wherever that line is on the chain, where the original shows)."""
+
+    __tablename__ = "memory_batch_line"
+
+    batch_key: str = Field(primary_key=True)
+    line_id: int = Field(primary_key=True, sa_type=sa.BigInteger)
+    relation: str = Field(primary_key=True)  # sent / replaces
+    user_id: str = Field(index=True)
+    target_key: str
+    # the batch's last line (its own memory rows' shown where it is on the chain)
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
 class MemoryLoopState(SQLModel, table=True):
@@ -329,6 +373,8 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryRecallLog),
     _table(MemoryExtractionBatch),
     _table(MemoryExtractedLine),
+    _table(MemoryEventLine),
+    _table(MemoryBatchLine),
     _table(MemoryLoopState),
     _table(CharacterRecallQueue),
     _table(MemoryArchive),
@@ -362,7 +408,11 @@ _ADDED_COLUMNS = {
         ("last_line_id", "bigint"),
         ("batch_key", "varchar"),
         ("updated_at", "timestamp"),
+        ("root_line_id", "bigint"),
     ],
+    "official_event": [("root_line_id", "bigint")],
+    "memory_extraction_batch": [("replaced_batch_keys", "json")],
+    "memory_extracted_line": [("batch_last_line_id", "bigint")],
 }
 
 
@@ -461,6 +511,9 @@ OFFICIAL_MOVED = "official_tables"
 # a store written before extracted lines were recorded: its batches' lines, recorded once
 # (dynamic_memory.migrations on DuckDB, engines.postgres_setup on PostgreSQL)
 BATCH_LINES_RECORDED = "extracted_lines_backfill"
+# a store written before memories kept their lines: its events' batch lines, recorded once
+# (after BATCH_LINES_RECORDED; macro backfill_event_lines, both engines)
+EVENT_LINES_RECORDED = "event_lines_backfill"
 # which rows of each player table are official (the archive has no scope: no player)
 _OFFICIAL_ROWS = {
     "memory_event": "scope = 'official'",

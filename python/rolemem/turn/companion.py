@@ -61,11 +61,20 @@ def _descriptions_sql(engine: str) -> str:
     official events are a reference table there)."""
     player = render_macro("player_filter", "user_id", engine=engine)
     recalled = "id in (select unnest(cast($ids as bigint[])))"
+    # a player's event's source lines (memory_event_line), in id order
+    lines = (
+        "(select array_agg(source.line_id order by source.line_id) "
+        "from memory_event_line as source where source.event_id = memory_event.id and "
+        + render_macro("player_filter", "source.user_id", engine=engine)
+        + ")"
+    )
     # the union of int_memory_events_with_official written out (a per-turn read: binding the
     # staging models' columns would treble its planning); test_rules_in_sql holds it equal
     return (
-        f"select id, description from official_event where {recalled} "
-        f"union all select id, description from memory_event where {recalled} and {player}"
+        "select id, description, save_id, cast(null as bigint[]) as line_ids "
+        f"from official_event where {recalled} "
+        f"union all select id, description, save_id, {lines} as line_ids "
+        f"from memory_event where {recalled} and {player}"
     )
 
 
@@ -287,14 +296,16 @@ class Companion:
                     "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
-        descriptions = self._event_descriptions(
-            [c["event_id"] for c in dynamic.candidates], user_id
+        sources = self._event_sources(
+            [c["event_id"] for c in dynamic.candidates]
+            + [event["event_id"] for event in dynamic.timeline],
+            user_id,
         )
         for candidate in dynamic.candidates:
             rows.append(
                 {
                     "layer": "dynamic_event",
-                    "item": descriptions.get(candidate["event_id"]),
+                    **sources.get(candidate["event_id"], {"item": None}),
                     "event_id": candidate["event_id"],
                     # the recall mart's (memory_recall_candidates): the first rule that
                     # keeps it out, in words, then the score components
@@ -320,6 +331,7 @@ class Companion:
         rows += [
             {
                 "layer": "timeline",
+                **sources.get(event["event_id"], {}),
                 "item": event["description"],
                 "event_id": event["event_id"],
                 "status": "shown",
@@ -364,13 +376,21 @@ class Companion:
         )
         return rows
 
-    def _event_descriptions(self, event_ids: list[int], user_id: str) -> dict[int, str]:
+    def _event_sources(self, event_ids: list[int], user_id: str) -> dict[int, dict[str, Any]]:
+        """Each event's description, the save it was extracted on and its source lines."""
         if not event_ids:
             return {}
         rows = self._store.run(
             _descriptions_sql(self._store.name), {"ids": event_ids, "user_id": user_id}
         )
-        return dict(rows)
+        return {
+            event_id: {
+                "item": description,
+                "save_id": save_id,
+                "line_ids": None if line_ids is None else list(line_ids),
+            }
+            for event_id, description, save_id, line_ids in rows
+        }
 
     # -- after the reply ---------------------------------------------------------------------
 

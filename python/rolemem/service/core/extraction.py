@@ -1,6 +1,7 @@
 """Extraction apart from the request path: its own bounded workers and queue. An append that
-makes a batch due queues one job per save x character (a job already waiting covers it); a
-full queue leaves the batch pending and the next append queues it again. A failed extraction
+makes a batch due queues one job per save x character (a job already waiting covers it, with
+the newest observation; one already running runs once more after); a full queue leaves the
+batch pending and the next append queues it again. A failed extraction
 is one log line and shows in the save's memory status; the service tries it again after
 `retry_seconds`, doubling each time, at most `retries` times (an append retries it too)."""
 
@@ -39,6 +40,12 @@ class ExtractionQueue:
         self.enabled = loop.llm is not None
         self._pool = WorkerPool("rolemem-extract", threads, size)
         self._queued: set[tuple[int, str]] = set()
+        # the newest observation of each queued job (a job reads it when it starts), the jobs
+        # running, and those a newer observation reached while they ran (run once more: it
+        # may find another batch due, e.g. a scene changed meanwhile)
+        self._latest: dict[tuple[int, str], dict[str, Any]] = {}
+        self._running: set[tuple[int, str]] = set()
+        self._again: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
         self._retries, self._retry_seconds = retries, retry_seconds
         # failed jobs waiting to be tried again: their timers, and attempts so far
@@ -52,18 +59,29 @@ class ExtractionQueue:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
         with self._lock:
             if key in self._queued:
+                self._latest[key] = dict(observation)  # the newest observation wins
+                if key in self._running:
+                    self._again.add(key)
                 return "scheduled"
             waiting = self._waiting.pop(key, None)
             if waiting is not None:  # an append retries it now
                 waiting.cancel()
-            try:  # in the scheduling request's context: its log lines carry its request id
-                context = contextvars.copy_context()
-                self._pool.submit(context.run, self._observe, key, dict(observation))
-            except (queue.Full, RuntimeError):
+            if not self._submit(key):
                 return "deferred"
+            self._latest[key] = dict(observation)
             self._queued.add(key)
             self._depth()
         return "scheduled"
+
+    def _submit(self, key: tuple[int, str]) -> bool:
+        """(Under self._lock.) The job on the pool, in the calling context (a request's: its
+        log lines carry its request id); False when the queue is full."""
+        try:
+            context = contextvars.copy_context()
+            self._pool.submit(context.run, self._observe, key)
+        except (queue.Full, RuntimeError):
+            return False
+        return True
 
     def state(self, key: tuple[int, str]) -> str:
         if not self.enabled:
@@ -78,7 +96,11 @@ class ExtractionQueue:
         if self._metrics is not None:
             self._metrics.queue_depth(len(self._queued))
 
-    def _observe(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+    def _observe(self, key: tuple[int, str]) -> None:
+        with self._lock:
+            self._running.add(key)
+            self._again.discard(key)
+            observation = self._latest[key]
         failed = False
         started = time.perf_counter()
         try:
@@ -108,12 +130,21 @@ class ExtractionQueue:
             if self._metrics is not None:
                 self._metrics.extraction(time.perf_counter() - started, failed)
             with self._lock:
-                self._queued.discard(key)
-                self._depth()
-                if not failed:
-                    self._failures.pop(key, None)
-                else:
-                    self._retry_later(key, observation)
+                self._running.discard(key)
+                # still queued when a newer observation came: it runs next
+                if failed or key not in self._again or not self._submit(key):
+                    self._done(key, failed)
+
+    def _done(self, key: tuple[int, str], failed: bool) -> None:
+        """(Under self._lock.) The job leaves the queue; a failed one is tried again later."""
+        self._again.discard(key)
+        observation = self._latest.pop(key)
+        self._queued.discard(key)
+        self._depth()
+        if not failed:
+            self._failures.pop(key, None)
+        else:
+            self._retry_later(key, observation)
 
     def _retry_later(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
         """(Under self._lock.) Try a failed job again after its backoff, up to the cap."""

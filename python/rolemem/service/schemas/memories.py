@@ -60,8 +60,15 @@ class MemoryItem(Response):
     strength: int = field("Grows when mentioned again and when recalled.", 1)
     recall_count: int = field("Recalls that returned it.", 0)
     save_id: int | None = field("The save an event was extracted from.", 2)
-    first_line_id: int | None = field("First line of the extracted slice.", 9)
-    last_line_id: int | None = field("Last line of the extracted slice.", 15)
+    first_line_id: int | None = field("Its first source line on the chain.", 9)
+    last_line_id: int | None = field(
+        "Its deepest source line: the event shows on a chain while this line is on it.", 15
+    )
+    line_ids: list[int] | None = field(
+        "The lines an event came from (the transcript message the extraction named, else its "
+        "batch's), in id order; null for entities and events added by hand.",
+        [9, 10],
+    )
     is_pinned: bool = field("Never archived by cleanup.", False)
     is_on_current_branch: bool | None = field(
         "Whether the source save's current branch shows it (null: no source save).", True

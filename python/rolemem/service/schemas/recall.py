@@ -318,6 +318,12 @@ class TraceRow(Response):
         "Character entries: attribute, event or dialogue_style.", None, default=None
     )
     event_id: int | None = field("Dynamic events: the event.", None, default=None)
+    save_id: int | None = field(
+        "Dynamic events: the save it was extracted on (null: added by hand).", None, default=None
+    )
+    line_ids: list[int] | None = field(
+        "Dynamic events: the lines it came from (null: none, added by hand).", None, default=None
+    )
     sticky_turns_left: int | None = field(
         "Character entries: turns it stays queued.", None, default=None
     )
