@@ -7,7 +7,7 @@
     {% if execute and flags.WHICH in ('run', 'build', 'test') %}
         {% set needed = [
             'role', 'save', 'line', 'memory_entity', 'memory_event', 'memory_event_term',
-            'memory_event_embedding', 'memory_recall_log', 'memory_extraction_batch',
+            'memory_event_embedding', 'memory_fact', 'memory_recall_log', 'memory_extraction_batch',
             'memory_loop_state', 'memory_archive', 'memory_maintenance_run',
             'official_entity', 'official_event', 'official_event_term', 'official_event_embedding',
             'official_archive',

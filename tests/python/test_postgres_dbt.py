@@ -29,6 +29,7 @@ SOURCES = [
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",
+    "memory_fact",
     "memory_recall_log",
     "memory_extraction_batch",
     "memory_loop_state",

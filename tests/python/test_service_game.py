@@ -290,20 +290,27 @@ def test_forget_archives_and_purge_removes(game):
     assert forgotten == {
         "events": 13,
         "entities": 6,
+        "facts": 5,  # the demo's facts
         "archived_rows": None,
         "recall_log_rows": None,
         "deleted": None,
     }
     exported = client.get("/users/mumu/export", headers=KEY).json()
     assert exported["memories"] == []
-    assert len(exported["archived"]) == 20
+    assert len(exported["archived"]) == 25
     assert {row["reason"] for row in exported["archived"]} == {"deleted", "forgotten"}
     saves = one(app, "select count(*) from save where user_id = 'mumu'")[0]
     purged = client.post("/users/mumu/forget", headers=KEY, json={"purge": True}).json()
     deleted = purged.pop("deleted")
-    assert purged == {"events": 0, "entities": 0, "archived_rows": 20, "recall_log_rows": 0}
+    assert purged == {
+        "events": 0,
+        "entities": 0,
+        "facts": 0,
+        "archived_rows": 25,
+        "recall_log_rows": 0,
+    }
     # a purge without an agent deletes the player's saves too
-    assert deleted["save"] == saves > 0 and deleted["memory_archive"] == 20
+    assert deleted["save"] == saves > 0 and deleted["memory_archive"] == 25
     assert one(app, "select count(*) from save where user_id = 'mumu'") == (0,)
     assert client.get("/users/mumu/export", headers=KEY).json()["archived"] == []
     assert one(app, "select count(*) from memory_archive where user_id = 'mumu'") == (0,)

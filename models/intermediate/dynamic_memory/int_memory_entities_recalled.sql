@@ -2,7 +2,9 @@
 -- keyword; (2) the player's 用户属性 by keyword or description; (3) 特殊实体属性 and
 -- 与其它实体的关系 by keyword; (4) 记忆画面 by keyword. Newest first within a tier. A word
 -- matches a keyword when equal, or (two or more characters) when inside it; one-character
--- words never match inside a description.
+-- words never match inside a description. The player's facts current on the queried chain
+-- are the 用户属性 tier too (a fact's slot takes over the 用户属性 entity of its subject and
+-- attribute); a superseded fact is never a candidate, so it takes no place under the limit.
 with
 
 queries as (
@@ -22,16 +24,118 @@ entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
+{#- var recall_facts false: no player of the batch has a fact, and none of this is planned
+    (a turn plans every operator on every call) #}
+{%- set with_facts = var('recall_facts', true) %}
+{%- if with_facts %}
+
+    facts as (
+        select * from {{ ref('int_memory_facts_resolved') }}
+    ),
+
+    -- the slots the query's chain has facts for (current or not): their entities are replaced
+    fact_slots as (
+        select distinct
+            query_id,
+            subject,
+            attribute
+        from facts
+        union
+        select
+            query_id,
+            subject,
+            stated_attribute
+        from facts
+    ),
+
+    past_words as (
+        select * from {{ ref('memory_fact_past_words') }}
+    ),
+
+    -- the queries that ask about an earlier time: a past word (以前, 原来 …) or a time window
+    past_query_rows as (
+        select queries.query_id
+        from queries
+        inner join past_words
+            on {{ list_has('queries.tokens', 'past_words.word') }}
+        {%- if var('recall_time_windows', true) %}
+            union
+            select query_id
+            from {{ ref('int_memory_query_time_windows') }}
+        {%- endif %}
+    ),
+
+    past_queries as (
+        select distinct query_id
+        from past_query_rows
+    ),
+
+    -- the value a current fact of a `one` slot replaced on the chain (if it differs)
+    previous_values as (
+        select
+            query_id,
+            ended_by_fact_id as fact_id,
+            value
+        from facts
+        where cardinality = 'one' and ended_by_fact_id is not null
+    ),
+
+    current_facts as (
+        select
+            facts.query_id,
+            queries.entity_limit,
+            facts.fact_id as entity_id,
+            'user' as scope,
+            '用户属性' as kind,
+            facts.subject as entity_name,
+            facts.attribute as keyword,
+            facts.subject || '的' || facts.attribute || '：' || case
+                when
+                    past_queries.query_id is not null and previous_values.value <> facts.value
+                    then '以前' || previous_values.value || '，现在' || facts.value
+                else facts.value
+            end as description,
+            facts.created_at as updated_at
+        from facts
+        inner join queries
+            on queries.query_id = facts.query_id
+        left join past_queries
+            on past_queries.query_id = facts.query_id
+        left join previous_values
+            on
+                previous_values.query_id = facts.query_id
+                and previous_values.fact_id = facts.fact_id
+        where facts.is_current
+    ),
+{%- endif %}
+
 scoped as (
     select
         queries.query_id,
         queries.entity_limit,
-        entities.*
+        entities.entity_id,
+        entities.scope,
+        entities.kind,
+        entities.entity_name,
+        entities.keyword,
+        entities.description,
+        entities.updated_at
     from entities
     inner join queries
         on
             entities.agent_id = queries.agent_id
             and (entities.scope = 'official' or entities.user_id = queries.user_id)
+    {%- if with_facts %}
+        left join fact_slots
+            on
+                fact_slots.query_id = queries.query_id
+                and entities.kind = '用户属性'
+                and fact_slots.subject = entities.entity_name
+                and fact_slots.attribute = entities.keyword
+        where fact_slots.query_id is null
+        union all
+        select * from current_facts
+    {%- endif %}
 ),
 
 hits as (

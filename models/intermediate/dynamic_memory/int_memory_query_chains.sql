@@ -13,7 +13,8 @@ chains as (
 final as (
     select
         queries.query_id,
-        chains.line_id
+        chains.line_id,
+        chains.line_position
     from queries
     inner join chains
         on chains.save_id = queries.save_id

@@ -10,13 +10,13 @@ from ..engines.postgres import CITUS
 from ..sql.batching import Coalescer, per_player
 from ..text.embedders import Embedder
 from .checks import _count
-from .recall import _Recall
+from .facts import _Facts
 
 if TYPE_CHECKING:
     from ..engines import PostgresEngine
 
 
-class DynamicMemory(_Recall):
+class DynamicMemory(_Facts):
     """Per-player memory for one store (a DuckDB file or connection).
 
     `db`: None = `$ROLEMEM_DB` or ./rolemem.duckdb. `embedder`: by default the bundled

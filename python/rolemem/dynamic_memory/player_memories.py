@@ -24,6 +24,7 @@ from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
 from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
+from .facts import archive_facts_sql
 
 KINDS = ("event", "entity")
 _PLURAL = {"event": "events", "entity": "entities"}
@@ -247,6 +248,33 @@ def forget(
                 _add(deleted, remove(cur, kind, ids))
             elif ids:
                 archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
+        # the player's facts go the same way (table of their own, no scope)
+        fact_ids = [
+            row[0]
+            for row in cur.execute(
+                """select id from memory_fact
+                where user_id = $user_id
+                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
+                params,
+            ).fetchall()
+        ]
+        counts["facts"] = len(fact_ids)
+        if fact_ids and not purge:
+            cur.execute(
+                archive_facts_sql(engine),
+                {
+                    "user_id": user_id,
+                    "ids": fact_ids,
+                    "reason": "forgotten",
+                    "now": now or datetime.now(),
+                },
+            ).fetchall()
+        if fact_ids:
+            gone = cur.execute(
+                write_sql("delete_memories", "memory_fact", "id", engine=engine), {"ids": fact_ids}
+            ).fetchall()
+            if purge:
+                _add(deleted, {"memory_fact": len(gone)})
         if purge:
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
                 gone = cur.execute(
@@ -291,6 +319,7 @@ def forget(
 # them after the saves' own rows: macro delete_player_rows)
 ERASED_PLAYER_TABLES = (
     "memory_event_term",
+    "memory_fact",
     "memory_event_line",
     "memory_extracted_line",
     "memory_batch_line",

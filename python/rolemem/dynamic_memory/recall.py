@@ -3,6 +3,7 @@ effects (recall count, time, +strength; the recall log) in one transaction."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..memory_builder import history
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, sole_player
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from ..text.embedders import EmbeddingError, checked
 from ..text.tokens import case_folded, search_keywords
 from .base import _tracked
@@ -41,6 +43,20 @@ _TARGETS = (
     "memory_query_timeline",
     "memory_recall_candidates",
 )
+
+
+@functools.cache
+def _has_facts_sql(engine: str) -> str:
+    """Whether any player of a batch has a fact with its agent (an index seek: user_id); on
+    Citus with the batch's one player (macro player_filter), so it runs on that shard."""
+    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
+    return f"""
+select 1 from memory_fact
+where
+    list_contains(cast($user_ids as varchar[]), user_id)
+    and list_contains(cast($agent_ids as varchar[]), agent_id)
+    and {player}
+limit 1"""
 
 
 @dataclass(frozen=True)
@@ -128,8 +144,10 @@ class _Recall(_Lookups):
         }
         # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
         # their texts embedded together, then one statement, then their side effects
-        (events, entities, prompt, timeline, candidates, words), timings = self._batches.submit(
-            _Query(params, wants_candidates=log or explain, update=update, log=log)
+        (events, entities, prompt, timeline, candidates, words, superseded), timings = (
+            self._batches.submit(
+                _Query(params, wants_candidates=log or explain, update=update, log=log)
+            )
         )
         done = time.perf_counter()
         return QueryResponse(
@@ -165,6 +183,7 @@ class _Recall(_Lookups):
             if explain
             else [],
             timeline=[_timeline_out(e) for e in timeline or []],
+            superseded_facts=int(superseded or 0),
         )
 
     def _recall_batch(
@@ -183,10 +202,11 @@ class _Recall(_Lookups):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
+        variables = self._plan_variables(inputs)
         sql = self._models_sql(
             _TARGETS,
-            query_select(candidates, self._store.name),
-            self._plan_variables(inputs),
+            query_select(candidates, self._store.name, variables["recall_facts"]),
+            variables,
         )
         dense, stats = dense_batch(
             self._vectors, self._store.columns, inputs, int(self.settings["dense_candidates"])
@@ -208,6 +228,22 @@ class _Recall(_Lookups):
         window only when a text holds one of the seed's expressions (which window: the
         model's). The models answer alike without these (every part, decided per query)."""
         return {
+            # the facts' models only for a batch whose players have facts (most have none)
+            "recall_facts": bool(
+                self._store.run(
+                    _has_facts_sql(self._store.name),
+                    {
+                        "user_ids": [values["user_id"] for values in inputs],
+                        "agent_ids": [values["agent_id"] for values in inputs],
+                        # the batch's one player, where it is one's (on Citus always)
+                        **(
+                            {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
+                            if self._engine is not None
+                            else {}
+                        ),
+                    },
+                )
+            ),
             "recall_fusion": self.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": any(

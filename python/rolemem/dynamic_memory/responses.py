@@ -24,6 +24,9 @@ class QueryResponse:
     # the overview timeline (前情提要), oldest first: the player's newest events, which detail
     # recall does not repeat
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    # the facts on the queried chain a later fact ended: never recalled (model
+    # int_memory_facts_resolved), so they take no place under the entity limit
+    superseded_facts: int = 0
 
 
 def _event_fields(row: Mapping[str, Any]) -> dict[str, Any]:

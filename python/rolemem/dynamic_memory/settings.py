@@ -10,6 +10,9 @@ SETTING_SEEDS = (
     "memory_loop_settings",
     "memory_strength_increments",
     "time_expressions",
+    "memory_fact_attributes",
+    "memory_fact_attribute_aliases",
+    "memory_fact_past_words",
 )
 
 

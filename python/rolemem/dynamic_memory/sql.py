@@ -120,6 +120,12 @@ def _reachable(player: str = "") -> dict[str, str]:
     return {
         **{f"source_{table}": _players_own(table, player) for table in tables},
         **{f"source_{OFFICIAL_TABLES[table]}": _agents_official(table) for table in tables},
+        # facts are a player's only (no scope, no official twin)
+        "source_memory_fact": f"""
+        select * from memory_fact
+        where
+            list_contains(cast($agent_id as varchar[]), agent_id)
+            and list_contains(cast($user_id as varchar[]), user_id){player}""",
         # the lines replacement batches stand in for (the branch rule hides them there)
         "source_memory_batch_line": f"""
         select * from memory_batch_line
@@ -229,7 +235,8 @@ select
     prompts.prompt_text,
     timeline.timeline,
     {candidates} as candidates,
-    words.words
+    words.words,
+    {superseded} as superseded_fact_count
 from int_memory_queries as queries
 left join (
     select query_id, {events} as events
@@ -252,9 +259,18 @@ left join (
     from int_memory_query_words
     group by query_id
 ) as words on words.query_id = queries.query_id
+{superseded_join}
 {candidates_join}
 order by queries.query_id
 """
+# The facts on the chain a later one ended: never recalled, counted for the trace; only when a
+# player of the batch has facts (var recall_facts), else none of their models is planned.
+_SUPERSEDED_JOIN = """left join (
+    select query_id, count(*) as fact_count
+    from int_memory_facts_resolved
+    where not is_current
+    group by query_id
+) as superseded on superseded.query_id = queries.query_id"""
 # Every scored candidate as a list, best first: only when asked (log or explain); building
 # ~thousands of dicts costs about a third of a query on a large store.
 _CANDIDATES_JOIN = """left join (
@@ -264,9 +280,10 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
-@functools.cache  # rendered once per (candidates, engine), not per batch
-def query_select(candidates: bool, engine: str = "duckdb") -> str:
-    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows)."""
+@functools.cache  # rendered once per (candidates, engine, facts), not per batch
+def query_select(candidates: bool, engine: str = "duckdb", facts: bool = True) -> str:
+    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
+    `facts`: a player of the batch has facts (their superseded ones are counted)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -278,6 +295,8 @@ def query_select(candidates: bool, engine: str = "duckdb") -> str:
         timeline=rows("timeline", "timeline.result_index"),
         words=render_macro("list_of_objects", fields, "word_order", engine=engine),
         candidates="candidates.candidates" if candidates else "cast(null as integer[])",
+        superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
+        superseded_join=_SUPERSEDED_JOIN if facts else "",
         candidates_join=_CANDIDATES_JOIN.format(
             candidates=rows("candidates", "candidates.score desc, candidates.event_id")
         )

@@ -26,6 +26,7 @@ _STORE_TABLES = (
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",
+    "memory_fact",
     "official_entity",
     "official_event",
     "official_event_term",
@@ -144,10 +145,14 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
         # the store's own migration records come with it (an older store's official rows
         # are moved after the copy)
         connection.exec_driver_sql("delete from rolemem_migration")
+        # a store written before facts has none to copy
+        present = {
+            row[0] for row in source.execute("select table_name from duckdb_tables()").fetchall()
+        }
         left_out = copy_rows(
             source,
             connection.connection.dbapi_connection.cursor(),
-            _STORE_TABLES,
+            [table for table in _STORE_TABLES if table != "memory_fact" or table in present],
             owned,
             # rows whose player is their save's or event's (a store written before it was
             # stored on them): with it, never left out as ownerless

@@ -19,6 +19,7 @@ from ..memory_builder import message_spans
 from ..sql.project import update_else_upsert, write_sql
 from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
+from .facts import fact_prompt_values, fact_rows, write_facts
 from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,9 @@ class _Extraction(_LoopBase):
             agent_name=agent_name,
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
+            **fact_prompt_values(
+                self.memory, state["user_id"], state["agent_id"], state["save_id"]
+            ),
         )
         event_rows, vectors = self.memory.prepare_events(
             self._event_inputs(reply, batch, state, chosen, messages)
@@ -73,11 +77,13 @@ class _Extraction(_LoopBase):
             )
             for e in reply.entities
         ]
+        fact_params = fact_rows(reply, batch, state, chosen, messages)
         try:
             with self.memory.store.transaction() as cur:
                 events, entities = self._commit_batch(
                     cur, batch, chosen, state, event_rows, vectors, entity_params, keep_scene
                 )
+                write_facts(cur, fact_params, engine=self.memory.store.name)
         except _AlreadyExtracted:
             return None
         log.info(

@@ -82,11 +82,25 @@ class ExtractedEntity(_Reply):
     description: Text
 
 
+class ExtractedFact(_Reply):
+    """A fact stated in the dialogue (住址 北京): a slot's value as of its message. Which value
+    is current is decided in SQL per chain (model int_memory_facts_resolved), not here."""
+
+    subject: Text
+    attribute: Text
+    value: Text
+    # the numbered message stating it (its lines are the fact's lines; else the batch's last)
+    message: int | None = Field(default=None, ge=1)
+    # values of this slot the fact ends (a `many` attribute's values end only so)
+    supersedes: list[Text] = Field(default_factory=list, max_length=30)
+
+
 class ExtractionReply(_Reply):
     """The whole extraction reply."""
 
     events: list[ExtractedEvent] = Field(default_factory=list)
     entities: list[ExtractedEntity] = Field(default_factory=list)
+    facts: list[ExtractedFact] = Field(default_factory=list)
 
 
 class ConsolidatedEntity(_Reply):
@@ -177,13 +191,21 @@ def extract(
     agent_name: str,
     user_name: str,
     max_attempts: int,
+    fact_attributes: str = "（无）",
+    current_facts: str = "（暂无）",
 ) -> ExtractionReply:
-    """Events and entities from one batch of dialogue, from the character's point of view."""
+    """Events, entities and facts from one batch of dialogue, from the character's point of
+    view. `fact_attributes`: the attributes and aliases the prompt lists; `current_facts`: the
+    facts current on the batch's chain (facts.fact_prompt_values renders both)."""
+    system = prompt(
+        "extraction_zh",
+        agent_name=agent_name,
+        user_name=user_name,
+        fact_attributes=fact_attributes,
+        current_facts=current_facts,
+    )
     messages = [
-        {
-            "role": "system",
-            "content": prompt("extraction_zh", agent_name=agent_name, user_name=user_name),
-        },
+        {"role": "system", "content": system},
         {"role": "user", "content": render_dialogue(dialogue)},
     ]
     return ask(llm, messages, ExtractionReply, max_attempts, "extraction")

@@ -36,6 +36,7 @@ PLAYER_TABLES = (
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",
+    "memory_fact",
     "memory_recall_log",
     "memory_extraction_batch",
     "memory_extracted_line",

@@ -104,6 +104,32 @@ class MemoryEvent(SQLModel, table=True):
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
 
 
+class MemoryFact(SQLModel, table=True):
+    """A fact about someone as a character heard it stated: a slot (subject, attribute) and
+    its value, stated at one line of a save. Never updated: which value is current is resolved
+    per save chain at query time (model int_memory_facts_resolved), so a reload, a fork or a
+    return to the tip needs no write. Ids come from the entity sequence, so an id recall
+    returns names one memory of either (a recalled fact's strength update matches no entity)."""
+
+    __tablename__ = "memory_fact"
+
+    id: int | None = _key_column("memory_entity_id_seq")
+    agent_id: str = Field(index=True)
+    user_id: str = Field(index=True)
+    subject: str
+    attribute: str  # as stated; the seed memory_fact_attribute_aliases maps it to its slot
+    value: str
+    # the values of this slot a later `many` fact ends (JSON list of text)
+    supersedes: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    save_id: int | None = Field(default=None, sa_type=sa.BigInteger, index=True)
+    # the line stating it (the last line of its message): its chain position orders a slot
+    line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # every line of the message it came from (JSON list of ids)
+    line_ids: list[int] = Field(default_factory=list, sa_type=sa.JSON)
+    batch_key: str | None = None
+    created_at: datetime = Field(sa_type=_TS)
+
+
 class MemoryEventLine(SQLModel, table=True):
     """A line an extracted event came from: the lines of the transcript message the
     extraction reply names, else every line of its batch; written with the event, deleted
@@ -343,6 +369,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryEntity),
     _table(MemoryEvent),
     _table(MemoryEventTerm),
+    _table(MemoryFact),
     _table(MemoryRecallLog),
     _table(MemoryExtractionBatch),
     _table(MemoryExtractedLine),

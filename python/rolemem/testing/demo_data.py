@@ -58,6 +58,25 @@ def _load_dynamic_demo(path: str) -> None:
                 user_id=user,
                 user_name=demo["user_name"],
             )
+        # facts that changed (住址 南京 then 上海; 爱好 钢琴 ended by 游泳), stated at lines of
+        # a demo save (`line`: its n-th line)
+        for fact in demo["facts"]:
+            lines = memory.store.run(
+                "select line.id from line inner join save on save.id = line.save_id "
+                "where save.name = $name order by line.id",
+                {"name": fact["save"]},
+            )
+            line_id = lines[fact["line"] - 1][0]
+            memory.add_fact(
+                **{k: v for k, v in fact.items() if k not in ("save", "line")},
+                agent_id=agent,
+                user_id=user,
+                save_id=memory.store.run(
+                    "select save_id from line where id = $id", {"id": line_id}
+                )[0][0],
+                line_id=line_id,
+                created_at=datetime(2024, 5, 1, 20, 0),
+            )
 
 
 def _dynamic_demo() -> dict[str, Any]:

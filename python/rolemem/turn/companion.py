@@ -398,6 +398,16 @@ class Companion:
             }
             for entity in dynamic.memory_entities
         ]
+        if dynamic.superseded_facts:
+            # facts a later one on this branch replaced: left out before the entity limit
+            rows.append(
+                {
+                    "layer": "dynamic_entity",
+                    "item": f"{dynamic.superseded_facts} superseded facts",
+                    "status": "superseded",
+                    "why": "a later fact on the current branch replaced them",
+                }
+            )
         rows.append(
             {
                 "layer": "history",

@@ -125,13 +125,13 @@ class MemoryEdit(OfficialMemoryEdit):
 
 
 class Edited(Response):
-    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_type: Literal["event", "entity", "fact"] = field("event, entity or fact.", "event")
     memory_id: int = field("Its id now (a new one when an event's text changed).", 17)
     status: Literal["updated"] = field("updated.", "updated")
 
 
 class Archived(Response):
-    memory_type: Literal["event", "entity"] = field("event or entity.", "event")
+    memory_type: Literal["event", "entity", "fact"] = field("event, entity or fact.", "event")
     memory_id: int = field("The memory archived.", 17)
     status: Literal["archived"] = field("Archived (reason deleted), not destroyed.", "archived")
 
@@ -156,6 +156,7 @@ class ForgetRequest(Request):
 class Forgotten(Response):
     events: int = field("Events archived or removed.", 14)
     entities: int = field("Entities archived or removed.", 6)
+    facts: int = field("Facts archived or removed.", 3)
     archived_rows: int | None = field("With purge: archive rows removed.", 20, default=None)
     recall_log_rows: int | None = field("With purge: recall log rows removed.", 0, default=None)
     deleted: dict[str, int] | None = field(
@@ -289,3 +290,29 @@ class CreatedEvent(Response):
 
 class CreatedEntity(Response):
     entity_id: int = field("The new entity.", 8)
+
+
+class FactItem(Response):
+    """A fact a character holds about the player, as resolved on the save's chain."""
+
+    fact_id: int = field("The fact.", 31)
+    subject: str = field("Whom it is about.", "阿远")
+    attribute: str = field("The slot's attribute (an alias mapped: 居住地 is 住址).", "住址")
+    stated_attribute: str = field("The attribute as it was stated.", "居住地")
+    value: str = field("The value.", "北京")
+    cardinality: Literal["one", "many"] = field(
+        "`one`: a later value replaces it; `many`: values add up until one is superseded.", "one"
+    )
+    save_id: int | None = field("The save it was extracted on.", 2)
+    line_id: int | None = field("The line stating it.", 21)
+    line_ids: list[int] = field("The lines of the message stating it.", [21])
+    is_current: bool = field("No later fact on the chain ended it.", True)
+    ended_by_fact_id: int | None = field("The later fact that ended it (history).", None)
+    ended_at_line_id: int | None = field("The line of the fact that ended it (history).", None)
+    created_at: GameTime = field("When it was written.", "2024-05-01T20:05:00")
+
+
+class FactEdit(Request):
+    """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
+
+    value: str = text("The new value.", "杭州", max_length=MEMORY_LENGTH)

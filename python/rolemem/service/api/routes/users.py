@@ -20,6 +20,8 @@ from ...schemas.memories import (
     ArchivePage,
     Edited,
     Export,
+    FactEdit,
+    FactItem,
     ForgetRequest,
     Forgotten,
     MemoryEdit,
@@ -134,6 +136,41 @@ async def timeline(
 
 
 @router.get(
+    "/users/{user_id}/facts",
+    response_model=list[FactItem],
+    summary="A player's facts",
+    description="The facts the character holds about the player that are current on the "
+    "save's branch (a later value on the branch replaces a `one` attribute's; a `many` "
+    "value lasts until a later fact supersedes it), each with its lines. `history=true` "
+    "adds the values a later fact ended, with the line that ended them. Without `save_id`, "
+    "the facts of every save, ordered by their lines.",
+    responses=responses(400, 401, 403, 404, 422),
+)
+async def facts(
+    request: Request,
+    user_id: UserId,
+    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    save_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
+    ] = None,
+    history: Annotated[bool, Query(description="Also the values a later fact ended.")] = False,
+) -> Any:
+    store = _store(request)
+
+    def read() -> list[dict[str, Any]]:
+        if save_id is not None:
+            with store.engine.reading() as cur:
+                saves.owned_save(
+                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+                )
+        return store.loop.memory.facts(
+            user_id=user_id, agent_id=agent_id, save_id=save_id, history=history
+        )
+
+    return await store.run(request, read, timeout=store.settings.request_timeout)
+
+
+@router.get(
     "/users/{user_id}/archive",
     response_model=ArchivePage,
     summary="A player's archived memories",
@@ -159,6 +196,44 @@ async def archive(
         offset=offset,
     )
     return {"items": items, "limit": limit, "offset": offset}
+
+
+# before the routes of any kind: a fact's path is theirs with kind `fact`
+@router.patch(
+    "/users/{user_id}/memories/fact/{memory_id}",
+    response_model=Edited,
+    summary="Change a player's fact",
+    description="A new value is a new fact stated at the same line, so it is current wherever "
+    "the old one was; the old row stays (`GET /users/{user_id}/facts?history=true` shows it "
+    "ended). Answers the new fact's id.",
+    responses=responses(400, 401, 404, 413, 422),
+)
+async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
+    store = _store(request)
+
+    def change() -> dict[str, Any]:
+        new_id = store.memory.change_fact(user_id=user_id, fact_id=memory_id, value=body.value)
+        return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
+
+    return await store.run(None, change)
+
+
+@router.delete(
+    "/users/{user_id}/memories/fact/{memory_id}",
+    response_model=Archived,
+    summary="Delete a player's fact",
+    description="Moved to the archive (reason deleted): the value stated before it on a "
+    "branch is current there again.",
+    responses=responses(401, 404, 422),
+)
+async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) -> Any:
+    store = _store(request)
+
+    def delete() -> dict[str, Any]:
+        store.memory.delete_fact(user_id=user_id, fact_id=memory_id)
+        return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
+
+    return await store.run(None, delete)
 
 
 @router.patch(

@@ -1,0 +1,196 @@
+"""Facts that change: a player's facts as a character heard them, each stated at a line, and
+which of them is current on a save's chain (model int_memory_facts_resolved: the rule lives
+there once). A fact row is never updated: a changed value is a new row, a deleted one moves to
+the archive, and the earlier value on the chain is current again."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..errors import NotFoundError
+from ..schema.memory import MemoryFact
+from ..sql.project import write_sql
+from .base import _tracked
+from .checks import MemoryInputError, checked_text, naive_time
+from .lookups import _PLANNER
+from .recall import _Recall
+
+# one row per fact on the chain, a slot's facts in chain order
+_FACTS_SELECT = """
+select
+    fact_id, subject, attribute, stated_attribute, value, cardinality, save_id, line_id,
+    line_ids_json, is_current, ended_by_fact_id, ended_at_line_id, created_at
+from int_memory_facts_resolved
+where is_current or cast($history as boolean)
+order by subject, attribute, line_position, fact_id
+"""
+
+
+def _ids(value: Any) -> list[int]:
+    """A JSON list of line ids as an engine returns it (text, or parsed)."""
+    parsed = json.loads(value) if isinstance(value, str) else value
+    return [int(item) for item in parsed or []]
+
+
+class _Facts(_Recall):
+    """Facts written, resolved per chain, listed."""
+
+    @_tracked
+    def facts(
+        self,
+        *,
+        user_id: str,
+        agent_id: str,
+        save_id: int | None = None,
+        history: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The player's facts `agent_id` holds current on the save's chain (without a save:
+        ordered by their lines), each with its lines; `history=True` adds the values a later
+        fact ended, with the fact and the line that ended them."""
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
+        if not isinstance(history, bool):
+            raise MemoryInputError(f"history must be true or false, got {history!r}")
+        params = {
+            **self._scope_params(save_id, "save", user_id),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "user_name": None,
+            "agent_name": None,
+            "query_text": "",
+            "tokens": [],
+            "query_embedding": None,
+            "reference_cosines": None,
+            "now": datetime.now(),
+            "result_limit": 1,
+            "score_threshold": 0.0,
+            "roulette_seed": None,
+        }
+        sql = self._models_sql("int_memory_facts_resolved", _FACTS_SELECT)
+        rows = self._store.records(sql, self._bound([params], {"history": history}), _PLANNER)
+        return [
+            {
+                **{k: v for k, v in row.items() if k != "line_ids_json"},
+                "line_ids": _ids(row["line_ids_json"]),
+            }
+            for row in rows
+        ]
+
+    @_tracked
+    def add_fact(
+        self,
+        *,
+        user_id: str,
+        agent_id: str,
+        subject: str,
+        attribute: str,
+        value: str,
+        save_id: int | None = None,
+        line_id: int | None = None,
+        line_ids: Iterable[int] | None = None,
+        supersedes: Iterable[str] = (),
+        created_at: datetime | None = None,
+    ) -> int:
+        """A fact stated at `line_id` of save `save_id` (its message's lines: `line_ids`,
+        default that line); its id. Whether it is current is resolved per chain."""
+        self._writable()
+        row = {
+            "user_id": checked_text(user_id, "user_id"),
+            "agent_id": checked_text(agent_id, "agent_id"),
+            "subject": checked_text(subject, "subject"),
+            "attribute": checked_text(attribute, "attribute"),
+            "value": checked_text(value, "value"),
+            "supersedes": json.dumps(
+                [checked_text(item, "supersedes") for item in supersedes], ensure_ascii=False
+            ),
+            "save_id": save_id,
+            "line_id": line_id,
+            "line_ids": json.dumps(
+                [int(item) for item in line_ids]
+                if line_ids is not None
+                else ([line_id] if line_id is not None else [])
+            ),
+            "batch_key": None,
+            "created_at": naive_time(created_at or datetime.now(), "created_at"),
+        }
+        with self._store.transaction() as cur:
+            inserted = cur.execute(write_sql("insert_memory_fact", engine=self._store.name), row)
+            found = inserted.fetchone()
+        assert found is not None  # insert ... returning answers one row
+        return int(found[0])
+
+    @_tracked
+    def change_fact(
+        self, *, user_id: str, fact_id: int, value: str, now: datetime | None = None
+    ) -> int:
+        """The player's fact `fact_id` with a new value: a new fact at the same line (so it
+        ends the old one in a `one` slot, and names it in `supersedes` for a `many`); the old
+        row stays as it was. The new fact's id."""
+        old = self._own_fact(user_id, fact_id)
+        return self.add_fact(
+            user_id=user_id,
+            agent_id=old["agent_id"],
+            subject=old["subject"],
+            attribute=old["attribute"],
+            value=value,
+            save_id=old["save_id"],
+            line_id=old["line_id"],
+            line_ids=_ids(old["line_ids"]),
+            supersedes=[old["value"]],
+            created_at=now,
+        )
+
+    @_tracked
+    def delete_fact(self, *, user_id: str, fact_id: int, now: datetime | None = None) -> int:
+        """The player's fact `fact_id` archived (reason `deleted`) and removed: the value stated
+        before it on each chain is current again. Its id."""
+        self._writable()
+        self._own_fact(user_id, fact_id)
+        with self._store.transaction() as cur:
+            cur.execute(
+                archive_facts_sql(self._store.name),
+                {
+                    "ids": [fact_id],
+                    "user_id": user_id,
+                    "reason": "deleted",
+                    "now": naive_time(now or datetime.now(), "now"),
+                },
+            ).fetchall()
+            cur.execute(
+                write_sql("delete_memories", "memory_fact", "id", engine=self._store.name),
+                {"ids": [fact_id]},
+            ).fetchall()
+        return fact_id
+
+    def _own_fact(self, user_id: str, fact_id: Any) -> dict[str, Any]:
+        """The player's fact `fact_id`; NotFoundError when it is not theirs (or none)."""
+        checked_text(user_id, "user_id")
+        if isinstance(fact_id, bool) or not isinstance(fact_id, int) or not 0 < fact_id < 2**63:
+            raise MemoryInputError(f"id must be a positive 64-bit integer, got {fact_id!r}")
+        found = self._store.records(_OWN_FACT_SQL, {"id": fact_id, "user_id": user_id})
+        if not found:
+            raise NotFoundError(f"no fact {fact_id} of player {user_id!r}", field="id")
+        return found[0]
+
+
+_OWN_FACT_SQL = """
+select id, agent_id, subject, attribute, value, save_id, line_id, line_ids
+from memory_fact
+where id = $id and user_id = $user_id"""
+
+
+@functools.cache
+def archive_facts_sql(engine: str) -> str:
+    """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
+    them)."""
+    columns = tuple(
+        (column.name, "varchar" if isinstance(column.type, sa.DateTime) else None)
+        for column in MemoryFact.__table__.columns  # type: ignore[attr-defined]
+    )
+    return write_sql("archive_facts", columns, engine=engine)

@@ -1,0 +1,100 @@
+"""The facts of an extraction reply as rows: each with the lines of the message stating it
+(the transcript's `message` number mapped through the memory builder's spans), else the
+batch's last line. Written with the batch, in its transaction; never updated afterwards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..sql.project import write_sql
+from .extraction_reply import ExtractionReply
+
+# the attributes and their aliases as the extraction prompt lists them (the seeds the store
+# holds: memory_fact_attributes, memory_fact_attribute_aliases)
+_ATTRIBUTES_SQL = """
+select
+    attributes.cardinality,
+    attributes.attribute,
+    list(aliases.alias order by aliases.alias) filter (where aliases.alias is not null)
+from memory_fact_attributes as attributes
+left join memory_fact_attribute_aliases as aliases
+    on aliases.attribute = attributes.attribute
+group by attributes.cardinality, attributes.attribute
+order by attributes.cardinality desc, attributes.attribute"""
+# at most this many current facts are shown to the LLM (the newest on the chain)
+_SHOWN_FACTS = 100
+_CARDINALITY = {"one": "一个值", "many": "多个值"}
+
+
+def fact_rows(
+    reply: ExtractionReply,
+    batch: Mapping[str, Any],
+    state: Mapping[str, Any],
+    lines: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """insert_memory_fact's parameters, one per fact of `reply`. `lines`: the batch's lines
+    in chain order; `messages`: message_spans over them (first/last line positions)."""
+    rows = []
+    for fact in reply.facts:
+        message = (
+            messages[fact.message - 1] if fact.message and fact.message <= len(messages) else None
+        )
+        span = (
+            [line["id"] for line in lines[message["first_line"] : message["last_line"] + 1]]
+            if message is not None
+            else [batch["last_line_id"]]
+        )
+        rows.append(
+            {
+                "agent_id": state["agent_id"],
+                "user_id": state["user_id"],
+                "subject": fact.subject,
+                "attribute": fact.attribute,
+                "value": fact.value,
+                "supersedes": json.dumps(list(fact.supersedes), ensure_ascii=False),
+                "save_id": state["save_id"],
+                # the stating line: the message's last (its chain position orders the slot)
+                "line_id": span[-1],
+                "line_ids": json.dumps(span),
+                "batch_key": batch["batch_key"],
+                "created_at": state["now"],
+            }
+        )
+    return rows
+
+
+def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> list[int]:
+    """The facts inserted in the caller's transaction; their ids."""
+    sql = write_sql("insert_memory_fact", engine=engine)
+    ids = []
+    for row in rows:
+        inserted = cur.execute(sql, dict(row)).fetchone()
+        assert inserted is not None  # insert ... returning answers one row
+        ids.append(inserted[0])
+    return ids
+
+
+def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -> dict[str, str]:
+    """The extraction prompt's `fact_attributes` (each cardinality's attributes with their
+    aliases) and `current_facts` (what is current on the save's chain, newest last)."""
+    with memory.con.cursor() as cur:
+        rows = cur.execute(_ATTRIBUTES_SQL).fetchall()
+    listed: dict[str, list[str]] = {}
+    for cardinality, attribute, aliases in rows:
+        named = f"{attribute}（{'、'.join(aliases)}）" if aliases else attribute
+        listed.setdefault(cardinality, []).append(named)
+    attributes = "\n".join(
+        f"   {_CARDINALITY[cardinality]}：{'、'.join(names)}"
+        for cardinality, names in listed.items()
+    )
+    current = sorted(
+        memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
+        key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),
+    )[-_SHOWN_FACTS:]
+    known = "\n".join(
+        f"   {fact['subject']} {fact['attribute']}：{fact['value']}" for fact in current
+    )
+    return {"fact_attributes": attributes or "（无）", "current_facts": known or "   （暂无）"}
