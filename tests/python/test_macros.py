@@ -31,6 +31,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "add_missing_column": ("line", "scene", "varchar"),
     "append_columns": ("recall_stopwords", ("word", "reason")),
     "archive_memories": ("memory_event", (("id", None), ("created_at", "varchar"))),
+    "archive_facts": ((("id", None), ("created_at", "varchar")),),
     "backfill_event_lines": ("events",),
     "create_table_from_query": ("memory_messages", "select save.id as save_id from save"),
     "create_table_with_columns": ("verdicts", "character_id varchar, verdict boolean"),
@@ -114,6 +115,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "evaluate_conditions": ("conditions", "condition_values", "contexts", "context_values"),
     "expand_recall_words": ("requests", "recall_stopwords", "association_words"),
     "find_chain_problems": ("steps",),
+    "resolve_facts": ("facts", "query_id"),
     "newest_events_per_query": (
         "queries",
         "events",

@@ -60,7 +60,7 @@ def test_every_operation_is_described_with_its_errors_and_a_typed_answer(spec):
         for path, methods in spec["paths"].items()
         for method, operation in methods.items()
     ]
-    assert len(operations) == 47
+    assert len(operations) == 48
     for path, method, operation in operations:
         where = f"{method.upper()} {path}"
         assert operation.get("summary") and operation.get("description"), where

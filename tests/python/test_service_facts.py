@@ -144,6 +144,12 @@ def test_a_slot_follows_the_chain_and_no_fact_row_is_updated(game):
     assert {json.loads(row[6])[0] for row in facts} == {ids[0], ids[2], ids[4]}
 
     assert current(client, save) == [("住址", "北京", [ids[4]]), *hobbies]
+    # what the character knows about the player on the save: the current facts, with lines
+    known = client.get(f"/users/{PLAYER}/knowledge", params={"agent_id": "qiyu", "save_id": save})
+    assert known.status_code == 200, known.text
+    assert [
+        (item["attribute"], item["content"], item["line_ids"]) for item in known.json()["facts"]
+    ] == [("住址", "北京", [ids[4]]), *hobbies]
     answer = turn(client, save)
     at_tip = prompt_text(answer)
     # 上海 was replaced: counted in the trace, never a candidate
@@ -198,6 +204,14 @@ def test_another_player_reads_none_of_the_facts(game):
     assert theirs.status_code in (403, 404), theirs.text
     assert error_of(theirs)["field"] == "save_id"
     assert client.get("/users/other/facts", params={"agent_id": "qiyu"}).json() == []
+    # nor what the character knows about this player
+    theirs = client.get("/users/other/knowledge", params={"agent_id": "qiyu", "save_id": save})
+    assert theirs.status_code in (403, 404) and error_of(theirs)["field"] == "save_id"
+    assert client.get("/users/other/knowledge", params={"agent_id": "qiyu"}).json() == {
+        "facts": [],
+        "entities": [],
+        "events": [],
+    }
 
 
 def test_a_changed_fact_is_a_new_row_and_a_deleted_one_gives_the_slot_back(game):

@@ -206,6 +206,19 @@ def test_a_fork_and_a_reload_replay_only_what_a_cut_left_and_deletes_stay(game):
     play(client, parent, range(21, 22), "lake")  # turn 20 sent
     settled(client, llm, parent, 5)
     assert sent_turns(llm.requests[-1]) == [20]
+    # what the character knows there: the memories the parent's branch shows, with their lines
+    known = client.get(f"/users/{PLAYER}/knowledge", params={"agent_id": "qiyu", "save_id": parent})
+    assert known.status_code == 200, known.text
+    events = {item["content"]: item["line_ids"] for item in known.json()["events"]}
+    assert events == {
+        "第1批的整段": lines[0:8],
+        "第2次提取的事": [lines[8]],
+        "第3批的整段": lines[9:14],
+        "第3次提取的事": [lines[9]],
+        "第5批的整段": events["第5批的整段"],
+        "第5次提取的事": events["第5次提取的事"],
+    }
+    assert events["第5次提取的事"] == events["第5批的整段"][:1]
     # what the player deleted stayed deleted: no save extracted its lines again
     assert live_events(client) == [
         "第1批的整段",

@@ -17,7 +17,7 @@ from ..errors import NotFoundError
 from ..schema.memory import MemoryFact
 from ..sql.project import write_sql
 from .base import _tracked
-from .checks import MemoryInputError, checked_text, naive_time
+from .checks import MemoryInputError, _count, checked_text, naive_time
 from .lookups import _PLANNER
 from .recall import _Recall
 
@@ -30,6 +30,16 @@ from int_memory_facts_resolved
 where is_current or cast($history as boolean)
 order by subject, attribute, line_position, fact_id
 """
+
+
+# what the character holds about the player, one row per memory (mart
+# memory_character_knowledge), by kind and rank
+_KNOWLEDGE_SELECT = """
+select memory_type, memory_id, subject, attribute, content, strength, save_id, line_ids
+from memory_character_knowledge
+order by memory_type, knowledge_rank
+"""
+_KNOWLEDGE_KINDS = {"fact": "facts", "entity": "entities", "event": "events"}
 
 
 def _ids(value: Any) -> list[int]:
@@ -81,6 +91,38 @@ class _Facts(_Recall):
             }
             for row in rows
         ]
+
+    @_tracked
+    def knowledge(
+        self, *, user_id: str, agent_id: str, save_id: int | None = None, limit: int = 10
+    ) -> dict[str, list[dict[str, Any]]]:
+        """What `agent_id` holds about the player on the save (mart
+        memory_character_knowledge): the facts current on its chain, the player's entities and
+        the `limit` strongest events the save may see, each with the lines it came from."""
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
+        params = {
+            **self._scope_params(save_id, None, user_id),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "user_name": None,
+            "agent_name": None,
+            "query_text": "",
+            "tokens": [],
+            "query_embedding": None,
+            "reference_cosines": None,
+            "now": datetime.now(),
+            "result_limit": _count(limit, "limit", low=1, high=1000),
+            "score_threshold": 0.0,
+            "roulette_seed": None,
+        }
+        sql = self._models_sql("memory_character_knowledge", _KNOWLEDGE_SELECT)
+        known: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _KNOWLEDGE_KINDS.values()}
+        for row in self._store.records(sql, self._bound([params]), _PLANNER):
+            lines = row.pop("line_ids")
+            row["line_ids"] = None if lines is None else [int(line) for line in lines]
+            known[_KNOWLEDGE_KINDS[row.pop("memory_type")]].append(row)
+        return known
 
     @_tracked
     def add_fact(

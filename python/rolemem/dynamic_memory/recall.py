@@ -205,7 +205,7 @@ class _Recall(_Lookups):
         variables = self._plan_variables(inputs)
         sql = self._models_sql(
             _TARGETS,
-            query_select(candidates, self._store.name, variables["recall_facts"]),
+            query_select(candidates, self._store.name, variables.get("recall_facts", True)),
             variables,
         )
         dense, stats = dense_batch(

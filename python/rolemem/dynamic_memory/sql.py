@@ -126,6 +126,10 @@ def _reachable(player: str = "") -> dict[str, str]:
         where
             list_contains(cast($agent_id as varchar[]), agent_id)
             and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        # the lines the player's events came from
+        "source_memory_event_line": f"""
+        select * from memory_event_line
+        where list_contains(cast($user_id as varchar[]), user_id){player}""",
         # the lines replacement batches stand in for (the branch rule hides them there)
         "source_memory_batch_line": f"""
         select * from memory_batch_line

@@ -312,6 +312,31 @@ class FactItem(Response):
     created_at: GameTime = field("When it was written.", "2024-05-01T20:05:00")
 
 
+class KnownItem(Response):
+    """One memory a character holds about the player on a save."""
+
+    memory_id: int = field("The fact, entity or event.", 31)
+    subject: str | None = field("A fact's subject, an entity's name (null: events).", "阿远")
+    attribute: str | None = field("A fact's attribute, an entity's keyword.", "住址")
+    content: str = field("A fact's value, an entity's or an event's description.", "北京")
+    strength: int | None = field("An entity's or an event's strength (null: facts).", None)
+    save_id: int | None = field("The save a fact or an event was extracted on.", 2)
+    line_ids: list[int] | None = field(
+        "The lines it came from (null: entities, events added by hand).", [21]
+    )
+
+
+class Knowledge(Response):
+    """What a character holds about the player on a save."""
+
+    facts: list[KnownItem] = field("The facts current on the save's branch.", [])
+    entities: list[KnownItem] = field("The player's entities, strongest first.", [])
+    events: list[KnownItem] = field(
+        "The strongest events the save may see (its branch, the player's other playthroughs).",
+        [],
+    )
+
+
 class FactEdit(Request):
     """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
 

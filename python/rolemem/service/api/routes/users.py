@@ -24,6 +24,7 @@ from ...schemas.memories import (
     FactItem,
     ForgetRequest,
     Forgotten,
+    Knowledge,
     MemoryEdit,
     MemoryKind,
     MemoryPage,
@@ -165,6 +166,39 @@ async def facts(
                 )
         return store.loop.memory.facts(
             user_id=user_id, agent_id=agent_id, save_id=save_id, history=history
+        )
+
+    return await store.run(request, read, timeout=store.settings.request_timeout)
+
+
+@router.get(
+    "/users/{user_id}/knowledge",
+    response_model=Knowledge,
+    summary="What a character knows about the player",
+    description="What the character holds about the player on the save: the facts current on "
+    "its branch, the player's entities and the `limit` strongest events the save may see, "
+    "each with the lines it came from.",
+    responses=responses(400, 401, 403, 404, 422),
+)
+async def knowledge(
+    request: Request,
+    user_id: UserId,
+    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
+    save_id: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Events at most.")] = 10,
+) -> Any:
+    store = _store(request)
+
+    def read() -> dict[str, Any]:
+        if save_id is not None:
+            with store.engine.reading() as cur:
+                saves.owned_save(
+                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+                )
+        return store.loop.memory.knowledge(
+            user_id=user_id, agent_id=agent_id, save_id=save_id, limit=limit
         )
 
     return await store.run(request, read, timeout=store.settings.request_timeout)
