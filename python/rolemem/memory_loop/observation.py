@@ -71,7 +71,11 @@ class _Observation(_Extraction):
                 "script_role_id": script_role,
                 "scene": scene,
                 "now": now,
-                "root_line_id": plan["root_line_id"],
+                # the chain's first line (position 0) names the dialogue tree
+                "root_line_id": next(
+                    (line["id"] for line in plan["lines"] or [] if line["line_position"] == 0),
+                    None,
+                ),
             }
             if not batches:
                 with self.memory.store.transaction() as cur:

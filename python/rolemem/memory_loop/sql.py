@@ -150,8 +150,6 @@ select
     saves.user_name as save_user_name,
     -- what the plan read, so a context window can be reused while both stay the same
     tips.tip_line_id as chain_tip_line_id,
-    -- the chain's first line: it names the dialogue tree the memories are extracted in
-    roots.line_id as root_line_id,
     marks.batch_last_line_ids,
     coalesce(extracted.extracted_line_count, 0) as extracted_line_count,
     -- the lean plan holds only where no memory was cut off the chain: else plan in full
@@ -173,7 +171,7 @@ left join int_loop_watermarks as watermarks
 left join int_loop_context_windows as windows
     on windows.save_id = observations.save_id and windows.target_key = observations.target_key
 -- the lines from the first pending one (what extraction takes: after the watermark, and
--- replay lines before it) and those of the context window
+-- replay lines before it), those of the context window, and the chain's first
 left join (
     select
         observed.save_id,
@@ -192,12 +190,12 @@ left join (
             starts.window_start_position,
             coalesce(starts.first_pending_position, marks.watermark_position + 1)
         )
+        -- the chain's first line: it names the dialogue tree memories are extracted in
+        or chain.line_position = 0
     group by observed.save_id, observed.target_key
 ) as lines
     on lines.save_id = observations.save_id and lines.target_key = observations.target_key
 left join int_save_history_tips as tips on tips.save_id = observations.save_id
-left join int_lines_chained_to_root as roots
-    on roots.save_id = observations.save_id and roots.line_position = 0
 -- the batch's saves only: a join with the whole table is a scan of every save of the game
 left join (
     select id, user_id, user_name from save
