@@ -12,10 +12,15 @@
     An event with no source save (added by hand) always shows. Events written before they
     kept their tree follow the rule they were written under: another save of the player off
     the query's lineage (the saves its chain passes through) shows. Nothing is deleted: go
-    back and a hidden event returns.
+    back and a hidden event returns. The defaults read the joins of macro event_scope_joins.
 #}
-{% macro is_event_in_scope(event, query, chain_line_id, root_line_id_on_chain, hidden_batch_key)
--%}
+{% macro is_event_in_scope(
+    event,
+    query,
+    chain_line_id='query_chains.line_id',
+    root_line_id_on_chain='tree_roots.line_id',
+    hidden_batch_key='hidden_batches.batch_key'
+) -%}
     (
         {{ event }}.save_id is null
         or ({{ chain_line_id }} is not null and {{ hidden_batch_key }} is null)

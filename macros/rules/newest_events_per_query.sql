@@ -40,26 +40,10 @@
                 events.agent_id = queries.agent_id
                 and events.user_id = queries.user_id
                 and events.scope = 'user'
-        left join {{ query_chains }} as query_chains
-            on
-                query_chains.query_id = queries.query_id
-                and query_chains.line_id = events.last_line_id
-        left join {{ query_chains }} as tree_roots
-            on
-                tree_roots.query_id = queries.query_id
-                and tree_roots.line_id = events.root_line_id
-        left join {{ hidden_batches }} as hidden_batches
-            on
-                hidden_batches.query_id = queries.query_id
-                and hidden_batches.batch_key = events.batch_key
-        where
-            {{ is_event_in_scope(
-                'events',
-                'queries',
-                'query_chains.line_id',
-                'tree_roots.line_id',
-                'hidden_batches.batch_key'
-            ) }}
+        {{ event_scope_joins(
+            'queries.query_id', query_chains=query_chains, hidden_batches=hidden_batches
+        ) | indent(4) }}
+        where {{ is_event_in_scope('events', 'queries') }}
     ) as ranked
     -- a filter after the window, not QUALIFY: PostgreSQL has none
     where timeline_rank <= timeline_size

@@ -252,26 +252,8 @@ final as (
         left join time_windows -- noqa: ST11
             on time_windows.query_id = per_event.query_id
     {% endif %}
-    left join query_chains
-        on
-            query_chains.query_id = per_event.query_id
-            and query_chains.line_id = events.last_line_id
-    left join query_chains as tree_roots
-        on
-            tree_roots.query_id = per_event.query_id
-            and tree_roots.line_id = events.root_line_id
-    left join hidden_batches
-        on
-            hidden_batches.query_id = per_event.query_id
-            and hidden_batches.batch_key = events.batch_key
-    where
-        {{ is_event_in_scope(
-            'events',
-            'queries',
-            'query_chains.line_id',
-            'tree_roots.line_id',
-            'hidden_batches.batch_key'
-        ) }}
+    {{ event_scope_joins('per_event.query_id') }}
+    where {{ is_event_in_scope('events', 'queries') }}
 )
 
 select * from final

@@ -92,26 +92,8 @@ seen_events as (
             events.agent_id = queries.agent_id
             and events.user_id = queries.user_id
             and events.scope = 'user'
-    left join query_chains
-        on
-            query_chains.query_id = queries.query_id
-            and query_chains.line_id = events.last_line_id
-    left join query_chains as tree_roots
-        on
-            tree_roots.query_id = queries.query_id
-            and tree_roots.line_id = events.root_line_id
-    left join hidden_batches
-        on
-            hidden_batches.query_id = queries.query_id
-            and hidden_batches.batch_key = events.batch_key
-    where
-        {{ is_event_in_scope(
-            'events',
-            'queries',
-            'query_chains.line_id',
-            'tree_roots.line_id',
-            'hidden_batches.batch_key'
-        ) }}
+    {{ event_scope_joins('queries.query_id') }}
+    where {{ is_event_in_scope('events', 'queries') }}
 ),
 
 -- the lines each of them came from

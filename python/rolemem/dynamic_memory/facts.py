@@ -63,25 +63,9 @@ class _Facts(_Recall):
         """The player's facts `agent_id` holds current on the save's chain (without a save:
         ordered by their lines), each with its lines; `history=True` adds the values a later
         fact ended, with the fact and the line that ended them."""
-        checked_text(user_id, "user_id")
-        checked_text(agent_id, "agent_id")
         if not isinstance(history, bool):
             raise MemoryInputError(f"history must be true or false, got {history!r}")
-        params = {
-            **self._scope_params(save_id, "save", user_id),
-            "agent_id": agent_id,
-            "user_id": user_id,
-            "user_name": None,
-            "agent_name": None,
-            "query_text": "",
-            "tokens": [],
-            "query_embedding": None,
-            "reference_cosines": None,
-            "now": datetime.now(),
-            "result_limit": 1,
-            "score_threshold": 0.0,
-            "roulette_seed": None,
-        }
+        params = self._listing(user_id, agent_id, save_id, "save")
         sql = self._models_sql("int_memory_facts_resolved", _FACTS_SELECT)
         rows = self._store.records(sql, self._bound([params], {"history": history}), _PLANNER)
         return [
@@ -99,23 +83,8 @@ class _Facts(_Recall):
         """What `agent_id` holds about the player on the save (mart
         memory_character_knowledge): the facts current on its chain, the player's entities and
         the `limit` strongest events the save may see, each with the lines it came from."""
-        checked_text(user_id, "user_id")
-        checked_text(agent_id, "agent_id")
-        params = {
-            **self._scope_params(save_id, None, user_id),
-            "agent_id": agent_id,
-            "user_id": user_id,
-            "user_name": None,
-            "agent_name": None,
-            "query_text": "",
-            "tokens": [],
-            "query_embedding": None,
-            "reference_cosines": None,
-            "now": datetime.now(),
-            "result_limit": _count(limit, "limit", low=1, high=1000),
-            "score_threshold": 0.0,
-            "roulette_seed": None,
-        }
+        limit = _count(limit, "limit", low=1, high=1000)
+        params = self._listing(user_id, agent_id, save_id, None, limit)
         sql = self._models_sql("memory_character_knowledge", _KNOWLEDGE_SELECT)
         known: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _KNOWLEDGE_KINDS.values()}
         for row in self._store.records(sql, self._bound([params]), _PLANNER):

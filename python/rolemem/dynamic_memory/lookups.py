@@ -137,9 +137,23 @@ class _Lookups(_Official):
     ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
+        params = self._listing(user_id, agent_id, save_id, memory_scope)
+        sql = self._models_sql("int_memory_timeline", _TIMELINE_SELECT)
+        return self._store.records(sql, self._bound([params]), planner=_PLANNER)
+
+    def _listing(
+        self,
+        user_id: str,
+        agent_id: str,
+        save_id: int | None,
+        memory_scope: str | None,
+        result_limit: int = 1,
+    ) -> dict[str, Any]:
+        """The one query (no text, no vector) a listing of the player's memories binds for the
+        query models: the timeline's, the facts', the character's knowledge."""
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
-        params = {
+        return {
             **self._scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
@@ -150,12 +164,10 @@ class _Lookups(_Official):
             "query_embedding": None,
             "reference_cosines": None,
             "now": datetime.now(),
-            "result_limit": 1,
+            "result_limit": result_limit,
             "score_threshold": 0.0,
             "roulette_seed": None,
         }
-        sql = self._models_sql("int_memory_timeline", _TIMELINE_SELECT)
-        return self._store.records(sql, self._bound([params]), planner=_PLANNER)
 
     # -- the query models on the store's engine ---------------------------------------------
 

@@ -53,6 +53,15 @@ def _store(request: Request) -> Store:
     return store
 
 
+def _check_save(store: Store, save_id: int | None, user_id: str) -> None:
+    """A read about a save reads the player's own only (another's is not found)."""
+    if save_id is not None:
+        with store.engine.reading() as cur:
+            saves.owned_save(
+                cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+            )
+
+
 @router.get(
     "/users/{user_id}/memories",
     response_model=MemoryPage,
@@ -126,11 +135,7 @@ async def timeline(
     store = _store(request)
 
     def read() -> list[dict[str, Any]]:
-        if save_id is not None:
-            with store.engine.reading() as cur:
-                saves.owned_save(
-                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
-                )
+        _check_save(store, save_id, user_id)
         return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
 
     return await store.run(request, read, timeout=store.settings.request_timeout)
@@ -159,11 +164,7 @@ async def facts(
     store = _store(request)
 
     def read() -> list[dict[str, Any]]:
-        if save_id is not None:
-            with store.engine.reading() as cur:
-                saves.owned_save(
-                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
-                )
+        _check_save(store, save_id, user_id)
         return store.loop.memory.facts(
             user_id=user_id, agent_id=agent_id, save_id=save_id, history=history
         )
@@ -192,11 +193,7 @@ async def knowledge(
     store = _store(request)
 
     def read() -> dict[str, Any]:
-        if save_id is not None:
-            with store.engine.reading() as cur:
-                saves.owned_save(
-                    cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
-                )
+        _check_save(store, save_id, user_id)
         return store.loop.memory.knowledge(
             user_id=user_id, agent_id=agent_id, save_id=save_id, limit=limit
         )
