@@ -1,24 +1,23 @@
--- The replacement batches each query's chain hides (the branch rule reads them): a line they
--- replace (the last line of a memory they stand in for) is on the chain, so the original shows
--- there and the replacement does not. None for a query without a save.
+-- The replacement batches each query's chain hides (the branch rule reads them): those its
+-- save's chain hides (model int_loop_hidden_batches, the rule once). None for a query without
+-- a save.
 with
 
-query_chains as (
-    select * from {{ ref('int_memory_query_chains') }}
+queries as (
+    select * from {{ ref('int_memory_queries') }}
 ),
 
-batch_lines as (
-    select * from {{ ref('stg_app__memory_batch_lines') }}
+hidden_batches as (
+    select * from {{ ref('int_loop_hidden_batches') }}
 ),
 
 final as (
-    select distinct
-        query_chains.query_id,
-        batch_lines.batch_key
-    from batch_lines
-    inner join query_chains
-        on query_chains.line_id = batch_lines.line_id
-    where batch_lines.relation = 'replaces'
+    select
+        queries.query_id,
+        hidden_batches.batch_key
+    from queries
+    inner join hidden_batches
+        on hidden_batches.save_id = queries.save_id
 )
 
 select * from final
