@@ -21,7 +21,11 @@ renamed as (
         action_content,
         audio_file,
         created_at,
-        scene
+        scene,
+        -- JSON lists, read as text on every engine (macro is_witnessed parses them); a
+        -- JSON null (what an ORM may write for none) says nothing, as SQL null does
+        nullif(cast(present_role_ids as varchar), 'null') as present_role_ids,
+        nullif(cast(present_script_role_ids as varchar), 'null') as present_script_role_ids
     from source
 )
 

@@ -84,6 +84,8 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "json_type_is": ("sample.a", "number"),
     "json_type_name": ("sample.a",),
     "list_has": ("sample.a", "sample.b"),
+    "lists_overlap": ("sample.a", "sample.b"),
+    "is_witnessed": ("sample", "sample", "sample"),
     "list_length": ("sample.a",),
     "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
     "list_of_rows": ("sample", "sample.a"),
@@ -106,6 +108,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
 # macros that render select columns of their own names
 COLUMNS: dict[str, tuple[object, ...]] = {
     "time_expression_window": ("sample", "sample.now", "sample.year"),
+    "inherited_presence": ("sample.a", "sample.b", "sample.c", "sample.d"),
 }
 JOINS: dict[str, tuple[object, ...]] = {
     "anti_join": ("other", "other.id = sample.id"),

@@ -52,7 +52,7 @@ def played(book: Saves) -> tuple[int, int, list[int]]:
 
 
 def test_roles_and_saves_take_chosen_or_new_keys(saves):
-    no_ids = {"character_id": None, "agent_id": None}
+    no_ids = {"character_id": None, "agent_id": None, "omniscient": False}
     assert saves.create_role("祁煜") == {"role_id": 2, "name": "祁煜", **no_ids}
     assert saves.create_role("钦灵的猫", role_id=40) == {
         "role_id": 40,

@@ -48,7 +48,13 @@ def played(game):
     """mumu's save with 祁煜 (role 2 in the demo store) and two turns."""
     client, app, _ = game
     role = post(client, "/roles", {"name": "祁煜"})
-    assert role == {"role_id": 2, "name": "祁煜", "character_id": None, "agent_id": None}
+    assert role == {
+        "role_id": 2,
+        "name": "祁煜",
+        "character_id": None,
+        "agent_id": None,
+        "omniscient": False,
+    }
     save = post(client, "/saves", {"user_id": "mumu", "name": "第一章"})
     assert save == {
         "save_id": 3,

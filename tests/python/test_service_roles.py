@@ -57,6 +57,10 @@ def roles(game):
 
 
 def test_a_role_carries_its_character_and_its_memory_owner(roles):
+    # none is a narrator unless it says so (POST /roles omniscient)
+    assert {name: role.pop("omniscient") for name, role in roles.items()} == dict.fromkeys(
+        roles, False
+    )
     assert roles == {
         "both": {"role_id": 2, "name": "祁煜", "character_id": "qiyu", "agent_id": "painter"},
         # the memory owner defaults to the character's id

@@ -47,6 +47,13 @@ final as (
         lines.action_content,
         lines.created_at,
         lines.scene,
+        -- who was present: what the line says, else what the chain said last
+        {{ inherited_presence(
+            'lines.present_role_ids',
+            'lines.present_script_role_ids',
+            'chain_lengths.max_depth - healthy_steps.depth',
+            'healthy_steps.save_id'
+        ) }},
         -- names a line that shows none (the role's name, when the line has a role)
         roles.role_name
     from healthy_steps

@@ -8,6 +8,10 @@ targets as (
     select * from {{ ref('int_memory_targets') }}
 ),
 
+witnesses as (
+    select * from {{ ref('int_role_witnesses') }}
+),
+
 -- cleaned before the join so each line is cleaned once, not once per target
 cleaned_history as (
     select
@@ -22,7 +26,9 @@ cleaned_history as (
         coalesce(content, '') as content,
         {{ blank_as_null('original_emotion') }} as emotion,
         {{ blank_as_null('tts_content') }} as tts_content,
-        {{ blank_as_null('action_content') }} as action_content
+        {{ blank_as_null('action_content') }} as action_content,
+        present_role_ids,
+        present_script_role_ids
     from history
 ),
 
@@ -46,13 +52,16 @@ cleaned as (
         {{ blank_as_null('targets.target_display_name') }} as target_display_name,
         {{ blank_as_null('targets.request_user_name') }} as request_user_name,
         {{ blank_as_null('targets.save_user_name') }} as save_user_name,
-        targets.use_context_emotion
+        targets.use_context_emotion,
+        {{ is_witnessed('cleaned_history', 'targets', 'witnesses') }} as is_witnessed
     from cleaned_history
     inner join targets
         on
             targets.save_id = cleaned_history.save_id
             -- write-time upkeep rebuilds a target's messages from its last one on
             and cleaned_history.line_position >= coalesce(targets.resume_line_position, 0)
+    left join witnesses
+        on witnesses.role_id = targets.target_role_id
 ),
 
 identified as (

@@ -4,7 +4,8 @@ classified as (
     select * from {{ ref('int_lines_classified_for_target') }}
 ),
 
--- another character's system prompt is not part of this character's memory at all
+-- another character's system prompt is not part of this character's memory at all, nor is
+-- a line it did not witness (absent from the scene)
 kept as (
     select
         *,
@@ -14,7 +15,7 @@ kept as (
             else 'others'
         end as speaker_side
     from classified
-    where line_kind <> 'other_system'
+    where line_kind <> 'other_system' and is_witnessed
 ),
 
 -- LAG marks where the speaking side changes. A message is keyed by the line just before it: a

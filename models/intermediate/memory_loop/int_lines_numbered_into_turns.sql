@@ -14,6 +14,10 @@ marked as (
         line_position,
         line_id,
         attribute,
+        role_id,
+        script_role_id,
+        present_role_ids,
+        present_script_role_ids,
         attribute = 'user'
         and coalesce(lag(attribute) over by_position <> 'user', true) as is_turn_start,
         {{ last_non_null('scene', 'line_position', 'save_id') }} as scene
@@ -27,6 +31,10 @@ final as (
         line_position,
         line_id,
         attribute,
+        role_id,
+        script_role_id,
+        present_role_ids,
+        present_script_role_ids,
         is_turn_start,
         sum(case when is_turn_start then 1 else 0 end) over (
             partition by save_id order by line_position

@@ -6,7 +6,8 @@
 -- line, sent again as a replacement batch. A line that yielded no memory, or whose memories
 -- all stay shown, is never sent again; a deleted memory cites nothing (it never comes back).
 -- With var loop_cuts false (a caller that found no batch cut on the chain: is_batch_cut),
--- every line sent is covered, and the citations are not planned.
+-- every line sent is covered, and the citations are not planned. A line the character did
+-- not witness (macro is_witnessed) is not its to extract: it has no row.
 {%- set cuts = var('loop_cuts', true) %}
 with
 
@@ -20,6 +21,10 @@ turns as (
 
 extracted_lines as (
     select * from {{ ref('stg_app__memory_extracted_lines') }}
+),
+
+witnesses as (
+    select * from {{ ref('int_role_witnesses') }}
 ),
 
 {% if cuts %}
@@ -83,7 +88,11 @@ final as (
                 and cited.target_key = observations.target_key
                 and cited.line_id = turns.line_id
     {% endif %}
-    where turns.turn_number > 0
+    left join witnesses
+        on witnesses.role_id = observations.target_role_id
+    where
+        turns.turn_number > 0
+        and {{ is_witnessed('turns', 'observations', 'witnesses') }}
 )
 
 select * from final

@@ -7,6 +7,8 @@ This module only binds the caller's lines and target as parameters, asks for the
 
 from __future__ import annotations
 
+import functools
+import json
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -51,22 +53,44 @@ _SAVE_TARGET_SQL = _TARGET_SELECT.format(
     save_user_name="(select user_name from source_save where id = $save_id)"
 )
 
-# Lines given in order, standing in for the recursive walk `int_lines_chained_to_root`.
-_GIVEN_LINES_SQL = """
-    select
-        cast(0 as bigint) as save_id,
-        unnest($positions::bigint[]) as line_position,
-        unnest($ids::bigint[]) as line_id,
-        unnest($role_ids::bigint[]) as role_id,
-        unnest($script_role_ids::varchar[]) as script_role_id,
-        unnest($attributes::varchar[]) as attribute,
-        unnest($display_names::varchar[]) as display_name,
-        unnest($contents::varchar[]) as content,
-        unnest($original_emotions::varchar[]) as original_emotion,
-        unnest($tts_contents::varchar[]) as tts_content,
-        unnest($action_contents::varchar[]) as action_content,
-        unnest($role_names::varchar[]) as role_name
-"""
+# Lines given in order, standing in for the recursive walk `int_lines_chained_to_root`, with
+# who was present inherited along them by the chain's rule (macro inherited_presence).
+_GIVEN_COLUMNS = (
+    ("line_position", "positions", "bigint"),
+    ("line_id", "ids", "bigint"),
+    ("role_id", "role_ids", "bigint"),
+    ("script_role_id", "script_role_ids", "varchar"),
+    ("attribute", "attributes", "varchar"),
+    ("display_name", "display_names", "varchar"),
+    ("content", "contents", "varchar"),
+    ("original_emotion", "original_emotions", "varchar"),
+    ("tts_content", "tts_contents", "varchar"),
+    ("action_content", "action_contents", "varchar"),
+    ("role_name", "role_names", "varchar"),
+    ("given_present_role_ids", "present_role_lists", "varchar"),
+    ("given_present_script_role_ids", "present_script_role_lists", "varchar"),
+)
+
+
+@functools.cache  # rendered once per engine
+def _given_lines_sql(engine: str) -> str:
+    presence = render_macro(
+        "inherited_presence",
+        "given_present_role_ids",
+        "given_present_script_role_ids",
+        "line_position",
+        "save_id",
+        engine=engine,
+    )
+    given = ", ".join(
+        f"unnest(${param}::{kind}[]) as {name}" for name, param, kind in _GIVEN_COLUMNS
+    )
+    columns = ", ".join(name for name, _, _ in _GIVEN_COLUMNS[:-2])
+    return (
+        f"select save_id, {columns}, {presence} "
+        f"from (select cast(0 as bigint) as save_id, {given}) as given"
+    )
+
 
 # Two point reads beat one joined query here (about 0.9 ms each on a million lines).
 _STORED_TIP_SQL = """
@@ -103,10 +127,12 @@ STORED_LINE_FIELDS = (
     "tts_content",
     "action_content",
     "role_name",
+    "present_role_ids",
+    "present_script_role_ids",
 )
 _STORED_LINES_SQL = """
 select line_id, role_id, script_role_id, attribute, display_name, content, original_emotion,
-    tts_content, action_content, role_name
+    tts_content, action_content, role_name, present_role_ids, present_script_role_ids
 from int_lines_chained_to_root
 where save_id = $save_id
 order by line_position
@@ -196,15 +222,48 @@ def _target_params(
     }
 
 
+def presence_or_none(value: Any, field: str, where: str) -> str | None:
+    """Who was present for a line (`present_role_ids`: role ids; `present_script_role_ids`:
+    script role ids, 1 and "1" alike) as the JSON text the line table stores; None: the line
+    does not say."""
+    if value is None:
+        return None
+    if isinstance(value, str):  # as stored: JSON text
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise LineError(f"{where}: {field} must be a list or None, got {value!r}") from None
+    if not isinstance(value, list | tuple):
+        raise LineError(f"{where}: {field} must be a list or None, got {value!r}")
+    check = int_or_none if field == "present_role_ids" else script_role_or_none
+    items = []
+    for item in value:
+        checked = check(item, field, where)
+        if checked is None:
+            raise LineError(f"{where}: {field} must not hold null")
+        items.append(checked)
+    return json.dumps(items, ensure_ascii=False)
+
+
 # (bound parameter, line field, check) — checks run per column, after collection, so the
-# common all-valid case costs one pass of cheap type tests.
+# common all-valid case costs one pass of cheap type tests. A pydantic line (SQLModel's
+# `Line`) declares a prefix of these fields (see _reader): role_name, which it lacks, last.
 _COLUMNS = (
     ("ids", "id", int_or_none),
     ("role_ids", "role_id", int_or_none),
     ("script_role_ids", "script_role_id", script_role_or_none),
-    *((f"{name}s", name, _text_or_none) for name in _TEXT_FIELDS),
+    *((f"{name}s", name, _text_or_none) for name in _TEXT_FIELDS if name != "role_name"),
+    ("present_role_lists", "present_role_ids", presence_or_none),
+    ("present_script_role_lists", "present_script_role_ids", presence_or_none),
+    ("role_names", "role_name", _text_or_none),
 )
-_VALID_TYPES = {int_or_none: int, script_role_or_none: str, _text_or_none: str}
+# a list is never valid as it is: presence is written as JSON text (all None passes as it is)
+_VALID_TYPES = {
+    int_or_none: int,
+    script_role_or_none: str,
+    _text_or_none: str,
+    presence_or_none: type(None),
+}
 
 
 _FIELDS = [field for _, field, _ in _COLUMNS]
@@ -305,26 +364,74 @@ def message_spans(
     ]
 
 
+# The target role's row of `int_role_witnesses` as bound values (none: a role no role table
+# holds, which witnessed what its own role was present for)
+_WITNESS_SQL = """
+    select
+        cast($witness_role_id as bigint) as role_id,
+        coalesce(cast($witness_is_omniscient as boolean), false) as is_omniscient,
+        cast($witness_role_ids as varchar[]) as witness_role_ids
+"""
+
+
+@functools.cache  # composed once
+def _stored_witness_sql() -> str:
+    return compose(
+        "int_role_witnesses",
+        {"source_role": history.ROLES_SQL},
+        "select is_omniscient, witness_role_ids from int_role_witnesses where role_id = $role_id",
+    )
+
+
+def stored_witness(cur: duckdb.DuckDBPyConnection, role_id: int | None) -> dict[str, Any]:
+    """What the store's role table says role `role_id` witnessed beyond its own presence
+    (model int_role_witnesses), as `_messages`' `witness` (empty: no such role or table)."""
+    if role_id is None:
+        return {}
+    try:
+        found = cur.execute(_stored_witness_sql(), {"role_id": role_id}).fetchone()
+    except duckdb.CatalogException:  # a game's database without a role table
+        return {}
+    if found is None:
+        return {}
+    return {
+        "witness_role_id": role_id,
+        "witness_is_omniscient": found[0],
+        "witness_role_ids": found[1],
+    }
+
+
 def _messages(
     lines: Iterable[Any],
     target: Mapping[str, Any],
     save_user_name: str | None = None,
     engine: Engine | None = None,
+    witness: Mapping[str, Any] | None = None,
 ) -> list[tuple[Any, ...]]:
     """The `memory_messages` rows of `target` (_target_params) over `lines`; `save_user_name`:
-    the name of the save they are the chain of, if any."""
+    the name of the save they are the chain of, if any; `witness`: the target role's
+    `stored_witness` (none: it witnessed what its own role was present for)."""
     params = {
         **_line_params(lines),
         **target,
         "save_user_name": save_user_name,
         "save_id": 0,
+        "witness_role_id": None,
+        "witness_is_omniscient": None,
+        "witness_role_ids": None,
+        **(witness or {}),
     }
     runner = engine or duckdb_connect.scratch_cursor()
+    name = engine.name if engine else "duckdb"
     sql = compose(
         "memory_messages",
-        {"int_lines_chained_to_root": _GIVEN_LINES_SQL, "int_memory_targets": _TARGET_SQL},
+        {
+            "int_lines_chained_to_root": _given_lines_sql(name),
+            "int_memory_targets": _TARGET_SQL,
+            "int_role_witnesses": _WITNESS_SQL,
+        },
         _MESSAGES_SELECT,
-        engine=engine.name if engine else "duckdb",
+        engine=name,
     )
     return runner.run(sql, params)
 
@@ -403,8 +510,12 @@ def build_memory_for_save(
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
+        witness = stored_witness(cur, target["role_id"])
     rows = _messages(
-        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines], target, tip[2]
+        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines],
+        target,
+        tip[2],
+        witness=witness,
     )
     return [{"role": role, "content": content} for role, content, _, _ in rows]
 

@@ -117,7 +117,8 @@ NO_ROLES_SQL = """
         cast(null as bigint) as id,
         cast(null as varchar) as name,
         cast(null as varchar) as character_id,
-        cast(null as varchar) as agent_id
+        cast(null as varchar) as agent_id,
+        false as omniscient
     where false
 """
 
@@ -271,8 +272,15 @@ def _append_statements(roles: bool) -> dict[str, str]:
             compose(
                 "int_lines_chained_to_root",
                 {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
-                "select * replace (line_position + $offset as line_position) "
-                "from int_lines_chained_to_root",
+                "select chain.* replace (chain.line_position + $offset as line_position, "
+                # the new lines inherit who was present from the recorded chain's tip too
+                # (macro inherited_presence: a line that does not say is as the one before)
+                "coalesce(chain.present_role_ids, tip.present_role_ids) as present_role_ids, "
+                "coalesce(chain.present_script_role_ids, tip.present_script_role_ids) "
+                "as present_script_role_ids) "
+                "from int_lines_chained_to_root as chain left join (select present_role_ids, "
+                "present_script_role_ids from main.int_lines_chained_to_root "
+                "where save_id = $save_id and line_position = $offset - 1) as tip on true",
             ),
             True,
         ),
@@ -292,6 +300,7 @@ def _append_statements(roles: bool) -> dict[str, str]:
                 "memory_messages",
                 {
                     "int_memory_targets": f"select * from {_RESUMED}",
+                    "source_role": new_lines["source_role"],
                     # only the lines from the earliest resumed message on are read
                     "int_lines_chained_to_root": _STORED_CHAIN_SQL
                     + " and line_position >= (select min(coalesce(resume_line_position, 0))"
@@ -350,8 +359,8 @@ def _statements(roles: bool = True) -> dict[str, str]:
 # added when a writable store is first read (schema.create_all adds them too).
 _APP_COLUMNS = {
     "save": ("user_id", "forked_from_line_id", "user_name"),
-    "line": ("created_at", "scene", "user_id"),
-    "role": ("character_id", "agent_id"),
+    "line": ("created_at", "scene", "user_id", "present_role_ids", "present_script_role_ids"),
+    "role": ("character_id", "agent_id", "omniscient"),
 }
 _APP_COLUMN_TYPES = {
     "user_id": "varchar",
@@ -361,13 +370,18 @@ _APP_COLUMN_TYPES = {
     "character_id": "varchar",
     "agent_id": "varchar",
     "scene": "varchar",
+    "present_role_ids": "json",
+    "present_script_role_ids": "json",
+    "omniscient": "boolean",
 }
 # columns the history tables gained: tables built before any is dropped and rebuilt per save
 # (role_name and scene came together: a table without scene lacks both; tables without the
-# tips' user_name named the player 用户 where the save has a name)
+# tips' user_name named the player 用户 where the save has a name; messages built before
+# presence showed every character every line)
 _NEWEST_HISTORY_COLUMNS = (
     "int_lines_chained_to_root.scene",
     "int_save_history_tips.user_name",
+    "int_lines_chained_to_root.present_role_ids",
 )
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
@@ -376,11 +390,11 @@ where
     schema_name = 'main'
     and (
         table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
-        and column_name in ('save_id', 'scene', 'user_name')
+        and column_name in ('save_id', 'scene', 'user_name', 'present_role_ids')
         or table_name in ('save', 'line', 'role')
         and column_name in (
             'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
-            'agent_id', 'user_name'
+            'agent_id', 'user_name', 'present_role_ids', 'present_script_role_ids', 'omniscient'
         )
     )
 """

@@ -19,6 +19,7 @@ idempotency record to the same one); `Saves` wraps each in a transaction of its 
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -29,6 +30,7 @@ import duckdb
 from ..engines import DuckDBEngine, Engine, duckdb_connect, resolve
 from ..errors import (
     ConflictError,
+    LineError,
     NotFoundError,
     OwnerlessSaveError,
     RolememError,
@@ -36,6 +38,7 @@ from ..errors import (
 )
 from ..sql.project import render_macro, write_sql
 from . import history, roles
+from .build import presence_or_none
 
 LINE_FIELDS = (
     "attribute",
@@ -49,6 +52,8 @@ LINE_FIELDS = (
     "action_content",
     "audio_file",
     "created_at",
+    "present_role_ids",
+    "present_script_role_ids",
 )
 ATTRIBUTES = ("system", "user", "assistant")
 _OPTIONAL_TEXT = (
@@ -155,7 +160,7 @@ select
     chain.line_position, chain.line_id, lines.parent_line_id, lines.save_id, chain.attribute,
     chain.content, chain.role_id, chain.script_role_id, chain.display_name,
     chain.original_emotion, lines.predicted_emotion, chain.tts_content, chain.action_content,
-    lines.audio_file, chain.created_at
+    lines.audio_file, chain.created_at, chain.present_role_ids, chain.present_script_role_ids
 from int_lines_chained_to_root as chain
 inner join line as lines on lines.id = chain.line_id and {lines_player}
 where
@@ -171,6 +176,17 @@ _BRANCH_COLUMNS = (
     "save_id",
     *(name for name in LINE_FIELDS),
 )
+
+
+def _branch_line(row: Sequence[Any]) -> dict[str, Any]:
+    """A branch row as a line, its presence (JSON text, as the chain inherited it) as lists."""
+    line = dict(zip(_BRANCH_COLUMNS, row, strict=True))
+    for name in ("present_role_ids", "present_script_role_ids"):
+        if isinstance(line[name], str):
+            line[name] = json.loads(line[name])
+    return line
+
+
 _SPEAKERS_SQL = """
 select
     chain.role_id, chain.script_role_id, max(roles.name) as role_name,
@@ -278,12 +294,14 @@ def create_role(
     role_id: int | None = None,
     character_id: str | None = None,
     agent_id: str | None = None,
+    omniscient: bool = False,
     engine: str = "duckdb",
 ) -> dict[str, Any]:
     """A game character the AI plays; `role_id` to choose its key (ConflictError if taken).
     `character_id`: its designer config; `agent_id`: its memory owner (default: the
-    character_id): requests naming the role need neither (see `roles`). Answers the role
-    with its ids as requests resolve them."""
+    character_id): requests naming the role need neither (see `roles`); `omniscient`: a
+    narrator, which witnessed every line. Answers the role with its ids as requests resolve
+    them."""
     name = _text(name, "name", required=True)  # type: ignore[assignment]
     role_id = _id(role_id, "id", required=False, largest=MAX_CHOSEN_ID)
     character_id = _text(character_id, "character_id")
@@ -294,7 +312,13 @@ def create_role(
         raise ConflictError(f"role {role_id} already exists", field="id")
     cur.execute(
         write_sql("insert_role"),
-        {"id": role_id, "name": name, "character_id": character_id, "agent_id": agent_id},
+        {
+            "id": role_id,
+            "name": name,
+            "character_id": character_id,
+            "agent_id": agent_id,
+            "omniscient": bool(omniscient),
+        },
     )
     ids = roles.role_ids(cur, role_id, engine=engine) or {}
     return {
@@ -302,6 +326,7 @@ def create_role(
         "name": name,
         "character_id": ids.get("character_id"),
         "agent_id": ids.get("agent_id"),
+        "omniscient": bool(omniscient),
     }
 
 
@@ -415,7 +440,7 @@ def branch_lines(
         statements["branch"],
         {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
     ).fetchall()
-    page = [dict(zip(_BRANCH_COLUMNS, row, strict=True)) for row in rows[:limit]][::-1]
+    page = [_branch_line(row) for row in rows[:limit]][::-1]
     more = len(rows) > limit
     return {
         "save_id": save["save_id"],
@@ -458,6 +483,11 @@ def check_lines(
             row["script_role_id"] = str(script)
         else:
             _text(script, f"{at}.script_role_id")
+        for name in ("present_role_ids", "present_script_role_ids"):
+            try:  # stored as JSON text
+                row[name] = presence_or_none(row[name], name, at)
+            except LineError as exc:
+                raise RolememError(str(exc), field=f"{at}.{name}") from None
         created = row["created_at"]
         if created is not None and (not isinstance(created, datetime) or created.tzinfo):
             raise RolememError(
@@ -787,6 +817,7 @@ class Saves:
         role_id: int | None = None,
         character_id: str | None = None,
         agent_id: str | None = None,
+        omniscient: bool = False,
     ) -> dict[str, Any]:
         return self._write(
             create_role,
@@ -794,6 +825,7 @@ class Saves:
             role_id=role_id,
             character_id=character_id,
             agent_id=agent_id,
+            omniscient=omniscient,
             engine=self._store.name,
         )
 

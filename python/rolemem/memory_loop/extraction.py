@@ -41,10 +41,13 @@ class _Extraction(_LoopBase):
         keep_scene: bool,
     ) -> tuple[list[int], list[int]] | None:
         assert self.llm is not None
+        # the batch's lines the character witnessed (the plan's is_witnessed): the others are
+        # neither sent nor cited
         chosen = [
             line
             for line in lines
             if batch["first_line_position"] <= line["line_position"] <= batch["last_line_position"]
+            and line["is_witnessed"]
         ]
         messages = message_spans(
             chosen, role_id=role_id, script_role_id=script_role_id, user_name=user_name

@@ -180,6 +180,8 @@ left join (
     from int_loop_observations as observed
     inner join int_lines_chained_to_root as chain
         on chain.save_id = observed.save_id
+    left join int_role_witnesses as witnesses
+        on witnesses.role_id = observed.target_role_id
     left join int_loop_watermarks as marks
         on marks.save_id = observed.save_id and marks.target_key = observed.target_key
     left join int_loop_context_windows as starts
@@ -230,13 +232,26 @@ _BATCH_FIELDS = (
     "replaced_line_ids",
     "replaced_batch_keys",
 )
-# a chain line as the memory builder reads it, with its position and time
-_LINE_FIELDS = (
-    ("line_position", "line_position"),
-    ("id", "line_id"),
-    *((name, name) for name in STORED_LINE_FIELDS[1:]),
-    ("created_at", "created_at"),
-)
+
+
+# a chain line as the memory builder reads it, with its position and time, and whether the
+# character witnessed it (extraction sends it only then; the rest of the presence rule is
+# applied here, not again by the builder: its presence is not read)
+def _line_fields(engine: str) -> list[tuple[str, str]]:
+    return [
+        ("line_position", "chain.line_position"),
+        ("id", "chain.line_id"),
+        *(
+            (name, f"chain.{name}")
+            for name in STORED_LINE_FIELDS[1:]
+            if not name.startswith("present_")
+        ),
+        ("created_at", "chain.created_at"),
+        (
+            "is_witnessed",
+            render_macro("is_witnessed", "chain", "observed", "witnesses", engine=engine),
+        ),
+    ]
 
 
 @functools.cache  # composed once per engine and variant
@@ -248,7 +263,7 @@ def plan_sql(engine: str, cuts: bool = False) -> str:
     where no memory was cut off the chain and says where one may have been (`has_cut`: model
     int_loop_watermarks), for those to be planned in full."""
     chains = (
-        {"int_lines_chained_to_root": _CHAIN_SQL}
+        {"int_lines_chained_to_root": _CHAIN_SQL, "source_role": history.ROLES_SQL}
         if engine == "duckdb"
         else history.walked_sources(engine)
     )
@@ -261,12 +276,13 @@ def plan_sql(engine: str, cuts: bool = False) -> str:
         batches=render_macro(
             "list_of_objects", [(f, f) for f in _BATCH_FIELDS], "batch_index", engine=engine
         ),
-        lines=render_macro("list_of_objects", list(_LINE_FIELDS), "line_position", engine=engine),
+        lines=render_macro("list_of_objects", _line_fields(engine), "line_position", engine=engine),
     )
     return compose(
         (
             "int_loop_batches_due",
             "int_loop_context_windows",
+            "int_role_witnesses",
             *tips,
         ),
         {

@@ -23,13 +23,14 @@ _Version = tuple[int | None, tuple[int, ...] | None, int]
 
 
 def window_of(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The context window part of a plan row: the lines from the window's start on."""
+    """The context window part of a plan row: the lines from the window's start on that the
+    character witnessed (the plan's `is_witnessed`: macro is_witnessed)."""
     start = plan["window_start_position"]
     return {
         "lines": [
             line
             for line in plan["lines"] or []
-            if start is not None and line["line_position"] >= start
+            if start is not None and line["line_position"] >= start and line["is_witnessed"]
         ],
         "pending_turns": plan["pending_turns"],
         "watermark_line_id": plan["watermark_line_id"],

@@ -46,6 +46,8 @@ class Role(SQLModel, table=True):
     name: str
     character_id: str | None = None
     agent_id: str | None = None
+    # a narrator: it witnessed every line, whoever was present (model int_memory_targets)
+    omniscient: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
 
 
 class Save(SQLModel, table=True):
@@ -105,6 +107,13 @@ class Line(SQLModel, table=True):
     # the scene it was played in (the append's observe.scene; null: as the line before it):
     # a batch of turns is the scene its lines were played in, and a scene change cuts there
     scene: str | None = None
+    # who was present (a JSON list of role ids, of script role ids); both null: as the line
+    # before it on the chain (no line says: everyone); the speaker is always present
+    # (macros inherited_presence, is_witnessed)
+    present_role_ids: list[int] | None = Field(default=None, sa_type=sa.JSON(none_as_null=True))
+    present_script_role_ids: list[str] | None = Field(
+        default=None, sa_type=sa.JSON(none_as_null=True)
+    )
 
 
 class _ConfigEntry(SQLModel):
@@ -187,9 +196,19 @@ _RULE_COLUMNS = [
     ("sticky_turns", "integer"),
 ]
 _ADDED_COLUMNS = {
-    "role": [("character_id", "varchar"), ("agent_id", "varchar")],
+    "role": [
+        ("character_id", "varchar"),
+        ("agent_id", "varchar"),
+        ("omniscient", "boolean default false"),
+    ],
     "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
-    "line": [("created_at", "timestamp"), ("scene", "varchar"), ("user_id", "varchar")],
+    "line": [
+        ("created_at", "timestamp"),
+        ("scene", "varchar"),
+        ("user_id", "varchar"),
+        ("present_role_ids", "json"),
+        ("present_script_role_ids", "json"),
+    ],
     **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
 }
 

@@ -26,6 +26,12 @@ from .common import (
 )
 
 Attribute = Literal["system", "user", "assistant"]
+# who was present for a line: at most this many roles (and as many script roles)
+MAX_PRESENT = 64
+PresentRoles = Annotated[list[Id], Field(max_length=MAX_PRESENT)]
+PresentScriptRoles = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=ID_LENGTH)]], Field(max_length=MAX_PRESENT)
+]
 
 
 class RoleCreate(Request):
@@ -49,6 +55,12 @@ class RoleCreate(Request):
         max_length=ID_LENGTH,
         default=None,
     )
+    omniscient: bool = field(
+        "A narrator: it witnessed every line, whoever a line says was present.",
+        False,
+        default=False,
+        strict=True,
+    )
 
 
 class Role(Response):
@@ -60,6 +72,7 @@ class Role(Response):
         "requests name it).",
         "qiyu",
     )
+    omniscient: bool = field("Whether it witnessed every line (a narrator).", False)
 
 
 class SaveCreate(Request):
@@ -171,6 +184,19 @@ class LineIn(Request):
     created_at: GameTime | None = field(
         "When it was said (game clock); default: the request's `now`.",
         "2024-05-01T20:00:00",
+        default=None,
+    )
+    present_role_ids: PresentRoles | None = field(
+        "The roles present for the line: a character witnessed it (it is in its history, "
+        "its extraction and its memories) when one of its roles was, or it spoke it. "
+        "Omitted (and no present_script_role_ids): as the line before it on the branch; "
+        "while no line says, every character was present.",
+        [1, 2],
+        default=None,
+    )
+    present_script_role_ids: PresentScriptRoles | None = field(
+        "The script NPCs present for the line, by id (as present_role_ids).",
+        ["7"],
         default=None,
     )
 
@@ -426,6 +452,14 @@ class LineOut(Response):
     action_content: str | None = field("Stage action.", None)
     audio_file: str | None = field("Voice file.", None)
     created_at: GameTime | None = field("When it was said.", None)
+    present_role_ids: list[int] | None = field(
+        "The roles present for it, as the branch says (the line's own, else the line before "
+        "it's); null: every character.",
+        None,
+    )
+    present_script_role_ids: list[str] | None = field(
+        "The script NPCs present for it, as the branch says.", None
+    )
 
 
 class BranchPage(Response):

@@ -93,6 +93,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
             role_id=body.id,
             character_id=body.character_id,
             agent_id=body.agent_id,
+            omniscient=body.omniscient,
             engine=store.engine.name,
         ),
     )
