@@ -82,9 +82,7 @@ def _cut(max_prompt_tokens: int | None) -> tuple[dict[tuple[str, int], bool], st
 def test_the_lowest_ranked_memory_goes_first_then_the_oldest_history():
     cuts, text, everything = _cut(None)
     assert not any(cuts.values())
-    assert text == (
-        "脑海中回忆起的事件：\n2021-01-05:祁煜画了海。\n2021-01-05:木木喂了猫。"
-    )
+    assert text == ("脑海中回忆起的事件：\n2021-01-05:祁煜画了海。\n2021-01-05:木木喂了猫。")
     # the step (from the whole prompt down) at which each piece is first cut
     first_cut: dict[tuple[str, int], int] = {}
     for limit in range(everything, 0, -1):
@@ -108,7 +106,9 @@ def test_the_lowest_ranked_memory_goes_first_then_the_oldest_history():
 
 
 def test_companion_keeps_max_prompt_tokens(tmp_path):
-    companion = Companion(demo_store(str(tmp_path / "demo.duckdb")), character_id="qiyu", embedder=None)
+    companion = Companion(
+        demo_store(str(tmp_path / "demo.duckdb")), character_id="qiyu", embedder=None
+    )
     try:
         whole = companion.turn(**{k: v for k, v in TURN.items() if k != "message"}, message=MESSAGE)
         assert not any(row["status"] == "budget" for row in whole.trace)
@@ -127,9 +127,11 @@ def test_companion_keeps_max_prompt_tokens(tmp_path):
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def client(request, tmp_path_factory):
-    with scripted_game(
-        request, tmp_path_factory, "rolemem_budget", settings=ServiceSettings()
-    ) as (client, _, _):
+    with scripted_game(request, tmp_path_factory, "rolemem_budget", settings=ServiceSettings()) as (
+        client,
+        _,
+        _,
+    ):
         yield client
 
 

@@ -13,7 +13,8 @@ final as (
         agent_name,
         max_prompt_tokens,
         is_dynamic_inline,
-        template_alone
+        -- the demo templates place the dynamic memory, never empty
+        cast(null as varchar) as template_alone
     from turns
 )
 

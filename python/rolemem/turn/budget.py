@@ -75,9 +75,7 @@ def cut(
 ) -> tuple[list[dict[str, Any]], str, int]:
     """Each piece's count and cut (in `pieces`' order), the kept dynamic memory text, the
     prompt's token count."""
-    params: dict[str, Any] = {
-        name: [piece.get(name) for piece in pieces] for name in _COLUMNS
-    }
+    params: dict[str, Any] = {name: [piece.get(name) for piece in pieces] for name in _COLUMNS}
     params.update(
         user_name=user_name,
         agent_name=agent_name,

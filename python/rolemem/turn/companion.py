@@ -408,18 +408,18 @@ class Companion:
                         **({"budget": budgeted} if budgeted else {}),
                         **{
                             name: candidate[name]
-                        for name in (
-                            "reason",
-                            "bm25_score",
-                            "keyword_score",
-                            "dense_score",
-                            "dense_z",
-                            "context_score",
-                            "long_context_score",
-                            "time_score",
-                            "relevance_score",
-                            "profile_score",
-                            "score",
+                            for name in (
+                                "reason",
+                                "bm25_score",
+                                "keyword_score",
+                                "dense_score",
+                                "dense_z",
+                                "context_score",
+                                "long_context_score",
+                                "time_score",
+                                "relevance_score",
+                                "profile_score",
+                                "score",
                             )
                         },
                     },
@@ -433,7 +433,9 @@ class Companion:
                 "event_id": event["event_id"],
                 "status": "budget" if ("timeline", event["id"]) in cuts else "shown",
                 "why": cuts.get(("timeline", event["id"]))
-                or (f"save {event['save_id']}" if event["save_id"] is not None else "added by hand"),
+                or (
+                    f"save {event['save_id']}" if event["save_id"] is not None else "added by hand"
+                ),
             }
             for event in dynamic.timeline
         ]
