@@ -104,6 +104,11 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "fill_prompt_template": ("sample.a", (("sample.b", "sample.c"),)),
     "tidy_prompt_lines": ("sample.a",),
     "prompt_marks_removed": ("sample.a",),
+    "prompt_token_count": ("sample.a",),
+    "memory_event_line": ("sample.a", "sample.b", "sample.c"),
+    "memory_entity_line": ("sample.a", "sample.b", "sample.c"),
+    "memory_entity_kind_order": ("sample.a",),
+    "dynamic_memory_text": ("sample.a", "sample.b", "sample.c"),
 }
 # macros that render select columns of their own names
 COLUMNS: dict[str, tuple[object, ...]] = {

@@ -276,7 +276,7 @@ def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
     kept = memories(client, "qinling")
     looked = turn(client, save, role)
     swipe = turn(client, save, role, message=None, regenerate=True, dry_run=False)
-    assert set(swipe) == {"messages", "token_counts", "trace"}
+    assert set(swipe) == {"messages", "prompt_tokens", "trace"}
     # the prompt a /turn gave before the reply: a fork at the reply before it, asked the
     # same player line
     fork = client.post(

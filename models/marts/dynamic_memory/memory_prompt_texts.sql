@@ -24,21 +24,11 @@ entity_lines as (
     select
         query_id,
         string_agg(
-            case
-                when kind in ('与主体和客体的关系', '与其它实体的关系')
-                    then {{ format_timestamp('updated_at', '%Y-%m-%d') }} || '：' || description
-                else description
-            end,
+            {{ memory_entity_line(
+                'kind', format_timestamp('updated_at', '%Y-%m-%d'), 'description'
+            ) }},
             chr(10)
-            order by
-                case kind
-                    when '用户属性' then 1
-                    when '与主体和客体的关系' then 2
-                    when '特殊实体属性' then 3
-                    when '与其它实体的关系' then 4
-                    else 5
-                end,
-                result_index
+            order by {{ memory_entity_kind_order('kind') }}, result_index
         ) as entity_text
     from entities
     group by query_id
@@ -48,7 +38,7 @@ event_lines as (
     select
         query_id,
         string_agg(
-            time_text || coalesce(place, '') || ':' || description,
+            {{ memory_event_line('time_text', 'place', 'description') }},
             chr(10)
             order by created_at, event_id
         ) as event_text
@@ -60,7 +50,7 @@ timeline_lines as (
     select
         query_id,
         string_agg(
-            time_text || coalesce(place, '') || ':' || description,
+            {{ memory_event_line('time_text', 'place', 'description') }},
             chr(10)
             order by result_index
         ) as timeline_text
@@ -74,12 +64,11 @@ final as (
         -- a memory written with the name placeholders (a designer's official one) reads with
         -- the names (macro fill_name_placeholders)
         {{ fill_name_placeholders(
-            "concat_ws(
-                chr(10),
-                '前情提要：' || chr(10) || timeline_lines.timeline_text,
-                '脑海中回想起的片段：' || chr(10) || entity_lines.entity_text,
-                '脑海中回忆起的事件：' || chr(10) || event_lines.event_text
-            )",
+            dynamic_memory_text(
+                'timeline_lines.timeline_text',
+                'entity_lines.entity_text',
+                'event_lines.event_text'
+            ),
             'queries.user_name',
             'queries.agent_name'
         ) }} as prompt_text

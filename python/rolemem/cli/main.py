@@ -929,7 +929,7 @@ def _explain(args: argparse.Namespace) -> None:
                 if v is not None
             )
         print(f"{row['layer']:<15} {row['status']:<18} {item[:40]:<40} {why or ''}")
-    print(f"tokens: {result.token_counts['total']}")
+    print(f"tokens: {result.prompt_tokens}")
 
 
 def _context(params: list[str]) -> dict[str, object]:

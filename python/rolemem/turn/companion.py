@@ -9,8 +9,11 @@ events) right after it; the context window (the newest turns after the extractio
 two recalls run concurrently. `record` appends the player line and the reply to the save and
 runs the memory loop's `observe` in the background, off the reply path.
 
-Token counts are rjieba words (punctuation dropped) per message: a model-independent estimate
-of prompt size, not any provider's billing tokens.
+The prompt's size is one token rule in SQL (macro prompt_token_count: a character outside
+ASCII counts 1, ASCII 1 per 4 characters), a model-independent estimate, not any provider's
+billing tokens; the turn's budget statement (rolemem.turn.budget, model
+memory_prompt_budget_cuts) counts the pieces, cuts what passes a block's budget or the
+request's `max_prompt_tokens`, and sums the prompt.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from ..memory_loop.llm import ChatModel
 from ..sql import cancel
 from ..sql.project import render_macro
 from ..text.embedders import Embedder
-from ..text.tokens import tokenize
+from . import budget
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +87,7 @@ class TurnResult:
     """The reply prompt (OpenAI-style messages), its size, and why each piece is there."""
 
     messages: list[dict[str, str]]
-    token_counts: dict[str, int]
+    prompt_tokens: int
     trace: list[dict[str, Any]] = field(repr=False)
 
 
@@ -167,6 +170,7 @@ class Companion:
         count_recall: bool = True,
         dry_run: bool = False,
         regenerate: bool = False,
+        max_prompt_tokens: int | None = None,
     ) -> TurnResult:
         """The prompt for the character's reply to `message` in save `save_id`.
         `count_recall=False` only looks: recalled memories get no strength or count.
@@ -174,7 +178,20 @@ class Companion:
         the character's sticky queue and turn counter stay as they were.
         `regenerate=True` (no `message`): the prompt for a new reply in place of the save's
         tip, which must be a reply (else ConflictError naming `regenerate`): the conversation
-        up to the player line it answered, that line once and last; a read, as `dry_run`."""
+        up to the player line it answered, that line once and last; a read, as `dry_run`.
+        `max_prompt_tokens`: the most tokens the prompt may take (`TurnResult.prompt_tokens`):
+        the lowest-ranked memory items go first, then the oldest history; the template's text
+        and the message are never cut (MemoryInputError naming `max_prompt_tokens` when they
+        alone pass it)."""
+        if max_prompt_tokens is not None and (
+            isinstance(max_prompt_tokens, bool)
+            or not isinstance(max_prompt_tokens, int)
+            or max_prompt_tokens < 1
+        ):
+            raise MemoryInputError(
+                f"max_prompt_tokens must be a positive integer, got {max_prompt_tokens!r}",
+                field="max_prompt_tokens",
+            )
         for flag, name in ((dry_run, "dry_run"), (regenerate, "regenerate")):
             if not isinstance(flag, bool):
                 raise MemoryInputError(f"{name} must be True or False, got {flag!r}")
@@ -298,27 +315,52 @@ class Companion:
         # template places it, else in a system message of its own
         around = recalled.prompt_around_dynamic
         system = recalled.system_prompt or ""
-        if dynamic.prompt_text and around is not None:
-            system = around[0] + dynamic.prompt_text + around[1]
+        # the player's message is the conversation's last message; the character's prompt
+        # line, when the window reaches back to it, is the system message
+        starts_with_prompt = conversation[0] == {"role": "system", "content": raw_template}
+        history = conversation[1:-1] if starts_with_prompt else conversation[:-1]
+        # every piece counted, the budgets' cuts decided, the dynamic memory rebuilt: one
+        # statement (model memory_prompt_budget_cuts)
+        pieces = _prompt_pieces(system, around, history, conversation[-1]["content"], dynamic)
+        counted, dynamic_text, prompt_tokens = budget.cut(
+            pieces,
+            max_prompt_tokens=max_prompt_tokens,
+            user_name=user_name,
+            agent_name=char_name,
+            is_dynamic_inline=around is not None,
+            template_alone=system,
+        )
+        if max_prompt_tokens is not None and prompt_tokens > max_prompt_tokens:
+            raise MemoryInputError(
+                f"max_prompt_tokens {max_prompt_tokens} is less than the {prompt_tokens} tokens "
+                "the template's text and the message take with nothing else",
+                field="max_prompt_tokens",
+            )
+        cuts = {
+            (piece["layer"], piece["item_index"]): count["cut_reason"]
+            for piece, count in zip(pieces, counted, strict=True)
+            if count["is_cut"]
+        }
+        if dynamic_text and around is not None:
+            system = around[0] + dynamic_text + around[1]
         messages: list[dict[str, str]] = []
         if system:
             messages.append({"role": "system", "content": system})
-        if dynamic.prompt_text and around is None:
-            messages.append({"role": "system", "content": dynamic.prompt_text})
-        # the character's prompt line, when the window reaches back to it, is the system
-        # message above; a system line the game played later stays where the builder put it
-        starts_with_prompt = conversation[0] == {"role": "system", "content": raw_template}
-        messages += conversation[1:] if starts_with_prompt else conversation
+        if dynamic_text and around is None:
+            messages.append({"role": "system", "content": dynamic_text})
+        messages += [m for i, m in enumerate(history) if ("history", i) not in cuts]
+        messages.append(conversation[-1])
         return TurnResult(
             messages=messages,
-            token_counts=_token_counts(messages),
+            prompt_tokens=prompt_tokens,
             trace=self._trace(
                 save_id,
                 user_id,
                 recalled,
                 dynamic,
                 window,
-                len(conversation) - 1 - starts_with_prompt,
+                len(history) - sum(layer == "history" for layer, _ in cuts),
+                cuts,
             ),
         )
 
@@ -330,6 +372,7 @@ class Companion:
         dynamic: QueryResponse,
         window: Mapping[str, Any],
         window_messages: int,
+        cuts: Mapping[tuple[str, int], str],
     ) -> list[dict[str, Any]]:
         """Every item that went in and every candidate that did not, one row each."""
         rows: list[dict[str, Any]] = []
@@ -350,6 +393,9 @@ class Companion:
             user_id,
         )
         for candidate in dynamic.candidates:
+            budgeted = candidate["status"] == "shown" and cuts.get(
+                ("dynamic_event", candidate["event_id"])
+            )
             rows.append(
                 {
                     "layer": "dynamic_event",
@@ -357,22 +403,25 @@ class Companion:
                     "event_id": candidate["event_id"],
                     # the recall mart's (memory_recall_candidates): the first rule that
                     # keeps it out, in words, then the score components
-                    "status": candidate["status"],
+                    "status": "budget" if budgeted else candidate["status"],
                     "why": {
-                        name: candidate[name]
-                        for name in (
-                            "reason",
-                            "bm25_score",
-                            "keyword_score",
-                            "dense_score",
-                            "dense_z",
-                            "context_score",
-                            "long_context_score",
-                            "time_score",
-                            "relevance_score",
-                            "profile_score",
-                            "score",
-                        )
+                        **({"budget": budgeted} if budgeted else {}),
+                        **{
+                            name: candidate[name]
+                            for name in (
+                                "reason",
+                                "bm25_score",
+                                "keyword_score",
+                                "dense_score",
+                                "dense_z",
+                                "context_score",
+                                "long_context_score",
+                                "time_score",
+                                "relevance_score",
+                                "profile_score",
+                                "score",
+                            )
+                        },
                     },
                 }
             )
@@ -382,10 +431,11 @@ class Companion:
                 **sources.get(event["event_id"], {}),
                 "item": event["description"],
                 "event_id": event["event_id"],
-                "status": "shown",
-                "why": f"save {event['save_id']}"
-                if event["save_id"] is not None
-                else "added by hand",
+                "status": "budget" if ("timeline", event["id"]) in cuts else "shown",
+                "why": cuts.get(("timeline", event["id"]))
+                or (
+                    f"save {event['save_id']}" if event["save_id"] is not None else "added by hand"
+                ),
             }
             for event in dynamic.timeline
         ]
@@ -393,8 +443,9 @@ class Companion:
             {
                 "layer": "dynamic_entity",
                 "item": entity["description"],
-                "status": "shown",
-                "why": f"matched {entity['matched_keywords']} ({entity['kind']})",
+                "status": "budget" if ("dynamic_entity", entity["id"]) in cuts else "shown",
+                "why": cuts.get(("dynamic_entity", entity["id"]))
+                or f"matched {entity['matched_keywords']} ({entity['kind']})",
             }
             for entity in dynamic.memory_entities
         ]
@@ -422,6 +473,16 @@ class Companion:
                 ),
             }
         )
+        history_cuts = [reason for (layer, _), reason in cuts.items() if layer == "history"]
+        if history_cuts:
+            rows.append(
+                {
+                    "layer": "history",
+                    "item": f"{len(history_cuts)} oldest messages",
+                    "status": "budget",
+                    "why": history_cuts[0],
+                }
+            )
         return rows
 
     def _event_sources(self, event_ids: list[int], user_id: str) -> dict[int, dict[str, Any]]:
@@ -545,10 +606,63 @@ def _turns(count: int) -> str:
     return f"{count} turn" if count == 1 else f"{count} turns"
 
 
-def _token_counts(messages: list[dict[str, str]]) -> dict[str, int]:
-    counts = {"total": 0}
-    for index, message in enumerate(messages):
-        tokens = len(tokenize(message["content"]))
-        counts[f"{index}:{message['role']}"] = tokens
-        counts["total"] += tokens
-    return counts
+def _prompt_pieces(
+    system: str,
+    around: tuple[str, str] | None,
+    history: list[dict[str, str]],
+    message: str,
+    dynamic: QueryResponse,
+) -> list[dict[str, Any]]:
+    """The prompt's pieces as the budget statement reads them (model int_prompt_pieces): the
+    template's text (before and after the dynamic memory's place when it gives one), the
+    message, the history (rank 1 the newest), the recalled items (rank 1 the best; the
+    overview timeline's newest first)."""
+    template = [system] if around is None else list(around)
+    timeline = dynamic.timeline
+    return [
+        *({"layer": "system", "item_index": i, "content": text} for i, text in enumerate(template)),
+        {"layer": "message", "item_index": 0, "content": message},
+        *(
+            {
+                "layer": "history",
+                "item_index": i,
+                "item_rank": len(history) - i,
+                "content": m["content"],
+            }
+            for i, m in enumerate(history)
+        ),
+        *(
+            {
+                "layer": "timeline",
+                "item_index": event["id"],
+                "item_rank": len(timeline) - event["id"],
+                "content": event["description"],
+                "time_text": event["time_text"],
+                "place": event["place"],
+            }
+            for event in timeline
+        ),
+        *(
+            {
+                "layer": "dynamic_event",
+                "item_index": event["event_id"],
+                "item_rank": event["id"] + 1,
+                "content": event["description"],
+                "time_text": event["time_text"],
+                "place": event["place"],
+                "day_text": event["updatetime"],
+            }
+            for event in dynamic.memory_events
+        ),
+        *(
+            {
+                "layer": "dynamic_entity",
+                "item_index": entity["id"],
+                "item_rank": entity["id"] + 1,
+                "content": entity["description"],
+                "kind": entity["kind"],
+                "day_text": entity["updatetime"],
+            }
+            for entity in dynamic.memory_entities
+        ),
+    ]

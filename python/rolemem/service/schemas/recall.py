@@ -338,6 +338,17 @@ class TurnRequest(_Target):
         max_length=NAME_LENGTH,
         default=None,
     )
+    max_prompt_tokens: int | None = field(
+        "The most tokens the prompt may take (prompt_tokens): the lowest-ranked memory items "
+        "go first, then the oldest history; the template's text and the message are never cut "
+        "(400 naming max_prompt_tokens when they alone pass it). Each memory block is also "
+        "bounded by its budget (seed memory_prompt_budgets).",
+        4000,
+        default=None,
+        ge=1,
+        le=2**31 - 1,
+        strict=True,
+    )
     dry_run: bool = field(
         "A preview or a retry: no strength, count or sticky queue changes.",
         False,
@@ -369,7 +380,11 @@ class TraceRow(Response):
         "character, dynamic_event, timeline, dynamic_entity or history.", "character"
     )
     item: str | None = field("What it is about.", "艺术天赋", default=None)
-    status: str = field("shown, locked, no evidence, ...", "shown")
+    status: str = field(
+        "shown, locked, no evidence, ..., or budget (cut to fit a block's budget or "
+        "max_prompt_tokens).",
+        "shown",
+    )
     why: str | dict[str, Any] | None = field(
         "Why: a condition, matched words, score components, the window.",
         "keyword: 画画",
@@ -392,7 +407,9 @@ class TraceRow(Response):
 
 class TurnResponse(Response):
     messages: list[ChatMessage] = field("The prompt, OpenAI-style.", [])
-    token_counts: dict[str, int] = field(
-        "Words per message and in total (an estimate).", {"total": 120}
+    prompt_tokens: int = field(
+        "The prompt's tokens: each message's count, summed (one rule, macro "
+        "prompt_token_count: a character outside ASCII counts 1, ASCII 1 per 4 characters).",
+        851,
     )
     trace: list[TraceRow] = field("Every item in or out, and why.", [])

@@ -64,12 +64,13 @@ async def turn(request: Request, body: TurnRequest) -> Any:
             char_name=body.char_name,
             dry_run=body.dry_run,
             regenerate=body.regenerate,
+            max_prompt_tokens=body.max_prompt_tokens,
         )
 
     result = await store.run(request, run, timeout=store.settings.request_timeout)
     return {
         "messages": result.messages,
-        "token_counts": result.token_counts,
+        "prompt_tokens": result.prompt_tokens,
         "trace": [
             {
                 key: value.isoformat() if isinstance(value, datetime) else value

@@ -1,0 +1,18 @@
+{#
+    The prompt's one token count: every character outside ASCII (a CJK character, kana, a
+    full-width mark) counts 1, ASCII counts 1 per 4 characters (rounded up): a
+    model-independent estimate, close to the BPE tokenizers' for Chinese and English, that
+    SQL computes on both engines. The count of two texts joined is never more than the sum
+    of their counts (the ASCII share rounds up once), so a sum of pieces' counts bounds the
+    count of the prompt they make. A null text counts 0.
+#}
+{% macro prompt_token_count(text) -%}
+    (
+        length(coalesce({{ text }}, ''))
+        - length(regexp_replace(coalesce({{ text }}, ''), '[^\x01-\x7f]', '', 'g'))
+        + cast(
+            ceil(length(regexp_replace(coalesce({{ text }}, ''), '[^\x01-\x7f]', '', 'g')) / 4.0)
+            as integer
+        )
+    )
+{%- endmacro %}

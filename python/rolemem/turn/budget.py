@@ -1,0 +1,100 @@
+"""A turn's prompt budget (model memory_prompt_budget_cuts): the pieces a turn assembled, each
+counted by the one token rule (macro prompt_token_count), cut where a memory block passes its
+budget (seed memory_prompt_budgets) or the prompt passes the request's max_prompt_tokens, and
+the dynamic memory text rebuilt from what is kept. The pieces are the turn's own values, so
+the statement runs on a private in-memory DuckDB connection whatever the store's engine, every
+value bound; Python only reads the answer."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from ..sql.project import compose
+from ..sql.seeds import load_seed
+
+# one row per piece, every column bound as one list
+_PIECES = """
+    select
+        1 as turn_id,
+        unnest(cast($layer as varchar[])) as layer,
+        unnest(cast($item_index as bigint[])) as item_index,
+        unnest(cast($item_rank as integer[])) as item_rank,
+        unnest(cast($content as varchar[])) as content,
+        unnest(cast($time_text as varchar[])) as time_text,
+        unnest(cast($place as varchar[])) as place,
+        unnest(cast($kind as varchar[])) as kind,
+        unnest(cast($day_text as varchar[])) as day_text"""
+_TURN = """
+    select
+        1 as turn_id,
+        cast($user_name as varchar) as user_name,
+        cast($agent_name as varchar) as agent_name,
+        cast($max_prompt_tokens as integer) as max_prompt_tokens,
+        cast($is_dynamic_inline as boolean) as is_dynamic_inline,
+        cast($template_alone as varchar) as template_alone"""
+_COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place", "kind", "day_text")
+
+_connection: duckdb.DuckDBPyConnection | None = None
+_lock = threading.Lock()
+
+
+@functools.cache
+def _sql() -> str:
+    return compose(
+        "memory_prompt_budget_cuts",
+        {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
+        "select layer, item_index, token_count, is_cut, cut_reason, dynamic_text, prompt_tokens "
+        "from memory_prompt_budget_cuts",
+        existing=("memory_prompt_budgets",),
+    )
+
+
+def _cursor() -> duckdb.DuckDBPyConnection:
+    global _connection
+    with _lock:
+        if _connection is None:
+            connection = duckdb.connect()
+            load_seed(connection, "memory_prompt_budgets")  # the shipped designer config
+            _connection = connection
+        return _connection.cursor()
+
+
+def cut(
+    pieces: Sequence[Mapping[str, Any]],
+    *,
+    max_prompt_tokens: int | None,
+    user_name: str | None,
+    agent_name: str | None,
+    is_dynamic_inline: bool,
+    template_alone: str | None,
+) -> tuple[list[dict[str, Any]], str, int]:
+    """Each piece's count and cut (in `pieces`' order), the kept dynamic memory text, the
+    prompt's token count."""
+    params: dict[str, Any] = {name: [piece.get(name) for piece in pieces] for name in _COLUMNS}
+    params.update(
+        user_name=user_name,
+        agent_name=agent_name,
+        max_prompt_tokens=max_prompt_tokens,
+        is_dynamic_inline=is_dynamic_inline,
+        template_alone=template_alone,
+    )
+    cursor = _cursor()
+    try:
+        rows = cursor.execute(_sql(), params).fetchall()
+    finally:
+        cursor.close()
+    by_piece = {
+        (layer, item_index): {"token_count": count, "is_cut": is_cut, "cut_reason": reason}
+        for layer, item_index, count, is_cut, reason, _, _ in rows
+    }
+    dynamic_text, prompt_tokens = rows[0][5], rows[0][6]
+    return (
+        [by_piece[(piece["layer"], piece["item_index"])] for piece in pieces],
+        dynamic_text or "",
+        int(prompt_tokens),
+    )
