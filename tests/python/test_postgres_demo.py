@@ -69,7 +69,7 @@ def test_the_demo_on_postgresql_prints_example_2(game_url, tmp_path):
         line = Line(save_id=save.id, attribute="user", content="你好")
         session.add(line)
         session.commit()
-        assert (save.id, line.id) == (last_save + 1, last_line + 1) == (3, 25)
+        assert (save.id, line.id) == (last_save + 1, last_line + 1) == (4, 33)
     engine.dispose()
 
 

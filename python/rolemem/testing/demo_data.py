@@ -146,6 +146,36 @@ def load_demo(path: str) -> None:
     load_seeds_into(path)  # the demo designer config and settings, as `dbt seed` would
 
 
+_ABSENT_SCENE: list[dict[str, Any]] = [
+    {"attribute": "user", "display_name": "莱姆", "content": "钦灵，小喵，我回来啦"},
+    {"attribute": "assistant", "role_id": 1, "display_name": "钦灵", "content": "欢迎回来！"},
+    {"attribute": "assistant", "script_role_id": "1", "display_name": "白小喵", "content": "喵~"},
+    {"attribute": "assistant", "role_id": 1, "display_name": "钦灵", "content": "我去泡茶"},
+    {
+        "attribute": "user",
+        "display_name": "莱姆",
+        "content": "小喵，下周是钦灵的生日，我们给她一个惊喜吧",
+        "present_role_ids": [],
+        "present_script_role_ids": ["1"],
+    },
+    {
+        "attribute": "assistant",
+        "script_role_id": "1",
+        "display_name": "白小喵",
+        "content": "好呀，我来准备蛋糕喵",
+    },
+    {
+        "attribute": "assistant",
+        "role_id": 1,
+        "display_name": "钦灵",
+        "content": "茶来啦，你们在聊什么？",
+        "present_role_ids": [1],
+        "present_script_role_ids": ["1"],
+    },
+    {"attribute": "user", "display_name": "莱姆", "content": "没什么～"},
+]
+
+
 def _load_saves(engine: sa.Engine) -> None:
     with Session(engine) as session:
         # role 1: the demo's turns use the qiyu config and the demo player's qiyu memories
@@ -172,4 +202,7 @@ def _load_saves(engine: sa.Engine) -> None:
                 parent_line_id=tip.parent_line_id,
             )
         )
+        # save 3: a character who was absent (钦灵 leaves to make tea while the player and
+        # 白小喵 plan her birthday: present_role_ids, docs/memory_builder.md)
+        _insert_save(session, "a character who was absent", player, _ABSENT_SCENE)
         session.commit()
