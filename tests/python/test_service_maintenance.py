@@ -52,6 +52,7 @@ def test_maintenance_runs_while_serving_one_run_at_a_time(game):
         "players_cleaned",
         "consolidated_entities",
         "context_vectors",
+        "idempotency_records_forgotten",
     }
     assert report["started_at"] <= report["finished_at"]
     status = client.get("/status", headers=GAME).json()

@@ -978,9 +978,23 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import is_postgres_url
-    from .serve import metrics_directory
+    import os
 
+    from ..engines.postgres_setup import is_postgres_url
+    from .serve import metrics_directory, open_service
+
+    keyed = any(
+        (
+            args.api_key,
+            os.environ.get("ROLEMEM_API_KEY"),
+            args.designer_key,
+            os.environ.get("ROLEMEM_DESIGNER_KEY"),
+            args.keys,
+        )
+    )
+    warning = open_service(args.host, keyed)  # no key: refused off loopback
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
         db = _existing_db(args)
