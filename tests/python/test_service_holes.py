@@ -13,15 +13,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from rolemem.memory_loop.llm import LLMError, OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
 
 from .conftest import REPO, demo_store, error_of, serving
 
@@ -201,3 +204,64 @@ def test_serve_without_a_key_refuses_a_host_others_reach(tmp_path):
         "rolemem: error: refusing to serve without a key on 0.0.0.0, which other machines "
         "may reach: give --api-key (or $ROLEMEM_API_KEY) or --keys FILE, or --host 127.0.0.1"
     ]
+
+
+def test_an_llm_trickling_a_byte_a_second_is_abandoned_at_the_deadline():
+    with ScriptedChatServer([Trickle(1.0)]) as server:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model="slow", timeout=2, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="timed out"):
+            llm.complete([{"role": "user", "content": "你好"}])
+        took = time.monotonic() - started
+    assert took < 3.0, took  # the whole call within its timeout (+1 s), not a read's
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: Any) -> Iterator[tuple[httpx.Client, ScriptedChatServer]]:
+    """The service with an LLM that always fails: 3 attempts in a row, a back-off of 0.5 s
+    doubling."""
+    path = demo_store(str(tmp_path_factory.mktemp("failing") / "failing.duckdb"))
+    settings = ServiceSettings(api_key="game", extraction_retries=3, extraction_retry_seconds=0.5)
+    with ScriptedChatServer(responder=lambda request: Status(500)) as server:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model="failing", max_retries=0)
+        app = create_app(path, llm=llm, embedder=None, settings=settings)
+        with serving(app) as client:
+            yield client, server
+
+
+def _append(client: httpx.Client, save: int, scene: str, minute: int) -> dict[str, Any]:
+    lines = [
+        {"attribute": "user", "content": f"第{minute}句"},
+        {"attribute": "assistant", "content": "嗯", "role_id": 1},
+    ]
+    observe = {"agent_id": "qiyu", "role_id": 1, "scene": scene}
+    body = {"user_id": "ivy", "lines": lines, "observe": observe}
+    answer = client.post(f"/saves/{save}/lines", json=body, headers=GAME)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def _status(client: httpx.Client, save: int) -> dict[str, Any]:
+    params = {"user_id": "ivy", "agent_id": "qiyu", "role_id": 1}
+    return dict(client.get(f"/saves/{save}/memory_status", params=params, headers=GAME).json())
+
+
+def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing):
+    client, server = failing
+    save = client.post("/saves", json={"user_id": "ivy"}, headers=GAME).json()["save_id"]
+    for minute in range(3):
+        assert _append(client, save, "gallery", minute)["extraction"] == "not_due"
+    assert _append(client, save, "beach", 3)["extraction"] == "scheduled"  # a scene change
+    first = time.monotonic()
+    minute = 4
+    while time.monotonic() - first < 3.0:  # appends all through the three attempts and after
+        _append(client, save, "beach", minute)
+        minute += 1
+        time.sleep(0.05)
+    status = _status(client, save)
+    assert len(server.requests) == 3, len(server.requests)
+    assert status["failed_attempts"] == 3
+    assert status["extraction"] == "idle"  # the cap: only an append after the back-off tries
+    retry_at = datetime.fromisoformat(status["next_attempt_at"])
+    assert retry_at.utcoffset() is not None  # the service's clock, with its offset
+    assert retry_at > datetime.now().astimezone()

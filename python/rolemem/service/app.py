@@ -55,8 +55,10 @@ def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
         llm = OpenAICompatibleLLM(
             base_url=spec["llm"]["base_url"],
             model=spec["llm"]["model"],
-            timeout=spec["llm"]["timeout"],
-            max_retries=1,
+            timeout=spec["llm"]["timeout"],  # the whole call's deadline
+            # one attempt is one call: the service's back-off retries (memory_loop_state),
+            # counted against --extraction-retries, not the client's hidden ones
+            max_retries=0,
         )
     return {
         "db": spec["db"],
