@@ -6,7 +6,7 @@ A call has a total deadline (`timeout`): the `openai` client's own timeout is ht
 phase (a read waits at most that long for the next bytes), so a server that trickles a byte a
 second would hold a call for ever. Every read and write of the call's sockets is bounded by the
 time left (`_DeadlineBackend`, under httpx's transport), so the call is abandoned at its deadline
-whatever the server does (docs/decisions/llm-deadline.md).
+whatever the server does (docs/decisions/service-machinery.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ before a request exists. Nothing here runs per request but a timer armed and can
 The request head's limit (MAX_HEADER_BYTES) is h11's `max_incomplete_event_size` for a head
 still arriving, answered 431 (uvicorn answers h11's refusal 400); a head that arrives whole in
 one read h11 takes at any size, so `HeaderLimit` (ASGI, inside the access log: counted and
-logged) refuses it 431 too (docs/decisions/header-limit.md)."""
+logged) refuses it 431 too (docs/decisions/service-machinery.md)."""
 
 from __future__ import annotations
 
