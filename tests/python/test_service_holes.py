@@ -265,3 +265,39 @@ def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing)
     retry_at = datetime.fromisoformat(status["next_attempt_at"])
     assert retry_at.utcoffset() is not None  # the service's clock, with its offset
     assert retry_at > datetime.now().astimezone()
+
+
+def test_a_store_created_before_the_back_off_gets_its_column(tmp_path, postgres_url):
+    """next_attempt_at is added to memory_loop_state on open, on both engines."""
+    import duckdb
+    import psycopg
+
+    from rolemem.dynamic_memory import DynamicMemory
+    from rolemem.engines.postgres_setup import init_database
+
+    from .conftest import fresh_database
+
+    path = demo_store(str(tmp_path / "older.duckdb"))
+    with duckdb.connect(path) as con:
+        # (DuckDB drops no column an index depends on: the table as an older store had it)
+        con.execute(
+            "create table older as select * exclude (next_attempt_at) from memory_loop_state"
+        )
+        con.execute("drop table memory_loop_state")
+        con.execute("alter table older rename to memory_loop_state")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        columns = {row[0] for row in con.execute("describe memory_loop_state").fetchall()}
+    assert "next_attempt_at" in columns
+
+    url = fresh_database(postgres_url, "rolemem_older_loop_state")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("alter table memory_loop_state drop column next_attempt_at")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        found = con.execute(
+            "select count(*) from information_schema.columns "
+            "where table_name = 'memory_loop_state' and column_name = 'next_attempt_at'"
+        ).fetchone()
+    assert found == (1,)
