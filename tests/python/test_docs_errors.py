@@ -281,6 +281,9 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     ),
     "work past `--request-timeout`": _past_the_time_budget,
     "over `--player-rate`": _flooding_player,
+    "a request head": lambda game: game.client.get(
+        "/saves/2", headers={**KEY, "X-Padding": "p" * 20_000}, params={"user_id": "mumu"}
+    ),
 }
 
 
@@ -293,7 +296,7 @@ def _request_for(when: str) -> Callable[[Game], httpx.Response]:
 def test_every_row_has_its_request_and_every_request_its_row():
     rows = error_table()
     assert len(rows) >= 20
-    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 429, 503}
+    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 429, 431, 503}
     for _, _, when in rows:
         _request_for(when)
     assert len(rows) == len(REQUESTS)

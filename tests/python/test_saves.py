@@ -59,8 +59,11 @@ def test_roles_and_saves_take_chosen_or_new_keys(saves):
         "name": "钦灵的猫",
         **no_ids,
     }
-    assert saves.create_role("下一个")["role_id"] == 41  # past the chosen key
-    with pytest.raises(ConflictError, match="role 40 already exists"):
+    # the sequence's next key, not max(id) + 1; a key a caller took is skipped
+    assert saves.create_role("下一个")["role_id"] == 3
+    saves.create_role("抢先", role_id=4)
+    assert saves.create_role("再下一个")["role_id"] == 5
+    with pytest.raises(ConflictError, match="this role id is taken"):
         saves.create_role("again", role_id=40)
     assert saves.create_save(user_id="mumu", save_id=9) == {
         "save_id": 9,
@@ -70,8 +73,8 @@ def test_roles_and_saves_take_chosen_or_new_keys(saves):
         "forked_from_line_id": None,
         "user_name": None,
     }
-    assert saves.create_save(user_id="mumu")["save_id"] == 10
-    with pytest.raises(ConflictError, match="save 9 already exists"):
+    assert saves.create_save(user_id="mumu")["save_id"] == 3  # the demo holds 1 and 2; not 10
+    with pytest.raises(ConflictError, match="this save id is not available"):
         saves.create_save(user_id="mumu", save_id=9)
 
 
@@ -85,8 +88,10 @@ def test_every_save_has_an_owner_and_chosen_ids_fit_a_javascript_number(saves):
         with pytest.raises(RolememError, match=r"id must be from 1 to 9007199254740991"):
             saves.create_save(user_id="mumu", save_id=too_big)
     saves.create_role("最后", role_id=2**53 - 1)
-    # the next key is computed past it without overflowing 64 bits
-    assert saves.create_role("再一个")["role_id"] == 2**53
+    saves.create_save(user_id="mumu", save_id=2**53 - 1)
+    # the next keys are the sequence's: a chosen id at the ceiling pushes none out of range
+    assert saves.create_role("再一个")["role_id"] == 2
+    assert saves.create_save(user_id="mumu")["save_id"] == 3
 
 
 def test_appended_lines_page_from_the_tip(saves):

@@ -23,7 +23,8 @@ DESIGNER = {"X-API-Key": "designer"}
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    settings = ServiceSettings(api_key="game", designer_key="designer")
+    # a failed extraction's back-off: a second, so the service's own retry is seen
+    settings = ServiceSettings(api_key="game", designer_key="designer", extraction_retry_seconds=1)
     with scripted_game(request, tmp_path_factory, "rolemem_game", settings=settings) as served:
         yield served
 
@@ -369,8 +370,8 @@ def test_extraction_the_game_can_see(game):
             },
         )
         assert answer["extraction"] == "not_due"
-    # a scene change makes the gallery's turns due; the LLM fails three times
-    llm.push(Status(500), Status(500), Status(500))
+    # a scene change makes the gallery's turns due; the LLM fails (one attempt, one call)
+    llm.push(Status(500))
     answer = post(
         client,
         f"/saves/{save}/lines",
@@ -384,9 +385,11 @@ def test_extraction_the_game_can_see(game):
     assert answer["extraction"] == "scheduled"
     status = wait_for_status(client, save, lambda s: s["failed_attempts"] == 1)
     assert status["failed_attempts"] == 1
-    assert status["last_error"].startswith("ExtractionError: extraction failed after 3 LLM calls")
+    assert status["last_error"].startswith("ExtractionError: extraction failed: ")
+    assert "HTTP 500" in status["last_error"]
+    assert status["next_attempt_at"] is not None  # a second after the failure
     assert (status["pending_turns"], status["last_batch_key"]) == (4, None)
-    # the next append retries it; now the LLM answers
+    # an append in the back-off waits for it; then the service tries again, and the LLM answers
     llm.push(EXTRACTED)
     answer = post(
         client,

@@ -342,14 +342,16 @@ stored, not extracted).""",
         "--extraction-retries",
         type=int,
         default=defaults.extraction_retries,
-        help="times a failed extraction is tried again by the service (default: %(default)s)",
+        help="attempts in a row (each one LLM call) before a failing batch rests for its "
+        "back-off; only an append after it tries again (default: %(default)s)",
     )
     serve.add_argument(
         "--extraction-retry-seconds",
         type=float,
         default=defaults.extraction_retry_seconds,
         metavar="SECONDS",
-        help="wait before the first retry, doubled for each next (default: %(default)s)",
+        help="back-off after the first failure, doubled for each next; no attempt before it "
+        "ends, whatever the appends (default: %(default)s)",
     )
     serve.add_argument(
         "--shutdown-grace",
@@ -382,7 +384,8 @@ stored, not extracted).""",
         type=float,
         default=defaults.webhook_backoff,
         metavar="SECONDS",
-        help="wait before the first retry, doubled for each next (default: %(default)s)",
+        help="back-off after the first failure, doubled for each next; no attempt before it "
+        "ends, whatever the appends (default: %(default)s)",
     )
     serve.add_argument(
         "--log-format",
@@ -401,7 +404,8 @@ stored, not extracted).""",
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="per LLM call (default: %(default)s)",
+        help="the whole of one LLM call, connecting to the answer's last byte "
+        "(default: %(default)s)",
     )
     _llm_arguments(serve)
 
@@ -978,9 +982,23 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import is_postgres_url
-    from .serve import metrics_directory
+    import os
 
+    from ..engines.postgres_setup import is_postgres_url
+    from .serve import metrics_directory, open_service
+
+    keyed = any(
+        (
+            args.api_key,
+            os.environ.get("ROLEMEM_API_KEY"),
+            args.designer_key,
+            os.environ.get("ROLEMEM_DESIGNER_KEY"),
+            args.keys,
+        )
+    )
+    warning = open_service(args.host, keyed)  # no key: refused off loopback
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
         db = _existing_db(args)

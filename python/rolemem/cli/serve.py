@@ -5,6 +5,7 @@ settings, secrets redacted."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import logging.config
 import os
@@ -34,6 +35,34 @@ def metrics_directory(workers: int) -> Iterator[None]:
             yield
         finally:
             del os.environ[variable]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or name) is reachable from this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: any interface it resolves to
+
+
+def open_service(host: str, keyed: bool) -> str | None:
+    """What to say of a service without any key: None with a key; on loopback, the warning
+    `serve` prints before it starts; elsewhere, a RolememError (serve refuses to start)."""
+    if keyed:
+        return None
+    if not is_loopback(host):
+        from ..errors import RolememError
+
+        raise RolememError(
+            f"refusing to serve without a key on {host}, which other machines may reach: "
+            "give --api-key (or $ROLEMEM_API_KEY) or --keys FILE, or --host 127.0.0.1"
+        )
+    return (
+        f"rolemem: WARNING: no key: every route is OPEN to anything that reaches {host} "
+        "(--api-key or --keys to close it)"
+    )
 
 
 def redact_url(url: str) -> str:

@@ -86,12 +86,29 @@ def _save_sql(engine: str, lock: bool) -> str:
 
 _SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id", "user_name")
 
-# A new key: the sequence's next value, past any id a caller chose itself (DuckDB sequences
-# cannot be moved, so explicit ids would otherwise collide with later automatic ones).
+# A new key: the table's sequence's next value that no row holds yet (an id a caller chose,
+# or the game wrote itself, is skipped). Never max(id) + 1: a caller's id near the ceiling would
+# push every later key past it; the sequence moves by one per key it hands out or skips.
 _NEXT_ID_SQL = {
-    "role": "select greatest(nextval('role_id_seq'), (select coalesce(max(id), 0) + 1 from role))",
-    "save": "select greatest(nextval('save_id_seq'), (select coalesce(max(id), 0) + 1 from save))",
+    "role": "select nextval('role_id_seq')",
+    "save": "select nextval('save_id_seq')",
 }
+_TAKEN_SQL = {
+    "role": "select count(*) from role where id = $id",
+    "save": "select count(*) from save where id = $id",
+}
+# the save ids a new save may not take; the message names none of them nor their owner
+_SAVE_ID_TAKEN = "this save id is not available: choose another id, or leave id out"
+
+
+def _next_id(cur: Any, table: str) -> int:
+    """The sequence's next value not taken yet (each taken one is drawn once: the ids chosen
+    by callers bound the loop)."""
+    while True:
+        candidate = int(cur.execute(_NEXT_ID_SQL[table]).fetchone()[0])
+        if not cur.execute(_TAKEN_SQL[table], {"id": candidate}).fetchone()[0]:
+            return candidate
+
 
 # Where a save's chain leaves it when its tip is $line_id: walk up from the line while it is
 # the save's own; the first line of another save is the fork point (none: the save's own root).
@@ -307,9 +324,9 @@ def create_role(
     character_id = _text(character_id, "character_id")
     agent_id = _text(agent_id, "agent_id")
     if role_id is None:
-        role_id = cur.execute(_NEXT_ID_SQL["role"]).fetchone()[0]  # type: ignore[index]
-    elif cur.execute("select count(*) from role where id = $id", {"id": role_id}).fetchone()[0]:  # type: ignore[index]
-        raise ConflictError(f"role {role_id} already exists", field="id")
+        role_id = _next_id(cur, "role")
+    elif cur.execute(_TAKEN_SQL["role"], {"id": role_id}).fetchone()[0]:
+        raise ConflictError("this role id is taken: choose another id, or leave id out", field="id")
     cur.execute(
         write_sql("insert_role"),
         {
@@ -363,9 +380,10 @@ def create_save(
         except OwnerlessSaveError as exc:
             raise OwnerlessSaveError(str(exc), field="from_line_id") from None
     if save_id is None:
-        save_id = cur.execute(_NEXT_ID_SQL["save"]).fetchone()[0]  # type: ignore[index]
-    elif cur.execute("select count(*) from save where id = $id", {"id": save_id}).fetchone()[0]:  # type: ignore[index]
-        raise ConflictError(f"save {save_id} already exists", field="id")
+        save_id = _next_id(cur, "save")
+    elif cur.execute(_TAKEN_SQL["save"], {"id": save_id}).fetchone()[0]:
+        # the same answer whoever holds it (this player or another): ownership not revealed
+        raise ConflictError(_SAVE_ID_TAKEN, field="id")
     cur.execute(
         write_sql("insert_save"),
         {

@@ -56,6 +56,9 @@ class _LoopBase:
         self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
         self._con = self.memory.con
         self.llm = llm
+        # seconds a failed extraction waits before the save x character is tried again,
+        # doubling per failure (stored: next_attempt_at); None: the next observation tries
+        self.retry_seconds: float | None = None
         self.settings = {
             **shipped_settings("memory_loop_settings"),
             **read_settings(self._con, "memory_loop_settings"),

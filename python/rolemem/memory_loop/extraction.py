@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..dynamic_memory import (
@@ -23,6 +23,14 @@ from .facts import fact_prompt_values, fact_rows, write_facts
 from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
 
 log = logging.getLogger(__name__)
+
+
+# a save x character's failures since its last success and the end of its back-off
+_BACKOFF_SQL = """
+select failed_attempts, next_attempt_at from memory_loop_state
+where save_id = $save_id and target_key = $target_key and user_id = $user_id
+"""
+_LONGEST_BACKOFF = 24 * 3600.0  # seconds: a failing LLM is tried at least once a day
 
 
 class _Extraction(_LoopBase):
@@ -58,6 +66,8 @@ class _Extraction(_LoopBase):
             agent_name=agent_name,
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
+            # with a stored back-off, a failing LLM is tried again after it, not at once
+            retry_errors=self.retry_seconds is None,
             **fact_prompt_values(
                 self.memory, state["user_id"], state["agent_id"], state["save_id"]
             ),
@@ -256,6 +266,14 @@ class _Extraction(_LoopBase):
             )
         return user_name or "用户", agent_name or "角色"
 
+    def backoff(self, cur: Any, state: Mapping[str, Any]) -> tuple[int, datetime | None]:
+        """The save x character's failures since its last success and the end of its
+        back-off (None: none), as stored (every process reads the same)."""
+        row = cur.execute(
+            _BACKOFF_SQL, {name: state[name] for name in ("save_id", "target_key", "user_id")}
+        ).fetchone()
+        return (0, None) if row is None else (int(row[0] or 0), row[1])
+
     def _record_failure(
         self,
         state: Mapping[str, Any],
@@ -264,9 +282,16 @@ class _Extraction(_LoopBase):
         error: Exception,
     ) -> None:
         """A failed extraction shows in the save's memory status (last error, attempts); the
-        next observation retries the batch."""
+        next observation retries the batch, once its back-off has ended (`retry_seconds`
+        doubled per failure since the last success, at most a day; None: at once)."""
         try:
             with self.memory.store.transaction() as cur:
+                now = datetime.now()
+                retry_at = None
+                if self.retry_seconds is not None:
+                    failed, _ = self.backoff(cur, state)
+                    wait = min(self.retry_seconds * 2 ** min(failed, 30), _LONGEST_BACKOFF)
+                    retry_at = now + timedelta(seconds=wait)
                 cur.execute(
                     write_sql("record_loop_failure", engine=self.memory.store.name),
                     {
@@ -275,7 +300,8 @@ class _Extraction(_LoopBase):
                         "role_id": role_id,
                         "script_role_id": script_role_id,
                         "error": f"{type(error).__name__}: {error}"[:1000],
-                        "now": datetime.now(),
+                        "now": now,
+                        "next_attempt_at": retry_at,
                     },
                 )
         except Exception:  # the status is a courtesy; the failure itself is raised

@@ -159,15 +159,21 @@ def ask(
     model: type[ReplyModel],
     max_attempts: int,
     what: str,
+    *,
+    retry_errors: bool = True,
 ) -> ReplyModel:
     """Call the LLM until its reply fits `model`, at most `max_attempts` calls. An invalid
-    reply is answered with the problem so the next attempt can correct it."""
+    reply is answered with the problem so the next attempt can correct it. A failed call
+    (LLMError) is tried again too, unless not `retry_errors`: then it ends the attempt at
+    once (the caller retries after a back-off: one attempt, one failing call)."""
     problem = "no attempt"
     for attempt in range(1, max_attempts + 1):
         try:
             text = llm.complete(messages)
         except LLMError as exc:
             problem = str(exc)
+            if not retry_errors:
+                raise ExtractionError(f"{what} failed: {problem}") from None
             log.warning("%s: attempt %d/%d: %s", what, attempt, max_attempts, problem)
             continue
         try:
@@ -193,6 +199,7 @@ def extract(
     max_attempts: int,
     fact_attributes: str = "（无）",
     current_facts: str = "（暂无）",
+    retry_errors: bool = True,
 ) -> ExtractionReply:
     """Events, entities and facts from one batch of dialogue, from the character's point of
     view. `fact_attributes`: the attributes and aliases the prompt lists; `current_facts`: the
@@ -208,7 +215,9 @@ def extract(
         {"role": "system", "content": system},
         {"role": "user", "content": render_dialogue(dialogue)},
     ]
-    return ask(llm, messages, ExtractionReply, max_attempts, "extraction")
+    return ask(
+        llm, messages, ExtractionReply, max_attempts, "extraction", retry_errors=retry_errors
+    )
 
 
 def consolidate(

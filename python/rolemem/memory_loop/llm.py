@@ -1,13 +1,21 @@
 """The LLM behind extraction and consolidation: any OpenAI-compatible chat-completions server,
 reached with the `openai` client. Timeouts and retries are explicit; failures become
 `LLMError` naming the server, never an engine exception.
+
+A call has a total deadline (`timeout`): the `openai` client's own timeout is httpx's, per
+phase (a read waits at most that long for the next bytes), so a server that trickles a byte a
+second would hold a call for ever. Every read and write of the call's sockets is bounded by the
+time left (`_DeadlineBackend`, under httpx's transport), so the call is abandoned at its deadline
+whatever the server does (docs/decisions/service-machinery.md).
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import RolememError
@@ -17,6 +25,99 @@ log = logging.getLogger(__name__)
 
 class LLMError(RolememError):
     """The LLM server could not be reached or answered with an error."""
+
+
+# when the LLM call under way in this context must end (time.monotonic()); None: no deadline
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "rolemem_llm_deadline", default=None
+)
+
+
+class _DeadlineStream:
+    """A network stream whose every read and write waits at most the call's time left; past
+    the deadline, the HTTP core's own ReadTimeout (its client maps it to a timeout)."""
+
+    def __init__(self, stream: Any, timed_out: type[Exception]) -> None:
+        self._stream = stream
+        self._timed_out = timed_out
+
+    def _time_left(self, timeout: float | None) -> float | None:
+        deadline = _DEADLINE.get()
+        if deadline is None:
+            return timeout
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self._timed_out("the LLM call's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return bytes(self._stream.read(max_bytes, self._time_left(timeout)))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._time_left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> Any:
+        stream = self._stream.start_tls(ssl_context, server_hostname, self._time_left(timeout))
+        return _DeadlineStream(stream, self._timed_out)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend:
+    """An HTTP core's network backend, its streams bounded by the call's deadline."""
+
+    def __init__(self, backend: Any, timed_out: type[Exception]) -> None:
+        self._backend = backend
+        self._timed_out = timed_out
+
+    def _left(self, timeout: float | None) -> float | None:
+        return _DeadlineStream(None, self._timed_out)._time_left(timeout)
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> Any:
+        stream = self._backend.connect_tcp(
+            host, port, self._left(timeout), local_address, socket_options
+        )
+        return _DeadlineStream(stream, self._timed_out)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> Any:
+        stream = self._backend.connect_unix_socket(path, self._left(timeout), socket_options)
+        return _DeadlineStream(stream, self._timed_out)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def _deadline_client(timeout: float) -> Any:
+    """The `openai` client's own HTTP client class (httpx, or the httpx2 fork newer clients
+    use), its pool's sockets under _DeadlineBackend. The client takes no network backend, so
+    the pool's is wrapped before any connection is made."""
+    import importlib
+
+    import openai
+
+    client_class = openai.DefaultHttpxClient
+    http = importlib.import_module(client_class.__mro__[1].__module__.partition(".")[0])
+    transport = http.HTTPTransport()
+    pool = transport._pool
+    assert hasattr(pool, "_network_backend"), "the HTTP core's pool changed: _deadline_client"
+    core = importlib.import_module(type(pool).__module__.partition(".")[0])
+    pool._network_backend = _DeadlineBackend(pool._network_backend, core.ReadTimeout)
+    return client_class(transport=transport, timeout=timeout)
 
 
 class ChatModel(Protocol):
@@ -32,7 +133,8 @@ class OpenAICompatibleLLM:
 
     `base_url`, `model` and `api_key` default to `ROLEMEM_LLM_BASE_URL`, `ROLEMEM_LLM_MODEL`
     and `ROLEMEM_LLM_API_KEY`. `max_retries` are the client's own retries of connection errors,
-    429 and 5xx answers (with back-off) inside one `complete` call; `timeout` is per request.
+    429 and 5xx answers (with back-off) inside one `complete` call; `timeout` is the whole
+    call's deadline (connecting, sending, every byte of the answer, the retries included).
     """
 
     def __init__(
@@ -56,15 +158,21 @@ class OpenAICompatibleLLM:
         self.base_url = base_url
         self.model = model
         self.temperature = temperature
+        self.timeout = timeout
         # a local server needs no key, but the client insists on one
         key = api_key or os.environ.get("ROLEMEM_LLM_API_KEY") or "not-needed"
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
+            base_url=base_url,
+            api_key=key,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=_deadline_client(timeout),
         )
 
     def complete(self, messages: Sequence[dict[str, str]]) -> str:
         import openai
 
+        token = _DEADLINE.set(time.monotonic() + self.timeout)
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
@@ -77,6 +185,8 @@ class OpenAICompatibleLLM:
             raise LLMError(f"{self.base_url}: the LLM timed out") from None
         except openai.APIError as exc:
             raise LLMError(f"{self.base_url}: {type(exc).__name__}: {exc}") from None
+        finally:
+            _DEADLINE.reset(token)
         content = _first_content(response)
         if content is None:
             raise LLMError(f"{self.base_url}: the LLM answered without message content")

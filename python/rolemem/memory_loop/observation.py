@@ -89,6 +89,12 @@ class _Observation(_Extraction):
                 return report
             if self.llm is None:
                 return report  # nothing to extract with; the turns stay pending
+            if self.retry_seconds is not None:  # a failure's back-off: no call before it ends
+                with self.memory.store.reading() as cur:
+                    report.failed_attempts, retry_at = self.backoff(cur, state)
+                if retry_at is not None and retry_at > datetime.now():
+                    report.retry_at = retry_at
+                    return report
             lines = list(plan["lines"] or [])
             # the player's name: given, else the save's
             names = self._names(role, user_name or plan["save_user_name"], agent_name, lines)

@@ -28,6 +28,10 @@ class ObserveReport:
     pending_turns: int = 0
     watermark_line_id: int | None = None
     scene_changed: bool = False
+    # a failure's back-off under way (MemoryLoop.retry_seconds): nothing was sent before it
+    # ends; failed_attempts: the failures since the last success
+    retry_at: datetime | None = None
+    failed_attempts: int = 0
 
 
 @dataclass

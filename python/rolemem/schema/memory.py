@@ -265,6 +265,9 @@ class MemoryLoopState(SQLModel, table=True):
     last_error: str | None = None
     last_error_at: datetime | None = Field(default=None, sa_type=_TS)
     failed_attempts: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # no extraction of the save x character before this (a failure's back-off), whatever the
+    # appends; null: none waiting. In the store, so every process and a restart honour it
+    next_attempt_at: datetime | None = Field(default=None, sa_type=_TS)
 
 
 class CharacterRecallQueue(SQLModel, table=True):
@@ -394,6 +397,7 @@ _ADDED_COLUMNS = {
         ("last_error", "varchar"),
         ("last_error_at", "timestamp"),
         ("failed_attempts", "integer default 0"),
+        ("next_attempt_at", "timestamp"),
     ],
     "memory_event_term": [
         ("tag_count", "integer default 0"),

@@ -21,6 +21,7 @@ from .api.routes import imports
 from .core import errors, maintenance
 from .core.access import AccessLog
 from .core.body_lane import BodyLane
+from .core.connections import HeaderLimit
 from .core.gate import Gate
 from .core.guard import RequestGuard
 from .core.keys import KeyFileWatcher, KeyRing
@@ -54,8 +55,10 @@ def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
         llm = OpenAICompatibleLLM(
             base_url=spec["llm"]["base_url"],
             model=spec["llm"]["model"],
-            timeout=spec["llm"]["timeout"],
-            max_retries=1,
+            timeout=spec["llm"]["timeout"],  # the whole call's deadline
+            # one attempt is one call: the service's back-off retries (memory_loop_state),
+            # counted against --extraction-retries, not the client's hidden ones
+            max_retries=0,
         )
     return {
         "db": spec["db"],
@@ -217,6 +220,7 @@ def create_app(
         key_buckets=Buckets(Rate.parse(key_rate, "key_rate")) if key_rate else None,
         refused=metrics.refused,
     )
+    app.add_middleware(HeaderLimit)  # a head past the limit: 431, before any key is read
     # outermost: it times, counts and logs the gate's and the guard's refusals too
     app.add_middleware(AccessLog, observe=metrics.observe_request)
     return app

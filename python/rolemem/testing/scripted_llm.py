@@ -4,8 +4,10 @@ and offline demos: a real HTTP server speaking the protocol, answering from a sc
     with ScriptedChatServer(['{"events": [], "entities": []}', Status(500)]) as server:
         llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted")
 
-A script item is the reply content (str), `Status(code)` (an HTTP error), or `Delay(seconds,
-then)`. When the script runs out, `responder(request_body)` answers (default: no memories).
+A script item is the reply content (str), `Status(code)` (an HTTP error), `Delay(seconds,
+then)` or `Trickle(seconds)` (a whole answer sent a byte every `seconds`: a server that is
+never idle long enough for a per-read timeout). When the script runs out,
+`responder(request_body)` answers (default: no memories).
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ class Delay:
     then: ScriptItem = EMPTY_REPLY
 
 
-ScriptItem = Union[str, Status, Delay]  # noqa: UP007 - used at runtime in a dataclass default
+@dataclass(frozen=True)
+class Trickle:
+    """Answer 200 with an empty reply, its body sent a byte every `seconds`."""
+
+    seconds: float
+
+
+ScriptItem = Union[str, Status, Delay, Trickle]  # noqa: UP007 - used at runtime in a dataclass default
 
 
 class ScriptedChatServer:
@@ -100,6 +109,9 @@ class ScriptedChatServer:
                 while isinstance(item, Delay):
                     time.sleep(item.seconds)
                     item = item.then
+                if isinstance(item, Trickle):
+                    self._trickle(item.seconds)
+                    return
                 if isinstance(item, Status):
                     self._send(
                         item.code, {"error": {"message": "scripted error", "type": "server_error"}}
@@ -122,6 +134,20 @@ class ScriptedChatServer:
                         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
                     },
                 )
+
+            def _trickle(self, seconds: float) -> None:
+                data = json.dumps({"choices": [{"message": {"content": EMPTY_REPLY}}]}).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up: what a deadline test wants
 
             def _send(self, code: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")

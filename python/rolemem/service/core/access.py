@@ -29,6 +29,9 @@ from .logs import ACCESS_LOGGER, request_id
 access = logging.getLogger(ACCESS_LOGGER)  # this module's name
 _USABLE_ID = re.compile(rb"[\x21-\x7e]{1,128}")
 UNMATCHED = "unmatched"  # the route of a request no route takes (bounded metric labels)
+# the status counted for a request whose connection ended before it was answered (the server
+# answers a malformed body 400 itself; a client that left hears nothing either way)
+CLIENT_LEFT = 400
 KEY_NAME = "rolemem.key"  # the request's key's name, in its scope state (set by the gate)
 
 Observer = Callable[[str, str, int, float], None]
@@ -72,17 +75,28 @@ class AccessLog:
         rid = given.decode() if _USABLE_ID.fullmatch(given) else secrets.token_hex(8)
         header = (b"x-request-id", rid.encode())
         status = 500  # if the app fails before it answers, the 500 the server sends
+        answered = False
 
         async def answer(message: Message) -> None:
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, answered = message["status"], True
                 message = {**message, "headers": [*message.get("headers", ()), header]}
             await send(message)
 
+        async def received() -> Message:
+            nonlocal status
+            message = await receive()
+            if message["type"] == "http.disconnect" and not answered:
+                # the body never came whole: the client went away, or sent what the server
+                # refused as it arrived (a malformed chunk: the server answered 400 itself),
+                # the client's error, never the service's 500
+                status = CLIENT_LEFT
+            return message
+
         token = request_id.set(rid)
         try:
-            await self.app(scope, receive, answer)
+            await self.app(scope, received, answer)
         finally:
             seconds = time.perf_counter() - started
             if self.observe is not None or access.isEnabledFor(logging.INFO):

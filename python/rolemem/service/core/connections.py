@@ -9,7 +9,12 @@
   when every connection is serving a request, the new one gets a 503 and is closed.
 
 The body's deadline is the request guard's (guard.py): it sees the body, this sees the bytes
-before a request exists. Nothing here runs per request but a timer armed and cancelled."""
+before a request exists. Nothing here runs per request but a timer armed and cancelled.
+
+The request head's limit (MAX_HEADER_BYTES) is h11's `max_incomplete_event_size` for a head
+still arriving, answered 431 (uvicorn answers h11's refusal 400); a head that arrives whole in
+one read h11 takes at any size, so `HeaderLimit` (ASGI, inside the access log: counted and
+logged) refuses it 431 too (docs/decisions/service-machinery.md)."""
 
 from __future__ import annotations
 
@@ -18,13 +23,15 @@ import resource
 import time
 from typing import Any
 
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .errors import error_response
 from .settings import ServiceSettings
 
-# headers h11 buffers before refusing the request (400): its default, said here on purpose
+# a request's head (request line and headers) at most: h11's default, said here on purpose
 MAX_HEADER_BYTES = 16 * 1024
+_HEAD_TOO_LARGE = f"the request's headers are larger than {MAX_HEADER_BYTES // 1024} KiB"
 # open files kept for the store, logs and the like when the cap is taken from the file limit
 _SPARE_FILES = 64
 
@@ -65,6 +72,18 @@ class GuardedProtocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 refused: a head past h11's limit is a 431, the
+        rest a 400, each in the one error shape."""
+        if len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
+            answer = _raw_error(
+                431, "Request Header Fields Too Large", "HeadersTooLarge", _HEAD_TOO_LARGE
+            )
+        else:
+            answer = _raw_error(400, "Bad Request", "BadRequest", "not a valid HTTP/1.1 request")
+        self.transport.write(answer)
+        self.transport.close()
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -134,3 +153,23 @@ def server_options(settings: ServiceSettings) -> dict[str, Any]:
         ),
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
     }
+
+
+def head_bytes(scope: Scope) -> int:
+    """The size of a request's head as it came: its request line and header lines."""
+    line = len(scope["method"]) + len(scope.get("raw_path") or b"") + len(scope["query_string"])
+    return line + 12 + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+
+
+class HeaderLimit:
+    """A request whose head is larger than MAX_HEADER_BYTES is a 431 (see the module
+    docstring): one sum of lengths per request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and head_bytes(scope) > MAX_HEADER_BYTES:
+            await error_response(431, "HeadersTooLarge", _HEAD_TOO_LARGE)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -2,8 +2,12 @@
 makes a batch due queues one job per save x character (a job already waiting covers it, with
 the newest observation; one already running runs once more after); a full queue leaves the
 batch pending and the next append queues it again. A failed extraction
-is one log line and shows in the save's memory status; the service tries it again after
-`retry_seconds`, doubling each time, at most `retries` times (an append retries it too)."""
+is one log line and shows in the save's memory status. Its back-off is the store's
+(memory_loop_state: failed_attempts and next_attempt_at, written with the failure): no
+attempt before next_attempt_at, whatever the appends and in every process; this process tries
+again at that time while the failures since the last success are fewer than `retries`, then
+only an append after it does. So `retries` failing attempts in a row cost `retries` calls,
+then the batch rests for its back-off (`retry_seconds`, doubling per failure)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from ...memory_loop import MemoryLoop
@@ -47,10 +52,13 @@ class ExtractionQueue:
         self._running: set[tuple[int, str]] = set()
         self._again: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
-        self._retries, self._retry_seconds = retries, retry_seconds
-        # failed jobs waiting to be tried again: their timers, and attempts so far
+        self._retries = retries
+        if self.enabled:  # the loop writes the back-off with each failure, and honours it
+            loop.retry_seconds = retry_seconds
+        # jobs in a back-off this process will try again when it ends: their timers, and
+        # the newest observation (an append meanwhile updates it, and waits)
         self._waiting: dict[tuple[int, str], threading.Timer] = {}
-        self._failures: dict[tuple[int, str], int] = {}
+        self._waiting_observation: dict[tuple[int, str], dict[str, Any]] = {}
         self._closed = False
         self._metrics = metrics
         self._emit = emit  # the webhooks' (None: no webhook, nothing built per job)
@@ -63,9 +71,9 @@ class ExtractionQueue:
                 if key in self._running:
                     self._again.add(key)
                 return "scheduled"
-            waiting = self._waiting.pop(key, None)
-            if waiting is not None:  # an append retries it now
-                waiting.cancel()
+            if key in self._waiting:  # in its back-off: the timer tries it, not this append
+                self._waiting_observation[key] = dict(observation)
+                return "scheduled"
             if not self._submit(key):
                 return "deferred"
             self._latest[key] = dict(observation)
@@ -102,10 +110,14 @@ class ExtractionQueue:
             self._again.discard(key)
             observation = self._latest[key]
         failed = False
+        # (failures since the last success, end of the back-off) when one is under way
+        backoff: tuple[int, datetime | None] | None = None
         started = time.perf_counter()
         try:
             report = self.loop.observe(**observation)
-            if report.batch_keys:
+            if report.retry_at is not None:  # in its back-off: nothing was sent
+                backoff = (report.failed_attempts, report.retry_at)
+            elif report.batch_keys:
                 log.info("extracted %s", ", ".join(report.batch_keys))
                 if self._emit is not None:
                     self._emit(
@@ -114,6 +126,7 @@ class ExtractionQueue:
                     )
         except Exception as exc:  # one line; the save's memory status keeps the details
             failed = True
+            backoff = self._stored_backoff(key, observation)
             if self._emit is not None:
                 self._emit(
                     "extraction.failed",
@@ -127,46 +140,50 @@ class ExtractionQueue:
                 exc,
             )
         finally:
-            if self._metrics is not None:
+            if self._metrics is not None and (failed or backoff is None):
                 self._metrics.extraction(time.perf_counter() - started, failed)
             with self._lock:
                 self._running.discard(key)
-                # still queued when a newer observation came: it runs next
-                if failed or key not in self._again or not self._submit(key):
-                    self._done(key, failed)
+                # still queued when a newer observation came: it runs next (not in a back-off)
+                if backoff is not None or key not in self._again or not self._submit(key):
+                    self._done(key, backoff)
 
-    def _done(self, key: tuple[int, str], failed: bool) -> None:
-        """(Under self._lock.) The job leaves the queue; a failed one is tried again later."""
+    def _stored_backoff(
+        self, key: tuple[int, str], observation: Mapping[str, Any]
+    ) -> tuple[int, datetime | None] | None:
+        """The back-off the failure wrote (None when it could not be read)."""
+        state = {"save_id": key[0], "target_key": key[1], "user_id": observation["user_id"]}
+        try:
+            with self.loop.memory.store.reading() as cur:
+                return self.loop.backoff(cur, state)
+        except Exception:
+            return None
+
+    def _done(self, key: tuple[int, str], backoff: tuple[int, datetime | None] | None) -> None:
+        """(Under self._lock.) The job leaves the queue; one in a back-off is tried again
+        when it ends, while its failures are fewer than the cap."""
         self._again.discard(key)
         observation = self._latest.pop(key)
         self._queued.discard(key)
         self._depth()
-        if not failed:
-            self._failures.pop(key, None)
-        else:
-            self._retry_later(key, observation)
-
-    def _retry_later(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
-        """(Under self._lock.) Try a failed job again after its backoff, up to the cap."""
-        attempt = self._failures.get(key, 0) + 1
-        if self._closed or attempt > self._retries:
-            self._failures.pop(key, None)
+        if backoff is None:
             return
-        self._failures[key] = attempt
-        timer = threading.Timer(
-            self._retry_seconds * 2 ** (attempt - 1), self._retry, (key, observation)
-        )
+        failures, retry_at = backoff
+        if self._closed or retry_at is None or failures >= self._retries or key in self._waiting:
+            return
+        delay = max(0.0, (retry_at - datetime.now()).total_seconds())
+        timer = threading.Timer(delay, self._retry, (key,))
         timer.daemon = True
         self._waiting[key] = timer
+        self._waiting_observation[key] = observation
         timer.start()
 
-    def _retry(self, key: tuple[int, str], observation: dict[str, Any]) -> None:
+    def _retry(self, key: tuple[int, str]) -> None:
         with self._lock:
-            if self._waiting.pop(key, None) is None:  # an append already retried it
+            if self._waiting.pop(key, None) is None:  # closed meanwhile
                 return
-        if self.schedule(key, observation) == "deferred":
-            with self._lock:
-                self._retry_later(key, observation)
+            observation = self._waiting_observation.pop(key)
+        self.schedule(key, observation)  # deferred (a full queue): the next append queues it
 
     def queued(self) -> int:
         """Batches queued or being extracted."""
@@ -179,6 +196,7 @@ class ExtractionQueue:
             for timer in self._waiting.values():
                 timer.cancel()
             self._waiting.clear()
+            self._waiting_observation.clear()
         self._pool.close(wait)
 
 

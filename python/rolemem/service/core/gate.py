@@ -29,9 +29,8 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
 
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import MutableHeaders, QueryParams
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -260,13 +259,13 @@ def _with_budget(send: Send, budgets: list[Budget]) -> Send:
 
 
 def _players_named(scope: Scope, params: Mapping[str, Any]) -> list[str]:
-    """The user_ids in the path and the query (every one: a repeated parameter too), read as
-    Starlette reads them."""
+    """The user_ids in the path and the query (every one: a repeated parameter too). The
+    query is decoded by Starlette's QueryParams, the very class a route's `Query` parameters
+    are read from, so the gate, the keys' players check, the rates and the route see one
+    decoding (`?user%5Fid=x` is `user_id` to each: the raw bytes are never searched)."""
     named = []
     if isinstance(params.get("user_id"), str):
         named.append(params["user_id"])
-    query: bytes = scope.get("query_string", b"")
-    if b"user_id" in query:
-        pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-        named.extend(value for name, value in pairs if name == "user_id")
+    if scope.get("query_string"):
+        named.extend(QueryParams(scope["query_string"]).getlist("user_id"))
     return named

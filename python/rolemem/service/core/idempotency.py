@@ -86,7 +86,8 @@ def once(
     if seen is not None:
         if seen[0] != request_hash:
             raise ConflictError(
-                f"{HEADER} {key!r} was used for another request; use a new key per request",
+                # never the key itself: no answer echoes a request value
+                f"this {HEADER} was used for another request; use a new key per request",
                 field=HEADER,
             )
         return dict(json.loads(seen[1]))

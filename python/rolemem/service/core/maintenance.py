@@ -1,5 +1,6 @@
 """Maintenance runs of the service (`POST /admin/maintenance` and the schedule): the memory
-loop's cleanup, consolidation and missing context vectors, one run at a time across every
+loop's cleanup, consolidation and missing context vectors, then the idempotency records past
+their retention swept (`--idempotency-hours`), one run at a time across every
 process of the store, on the maintenance worker; counted in the metrics, announced by webhook."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConflictError
+from . import idempotency
 
 if TYPE_CHECKING:
     from .state import Store
@@ -36,6 +38,10 @@ def maintain(store: Store) -> dict[str, Any]:
         started = datetime.now()
         try:
             report = store.loop.maintain(now=started)
+            # a write of its own (all or nothing); a key still within its retention stays
+            forgotten = store.write(
+                idempotency.forget_expired, hours=store.settings.idempotency_hours
+            )
         except Exception:
             _counted(store, "failed")
             raise
@@ -48,6 +54,7 @@ def maintain(store: Store) -> dict[str, Any]:
         "players_cleaned": report.players_cleaned,
         "consolidated_entities": report.consolidated_entities,
         "context_vectors": report.context_vectors,
+        "idempotency_records_forgotten": forgotten,
     }
     if store.webhooks is not None:
         store.webhooks.emit("maintenance.finished", store.last_maintenance)

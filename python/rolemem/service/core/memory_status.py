@@ -23,7 +23,7 @@ def _last_observed_sql(engine: str) -> str:
 # a save x character's loop state, last batch and the player's last maintenance run (on
 # Citus each read names the save's player $user_id: macro player_filter, one shard)
 _STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
-    coalesce(s.failed_attempts, 0), b.batch_key, b.extracted_at,
+    coalesce(s.failed_attempts, 0), s.next_attempt_at, b.batch_key, b.extracted_at,
     (select max(ran_at) from memory_maintenance_run
     where user_id = $user_id and agent_id = $agent_id)
 from (select 1 as one) as anchor
@@ -104,7 +104,7 @@ def status_of(
             },
         ).fetchone()
     assert row is not None  # the anchor's one row, joined or not
-    observed, error, error_at, attempts, batch_key, extracted_at, maintained = row
+    observed, error, error_at, attempts, retry_at, batch_key, extracted_at, maintained = row
     return {
         "save_id": save["save_id"],
         "agent_id": agent_id,
@@ -117,6 +117,7 @@ def status_of(
         "last_error": error,
         "last_error_at": error_at,
         "failed_attempts": attempts,
+        "next_attempt_at": retry_at,
         "extraction": store.extraction.state((save["save_id"], due["target_key"])),
         "last_maintained_at": maintained,
     }

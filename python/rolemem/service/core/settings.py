@@ -50,8 +50,9 @@ class ServiceSettings:
     # batch pending and the next append schedules it again
     extraction_threads: int = 2
     extraction_queue: int = 64
-    # a failed extraction is tried again by the service (not only on the save's next append):
-    # after this many seconds, doubling each time, at most this many more times
+    # a failed extraction waits this many seconds (doubling per failure, stored in
+    # memory_loop_state) before the next attempt, whatever the appends; the service tries it
+    # again itself until this many attempts in a row failed (core/extraction.py)
     extraction_retry_seconds: float = 30.0
     extraction_retries: int = 3
     # seconds a SIGTERM waits for requests in flight before the service exits

@@ -81,6 +81,9 @@ class Maintenance(Response):
     players_cleaned: int = field("Players whose memories the cleanup rules looked at.", 3)
     consolidated_entities: int = field("Entities the LLM rewrote (with an LLM only).", 0)
     context_vectors: int = field("Events given the context vectors they lacked.", 0)
+    idempotency_records_forgotten: int = field(
+        "Idempotency-Key records past their retention (--idempotency-hours) deleted.", 0
+    )
 
 
 class MaintenanceStarted(Response):

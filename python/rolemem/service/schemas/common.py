@@ -63,6 +63,16 @@ def _naive_text(value: Any) -> Any:
 GameTime = Annotated[datetime, BeforeValidator(_naive_text)]
 
 
+def _with_offset(value: datetime) -> datetime:
+    # the store keeps the service's clock naive (local time, as datetime.now() gives it)
+    return value if value.tzinfo is not None else value.astimezone()
+
+
+# a time of the service's own clock (when it ran, failed, will retry), never a game's: ISO
+# 8601 with the server's UTC offset, so a client in another zone reads the same moment
+ServiceTime = Annotated[datetime, AfterValidator(_with_offset)]
+
+
 def _not_text(value: Any) -> Any:
     if isinstance(value, str | bytes | bool):
         raise ValueError("must be a JSON integer, not text or a boolean")

@@ -20,6 +20,7 @@ from .common import (
     Id,
     Request,
     Response,
+    ServiceTime,
     field,
     key,
     text,
@@ -482,10 +483,18 @@ class MemoryStatus(Response):
     last_error: str | None = field("The last failed extraction.", None)
     last_error_at: GameTime | None = field("When it failed.", None)
     failed_attempts: int = field("Failed extractions since the last success.", 0)
+    next_attempt_at: ServiceTime | None = field(
+        "After a failure: no extraction before this time, whatever the appends (the "
+        "back-off, in the store: every process honours it); then the service tries again "
+        "itself while the failures in a row are fewer than --extraction-retries, else the "
+        "next append does. Null: no back-off.",
+        None,
+    )
     extraction: Literal["queued", "retrying", "idle", "disabled"] = field(
         "queued: a batch waits for (or is with) the LLM; retrying: the last attempt failed "
-        "and the service tries again after a backoff; idle: nothing queued; disabled: no LLM "
-        "configured.",
+        "and the service tries again at next_attempt_at; idle: nothing queued (after "
+        "--extraction-retries failures in a row, an append after next_attempt_at tries "
+        "again); disabled: no LLM configured.",
         "idle",
     )
     last_maintained_at: GameTime | None = field(

@@ -1,0 +1,303 @@
+"""Holes a careless or hostile client could find, each closed and tested over HTTP on a real
+server on loopback: server ids never pushed out of range by a chosen one, the query decoded
+once (the rates read `?user%5Fid=`), no answer that reveals another player's save or echoes a
+request value, the 16 KiB head limit answered 431, a malformed body counted as the client's
+400, every keyed route declaring its 401 and 429, expired idempotency records swept by
+maintenance, and `rolemem serve` refusing to start open off loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from rolemem.memory_loop.llm import LLMError, OpenAICompatibleLLM
+from rolemem.service import create_app
+from rolemem.service.core.connections import server_options
+from rolemem.service.core.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
+
+from .conftest import REPO, demo_store, error_of, serving
+
+GAME = {"X-API-Key": "game"}
+DESIGNER = {"X-API-Key": "designer"}
+SETTINGS = ServiceSettings(
+    api_key="game",
+    designer_key="designer",
+    player_rate="20/min",
+    idempotency_hours=1 / 3600,  # a second: the sweep is seen within the test
+)
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: Any) -> Iterator[httpx.Client]:
+    path = demo_store(str(tmp_path_factory.mktemp("holes") / "holes.duckdb"))
+    app = create_app(path, embedder=None, settings=SETTINGS)
+    with serving(app, **server_options(SETTINGS)) as client:
+        yield client
+
+
+def _requests(client: httpx.Client) -> dict[tuple[str, str, str], float]:
+    counted = {}
+    for family in text_string_to_metric_families(client.get("/metrics").text):
+        for sample in family.samples:
+            if sample.name == "rolemem_http_requests_total":
+                labels = sample.labels
+                counted[(labels["method"], labels["route"], labels["status"])] = sample.value
+    return counted
+
+
+def test_a_chosen_id_at_the_ceiling_leaves_later_saves_usable(service):
+    top = 2**53 - 1
+    chosen = service.post("/saves", json={"id": top, "user_id": "ceil"}, headers=GAME)
+    assert chosen.status_code == 201, chosen.text
+    assert service.post("/roles", json={"id": top, "name": "顶"}, headers=GAME).status_code == 201
+    for _ in range(2):
+        save = service.post("/saves", json={"user_id": "ceil"}, headers=GAME).json()["save_id"]
+        assert save < 1000  # the sequence's, not max(id) + 1
+        line = {"attribute": "user", "content": "还在吗"}
+        appended = service.post(
+            f"/saves/{save}/lines", json={"user_id": "ceil", "lines": [line]}, headers=GAME
+        )
+        assert appended.status_code == 200, appended.text
+        assert service.get(f"/saves/{save}", params={"user_id": "ceil"}, headers=GAME).is_success
+    role = service.post("/roles", json={"name": "下一个"}, headers=GAME).json()["role_id"]
+    assert role < 1000
+
+
+def test_another_players_save_id_is_unavailable_without_saying_whose(service):
+    mine = service.post("/saves", json={"id": 777, "user_id": "ann"}, headers=GAME)
+    assert mine.status_code == 201
+    answers = [
+        service.post("/saves", json={"id": save_id, "user_id": "bob"}, headers=GAME)
+        for save_id in (1, 777)  # mumu's (the demo's), ann's
+    ]
+    again = service.post("/saves", json={"id": 777, "user_id": "ann"}, headers=GAME)
+    for answer in (*answers, again):  # the same answer whoever holds it, the asker too
+        assert answer.status_code == 409
+        assert error_of(answer) == {
+            "type": "ConflictError",
+            "message": "this save id is not available: choose another id, or leave id out",
+            "field": "id",
+        }
+
+
+def test_a_reused_idempotency_key_is_not_echoed(service):
+    key = {"Idempotency-Key": "k-9f3c-secret-looking"}
+    first = service.post("/saves", json={"user_id": "dee"}, headers={**GAME, **key})
+    assert first.status_code == 201
+    reused = service.post("/saves", json={"user_id": "dee", "name": "x"}, headers={**GAME, **key})
+    assert reused.status_code == 409
+    assert "k-9f3c" not in reused.text
+    assert error_of(reused)["field"] == "Idempotency-Key"
+
+
+def test_the_rates_read_the_query_as_the_route_does(service):
+    statuses = {service.get("/users/eve/saves", headers=GAME).status_code for _ in range(20)}
+    assert statuses == {200}  # eve's twenty a minute
+    # `user%5Fid` is user_id to the route: the gate counts it too
+    encoded = service.get("/saves/1/memory_status?user%5Fid=eve&role_id=1", headers=GAME)
+    assert encoded.status_code == 429, encoded.text
+    assert error_of(encoded)["type"] == "TooManyRequests"
+
+
+def _connect(client: httpx.Client) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", client.base_url.port), timeout=15)
+
+
+def _status_of_answer(sock: socket.socket) -> tuple[int, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"closed without an answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_a_head_over_16_kib_is_a_431_whole_or_trickled(service):
+    before = _requests(service).get(("GET", "/users/{user_id}/saves", "431"), 0)
+    big = service.get("/users/fay/saves", headers={**GAME, "X-Big": "a" * 40_000})
+    assert big.status_code == 431
+    assert error_of(big)["type"] == "HeadersTooLarge"
+    assert _requests(service)[("GET", "/users/{user_id}/saves", "431")] == before + 1
+    # a head still arriving past the limit (h11's own limit): 431 in the error shape too
+    with _connect(service) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        for _ in range(17):  # just past 16 KiB, then the client waits
+            sock.sendall(b"X-Pad: " + b"p" * 1000 + b"\r\n")
+            time.sleep(0.01)
+        status, body = _status_of_answer(sock)
+    assert status == 431
+    assert b"HeadersTooLarge" in body
+
+
+def test_a_malformed_chunked_body_counts_as_a_400(service):
+    with _connect(service) as sock:
+        sock.sendall(
+            b"POST /saves HTTP/1.1\r\nHost: x\r\nX-API-Key: game\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"zz\r\nabc\r\n0\r\n\r\n"
+        )
+        status, body = _status_of_answer(sock)
+    assert status == 400 and b'"BadRequest"' in body
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        counted = _requests(service)
+        if counted.get(("POST", "/saves", "400")):
+            break
+        time.sleep(0.05)
+    assert counted.get(("POST", "/saves", "400")) == 1
+    assert not [labels for labels in counted if labels[2].startswith("5")]
+
+
+def test_every_keyed_route_declares_its_401_and_429(service):
+    document = service.get("/openapi.json").json()
+    missing = [
+        (method, path, status)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if path not in ("/health", "/ready", "/metrics")
+        for status in ("401", "429")
+        if status not in operation["responses"]
+    ]
+    assert missing == []
+
+
+def test_maintenance_sweeps_expired_idempotency_records(service):
+    key = {"Idempotency-Key": "sweep-me"}
+    assert service.post("/saves", json={"user_id": "gus"}, headers={**GAME, **key}).is_success
+    time.sleep(1.2)  # past the retention of a second
+    report = service.post("/admin/maintenance", headers=DESIGNER)
+    assert report.status_code == 200, report.text
+    assert report.json()["idempotency_records_forgotten"] >= 1
+
+
+def _serve(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("ROLEMEM_")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rolemem.cli", "serve", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**environment, **(env or {})},
+    )
+
+
+def test_serve_without_a_key_refuses_a_host_others_reach(tmp_path):
+    store = demo_store(str(tmp_path / "open.duckdb"))
+    refused = _serve("--db", store, "--host", "0.0.0.0", "--keyword-only")
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines() == [
+        "rolemem: error: refusing to serve without a key on 0.0.0.0, which other machines "
+        "may reach: give --api-key (or $ROLEMEM_API_KEY) or --keys FILE, or --host 127.0.0.1"
+    ]
+
+
+def test_an_llm_trickling_a_byte_a_second_is_abandoned_at_the_deadline():
+    with ScriptedChatServer([Trickle(1.0)]) as server:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model="slow", timeout=2, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="timed out"):
+            llm.complete([{"role": "user", "content": "你好"}])
+        took = time.monotonic() - started
+    assert took < 3.0, took  # the whole call within its timeout (+1 s), not a read's
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory: Any) -> Iterator[tuple[httpx.Client, ScriptedChatServer]]:
+    """The service with an LLM that always fails: 3 attempts in a row, a back-off of 0.5 s
+    doubling."""
+    path = demo_store(str(tmp_path_factory.mktemp("failing") / "failing.duckdb"))
+    settings = ServiceSettings(api_key="game", extraction_retries=3, extraction_retry_seconds=0.5)
+    with ScriptedChatServer(responder=lambda request: Status(500)) as server:
+        llm = OpenAICompatibleLLM(base_url=server.base_url, model="failing", max_retries=0)
+        app = create_app(path, llm=llm, embedder=None, settings=settings)
+        with serving(app) as client:
+            yield client, server
+
+
+def _append(client: httpx.Client, save: int, scene: str, minute: int) -> dict[str, Any]:
+    lines = [
+        {"attribute": "user", "content": f"第{minute}句"},
+        {"attribute": "assistant", "content": "嗯", "role_id": 1},
+    ]
+    observe = {"agent_id": "qiyu", "role_id": 1, "scene": scene}
+    body = {"user_id": "ivy", "lines": lines, "observe": observe}
+    answer = client.post(f"/saves/{save}/lines", json=body, headers=GAME)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def _status(client: httpx.Client, save: int) -> dict[str, Any]:
+    params = {"user_id": "ivy", "agent_id": "qiyu", "role_id": 1}
+    return dict(client.get(f"/saves/{save}/memory_status", params=params, headers=GAME).json())
+
+
+def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing):
+    client, server = failing
+    save = client.post("/saves", json={"user_id": "ivy"}, headers=GAME).json()["save_id"]
+    for minute in range(3):
+        assert _append(client, save, "gallery", minute)["extraction"] == "not_due"
+    assert _append(client, save, "beach", 3)["extraction"] == "scheduled"  # a scene change
+    first = time.monotonic()
+    minute = 4
+    while time.monotonic() - first < 3.0:  # appends all through the three attempts and after
+        _append(client, save, "beach", minute)
+        minute += 1
+        time.sleep(0.05)
+    status = _status(client, save)
+    assert len(server.requests) == 3, len(server.requests)
+    assert status["failed_attempts"] == 3
+    assert status["extraction"] == "idle"  # the cap: only an append after the back-off tries
+    retry_at = datetime.fromisoformat(status["next_attempt_at"])
+    assert retry_at.utcoffset() is not None  # the service's clock, with its offset
+    assert retry_at > datetime.now().astimezone()
+
+
+def test_a_store_created_before_the_back_off_gets_its_column(tmp_path, postgres_url):
+    """next_attempt_at is added to memory_loop_state on open, on both engines."""
+    import duckdb
+    import psycopg
+
+    from rolemem.dynamic_memory import DynamicMemory
+    from rolemem.engines.postgres_setup import init_database
+
+    from .conftest import fresh_database
+
+    path = demo_store(str(tmp_path / "older.duckdb"))
+    with duckdb.connect(path) as con:
+        # (DuckDB drops no column an index depends on: the table as an older store had it)
+        con.execute(
+            "create table older as select * exclude (next_attempt_at) from memory_loop_state"
+        )
+        con.execute("drop table memory_loop_state")
+        con.execute("alter table older rename to memory_loop_state")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        columns = {row[0] for row in con.execute("describe memory_loop_state").fetchall()}
+    assert "next_attempt_at" in columns
+
+    url = fresh_database(postgres_url, "rolemem_older_loop_state")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("alter table memory_loop_state drop column next_attempt_at")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        found = con.execute(
+            "select count(*) from information_schema.columns "
+            "where table_name = 'memory_loop_state' and column_name = 'next_attempt_at'"
+        ).fetchone()
+    assert found == (1,)
