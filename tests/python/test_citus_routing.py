@@ -317,6 +317,7 @@ def _tasks(url: str, sql: str, params: dict[str, Any]) -> str:
                 "role_id": 1,
                 "script_role_id": None,
                 "error": "e",
+                "next_attempt_at": None,
             },
         ),
     ],

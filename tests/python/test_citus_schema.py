@@ -108,14 +108,15 @@ def test_init_db_again_changes_nothing(citus_demo):
     assert rows(citus_demo, "select id, user_id from save order by id") == [
         (1, "mumu"),
         (2, "mumu"),
+        (3, "mumu"),
     ]
 
 
 def test_a_save_made_through_rolemem_gets_a_small_id(citus_demo):
     with Saves(citus_demo) as book:
         made = book.create_save(user_id="nana", name="第一章")
-    assert made["save_id"] == 3
-    assert rows(citus_demo, "select id, user_id from save where user_id = 'nana'") == [(3, "nana")]
+    assert made["save_id"] == 4
+    assert rows(citus_demo, "select id, user_id from save where user_id = 'nana'") == [(4, "nana")]
 
 
 def test_each_players_rows_sit_on_one_shard_group(citus_demo):

@@ -27,7 +27,8 @@ from .conftest import _dbt, demo_store, fresh_database, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
-SETTINGS = ServiceSettings(api_key="game", designer_key="designer")
+# a failed extraction's back-off: a second, so the service's own retry is seen
+SETTINGS = ServiceSettings(api_key="game", designer_key="designer", extraction_retry_seconds=1)
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "scene": "gallery", "user_name": "阿雅"}
 EXTRACTED = json.dumps(
     {
@@ -109,8 +110,9 @@ def play(client: httpx.Client, app, llm: ScriptedChatServer) -> None:
         f"/saves/{fork['save_id']}/lines",
         {"user_id": "aya", "lines": [{"attribute": "user", "content": "去海边吧"}]},
     )
-    # a scene change makes the turns due; the LLM fails three times, then the retry succeeds
-    llm.push(Status(500), Status(500), Status(500))
+    # a scene change makes the turns due; the LLM fails (one attempt, one call), then the
+    # service's retry after the back-off succeeds
+    llm.push(Status(500))
     answer = append(client, save, talk("好看", "谢谢"), "2024-05-01T20:05:00", "beach")
     assert answer["extraction"] == "scheduled"
     status = wait_for_status(client, save, lambda s: s["failed_attempts"] == 1)

@@ -73,7 +73,7 @@ def test_roles_and_saves_take_chosen_or_new_keys(saves):
         "forked_from_line_id": None,
         "user_name": None,
     }
-    assert saves.create_save(user_id="mumu")["save_id"] == 3  # the demo holds 1 and 2; not 10
+    assert saves.create_save(user_id="mumu")["save_id"] == 4  # the demo holds 1 to 3; not 10
     with pytest.raises(ConflictError, match="this save id is not available"):
         saves.create_save(user_id="mumu", save_id=9)
 
@@ -91,7 +91,7 @@ def test_every_save_has_an_owner_and_chosen_ids_fit_a_javascript_number(saves):
     saves.create_save(user_id="mumu", save_id=2**53 - 1)
     # the next keys are the sequence's: a chosen id at the ceiling pushes none out of range
     assert saves.create_role("再一个")["role_id"] == 2
-    assert saves.create_save(user_id="mumu")["save_id"] == 3
+    assert saves.create_save(user_id="mumu")["save_id"] == 4
 
 
 def test_appended_lines_page_from_the_tip(saves):
@@ -126,7 +126,7 @@ def test_a_reload_moves_the_tip_within_the_saves_tree_only(saves):
     assert contents(saves, save) == ["你好", "你好呀", "在画什么", "海"]
     saves.set_tip(save, swiped, user_id="mumu")
     assert contents(saves, save)[-1] == "山"
-    with pytest.raises(RolememError, match="line 3 is not in save 3's tree") as caught:
+    with pytest.raises(RolememError, match="line 3 is not in save 4's tree") as caught:
         saves.set_tip(save, 3, user_id="mumu")
     assert caught.value.field == "line_id"
     with pytest.raises(NotFoundError, match="no line with id 9999"):

@@ -110,8 +110,11 @@ def test_sigterm_drains_and_exits_with_a_request_in_flight(tmp_path):
     assert answers == [200]  # drained: answered before the service stopped
     # uvicorn stops cleanly, then lets the signal end the process as it would have
     assert server.returncode in (0, -signal.SIGTERM)
-    # the start-up line, then the access lines: no error, no traceback
-    logged = [line.split(" ")[1:3] for line in server.stderr.read().decode().splitlines()]
+    # the warning that a service without a key is open, the start-up line, then the access
+    # lines: no error, no traceback
+    printed = server.stderr.read().decode().splitlines()
+    assert printed[0].startswith("rolemem: WARNING: no key: every route is OPEN")
+    logged = [line.split(" ")[1:3] for line in printed[1:]]
     assert logged[0] == ["INFO", "rolemem.cli.serve"]
     assert set(map(tuple, logged[1:])) == {("INFO", "rolemem.service.core.access")}
 

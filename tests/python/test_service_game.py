@@ -58,7 +58,7 @@ def played(game):
     }
     save = post(client, "/saves", {"user_id": "mumu", "name": "第一章"})
     assert save == {
-        "save_id": 3,
+        "save_id": 4,
         "user_id": "mumu",
         "name": "第一章",
         "tip_line_id": None,
@@ -67,7 +67,7 @@ def played(game):
     }
     lines = post(
         client,
-        "/saves/3/lines",
+        "/saves/4/lines",
         {
             "user_id": "mumu",
             "lines": [
@@ -90,9 +90,9 @@ def branch(client: httpx.Client, save_id: int, user_id: str = "mumu") -> list[st
 
 def test_a_save_is_described_and_paged(game, played):
     client, _, _ = game
-    detail = client.get("/saves/3", headers=KEY, params={"user_id": "mumu"}).json()
+    detail = client.get("/saves/4", headers=KEY, params={"user_id": "mumu"}).json()
     assert detail == {
-        "save_id": 3,
+        "save_id": 4,
         "user_id": "mumu",
         "name": "第一章",
         "tip_line_id": played[-1],
@@ -110,30 +110,30 @@ def test_a_save_is_described_and_paged(game, played):
             }
         ],
     }
-    page = client.get("/saves/3/lines", headers=KEY, params={"user_id": "mumu", "limit": 3}).json()
+    page = client.get("/saves/4/lines", headers=KEY, params={"user_id": "mumu", "limit": 3}).json()
     assert [line["line_id"] for line in page["lines"]] == played[1:]
     assert (page["has_more"], page["next_before"]) == (True, played[1])
     rest = client.get(
-        "/saves/3/lines", headers=KEY, params={"user_id": "mumu", "before": played[1]}
+        "/saves/4/lines", headers=KEY, params={"user_id": "mumu", "before": played[1]}
     ).json()
     assert [line["content"] for line in rest["lines"]] == ["你好"]
 
 
 def test_swipe_reload_and_fork(game, played):
     client, app, _ = game
-    swiped = post(client, "/saves/3/regenerate", {"user_id": "mumu", "line": {"content": "山"}})
+    swiped = post(client, "/saves/4/regenerate", {"user_id": "mumu", "line": {"content": "山"}})
     assert swiped["replaced_line_id"] == played[-1]
     assert swiped["tip_line_id"] == swiped["line_ids"][0]
-    assert branch(client, 3) == ["你好", "你好呀", "在画什么", "山"]
+    assert branch(client, 4) == ["你好", "你好呀", "在画什么", "山"]
     # reload the first reply: the swiped branch is kept and reachable again
-    tip = client.put("/saves/3/tip", headers=KEY, json={"user_id": "mumu", "line_id": played[-1]})
-    assert tip.json() == {"save_id": 3, "tip_line_id": played[-1]}
-    assert branch(client, 3) == ["你好", "你好呀", "在画什么", "海"]
-    other = client.put("/saves/3/tip", headers=KEY, json={"user_id": "mumu", "line_id": 3})
+    tip = client.put("/saves/4/tip", headers=KEY, json={"user_id": "mumu", "line_id": played[-1]})
+    assert tip.json() == {"save_id": 4, "tip_line_id": played[-1]}
+    assert branch(client, 4) == ["你好", "你好呀", "在画什么", "海"]
+    other = client.put("/saves/4/tip", headers=KEY, json={"user_id": "mumu", "line_id": 3})
     assert other.status_code == 400
     assert error_of(other) == {
         "type": "RolememError",
-        "message": "line 3 is not in save 3's tree (it belongs to save 1): fork that save "
+        "message": "line 3 is not in save 4's tree (it belongs to save 1): fork that save "
         "instead (POST /saves with from_line_id)",
         "field": "line_id",
     }
@@ -148,37 +148,37 @@ def test_swipe_reload_and_fork(game, played):
         {"user_id": "mumu", "lines": [{"attribute": "user", "content": "去海边吧"}]},
     )
     assert branch(client, fork["save_id"]) == ["你好", "你好呀", "去海边吧"]
-    assert branch(client, 3) == ["你好", "你好呀", "在画什么", "海"]
+    assert branch(client, 4) == ["你好", "你好呀", "在画什么", "海"]
 
 
 def test_another_players_save_is_a_404_and_nothing_changes(game, played):
     client, app, _ = game
     before = {table: count(app, table) for table in ("line", "save", "memory_event")}
     attempts = [
-        client.get("/saves/3", headers=KEY, params={"user_id": "stranger"}),
-        client.get("/saves/3", headers=KEY),
-        client.get("/saves/3/lines", headers=KEY, params={"user_id": "stranger"}),
+        client.get("/saves/4", headers=KEY, params={"user_id": "stranger"}),
+        client.get("/saves/4", headers=KEY),
+        client.get("/saves/4/lines", headers=KEY, params={"user_id": "stranger"}),
         client.post(
-            "/saves/3/lines",
+            "/saves/4/lines",
             headers=KEY,
             json={"user_id": "stranger", "lines": [{"attribute": "user", "content": "x"}]},
         ),
         client.post(
             "/lines",
             headers=KEY,
-            json={"save_id": 3, "lines": [{"attribute": "user", "content": "x"}]},
+            json={"save_id": 4, "lines": [{"attribute": "user", "content": "x"}]},
         ),
         client.post(
-            "/saves/3/regenerate",
+            "/saves/4/regenerate",
             headers=KEY,
             json={"user_id": "stranger", "line": {"content": "x"}},
         ),
-        client.put("/saves/3/tip", headers=KEY, json={"user_id": "stranger", "line_id": played[0]}),
+        client.put("/saves/4/tip", headers=KEY, json={"user_id": "stranger", "line_id": played[0]}),
         client.post(
             "/turn",
             headers=KEY,
             json={
-                "save_id": 3,
+                "save_id": 4,
                 "character_id": "qiyu",
                 "role_id": 2,
                 "user_id": "stranger",
@@ -188,10 +188,10 @@ def test_another_players_save_is_a_404_and_nothing_changes(game, played):
         client.post(
             "/query",
             headers=KEY,
-            json={"query": "海", "user_id": "stranger", "agent_id": "qiyu", "save_id": 3},
+            json={"query": "海", "user_id": "stranger", "agent_id": "qiyu", "save_id": 4},
         ),
         client.get(
-            "/saves/3/memory_status",
+            "/saves/4/memory_status",
             headers=KEY,
             params={"user_id": "stranger", "agent_id": "qiyu", "role_id": 2},
         ),
@@ -200,7 +200,7 @@ def test_another_players_save_is_a_404_and_nothing_changes(game, played):
         assert answer.status_code == 404, (answer.request.url, answer.text)
         assert error_of(answer) == {
             "type": "SaveNotFoundError",
-            "message": "no save with id 3",
+            "message": "no save with id 4",
             "field": "save_id",
         }
     fork = client.post(
@@ -217,15 +217,15 @@ def test_a_retried_append_is_stored_once(game, played):
     # a client that gives up at once, then retries with the same key: one line stored
     with httpx.Client(base_url=client.base_url, timeout=0.001) as impatient:
         try:
-            impatient.post("/saves/3/lines", headers={**KEY, "Idempotency-Key": "k-1"}, json=body)
+            impatient.post("/saves/4/lines", headers={**KEY, "Idempotency-Key": "k-1"}, json=body)
         except httpx.TimeoutException:
             pass
-    first = post(client, "/saves/3/lines", body, **{"Idempotency-Key": "k-1"})
-    again = post(client, "/saves/3/lines", body, **{"Idempotency-Key": "k-1"})
+    first = post(client, "/saves/4/lines", body, **{"Idempotency-Key": "k-1"})
+    again = post(client, "/saves/4/lines", body, **{"Idempotency-Key": "k-1"})
     assert first == again
     assert count(app, "line") == before + 1
     other = client.post(
-        "/saves/3/lines",
+        "/saves/4/lines",
         headers={**KEY, "Idempotency-Key": "k-1"},
         json={**body, "lines": [{"attribute": "user", "content": "别的"}]},
     )
@@ -234,11 +234,11 @@ def test_a_retried_append_is_stored_once(game, played):
     swipe = {"user_id": "mumu", "line": {"content": "换个回答"}}
     post(
         client,
-        "/saves/3/lines",
+        "/saves/4/lines",
         {"user_id": "mumu", "lines": [{"attribute": "assistant", "content": "好", "role_id": 2}]},
     )
-    one = post(client, "/saves/3/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
-    two = post(client, "/saves/3/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
+    one = post(client, "/saves/4/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
+    two = post(client, "/saves/4/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
     assert one == two and count(app, "line") == before + 3
 
 

@@ -98,6 +98,7 @@ def test_saves_take_a_url_an_engine_a_path_and_a_connection_alike(tmp_path, post
         "name": "祁煜",
         "character_id": "qiyu",
         "agent_id": "qiyu",
+        "omniscient": False,
     }
     assert [line["content"] for line in expected["lines"]["lines"]] == ["你好", "不要"]
     url = fresh_database(postgres_url, "rolemem_saves_url")

@@ -92,6 +92,8 @@ Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(_not_text)]
 Share = Annotated[
     float, Field(ge=0, le=1, strict=True), AfterValidator(lambda value: round(value, 12))
 ]
+# a count of tokens a prompt may take (at least 1)
+TokenCount = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(_not_text)]
 # a level of the association words' filter (expand_words), 0-100
 Level = Annotated[int, Field(ge=0, le=100), BeforeValidator(_not_text)]
 

@@ -35,6 +35,7 @@ from .common import (
     Request,
     Response,
     Share,
+    TokenCount,
     Whole,
     field,
     key,
@@ -338,16 +339,13 @@ class TurnRequest(_Target):
         max_length=NAME_LENGTH,
         default=None,
     )
-    max_prompt_tokens: int | None = field(
+    max_prompt_tokens: TokenCount | None = field(
         "The most tokens the prompt may take (prompt_tokens): the lowest-ranked memory items "
         "go first, then the oldest history; the template's text and the message are never cut "
         "(400 naming max_prompt_tokens when they alone pass it). Each memory block is also "
         "bounded by its budget (seed memory_prompt_budgets).",
         4000,
         default=None,
-        ge=1,
-        le=2**31 - 1,
-        strict=True,
     )
     dry_run: bool = field(
         "A preview or a retry: no strength, count or sticky queue changes.",

@@ -228,6 +228,16 @@ def _append(
             )
         player = target.user_id
     if targets and player is None:
+        # a save that is not the (unnamed) player's is a 404 as an append without observe
+        # answers; only an ownerless save a game opens lacks the player observe needs
+        with store.engine.reading() as cur:
+            saves.owned_save(
+                cur,
+                save_id,
+                None,
+                engine=store.engine.name,
+                open_ownerless=store.settings.open_ownerless_saves,
+            )
         raise RolememError("observe needs the player: give user_id", field="user_id")
     observed = [_observed(store, target, where) for where, target in targets]
     now = body.now or datetime.now()
