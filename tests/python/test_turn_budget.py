@@ -150,3 +150,103 @@ def test_max_prompt_tokens_holds_over_http(client):
     refused = client.post("/turn", json={**TURN, "max_prompt_tokens": 10})
     assert refused.status_code == 400, refused.text
     assert error_of(refused)["field"] == "max_prompt_tokens"
+
+
+def _more_pieces() -> list[dict[str, Any]]:
+    """The pieces above with entities of both kinds and names to fill, and more events than
+    the dynamic_event budget (800) holds."""
+    return [
+        *_pieces(),
+        *(
+            {
+                "layer": "dynamic_entity",
+                "item_index": index,
+                "item_rank": index + 1,
+                "content": text,
+                "kind": kind,
+                "day_text": "2021-01-04 09:00:00",
+            }
+            for index, kind, text in (
+                (0, "与主体和客体的关系", "{{user}}是{{char}}的朋友"),
+                (1, "用户属性", "{{user}} likes the sea"),
+            )
+        ),
+        {
+            "layer": "timeline",
+            "item_index": 0,
+            "item_rank": 1,
+            "content": "{{char}}开了画展。",
+            "time_text": "昨天",
+            "place": "画廊",
+        },
+    ]
+
+
+def _many_events() -> list[dict[str, Any]]:
+    return [
+        *_pieces()[:4],
+        *(
+            {
+                "layer": "dynamic_event",
+                "item_index": index,
+                "item_rank": index + 1,
+                "content": "祁煜和木木在海边画了很久很久的海。" * 4,
+                "time_text": "2021-01-05",
+                "place": None,
+                "day_text": f"2021-01-05 10:00:{index:02d}",
+            }
+            for index in range(20)
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("make", "inline"),
+    [(_pieces, False), (_more_pieces, False), (_more_pieces, True), (_many_events, False)],
+)
+def test_the_lean_count_answers_as_the_budget_does(make, inline):
+    """Parity: the lean statement (memory_prompt_token_counts), when it says nothing can be
+    cut, answers the prompt_tokens, dynamic text and kept pieces the budget's statement
+    (memory_prompt_budget_cuts) does; and it never says so when the budget cuts."""
+    pieces = make()
+    if inline:  # the template places the dynamic memory between its two texts
+        pieces = [{"layer": "system", "item_index": 1, "content": "请回答。"}, *pieces]
+
+    def both(limit: int | None) -> tuple[Any, Any]:
+        params = budget._params(
+            pieces,
+            max_prompt_tokens=limit,
+            user_name="木木",
+            agent_name="祁煜",
+            is_dynamic_inline=inline,
+            template_alone="你叫祁煜。请回答。" if inline else None,
+        )
+        return (
+            budget._cut(pieces, params, try_lean=True),
+            budget._cut(pieces, params, try_lean=False),
+        )
+
+    lean, full = both(None)
+    assert lean == full
+    limits = range(full[2] + 20, 0, -1) if make is not _many_events else [None]
+    answered_lean = 0
+    for limit in limits:
+        lean, full = both(limit)
+        assert lean == full, limit
+        params = budget._params(
+            pieces,
+            max_prompt_tokens=limit,
+            user_name="木木",
+            agent_name="祁煜",
+            is_dynamic_inline=inline,
+            template_alone="你叫祁煜。请回答。" if inline else None,
+        )
+        cursor = budget._cursor()
+        needs_cuts = cursor.execute(budget._lean_sql(), params).fetchone()[2]  # type: ignore[index]
+        cursor.close()
+        assert needs_cuts or not any(piece["is_cut"] for piece in full[0])
+        answered_lean += not needs_cuts
+    if make is _many_events:
+        assert any(piece["is_cut"] for piece in full[0])  # over the dynamic_event budget
+    else:
+        assert answered_lean  # the largest limits cut nothing: the lean statement answers

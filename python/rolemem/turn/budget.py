@@ -2,8 +2,12 @@
 counted by the one token rule (macro prompt_token_count), cut where a memory block passes its
 budget (seed memory_prompt_budgets) or the prompt passes the request's max_prompt_tokens, and
 the dynamic memory text rebuilt from what is kept. The pieces are the turn's own values, so
-the statement runs on a private in-memory DuckDB connection whatever the store's engine, every
-value bound; Python only reads the answer."""
+the statements run on a private in-memory DuckDB connection whatever the store's engine, every
+value bound; Python only reads the answers.
+
+Most turns cut nothing: a lean statement (model memory_prompt_token_counts, a few operators)
+counts the prompt as it is and says in SQL whether any budget could cut (`needs_cuts`); only
+then does the budget's statement run."""
 
 from __future__ import annotations
 
@@ -48,8 +52,18 @@ def _sql() -> str:
     return compose(
         "memory_prompt_budget_cuts",
         {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
-        "select layer, item_index, token_count, is_cut, cut_reason, dynamic_text, prompt_tokens "
+        "select layer, item_index, is_cut, cut_reason, dynamic_text, prompt_tokens "
         "from memory_prompt_budget_cuts",
+        existing=("memory_prompt_budgets",),
+    )
+
+
+@functools.cache
+def _lean_sql() -> str:
+    return compose(
+        "memory_prompt_token_counts",
+        {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
+        "select dynamic_text, prompt_tokens, needs_cuts from memory_prompt_token_counts",
         existing=("memory_prompt_budgets",),
     )
 
@@ -73,26 +87,47 @@ def cut(
     is_dynamic_inline: bool,
     template_alone: str | None,
 ) -> tuple[list[dict[str, Any]], str, int]:
-    """Each piece's count and cut (in `pieces`' order), the kept dynamic memory text, the
-    prompt's token count."""
-    params: dict[str, Any] = {name: [piece.get(name) for piece in pieces] for name in _COLUMNS}
-    params.update(
+    """Each piece's cut (`is_cut`, `cut_reason`; in `pieces`' order), the kept dynamic memory
+    text, the prompt's token count."""
+    params = _params(
+        pieces,
         user_name=user_name,
         agent_name=agent_name,
         max_prompt_tokens=max_prompt_tokens,
         is_dynamic_inline=is_dynamic_inline,
         template_alone=template_alone,
     )
+    # a request that bounds its prompt is the one likely to be cut: the budget's statement
+    # straight away (asking the lean one first would only add its time); either way the
+    # answer is the budget's
+    return _cut(pieces, params, try_lean=max_prompt_tokens is None)
+
+
+def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {name: [piece.get(name) for piece in pieces] for name in _COLUMNS}
+    return {**params, **turn}
+
+
+def _cut(
+    pieces: Sequence[Mapping[str, Any]], params: Mapping[str, Any], *, try_lean: bool
+) -> tuple[list[dict[str, Any]], str, int]:
     cursor = _cursor()
     try:
+        if try_lean:
+            lean = cursor.execute(_lean_sql(), params).fetchone()
+            assert lean is not None  # one row per turn
+            dynamic_text, prompt_tokens, needs_cuts = lean
+            if not needs_cuts:
+                kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
+                return kept, dynamic_text or "", int(prompt_tokens)
         rows = cursor.execute(_sql(), params).fetchall()
     finally:
         cursor.close()
     by_piece = {
-        (layer, item_index): {"token_count": count, "is_cut": is_cut, "cut_reason": reason}
-        for layer, item_index, count, is_cut, reason, _, _ in rows
+        (layer, item_index): {"is_cut": is_cut, "cut_reason": reason}
+        for layer, item_index, is_cut, reason, _, _ in rows
     }
-    dynamic_text, prompt_tokens = rows[0][5], rows[0][6]
+    dynamic_text, prompt_tokens = rows[0][4], rows[0][5]
     return (
         [by_piece[(piece["layer"], piece["item_index"])] for piece in pieces],
         dynamic_text or "",
