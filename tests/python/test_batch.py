@@ -201,7 +201,7 @@ def test_dynamic_recall_answers_waiting_queries_together_as_each_alone(tmp_path)
 
     alone = [recall_shown(ask(query)()) for query in queries]
     assert memory.batching()["largest_batch"] == 1
-    gated(memory._batches, waiting=len(queries) - 1)
+    gated(memory._recall.batches, waiting=len(queries) - 1)
     together = concurrently([ask(query) for query in queries])
     assert [recall_shown(answer) for answer in together] == alone
     assert memory.batching()["largest_batch"] == len(queries) - 1
@@ -239,7 +239,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         )
         for text, now, update, log in asks
     ]
-    gated(memory._batches, waiting=len(calls) - 1)
+    gated(memory._recall.batches, waiting=len(calls) - 1)
     answers = concurrently(calls)
     assert [[e["event_id"] for e in answer.memory_events] for answer in answers] == [
         [hotpot],
@@ -248,7 +248,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         [hotpot],
     ]
     assert memory.batching()["largest_batch"] == len(calls) - 1
-    stored = memory._con.execute(
+    stored = memory.con.execute(
         "select id, recall_count, strength, last_recalled_at from memory_event order by id"
     ).fetchall()
     # the first query ran alone, the other three together
@@ -256,7 +256,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         (hotpot, 3, 1 + 3 * bonus, day + timedelta(days=3)),
         (shells, 0, 1, None),
     ]
-    assert memory._con.execute(
+    assert memory.con.execute(
         "select count(distinct query_id), min(item_id), max(item_id) from memory_recall_log"
     ).fetchall() == [(1, hotpot, hotpot)]
     memory.close()

@@ -531,7 +531,7 @@ def add_events(
             for i in range(len(strengths))
         ]
     )
-    cur = memory._con.cursor()
+    cur = memory.con.cursor()
     cur.execute(
         "update memory_event set strength = s from (select unnest($ids) as id, "
         "unnest($s) as s) as given where memory_event.id = given.id",
