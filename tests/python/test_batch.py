@@ -336,9 +336,9 @@ def test_loop_plans_of_observations_waiting_together_are_as_alone():
     # a loop of its own: the first one keeps the windows it planned (nothing to wait for)
     loop = MemoryLoop(con, settings={"context_max_turns": 4})
     calls = on(loop)
-    gated(loop._plans, waiting=len(calls) - 1)
+    gated(loop._plans.batches, waiting=len(calls) - 1)
     together = concurrently(calls)
     assert together == alone
     # four observations of three saves x characters: save 2 x role 1 is observed twice with
     # other values (a scene), so it takes a statement of its own
-    assert loop._plans.stats()["statements"] == 2
+    assert loop._plans.batches.stats()["statements"] == 2

@@ -242,7 +242,7 @@ def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_mo
         return MemoryLoop(con).context_window(save_id=1, role_id=1)
 
     def plans() -> int:
-        return loop._plans.stats()["statements"]
+        return loop._plans.batches.stats()["statements"]
 
     observe(loop)
     before = plans()
@@ -259,7 +259,7 @@ def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_mo
     assert after == fresh() and after["pending_turns"] == 10 and after["watermark_line_id"] == 20
     dialogue.move(tip)  # back to an older tip: the chain is shorter
     assert window_now() == fresh() and window_now()["pending_turns"] == 9
-    assert loop._windows.hits == 3
+    assert loop.windows.hits == 3
 
 
 def test_a_second_observation_writes_nothing_new(con, server):
