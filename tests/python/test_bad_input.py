@@ -53,7 +53,7 @@ def store(demo_path, tmp_path):
 
 def counts(memory: DynamicMemory) -> tuple:
     return (
-        memory._con.cursor()
+        memory.con.cursor()
         .execute(
             """select (select count(*) from memory_event), (select count(*) from memory_entity),
         (select count(*) from memory_event_term), (select sum(strength) from memory_event),
@@ -138,30 +138,30 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
     ("unknown memory scope", lambda m: query(m, memory_scope="world"), "memory_scope"),
     (
         "nan profile weight",
-        lambda m: DynamicMemory(m._con, embedder=None, profile={"bm25_weight": math.nan}),
+        lambda m: DynamicMemory(m.con, embedder=None, profile={"bm25_weight": math.nan}),
         "bm25_weight",
     ),
     (
         "unknown fusion",
-        lambda m: DynamicMemory(m._con, embedder=None, profile={"fusion": "x"}),
+        lambda m: DynamicMemory(m.con, embedder=None, profile={"fusion": "x"}),
         "fusion",
     ),
     ("db of the wrong type", lambda m: DynamicMemory(5), "db"),  # type: ignore[arg-type]
     (
         "observe with two characters",
-        lambda m: MemoryLoop(m._con).observe(
+        lambda m: MemoryLoop(m.con).observe(
             save_id=1, user_id="mumu", agent_id="qiyu", role_id=1, script_role_id="1"
         ),
         "role_id or script_role_id",
     ),
     (
         "observe a text save id",
-        lambda m: MemoryLoop(m._con).observe(
+        lambda m: MemoryLoop(m.con).observe(
             save_id="1", user_id="mumu", agent_id="qiyu", role_id=1
         ),
         "save_id",
     ),
-    ("pin a text id", lambda m: MemoryLoop(m._con).pin(event_id="1"), "event_id"),
+    ("pin a text id", lambda m: MemoryLoop(m.con).pin(event_id="1"), "event_id"),
     (
         "line id past 64 bits",
         lambda m: build_memory([{"id": 2**63, "attribute": "user", "content": "x"}], role_id=1),

@@ -201,7 +201,7 @@ def test_dynamic_recall_answers_waiting_queries_together_as_each_alone(tmp_path)
 
     alone = [recall_shown(ask(query)()) for query in queries]
     assert memory.batching()["largest_batch"] == 1
-    gated(memory._batches, waiting=len(queries) - 1)
+    gated(memory._recall.batches, waiting=len(queries) - 1)
     together = concurrently([ask(query) for query in queries])
     assert [recall_shown(answer) for answer in together] == alone
     assert memory.batching()["largest_batch"] == len(queries) - 1
@@ -239,7 +239,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         )
         for text, now, update, log in asks
     ]
-    gated(memory._batches, waiting=len(calls) - 1)
+    gated(memory._recall.batches, waiting=len(calls) - 1)
     answers = concurrently(calls)
     assert [[e["event_id"] for e in answer.memory_events] for answer in answers] == [
         [hotpot],
@@ -248,7 +248,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         [hotpot],
     ]
     assert memory.batching()["largest_batch"] == len(calls) - 1
-    stored = memory._con.execute(
+    stored = memory.con.execute(
         "select id, recall_count, strength, last_recalled_at from memory_event order by id"
     ).fetchall()
     # the first query ran alone, the other three together
@@ -256,7 +256,7 @@ def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_
         (hotpot, 3, 1 + 3 * bonus, day + timedelta(days=3)),
         (shells, 0, 1, None),
     ]
-    assert memory._con.execute(
+    assert memory.con.execute(
         "select count(distinct query_id), min(item_id), max(item_id) from memory_recall_log"
     ).fetchall() == [(1, hotpot, hotpot)]
     memory.close()
@@ -336,9 +336,9 @@ def test_loop_plans_of_observations_waiting_together_are_as_alone():
     # a loop of its own: the first one keeps the windows it planned (nothing to wait for)
     loop = MemoryLoop(con, settings={"context_max_turns": 4})
     calls = on(loop)
-    gated(loop._plans, waiting=len(calls) - 1)
+    gated(loop._plans.batches, waiting=len(calls) - 1)
     together = concurrently(calls)
     assert together == alone
     # four observations of three saves x characters: save 2 x role 1 is observed twice with
     # other values (a scene), so it takes a statement of its own
-    assert loop._plans.stats()["statements"] == 2
+    assert loop._plans.batches.stats()["statements"] == 2

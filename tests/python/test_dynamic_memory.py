@@ -231,7 +231,7 @@ def test_log_keeps_every_scored_candidate(memory):
     event(memory, "木木喜欢吃火锅", 3, ["火锅"])
     event(memory, "火锅店在下雨天排长队", 3, ["火锅", "下雨"])
     query(memory, "火锅", log=True, limit=1)
-    rows = memory._con.execute(
+    rows = memory.con.execute(
         "select item_type, is_selected from memory_recall_log order by is_selected"
     ).fetchall()
     assert rows == [("event", False), ("event", True)]
@@ -648,7 +648,7 @@ def test_an_older_stores_official_memories_move_to_their_tables_once_on_open(tmp
         con.execute("delete from rolemem_migration where name = 'official_tables'")
     with DynamicMemory(path, embedder=None) as reopened:
         after = reopened.query("侦探", user_id=USER, agent_id=AGENT, now=NOW, update=False)
-        con = reopened._con
+        con = reopened.con
         assert con.execute("select id, scope from official_event").fetchall() == [
             (official, "official")
         ]

@@ -138,14 +138,14 @@ def test_close_waits_for_running_calls_and_refuses_new_ones(tmp_path):
     demo_store(path)
     memory = DynamicMemory(path, embedder=None)
     started, release = threading.Event(), threading.Event()
-    original = memory._prepare_events
+    original = memory._events.prepare_events
 
     def slow(*args, **kwargs):
         started.set()
         release.wait(5)
         return original(*args, **kwargs)
 
-    memory._prepare_events = slow  # type: ignore[method-assign]
+    memory._events.prepare_events = slow  # type: ignore[method-assign]
     adder = threading.Thread(
         target=lambda: memory.add_event(
             user_id="u", agent_id="qiyu", description="关闭前写入", created_at=datetime(2021, 1, 1)

@@ -1,5 +1,7 @@
-"""The package's layout rules, read from the source with `ast` (nothing is imported): no import
-cycle between rolemem's modules, no private name imported across packages, a short top level."""
+"""The package's layout rules, read from the source with `ast`: no import cycle between rolemem's
+modules, no private name imported across packages, a short top level; and, over the imported
+package, classes composed rather than chained (no class inherits through more than two of
+rolemem's own)."""
 
 from __future__ import annotations
 
@@ -188,3 +190,25 @@ def test_no_import_cycle_between_packages():
             if target in MODULES and _unit(target) != _unit(module):
                 graph[_unit(module)].add(_unit(target))
     assert _cycles(graph) == []
+
+
+def _chain(cls: type) -> int:
+    """How many of rolemem's classes `cls` inherits through along its longest line of bases (an
+    error type of two kinds, each a RolememError, is two lines of two, not a chain of three)."""
+    own = [base for base in cls.__bases__ if base.__module__.startswith("rolemem")]
+    return max((1 + _chain(base) for base in own), default=0)
+
+
+def test_no_class_inherits_through_more_than_two_of_the_projects_classes():
+    """Parts are held, not mixed in (DynamicMemory and MemoryLoop hold theirs)."""
+    import importlib
+    import inspect
+
+    chained = sorted(
+        f"{cls.__module__}.{cls.__qualname__} ({_chain(cls)})"
+        for module in sorted(MODULES)
+        if not module.endswith("__main__")  # runs the CLI
+        for _, cls in inspect.getmembers(importlib.import_module(module), inspect.isclass)
+        if cls.__module__ == module and _chain(cls) > 2
+    )
+    assert chained == []

@@ -242,7 +242,7 @@ def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_mo
         return MemoryLoop(con).context_window(save_id=1, role_id=1)
 
     def plans() -> int:
-        return loop._plans.stats()["statements"]
+        return loop._plans.batches.stats()["statements"]
 
     observe(loop)
     before = plans()
@@ -259,7 +259,7 @@ def test_the_next_turns_window_is_the_observations_plan_while_nothing_it_read_mo
     assert after == fresh() and after["pending_turns"] == 10 and after["watermark_line_id"] == 20
     dialogue.move(tip)  # back to an older tip: the chain is shorter
     assert window_now() == fresh() and window_now()["pending_turns"] == 9
-    assert loop._windows.hits == 3
+    assert loop.windows.hits == 3
 
 
 def test_a_second_observation_writes_nothing_new(con, server):
@@ -531,7 +531,7 @@ def add_events(
             for i in range(len(strengths))
         ]
     )
-    cur = memory._con.cursor()
+    cur = memory.con.cursor()
     cur.execute(
         "update memory_event set strength = s from (select unnest($ids) as id, "
         "unnest($s) as s) as given where memory_event.id = given.id",

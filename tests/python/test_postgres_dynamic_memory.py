@@ -39,7 +39,7 @@ def stores(postgres_url, tmp_path_factory):
     with DynamicMemory(path) as memory:  # with their vectors (the bundled e5)
         memory.add_events(event_rows())
         # 7 on save 2's chain, 3 from its regenerated reply (off the chain), 18 from save 1
-        memory._con.execute(
+        memory.con.execute(
             "update memory_event set save_id = case id when 18 then 1 else 2 end, "
             "first_line_id = case id when 18 then 1 else 22 end, "
             "last_line_id = case id when 3 then 24 when 7 then 23 else 8 end "

@@ -125,12 +125,12 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
     decide each part per query. Both give the same answer, every scored candidate included."""
     memory, _ = store
     planned = DynamicMemory(
-        memory._con,
+        memory.con,
         embedder=memory.embedder if vectors else None,
         profile={"timeline_size": 0, "fusion": fusion},
     )
     general = DynamicMemory(
-        memory._con,
+        memory.con,
         embedder=memory.embedder if vectors else None,
         profile={"timeline_size": 0, "fusion": fusion},
     )

@@ -69,7 +69,7 @@ def test_turns_arriving_together_share_statements_and_answer_as_alone(game):
     store = app.state.store
     before = client.get("/status").json()
     # the first turn's recalls hold their statements until the other three queue behind them
-    gated(store.memory._batches, waiting=len(turns) - 1)
+    gated(store.memory._recall.batches, waiting=len(turns) - 1)
     gated(store._shared_library()._batches, waiting=len(turns) - 1)
     together: list = [None] * len(turns)  # type: ignore[type-arg]
 

@@ -1,5 +1,5 @@
-"""The part of DynamicMemory every other part builds on: connection, embedder, settings,
-calls in flight, the store's tables."""
+"""What every part of a DynamicMemory shares: connection, embedder, settings, calls in flight,
+the store's tables; and `forward`, which makes a part's method one of DynamicMemory's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import duckdb
 
@@ -21,32 +21,35 @@ from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
 from .migrations import _reindex_terms_once, record_batch_lines_once, record_event_lines_once
 from .settings import PROFILE_NAMES, SETTING_SEEDS
-from .sql import PLAYER_EVENTS
-
-if TYPE_CHECKING:
-    from .vector_cache import EventVectorCache
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
 Store = DuckDBEngine | PostgresEngine
 
 
+P = ParamSpec("P")
 T = TypeVar("T")
+Part = TypeVar("Part")
 
 
-def _tracked(method: Callable[..., T]) -> Callable[..., T]:
-    """A public DynamicMemory call: counted while it runs (close() waits for it)."""
+def forward(
+    part: str, method: Callable[Concatenate[Part, P], T], *, tracked: bool = True
+) -> Callable[Concatenate[Any, P], T]:
+    """`method` of the part held as attribute `part`, as a method of its holder (signature and
+    docstring its own); `tracked`: counted while it runs (close() waits for it)."""
 
-    @functools.wraps(method)
-    def wrapper(self: _Base, *args: Any, **kwargs: Any) -> T:
-        with self._call():
-            return method(self, *args, **kwargs)
+    def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        if not tracked:
+            return method(getattr(self, part), *args, **kwargs)
+        with self._context.call():
+            return method(getattr(self, part), *args, **kwargs)
 
-    return wrapper
+    functools.update_wrapper(call, method)
+    return call
 
 
-class _Base:
+class Context:
     """What every part of a DynamicMemory shares: the store's engine, the embedder, the
-    settings, the calls in flight. `_con` is a DuckDB connection: the store's own, or (on
+    settings, the calls in flight. `con` is a DuckDB connection: the store's own, or (on
     another engine) a private one holding the settings' seeds."""
 
     def __init__(
@@ -65,7 +68,7 @@ class _Base:
                 "db must be a DuckDB file path or connection, a postgresql:// URL or an "
                 f"engine, got {type(db).__name__}"
             )
-        self._engine = engine
+        self.engine = engine
         if engine is not None:
             if db is not None:
                 raise MemoryInputError("give db (a DuckDB store) or engine, not both")
@@ -75,24 +78,17 @@ class _Base:
             embedder = default_embedder()
         self.read_only = read_only
         if isinstance(db, duckdb.DuckDBPyConnection):
-            self._con, self._owned = db, False
+            self.con, self._owned = db, False
         else:
             path = db or duckdb_connect.default_db_path()
             if read_only and not Path(path).exists():
                 raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
-            self._con = duckdb_connect.connect(path, read_only=read_only)
+            self.con = duckdb_connect.connect(path, read_only=read_only)
             self._owned = True
-        self._store: Store = engine if engine is not None else DuckDBEngine(self._con)
+        self.store: Store = engine if engine is not None else DuckDBEngine(self.con)
         self.embedder = embedder
-        self._vectors: EventVectorCache | None = None
-        if embedder is not None:
-            from .vector_cache import EventVectorCache  # numpy only when vectors are used
-
-            self._vectors = EventVectorCache(embedder.dim, PLAYER_EVENTS)
-        self._reference: dict[str, Any] = {}  # reference sentence vectors by language
         self._running, self._closed = 0, False
         self._idle = threading.Condition()
-        self._reference_lock = threading.Lock()
         self._local = threading.local()
         if read_only:
             self._check_tables()
@@ -107,36 +103,24 @@ class _Base:
             self.settings[name] = _setting(name, value)
         # a batch whose texts contain none of these plans no time window (recall.py); read
         # once, as the settings are
-        with self._con.cursor() as cur:
-            self._time_expressions = tuple(
+        with self.con.cursor() as cur:
+            self.time_expressions = tuple(
                 row[0] for row in cur.execute("select expression from time_expressions").fetchall()
             )
         if engine is not None:  # recall there reads its copies of the seeds
-            engine.replace_tables(self._con, SETTING_SEEDS)
+            engine.replace_tables(self.con, SETTING_SEEDS)
 
-    @property
-    def store(self) -> Store:
-        """The store's engine (a DuckDBEngine on the DuckDB store, or the PostgresEngine
-        given): the memory loop and the Companion write through it."""
-        return self._store
-
-    @property
-    def con(self) -> duckdb.DuckDBPyConnection:
-        """The DuckDB connection: the store's own, or (on another engine) the private one
-        holding the settings' seeds."""
-        return self._con
-
-    def _cursor(self) -> duckdb_connect.PreparedCursor:
+    def cursor(self) -> duckdb_connect.PreparedCursor:
         """This thread's query cursor (queries kept as temp macros on it)."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self._local.cursor = duckdb_connect.PreparedCursor(
-                duckdb_connect.tuned_cursor(self._con)
+                duckdb_connect.tuned_cursor(self.con)
             )
         return cur
 
     @contextlib.contextmanager
-    def _call(self) -> Iterator[None]:
+    def call(self) -> Iterator[None]:
         """Count a running call, so close() can wait for it; refuse calls after close()."""
         with self._idle:
             if self._closed:
@@ -155,15 +139,9 @@ class _Base:
             self._closed = True
             self._idle.wait_for(lambda: self._running == 0)
         if self._owned:
-            self._con.close()
-        if self._owns_engine and self._engine is not None:
-            self._engine.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            self.con.close()
+        if self._owns_engine and self.engine is not None:
+            self.engine.close()
 
     def _ensure_tables(self) -> None:
         import sqlalchemy as sa
@@ -173,20 +151,18 @@ class _Base:
         from ..schema.memory import create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
-        engine = sa.create_engine(
-            "duckdb://", creator=lambda: ConnectionWrapper(self._con.cursor())
-        )
+        engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self.con.cursor()))
         create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
-        with self._con.cursor() as cur:
+        with self.con.cursor() as cur:
             ensure_tables(cur)
-        with duckdb_connect.transaction(self._con) as cur:
+        with duckdb_connect.transaction(self.con) as cur:
             _reindex_terms_once(cur)
             record_batch_lines_once(cur)
             record_event_lines_once(cur)
         row = (
-            self._con.cursor()
+            self.con.cursor()
             .execute(
                 "select data_type from duckdb_columns() "
                 "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
@@ -199,17 +175,17 @@ class _Base:
             )
         tables = {
             row[0]
-            for row in self._con.cursor()
+            for row in self.con.cursor()
             .execute("select table_name from duckdb_tables()")
             .fetchall()
         }
         for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
-                load_seed(self._con, seed)
+                load_seed(self.con, seed)
 
     def _check_tables(self) -> None:
         """A store opened read-only must already have every table recall reads."""
-        with self._con.cursor() as cur:
+        with self.con.cursor() as cur:
             tables = {
                 row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
             }
@@ -231,7 +207,7 @@ class _Base:
                 "run `rolemem init-db` / `rolemem config load`)"
             )
 
-    def _writable(self) -> None:
+    def writable(self) -> None:
         if self.read_only:
             raise MemoryInputError("this DynamicMemory was opened read_only: it cannot write")
 
@@ -246,5 +222,5 @@ class _Base:
             "memory_scope",
         }
         seeds = ("memory_scoring_profile", "recall_limits", "memory_loop_settings")
-        settings = {**shipped_settings(*seeds), **read_settings(self._con, *seeds)}
+        settings = {**shipped_settings(*seeds), **read_settings(self.con, *seeds)}
         return {k: v for k, v in settings.items() if k in keep}

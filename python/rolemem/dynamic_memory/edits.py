@@ -10,7 +10,8 @@ from typing import Any
 
 from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, OFFICIAL_TABLES, memory_table
 from ..sql.project import write_sql
-from .base import _tracked
+from .archive import TABLES, archive
+from .base import Context
 from .checks import (
     MemoryInputError,
     _count,
@@ -19,14 +20,11 @@ from .checks import (
     _unit,
     checked_text,
 )
-from .entities import _Entities
-from .sql import (
-    _OFFICIAL_FIELDS,
-    _SOURCE_FIELDS,
-)
+from .sql import _OFFICIAL_FIELDS, _SOURCE_FIELDS
+from .store import Events
 
 
-class _Edits(_Entities):
+class Edits:
     """Memories edited, archived, listed."""
 
     _EDITABLE = {
@@ -52,11 +50,14 @@ class _Edits(_Entities):
         },
     }
 
-    def _update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> int:
+    def __init__(self, context: Context, events: Events) -> None:
+        self.context, self.events = context, events
+
+    def update(self, table: str, memory_id: int, fields: Mapping[str, Any]) -> int:
         """Change editable fields; returns the memory's id. An event's new description is a
         new event (its postings and vectors follow the text, and stored vectors never
         change): the old one is archived (reason `edited`) and the new id returned."""
-        self._writable()
+        self.context.writable()
         memory_id = _memory_id(memory_id, "id")
         unknown = set(fields) - self._EDITABLE[table]
         if unknown:
@@ -93,10 +94,11 @@ class _Edits(_Entities):
                 raise MemoryInputError(str(exc), field=name) from None
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
-        with self._store.transaction() as cur:
+        store = self.context.store
+        with store.transaction() as cur:
             home = memory_table(table, self._scope_of(cur, table, memory_id))
             changed = cur.execute(
-                write_sql("update_memory_fields", home, tuple(fields), engine=self._store.name),
+                write_sql("update_memory_fields", home, tuple(fields), engine=store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
         if not changed:
@@ -111,16 +113,15 @@ class _Edits(_Entities):
         return "official" if found.fetchone() is not None else "user"
 
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
-        from .archive import archive
-
-        with self._store.reading() as cur:
+        store = self.context.store
+        with store.reading() as cur:
             home = memory_table("memory_event", self._scope_of(cur, "memory_event", event_id))
-        found = self._store.records(f"select * from {home} where id = $id", {"id": event_id})
+        found = store.records(f"select * from {home} where id = $id", {"id": event_id})
         if not found:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
         old = found[0]
         # an edit is the same memory of the same lines: the new row keeps them
-        lines = self._store.run(
+        lines = store.run(
             "select line_id, target_key from memory_event_line where event_id = $id "
             "order by line_id",
             {"id": event_id},
@@ -136,20 +137,20 @@ class _Edits(_Entities):
             **fields,
         }
         strength = fields.get("strength", old["strength"])
-        rows, vectors = self._prepare_events([event])  # slow work before the transaction
-        with self._store.transaction() as cur:
+        rows, vectors = self.events.prepare_events([event])  # slow work before the transaction
+        with store.transaction() as cur:
             archive(
                 cur,
                 "event",
                 "edited",
                 [event_id],
                 datetime.now(),
-                engine=self._store.name,
+                engine=store.name,
                 scope=old["scope"],
             )
-            (new_id,) = self._write_events(cur, rows, vectors)
+            (new_id,) = self.events.write_events(cur, rows, vectors)
             cur.execute(
-                write_sql("restore_event_counters", home, engine=self._store.name),
+                write_sql("restore_event_counters", home, engine=store.name),
                 {
                     "strength": strength,
                     "recalls": old["recall_count"],
@@ -160,30 +161,24 @@ class _Edits(_Entities):
             )
         return new_id
 
-    @_tracked
     def update_event(self, event_id: int, **fields: Any) -> int:
-        return self._update("memory_event", event_id, fields)
+        return self.update("memory_event", event_id, fields)
 
-    @_tracked
     def update_entity(self, entity_id: int, **fields: Any) -> int:
-        return self._update("memory_entity", entity_id, fields)
+        return self.update("memory_entity", entity_id, fields)
 
-    @_tracked
     def delete_event(self, event_id: int) -> None:
         """Archive an event memory (reason `deleted`) with its postings and vector removed
         from the live store (MemoryInputError if none)."""
         self._delete("event", _memory_id(event_id, "event_id"))
 
-    @_tracked
     def delete_entity(self, entity_id: int) -> None:
         """Archive an entity memory (reason `deleted`)."""
         self._delete("entity", _memory_id(entity_id, "entity_id"))
 
     def _delete(self, kind: str, memory_id: int) -> None:
-        from .archive import TABLES, archive
-
-        self._writable()
-        with self._store.transaction() as cur:
+        self.context.writable()
+        with self.context.store.transaction() as cur:
             scope = self._scope_of(cur, TABLES[kind], memory_id)
             home = memory_table(TABLES[kind], scope)
             found = cur.execute(f"select id from {home} where id = $id", {"id": memory_id})
@@ -195,7 +190,7 @@ class _Edits(_Entities):
                 "deleted",
                 [memory_id],
                 datetime.now(),
-                engine=self._store.name,
+                engine=self.context.store.name,
                 scope=scope,
             )
 
@@ -203,7 +198,7 @@ class _Edits(_Entities):
         self, table: str, agent_id: str, user_id: str | None, scope: str
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
-        rows = self._store.records(
+        rows = self.context.store.records(
             f"select * from {memory_table(table, scope)} where agent_id = $agent_id "
             "and scope = $scope "
             "and user_id is not distinct from $user_id order by id",
@@ -214,13 +209,11 @@ class _Edits(_Entities):
                 row["keywords"] = json.loads(row["keywords"])
         return rows
 
-    @_tracked
     def list_events(
         self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
     ) -> list[dict[str, Any]]:
         return self._list("memory_event", agent_id, user_id, scope)
 
-    @_tracked
     def list_entities(
         self, *, agent_id: str, user_id: str | None = None, scope: str = "user"
     ) -> list[dict[str, Any]]:

@@ -8,17 +8,16 @@ from typing import Any
 
 from ..schema.memory import memory_table
 from ..sql.project import write_sql
-from .base import _tracked
-from .checks import (
-    checked_entity,
-)
-from .store import _Events
+from .base import Context
+from .checks import checked_entity
 
 
-class _Entities(_Events):
+class Entities:
     """Entity memories in."""
 
-    @_tracked
+    def __init__(self, context: Context) -> None:
+        self.context = context
+
     def add_entity(
         self,
         *,
@@ -49,27 +48,22 @@ class _Entities(_Events):
             updated_at=updated_at,
             user_name=user_name,
         )
-        self._writable()
-        with self._store.transaction() as cur:
-            return self._write_entity(cur, params)
+        self.context.writable()
+        with self.context.store.transaction() as cur:
+            return self.write_entity(cur, params)
 
     def write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
         """Insert or merge one entity (params from `checked_entity`) inside the caller's
         transaction."""
-        return self._write_entity(cur, params)
-
-    def _write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
-        """Insert, or merge into the same (scope, agent, player, entity, kind, keyword): the
-        description is appended unless already there and strength grows by the spacing
-        increment for the time since the entity was last updated."""
         table = memory_table("memory_entity", params["scope"])
+        engine = self.context.store.name
         row = cur.execute(
-            write_sql("merge_memory_entity", table, engine=self._store.name),
+            write_sql("merge_memory_entity", table, engine=engine),
             {k: v for k, v in params.items() if k != "entity_type"},
         ).fetchone()
         if row is None:
             row = cur.execute(
-                write_sql("insert_memory_entity", table, engine=self._store.name), params
+                write_sql("insert_memory_entity", table, engine=engine), params
             ).fetchone()
         assert row is not None  # insert ... returning always answers one row
         return int(row[0])

@@ -16,10 +16,9 @@ import sqlalchemy as sa
 from ..errors import NotFoundError
 from ..schema.memory import MemoryFact
 from ..sql.project import write_sql
-from .base import _tracked
+from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
-from .lookups import _PLANNER
-from .recall import _Recall
+from .lookups import _PLANNER, Lookups
 
 # one row per fact on the chain, a slot's facts in chain order
 _FACTS_SELECT = """
@@ -48,10 +47,12 @@ def _ids(value: Any) -> list[int]:
     return [int(item) for item in parsed or []]
 
 
-class _Facts(_Recall):
-    """Facts written, resolved per chain, listed."""
+class Facts:
+    """Facts written, resolved per chain, listed; what a character knows of a player."""
 
-    @_tracked
+    def __init__(self, context: Context, lookups: Lookups) -> None:
+        self.context, self.lookups = context, lookups
+
     def facts(
         self,
         *,
@@ -65,9 +66,11 @@ class _Facts(_Recall):
         fact ended, with the fact and the line that ended them."""
         if not isinstance(history, bool):
             raise MemoryInputError(f"history must be true or false, got {history!r}")
-        params = self._listing(user_id, agent_id, save_id, "save")
-        sql = self._models_sql("int_memory_facts_resolved", _FACTS_SELECT)
-        rows = self._store.records(sql, self._bound([params], {"history": history}), _PLANNER)
+        lookups = self.lookups
+        params = lookups.listing(user_id, agent_id, save_id, "save")
+        sql = lookups.models_sql("int_memory_facts_resolved", _FACTS_SELECT)
+        bound = lookups.bound([params], {"history": history})
+        rows = self.context.store.records(sql, bound, _PLANNER)
         return [
             {
                 **{k: v for k, v in row.items() if k != "line_ids_json"},
@@ -76,7 +79,6 @@ class _Facts(_Recall):
             for row in rows
         ]
 
-    @_tracked
     def knowledge(
         self, *, user_id: str, agent_id: str, save_id: int | None = None, limit: int = 10
     ) -> dict[str, list[dict[str, Any]]]:
@@ -84,16 +86,15 @@ class _Facts(_Recall):
         memory_character_knowledge): the facts current on its chain, the player's entities and
         the `limit` strongest events the save may see, each with the lines it came from."""
         limit = _count(limit, "limit", low=1, high=1000)
-        params = self._listing(user_id, agent_id, save_id, None, limit)
-        sql = self._models_sql("memory_character_knowledge", _KNOWLEDGE_SELECT)
+        params = self.lookups.listing(user_id, agent_id, save_id, None, limit)
+        sql = self.lookups.models_sql("memory_character_knowledge", _KNOWLEDGE_SELECT)
         known: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _KNOWLEDGE_KINDS.values()}
-        for row in self._store.records(sql, self._bound([params]), _PLANNER):
+        for row in self.context.store.records(sql, self.lookups.bound([params]), _PLANNER):
             lines = row.pop("line_ids")
             row["line_ids"] = None if lines is None else [int(line) for line in lines]
             known[_KNOWLEDGE_KINDS[row.pop("memory_type")]].append(row)
         return known
 
-    @_tracked
     def add_fact(
         self,
         *,
@@ -110,7 +111,7 @@ class _Facts(_Recall):
     ) -> int:
         """A fact stated at `line_id` of save `save_id` (its message's lines: `line_ids`,
         default that line); its id. Whether it is current is resolved per chain."""
-        self._writable()
+        self.context.writable()
         row = {
             "user_id": checked_text(user_id, "user_id"),
             "agent_id": checked_text(agent_id, "agent_id"),
@@ -130,13 +131,13 @@ class _Facts(_Recall):
             "batch_key": None,
             "created_at": naive_time(created_at or datetime.now(), "created_at"),
         }
-        with self._store.transaction() as cur:
-            inserted = cur.execute(write_sql("insert_memory_fact", engine=self._store.name), row)
+        store = self.context.store
+        with store.transaction() as cur:
+            inserted = cur.execute(write_sql("insert_memory_fact", engine=store.name), row)
             found = inserted.fetchone()
         assert found is not None  # insert ... returning answers one row
         return int(found[0])
 
-    @_tracked
     def change_fact(
         self, *, user_id: str, fact_id: int, value: str, now: datetime | None = None
     ) -> int:
@@ -157,15 +158,15 @@ class _Facts(_Recall):
             created_at=now,
         )
 
-    @_tracked
     def delete_fact(self, *, user_id: str, fact_id: int, now: datetime | None = None) -> int:
         """The player's fact `fact_id` archived (reason `deleted`) and removed: the value stated
         before it on each chain is current again. Its id."""
-        self._writable()
+        self.context.writable()
         self._own_fact(user_id, fact_id)
-        with self._store.transaction() as cur:
+        store = self.context.store
+        with store.transaction() as cur:
             cur.execute(
-                archive_facts_sql(self._store.name),
+                archive_facts_sql(store.name),
                 {
                     "ids": [fact_id],
                     "user_id": user_id,
@@ -174,7 +175,7 @@ class _Facts(_Recall):
                 },
             ).fetchall()
             cur.execute(
-                write_sql("delete_memories", "memory_fact", "id", engine=self._store.name),
+                write_sql("delete_memories", "memory_fact", "id", engine=store.name),
                 {"ids": [fact_id]},
             ).fetchall()
         return fact_id
@@ -184,7 +185,7 @@ class _Facts(_Recall):
         checked_text(user_id, "user_id")
         if isinstance(fact_id, bool) or not isinstance(fact_id, int) or not 0 < fact_id < 2**63:
             raise MemoryInputError(f"id must be a positive 64-bit integer, got {fact_id!r}")
-        found = self._store.records(_OWN_FACT_SQL, {"id": fact_id, "user_id": user_id})
+        found = self.context.store.records(_OWN_FACT_SQL, {"id": fact_id, "user_id": user_id})
         if not found:
             raise NotFoundError(f"no fact {fact_id} of player {user_id!r}", field="id")
         return found[0]

@@ -13,9 +13,8 @@ from ..sql.batching import sole_player
 from ..sql.project import compose
 from ..sql.request_rows import bound_lists
 from ..text.tokens import tokenize
-from .base import _tracked
+from .base import Context
 from .checks import MemoryInputError, _setting, checked_text
-from .official import _Official
 from .responses import from_json
 from .settings import SETTING_SEEDS
 from .sql import (
@@ -36,29 +35,33 @@ from .sql import (
 _PLANNER = {"enable_nestloop": "off", "enable_mergejoin": "off", "enable_sort": "off"}
 
 
-class _Lookups(_Official):
-    """Association words, timeline, scope."""
+class Lookups:
+    """Association words, timeline, scope; the query models run on the store's engine."""
 
-    def _scope_params(
+    def __init__(self, context: Context) -> None:
+        self.context = context
+
+    def scope_params(
         self, save_id: Any, memory_scope: Any, user_id: str | None = None
     ) -> dict[str, Any]:
         if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
             raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
-        scope = self.settings["memory_scope"] if memory_scope is None else memory_scope
+        context = self.context
+        scope = context.settings["memory_scope"] if memory_scope is None else memory_scope
         if scope not in ("player", "save"):
             raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
         lineage = None
-        if save_id is not None and self._engine is not None:
+        if save_id is not None and context.engine is not None:
             # the save's player's (on Citus, the shard the lineage is read on)
-            lineage = history.engine_lineage(self._engine, [save_id], user_id)
+            lineage = history.engine_lineage(context.engine, [save_id], user_id)
         elif save_id is not None:
-            if not self.read_only:
+            if not context.read_only:
                 # the branch rule reads the save's chain: make it current (a reader reads it
                 # as is)
-                ensure_fresh(self._cursor().cursor, [save_id])
-            lineage = history.lineage(self._cursor().cursor, [save_id])
+                ensure_fresh(context.cursor().cursor, [save_id])
+            lineage = history.lineage(context.cursor().cursor, [save_id])
         return {
-            **self.settings,
+            **context.settings,
             "save_id": save_id,
             "memory_scope": scope,
             # the saves whose lines the chain passes through (a fork's parents): their events
@@ -66,7 +69,6 @@ class _Lookups(_Official):
             "lineage_save_ids": lineage,
         }
 
-    @_tracked
     def expand_words(
         self,
         sentence: str,
@@ -90,7 +92,7 @@ class _Lookups(_Official):
             else None,
         }
         settings = {
-            **self.settings,
+            **self.context.settings,
             **{k: _setting(k, v) for k, v in overrides.items() if v is not None},
         }
         words = tokenize(sentence)
@@ -117,7 +119,7 @@ class _Lookups(_Official):
             "select word, word_source, level from int_memory_query_words order by word_order",
             existing=SETTING_SEEDS,
         )
-        rows = self._cursor().run(sql, batched([params]))
+        rows = self.context.cursor().run(sql, batched([params]))
         return {
             "original_keywords": words,
             "input_words": [word for word, source, _ in rows if source == "token"],
@@ -126,7 +128,6 @@ class _Lookups(_Official):
             ],
         }
 
-    @_tracked
     def timeline(
         self,
         *,
@@ -137,11 +138,11 @@ class _Lookups(_Official):
     ) -> list[dict[str, Any]]:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
-        params = self._listing(user_id, agent_id, save_id, memory_scope)
-        sql = self._models_sql("int_memory_timeline", _TIMELINE_SELECT)
-        return self._store.records(sql, self._bound([params]), planner=_PLANNER)
+        params = self.listing(user_id, agent_id, save_id, memory_scope)
+        sql = self.models_sql("int_memory_timeline", _TIMELINE_SELECT)
+        return self.context.store.records(sql, self.bound([params]), planner=_PLANNER)
 
-    def _listing(
+    def listing(
         self,
         user_id: str,
         agent_id: str,
@@ -154,7 +155,7 @@ class _Lookups(_Official):
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         return {
-            **self._scope_params(save_id, memory_scope, user_id),
+            **self.scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
             "user_name": None,
@@ -171,7 +172,7 @@ class _Lookups(_Official):
 
     # -- the query models on the store's engine ---------------------------------------------
 
-    def _models_sql(
+    def models_sql(
         self,
         targets: str | tuple[str, ...],
         select: str,
@@ -179,7 +180,7 @@ class _Lookups(_Official):
     ) -> str:
         """The query models composed over a batch's bound queries (sql.QUERY_FIELDS), for the
         store's engine: its sources (sql.recall_sources) and dispatch macros."""
-        engine = self._store.name
+        engine = self.context.store.name
         return compose(
             targets,
             {"int_memory_queries": query_sql(engine), **recall_sources(engine)},
@@ -189,7 +190,7 @@ class _Lookups(_Official):
             engine=engine,
         )
 
-    def _bound(
+    def bound(
         self,
         inputs: Sequence[Mapping[str, Any]],
         extra: Mapping[str, Any] | None = None,
@@ -199,12 +200,13 @@ class _Lookups(_Official):
         on another engine the queried saves and their lineage (the models walk the chains
         there) and the dense candidates as lists (DuckDB reads them as a registered table)."""
         params = {**batched(inputs), **(extra or {})}
-        if self._engine is None:
+        engine = self.context.engine
+        if engine is None:
             return params
         save_ids = sorted({values["save_id"] for values in inputs if values["save_id"] is not None})
         lineages = [values["lineage_save_ids"] or [] for values in inputs]
         return {
-            **bound_lists(QUERY_FIELDS, params, self._engine.name),
+            **bound_lists(QUERY_FIELDS, params, engine.name),
             **{f"dense_{name}": dense[name].tolist() for name in DENSE_COLUMNS if dense},
             "save_ids": save_ids,
             # the chains walk every query's lineage (each query's own, found with its scope)
@@ -213,7 +215,7 @@ class _Lookups(_Official):
             history.PLAYER: sole_player(values.get("user_id") for values in inputs),
         }
 
-    def _run_models(
+    def run_models(
         self,
         sql: str,
         inputs: Sequence[Mapping[str, Any]],
@@ -222,10 +224,11 @@ class _Lookups(_Official):
     ) -> list[tuple[Any, ...]]:
         """The composed statement's rows; on another engine its lists of rows come back as
         JSON and are read into DuckDB's shape (responses.from_json)."""
-        if self._engine is None:
-            cursor = self._cursor()
+        engine = self.context.engine
+        if engine is None:
+            cursor = self.context.cursor()
             if dense is not None:
                 cursor.cursor.register("rolemem_dense_candidates", dense)
-            return cursor.run(sql, self._bound(inputs, extra))
-        rows = self._engine.run(sql, self._bound(inputs, extra, dense), planner=_PLANNER)
+            return cursor.run(sql, self.bound(inputs, extra))
+        rows = engine.run(sql, self.bound(inputs, extra, dense), planner=_PLANNER)
         return [tuple(from_json(value) for value in row) for row in rows]

@@ -9,16 +9,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import _tracked
+from .base import Context
 from .checks import MemoryInputError, _iso_time, _records, checked_entity, checked_text
-from .edits import _Edits
+from .edits import Edits
+from .entities import Entities
 from .sql import _OFFICIAL_FIELDS
+from .store import Events
 
 
-class _Official(_Edits):
+class Official:
     """The designers' memories of an agent, in and out."""
 
-    @_tracked
+    def __init__(self, context: Context, events: Events, entities: Entities, edits: Edits) -> None:
+        self.context, self.events, self.entities, self.edits = context, events, entities, edits
+
     def export_official(self, agent_id: str) -> dict[str, Any]:
         """The agent's official memories as JSON-ready data (timestamps ISO 8601)."""
 
@@ -31,10 +35,11 @@ class _Official(_Edits):
         return {
             "agent_id": agent_id,
             "events": plain(
-                self.list_events(agent_id=agent_id, scope="official"), _OFFICIAL_FIELDS["events"]
+                self.edits.list_events(agent_id=agent_id, scope="official"),
+                _OFFICIAL_FIELDS["events"],
             ),
             "entities": plain(
-                self.list_entities(agent_id=agent_id, scope="official"),
+                self.edits.list_entities(agent_id=agent_id, scope="official"),
                 _OFFICIAL_FIELDS["entities"],
             ),
         }
@@ -82,13 +87,12 @@ class _Official(_Edits):
             doc[name] = rows
         return self.import_official(doc)
 
-    @_tracked
     def import_official(
         self, doc: Mapping[str, Any], *, progress: Callable[[int, int], None] | None = None
     ) -> tuple[int, int]:
         """Add official memories from `export_official`'s format. Events are checked all
         before any is written; returns (events, entities) added."""
-        self._writable()
+        self.context.writable()
         if not isinstance(doc, Mapping):
             raise MemoryInputError(
                 f"the official memories must be a mapping with agent_id, events and entities, "
@@ -127,9 +131,10 @@ class _Official(_Edits):
                 )
             except MemoryInputError as exc:
                 raise MemoryInputError(f"entities[{index}]: {exc}") from None
-        rows, vectors = self._prepare_events(events, progress)  # every check before any write
-        with self._store.transaction() as cur:
-            self._write_events(cur, rows, vectors)
+        # every check before any write
+        rows, vectors = self.events.prepare_events(events, progress)
+        with self.context.store.transaction() as cur:
+            self.events.write_events(cur, rows, vectors)
             for params in entity_params:
-                self._write_entity(cur, params)
+                self.entities.write_entity(cur, params)
         return len(events), len(entity_params)

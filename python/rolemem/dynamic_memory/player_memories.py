@@ -205,9 +205,9 @@ def edit(
     """Change the editable fields of one memory in scope (`DynamicMemory`'s rules: an event's
     new description gets new postings and vectors, under a new id)."""
     kind = kind_of(kind)
-    with memory._store.reading() as cur:
+    with memory.store.reading() as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-    new_id = memory._update(TABLES[kind], memory_id, fields)
+    new_id = memory._edits.update(TABLES[kind], memory_id, fields)
     return {"memory_type": kind, "memory_id": new_id, "status": "updated"}
 
 

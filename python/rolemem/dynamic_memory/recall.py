@@ -11,27 +11,21 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..engines.postgres import CITUS
 from ..memory_builder import history
 from ..schema.memory import SCOPES, memory_table
-from ..sql.batching import Coalescer, sole_player
+from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
-from ..text.embedders import EmbeddingError, checked
 from ..text.tokens import case_folded, search_keywords
-from .base import _tracked
+from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
-from .lookups import _Lookups
+from .lookups import Lookups
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .sql import (
-    LOGGED,
-    logged_columns,
-    query_select,
-)
-from .vector_cache import dense_batch
-
-if TYPE_CHECKING:
-    pass
+from .sql import LOGGED, PLAYER_EVENTS, logged_columns, query_select
+from .vector_cache import EventVectorCache, dense_batch
+from .vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +64,28 @@ class _Query:
     log: bool
 
 
-class _Recall(_Lookups):
-    """Recall over the store."""
+class Recall:
+    """Recall over the store: queries waiting while a statement runs are answered together by
+    the next one (`batches`), at most `max_batch`."""
 
-    # DynamicMemory's, over _recall_batch
-    _batches: Coalescer[_Query, tuple[tuple[Any, ...], dict[str, float]]]
+    def __init__(
+        self, context: Context, vectors: Vectors, lookups: Lookups, max_batch: int
+    ) -> None:
+        self.context, self.vectors, self.lookups = context, vectors, lookups
+        # a player's event vectors held in memory (numpy), with an embedder
+        self._cache = (
+            EventVectorCache(context.embedder.dim, PLAYER_EVENTS)
+            if context.embedder is not None
+            else None
+        )
+        # on Citus one statement names one player (its shard)
+        run = (
+            per_player(self._recall_batch, lambda query: query.params["user_id"])
+            if context.store.name == CITUS
+            else self._recall_batch
+        )
+        self.batches = Coalescer(run, max_batch=_count(max_batch, "max_batch", low=1, high=64))
 
-    @_tracked
     def query(
         self,
         text: str,
@@ -114,7 +123,7 @@ class _Recall(_Lookups):
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         limit = _count(limit, "limit", low=1, high=1000)
-        if (update or log) and self.read_only:
+        if (update or log) and self.context.read_only:
             raise MemoryInputError(
                 "this DynamicMemory was opened read_only: query with update=False and log=False"
             )
@@ -130,7 +139,7 @@ class _Recall(_Lookups):
         tokens = case_folded(search_keywords(text, top_k=10))
         tokenized = time.perf_counter()
         params = {
-            **self._scope_params(save_id, memory_scope, user_id),
+            **self.lookups.scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
             "user_name": user_name,
@@ -145,7 +154,7 @@ class _Recall(_Lookups):
         # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
         # their texts embedded together, then one statement, then their side effects
         (events, entities, prompt, timeline, candidates, words, superseded), timings = (
-            self._batches.submit(
+            self.batches.submit(
                 _Query(params, wants_candidates=log or explain, update=update, log=log)
             )
         )
@@ -195,23 +204,25 @@ class _Recall(_Lookups):
         candidates (when any query of the batch asks) and words, with the batch's embed, SQL
         and update times."""
         started = time.perf_counter()
+        context = self.context
         inputs = [{**query.params, **self._query_vector(None)} for query in queries]
-        if self.embedder is not None:
+        if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
-            for values, text, vector in zip(inputs, texts, self._embed_queries(texts), strict=True):
+            vectors = self.vectors.embed_queries(texts)
+            for values, text, vector in zip(inputs, texts, vectors, strict=True):
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         variables = self._plan_variables(inputs)
-        sql = self._models_sql(
+        sql = self.lookups.models_sql(
             _TARGETS,
-            query_select(candidates, self._store.name, variables.get("recall_facts", True)),
+            query_select(candidates, context.store.name, variables.get("recall_facts", True)),
             variables,
         )
         dense, stats = dense_batch(
-            self._vectors, self._store.columns, inputs, int(self.settings["dense_candidates"])
+            self._cache, context.store.columns, inputs, int(context.settings["dense_candidates"])
         )
-        results = [row[1:] for row in self._run_models(sql, inputs, stats, dense)]
+        results = [row[1:] for row in self.lookups.run_models(sql, inputs, stats, dense)]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
@@ -227,29 +238,30 @@ class _Recall(_Lookups):
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text holds one of the seed's expressions (which window: the
         model's). The models answer alike without these (every part, decided per query)."""
+        store = self.context.store
         return {
             # the facts' models only for a batch whose players have facts (most have none)
             "recall_facts": bool(
-                self._store.run(
-                    _has_facts_sql(self._store.name),
+                store.run(
+                    _has_facts_sql(store.name),
                     {
                         "user_ids": [values["user_id"] for values in inputs],
                         "agent_ids": [values["agent_id"] for values in inputs],
                         # the batch's one player, where it is one's (on Citus always)
                         **(
                             {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
-                            if self._engine is not None
+                            if self.context.engine is not None
                             else {}
                         ),
                     },
                 )
             ),
-            "recall_fusion": self.settings["fusion"],
+            "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": any(
                 expression in values["query_text"]
                 for values in inputs
-                for expression in self._time_expressions
+                for expression in self.context.time_expressions
             ),
         }
 
@@ -257,18 +269,8 @@ class _Recall(_Lookups):
         """A query's vector and its cosines with the reference sentences (None: no vector)."""
         if text is None or vector is None:
             return {"query_embedding": None, "reference_cosines": None}
-        reference = self._reference_cosines(text, vector)
+        reference = self.vectors.reference_cosines(text, vector)
         return {"query_embedding": vector, "reference_cosines": reference}
-
-    def _embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """Query vectors for several texts in one embedder call where it can (e5 embeds a
-        batch for much less than one call per text)."""
-        assert self.embedder is not None
-        many = getattr(self.embedder, "embed_queries", None)
-        vectors = many(texts) if many is not None else [self.embedder.embed_query(t) for t in texts]
-        if len(vectors) != len(texts):
-            raise EmbeddingError(f"embedder (query): {len(vectors)} vectors for {len(texts)} texts")
-        return checked(vectors, self.embedder.dim, "embedder (query)")
 
     def _after_recall_retried(
         self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
@@ -277,11 +279,12 @@ class _Recall(_Lookups):
         memory); if they still conflict the batch is answered anyway and its bookkeeping is
         skipped (logged), never the answer."""
         statements = self._side_effects(queries, results)
+        store = self.context.store
         for attempt in range(1, 4):
             try:
-                self._store.run_all(statements)
+                store.run_all(statements)
                 return
-            except self._store.conflicts as exc:
+            except store.conflicts as exc:
                 if attempt == 3:
                     log.warning("recall side effects skipped after 3 conflicts: %s", exc)
                     return
@@ -294,7 +297,7 @@ class _Recall(_Lookups):
         recall asking for it (as if applied one by one in the order of their times), one log
         insert per query asking for its log."""
         statements = []
-        engine = self._store.name
+        engine = self.context.store.name
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
         # an official memory's counters are in its own table (of no player): its statement
         # only when one was recalled
@@ -308,7 +311,7 @@ class _Recall(_Lookups):
                 if row["scope"] == scope
             ]
             ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
-            bonus = self.settings["recall_strength_bonus"]
+            bonus = self.context.settings["recall_strength_bonus"]
             # the batch's player where it is one's (on Citus always: DynamicMemory splits)
             player = {"user_id": sole_player(query.params["user_id"] for query in queries)}
             if len(set(ids)) == len(ids) and len(set(times)) == 1:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..schema.memory import VECTOR_COLUMNS, memory_table
 from ..sql.project import compose, write_sql
-from .base import _tracked
+from .base import Context
 from .checks import (
     MemoryInputError,
     _keywords,
@@ -29,7 +29,7 @@ from .sql import (
     _SOURCE_FIELDS,
     new_and_stored_events,
 )
-from .vectors import _Vectors
+from .vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,11 @@ log = logging.getLogger(__name__)
 EventVectors = tuple[list[float], ...]
 
 
-class _Events(_Vectors):
+class Events:
     """Event memories in."""
+
+    def __init__(self, context: Context, vectors: Vectors) -> None:
+        self.context, self.vectors = context, vectors
 
     def add_event(
         self,
@@ -75,7 +78,6 @@ class _Events(_Vectors):
             ]
         )[0]
 
-    @_tracked
     def add_events(
         self,
         events: Sequence[Mapping[str, Any]],
@@ -84,10 +86,10 @@ class _Events(_Vectors):
     ) -> list[int]:
         """Store many events in one transaction (all or nothing). `progress(done, total)` is
         called as their vectors are computed (the slow part of a bulk load)."""
-        self._writable()
-        rows, vectors = self._prepare_events(events, progress)
-        with self._store.transaction() as cur:
-            return self._write_events(cur, rows, vectors)
+        self.context.writable()
+        rows, vectors = self.prepare_events(events, progress)
+        with self.context.store.transaction() as cur:
+            return self.write_events(cur, rows, vectors)
 
     def prepare_events(
         self,
@@ -95,30 +97,11 @@ class _Events(_Vectors):
         progress: Callable[[int, int], None] | None = None,
     ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
         """Checked rows and their vectors, before a transaction (for the memory loop's
-        extraction, which writes them with its own rows)."""
-        return self._prepare_events(events, progress)
-
-    def write_events(
-        self,
-        cur: Any,
-        rows: list[dict[str, Any]],
-        vectors: list[EventVectors | None],
-        *,
-        merge: bool = False,
-    ) -> list[int]:
-        """Insert events `prepare_events` returned inside the caller's transaction (`merge`:
-        an event already stored is mentioned again instead)."""
-        return self._write_events(cur, rows, vectors, merge=merge)
-
-    def _prepare_events(
-        self,
-        events: Sequence[Mapping[str, Any]],
-        progress: Callable[[int, int], None] | None = None,
-    ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
-        """Checked rows and their vectors (of the description, and of its context texts: model
-        int_memory_event_context_texts): everything slow happens before a transaction."""
+        extraction, which writes them with its own rows): the vectors of the description, and
+        of its context texts (model int_memory_event_context_texts); everything slow happens
+        before a transaction."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
-        if self.embedder is None or not rows:
+        if self.context.embedder is None or not rows:
             return rows, [None] * len(rows)
         contexts = self._context_texts(rows)
         # each distinct text once (a first event's context texts are its description)
@@ -129,7 +112,7 @@ class _Events(_Vectors):
         )
         embedded: list[list[float]] = []
         for start in range(0, len(texts), _EMBED_BATCH):
-            embedded += self._embedded(texts[start : start + _EMBED_BATCH])
+            embedded += self.vectors.embedded(texts[start : start + _EMBED_BATCH])
             if progress is not None:
                 progress(len(embedded), len(texts))
         log.info("embedded %d events (%d texts)", len(rows), len(texts))
@@ -142,21 +125,22 @@ class _Events(_Vectors):
     def _context_texts(self, rows: list[dict[str, Any]]) -> list[tuple[str, ...]]:
         """The context texts of each new event, by the SQL model over its timelines' stored
         events and the new ones (which follow stored events of the same time, in order)."""
+        store = self.context.store
         sql = compose(
             "int_memory_event_context_texts",
-            {"int_memory_events_with_official": new_and_stored_events(self._store.name)},
+            {"int_memory_events_with_official": new_and_stored_events(store.name)},
             f"select {', '.join(_CONTEXT_TEXTS)} from int_memory_event_context_texts "
             "where event_id >= $first_new_id order by event_id",
-            engine=self._store.name,
+            engine=store.name,
         )
         columns = {
             name: [row[name] for row in rows]
             for name in ("agent_id", "scope", "user_id", "created_at", "description")
         }
         params = {"first_new_id": _FIRST_NEW_ID, **{f"new_{k}": v for k, v in columns.items()}}
-        return [tuple(row) for row in self._store.run(sql, params)]
+        return [tuple(row) for row in store.run(sql, params)]
 
-    def _write_events(
+    def write_events(
         self,
         cur: Any,
         rows: list[dict[str, Any]],
@@ -164,11 +148,12 @@ class _Events(_Vectors):
         *,
         merge: bool = False,
     ) -> list[int]:
-        """Insert prepared events inside the caller's transaction. With `merge`, an event whose
-        description the player's store already holds is mentioned again instead: its strength
-        grows by the spacing increment (seed memory_strength_increments)."""
+        """Insert events `prepare_events` returned inside the caller's transaction. With
+        `merge`, an event whose description the player's store already holds is mentioned again
+        instead: its strength grows by the spacing increment (seed
+        memory_strength_increments)."""
         ids = []
-        engine = self._store.name
+        engine = self.context.store.name
         for row, vector in zip(rows, vectors, strict=True):
             terms = row["terms"]
             params = {k: v for k, v in row.items() if k != "terms" and k not in _LINE_FIELDS}

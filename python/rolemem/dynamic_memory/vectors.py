@@ -3,36 +3,53 @@ for events stored without them."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 from ..schema.memory import SCOPES, VECTOR_COLUMNS, memory_table
 from ..sql.project import write_sql
-from ..text.embedders import checked
-from .base import _Base, _tracked
+from ..text.embedders import EmbeddingError, checked
+from .base import Context
 from .sql import _EMBED_BATCH, _MISSING_CONTEXT_SQL
 
 
-class _Vectors(_Base):
-    """Embedding: documents, reference sentences, missing context vectors."""
+class Vectors:
+    """Embedding: documents, queries, reference sentences, missing context vectors."""
 
-    def _embedded(self, texts: list[str], what: str = "documents") -> list[list[float]]:
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self._reference: dict[str, Any] = {}  # reference sentence vectors by language
+        self._reference_lock = threading.Lock()
+
+    def embedded(self, texts: list[str], what: str = "documents") -> list[list[float]]:
         """The embedder's vectors of `texts`, checked (each of `dim` finite floats)."""
-        assert self.embedder is not None
-        return checked(
-            self.embedder.embed_documents(texts), self.embedder.dim, f"embedder ({what})"
-        )
+        embedder = self.context.embedder
+        assert embedder is not None
+        return checked(embedder.embed_documents(texts), embedder.dim, f"embedder ({what})")
 
-    @_tracked
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Query vectors for several texts in one embedder call where it can (e5 embeds a
+        batch for much less than one call per text)."""
+        embedder = self.context.embedder
+        assert embedder is not None
+        many = getattr(embedder, "embed_queries", None)
+        vectors = many(texts) if many is not None else [embedder.embed_query(t) for t in texts]
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"embedder (query): {len(vectors)} vectors for {len(texts)} texts")
+        return checked(vectors, embedder.dim, "embedder (query)")
+
     def fill_context_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed the context texts of every stored event that has a vector but lacks context
         vectors (written before them, or by a game writing rows itself), by the same model as
         new events; one transaction per embedder batch, so an interrupted run keeps what it
         wrote. Returns how many events got them."""
-        self._writable()
-        if self.embedder is None:
+        self.context.writable()
+        store = self.context.store
+        if self.context.embedder is None:
             return 0
-        missing = self._store.run(_MISSING_CONTEXT_SQL(self._store.name), {})
+        missing = store.run(_MISSING_CONTEXT_SQL(store.name), {})
         columns = VECTOR_COLUMNS[1:]
         # one statement per event: a list of vectors is one flat array on PostgreSQL
         fill = {
@@ -40,14 +57,14 @@ class _Vectors(_Base):
                 "fill_event_vectors",
                 columns,
                 memory_table("memory_event_embedding", scope),
-                engine=self._store.name,
+                engine=store.name,
             )
             for scope in SCOPES
         }
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
-            vectors = self._embedded([text for _, _, *row_texts in chunk for text in row_texts])
-            with self._store.transaction() as cur:
+            vectors = self.embedded([text for _, _, *row_texts in chunk for text in row_texts])
+            with store.transaction() as cur:
                 for index, (event_id, scope, *_) in enumerate(chunk):
                     filled = vectors[index * len(columns) : (index + 1) * len(columns)]
                     cur.execute(
@@ -58,13 +75,12 @@ class _Vectors(_Base):
                 progress(start + len(chunk), len(missing))
         return len(missing)
 
-    def _reference_cosines(self, text: str, vector: list[float]) -> list[float]:
+    def reference_cosines(self, text: str, vector: list[float]) -> list[float]:
         """Cosines of the query with fixed unrelated sentences in its language: the baseline a
         memory found by meaning alone must clearly exceed, even in a store of a few memories
         (cross-language cosines sit lower and would blur it)."""
         import numpy as np
 
-        assert self.embedder is not None
         language = "zh" if any("\u4e00" <= char <= "\u9fff" for char in text) else "en"
         with self._reference_lock:
             matrix = self._reference.get(language)
@@ -77,7 +93,7 @@ class _Vectors(_Base):
                     .splitlines()
                     if line.strip()
                 ]
-                matrix = np.array(self._embedded(sentences, "reference sentences"))
+                matrix = np.array(self.embedded(sentences, "reference sentences"))
                 matrix = self._reference[language] = matrix / np.linalg.norm(
                     matrix, axis=1, keepdims=True
                 )

@@ -12,7 +12,7 @@ timeout or a kill before the commit writes nothing, and the next observation ask
 from __future__ import annotations
 
 from ..dynamic_memory.archive import archived
-from .maintenance import _Maintenance
+from .loop import MemoryLoop
 from .reports import MaintenanceReport, ObserveReport, event_times, observed_target
 from .sql import SETTING_NAMES
 
@@ -25,13 +25,3 @@ __all__ = [
     "event_times",
     "observed_target",
 ]
-
-
-class MemoryLoop(_Maintenance):
-    """Extraction, timeline, cleanup and consolidation for one store.
-
-    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables).
-    `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
-    None disables extraction and consolidation. `embedder`: vectors for extracted events.
-    `settings`: overrides of the seed memory_loop_settings.
-    """

@@ -10,16 +10,12 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..dynamic_memory import (
-    EventVectors,
-    checked_entity,
-)
-from ..dynamic_memory.archive import archived as archived
+from ..dynamic_memory import DynamicMemory, EventVectors, checked_entity
 from ..memory_builder import message_spans
 from ..sql.project import update_else_upsert, write_sql
-from .base import _LoopBase
 from .extraction_reply import ExtractionReply, extract
 from .facts import fact_prompt_values, fact_rows, write_facts
+from .llm import ChatModel
 from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
 
 log = logging.getLogger(__name__)
@@ -33,10 +29,15 @@ where save_id = $save_id and target_key = $target_key and user_id = $user_id
 _LONGEST_BACKOFF = 24 * 3600.0  # seconds: a failing LLM is tried at least once a day
 
 
-class _Extraction(_LoopBase):
-    """One batch to memories."""
+class Extraction:
+    """One batch to memories; a failure recorded, with its back-off."""
 
-    def _extract_batch(
+    def __init__(
+        self, memory: DynamicMemory, llm: ChatModel | None, settings: Mapping[str, Any]
+    ) -> None:
+        self.memory, self.llm, self.settings = memory, llm, settings
+
+    def extract_batch(
         self,
         batch: Mapping[str, Any],
         lines: list[dict[str, Any]],
@@ -47,6 +48,7 @@ class _Extraction(_LoopBase):
         agent_name: str,
         *,
         keep_scene: bool,
+        retry_seconds: float | None,
     ) -> tuple[list[int], list[int]] | None:
         assert self.llm is not None
         # the batch's lines the character witnessed (the plan's is_witnessed): the others are
@@ -67,7 +69,7 @@ class _Extraction(_LoopBase):
             user_name=user_name,
             max_attempts=self.settings["llm_max_attempts"],
             # with a stored back-off, a failing LLM is tried again after it, not at once
-            retry_errors=self.retry_seconds is None,
+            retry_errors=retry_seconds is None,
             **fact_prompt_values(
                 self.memory, state["user_id"], state["agent_id"], state["save_id"]
             ),
@@ -236,20 +238,10 @@ class _Extraction(_LoopBase):
         agent_name: str | None,
         lines: list[dict[str, Any]],
     ) -> tuple[str, str]:
-        """The player's and the character's names as the prompts use them (the Companion's
-        too): see `_names`."""
-        return self._names(role_id, user_name, agent_name, lines)
-
-    def _names(
-        self,
-        role_id: int | None,
-        user_name: str | None,
-        agent_name: str | None,
-        lines: list[dict[str, Any]],
-    ) -> tuple[str, str]:
-        """The names the extraction prompt uses (never ids, which an LLM would copy into the
-        memories): the player's given name, else 用户; the character's given name, else its
-        role's name, else the name its own lines show, else 角色."""
+        """The player's and the character's names as the prompts use them (the extraction's
+        and the Companion's; never ids, which an LLM would copy into the memories): the
+        player's given name, else 用户; the character's given name, else its role's name, else
+        the name its own lines show, else 角色."""
         if agent_name is None and role_id is not None:
             found = self.memory.store.run("select name from role where id = $id", {"id": role_id})
             agent_name = found[0][0] if found else None
@@ -274,12 +266,13 @@ class _Extraction(_LoopBase):
         ).fetchone()
         return (0, None) if row is None else (int(row[0] or 0), row[1])
 
-    def _record_failure(
+    def record_failure(
         self,
         state: Mapping[str, Any],
         role_id: int | None,
         script_role_id: str | None,
         error: Exception,
+        retry_seconds: float | None,
     ) -> None:
         """A failed extraction shows in the save's memory status (last error, attempts); the
         next observation retries the batch, once its back-off has ended (`retry_seconds`
@@ -288,9 +281,9 @@ class _Extraction(_LoopBase):
             with self.memory.store.transaction() as cur:
                 now = datetime.now()
                 retry_at = None
-                if self.retry_seconds is not None:
+                if retry_seconds is not None:
                     failed, _ = self.backoff(cur, state)
-                    wait = min(self.retry_seconds * 2 ** min(failed, 30), _LONGEST_BACKOFF)
+                    wait = min(retry_seconds * 2 ** min(failed, 30), _LONGEST_BACKOFF)
                     retry_at = now + timedelta(seconds=wait)
                 cur.execute(
                     write_sql("record_loop_failure", engine=self.memory.store.name),

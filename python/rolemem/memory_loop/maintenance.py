@@ -3,25 +3,27 @@ consolidation asks the LLM to merge entity descriptions, context vectors are fil
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
-from ..dynamic_memory import (
-    SETTING_SEEDS,
-    naive_time,
-)
+from ..dynamic_memory import SETTING_SEEDS, DynamicMemory, naive_time
 from ..dynamic_memory.archive import archive
-from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
 from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
-from .observation import _Observation
+from .llm import ChatModel
 from .reports import MaintenanceReport
 from .sql import _MAINTENANCE_SQL, maintenance_select
 
 
-class _Maintenance(_Observation):
+class Maintenance:
     """Cleanup, consolidation, context vectors."""
+
+    def __init__(
+        self, memory: DynamicMemory, llm: ChatModel | None, settings: Mapping[str, Any]
+    ) -> None:
+        self.memory, self.llm, self.settings = memory, llm, settings
 
     def maintain(
         self,

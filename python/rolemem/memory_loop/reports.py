@@ -7,10 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..dynamic_memory import (
-    MemoryInputError,
-)
-from ..dynamic_memory.archive import archived as archived
+from ..dynamic_memory import MemoryInputError
 from ..memory_builder import int_or_none, script_role_or_none
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-from ..dynamic_memory.archive import archived as archived
 from ..memory_builder import STORED_LINE_FIELDS, history
 from ..sql.project import compose, render_macro
 

@@ -1,75 +1,37 @@
-"""The part of MemoryLoop the rest builds on: the store, the LLM, the settings, and the plan
-of one observation (the loop's models over the save's chain)."""
+"""The plan of an observation: the loop's models over the save's chain, statements shared by
+observations waiting together, each plan's context window kept."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Self
+from typing import Any
 
 from ..dynamic_memory import (
     DynamicMemory,
     MemoryInputError,
 )
-from ..dynamic_memory.archive import archived as archived
 from ..dynamic_memory.responses import from_json
-from ..engines import PostgresEngine, duckdb_connect
 from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
 from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
 from ..sql.batching import Coalescer, per_player, sole_player
-from ..sql.seeds import read_settings, shipped_settings
-from ..text.embedders import Embedder
-from .llm import ChatModel
 from .reports import observed_target
-from .sql import OBSERVATION_FIELDS, SETTING_NAMES, plan_sql
+from .sql import OBSERVATION_FIELDS, plan_sql
 from .windows import WindowCache, window_of
 
 # the loop's CTEs get row estimates of 1 on PostgreSQL: no nested loops over them
 _PLANNER = {"enable_nestloop": "off"}
 
 
-class _LoopBase:
-    """Extraction, timeline, cleanup and consolidation for one store.
+class Plans:
+    """The loop's models over observations' saves, answered with the observations waiting for
+    a statement (rolemem.sql.batching), each plan's window kept (`windows`); one observation of
+    a save x character at a time (`lock`)."""
 
-    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables),
-    or a `postgresql://` URL or an engine (`rolemem.engines.PostgresEngine`, also as `engine`):
-    the same tables in a PostgreSQL database.
-    `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
-    None disables extraction and consolidation. `embedder`: vectors for extracted events.
-    `settings`: overrides of the seed memory_loop_settings.
-    """
-
-    def __init__(
-        self,
-        db: duckdb_connect.Database = None,
-        *,
-        llm: ChatModel | None = None,
-        embedder: Embedder | None | Literal["default"] = None,
-        settings: Mapping[str, Any] | None = None,
-        memory: DynamicMemory | None = None,
-        engine: PostgresEngine | None = None,
-    ) -> None:
-        # a memory given (shared, with its vector cache) stays its owner's to close
-        self._owns_memory = memory is None
-        self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
-        self._con = self.memory.con
-        self.llm = llm
-        # seconds a failed extraction waits before the save x character is tried again,
-        # doubling per failure (stored: next_attempt_at); None: the next observation tries
-        self.retry_seconds: float | None = None
-        self.settings = {
-            **shipped_settings("memory_loop_settings"),
-            **read_settings(self._con, "memory_loop_settings"),
-        }
-        for name, value in (settings or {}).items():
-            if name not in SETTING_NAMES:
-                raise MemoryInputError(
-                    f"unknown loop setting {name!r}; expected one of {', '.join(SETTING_NAMES)}"
-                )
-            self.settings[name] = value
-        self._check_settings()
+    def __init__(self, memory: DynamicMemory, settings: Mapping[str, Any]) -> None:
+        self.memory, self.settings = memory, settings
         # one observation of a save x character at a time (two would ask the LLM twice)
         self._locks: dict[tuple[int, int | None, str | None], threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -77,55 +39,20 @@ class _LoopBase:
         # on Citus one statement names one player (its shard)
         plan = (
             per_player(self._plan_batch, lambda observation: observation.get("user_id"))
-            if self.memory.store.name == CITUS
+            if memory.store.name == CITUS
             else self._plan_batch
         )
-        self._plans: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
-            plan, max_batch=self.memory.max_batch
+        self.batches: Coalescer[Mapping[str, Any], dict[str, Any]] = Coalescer(
+            plan, max_batch=memory.max_batch
         )
         # each plan's window, for the save's next turn (it reads what the observation read)
-        self._windows = WindowCache()
+        self.windows = WindowCache()
 
-    @property
-    def windows(self) -> WindowCache:
-        """Each plan's context window, kept for the save's next turn (its `stats()`)."""
-        return self._windows
-
-    def _check_settings(self) -> None:
-        for name in SETTING_NAMES:
-            value = self.settings[name]
-            if name == "memory_scope":
-                if value not in ("player", "save"):
-                    raise MemoryInputError("memory_scope must be 'player' or 'save'")
-            elif name == "cleanup_share":
-                if (
-                    isinstance(value, bool)
-                    or not isinstance(value, int | float)
-                    or not (0 <= value <= 1)
-                ):
-                    raise MemoryInputError(
-                        f"cleanup_share must be a number from 0 to 1, got {value!r}"
-                    )
-            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise MemoryInputError(f"{name} must be a non-negative integer, got {value!r}")
-        if self.settings["extract_turns"] < 1 or self.settings["llm_max_attempts"] < 1:
-            raise MemoryInputError("extract_turns and llm_max_attempts must be at least 1")
-
-    def close(self) -> None:
-        if self._owns_memory:
-            self.memory.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _lock(self, key: tuple[int, int | None, str | None]) -> threading.Lock:
+    def lock(self, key: tuple[int, int | None, str | None]) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def _observation(
+    def observation(
         self,
         save_id: int,
         role_id: int | None,
@@ -154,10 +81,10 @@ class _LoopBase:
             },
         }
 
-    def _plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    def plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """The loop's models over one observation's save: answered with the observations
         waiting for a statement, if any (rolemem.sql.batching)."""
-        plan = self._plans.submit(params)
+        plan = self.batches.submit(params)
         owner = plan["save_user_id"]
         if not plan["saves_found"] or (
             params["user_id"] is not None and owner is not None and owner != params["user_id"]
@@ -199,7 +126,7 @@ class _LoopBase:
             for index in now:
                 plans[index] = by_key[_character(observations[index])]
             for params in distinct:
-                self._windows.keep(params, by_key[_character(params)])
+                self.windows.keep(params, by_key[_character(params)])
             remaining = later
         return [plan for plan in plans if plan is not None]
 
@@ -242,34 +169,9 @@ class _LoopBase:
         if user_id is None:
             owner = self.memory.store.run("select user_id from save where id = $id", {"id": save})
             user_id = owner[0][0] if owner else None
-        params = self._observation(save, role, script_role, user_id)
-        kept = self._windows.current(self.memory.store, params)
-        return kept if kept is not None else window_of(self._plan(params))
-
-    def timeline(
-        self, *, user_id: str, agent_id: str, save_id: int | None = None
-    ) -> list[dict[str, Any]]:
-        """The overview timeline (前情提要) on the save's current branch, oldest first."""
-        return self.memory.timeline(
-            user_id=user_id,
-            agent_id=agent_id,
-            save_id=save_id,
-            memory_scope=self.settings["memory_scope"],
-        )
-
-    def pin(
-        self, *, event_id: int | None = None, entity_id: int | None = None, pinned: bool = True
-    ) -> None:
-        """Pin (or unpin) one memory: a pinned memory is never archived by cleanup."""
-        if (event_id is None) == (entity_id is None):
-            raise MemoryInputError("give exactly one of event_id or entity_id")
-        if not isinstance(pinned, bool):
-            raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
-        # the store's own edit: it finds the memory's table, a player's or a designer's
-        if event_id is not None:
-            self.memory.update_event(int_or_none(event_id, "event_id", "pin"), is_pinned=pinned)
-        else:
-            self.memory.update_entity(int_or_none(entity_id, "entity_id", "pin"), is_pinned=pinned)
+        params = self.observation(save, role, script_role, user_id)
+        kept = self.windows.current(self.memory.store, params)
+        return kept if kept is not None else window_of(self.plan(params))
 
 
 def _character(observation: Mapping[str, Any]) -> tuple[int, int | None, str | None]:

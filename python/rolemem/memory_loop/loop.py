@@ -1,25 +1,111 @@
-"""Observing a save after a turn: the batches due (window full, scene change), extracted in
-order; or, with `due`, only what an observation would find."""
+"""MemoryLoop: observing a save after a turn (the batches due, window full or scene change,
+extracted in order; or, with `due`, only what an observation would find), over its parts: the
+plans, the extraction of one batch, maintenance."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, Self
 
 from ..dynamic_memory import (
+    DynamicMemory,
     MemoryInputError,
     checked_text,
     naive_time,
 )
-from ..dynamic_memory.archive import archived as archived
+from ..dynamic_memory.base import forward
+from ..engines import PostgresEngine, duckdb_connect
 from ..memory_builder import int_or_none
 from ..sql.project import update_else_upsert
-from .extraction import _Extraction
+from ..sql.seeds import read_settings, shipped_settings
+from ..text.embedders import Embedder
+from .extraction import Extraction
+from .llm import ChatModel
+from .maintenance import Maintenance
+from .plans import Plans
 from .reports import ObserveReport, _state_params, observed_target
+from .sql import SETTING_NAMES
+from .windows import WindowCache
 
 
-class _Observation(_Extraction):
-    """Observations of saves."""
+class MemoryLoop:
+    """Extraction, timeline, cleanup and consolidation for one store.
+
+    `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables),
+    or a `postgresql://` URL or an engine (`rolemem.engines.PostgresEngine`, also as `engine`):
+    the same tables in a PostgreSQL database.
+    `llm`: an `OpenAICompatibleLLM` (or any object with `model` and `complete(messages)`);
+    None disables extraction and consolidation. `embedder`: vectors for extracted events.
+    `settings`: overrides of the seed memory_loop_settings.
+    """
+
+    def __init__(
+        self,
+        db: duckdb_connect.Database = None,
+        *,
+        llm: ChatModel | None = None,
+        embedder: Embedder | None | Literal["default"] = None,
+        settings: Mapping[str, Any] | None = None,
+        memory: DynamicMemory | None = None,
+        engine: PostgresEngine | None = None,
+    ) -> None:
+        # a memory given (shared, with its vector cache) stays its owner's to close
+        self._owns_memory = memory is None
+        self.memory = memory or DynamicMemory(db, embedder=embedder, engine=engine)
+        self.llm = llm
+        # seconds a failed extraction waits before the save x character is tried again,
+        # doubling per failure (stored: next_attempt_at); None: the next observation tries
+        self.retry_seconds: float | None = None
+        self.settings = _loop_settings(self.memory, settings or {})
+        self._plans = Plans(self.memory, self.settings)
+        self._extraction = Extraction(self.memory, llm, self.settings)
+        self._maintenance = Maintenance(self.memory, llm, self.settings)
+
+    @property
+    def windows(self) -> WindowCache:
+        """Each plan's context window, kept for the save's next turn (its `stats()`)."""
+        return self._plans.windows
+
+    def close(self) -> None:
+        if self._owns_memory:
+            self.memory.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    context_window = forward("_plans", Plans.context_window, tracked=False)
+    maintain = forward("_maintenance", Maintenance.maintain, tracked=False)
+    backoff = forward("_extraction", Extraction.backoff, tracked=False)
+    speaker_names = forward("_extraction", Extraction.speaker_names, tracked=False)
+
+    def timeline(
+        self, *, user_id: str, agent_id: str, save_id: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The overview timeline (前情提要) on the save's current branch, oldest first."""
+        return self.memory.timeline(
+            user_id=user_id,
+            agent_id=agent_id,
+            save_id=save_id,
+            memory_scope=self.settings["memory_scope"],
+        )
+
+    def pin(
+        self, *, event_id: int | None = None, entity_id: int | None = None, pinned: bool = True
+    ) -> None:
+        """Pin (or unpin) one memory: a pinned memory is never archived by cleanup."""
+        if (event_id is None) == (entity_id is None):
+            raise MemoryInputError("give exactly one of event_id or entity_id")
+        if not isinstance(pinned, bool):
+            raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
+        # the store's own edit: it finds the memory's table, a player's or a designer's
+        if event_id is not None:
+            self.memory.update_event(_id(event_id, "event_id"), is_pinned=pinned)
+        else:
+            self.memory.update_entity(_id(entity_id, "entity_id"), is_pinned=pinned)
 
     def observe(
         self,
@@ -50,9 +136,9 @@ class _Observation(_Extraction):
         checked_text(scene, "scene", required=False)
         role, script_role = observed_target(role_id, script_role_id)
         now = naive_time(now or datetime.now(), "now")
-        params = self._observation(save, role, script_role, user_id, agent_id, scene)
-        with self._lock((save, role, script_role)):
-            plan = self._plan(params)
+        params = self._plans.observation(save, role, script_role, user_id, agent_id, scene)
+        with self._plans.lock((save, role, script_role)):
+            plan = self._plans.plan(params)
             target_key = plan["target_key"]  # the models' key of the character
             report = ObserveReport(
                 save_id=save,
@@ -97,11 +183,11 @@ class _Observation(_Extraction):
                     return report
             lines = list(plan["lines"] or [])
             # the player's name: given, else the save's
-            names = self._names(role, user_name or plan["save_user_name"], agent_name, lines)
+            names = self.speaker_names(role, user_name or plan["save_user_name"], agent_name, lines)
             for position, batch in enumerate(batches):
                 is_last = position == len(batches) - 1
                 try:
-                    written = self._extract_batch(
+                    written = self._extraction.extract_batch(
                         batch,
                         lines,
                         state,
@@ -109,9 +195,12 @@ class _Observation(_Extraction):
                         script_role,
                         *names,
                         keep_scene=not is_last or scene is None,
+                        retry_seconds=self.retry_seconds,
                     )
                 except Exception as exc:
-                    self._record_failure(state, role, script_role, exc)
+                    self._extraction.record_failure(
+                        state, role, script_role, exc, self.retry_seconds
+                    )
                     raise
                 if written is None:
                     continue  # another caller committed the same batch meanwhile
@@ -147,7 +236,8 @@ class _Observation(_Extraction):
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
         role, script_role = observed_target(role_id, script_role_id)
-        plan = self._plan(self._observation(save, role, script_role, user_id, agent_id, scene))
+        params = self._plans.observation(save, role, script_role, user_id, agent_id, scene)
+        plan = self._plans.plan(params)
         target_key = plan["target_key"]  # the models' key of the character
         batches = len(plan["batches"] or [])
         if record and not batches:
@@ -175,3 +265,38 @@ class _Observation(_Extraction):
             "watermark_line_id": plan["watermark_line_id"],
             "batches_due": batches,
         }
+
+
+def _loop_settings(memory: DynamicMemory, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The seed memory_loop_settings (the store's over the shipped ones) with `overrides`,
+    checked."""
+    settings = {
+        **shipped_settings("memory_loop_settings"),
+        **read_settings(memory.con, "memory_loop_settings"),
+    }
+    for name, value in overrides.items():
+        if name not in SETTING_NAMES:
+            raise MemoryInputError(
+                f"unknown loop setting {name!r}; expected one of {', '.join(SETTING_NAMES)}"
+            )
+        settings[name] = value
+    for name in SETTING_NAMES:
+        value = settings[name]
+        if name == "memory_scope":
+            if value not in ("player", "save"):
+                raise MemoryInputError("memory_scope must be 'player' or 'save'")
+        elif name == "cleanup_share":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise MemoryInputError(f"cleanup_share must be a number from 0 to 1, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise MemoryInputError(f"{name} must be a non-negative integer, got {value!r}")
+    if settings["extract_turns"] < 1 or settings["llm_max_attempts"] < 1:
+        raise MemoryInputError("extract_turns and llm_max_attempts must be at least 1")
+    return settings
+
+
+def _id(value: Any, name: str) -> int:
+    """A memory id to pin (int_or_none's checks; given, so never None)."""
+    checked = int_or_none(value, name, "pin")
+    assert checked is not None
+    return checked
