@@ -22,7 +22,8 @@ _RATE: Any = {"metavar": "N/s|N/min"}
 
 
 class ServiceSettings(BaseSettings):
-    """The keys and limits of one service (`create_app(settings=…)`)."""
+    """The keys and limits of one service (`create_app(settings=…)`); its variables are read
+    as `serve` reads them, keywords beating them."""
 
     model_config = SettingsConfigDict(env_prefix=_PREFIX, env_ignore_empty=True, frozen=True)
 
