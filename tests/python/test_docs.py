@@ -207,3 +207,10 @@ def test_every_import_path_the_docs_show_resolves():
             shown |= {f"{module}.{name.strip()}" for name in names.split(",") if name.strip()}
     assert len(shown) >= 20
     assert sorted(name for name in shown if not _resolves(name)) == []
+
+
+def test_the_service_page_lists_every_serve_option():
+    """docs/service.md's option table is the settings model's (flags, variables, defaults)."""
+    from rolemem.service.core.settings import options_table
+
+    assert options_table() in (REPO / "docs" / "service.md").read_text(encoding="utf-8")

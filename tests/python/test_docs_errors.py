@@ -4,7 +4,6 @@ the one error shape. A row without a request here (or a request without a row) f
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +43,7 @@ players = "studio-a-*"
 def game(request, tmp_path_factory):
     keys = tmp_path_factory.mktemp("docs_errors") / "keys.toml"
     keys.write_text(KEY_FILE, encoding="utf-8")
-    settings = dataclasses.replace(SETTINGS, keys_file=str(keys), player_rate="30/s")
+    settings = SETTINGS.model_copy(update={"keys_file": str(keys), "player_rate": "30/s"})
     with scripted_game(request, tmp_path_factory, "rolemem_docs_errors", settings=settings) as g:
         yield g
 
@@ -197,7 +196,7 @@ def _maintenance_under_way(game: Game) -> httpx.Response:
 def _past_the_time_budget(game: Game) -> httpx.Response:
     store = game.app.state.store
     settings = store.settings
-    store.settings = dataclasses.replace(settings, request_timeout=0.001)
+    store.settings = settings.model_copy(update={"request_timeout": 0.001})
     try:
         return game.client.post(
             "/turn",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import sys
 import warnings
@@ -200,214 +199,9 @@ change. --player-rate and --key-rate limit requests per player and per key (429)
 process. The LLM for extraction: --llm-base-url/--llm-model or ROLEMEM_LLM_* (none: lines are
 stored, not extracted).""",
     )
-    defaults = ServiceDefaults()
-    serve.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
-    serve.add_argument("--host", default="127.0.0.1", help="(default: %(default)s)")
-    serve.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help="service processes (PostgreSQL only: one process owns a DuckDB file; "
-        "default: %(default)s)",
-    )
-    serve.add_argument("--port", type=int, default=8000, help="(default: %(default)s)")
-    serve.add_argument("--api-key", help="required as X-API-Key (default: $ROLEMEM_API_KEY)")
-    serve.add_argument(
-        "--designer-key",
-        help="the key of the designer routes (default: $ROLEMEM_DESIGNER_KEY, else the API key)",
-    )
-    serve.add_argument(
-        "--keys",
-        metavar="FILE",
-        help="a TOML key file: [[keys]] tables with name, secret (or sha256:<hex> of it), role "
-        "(game, designer or admin) and optional players (a glob the request's user_id must "
-        "match); read again within 2 s of a change (a file that fails keeps the keys in "
-        "force); added to --api-key and --designer-key",
-    )
-    serve.add_argument(
-        "--player-rate",
-        metavar="N/s|N/min",
-        help="at most N requests a second or a minute per player (the request's user_id), in "
-        "each process; past it, 429 with Retry-After",
-    )
-    serve.add_argument(
-        "--key-rate",
-        metavar="N/s|N/min",
-        help="at most N requests a second or a minute per key, in each process; past it, 429",
-    )
-    serve.add_argument("--snapshot", help="where POST /snapshot writes a read-only copy")
-    serve.add_argument(
-        "--snapshot-every",
-        type=float,
-        metavar="SECONDS",
-        help="also write the snapshot on this schedule (needs --snapshot)",
-    )
-    serve.add_argument(
-        "--maintain-every",
-        type=float,
-        metavar="SECONDS",
-        help="run maintenance (cleanup, consolidation) on this schedule, one run at a time "
-        "across the store's processes (POST /admin/maintenance runs one now)",
-    )
-    serve.add_argument("--keyword-only", action="store_true", help="no embedder")
-    serve.add_argument(
-        "--open-ownerless-saves",
-        action="store_true",
-        help="saves without an owner are open to every player (only for a game that keeps "
-        "ownership itself; by default they are refused)",
-    )
-    serve.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=defaults.max_body_bytes,
-        help="larger bodies are refused with 413 (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--import-max-bytes",
-        type=int,
-        default=defaults.import_max_bytes,
-        help="a bulk import (POST /saves/{id}/import) larger than this is refused with 413 "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--import-max-lines",
-        type=int,
-        default=defaults.import_max_lines,
-        help="a bulk import of more lines is refused with 413 (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--request-timeout",
-        type=float,
-        default=defaults.request_timeout,
-        metavar="SECONDS",
-        help="time budget of recall and prompt work; past it, 503 (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--header-timeout",
-        type=float,
-        default=defaults.header_timeout,
-        metavar="SECONDS",
-        help="a request's headers must arrive within this of the connection opening (or of "
-        "the previous answer); else 408 and the connection is closed (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--body-timeout",
-        type=float,
-        default=defaults.body_timeout,
-        metavar="SECONDS",
-        help="a request's body must arrive within this of its headers; else 408 "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--max-connections",
-        type=int,
-        default=defaults.max_connections,
-        help="open connections per process (fewer if the open-file limit is lower); at the "
-        "cap the one waiting longest for its headers is closed (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--request-threads",
-        type=int,
-        default=defaults.request_threads,
-        help="threads doing requests' engine work (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--engine-threads",
-        type=int,
-        default=defaults.engine_threads,
-        help="DuckDB threads per statement; requests already run side by side "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--max-batch",
-        type=int,
-        default=defaults.max_batch,
-        help="recalls waiting while one runs are answered by the next statement, at most this "
-        "many (1: one statement each; default: %(default)s)",
-    )
-    serve.add_argument(
-        "--extraction-threads",
-        type=int,
-        default=defaults.extraction_threads,
-        help="extraction (LLM) workers, apart from requests (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--extraction-queue",
-        type=int,
-        default=defaults.extraction_queue,
-        help="batches that may wait for a worker; when full, the next append retries "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--extraction-retries",
-        type=int,
-        default=defaults.extraction_retries,
-        help="attempts in a row (each one LLM call) before a failing batch rests for its "
-        "back-off; only an append after it tries again (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--extraction-retry-seconds",
-        type=float,
-        default=defaults.extraction_retry_seconds,
-        metavar="SECONDS",
-        help="back-off after the first failure, doubled for each next; no attempt before it "
-        "ends, whatever the appends (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=defaults.shutdown_grace,
-        metavar="SECONDS",
-        help="how long SIGTERM waits for requests in flight (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--webhook",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="POST the service's events here, signed (repeatable): extraction.succeeded, "
-        "extraction.failed, maintenance.finished, player.purged",
-    )
-    serve.add_argument(
-        "--webhook-secret",
-        help="the secret webhooks are signed with (default: $ROLEMEM_WEBHOOK_SECRET)",
-    )
-    serve.add_argument(
-        "--webhook-retries",
-        type=int,
-        default=defaults.webhook_retries,
-        help="times a failed delivery is tried again before it is kept to be replayed "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--webhook-backoff",
-        type=float,
-        default=defaults.webhook_backoff,
-        metavar="SECONDS",
-        help="back-off after the first failure, doubled for each next; no attempt before it "
-        "ends, whatever the appends (default: %(default)s)",
-    )
-    serve.add_argument(
-        "--log-format",
-        choices=("text", "json"),
-        default="text",
-        help="log lines on stderr as text or as one JSON object each, for log shippers "
-        "(default: %(default)s)",
-    )
-    serve.add_argument(
-        "--no-access-log",
-        action="store_true",
-        help="no line per request (method, route, status, duration, request id)",
-    )
-    serve.add_argument(
-        "--llm-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="the whole of one LLM call, connecting to the answer's last byte "
-        "(default: %(default)s)",
-    )
-    _llm_arguments(serve)
+    from ..service.core.settings import add_flags
+
+    add_flags(serve)
 
     explain = commands.add_parser(
         "explain",
@@ -559,7 +353,7 @@ def _time(raw: str | None, option: str = "--now") -> Any:
         ) from None
 
 
-def _llm(args: argparse.Namespace, timeout: float = 60.0) -> Any:
+def _llm(args: Any, timeout: float = 60.0) -> Any:
     from ..memory_loop.llm import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
@@ -982,39 +776,31 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    import os
-
     from ..engines.postgres_setup import is_postgres_url
+    from ..service.core.settings import from_flags
     from .serve import metrics_directory, open_service
 
-    keyed = any(
-        (
-            args.api_key,
-            os.environ.get("ROLEMEM_API_KEY"),
-            args.designer_key,
-            os.environ.get("ROLEMEM_DESIGNER_KEY"),
-            args.keys,
-        )
-    )
-    warning = open_service(args.host, keyed)  # no key: refused off loopback
+    settings = from_flags(args)
+    keyed = bool(settings.api_key or settings.designer_key or settings.keys_file)
+    warning = open_service(settings.host, keyed)  # no key: refused off loopback
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
-    db = args.db or duckdb_connect.default_db_path()
+    db = settings.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
-        db = _existing_db(args)
+        db = _existing_db(argparse.Namespace(db=db, command="serve"))
     # refused before the metrics variable is set: a process that imports prometheus-client
     # while it is set keeps its multiprocess mode for good
-    if args.workers < 1 or (args.workers > 1 and not is_postgres_url(db)):
+    if settings.workers > 1 and not is_postgres_url(db):
         raise RolememError(
             "--workers above 1 needs a PostgreSQL database (--db postgresql://…): one process "
             "owns a DuckDB file"
         )
     # before the service (and prometheus-client) is imported: it reads the variable then
-    with metrics_directory(args.workers):
-        _run_service(args, db)
+    with metrics_directory(settings.workers):
+        _run_service(settings, db, verbose=args.verbose)
 
 
-def _run_service(args: argparse.Namespace, db: str) -> None:
+def _run_service(settings: Any, db: str, verbose: bool) -> None:
     import os
 
     import uvicorn
@@ -1022,61 +808,31 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
     from ..service import create_app
     from ..service.app import SPEC_VARIABLE
     from ..service.core.connections import server_options
-    from ..service.core.settings import ServiceSettings
 
-    llm = None
-    if args.llm_base_url or os.environ.get("ROLEMEM_LLM_BASE_URL"):
-        llm = _llm(args, timeout=args.llm_timeout)
-    settings = ServiceSettings(
-        api_key=args.api_key or os.environ.get("ROLEMEM_API_KEY"),
-        designer_key=args.designer_key or os.environ.get("ROLEMEM_DESIGNER_KEY"),
-        keys_file=args.keys and os.path.abspath(args.keys),
-        player_rate=args.player_rate,
-        key_rate=args.key_rate,
-        max_body_bytes=args.max_body_bytes,
-        import_max_bytes=args.import_max_bytes,
-        import_max_lines=args.import_max_lines,
-        request_timeout=args.request_timeout,
-        header_timeout=args.header_timeout,
-        body_timeout=args.body_timeout,
-        max_connections=args.max_connections,
-        request_threads=args.request_threads,
-        engine_threads=args.engine_threads,
-        max_batch=args.max_batch,
-        extraction_threads=args.extraction_threads,
-        extraction_queue=args.extraction_queue,
-        extraction_retries=args.extraction_retries,
-        extraction_retry_seconds=args.extraction_retry_seconds,
-        shutdown_grace=args.shutdown_grace,
-        open_ownerless_saves=args.open_ownerless_saves,
-        webhooks=tuple(args.webhook),
-        webhook_secret=args.webhook_secret or os.environ.get("ROLEMEM_WEBHOOK_SECRET"),
-        webhook_retries=args.webhook_retries,
-        webhook_backoff=args.webhook_backoff,
-    )
+    llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
     spec = {
         "db": db,
-        "settings": dataclasses.asdict(settings),
+        "settings": settings.service(),
         "llm": None
         if llm is None
-        else {"base_url": llm.base_url, "model": llm.model, "timeout": args.llm_timeout},
-        "keyword_only": args.keyword_only,
-        "snapshot_path": args.snapshot,
-        "snapshot_every": args.snapshot_every,
-        "maintain_every": args.maintain_every,
+        else {"base_url": llm.base_url, "model": llm.model, "timeout": settings.llm_timeout},
+        "keyword_only": settings.keyword_only,
+        "snapshot_path": settings.snapshot,
+        "snapshot_every": settings.snapshot_every,
+        "maintain_every": settings.maintain_every,
     }
-    log_config = _announce(args, spec)
+    log_config = _announce(settings, spec, verbose)
     app: Any = create_app(**_app_arguments(spec))
-    if args.workers > 1:
+    if settings.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
         os.environ[SPEC_VARIABLE] = json.dumps(spec)
         app = "rolemem.service.app:from_environment"
     uvicorn.run(
         app,
-        factory=args.workers > 1,
-        workers=args.workers,
-        host=args.host,
-        port=args.port,
+        factory=settings.workers > 1,
+        workers=settings.workers,
+        host=settings.host,
+        port=settings.port,
         log_level="warning",
         log_config=log_config,
         access_log=False,  # the service's own access log names the route and the request id
@@ -1085,7 +841,7 @@ def _run_service(args: argparse.Namespace, db: str) -> None:
     )
 
 
-def _announce(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
+def _announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, Any]:
     """The service's logging installed and the start-up line logged; the logging config for
     uvicorn's workers."""
     from importlib.metadata import version
@@ -1093,17 +849,15 @@ def _announce(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
     from ..service.core.logs import logging_config
     from .serve import configure, start_up_fields
 
-    config = logging_config(
-        args.log_format, access_log=not args.no_access_log, verbose=args.verbose
-    )
+    config = logging_config(settings.log_format, access_log=settings.access_log, verbose=verbose)
     fields = start_up_fields(
         version=version("rolemem"),
         db=spec["db"],
-        workers=args.workers,
-        address=f"{args.host}:{args.port}",
+        workers=settings.workers,
+        address=f"{settings.host}:{settings.port}",
         settings=spec["settings"],
         llm=spec["llm"],
-        keyword_only=args.keyword_only,
+        keyword_only=settings.keyword_only,
         schedules={
             "snapshot": spec["snapshot_path"],
             "snapshot_every": spec["snapshot_every"],

@@ -99,9 +99,7 @@ def create_app(
     schedule, as POST /admin/maintenance runs one."""
     settings = settings or ServiceSettings(api_key=api_key)
     if api_key is not None and settings.api_key is None:
-        from dataclasses import replace
-
-        settings = replace(settings, api_key=api_key)
+        settings = settings.model_copy(update={"api_key": api_key})
     if snapshot_every is not None and not (snapshot_path and snapshot_every > 0):
         raise RolememError("snapshot_every needs a snapshot path and a positive number of seconds")
     if maintain_every is not None and not maintain_every > 0:

@@ -1,112 +1,328 @@
-"""The service's limits and keys: every request is bounded in size and time, and every value
-here is a `rolemem serve` option (its --help prints the defaults)."""
+"""Every option of `rolemem serve`, defined once: a field here is a flag (`max_body_bytes` is
+`--max-body-bytes`), an environment variable (`ROLEMEM_MAX_BODY_BYTES`, pydantic-settings' own)
+and a row of docs/service.md's option table, its description their help. A flag beats its
+variable, a variable the default. Every request is bounded in size and time by these."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import os
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ...errors import RolememError
+from .quotas import Rate
+
+_PREFIX = "ROLEMEM_"
+_SECONDS: Any = {"metavar": "SECONDS"}
+_RATE: Any = {"metavar": "N/s|N/min"}
 
 
-@dataclass(frozen=True)
-class ServiceSettings:
-    """Limits of one `rolemem serve`."""
+class ServiceSettings(BaseSettings):
+    """The keys and limits of one service (`create_app(settings=…)`); its variables are read
+    as `serve` reads them, keywords beating them."""
 
-    # required in X-API-Key on every route but /health (None: open)
-    api_key: str | None = None
-    # designer routes (/official, /config) take this key when set, else the API key
-    designer_key: str | None = None
-    # a key file (core/keys.py): named keys with a role and a players glob, read again when
-    # it changes; with it, every route but the probes, docs and console needs a key
-    keys_file: str | None = None
-    # request limits, "N/s" or "N/min", per player (the request's user_id) and per key, in
-    # each process (core/quotas.py)
-    player_rate: str | None = None
-    key_rate: str | None = None
-    # a request body larger than this is refused (413) before it is read in full
-    max_body_bytes: int = 1024 * 1024
-    # a request's headers must arrive within this many seconds of the connection opening (or
-    # of the previous answer), its body within this many of its headers: else 408
-    header_timeout: float = 10.0
-    body_timeout: float = 15.0
-    # open connections per process; at the cap the one waiting longest for its headers is closed
-    max_connections: int = 1000
-    # a bulk import (POST /saves/{id}/import) has a limit of its own, in bytes and in lines:
-    # past either it is refused with 413 as soon as the body says so, before any work
-    import_max_bytes: int = 20 * 1024 * 1024
-    import_max_lines: int = 50_000
-    # recall and prompt work (/turn, /query, /recall, /expand_words) past this many seconds is
-    # stopped and answered 503
-    request_timeout: float = 10.0
-    # threads doing per-request engine work
-    request_threads: int = 8
-    # DuckDB's threads for one statement: requests already run side by side on the request
-    # threads, and per-turn statements are planning-bound, so splitting each one over the cores
-    # only adds task switching (1 gave 4-31% more turns/s at 8 clients on 2 cores); a
-    # maintenance or snapshot statement runs on these threads too
-    engine_threads: int = 1
-    # recall requests that wait while a recall statement runs are answered together by the
-    # next statement, at most this many (1: one statement per request)
-    max_batch: int = 8
-    # extraction (LLM) workers, and the batches that may wait for one; a full queue leaves the
-    # batch pending and the next append schedules it again
-    extraction_threads: int = 2
-    extraction_queue: int = 64
-    # a failed extraction waits this many seconds (doubling per failure, stored in
-    # memory_loop_state) before the next attempt, whatever the appends; the service tries it
-    # again itself until this many attempts in a row failed (core/extraction.py)
-    extraction_retry_seconds: float = 30.0
-    extraction_retries: int = 3
-    # seconds a SIGTERM waits for requests in flight before the service exits
-    shutdown_grace: float = 5.0
-    # an idempotency key answers the same request again for at least this many hours
-    idempotency_hours: float = 24.0
-    # saves without an owner (written by the game itself) are open to every player: only for
-    # a game that keeps ownership itself; by default they are refused (403) to every caller
-    open_ownerless_saves: bool = False
-    # URLs that get the service's events (webhooks.py), signed with the secret; a delivery
-    # that fails is tried again after webhook_backoff seconds, doubling, webhook_retries times
-    webhooks: tuple[str, ...] = ()
-    webhook_secret: str | None = None
-    webhook_retries: int = 5
-    webhook_backoff: float = 1.0
+    model_config = SettingsConfigDict(env_prefix=_PREFIX, env_ignore_empty=True, frozen=True)
 
-    def __post_init__(self) -> None:
-        from ...errors import RolememError
+    api_key: str | None = Field(
+        None, description="the key X-API-Key must be on every route but the probes and the docs"
+    )
+    designer_key: str | None = Field(
+        None, description="the key of the designer routes (/official, /config), else the API key"
+    )
+    keys_file: str | None = Field(
+        None,
+        description="a TOML key file: [[keys]] tables with name, secret (or sha256:<hex> of it), "
+        "role (game, designer or admin) and optional players (a glob the request's user_id must "
+        "match); read again within 2 s of a change (a file that fails keeps the keys in force); "
+        "added to the API and designer keys",
+        json_schema_extra={"flag": "--keys", "metavar": "FILE"},
+    )
+    player_rate: str | None = Field(
+        None,
+        description="at most N requests a second or a minute per player (the request's "
+        "user_id), in each process; past it, 429 with Retry-After",
+        json_schema_extra=_RATE,
+    )
+    key_rate: str | None = Field(
+        None,
+        description="at most N requests a second or a minute per key, in each process; past "
+        "it, 429",
+        json_schema_extra=_RATE,
+    )
+    max_body_bytes: int = Field(
+        1024 * 1024, ge=1, description="larger bodies are refused with 413 before they are read"
+    )
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="a request's headers must arrive within this of the connection opening (or "
+        "of the previous answer); else 408 and the connection is closed",
+        json_schema_extra=_SECONDS,
+    )
+    body_timeout: float = Field(
+        15.0,
+        gt=0,
+        description="a request's body must arrive within this of its headers; else 408",
+        json_schema_extra=_SECONDS,
+    )
+    max_connections: int = Field(
+        1000,
+        ge=1,
+        description="open connections per process (fewer if the open-file limit is lower); at "
+        "the cap the one waiting longest for its headers is closed",
+    )
+    # past either limit a bulk import is refused as soon as the body says so, before any work
+    import_max_bytes: int = Field(
+        20 * 1024 * 1024,
+        ge=1,
+        description="a bulk import (POST /saves/{id}/import) larger than this is refused with 413",
+    )
+    import_max_lines: int = Field(
+        50_000, ge=1, description="a bulk import of more lines is refused with 413"
+    )
+    request_timeout: float = Field(
+        10.0,
+        gt=0,
+        description="time budget of recall and prompt work (/turn, /query, /recall, "
+        "/expand_words); past it, 503",
+        json_schema_extra=_SECONDS,
+    )
+    request_threads: int = Field(8, ge=1, description="threads doing requests' engine work")
+    # requests already run side by side on the request threads, and per-turn statements are
+    # planning-bound, so splitting each one over the cores only adds task switching (1 gave
+    # 4-31% more turns/s at 8 clients on 2 cores); maintenance and snapshots run on these too
+    engine_threads: int = Field(
+        1, ge=1, description="DuckDB threads per statement; requests already run side by side"
+    )
+    max_batch: int = Field(
+        8,
+        ge=1,
+        description="recalls waiting while one runs are answered by the next statement, at most "
+        "this many (1: one statement each)",
+    )
+    extraction_threads: int = Field(
+        2, ge=1, description="extraction (LLM) workers, apart from requests"
+    )
+    extraction_queue: int = Field(
+        64,
+        ge=0,
+        description="batches that may wait for a worker; when full, the next append retries",
+    )
+    # the back-off is stored in memory_loop_state, so it holds in every process
+    extraction_retry_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="back-off after an extraction's first failure, doubled for each next; no "
+        "attempt before it ends, whatever the appends",
+        json_schema_extra=_SECONDS,
+    )
+    extraction_retries: int = Field(
+        3,
+        ge=0,
+        description="attempts in a row (each one LLM call) before a failing batch rests for its "
+        "back-off; only an append after it tries again",
+    )
+    shutdown_grace: float = Field(
+        5.0,
+        gt=0,
+        description="how long SIGTERM waits for requests in flight",
+        json_schema_extra=_SECONDS,
+    )
+    idempotency_hours: float = Field(
+        24.0,
+        gt=0,
+        description="an Idempotency-Key answers the same request again for at least this long",
+        json_schema_extra={"metavar": "HOURS"},
+    )
+    open_ownerless_saves: bool = Field(
+        False,
+        description="saves without an owner are open to every player (only for a game that "
+        "keeps ownership itself; by default they are refused)",
+    )
+    webhooks: tuple[str, ...] = Field(
+        (),
+        description="POST the service's events here, signed (repeatable): extraction.succeeded, "
+        "extraction.failed, maintenance.finished, player.purged (the variable: a JSON list)",
+        json_schema_extra={"flag": "--webhook", "metavar": "URL"},
+    )
+    webhook_secret: str | None = Field(
+        None, validate_default=True, description="the secret webhooks are signed with"
+    )
+    webhook_retries: int = Field(
+        5,
+        ge=0,
+        description="times a failed delivery is tried again before it is kept to be replayed",
+    )
+    webhook_backoff: float = Field(
+        1.0,
+        gt=0,
+        description="wait after a delivery's first failure, doubled for each next",
+        json_schema_extra=_SECONDS,
+    )
 
-        for name in (
-            "max_body_bytes",
-            "import_max_bytes",
-            "import_max_lines",
-            "request_threads",
-            "engine_threads",
-            "extraction_threads",
-            "max_batch",
-            "max_connections",
-        ):
-            if getattr(self, name) < 1:
-                raise RolememError(f"{name} must be at least 1", field=name)
-        for name in (
-            "request_timeout",
-            "header_timeout",
-            "body_timeout",
-            "shutdown_grace",
-            "idempotency_hours",
-            "extraction_retry_seconds",
-        ):
-            if not getattr(self, name) > 0:
-                raise RolememError(f"{name} must be a positive number", field=name)
-        for name in ("extraction_queue", "extraction_retries", "webhook_retries"):
-            if getattr(self, name) < 0:
-                raise RolememError(f"{name} must be 0 or more", field=name)
-        if not self.webhook_backoff > 0:
-            raise RolememError("webhook_backoff must be a positive number", field="webhook_backoff")
-        object.__setattr__(self, "webhooks", tuple(self.webhooks))  # a list from JSON
-        for url in self.webhooks:
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:  # one line naming the field and what would be valid
+            error = exc.errors()[0]
+            field = str(error["loc"][0])
+            context = error.get("ctx", {})
+            problem = {
+                "greater_than_equal": f"must be at least {context.get('ge')}",
+                "greater_than": "must be a positive number",
+                "value_error": str(context.get("error")),
+                "extra_forbidden": "is not a setting",
+            }.get(error["type"])
+            if problem is None:  # a value of another type
+                problem = error["msg"].replace("Input should be", "must be")
+                problem += f", not {error['input']!r}"
+            raise RolememError(f"{field} {problem}", field=field) from None
+
+    @field_validator("keys_file")
+    @classmethod
+    def _absolute(cls, path: str | None) -> str | None:
+        return path and os.path.abspath(path)  # --workers: each worker reads the same file
+
+    @field_validator("player_rate", "key_rate")
+    @classmethod
+    def _rate(cls, text: str | None, info: ValidationInfo) -> str | None:
+        if text is not None:
+            Rate.parse(text, str(info.field_name))
+        return text
+
+    @field_validator("webhooks")
+    @classmethod
+    def _urls(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        for url in urls:
             if not url.startswith(("http://", "https://")):
-                raise RolememError(f"a webhook URL must be http(s)://…: {url!r}", field="webhooks")
-        if self.webhooks and not self.webhook_secret:
-            raise RolememError("webhooks need a secret to sign with", field="webhook_secret")
-        from .quotas import Rate
+                raise ValueError(f"must be http(s)://… URLs: {url!r}")
+        return urls
 
-        for name in ("player_rate", "key_rate"):
-            if getattr(self, name) is not None:
-                Rate.parse(getattr(self, name), name)
+    @field_validator("webhook_secret")
+    @classmethod
+    def _signs(cls, secret: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("webhooks") and not secret:
+            raise ValueError("must be given to sign the webhooks with")
+        return secret
+
+
+class ServeSettings(ServiceSettings):
+    """The service's settings and the process's: the store, the address, the workers, the
+    schedules, the logs, the LLM."""
+
+    db: str | None = Field(
+        None, description="the DuckDB file (else ./rolemem.duckdb), or a postgresql:// URL"
+    )
+    host: str = Field("127.0.0.1", description="the address to listen on")
+    port: int = Field(8000, description="the port to listen on")
+    workers: int = Field(
+        1, ge=1, description="service processes (PostgreSQL only: one process owns a DuckDB file)"
+    )
+    snapshot: str | None = Field(None, description="where POST /snapshot writes a read-only copy")
+    snapshot_every: float | None = Field(
+        None,
+        description="also write the snapshot on this schedule (needs --snapshot)",
+        json_schema_extra=_SECONDS,
+    )
+    maintain_every: float | None = Field(
+        None,
+        description="run maintenance (cleanup, consolidation) on this schedule, one run at a "
+        "time across the store's processes (POST /admin/maintenance runs one now)",
+        json_schema_extra=_SECONDS,
+    )
+    keyword_only: bool = Field(False, description="no embedder: recall by words and time")
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="log lines on stderr as text or as one JSON object each, for log shippers",
+        json_schema_extra={"metavar": "text|json"},
+    )
+    access_log: bool = Field(
+        True, description="the log line per request (method, route, status, duration, request id)"
+    )
+    llm_base_url: str | None = Field(
+        None,
+        description="the OpenAI-compatible server extraction calls (.../v1); none: lines are "
+        "stored, not extracted",
+    )
+    llm_model: str | None = Field(None, description="the LLM's model name")
+    llm_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="the whole of one LLM call, connecting to the answer's last byte",
+        json_schema_extra=_SECONDS,
+    )
+
+    def service(self) -> dict[str, Any]:
+        """The service's settings (JSON-ready), as `ServiceSettings(**…)` takes them."""
+        return self.model_dump(mode="json", include=set(ServiceSettings.model_fields))
+
+
+def _extra(field: FieldInfo) -> dict[str, Any]:
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def _flag(name: str, field: FieldInfo) -> str:
+    default = "--" + ("no-" if field.default is True else "") + name.replace("_", "-")
+    return str(_extra(field).get("flag", default))
+
+
+def _default(field: FieldInfo) -> str:
+    hidden = isinstance(field.default, bool) or field.default in (None, ())
+    return "" if hidden else str(field.default)
+
+
+def _what(field: FieldInfo) -> str:
+    return ("turns off " if field.default is True else "") + str(field.description)
+
+
+def _fields() -> dict[str, FieldInfo]:
+    """serve's fields, the process's first (the store, the address) then the service's."""
+    service = ServiceSettings.model_fields
+    own = {name: field for name, field in ServeSettings.model_fields.items() if name not in service}
+    return {**own, **service}
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """`serve`'s flags, one per field, each with its variable and default in its help; a flag
+    not given stays out of the namespace (its variable or default holds)."""
+    for name, field in _fields().items():
+        default = _default(field)
+        help_text = f"{_what(field)} (${_PREFIX}{name.upper()}"
+        help_text += f"; default: {default})" if default else ")"
+        options: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS}
+        if field.annotation is bool:
+            options["action"] = "store_false" if field.default else "store_true"
+        else:
+            options["metavar"] = _extra(field).get("metavar")
+            options["action"] = "append" if field.annotation == tuple[str, ...] else "store"
+        parser.add_argument(_flag(name, field), help=help_text.replace("%", "%%"), **options)
+
+
+def from_flags(args: argparse.Namespace) -> ServeSettings:
+    """The settings `serve`'s flags give, over the variables; a refused value is one line
+    naming its flag (or its variable)."""
+    fields = ServeSettings.model_fields
+    given = {name: value for name, value in vars(args).items() if name in fields}
+    try:
+        return ServeSettings(**given)
+    except RolememError as exc:
+        if exc.field not in fields:
+            raise
+        variable = _PREFIX + exc.field.upper()
+        from_variable = exc.field not in given and os.environ.get(variable)
+        where = f"${variable}" if from_variable else _flag(exc.field, fields[exc.field])
+        raise RolememError(str(exc).replace(exc.field, where, 1), field=exc.field) from None
+
+
+def options_table() -> str:
+    """docs/service.md's table of `serve`'s options (a test keeps the page's equal to it)."""
+    rows = ["| flag | variable | default | what |", "|---|---|---|---|"]
+    for name, field in _fields().items():
+        cells = (f"`{_flag(name, field)}`", f"`{_PREFIX}{name.upper()}`", _default(field))
+        what = _what(field).replace("|", "\\|").replace("<", "&lt;")
+        rows.append(f"| {cells[0]} | {cells[1]} | {cells[2] and f'`{cells[2]}`'} | {what} |")
+    return "\n".join(rows)
