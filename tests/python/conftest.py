@@ -174,9 +174,9 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def citus_cluster() -> Iterator[Any]:
     """A real Citus cluster for this test run: a coordinator and two workers on loopback, Citus
-    built from its vendored source on first use (cached after; rolemem.testing.citus). Skipped,
-    with the reason, where the source is missing."""
-    from rolemem.testing.citus import CitusCluster, CitusUnavailable, build_citus
+    built from its vendored source on first use (cached after; citus_cluster.py). Skipped, with
+    the reason, where the source is missing."""
+    from .citus_cluster import CitusCluster, CitusUnavailable, build_citus
 
     try:
         install = build_citus(REPO)
