@@ -7,6 +7,7 @@ postgresql://…`) holding the same demo rows, with the same answers."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import httpx
 import pytest
@@ -368,6 +369,10 @@ def test_extraction_the_game_can_see(game):
     assert status["last_error"].startswith("ExtractionError: extraction failed: ")
     assert "HTTP 500" in status["last_error"]
     assert status["next_attempt_at"] is not None  # a second after the failure
+    # the service's own clock, with its UTC offset (the lines' times are the game's, naive)
+    failed_at = datetime.fromisoformat(status["last_error_at"])
+    assert failed_at.tzinfo is not None
+    assert datetime.fromisoformat(status["next_attempt_at"]) > failed_at
     assert (status["pending_turns"], status["last_batch_key"]) == (4, None)
     # an append in the back-off waits for it; then the service tries again, and the LLM answers
     llm.push(EXTRACTED)
