@@ -7,7 +7,7 @@ each, the runs alternated (PostgreSQL, Citus, PostgreSQL, …): a busy neighbour
 The game is bench/bench_service.py's (every player plays both demo characters, each turn POST
 /turn then POST /lines with the memory loop observing, the scripted LLM extracting), its saves
 owned by their players (Citus refuses ownerless ones). The cluster is a coordinator and two
-workers on 127.0.0.1 (rolemem.testing.citus, the vendored source built once); the single
+workers on 127.0.0.1 (tests/python/citus_cluster.py, the vendored source built once); the single
 PostgreSQL is the same build's server without Citus. Each store is checked afterwards as
 bench/bench_service_postgres.py checks it. Target: Citus ≥ 0.7x the single PostgreSQL.
 
@@ -34,8 +34,10 @@ from scratch import scratch_dir  # noqa: E402
 
 from rolemem.engines import PostgresEngine  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
-from rolemem.testing.citus import CitusCluster, build_citus  # noqa: E402
 from rolemem.testing.scripted_llm import ScriptedChatServer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' Citus cluster
+from tests.python.citus_cluster import CitusCluster, build_citus  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

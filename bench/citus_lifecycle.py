@@ -1,5 +1,5 @@
 """What of a game's lifecycle runs on Citus today (issue 32 item 2's worklist): a 3-node cluster
-(rolemem.testing.citus), `rolemem init-db --demo` on it, the service on the coordinator
+(tests/python/citus_cluster.py), `rolemem init-db --demo` on it, the service on the coordinator
 (keyword-only: no embedder), then a game over HTTP — saves, appends, a turn, a swipe, a reload,
 a fork, a player's memories, a purge. Every request's status is printed, and every statement
 the database refused (its SQL's first lines and the error), once each.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,7 +25,9 @@ from rolemem.cli import main as rolemem
 from rolemem.service import create_app
 from rolemem.service.core.child import free_port
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.citus import CitusCluster, build_citus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' Citus cluster
+from tests.python.citus_cluster import CitusCluster, build_citus  # noqa: E402
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}

@@ -4,4 +4,4 @@
 # `scripts/citus.sh up` also starts a coordinator and two workers on loopback until Ctrl-C.
 # The tests need neither: their citus_cluster fixture does the same on first use.
 source "$(dirname "$0")/_venv.sh"
-exec python -m rolemem.testing.citus "$@"
+exec python -m tests.python.citus_cluster "$@"

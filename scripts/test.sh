@@ -12,6 +12,7 @@ fi
 ruff check python tests bench
 ruff format --check python tests bench
 mypy
+vulture python/rolemem scripts/vulture_whitelist.py --min-confidence 80
 sqlfluff lint models tests/dbt --processes 2
 site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"  # the docs site, offline

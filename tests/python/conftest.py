@@ -4,8 +4,10 @@ import atexit
 import contextlib
 import copy
 import functools
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,8 @@ from rolemem.service.core.child import free_port
 from rolemem.testing.demo_data import spec_examples
 
 REPO = Path(__file__).resolve().parents[2]
+# the game's key in the services the tests start (scripted_game's and most files' own)
+GAME_KEY = {"X-API-Key": "game"}
 
 
 @pytest.fixture
@@ -174,9 +178,9 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def citus_cluster() -> Iterator[Any]:
     """A real Citus cluster for this test run: a coordinator and two workers on loopback, Citus
-    built from its vendored source on first use (cached after; rolemem.testing.citus). Skipped,
-    with the reason, where the source is missing."""
-    from rolemem.testing.citus import CitusCluster, CitusUnavailable, build_citus
+    built from its vendored source on first use (cached after; citus_cluster.py). Skipped, with
+    the reason, where the source is missing."""
+    from .citus_cluster import CitusCluster, CitusUnavailable, build_citus
 
     try:
         install = build_citus(REPO)
@@ -281,3 +285,70 @@ def recall_shown(answer: Any) -> tuple[Any, ...]:
         answer.candidates,
         answer.additional_info["扩展后联想词"],
     )
+
+
+# HTTP helpers shared by the service tests (a client from `serving` or `scripted_game`)
+
+
+def post(client: Any, route: str, body: dict, headers: dict[str, str] | None = None) -> Any:
+    """POST `body` with the game key (`headers` added, or replacing it); the answer's JSON,
+    the test failing unless it is 200 or 201."""
+    answer = client.post(route, headers={**GAME_KEY, **(headers or {})}, json=body)
+    assert answer.status_code in (200, 201), (route, answer.text)
+    return answer.json()
+
+
+def new_save(
+    client: Any,
+    user_id: str,
+    user_name: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> int:
+    """A new empty save of the player `user_id` (its id)."""
+    made = client.post(
+        "/saves", headers=headers or {}, json={"user_id": user_id, "user_name": user_name}
+    )
+    assert made.status_code == 201, made.text
+    return int(made.json()["save_id"])
+
+
+def wait_for_status(client: Any, save_id: int, test: Any) -> dict[str, Any]:
+    """Save `save_id`'s memory status for aya and qiyu (role 1) once `test(status)` holds, or
+    after 30 s as it is then."""
+    deadline = time.monotonic() + 30
+    while True:
+        status = client.get(
+            f"/saves/{save_id}/memory_status",
+            headers=GAME_KEY,
+            params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
+        ).json()
+        if test(status) or time.monotonic() > deadline:
+            return dict(status)
+        time.sleep(0.05)
+
+
+def observe_scene(client: Any, scene: str) -> dict[str, Any]:
+    """One line of mumu's on the demo's save 2, observed by qiyu (role 1) in `scene`: a change
+    of scene schedules the extraction."""
+    answer = client.post(
+        "/saves/2/lines",
+        headers=GAME_KEY,
+        json={
+            "user_id": "mumu",
+            "lines": [{"attribute": "user", "content": f"去{scene}"}],
+            "observe": {"user_id": "mumu", "agent_id": "qiyu", "role_id": 1, "scene": scene},
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def sent_turns(request: dict[str, Any]) -> list[int]:
+    """The turns (`玩家第N句`) whose player line a request to the scripted LLM carried."""
+    text = json.dumps(request["messages"], ensure_ascii=False)
+    return [n for n in range(1, 40) if f"玩家第{n}句" in text]
+
+
+def raw_connection(client: Any) -> socket.socket:
+    """A bare socket to `client`'s service, for requests httpx would not send."""
+    return socket.create_connection(("127.0.0.1", client.base_url.port), timeout=15)

@@ -1,4 +1,4 @@
-"""The Citus cluster the tests start (rolemem.testing.citus, conftest.citus_cluster): a
+"""The Citus cluster the tests start (citus_cluster.py, conftest.citus_cluster): a
 coordinator and two workers, a table distributed by user_id answering one player's query from
 one shard (a single-task router plan, custom and generic), a reference table on every node."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from rolemem.testing import citus
+from . import citus_cluster as citus
 
 
 @pytest.fixture(scope="module")

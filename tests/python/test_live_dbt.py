@@ -8,11 +8,14 @@ serve again, build again)."""
 from __future__ import annotations
 
 import json
-import time
+import os
+import subprocess
+import sys
 import urllib.parse
 from datetime import datetime
 from pathlib import Path
 
+import duckdb
 import httpx
 import psycopg
 import pytest
@@ -23,7 +26,7 @@ from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status
 
-from .conftest import _dbt, demo_store, fresh_database, serving
+from .conftest import REPO, _dbt, demo_store, fresh_database, post, serving, wait_for_status
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -50,12 +53,6 @@ DESIGNER_DOC = {
 }
 
 
-def post(client: httpx.Client, route: str, body: dict, headers: dict = KEY) -> dict:
-    answer = client.post(route, headers=headers, json=body)
-    assert answer.status_code in (200, 201), (route, answer.text)
-    return answer.json()
-
-
 def append(client: httpx.Client, save_id: int, lines: list, now: str, scene: str) -> dict:
     return post(
         client,
@@ -74,19 +71,6 @@ def talk(said: str, reply: str) -> list[dict]:
         {"attribute": "user", "content": said},
         {"attribute": "assistant", "content": reply, "role_id": 1},
     ]
-
-
-def wait_for_status(client: httpx.Client, save_id: int, test) -> dict:
-    deadline = time.monotonic() + 30
-    while True:
-        status = client.get(
-            f"/saves/{save_id}/memory_status",
-            headers=KEY,
-            params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
-        ).json()
-        if test(status) or time.monotonic() > deadline:
-            return status
-        time.sleep(0.05)
 
 
 def play(client: httpx.Client, app, llm: ScriptedChatServer) -> None:
@@ -254,3 +238,32 @@ def test_an_archive_reason_outside_the_seed_is_refused():
 
     with pytest.raises(ValueError, match="'lost' is not in seed memory_archive_reasons"):
         archive(None, "event", "lost", [1], datetime(2024, 1, 1))
+
+
+def test_dbt_on_the_file_a_service_owns_fails_with_one_line_naming_the_snapshot(tmp_path):
+    path = demo_store(str(tmp_path / "game.duckdb"))
+    with duckdb.connect(path):  # this process owns the file, as `rolemem serve` does
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("dbt")),
+                "build",
+                "--select",
+                "stg_app__roles",
+                "--profiles-dir",
+                str(REPO),
+                "--project-dir",
+                str(REPO),
+                "--target-path",
+                str(tmp_path / "target"),
+            ],
+            env={**os.environ, "ROLEMEM_DB": path, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "Traceback" not in output, output
+    said = [line for line in output.splitlines() if "rolemem snapshot" in line]
+    assert len(said) == 1, output
+    assert said[0].strip().startswith(f"{path} is open in another process ("), said

@@ -91,7 +91,6 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "list_of_rows": ("sample", "sample.a"),
     "list_text": ("sample.a",),
     "list_total": ("sample.a",),
-    "min_max": ("sample.a", "(partition by sample.b)"),
     "percentile": ("sample.a", 0.5),
     "rolemem_raise": ("sample.a",),
     "round_to": ("sample.a", 2),

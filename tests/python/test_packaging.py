@@ -64,3 +64,19 @@ def test_the_wheel_ships_the_macros_of_every_folder():
         assert f"rolemem/_macros/{path}" in files
     shipped = {path for path in files if path.startswith("rolemem/_macros/")}
     assert len(shipped) == len(list((REPO / "macros").rglob("*.*")))
+
+
+def test_serve_flags_take_their_defaults_from_the_settings_without_the_service_extra():
+    # the CLI is installed without the service extra too: its --help must still build
+    code = """
+import sys
+for name in ("fastapi", "uvicorn", "starlette", "prometheus_client", "mcp"):
+    sys.modules[name] = None  # importing them raises ImportError, as when not installed
+from rolemem.cli.main import _parser
+from rolemem.service.core.settings import ServiceSettings
+args = _parser().parse_args(["serve"])
+assert args.max_body_bytes == ServiceSettings().max_body_bytes, args.max_body_bytes
+assert args.webhook_backoff == ServiceSettings().webhook_backoff, args.webhook_backoff
+assert not any(name in sys.modules and sys.modules[name] for name in ("fastapi", "uvicorn"))
+"""
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -29,7 +29,7 @@ from rolemem.service.core.body_lane import GAP, BodyLane
 from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, serving
+from .conftest import demo_store, error_of, raw_connection, serving
 
 KEY = "game"
 SETTINGS = ServiceSettings(api_key=KEY, header_timeout=1.0, body_timeout=2.0, max_connections=64)
@@ -41,10 +41,6 @@ def service(tmp_path_factory) -> Iterator[httpx.Client]:
     app = create_app(path, embedder=None, settings=SETTINGS)
     with serving(app, **server_options(SETTINGS)) as client:
         yield client
-
-
-def _connect(client: httpx.Client) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", client.base_url.port), timeout=15)
 
 
 def _answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
@@ -98,7 +94,7 @@ def _trickle(sock: socket.socket, data: bytes, stop: threading.Event) -> threadi
 
 
 def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service):
-    sock = _connect(service)
+    sock = raw_connection(service)
     stop = threading.Event()
     sock.sendall(
         b"POST /query HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
@@ -121,7 +117,7 @@ def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service):
 
 
 def test_headers_at_one_byte_a_second_get_408_and_a_silent_connection_is_closed(service):
-    slow, silent = _connect(service), _connect(service)
+    slow, silent = raw_connection(service), raw_connection(service)
     stop = threading.Event()
     slow.sendall(b"GET /health HTTP/1.1\r\n")
     started = time.monotonic()
@@ -143,7 +139,7 @@ def test_headers_at_one_byte_a_second_get_408_and_a_silent_connection_is_closed(
 
 
 def test_a_kept_alive_connection_gets_a_new_header_deadline(service):
-    sock = _connect(service)
+    sock = raw_connection(service)
     for _ in range(2):  # two requests, each within its deadline, on one connection
         time.sleep(0.6)
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: rolemem\r\n\r\n")
@@ -153,7 +149,7 @@ def test_a_kept_alive_connection_gets_a_new_header_deadline(service):
 
 
 def test_a_body_too_large_is_answered_413_at_once_and_the_connection_closed(service):
-    sock = _connect(service)
+    sock = raw_connection(service)
     sock.sendall(
         b"POST /saves HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
         b"Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{"
@@ -172,7 +168,7 @@ def test_a_body_too_large_is_answered_413_at_once_and_the_connection_closed(serv
 
 
 def test_the_key_is_checked_before_the_body_is_read(service):
-    sock = _connect(service)
+    sock = raw_connection(service)
     sock.sendall(
         b"POST /saves HTTP/1.1\r\nHost: rolemem\r\nContent-Type: application/json\r\n"
         b"Content-Length: 1000000\r\n\r\n"
@@ -219,7 +215,7 @@ def test_stalled_connections_do_not_stop_health(service):
     # three times the connection cap, each stalled in its headers
     stalled = []
     for _ in range(3 * SETTINGS.max_connections):
-        sock = _connect(service)
+        sock = raw_connection(service)
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: ro")
         stalled.append(sock)
     loaded = _health_latencies(service, 40)

@@ -15,7 +15,7 @@ from rolemem.schema.game import APP_TABLES, CONFIG_TABLES
 from rolemem.schema.memory import MEMORY_TABLES
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, post, scripted_game
 
 KEY = {"X-API-Key": "game"}
 ANA = "player-ana-7f3"
@@ -38,12 +38,6 @@ def game(request, tmp_path_factory):
     settings = ServiceSettings(api_key="game")
     with scripted_game(request, tmp_path_factory, "rolemem_erasure", settings=settings) as served:
         yield served
-
-
-def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:
-    answer = client.post(route, headers={**KEY, **headers}, json=body)
-    assert answer.status_code in (200, 201), answer.text
-    return answer.json()
 
 
 def said(player: str, text: str) -> str:
@@ -90,8 +84,8 @@ def play(client, llm, player: str) -> dict:
     )
     assert unnamed == named and named["watermark_line_id"] is not None
     keyed = {"user_id": player, "lines": [{"attribute": "user", "content": said(player, "重试")}]}
-    first = post(client, f"/saves/{save}/lines", keyed, **{"Idempotency-Key": "k-1"})
-    assert post(client, f"/saves/{save}/lines", keyed, **{"Idempotency-Key": "k-1"}) == first
+    first = post(client, f"/saves/{save}/lines", keyed, {"Idempotency-Key": "k-1"})
+    assert post(client, f"/saves/{save}/lines", keyed, {"Idempotency-Key": "k-1"}) == first
     turn = {"save_id": save, "character_id": "qiyu", "role_id": 1, "user_id": player}
     post(client, "/turn", {**turn, "message": said(player, "出发")})
     lines = client.get(f"/saves/{save}/lines", headers=KEY, params={"user_id": player}).json()

@@ -17,7 +17,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import scripted_game
+from .conftest import scripted_game, sent_turns
 
 PLAYER = "fay"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
@@ -84,12 +84,6 @@ def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int
         sent = [sent_turns(request) for request in llm.requests]
         assert time.monotonic() < deadline, (sent, status(client, save))
         time.sleep(0.05)
-
-
-def sent_turns(request: dict[str, Any]) -> list[int]:
-    """The turns whose player line a request to the LLM carried."""
-    text = json.dumps(request["messages"], ensure_ascii=False)
-    return [n for n in range(1, 40) if f"玩家第{n}句" in text]
 
 
 def prompt(client: httpx.Client, save: int, *saves: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ postgresql://…`) holding the same demo rows, with the same answers."""
 from __future__ import annotations
 
 import json
-import time
+from datetime import datetime
 
 import httpx
 import pytest
@@ -15,7 +15,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import Status
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, post, scripted_game, wait_for_status
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -27,12 +27,6 @@ def game(request, tmp_path_factory):
     settings = ServiceSettings(api_key="game", designer_key="designer", extraction_retry_seconds=1)
     with scripted_game(request, tmp_path_factory, "rolemem_game", settings=settings) as served:
         yield served
-
-
-def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:
-    answer = client.post(route, headers={**KEY, **headers}, json=body)
-    assert answer.status_code in (200, 201), answer.text
-    return answer.json()
 
 
 def one(app, sql: str) -> tuple:
@@ -220,8 +214,8 @@ def test_a_retried_append_is_stored_once(game, played):
             impatient.post("/saves/4/lines", headers={**KEY, "Idempotency-Key": "k-1"}, json=body)
         except httpx.TimeoutException:
             pass
-    first = post(client, "/saves/4/lines", body, **{"Idempotency-Key": "k-1"})
-    again = post(client, "/saves/4/lines", body, **{"Idempotency-Key": "k-1"})
+    first = post(client, "/saves/4/lines", body, {"Idempotency-Key": "k-1"})
+    again = post(client, "/saves/4/lines", body, {"Idempotency-Key": "k-1"})
     assert first == again
     assert count(app, "line") == before + 1
     other = client.post(
@@ -237,8 +231,8 @@ def test_a_retried_append_is_stored_once(game, played):
         "/saves/4/lines",
         {"user_id": "mumu", "lines": [{"attribute": "assistant", "content": "好", "role_id": 2}]},
     )
-    one = post(client, "/saves/4/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
-    two = post(client, "/saves/4/regenerate", swipe, **{"Idempotency-Key": "swipe-1"})
+    one = post(client, "/saves/4/regenerate", swipe, {"Idempotency-Key": "swipe-1"})
+    two = post(client, "/saves/4/regenerate", swipe, {"Idempotency-Key": "swipe-1"})
     assert one == two and count(app, "line") == before + 3
 
 
@@ -337,19 +331,6 @@ EXTRACTED = json.dumps(
 )
 
 
-def wait_for_status(client: httpx.Client, save_id: int, test) -> dict:
-    deadline = time.monotonic() + 30
-    while True:
-        status = client.get(
-            f"/saves/{save_id}/memory_status",
-            headers=KEY,
-            params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
-        ).json()
-        if test(status) or time.monotonic() > deadline:
-            return status
-        time.sleep(0.05)
-
-
 def test_extraction_the_game_can_see(game):
     client, app, llm = game
     save = post(client, "/saves", {"user_id": "aya"})["save_id"]
@@ -388,6 +369,10 @@ def test_extraction_the_game_can_see(game):
     assert status["last_error"].startswith("ExtractionError: extraction failed: ")
     assert "HTTP 500" in status["last_error"]
     assert status["next_attempt_at"] is not None  # a second after the failure
+    # the service's own clock, with its UTC offset (the lines' times are the game's, naive)
+    failed_at = datetime.fromisoformat(status["last_error_at"])
+    assert failed_at.tzinfo is not None
+    assert datetime.fromisoformat(status["next_attempt_at"]) > failed_at
     assert (status["pending_turns"], status["last_batch_key"]) == (4, None)
     # an append in the back-off waits for it; then the service tries again, and the LLM answers
     llm.push(EXTRACTED)

@@ -26,7 +26,7 @@ from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
 
-from .conftest import REPO, demo_store, error_of, serving
+from .conftest import REPO, demo_store, error_of, raw_connection, serving
 
 GAME = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -110,10 +110,6 @@ def test_the_rates_read_the_query_as_the_route_does(service):
     assert error_of(encoded)["type"] == "TooManyRequests"
 
 
-def _connect(client: httpx.Client) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", client.base_url.port), timeout=15)
-
-
 def _status_of_answer(sock: socket.socket) -> tuple[int, bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
@@ -131,7 +127,7 @@ def test_a_head_over_16_kib_is_a_431_whole_or_trickled(service):
     assert error_of(big)["type"] == "HeadersTooLarge"
     assert _requests(service)[("GET", "/users/{user_id}/saves", "431")] == before + 1
     # a head still arriving past the limit (h11's own limit): 431 in the error shape too
-    with _connect(service) as sock:
+    with raw_connection(service) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
         for _ in range(17):  # just past 16 KiB, then the client waits
             sock.sendall(b"X-Pad: " + b"p" * 1000 + b"\r\n")
@@ -142,7 +138,7 @@ def test_a_head_over_16_kib_is_a_431_whole_or_trickled(service):
 
 
 def test_a_malformed_chunked_body_counts_as_a_400(service):
-    with _connect(service) as sock:
+    with raw_connection(service) as sock:
         sock.sendall(
             b"POST /saves HTTP/1.1\r\nHost: x\r\nX-API-Key: game\r\n"
             b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"

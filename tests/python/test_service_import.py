@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import time
 
-import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, new_save, scripted_game
 
 KEY = {"X-API-Key": "game"}
 NDJSON = {**KEY, "Content-Type": "application/x-ndjson"}
@@ -59,12 +58,6 @@ def count(app, sql: str) -> int:
     return app.state.store.engine.run(sql, {})[0][0]
 
 
-def new_save(client: httpx.Client, user_id: str) -> int:
-    answer = client.post("/saves", headers=KEY, json={"user_id": user_id})
-    assert answer.status_code == 201, answer.text
-    return answer.json()["save_id"]
-
-
 @pytest.fixture(scope="module")
 def role(game):
     client, _, _ = game
@@ -91,7 +84,7 @@ def lines_of(app, save_id: int) -> int:
 
 def test_a_2000_line_chat_is_imported_and_the_loop_catches_up(game, role):
     client, app, llm = game
-    save = new_save(client, "nana")
+    save = new_save(client, "nana", headers=KEY)
     calls = len(llm.requests)
     body = ndjson(chat(TURNS, role))
     # larger than any other request may be (max_body_bytes), within the import's own limit
@@ -144,7 +137,7 @@ def test_a_2000_line_chat_is_imported_and_the_loop_catches_up(game, role):
 
 def test_a_retry_with_the_same_key_is_stored_once(game, role):
     client, app, _ = game
-    save = new_save(client, "rui")
+    save = new_save(client, "rui", headers=KEY)
     body = ndjson(chat(3, role))
     headers = {**NDJSON, "Idempotency-Key": "import-1"}
     answers = [
@@ -170,7 +163,7 @@ def test_a_retry_with_the_same_key_is_stored_once(game, role):
 
 def test_a_bad_row_is_refused_and_nothing_is_written(game, role):
     client, app, _ = game
-    save = new_save(client, "kai")
+    save = new_save(client, "kai", headers=KEY)
     rows = chat(3, role)
 
     def refused(body: bytes, **headers: str) -> tuple[int, str | None]:
@@ -206,7 +199,7 @@ def test_a_bad_row_is_refused_and_nothing_is_written(game, role):
 
 def test_an_import_past_its_limit_is_refused_before_any_work(game, role):
     client, app, _ = game
-    save = new_save(client, "lou")
+    save = new_save(client, "lou", headers=KEY)
     too_many = ndjson(chat(TURNS + 2, role))  # 2,004 lines: past 2,002
     assert len(too_many) < 400_000
     answer = client.post(

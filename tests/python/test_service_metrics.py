@@ -19,7 +19,7 @@ from rolemem.cli import main
 from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import REPO, fresh_database, scripted_game
+from .conftest import REPO, fresh_database, observe_scene, scripted_game
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -56,24 +56,10 @@ def game(request, tmp_path_factory) -> Iterator[tuple]:
         yield request.param, *served
 
 
-def _append(client: httpx.Client, scene: str) -> dict:
-    answer = client.post(
-        "/saves/2/lines",
-        headers=KEY,
-        json={
-            "user_id": "mumu",
-            "lines": [{"attribute": "user", "content": f"去{scene}"}],
-            "observe": {"user_id": "mumu", "agent_id": "qiyu", "role_id": 1, "scene": scene},
-        },
-    )
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
 def test_metrics_count_requests_extraction_llm_calls_maintenance_and_memories(game):
     engine, client, app, llm = game
-    assert _append(client, "gallery")["extraction"] in ("not_due", "scheduled")
-    assert _append(client, "beach")["extraction"] == "scheduled"
+    assert observe_scene(client, "gallery")["extraction"] in ("not_due", "scheduled")
+    assert observe_scene(client, "beach")["extraction"] == "scheduled"
     deadline = time.monotonic() + 30
     status = "/saves/2/memory_status?user_id=mumu&role_id=1"
     # idle once the job is done (its metrics are moved before it leaves the queue)

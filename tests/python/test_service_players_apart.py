@@ -10,13 +10,12 @@ import json
 import time
 from typing import Any
 
-import httpx
 import pytest
 
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, scripted_game, serving
+from .conftest import demo_store, error_of, post, scripted_game, serving
 
 KEY = {"X-API-Key": "game"}
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "scene": "gallery", "user_name": "爱丽丝"}
@@ -32,12 +31,6 @@ def game(request, tmp_path_factory):
     settings = ServiceSettings(api_key="game")
     with scripted_game(request, tmp_path_factory, "rolemem_apart", settings=settings) as served:
         yield served
-
-
-def post(client: httpx.Client, route: str, body: dict, **headers: str) -> dict:
-    answer = client.post(route, headers={**KEY, **headers}, json=body)
-    assert answer.status_code in (200, 201), answer.text
-    return answer.json()
 
 
 def rows(app: Any, sql: str) -> list[tuple]:
@@ -88,7 +81,7 @@ def alice(game):
                 "now": f"2024-05-01T20:0{index}:00",
                 "observe": {**OBSERVE, "scene": scene},
             },
-            **{"Idempotency-Key": f"alice-{index}"},
+            {"Idempotency-Key": f"alice-{index}"},
         )
         lines += answer["line_ids"]
     deadline = time.monotonic() + 30
@@ -240,11 +233,11 @@ def test_idempotency_keys_are_per_player(game, alice):
         client,
         f"/saves/{bobs}/lines",
         {"user_id": "bob", "lines": [_said("抢先")]},
-        **{"Idempotency-Key": "alice-2"},
+        {"Idempotency-Key": "alice-2"},
     )
     body = {"user_id": "alice", "lines": [_said("我的下一句")]}
-    first = post(client, f"/saves/{save}/lines", body, **{"Idempotency-Key": "alice-2"})
-    again = post(client, f"/saves/{save}/lines", body, **{"Idempotency-Key": "alice-2"})
+    first = post(client, f"/saves/{save}/lines", body, {"Idempotency-Key": "alice-2"})
+    again = post(client, f"/saves/{save}/lines", body, {"Idempotency-Key": "alice-2"})
     assert first == again and first["save_id"] == save
     contents = client.get(f"/saves/{save}/lines", headers=KEY, params={"user_id": "alice"})
     assert [line["content"] for line in contents.json()["lines"]][-1] == "我的下一句"

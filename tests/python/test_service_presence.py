@@ -16,7 +16,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, new_save, scripted_game
 
 PLAYER = "lulu"
 
@@ -79,12 +79,6 @@ def story(roles: dict[str, int]) -> list[dict[str, Any]]:
     ]
 
 
-def new_save(client: httpx.Client) -> int:
-    made = client.post("/saves", json={"user_id": PLAYER, "user_name": "木木"})
-    assert made.status_code == 201, made.text
-    return int(made.json()["save_id"])
-
-
 def append(client: httpx.Client, save: int, lines: list[dict[str, Any]], observe: Any = None):
     body: dict[str, Any] = {"user_id": PLAYER, "lines": lines, "now": "2024-05-01T20:00:00"}
     if observe is not None:
@@ -128,7 +122,7 @@ SECRET = ("祁煜，我其实怕黑", "我会陪着你", "别告诉钦灵")
 
 def test_an_absent_character_never_sees_what_was_said_without_it(game):
     client, llm, roles = game
-    save = new_save(client)
+    save = new_save(client, PLAYER, "木木")
     home = [{"role_id": roles[agent], "scene": "home"} for agent in roles]
     ids = append(client, save, story(roles), home)["line_ids"]
     assert history(client, save, roles["qinling"]) == [
@@ -179,7 +173,7 @@ def test_an_absent_character_never_sees_what_was_said_without_it(game):
 
 def test_presence_is_checked(game):
     client, _, roles = game
-    save = new_save(client)
+    save = new_save(client, PLAYER, "木木")
     for bad, field in (
         ({"present_role_ids": ["一"]}, "lines[0].present_role_ids[0]"),
         ({"present_role_ids": 3}, "lines[0].present_role_ids"),

@@ -14,7 +14,7 @@ import pytest
 
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, post, scripted_game
 
 KEY = {"X-API-Key": "game"}
 NOW = "2024-05-01T20:00:00"
@@ -30,12 +30,6 @@ def game(request, tmp_path_factory):
     settings = ServiceSettings(api_key="game")
     with scripted_game(request, tmp_path_factory, "rolemem_roles", settings=settings) as served:
         yield served
-
-
-def post(client: httpx.Client, route: str, body: dict) -> dict:
-    answer = client.post(route, headers=KEY, json=body)
-    assert answer.status_code in (200, 201), answer.text
-    return answer.json()
 
 
 def rows(app, sql: str) -> list[tuple]:

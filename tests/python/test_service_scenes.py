@@ -16,7 +16,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import scripted_game
+from .conftest import new_save, scripted_game, sent_turns
 
 PLAYER = "sena"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "瀬名"}
@@ -85,27 +85,16 @@ def settled(client: httpx.Client, llm: ScriptedChatServer, saves: list[int], cal
         time.sleep(0.05)
 
 
-def sent_turns(request: dict[str, Any]) -> list[int]:
-    text = json.dumps(request["messages"], ensure_ascii=False)
-    return [n for n in range(1, 40) if f"玩家第{n}句" in text]
-
-
 def events(client: httpx.Client) -> list[tuple[str, str | None]]:
     page = client.get(f"/users/{PLAYER}/memories", params={"kind": "event", "limit": 100})
     assert page.status_code == 200, page.text
     return sorted((item["description"], item["scene"]) for item in page.json()["items"])
 
 
-def new_save(client: httpx.Client) -> int:
-    made = client.post("/saves", json={"user_id": PLAYER, "user_name": "瀬名"})
-    assert made.status_code == 201, made.text
-    return int(made.json()["save_id"])
-
-
 def test_a_scene_change_batch_holds_exactly_the_turns_played_before_it(game):
     client, llm = game
     # another save's scene change holds the one extraction worker (its LLM call waits)
-    other = new_save(client)
+    other = new_save(client, PLAYER, "瀬名")
     append(client, other, "别处的话", "别处的回答", "street")
     append(client, other, "别处的第二句", "别处的第二个回答", "station")
     deadline = time.monotonic() + 30
@@ -114,7 +103,7 @@ def test_a_scene_change_batch_holds_exactly_the_turns_played_before_it(game):
         time.sleep(0.05)
     # three turns in the gallery, then three in the studio, each its own append: the
     # gallery's batch is due from the fourth on, but is only extracted after the sixth
-    save = new_save(client)
+    save = new_save(client, PLAYER, "瀬名")
     play(client, save, range(1, 4), "gallery")
     play(client, save, range(4, 7), "studio")
     GATE.set()

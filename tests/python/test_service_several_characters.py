@@ -16,7 +16,7 @@ import pytest
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, new_save, scripted_game
 
 PLAYER = "nana"
 
@@ -41,12 +41,6 @@ def game(request, tmp_path_factory):
             for agent, name in (("qiyu", "祁煜"), ("qinling", "钦灵"))
         }
         yield client, llm_server, roles
-
-
-def new_save(client: httpx.Client, user_name: str | None) -> int:
-    made = client.post("/saves", json={"user_id": PLAYER, "user_name": user_name})
-    assert made.status_code == 201, made.text
-    return int(made.json()["save_id"])
 
 
 def append(
@@ -113,7 +107,7 @@ def memories(client: httpx.Client, agent: str) -> list[dict[str, Any]]:
 
 def test_the_player_is_named_in_other_characters_histories_and_transcripts(game):
     client, llm, roles = game
-    save = new_save(client, "木木")
+    save = new_save(client, PLAYER, "木木")
     append(client, save, scene(roles), {"role_id": roles["qinling"], "scene": "gallery"})
     asked_qinling = {
         "role": "user",
@@ -135,7 +129,7 @@ def test_the_player_is_named_in_other_characters_histories_and_transcripts(game)
         "role": "user",
         "content": "{阿远：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？",
     }
-    named = new_save(client, "木木")
+    named = new_save(client, PLAYER, "木木")
     lines = scene(roles)
     lines[0]["display_name"] = "小木"
     append(client, named, lines)
@@ -159,7 +153,7 @@ def test_the_player_is_named_in_other_characters_histories_and_transcripts(game)
 
 def test_a_player_nobody_named_is_the_user(game):
     client, _, roles = game
-    save = new_save(client, None)
+    save = new_save(client, PLAYER, None)
     append(client, save, scene(roles))
     assert history(turn(client, save, roles["qinling"]))[0]["content"] == (
         "{用户：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？"
@@ -172,7 +166,7 @@ def observed_list(roles: dict[str, int], scene: str | None) -> list[dict[str, An
 
 def test_a_list_of_observe_targets_extracts_each_characters_batch_when_due(game):
     client, llm, roles = game
-    save = new_save(client, "木木")
+    save = new_save(client, PLAYER, "木木")
     first = append(client, save, scene(roles), observed_list(roles, "gallery"))
     assert first["extraction"] == "not_due"
     assert first["observed"] == [
@@ -224,7 +218,7 @@ def test_a_list_of_observe_targets_extracts_each_characters_batch_when_due(game)
 
 def test_a_list_of_observe_targets_names_the_bad_one(game):
     client, _, roles = game
-    save = new_save(client, "木木")
+    save = new_save(client, PLAYER, "木木")
     line = [{"attribute": "user", "content": "在吗"}]
 
     def refused(observe: Any) -> tuple[int, dict[str, Any]]:
@@ -259,7 +253,7 @@ def test_a_list_of_observe_targets_names_the_bad_one(game):
 
 def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
     client, _, roles = game
-    save = new_save(client, "木木")
+    save = new_save(client, PLAYER, "木木")
     role = roles["qinling"]
     played = append(
         client,
@@ -302,7 +296,7 @@ def test_regenerate_answers_the_prompt_for_a_new_reply_and_stores_nothing(game):
 
 def test_a_bad_regenerate_is_refused_naming_the_field(game):
     client, _, roles = game
-    save = new_save(client, "木木")
+    save = new_save(client, PLAYER, "木木")
     role = roles["qinling"]
 
     def refused(**fields: Any) -> tuple[int, str, str | None]:

@@ -23,7 +23,7 @@ from rolemem.service.core.child import free_port
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import Status
 
-from .conftest import scripted_game, serving
+from .conftest import observe_scene, scripted_game, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -95,19 +95,6 @@ def _signature_problem(header: str, body: bytes) -> str | None:
     return None
 
 
-def _append(client: httpx.Client, scene: str) -> None:
-    answer = client.post(
-        "/saves/2/lines",
-        headers=KEY,
-        json={
-            "user_id": "mumu",
-            "lines": [{"attribute": "user", "content": f"去{scene}"}],
-            "observe": {"user_id": "mumu", "agent_id": "qiyu", "role_id": 1, "scene": scene},
-        },
-    )
-    assert answer.status_code == 200, answer.text
-
-
 def _until(check: Callable[[], Any], seconds: float = 30) -> Any:
     deadline = time.monotonic() + seconds
     while not (value := check()):
@@ -140,8 +127,8 @@ def test_events_reach_a_receiver_signed_and_failed_ones_are_kept_and_replayed(
         )
         with scripted_game(engine, tmp_path_factory, "webhooks", settings=settings) as game:
             client, app, _ = game
-            _append(client, "gallery")
-            _append(client, "beach")
+            observe_scene(client, "gallery")
+            observe_scene(client, "beach")
             (extracted,) = receiver.wait_for("extraction.succeeded")
             assert set(extracted) == {"id", "type", "created", "data"}
             assert (
@@ -206,8 +193,8 @@ def failing_game(tmp_path_factory) -> Iterator[tuple[Any, int]]:
 
 def test_a_receiver_that_comes_up_while_retried_gets_the_event(failing_game):
     client, port = failing_game
-    _append(client, "gallery")
-    _append(client, "beach")  # the extraction fails: an extraction.failed event
+    observe_scene(client, "gallery")
+    observe_scene(client, "beach")  # the extraction fails: an extraction.failed event
     _until(lambda: _webhooks(client)["retried"] >= 2)
     with Receiver(port=port) as late:
         (failed,) = late.wait_for("extraction.failed")

@@ -20,28 +20,9 @@ _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
 
 def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
-    try:
-        from ..service.core.settings import ServiceSettings
-    except ImportError:  # the service extra is not installed
-        from types import SimpleNamespace
+    # settings.py needs only the standard library: the service extra is not needed for them
+    from ..service.core.settings import ServiceSettings
 
-        return SimpleNamespace(
-            max_body_bytes=1048576,
-            import_max_bytes=20971520,
-            import_max_lines=50000,
-            request_timeout=10.0,
-            request_threads=8,
-            engine_threads=1,
-            max_batch=8,
-            extraction_threads=2,
-            extraction_queue=64,
-            shutdown_grace=5.0,
-            header_timeout=10.0,
-            body_timeout=15.0,
-            max_connections=1000,
-            webhook_retries=5,
-            webhook_backoff=1.0,
-        )
     return ServiceSettings()
 
 

@@ -458,10 +458,6 @@ def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> di
     return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
 
-def stale_saves(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> list[int]:
-    return list(_stale(cur, save_ids))
-
-
 def refresh(
     cur: duckdb.DuckDBPyConnection,
     save_ids: list[int],

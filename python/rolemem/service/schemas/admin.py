@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from .common import ID_LENGTH, Request, Response, field, text
+from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
 
 
 class Health(Response):
@@ -70,10 +69,11 @@ class Status(Response):
 
 
 class Maintenance(Response):
-    started_at: datetime = field(
-        "When the run started (the server's clock).", "2024-05-01T03:00:00"
+    started_at: ServiceTime = field(
+        "When the run started (the server's clock, with its UTC offset).",
+        "2024-05-01T03:00:00+08:00",
     )
-    finished_at: datetime = field("When it ended.", "2024-05-01T03:00:02")
+    finished_at: ServiceTime = field("When it ended.", "2024-05-01T03:00:02+08:00")
     archived: dict[str, int] = field(
         "Memories archived, by reason (weakest_share, inactive_trim, consolidated).",
         {"weakest_share": 12},

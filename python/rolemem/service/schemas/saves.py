@@ -481,7 +481,9 @@ class MemoryStatus(Response):
     last_extracted_at: GameTime | None = field("When it was extracted.", None)
     last_observed_at: GameTime | None = field("When the loop last looked.", None)
     last_error: str | None = field("The last failed extraction.", None)
-    last_error_at: GameTime | None = field("When it failed.", None)
+    last_error_at: ServiceTime | None = field(
+        "When it failed (the server's clock, with its UTC offset).", None
+    )
     failed_attempts: int = field("Failed extractions since the last success.", 0)
     next_attempt_at: ServiceTime | None = field(
         "After a failure: no extraction before this time, whatever the appends (the "

