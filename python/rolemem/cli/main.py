@@ -19,13 +19,6 @@ from . import import_chat, mcp_stdio
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 
 
-def ServiceDefaults() -> Any:  # noqa: N802 - the service's settings, for their defaults
-    # settings.py needs only the standard library: the service extra is not needed for them
-    from ..service.core.settings import ServiceSettings
-
-    return ServiceSettings()
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
