@@ -73,10 +73,11 @@ import sys
 for name in ("fastapi", "uvicorn", "starlette", "prometheus_client", "mcp"):
     sys.modules[name] = None  # importing them raises ImportError, as when not installed
 from rolemem.cli.main import _parser
-from rolemem.service.core.settings import ServiceSettings
-args = _parser().parse_args(["serve"])
-assert args.max_body_bytes == ServiceSettings().max_body_bytes, args.max_body_bytes
-assert args.webhook_backoff == ServiceSettings().webhook_backoff, args.webhook_backoff
+from rolemem.service.core.settings import ServiceSettings, from_flags
+settings = from_flags(_parser().parse_args(["serve", "--max-batch", "7"]))
+assert settings.max_body_bytes == ServiceSettings().max_body_bytes, settings.max_body_bytes
+assert settings.webhook_backoff == ServiceSettings().webhook_backoff, settings.webhook_backoff
+assert settings.max_batch == 7, settings.max_batch
 assert not any(name in sys.modules and sys.modules[name] for name in ("fastapi", "uvicorn"))
 """
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -232,7 +232,8 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _naive_times(schema: Any) -> None:
     if isinstance(schema, dict):
-        if schema.get("format") == "date-time":
+        # a game time (every date-time but the service's own clock, ServiceTime)
+        if schema.get("format") == "date-time" and not schema.pop("x-utc-offset", False):
             del schema["format"]
             # the pattern's own bounds: 2021-02-21T12:00 to 2021-02-21T12:00:00.000000
             schema.update(pattern=NAIVE_TIME, minLength=16, maxLength=26)

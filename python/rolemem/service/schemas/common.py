@@ -8,7 +8,14 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
 
 # length limits (characters): ids and names, a player's message, a dialogue line, a memory
 ID_LENGTH = 128
@@ -70,7 +77,12 @@ def _with_offset(value: datetime) -> datetime:
 
 # a time of the service's own clock (when it ran, failed, will retry), never a game's: ISO
 # 8601 with the server's UTC offset, so a client in another zone reads the same moment
-ServiceTime = Annotated[datetime, AfterValidator(_with_offset)]
+# (x-utc-offset: the one date-time openapi_for_clients leaves RFC 3339, offset and all)
+ServiceTime = Annotated[
+    datetime,
+    AfterValidator(_with_offset),
+    WithJsonSchema({"type": "string", "format": "date-time", "x-utc-offset": True}),
+]
 
 
 def _not_text(value: Any) -> Any:
