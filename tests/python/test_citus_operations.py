@@ -501,7 +501,7 @@ def test_a_statement_a_shard_move_overtook_runs_again(citus_cluster, monkeypatch
 
     with PostgresEngine(url, max_size=1) as engine:
         rename(shard, "away")
-        monkeypatch.setattr("rolemem.engines.postgres.time.sleep", put_back)
+        monkeypatch.setattr("rolemem.retry.time.sleep", put_back)
         read = "select n from moved where user_id = $user_id"
         assert engine.run(read, {"user_id": "mumu"}) == [(1,)]
         assert len(waits) == 1

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engines.postgres import CITUS
 from ..memory_builder import history
+from ..retry import retry
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
@@ -280,15 +281,10 @@ class Recall:
         skipped (logged), never the answer."""
         statements = self._side_effects(queries, results)
         store = self.context.store
-        for attempt in range(1, 4):
-            try:
-                store.run_all(statements)
-                return
-            except store.conflicts as exc:
-                if attempt == 3:
-                    log.warning("recall side effects skipped after 3 conflicts: %s", exc)
-                    return
-                time.sleep(0.005 * attempt)
+        try:
+            retry(lambda: store.run_all(statements), attempts=3, on=store.conflicts, wait=0.005)
+        except store.conflicts as exc:
+            log.warning("recall side effects skipped after 3 conflicts: %s", exc)
 
     def _side_effects(
         self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]

@@ -8,11 +8,11 @@ import contextlib
 import functools
 import re
 import struct
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import LineError, PlayerRequiredError, RolememError
+from ..retry import retry
 from ..sql.imports import read_imports_in_place
 from ..sql.project import render_macro
 
@@ -359,15 +359,11 @@ class PostgresEngine:
         # one statement is its own transaction: one the server chose as a deadlock's victim (a
         # read meeting a config copy being replaced), or one a shard move overtook on Citus,
         # had no effect and runs again
-        for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
-            try:
-                return self._execute_once(text, params, error, settings, json_as_text)
-            except Exception as exc:
-                again = isinstance(exc, self.conflicts[0]) or self._moved_shard(exc)
-                if not again or attempt == _STATEMENT_ATTEMPTS:
-                    raise
-                time.sleep(0.01 * attempt)
-        raise AssertionError("unreachable")
+        return retry(
+            lambda: self._execute_once(text, params, error, settings, json_as_text),
+            attempts=_STATEMENT_ATTEMPTS,
+            on=lambda exc: isinstance(exc, self.conflicts[0]) or self._moved_shard(exc),
+        )
 
     def _moved_shard(self, exc: Exception) -> bool:
         """Citus: a statement planned against a shard's old placement, run on its worker after

@@ -18,7 +18,6 @@ import functools
 import logging
 import re
 import threading
-import time
 import weakref
 from collections.abc import Container, Iterable
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import duckdb
 
 from ..engines import duckdb_connect
+from ..retry import retry
 from ..sql.project import compose, render_macro, write_sql
 
 log = logging.getLogger(__name__)
@@ -537,23 +537,23 @@ def ensure_fresh(
     with contextlib.ExitStack() as held:
         for stripe in sorted({save_id % len(_STRIPES) for save_id in stale}):
             held.enter_context(_STRIPES[stripe])
-        for attempt in range(1, _ATTEMPTS + 1):
-            if attempt > 1:
-                stale = _stale(cur, stale)
-            try:
-                refresh(
-                    cur,
-                    list(stale),
-                    roles,
-                    {save_id for save_id, is_owned in stale.items() if is_owned},
-                )
-                return list(stale)
-            except duckdb.TransactionException:
-                if attempt == _ATTEMPTS:
-                    raise
-                log.debug("history refresh conflict on saves %s, retrying", list(stale))
-                time.sleep(0.01 * attempt)
-    return []
+
+        def refreshed() -> list[int]:
+            owned = {save_id for save_id, is_owned in stale.items() if is_owned}
+            refresh(cur, list(stale), roles, owned)
+            return list(stale)
+
+        def still_stale(_error: Exception, _attempt: int) -> None:
+            nonlocal stale
+            log.debug("history refresh conflict on saves %s, retrying", list(stale))
+            stale = _stale(cur, stale)
+
+        return retry(
+            refreshed,
+            attempts=_ATTEMPTS,
+            on=(duckdb.TransactionException,),
+            before_retry=still_stale,
+        )
 
 
 def chain_params(engine: Any, save_ids: list[int], user_id: str | None = None) -> dict[str, Any]:

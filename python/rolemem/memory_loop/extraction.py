@@ -281,7 +281,7 @@ class Extraction:
             with self.memory.store.transaction() as cur:
                 now = datetime.now()
                 retry_at = None
-                if retry_seconds is not None:
+                if retry_seconds is not None:  # stored, for every process: not rolemem.retry
                     failed, _ = self.backoff(cur, state)
                     wait = min(retry_seconds * 2 ** min(failed, 30), _LONGEST_BACKOFF)
                     retry_at = now + timedelta(seconds=wait)

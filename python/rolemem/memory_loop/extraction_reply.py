@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from ..errors import RolememError
+from ..retry import retry
 from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .llm import ChatModel, LLMError
 
@@ -166,28 +167,31 @@ def ask(
     reply is answered with the problem so the next attempt can correct it. A failed call
     (LLMError) is tried again too, unless not `retry_errors`: then it ends the attempt at
     once (the caller retries after a back-off: one attempt, one failing call)."""
-    problem = "no attempt"
-    for attempt in range(1, max_attempts + 1):
-        try:
-            text = llm.complete(messages)
-        except LLMError as exc:
-            problem = str(exc)
-            if not retry_errors:
-                raise ExtractionError(f"{what} failed: {problem}") from None
-            log.warning("%s: attempt %d/%d: %s", what, attempt, max_attempts, problem)
-            continue
+
+    def reply() -> ReplyModel:
+        nonlocal messages
+        text = llm.complete(messages)
         try:
             return parse_reply(text, model)
-        except ValueError as exc:
-            problem = str(exc)
-            log.warning("%s: attempt %d/%d: %s", what, attempt, max_attempts, problem)
-            correction = f"{problem}。请只输出一个符合格式的 JSON 对象。"
+        except ValueError as exc:  # the next call sees its reply and the problem, to correct it
+            correction = f"{exc}。请只输出一个符合格式的 JSON 对象。"
             messages = [
                 *messages,
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": correction},
             ]
-    raise ExtractionError(f"{what} failed after {max_attempts} LLM calls: {problem}")
+            raise
+
+    def logged(exc: Exception, attempt: int) -> None:
+        log.warning("%s: attempt %d/%d: %s", what, attempt, max_attempts, exc)
+
+    retried = (ValueError, LLMError) if retry_errors else (ValueError,)
+    try:  # no pause: the client's own retries wait for a server that failed
+        return retry(reply, attempts=max_attempts, on=retried, wait=0, before_retry=logged)
+    except (LLMError, ValueError) as exc:
+        once = isinstance(exc, LLMError) and not retry_errors
+        failed = "failed" if once else f"failed after {max_attempts} LLM calls"
+        raise ExtractionError(f"{what} {failed}: {exc}") from None
 
 
 def extract(

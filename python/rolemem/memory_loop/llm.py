@@ -165,7 +165,7 @@ class OpenAICompatibleLLM:
             base_url=base_url,
             api_key=key,
             timeout=timeout,
-            max_retries=max_retries,
+            max_retries=max_retries,  # its own (429, 5xx, Retry-After): not rolemem.retry
             http_client=_deadline_client(timeout),
         )
 

@@ -171,6 +171,7 @@ class ExtractionQueue:
         failures, retry_at = backoff
         if self._closed or retry_at is None or failures >= self._retries or key in self._waiting:
             return
+        # a timer to the stored next_attempt_at, holding no worker: not rolemem.retry
         delay = max(0.0, (retry_at - datetime.now()).total_seconds())
         timer = threading.Timer(delay, self._retry, (key,))
         timer.daemon = True

@@ -35,6 +35,7 @@ from ...errors import BusyError, NotFoundError, RolememError
 from ...memory_builder import history
 from ...memory_loop import MemoryLoop
 from ...memory_loop.llm import ChatModel
+from ...retry import retry
 from ...sql import cancel
 from ...turn.companion import Companion
 from . import idempotency
@@ -182,16 +183,15 @@ class Store:
         """`function(cur, ...)` in one transaction (under the write lock on DuckDB, one writer
         per file); retried when it met another thread's or process's conflicting write (a
         history refresh, a recall's bookkeeping, an append to the same save)."""
-        for attempt in range(1, _WRITE_ATTEMPTS + 1):
-            try:
-                with self._writer(), self.engine.transaction() as cur:
-                    return function(cur, *args, **kwargs)
-            except self.engine.conflicts:
-                if attempt == _WRITE_ATTEMPTS:
-                    raise BusyError(
-                        "the store is busy with a conflicting write; try again"
-                    ) from None
-        raise AssertionError("unreachable")
+
+        def once() -> T:
+            with self._writer(), self.engine.transaction() as cur:
+                return function(cur, *args, **kwargs)
+
+        try:
+            return retry(once, attempts=_WRITE_ATTEMPTS, on=self.engine.conflicts)
+        except self.engine.conflicts:
+            raise BusyError("the store is busy with a conflicting write; try again") from None
 
     def _writer(self) -> contextlib.AbstractContextManager[Any]:
         """DuckDB's one writer per file; PostgreSQL's transactions lock what they change."""

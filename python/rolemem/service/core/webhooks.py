@@ -189,7 +189,7 @@ class Webhooks:
         self, url: str, event: dict[str, Any], attempts: int, replayed: bool, error: str
     ) -> None:
         self.last_error = error
-        if attempts <= self._retries:
+        if attempts <= self._retries:  # a due time in the queue, not rolemem.retry's blocking wait
             self.counts["retried"] += 1
             delay = self._backoff * 2 ** (attempts - 1)
             self._queue(url, event, attempts=attempts, replayed=replayed, delay=delay)
