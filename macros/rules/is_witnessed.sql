@@ -16,7 +16,7 @@
     ) -%}
     (
         coalesce({{ witnesses }}.is_omniscient, false)
-        or ({{ line }}.present_role_ids is null and {{ line }}.present_script_role_ids is null)
+        or not {{ says_presence(line) }}
         or coalesce({{ line }}.role_id = {{ target }}.target_role_id, false)
         or coalesce({{ line }}.script_role_id = {{ target }}.target_script_role_id, false)
         or coalesce({{ list_has(

@@ -86,6 +86,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "list_has": ("sample.a", "sample.b"),
     "lists_overlap": ("sample.a", "sample.b"),
     "is_witnessed": ("sample", "sample", "sample"),
+    "says_presence": ("sample",),
     "list_length": ("sample.a",),
     "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
     "list_of_rows": ("sample", "sample.a"),

@@ -318,6 +318,29 @@ def test_other_speakers_reach_the_llm_as_background_not_as_the_characters_acts(c
     )
 
 
+def test_presence_said_once_deep_in_the_chain_keeps_the_absent_character_out(con, server):
+    # 祁煜 (role 1) leaves in turn 1: only role 2 is present from then on (inherited), so he
+    # witnesses only his own lines; the chain says so on that one line only, far behind the
+    # second batch's lines, and the plan must still apply it (a chain that says no presence
+    # is planned without it)
+    dialogue = Dialogue(con)
+    dialogue.turn(0)
+    left = dialogue.say("user", "玩家第1句")
+    con.execute("update line set present_role_ids = '[2]' where id = ?", [left])
+    dialogue.say("assistant", "祁煜第1句", role_id=1, name="祁煜")
+    for n in range(2, 20):
+        dialogue.turn(n)
+    loop = make_loop(con, server)
+    server.push(reply("第一批"), reply("第二批"))
+    assert observe(loop).extracted_turns == 10
+    for n in range(20, 30):
+        dialogue.turn(n)
+    assert observe(loop).extracted_turns == 10
+    first, second = (request["messages"][1]["content"] for request in server.requests)
+    assert "玩家第0句" in first and "玩家第1句" not in first and "祁煜第1句" in first
+    assert "玩家" not in second and all(f"祁煜第{n}句" in second for n in range(10, 20))
+
+
 # --- failures lose nothing ----------------------------------------------------------------
 
 

@@ -7,8 +7,11 @@
 -- all stay shown, is never sent again; a deleted memory cites nothing (it never comes back).
 -- With var loop_cuts false (a caller that found no batch cut on the chain: is_batch_cut),
 -- every line sent is covered, and the citations are not planned. A line the character did
--- not witness (macro is_witnessed) is not its to extract: it has no row.
+-- not witness (macro is_witnessed) is not its to extract: it has no row. With var
+-- loop_presence false (a caller that found no line of the chain saying who was present:
+-- says_presence) every line was witnessed, and presence is not planned.
 {%- set cuts = var('loop_cuts', true) %}
+{%- set presence = var('loop_presence', true) %}
 with
 
 observations as (
@@ -23,9 +26,11 @@ extracted_lines as (
     select * from {{ ref('stg_app__memory_extracted_lines') }}
 ),
 
-witnesses as (
-    select * from {{ ref('int_role_witnesses') }}
-),
+{% if presence %}
+    witnesses as (
+        select * from {{ ref('int_role_witnesses') }}
+    ),
+{% endif %}
 
 {% if cuts %}
     citations as (
@@ -68,7 +73,9 @@ final as (
         {% endif %}
         -- sent by a batch whose last line is off this chain: a memory of it may be cut off
         extracted_lines.batch_last_line_id is not null
-        and batch_ends.line_id is null as is_batch_cut
+        and batch_ends.line_id is null as is_batch_cut,
+        -- the chain says who was present here: the plan must apply presence
+        {{ says_presence('turns') }} as says_presence
     from observations
     inner join turns
         on turns.save_id = observations.save_id
@@ -88,11 +95,15 @@ final as (
                 and cited.target_key = observations.target_key
                 and cited.line_id = turns.line_id
     {% endif %}
-    left join witnesses
-        on witnesses.role_id = observations.target_role_id
+    {% if presence %}
+        left join witnesses
+            on witnesses.role_id = observations.target_role_id
+    {% endif %}
     where
         turns.turn_number > 0
-        and {{ is_witnessed('turns', 'observations', 'witnesses') }}
+        {% if presence %}
+            and {{ is_witnessed('turns', 'observations', 'witnesses') }}
+        {% endif %}
 )
 
 select * from final

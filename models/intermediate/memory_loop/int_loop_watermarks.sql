@@ -5,6 +5,8 @@
 -- another branch, so both find those lines covered and send only their own. The context
 -- window starts after it. has_cut: a line of the chain was sent by a batch whose last line is
 -- off it, so a memory may have been cut off the chain (var loop_cuts plans for it).
+-- has_presence: a line of the chain says who was present, so a character may not have
+-- witnessed every line (var loop_presence plans for it).
 with
 
 observations as (
@@ -24,7 +26,8 @@ covered as (
             'case when is_covered then line_id end',
             'case when is_covered then line_position end'
         ) }} as watermark_line_id,
-        bool_or(is_batch_cut) as has_cut
+        bool_or(is_batch_cut) as has_cut,
+        bool_or(says_presence) as has_presence
     from coverage
     group by save_id, target_key
 ),
@@ -35,7 +38,8 @@ final as (
         observations.target_key,
         covered.watermark_line_id,
         coalesce(covered.watermark_position, -1) as watermark_position,
-        coalesce(covered.has_cut, false) as has_cut
+        coalesce(covered.has_cut, false) as has_cut,
+        coalesce(covered.has_presence, false) as has_presence
     from observations
     left join covered
         on

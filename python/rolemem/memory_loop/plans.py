@@ -119,10 +119,16 @@ class Plans:
                     now.append(index)
             distinct = [observations[index] for index in first.values()]
             by_key = self._planned(plan_sql(store.name), chains, distinct)
-            # where a memory was cut off the chain the lean plan does not hold: plan in full
-            cut = [o for o in distinct if by_key[_character(o)]["has_cut"]]
-            if cut:
-                by_key.update(self._planned(plan_sql(store.name, cuts=True), chains, cut))
+            # where a memory was cut off the chain, or a line says who was present, the lean
+            # plan does not hold: plan again with what it needs
+            variants: dict[tuple[bool, bool], list[Mapping[str, Any]]] = {}
+            for o in distinct:
+                lean = by_key[_character(o)]
+                if lean["has_cut"] or lean["has_presence"]:
+                    variants.setdefault((lean["has_cut"], lean["has_presence"]), []).append(o)
+            for (cuts, presence), again in variants.items():
+                sql = plan_sql(store.name, cuts=cuts, presence=presence)
+                by_key.update(self._planned(sql, chains, again))
             for index in now:
                 plans[index] = by_key[_character(observations[index])]
             for params in distinct:

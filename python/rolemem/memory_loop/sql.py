@@ -151,8 +151,10 @@ select
     tips.tip_line_id as chain_tip_line_id,
     marks.batch_last_line_ids,
     coalesce(extracted.extracted_line_count, 0) as extracted_line_count,
-    -- the lean plan holds only where no memory was cut off the chain: else plan in full
-    coalesce(watermarks.has_cut, false) as has_cut
+    -- the lean plan holds only where no memory was cut off the chain and no line says who
+    -- was present: else plan in full
+    coalesce(watermarks.has_cut, false) as has_cut,
+    coalesce(watermarks.has_presence, false) as has_presence
 from int_loop_observations as observations
 left join (
     select
@@ -179,8 +181,7 @@ left join (
     from int_loop_observations as observed
     inner join int_lines_chained_to_root as chain
         on chain.save_id = observed.save_id
-    left join int_role_witnesses as witnesses
-        on witnesses.role_id = observed.target_role_id
+    {witnesses}
     left join int_loop_watermarks as marks
         on marks.save_id = observed.save_id and marks.target_key = observed.target_key
     left join int_loop_context_windows as starts
@@ -217,6 +218,11 @@ left join (
 """
 
 
+# the target role's row of what macro is_witnessed reads (the presence variant only)
+_WITNESSES_JOIN = """left join int_role_witnesses as witnesses
+        on witnesses.role_id = observed.target_role_id"""
+
+
 _BATCH_FIELDS = (
     "batch_index",
     "reason",
@@ -235,8 +241,9 @@ _BATCH_FIELDS = (
 
 # a chain line as the memory builder reads it, with its position and time, and whether the
 # character witnessed it (extraction sends it only then; the rest of the presence rule is
-# applied here, not again by the builder: its presence is not read)
-def _line_fields(engine: str) -> list[tuple[str, str]]:
+# applied here, not again by the builder: its presence is not read); without `presence` (no
+# line of the chain says who was present) every line was witnessed
+def _line_fields(engine: str, presence: bool) -> list[tuple[str, str]]:
     return [
         ("line_position", "chain.line_position"),
         ("id", "chain.line_id"),
@@ -248,19 +255,23 @@ def _line_fields(engine: str) -> list[tuple[str, str]]:
         ("created_at", "chain.created_at"),
         (
             "is_witnessed",
-            render_macro("is_witnessed", "chain", "observed", "witnesses", engine=engine),
+            render_macro("is_witnessed", "chain", "observed", "witnesses", engine=engine)
+            if presence
+            else "true",
         ),
     ]
 
 
 @functools.cache  # composed once per engine and variant
-def plan_sql(engine: str, cuts: bool = False) -> str:
+def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     """The plan of a batch of observations (the loop's models over their saves' chains): on
     DuckDB the chains and tips are the write-time tables; an engine that keeps none
     (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history). `cuts`: the
-    full variant, which reads what cites each chain line (var loop_cuts); the lean one holds
-    where no memory was cut off the chain and says where one may have been (`has_cut`: model
-    int_loop_watermarks), for those to be planned in full."""
+    variant which reads what cites each chain line (var loop_cuts); `presence`: the one which
+    decides which lines the character witnessed (var loop_presence). The lean plan (neither)
+    holds where no memory was cut off the chain and no line of it says who was present, and
+    says where either may not hold (`has_cut`, `has_presence`: model int_loop_watermarks), for
+    those to be planned again with it."""
     chains = (
         {"int_lines_chained_to_root": _CHAIN_SQL, "source_role": history.ROLES_SQL}
         if engine == "duckdb"
@@ -275,13 +286,16 @@ def plan_sql(engine: str, cuts: bool = False) -> str:
         batches=render_macro(
             "list_of_objects", [(f, f) for f in _BATCH_FIELDS], "batch_index", engine=engine
         ),
-        lines=render_macro("list_of_objects", _line_fields(engine), "line_position", engine=engine),
+        lines=render_macro(
+            "list_of_objects", _line_fields(engine, presence), "line_position", engine=engine
+        ),
+        witnesses=_WITNESSES_JOIN if presence else "",
     )
     return compose(
         (
             "int_loop_batches_due",
             "int_loop_context_windows",
-            "int_role_witnesses",
+            *(("int_role_witnesses",) if presence else ()),
             *tips,
         ),
         {
@@ -293,7 +307,7 @@ def plan_sql(engine: str, cuts: bool = False) -> str:
             "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
         },
         select,
-        {"loop_cuts": cuts},
+        {"loop_cuts": cuts, "loop_presence": presence},
         engine=engine,
     )
 
