@@ -87,6 +87,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "lists_overlap": ("sample.a", "sample.b"),
     "is_witnessed": ("sample", "sample", "sample"),
     "list_length": ("sample.a",),
+    "list_prepend": ("sample.a", "sample.b"),
     "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
     "list_of_rows": ("sample", "sample.a"),
     "list_text": ("sample.a",),
