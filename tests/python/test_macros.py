@@ -88,6 +88,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "is_witnessed": ("sample", "sample", "sample"),
     "says_presence": ("sample",),
     "list_length": ("sample.a",),
+    "list_prepend": ("sample.a", "sample.b"),
     "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
     "list_of_rows": ("sample", "sample.a"),
     "list_text": ("sample.a",),

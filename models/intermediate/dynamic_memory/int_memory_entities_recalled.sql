@@ -32,53 +32,33 @@ entities as (
     facts as (
         select * from {{ ref('int_memory_facts_resolved') }}
     ),
+    {#- var recall_fact_history false: no query of the batch holds a past word or a time
+        window (recall.py decides it from the bound tokens and texts), so no query reads
+        以前…现在… and the test below is not planned; without the variable it is, per query #}
+    {%- if var('recall_fact_history', true) %}
 
-    -- the slots the query's chain has facts for (current or not): their entities are replaced
-    fact_slots as (
-        select distinct
-            query_id,
-            subject,
-            attribute
-        from facts
-        union
-        select
-            query_id,
-            subject,
-            stated_attribute
-        from facts
-    ),
+        past_words as (
+            select * from {{ ref('memory_fact_past_words') }}
+        ),
 
-    past_words as (
-        select * from {{ ref('memory_fact_past_words') }}
-    ),
+        -- the queries that ask about an earlier time: a past word (以前, 原来 …) or a time window
+        past_query_rows as (
+            select queries.query_id
+            from queries
+            inner join past_words
+                on {{ list_has('queries.tokens', 'past_words.word') }}
+            {%- if var('recall_time_windows', true) %}
+                union
+                select query_id
+                from {{ ref('int_memory_query_time_windows') }}
+            {%- endif %}
+        ),
 
-    -- the queries that ask about an earlier time: a past word (以前, 原来 …) or a time window
-    past_query_rows as (
-        select queries.query_id
-        from queries
-        inner join past_words
-            on {{ list_has('queries.tokens', 'past_words.word') }}
-        {%- if var('recall_time_windows', true) %}
-            union
-            select query_id
-            from {{ ref('int_memory_query_time_windows') }}
-        {%- endif %}
-    ),
-
-    past_queries as (
-        select distinct query_id
-        from past_query_rows
-    ),
-
-    -- the value a current fact of a `one` slot replaced on the chain (if it differs)
-    previous_values as (
-        select
-            query_id,
-            ended_by_fact_id as fact_id,
-            value
-        from facts
-        where cardinality = 'one' and ended_by_fact_id is not null
-    ),
+        past_queries as (
+            select distinct query_id
+            from past_query_rows
+        ),
+    {%- endif %}
 
     current_facts as (
         select
@@ -89,22 +69,28 @@ entities as (
             '用户属性' as kind,
             facts.subject as entity_name,
             facts.attribute as keyword,
-            facts.subject || '的' || facts.attribute || '：' || case
-                when
-                    past_queries.query_id is not null and previous_values.value <> facts.value
-                    then '以前' || previous_values.value || '，现在' || facts.value
-                else facts.value
-            end as description,
+            facts.subject || '的' || facts.attribute || '：'
+            {%- if var('recall_fact_history', true) %}
+                -- replaced_value: what the fact replaced in its `one` slot on the chain
+                || case
+                    when
+                        past_queries.query_id is not null
+                        and facts.replaced_value <> facts.value
+                        then '以前' || facts.replaced_value || '，现在' || facts.value
+                    else facts.value
+                end
+            {%- else %}
+                || facts.value
+            {%- endif %} as description,
             facts.created_at as updated_at
         from facts
         inner join queries
             on queries.query_id = facts.query_id
-        left join past_queries
-            on past_queries.query_id = facts.query_id
-        left join previous_values
-            on
-                previous_values.query_id = facts.query_id
-                and previous_values.fact_id = facts.fact_id
+        {%- if var('recall_fact_history', true) %}
+            -- read by the description's case, in an if of its own
+            left join past_queries -- noqa: ST11
+                on past_queries.query_id = facts.query_id
+        {%- endif %}
         where facts.is_current
     ),
 {%- endif %}
@@ -126,13 +112,14 @@ scoped as (
             entities.agent_id = queries.agent_id
             and (entities.scope = 'official' or entities.user_id = queries.user_id)
     {%- if with_facts %}
-        left join fact_slots
-            on
-                fact_slots.query_id = queries.query_id
-                and entities.kind = '用户属性'
-                and fact_slots.subject = entities.entity_name
-                and fact_slots.attribute = entities.keyword
-        where fact_slots.query_id is null
+        -- the slots the query's chain has facts for (current or not): their entities are
+        -- replaced (the slot's attribute, or as a fact states it)
+        {{ anti_join(
+            'facts as slot_facts',
+            "slot_facts.query_id = queries.query_id and entities.kind = '用户属性'"
+            ~ ' and slot_facts.subject = entities.entity_name'
+            ~ ' and entities.keyword in (slot_facts.attribute, slot_facts.stated_attribute)'
+        ) }}
         union all
         select * from current_facts
     {%- endif %}

@@ -28,7 +28,8 @@ aliases as (
     select * from {{ ref('memory_fact_attribute_aliases') }}
 ),
 
--- the queried player's facts heard by the queried agent, each at its chain position
+-- the queried player's facts heard by the queried agent, each at its chain position, in its
+-- slot (the aliases) with the slot's cardinality
 on_chain as (
     select
         queries.query_id,
@@ -37,6 +38,7 @@ on_chain as (
         facts.attribute as stated_attribute,
         coalesce(aliases.attribute, facts.attribute) as attribute,
         facts.value,
+        coalesce(attributes.cardinality, 'one') as cardinality,
         facts.supersedes_json,
         facts.save_id,
         facts.line_id,
@@ -56,47 +58,37 @@ on_chain as (
             and chains.line_id = facts.line_id
     left join aliases
         on aliases.alias = facts.attribute
-    where queries.save_id is null or chains.line_id is not null
-),
-
-with_cardinality as (
-    select
-        on_chain.*,
-        coalesce(attributes.cardinality, 'one') as cardinality
-    from on_chain
     left join attributes
-        on attributes.attribute = on_chain.attribute
+        on attributes.attribute = coalesce(aliases.attribute, facts.attribute)
+    where queries.save_id is null or chains.line_id is not null
 ),
 
 -- the rule, once (macro resolve_facts): which fact ended each
 resolved as (
-    {{ resolve_facts('with_cardinality', 'query_id') }}
+    {{ resolve_facts('on_chain', 'query_id') }}
 ),
 
 final as (
     select
-        resolved.query_id,
-        resolved.fact_id,
-        resolved.subject,
-        resolved.stated_attribute,
-        resolved.attribute,
-        resolved.value,
-        resolved.cardinality,
-        resolved.supersedes_json,
-        resolved.save_id,
-        resolved.line_id,
-        resolved.line_ids_json,
-        resolved.batch_key,
-        resolved.ended_by_fact_id,
-        enders.line_id as ended_at_line_id,
-        resolved.line_position,
-        resolved.ended_by_fact_id is null as is_current,
-        resolved.created_at
+        query_id,
+        fact_id,
+        subject,
+        stated_attribute,
+        attribute,
+        value,
+        cardinality,
+        supersedes_json,
+        save_id,
+        line_id,
+        line_ids_json,
+        batch_key,
+        ended_by_fact_id,
+        ended_at_line_id,
+        replaced_value,
+        line_position,
+        ended_by_fact_id is null as is_current,
+        created_at
     from resolved
-    left join with_cardinality as enders
-        on
-            enders.query_id = resolved.query_id
-            and enders.fact_id = resolved.ended_by_fact_id
 )
 
 select * from final

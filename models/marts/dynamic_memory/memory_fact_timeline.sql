@@ -32,6 +32,7 @@ on_chain as (
         facts.attribute as stated_attribute,
         coalesce(aliases.attribute, facts.attribute) as attribute,
         facts.value,
+        coalesce(attributes.cardinality, 'one') as cardinality,
         facts.supersedes_json,
         facts.line_id,
         facts.line_ids_json,
@@ -44,19 +45,12 @@ on_chain as (
         on chains.line_id = facts.line_id
     left join aliases
         on aliases.alias = facts.attribute
-),
-
-with_cardinality as (
-    select
-        on_chain.*,
-        coalesce(attributes.cardinality, 'one') as cardinality
-    from on_chain
     left join attributes
-        on attributes.attribute = on_chain.attribute
+        on attributes.attribute = coalesce(aliases.attribute, facts.attribute)
 ),
 
 resolved as (
-    {{ resolve_facts('with_cardinality', 'resolution_key') }}
+    {{ resolve_facts('on_chain', 'resolution_key') }}
 ),
 
 final as (
@@ -75,15 +69,11 @@ final as (
         resolved.stated_on_save_id,
         resolved.batch_key,
         resolved.ended_by_fact_id,
-        enders.line_id as ended_at_line_id,
+        resolved.ended_at_line_id,
         resolved.line_position,
         resolved.ended_by_fact_id is null as is_current,
         resolved.created_at
     from resolved
-    left join with_cardinality as enders
-        on
-            enders.resolution_key = resolved.resolution_key
-            and enders.fact_id = resolved.ended_by_fact_id
 )
 
 select * from final

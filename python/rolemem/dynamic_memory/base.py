@@ -107,6 +107,10 @@ class Context:
             self.time_expressions = tuple(
                 row[0] for row in cur.execute("select expression from time_expressions").fetchall()
             )
+            # a batch whose tokens hold none of these (and no time window) plans no 以前…现在…
+            self.past_words = frozenset(
+                row[0] for row in cur.execute("select word from memory_fact_past_words").fetchall()
+            )
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self.con, SETTING_SEEDS)
 

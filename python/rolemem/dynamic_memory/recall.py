@@ -238,8 +238,15 @@ class Recall:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text holds one of the seed's expressions (which window: the
-        model's). The models answer alike without these (every part, decided per query)."""
+        model's), the facts only for players with some and their 以前…现在… only when a query
+        holds a past word or a time window. The models answer alike without these (every
+        part, decided per query)."""
         store = self.context.store
+        time_windows = any(
+            expression in values["query_text"]
+            for values in inputs
+            for expression in self.context.time_expressions
+        )
         return {
             # the facts' models only for a batch whose players have facts (most have none)
             "recall_facts": bool(
@@ -259,11 +266,11 @@ class Recall:
             ),
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
-            "recall_time_windows": any(
-                expression in values["query_text"]
-                for values in inputs
-                for expression in self.context.time_expressions
-            ),
+            "recall_time_windows": time_windows,
+            # 以前…现在… only for a batch with a query about an earlier time: a past word
+            # among its tokens (seed memory_fact_past_words, as the model tests) or a window
+            "recall_fact_history": time_windows
+            or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
 
     def _query_vector(self, text: str | None, vector: list[float] | None = None) -> dict[str, Any]:

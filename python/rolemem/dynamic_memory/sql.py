@@ -270,9 +270,8 @@ order by queries.query_id
 # The facts on the chain a later one ended: never recalled, counted for the trace; only when a
 # player of the batch has facts (var recall_facts), else none of their models is planned.
 _SUPERSEDED_JOIN = """left join (
-    select query_id, count(*) as fact_count
+    select query_id, count(*) filter (where not is_current) as fact_count
     from int_memory_facts_resolved
-    where not is_current
     group by query_id
 ) as superseded on superseded.query_id = queries.query_id"""
 # Every scored candidate as a list, best first: only when asked (log or explain); building
