@@ -138,6 +138,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "store_table_names": (),
     "count_memories": (),
     "staged_memory_rows": ("memory_event", "official_event"),
+    "union_official": ("memory_event", "official_event"),
     "prompt_from_lines": ("lines",),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a

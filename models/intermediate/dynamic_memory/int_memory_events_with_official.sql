@@ -1,7 +1,6 @@
--- The players' event memories and the designers' official ones (tables of their own: on
--- Citus reference tables, read on every player's shard): every reader of both reads this
--- union, the one place official rows join the players'. The two staging models have the same
--- columns in the same order.
+-- The players' event memories and the designers' official ones, as macro union_official
+-- appends them (the one place official rows join the players'): every reader of both reads
+-- this model.
 with
 
 players as (
@@ -13,9 +12,7 @@ official as (
 ),
 
 final as (
-    select * from players
-    union all
-    select * from official
+    {{ union_official('players', 'official') }}
 )
 
 select * from final

@@ -154,11 +154,11 @@ def with_official(
 
 # The events one player's queries can reach (the vector cache loads exactly these), by the
 # table holding their vectors, bound with one-element lists: the union of
-# int_memory_events_with_official written out (a per-turn read; binding the staging models'
-# columns would treble its planning), each part beside its own vectors. One id sequence names
-# an event of either table, and an event's vectors are in its own table's twin, so the pairs
-# hold what the union joined to the union of the vectors does, without a lookup of every
-# player event in the designers' table (PostgreSQL: +17 % on 20,000 events).
+# int_memory_events_with_official written out (a per-turn read), each part beside its own
+# vectors. One id sequence names an event of either table, and an event's vectors are in its
+# own table's twin, so the pairs hold what the union joined to the union of the vectors does,
+# without a lookup of every player event in the designers' table (reading the union models
+# costs PostgreSQL 9 -> 33-41 ms on 20,000 events: docs/decisions/official-memories.md).
 # test_rules_in_sql's dense parity test holds it equal to the models.
 PLAYER_EVENTS = {
     "memory_event_embedding": _players_own("memory_event"),

@@ -34,6 +34,7 @@ from ..character_memory import (
     StoredRecallSession,
 )
 from ..dynamic_memory import MemoryInputError, QueryResponse, checked_text, naive_time
+from ..dynamic_memory.sql import with_official
 from ..engines import duckdb_connect
 from ..errors import ConflictError
 from ..memory_builder import build_memory, build_memory_for_save, saves
@@ -60,25 +61,28 @@ _PLAYER_LINE = {
 
 @functools.cache  # rendered once per engine
 def _descriptions_sql(engine: str) -> str:
-    """The recalled events' descriptions (a turn's trace): the agent's official ones and the
-    player's (on Citus, the read names the player $user_id: macro player_filter, one shard;
-    official events are a reference table there)."""
-    player = render_macro("player_filter", "user_id", engine=engine)
+    """The recalled events' descriptions (a turn's trace): int_memory_events_with_official's,
+    the agent's official ones and the player's (on Citus, the read names the player $user_id:
+    macro player_filter, one shard; official events are a reference table there)."""
     recalled = "id in (select unnest(cast($ids as bigint[])))"
-    # a player's event's source lines (memory_event_line), in id order
+    player = render_macro("player_filter", "user_id", engine=engine)
+    # a player's event's source lines (memory_event_line), in id order; an official event has
+    # none (ids are unique across both tables)
     lines = (
         "(select array_agg(source.line_id order by source.line_id) "
-        "from memory_event_line as source where source.event_id = memory_event.id and "
+        "from memory_event_line as source where source.event_id = events.event_id and "
         + render_macro("player_filter", "source.user_id", engine=engine)
         + ")"
     )
-    # the union of int_memory_events_with_official written out (a per-turn read: binding the
-    # staging models' columns would treble its planning); test_rules_in_sql holds it equal
-    return (
-        "select id, description, save_id, cast(null as bigint[]) as line_ids "
-        f"from official_event where {recalled} "
-        f"union all select id, description, save_id, {lines} as line_ids "
-        f"from memory_event where {recalled} and {player}"
+    return with_official(
+        "int_memory_events_with_official",
+        f"select event_id as id, description, save_id, {lines} as line_ids "
+        "from int_memory_events_with_official as events",
+        {
+            "source_memory_event": f"select * from memory_event where {recalled} and {player}",
+            "source_official_event": f"select * from official_event where {recalled}",
+        },
+        engine=engine,
     )
 
 
