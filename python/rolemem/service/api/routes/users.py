@@ -44,6 +44,9 @@ AgentQuery = Annotated[
     str | None,
     Query(min_length=1, max_length=ID_LENGTH, description="Only this agent's memories."),
 ]
+# the character and the save a listing of what it holds is read for (timeline, facts, knowledge)
+AgentRequired = Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")]
+SaveQuery = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The save being played.")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
 
@@ -127,10 +130,8 @@ async def list_saves(
 async def timeline(
     request: Request,
     user_id: UserId,
-    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
-    save_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
-    ] = None,
+    agent_id: AgentRequired,
+    save_id: SaveQuery = None,
 ) -> Any:
     store = _store(request)
 
@@ -155,10 +156,8 @@ async def timeline(
 async def facts(
     request: Request,
     user_id: UserId,
-    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
-    save_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
-    ] = None,
+    agent_id: AgentRequired,
+    save_id: SaveQuery = None,
     history: Annotated[bool, Query(description="Also the values a later fact ended.")] = False,
 ) -> Any:
     store = _store(request)
@@ -184,10 +183,8 @@ async def facts(
 async def knowledge(
     request: Request,
     user_id: UserId,
-    agent_id: Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")],
-    save_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The save being played.")
-    ] = None,
+    agent_id: AgentRequired,
+    save_id: SaveQuery = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Events at most.")] = 10,
 ) -> Any:
     store = _store(request)
