@@ -1,78 +1,33 @@
 -- One row per save x fact on the save's current chain: each slot's values in chain order,
--- which fact and line ended each, and which are current at the save's tip (the rule: macro
--- resolve_facts, as a turn resolves them). A fact of another branch is on that branch's saves
--- only.
+-- which fact and line ended each, and which are current at the save's tip (model
+-- int_save_facts_resolved, the rule a turn reads). A fact of another branch is on that
+-- branch's saves only.
 with
 
-facts as (
-    select * from {{ ref('stg_app__memory_facts') }}
-),
-
-chains as (
-    select * from {{ ref('int_lines_chained_to_root') }}
-),
-
-attributes as (
-    select * from {{ ref('memory_fact_attributes') }}
-),
-
-aliases as (
-    select * from {{ ref('memory_fact_attribute_aliases') }}
-),
-
-on_chain as (
-    select
-        chains.save_id,
-        facts.agent_id,
-        facts.user_id,
-        -- one resolution per save x character (text: one key for the rule's windows)
-        cast(chains.save_id as varchar) || ':' || facts.agent_id as resolution_key,
-        facts.fact_id,
-        facts.subject,
-        facts.attribute as stated_attribute,
-        coalesce(aliases.attribute, facts.attribute) as attribute,
-        facts.value,
-        coalesce(attributes.cardinality, 'one') as cardinality,
-        facts.supersedes_json,
-        facts.line_id,
-        facts.line_ids_json,
-        facts.save_id as stated_on_save_id,
-        facts.batch_key,
-        facts.created_at,
-        chains.line_position
-    from facts
-    inner join chains
-        on chains.line_id = facts.line_id
-    left join aliases
-        on aliases.alias = facts.attribute
-    left join attributes
-        on attributes.attribute = coalesce(aliases.attribute, facts.attribute)
-),
-
 resolved as (
-    {{ resolve_facts('on_chain', 'resolution_key') }}
+    select * from {{ ref('int_save_facts_resolved') }}
 ),
 
 final as (
     select
-        resolved.save_id,
-        resolved.agent_id,
-        resolved.user_id,
-        resolved.fact_id,
-        resolved.subject,
-        resolved.stated_attribute,
-        resolved.attribute,
-        resolved.value,
-        resolved.cardinality,
-        resolved.line_id,
-        resolved.line_ids_json,
-        resolved.stated_on_save_id,
-        resolved.batch_key,
-        resolved.ended_by_fact_id,
-        resolved.ended_at_line_id,
-        resolved.line_position,
-        resolved.ended_by_fact_id is null as is_current,
-        resolved.created_at
+        save_id,
+        agent_id,
+        user_id,
+        fact_id,
+        subject,
+        stated_attribute,
+        attribute,
+        value,
+        cardinality,
+        line_id,
+        line_ids_json,
+        stated_on_save_id,
+        batch_key,
+        ended_by_fact_id,
+        ended_at_line_id,
+        line_position,
+        is_current,
+        created_at
     from resolved
 )
 

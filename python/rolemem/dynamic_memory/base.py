@@ -159,8 +159,6 @@ class Context:
         create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
-        with self.con.cursor() as cur:
-            ensure_tables(cur)
         with duckdb_connect.transaction(self.con) as cur:
             _reindex_terms_once(cur)
             record_batch_lines_once(cur)
@@ -186,6 +184,8 @@ class Context:
         for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self.con, seed)
+        with self.con.cursor() as cur:  # the history's tables read the seeds of facts' slots
+            ensure_tables(cur)
 
     def _check_tables(self) -> None:
         """A store opened read-only must already have every table recall reads."""
@@ -193,7 +193,7 @@ class Context:
             tables = {
                 row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
             }
-        from ..memory_builder.history import TABLES as HISTORY_TABLES
+        from ..memory_builder.history import WRITE_TIME_TABLES as HISTORY_TABLES
         from ..schema.memory import MEMORY_TABLES
 
         needed = {t.name for t in MEMORY_TABLES} | {

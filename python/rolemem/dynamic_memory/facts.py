@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..errors import NotFoundError
+from ..memory_builder import history
 from ..schema.memory import MemoryFact
 from ..sql.project import write_sql
 from .base import Context
@@ -135,6 +136,8 @@ class Facts:
         with store.transaction() as cur:
             inserted = cur.execute(write_sql("insert_memory_fact", engine=store.name), row)
             found = inserted.fetchone()
+            if store.name == "duckdb":
+                history.refresh_facts(cur, str(row["user_id"]), str(row["agent_id"]))
         assert found is not None  # insert ... returning answers one row
         return int(found[0])
 
@@ -162,7 +165,7 @@ class Facts:
         """The player's fact `fact_id` archived (reason `deleted`) and removed: the value stated
         before it on each chain is current again. Its id."""
         self.context.writable()
-        self._own_fact(user_id, fact_id)
+        fact = self._own_fact(user_id, fact_id)
         store = self.context.store
         with store.transaction() as cur:
             cur.execute(
@@ -178,6 +181,8 @@ class Facts:
                 write_sql("delete_memories", "memory_fact", "id", engine=store.name),
                 {"ids": [fact_id]},
             ).fetchall()
+            if store.name == "duckdb":
+                history.refresh_facts(cur, user_id, fact["agent_id"])
         return fact_id
 
     def _own_fact(self, user_id: str, fact_id: Any) -> dict[str, Any]:

@@ -275,6 +275,8 @@ def forget(
             ).fetchall()
             if purge:
                 _add(deleted, {"memory_fact": len(gone)})
+            if engine == "duckdb":  # the earlier values on each chain are current again
+                history.refresh_facts(cur, user_id, agent_id)
         if purge:
             for table, key in (("memory_archive", "archived"), ("memory_recall_log", "recall_log")):
                 gone = cur.execute(

@@ -186,7 +186,7 @@ def engine_sources(engine: str) -> dict[str, str]:
         "player_filter", "user_id", history.PLAYER, engine=engine
     )
     return {
-        **{name: sql for name, sql in _SOURCES.items() if name != "int_lines_chained_to_root"},
+        **{name: sql for name, sql in _SOURCES.items() if name not in _WRITE_TIME},
         **_reachable(player),
         **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
@@ -199,14 +199,22 @@ def engine_sources(engine: str) -> dict[str, str]:
     }
 
 
+# the write-time tables DuckDB keeps per save (memory_builder.history); another engine computes
+# them in the statement
+_WRITE_TIME = ("int_lines_chained_to_root", "int_save_facts_resolved")
+
 # The store narrowed to the batch's agents and players before any model reads it (plain
 # filters DuckDB pushes into each scan).
 _SOURCES = {
     **_reachable(),
-    # the queried saves' current chains (write-time table, refreshed before the query)
-    "int_lines_chained_to_root": """
-        select * from main.int_lines_chained_to_root
-        where list_contains(cast($save_id as bigint[]), save_id)""",
+    # the queried saves' current chains and the facts resolved on them (write-time tables,
+    # refreshed before the query)
+    **{
+        table: f"""
+        select * from main.{table}
+        where list_contains(cast($save_id as bigint[]), save_id)"""
+        for table in _WRITE_TIME
+    },
     # what numpy computed over each player's vectors (vector_cache): the dense candidates,
     # registered on the cursor for this statement, and the cosines' statistics, bound
     "int_memory_query_dense_candidates": """

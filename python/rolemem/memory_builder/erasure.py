@@ -88,6 +88,17 @@ def player_save_ids(cur: Any, user_id: str) -> list[int]:
     return [row[0] for row in cur.execute(_PLAYER_SAVES_SQL, {"user_id": user_id}).fetchall()]
 
 
+def _owners(cur: Any, save_ids: Sequence[int]) -> list[str]:
+    return [
+        row[0]
+        for row in cur.execute(
+            "select distinct user_id from save "
+            "where list_contains(cast($save_ids as bigint[]), id) and user_id is not null",
+            {"save_ids": list(save_ids)},
+        ).fetchall()
+    ]
+
+
 def erase_step(
     cur: Any, save_ids: Sequence[int], *, user_id: str | None = None, engine: str = "duckdb"
 ) -> dict[str, int]:
@@ -102,6 +113,11 @@ def erase_step(
     statements = _erase_statements(engine)
     counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
+    if engine == "duckdb" and counts.get("memory_fact"):
+        # the facts gone end no value on the saves left (a parent sharing their lines)
+        owners = [user_id] if user_id is not None else _owners(cur, save_ids)
+        for owner in owners:
+            history.refresh_facts(cur, owner, None)
     counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"

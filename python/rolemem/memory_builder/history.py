@@ -20,7 +20,7 @@ import re
 import threading
 import weakref
 from collections.abc import Container, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -31,6 +31,16 @@ from ..sql.project import compose, render_macro, write_sql
 log = logging.getLogger(__name__)
 
 TABLES = ("int_lines_chained_to_root", "memory_messages", "int_save_history_tips")
+# The facts resolved on each save's chain (dynamic memory's model, a turn reads its rows): kept
+# with the chain where the store holds memories (a bare game database has no facts), after it
+# (it reads the stored chain). Fact writes refresh it too (dynamic_memory.facts).
+FACTS_TABLE = "int_save_facts_resolved"
+WRITE_TIME_TABLES = (*TABLES, FACTS_TABLE)
+
+
+def _tables(facts: bool) -> tuple[str, ...]:
+    return WRITE_TIME_TABLES if facts else TABLES
+
 
 # The saves' own lines and those of the saves they were forked from ($lineage_ids, see
 # `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
@@ -153,6 +163,10 @@ _STORED_CHAINS_SQL = """
     select * from main.int_lines_chained_to_root
     where list_contains(cast($save_ids as bigint[]), save_id)
 """
+_SAVES_FACTS_SQL = """
+    select * from memory_fact
+    where user_id in (select user_id from save where list_contains(cast($save_ids as bigint[]), id))
+"""
 _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
@@ -220,6 +234,14 @@ inner join int_save_history_tips as recorded
         )
 inner join line as first_line on first_line.id = walked.first_line_id
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
+"""
+# whether a line the append walked states a fact (the save's player's: an index seek)
+_NEW_LINES_FACTS_SQL = f"""
+select 1 from memory_fact
+where
+    user_id = (select user_id from save where id = $save_id)
+    and line_id in (select line_id from {_WALK})
+limit 1
 """
 # every character of the save (the batch model over the stored chain) with the first line and
 # index of its last stored message; a character speaking for the first time has none and is
@@ -313,10 +335,13 @@ def _append_statements(roles: bool) -> dict[str, str]:
     }
 
 
-def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bool) -> bool:
+def _append(
+    cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bool, facts: bool
+) -> bool:
     """Refresh a save that only gained lines at the end, inside the caller's transaction;
     False (nothing written) when it did not. `owned`: the save has a player (lines the game
-    wrote without one get it)."""
+    wrote without one get it); `facts`: the store keeps facts, re-resolved on the save when a
+    new line states one (a stretch reloaded away and back; a line just written states none)."""
     statements = _append_statements(roles)
     params = {"save_id": save_id}
     cur.execute(statements["walk"], params)
@@ -331,6 +356,12 @@ def _append(cur: duckdb.DuckDBPyConnection, save_id: int, roles: bool, owned: bo
     cur.execute(statements["delete_resumed"])
     cur.execute(statements["messages"], params)
     cur.execute(statements["tip"], {**params, "line_count": line_count + new_lines})
+    if facts and cur.execute(_NEW_LINES_FACTS_SQL, params).fetchall():
+        resolve = _statements(roles)[FACTS_TABLE]
+        chain = {"save_ids": [save_id], "lineage_ids": [save_id]}
+        cur.execute(write_sql("delete_save_rows", FACTS_TABLE), {"save_ids": [save_id]}).fetchall()
+        sql = write_sql("insert_from_query", FACTS_TABLE, resolve, True)
+        cur.execute(sql, duckdb_connect.used(sql, chain))
     return True
 
 
@@ -351,6 +382,12 @@ def _statements(roles: bool = True) -> dict[str, str]:
         "memory_messages": compose("memory_messages", stored, "select * from memory_messages"),
         "int_save_history_tips": compose(
             "int_save_history_tips", stored, "select * from int_save_history_tips"
+        ),
+        # the saves' players' facts over the stored chains
+        FACTS_TABLE: compose(
+            FACTS_TABLE,
+            {**stored, "source_memory_fact": _SAVES_FACTS_SQL},
+            f"select * from {FACTS_TABLE}",
         ),
     }
 
@@ -383,14 +420,26 @@ _NEWEST_HISTORY_COLUMNS = (
     "int_save_history_tips.user_name",
     "int_lines_chained_to_root.present_role_ids",
 )
+# what a store with memories holds for the facts' table: facts and the seeds of their slots
+_FACT_SOURCES = (
+    "memory_fact.line_id",
+    "memory_fact_attributes.attribute",
+    "memory_fact_attribute_aliases.alias",
+)
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
 where
     schema_name = 'main'
     and (
-        table_name in ('int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips')
+        table_name in (
+            'int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips',
+            'int_save_facts_resolved'
+        )
         and column_name in ('save_id', 'scene', 'user_name', 'present_role_ids')
+        or table_name = 'memory_fact' and column_name = 'line_id'
+        or table_name = 'memory_fact_attributes' and column_name = 'attribute'
+        or table_name = 'memory_fact_attribute_aliases' and column_name = 'alias'
         or table_name in ('save', 'line', 'role')
         and column_name in (
             'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
@@ -400,12 +449,25 @@ where
 """
 
 
-def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
+class Shape(NamedTuple):
+    """What a store holds that the history's refresh reads: a `role` table (a bare game
+    database may have none) and facts (a store with memories)."""
+
+    roles: bool
+    facts: bool
+
+
+_FULL = Shape(roles=True, facts=True)  # a store made by init-db
+
+
+def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
     """Create the write-time history tables (empty) where dbt has not built them yet; add the
     columns rolemem reads to the game's `save`, `line` and `role` tables where they lack them.
-    Returns whether the store has a `role` table (a bare game database may not)."""
+    Returns the store's shape."""
     found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
     roles = "role.id" in found
+    facts = set(_FACT_SOURCES) <= found
+    tables = _tables(facts)
     needed = {
         f"{table}.{column}"
         for table, columns in _APP_COLUMNS.items()
@@ -415,24 +477,31 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> bool:
     for column in sorted(needed - found):  # names and types from this module
         table, name = column.split(".")
         cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
-    existing = {column.split(".")[0] for column in found if column.endswith(".save_id")}
-    if existing and not set(_NEWEST_HISTORY_COLUMNS) <= found:
-        for table in TABLES:  # derived rows only: every save is rebuilt when next read
+    existing = {
+        column.split(".")[0]
+        for column in found
+        if column.endswith(".save_id") and column.split(".")[0] in tables
+    }
+    # a table missing beside the others (the facts' table, new) is rebuilt with them
+    if existing and not (set(_NEWEST_HISTORY_COLUMNS) <= found and set(tables) <= existing):
+        for table in tables:  # derived rows only: every save is rebuilt when next read
             cur.execute(write_sql("drop_table_if_exists", table))
         existing = set()
-    if set(TABLES) <= existing:
-        return roles
+    if set(tables) <= existing:
+        return Shape(roles, facts)
+    # the store changed shape (memories created, say): every connection checks it again
+    _CHECKED.clear()
     statements = _statements(roles)
     empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
     cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], empty))
-    for table in TABLES:
+    for table in tables:
         if table not in existing:  # names from this module, never from data
             sql = statements[table]
             cur.execute(
                 write_sql("create_table_from_query", table, sql, True),
                 duckdb_connect.used(sql, empty),
             )
-    return roles
+    return Shape(roles, facts)
 
 
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
@@ -461,22 +530,23 @@ def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> di
 def refresh(
     cur: duckdb.DuckDBPyConnection,
     save_ids: list[int],
-    roles: bool = True,
+    shape: Shape = _FULL,
     owned: Container[int] | None = None,
 ) -> None:
     """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt);
-    `roles`: the store has a `role` table (ensure_tables says); `owned`: the saves that have
-    a player (None: any may), whose lines the game wrote without one get it (an ownerless
-    save's stay null, with no statement spent on them)."""
+    `shape`: what the store holds (ensure_tables says); `owned`: the saves that have a player
+    (None: any may), whose lines the game wrote without one get it (an ownerless save's stay
+    null, with no statement spent on them)."""
     if not save_ids:
         return
+    roles, facts = shape
     statements = _statements(roles)
     cur.execute("begin")
     try:
         rebuilt = [
             save_id
             for save_id in save_ids
-            if not _append(cur, save_id, roles, owned is None or save_id in owned)
+            if not _append(cur, save_id, roles, owned is None or save_id in owned, facts)
         ]
         # a save another thread refreshed before this one took its lock has no new lines to
         # append: it is left as that thread made it, not rebuilt
@@ -489,7 +559,7 @@ def refresh(
         if filled:
             cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
-        for table in TABLES:
+        for table in _tables(facts):
             cur.execute(
                 write_sql("delete_save_rows", table, engine="duckdb"), {"save_ids": rebuilt}
             ).fetchall()
@@ -501,6 +571,39 @@ def refresh(
         raise
 
 
+# A player's facts heard by one agent (null: every agent), over the stored chains of the
+# player's saves: what a fact write re-resolves (refresh_facts)
+_PLAYER_FACTS = {
+    "int_lines_chained_to_root": """
+        select * from main.int_lines_chained_to_root
+        where save_id in (select id from save where user_id = $user_id)""",
+    "source_memory_fact": """
+        select * from memory_fact
+        where
+            user_id = $user_id
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
+}
+
+
+@functools.cache
+def _refresh_facts_statements() -> tuple[str, str]:
+    resolve = compose(FACTS_TABLE, _PLAYER_FACTS, f"select * from {FACTS_TABLE}")
+    return (
+        write_sql("delete_player_agent_rows", FACTS_TABLE),
+        write_sql("insert_from_query", FACTS_TABLE, resolve, True),
+    )
+
+
+def refresh_facts(cur: Any, user_id: str, agent_id: str | None) -> None:
+    """Re-resolve a player's facts heard by `agent_id` (None: every agent's) on each of the
+    player's saves, in the caller's transaction: DuckDB's facts table after a fact is written,
+    changed or deleted (facts are rolemem's own rows, so no read finds them stale)."""
+    params = {"user_id": user_id, "agent_id": agent_id}
+    delete, insert = _refresh_facts_statements()
+    cur.execute(delete, params).fetchall()
+    cur.execute(insert, params)
+
+
 # Refreshes of one save take its stripe's lock: two threads rebuilding the same save would
 # both insert its rows (inserts never conflict in DuckDB), leaving them twice.
 _STRIPES = [threading.Lock() for _ in range(64)]
@@ -510,7 +613,7 @@ _STRIPES = [threading.Lock() for _ in range(64)]
 # checked once, not before every refresh (a catalog scan each time); tables dropped since
 # (a demo store recreated) are made again when a read misses them. A store another process
 # changed is checked when opened.
-_CHECKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, bool] = weakref.WeakKeyDictionary()
+_CHECKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Shape] = weakref.WeakKeyDictionary()
 
 
 def ensure_fresh(
@@ -523,14 +626,14 @@ def ensure_fresh(
     writer is retried. `store`: the connection `cur` is a cursor of, if the caller has it (the
     tables are checked once per connection; else once per cursor)."""
     checked = cur if store is None else store
-    roles = _CHECKED.get(checked)
-    if roles is None:
-        roles = _CHECKED[checked] = ensure_tables(cur)
+    shape = _CHECKED.get(checked)
+    if shape is None:
+        shape = _CHECKED[checked] = ensure_tables(cur)
     wanted = None if save_ids is None else list(save_ids)
     try:
         stale = _stale(cur, wanted)
     except duckdb.CatalogException:
-        roles = _CHECKED[checked] = ensure_tables(cur)
+        shape = _CHECKED[checked] = ensure_tables(cur)
         stale = _stale(cur, wanted)
     if not stale:
         return []
@@ -540,7 +643,7 @@ def ensure_fresh(
 
         def refreshed() -> list[int]:
             owned = {save_id for save_id, is_owned in stale.items() if is_owned}
-            refresh(cur, list(stale), roles, owned)
+            refresh(cur, list(stale), shape, owned)
             return list(stale)
 
         def still_stale(_error: Exception, _attempt: int) -> None:
@@ -628,7 +731,7 @@ def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
     delete_save_rows). Counts per table."""
     if engine != "duckdb" or not save_ids:
         return {}
-    row = cur.execute(_EXISTING_TABLES_SQL, {"tables": list(TABLES)}).fetchone()
+    row = cur.execute(_EXISTING_TABLES_SQL, {"tables": list(WRITE_TIME_TABLES)}).fetchone()
     existing = set(row[0] or []) if row else set()
     return {
         table: len(
@@ -636,6 +739,6 @@ def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
                 write_sql("delete_save_rows", table, engine=engine), {"save_ids": save_ids}
             ).fetchall()
         )
-        for table in TABLES
+        for table in WRITE_TIME_TABLES
         if table in existing
     }

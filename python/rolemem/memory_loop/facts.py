@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..memory_builder import history
 from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply
 
@@ -67,13 +68,17 @@ def fact_rows(
 
 
 def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> list[int]:
-    """The facts inserted in the caller's transaction; their ids."""
+    """The facts inserted in the caller's transaction (on DuckDB re-resolved on the player's
+    saves there too); their ids."""
     sql = write_sql("insert_memory_fact", engine=engine)
     ids = []
     for row in rows:
         inserted = cur.execute(sql, dict(row)).fetchone()
         assert inserted is not None  # insert ... returning answers one row
         ids.append(inserted[0])
+    if engine == "duckdb":
+        for user_id, agent_id in sorted({(row["user_id"], row["agent_id"]) for row in rows}):
+            history.refresh_facts(cur, user_id, agent_id)
     return ids
 
 

@@ -126,7 +126,7 @@ def load_demo_into(db: str) -> int:
 def load_demo(path: str) -> None:
     """Recreate the application tables (keys restart at 1) and load the demo saves and the
     demo player memories into the DuckDB file `path`."""
-    from ..memory_builder.history import TABLES as HISTORY_TABLES
+    from ..memory_builder.history import WRITE_TIME_TABLES as HISTORY_TABLES
     from ..schema.memory import drop_memory_tables
 
     engine = engine_for(path)
