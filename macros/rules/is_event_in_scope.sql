@@ -4,7 +4,8 @@
     line, so its lines are all on the queried save's chain exactly when its last line is
     (`chain_line_id`: that line, joined from the query's chain, or null). Such an event shows,
     unless it is a replacement whose original shows there (`hidden_batch_key`: its batch,
-    joined from the batches a line of the chain hides, or null). An event cut off the chain
+    joined from the batches a line of the chain hides, or null; none: the players have no
+    replacement batch). An event cut off the chain
     (its last line on another branch of this dialogue tree: a fork, a regenerated reply, a
     reloaded-away stretch) never shows; the tree is the chain's first line
     (`root_line_id_on_chain`: the event's root line, joined from the query's chain, or null).
@@ -23,7 +24,10 @@
 ) -%}
     (
         {{ event }}.save_id is null
-        or ({{ chain_line_id }} is not null and {{ hidden_batch_key }} is null)
+        or (
+            {{ chain_line_id }} is not null
+            {%- if hidden_batch_key %} and {{ hidden_batch_key }} is null{% endif %}
+        )
         or (
             {{ query }}.memory_scope = 'player'
             and {{ root_line_id_on_chain }} is null

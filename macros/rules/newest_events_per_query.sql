@@ -4,6 +4,7 @@
     DuckDB ranks the player's events in one window. PostgreSQL reads them per query from the
     table's (agent_id, scope, user_id, created_at, id) index, newest first, and stops at
     timeline_size (a lateral LIMIT, which DuckDB does not allow): no sort of every event.
+    `hidden_batches` none: the players have no replacement batch.
 #}
 {% macro newest_events_per_query(
     queries, events, events_table, query_chains, hidden_batches
@@ -43,7 +44,11 @@
         {{ event_scope_joins(
             'queries.query_id', query_chains=query_chains, hidden_batches=hidden_batches
         ) | indent(4) }}
-        where {{ is_event_in_scope('events', 'queries') }}
+        where {{ is_event_in_scope(
+            'events',
+            'queries',
+            hidden_batch_key='hidden_batches.batch_key' if hidden_batches else none
+        ) }}
     ) as ranked
     -- a filter after the window, not QUALIFY: PostgreSQL has none
     where timeline_rank <= timeline_size
@@ -73,13 +78,15 @@
         )
     {%- endset %}
     {%- set hidden_batch_key -%}
-        (
-            select max(hidden_batches.batch_key)
-            from {{ hidden_batches }} as hidden_batches
-            where
-                hidden_batches.query_id = queries.query_id
-                and hidden_batches.batch_key = events.batch_key
-        )
+        {%- if hidden_batches %}
+            (
+                select max(hidden_batches.batch_key)
+                from {{ hidden_batches }} as hidden_batches
+                where
+                    hidden_batches.query_id = queries.query_id
+                    and hidden_batches.batch_key = events.batch_key
+            )
+        {%- endif %}
     {%- endset %}
     select queries.query_id, newest.event_id, newest.timeline_rank
     from {{ queries }} as queries

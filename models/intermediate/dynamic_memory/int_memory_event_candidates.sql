@@ -44,9 +44,14 @@ query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
 ),
 
-hidden_batches as (
-    select * from {{ ref('int_memory_query_hidden_batches') }}
-),
+{#- var recall_replacements false: no player of the batch has a replacement batch #}
+{%- set replacements = var('recall_replacements', true) %}
+{%- if replacements %}
+
+    hidden_batches as (
+        select * from {{ ref('int_memory_query_hidden_batches') }}
+    ),
+{%- endif %}
 
 -- the corpus BM25 reads (its event count and average length) summed from one row per owner
 -- (the agent's official events, each player's own): aggregated before the join, so no
@@ -252,8 +257,12 @@ final as (
         left join time_windows -- noqa: ST11
             on time_windows.query_id = per_event.query_id
     {% endif %}
-    {{ event_scope_joins('per_event.query_id') }}
-    where {{ is_event_in_scope('events', 'queries') }}
+    {{ event_scope_joins(
+        'per_event.query_id', hidden_batches='hidden_batches' if replacements else none
+    ) }}
+    where {{ is_event_in_scope(
+        'events', 'queries', hidden_batch_key='hidden_batches.batch_key' if replacements else none
+    ) }}
 )
 
 select * from final

@@ -1,6 +1,7 @@
 -- The overview timeline (前情提要, dynamic-memory §一/§四) of each query: the player's newest
 -- timeline_size events it can see (on the branch being played, macro is_event_in_scope), rank
--- 1 = newest, with the event's fields. Older events leave the timeline, not the store.
+-- 1 = newest, with the event's fields. Older events leave the timeline, not the store. Var
+-- recall_replacements false: no player of the batch has a replacement batch (recall.py asks).
 with
 
 events as (
@@ -14,7 +15,7 @@ newest as (
         'events',
         source('app', 'memory_event'),
         ref('int_memory_query_chains'),
-        ref('int_memory_query_hidden_batches')
+        ref('int_memory_query_hidden_batches') if var('recall_replacements', true) else none
     ) }}
 ),
 

@@ -41,17 +41,27 @@ _TARGETS = (
 
 
 @functools.cache
-def _has_facts_sql(engine: str) -> str:
-    """Whether any player of a batch has a fact with its agent (an index seek: user_id); on
-    Citus with the batch's one player (macro player_filter), so it runs on that shard."""
+def _has_sql(engine: str) -> str:
+    """Whether any player of a batch has a fact with its agent, and a replacement batch (index
+    seeks: user_id); on Citus with the batch's one player (macro player_filter), so it runs on
+    that shard."""
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     return f"""
-select 1 from memory_fact
-where
-    list_contains(cast($user_ids as varchar[]), user_id)
-    and list_contains(cast($agent_ids as varchar[]), agent_id)
-    and {player}
-limit 1"""
+select
+    exists (
+        select 1 from memory_fact
+        where
+            list_contains(cast($user_ids as varchar[]), user_id)
+            and list_contains(cast($agent_ids as varchar[]), agent_id)
+            and {player}
+    ),
+    exists (
+        select 1 from memory_batch_line
+        where
+            relation = 'replaces'
+            and list_contains(cast($user_ids as varchar[]), user_id)
+            and {player}
+    )"""
 
 
 @dataclass(frozen=True)
@@ -238,32 +248,38 @@ class Recall:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text holds one of the seed's expressions (which window: the
-        model's), the facts only for players with some and their 以前…现在… only when a query
-        holds a past word or a time window. The models answer alike without these (every
-        part, decided per query)."""
+        model's), the facts only for players with some (resolved in the statement only for a
+        query without a save) and their 以前…现在… only when a query holds a past word or a
+        time window, the branch rule's replacement batches only for players with some. The
+        models answer alike without these (every part, decided per query)."""
         store = self.context.store
         time_windows = any(
             expression in values["query_text"]
             for values in inputs
             for expression in self.context.time_expressions
         )
+        [(has_facts, has_replacements)] = store.run(
+            _has_sql(store.name),
+            {
+                "user_ids": [values["user_id"] for values in inputs],
+                "agent_ids": [values["agent_id"] for values in inputs],
+                # the batch's one player, where it is one's (on Citus always)
+                **(
+                    {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
+                    if self.context.engine is not None
+                    else {}
+                ),
+            },
+        )
         return {
             # the facts' models only for a batch whose players have facts (most have none)
-            "recall_facts": bool(
-                store.run(
-                    _has_facts_sql(store.name),
-                    {
-                        "user_ids": [values["user_id"] for values in inputs],
-                        "agent_ids": [values["agent_id"] for values in inputs],
-                        # the batch's one player, where it is one's (on Citus always)
-                        **(
-                            {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
-                            if self.context.engine is not None
-                            else {}
-                        ),
-                    },
-                )
-            ),
+            "recall_facts": bool(has_facts),
+            # the branch rule's replacements only for players with some (after a reload into
+            # an extracted stretch)
+            "recall_replacements": bool(has_replacements),
+            # a query without a save resolves its facts in the statement (the others read
+            # their save's resolution)
+            "recall_saveless": any(values["save_id"] is None for values in inputs),
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": time_windows,
