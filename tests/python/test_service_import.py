@@ -128,7 +128,8 @@ def test_a_2000_line_chat_is_imported_and_the_loop_catches_up(game, role):
         time.sleep(0.1)
     # (a status reads the pending turns before the queue's state: read it once more)
     status = status_of(client, save, "nana", role)
-    assert seen == sorted(seen, reverse=True) and seen[0] <= 1000 and len(set(seen)) > 2
+    # progress is sampled, never asserted: how many distinct counts a poll sees depends on load
+    assert seen == sorted(seen, reverse=True) and seen[0] <= 1000
     assert (status["pending_turns"], status["watermark_line_id"]) == (10, first + 1979)
     assert status["last_batch_key"] == f"{save}:role_id={role}:{first + 1960}:{first + 1979}"
     assert (status["failed_attempts"], status["last_error"]) == (0, None)

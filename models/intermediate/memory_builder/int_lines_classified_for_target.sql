@@ -1,3 +1,7 @@
+{#- var history_presence false: no line of the chains says who was present (a caller that
+    read them: build.py), so every character witnessed every line and none of the presence
+    rule is planned (a turn plans every operator on every call) #}
+{%- set presence = var('history_presence', true) %}
 with
 
 history as (
@@ -8,9 +12,12 @@ targets as (
     select * from {{ ref('int_memory_targets') }}
 ),
 
-witnesses as (
-    select * from {{ ref('int_role_witnesses') }}
-),
+{%- if presence %}
+
+    witnesses as (
+        select * from {{ ref('int_role_witnesses') }}
+    ),
+{%- endif %}
 
 -- cleaned before the join so each line is cleaned once, not once per target
 cleaned_history as (
@@ -53,15 +60,21 @@ cleaned as (
         {{ blank_as_null('targets.request_user_name') }} as request_user_name,
         {{ blank_as_null('targets.save_user_name') }} as save_user_name,
         targets.use_context_emotion,
-        {{ is_witnessed('cleaned_history', 'targets', 'witnesses') }} as is_witnessed
+        {%- if presence %}
+            {{ is_witnessed('cleaned_history', 'targets', 'witnesses') }} as is_witnessed
+        {%- else %}
+            true as is_witnessed
+        {%- endif %}
     from cleaned_history
     inner join targets
         on
             targets.save_id = cleaned_history.save_id
             -- write-time upkeep rebuilds a target's messages from its last one on
             and cleaned_history.line_position >= coalesce(targets.resume_line_position, 0)
-    left join witnesses
-        on witnesses.role_id = targets.target_role_id
+    {%- if presence %}
+        left join witnesses
+            on witnesses.role_id = targets.target_role_id
+    {%- endif %}
 ),
 
 identified as (

@@ -73,21 +73,28 @@ _GIVEN_COLUMNS = (
 
 
 @functools.cache  # rendered once per engine
-def _given_lines_sql(engine: str) -> str:
-    presence = render_macro(
-        "inherited_presence",
-        "given_present_role_ids",
-        "given_present_script_role_ids",
-        "line_position",
-        "save_id",
-        engine=engine,
+def _given_lines_sql(engine: str, presence: bool = True) -> str:
+    """The given lines as the chain; `presence` false: none says who was present, so none
+    inherits it (no window planned)."""
+    inherited = (
+        render_macro(
+            "inherited_presence",
+            "given_present_role_ids",
+            "given_present_script_role_ids",
+            "line_position",
+            "save_id",
+            engine=engine,
+        )
+        if presence
+        else "given_present_role_ids as present_role_ids, "
+        "given_present_script_role_ids as present_script_role_ids"
     )
     given = ", ".join(
         f"unnest(${param}::{kind}[]) as {name}" for name, param, kind in _GIVEN_COLUMNS
     )
     columns = ", ".join(name for name, _, _ in _GIVEN_COLUMNS[:-2])
     return (
-        f"select save_id, {columns}, {presence} "
+        f"select save_id, {columns}, {inherited} "
         f"from (select cast(0 as bigint) as save_id, {given}) as given"
     )
 
@@ -423,14 +430,21 @@ def _messages(
     }
     runner = engine or duckdb_connect.scratch_cursor()
     name = engine.name if engine else "duckdb"
+    # a chain where no line says who was present plans none of the presence rule
+    presence = any(
+        value is not None
+        for column in ("present_role_lists", "present_script_role_lists")
+        for value in params[column]
+    )
     sql = compose(
         "memory_messages",
         {
-            "int_lines_chained_to_root": _given_lines_sql(name),
+            "int_lines_chained_to_root": _given_lines_sql(name, presence),
             "int_memory_targets": _TARGET_SQL,
             "int_role_witnesses": _WITNESS_SQL,
         },
         _MESSAGES_SELECT,
+        variables={"history_presence": presence},
         engine=name,
     )
     return runner.run(sql, params)
