@@ -149,3 +149,53 @@ def test_openai_messages_through_a_service_and_the_loop_catches_up(game, tmp_pat
     # a refusal is one line naming the field
     assert main([*argv[:3], "99", *argv[4:], *url]) == 2
     assert capsys.readouterr().err.startswith("rolemem: error: the service answered 404: ")
+
+
+def test_flush_extracts_the_remainder_below_the_batch_size(game, tmp_path, capsys):
+    """25 turns: `--wait` alone would leave the 5 below the batch size (extract_at_turns 20,
+    extract_turns 10) pending; `--flush` sends them too, as a third, smaller batch."""
+    client, app, llm = game
+    key = {"X-API-Key": "game"}
+    role = client.post(
+        "/roles", headers=key, json={"name": "祁煜", "character_id": "qiyu", "agent_id": "qiyu"}
+    ).json()["role_id"]
+    save = client.post("/saves", headers=key, json={"user_id": "aya"}).json()["save_id"]
+    messages = []
+    for turn in range(25):
+        messages.append({"role": "user", "name": "阿雅", "content": f"第{turn}句"})
+        messages.append({"role": "assistant", "content": f"第{turn}答"})
+    chat = tmp_path / "messages.json"
+    chat.write_text(json.dumps(messages, ensure_ascii=False), "utf-8")
+    argv = ["import-chat", str(chat), "--save-id", str(save), "--user-id", "aya"]
+    url = ["--url", str(client.base_url), "--api-key", "game", "--role-id", str(role)]
+    assert main([*argv, *url, "--flush"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["line_count"] == 50
+    assert answer["observed"] == [
+        {
+            "role_id": role,
+            "agent_id": "qiyu",
+            "extraction": "scheduled",
+            "pending_turns": 0,
+            "last_error": None,
+        }
+    ]
+    # three calls, each line sent once: two batches of 10 turns, then the remaining 5
+    sent = [json.dumps(request, ensure_ascii=False) for request in llm.requests]
+    assert [[n for n in range(25) if f"第{n}句" in body] for body in sent] == [
+        list(range(0, 10)),
+        list(range(10, 20)),
+        list(range(20, 25)),
+    ]
+    status = client.get(
+        f"/saves/{save}/memory_status", headers=key, params={"user_id": "aya", "role_id": role}
+    ).json()
+    # every line extracted: the watermark is the tip, the last batch ends there
+    first, tip = answer["first_line_id"], answer["tip_line_id"]
+    assert (status["pending_turns"], status["watermark_line_id"]) == (0, tip)
+    assert status["last_batch_key"] == f"{save}:role_id={role}:{first + 40}:{tip}"
+    # without --url there is no loop to follow
+    assert main([*argv, "--role-id", str(role), "--db", str(tmp_path / "x.duckdb"), "--flush"]) == 2
+    assert capsys.readouterr().err == (
+        "rolemem: error: --flush follows a service's memory loop: give --url\n"
+    )

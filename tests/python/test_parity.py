@@ -79,3 +79,48 @@ def test_extraction_pending_model_equals_python_observe(tmp_path):
     batch = {(save_id, key): (watermark, pending) for save_id, key, watermark, pending in rows}
     assert any(pending >= 20 for _, pending in batch.values())
     assert batch == python
+
+
+def test_the_loop_plan_model_equals_python_plans(tmp_path):
+    """The loop's plan model built by dbt (every save x character, the scene last seen) and
+    the Python path's plans of the same observations give the same batches, lines and
+    versions."""
+    from rolemem import DynamicMemory
+    from rolemem.memory_loop import MemoryLoop
+
+    path = str(tmp_path / "plans.duckdb")
+    observed = [(save_id, role_id) for save_id in range(1, 5) for role_id in (1, 2)]
+    with duckdb.connect(path) as con:
+        generate_dialogue(con, saves=4, lines_per_save=160)
+        DynamicMemory(con).close()
+        loop = MemoryLoop(con, llm=None)
+        for save_id, role_id in observed:  # the scene noted: dbt's observation reads it
+            loop.due(save_id=save_id, user_id="u", agent_id="a", role_id=role_id, record=True)
+        plans = loop._plans
+        python = {
+            (save_id, role_id): plans.plan(plans.observation(save_id, role_id, None, "u", "a"))
+            for save_id, role_id in observed
+        }
+    run_dbt(path, tmp_path, "seed", "--select", "memory_loop_settings")
+    run_dbt(path, tmp_path, "run", "--select", "+int_loop_observations_planned")
+    columns = (
+        "batches",
+        "pending_turns",
+        "watermark_line_id",
+        "window_start_position",
+        "window_turns",
+        "lines",
+        "problem",
+        "saves_found",
+        "chain_tip_line_id",
+        "batch_last_line_ids",
+        "extracted_line_count",
+    )
+    with duckdb.connect(path) as con:
+        rows = con.execute(
+            f"""select save_id, target_role_id, {", ".join(columns)}
+            from int_loop_observations_planned where target_role_id is not null"""
+        ).fetchall()
+    batch = {(row[0], row[1]): dict(zip(columns, row[2:], strict=True)) for row in rows}
+    assert any(row["batches"] for row in batch.values())
+    assert batch == {key: {name: plan[name] for name in columns} for key, plan in python.items()}

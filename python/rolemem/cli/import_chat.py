@@ -1,7 +1,8 @@
 """`rolemem import-chat`: a chat history (rolemem ndjson, OpenAI-style messages, a SillyTavern
 chat) onto a save's tip in one transaction: into a DuckDB file or PostgreSQL database
 (`--db`), or through a running service (`--url`, its `POST /saves/{id}/import`, which then
-lets the memory loop catch up; `--wait` follows it, pending turns going down). A progress bar
+lets the memory loop catch up; `--wait` follows it, pending turns going down; `--flush` has it
+extract the remainder below the batch size too, and follows it). A progress bar
 on a terminal's stderr, as other commands draw."""
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def add_parser(commands: Any, db_help: str) -> None:
         action="store_true",
         help="with --url: follow the memory loop until its extraction is done",
     )
+    command.add_argument(
+        "--flush",
+        action="store_true",
+        help="with --url: extract every imported turn, the remainder below the batch size "
+        "(extract_at_turns) included, and follow the memory loop until it is done (--wait)",
+    )
 
 
 def run(args: argparse.Namespace, db: Any) -> dict[str, Any]:
@@ -61,11 +68,12 @@ def run(args: argparse.Namespace, db: Any) -> dict[str, Any]:
         raise RolememError(f"{args.file}: no messages to import")
     if args.url:
         answer = _over_http(args, lines)
-        if args.wait:
+        if args.wait or args.flush:
             _follow(args, answer)
         return answer
-    if args.wait:
-        raise RolememError("--wait follows a service's memory loop: give --url")
+    if args.wait or args.flush:
+        flag = "--wait" if args.wait else "--flush"
+        raise RolememError(f"{flag} follows a service's memory loop: give --url")
     return _into_store(args, db(), lines)
 
 
@@ -145,7 +153,9 @@ def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[st
     headers = {"Content-Type": "application/x-ndjson", "Content-Length": str(len(body))}
     if args.idempotency_key:
         headers["Idempotency-Key"] = args.idempotency_key
-    query = urllib.parse.urlencode({"user_id": args.user_id})
+    query = urllib.parse.urlencode(
+        {"user_id": args.user_id, **({"flush": "true"} if args.flush else {})}
+    )
     with _bar(len(body), "B", "uploading") as bar:
         return _request(
             args, "POST", f"/saves/{args.save_id}/import?{query}", _Counted(body, bar), **headers

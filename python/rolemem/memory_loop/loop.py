@@ -119,13 +119,16 @@ class MemoryLoop:
         now: datetime | None = None,
         user_name: str | None = None,
         agent_name: str | None = None,
+        flush: bool = False,
     ) -> ObserveReport:
         """Look at the save after a turn was played; extract the batches that are due.
 
         Call it after each reply is stored, with the scene the turn was played in. Pending
         turns stored in another scene than the newest ones (`saves.append(scene=)`) go at
         once, as batches of their own scene; a scene different from the newest pending turns'
-        sends them too.
+        sends them too. `flush=True` extracts every pending turn now, the remainder below
+        extract_at_turns included (the last batch holds fewer than extract_turns: the end of
+        an imported history).
         Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
         """
         save = int_or_none(save_id, "save_id", "observe")
@@ -136,7 +139,9 @@ class MemoryLoop:
         checked_text(scene, "scene", required=False)
         role, script_role = observed_target(role_id, script_role_id)
         now = naive_time(now or datetime.now(), "now")
-        params = self._plans.observation(save, role, script_role, user_id, agent_id, scene)
+        params = self._plans.observation(
+            save, role, script_role, user_id, agent_id, scene, flush=flush
+        )
         with self._plans.lock((save, role, script_role)):
             plan = self._plans.plan(params)
             target_key = plan["target_key"]  # the models' key of the character
@@ -223,12 +228,14 @@ class MemoryLoop:
         script_role_id: str | int | None = None,
         scene: str | None = None,
         record: bool = False,
+        flush: bool = False,
     ) -> dict[str, Any]:
         """What `observe` would find now, without extracting: the character's target key, the
         pending turns, the watermark and how many batches are due (the scene too: a new one
         makes every pending turn due). `record=True` notes the observation when nothing is
         due (the scene seen, the player active), as `observe` does: the next scene change is
-        then seen."""
+        then seen. `flush=True`: what `observe(flush=True)` would find (every pending turn
+        due)."""
         save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
@@ -236,7 +243,9 @@ class MemoryLoop:
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
         role, script_role = observed_target(role_id, script_role_id)
-        params = self._plans.observation(save, role, script_role, user_id, agent_id, scene)
+        params = self._plans.observation(
+            save, role, script_role, user_id, agent_id, scene, flush=flush
+        )
         plan = self._plans.plan(params)
         target_key = plan["target_key"]  # the models' key of the character
         batches = len(plan["batches"] or [])

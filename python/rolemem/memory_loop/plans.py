@@ -60,8 +60,10 @@ class Plans:
         user_id: str | None = None,
         agent_id: str | None = None,
         scene: str | None = None,
+        flush: bool = False,
     ) -> dict[str, Any]:
-        """The bound parameters standing in for int_loop_observations."""
+        """The bound parameters standing in for int_loop_observations. `flush`: every pending
+        turn is due (extract_at_turns 1), in batches of extract_turns, the last one smaller."""
         role_id, script_role_id = observed_target(role_id, script_role_id)
         return {
             "save_id": save_id,
@@ -79,6 +81,7 @@ class Plans:
                     "min_window_turns",
                 )
             },
+            **({"extract_at_turns": 1} if flush else {}),
         }
 
     def plan(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from ..memory_builder import STORED_LINE_FIELDS, history
+from ..memory_builder import history
 from ..sql.project import compose, render_macro
 
 SETTING_NAMES = (
@@ -127,139 +127,10 @@ _BATCH_LINES_SQL = """
 """
 
 
-# one row per observation of the batch (save x character); {batches} and {lines} are the
-# engine's lists of objects (macro list_of_objects)
-_OBSERVE_SELECT = """
-select
-    observations.save_id,
-    observations.target_key,
-    observations.target_role_id,
-    observations.target_script_role_id,
-    batches.batches,
-    coalesce(windows.pending_turns, 0) as pending_turns,
-    watermarks.watermark_line_id,
-    watermarks.watermark_position,
-    observations.last_scene,
-    windows.window_start_position,
-    windows.window_turns,
-    lines.lines,
-    tips.chain_problem as problem,
-    saves.id is not null as saves_found,
-    saves.user_id as save_user_id,
-    saves.user_name as save_user_name,
-    -- what the plan read, so a context window can be reused while both stay the same
-    tips.tip_line_id as chain_tip_line_id,
-    marks.batch_last_line_ids,
-    coalesce(extracted.extracted_line_count, 0) as extracted_line_count,
-    -- the lean plan holds only where no memory was cut off the chain and no line says who
-    -- was present: else plan in full
-    coalesce(watermarks.has_cut, false) as has_cut,
-    coalesce(watermarks.has_presence, false) as has_presence
-from int_loop_observations as observations
-left join (
-    select
-        save_id,
-        target_key,
-        {batches} as batches
-    from int_loop_batches_due
-    group by save_id, target_key
-) as batches
-    on batches.save_id = observations.save_id and batches.target_key = observations.target_key
-left join int_loop_watermarks as watermarks
-    on
-        watermarks.save_id = observations.save_id
-        and watermarks.target_key = observations.target_key
-left join int_loop_context_windows as windows
-    on windows.save_id = observations.save_id and windows.target_key = observations.target_key
--- the lines from the first pending one (what extraction takes: after the watermark, and
--- replay lines before it), those of the context window, and the chain's first
-left join (
-    select
-        observed.save_id,
-        observed.target_key,
-        {lines} as lines
-    from int_loop_observations as observed
-    inner join int_lines_chained_to_root as chain
-        on chain.save_id = observed.save_id
-    {witnesses}
-    left join int_loop_watermarks as marks
-        on marks.save_id = observed.save_id and marks.target_key = observed.target_key
-    left join int_loop_context_windows as starts
-        on starts.save_id = observed.save_id and starts.target_key = observed.target_key
-    where
-        chain.line_position >= least(
-            marks.watermark_position + 1,
-            starts.window_start_position,
-            coalesce(starts.first_pending_position, marks.watermark_position + 1)
-        )
-        -- the chain's first line: it names the dialogue tree memories are extracted in
-        or chain.line_position = 0
-    group by observed.save_id, observed.target_key
-) as lines
-    on lines.save_id = observations.save_id and lines.target_key = observations.target_key
-left join int_save_history_tips as tips on tips.save_id = observations.save_id
--- the batch's saves only: a join with the whole table is a scan of every save of the game
-left join (
-    select id, user_id, user_name from save
-    where list_contains(cast($save_id as bigint[]), id) and {player}
-) as saves on saves.id = observations.save_id
-left join (
-    select save_id, target_key, list(last_line_id order by last_line_id) as batch_last_line_ids
-    from source_memory_extraction_batch
-    group by save_id, target_key
-) as marks
-    on marks.save_id = observations.save_id and marks.target_key = observations.target_key
-left join (
-    select user_id, target_key, count(*) as extracted_line_count
-    from source_memory_extracted_line
-    group by user_id, target_key
-) as extracted
-    on extracted.user_id = observations.user_id and extracted.target_key = observations.target_key
-"""
-
-
-# the target role's row of what macro is_witnessed reads (the presence variant only)
-_WITNESSES_JOIN = """left join int_role_witnesses as witnesses
-        on witnesses.role_id = observed.target_role_id"""
-
-
-_BATCH_FIELDS = (
-    "batch_index",
-    "reason",
-    "scene",
-    "batch_key",
-    "first_line_id",
-    "last_line_id",
-    "first_line_position",
-    "last_line_position",
-    "turn_count",
-    "new_line_count",
-    "replaced_line_ids",
-    "replaced_batch_keys",
-)
-
-
-# a chain line as the memory builder reads it, with its position and time, and whether the
-# character witnessed it (extraction sends it only then; the rest of the presence rule is
-# applied here, not again by the builder: its presence is not read); without `presence` (no
-# line of the chain says who was present) every line was witnessed
-def _line_fields(engine: str, presence: bool) -> list[tuple[str, str]]:
-    return [
-        ("line_position", "chain.line_position"),
-        ("id", "chain.line_id"),
-        *(
-            (name, f"chain.{name}")
-            for name in STORED_LINE_FIELDS[1:]
-            if not name.startswith("present_")
-        ),
-        ("created_at", "chain.created_at"),
-        (
-            "is_witnessed",
-            render_macro("is_witnessed", "chain", "observed", "witnesses", engine=engine)
-            if presence
-            else "true",
-        ),
-    ]
+# the batch's saves only: a join with the whole table is a scan of every save of the game
+_SAVES_SQL = """
+    select * from save
+    where list_contains(cast($save_id as bigint[]), id) and {player}"""
 
 
 @functools.cache  # composed once per engine and variant
@@ -272,32 +143,20 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     holds where no memory was cut off the chain and no line of it says who was present, and
     says where either may not hold (`has_cut`, `has_presence`: model int_loop_watermarks), for
     those to be planned again with it."""
-    chains = (
-        {"int_lines_chained_to_root": _CHAIN_SQL, "source_role": history.ROLES_SQL}
-        if engine == "duckdb"
-        else history.walked_sources(engine)
-    )
-    tips = () if engine == "duckdb" else ("int_save_history_tips",)
     # on Citus every read of a player table names the batch's player $save_user_id (the
     # loop splits batches per player there), so the plan runs on that player's shard
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
-    select = _OBSERVE_SELECT.format(
-        player=player,
-        batches=render_macro(
-            "list_of_objects", [(f, f) for f in _BATCH_FIELDS], "batch_index", engine=engine
-        ),
-        lines=render_macro(
-            "list_of_objects", _line_fields(engine, presence), "line_position", engine=engine
-        ),
-        witnesses=_WITNESSES_JOIN if presence else "",
+    chains = (
+        {
+            "int_lines_chained_to_root": _CHAIN_SQL,
+            "source_role": history.ROLES_SQL,
+            "source_save": _SAVES_SQL.format(player=player),
+        }
+        if engine == "duckdb"
+        else history.walked_sources(engine)
     )
     return compose(
-        (
-            "int_loop_batches_due",
-            "int_loop_context_windows",
-            *(("int_role_witnesses",) if presence else ()),
-            *tips,
-        ),
+        "int_loop_observations_planned",
         {
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
@@ -306,8 +165,10 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
             "source_memory_event_line": _EVENT_LINES_SQL.format(player=player),
             "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
         },
-        select,
+        "select * from int_loop_observations_planned",
         {"loop_cuts": cuts, "loop_presence": presence},
+        # DuckDB keeps the tips as a write-time table (rolemem.memory_builder.history)
+        existing=("int_save_history_tips",) if engine == "duckdb" else (),
         engine=engine,
     )
 

@@ -6,7 +6,8 @@ only on the save's chain (lines are append-only, so the chain is named by its ti
 extracted for the character (the player's, on any save sharing them: counted, as they are only
 added) and the save's own batches, and two settings. Each plan row says which tip and
 batches it read; a cached window is returned while a two-subquery statement reads the same
-two versions now, instead of planning the loop's models again (a 128-operator statement).
+two versions now, instead of planning the loop's models again (model
+int_loop_observations_planned, a ~150-operator statement).
 """
 
 from __future__ import annotations

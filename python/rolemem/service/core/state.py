@@ -360,8 +360,12 @@ class Store:
 
     # -- the memory loop ---------------------------------------------------------------------
 
-    def observe_after(self, save_id: int, user_id: str | None, observe: Any, now: datetime) -> str:
-        """After an append: whether a batch is due for the character, and if so queue it."""
+    def observe_after(
+        self, save_id: int, user_id: str | None, observe: Any, now: datetime, flush: bool = False
+    ) -> str:
+        """After an append: whether a batch is due for the character, and if so queue it.
+        `flush`: every pending turn is due, the remainder below the batch size included
+        (MemoryLoop.observe's flush)."""
         if observe is None or not self.extraction.enabled:
             self.refresh_later(save_id)
             return "disabled"
@@ -375,6 +379,7 @@ class Store:
             "role_id": observe.role_id,
             "script_role_id": observe.script_role_id,
             "scene": observe.scene,
+            "flush": flush,
         }
         try:
             # the save's history refreshed here, once; the scene noted when nothing is due

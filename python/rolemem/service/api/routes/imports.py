@@ -4,7 +4,8 @@ transaction written a chunk at a time by the append's own statements
 (rolemem.memory_builder.saves.import_lines), idempotent by key, with a size limit of its own
 (import_body). Afterwards the memory loop observes the save for every character that spoke,
 as an append with `observe` does, and extracts the due turns in the background a batch at a
-time: `memory_status` shows the pending turns going down."""
+time: `memory_status` shows the pending turns going down. `flush=true` makes every imported
+turn due, the remainder below the batch size included."""
 
 from __future__ import annotations
 
@@ -69,7 +70,9 @@ def checked_rows(rows: Any) -> list[dict[str, Any]]:
     return lines
 
 
-def _import(store: Store, save_id: int, user_id: str, rows: Any, key: str | None) -> dict[str, Any]:
+def _import(
+    store: Store, save_id: int, user_id: str, rows: Any, key: str | None, flush: bool
+) -> dict[str, Any]:
     lines = checked_rows(rows)
     now = datetime.now()
     answer = store.idempotent(
@@ -95,7 +98,7 @@ def _import(store: Store, save_id: int, user_id: str, rows: Any, key: str | None
         extraction = "disabled"
         if agent_id is not None:
             observe = Observe(role_id=role_id, agent_id=agent_id)
-            extraction = store.observe_after(answer["save_id"], user_id, observe, now)
+            extraction = store.observe_after(answer["save_id"], user_id, observe, now, flush)
         observed.append({"role_id": role_id, "agent_id": agent_id, "extraction": extraction})
     if not observed:
         store.refresh_later(answer["save_id"])
@@ -113,7 +116,8 @@ def _import(store: Store, save_id: int, user_id: str, rows: Any, key: str | None
     "`--import-max-lines`: 413). Lines without `created_at` get the time of the import. "
     "Afterwards the memory loop observes the save for each character that spoke (a role "
     "with an agent_id) and extracts the due turns in the background, a batch at a time "
-    "(`memory_status`: pending turns going down). Send an Idempotency-Key to retry safely.",
+    "(`memory_status`: pending turns going down); with `flush=true` every imported turn, the "
+    "remainder below the batch size included. Send an Idempotency-Key to retry safely.",
     responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
     openapi_extra={
         "requestBody": {
@@ -135,7 +139,15 @@ async def import_lines(
         str, Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"])
     ],
     key: IdempotencyKey = None,
+    flush: Annotated[
+        bool,
+        Query(
+            description="Extract every pending turn, the remainder below the batch size "
+            "(extract_at_turns) included, not only the full batches.",
+            examples=[True],
+        ),
+    ] = False,
 ) -> Any:
     store: Store = request.app.state.store
     rows = getattr(request.state, ROWS, None)
-    return await store.run(None, _import, store, save_id, user_id, rows, key)
+    return await store.run(None, _import, store, save_id, user_id, rows, key, flush)
