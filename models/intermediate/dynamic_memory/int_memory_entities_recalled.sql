@@ -42,8 +42,9 @@ entities as (
         ),
 
         -- the queries that ask about an earlier time: a past word (以前, 原来 …) or a time window
-        past_query_rows as (
-            select queries.query_id
+        -- (each once: a union, or the distinct rows of the words' join)
+        past_queries as (
+            select {{ '' if var('recall_time_windows', true) else 'distinct' }} queries.query_id
             from queries
             inner join past_words
                 on {{ list_has('queries.tokens', 'past_words.word') }}
@@ -52,11 +53,6 @@ entities as (
                 select query_id
                 from {{ ref('int_memory_query_time_windows') }}
             {%- endif %}
-        ),
-
-        past_queries as (
-            select distinct query_id
-            from past_query_rows
         ),
     {%- endif %}
 
