@@ -476,8 +476,7 @@ def _init_db(args: argparse.Namespace) -> None:
             )
     else:
         from ..engines.sqlalchemy_engines import engine_for
-        from ..schema import create_all
-        from ..schema.memory import create_memory_tables
+        from ..schema.store import create_all, create_memory_tables
 
         engine = engine_for(path)
         create_all(engine)

@@ -19,7 +19,6 @@ from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
-from .migrations import _reindex_terms_once, record_batch_lines_once, record_event_lines_once
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
@@ -151,8 +150,7 @@ class Context:
         import sqlalchemy as sa
         from duckdb_engine import ConnectionWrapper
 
-        from ..schema import create_all
-        from ..schema.memory import create_memory_tables
+        from ..schema.store import create_all, create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self.con.cursor()))
@@ -161,10 +159,10 @@ class Context:
         engine.dispose()
         with self.con.cursor() as cur:
             ensure_tables(cur)
-        with duckdb_connect.transaction(self.con) as cur:
-            _reindex_terms_once(cur)
-            record_batch_lines_once(cur)
-            record_event_lines_once(cur)
+        if self.engine is not None:  # the store is there (its own migrations, once)
+            from ..engines.postgres_setup import migrate_database
+
+            migrate_database(self.engine.url)
         row = (
             self.con.cursor()
             .execute(
