@@ -194,3 +194,28 @@ def test_init_db_on_a_games_rows_moves_the_sequences_past_their_ids(postgres_url
     init_database(url)  # never moved back, nor on again past a value handed out
     with psycopg.connect(url, autocommit=True) as con:
         assert con.execute("select nextval('line_id_seq')").fetchone() == (902,)
+
+
+def test_every_step_runs_on_postgres_in_order(postgres_url):
+    """Every record gone from a PostgreSQL store holding an event: every step runs, in STEPS'
+    order, on PostgreSQL's SQL (the event's postings recomputed by today's words), once."""
+    url = fresh_database(postgres_url, "rolemem_every_step")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(
+            "insert into memory_event (id, scope, agent_id, user_id, description, keywords, "
+            "importance, feedback, strength, recall_count, token_count, created_at) values "
+            "(1, 'user', 'qiyu', 'mumu', '木木在读侦探小说', '[\"Outdoor\"]', 0.5, 0.5, 1, 0, 99, "
+            "now())"
+        )
+        con.execute("delete from rolemem_migration")
+    assert migrate_database(url) == NAMES
+    assert migrate_database(url) == []
+    with psycopg.connect(url, autocommit=True) as con:
+        terms = con.execute(
+            "select term, description_count, keyword_count, tag_count, user_id "
+            "from memory_event_term order by term"
+        ).fetchall()
+        (tokens,) = con.execute("select token_count from memory_event").fetchone()
+    assert ("侦探", 1, 0, 0, "mumu") in terms and ("outdoor", 0, 2, 1, "mumu") in terms
+    assert tokens == sum(d + k for _, d, k, _, _ in terms)

@@ -2,8 +2,9 @@
 each applied once per store and recorded in `rolemem_migration` (name, applied_at), on DuckDB
 and PostgreSQL alike (a SQLAlchemy engine).
 
-A step runs when the tables it changes exist. Where none does, it is recorded without
-running: tables made later are made as the models are now. Where only some do (an older
+A step runs when the tables it changes exist. Where none does, or the open has just made
+them all, it is recorded without running: tables are made as the models are now (a new
+store runs no step). Where only some exist (an older
 store whose newer tables are not made yet), it and every later step wait for an open that
 has them all, so the order holds. Each step is one transaction; on PostgreSQL it first takes
 an advisory lock, so processes opening one store together run a step once (the others find
@@ -56,11 +57,11 @@ def _add_model_columns(connection: Any) -> None:
             if table.name not in existing or column.name in existing[table.name]:
                 continue
             sql_type = column.type.compile(dialect=connection.dialect)
-            default = column.server_default
-            if isinstance(default, sa.DefaultClause):
-                value = default.arg
-                shown = f"'{value}'" if isinstance(value, str) else value.compile(connection)
-                sql_type += f" default {shown}"
+            default = getattr(column.server_default, "arg", None)
+            if isinstance(default, str):
+                sql_type += f" default '{default}'"
+            elif default is not None:  # an expression: false()
+                sql_type += f" default {default.compile(dialect=connection.dialect)}"
             connection.exec_driver_sql(
                 f"alter table {table.name} add column if not exists {column.name} {sql_type}"
             )
