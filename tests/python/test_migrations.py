@@ -219,3 +219,26 @@ def test_every_step_runs_on_postgres_in_order(postgres_url):
         (tokens,) = con.execute("select token_count from memory_event").fetchone()
     assert ("侦探", 1, 0, 0, "mumu") in terms and ("outdoor", 0, 2, 1, "mumu") in terms
     assert tokens == sum(d + k for _, d, k, _, _ in terms)
+
+
+def test_init_db_on_a_games_duckdb_rows_moves_the_sequences_past_their_ids(tmp_path):
+    """The same on a DuckDB file (whose sequences cannot be set: drawn past the ids)."""
+    from rolemem.cli import main
+
+    path = str(tmp_path / "game.duckdb")
+    assert main(["init-db", "--db", path]) == 0
+    with duckdb.connect(path) as con:
+        con.execute("insert into role (id, name) values (7, '祁煜')")
+        con.execute("insert into save (id, name, user_id) values (40, 's', 'mumu')")
+        con.execute(
+            "insert into line (id, content, attribute, role_id, save_id, user_id) "
+            "values (900, '你好', 'user', 7, 40, 'mumu')"
+        )
+    assert main(["init-db", "--db", path]) == 0
+    assert main(["init-db", "--db", path]) == 0  # nor on again
+    with duckdb.connect(path) as con:
+        nexts = [
+            con.execute(f"select nextval('{sequence}')").fetchone()[0]
+            for sequence in ("role_id_seq", "save_id_seq", "line_id_seq")
+        ]
+    assert nexts == [8, 41, 901]

@@ -58,7 +58,7 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     from ..schema import drop_all
     from ..schema.citus import has_citus, shape_for_citus
     from ..schema.memory import drop_memory_tables
-    from ..schema.store import create_all, create_memory_tables
+    from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
 
     engine = sa.create_engine(_sqlalchemy_url(url))
     try:
@@ -104,6 +104,7 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
 
     from ..schema.citus import PLAYER_TABLES
     from ..schema.migrations import migrate
+    from ..schema.store import move_sequences_past_keys
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
         # a store older than the official tables is upgraded where it is (opened once by
@@ -150,32 +151,6 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql(f"vacuum (analyze) {', '.join(_STORE_TABLES)}")
     return left_out
-
-
-def move_sequences_past_keys(connection: Any) -> None:
-    """Every key sequence moved past the keys its tables hold, never back (the caller's
-    transaction): rows a game wrote with ids of its own, or a copied store's, are never
-    handed out again (docs/decisions/server-ids.md). A sequence shared by a player table and
-    its official twin continues after both."""
-    import sqlalchemy as sa
-
-    from ..schema import APP_TABLES, CONFIG_TABLES
-    from ..schema.memory import MEMORY_TABLES
-
-    keyed: dict[str, list[str]] = {}
-    for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
-        for column in table.columns:
-            if isinstance(column.default, sa.Sequence):
-                keyed.setdefault(column.default.name, []).append(
-                    f"select max({column.name}) as key from {table.name}"
-                )
-    for sequence, maxima in keyed.items():
-        # the last value handed out (none yet: start - 1)
-        handed = f"(select last_value - case when is_called then 0 else 1 end from {sequence})"
-        connection.exec_driver_sql(
-            f"select setval('{sequence}', greatest(coalesce((select max(key) from "
-            f"({' union all '.join(maxima)}) as keys), 0), {handed}) + 1, false)"
-        )
 
 
 # a table's rows with their player filled from the row that owns them (DuckDB's SELECT)
