@@ -159,7 +159,7 @@ class Context:
         engine.dispose()
         with self.con.cursor() as cur:
             ensure_tables(cur)
-        if self.engine is not None:  # the store is there (its own migrations, once)
+        if self.engine is not None:  # the server's store (the DuckDB above: settings only)
             from ..engines.postgres_setup import migrate_database
 
             migrate_database(self.engine.url)
