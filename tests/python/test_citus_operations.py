@@ -326,13 +326,6 @@ def in_place(citus_cluster: Any) -> dict[str, Any]:
         con.execute("create database rolemem")
     url = citus_cluster.coordinator.url("rolemem")
     assert main(["init-db", "--db", url, "--demo"]) == 0  # one PostgreSQL: every demo row
-    # as a store written before official memories had tables of their own: the demo's in the
-    # player tables (scope official, no player), the move not yet recorded
-    with psycopg.connect(url) as con:
-        for table, official in OFFICIAL_TABLES.items():
-            con.execute(f"insert into {table} select * from {official}")
-            con.execute(f"delete from {official}")
-        con.execute("delete from rolemem_migration where name = 'official_tables'")
     before = play_a_little(url, turns=2)
     # a line the game wrote itself, without its player (the customer's Line has no user_id)
     save_id = next(iter(before))
@@ -345,6 +338,14 @@ def in_place(citus_cluster: Any) -> dict[str, Any]:
             (save_id,),
         )
     before[save_id].append("自己写的")
+    # as a store written before official memories had tables of their own: the demo's in the
+    # player tables (scope official, no player), the move not yet recorded (after playing:
+    # opening the store would move them)
+    with psycopg.connect(url) as con:
+        for table, official in OFFICIAL_TABLES.items():
+            con.execute(f"insert into {table} select * from {official}")
+            con.execute(f"delete from {official}")
+        con.execute("delete from rolemem_migration where name = 'official_tables'")
     ownerless = {
         table: rows(url, f"select count(*) from {table} where user_id is null")[0][0]
         for table in PLAYER_TABLES

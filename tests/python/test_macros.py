@@ -28,7 +28,6 @@ _IMPLEMENTATION = re.compile(r"^(duckdb|postgres|citus|default)__(\w+)$")
 # and, for expression macros, columns of the one-row relation `sample` they are selected from.
 _VECTORS = ("embedding", "context_embedding")
 WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
-    "add_missing_column": ("line", "scene", "varchar"),
     "append_columns": ("recall_stopwords", ("word", "reason")),
     "archive_memories": ("memory_event", (("id", None), ("created_at", "varchar"))),
     "archive_facts": ((("id", None), ("created_at", "varchar")),),
@@ -277,7 +276,6 @@ def _problems(sql: str, engine: str) -> list[str]:
 # statements only ever run on a DuckDB connection: the write-time history's tables, the
 # character library's private database, the verdict cache, rolemem.testing's dialogue
 DUCKDB_ONLY = {
-    "add_missing_column",
     "create_table_from_query",
     "create_table_with_columns",
     "delete_all_rows",

@@ -17,7 +17,8 @@ from sqlmodel import SQLModel
 
 from rolemem import schema
 from rolemem.engines.postgres_setup import copy_rows
-from rolemem.schema.memory import OFFICIAL_TABLES, create_memory_tables
+from rolemem.schema.memory import OFFICIAL_TABLES
+from rolemem.schema.store import create_memory_tables
 
 from .conftest import REPO, _dbt, demo_store, run_dbt
 

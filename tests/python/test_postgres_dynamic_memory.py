@@ -180,7 +180,7 @@ def test_a_players_postings_are_read_by_index_alone(postgres_url):
     index seeks them (an index in another collation left them to a filter of every posting
     of the player)."""
     from rolemem.dynamic_memory.sql import recall_sources
-    from rolemem.schema.memory import create_memory_tables
+    from rolemem.schema.store import create_memory_tables
     from rolemem.sql.project import render_macro
 
     def create_tables(engine):
@@ -241,8 +241,12 @@ def test_init_db_gives_an_older_database_its_postings_owners(postgres_url):
         )
         con.execute("drop index ix_memory_event_owner_time")
         con.execute("create index ix_memory_event_term_owner on memory_event_term (term)")
-        # and before official memories had tables of their own (the move not yet recorded)
-        con.execute("delete from rolemem_migration where name = 'official_tables'")
+        # and before official memories had tables of their own: none of these migrations
+        # recorded yet
+        con.execute(
+            "delete from rolemem_migration where name in "
+            "('model_columns', 'official_tables', 'postings_owners')"
+        )
     init_database(url)
     with psycopg.connect(url, autocommit=True) as con:
         con.execute("set search_path = rolemem, public")

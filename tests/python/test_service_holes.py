@@ -286,6 +286,8 @@ def test_a_store_created_before_the_back_off_gets_its_column(tmp_path, postgres_
         )
         con.execute("drop table memory_loop_state")
         con.execute("alter table older rename to memory_loop_state")
+        # nor the migration adding it recorded (schema.migrations)
+        con.execute("delete from rolemem_migration where name = 'model_columns'")
     DynamicMemory(path, embedder=None).close()
     with duckdb.connect(path) as con:
         columns = {row[0] for row in con.execute("describe memory_loop_state").fetchall()}
@@ -295,6 +297,7 @@ def test_a_store_created_before_the_back_off_gets_its_column(tmp_path, postgres_
     init_database(url)
     with psycopg.connect(url, autocommit=True) as con:
         con.execute("alter table memory_loop_state drop column next_attempt_at")
+        con.execute("delete from rolemem_migration where name = 'model_columns'")
     init_database(url)
     with psycopg.connect(url, autocommit=True) as con:
         found = con.execute(

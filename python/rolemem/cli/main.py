@@ -476,12 +476,13 @@ def _init_db(args: argparse.Namespace) -> None:
             )
     else:
         from ..engines.sqlalchemy_engines import engine_for
-        from ..schema import create_all
-        from ..schema.memory import create_memory_tables
+        from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
 
         engine = engine_for(path)
         create_all(engine)
         create_memory_tables(engine)
+        with engine.begin() as connection:  # a game's rows written with ids of their own
+            move_sequences_past_keys(connection)
         engine.dispose()
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
 

@@ -6,7 +6,7 @@ as parameters. This package validates input (`checks`), tokenises and embeds (`v
 Python's share of the text work), writes memories (`store`, `entities`, `official`), changes
 them (`edits`), runs recall (queries waiting together answered by one statement:
 `rolemem.sql.batching`) and applies its side effects (recall count, time, +strength) in one
-transaction (`recall`), and migrates older stores once (`migrations`).
+transaction (`recall`).
 `DynamicMemory` holds the parts, each over the shared `base.Context` (`memory`).
 """
 

@@ -19,7 +19,6 @@ from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
-from .migrations import _reindex_terms_once, record_batch_lines_once, record_event_lines_once
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
@@ -151,18 +150,17 @@ class Context:
         import sqlalchemy as sa
         from duckdb_engine import ConnectionWrapper
 
-        from ..schema import create_all
-        from ..schema.memory import create_memory_tables
+        from ..schema.store import create_all, create_memory_tables
 
         dim = self.embedder.dim if self.embedder is not None else 384
         engine = sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self.con.cursor()))
         create_all(engine)  # branch-aware recall reads the saves' chains (empty if none)
         create_memory_tables(engine, dim)
         engine.dispose()
-        with duckdb_connect.transaction(self.con) as cur:
-            _reindex_terms_once(cur)
-            record_batch_lines_once(cur)
-            record_event_lines_once(cur)
+        if self.engine is not None:  # the server's store (the DuckDB above: settings only)
+            from ..engines.postgres_setup import migrate_database
+
+            migrate_database(self.engine.url)
         row = (
             self.con.cursor()
             .execute(
@@ -184,7 +182,8 @@ class Context:
         for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self.con, seed)
-        with self.con.cursor() as cur:  # the history's tables read the seeds of facts' slots
+        # migrated, then the history's tables (they read the seeds of facts' slots)
+        with self.con.cursor() as cur:
             ensure_tables(cur)
 
     def _check_tables(self) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..schema.memory import VECTOR_COLUMNS, memory_table
 from ..sql.project import compose, write_sql
+from ..text.postings import postings
 from .base import Context
 from .checks import (
     MemoryInputError,
@@ -20,7 +21,6 @@ from .checks import (
     checked_text,
     naive_time,
 )
-from .postings import _postings
 from .sql import (
     _CONTEXT_TEXTS,
     _EMBED_BATCH,
@@ -228,7 +228,7 @@ class Events:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
             description = checked_text(event.get("description"), f"{where}: description")
             keywords = _keywords(event.get("keywords"), f"{where}: keywords")
-            terms = _postings(description or "", keywords)
+            terms = postings(description or "", keywords)
             return {
                 "scope": event.get("scope", "user"),
                 "agent_id": checked_text(event.get("agent_id"), f"{where}: agent_id"),

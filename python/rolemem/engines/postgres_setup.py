@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PlayerRequiredError, RolememError
-from ..sql.project import write_sql
 
 # a store's tables (what the demo loader writes), in an order that satisfies the foreign keys
 _STORE_TABLES = (
@@ -56,53 +55,42 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     (schema.citus.SET_ASIDE)."""
     import sqlalchemy as sa
 
-    from ..schema import create_all, drop_all
+    from ..schema import drop_all
     from ..schema.citus import has_citus, shape_for_citus
-    from ..schema.game import is_distributed
-    from ..schema.memory import create_memory_tables, drop_memory_tables
+    from ..schema.memory import drop_memory_tables
+    from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
 
     engine = sa.create_engine(_sqlalchemy_url(url))
     try:
         if store is not None:
             drop_memory_tables(engine)
             drop_all(engine)
+        # an existing store migrated before it is distributed in place (a migration's walk
+        # runs on one database only)
         create_all(engine)
         create_memory_tables(engine)
         with engine.begin() as connection:
             citus = has_citus(connection)
-            # an existing store's, before it is distributed in place (the migration's walk
-            # runs on one database only); a copy brings no batches, and its own migrations
-            if store is None and not is_distributed(connection, "memory_extraction_batch"):
-                _record_batch_lines_once(connection)
+            # a game's rows written with ids of their own: the next key is past them
+            move_sequences_past_keys(connection)
             set_aside = shape_for_citus(connection) if citus else 0
         return _copy_store(engine, store, citus=citus) if store is not None else set_aside
     finally:
         engine.dispose()
 
 
-def _record_batch_lines_once(connection: Any) -> None:
-    """The lines of extraction batches written before lines were recorded, then the source
-    lines of events written before memories kept them, each recorded once per store (macros
-    backfill_extracted_lines, backfill_event_lines; DuckDB stores do it when opened)."""
-    from ..schema.memory import BATCH_LINES_RECORDED, EVENT_LINES_RECORDED
+def migrate_database(url: str) -> list[str]:
+    """The migrations (schema.migrations) the store at `url` has not recorded, applied, as
+    every process opening it does; the names of those run."""
+    import sqlalchemy as sa
 
-    migrations = {
-        BATCH_LINES_RECORDED: [write_sql("backfill_extracted_lines", engine="postgres")],
-        EVENT_LINES_RECORDED: [
-            write_sql("backfill_event_lines", step, engine="postgres")
-            for step in ("lines", "events")
-        ],
-    }
-    for name, statements in migrations.items():
-        done = connection.exec_driver_sql(
-            "select 1 from rolemem_migration where name = %(name)s", {"name": name}
-        ).first()
-        if done is None:
-            for statement in statements:
-                connection.exec_driver_sql(statement)
-            connection.exec_driver_sql(
-                "insert into rolemem_migration (name) values (%(name)s)", {"name": name}
-            )
+    from ..schema.migrations import migrate
+
+    engine = sa.create_engine(_sqlalchemy_url(url))
+    try:
+        return migrate(engine)
+    finally:
+        engine.dispose()
 
 
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
@@ -110,14 +98,13 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     sequence is set past the copied keys and the tables are vacuumed and analysed. On Citus
     its saves must have players (PlayerRequiredError), and rows of player tables without a
     player are left out (official memories are in tables of their own, reference tables
-    there): how many is returned. An older store's official rows, still in the player tables,
-    are moved to theirs after the copy (schema.memory.move_official_rows_once)."""
+    there): how many is returned. The store's migration records come with its rows; what it
+    has not recorded runs after the copy (schema.migrations)."""
     import duckdb
-    import sqlalchemy as sa
 
-    from ..schema import APP_TABLES, CONFIG_TABLES
     from ..schema.citus import PLAYER_TABLES
-    from ..schema.memory import MEMORY_TABLES, move_official_rows_once
+    from ..schema.migrations import migrate
+    from ..schema.store import move_sequences_past_keys
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
         # a store older than the official tables is upgraded where it is (opened once by
@@ -142,8 +129,7 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
                     field="user_id",
                 )
             owned = {table: "user_id is not null" for table in PLAYER_TABLES}
-        # the store's own migration records come with it (an older store's official rows
-        # are moved after the copy)
+        # the store's own migration records come with it
         connection.exec_driver_sql("delete from rolemem_migration")
         # a store written before facts has none to copy
         present = {
@@ -158,21 +144,8 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
             # stored on them): with it, never left out as ownerless
             _FILLED_OWNERS if citus else None,
         )
-        if not citus:
-            move_official_rows_once(connection)
-        # a sequence shared by a player table and its official twin continues after both
-        keyed: dict[str, list[str]] = {}
-        for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
-            for column in table.columns:
-                if isinstance(column.default, sa.Sequence):
-                    keyed.setdefault(column.default.name, []).append(
-                        f"select max({column.name}) as key from {table.name}"
-                    )
-        for sequence, maxima in keyed.items():
-            connection.exec_driver_sql(
-                f"select setval('{sequence}', coalesce((select max(key) from "
-                f"({' union all '.join(maxima)}) as keys), 0) + 1, false)"
-            )
+        move_sequences_past_keys(connection)
+    migrate(engine)
     # a bulk copy: statistics for the planner and the visibility map for index-only reads
     # (recall reads a player's postings from their index alone), outside any transaction
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:

@@ -19,6 +19,7 @@ from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
+from ..schema import APP_TABLES
 from ..sql.project import compose, render_macro
 from . import history
 
@@ -578,6 +579,8 @@ def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] |
 def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[dict[str, str]]:
     """Every model over the save's lines in one query (for a database opened read-only, which
     may be a game's own tables without the columns rolemem adds: those read as null)."""
+    from duckdb_engine import Dialect
+
     present = {
         row[0]
         for row in cur.execute(
@@ -587,10 +590,11 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     }
 
     def with_added(table: str, sql: str) -> str:
+        columns = next(model for model in APP_TABLES if model.name == table).columns
         missing = [
-            f"cast(null as {history._APP_COLUMN_TYPES[name]}) as {name}"
-            for name in history._APP_COLUMNS[table]
-            if f"{table}.{name}" not in present
+            f"cast(null as {column.type.compile(dialect=Dialect())}) as {column.name}"
+            for column in columns
+            if f"{table}.{column.name}" not in present
         ]
         return f"select *, {', '.join(missing)} from ({sql})" if missing else sql
 

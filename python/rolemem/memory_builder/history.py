@@ -392,25 +392,6 @@ def _statements(roles: bool = True) -> dict[str, str]:
     }
 
 
-# Columns rolemem reads that a store (or a game's own database) written before them lacks:
-# added when a writable store is first read (schema.create_all adds them too).
-_APP_COLUMNS = {
-    "save": ("user_id", "forked_from_line_id", "user_name"),
-    "line": ("created_at", "scene", "user_id", "present_role_ids", "present_script_role_ids"),
-    "role": ("character_id", "agent_id", "omniscient"),
-}
-_APP_COLUMN_TYPES = {
-    "user_id": "varchar",
-    "user_name": "varchar",
-    "forked_from_line_id": "bigint",
-    "created_at": "timestamp",
-    "character_id": "varchar",
-    "agent_id": "varchar",
-    "scene": "varchar",
-    "present_role_ids": "json",
-    "present_script_role_ids": "json",
-    "omniscient": "boolean",
-}
 # columns the history tables gained: tables built before any is dropped and rebuilt per save
 # (role_name and scene came together: a table without scene lacks both; tables without the
 # tips' user_name named the player 用户 where the save has a name; messages built before
@@ -440,11 +421,7 @@ where
         or table_name = 'memory_fact' and column_name = 'line_id'
         or table_name = 'memory_fact_attributes' and column_name = 'attribute'
         or table_name = 'memory_fact_attribute_aliases' and column_name = 'alias'
-        or table_name in ('save', 'line', 'role')
-        and column_name in (
-            'id', 'user_id', 'forked_from_line_id', 'created_at', 'scene', 'character_id',
-            'agent_id', 'user_name', 'present_role_ids', 'present_script_role_ids', 'omniscient'
-        )
+        or table_name = 'role' and column_name = 'id'
     )
 """
 
@@ -461,22 +438,14 @@ _FULL = Shape(roles=True, facts=True)  # a store made by init-db
 
 
 def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
-    """Create the write-time history tables (empty) where dbt has not built them yet; add the
-    columns rolemem reads to the game's `save`, `line` and `role` tables where they lack them.
-    Returns the store's shape."""
+    """Bring an older store's tables up to date (schema.migrations: the game's `save`, `line`
+    and `role` get the columns rolemem reads) and create the write-time history tables (empty)
+    where dbt has not built them yet. Returns the store's shape."""
+    _migrate(cur)
     found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
     roles = "role.id" in found
     facts = set(_FACT_SOURCES) <= found
     tables = _tables(facts)
-    needed = {
-        f"{table}.{column}"
-        for table, columns in _APP_COLUMNS.items()
-        if roles or table != "role"
-        for column in columns
-    }
-    for column in sorted(needed - found):  # names and types from this module
-        table, name = column.split(".")
-        cur.execute(write_sql("add_missing_column", table, name, _APP_COLUMN_TYPES[name]))
     existing = {
         column.split(".")[0]
         for column in found
@@ -502,6 +471,23 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
                 duckdb_connect.used(sql, empty),
             )
     return Shape(roles, facts)
+
+
+def _migrate(cur: duckdb.DuckDBPyConnection) -> None:
+    """schema.migrations on the cursor's database; DuckDB's own error raised as it is (on a
+    file opened read-only the caller reads the save's lines instead)."""
+    import sqlalchemy as sa
+
+    from ..engines.sqlalchemy_engines import engine_on
+    from ..schema.migrations import migrate
+
+    engine = engine_on(cur)
+    try:
+        migrate(engine)
+    except sa.exc.DBAPIError as exc:
+        raise exc.orig or exc from None
+    finally:
+        engine.dispose()
 
 
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:

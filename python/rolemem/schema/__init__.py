@@ -1,4 +1,5 @@
-"""SQLModel tables: the game's and the config's (`game`), the player memories' (`memory`).
+"""SQLModel tables: the game's and the config's (`game`), the player memories' (`memory`);
+how rolemem opens them (`store`) and brings an older store's up to date (`migrations`).
 `rolemem.schema` re-exports the game's and the config's, as before."""
 
 from .game import (
@@ -11,13 +12,11 @@ from .game import (
     Line,
     Role,
     Save,
-    add_columns,
-    create_all,
-    create_config_tables,
     create_postgres_indexes,
     drop_all,
     drop_tables,
 )
+from .store import create_all, create_config_tables
 
 __all__ = [
     "APP_TABLES",
@@ -29,7 +28,6 @@ __all__ = [
     "Line",
     "Role",
     "Save",
-    "add_columns",
     "create_all",
     "create_config_tables",
     "create_postgres_indexes",

@@ -13,15 +13,12 @@ or `POST /config/import`), not dbt seeds: `dbt build` reads them and never repla
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
-
-from ..sql.project import write_sql
 
 
 def _key_column(sequence_name: str) -> Any:
@@ -179,7 +176,6 @@ def _table(model: type[SQLModel]) -> Any:
 
 
 APP_TABLES = [_table(Role), _table(Save), _table(Line)]
-_CONFIG_TABLE_NAMES = ("character_attributes", "character_events", "character_dialogue_styles")
 CONFIG_TABLES = [
     _table(CharacterAttributes),
     _table(CharacterEvents),
@@ -187,55 +183,15 @@ CONFIG_TABLES = [
     _table(ConfigVersion),
 ]
 
-# Columns added after the first release: a store (or a game's database) created earlier gets
-# them when rolemem opens it.
-_RULE_COLUMNS = [
-    ("secondary_keywords", "json default '[]'"),
-    ("secondary_logic", "varchar"),
-    ("is_constant", "boolean default false"),
-    ("sticky_turns", "integer"),
-]
-_ADDED_COLUMNS = {
-    "role": [
-        ("character_id", "varchar"),
-        ("agent_id", "varchar"),
-        ("omniscient", "boolean default false"),
-    ],
-    "save": [("user_id", "varchar"), ("forked_from_line_id", "bigint"), ("user_name", "varchar")],
-    "line": [
-        ("created_at", "timestamp"),
-        ("scene", "varchar"),
-        ("user_id", "varchar"),
-        ("present_role_ids", "json"),
-        ("present_script_role_ids", "json"),
-    ],
-    **{table: _RULE_COLUMNS for table in _CONFIG_TABLE_NAMES},
-}
-
-
 # Every turn reads a save's lines by save_id: on a game's PostgreSQL `line` table, without an
 # index, that is a scan of every save's lines (3 s a call at a million lines, 5 ms with it).
 # DuckDB finds them by its row groups' min/max instead (an index there would only cost writes).
-_POSTGRES_INDEXES = (
+APP_POSTGRES_INDEXES = (
     "create index if not exists ix_line_save_id on line (save_id)",
     # the lines the game wrote without their player: an append fills its save's (macro
     # move_save_tip) by this index, usually empty, not by reading all of the save's lines
     "create index if not exists ix_line_unowned on line (save_id) where user_id is null",
 )
-
-
-def create_all(engine: sa.Engine) -> None:
-    """Create the application and config tables (and their sequences) if they do not exist,
-    add the columns newer rolemem versions read, and fill the lines' player from their save
-    where it is missing."""
-    SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
-    add_columns(engine, _ADDED_COLUMNS)
-    create_postgres_indexes(engine, _POSTGRES_INDEXES)
-    with engine.begin() as connection:
-        # on Citus user_id is NOT NULL (the shard key: schema.citus), and never updated; a
-        # store made before the extension is filled before init-db distributes it
-        if not is_distributed(connection, "line"):
-            connection.exec_driver_sql(write_sql("fill_missing_owners", "line", "save_id", "save"))
 
 
 def has_citus(connection: Any) -> bool:
@@ -269,16 +225,6 @@ def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> Non
             connection.exec_driver_sql(statement)
 
 
-def add_columns(engine: sa.Engine, added: dict[str, list[tuple[str, str]]]) -> None:
-    """`alter table ... add column if not exists` for each (names and types from rolemem)."""
-    with engine.begin() as connection:
-        for table, columns in added.items():
-            for name, sql_type in columns:
-                connection.exec_driver_sql(
-                    f"alter table {table} add column if not exists {name} {sql_type}"
-                )
-
-
 def drop_all(engine: sa.Engine) -> None:
     drop_tables(engine, APP_TABLES + CONFIG_TABLES)
 
@@ -295,25 +241,3 @@ def drop_tables(engine: sa.Engine, tables: list[Any]) -> None:
         for column in table.columns:
             if isinstance(column.default, sa.Sequence):
                 column.default.drop(engine, checkfirst=True)
-
-
-def create_config_tables(con: Any) -> None:
-    """The config tables on a raw DuckDB connection (a private one, or a store without them):
-    the SQLModel definitions compiled once to DuckDB DDL; a store's older tables get the
-    columns added since."""
-    for statement in _config_ddl():
-        con.execute(statement)
-    for table in _CONFIG_TABLE_NAMES:
-        for name, sql_type in _RULE_COLUMNS:  # names and types from this module
-            con.execute(f"alter table {table} add column if not exists {name} {sql_type}")
-
-
-@functools.cache
-def _config_ddl() -> list[str]:
-    from duckdb_engine import Dialect
-    from sqlalchemy.schema import CreateTable
-
-    return [
-        str(CreateTable(table, if_not_exists=True).compile(dialect=Dialect()))
-        for table in CONFIG_TABLES
-    ]

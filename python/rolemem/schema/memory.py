@@ -18,15 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from ..sql.project import write_sql
-from .game import (
-    _key_column,
-    _table,
-    add_columns,
-    create_postgres_indexes,
-    drop_tables,
-    is_distributed,
-)
+from .game import _key_column, _table, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -387,46 +379,8 @@ MEMORY_TABLES: list[Any] = [
     *(_official(model) for model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive)),
 ]
 
-# Columns added after the first release: a store created earlier gets them on open.
-_ADDED_COLUMNS = {
-    "rolemem_idempotency": [("user_id", "varchar")],
-    "memory_entity": [("is_pinned", "boolean default false"), ("merge_count", "integer default 0")],
-    "memory_loop_state": [
-        ("role_id", "bigint"),
-        ("script_role_id", "varchar"),
-        ("last_error", "varchar"),
-        ("last_error_at", "timestamp"),
-        ("failed_attempts", "integer default 0"),
-        ("next_attempt_at", "timestamp"),
-    ],
-    "memory_event_term": [
-        ("tag_count", "integer default 0"),
-        ("agent_id", "varchar"),
-        ("scope", "varchar"),
-        ("user_id", "varchar"),
-    ],
-    "memory_event": [
-        ("is_pinned", "boolean default false"),
-        ("save_id", "bigint"),
-        ("first_line_id", "bigint"),
-        ("last_line_id", "bigint"),
-        ("batch_key", "varchar"),
-        ("updated_at", "timestamp"),
-        ("root_line_id", "bigint"),
-    ],
-    "official_event": [("root_line_id", "bigint")],
-    "memory_extraction_batch": [("replaced_batch_keys", "json")],
-    "memory_extracted_line": [("batch_last_line_id", "bigint")],
-}
-
-
-_POSTINGS_OWNER_SQL = """
-update memory_event_term set
-    agent_id = memory_event.agent_id, scope = memory_event.scope, user_id = memory_event.user_id
-from memory_event
-where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"""
-# What a turn reads by index on PostgreSQL (schema.create_postgres_indexes):
-_POSTGRES_INDEXES = (
+# What a turn reads by index on PostgreSQL (schema.store.create_memory_tables):
+MEMORY_POSTGRES_INDEXES = (
     # a player's postings of the turn's words, read from the index alone (the columns recall
     # reads included). The term compares in collation C: the words it is matched with come
     # from the config tables, copied in C (PostgresEngine.replace_tables), and an index of
@@ -445,135 +399,41 @@ _POSTGRES_INDEXES = (
     "include (event_id, description_count, keyword_count, tag_count, scope, user_id)",
     "create index if not exists ix_official_event_agent_time on official_event "
     "(agent_id, created_at desc nulls last, id desc nulls last)",
-    # the vectors without a player (any written before the column):
-    # few, so filling them on open reads this index, not every vector
+    # the vectors without a player (written before the column): the migration filling them
+    # reads this index, not every vector
     "create index if not exists ix_memory_event_embedding_unowned on memory_event_embedding "
     "(event_id) where user_id is null",
 )
 
 
-def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
-    """Create the memory tables; the embedding table gets `embedding_dim`."""
-    SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
-    add_columns(engine, _ADDED_COLUMNS)
-    with engine.begin() as connection:
-        # a store made before the citus extension is filled before init-db distributes it
-        citus = is_distributed(connection, "memory_event")
-        # postings written before they carried their event's owner get it (none once done;
-        # none on Citus, where the owner is NOT NULL and never updated: schema.citus)
-        if not citus:
-            connection.exec_driver_sql(_POSTINGS_OWNER_SQL)
-        # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
-        vector = f"real[{int(embedding_dim)}]"
-        # user_id: the event's player (null: an official event), the shard key on Citus
-        columns = ["event_id bigint primary key", "user_id varchar"]
-        columns += [f"{name} {vector}" for name in VECTOR_COLUMNS]
-        connection.exec_driver_sql(
-            f"create table if not exists memory_event_embedding ({', '.join(columns)})"
-        )
-        # stores written before context vectors: scored with the event's own vector until
-        # maintenance fills them in (DynamicMemory.fill_context_vectors); before the player
-        # column: filled from the events below
-        for name, sql_type in (("user_id", "varchar"), *((n, vector) for n in VECTOR_COLUMNS[1:])):
+def create_vector_tables(connection: Any, embedding_dim: int) -> None:
+    """memory_event_embedding with vectors of `embedding_dim` (a SQLAlchemy connection), and
+    its official twin with the store's widths: made by DDL, not SQLModel (DuckDB's arrays are
+    fixed-size)."""
+    # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
+    vector = f"real[{int(embedding_dim)}]"
+    # user_id: the event's player (null: an official event), the shard key on Citus
+    columns = ["event_id bigint primary key", "user_id varchar"]
+    columns += [f"{name} {vector}" for name in VECTOR_COLUMNS]
+    connection.exec_driver_sql(
+        f"create table if not exists memory_event_embedding ({', '.join(columns)})"
+    )
+    # the official events' vectors: the players' columns, of the store's widths (an older
+    # store's may be another embedder's)
+    widths = dict.fromkeys(VECTOR_COLUMNS, vector)
+    if connection.dialect.name == "duckdb":
+        widths.update(
             connection.exec_driver_sql(
-                f"alter table memory_event_embedding add column if not exists {name} {sql_type}"
-            )
-        # the official events' vectors: the players' columns, of the store's widths (DuckDB's
-        # arrays are fixed-size; an older store's may be another embedder's)
-        widths = dict.fromkeys(VECTOR_COLUMNS, vector)
-        if engine.dialect.name == "duckdb":
-            widths.update(
-                connection.exec_driver_sql(
-                    "select column_name, data_type from duckdb_columns() "
-                    "where table_name = 'memory_event_embedding'"
-                ).fetchall()
-            )
-        official = ["event_id bigint primary key", "user_id varchar"]
-        official += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
-        connection.exec_driver_sql(
-            f"create table if not exists {OFFICIAL_TABLES['memory_event_embedding']} "
-            f"({', '.join(official)})"
+                "select column_name, data_type from duckdb_columns() "
+                "where table_name = 'memory_event_embedding'"
+            ).fetchall()
         )
-        # data migrations done once per store (DynamicMemory records them here)
-        connection.exec_driver_sql(
-            "create table if not exists rolemem_migration (name varchar primary key, "
-            "applied_at timestamp default current_timestamp)"
-        )
-    create_postgres_indexes(engine, _POSTGRES_INDEXES)
-    if citus:
-        return
-    with engine.begin() as connection:
-        move_official_rows_once(connection)
-        connection.exec_driver_sql(
-            write_sql("fill_missing_owners", "memory_event_embedding", "event_id", "memory_event")
-        )
-
-
-# The data migrations a store records once done (rolemem_migration's names):
-# a store written before official memories had tables of their own: their rows, moved once
-OFFICIAL_MOVED = "official_tables"
-# a store written before extracted lines were recorded: its batches' lines, recorded once
-# (dynamic_memory.migrations on DuckDB, engines.postgres_setup on PostgreSQL)
-BATCH_LINES_RECORDED = "extracted_lines_backfill"
-# a store written before memories kept their lines: its events' batch lines, recorded once
-# (after BATCH_LINES_RECORDED; macro backfill_event_lines, both engines)
-EVENT_LINES_RECORDED = "event_lines_backfill"
-# which rows of each player table are official (the archive has no scope: no player)
-_OFFICIAL_ROWS = {
-    "memory_event": "scope = 'official'",
-    "memory_entity": "scope = 'official'",
-    "memory_event_term": "event_id in (select id from official_event)",
-    "memory_event_embedding": "event_id in (select id from official_event)",
-    "memory_archive": "user_id is null",
-}
-
-
-def move_official_rows_once(connection: Any) -> int:
-    """A store's official rows moved from the player tables to OFFICIAL_TABLES with their ids,
-    once per store (recorded in rolemem_migration, as DynamicMemory's migrations are), inside
-    the caller's transaction (a SQLAlchemy connection); how many rows moved. Their postings
-    and vectors follow the events (moved first), by id."""
-    done = connection.exec_driver_sql(
-        f"select 1 from rolemem_migration where name = '{OFFICIAL_MOVED}'"
-    ).first()
-    if done is not None:
-        return 0
-    moved = 0
-    for table, rows in _OFFICIAL_ROWS.items():
-        # the columns the table has (a store older than some of them lacks those)
-        present = set(connection.exec_driver_sql(f"select * from {table} limit 0").keys())
-        names, values = _moved_columns(table, present, connection.dialect)
-        official = OFFICIAL_TABLES[table]
-        result = connection.exec_driver_sql(
-            f"insert into {official} ({', '.join(names)}) "
-            f"select {', '.join(values)} from {table} where {rows}"
-        )
-        moved += max(result.rowcount, 0)
-    for table in reversed(_OFFICIAL_ROWS):
-        connection.exec_driver_sql(f"delete from {table} where {_OFFICIAL_ROWS[table]}")
-    connection.exec_driver_sql(f"insert into rolemem_migration (name) values ('{OFFICIAL_MOVED}')")
-    return moved
-
-
-def _moved_columns(table: str, present: set[str], dialect: Any) -> tuple[list[str], list[str]]:
-    """The official twin's columns a move fills, and what fills each: the player table's
-    column as the twin types it (an older store's may differ), or (a store older than the
-    column) its default."""
-    if table == "memory_event_embedding":
-        names = [name for name in ("event_id", "user_id", *VECTOR_COLUMNS) if name in present]
-        return names, names
-    names, values = [], []
-    for column in next(t for t in MEMORY_TABLES if t.name == table).columns:
-        default = column.default
-        if column.name in present:
-            names.append(column.name)
-            values.append(f"cast({column.name} as {column.type.compile(dialect=dialect)})")
-        elif isinstance(default, sa.ColumnDefault) and default.is_scalar:
-            names.append(column.name)
-            values.append(
-                repr(default.arg) if not isinstance(default.arg, bool) else str(default.arg).lower()
-            )
-    return names, values
+    official = ["event_id bigint primary key", "user_id varchar"]
+    official += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
+    connection.exec_driver_sql(
+        f"create table if not exists {OFFICIAL_TABLES['memory_event_embedding']} "
+        f"({', '.join(official)})"
+    )
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..text.tokens import case_folded, search_words
+from .tokens import case_folded, search_words
 
 
-def _postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
+def postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
     """An event's BM25 postings (memory_event_term): its description's words and its tags'
     words (each tag also whole), in search mode and case-folded; each term once, sorted, with
     its count in the description and in the tags (their sum is the event's token_count), and

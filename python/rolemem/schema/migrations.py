@@ -1,0 +1,288 @@
+"""What a store made by an older rolemem lacks, as one ordered list of named steps (STEPS),
+each applied once per store and recorded in `rolemem_migration` (name, applied_at), on DuckDB
+and PostgreSQL alike (a SQLAlchemy engine).
+
+A step runs when the tables it changes exist. Where none does, or the open has just made
+them all, it is recorded without running: tables are made as the models are now (a new
+store runs no step). Where only some exist (an older
+store whose newer tables are not made yet), it and every later step wait for an open that
+has them all, so the order holds. Each step is one transaction; on PostgreSQL it first takes
+an advisory lock, so processes opening one store together run a step once (the others find
+it recorded once they hold the lock). A step that walks or joins player tables is recorded
+without running on tables Citus distributed: `init-db` migrates a store before it
+distributes it, and Citus refuses such statements across shards.
+
+A new change to the tables is a new step at the end; a step's name never changes (stores
+hold it)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..sql.project import write_sql
+from ..text.postings import postings
+from .game import APP_TABLES, CONFIG_TABLES, is_distributed
+from .memory import MEMORY_TABLES, OFFICIAL_TABLES, VECTOR_COLUMNS
+
+log = logging.getLogger(__name__)
+
+TABLE = "rolemem_migration"
+# one key for every process on the database (pg_advisory_xact_lock takes a bigint)
+_LOCK = f"select pg_advisory_xact_lock(hashtext('{TABLE}'))"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A named change: `run` in the caller's transaction (a SQLAlchemy connection), once."""
+
+    name: str
+    tables: tuple[str, ...]
+    run: Callable[[Any], None]
+    # walks or joins player tables: not on tables Citus distributed
+    is_local_only: bool = False
+
+
+def _add_model_columns(connection: Any) -> None:
+    """Every column of the SQLModel tables that an existing table lacks, of the model's type
+    and server default (left nullable: older rows have none)."""
+    existing = tables(connection)
+    for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
+        for column in table.columns:
+            if table.name not in existing or column.name in existing[table.name]:
+                continue
+            sql_type = column.type.compile(dialect=connection.dialect)
+            default = getattr(column.server_default, "arg", None)
+            if isinstance(default, str):
+                sql_type += f" default '{default}'"
+            elif default is not None:  # an expression: false()
+                sql_type += f" default {default.compile(dialect=connection.dialect)}"
+            connection.exec_driver_sql(
+                f"alter table {table.name} add column if not exists {column.name} {sql_type}"
+            )
+
+
+def _add_vector_columns(connection: Any) -> None:
+    """The event vectors' player and context vectors, of the store's own vector type
+    (DuckDB's arrays are fixed-size: an older store's may be another embedder's)."""
+    vector = "real[]"
+    if connection.dialect.name == "duckdb":
+        vector = connection.exec_driver_sql(
+            "select data_type from duckdb_columns() "
+            "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
+        ).scalar()
+    for name, sql_type in (("user_id", "varchar"), *((n, vector) for n in VECTOR_COLUMNS[1:])):
+        connection.exec_driver_sql(
+            f"alter table memory_event_embedding add column if not exists {name} {sql_type}"
+        )
+
+
+# which rows of each player table are official (the archive has no scope: no player)
+_OFFICIAL_ROWS = {
+    "memory_event": "scope = 'official'",
+    "memory_entity": "scope = 'official'",
+    "memory_event_term": "event_id in (select id from official_event)",
+    "memory_event_embedding": "event_id in (select id from official_event)",
+    "memory_archive": "user_id is null",
+}
+
+
+def _move_official_rows(connection: Any) -> None:
+    """Official rows moved from the player tables to their own (OFFICIAL_TABLES) with their
+    ids; their postings and vectors follow the events (moved first), by id."""
+    for table, rows in _OFFICIAL_ROWS.items():
+        names, values = _moved_columns(connection, table)
+        connection.exec_driver_sql(
+            f"insert into {OFFICIAL_TABLES[table]} ({', '.join(names)}) "
+            f"select {', '.join(values)} from {table} where {rows}"
+        )
+    for table in reversed(_OFFICIAL_ROWS):
+        connection.exec_driver_sql(f"delete from {table} where {_OFFICIAL_ROWS[table]}")
+
+
+def _moved_columns(connection: Any, table: str) -> tuple[list[str], list[str]]:
+    """The official twin's columns a move fills, and what fills each: the player table's
+    column as the twin types it (an older store's may differ)."""
+    present = tables(connection)[table]
+    if table == "memory_event_embedding":
+        names = [name for name in ("event_id", "user_id", *VECTOR_COLUMNS) if name in present]
+        return names, names
+    model = next(t for t in MEMORY_TABLES if t.name == table)
+    names = [column.name for column in model.columns if column.name in present]
+    types = {column.name: column.type.compile(dialect=connection.dialect) for column in model.c}
+    return names, [f"cast({name} as {types[name]})" for name in names]
+
+
+def _fill_postings_owners(connection: Any) -> None:
+    """Postings written before they carried their event's owner get it."""
+    connection.exec_driver_sql(
+        "update memory_event_term set agent_id = memory_event.agent_id, "
+        "scope = memory_event.scope, user_id = memory_event.user_id "
+        "from memory_event "
+        "where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"
+    )
+
+
+def _fill_vector_owners(connection: Any) -> None:
+    """Vectors written before they carried their event's player get it."""
+    connection.exec_driver_sql(
+        write_sql("fill_missing_owners", "memory_event_embedding", "event_id", "memory_event")
+    )
+
+
+_POSTINGS_SQL = """
+insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+    description_count, keyword_count, tag_count)
+select unnest(cast(:ids as bigint[])), unnest(cast(:agent_ids as varchar[])),
+    unnest(cast(:scopes as varchar[])), unnest(cast(:user_ids as varchar[])),
+    unnest(cast(:terms as varchar[])), unnest(cast(:description_counts as integer[])),
+    unnest(cast(:keyword_counts as integer[])), unnest(cast(:tag_counts as integer[]))"""
+_TOKEN_COUNTS_SQL = """
+update memory_event set token_count = lengths.token_count
+from (
+    select unnest(cast(:ids as bigint[])) as id, unnest(cast(:lengths as integer[])) as token_count
+) as lengths
+where memory_event.id = lengths.id"""
+
+
+def _recompute_postings(connection: Any) -> None:
+    """Every player event's postings and token count recomputed from its description and
+    tags by today's rules (text.postings: search-mode words, whole tags)."""
+    events = connection.exec_driver_sql(
+        "select id, description, keywords, agent_id, scope, user_id from memory_event"
+    ).fetchall()
+    owner_names = ("ids", "agent_ids", "scopes", "user_ids")
+    columns: dict[str, list[Any]] = {
+        name: []
+        for name in (*owner_names, "terms", "description_counts", "keyword_counts", "tag_counts")
+    }
+    lengths = []
+    for event_id, description, keywords, *owner in events:
+        tags = json.loads(keywords) if isinstance(keywords, str) else keywords
+        terms = postings(description or "", tags or [])
+        for name, value in zip(owner_names, (event_id, *owner), strict=True):
+            columns[name] += [value] * len(terms["terms"])
+        for name, values in terms.items():
+            columns[name] += values
+        lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
+    connection.exec_driver_sql("delete from memory_event_term")
+    if not events:
+        return
+    connection.execute(sa.text(_POSTINGS_SQL), columns)
+    ids = [row[0] for row in events]
+    connection.execute(sa.text(_TOKEN_COUNTS_SQL), {"ids": ids, "lengths": lengths})
+    log.info("recomputed the postings of %d events", len(events))
+
+
+def _write_macro(name: str, *args: str) -> Callable[[Any], None]:
+    """A step that runs write macro `name` (macros/writes/) once per argument (none: once)."""
+
+    def run(connection: Any) -> None:
+        engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
+        for arg in args or (None,):
+            sql = write_sql(name, *([arg] if arg else []), engine=engine)
+            connection.exec_driver_sql(sql).fetchall()
+
+    return run
+
+
+_POSTINGS = ("memory_event", "memory_event_term")
+_BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
+STEPS = (
+    # columns added to the models before steps were recorded (a later column: a step of
+    # its own with the same function, named for it)
+    Step("model_columns", (), _add_model_columns),
+    Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns),
+    # before the official rows move: their postings go with their owner
+    Step("postings_owners", _POSTINGS, _fill_postings_owners, is_local_only=True),
+    # designers' memories out of the player tables (docs/decisions/official-memories.md)
+    Step(
+        "official_tables",
+        (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()),
+        _move_official_rows,
+        is_local_only=True,
+    ),
+    Step(
+        "event_vector_owners",
+        ("memory_event_embedding", "memory_event"),
+        _fill_vector_owners,
+        is_local_only=True,
+    ),
+    # two changes to what postings hold, each recomputing them
+    Step("search_mode_terms", _POSTINGS, _recompute_postings, is_local_only=True),
+    Step("whole_tag_terms", _POSTINGS, _recompute_postings, is_local_only=True),
+    # batches written before their lines were recorded: every line up to the root
+    Step(
+        "extracted_lines_backfill",
+        _BATCHES,
+        _write_macro("backfill_extracted_lines"),
+        is_local_only=True,
+    ),
+    # events written before memories kept their lines: their batch's
+    Step(
+        "event_lines_backfill",
+        (*_BATCHES, "memory_event", "memory_event_line"),
+        _write_macro("backfill_event_lines", "lines", "events"),
+        is_local_only=True,
+    ),
+)
+
+
+def migrate(engine: sa.Engine, made: Collection[str] = ()) -> list[str]:
+    """Apply the steps the store has not recorded, in order; the names of those run. `made`:
+    tables this open has just made (as the models are now: nothing of theirs to change)."""
+    postgres = engine.dialect.name == "postgresql"
+    with engine.begin() as connection:
+        if TABLE not in tables(connection):
+            if postgres:  # two processes creating it at once: one waits
+                connection.exec_driver_sql(_LOCK)
+            connection.exec_driver_sql(
+                f"create table if not exists {TABLE} (name varchar primary key, "
+                "applied_at timestamp default current_timestamp)"
+            )
+        done = _recorded(connection)
+    ran: list[str] = []
+    for step in STEPS:
+        if step.name in done:
+            continue
+        with engine.begin() as connection:
+            if postgres:
+                connection.exec_driver_sql(_LOCK)
+                if step.name in _recorded(connection):  # another process ran it meanwhile
+                    continue
+            existing = tables(connection)
+            present = [table for table in step.tables if table in existing]
+            if present and len(present) < len(step.tables):
+                break  # an older store's newer tables are not made yet
+            # a step of tables made just now, or of none, has nothing to change
+            runs = not step.tables or any(table not in made for table in present)
+            if runs and step.is_local_only:
+                runs = not is_distributed(connection, step.tables[0])
+            if runs:
+                step.run(connection)
+                ran.append(step.name)
+            connection.execute(
+                sa.text(f"insert into {TABLE} (name) values (:name)"), {"name": step.name}
+            )
+    return ran
+
+
+def tables(connection: Any) -> dict[str, set[str]]:
+    """The columns of each table of the connection's schema (DuckDB's main, PostgreSQL's first
+    on the search path), read once: duckdb_engine's inspector reads PostgreSQL's catalog."""
+    found: dict[str, set[str]] = {}
+    for table, column in connection.exec_driver_sql(
+        "select table_name, column_name from information_schema.columns "
+        "where table_schema = current_schema()"
+    ):
+        found.setdefault(table, set()).add(column)
+    return found
+
+
+def _recorded(connection: Any) -> set[str]:
+    return {name for (name,) in connection.exec_driver_sql(f"select name from {TABLE}")}

@@ -1,0 +1,244 @@
+"""The one migrations module (rolemem.schema.migrations): a store made by an older rolemem gets
+what a step adds, once, in order, when it is opened; a store opened again runs nothing; on
+DuckDB and PostgreSQL, processes opening one store together run a step once."""
+
+from __future__ import annotations
+
+import threading
+
+import duckdb
+import psycopg
+import pytest
+
+from rolemem.dynamic_memory import DynamicMemory
+from rolemem.engines.postgres_setup import init_database, migrate_database
+from rolemem.engines.sqlalchemy_engines import engine_for
+from rolemem.schema.migrations import STEPS, migrate
+from rolemem.schema.store import create_all, create_memory_tables
+
+from .conftest import fresh_database
+
+NAMES = [step.name for step in STEPS]
+RECORDS = "select name, count(*) from rolemem_migration group by name order by name"
+
+
+def _older_loop_state(con: duckdb.DuckDBPyConnection) -> None:
+    """memory_loop_state as a store from before the back-off had it, the step not recorded
+    (DuckDB drops no column an index depends on: the table is made again without it)."""
+    con.execute("create table older as select * exclude (next_attempt_at) from memory_loop_state")
+    con.execute("drop table memory_loop_state")
+    con.execute("alter table older rename to memory_loop_state")
+    con.execute("delete from rolemem_migration where name = 'model_columns'")
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    return {row[0] for row in con.execute(f"describe {table}").fetchall()}
+
+
+def _recorded(engine) -> set[str]:
+    with engine.connect() as connection:
+        return {
+            name for (name,) in connection.exec_driver_sql("select name from rolemem_migration")
+        }
+
+
+def test_a_new_duckdb_store_records_every_step_once(tmp_path):
+    path = str(tmp_path / "new.duckdb")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        assert con.execute(RECORDS).fetchall() == sorted((name, 1) for name in NAMES)
+    engine = engine_for(path)
+    assert migrate(engine) == []  # opened again: nothing runs
+    engine.dispose()
+
+
+def test_an_older_duckdb_store_gets_a_steps_column_back_once_on_open(tmp_path):
+    path = str(tmp_path / "older.duckdb")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        _older_loop_state(con)
+        assert "next_attempt_at" not in _columns(con, "memory_loop_state")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        assert "next_attempt_at" in _columns(con, "memory_loop_state")
+        assert con.execute(RECORDS).fetchall() == sorted((name, 1) for name in NAMES)
+    engine = engine_for(path)
+    assert migrate(engine) == []
+    engine.dispose()
+
+
+def test_steps_run_in_order_and_wait_for_the_tables_they_change(tmp_path):
+    """A store of the game's tables only: the steps up to the first that needs a memory table
+    beside `line` are done (those of no existing table recorded without running); that one and
+    the later ones wait, in order, for the memory tables. Every record gone: all run, in
+    STEPS' order."""
+    engine = engine_for(str(tmp_path / "game.duckdb"))
+    create_all(engine)
+    recorded = _recorded(engine)
+    waiting = NAMES.index("extracted_lines_backfill")
+    assert recorded == set(NAMES[:waiting])
+    assert migrate(engine) == []  # still waiting, nothing run twice
+    create_memory_tables(engine)
+    recorded = _recorded(engine)
+    assert recorded == set(NAMES)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("delete from rolemem_migration")
+    assert migrate(engine) == NAMES
+    assert migrate(engine) == []
+    engine.dispose()
+
+
+def test_a_game_database_read_by_the_memory_builder_gets_its_columns(tmp_path):
+    """A game's own DuckDB file with the spec's save and line only (no role table): the
+    history it is read through gets the columns rolemem reads, by the same steps."""
+    from rolemem.memory_builder.history import refresh_history
+
+    con = duckdb.connect(str(tmp_path / "game.duckdb"))
+    con.execute("create table save (id bigint primary key, name varchar, last_message_id bigint)")
+    con.execute(
+        "create table line (id bigint primary key, content varchar, attribute varchar, "
+        "role_id bigint, script_role_id varchar, display_name varchar, save_id bigint, "
+        "parent_line_id bigint, original_emotion varchar, predicted_emotion varchar, "
+        "tts_content varchar, action_content varchar, audio_file varchar)"
+    )
+    con.execute("insert into save values (1, 's', 1)")
+    con.execute("insert into line (id, content, attribute, save_id) values (1, '你好', 'user', 1)")
+    assert refresh_history(con) == 1
+    assert {"user_id", "scene", "present_role_ids"} <= _columns(con, "line")
+    assert {"user_id", "user_name", "forked_from_line_id"} <= _columns(con, "save")
+    assert "role" not in {row[0] for row in con.execute("show tables").fetchall()}
+    assert con.execute(
+        "select count(*) from rolemem_migration where name = 'model_columns'"
+    ).fetchone() == (1,)
+
+
+@pytest.fixture
+def older_postgres(postgres_url):
+    """A PostgreSQL store made by `init-db`, then made older: memory_loop_state without the
+    back-off's column, the step that adds it not recorded."""
+    url = fresh_database(postgres_url, "rolemem_migrations")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("alter table memory_loop_state drop column next_attempt_at")
+        con.execute("delete from rolemem_migration where name = 'model_columns'")
+    return url
+
+
+def _postgres_state(url: str) -> tuple[list[tuple[str, int]], bool]:
+    with psycopg.connect(url, autocommit=True) as con:
+        records = con.execute(RECORDS).fetchall()
+        column = con.execute(
+            "select count(*) from information_schema.columns "
+            "where table_name = 'memory_loop_state' and column_name = 'next_attempt_at'"
+        ).fetchone()
+    return records, column == (1,)
+
+
+def test_an_older_postgres_store_gets_a_steps_column_back_once_on_init(older_postgres):
+    assert _postgres_state(older_postgres) == (
+        sorted((name, 1) for name in NAMES if name != "model_columns"),
+        False,
+    )
+    init_database(older_postgres)
+    assert _postgres_state(older_postgres) == (sorted((name, 1) for name in NAMES), True)
+    assert migrate_database(older_postgres) == []  # opened again: nothing runs
+
+
+def test_processes_opening_an_older_postgres_store_together_run_a_step_once(older_postgres):
+    """Four openers at once (each its own engine and connection, as processes have): the
+    advisory lock lets one run the step; the others find it recorded."""
+    ran: list[list[str]] = []
+    start = threading.Barrier(4)
+
+    def open_store() -> None:
+        start.wait()
+        ran.append(migrate_database(older_postgres))
+
+    openers = [threading.Thread(target=open_store) for _ in range(4)]
+    for opener in openers:
+        opener.start()
+    for opener in openers:
+        opener.join()
+    assert sorted(ran) == [[], [], [], ["model_columns"]]
+    assert _postgres_state(older_postgres) == (sorted((name, 1) for name in NAMES), True)
+
+
+def test_opening_a_postgres_store_migrates_it(older_postgres):
+    """The service's open (DynamicMemory over the engine) applies what init-db would."""
+    from rolemem.engines import PostgresEngine
+
+    with PostgresEngine(older_postgres, max_size=2) as engine:
+        DynamicMemory(engine=engine, embedder=None).close()
+    assert _postgres_state(older_postgres) == (sorted((name, 1) for name in NAMES), True)
+
+
+def test_init_db_on_a_games_rows_moves_the_sequences_past_their_ids(postgres_url):
+    """A game that wrote its roles, saves and lines with ids of its own: after `init-db` the
+    next keys the sequences hand out are past them (docs/decisions/server-ids.md)."""
+    url = fresh_database(postgres_url, "rolemem_game_ids")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("insert into role (id, name) values (7, '祁煜')")
+        con.execute("insert into save (id, name, user_id) values (40, 's', 'mumu')")
+        con.execute(
+            "insert into line (id, content, attribute, role_id, save_id, user_id) "
+            "values (900, '你好', 'user', 7, 40, 'mumu')"
+        )
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        nexts = [
+            con.execute(f"select nextval('{sequence}')").fetchone()[0]
+            for sequence in ("role_id_seq", "save_id_seq", "line_id_seq")
+        ]
+    assert nexts == [8, 41, 901]
+    init_database(url)  # never moved back, nor on again past a value handed out
+    with psycopg.connect(url, autocommit=True) as con:
+        assert con.execute("select nextval('line_id_seq')").fetchone() == (902,)
+
+
+def test_every_step_runs_on_postgres_in_order(postgres_url):
+    """Every record gone from a PostgreSQL store holding an event: every step runs, in STEPS'
+    order, on PostgreSQL's SQL (the event's postings recomputed by today's words), once."""
+    url = fresh_database(postgres_url, "rolemem_every_step")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(
+            "insert into memory_event (id, scope, agent_id, user_id, description, keywords, "
+            "importance, feedback, strength, recall_count, token_count, created_at) values "
+            "(1, 'user', 'qiyu', 'mumu', '木木在读侦探小说', '[\"Outdoor\"]', 0.5, 0.5, 1, 0, 99, "
+            "now())"
+        )
+        con.execute("delete from rolemem_migration")
+    assert migrate_database(url) == NAMES
+    assert migrate_database(url) == []
+    with psycopg.connect(url, autocommit=True) as con:
+        terms = con.execute(
+            "select term, description_count, keyword_count, tag_count, user_id "
+            "from memory_event_term order by term"
+        ).fetchall()
+        (tokens,) = con.execute("select token_count from memory_event").fetchone()
+    assert ("侦探", 1, 0, 0, "mumu") in terms and ("outdoor", 0, 2, 1, "mumu") in terms
+    assert tokens == sum(d + k for _, d, k, _, _ in terms)
+
+
+def test_init_db_on_a_games_duckdb_rows_moves_the_sequences_past_their_ids(tmp_path):
+    """The same on a DuckDB file (whose sequences cannot be set: drawn past the ids)."""
+    from rolemem.cli import main
+
+    path = str(tmp_path / "game.duckdb")
+    assert main(["init-db", "--db", path]) == 0
+    with duckdb.connect(path) as con:
+        con.execute("insert into role (id, name) values (7, '祁煜')")
+        con.execute("insert into save (id, name, user_id) values (40, 's', 'mumu')")
+        con.execute(
+            "insert into line (id, content, attribute, role_id, save_id, user_id) "
+            "values (900, '你好', 'user', 7, 40, 'mumu')"
+        )
+    assert main(["init-db", "--db", path]) == 0
+    assert main(["init-db", "--db", path]) == 0  # nor on again
+    with duckdb.connect(path) as con:
+        nexts = [
+            con.execute(f"select nextval('{sequence}')").fetchone()[0]
+            for sequence in ("role_id_seq", "save_id_seq", "line_id_seq")
+        ]
+    assert nexts == [8, 41, 901]
