@@ -279,6 +279,7 @@ DUCKDB_ONLY = {
     "create_table_from_query",
     "create_table_with_columns",
     "delete_all_rows",
+    "delete_resolved_facts",
     "drop_table_if_exists",
     "delete_resumed_messages",
     "evict_cached_verdicts",

@@ -137,7 +137,9 @@ class Facts:
             inserted = cur.execute(write_sql("insert_memory_fact", engine=store.name), row)
             found = inserted.fetchone()
             if store.name == "duckdb":
-                history.refresh_facts(cur, str(row["user_id"]), str(row["agent_id"]))
+                history.refresh_facts(
+                    cur, str(row["user_id"]), str(row["agent_id"]), str(row["subject"])
+                )
         assert found is not None  # insert ... returning answers one row
         return int(found[0])
 
@@ -182,7 +184,7 @@ class Facts:
                 {"ids": [fact_id]},
             ).fetchall()
             if store.name == "duckdb":
-                history.refresh_facts(cur, user_id, fact["agent_id"])
+                history.refresh_facts(cur, user_id, fact["agent_id"], fact["subject"])
         return fact_id
 
     def _own_fact(self, user_id: str, fact_id: Any) -> dict[str, Any]:

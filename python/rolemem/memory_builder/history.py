@@ -567,7 +567,8 @@ _PLAYER_FACTS = {
         select * from memory_fact
         where
             user_id = $user_id
-            and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
+            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+            and (cast($subject as varchar) is null or subject = $subject)""",
 }
 
 
@@ -575,16 +576,17 @@ _PLAYER_FACTS = {
 def _refresh_facts_statements() -> tuple[str, str]:
     resolve = compose(FACTS_TABLE, _PLAYER_FACTS, f"select * from {FACTS_TABLE}")
     return (
-        write_sql("delete_player_agent_rows", FACTS_TABLE),
+        write_sql("delete_resolved_facts"),
         write_sql("insert_from_query", FACTS_TABLE, resolve, True),
     )
 
 
-def refresh_facts(cur: Any, user_id: str, agent_id: str | None) -> None:
-    """Re-resolve a player's facts heard by `agent_id` (None: every agent's) on each of the
-    player's saves, in the caller's transaction: DuckDB's facts table after a fact is written,
-    changed or deleted (facts are rolemem's own rows, so no read finds them stale)."""
-    params = {"user_id": user_id, "agent_id": agent_id}
+def refresh_facts(cur: Any, user_id: str, agent_id: str | None, subject: str | None = None) -> None:
+    """Re-resolve a player's facts heard by `agent_id` (None: every agent's) about `subject`
+    (None: everyone; a slot is one subject's) on each of the player's saves, in the caller's
+    transaction: DuckDB's facts table after a fact is written, changed or deleted (facts are
+    rolemem's own rows, so no read finds them stale)."""
+    params = {"user_id": user_id, "agent_id": agent_id, "subject": subject}
     delete, insert = _refresh_facts_statements()
     cur.execute(delete, params).fetchall()
     cur.execute(insert, params)

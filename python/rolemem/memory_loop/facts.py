@@ -77,8 +77,9 @@ def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> 
         assert inserted is not None  # insert ... returning answers one row
         ids.append(inserted[0])
     if engine == "duckdb":
-        for user_id, agent_id in sorted({(row["user_id"], row["agent_id"]) for row in rows}):
-            history.refresh_facts(cur, user_id, agent_id)
+        slots = {(row["user_id"], row["agent_id"], row["subject"]) for row in rows}
+        for user_id, agent_id, subject in sorted(slots):
+            history.refresh_facts(cur, user_id, agent_id, subject)
     return ids
 
 
