@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from ..engines.duckdb_connect import PreparedCursor
 from ..sql.project import compose
 from ..sql.seeds import load_seed
 
@@ -45,6 +46,8 @@ _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place",
 
 _connection: duckdb.DuckDBPyConnection | None = None
 _lock = threading.Lock()
+# a long-lived cursor per thread, each statement kept as a table macro (parsed once)
+_local = threading.local()
 
 
 @functools.cache
@@ -76,6 +79,13 @@ def _cursor() -> duckdb.DuckDBPyConnection:
             load_seed(connection, "memory_prompt_budgets")  # the shipped designer config
             _connection = connection
         return _connection.cursor()
+
+
+def _prepared() -> PreparedCursor:
+    prepared: PreparedCursor | None = getattr(_local, "cursor", None)
+    if prepared is None:
+        prepared = _local.cursor = PreparedCursor(_cursor())
+    return prepared
 
 
 def cut(
@@ -111,18 +121,13 @@ def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
 def _cut(
     pieces: Sequence[Mapping[str, Any]], params: Mapping[str, Any], *, try_lean: bool
 ) -> tuple[list[dict[str, Any]], str, int]:
-    cursor = _cursor()
-    try:
-        if try_lean:
-            lean = cursor.execute(_lean_sql(), params).fetchone()
-            assert lean is not None  # one row per turn
-            dynamic_text, prompt_tokens, needs_cuts = lean
-            if not needs_cuts:
-                kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
-                return kept, dynamic_text or "", int(prompt_tokens)
-        rows = cursor.execute(_sql(), params).fetchall()
-    finally:
-        cursor.close()
+    cursor = _prepared()
+    if try_lean:
+        [(dynamic_text, prompt_tokens, needs_cuts)] = cursor.run(_lean_sql(), params)
+        if not needs_cuts:
+            kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
+            return kept, dynamic_text or "", int(prompt_tokens)
+    rows = cursor.run(_sql(), params)
     by_piece = {
         (layer, item_index): {"is_cut": is_cut, "cut_reason": reason}
         for layer, item_index, is_cut, reason, _, _ in rows
