@@ -19,7 +19,12 @@ from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
-from .migrations import _reindex_terms_once, record_batch_lines_once, record_event_lines_once
+from .migrations import (
+    _reindex_terms_once,
+    record_batch_lines_once,
+    record_entity_mentions_once,
+    record_event_lines_once,
+)
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
@@ -165,6 +170,7 @@ class Context:
             _reindex_terms_once(cur)
             record_batch_lines_once(cur)
             record_event_lines_once(cur)
+            record_entity_mentions_once(cur)
         row = (
             self.con.cursor()
             .execute(

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from ..schema.memory import BATCH_LINES_RECORDED, EVENT_LINES_RECORDED
+from ..schema.memory import BATCH_LINES_RECORDED, ENTITY_MENTIONS_RECORDED, EVENT_LINES_RECORDED
 from ..sql.project import write_sql
 from .postings import _postings
 
@@ -91,4 +91,14 @@ def record_event_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
         return
     for step in ("lines", "events"):
         cur.execute(write_sql("backfill_event_lines", step)).fetchall()
+    cur.execute("insert into rolemem_migration (name) values ($name)", {"name": name})
+
+
+def record_entity_mentions_once(cur: duckdb.DuckDBPyConnection) -> None:
+    """Entities written before they kept mentions get one each (their description, no
+    lines: shown wherever they showed), once per store (macro backfill_entity_mentions)."""
+    name = ENTITY_MENTIONS_RECORDED
+    if cur.execute("select 1 from rolemem_migration where name = $name", {"name": name}).fetchall():
+        return
+    cur.execute(write_sql("backfill_entity_mentions")).fetchall()
     cur.execute("insert into rolemem_migration (name) values ($name)", {"name": name})

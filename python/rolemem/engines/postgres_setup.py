@@ -82,9 +82,14 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
 
 def _record_batch_lines_once(connection: Any) -> None:
     """The lines of extraction batches written before lines were recorded, then the source
-    lines of events written before memories kept them, each recorded once per store (macros
-    backfill_extracted_lines, backfill_event_lines; DuckDB stores do it when opened)."""
-    from ..schema.memory import BATCH_LINES_RECORDED, EVENT_LINES_RECORDED
+    lines of events written before memories kept them, then a mention of each entity written
+    before entities kept them, each recorded once per store (macros backfill_extracted_lines,
+    backfill_event_lines, backfill_entity_mentions; DuckDB stores do it when opened)."""
+    from ..schema.memory import (
+        BATCH_LINES_RECORDED,
+        ENTITY_MENTIONS_RECORDED,
+        EVENT_LINES_RECORDED,
+    )
 
     migrations = {
         BATCH_LINES_RECORDED: [write_sql("backfill_extracted_lines", engine="postgres")],
@@ -92,6 +97,7 @@ def _record_batch_lines_once(connection: Any) -> None:
             write_sql("backfill_event_lines", step, engine="postgres")
             for step in ("lines", "events")
         ],
+        ENTITY_MENTIONS_RECORDED: [write_sql("backfill_entity_mentions", engine="postgres")],
     }
     for name, statements in migrations.items():
         done = connection.exec_driver_sql(
