@@ -24,6 +24,11 @@ entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
 ),
 
+-- a player's entity as the query's save shows it (its visible mentions); none: not shown
+mentions as (
+    select * from {{ ref('int_memory_entity_mentions_visible') }}
+),
+
 {#- var recall_facts false: no player of the batch has a fact, and none of this is planned
     (a turn plans every operator on every call) #}
 {%- set with_facts = var('recall_facts', true) %}
@@ -104,13 +109,17 @@ scoped as (
         entities.kind,
         entities.entity_name,
         entities.keyword,
-        entities.description,
+        coalesce(mentions.description, entities.description) as description,
         entities.updated_at
     from entities
     inner join queries
         on
             entities.agent_id = queries.agent_id
             and (entities.scope = 'official' or entities.user_id = queries.user_id)
+    left join mentions
+        on
+            mentions.query_id = queries.query_id
+            and mentions.entity_id = entities.entity_id
     {%- if with_facts %}
         -- the slots the query's chain has facts for (current or not): their entities are
         -- replaced (the slot's attribute, or as a fact states it)
@@ -120,6 +129,9 @@ scoped as (
             ~ ' and slot_facts.subject = entities.entity_name'
             ~ ' and entities.keyword in (slot_facts.attribute, slot_facts.stated_attribute)'
         ) }}
+    {%- endif %}
+    where entities.scope = 'official' or mentions.entity_id is not null
+    {%- if with_facts %}
         union all
         select * from current_facts
     {%- endif %}

@@ -93,9 +93,7 @@ class Extraction:
                     updated_at=state["now"],
                     user_name=user_name,
                 ),
-                self._mention_source(
-                    source_lines(e.message, messages, chosen), batch, state
-                ),
+                self._mention_source(source_lines(e.message, messages, chosen), batch, state),
             )
             for e in reply.entities
         ]
