@@ -1,0 +1,180 @@
+"""An entity is one row across saves; its mentions (each description fragment) keep the lines
+they came from, and a save shows an entity by the mentions its chain may see (the events'
+branch rule): a fork's fragment never reaches its parent, a reload hides the fragment of the
+stretch it left and going back shows it again with no LLM call. Over HTTP, on the embedded
+DuckDB file and on PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from rolemem.service.core.settings import ServiceSettings
+from rolemem.testing.scripted_llm import ScriptedChatServer
+
+from .conftest import scripted_game, sent_turns
+
+PLAYER = "lin"
+OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "琳"}
+# what each extraction says of the one entity (the same name, kind and keyword: one row)
+FRAGMENTS = {1: "画廊的贝壳是琳在海边捡的", 2: "画廊的贝壳被琳送给了钦灵"}
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def game(request, tmp_path_factory):
+    numbers = itertools.count(1)
+
+    def extracted(request: dict[str, Any]) -> str:
+        # the n-th extraction: one fragment of the entity, from its batch's 7th message (the
+        # player's line of the batch's 4th turn)
+        n = next(numbers)
+        entity = {
+            "entity_name": "贝壳",
+            "entity_type": "具体实体",
+            "kind": "与其它实体的关系",
+            "keyword": "画廊",
+            "description": FRAGMENTS.get(n, f"第{n}次提到贝壳"),
+            "message": 7,
+        }
+        return json.dumps({"events": [], "entities": [entity]}, ensure_ascii=False)
+
+    with scripted_game(
+        request,
+        tmp_path_factory,
+        "rolemem_mentions",
+        settings=ServiceSettings(),
+        responder=extracted,
+    ) as (client, _, llm_server):
+        yield client, llm_server
+
+
+def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
+    """The turns appended one request each, observed in `scene`; the lines' ids."""
+    ids: list[int] = []
+    for n in turns:
+        answer = client.post(
+            f"/saves/{save}/lines",
+            json={
+                "user_id": PLAYER,
+                "lines": [
+                    {"attribute": "user", "content": f"玩家第{n}句"},
+                    {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
+                ],
+                "now": f"2024-05-01T20:{n:02d}:00",
+                "observe": {**OBSERVE, "scene": scene},
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        ids += answer.json()["line_ids"]
+    return ids
+
+
+def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
+    """Wait until the LLM had `calls` requests and the save's extraction is idle."""
+    deadline = time.monotonic() + 30
+    while True:
+        answer = client.get(
+            f"/saves/{save}/memory_status",
+            params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
+        )
+        if len(llm.requests) >= calls and answer.json()["extraction"] == "idle":
+            return
+        assert time.monotonic() < deadline, [sent_turns(r) for r in llm.requests]
+        time.sleep(0.05)
+
+
+def shown_entities(client: httpx.Client, save: int) -> list[tuple[str, int | None, Any]]:
+    """/turn's dry run on `save` asking about the gallery: its entity trace rows (text, save,
+    lines)."""
+    answer = client.post(
+        "/turn",
+        json={
+            "save_id": save,
+            "character_id": "qiyu",
+            "role_id": 1,
+            "user_id": PLAYER,
+            "message": "画廊",
+            "now": "2024-05-02T09:00:00",
+            "context": {"亲密度": 50},
+            "dry_run": True,
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    return [
+        (row["item"], row["save_id"], row["line_ids"])
+        for row in answer.json()["trace"]
+        if row["layer"] == "dynamic_entity"
+    ]
+
+
+def move_tip(client: httpx.Client, save: int, line_id: int) -> None:
+    moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": line_id})
+    assert moved.status_code == 200, moved.text
+
+
+def test_a_save_shows_the_fragments_of_its_own_branch(game):
+    client, llm = game
+    parent = client.post("/saves", json={"user_id": PLAYER}).json()["save_id"]
+    lines = play(client, parent, range(1, 5), "gallery")
+    lines += play(client, parent, range(5, 6), "beach")  # turns 1-4 sent
+    settled(client, llm, parent, 1)
+    # the fragment cites the 7th message: turn 4's player line
+    assert shown_entities(client, parent) == [(FRAGMENTS[1], parent, [lines[6]])]
+    # a fork from turn 2's reply: the fragment's line is not on its chain
+    fork = client.post("/saves", json={"user_id": PLAYER, "from_line_id": lines[3]}).json()
+    fork_id = fork["save_id"]
+    assert shown_entities(client, fork_id) == []
+    calls = len(llm.requests)
+    fork_lines = play(client, fork_id, range(10, 14), "park")
+    fork_lines += play(client, fork_id, range(14, 15), "cave")
+    settled(client, llm, fork_id, calls + 1)
+    said = fork_lines[6] if sent_turns(llm.requests[-1])[0] == 10 else None
+    assert said is not None, [sent_turns(r) for r in llm.requests]
+    # one entity row, two fragments: each save shows its own branch's only
+    assert shown_entities(client, fork_id) == [(FRAGMENTS[2], fork_id, [said])]
+    assert shown_entities(client, parent) == [(FRAGMENTS[1], parent, [lines[6]])]
+    # the parent reloaded before the fragment's line: hidden; back at its tip: shown again,
+    # with no LLM call
+    calls = len(llm.requests)
+    move_tip(client, parent, lines[3])
+    assert shown_entities(client, parent) == []
+    move_tip(client, parent, lines[9])
+    assert shown_entities(client, parent) == [(FRAGMENTS[1], parent, [lines[6]])]
+    assert len(llm.requests) == calls
+    # the memory page: the entity with every mention's lines, on its newest mention's save
+    page = client.get(f"/users/{PLAYER}/memories", params={"kind": "entity"}).json()
+    assert [
+        (
+            item["description"],
+            item["save_id"],
+            item["first_line_id"],
+            item["last_line_id"],
+            item["line_ids"],
+            item["is_on_current_branch"],
+        )
+        for item in page["items"]
+    ] == [
+        (
+            f"{FRAGMENTS[1]}；{FRAGMENTS[2]}",
+            fork_id,
+            lines[6],
+            said,
+            [lines[6], said],
+            True,
+        )
+    ]
+    # what the character knows of the player on each save: that save's fragment and lines
+    for save, fragment, cited in ((parent, FRAGMENTS[1], lines[6]), (fork_id, FRAGMENTS[2], said)):
+        known = client.get(
+            f"/users/{PLAYER}/knowledge", params={"agent_id": "qiyu", "save_id": save}
+        )
+        assert known.status_code == 200, known.text
+        assert [
+            (item["subject"], item["content"], item["save_id"], item["line_ids"])
+            for item in known.json()["entities"]
+        ] == [("贝壳", fragment, save, [cited])]
