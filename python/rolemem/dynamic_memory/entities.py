@@ -97,3 +97,29 @@ _MENTION_SOURCE = (
     "target_key",
     "batch_key",
 )
+
+
+def rewrite_mentions(
+    cur: Any,
+    entity_id: int,
+    source: Mapping[str, Any],
+    now: datetime,
+    *,
+    engine: str,
+) -> None:
+    """A player's entity whose description was rewritten (an edit, an LLM consolidation):
+    its mentions replaced by one of the new description citing `source` (as
+    Entities.write_entity's; empty: no lines, shown wherever the entity is), inside the
+    caller's transaction."""
+    cur.execute(
+        write_sql("delete_memories", "memory_entity_mention", "entity_id"), {"ids": [entity_id]}
+    )
+    cur.execute(
+        write_sql("rewrite_entity_mention", engine=engine),
+        {
+            **{name: source.get(name) for name in _MENTION_SOURCE},
+            "line_ids": json.dumps([int(line) for line in source.get("line_ids") or []]),
+            "entity_id": entity_id,
+            "now": now,
+        },
+    )

@@ -332,6 +332,7 @@ ERASED_PLAYER_TABLES = (
     "memory_event_term",
     "memory_fact",
     "memory_event_line",
+    "memory_entity_mention",
     "memory_extracted_line",
     "memory_batch_line",
     "memory_extraction_batch",
