@@ -6,7 +6,6 @@ DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from typing import Any
@@ -21,24 +20,31 @@ from .conftest import scripted_game, sent_turns
 
 PLAYER = "lin"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "琳"}
-# what each extraction says of the one entity (the same name, kind and keyword: one row)
-FRAGMENTS = {1: "画廊的贝壳是琳在海边捡的", 2: "画廊的贝壳被琳送给了钦灵"}
+# what the batches starting at turn 1 (a save) and 10 (its fork) say of one entity (the same
+# name, kind and keyword: one row); any other batch speaks of 雨伞
+FRAGMENTS = {1: "画廊的贝壳是琳在海边捡的", 10: "画廊的贝壳被琳送给了钦灵"}
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    numbers = itertools.count(1)
-
-    def extracted(request: dict[str, Any]) -> str:
-        # the n-th extraction: one fragment of the entity, from its batch's 7th message (the
-        # player's line of the batch's 4th turn)
-        n = next(numbers)
+    def answer(request: dict[str, Any]) -> str:
+        system = request["messages"][0]["content"]
+        if "记忆整理师" in system:  # consolidation: each entity's text, tidied
+            listed = json.loads(request["messages"][1]["content"])
+            tidied = [{"id": e["id"], "description": f"整理后：{e['description']}"} for e in listed]
+            return json.dumps({"entities": tidied}, ensure_ascii=False)
+        # an extraction: one fragment of an entity, from the batch's 7th message (the
+        # player's line of its 4th turn; else the whole batch)
+        first = sent_turns(request)[0]
+        name, fragment = (
+            ("贝壳", FRAGMENTS[first]) if first in FRAGMENTS else ("雨伞", f"雨伞在第{first}轮出现")
+        )
         entity = {
-            "entity_name": "贝壳",
+            "entity_name": name,
             "entity_type": "具体实体",
             "kind": "与其它实体的关系",
             "keyword": "画廊",
-            "description": FRAGMENTS.get(n, f"第{n}次提到贝壳"),
+            "description": fragment,
             "message": 7,
         }
         return json.dumps({"events": [], "entities": [entity]}, ensure_ascii=False)
@@ -48,7 +54,7 @@ def game(request, tmp_path_factory):
         tmp_path_factory,
         "rolemem_mentions",
         settings=ServiceSettings(),
-        responder=extracted,
+        responder=answer,
     ) as (client, _, llm_server):
         yield client, llm_server
 
@@ -133,10 +139,10 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
     fork_lines = play(client, fork_id, range(10, 14), "park")
     fork_lines += play(client, fork_id, range(14, 15), "cave")
     settled(client, llm, fork_id, calls + 1)
-    said = fork_lines[6] if sent_turns(llm.requests[-1])[0] == 10 else None
-    assert said is not None, [sent_turns(r) for r in llm.requests]
+    assert sent_turns(llm.requests[-1]) == [10, 11, 12, 13]
+    said = fork_lines[6]
     # one entity row, two fragments: each save shows its own branch's only
-    assert shown_entities(client, fork_id) == [(FRAGMENTS[2], fork_id, [said])]
+    assert shown_entities(client, fork_id) == [(FRAGMENTS[10], fork_id, [said])]
     assert shown_entities(client, parent) == [(FRAGMENTS[1], parent, [lines[6]])]
     # the parent reloaded before the fragment's line: hidden; back at its tip: shown again,
     # with no LLM call
@@ -160,7 +166,7 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
         for item in page["items"]
     ] == [
         (
-            f"{FRAGMENTS[1]}；{FRAGMENTS[2]}",
+            f"{FRAGMENTS[1]}；{FRAGMENTS[10]}",
             fork_id,
             lines[6],
             said,
@@ -169,7 +175,7 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
         )
     ]
     # what the character knows of the player on each save: that save's fragment and lines
-    for save, fragment, cited in ((parent, FRAGMENTS[1], lines[6]), (fork_id, FRAGMENTS[2], said)):
+    for save, fragment, cited in ((parent, FRAGMENTS[1], lines[6]), (fork_id, FRAGMENTS[10], said)):
         known = client.get(
             f"/users/{PLAYER}/knowledge", params={"agent_id": "qiyu", "save_id": save}
         )
@@ -178,3 +184,32 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
             (item["subject"], item["content"], item["save_id"], item["line_ids"])
             for item in known.json()["entities"]
         ] == [("贝壳", fragment, save, [cited])]
+
+    # consolidation merges only what lies on one chain: 贝壳's fragments are on two branches
+    # (the demo player's merged entity is consolidated)
+    maintained = client.post("/admin/maintenance")
+    assert maintained.status_code == 200, maintained.text
+    assert maintained.json()["consolidated_entities"] == 1
+    [consolidation] = llm.requests[calls:]
+    assert [e["entity_name"] for e in json.loads(consolidation["messages"][1]["content"])] == [
+        "木木"
+    ]
+    calls = len(llm.requests)
+    # 雨伞, told twice on the parent's chain (turn 5's batch, then turns 20-23's)
+    lines += play(client, parent, range(20, 24), "park")  # turn 5 sent (the scene changed)
+    settled(client, llm, parent, calls + 1)
+    lines += play(client, parent, range(24, 25), "cave")  # turns 20-23 sent
+    settled(client, llm, parent, calls + 2)
+    assert [sent_turns(r) for r in llm.requests[calls:]] == [[5], [20, 21, 22, 23]]
+    maintained = client.post("/admin/maintenance")
+    assert maintained.status_code == 200, maintained.text
+    assert maintained.json()["consolidated_entities"] == 1
+    [consolidation] = llm.requests[calls + 2 :]
+    assert [
+        (e["entity_name"], e["description"])
+        for e in json.loads(consolidation["messages"][1]["content"])
+    ] == [("雨伞", "雨伞在第5轮出现；雨伞在第20轮出现")]
+    # one mention citing both: the parent shows the rewrite with every line, the fork nothing
+    umbrella = ("整理后：雨伞在第5轮出现；雨伞在第20轮出现", parent, [*lines[8:10], lines[16]])
+    assert shown_entities(client, parent) == [umbrella, (FRAGMENTS[1], parent, [lines[6]])]
+    assert shown_entities(client, fork_id) == [(FRAGMENTS[10], fork_id, [said])]

@@ -17,9 +17,6 @@ from .llm import ChatModel
 from .reports import MaintenanceReport
 from .sql import _MAINTENANCE_SQL, maintenance_select
 
-# what the consolidation prompt shows of an entity
-_SENT = ("id", "entity_name", "kind", "keyword", "description")
-
 
 class Maintenance:
     """Cleanup, consolidation, context vectors."""
@@ -127,11 +124,7 @@ class Maintenance:
         step("consolidation", 0, len(entities))
         for start in range(0, len(entities), size):
             batch = entities[start : start + size]
-            merged = consolidate(
-                self.llm,
-                [{name: e[name] for name in _SENT} for e in batch],
-                max_attempts=self.settings["llm_max_attempts"],
-            )
+            merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
             if not merged:
                 continue
             with store.transaction() as tx:
