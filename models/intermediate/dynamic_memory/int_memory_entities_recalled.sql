@@ -121,8 +121,8 @@ scoped as (
             mentions.query_id = queries.query_id
             and mentions.entity_id = entities.entity_id
     {%- if with_facts %}
-        -- the slots the query's chain has facts for (current or not): their entities are
-        -- replaced (the slot's attribute, or as a fact states it)
+    -- the slots the query's chain has facts for (current or not): their entities are
+    -- replaced (the slot's attribute, or as a fact states it)
         {{ anti_join(
             'facts as slot_facts',
             "slot_facts.query_id = queries.query_id and entities.kind = '用户属性'"
