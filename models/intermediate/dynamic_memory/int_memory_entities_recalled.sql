@@ -5,6 +5,8 @@
 -- words never match inside a description. The player's facts current on the queried chain
 -- are the 用户属性 tier too (a fact's slot takes over the 用户属性 entity of its subject and
 -- attribute); a superseded fact is never a candidate, so it takes no place under the limit.
+-- A player's entity is a candidate only where a mention of it is visible (the events' branch
+-- rule), described by its visible fragments (int_memory_entity_mentions_visible).
 with
 
 queries as (
