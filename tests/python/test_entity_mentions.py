@@ -213,3 +213,17 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
     umbrella = ("整理后：雨伞在第5轮出现；雨伞在第20轮出现", parent, [*lines[8:10], lines[16]])
     assert shown_entities(client, parent) == [umbrella, (FRAGMENTS[1], parent, [lines[6]])]
     assert shown_entities(client, fork_id) == [(FRAGMENTS[10], fork_id, [said])]
+    # the player corrects 贝壳: their word, one mention without lines, on every save
+    shell = next(
+        item["memory_id"]
+        for item in client.get(f"/users/{PLAYER}/memories", params={"kind": "entity"}).json()[
+            "items"
+        ]
+        if item["entity_name"] == "贝壳"
+    )
+    edited = client.patch(
+        f"/users/{PLAYER}/memories/entity/{shell}", json={"description": "贝壳是琳的"}
+    )
+    assert edited.status_code == 200, edited.text
+    assert shown_entities(client, fork_id) == [("贝壳是琳的", None, None)]
+    assert shown_entities(client, parent)[1:] == [("贝壳是琳的", None, None)]
