@@ -227,3 +227,52 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
     assert edited.status_code == 200, edited.text
     assert shown_entities(client, fork_id) == [("贝壳是琳的", None, None)]
     assert shown_entities(client, parent)[1:] == [("贝壳是琳的", None, None)]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_entities_written_before_mentions_get_one_each_once_the_store_migrates(request, engine):
+    import duckdb
+
+    from rolemem import DynamicMemory
+    from rolemem.engines.postgres_setup import init_database
+
+    from .conftest import fresh_database
+
+    if engine == "postgres":
+        db: Any = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_backfill")
+        init_database(db)
+    else:
+        db = duckdb.connect()
+    memory = DynamicMemory(db, profile={})
+    entity = {
+        "user_id": PLAYER,
+        "agent_id": "qiyu",
+        "entity_name": "贝壳",
+        "entity_type": "具体实体",
+        "kind": "记忆画面",
+        "keyword": "贝壳",
+    }
+    shell = memory.add_entity(**entity, description="贝壳是粉色的")
+    memory.add_entity(**entity, description="贝壳会唱歌")
+    # as rolemem wrote it before entities kept mentions
+    with memory.store.transaction() as cur:
+        cur.execute("delete from memory_entity_mention", {})
+        cur.execute("delete from rolemem_migration where name = 'entity_mentions_backfill'", {})
+    memory.close()
+    # opening a DuckDB store migrates it; a PostgreSQL database, init-db
+    if engine == "postgres":
+        init_database(db)
+    memory = DynamicMemory(db, profile={})
+    assert memory.store.records(
+        "select entity_id, description, save_id, cast(line_ids as varchar) as line_ids "
+        "from memory_entity_mention",
+        {},
+    ) == [
+        {
+            "entity_id": shell,
+            "description": "贝壳是粉色的；贝壳会唱歌",
+            "save_id": None,
+            "line_ids": "[]",
+        }
+    ]
+    memory.close()
