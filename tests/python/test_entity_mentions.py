@@ -6,6 +6,7 @@ DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from typing import Any
@@ -27,6 +28,8 @@ FRAGMENTS = {1: "画廊的贝壳是琳在海边捡的", 10: "画廊的贝壳被�
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
+    kites = itertools.count(1)
+
     def answer(request: dict[str, Any]) -> str:
         system = request["messages"][0]["content"]
         if "记忆整理师" in system:  # consolidation: each entity's text, tidied
@@ -36,6 +39,15 @@ def game(request, tmp_path_factory):
         # an extraction: one fragment of an entity, from the batch's 7th message (the
         # player's line of its 4th turn; else the whole batch)
         first = sent_turns(request)[0]
+        if first >= 30:  # a kite, from the whole batch (no message named), told anew each time
+            kite = {
+                "entity_name": "风筝",
+                "entity_type": "具体实体",
+                "kind": "与其它实体的关系",
+                "keyword": "画廊",
+                "description": f"风筝第{next(kites)}次",
+            }
+            return json.dumps({"events": [], "entities": [kite]}, ensure_ascii=False)
         name, fragment = (
             ("贝壳", FRAGMENTS[first]) if first in FRAGMENTS else ("雨伞", f"雨伞在第{first}轮出现")
         )
@@ -59,14 +71,16 @@ def game(request, tmp_path_factory):
         yield client, llm_server
 
 
-def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
+def play(
+    client: httpx.Client, save: int, turns: range, scene: str, player: str = PLAYER
+) -> list[int]:
     """The turns appended one request each, observed in `scene`; the lines' ids."""
     ids: list[int] = []
     for n in turns:
         answer = client.post(
             f"/saves/{save}/lines",
             json={
-                "user_id": PLAYER,
+                "user_id": player,
                 "lines": [
                     {"attribute": "user", "content": f"玩家第{n}句"},
                     {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
@@ -80,13 +94,15 @@ def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]
     return ids
 
 
-def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
+def settled(
+    client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int, player: str = PLAYER
+) -> None:
     """Wait until the LLM had `calls` requests and the save's extraction is idle."""
     deadline = time.monotonic() + 30
     while True:
         answer = client.get(
             f"/saves/{save}/memory_status",
-            params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
+            params={"user_id": player, "agent_id": "qiyu", "role_id": 1},
         )
         if len(llm.requests) >= calls and answer.json()["extraction"] == "idle":
             return
@@ -94,7 +110,9 @@ def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int
         time.sleep(0.05)
 
 
-def shown_entities(client: httpx.Client, save: int) -> list[tuple[str, int | None, Any]]:
+def shown_entities(
+    client: httpx.Client, save: int, player: str = PLAYER
+) -> list[tuple[str, int | None, Any]]:
     """/turn's dry run on `save` asking about the gallery: its entity trace rows (text, save,
     lines)."""
     answer = client.post(
@@ -103,7 +121,7 @@ def shown_entities(client: httpx.Client, save: int) -> list[tuple[str, int | Non
             "save_id": save,
             "character_id": "qiyu",
             "role_id": 1,
-            "user_id": PLAYER,
+            "user_id": player,
             "message": "画廊",
             "now": "2024-05-02T09:00:00",
             "context": {"亲密度": 50},
@@ -118,8 +136,8 @@ def shown_entities(client: httpx.Client, save: int) -> list[tuple[str, int | Non
     ]
 
 
-def move_tip(client: httpx.Client, save: int, line_id: int) -> None:
-    moved = client.put(f"/saves/{save}/tip", json={"user_id": PLAYER, "line_id": line_id})
+def move_tip(client: httpx.Client, save: int, line_id: int, player: str = PLAYER) -> None:
+    moved = client.put(f"/saves/{save}/tip", json={"user_id": player, "line_id": line_id})
     assert moved.status_code == 200, moved.text
 
 
@@ -227,6 +245,30 @@ def test_a_save_shows_the_fragments_of_its_own_branch(game):
     assert edited.status_code == 200, edited.text
     assert shown_entities(client, fork_id) == [("贝壳是琳的", None, None)]
     assert shown_entities(client, parent)[1:] == [("贝壳是琳的", None, None)]
+
+
+def test_a_reload_into_a_mentions_lines_replays_them_and_going_back_costs_nothing(game):
+    client, llm = game
+    player = "yun"
+    save = client.post("/saves", json={"user_id": player}).json()["save_id"]
+    calls = len(llm.requests)
+    lines = play(client, save, range(30, 34), "gallery", player)
+    lines += play(client, save, range(34, 35), "beach", player)  # turns 30-33 sent
+    settled(client, llm, save, calls + 1, player)
+    # no message named: the mention cites the whole batch
+    assert shown_entities(client, save, player) == [("风筝第1次", save, lines[0:8])]
+    # reloaded at turn 31's reply: the mention is cut off, and its lines still on the chain
+    # go to the LLM again as a replacement as soon as play goes on
+    move_tip(client, save, lines[3], player)
+    assert shown_entities(client, save, player) == []
+    lines += play(client, save, range(35, 36), "park", player)
+    settled(client, llm, save, calls + 2, player)
+    assert sent_turns(llm.requests[-1]) == [30, 31]
+    assert shown_entities(client, save, player) == [("风筝第2次", save, lines[0:4])]
+    # back at the old tip: the original shows, the replacement not, with no LLM call
+    move_tip(client, save, lines[9], player)
+    assert shown_entities(client, save, player) == [("风筝第1次", save, lines[0:8])]
+    assert len(llm.requests) == calls + 2
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "postgres"])
