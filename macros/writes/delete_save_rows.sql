@@ -2,8 +2,9 @@
     The delete of one table's rows that exist because of the saves $save_ids: what their own
     lines produced (extracted memories with their postings and vectors, extraction batches
     and the lines they sent, loop state, the write-time history). Each deleted row answers
-    one row, so the caller counts what went. Entities are kept: they have no save. The lines
-    and the saves themselves: macros delete_save_lines and delete_empty_saves.
+    one row, so the caller counts what went. Entities are kept (they have no save), their
+    mentions extracted on these saves go. The lines and the saves themselves: macros
+    delete_save_lines and delete_empty_saves.
 #}
 {% macro delete_save_rows(table) -%}
     {%- set saves = "(select unnest(cast($save_ids as bigint[])))" -%}

@@ -134,6 +134,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "walk_parent_chain": ("lines", "saves", "fork_points"),
     "read_recall_queue": (),
     "last_observed_target": (),
+    "merged_entity_saves": (),
     "store_table_names": (),
     "count_memories": (),
     "staged_memory_rows": ("memory_event", "official_event"),

@@ -27,6 +27,7 @@ SOURCES = [
     "save",
     "line",
     "memory_entity",
+    "memory_entity_mention",
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",

@@ -5,6 +5,8 @@
 -- words never match inside a description. The player's facts current on the queried chain
 -- are the 用户属性 tier too (a fact's slot takes over the 用户属性 entity of its subject and
 -- attribute); a superseded fact is never a candidate, so it takes no place under the limit.
+-- A player's entity is a candidate only where a mention of it is visible (the events' branch
+-- rule), described by its visible fragments (int_memory_entity_mentions_visible).
 with
 
 queries as (
@@ -22,6 +24,11 @@ words as (
 
 entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
+),
+
+-- a player's entity as the query's save shows it (its visible mentions); none: not shown
+mentions as (
+    select * from {{ ref('int_memory_entity_mentions_visible') }}
 ),
 
 {#- var recall_facts false: no player of the batch has a fact, and none of this is planned
@@ -100,22 +107,29 @@ scoped as (
         entities.kind,
         entities.entity_name,
         entities.keyword,
-        entities.description,
+        coalesce(mentions.description, entities.description) as description,
         entities.updated_at
     from entities
     inner join queries
         on
             entities.agent_id = queries.agent_id
             and (entities.scope = 'official' or entities.user_id = queries.user_id)
+    left join mentions
+        on
+            mentions.query_id = queries.query_id
+            and mentions.entity_id = entities.entity_id
     {%- if with_facts %}
-        -- the slots the query's chain has facts for (current or not): their entities are
-        -- replaced (the slot's attribute, or as a fact states it)
+    -- the slots the query's chain has facts for (current or not): their entities are
+    -- replaced (the slot's attribute, or as a fact states it)
         {{ anti_join(
             'facts as slot_facts',
             "slot_facts.query_id = queries.query_id and entities.kind = '用户属性'"
             ~ ' and slot_facts.subject = entities.entity_name'
             ~ ' and entities.keyword in (slot_facts.attribute, slot_facts.stated_attribute)'
         ) }}
+    {%- endif %}
+    where entities.scope = 'official' or mentions.entity_id is not null
+    {%- if with_facts %}
         union all
         select * from current_facts
     {%- endif %}

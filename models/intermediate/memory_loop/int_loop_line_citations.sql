@@ -1,5 +1,6 @@
 -- Per observed save x character: what cites each line of its current chain for the character,
--- and whether it shows there. A memory (is_memory) cites its source lines (memory_event_line);
+-- and whether it shows there. A memory (is_memory) cites its source lines (memory_event_line,
+-- an entity mention's line_ids: memory_entity_mention);
 -- a replacement batch (not is_memory) cites the lines it sent again (memory_batch_line). It
 -- shows when its last line is on the chain (so are all its lines, the last one's ancestors)
 -- and its batch is not a replacement hidden there; a memory whose last line is not on the
@@ -16,6 +17,10 @@ chains as (
 
 event_lines as (
     select * from {{ ref('stg_app__memory_event_lines') }}
+),
+
+mentions as (
+    select * from {{ ref('stg_app__memory_entity_mentions') }}
 ),
 
 batch_lines as (
@@ -36,6 +41,17 @@ sources as (
         batch_key,
         true as is_memory
     from event_lines
+    union all
+    -- an extracted entity mention's lines (one added by hand has none, and no character)
+    select
+        cast(unnest({{ json_text_list('line_ids_json') }}) as bigint) as line_id,
+        target_key,
+        cast(null as bigint) as event_id,
+        last_line_id,
+        batch_key,
+        true as is_memory
+    from mentions
+    where target_key is not null
     union all
     select
         line_id,

@@ -1,5 +1,6 @@
 -- What a character holds about the player on the queried save, one row per memory: the facts
--- current on the save's chain (model int_memory_facts_resolved), the player's entities, and
+-- current on the save's chain (model int_memory_facts_resolved), the player's entities it may
+-- see (their visible mentions, int_memory_entity_mentions_visible), and
 -- the strongest result_limit events the save may see (macro is_event_in_scope, the branch
 -- rule recall reads), each with the lines it came from.
 with
@@ -14,6 +15,15 @@ facts as (
 
 entities as (
     select * from {{ ref('int_memory_entities_with_official') }}
+),
+
+-- the player's entities as the save shows them, and the lines they came from there
+entity_texts as (
+    select * from {{ ref('int_memory_entity_mentions_visible') }}
+),
+
+entity_lines as (
+    select * from {{ ref('int_memory_entity_mention_lines') }}
 ),
 
 events as (
@@ -57,10 +67,10 @@ player_entities as (
         entities.entity_id as memory_id,
         entities.entity_name as subject,
         entities.keyword as attribute,
-        entities.description as content,
+        entity_texts.description as content,
         entities.strength,
-        cast(null as bigint) as save_id,
-        cast(null as bigint[]) as line_ids,
+        entity_lines.save_id,
+        entity_lines.line_ids,
         row_number() over (
             partition by queries.query_id
             order by entities.strength desc, entities.entity_id
@@ -71,6 +81,15 @@ player_entities as (
             entities.agent_id = queries.agent_id
             and entities.user_id = queries.user_id
             and entities.scope = 'user'
+    -- only those with a mention the save may see
+    inner join entity_texts
+        on
+            entity_texts.query_id = queries.query_id
+            and entity_texts.entity_id = entities.entity_id
+    left join entity_lines
+        on
+            entity_lines.query_id = queries.query_id
+            and entity_lines.entity_id = entities.entity_id
 ),
 
 -- the events the save may see, strongest first

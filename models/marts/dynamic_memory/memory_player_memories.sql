@@ -2,6 +2,8 @@
 -- page lists them: the text, strength and times, the save and lines an event was extracted
 -- from, and whether that save's current branch still shows it (a reply regenerated or a save
 -- point reloaded away hides its events there; nothing is deleted, returning shows them again).
+-- An entity's come from its mentions (memory_entity_mention); its description is the row's,
+-- every fragment merged (a save shows only its visible ones: memory_character_knowledge).
 with
 
 events as (
@@ -20,6 +22,10 @@ event_lines as (
     select * from {{ ref('stg_app__memory_event_lines') }}
 ),
 
+mentions as (
+    select * from {{ ref('stg_app__memory_entity_mentions') }}
+),
+
 -- the lines each event came from, in id order
 source_lines as (
     select
@@ -27,6 +33,38 @@ source_lines as (
         array_agg(line_id order by line_id) as line_ids
     from event_lines
     group by event_id
+),
+
+-- an entity's sources, its mentions': the newest one's save, the span of their lines, and
+-- whether a mention's save's current branch still holds its last line (null: none has a save)
+entity_sources as (
+    select
+        mentions.entity_id,
+        {{ arg_max('mentions.save_id', 'mentions.last_line_id') }} as save_id,
+        min(mentions.first_line_id) as first_line_id,
+        max(mentions.last_line_id) as last_line_id,
+        bool_or(chains.line_id is not null) filter (where mentions.save_id is not null)
+            as is_on_current_branch
+    from mentions
+    left join chains
+        on chains.save_id = mentions.save_id and chains.line_id = mentions.last_line_id
+    group by mentions.entity_id
+),
+
+-- the lines its mentions came from, each once, in id order
+mention_lines as (
+    select
+        entity_id,
+        cast(unnest({{ json_text_list('line_ids_json') }}) as bigint) as line_id
+    from mentions
+),
+
+entity_lines as (
+    select
+        entity_id,
+        array_agg(distinct line_id order by line_id) as line_ids
+    from mention_lines
+    group by entity_id
 ),
 
 event_rows as (
@@ -69,32 +107,36 @@ event_rows as (
 entity_rows as (
     select
         'entity' as memory_type,
-        entity_id as memory_id,
-        agent_id,
-        user_id,
-        description,
+        entities.entity_id as memory_id,
+        entities.agent_id,
+        entities.user_id,
+        entities.description,
         cast(null as varchar) as deepinsight,
         cast(null as varchar) as place,
         cast(null as varchar) as scene,
-        entity_name,
-        entity_type,
-        kind as entity_kind,
-        keyword,
-        array[keyword] as keywords,
+        entities.entity_name,
+        entities.entity_type,
+        entities.kind as entity_kind,
+        entities.keyword,
+        array[entities.keyword] as keywords,
         cast(null as double precision) as importance,
-        strength,
-        recall_count,
-        cast(null as bigint) as save_id,
-        cast(null as bigint) as first_line_id,
-        cast(null as bigint) as last_line_id,
-        cast(null as bigint[]) as line_ids,
-        is_pinned,
-        cast(null as boolean) as is_on_current_branch,
-        created_at,
-        updated_at,
-        last_recalled_at
+        entities.strength,
+        entities.recall_count,
+        entity_sources.save_id,
+        entity_sources.first_line_id,
+        entity_sources.last_line_id,
+        entity_lines.line_ids,
+        entities.is_pinned,
+        entity_sources.is_on_current_branch,
+        entities.created_at,
+        entities.updated_at,
+        entities.last_recalled_at
     from entities
-    where scope = 'user'
+    left join entity_sources
+        on entity_sources.entity_id = entities.entity_id
+    left join entity_lines
+        on entity_lines.entity_id = entities.entity_id
+    where entities.scope = 'user'
 ),
 
 final as (

@@ -62,7 +62,7 @@ _DELETED_BY = {
         ("memory_event_line", "event_id"),
         ("memory_event", "id"),
     ),
-    "entity": (("memory_entity", "id"),),
+    "entity": (("memory_entity_mention", "entity_id"), ("memory_entity", "id")),
 }
 
 

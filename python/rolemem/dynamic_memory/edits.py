@@ -20,6 +20,7 @@ from .checks import (
     _unit,
     checked_text,
 )
+from .entities import rewrite_mentions
 from .sql import _OFFICIAL_FIELDS, _SOURCE_FIELDS
 from .store import Events
 
@@ -96,11 +97,16 @@ class Edits:
             return self._replace_event(memory_id, fields)
         store = self.context.store
         with store.transaction() as cur:
-            home = memory_table(table, self._scope_of(cur, table, memory_id))
+            scope = self._scope_of(cur, table, memory_id)
+            home = memory_table(table, scope)
             changed = cur.execute(
                 write_sql("update_memory_fields", home, tuple(fields), engine=store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
+            if changed and table == "memory_entity" and "description" in fields:
+                # the edited text is the player's word: one mention without lines, shown
+                # wherever the entity is (a designer's entity has no mentions)
+                rewrite_mentions(cur, memory_id, {}, datetime.now(), engine=store.name)
         if not changed:
             raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
         return memory_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -52,9 +53,13 @@ class Entities:
         with self.context.store.transaction() as cur:
             return self.write_entity(cur, params)
 
-    def write_entity(self, cur: Any, params: Mapping[str, Any]) -> int:
+    def write_entity(
+        self, cur: Any, params: Mapping[str, Any], source: Mapping[str, Any] | None = None
+    ) -> int:
         """Insert or merge one entity (params from `checked_entity`) inside the caller's
-        transaction."""
+        transaction, with its mention (a player's: the fragment and, extracted, the lines it
+        came from, `source`: save_id, first/last/root_line_id, line_ids, target_key,
+        batch_key; none: added by hand, shown wherever the entity is)."""
         table = memory_table("memory_entity", params["scope"])
         engine = self.context.store.name
         row = cur.execute(
@@ -66,4 +71,55 @@ class Entities:
                 write_sql("insert_memory_entity", table, engine=engine), params
             ).fetchone()
         assert row is not None  # insert ... returning always answers one row
+        if params["scope"] == "user":
+            source = source or {}
+            cur.execute(
+                write_sql("insert_entity_mention", engine=engine),
+                {
+                    **{name: source.get(name) for name in _MENTION_SOURCE},
+                    "line_ids": json.dumps(list(source.get("line_ids") or [])),
+                    "entity_id": row[0],
+                    "user_id": params["user_id"],
+                    "agent_id": params["agent_id"],
+                    "description": params["description"],
+                    "created_at": params["at"],
+                },
+            )
         return int(row[0])
+
+
+# where a mention came from (macro insert_entity_mention); all null for one added by hand
+_MENTION_SOURCE = (
+    "save_id",
+    "first_line_id",
+    "last_line_id",
+    "root_line_id",
+    "target_key",
+    "batch_key",
+)
+
+
+def rewrite_mentions(
+    cur: Any,
+    entity_id: int,
+    source: Mapping[str, Any],
+    now: datetime,
+    *,
+    engine: str,
+) -> None:
+    """A player's entity whose description was rewritten (an edit, an LLM consolidation):
+    its mentions replaced by one of the new description citing `source` (as
+    Entities.write_entity's; empty: no lines, shown wherever the entity is), inside the
+    caller's transaction."""
+    cur.execute(
+        write_sql("delete_memories", "memory_entity_mention", "entity_id"), {"ids": [entity_id]}
+    )
+    cur.execute(
+        write_sql("rewrite_entity_mention", engine=engine),
+        {
+            **{name: source.get(name) for name in _MENTION_SOURCE},
+            "line_ids": json.dumps([int(line) for line in source.get("line_ids") or []]),
+            "entity_id": entity_id,
+            "now": now,
+        },
+    )

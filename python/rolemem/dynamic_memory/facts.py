@@ -1,7 +1,9 @@
 """Facts that change: a player's facts as a character heard them, each stated at a line, and
 which of them is current on a save's chain (model int_memory_facts_resolved: the rule lives
-there once). A fact row is never updated: a changed value is a new row, a deleted one moves to
-the archive, and the earlier value on the chain is current again."""
+there once); and what else a save's chain holds of the player: the knowledge page, entities'
+lines and which merged entities lie on one chain. A fact row is never updated: a changed value
+is a new row, a deleted one moves to the archive, and the earlier value on the chain is current
+again."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import sqlalchemy as sa
 from ..errors import NotFoundError
 from ..memory_builder import history
 from ..schema.memory import MemoryFact
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
 from .lookups import _PLANNER, Lookups
@@ -40,6 +42,20 @@ from memory_character_knowledge
 order by memory_type, knowledge_rank
 """
 _KNOWLEDGE_KINDS = {"fact": "facts", "entity": "entities", "event": "events"}
+# the merged entities a save's chain holds every mention of (what consolidation rewrites)
+_CONSOLIDABLE_SELECT = """
+select
+    entity_id as id, entity_name, kind, keyword, description, save_id, first_line_id,
+    last_line_id, root_line_id, target_key, batch_key, line_ids
+from int_memory_entities_consolidable
+order by entity_id
+"""
+# the lines a save sees entities came from (model int_memory_entity_mention_lines)
+_ENTITY_LINES_SELECT = """
+select entity_id, save_id, first_line_id, last_line_id, line_ids
+from int_memory_entity_mention_lines
+where entity_id in (select unnest(cast($entity_ids as bigint[])))
+"""
 
 
 def _ids(value: Any) -> list[int]:
@@ -95,6 +111,44 @@ class Facts:
             row["line_ids"] = None if lines is None else [int(line) for line in lines]
             known[_KNOWLEDGE_KINDS[row.pop("memory_type")]].append(row)
         return known
+
+    def entity_lines(
+        self,
+        *,
+        user_id: str,
+        agent_id: str,
+        entity_ids: list[int],
+        save_id: int | None = None,
+    ) -> dict[int, dict[str, Any]]:
+        """The lines the save sees each of the player's entities came from (its visible
+        mentions', model int_memory_entity_mention_lines): save_id, first_line_id,
+        last_line_id, line_ids by entity id; none for one seen only through mentions added by
+        hand (or an official one)."""
+        if not entity_ids:
+            return {}
+        params = self.lookups.listing(user_id, agent_id, save_id, None)
+        sql = self.lookups.models_sql("int_memory_entity_mention_lines", _ENTITY_LINES_SELECT)
+        bound = self.lookups.bound([params], {"entity_ids": list(entity_ids)})
+        return {
+            row.pop("entity_id"): {**row, "line_ids": [int(line) for line in row["line_ids"]]}
+            for row in self.context.store.records(sql, bound, _PLANNER)
+        }
+
+    def consolidable_entities(self) -> list[dict[str, Any]]:
+        """The player entities an LLM may consolidate (model int_memory_entities_consolidable:
+        merged, their mentions all on one chain), asked on each save holding a merged
+        entity's newest mention; each with the source its rewritten mention cites."""
+        store = self.context.store
+        groups = store.records(render_macro("merged_entity_saves", engine=store.name), {})
+        found: dict[int, dict[str, Any]] = {}
+        for group in groups:
+            params = self.lookups.listing(
+                group["user_id"], group["agent_id"], group["save_id"], "save"
+            )
+            sql = self.lookups.models_sql("int_memory_entities_consolidable", _CONSOLIDABLE_SELECT)
+            for row in store.records(sql, self.lookups.bound([params]), _PLANNER):
+                found.setdefault(row["id"], row)
+        return [found[entity_id] for entity_id in sorted(found)]
 
     def add_fact(
         self,

@@ -47,6 +47,10 @@ _PLAYER_SOURCES = {
     "source_memory_event_line": """
         select * from memory_event_line where user_id = $user_id
     """,
+    "source_memory_entity_mention": """
+        select * from memory_entity_mention
+        where user_id = $user_id and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    """,
 }
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
 # models in the statement (history.walked_sources)
@@ -69,10 +73,17 @@ where
 order by created_at desc, memory_type, memory_id desc
 limit $limit offset $offset
 """
+# the saves the player's events and entity mentions were extracted on
 _SOURCE_SAVES_SQL = """
-select list(distinct save_id) from memory_event
-where scope = 'user' and user_id = $user_id and save_id is not null
-    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+select list(distinct save_id) from (
+    select save_id from memory_event
+    where scope = 'user' and user_id = $user_id
+        and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    union all
+    select save_id from memory_entity_mention
+    where user_id = $user_id and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+) as sources
+where save_id is not null
 """
 _SCOPE_SQL = """
 select id from {table}
@@ -323,6 +334,7 @@ ERASED_PLAYER_TABLES = (
     "memory_event_term",
     "memory_fact",
     "memory_event_line",
+    "memory_entity_mention",
     "memory_extracted_line",
     "memory_batch_line",
     "memory_extraction_batch",

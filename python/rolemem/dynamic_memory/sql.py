@@ -126,6 +126,12 @@ def _reachable(player: str = "") -> dict[str, str]:
         where
             list_contains(cast($agent_id as varchar[]), agent_id)
             and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        # the player's entities' fragments and the lines each came from
+        "source_memory_entity_mention": f"""
+        select * from memory_entity_mention
+        where
+            list_contains(cast($agent_id as varchar[]), agent_id)
+            and list_contains(cast($user_id as varchar[]), user_id){player}""",
         # the lines the player's events came from
         "source_memory_event_line": f"""
         select * from memory_event_line

@@ -22,6 +22,7 @@ _STORE_TABLES = (
     "character_events",
     "character_dialogue_styles",
     "memory_entity",
+    "memory_entity_mention",
     "memory_event",
     "memory_event_term",
     "memory_event_embedding",
@@ -33,6 +34,10 @@ _STORE_TABLES = (
     "official_archive",
     "rolemem_migration",
 )
+
+
+# tables a store written before them lacks (nothing to copy)
+_NEWER = ("memory_fact", "memory_entity_mention")
 
 
 def is_postgres_url(db: object) -> bool:
@@ -131,14 +136,14 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
             owned = {table: "user_id is not null" for table in PLAYER_TABLES}
         # the store's own migration records come with it
         connection.exec_driver_sql("delete from rolemem_migration")
-        # a store written before facts has none to copy
+        # a store written before facts or entity mentions has none to copy
         present = {
             row[0] for row in source.execute("select table_name from duckdb_tables()").fetchall()
         }
         left_out = copy_rows(
             source,
             connection.connection.dbapi_connection.cursor(),
-            [table for table in _STORE_TABLES if table != "memory_fact" or table in present],
+            [table for table in _STORE_TABLES if table not in _NEWER or table in present],
             owned,
             # rows whose player is their save's or event's (a store written before it was
             # stored on them): with it, never left out as ownerless

@@ -46,6 +46,7 @@ ERASED_TABLES = (
     "memory_event_embedding",
     "memory_event_line",
     "memory_event",
+    "memory_entity_mention",
     "memory_fact",
     "memory_extracted_line",
     "memory_batch_line",

@@ -77,18 +77,23 @@ class Extraction:
         event_rows, vectors = self.memory.prepare_events(
             self._event_inputs(reply, batch, state, chosen, messages)
         )
+        # each entity with its mention's source: the lines of the message it names, else the
+        # batch's (as an event's)
         entity_params = [
-            checked_entity(
-                scope="user",
-                user_id=state["user_id"],
-                agent_id=state["agent_id"],
-                entity_name=e.entity_name,
-                entity_type=e.entity_type,
-                kind=e.kind,
-                keyword=e.keyword,
-                description=e.description,
-                updated_at=state["now"],
-                user_name=user_name,
+            (
+                checked_entity(
+                    scope="user",
+                    user_id=state["user_id"],
+                    agent_id=state["agent_id"],
+                    entity_name=e.entity_name,
+                    entity_type=e.entity_type,
+                    kind=e.kind,
+                    keyword=e.keyword,
+                    description=e.description,
+                    updated_at=state["now"],
+                    user_name=user_name,
+                ),
+                self._mention_source(source_lines(e.message, messages, chosen), batch, state),
             )
             for e in reply.entities
         ]
@@ -114,7 +119,7 @@ class Extraction:
         state: dict[str, Any],
         event_rows: list[dict[str, Any]],
         vectors: list[EventVectors | None],
-        entity_params: list[dict[str, Any]],
+        entity_params: list[tuple[dict[str, Any], dict[str, Any]]],
         keep_scene: bool,
     ) -> tuple[list[int], list[int]]:
         """The batch row, its lines (the watermark), its memories and the loop state: one
@@ -183,7 +188,7 @@ class Extraction:
         events = self.memory.write_events(
             cur, event_rows, vectors, merge=batch["reason"] != "replacement"
         )
-        entities = [self.memory.write_entity(cur, params) for params in entity_params]
+        entities = [self.memory.write_entity(cur, *entity) for entity in entity_params]
         update_else_upsert(
             cur,
             "update_loop_state",
@@ -192,6 +197,21 @@ class Extraction:
             engine=self.memory.store.name,
         )
         return events, entities
+
+    @staticmethod
+    def _mention_source(
+        line_ids: list[int], batch: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Where an extracted entity's mention came from (Entities.write_entity's `source`)."""
+        return {
+            "save_id": state["save_id"],
+            "first_line_id": line_ids[0],
+            "last_line_id": line_ids[-1],
+            "root_line_id": state["root_line_id"],
+            "line_ids": line_ids,
+            "target_key": state["target_key"],
+            "batch_key": batch["batch_key"],
+        }
 
     @staticmethod
     def _event_inputs(

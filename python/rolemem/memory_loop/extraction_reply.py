@@ -81,6 +81,8 @@ class ExtractedEntity(_Reply):
     kind: EntityKind
     keyword: Text
     description: Text
+    # the numbered message it comes from (its lines are the mention's; else the batch's)
+    message: int | None = Field(default=None, ge=1)
 
 
 class ExtractedFact(_Reply):

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..dynamic_memory import SETTING_SEEDS, DynamicMemory, naive_time
 from ..dynamic_memory.archive import archive
+from ..dynamic_memory.entities import rewrite_mentions
 from ..dynamic_memory.responses import from_json
 from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
@@ -109,15 +110,15 @@ class Maintenance:
         return report
 
     def _consolidate(self, now: datetime, step: Callable[[str, int, int], None]) -> int:
-        """Entities with merged descriptions, in batches to the LLM; each batch rewritten in
-        one transaction, the old rows archived with reason 'consolidated'."""
+        """Entities with merged descriptions whose mentions lie on one chain, in batches to
+        the LLM; each batch rewritten in one transaction (each entity's mentions replaced by
+        one citing all their lines), the old rows archived with reason 'consolidated'."""
         assert self.llm is not None
         store = self.memory.store
-        entities = store.records(
-            """select id, entity_name, kind, keyword, description from memory_entity
-            where scope = 'user' and merge_count > 0 order by id""",
-            {},
-        )
+        # merged entities whose mentions lie on one chain (the rewrite cites all their lines;
+        # those spread over branches keep each branch's fragments)
+        entities = self.memory.consolidable_entities()
+        sources = {entity["id"]: entity for entity in entities}
         size = max(1, self.settings["consolidation_batch_size"])
         done = 0
         step("consolidation", 0, len(entities))
@@ -134,6 +135,8 @@ class Maintenance:
                     write_sql("consolidate_entity_descriptions", engine=store.name),
                     {"ids": list(merged), "texts": list(merged.values()), "now": now},
                 )
+                for entity_id in merged:
+                    rewrite_mentions(tx, entity_id, sources[entity_id], now, engine=store.name)
             done += len(merged)
             step("consolidation", min(start + size, len(entities)), len(entities))
         return done

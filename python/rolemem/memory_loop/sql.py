@@ -109,10 +109,18 @@ _EXTRACTED_LINES_SQL = """
 """
 
 
-# the observations' players' memories' source lines (the character's own) and the replacement
-# batches' lines: what decides whether a cut left a line without its memory
+# the observations' players' memories' source lines (the character's own: events' and entity
+# mentions') and the replacement batches' lines: what decides whether a cut left a line
+# without its memory
 _EVENT_LINES_SQL = """
     select * from memory_event_line
+    where
+        list_contains(cast($user_id as varchar[]), user_id)
+        and {player}
+        and target_key in (select observed.target_key from int_loop_observations as observed)
+"""
+_MENTIONS_SQL = """
+    select * from memory_entity_mention
     where
         list_contains(cast($user_id as varchar[]), user_id)
         and {player}
@@ -163,6 +171,7 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
             "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
             "source_memory_extracted_line": _EXTRACTED_LINES_SQL.format(player=player),
             "source_memory_event_line": _EVENT_LINES_SQL.format(player=player),
+            "source_memory_entity_mention": _MENTIONS_SQL.format(player=player),
             "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
         },
         "select * from int_loop_observations_planned",

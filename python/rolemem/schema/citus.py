@@ -41,6 +41,7 @@ PLAYER_TABLES = (
     "memory_extraction_batch",
     "memory_extracted_line",
     "memory_event_line",
+    "memory_entity_mention",
     "memory_batch_line",
     "memory_loop_state",
     "character_recall_queue",

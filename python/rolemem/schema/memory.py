@@ -139,6 +139,33 @@ class MemoryEventLine(SQLModel, table=True):
     last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
 
 
+class MemoryEntityMention(SQLModel, table=True):
+    """One description fragment of a player's entity and the lines it came from: entities
+    merge across saves into one row, their mentions keep their lines, so an entity shows on a
+    chain with the fragments whose lines are on it (model int_memory_entity_mentions_visible,
+    macro is_event_in_scope: the events' rule). Written with the entity insert or merge; a
+    mention without a save (added by hand, edited, or written before mentions) shows
+    everywhere its entity does."""
+
+    __tablename__ = "memory_entity_mention"
+
+    id: int | None = _key_column("memory_entity_mention_id_seq")
+    entity_id: int = Field(sa_type=sa.BigInteger, index=True)
+    user_id: str = Field(index=True)
+    agent_id: str
+    description: str
+    save_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # as an event's: every line is the last one's ancestor, the tree is the chain's first line
+    first_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    last_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    root_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
+    # every line of the message it came from, else of its batch (JSON list of ids)
+    line_ids: list[int] = Field(default_factory=list, sa_type=sa.JSON)
+    target_key: str | None = None  # the character whose extraction wrote it
+    batch_key: str | None = None
+    created_at: datetime = Field(sa_type=_TS)
+
+
 class MemoryEventTerm(SQLModel, table=True):
     """How often a token occurs in an event's description and keywords: the BM25 postings,
     (keyword_count) which tokens come from its tags, and (tag_count) how many of its tags the
@@ -369,6 +396,7 @@ MEMORY_TABLES: list[Any] = [
     _table(MemoryExtractionBatch),
     _table(MemoryExtractedLine),
     _table(MemoryEventLine),
+    _table(MemoryEntityMention),
     _table(MemoryBatchLine),
     _table(MemoryLoopState),
     _table(CharacterRecallQueue),

@@ -230,6 +230,14 @@ STEPS = (
         _write_macro("backfill_event_lines", "lines", "events"),
         is_local_only=True,
     ),
+    # entities written before they kept mentions: one each, their description and no lines
+    # (shown wherever the entity showed)
+    Step(
+        "entity_mentions_backfill",
+        ("memory_entity", "memory_entity_mention"),
+        _write_macro("backfill_entity_mentions"),
+        is_local_only=True,
+    ),
 )
 
 

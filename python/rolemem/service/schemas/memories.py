@@ -59,19 +59,25 @@ class MemoryItem(Response):
     importance: float | None = field("0-1 as extracted (events).", 0.5)
     strength: int = field("Grows when mentioned again and when recalled.", 1)
     recall_count: int = field("Recalls that returned it.", 0)
-    save_id: int | None = field("The save an event was extracted from.", 2)
+    save_id: int | None = field(
+        "The save an event was extracted from (an entity: its newest mention's).", 2
+    )
     first_line_id: int | None = field("Its first source line on the chain.", 9)
     last_line_id: int | None = field(
-        "Its deepest source line: the event shows on a chain while this line is on it.", 15
+        "Its deepest source line: the event shows on a chain while this line is on it (an "
+        "entity: its mentions' newest).",
+        15,
     )
     line_ids: list[int] | None = field(
         "The lines an event came from (the transcript message the extraction named, else its "
-        "batch's), in id order; null for entities and events added by hand.",
+        "batch's), or an entity's mentions, in id order; null for memories added by hand.",
         [9, 10],
     )
     is_pinned: bool = field("Never archived by cleanup.", False)
     is_on_current_branch: bool | None = field(
-        "Whether the source save's current branch shows it (null: no source save).", True
+        "Whether the source save's current branch shows it (an entity: one of its mentions; "
+        "null: no source save).",
+        True,
     )
     created_at: GameTime = field("When it happened or was written.", "2021-02-01T15:00:00")
     updated_at: GameTime | None = field("When it was last written or merged.", None)
@@ -320,9 +326,12 @@ class KnownItem(Response):
     attribute: str | None = field("A fact's attribute, an entity's keyword.", "住址")
     content: str = field("A fact's value, an entity's or an event's description.", "北京")
     strength: int | None = field("An entity's or an event's strength (null: facts).", None)
-    save_id: int | None = field("The save a fact or an event was extracted on.", 2)
+    save_id: int | None = field(
+        "The save a fact or an event was extracted on (an entity: its newest visible mention's).",
+        2,
+    )
     line_ids: list[int] | None = field(
-        "The lines it came from (null: entities, events added by hand).", [21]
+        "The lines it came from (an entity: its visible mentions'; null: added by hand).", [21]
     )
 
 

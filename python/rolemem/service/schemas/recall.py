@@ -392,11 +392,18 @@ class TraceRow(Response):
         "Character entries: attribute, event or dialogue_style.", None, default=None
     )
     event_id: int | None = field("Dynamic events: the event.", None, default=None)
+    entity_id: int | None = field("Dynamic entities: the entity (or fact).", None, default=None)
     save_id: int | None = field(
-        "Dynamic events: the save it was extracted on (null: added by hand).", None, default=None
+        "Dynamic events: the save it was extracted on; entities: their newest visible "
+        "mention's (null: added by hand).",
+        None,
+        default=None,
     )
     line_ids: list[int] | None = field(
-        "Dynamic events: the lines it came from (null: none, added by hand).", None, default=None
+        "Dynamic events: the lines it came from; entities: the lines of their mentions this "
+        "save sees (null: none, added by hand).",
+        None,
+        default=None,
     )
     sticky_turns_left: int | None = field(
         "Character entries: turns it stays queued.", None, default=None
