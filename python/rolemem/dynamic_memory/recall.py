@@ -42,9 +42,9 @@ _TARGETS = (
 
 @functools.cache
 def _has_sql(engine: str) -> str:
-    """Whether any player of a batch has a fact with its agent, and a replacement batch (index
-    seeks: user_id); on Citus with the batch's one player (macro player_filter), so it runs on
-    that shard."""
+    """Whether any player of a batch has a fact with its agent, a replacement batch and an
+    entity mention extracted from lines (index seeks: user_id); on Citus with the batch's one
+    player (macro player_filter), so it runs on that shard."""
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     return f"""
 select
@@ -59,6 +59,13 @@ select
         select 1 from memory_batch_line
         where
             relation = 'replaces'
+            and list_contains(cast($user_ids as varchar[]), user_id)
+            and {player}
+    ),
+    exists (
+        select 1 from memory_entity_mention
+        where
+            save_id is not null
             and list_contains(cast($user_ids as varchar[]), user_id)
             and {player}
     )"""
@@ -258,7 +265,7 @@ class Recall:
             for values in inputs
             for expression in self.context.time_expressions
         )
-        [(has_facts, has_replacements)] = store.run(
+        [(has_facts, has_replacements, has_mention_lines)] = store.run(
             _has_sql(store.name),
             {
                 "user_ids": [values["user_id"] for values in inputs],
@@ -277,6 +284,8 @@ class Recall:
             # the branch rule's replacements only for players with some (after a reload into
             # an extracted stretch)
             "recall_replacements": bool(has_replacements),
+            # the entities' branch rule only for players with a mention extracted from lines
+            "recall_mention_lines": bool(has_mention_lines),
             # a query without a save resolves its facts in the statement (the others read
             # their save's resolution)
             "recall_saveless": any(values["save_id"] is None for values in inputs),
