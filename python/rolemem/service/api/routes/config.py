@@ -30,6 +30,9 @@ from ...schemas.admin import (
     UnlockMatrix,
 )
 from ...schemas.common import ID_LENGTH
+from ...schemas.component import Component
+from ...schemas.import_bodies import lorebook as lorebook_schema
+from ...schemas.storable import StorableJson
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
@@ -73,7 +76,11 @@ async def import_config(request: Request, body: DesignerConfigIn) -> Any:
 async def import_lorebook(
     request: Request,
     character_id: CharacterId,
-    lorebook: Annotated[dict[str, Any], Body(description="The SillyTavern JSON.")],
+    lorebook: Annotated[
+        dict[str, StorableJson],
+        Component("SillyTavernLorebook", lorebook_schema),
+        Body(description="The SillyTavern JSON."),
+    ],
 ) -> Any:
     conversion = from_lorebook(lorebook, character_id)
     answer = await _import(request, character_id, conversion.document)

@@ -397,6 +397,41 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     return answer
 
 
+# role_id and script_role_id, of which a request gives at most one (the route refuses both),
+# as one object parameter (form, exploded: on the wire each property is its own query
+# parameter): OpenAPI has no other way to relate two parameters
+ONE_ROLE = {
+    "name": "role",
+    "in": "query",
+    "style": "form",
+    "explode": True,
+    "required": False,
+    "description": "The character: by role (`role_id`) or by script NPC (`script_role_id`), "
+    "at most one.",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "role_id": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_ID,
+                "title": "Role Id",
+                "description": "The character, by role.",
+            },
+            "script_role_id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": ID_LENGTH,
+                "title": "Script Role Id",
+                "description": "The character, by script NPC.",
+            },
+        },
+        "additionalProperties": False,
+        "maxProperties": 1,
+    },
+}
+
+
 @router.get(
     "/saves/{save_id}/memory_status",
     response_model=MemoryStatus,
@@ -406,6 +441,7 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     "not fully named (no agent, or no role) is the one the memory loop observed last on the "
     "save among those named (none named: any); 404 when it has observed none.",
     responses=responses(401, 403, 404, 409, 422),
+    openapi_extra={"parameters": [ONE_ROLE]},
 )
 async def memory_status(
     request: Request,
@@ -420,12 +456,10 @@ async def memory_status(
         ),
     ] = None,
     user_id: UserQuery = None,
-    role_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The character, by role.")
-    ] = None,
+    # declared as ONE_ROLE
+    role_id: Annotated[int | None, Query(ge=1, le=MAX_ID, include_in_schema=False)] = None,
     script_role_id: Annotated[
-        str | None,
-        Query(min_length=1, max_length=ID_LENGTH, description="The character, by script NPC."),
+        str | None, Query(min_length=1, max_length=ID_LENGTH, include_in_schema=False)
     ] = None,
 ) -> Any:
     store = _store(request)
