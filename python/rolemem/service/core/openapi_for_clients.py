@@ -1,112 +1,58 @@
-"""The OpenAPI document as generated clients (and fuzzers) read it.
+"""The two things the OpenAPI document says that no declaration can, written after FastAPI
+builds it (the rest is declared where FastAPI and pydantic read it: the schemas' types and
+hooks, the routes' `responses=` and `openapi_extra=`, the route groups' `responses=` and key
+dependency in api/main.py):
 
-- A request field with a default is optional. openapi-typescript (7, default options) types
-  every schema property that has a `default` as required, which suits answers (the field is
-  always there) but not requests; so the schemas only requests use carry their defaults in
-  the description instead. Answers keep theirs.
-- A service running without keys declares none (a client or fuzzer would send, and expect
-  refusals for, a key nothing checks). With keys, every keyed operation but the reads all
-  players share (gate.SHARED_READS) declares the 403 of a key with a players glob (another
-  player named, or none); with a rate limit, every keyed operation the 429 with its
-  Retry-After and RateLimit-* headers, and its 2xx answers the RateLimit-* headers.
-- Times are the game's clock, naive: `format: date-time` (RFC 3339, an offset required)
-  would say the opposite, so they are strings of the pattern the service checks
-  (schemas.common.NAIVE_TIME).
-- "Exactly one of" is a `oneOf` of whole objects: each branch carries every property of the
-  schema (openapi-python-client reads only the branches of a schema that also has
-  properties of its own; openapi-typescript reads both alike).
-- The designer imports' bodies say what the import takes (openapi_imports).
-- A request body holds only what the request guard lets through (text without NUL or lone
-  surrogates, 64-bit integers, doubles PostgreSQL holds), said on every string, number and
-  free-form value of a request schema (openapi_storable).
+- The RateLimit-* headers of a rate-limited operation's 2xx answer. Whether there is a rate
+  is the service's setting, so the route groups declare the 429 when they are included
+  (errors.gate_responses); but `responses=` for a group applies to every route of it alike,
+  and the headers belong on each route's own success status (200, 201 or 202), which a
+  group's declaration cannot name without declaring the others too.
+- The exact 64-bit bounds of a request's integers (schemas.storable.INT64). FastAPI
+  validates its document through its OpenAPI model, whose bounds are floats: 2**63 - 1 has
+  no float, and -(2**63) written as a float (-9.223372036854776e+18) reads, as a decimal,
+  past 64 bits, so a client or fuzzer taking the bound at its word sends what the service
+  refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI
 
-from ..schemas.component import COMPONENT_REF
-from .errors import DESCRIPTIONS
-from .gate import SHARED_READS
-
-_ERROR = {"application/json": {"schema": {"$ref": f"{COMPONENT_REF}ErrorBody"}}}
-_SECONDS = {"schema": {"type": "integer", "minimum": 0}}
-_RATE_HEADERS = {
-    "Retry-After": {"description": "Seconds until a request may succeed.", **_SECONDS},
-    "RateLimit-Limit": {"description": "Requests the bucket holds.", **_SECONDS},
-    "RateLimit-Remaining": {"description": "Requests left now (0).", **_SECONDS},
-    "RateLimit-Reset": {"description": "Seconds until the bucket is full.", **_SECONDS},
-}
-# on an answer that took a token (of the bucket with the fewest requests left)
-_BUDGET_HEADERS = {
-    "RateLimit-Limit": _RATE_HEADERS["RateLimit-Limit"],
-    "RateLimit-Remaining": {"description": "Requests left now.", **_SECONDS},
-    "RateLimit-Reset": _RATE_HEADERS["RateLimit-Reset"],
-}
+from .errors import BUDGET_HEADERS
 
 
-def install(app: FastAPI, *, keyed: bool = True, limited: bool = False) -> None:
-    """`app.openapi()` answers the shaped document (built once, as FastAPI caches it).
-    `keyed`: the service checks a key (else the key scheme is left out); `limited`: a rate
-    limit is set (429 declared)."""
+def install(app: FastAPI) -> None:
+    """`app.openapi()` answers the finished document (built once, as FastAPI caches it)."""
     build = app.openapi
 
-    def shaped() -> dict[str, Any]:
+    def finished() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = shaped_document(build(), keyed=keyed, limited=limited)
+            app.openapi_schema = finish(build())
         return app.openapi_schema
 
-    app.openapi = shaped  # type: ignore[method-assign]
+    app.openapi = finished  # type: ignore[method-assign]
 
 
-def shaped_document(
-    document: dict[str, Any], *, keyed: bool = True, limited: bool = False
-) -> dict[str, Any]:
-    """`document` with the gate's refusals declared (403, 429) and (not `keyed`) no key
-    scheme."""
-    schemas = document.get("components", {}).get("schemas", {})
+def finish(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with the 2xx answers of the operations that declare a 429 carrying the
+    RateLimit-* headers, and 64-bit bounds as integers."""
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            answers = operation.get("responses", {}) if isinstance(operation, dict) else {}
+            if "429" in answers:
+                for status, answer in answers.items():
+                    if status.startswith("2"):
+                        answer.setdefault("headers", {}).update(BUDGET_HEADERS)
     _exact_integers(document)
-    _gate_refusals(document, schemas, keyed=keyed, limited=limited)
-    if not keyed:
-        document.get("components", {}).pop("securitySchemes", None)
-        for operation in _operations(document):
-            operation.pop("security", None)
-            operation.get("responses", {}).pop("401", None)
     return document
 
 
-def _gate_refusals(
-    document: dict[str, Any], schemas: dict[str, Any], *, keyed: bool, limited: bool
-) -> None:
-    """The gate's answers on every operation it checks (those that declare the key): with a
-    rate, the 429 and the RateLimit-* headers of the answers that took a token; with keys,
-    the 403 of a key's players glob (every operation but the reads all players share)."""
-    for path, item in document.get("paths", {}).items():
-        for method, operation in item.items():
-            if not isinstance(operation, dict) or "security" not in operation:
-                continue  # open: the probes
-            answers = operation.setdefault("responses", {})
-            if limited:
-                for status, answer in answers.items():
-                    if status.startswith("2"):
-                        answer.setdefault("headers", {}).update(_BUDGET_HEADERS)
-                answers["429"] = {
-                    "description": DESCRIPTIONS[429],
-                    "headers": _RATE_HEADERS,
-                    "content": _ERROR,
-                }
-            if keyed and "403" not in answers and (method.upper(), path) not in SHARED_READS:
-                answers["403"] = {"description": DESCRIPTIONS[403], "content": _ERROR}
-
-
 def _exact_integers(schema: Any) -> None:
-    """The 64-bit bounds of integers (schemas.storable.INT64) as the integers they are:
-    FastAPI validates the document through its OpenAPI model, whose bounds are floats, and
-    2**63 - 1 has no float (a bound written as 9.223372036854776e+18 reads, as a decimal,
-    past 64 bits)."""
+    """INT64's bounds (storable writes `minimum` -(2**63) and `exclusiveMaximum` 2**63, the
+    two that are exact as floats) as the integers they are."""
     if isinstance(schema, dict):
         if schema.get("minimum") == -(2**63):
             schema["minimum"] = -(2**63)
@@ -118,10 +64,3 @@ def _exact_integers(schema: Any) -> None:
     elif isinstance(schema, list):
         for value in schema:
             _exact_integers(value)
-
-
-def _operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for path in document.get("paths", {}).values():
-        for method, operation in path.items():
-            if method in ("get", "put", "post", "delete", "patch") and isinstance(operation, dict):
-                yield operation

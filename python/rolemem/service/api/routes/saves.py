@@ -58,7 +58,7 @@ IdempotencyKey = Annotated[
         pattern=KEY_PATTERN,
     ),
 ]
-_WRITE_ERRORS = responses(400, 401, 403, 404, 409, 413, 422, 503)
+_WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
 
 
 def _store(request: Request) -> Store:
@@ -76,7 +76,7 @@ def _store(request: Request) -> Store:
     "(its designer config) and `agent_id` (its memory owner; default: the character_id), "
     "`/turn` and `observe` need only the role_id: an id they give anyway must be the "
     "role's (409 naming the field).",
-    responses=responses(401, 409, 413, 422),
+    responses=responses(409, 413, 422),
 )
 async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     store = _store(request)
@@ -107,7 +107,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
     description="A new empty save for a player, or a fork whose tip is `from_line_id` (a line "
     "of one of the player's saves): the fork shares the lines up to it, nothing is copied, "
     "and its memory follows its own branch from there.",
-    responses=responses(401, 403, 404, 409, 413, 422),
+    responses=responses(403, 404, 409, 413, 422),
 )
 async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     store = _store(request)
@@ -136,7 +136,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
     summary="Describe a save",
     description="Its tip, the number of lines on its current branch and the characters that "
     "speak on it.",
-    responses=responses(401, 403, 404, 422),
+    responses=responses(403, 404, 422),
 )
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
@@ -171,7 +171,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     "their words and vectors), extraction batches, loop state and history; entities (which "
     "have no save) stay. A save other saves branch from is a 409 naming them: delete the "
     "forks first. Answers the rows deleted per table; deleting again is a 404.",
-    responses=responses(401, 403, 404, 409, 422, 503),
+    responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
@@ -195,7 +195,7 @@ def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
     summary="Page through a save's branch",
     description="The current branch root to tip, `limit` lines at a time from the tip: pass "
     "`next_before` as `before` for the page before.",
-    responses=responses(400, 401, 403, 404, 422),
+    responses=responses(400, 403, 404, 422),
 )
 async def branch_lines(
     request: Request,
@@ -440,7 +440,7 @@ ONE_ROLE = {
     "the last batch, the last failure and whether a batch is queued for the LLM. A character "
     "not fully named (no agent, or no role) is the one the memory loop observed last on the "
     "save among those named (none named: any); 404 when it has observed none.",
-    responses=responses(401, 403, 404, 409, 422),
+    responses=responses(403, 404, 409, 422),
     openapi_extra={"parameters": [ONE_ROLE]},
 )
 async def memory_status(
