@@ -109,6 +109,24 @@ def test_every_field_is_described_with_an_example_and_text_is_bounded(spec):
                     assert "maxLength" in option, (method, path, field)
 
 
+def _bounds(schema: Any) -> list[Any]:
+    if isinstance(schema, list):
+        return [bound for item in schema for bound in _bounds(item)]
+    if not isinstance(schema, dict):
+        return []
+    keys = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+    own = [schema[key] for key in keys if key in schema and "integer" in str(schema.get("type"))]
+    return own + [bound for value in schema.values() for bound in _bounds(value)]
+
+
+def test_64_bit_bounds_are_exact_integers(spec):
+    """A bound past 2**53 written as a float (9.223372036854776e+18) reads, as a decimal, past
+    64 bits: every such bound is the integer itself."""
+    bounds = _bounds(spec)
+    assert {2**63 - 1, -(2**63)} <= set(bounds)
+    assert all(isinstance(bound, int) for bound in bounds if abs(bound) > 2**53)
+
+
 def test_the_docs_work_offline(service):
     client, _ = service
     for page in ("/docs", "/redoc"):

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, FastAPI, Security
 from starlette.routing import Match
 from starlette.types import Scope
 
 from ..core import openapi_for_clients, slashes
+from ..core.errors import gate_responses
 from ..core.gate import OPEN, Routed, RouteOf
 from .deps import API_KEY
 from .routes import (
@@ -33,11 +34,14 @@ GAME_GROUPS = (
     imports.router,
     users.router,
     query.router,
+    query.shared,
     recall.router,
     turn.router,
     admin.router,
 )
-DESIGNER_GROUPS = (official.router, config.router, recall.designer)
+# the reads every player shares: a key with a players glob reaches them naming no player
+SHARED_READS = (official.shared, config.shared, query.shared)
+DESIGNER_GROUPS = (official.router, official.shared, config.router, config.shared, recall.designer)
 # route group (core/keys.py's GROUPS) -> its routers
 ROUTE_GROUPS: Mapping[str, tuple[APIRouter, ...]] = {
     "game": GAME_GROUPS,
@@ -51,13 +55,16 @@ def include_routers(app: FastAPI, *, keyed: bool, limited: bool) -> None:
     """Every router on `app`. `keyed`: some route needs a key; `limited`: a rate is set (what
     the client-facing schema declares)."""
     app.include_router(probes.router)
-    # the key header, declared (the gate checks it, before any body is read)
-    declared = [Depends(API_KEY)]
+    # the key header and the gate's answers, declared (the gate checks the key, before any
+    # body is read); a service without keys declares none
+    declared = [Security(API_KEY)] if keyed else []
     for routers in ROUTE_GROUPS.values():
         for router in routers:
-            app.include_router(router, dependencies=declared)
+            shared = any(router is read for read in SHARED_READS)
+            answers = gate_responses(keyed=keyed, limited=limited, shared=shared)
+            app.include_router(router, dependencies=declared, responses=answers)
     docs.install(app)
-    openapi_for_clients.install(app, keyed=keyed, limited=limited)
+    openapi_for_clients.install(app)
     console.install(app)
     slashes.install(app)
 
@@ -70,6 +77,7 @@ def route_groups(app: FastAPI) -> RouteOf:
     route marked `keyed` (/mcp: each of its tools' calls is then a request of its own
     route, checked there too)."""
     groups = {id(router): group for group, routers in ROUTE_GROUPS.items() for router in routers}
+    shared = {id(router) for router in SHARED_READS}
     players = {id(route): _players_taken(route) for route in app.routes}
     for routers in ROUTE_GROUPS.values():
         for router in routers:
@@ -89,7 +97,8 @@ def route_groups(app: FastAPI) -> RouteOf:
                 if match == Match.FULL:
                     names, body = players.get(id(candidate), (False, False))
                     operation = (scope["method"], getattr(candidate, "path", ""))
-                    return Routed(group, params, operation, names, body, relay)
+                    reads = id(included) in shared
+                    return Routed(group, params, operation, names, body, relay, shared_read=reads)
                 if match == Match.PARTIAL and partial is None:
                     partial = Routed(group, params, relay=relay)
         return partial or Routed(None)

@@ -69,6 +69,34 @@ def responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": ErrorBody, "description": DESCRIPTIONS[code]} for code in codes}
 
 
+_SECONDS = {"schema": {"type": "integer", "minimum": 0}}
+RATE_HEADERS = {
+    "Retry-After": {"description": "Seconds until a request may succeed.", **_SECONDS},
+    "RateLimit-Limit": {"description": "Requests the bucket holds.", **_SECONDS},
+    "RateLimit-Remaining": {"description": "Requests left now (0).", **_SECONDS},
+    "RateLimit-Reset": {"description": "Seconds until the bucket is full.", **_SECONDS},
+}
+# on an answer that took a token (of the bucket with the fewest requests left)
+BUDGET_HEADERS = {
+    "RateLimit-Limit": RATE_HEADERS["RateLimit-Limit"],
+    "RateLimit-Remaining": {"description": "Requests left now.", **_SECONDS},
+    "RateLimit-Reset": RATE_HEADERS["RateLimit-Reset"],
+}
+
+
+def gate_responses(*, keyed: bool, limited: bool, shared: bool) -> dict[int | str, Any]:
+    """`responses=` for the routers of a route group: the gate's answers (gate.py). `keyed`:
+    a key is checked (401), and a key with a players glob may not name another player, or
+    none on a route that is not a read every player shares (`shared`: 403, unless the route
+    declares its own); `limited`: a rate is set (429 and its headers)."""
+    answers = responses(401) if keyed else {}
+    if keyed and not shared:
+        answers |= responses(403)
+    if limited:
+        answers |= {429: {**responses(429)[429], "headers": RATE_HEADERS}}
+    return answers
+
+
 def error_response(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
     detail: dict[str, Any] = {"type": kind, "message": message}
     if field is not None:

@@ -7,8 +7,8 @@ middleware, between the access log and the body readers):
 2. the players the request names in its path (`/users/{user_id}/…`) and query (`?user_id=`):
    one outside the key's `players` glob is a 403 naming `user_id`. A key with a glob acts for
    its players only: a route that names none is refused (403), but for the reads of what
-   every player shares (SHARED_READS: the designer config, the official memories, the word
-   lists), and a route that takes the player in its body must be given one there;
+   every player shares (`Routed.shared_read`: the designer config, the official memories,
+   the word lists), and a route that takes the player in its body must be given one there;
 3. `--key-rate`, then `--player-rate` for those players: an empty bucket is a 429 with
    `Retry-After` and `RateLimit-*`; an answer that took a token carries `RateLimit-*` too
    (of the bucket with the fewest requests left).
@@ -48,18 +48,6 @@ _NAMES_NONE = (
     "this key acts for its players only (its players glob), and this route names no player "
     "(it reaches every player's data or the service's)"
 )
-# the routes a key with a players glob may call without naming a player: reads of what every
-# player shares (the designer config, the official memories, the word lists)
-SHARED_READS = frozenset(
-    {
-        ("GET", "/config"),
-        ("GET", "/config/{character_id}"),
-        ("GET", "/config/{character_id}/sillytavern"),
-        ("GET", "/config/{character_id}/unlock_matrix"),
-        ("GET", "/official/{agent_id}"),
-        ("POST", "/expand_words"),
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -72,6 +60,9 @@ class Routed:
     names_player: bool = False  # a user_id in its path, query or body
     body_player: bool = False  # a user_id in its JSON body
     relay: bool = False  # /mcp: each tool call is a request of its own route
+    # a read every player shares (the designer config, the official memories, the word
+    # lists): a key with a players glob may call it naming no player (api.main.SHARED_READS)
+    shared_read: bool = False
 
 
 RouteOf = Callable[[Scope], Routed]
@@ -166,7 +157,7 @@ class Gate:
         checked once the body is parsed) and reads nothing all players share."""
         if key is None or key.players is None or named or routed.body_player:
             return None
-        if routed.relay or routed.group is None or routed.operation in SHARED_READS:
+        if routed.relay or routed.group is None or routed.shared_read:
             return None  # /mcp (its calls are checked), and paths no route takes (404)
         if routed.operation is None:
             return None  # a path whose routes take other methods: its 405 says so

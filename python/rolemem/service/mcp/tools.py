@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from ..core.openapi_storable import COMPONENT_REF
+from ..schemas.component import COMPONENT_REF
 
 Scope = Literal["game", "designer"]
 

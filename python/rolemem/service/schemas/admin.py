@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import ConfigDict
 
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
+from .import_bodies import designer_config
+from .storable import StorableJson
 
 
 class Health(Response):
@@ -168,16 +170,20 @@ class DesignerConfigIn(Request):
     日期, queryParams, 次要关键词, 次要关键词逻辑, 常驻, 停留轮数; English names too) are
     checked by the import's own rules."""
 
+    # the entries as the import takes them (import_bodies: a JSON Schema of the checks)
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]}
+        extra="forbid",
+        json_schema_extra=lambda schema: designer_config(schema, DESIGNER_CONFIG_EXAMPLE),
     )
 
     character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
-    attributes: dict[str, list[dict[str, Any]]] = field(
+    attributes: dict[str, list[dict[str, StorableJson]]] = field(
         "Attribute entries per category (属性大类).", {}, default={}
     )
-    events: dict[str, list[dict[str, Any]]] = field("Event entries per event type.", {}, default={})
-    dialogue_styles: dict[str, list[dict[str, Any]]] = field(
+    events: dict[str, list[dict[str, StorableJson]]] = field(
+        "Event entries per event type.", {}, default={}
+    )
+    dialogue_styles: dict[str, list[dict[str, StorableJson]]] = field(
         "Dialogue examples per style type.", {}, default={}
     )
 

@@ -4,6 +4,7 @@ example."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Annotated, Any
@@ -14,8 +15,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     WithJsonSchema,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from .storable import storable
 
 # length limits (characters): ids and names, a player's message, a dialogue line, a memory
 ID_LENGTH = 128
@@ -35,9 +41,27 @@ QUERY_LIMIT = 1000
 
 
 class Request(BaseModel):
-    """Requests refuse unknown fields and NaN/infinity."""
+    """Requests refuse unknown fields and NaN/infinity. Their schema says what the request
+    guard stores (storable), and a default in the field's description: openapi-typescript (7,
+    default options) types every property with a `default` as required, which suits answers
+    (the field is always there) but not requests."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        model = handler.resolve_ref_schema(schema)
+        for branch in (model, *model.get("oneOf", [])):  # whole branches: saves.one_target
+            for prop in branch.get("properties", {}).values():
+                default = prop.pop("default", None)  # null: FastAPI leaves it out anyway
+                if default is not None:
+                    default = json.dumps(default, ensure_ascii=False)
+                    prop["description"] = f"{prop.get('description', '')} Default: {default}."
+        storable(model)
+        return schema
 
 
 class Response(BaseModel):
@@ -66,8 +90,14 @@ def _naive_text(value: Any) -> Any:
     return value
 
 
-# the game's clock: naive ISO 8601 times (the schema's pattern: openapi_for_clients)
-GameTime = Annotated[datetime, BeforeValidator(_naive_text)]
+# the game's clock: naive ISO 8601 times; `format: date-time` (RFC 3339, an offset required)
+# would say the opposite, so a string of the pattern the service checks (its own bounds:
+# 2021-02-21T12:00 to 2021-02-21T12:00:00.000000)
+GameTime = Annotated[
+    datetime,
+    BeforeValidator(_naive_text),
+    WithJsonSchema({"type": "string", "pattern": NAIVE_TIME, "minLength": 16, "maxLength": 26}),
+]
 
 
 def _with_offset(value: datetime) -> datetime:
@@ -77,11 +107,10 @@ def _with_offset(value: datetime) -> datetime:
 
 # a time of the service's own clock (when it ran, failed, will retry), never a game's: ISO
 # 8601 with the server's UTC offset, so a client in another zone reads the same moment
-# (x-utc-offset: the one date-time openapi_for_clients leaves RFC 3339, offset and all)
 ServiceTime = Annotated[
     datetime,
     AfterValidator(_with_offset),
-    WithJsonSchema({"type": "string", "format": "date-time", "x-utc-offset": True}),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 
 

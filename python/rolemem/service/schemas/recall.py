@@ -41,7 +41,9 @@ from .common import (
     key,
 )
 from .common import text as text_field
+from .component import Component
 from .saves import _Target, one_target
+from .storable import storable_copy
 
 ContextText = Annotated[str, StringConstraints(max_length=256)]
 # strict: a text too long for ContextText must not pass as the number its digits spell
@@ -324,7 +326,8 @@ class TurnRequest(_Target):
         default=None,
         validate_default=True,
     )
-    context: Context = context_field()
+    # one component both branches name (a generator would make it once a branch)
+    context: Annotated[Context, Component("TurnRequestContext", storable_copy)] = context_field()
     now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
     user_name: str | None = text_field(
         "The player's name: {{user}}, and the name of the player's lines that show no "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
@@ -202,11 +203,13 @@ class LineIn(Request):
     )
 
 
-def one_target(script_needs: str, *, each: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def one_target(
+    script_needs: str, *, each: list[dict[str, Any]] | None = None
+) -> Callable[[dict[str, Any]], None]:
     """Exactly one identity, in the schema too (a generated client's union type), for values
     the code accepts: an integer role_id, or a text script_role_id with `script_needs` (a
     script NPC has no role to give it). `each`: another exactly-one-of the request has, its
-    branches combined with these (a branch per pair)."""
+    branches combined with these (a branch per pair). The model's json_schema_extra."""
     targets: list[dict[str, Any]] = [
         {
             "required": ["role_id"],
@@ -221,18 +224,56 @@ def one_target(script_needs: str, *, each: list[dict[str, Any]] | None = None) -
             },
         },
     ]
-    if each is None:
-        return {"oneOf": targets}
-    return {
-        "oneOf": [
-            {
-                "required": sorted({*target["required"], *other.get("required", [])}),
-                "properties": {**target["properties"], **other["properties"]},
-            }
-            for target in targets
-            for other in each
-        ]
-    }
+    branches = [
+        {
+            "required": [*target["required"], *other.get("required", [])],
+            "properties": {**target["properties"], **other["properties"]},
+        }
+        for target in targets
+        for other in each or [{"properties": {}}]
+    ]
+    return lambda schema: _whole_branches(schema, branches)
+
+
+def _whole_branches(schema: dict[str, Any], branches: list[dict[str, Any]]) -> None:
+    """`schema` as `oneOf: [whole objects]`, one per branch: each branch carries every
+    property of the schema, narrowed to the type the branch names (openapi-python-client
+    reads only the branches of a schema that also has properties of its own;
+    openapi-typescript reads both alike)."""
+    properties, required = schema.pop("properties"), schema.pop("required", [])
+    extra = schema.pop("additionalProperties", None)
+    schema.pop("type", None)
+    schema["oneOf"] = []
+    for branch in branches:
+        whole: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                name: _narrowed(prop, branch["properties"].get(name))
+                for name, prop in properties.items()
+            },
+            "required": sorted({*required, *branch["required"]}),
+        }
+        if extra is not None:
+            whole["additionalProperties"] = extra
+        schema["oneOf"].append(whole)
+
+
+def _narrowed(prop: dict[str, Any], branch: dict[str, Any] | None) -> dict[str, Any]:
+    """`prop` where the branch says its type: the option of that type (null: none), with
+    what else the branch says of it (an `enum`)."""
+    if branch is None:
+        return prop
+    kind = branch["type"]
+    keep = {k: v for k, v in prop.items() if k in ("title", "description", "examples", "default")}
+    if kind == "null":
+        return {"type": "null", **keep}
+    for option in prop.get("anyOf", [prop]):
+        if option.get("type") == kind:
+            narrowed = {**option, **keep}
+            if "enum" in branch:
+                narrowed["enum"] = narrowed["examples"] = list(branch["enum"])
+            return narrowed
+    return {**keep, **branch}
 
 
 class _Target(Request):

@@ -30,7 +30,6 @@ admin = APIRouter(tags=["service"], route_class=BodyRoute)
     description="Recall requests waiting while a recall statement runs are answered together "
     "by the next one (`--max-batch`): statements run, requests answered, the largest batch; "
     "and the extraction batches queued.",
-    responses=responses(401),
 )
 async def status(request: Request) -> Any:
     store: Store = request.app.state.store
@@ -44,7 +43,7 @@ async def status(request: Request) -> Any:
     description="A consistent read-only copy of the whole store (every table at one moment) "
     "at the service's --snapshot path: dbt and analysts read it while the service owns the "
     "file.",
-    responses=responses(401, 404),
+    responses=responses(404),
 )
 async def snapshot(request: Request) -> Any:
     store: Store = request.app.state.store
@@ -62,7 +61,7 @@ async def snapshot(request: Request) -> Any:
     "outlasts the request's time budget (it goes on; /status shows it when it ends). An "
     "admin key (or the designer key).",
     responses={
-        **responses(401, 409),
+        **responses(409),
         202: {"model": MaintenanceStarted, "description": "The run goes on after the answer."},
     },
 )
@@ -84,7 +83,7 @@ async def maintenance(request: Request) -> Any:
     "the store, across restarts): each is sent once more, signed anew, and forgotten once "
     "delivered; failing again, it stays. 404 when the service has no webhook. An admin key "
     "(or the designer key).",
-    responses=responses(401, 404),
+    responses=responses(404),
 )
 async def replay_webhooks(request: Request) -> Any:
     store: Store = request.app.state.store

@@ -30,8 +30,13 @@ from ...schemas.admin import (
     UnlockMatrix,
 )
 from ...schemas.common import ID_LENGTH
+from ...schemas.component import Component
+from ...schemas.import_bodies import lorebook as lorebook_schema
+from ...schemas.storable import StorableJson
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
+# the reads every player shares (a key with a players glob reaches them naming none)
+shared = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 CharacterId = Annotated[
     str,
@@ -53,7 +58,7 @@ def _store(request: Request) -> Store:
     "by the SQL rules, then that character's rows replaced. It is the deployment's config: "
     "`dbt build` reads it and never replaces it. Sizes outside the spec's advice come back "
     "as advice.",
-    responses=responses(400, 401, 413, 422),
+    responses=responses(400, 413, 422),
 )
 async def import_config(request: Request, body: DesignerConfigIn) -> Any:
     return await _import(request, body.character_id, body.model_dump())
@@ -68,12 +73,16 @@ async def import_config(request: Request, body: DesignerConfigIn) -> Any:
     "keys -> 关键词, content -> 内容, comment -> category, order -> 强度, disabled -> never "
     "unlocked, game-state conditions from `extensions.rolemem` ({kind, date, queryParams}). "
     "Every other field is carried in the returned `document` and listed in `report`.",
-    responses=responses(400, 401, 413, 422),
+    responses=responses(400, 413, 422),
 )
 async def import_lorebook(
     request: Request,
     character_id: CharacterId,
-    lorebook: Annotated[dict[str, Any], Body(description="The SillyTavern JSON.")],
+    lorebook: Annotated[
+        dict[str, StorableJson],
+        Component("SillyTavernLorebook", lorebook_schema),
+        Body(description="The SillyTavern JSON."),
+    ],
 ) -> Any:
     conversion = from_lorebook(lorebook, character_id)
     answer = await _import(request, character_id, conversion.document)
@@ -101,13 +110,12 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
     return await store.run(None, write)
 
 
-@router.get(
+@shared.get(
     "/config",
     response_model=CharacterList,
     summary="List the configured characters",
     description="Every character the designer config holds (imported JSON or lorebooks), by "
     "id, with its entries per kind: what the other /config routes take.",
-    responses=responses(401),
 )
 async def list_characters(request: Request) -> Any:
     store = _store(request)
@@ -120,13 +128,13 @@ async def list_characters(request: Request) -> Any:
     }
 
 
-@router.get(
+@shared.get(
     "/config/{character_id}",
     response_model=DesignerConfig,
     response_model_exclude_none=True,
     summary="Export a character's designer config",
     description="The character's config as the designers' JSON (what the import takes).",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def export_config(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)
@@ -134,14 +142,14 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
     return export_designer_json(config, character_id)
 
 
-@router.get(
+@shared.get(
     "/config/{character_id}/sillytavern",
     response_model=Lorebook,
     summary="Export a character's config as a SillyTavern World Info file",
     description="The character's entries as World Info (keys, content, comment = category, "
     "order from 强度, disable) with rolemem's kind, date and queryParams under "
     "`extensions.rolemem`. The fields an import carried are in the document it returned.",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
     store = _store(request)
@@ -149,7 +157,7 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     return to_lorebook(export_designer_json(config, character_id))
 
 
-@router.get(
+@shared.get(
     "/config/{character_id}/unlock_matrix",
     response_model=UnlockMatrix,
     summary="What each intimacy/exploration level unlocks",
@@ -157,7 +165,7 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     "(1-5): whether a context holding those levels unlocks it, and whether its level "
     "conditions alone hold (a condition on another field, e.g. scene, is named in "
     "`other_fields`). The mart character_unlock_matrix over the stored config.",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
     store = _store(request)

@@ -118,7 +118,7 @@ def _import(
     "with an agent_id) and extracts the due turns in the background, a batch at a time "
     "(`memory_status`: pending turns going down); with `flush=true` every imported turn, the "
     "remainder below the batch size included. Send an Idempotency-Key to retry safely.",
-    responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    responses=responses(400, 403, 404, 409, 413, 422, 503),
     openapi_extra={
         "requestBody": {
             "required": True,

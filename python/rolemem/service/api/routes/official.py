@@ -29,6 +29,8 @@ from ...schemas.memories import (
 )
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
+# the reads every player shares (a key with a players glob reaches them naming none)
+shared = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 
 AgentId = Annotated[
     str, Path(min_length=1, max_length=ID_LENGTH, description="The agent.", examples=["qiyu"])
@@ -42,12 +44,12 @@ def _store(request: Request) -> Store:
     return store
 
 
-@router.get(
+@shared.get(
     "/official/{agent_id}",
     response_model=OfficialExport,
     summary="Export an agent's official memories",
     description="Every official event and entity of the agent, in the shape the import takes.",
-    responses=responses(401, 422),
+    responses=responses(422),
 )
 async def export_official(request: Request, agent_id: AgentId) -> Any:
     store = _store(request)
@@ -60,7 +62,7 @@ async def export_official(request: Request, agent_id: AgentId) -> Any:
     summary="Import official memories",
     description="Add an agent's official events and entities (the export's shape), all or "
     "nothing; events are embedded first, apart from requests and outside any lock.",
-    responses=responses(400, 401, 413, 422),
+    responses=responses(400, 413, 422),
 )
 async def import_official(request: Request, body: OfficialImport) -> Any:
     store = _store(request)
@@ -75,7 +77,7 @@ async def import_official(request: Request, body: OfficialImport) -> Any:
     response_model=CreatedEvent,
     summary="Add an official event",
     description="One event of the agent's story, recalled for every player of the agent.",
-    responses=responses(400, 401, 413, 422),
+    responses=responses(400, 413, 422),
 )
 async def add_event(request: Request, body: OfficialEvent) -> Any:
     store = _store(request)
@@ -95,7 +97,7 @@ async def add_event(request: Request, body: OfficialEvent) -> Any:
     response_model=CreatedEntity,
     summary="Add an official entity memory",
     description="One attribute or relation of the agent's world, for every player.",
-    responses=responses(400, 401, 413, 422),
+    responses=responses(400, 413, 422),
 )
 async def add_entity(request: Request, body: OfficialEntity) -> Any:
     store = _store(request)
@@ -112,7 +114,7 @@ async def add_entity(request: Request, body: OfficialEntity) -> Any:
     response_model=Edited,
     summary="Edit an official memory",
     description="Change the given fields of an official memory (a player's id is a 404).",
-    responses=responses(400, 401, 404, 413, 422),
+    responses=responses(400, 404, 413, 422),
 )
 async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
     store = _store(request)
@@ -133,7 +135,7 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: Official
     response_model=Archived,
     summary="Delete an official memory",
     description="Moved to the archive (reason deleted); a player's id is a 404.",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
     store = _store(request)

@@ -21,7 +21,9 @@ from ...schemas.recall import (
 )
 
 router = APIRouter(tags=["recall"], route_class=BodyRoute)
-_ERRORS = responses(400, 401, 403, 404, 413, 422, 503)
+# the reads every player shares (a key with a players glob reaches them naming none)
+shared = APIRouter(tags=["recall"], route_class=BodyRoute)
+_ERRORS = responses(400, 403, 404, 413, 422, 503)
 
 
 def _recall(store: Store, body: QueryRequest) -> Answer:
@@ -88,7 +90,7 @@ async def query_simple(request: Request, body: QueryRequest) -> Any:
     }
 
 
-@router.post(
+@shared.post(
     "/expand_words",
     response_model=ExpandWordsResponse,
     response_model_by_alias=True,

@@ -50,7 +50,7 @@ async def _recall(
     "entries unlocked by the context and relevant to the text (a keyword in it, an "
     "association word, or a word in the content), ranked and capped, sticky for a few turns. "
     "`explain` says, per entry, why it is in or not.",
-    responses=responses(400, 401, 404, 413, 422, 503),
+    responses=responses(400, 404, 413, 422, 503),
 )
 async def recall(request: Request, body: RecallRequest) -> Any:
     return await _recall(request, body, explain=body.explain, dry_run=body.dry_run)
@@ -63,7 +63,7 @@ async def recall(request: Request, body: RecallRequest) -> Any:
     description="What `/recall` would answer the player for this input under this context, "
     "with `explain` (per entry, why it is in or not) and as a dry run: the sticky queue and "
     "turn counter do not move. Takes the designer key.",
-    responses=responses(400, 401, 404, 413, 422, 503),
+    responses=responses(400, 404, 413, 422, 503),
 )
 async def recall_preview(request: Request, body: RecallPreviewRequest) -> Any:
     return await _recall(request, body, explain=True, dry_run=True)

@@ -58,7 +58,7 @@ IdempotencyKey = Annotated[
         pattern=KEY_PATTERN,
     ),
 ]
-_WRITE_ERRORS = responses(400, 401, 403, 404, 409, 413, 422, 503)
+_WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
 
 
 def _store(request: Request) -> Store:
@@ -76,7 +76,7 @@ def _store(request: Request) -> Store:
     "(its designer config) and `agent_id` (its memory owner; default: the character_id), "
     "`/turn` and `observe` need only the role_id: an id they give anyway must be the "
     "role's (409 naming the field).",
-    responses=responses(401, 409, 413, 422),
+    responses=responses(409, 413, 422),
 )
 async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     store = _store(request)
@@ -107,7 +107,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
     description="A new empty save for a player, or a fork whose tip is `from_line_id` (a line "
     "of one of the player's saves): the fork shares the lines up to it, nothing is copied, "
     "and its memory follows its own branch from there.",
-    responses=responses(401, 403, 404, 409, 413, 422),
+    responses=responses(403, 404, 409, 413, 422),
 )
 async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     store = _store(request)
@@ -136,7 +136,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
     summary="Describe a save",
     description="Its tip, the number of lines on its current branch and the characters that "
     "speak on it.",
-    responses=responses(401, 403, 404, 422),
+    responses=responses(403, 404, 422),
 )
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
@@ -171,7 +171,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     "their words and vectors), extraction batches, loop state and history; entities (which "
     "have no save) stay. A save other saves branch from is a 409 naming them: delete the "
     "forks first. Answers the rows deleted per table; deleting again is a 404.",
-    responses=responses(401, 403, 404, 409, 422, 503),
+    responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = _store(request)
@@ -195,7 +195,7 @@ def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
     summary="Page through a save's branch",
     description="The current branch root to tip, `limit` lines at a time from the tip: pass "
     "`next_before` as `before` for the page before.",
-    responses=responses(400, 401, 403, 404, 422),
+    responses=responses(400, 403, 404, 422),
 )
 async def branch_lines(
     request: Request,
@@ -397,6 +397,41 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     return answer
 
 
+# role_id and script_role_id, of which a request gives at most one (the route refuses both),
+# as one object parameter (form, exploded: on the wire each property is its own query
+# parameter): OpenAPI has no other way to relate two parameters
+ONE_ROLE = {
+    "name": "role",
+    "in": "query",
+    "style": "form",
+    "explode": True,
+    "required": False,
+    "description": "The character: by role (`role_id`) or by script NPC (`script_role_id`), "
+    "at most one.",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "role_id": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_ID,
+                "title": "Role Id",
+                "description": "The character, by role.",
+            },
+            "script_role_id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": ID_LENGTH,
+                "title": "Script Role Id",
+                "description": "The character, by script NPC.",
+            },
+        },
+        "additionalProperties": False,
+        "maxProperties": 1,
+    },
+}
+
+
 @router.get(
     "/saves/{save_id}/memory_status",
     response_model=MemoryStatus,
@@ -405,7 +440,8 @@ async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
     "the last batch, the last failure and whether a batch is queued for the LLM. A character "
     "not fully named (no agent, or no role) is the one the memory loop observed last on the "
     "save among those named (none named: any); 404 when it has observed none.",
-    responses=responses(401, 403, 404, 409, 422),
+    responses=responses(403, 404, 409, 422),
+    openapi_extra={"parameters": [ONE_ROLE]},
 )
 async def memory_status(
     request: Request,
@@ -420,12 +456,10 @@ async def memory_status(
         ),
     ] = None,
     user_id: UserQuery = None,
-    role_id: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="The character, by role.")
-    ] = None,
+    # declared as ONE_ROLE
+    role_id: Annotated[int | None, Query(ge=1, le=MAX_ID, include_in_schema=False)] = None,
     script_role_id: Annotated[
-        str | None,
-        Query(min_length=1, max_length=ID_LENGTH, description="The character, by script NPC."),
+        str | None, Query(min_length=1, max_length=ID_LENGTH, include_in_schema=False)
     ] = None,
 ) -> Any:
     store = _store(request)

@@ -29,7 +29,7 @@ router = APIRouter(tags=["turn"], route_class=BodyRoute)
     "answers the prompt for a new reply in place of the save's tip, ending on the player line "
     "it answered, and stores nothing. A role created with its `character_id` (and "
     "`agent_id`) needs neither here.",
-    responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    responses=responses(400, 403, 404, 409, 413, 422, 503),
 )
 async def turn(request: Request, body: TurnRequest) -> Any:
     store: Store = request.app.state.store

@@ -71,7 +71,7 @@ def _check_save(store: Store, save_id: int | None, user_id: str) -> None:
     summary="List a player's memories",
     description="Live events and entity memories, newest first, with strength, time, the save "
     "an event came from and whether that save's current branch shows it.",
-    responses=responses(400, 401, 422),
+    responses=responses(400, 422),
 )
 async def list_memories(
     request: Request,
@@ -106,7 +106,7 @@ async def list_memories(
     summary="List a player's saves",
     description="The player's saves, oldest first, forks included: each with its tip and, "
     "for a fork, its fork point.",
-    responses=responses(401, 422),
+    responses=responses(422),
 )
 async def list_saves(
     request: Request, user_id: UserId, limit: Limit = 50, offset: Offset = 0
@@ -125,7 +125,7 @@ async def list_saves(
     response_model=list[TimelineItem],
     summary="A player's overview timeline",
     description="The newest events (前情提要) on the save's current branch, oldest first.",
-    responses=responses(400, 401, 403, 404, 422),
+    responses=responses(400, 403, 404, 422),
 )
 async def timeline(
     request: Request,
@@ -151,7 +151,7 @@ async def timeline(
     "value lasts until a later fact supersedes it), each with its lines. `history=true` "
     "adds the values a later fact ended, with the line that ended them. Without `save_id`, "
     "the facts of every save, ordered by their lines.",
-    responses=responses(400, 401, 403, 404, 422),
+    responses=responses(400, 403, 404, 422),
 )
 async def facts(
     request: Request,
@@ -178,7 +178,7 @@ async def facts(
     description="What the character holds about the player on the save: the facts current on "
     "its branch, the player's entities and the `limit` strongest events the save may see, "
     "each with the lines it came from.",
-    responses=responses(400, 401, 403, 404, 422),
+    responses=responses(400, 403, 404, 422),
 )
 async def knowledge(
     request: Request,
@@ -204,7 +204,7 @@ async def knowledge(
     summary="A player's archived memories",
     description="Memories cleanup, consolidation, edits, deletes and forgetting moved out of "
     "the live store, with the reason and the whole row as it was; oldest first.",
-    responses=responses(401, 422),
+    responses=responses(422),
 )
 async def archive(
     request: Request,
@@ -234,7 +234,7 @@ async def archive(
     description="A new value is a new fact stated at the same line, so it is current wherever "
     "the old one was; the old row stays (`GET /users/{user_id}/facts?history=true` shows it "
     "ended). Answers the new fact's id.",
-    responses=responses(400, 401, 404, 413, 422),
+    responses=responses(400, 404, 413, 422),
 )
 async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
     store = _store(request)
@@ -252,7 +252,7 @@ async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body
     summary="Delete a player's fact",
     description="Moved to the archive (reason deleted): the value stated before it on a "
     "branch is current there again.",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) -> Any:
     store = _store(request)
@@ -270,7 +270,7 @@ async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) ->
     summary="Edit a player's memory",
     description="Change the given fields (pin it, correct it). An event's new text is stored "
     "as a new event (its words and vectors follow the text); the old one is archived.",
-    responses=responses(400, 401, 404, 413, 422),
+    responses=responses(400, 404, 413, 422),
 )
 async def edit(
     request: Request,
@@ -298,7 +298,7 @@ async def edit(
     summary="Delete a player's memory",
     description="Moved to the archive (reason deleted), never destroyed; `forget` with purge "
     "destroys.",
-    responses=responses(401, 404, 422),
+    responses=responses(404, 422),
 )
 async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
     store = _store(request)
@@ -322,7 +322,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     "`agent_id`, the player's saves (forks included), lines, extraction batches, loop state, "
     "maintenance runs and idempotency records too (saves are not per agent), answering the "
     "rows deleted per table. A save of another player forked from the player's: 409.",
-    responses=responses(400, 401, 409, 413, 422, 503),
+    responses=responses(400, 409, 413, 422, 503),
 )
 async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     store = _store(request)
@@ -346,7 +346,7 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     response_model=Export,
     summary="Export a player's memories",
     description="Every live and archived memory of the player as JSON.",
-    responses=responses(401, 422),
+    responses=responses(422),
 )
 async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
     store = _store(request)

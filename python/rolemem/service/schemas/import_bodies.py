@@ -1,4 +1,4 @@
-"""What the designer imports take, said in the OpenAPI document: the import's own checks
+"""What the designer imports take, as their JSON Schema: the import's own checks
 (character_memory.config, .sillytavern) and the SQL rules (int_character_config_problems) as
 JSON Schema, so that a document the schema admits is imported. The schema is the stricter
 where the code is lenient in ways a schema cannot say (keys read in any letter case and
@@ -21,11 +21,8 @@ from typing import Any
 from ...character_memory.config import KINDS
 from ...character_memory.sillytavern import LOGICS
 from ...sql.project import render_macro
-from .openapi_storable import COMPONENT_REF
+from .storable import STORABLE_REF, storable
 
-DESIGNER_CONFIG = "DesignerConfigIn"
-LOREBOOK = "SillyTavernLorebook"
-LOREBOOK_PATH = "/config/import/sillytavern/{character_id}"
 # not blank as SQL's trim judges it (spaces only)
 NOT_SPACES = "^[^\\u0000]*[^ \\u0000][^\\u0000]*$"
 # a field that must be absent (not `false`: openapi-python-client reads only objects)
@@ -51,7 +48,7 @@ def _condition() -> dict[str, Any]:
             "value": {"anyOf": [*scalar, {"type": "array", "items": {"anyOf": scalar}}]},
             "operator": {"enum": _operators()},
         },
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
 
 
@@ -71,7 +68,7 @@ def _entry(kind: str) -> dict[str, Any]:
         (("次要关键词逻辑", "secondary_logic"), {"enum": [*LOGICS, None]}),
         (("常驻", "constant"), {"type": "boolean"}),
         (("停留轮数", "sticky_turns"), {"type": ["integer", "null"], **_TURNS}),
-        (("extensions",), {"type": "object", "additionalProperties": True}),
+        (("extensions",), {"type": "object", "additionalProperties": STORABLE_REF}),
     ]
     if kind == "events":
         fields.append((("日期", "date", "event_date"), {"type": "string"}))
@@ -87,22 +84,16 @@ def _entry(kind: str) -> dict[str, Any]:
     }
 
 
-def designer_config(current: dict[str, Any]) -> dict[str, Any]:
-    """DesignerConfigIn with its entries spelled out and at least one of them."""
-    properties = dict(current["properties"])
+def designer_config(schema: dict[str, Any], example: dict[str, Any]) -> None:
+    """DesignerConfigIn's schema with its entries spelled out and at least one of them, and
+    `example` (its json_schema_extra)."""
+    schema["examples"] = [example]
     for kind in KINDS:
         entries = {"type": "array", "minItems": 1, "items": _entry(kind)}
-        properties[kind] = {
-            **{k: v for k, v in properties[kind].items() if k not in ("additionalProperties",)},
-            "additionalProperties": entries,
-        }
-    return {
-        **current,
-        "properties": properties,
-        "anyOf": [
-            {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in KINDS
-        ],
-    }
+        schema["properties"][kind]["additionalProperties"] = entries
+    schema["anyOf"] = [
+        {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in KINDS
+    ]
 
 
 def _lorebook_entry(world_info: bool) -> dict[str, Any]:
@@ -115,7 +106,7 @@ def _lorebook_entry(world_info: bool) -> dict[str, Any]:
             "date": {"type": "string"},
             "queryParams": {"type": "array", "items": _condition()},
         },
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
     settings = {
         "selectiveLogic": {"type": ["integer", "null"], "minimum": 0, "maximum": len(LOGICS) - 1},
@@ -127,7 +118,7 @@ def _lorebook_entry(world_info: bool) -> dict[str, Any]:
     extensions: dict[str, Any] = {
         "type": ["object", "null"],
         "properties": {"rolemem": rolemem, **({} if world_info else settings)},
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
     properties: dict[str, Any] = {
         keys: {**_WORDS, "minItems": 1},
@@ -145,20 +136,21 @@ def _lorebook_entry(world_info: bool) -> dict[str, Any]:
         "type": "object",
         "required": [keys, "content"],
         "properties": properties,
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
 
 
-def lorebook() -> dict[str, Any]:
+def lorebook(_: dict[str, Any]) -> dict[str, Any]:
     """The SillyTavern JSON the import reads: World Info ({entries: {uid: entry}}), a
-    character card (data.character_book) or a character_book ({entries: [...]})."""
+    character card (data.character_book) or a character_book ({entries: [...]}), as the
+    guard stores it (the SillyTavernLorebook component's schema)."""
     card_book: dict[str, Any] = {
         "type": "object",
         "required": ["entries"],
         "properties": {
             "entries": {"type": "array", "minItems": 1, "items": _lorebook_entry(False)}
         },
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
     world_info = {
         "title": "World Info",
@@ -171,7 +163,7 @@ def lorebook() -> dict[str, Any]:
                 "additionalProperties": _lorebook_entry(True),
             }
         },
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
     card = {
         "title": "Character card",
@@ -183,29 +175,16 @@ def lorebook() -> dict[str, Any]:
                 "type": "object",
                 "required": ["character_book"],
                 "properties": {"character_book": card_book},
-                "additionalProperties": True,
+                "additionalProperties": STORABLE_REF,
             },
         },
-        "additionalProperties": True,
+        "additionalProperties": STORABLE_REF,
     }
     book = {
         **card_book,
         "title": "character_book",
         "properties": {**card_book["properties"], "data": _NONE},  # else read as a card
     }
-    return {
-        "title": LOREBOOK,
-        "description": "The SillyTavern JSON.",
-        "oneOf": [world_info, card, book],
-    }
-
-
-def install(document: dict[str, Any], schemas: dict[str, Any]) -> None:
-    """The imports' request schemas replaced by what the import takes."""
-    if DESIGNER_CONFIG in schemas:
-        schemas[DESIGNER_CONFIG] = designer_config(schemas[DESIGNER_CONFIG])
-    operation = document.get("paths", {}).get(LOREBOOK_PATH, {}).get("post")
-    if operation is not None:
-        schemas[LOREBOOK] = lorebook()
-        content = operation["requestBody"]["content"]["application/json"]
-        content["schema"] = {"$ref": COMPONENT_REF + LOREBOOK}
+    document = {"description": "The SillyTavern JSON.", "oneOf": [world_info, card, book]}
+    storable(document)
+    return document

@@ -1,5 +1,5 @@
-"""What the request guard stores, said in the OpenAPI document (guard.check_json refuses the
-rest anywhere in a body, keys included):
+"""What the request guard stores (guard.check_json refuses the rest anywhere in a body, keys
+included), said in every request model's JSON Schema (common.Request runs `storable` on it):
 
 - text holds no NUL (PostgreSQL's text cannot): a pattern on every string, and on free-form
   objects' keys, that reads alike in Python's re, Rust's regex (jsonschema-rs, and so
@@ -12,24 +12,27 @@ rest anywhere in a body, keys included):
 - an integer fits in 64 bits;
 - a number is one PostgreSQL's double holds: 0, or a normal double of either sign (no
   subnormal, nothing past the largest double);
-- a free-form value (`true`, `{}`) is any JSON of those: the StorableJson component.
+- a free-form value (`true`, `{}`) is any JSON of those: the StorableJson type.
+
+A walk, not a type per field: the rule is the guard's, for every field of every request, and
+pydantic has no per-direction string type to hang it on.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
 
-# where OpenAPI keeps the named schemas (the MCP tools resolve the same references)
-COMPONENT_REF = "#/components/schemas/"
-STORABLE_JSON = "StorableJson"
+from .component import COMPONENT_REF, Component
 
 # no NUL; VISIBLE: and not blank, by every whitespace rule that judges it: ECMA's \s
 # (\ufeff too), Unicode's White_Space (Rust's \s, pydantic's) and Python's str.isspace
 STORABLE = "^[^\\u0000]*$"
 VISIBLE = "^[^\\u0000]*[^\\s\\u001c-\\u001f\\u0085\\ufeff\\u0000][^\\u0000]*$"
 
-INT64 = {"minimum": -(2**63), "maximum": 2**63 - 1}
+# (below 2**63, not at most 2**63 - 1: FastAPI's OpenAPI model holds bounds as floats, and
+# 2**63 - 1 as a float is 2**63; 2**63 and -(2**63) are exact)
+INT64 = {"minimum": -(2**63), "exclusiveMaximum": 2**63}
 _DOUBLE_MIN, _DOUBLE_MAX = sys.float_info.min, sys.float_info.max
 # a double PostgreSQL holds: 0, or normal (no subnormal); integers among them as they are
 _DOUBLE: list[dict[str, Any]] = [
@@ -37,11 +40,11 @@ _DOUBLE: list[dict[str, Any]] = [
     {"minimum": -_DOUBLE_MAX, "maximum": -_DOUBLE_MIN},
     {"const": 0},
 ]
+STORABLE_REF = {"$ref": COMPONENT_REF + "StorableJson"}
 
 
-def storable_json() -> dict[str, Any]:
-    """The StorableJson component: any JSON value the guard lets through."""
-    ref = {"$ref": COMPONENT_REF + STORABLE_JSON}
+def _storable_json(_: dict[str, Any]) -> dict[str, Any]:
+    """Any JSON value the guard lets through."""
     scalars: list[dict[str, Any]] = [
         {"type": "null"},
         {"type": "boolean"},
@@ -52,7 +55,7 @@ def storable_json() -> dict[str, Any]:
     objects = {
         "type": "object",
         "propertyNames": {"pattern": STORABLE},
-        "additionalProperties": ref,
+        "additionalProperties": STORABLE_REF,
     }
     # an array's items, not the component again: TypeScript (openapi-typescript's types)
     # refuses an array of the type being defined; objects (recursive) and arrays in them do
@@ -60,18 +63,21 @@ def storable_json() -> dict[str, Any]:
         "anyOf": [*scalars, objects, {"type": "array", "items": {"anyOf": [*scalars, objects]}}]
     }
     return {
-        "title": STORABLE_JSON,
         "description": "Any JSON rolemem can store: text without NUL (or lone surrogates), "
         "integers that fit in 64 bits, numbers PostgreSQL's double holds (0, or normal).",
         "anyOf": [*scalars, {"type": "array", "items": items}, objects],
     }
 
 
+# a free-form value of a request (validated as Any: the guard has checked it)
+StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
+
+
 def storable(schema: Any) -> None:
     """Every string, number and free-form value of `schema` (not through $refs: each
     component is shaped once) as the guard stores them: a pattern where a string had none,
     the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
-    PostgreSQL holds; free-form values and objects' keys storable."""
+    PostgreSQL holds; objects' keys storable."""
     if isinstance(schema, dict):
         _nullable_as_type(schema)
         types = schema.get("type")
@@ -83,30 +89,29 @@ def storable(schema: Any) -> None:
             elif pattern == "\\S":
                 schema["pattern"] = VISIBLE
         if "integer" in types:
-            for bound, value in INT64.items():
-                schema.setdefault(bound, value)
+            if "minimum" not in schema:
+                schema["minimum"] = INT64["minimum"]
+            if "maximum" not in schema:
+                schema.setdefault("exclusiveMaximum", INT64["exclusiveMaximum"])
         elif "number" in types and "anyOf" not in schema:
             schema["anyOf"] = [dict(part) for part in _DOUBLE]
-        if "object" in types:
-            extra = schema.get("additionalProperties")
-            if extra is True or extra == {}:
-                schema["additionalProperties"] = {"$ref": COMPONENT_REF + STORABLE_JSON}
-            if extra not in (None, False):
-                schema.setdefault("propertyNames", {}).setdefault("pattern", STORABLE)
-        if "array" in types and schema.get("items", {}) in ({}, True):
-            schema["items"] = {"$ref": COMPONENT_REF + STORABLE_JSON}
+        if "object" in types and schema.get("additionalProperties") not in (None, False):
+            schema.setdefault("propertyNames", {}).setdefault("pattern", STORABLE)
         for key, value in list(schema.items()):
             if key in ("properties", "$defs"):
-                for name, field in value.items():
-                    if field == {} or field is True:
-                        value[name] = {"$ref": COMPONENT_REF + STORABLE_JSON}
-                    else:
-                        storable(field)
+                for field in value.values():
+                    storable(field)
             elif key not in ("examples", "example", "default", "propertyNames"):
                 storable(value)
     elif isinstance(schema, list):
         for value in schema:
             storable(value)
+
+
+def storable_copy(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` shaped by `storable` (a Component's schema, which no request walk reaches)."""
+    storable(schema)
+    return schema
 
 
 def _nullable_as_type(schema: dict[str, Any]) -> None:
