@@ -1,11 +1,22 @@
--- One row per entity memory a query returns, in priority order, in the spec's shape.
+-- One row per entity memory a query returns, in priority order, in the spec's shape, with
+-- the lines the save sees a player's entity came from (its visible mentions': none for one
+-- written by hand). Var recall_mention_lines false: no mention of the batch's players came
+-- from lines, so none is joined (recall.py asks).
+{%- set lines = var('recall_mention_lines', true) %}
 with
 
 recalled as (
     select * from {{ ref('int_memory_entities_recalled') }}
 ),
+{%- if lines %}
 
-final as (
+    -- the lines a player's entity came from
+    sources as (
+        select * from {{ ref('int_memory_entity_mention_lines') }}
+    ),
+{%- endif %}
+
+shaped as (
     select
         query_id,
         entity_rank - 1 as result_index,
@@ -26,6 +37,24 @@ final as (
         {{ round_to('score', 4) }} as score,
         updated_at
     from recalled
+),
+
+final as (
+    {%- if lines %}
+        select
+            shaped.*,
+            sources.save_id,
+            sources.line_ids
+        from shaped
+        left join sources
+            on shaped.query_id = sources.query_id and shaped.entity_id = sources.entity_id
+    {%- else %}
+        select
+            *,
+            cast(null as bigint) as save_id,
+            cast(null as bigint[]) as line_ids
+        from shaped
+    {%- endif %}
 )
 
 select * from final

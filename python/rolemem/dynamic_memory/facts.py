@@ -50,14 +50,9 @@ select
 from int_memory_entities_consolidable
 order by entity_id
 """
+
+
 # the lines a save sees entities came from (model int_memory_entity_mention_lines)
-_ENTITY_LINES_SELECT = """
-select entity_id, save_id, first_line_id, last_line_id, line_ids
-from int_memory_entity_mention_lines
-where entity_id in (select unnest(cast($entity_ids as bigint[])))
-"""
-
-
 def _ids(value: Any) -> list[int]:
     """A JSON list of line ids as an engine returns it (text, or parsed)."""
     parsed = json.loads(value) if isinstance(value, str) else value
@@ -111,28 +106,6 @@ class Facts:
             row["line_ids"] = None if lines is None else [int(line) for line in lines]
             known[_KNOWLEDGE_KINDS[row.pop("memory_type")]].append(row)
         return known
-
-    def entity_lines(
-        self,
-        *,
-        user_id: str,
-        agent_id: str,
-        entity_ids: list[int],
-        save_id: int | None = None,
-    ) -> dict[int, dict[str, Any]]:
-        """The lines the save sees each of the player's entities came from (its visible
-        mentions', model int_memory_entity_mention_lines): save_id, first_line_id,
-        last_line_id, line_ids by entity id; none for one seen only through mentions added by
-        hand (or an official one)."""
-        if not entity_ids:
-            return {}
-        params = self.lookups.listing(user_id, agent_id, save_id, None)
-        sql = self.lookups.models_sql("int_memory_entity_mention_lines", _ENTITY_LINES_SELECT)
-        bound = self.lookups.bound([params], {"entity_ids": list(entity_ids)})
-        return {
-            row.pop("entity_id"): {**row, "line_ids": [int(line) for line in row["line_ids"]]}
-            for row in self.context.store.records(sql, bound, _PLANNER)
-        }
 
     def consolidable_entities(self) -> list[dict[str, Any]]:
         """The player entities an LLM may consolidate (model int_memory_entities_consolidable:

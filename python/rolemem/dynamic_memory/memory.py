@@ -121,7 +121,6 @@ class DynamicMemory:
     prompt_text = forward("_recall", Recall.prompt_text)
     facts = forward("_facts", Facts.facts)
     knowledge = forward("_facts", Facts.knowledge)
-    entity_lines = forward("_facts", Facts.entity_lines)
     consolidable_entities = forward("_facts", Facts.consolidable_entities)
     add_fact = forward("_facts", Facts.add_fact)
     change_fact = forward("_facts", Facts.change_fact)

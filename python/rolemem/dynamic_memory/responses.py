@@ -66,6 +66,9 @@ def _entity_out(row: Mapping[str, Any]) -> dict[str, Any]:
         "matched_keywords": list(row["matched_keywords"]),
         "keyword": row["keyword"],
         "log": row["log"],
+        # where a player's entity came from (its visible mentions; none: by hand)
+        "save_id": row["save_id"],
+        "line_ids": None if row["line_ids"] is None else [int(line) for line in row["line_ids"]],
     }
 
 

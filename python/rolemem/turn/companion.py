@@ -443,22 +443,14 @@ class Companion:
             }
             for event in dynamic.timeline
         ]
-        # the lines the save sees each recalled entity came from (its visible mentions')
-        entity_lines = self.memory.entity_lines(
-            user_id=user_id,
-            agent_id=self.agent_id,
-            entity_ids=[entity["entity_id"] for entity in dynamic.memory_entities],
-            save_id=save_id,
-        )
         rows += [
             {
                 "layer": "dynamic_entity",
                 "item": entity["description"],
                 "entity_id": entity["entity_id"],
-                **{
-                    name: entity_lines.get(entity["entity_id"], {}).get(name)
-                    for name in ("save_id", "line_ids")
-                },
+                # the lines the save sees it came from (its visible mentions'), as recalled
+                "save_id": entity["save_id"],
+                "line_ids": entity["line_ids"],
                 "status": "budget" if ("dynamic_entity", entity["id"]) in cuts else "shown",
                 "why": cuts.get(("dynamic_entity", entity["id"]))
                 or f"matched {entity['matched_keywords']} ({entity['kind']})",

@@ -126,6 +126,12 @@ class RecalledEntity(Response):
     matched_keywords: list[str] = field("Words that matched.", ["星座"])
     keyword: str = field("The attribute or relation name.", "兴趣")
     log: str | None = field("The spec's log line.", None)
+    save_id: int | None = field(
+        "The save a player's entity was extracted on (null: written by hand).", None
+    )
+    line_ids: list[int] | None = field(
+        "The lines the save sees it came from (its visible mentions'; null: none).", None
+    )
 
 
 class TimelineEvent(Response):
