@@ -143,7 +143,8 @@ class Scores:
         self.category.append(category)
 
     def by_category(self) -> str:
-        """R@5 / Hit@1 per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)."""
+        """R@5 / Hit@1 per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain,
+        4 single-hop)."""
         cells = []
         for number in (1, 2, 3, 4):
             at = [i for i, c in enumerate(self.category) if c == number]

@@ -16,12 +16,13 @@ log = logging.getLogger(__name__)
 
 
 # each change to what postings hold; a store missing any has its postings recomputed once
-_POSTINGS_VERSIONS = ("search_mode_terms", "whole_tag_terms")
+_POSTINGS_VERSIONS = ("search_mode_terms", "whole_tag_terms", "english_stems")
 
 
 def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
-    """Postings written before the current _postings (search-mode words, whole tags) recomputed
-    from each event's description and tags, once per store (recorded in rolemem_migration)."""
+    """Postings written before the current _postings (search-mode words, whole tags, English
+    stems) recomputed from each event's description and tags, the player's and the official
+    ones, once per store (recorded in rolemem_migration)."""
     done = {
         name
         for (name,) in cur.execute(
@@ -32,8 +33,23 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
     missing = [name for name in _POSTINGS_VERSIONS if name not in done]
     if not missing:
         return
+    count = sum(
+        _reindex_table(cur, events, terms)
+        for events, terms in (
+            ("memory_event", "memory_event_term"),
+            ("official_event", "official_event_term"),
+        )
+    )
+    cur.execute("insert into rolemem_migration (name) select unnest($names)", {"names": missing})
+    if count:
+        log.info("recomputed the postings of %d events (%s)", count, ", ".join(missing))
+
+
+def _reindex_table(cur: duckdb.DuckDBPyConnection, table: str, terms_table: str) -> int:
+    """The postings of `table`'s events recomputed into `terms_table` (names from the code,
+    never from input); how many events."""
     events = cur.execute(
-        "select id, description, keywords, agent_id, scope, user_id from memory_event"
+        f"select id, description, keywords, agent_id, scope, user_id from {table}"
     ).fetchall()
     columns: dict[str, list[Any]] = {
         name: []
@@ -51,9 +67,9 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
         for name, values in postings.items():
             columns[name] += values
         lengths.append(sum(postings["description_counts"]) + sum(postings["keyword_counts"]))
-    cur.execute("delete from memory_event_term")
+    cur.execute(f"delete from {terms_table}")
     cur.execute(
-        """insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+        f"""insert into {terms_table} (event_id, agent_id, scope, user_id, term,
             description_count, keyword_count, tag_count)
         select unnest($ids), unnest($agent_ids), unnest($scopes), unnest($user_ids),
             unnest($terms), unnest($description_counts), unnest($keyword_counts),
@@ -61,14 +77,12 @@ def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
         columns,
     )
     cur.execute(
-        """update memory_event set token_count = lengths.token_count
+        f"""update {table} set token_count = lengths.token_count
         from (select unnest($ids) as id, unnest($lengths) as token_count) as lengths
-        where memory_event.id = lengths.id""",
+        where {table}.id = lengths.id""",
         {"ids": [row[0] for row in events], "lengths": lengths},
     )
-    cur.execute("insert into rolemem_migration (name) select unnest($names)", {"names": missing})
-    if events:
-        log.info("recomputed the postings of %d events (%s)", len(events), ", ".join(missing))
+    return len(events)
 
 
 def record_batch_lines_once(cur: duckdb.DuckDBPyConnection) -> None:
