@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -66,9 +67,18 @@ class CachedEmbedder:
                 self.cache[self._key("p", text)] = vector
         return [self.cache[self._key("p", t)] for t in texts]
 
+    def refresh(self) -> None:
+        """Vectors another run saved since (runs side by side share the file)."""
+        if self.path.exists():
+            self.cache = {**json.loads(self.path.read_text()), **self.cache}
+
     def save(self) -> None:
+        """Merged with the file and replaced whole, so a run never reads half a file."""
         self.path.parent.mkdir(exist_ok=True)
-        self.path.write_text(json.dumps(self.cache))
+        self.refresh()
+        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(self.cache))
+        partial.replace(self.path)
 
 
 def session_time(text: str) -> datetime:
@@ -203,6 +213,7 @@ def evaluate(
 ) -> dict[str, Scores]:
     results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
     for sample in samples:
+        embedder.refresh()
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
         con = duckdb.connect()
@@ -262,6 +273,7 @@ def evaluate(
             )
         memory.close()
         con.close()
+        embedder.save()  # per conversation: a run stopped keeps what it embedded
     return results
 
 
