@@ -563,6 +563,11 @@ def test_english_words_match_across_inflection_and_question_words_do_not_score(k
     )
     assert result.additional_info["给联想的基词"] == ["carolin", "research"]
     assert [e["event_id"] for e in result.memory_events] == [research]
+    # nor are they indexed: an event's length counts the words a query can match
+    terms = memory.con.execute(
+        "select term from memory_event_term where event_id = $id order by term", {"id": research}
+    ).fetchall()
+    assert [t for (t,) in terms] == ["adopt", "agenc", "big", "carolin", "research", "step"]
     assert search_terms(
         ["Researching", "researched", "侦探小说", "Melanie"], names=["melanie"]
     ) == ["research", "research", "侦探小说", "melanie"]

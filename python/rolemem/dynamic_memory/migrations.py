@@ -16,13 +16,13 @@ log = logging.getLogger(__name__)
 
 
 # each change to what postings hold; a store missing any has its postings recomputed once
-_POSTINGS_VERSIONS = ("search_mode_terms", "whole_tag_terms", "english_stems")
+_POSTINGS_VERSIONS = ("search_mode_terms", "whole_tag_terms", "english_terms")
 
 
 def _reindex_terms_once(cur: duckdb.DuckDBPyConnection) -> None:
     """Postings written before the current _postings (search-mode words, whole tags, English
-    stems) recomputed from each event's description and tags, the player's and the official
-    ones, once per store (recorded in rolemem_migration)."""
+    stems without stopwords) recomputed from each event's description and tags, the
+    player's and the official ones, once per store (recorded in rolemem_migration)."""
     done = {
         name
         for (name,) in cur.execute(

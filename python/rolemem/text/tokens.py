@@ -82,8 +82,8 @@ _TFIDF_STOP_WORDS = frozenset(
 # English stop word list without its contractions, plus the pieces jieba cuts contractions
 # into, as NLTK's list has them: pronouns, auxiliaries, determiners, conjunctions,
 # prepositions and question words): dropped from a query's words before they are stemmed,
-# so "What did Caroline research?" looks up caroline and research only. Postings keep them
-# (a query never looks them up, and an event's length stays its number of words).
+# so "What did Caroline research?" looks up caroline and research only; nor are they
+# indexed (postings: an event's length counts the words a query can match).
 ENGLISH_STOPWORDS = frozenset(
     """
     i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
