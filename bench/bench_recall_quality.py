@@ -6,8 +6,10 @@
 Protocol (../shared/datasets/README.md): every dialogue turn of a conversation is one event of
 one player (created_at = its session's date, no keywords); every question (category 5, the
 adversarial ones, skipped) is a query at the time of the last session; recall@k = the share of
-a question's evidence turns among the first k results. An event delivered in the overview
-timeline counts as recalled (the prompt shows it). Compared in the same run: rolemem as
+a question's evidence turns among the first k results; Hit@1 = the share of questions whose
+first result is an evidence turn; both also per LoCoMo category (1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop). An event delivered in the overview timeline counts as recalled
+(the prompt shows it). Compared in the same run: rolemem as
 shipped (`DynamicMemory(db)`, the bundled embedder on by default), dense cosine alone (same e5
 vectors), BM25 alone (jieba words) and the simple normalised fusion 0.5·minmax(cosine) +
 0.5·minmax(BM25) with recency as a 0.01 tie-break. LoCoMo-zh has conversations conv-26 and
