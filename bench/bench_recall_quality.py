@@ -1,12 +1,15 @@
 """Benchmark: does dynamic recall find the right memory? Public data, same-run baselines.
 
     .venv/bin/python bench/bench_recall_quality.py [--datasets ../shared/datasets] [--all-en]
+        [--only zh|en]
 
 Protocol (../shared/datasets/README.md): every dialogue turn of a conversation is one event of
 one player (created_at = its session's date, no keywords); every question (category 5, the
 adversarial ones, skipped) is a query at the time of the last session; recall@k = the share of
-a question's evidence turns among the first k results. An event delivered in the overview
-timeline counts as recalled (the prompt shows it). Compared in the same run: rolemem as
+a question's evidence turns among the first k results; Hit@1 = the share of questions whose
+first result is an evidence turn; both also per LoCoMo category (1 multi-hop, 2 temporal,
+3 open-domain, 4 single-hop). An event delivered in the overview timeline counts as recalled
+(the prompt shows it). Compared in the same run: rolemem as
 shipped (`DynamicMemory(db)`, the bundled embedder on by default), dense cosine alone (same e5
 vectors), BM25 alone (jieba words) and the simple normalised fusion 0.5·minmax(cosine) +
 0.5·minmax(BM25) with recency as a 0.01 tie-break. LoCoMo-zh has conversations conv-26 and
@@ -19,6 +22,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -65,9 +69,18 @@ class CachedEmbedder:
                 self.cache[self._key("p", text)] = vector
         return [self.cache[self._key("p", t)] for t in texts]
 
+    def refresh(self) -> None:
+        """Vectors another run saved since (runs side by side share the file)."""
+        if self.path.exists():
+            self.cache = {**json.loads(self.path.read_text()), **self.cache}
+
     def save(self) -> None:
+        """Merged with the file and replaced whole, so a run never reads half a file."""
         self.path.parent.mkdir(exist_ok=True)
-        self.path.write_text(json.dumps(self.cache))
+        self.refresh()
+        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(self.cache))
+        partial.replace(self.path)
 
 
 def session_time(text: str) -> datetime:
@@ -94,7 +107,7 @@ def conversation_events(sample: dict) -> list[dict]:
     return events
 
 
-def questions(sample: dict) -> list[tuple[str, set[str]]]:
+def questions(sample: dict) -> list[tuple[str, set[str], int]]:
     out = []
     for qa in sample["qa"]:
         if qa.get("category") == 5:
@@ -106,8 +119,11 @@ def questions(sample: dict) -> list[tuple[str, set[str]]]:
             if part.strip()
         }
         if evidence:
-            out.append((qa["question"], evidence))
+            out.append((qa["question"], evidence, int(qa["category"])))
     return out
+
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 class Scores:
@@ -115,11 +131,18 @@ class Scores:
         self.r5: list[float] = []
         self.r10: list[float] = []
         self.rr: list[float] = []
+        self.hit1: list[float] = []
         self.ms: list[float] = []
+        self.category: list[int] = []
 
     def add(
-        self, ranked: Sequence[str], evidence: set[str], ms: float, always: set[str] = frozenset()
-    ) -> None:  # type: ignore[assignment]
+        self,
+        ranked: Sequence[str],
+        evidence: set[str],
+        ms: float,
+        always: set[str] = frozenset(),  # type: ignore[assignment]
+        category: int = 0,
+    ) -> None:
         def recall(k: int) -> float:
             return len(evidence & (set(ranked[:k]) | always)) / len(evidence)
 
@@ -127,15 +150,31 @@ class Scores:
         self.r10.append(recall(10))
         first = next((i for i, d in enumerate(ranked) if d in evidence), None)
         self.rr.append(1.0 if evidence & always else (0.0 if first is None else 1 / (first + 1)))
+        self.hit1.append(1.0 if evidence & always or first == 0 else 0.0)
         self.ms.append(ms)
+        self.category.append(category)
+
+    def by_category(self) -> str:
+        """R@5 / Hit@1 per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain,
+        4 single-hop)."""
+        cells = []
+        for number in (1, 2, 3, 4):
+            at = [i for i, c in enumerate(self.category) if c == number]
+            if at:
+                r5 = statistics.mean(self.r5[i] for i in at)
+                hit = statistics.mean(self.hit1[i] for i in at)
+                cells.append(f"{r5:.3f} / {hit:.3f} ({len(at)})")
+            else:
+                cells.append("—")
+        return " | ".join(cells)
 
     def row(self, name: str) -> str:
         ms = sorted(self.ms)
         p95 = ms[max(0, math.ceil(0.95 * len(ms)) - 1)]
         return (
             f"| {name} | {statistics.mean(self.r5):.3f} | {statistics.mean(self.r10):.3f} | "
-            f"{statistics.mean(self.rr):.3f} | {statistics.median(ms):.1f} ms | "
-            f"{p95:.1f} ms |"
+            f"{statistics.mean(self.rr):.3f} | {statistics.mean(self.hit1):.3f} | "
+            f"{statistics.median(ms):.1f} ms | {p95:.1f} ms |"
         )
 
 
@@ -176,6 +215,7 @@ def evaluate(
 ) -> dict[str, Scores]:
     results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
     for sample in samples:
+        embedder.refresh()
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
         con = duckdb.connect()
@@ -195,7 +235,7 @@ def evaluate(
         vectors = np.array(embedder.embed_documents([e["description"] for e in events]))
         rank_bm25 = bm25_ranker([words(e["description"]) for e in events])
         created = np.array([e["created_at"].timestamp() for e in events])
-        for question, evidence in questions(sample):
+        for question, evidence, category in questions(sample):
             start = time.perf_counter()
             response = memory.query(
                 question,
@@ -208,7 +248,7 @@ def evaluate(
             ms = (time.perf_counter() - start) * 1000
             ranked = [by_id[int(e["index"])] for e in response.memory_events]
             shown = {by_id[e["event_id"]] for e in response.timeline}
-            results["rolemem"].add(ranked, evidence, ms, shown)
+            results["rolemem"].add(ranked, evidence, ms, shown, category)
             q = np.array(embedder.embed_query(question))
             start = time.perf_counter()
             cosine = vectors @ q
@@ -216,6 +256,7 @@ def evaluate(
                 [events[i]["dia_id"] for i in np.argsort(-cosine)[:10]],
                 evidence,
                 (time.perf_counter() - start) * 1000,
+                category=category,
             )
             start = time.perf_counter()
             bm25 = rank_bm25(words(question))
@@ -223,15 +264,18 @@ def evaluate(
                 [events[i]["dia_id"] for i in np.argsort(-bm25)[:10]],
                 evidence,
                 (time.perf_counter() - start) * 1000,
+                category=category,
             )
             fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
             results["fusion"].add(
                 [events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
                 evidence,
                 (time.perf_counter() - start) * 1000,
+                category=category,
             )
         memory.close()
         con.close()
+        embedder.save()  # per conversation: a run stopped keeps what it embedded
     return results
 
 
@@ -257,7 +301,6 @@ def main() -> None:
             f"bench_recall_quality: put medium_locomo_zh.json and locomo10.json in {folder} "
             "(see ../shared/datasets/README.md) or pass --datasets"
         )
-    embedder = CachedEmbedder(RESULTS / "e5_cache.json")
     zh = json.loads(zh_path.read_text(encoding="utf-8"))
     en = json.loads(en_path.read_text(encoding="utf-8"))
     if not args.all_en:
@@ -276,20 +319,28 @@ def main() -> None:
             and not (args.only == "en" and "English" in name)
         ):
             continue
+        # one cache per dataset, so the two may run side by side
+        embedder = CachedEmbedder(RESULTS / f"e5_cache_{name.split()[-1].strip('()-')}.json")
         turns = sum(len(conversation_events(s)) for s in samples)
         count = sum(len(questions(s)) for s in samples)
         print(f"\n{name}: {len(samples)} conversations, {turns} turns, {count} questions\n")
-        print("| method | R@5 | R@10 | MRR | p50 query | p95 query |")
-        print("|---|---:|---:|---:|---:|---:|")
         results = evaluate(samples, embedder, profile)
         embedder.save()
-        for method, label in (
+        methods = (
             ("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
             ("dense", "dense cosine alone (e5)"),
             ("bm25", "BM25 alone"),
             ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)"),
-        ):
+        )
+        print("| method | R@5 | R@10 | MRR | Hit@1 | p50 query | p95 query |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for method, label in methods:
             print(results[method].row(label), flush=True)
+        print("\nPer LoCoMo category, R@5 / Hit@1 (questions):\n")
+        print("| method | " + " | ".join(CATEGORIES.values()) + " |")
+        print("|---|" + "---:|" * len(CATEGORIES))
+        for method, label in methods:
+            print(f"| {label} | {results[method].by_category()} |", flush=True)
 
 
 if __name__ == "__main__":

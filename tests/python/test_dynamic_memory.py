@@ -11,6 +11,7 @@ import pytest
 from rolemem import DynamicMemory, format_memory_time
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.text.embedders import EmbeddingError
+from rolemem.text.tokens import search_terms
 
 NOW = datetime(2021, 2, 21, 12, 0)
 AGENT, USER = "qiyu", "mumu"
@@ -547,7 +548,29 @@ def test_latin_words_match_in_any_letter_case(keyword_memory):
     named = memory.query(
         "melanie hiking", user_id=USER, agent_id=AGENT, now=NOW, update=False, user_name="Melanie"
     )
-    assert named.additional_info["给联想的基词"] == ["hiking"]
+    assert named.additional_info["给联想的基词"] == ["hike"]
+
+
+def test_english_words_match_across_inflection_and_question_words_do_not_score(keyword_memory):
+    """English words are stemmed on both sides (postings and query words: researching =
+    research); question words and other English stopwords are no query words, so they score
+    nothing; Chinese words are as jieba cuts them."""
+    memory = keyword_memory
+    research = event(memory, "Caroline: Researching adoption agencies, it's a big step", 3)
+    event(memory, "Melanie: What a day! What did you think of it?", 3)
+    result = memory.query(
+        "What did Caroline research?", user_id=USER, agent_id=AGENT, now=NOW, update=False
+    )
+    assert result.additional_info["给联想的基词"] == ["carolin", "research"]
+    assert [e["event_id"] for e in result.memory_events] == [research]
+    # nor are they indexed: an event's length counts the words a query can match
+    terms = memory.con.execute(
+        "select term from memory_event_term where event_id = $id order by term", {"id": research}
+    ).fetchall()
+    assert [t for (t,) in terms] == ["adopt", "agenc", "big", "carolin", "research", "step"]
+    assert search_terms(
+        ["Researching", "researched", "侦探小说", "Melanie"], names=["melanie"]
+    ) == ["research", "research", "侦探小说", "melanie"]
 
 
 def test_postings_of_an_older_store_are_recomputed_once():

@@ -99,6 +99,12 @@ def test_a_one_character_word_never_matches_inside_a_description(store):
         ("前年圣诞", (datetime(2019, 12, 25), datetime(2019, 12, 26))),
         ("国庆", (datetime(2020, 10, 1), datetime(2020, 10, 8))),
         ("随便聊聊", None),
+        # English time words: month names as written (capitalised), relative ones lower-case
+        ("What did we do in June?", (datetime(2020, 6, 1), datetime(2020, 7, 1))),
+        ("what happened last week", (datetime(2021, 2, 8), datetime(2021, 2, 15))),
+        ("Where were you in March last year?", (datetime(2020, 3, 1), datetime(2020, 4, 1))),
+        ("on Christmas Eve", (datetime(2020, 12, 24), datetime(2020, 12, 25))),
+        ("what a day", None),
     ],
 )
 def test_time_words_name_windows_relative_to_now(text, window):

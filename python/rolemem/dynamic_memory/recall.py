@@ -19,7 +19,7 @@ from ..retry import retry
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
-from ..text.tokens import case_folded, search_keywords
+from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
@@ -154,7 +154,7 @@ class Recall:
         if last_reply is not None:
             text = f"{checked_text(last_reply, 'last_reply')}\n{text}"
         # TF-IDF drops one-character words; a query made only of them still has its tokens
-        tokens = case_folded(search_keywords(text, top_k=10))
+        tokens = search_terms(search_keywords(text, top_k=10), names=(user_name, agent_name))
         tokenized = time.perf_counter()
         params = {
             **self.lookups.scope_params(save_id, memory_scope, user_id),

@@ -136,25 +136,40 @@ def _fill_vector_owners(connection: Any) -> None:
 
 
 _POSTINGS_SQL = """
-insert into memory_event_term (event_id, agent_id, scope, user_id, term,
+insert into {terms} (event_id, agent_id, scope, user_id, term,
     description_count, keyword_count, tag_count)
 select unnest(cast(:ids as bigint[])), unnest(cast(:agent_ids as varchar[])),
     unnest(cast(:scopes as varchar[])), unnest(cast(:user_ids as varchar[])),
     unnest(cast(:terms as varchar[])), unnest(cast(:description_counts as integer[])),
     unnest(cast(:keyword_counts as integer[])), unnest(cast(:tag_counts as integer[]))"""
 _TOKEN_COUNTS_SQL = """
-update memory_event set token_count = lengths.token_count
+update {events} set token_count = lengths.token_count
 from (
     select unnest(cast(:ids as bigint[])) as id, unnest(cast(:lengths as integer[])) as token_count
 ) as lengths
-where memory_event.id = lengths.id"""
+where {events}.id = lengths.id"""
 
 
 def _recompute_postings(connection: Any) -> None:
     """Every player event's postings and token count recomputed from its description and
     tags by today's rules (text.postings: search-mode words, whole tags)."""
+    _recompute_table_postings(connection, "memory_event", "memory_event_term")
+
+
+def _recompute_all_postings(connection: Any) -> None:
+    """_recompute_postings for the player's events and the designers' (official) ones."""
+    for events, terms in (
+        ("memory_event", "memory_event_term"),
+        ("official_event", "official_event_term"),
+    ):
+        _recompute_table_postings(connection, events, terms)
+
+
+def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> None:
+    """`table`'s events' postings (into `terms_table`) and token counts recomputed (names from
+    this module, never from input)."""
     events = connection.exec_driver_sql(
-        "select id, description, keywords, agent_id, scope, user_id from memory_event"
+        f"select id, description, keywords, agent_id, scope, user_id from {table}"
     ).fetchall()
     owner_names = ("ids", "agent_ids", "scopes", "user_ids")
     columns: dict[str, list[Any]] = {
@@ -170,12 +185,14 @@ def _recompute_postings(connection: Any) -> None:
         for name, values in terms.items():
             columns[name] += values
         lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
-    connection.exec_driver_sql("delete from memory_event_term")
+    connection.exec_driver_sql(f"delete from {terms_table}")
     if not events:
         return
-    connection.execute(sa.text(_POSTINGS_SQL), columns)
+    connection.execute(sa.text(_POSTINGS_SQL.format(terms=terms_table)), columns)
     ids = [row[0] for row in events]
-    connection.execute(sa.text(_TOKEN_COUNTS_SQL), {"ids": ids, "lengths": lengths})
+    connection.execute(
+        sa.text(_TOKEN_COUNTS_SQL.format(events=table)), {"ids": ids, "lengths": lengths}
+    )
     log.info("recomputed the postings of %d events", len(events))
 
 
@@ -228,6 +245,14 @@ STEPS = (
         "event_lines_backfill",
         (*_BATCHES, "memory_event", "memory_event_line"),
         _write_macro("backfill_event_lines", "lines", "events"),
+        is_local_only=True,
+    ),
+    # English words stemmed and stopwords left out (docs/decisions/recall-quality.md): the
+    # player's and the designers' postings
+    Step(
+        "english_terms",
+        (*_POSTINGS, "official_event", "official_event_term"),
+        _recompute_all_postings,
         is_local_only=True,
     ),
     # entities written before they kept mentions: one each, their description and no lines

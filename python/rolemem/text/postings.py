@@ -1,21 +1,27 @@
-"""An event's BM25 postings: its words and its tags' words, in search mode and case-folded."""
+"""An event's BM25 postings: its words and its tags' words, in search mode, case-folded and
+English words stemmed (text.tokens.search_terms, as the query's words are); English
+stopwords are not indexed (no query looks them up)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from .tokens import case_folded, search_words
+from .tokens import ENGLISH_STOPWORDS, search_terms, search_words
 
 
 def postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
     """An event's BM25 postings (memory_event_term): its description's words and its tags'
-    words (each tag also whole), in search mode and case-folded; each term once, sorted, with
-    its count in the description and in the tags (their sum is the event's token_count), and
-    how many tags it is whole."""
-    in_text = Counter(case_folded(search_words(description)))
-    in_tags = Counter(case_folded([t for k in keywords for t in [*search_words(k), k]]))
-    whole_tags = Counter(case_folded(list(keywords)))
+    words (each tag also whole), in search mode, case-folded and English words stemmed
+    (search_terms, as a query's words are), the description's English stopwords left out, so
+    an event's length counts the words a query can match; each term once, sorted, with its
+    count in the description and in the tags (their sum is the event's token_count), and how
+    many tags it is whole."""
+    in_text = Counter(
+        search_terms([w for w in search_words(description) if w.lower() not in ENGLISH_STOPWORDS])
+    )
+    in_tags = Counter(search_terms([t for k in keywords for t in [*search_words(k), k]]))
+    whole_tags = Counter(search_terms(list(keywords)))
     terms = sorted(set(in_text) | set(in_tags))
     return {
         "terms": terms,

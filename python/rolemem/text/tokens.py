@@ -1,16 +1,22 @@
-"""Chinese text helpers shared by every recall: tokens, TF-IDF keywords, stopwords aside.
+"""Text helpers shared by every recall: tokens, TF-IDF keywords, stopwords aside, and the
+terms dynamic recall indexes and looks up (case-folded; English words stemmed).
 
 rjieba cuts exactly like jieba's default dictionary and is about ten times faster; it is
 imported on first use (about 0.2 s), once per process, behind a lock. TF-IDF keywords are
 jieba.analyse's rule (same cut, same IDF table, same English stop words, same order) without
 importing jieba.analyse, which costs 1.3-5 s here: the IDF table is read as data from jieba's
 package folder. Punctuation and whitespace tokens are dropped here; stopwords and names are
-dropped in SQL, from the seed.
+dropped in SQL, from the seed, except the English question words below, which must go before
+stemming (the stemmer turns does into doe, so a seed row could not name them).
+English words are stemmed by the Snowball stemmer (snowballstemmer, the Snowball project's
+own Python build): researching, researched and research are one term. Chinese words are left
+as jieba cuts them.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +78,26 @@ _TFIDF_STOP_WORDS = frozenset(
 )
 
 
+# English words that carry no content in a question or a chat line (the Snowball project's
+# English stop word list without its contractions, plus the pieces jieba cuts contractions
+# into, as NLTK's list has them: pronouns, auxiliaries, determiners, conjunctions,
+# prepositions and question words): dropped from a query's words before they are stemmed,
+# so "What did Caroline research?" looks up caroline and research only; nor are they
+# indexed (postings: an event's length counts the words a query can match).
+ENGLISH_STOPWORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
+    she her hers herself it its itself they them their theirs themselves what which who whom
+    this that these those am is are was were be been being have has had having do does did
+    doing would should could ought a an the and but if or because as until while of at by for
+    with about against between into through during before after above below to from up down
+    in out on off over under again further then once here there when where why how all any
+    both each few more most other some such no nor not only own same so than too very s t can
+    will just don ll re ve d m
+    """.split()
+)
+
+
 def _read_idf() -> tuple[dict[str, float], float]:
     """jieba's IDF table (word -> idf) and its median, the idf of an unknown word."""
     import importlib.util
@@ -110,8 +136,11 @@ def search_words(text: str) -> list[str]:
 
 def search_keywords(text: str, top_k: int = 10) -> list[str]:
     """The `top_k` TF-IDF keywords of `text` (else its words), each with the shorter words
-    inside it first (search mode), in order, once each."""
-    keywords = extract_keywords(text, top_k) or tokenize(text)
+    inside it first (search mode), in order, once each. English stopwords are no keywords
+    (they would take a place among the `top_k`), unless the text has nothing else."""
+    keywords = extract_keywords(
+        text, top_k, stop_words=_TFIDF_STOP_WORDS | ENGLISH_STOPWORDS
+    ) or tokenize(text)
     return list(dict.fromkeys(part for word in keywords for part in search_words(word)))
 
 
@@ -121,14 +150,41 @@ def case_folded(words: list[str]) -> list[str]:
     return [word.lower() for word in words]
 
 
-def extract_keywords(text: str, top_k: int = 10) -> list[str]:
-    """The `top_k` TF-IDF keywords of `text`, best first (jieba.analyse.extract_tags)."""
+_stemmers = threading.local()
+
+
+def _english_stem(word: str) -> str:
+    """`word`'s Snowball stem when it is an English word (ASCII letters), else `word`."""
+    if not (word.isascii() and word.isalpha()):
+        return word
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:  # a stemmer object is not thread-safe: one per thread
+        import snowballstemmer
+
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+def search_terms(words: list[str], names: Sequence[str | None] = ()) -> list[str]:
+    """Dynamic recall's terms of `words`, the same at index time (postings) and query time:
+    letters case-folded, English words stemmed (Researching -> research), Chinese as cut.
+    `names` (the player's and the character's, any case) are kept whole, so the query words'
+    rule that drops names (SQL, macro expand_recall_words) still knows them."""
+    whole = {name.lower() for name in names if name}
+    return [word if word in whole else _english_stem(word) for word in case_folded(words)]
+
+
+def extract_keywords(
+    text: str, top_k: int = 10, stop_words: frozenset[str] = _TFIDF_STOP_WORDS
+) -> list[str]:
+    """The `top_k` TF-IDF keywords of `text`, best first (jieba.analyse.extract_tags; its
+    English stop words unless `stop_words`, lower-case, says others)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     idf, median = _load("idf")
     frequency: dict[str, float] = {}
     for word in _load("rjieba").cut(text):
-        if len(word.strip()) < 2 or word.lower() in _TFIDF_STOP_WORDS:
+        if len(word.strip()) < 2 or word.lower() in stop_words:
             continue
         frequency[word] = frequency.get(word, 0.0) + 1.0
     total = sum(frequency.values())
