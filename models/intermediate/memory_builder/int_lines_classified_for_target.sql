@@ -72,7 +72,8 @@ cleaned as (
             -- write-time upkeep rebuilds a target's messages from its last one on
             and cleaned_history.line_position >= coalesce(targets.resume_line_position, 0)
     {%- if presence %}
-        left join witnesses
+        -- read by macro is_witnessed, in an if of its own
+        left join witnesses -- noqa: ST11
             on witnesses.role_id = targets.target_role_id
     {%- endif %}
 ),
