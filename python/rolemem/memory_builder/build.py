@@ -19,7 +19,6 @@ from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
-from ..schema import APP_TABLES
 from ..sql.project import compose, render_macro
 from . import history
 
@@ -580,6 +579,8 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     """Every model over the save's lines in one query (for a database opened read-only, which
     may be a game's own tables without the columns rolemem adds: those read as null)."""
     from duckdb_engine import Dialect
+
+    from ..schema import APP_TABLES  # the models (SQLModel): not on `import rolemem`
 
     present = {
         row[0]

@@ -50,7 +50,8 @@ class Step:
 
 def _add_model_columns(connection: Any) -> None:
     """Every column of the SQLModel tables that an existing table lacks, of the model's type
-    and server default (left nullable: older rows have none)."""
+    and default (its server default, else its scalar Python default, which older rows take;
+    left nullable)."""
     existing = tables(connection)
     for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
         for column in table.columns:
@@ -58,13 +59,25 @@ def _add_model_columns(connection: Any) -> None:
                 continue
             sql_type = column.type.compile(dialect=connection.dialect)
             default = getattr(column.server_default, "arg", None)
+            scalar = column.default
             if isinstance(default, str):
                 sql_type += f" default '{default}'"
             elif default is not None:  # an expression: false()
                 sql_type += f" default {default.compile(dialect=connection.dialect)}"
+            elif isinstance(scalar, sa.ColumnDefault) and scalar.is_scalar:
+                sql_type += f" default {_literal(scalar.arg)}"
             connection.exec_driver_sql(
                 f"alter table {table.name} add column if not exists {column.name} {sql_type}"
             )
+
+
+def _literal(value: Any) -> str:
+    """A model's scalar default as SQL (names and values from the models, never from input)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def _add_vector_columns(connection: Any) -> None:

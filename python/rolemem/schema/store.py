@@ -56,7 +56,7 @@ def move_sequences_past_keys(connection: Any) -> None:
     """Every key sequence moved past the keys its tables hold, never back (the caller's
     transaction): rows a game wrote with ids of its own, or a copied store's, are never
     handed out again (docs/decisions/server-ids.md). A sequence shared by a player table and
-    its official twin continues after both."""
+    its official twin continues after both; one a game's table lacks is made."""
     keyed: dict[str, list[str]] = {}
     for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
         for column in table.columns:
@@ -65,6 +65,8 @@ def move_sequences_past_keys(connection: Any) -> None:
                     f"select max({column.name}) as key from {table.name}"
                 )
     for sequence, maxima in keyed.items():
+        # a game's own table made before rolemem's came without its sequence
+        connection.exec_driver_sql(f"create sequence if not exists {sequence}")
         top = f"coalesce((select max(key) from ({' union all '.join(maxima)}) as keys), 0)"
         if connection.dialect.name == "duckdb":  # a DuckDB sequence cannot be set: drawn on
             handed = (
