@@ -42,28 +42,19 @@ saved as (
 {%- if var('recall_saveless', true) %}
 
     facts as (
-        select * from {{ ref('stg_app__memory_facts') }}
+        select * from {{ ref('int_memory_fact_slots') }}
     ),
 
-    attributes as (
-        select * from {{ ref('memory_fact_attributes') }}
-    ),
-
-    aliases as (
-        select * from {{ ref('memory_fact_attribute_aliases') }}
-    ),
-
-    -- the player's facts heard by the agent, by their lines' ids, in their slots (the
-    -- aliases) with the slot's cardinality
+    -- the player's facts heard by the agent, in their slots, by their lines' ids
     unsaved as (
         select
             queries.query_id,
             facts.fact_id,
             facts.subject,
-            facts.attribute as stated_attribute,
-            coalesce(aliases.attribute, facts.attribute) as attribute,
+            facts.stated_attribute,
+            facts.attribute,
             facts.value,
-            coalesce(attributes.cardinality, 'one') as cardinality,
+            facts.cardinality,
             facts.supersedes_json,
             facts.save_id,
             facts.line_id,
@@ -76,10 +67,6 @@ saved as (
             on
                 facts.agent_id = queries.agent_id
                 and facts.user_id = queries.user_id
-        left join aliases
-            on aliases.alias = facts.attribute
-        left join attributes
-            on attributes.attribute = coalesce(aliases.attribute, facts.attribute)
         where queries.save_id is null
     ),
 

@@ -8,19 +8,11 @@
 with
 
 facts as (
-    select * from {{ ref('stg_app__memory_facts') }}
+    select * from {{ ref('int_memory_fact_slots') }}
 ),
 
 chains as (
     select * from {{ ref('int_lines_chained_to_root') }}
-),
-
-attributes as (
-    select * from {{ ref('memory_fact_attributes') }}
-),
-
-aliases as (
-    select * from {{ ref('memory_fact_attribute_aliases') }}
 ),
 
 on_chain as (
@@ -32,10 +24,10 @@ on_chain as (
         cast(chains.save_id as varchar) || ':' || facts.agent_id as resolution_key,
         facts.fact_id,
         facts.subject,
-        facts.attribute as stated_attribute,
-        coalesce(aliases.attribute, facts.attribute) as attribute,
+        facts.stated_attribute,
+        facts.attribute,
         facts.value,
-        coalesce(attributes.cardinality, 'one') as cardinality,
+        facts.cardinality,
         facts.supersedes_json,
         facts.line_id,
         facts.line_ids_json,
@@ -46,10 +38,6 @@ on_chain as (
     from facts
     inner join chains
         on chains.line_id = facts.line_id
-    left join aliases
-        on aliases.alias = facts.attribute
-    left join attributes
-        on attributes.attribute = coalesce(aliases.attribute, facts.attribute)
 ),
 
 resolved as (
