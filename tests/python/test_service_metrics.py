@@ -128,12 +128,23 @@ def test_several_workers_answer_for_all_of_them(postgres_url, tmp_path):
         wait_until_serving(base, server, timeout=90)
         for _ in range(40):  # a connection each: both workers take some
             assert httpx.get(f"{base}/health", timeout=10).status_code == 200
+        # a request is counted as its answer finishes, which may be just after the client
+        # has it: wait for the last one's count (the end state), then scrape four times
+        health = (("method", "GET"), ("route", "/health"), ("status", "200"))
+        deadline = time.monotonic() + 10
+        while (
+            scrape(httpx.get(f"{base}/metrics", timeout=10).text)[
+                "rolemem_http_requests_total", health
+            ]
+            < 40
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
         scrapes = [scrape(httpx.get(f"{base}/metrics", timeout=10).text) for _ in range(4)]
     finally:
         server.terminate()
         _, err = server.communicate(timeout=60)
     assert b"Traceback" not in err, err.decode()[-2000:]
-    health = (("method", "GET"), ("route", "/health"), ("status", "200"))
     assert [samples["rolemem_http_requests_total", health] for samples in scrapes] == [40] * 4
     writers = {path.stem.rsplit("_", 1)[1] for path in folder.glob("counter_*.db")}
     assert len(writers) >= 3  # the two workers and the parent that started them
