@@ -266,6 +266,40 @@ left join (
 """
 
 
+# the appended lines' chain rows, placed after the recorded ones; they inherit who was
+# present from the recorded chain's tip too: the tip's row goes first into the chain's own
+# rule (macro inherited_presence, unchanged by a second pass) and is left out after
+_APPENDED_PRESENCE = render_macro(
+    "inherited_presence",
+    "chain.present_role_ids",
+    "chain.present_script_role_ids",
+    "chain.line_position",
+    "chain.save_id",
+)
+_APPENDED_CHAIN_SELECT = f"""
+select * exclude (is_recorded_tip)
+from (
+    select
+        chain.* replace (
+            chain.line_position + $offset as line_position,
+            {_APPENDED_PRESENCE}
+        )
+    from (
+        select *, false as is_recorded_tip from int_lines_chained_to_root
+        union all by name
+        select
+            save_id,
+            -1 as line_position,
+            present_role_ids,
+            present_script_role_ids,
+            true as is_recorded_tip
+        from main.int_lines_chained_to_root
+        where save_id = $save_id and line_position = $offset - 1
+    ) as chain
+)
+where not is_recorded_tip
+"""
+
 # the player of the saves' lines written without one (by the game), from their save
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
@@ -294,15 +328,7 @@ def _append_statements(roles: bool) -> dict[str, str]:
             compose(
                 "int_lines_chained_to_root",
                 {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
-                "select chain.* replace (chain.line_position + $offset as line_position, "
-                # the new lines inherit who was present from the recorded chain's tip too
-                # (macro inherited_presence: a line that does not say is as the one before)
-                "coalesce(chain.present_role_ids, tip.present_role_ids) as present_role_ids, "
-                "coalesce(chain.present_script_role_ids, tip.present_script_role_ids) "
-                "as present_script_role_ids) "
-                "from int_lines_chained_to_root as chain left join (select present_role_ids, "
-                "present_script_role_ids from main.int_lines_chained_to_root "
-                "where save_id = $save_id and line_position = $offset - 1) as tip on true",
+                _APPENDED_CHAIN_SELECT,
             ),
             True,
         ),

@@ -326,6 +326,14 @@ class Companion:
         # every piece counted, the budgets' cuts decided, the dynamic memory rebuilt: one
         # statement (model memory_prompt_budget_cuts)
         pieces = _prompt_pieces(system, around, history, conversation[-1]["content"], dynamic)
+        # the trace's event sources read the store while the budget's statement runs on its
+        # own connection: neither waits for the other
+        sources_job = self._recalls.submit(
+            cancel.carried(self._event_sources),
+            [c["event_id"] for c in dynamic.candidates]
+            + [event["event_id"] for event in dynamic.timeline],
+            user_id,
+        )
         counted, dynamic_text, prompt_tokens = budget.cut(
             pieces,
             max_prompt_tokens=max_prompt_tokens,
@@ -359,9 +367,9 @@ class Companion:
             prompt_tokens=prompt_tokens,
             trace=self._trace(
                 save_id,
-                user_id,
                 recalled,
                 dynamic,
+                sources_job.result(),
                 window,
                 len(history) - sum(layer == "history" for layer, _ in cuts),
                 cuts,
@@ -371,9 +379,9 @@ class Companion:
     def _trace(
         self,
         save_id: int,
-        user_id: str,
         recalled: RecallResult,
         dynamic: QueryResponse,
+        sources: Mapping[int, dict[str, Any]],
         window: Mapping[str, Any],
         window_messages: int,
         cuts: Mapping[tuple[str, int], str],
@@ -391,11 +399,6 @@ class Companion:
                     "sticky_turns_left": entry.get("sticky_turns_left"),
                 }
             )
-        sources = self._event_sources(
-            [c["event_id"] for c in dynamic.candidates]
-            + [event["event_id"] for event in dynamic.timeline],
-            user_id,
-        )
         for candidate in dynamic.candidates:
             budgeted = candidate["status"] == "shown" and cuts.get(
                 ("dynamic_event", candidate["event_id"])
