@@ -269,20 +269,13 @@ left join (
 # the appended lines' chain rows, placed after the recorded ones; they inherit who was
 # present from the recorded chain's tip too: the tip's row goes first into the chain's own
 # rule (macro inherited_presence, unchanged by a second pass) and is left out after
-_APPENDED_PRESENCE = render_macro(
-    "inherited_presence",
-    "chain.present_role_ids",
-    "chain.present_script_role_ids",
-    "chain.line_position",
-    "chain.save_id",
-)
-_APPENDED_CHAIN_SELECT = f"""
+_APPENDED_CHAIN_SELECT = """
 select * exclude (is_recorded_tip)
 from (
     select
         chain.* replace (
             chain.line_position + $offset as line_position,
-            {_APPENDED_PRESENCE}
+            {presence}
         )
     from (
         select *, false as is_recorded_tip from int_lines_chained_to_root
@@ -328,7 +321,15 @@ def _append_statements(roles: bool) -> dict[str, str]:
             compose(
                 "int_lines_chained_to_root",
                 {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
-                _APPENDED_CHAIN_SELECT,
+                _APPENDED_CHAIN_SELECT.format(
+                    presence=render_macro(
+                        "inherited_presence",
+                        "chain.present_role_ids",
+                        "chain.present_script_role_ids",
+                        "chain.line_position",
+                        "chain.save_id",
+                    )
+                ),
             ),
             True,
         ),
