@@ -277,6 +277,14 @@ def test_prompt_text_format(memory):
         == text
     )
     assert query(memory, "毫不相干的话").prompt_text == ""
+    # a caller that renders the memory itself (a turn's budget) gets the same items, no text
+    unrendered = query(memory, "火锅", prompt_text=False)
+    assert unrendered.prompt_text == ""
+    rendered = query(memory, "火锅")
+    assert (unrendered.memory_events, unrendered.memory_entities) == (
+        rendered.memory_events,
+        rendered.memory_entities,
+    )
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ _TARGETS = (
     "memory_query_timeline",
     "memory_recall_candidates",
 )
+_TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
 
 
 @functools.cache
@@ -80,6 +81,7 @@ class _Query:
     wants_candidates: bool
     update: bool
     log: bool
+    wants_prompt_text: bool = True
 
 
 class Recall:
@@ -122,6 +124,7 @@ class Recall:
         save_id: int | None = None,
         memory_scope: str | None = None,
         last_reply: str | None = None,
+        prompt_text: bool = True,
     ) -> QueryResponse:
         """Recall events and entities for `text` (the character's last reply + the player's
         input). Only memories with evidence of relevance are returned (a shared word or tag, a
@@ -135,7 +138,9 @@ class Recall:
         (`QueryResponse.candidates`); `log=True` writes them to memory_recall_log.
         `save_id`: the save being played; events extracted from lines off its current chain
         are not recalled (branch-aware). `memory_scope`: 'player' (default, seed
-        memory_loop_settings) or 'save' (only events of this save and unsourced ones)."""
+        memory_loop_settings) or 'save' (only events of this save and unsourced ones).
+        `prompt_text=False`: the caller renders the memory itself (a turn's budget does), so
+        the statement plans no prompt text (QueryResponse.prompt_text is empty)."""
         started = time.perf_counter()
         checked_text(text, "text")
         checked_text(user_id, "user_id")
@@ -173,7 +178,13 @@ class Recall:
         # their texts embedded together, then one statement, then their side effects
         (events, entities, prompt, timeline, candidates, words, superseded), timings = (
             self.batches.submit(
-                _Query(params, wants_candidates=log or explain, update=update, log=log)
+                _Query(
+                    params,
+                    wants_candidates=log or explain,
+                    update=update,
+                    log=log,
+                    wants_prompt_text=prompt_text,
+                )
             )
         )
         done = time.perf_counter()
@@ -201,7 +212,7 @@ class Recall:
                     {w["word"]: w["level"]} for w in words or [] if w["word_source"] == "expanded"
                 ],
             },
-            prompt_text=prompt or "",
+            prompt_text=(prompt or "") if prompt_text else "",
             # query_id is the statement's key for this query, not the caller's business
             candidates=[
                 {name: value for name, value in candidate.items() if name != "query_id"}
@@ -232,9 +243,15 @@ class Recall:
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         variables = self._plan_variables(inputs)
+        prompt_text = any(query.wants_prompt_text for query in queries)
         sql = self.lookups.models_sql(
-            _TARGETS,
-            query_select(candidates, context.store.name, variables.get("recall_facts", True)),
+            _TARGETS if prompt_text else _TARGETS_WITHOUT_PROMPT_TEXT,
+            query_select(
+                candidates,
+                context.store.name,
+                variables.get("recall_facts", True),
+                prompt_text=prompt_text,
+            ),
             variables,
         )
         dense, stats = dense_batch(

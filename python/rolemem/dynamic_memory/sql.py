@@ -250,7 +250,7 @@ select
     queries.query_id,
     events.events,
     entities.entities,
-    prompts.prompt_text,
+    {prompt_text} as prompt_text,
     timeline.timeline,
     {candidates} as candidates,
     words.words,
@@ -266,8 +266,7 @@ left join (
     from memory_query_entities as entities
     group by query_id
 ) as entities on entities.query_id = queries.query_id
-left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
-left join (
+{prompt_join}left join (
     select query_id, {timeline} as timeline
     from memory_query_timeline as timeline
     group by query_id
@@ -280,6 +279,8 @@ left join (
 {superseded_join}
 {candidates_join}
 order by queries.query_id
+"""
+_PROMPT_JOIN = """left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
 """
 # The facts on the chain a later one ended: never recalled, counted for the trace; only when a
 # player of the batch has facts (var recall_facts), else none of their models is planned.
@@ -298,9 +299,12 @@ _CANDIDATES_JOIN = """left join (
 
 
 @functools.cache  # rendered once per (candidates, engine, facts), not per batch
-def query_select(candidates: bool, engine: str = "duckdb", facts: bool = True) -> str:
+def query_select(
+    candidates: bool, engine: str = "duckdb", facts: bool = True, prompt_text: bool = True
+) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
-    `facts`: a player of the batch has facts (their superseded ones are counted)."""
+    `facts`: a player of the batch has facts (their superseded ones are counted);
+    `prompt_text`: a query of the batch wants the prompt text (memory_prompt_texts)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -313,6 +317,8 @@ def query_select(candidates: bool, engine: str = "duckdb", facts: bool = True) -
         words=render_macro("list_of_objects", fields, "word_order", engine=engine),
         candidates="candidates.candidates" if candidates else "cast(null as integer[])",
         superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
+        prompt_text="prompts.prompt_text" if prompt_text else "cast(null as varchar)",
+        prompt_join=_PROMPT_JOIN if prompt_text else "",
         superseded_join=_SUPERSEDED_JOIN if facts else "",
         candidates_join=_CANDIDATES_JOIN.format(
             candidates=rows("candidates", "candidates.score desc, candidates.event_id")

@@ -275,6 +275,8 @@ class Companion:
             update=count_recall and not dry_run,
             user_name=user_name,
             agent_name=char_name,
+            # the budget's statement renders the dynamic memory from the items it keeps
+            prompt_text=False,
         )
         if window is None:
             window = self.loop.context_window(
