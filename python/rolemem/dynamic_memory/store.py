@@ -174,6 +174,7 @@ class Events:
         reinforce = write_sql("reinforce_memory_event", engine=self.context.store.name)
         ids = [0] * len(rows)
         waiting: list[int] = []  # not held yet: inserted together
+        waiting_descriptions: set[str] = set()
 
         def insert_waiting() -> None:
             new_ids = self._insert_events(
@@ -182,10 +183,11 @@ class Events:
             for index, new_id in zip(waiting, new_ids, strict=True):
                 ids[index] = new_id
             waiting.clear()
+            waiting_descriptions.clear()
 
         for index, row in enumerate(rows):
             # a repeat of a waiting event's description mentions that event: insert it first
-            if any(rows[i]["description"] == row["description"] for i in waiting):
+            if row["description"] in waiting_descriptions:
                 insert_waiting()
             existing = cur.execute(
                 reinforce,
@@ -196,6 +198,7 @@ class Events:
             ).fetchone()
             if existing is None:
                 waiting.append(index)
+                waiting_descriptions.add(row["description"])
             else:
                 ids[index] = int(existing[0])
         insert_waiting()
@@ -266,9 +269,10 @@ class Events:
                 )
         lines: dict[str, list[Any]] = {name: [] for name in _EVENT_LINE_COLUMNS}
         for event_id, row in zip(ids, rows, strict=True):
-            count = len(row.get("line_ids") or ())
+            line_ids = list(row.get("line_ids") or ())
+            count = len(line_ids)
             lines["event_id"] += [event_id] * count
-            lines["line_id"] += row.get("line_ids") or []
+            lines["line_id"] += line_ids
             for name in ("user_id", "target_key", "batch_key", "last_line_id"):
                 lines[name] += [row[name]] * count
         if lines["line_id"]:
