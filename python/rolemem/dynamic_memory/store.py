@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..schema.memory import VECTOR_COLUMNS, memory_table
+from ..schema.memory import EVENT_ID_SEQUENCE, VECTOR_COLUMNS, memory_table
 from ..sql.project import compose, write_sql
+from ..sql.request_rows import bound_lists
 from ..text.postings import postings
 from .base import Context
 from .checks import (
@@ -32,6 +33,21 @@ from .sql import (
 from .vectors import Vectors
 
 log = logging.getLogger(__name__)
+
+# macro insert_event_postings's lists: each posting's event and owner, then its term and
+# counts (the key of text.postings' lists they come from)
+_POSTING_COLUMNS = {
+    "event_id": None,
+    "agent_id": None,
+    "scope": None,
+    "user_id": None,
+    "term": "terms",
+    "description_count": "description_counts",
+    "keyword_count": "keyword_counts",
+    "tag_count": "tag_counts",
+}
+# macro insert_event_lines's lists, one position per source line of an event
+_EVENT_LINE_COLUMNS = ("event_id", "line_id", "user_id", "target_key", "batch_key", "last_line_id")
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its
 # context texts' (model int_memory_event_context_texts)
@@ -148,52 +164,92 @@ class Events:
         *,
         merge: bool = False,
     ) -> list[int]:
-        """Insert events `prepare_events` returned inside the caller's transaction. With
-        `merge`, an event whose description the player's store already holds is mentioned again
-        instead: its strength grows by the spacing increment (seed
+        """Insert events `prepare_events` returned inside the caller's transaction, in a few
+        statements however many they are (_insert_events); their ids in their order. With
+        `merge`, an event whose description the player's store already holds is mentioned
+        again instead: its strength grows by the spacing increment (seed
         memory_strength_increments)."""
-        ids = []
-        engine = self.context.store.name
-        for row, vector in zip(rows, vectors, strict=True):
-            terms = row["terms"]
-            params = {k: v for k, v in row.items() if k != "terms" and k not in _LINE_FIELDS}
-            scope = params["scope"]  # an official event goes to the official tables
-            existing = (
-                cur.execute(
-                    write_sql("reinforce_memory_event", engine=engine),
-                    {
-                        name: params[name]
-                        for name in ("scope", "agent_id", "user_id", "description", "created_at")
-                    },
-                ).fetchone()
-                if merge
-                else None
+        if not merge:
+            return self._insert_events(cur, rows, vectors)
+        reinforce = write_sql("reinforce_memory_event", engine=self.context.store.name)
+        ids = [0] * len(rows)
+        waiting: list[int] = []  # not held yet: inserted together
+        waiting_descriptions: set[str] = set()
+
+        def insert_waiting() -> None:
+            new_ids = self._insert_events(
+                cur, [rows[i] for i in waiting], [vectors[i] for i in waiting]
             )
-            if existing is not None:
-                ids.append(int(existing[0]))
-                continue
-            inserted = cur.execute(
-                write_sql(
-                    "insert_memory_event", memory_table("memory_event", scope), engine=engine
-                ),
-                params,
+            for index, new_id in zip(waiting, new_ids, strict=True):
+                ids[index] = new_id
+            waiting.clear()
+            waiting_descriptions.clear()
+
+        for index, row in enumerate(rows):
+            # a repeat of a waiting event's description mentions that event: insert it first
+            if row["description"] in waiting_descriptions:
+                insert_waiting()
+            existing = cur.execute(
+                reinforce,
+                {
+                    name: row[name]
+                    for name in ("scope", "agent_id", "user_id", "description", "created_at")
+                },
             ).fetchone()
-            assert inserted is not None  # insert ... returning always answers one row
-            event_id = inserted[0]
-            if terms["terms"]:
+            if existing is None:
+                waiting.append(index)
+                waiting_descriptions.add(row["description"])
+            else:
+                ids[index] = int(existing[0])
+        insert_waiting()
+        return ids
+
+    def _insert_events(
+        self, cur: Any, rows: list[dict[str, Any]], vectors: list[EventVectors | None]
+    ) -> list[int]:
+        """New events with their postings, vectors and source lines: a statement per table
+        (each scope's own), every value of it bound as one list per column. Their ids are
+        drawn first, ascending, so they follow the input order as one insert each would."""
+        if not rows:
+            return []
+        engine = self.context.store.name
+        drawn = cur.execute(
+            write_sql("draw_ids", EVENT_ID_SEQUENCE, engine=engine), {"count": len(rows)}
+        ).fetchall()
+        ids = [int(row[0]) for row in drawn]
+        columns = [name for name in rows[0] if name != "terms" and name not in _LINE_FIELDS]
+        by_scope: dict[str, list[int]] = {}
+        for index, row in enumerate(rows):
+            by_scope.setdefault(row["scope"], []).append(index)
+        for scope, indexes in by_scope.items():  # an official event goes to the official tables
+            cur.execute(
+                write_sql(
+                    "insert_memory_events", memory_table("memory_event", scope), engine=engine
+                ),
+                {"id": [ids[i] for i in indexes]}
+                | {name: [rows[i][name] for i in indexes] for name in columns},
+            )
+            postings: dict[str, list[Any]] = {name: [] for name in _POSTING_COLUMNS}
+            for i in indexes:
+                terms, count = rows[i]["terms"], len(rows[i]["terms"]["terms"])
+                postings["event_id"] += [ids[i]] * count
+                for name in ("agent_id", "scope", "user_id"):
+                    postings[name] += [rows[i][name]] * count
+                for name, listed in _POSTING_COLUMNS.items():
+                    if listed:
+                        postings[name] += terms[listed]
+            if postings["term"]:
                 cur.execute(
                     write_sql(
                         "insert_event_postings",
                         memory_table("memory_event_term", scope),
                         engine=engine,
                     ),
-                    {
-                        "event_id": event_id,
-                        **{name: params[name] for name in ("agent_id", "scope", "user_id")},
-                        **terms,
-                    },
+                    postings,
                 )
-            if vector is not None:
+            embedded = [i for i in indexes if vectors[i] is not None]
+            if embedded:
+                by_column = zip(*(vectors[i] or () for i in embedded), strict=True)
                 cur.execute(
                     write_sql(
                         "insert_event_vectors",
@@ -202,24 +258,25 @@ class Events:
                         engine=engine,
                     ),
                     {
-                        "id": event_id,
-                        "user_id": params["user_id"],
-                        **dict(zip(VECTOR_COLUMNS, vector, strict=True)),
-                    },
+                        "event_id": [ids[i] for i in embedded],
+                        "user_id": [rows[i]["user_id"] for i in embedded],
+                    }
+                    | bound_lists(
+                        dict.fromkeys(VECTOR_COLUMNS, "double[]"),
+                        dict(zip(VECTOR_COLUMNS, map(list, by_column), strict=True)),
+                        engine,
+                    ),
                 )
-            if row.get("line_ids"):
-                cur.execute(
-                    write_sql("insert_event_lines", engine=engine),
-                    {
-                        "event_id": event_id,
-                        "line_ids": row["line_ids"],
-                        "user_id": params["user_id"],
-                        "target_key": row["target_key"],
-                        "batch_key": params["batch_key"],
-                        "last_line_id": params["last_line_id"],
-                    },
-                )
-            ids.append(event_id)
+        lines: dict[str, list[Any]] = {name: [] for name in _EVENT_LINE_COLUMNS}
+        for event_id, row in zip(ids, rows, strict=True):
+            line_ids = list(row.get("line_ids") or ())
+            count = len(line_ids)
+            lines["event_id"] += [event_id] * count
+            lines["line_id"] += line_ids
+            for name in ("user_id", "target_key", "batch_key", "last_line_id"):
+                lines[name] += [row[name]] * count
+        if lines["line_id"]:
+            cur.execute(write_sql("insert_event_lines", engine=engine), lines)
         return ids
 
     def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from .game import _key_column, _table, drop_tables
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
 VECTOR_COLUMNS = ("embedding", "context_embedding", "long_context_embedding")
+# the keys of memory_event and of its official twin (one sequence: an id names one event)
+EVENT_ID_SEQUENCE = "memory_event_id_seq"
 
 # naive timestamps: the game's local clock ("same calendar day" is the player's day)
 _TS = sa.TIMESTAMP(timezone=False)
@@ -66,7 +68,7 @@ class MemoryEvent(SQLModel, table=True):
 
     __tablename__ = "memory_event"
 
-    id: int | None = _key_column("memory_event_id_seq")
+    id: int | None = _key_column(EVENT_ID_SEQUENCE)
     scope: str = Field(index=True)
     agent_id: str = Field(index=True)
     user_id: str | None = Field(default=None, index=True)
