@@ -21,7 +21,10 @@ pydantic has no per-direction string type to hang it on.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Annotated, Any
+
+from pydantic import BaseModel, GetJsonSchemaHandler
 
 from .component import COMPONENT_REF, Component
 
@@ -71,6 +74,35 @@ def _storable_json(_: dict[str, Any]) -> dict[str, Any]:
 
 # a free-form value of a request (validated as Any: the guard has checked it)
 StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
+
+
+@dataclass(frozen=True)
+class DocumentedBy:
+    """`Annotated[T, DocumentedBy(Model)]`: T validates; the schema is Model's (a component),
+    as the guard stores it, its free-form values StorableJson, no null defaults (Request)."""
+
+    model: type[BaseModel]
+
+    def __get_pydantic_json_schema__(self, _: Any, handler: GetJsonSchemaHandler) -> Any:
+        reference = handler(self.model.__pydantic_core_schema__)
+        schema = handler.resolve_ref_schema(reference)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("default", None)
+        storable(free_form_storable(schema))
+        return reference
+
+
+def free_form_storable(schema: Any) -> Any:
+    """`schema` with each free-form value (`additionalProperties: true`) StorableJson."""
+    if isinstance(schema, dict):
+        if schema.get("additionalProperties") is True:
+            schema["additionalProperties"] = STORABLE_REF
+        for value in schema.values():
+            free_form_storable(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            free_form_storable(value)
+    return schema
 
 
 def storable(schema: Any) -> None:
