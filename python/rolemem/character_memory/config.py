@@ -37,40 +37,13 @@ RULE_DEFAULTS: dict[str, Any] = {
     "is_constant": False,
     "sticky_turns": None,
 }
-# the recall rules' names in the designer document (export writes them when set)
+# the recall rules' names in the designer document
 _RULE_KEYS = {column: str(AttributeEntry.model_fields[column].alias) for column in RULE_DEFAULTS}
 SEED_COLUMNS = {
-    "character_attributes": [
-        "ordinal",
-        "character_id",
-        "category",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
-    "character_events": [
-        "ordinal",
-        "character_id",
-        "event_type",
-        "event_date",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
-    "character_dialogue_styles": [
-        "ordinal",
-        "character_id",
-        "style_type",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
+    table: ["ordinal", "character_id", group_column]
+    + (["event_date"] if kind == "events" else [])
+    + ["keywords", "content", "strength", "query_params", *RULE_DEFAULTS]
+    for kind, (table, group_column, _) in KINDS.items()
 }
 # columns holding JSON (written as compact JSON text)
 JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
@@ -233,19 +206,10 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
             key=lambda r: r["ordinal"],
         )
         for row in rows:
-            entry: dict[str, Any] = {}
-            if kind == "events":
-                entry["日期"] = row["event_date"]
-            entry["内容"] = row["content"]
-            entry["关键词"] = list(row["keywords"])
-            if row["strength"] is not None:
-                entry["强度"] = row["strength"]
-            entry["queryParams"] = list(row["query_params"])
-            for column, key in _RULE_KEYS.items():
-                value = row.get(column, RULE_DEFAULTS[column])
-                if value != RULE_DEFAULTS[column]:
-                    entry[key] = list(value) if isinstance(value, list) else value
-            groups.setdefault(row[group_column], []).append(entry)
+            entry = ENTRIES[kind].model_construct(**{**RULE_DEFAULTS, **row})
+            unset = {c for c in RULE_DEFAULTS if getattr(entry, c) == RULE_DEFAULTS[c]}
+            said = entry.model_dump(exclude_none=True, exclude=unset)  # by the spec's names
+            groups.setdefault(row[group_column], []).append(said)
         document[kind] = groups
     return document
 

@@ -13,21 +13,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import (
-    AfterValidator,
-    AliasChoices,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictStr,
-    ValidationError,
-    WrapValidator,
-    model_validator,
-)
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..sql.project import render_macro
@@ -55,49 +43,38 @@ def refused(message: str, **context: Any) -> PydanticCustomError:
     return PydanticCustomError("designer_config", message, context)
 
 
-def typed(message: str) -> WrapValidator:
-    """The type's own check, its failure said as `message`."""
-
-    def check(value: Any, handler: Any) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            raise refused(message) from None
-
-    return WrapValidator(check)
-
-
-def whole(message: str) -> BeforeValidator:
-    """An optional whole number (whole_number), else `message` (`{got}`: the value)."""
-
-    def check(value: Any) -> int | None:
-        number = whole_number(value)
-        if value is not None and number is None:
-            raise refused(message, got=repr(value))
-        return number
-
-    return BeforeValidator(check)
+# what the import says of a field's value of the wrong type ({got}: the value)
+WRONG_TYPE = {
+    "keywords": "keywords must be a list of strings",
+    "content": "content must be a string",
+    "strength": "strength must be an integer 1-5, got {got}",
+    "event_date": 'date must be a string ("" when unknown)',
+    "query_params": "queryParams must be a list of {field, value, operator}",
+    "secondary_keywords": "次要关键词 (secondary_keywords) must be a list of strings",
+    "secondary_logic": "次要关键词逻辑 (secondary_logic) must be a string",
+    "is_constant": "常驻 (constant) must be true or false",
+    "sticky_turns": "停留轮数 (sticky_turns) must be a whole number of turns, 0 or more",
+}
 
 
-def named(*names: str, **field: Any) -> Any:
-    """A field designers name `names[0]` (the spec's name: the schema's and the export's), or
-    any other of `names`."""
-    return Field(alias=names[0], validation_alias=AliasChoices(*names), **field)
+def named(names: str, about: str, example: Any, schema: Any = None, default: Any = None) -> Any:
+    """A field designers name by any of `names` (the first is the spec's: the schema's and the
+    export's); `schema`: what clients see, the SQL model's values included."""
+    spelled = names.split()
+    return Field(
+        default,
+        alias=spelled[0],
+        validation_alias=AliasChoices(*spelled),
+        description=about,
+        examples=[example],
+        json_schema_extra=(lambda generated: _state(generated, schema)) if schema else None,
+    )
 
 
-def _or_empty(value: Any) -> Any:
-    return [] if value is None else value
-
-
-def stated(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema clients see, the SQL model's values included (a Field's extra)."""
-    return {"json_schema_extra": lambda generated: _replace(generated, schema)}
-
-
-def _replace(generated: dict[str, Any], schema: dict[str, Any]) -> None:
-    said = {k: generated[k] for k in ("title", "description", "examples") if k in generated}
+def _state(generated: dict[str, Any], schema: Any) -> None:
+    said = {k: v for k, v in generated.items() if k in ("title", "description", "examples")}
     generated.clear()
-    generated.update(said, **schema)
+    generated.update(said, **(schema() if callable(schema) else schema))
 
 
 @cache
@@ -122,13 +99,7 @@ def condition() -> dict[str, Any]:
     }
 
 
-def _conditions(generated: dict[str, Any]) -> None:
-    _replace(generated, {"type": ["array", "null"], "items": condition()})
-
-
 WORDS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
-Words = Annotated[list[StrictStr], BeforeValidator(_or_empty)]
-Strength = Annotated[int | None, whole("strength must be an integer 1-5, got {got}")]
 STRENGTH = {"type": "integer", "minimum": 1, "maximum": 5}
 
 
@@ -139,82 +110,53 @@ class AttributeEntry(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # JSON's types as they are (no "5" for 5)
         loc_by_alias=False,
         serialize_by_alias=True,
         json_schema_extra={"required": ["关键词", "内容", "强度"]},
     )
 
-    keywords: Annotated[list[StrictStr], typed("keywords must be a list of strings")] = named(
-        "关键词",
-        "keywords",
-        description="Keywords that recall it.",
-        examples=[["温柔"]],
-        **stated({**WORDS, "minItems": 1}),
+    keywords: list[str] = named(
+        "关键词 keywords",
+        "Keywords that recall it.",
+        ["温柔"],
+        {**WORDS, "minItems": 1},
+        default=...,
     )
-    content: Annotated[StrictStr, typed("content must be a string")] = named(
-        "内容",
-        "content",
-        description="The text.",
-        examples=["对{{user}}格外温柔"],
-        **stated({"type": "string", "pattern": NOT_SPACES}),
+    content: str = named(
+        "内容 content",
+        "The text.",
+        "对{{user}}格外温柔",
+        {"type": "string", "pattern": NOT_SPACES},
+        default=...,
     )
-    strength: Strength = named(
-        "强度", "strength", default=None, description="1-5.", examples=[5], **stated(STRENGTH)
+    strength: int | None = named("强度 strength", "1-5.", 5, STRENGTH)
+    query_params: list[Mapping[str, Any]] = named(
+        "queryParams query_params",
+        "Unlock conditions: {field, value, operator}, all must hold.",
+        [{"field": "intimacy", "value": 3, "operator": "gte"}],
+        lambda: {"type": ["array", "null"], "items": condition()},
     )
-    query_params: Annotated[
-        list[Mapping[str, Any]],
-        BeforeValidator(_or_empty),
-        typed("queryParams must be a list of {field, value, operator}"),
-        AfterValidator(lambda params: [{str(k).strip(): v for k, v in c.items()} for c in params]),
-    ] = named(
-        "queryParams",
-        "query_params",
-        default=None,
-        description="Unlock conditions: {field, value, operator}, all must hold.",
-        examples=[[{"field": "intimacy", "value": 3, "operator": "gte"}]],
-        json_schema_extra=_conditions,
+    secondary_keywords: list[str] = named(
+        "次要关键词 secondary_keywords",
+        "Secondary keywords: with the logic, whether a keyword match counts.",
+        ["画室"],
+        {**WORDS, "type": ["array", "null"]},
     )
-    secondary_keywords: Annotated[
-        Words, typed("次要关键词 (secondary_keywords) must be a list of strings")
-    ] = named(
-        "次要关键词",
-        "secondary_keywords",
-        default=None,
-        description="Secondary keywords: with the logic, whether a keyword match counts.",
-        examples=[["画室"]],
-        **stated({**WORDS, "type": ["array", "null"]}),
+    secondary_logic: str | None = named(
+        "次要关键词逻辑 secondary_logic",
+        f"How the secondary keywords decide: {', '.join(LOGICS)}.",
+        "AND_ANY",
+        {"enum": [*LOGICS, None]},
     )
-    secondary_logic: Annotated[
-        StrictStr | None,
-        typed("次要关键词逻辑 (secondary_logic) must be a string"),
-        AfterValidator(lambda logic: logic and logic.strip().upper()),  # as SillyTavern spells it
-    ] = named(
-        "次要关键词逻辑",
-        "secondary_logic",
-        default=None,
-        description=f"How the secondary keywords decide: {', '.join(LOGICS)}.",
-        examples=["AND_ANY"],
-        **stated({"enum": [*LOGICS, None]}),
+    is_constant: bool = named("常驻 constant", "Recalled whenever unlocked, matched or not.", True)
+    sticky_turns: int | None = named(
+        "停留轮数 sticky_turns",
+        "Turns a recall stays queued.",
+        5,
+        {"type": ["integer", "null"], "minimum": 0, "maximum": 2**31 - 1},
     )
-    is_constant: Annotated[StrictBool, typed("常驻 (constant) must be true or false")] = named(
-        "常驻",
-        "constant",
-        default=None,
-        description="Recalled whenever unlocked, matched or not.",
-        examples=[True],
-    )
-    sticky_turns: Annotated[
-        int | None,
-        whole("停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"),
-    ] = named(
-        "停留轮数",
-        "sticky_turns",
-        default=None,
-        description="Turns a recall stays queued.",
-        examples=[5],
-        **stated({"type": ["integer", "null"], "minimum": 0, "maximum": 2**31 - 1}),
-    )
-    extensions: dict[str, Any] = Field(
+    extensions: Mapping[Any, Any] = Field(
         default_factory=dict,
         exclude=True,  # carried in the document, not a seed column
         description="Another tool's fields (a SillyTavern entry's), carried.",
@@ -240,8 +182,8 @@ class AttributeEntry(BaseModel):
         for raw_key, value in entry.items():
             if raw_key == "extensions" and not isinstance(value, Mapping):
                 raise refused("extensions must be an object")
-            field, key = ("", raw_key) if raw_key == "extensions" else (None, None)
-            field, key = names.get(str(raw_key).strip().lower(), (field, key))
+            exact = ("", raw_key) if raw_key == "extensions" else (None, None)
+            field, key = names.get(str(raw_key).strip().lower(), exact)
             if key is None:
                 raise refused("unknown key {key}", key=repr(raw_key))
             if key in read:  # which would win is the JSON's order: say one
@@ -254,18 +196,42 @@ class AttributeEntry(BaseModel):
             read[key], given[key] = value, raw_key
         return read
 
+    @field_validator("strength", "sticky_turns", mode="before")
+    @classmethod
+    def whole(cls, value: Any) -> int | None:
+        number = whole_number(value)
+        if value is not None and number is None:
+            raise ValueError(value)
+        return number
+
+    @field_validator("query_params", "secondary_keywords", mode="before")
+    @classmethod
+    def none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def said_as_the_import_says(cls, value: Any, handler: Any, info: Any) -> Any:
+        try:
+            return handler(value)
+        except ValueError:  # pydantic's ValidationError too
+            raise refused(WRONG_TYPE[str(info.field_name)], got=repr(value)) from None
+
+    @field_validator("query_params")
+    @classmethod
+    def keys_trimmed(cls, conditions: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [{str(k).strip(): v for k, v in c.items()} for c in conditions]
+
+    @field_validator("secondary_logic")
+    @classmethod
+    def as_sillytavern_spells_it(cls, logic: str | None) -> str | None:
+        return logic and logic.strip().upper()
+
 
 class EventEntry(AttributeEntry):
     """An event entry: an attribute's fields and its date."""
 
-    event_date: Annotated[StrictStr, typed('date must be a string ("" when unknown)')] = named(
-        "日期",
-        "date",
-        "event_date",
-        default=None,
-        description="The date as written.",
-        examples=["三年前"],
-    )
+    event_date: str = named("日期 date event_date", "The date as written.", "三年前")
 
 
 class StyleEntry(AttributeEntry):
@@ -273,13 +239,8 @@ class StyleEntry(AttributeEntry):
 
     model_config = ConfigDict(json_schema_extra={"required": ["关键词", "内容"]})
 
-    strength: Strength = named(
-        "强度",
-        "strength",
-        default=None,
-        description="1-5.",
-        examples=[3],
-        **stated({**STRENGTH, "type": ["integer", "null"]}),
+    strength: int | None = named(
+        "强度 strength", "1-5.", 3, {**STRENGTH, "type": ["integer", "null"]}
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...character_memory.config import KINDS
 from ...character_memory.contract import LOGICS, NOT_SPACES, condition
-from .storable import STORABLE_REF, free_form_storable, storable
+from .storable import STORABLE_REF, storable
 
 # a field that must be absent (not `false`: openapi-python-client reads only objects)
 _NONE: dict[str, Any] = {"not": {}}
@@ -107,5 +107,5 @@ def lorebook(_: dict[str, Any]) -> dict[str, Any]:
         "properties": {**card_book["properties"], "data": _NONE},  # else read as a card
     }
     document = {"description": "The SillyTavern JSON.", "oneOf": [world_info, card, book]}
-    storable(free_form_storable(document))
+    storable(document)
     return document

@@ -79,7 +79,7 @@ StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
 @dataclass(frozen=True)
 class DocumentedBy:
     """`Annotated[T, DocumentedBy(Model)]`: T validates; the schema is Model's (a component),
-    as the guard stores it, its free-form values StorableJson, no null defaults (Request)."""
+    as the guard stores it, no null defaults (as Request's)."""
 
     model: type[BaseModel]
 
@@ -88,28 +88,15 @@ class DocumentedBy:
         schema = handler.resolve_ref_schema(reference)
         for prop in schema.get("properties", {}).values():
             prop.pop("default", None)
-        storable(free_form_storable(schema))
+        storable(schema)
         return reference
-
-
-def free_form_storable(schema: Any) -> Any:
-    """`schema` with each free-form value (`additionalProperties: true`) StorableJson."""
-    if isinstance(schema, dict):
-        if schema.get("additionalProperties") is True:
-            schema["additionalProperties"] = STORABLE_REF
-        for value in schema.values():
-            free_form_storable(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            free_form_storable(value)
-    return schema
 
 
 def storable(schema: Any) -> None:
     """Every string, number and free-form value of `schema` (not through $refs: each
     component is shaped once) as the guard stores them: a pattern where a string had none,
     the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
-    PostgreSQL holds; objects' keys storable."""
+    PostgreSQL holds; objects' keys storable, their free-form values StorableJson."""
     if isinstance(schema, dict):
         _nullable_as_type(schema)
         types = schema.get("type")
@@ -127,6 +114,8 @@ def storable(schema: Any) -> None:
                 schema.setdefault("exclusiveMaximum", INT64["exclusiveMaximum"])
         elif "number" in types and "anyOf" not in schema:
             schema["anyOf"] = [dict(part) for part in _DOUBLE]
+        if schema.get("additionalProperties") is True:  # a free-form value
+            schema["additionalProperties"] = STORABLE_REF
         if "object" in types and schema.get("additionalProperties") not in (None, False):
             schema.setdefault("propertyNames", {}).setdefault("pattern", STORABLE)
         for key, value in list(schema.items()):
