@@ -11,6 +11,7 @@ names for one field are refused.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -74,7 +75,7 @@ def named(names: str, about: str, example: Any, schema: Any = None, default: Any
 def _state(generated: dict[str, Any], schema: Any) -> None:
     said = {k: v for k, v in generated.items() if k in ("title", "description", "examples")}
     generated.clear()
-    generated.update(said, **(schema() if callable(schema) else schema))
+    generated.update(said, **copy.deepcopy(schema() if callable(schema) else schema))
 
 
 @cache

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 
 from ...character_memory.contract import ENTRIES, AttributeEntry, EventEntry, StyleEntry
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
-from .storable import DocumentedBy, StorableJson
-
-# an entry as the import reads it (its own checks and messages), documented by its model
-AttributeIn = Annotated[dict[str, StorableJson], DocumentedBy(AttributeEntry)]
-EventIn = Annotated[dict[str, StorableJson], DocumentedBy(EventEntry)]
-StyleIn = Annotated[dict[str, StorableJson], DocumentedBy(StyleEntry)]
+from .storable import StorableJson
 
 
 class Health(Response):
@@ -135,10 +130,14 @@ class DesignerConfig(Response):
 
 
 def _entries(schema: dict[str, Any]) -> None:
-    """At least one entry, and none of its groups empty (the import says why not)."""
+    """The entries as the import reads them (its checks, its messages: a 400) documented by
+    their models, with no null defaults (as Request's); at least one, no group empty."""
     schema["examples"] = [DESIGNER_CONFIG_EXAMPLE]
-    for kind in ENTRIES:
-        schema["properties"][kind]["additionalProperties"]["minItems"] = 1
+    for kind, model in ENTRIES.items():
+        entry = model.model_json_schema()
+        for prop in entry["properties"].values():
+            prop.pop("default", None)
+        schema["properties"][kind]["additionalProperties"].update(minItems=1, items=entry)
     schema["anyOf"] = [
         {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in ENTRIES
     ]
@@ -152,11 +151,13 @@ class DesignerConfigIn(Request):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_entries)
 
     character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
-    attributes: dict[str, list[AttributeIn]] = field(
+    attributes: dict[str, list[dict[str, StorableJson]]] = field(
         "Attribute entries per category (属性大类).", {}, default={}
     )
-    events: dict[str, list[EventIn]] = field("Event entries per event type.", {}, default={})
-    dialogue_styles: dict[str, list[StyleIn]] = field(
+    events: dict[str, list[dict[str, StorableJson]]] = field(
+        "Event entries per event type.", {}, default={}
+    )
+    dialogue_styles: dict[str, list[dict[str, StorableJson]]] = field(
         "Dialogue examples per style type.", {}, default={}
     )
 

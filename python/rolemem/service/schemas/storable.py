@@ -21,10 +21,7 @@ pydantic has no per-direction string type to hang it on.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Annotated, Any
-
-from pydantic import BaseModel, GetJsonSchemaHandler
 
 from .component import COMPONENT_REF, Component
 
@@ -74,22 +71,6 @@ def _storable_json(_: dict[str, Any]) -> dict[str, Any]:
 
 # a free-form value of a request (validated as Any: the guard has checked it)
 StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
-
-
-@dataclass(frozen=True)
-class DocumentedBy:
-    """`Annotated[T, DocumentedBy(Model)]`: T validates; the schema is Model's (a component),
-    as the guard stores it, no null defaults (as Request's)."""
-
-    model: type[BaseModel]
-
-    def __get_pydantic_json_schema__(self, _: Any, handler: GetJsonSchemaHandler) -> Any:
-        reference = handler(self.model.__pydantic_core_schema__)
-        schema = handler.resolve_ref_schema(reference)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("default", None)
-        storable(schema)
-        return reference
 
 
 def storable(schema: Any) -> None:
