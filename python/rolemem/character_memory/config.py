@@ -38,7 +38,8 @@ RULE_DEFAULTS: dict[str, Any] = {
     "sticky_turns": None,
 }
 # the recall rules' names in the designer document
-_RULE_KEYS = {column: str(AttributeEntry.model_fields[column].alias) for column in RULE_DEFAULTS}
+# entry fields whose wrong type the import names before the others' (as it always has)
+_CHECKED_FIRST = (("keywords",), ("content",), ("strength",), ("event_date",))
 SEED_COLUMNS = {
     table: ["ordinal", "character_id", group_column]
     + (["event_date"] if kind == "events" else [])
@@ -174,21 +175,12 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     try:
         read = ENTRIES[kind].model_validate(entry)
     except ValidationError as exc:
-        error = min(exc.errors(), key=_said_first)
-        name = error["loc"][0] if error["loc"] else ""
-        message = f"{name} is required" if error["type"] == "missing" else error["msg"]
-        raise ConfigError(f"{where}: {message}") from None
+        error = min(exc.errors(), key=lambda error: error["loc"][:1] not in _CHECKED_FIRST)
+        raise ConfigError(f"{where}: {error['msg']}") from None
     row = {"strength": None, "query_params": [], **RULE_DEFAULTS}
     if kind == "events":
         row["event_date"] = ""
     return {**row, **read.model_dump(by_alias=False, exclude_none=True)}
-
-
-def _said_first(error: Any) -> tuple[bool, bool]:
-    """The problem the import has always named first: what is missing, then the fields in
-    the designers' order (an event's date before the conditions)."""
-    head = error["loc"][:1] in (("keywords",), ("content",), ("strength",), ("event_date",))
-    return error["type"] != "missing", not head
 
 
 def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
@@ -263,8 +255,8 @@ def report_problems(
         where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
         # a recall rule is named as the designers' JSON names it too
         label = field_name
-        if field_name in _RULE_KEYS:
-            label = f"{_RULE_KEYS[field_name]} ({field_name})"
+        if field_name in RULE_DEFAULTS:
+            label = f"{AttributeEntry.model_fields[field_name].alias} ({field_name})"
         text = f"{where}: {label}: {message}"
         (errors if severity == "error" else advice).append(text)
     for text in advice:

@@ -68,14 +68,17 @@ def named(names: str, about: str, example: Any, schema: Any = None, default: Any
         validation_alias=AliasChoices(*spelled),
         description=about,
         examples=[example],
-        json_schema_extra=(lambda generated: _state(generated, schema)) if schema else None,
+        json_schema_extra=lambda generated: _state(generated, schema),
     )
 
 
 def _state(generated: dict[str, Any], schema: Any) -> None:
-    said = {k: v for k, v in generated.items() if k in ("title", "description", "examples")}
-    generated.clear()
-    generated.update(said, **copy.deepcopy(schema() if callable(schema) else schema))
+    """No default (None: the field left out); `schema` instead of the type's, if given."""
+    generated.pop("default", None)
+    if schema is not None:
+        said = {k: v for k, v in generated.items() if k in ("title", "description", "examples")}
+        generated.clear()
+        generated.update(said, **copy.deepcopy(schema() if callable(schema) else schema))
 
 
 @cache
@@ -195,6 +198,9 @@ class AttributeEntry(BaseModel):
                     field=field,
                 )
             read[key], given[key] = value, raw_key
+        for field, key in (("keywords", "关键词"), ("content", "内容")):
+            if key not in read:
+                raise refused(f"{field} is required")
         return read
 
     @field_validator("strength", "sticky_turns", mode="before")

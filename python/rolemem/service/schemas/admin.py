@@ -131,13 +131,11 @@ class DesignerConfig(Response):
 
 def _entries(schema: dict[str, Any]) -> None:
     """The entries as the import reads them (its checks, its messages: a 400) documented by
-    their models, with no null defaults (as Request's); at least one, no group empty."""
+    their models; at least one, no group empty."""
     schema["examples"] = [DESIGNER_CONFIG_EXAMPLE]
     for kind, model in ENTRIES.items():
-        entry = model.model_json_schema()
-        for prop in entry["properties"].values():
-            prop.pop("default", None)
-        schema["properties"][kind]["additionalProperties"].update(minItems=1, items=entry)
+        entries = schema["properties"][kind]["additionalProperties"]
+        entries.update(minItems=1, items=model.model_json_schema())
     schema["anyOf"] = [
         {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in ENTRIES
     ]
