@@ -37,7 +37,6 @@ RULE_DEFAULTS: dict[str, Any] = {
     "is_constant": False,
     "sticky_turns": None,
 }
-# the recall rules' names in the designer document
 # entry fields whose wrong type the import names before the others' (as it always has)
 _CHECKED_FIRST = (("keywords",), ("content",), ("strength",), ("event_date",))
 SEED_COLUMNS = {
@@ -313,8 +312,7 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
                 }
             except (ValueError, json.JSONDecodeError) as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            # the entry's types, as the import checks them
-            fields = ENTRIES[kind].model_fields
+            fields = ENTRIES[kind].model_fields  # the entry's types, as the import checks them
             row.update(
                 _entry_row({f.alias: row[c] for c, f in fields.items() if c in row}, kind, where)
             )

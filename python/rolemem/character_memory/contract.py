@@ -1,12 +1,8 @@
 """A designer config entry, once: what the import validates (config.parse_designer_json) and
-what the service documents (/config/import's body, GET /config/{id}'s answer).
-
-Types only. The values (strength 1-5, operators, logics, sticky turns >= 0, not blank) are the
-SQL model's to judge (int_character_config_problems): the schema states them too, so that a
-client taking it at its word sends what imports, and nothing here checks them. A key is read
-trimmed and in any letter case, by the spec's name (the schema's) or its English one; two
-names for one field are refused.
-"""
+the service documents (/config/import's body, GET /config/{id}'s answer). Types only: values
+(strength 1-5, operators, logics, sticky turns >= 0, not blank) are the SQL model's to judge
+(int_character_config_problems); the schema states them too, so that a client taking it at its
+word sends what imports."""
 
 from __future__ import annotations
 
@@ -58,12 +54,12 @@ WRONG_TYPE = {
 }
 
 
-def named(names: str, about: str, example: Any, schema: Any = None, default: Any = None) -> Any:
+def named(names: str, about: str, example: Any, schema: Any = None) -> Any:
     """A field designers name by any of `names` (the first is the spec's: the schema's and the
     export's); `schema`: what clients see, the SQL model's values included."""
     spelled = names.split()
     return Field(
-        default,
+        None,  # keywords and content are required by one_name_each
         alias=spelled[0],
         validation_alias=AliasChoices(*spelled),
         description=about,
@@ -121,18 +117,10 @@ class AttributeEntry(BaseModel):
     )
 
     keywords: list[str] = named(
-        "关键词 keywords",
-        "Keywords that recall it.",
-        ["温柔"],
-        {**WORDS, "minItems": 1},
-        default=...,
+        "关键词 keywords", "Keywords that recall it.", ["温柔"], {**WORDS, "minItems": 1}
     )
     content: str = named(
-        "内容 content",
-        "The text.",
-        "对{{user}}格外温柔",
-        {"type": "string", "pattern": NOT_SPACES},
-        default=...,
+        "内容 content", "The text.", "对{{user}}格外温柔", {"type": "string", "pattern": NOT_SPACES}
     )
     strength: int | None = named("强度 strength", "1-5.", 5, STRENGTH)
     query_params: list[Mapping[str, Any]] = named(

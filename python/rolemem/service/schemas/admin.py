@@ -113,15 +113,11 @@ DESIGNER_CONFIG_EXAMPLE: dict[str, Any] = {
             }
         ]
     },
-    "events": {},
-    "dialogue_styles": {},
 }
 
 
 class DesignerConfig(Response):
     """A character's designer config (what `POST /config/import` takes)."""
-
-    model_config = ConfigDict(json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]})
 
     character_id: str = field("The character.", "qiyu")
     attributes: dict[str, list[AttributeEntry]] = field("Per category (属性大类).", {})
