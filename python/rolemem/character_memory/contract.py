@@ -123,13 +123,13 @@ class AttributeEntry(BaseModel):
         "内容 content", "The text.", "对{{user}}格外温柔", {"type": "string", "pattern": NOT_SPACES}
     )
     strength: int | None = named("强度 strength", "1-5.", 5, STRENGTH)
-    query_params: list[Mapping[str, Any]] = named(
+    query_params: list[Mapping[Any, Any]] | None = named(
         "queryParams query_params",
         "Unlock conditions: {field, value, operator}, all must hold.",
         [{"field": "intimacy", "value": 3, "operator": "gte"}],
         lambda: {"type": ["array", "null"], "items": condition()},
     )
-    secondary_keywords: list[str] = named(
+    secondary_keywords: list[str] | None = named(
         "次要关键词 secondary_keywords",
         "Secondary keywords: with the logic, whether a keyword match counts.",
         ["画室"],
@@ -161,13 +161,12 @@ class AttributeEntry(BaseModel):
         """Keys trimmed and in any letter case, by any of a field's names, each field once;
         `extensions` (another tool's fields, character_memory.sillytavern) as it is."""
         if not isinstance(entry, Mapping):
-            raise refused("an entry must be an object, got {got}", got=type(entry).__name__)
+            raise refused(f"an entry must be an object, got {type(entry).__name__}")
         names = {
             name.lower(): (field, spelled.alias)
             for field, spelled in cls.model_fields.items()
             if isinstance(spelled.validation_alias, AliasChoices)
-            for name in spelled.validation_alias.choices
-            if isinstance(name, str)
+            for name in map(str, spelled.validation_alias.choices)
         }
         read: dict[str, Any] = {}
         given: dict[str, Any] = {}
@@ -177,14 +176,9 @@ class AttributeEntry(BaseModel):
             exact = ("", raw_key) if raw_key == "extensions" else (None, None)
             field, key = names.get(str(raw_key).strip().lower(), exact)
             if key is None:
-                raise refused("unknown key {key}", key=repr(raw_key))
+                raise refused(f"unknown key {raw_key!r}")
             if key in read:  # which would win is the JSON's order: say one
-                raise refused(
-                    "{one} and {other} both give {field}",
-                    one=repr(given[key]),
-                    other=repr(raw_key),
-                    field=field,
-                )
+                raise refused(f"{given[key]!r} and {raw_key!r} both give {field}")
             read[key], given[key] = value, raw_key
         for field, key in (("keywords", "关键词"), ("content", "内容")):
             if key not in read:
@@ -199,11 +193,6 @@ class AttributeEntry(BaseModel):
             raise ValueError(value)
         return number
 
-    @field_validator("query_params", "secondary_keywords", mode="before")
-    @classmethod
-    def none_is_empty(cls, value: Any) -> Any:
-        return [] if value is None else value
-
     @field_validator("*", mode="wrap")
     @classmethod
     def said_as_the_import_says(cls, value: Any, handler: Any, info: Any) -> Any:
@@ -214,8 +203,8 @@ class AttributeEntry(BaseModel):
 
     @field_validator("query_params")
     @classmethod
-    def keys_trimmed(cls, conditions: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return [{str(k).strip(): v for k, v in c.items()} for c in conditions]
+    def keys_trimmed(cls, conditions: list[Mapping[Any, Any]] | None) -> list[dict[str, Any]]:
+        return [{str(k).strip(): v for k, v in c.items()} for c in conditions or []]
 
     @field_validator("secondary_logic")
     @classmethod

@@ -138,9 +138,8 @@ def _entries(schema: dict[str, Any]) -> None:
 
 
 class DesignerConfigIn(Request):
-    """One character's designer JSON. Entry keys as designers write them (关键词, 内容, 强度,
-    日期, queryParams, 次要关键词, 次要关键词逻辑, 常驻, 停留轮数; English names too) are
-    checked by the import's own rules."""
+    """One character's designer JSON; its entries as the entry contract reads them (keys by the
+    spec's names or the English ones), checked by the import."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_entries)
 

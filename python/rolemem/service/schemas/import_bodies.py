@@ -1,8 +1,6 @@
-"""What /config/import/sillytavern takes, as JSON Schema: the import's own checks
-(character_memory.sillytavern) and the SQL rules (int_character_config_problems), so that a
-document the schema admits is imported: a World Info file, a character card or a bare
-character_book, with at least one entry, each with keys and content.
-"""
+"""/config/import/sillytavern's body as JSON Schema (the import's checks, .sillytavern's, and
+the SQL rules, so what it admits imports): World Info, a character card or a bare
+character_book, with at least one entry, each with keys and content."""
 
 from __future__ import annotations
 
