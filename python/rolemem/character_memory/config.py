@@ -3,8 +3,9 @@
 The spec's format is `{类别: [{"关键词", "内容", "强度", "日期", "queryParams"}, ...]}` per kind
 (attributes, events, dialogue styles). Seeds hold one row per entry, in designer order (an
 explicit ordinal), with `keywords` and `query_params` as JSON. This module only reshapes and
-checks structure; the content rules (strength range, operators, sizes) are SQL
-(`int_character_config_problems`), run here on the staged rows so nothing half-imports.
+checks structure (an entry's types: its .contract model); the content rules (strength range,
+operators, sizes) are SQL (`int_character_config_problems`), run here on the staged rows so
+nothing half-imports.
 """
 
 from __future__ import annotations
