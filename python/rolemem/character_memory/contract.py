@@ -188,6 +188,7 @@ class AttributeEntry(BaseModel):
     @field_validator("strength", "sticky_turns", mode="before")
     @classmethod
     def whole(cls, value: Any) -> int | None:
+        """2.0 as 2 (JSON has one number type); not a 32-bit whole number: refused."""
         number = whole_number(value)
         if value is not None and number is None:
             raise ValueError(value)
