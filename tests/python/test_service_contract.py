@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from rolemem.character_memory.contract import ENTRIES
 from rolemem.cli import main
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
@@ -80,6 +81,19 @@ def test_every_operation_is_described_with_its_errors_and_a_typed_answer(spec):
                 assert shape.endswith("/ErrorBody"), (where, code)
         for parameter in operation.get("parameters", []):
             assert parameter.get("description"), (where, parameter["name"])
+
+
+def test_a_designer_entry_is_one_contract_in_and_out(spec):
+    """/config/import's entries and GET /config/{id}'s are the import's models (issue 44)."""
+    schemas = spec["components"]["schemas"]
+    for kind, model in ENTRIES.items():
+        names = {field.alias or name for name, field in model.model_fields.items()}
+        taken = schemas["DesignerConfigIn"]["properties"][kind]["additionalProperties"]
+        assert set(taken["items"]["properties"]) == names
+        given = _resolve(
+            spec, schemas["DesignerConfig"]["properties"][kind]["additionalProperties"]["items"]
+        )
+        assert set(given["properties"]) == names - {"extensions"}  # carried, not exported
 
 
 def test_every_field_is_described_with_an_example_and_text_is_bounded(spec):

@@ -3,8 +3,9 @@
 The spec's format is `{类别: [{"关键词", "内容", "强度", "日期", "queryParams"}, ...]}` per kind
 (attributes, events, dialogue styles). Seeds hold one row per entry, in designer order (an
 explicit ordinal), with `keywords` and `query_params` as JSON. This module only reshapes and
-checks structure; the content rules (strength range, operators, sizes) are SQL
-(`int_character_config_problems`), run here on the staged rows so nothing half-imports.
+checks structure (an entry's types: its .contract model); the content rules (strength range,
+operators, sizes) are SQL (`int_character_config_problems`), run here on the staged rows so
+nothing half-imports.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import NotFoundError, RolememError
+from .contract import ENTRIES, AttributeEntry
 
 # kind in the designer document -> (seed table, group column, entry_kind in SQL)
 KINDS = {
@@ -34,38 +38,13 @@ RULE_DEFAULTS: dict[str, Any] = {
     "is_constant": False,
     "sticky_turns": None,
 }
+# entry fields whose wrong type the import names before the others' (as it always has)
+_CHECKED_FIRST = (("keywords",), ("content",), ("strength",), ("event_date",))
 SEED_COLUMNS = {
-    "character_attributes": [
-        "ordinal",
-        "character_id",
-        "category",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
-    "character_events": [
-        "ordinal",
-        "character_id",
-        "event_type",
-        "event_date",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
-    "character_dialogue_styles": [
-        "ordinal",
-        "character_id",
-        "style_type",
-        "keywords",
-        "content",
-        "strength",
-        "query_params",
-        *RULE_DEFAULTS,
-    ],
+    table: ["ordinal", "character_id", group_column]
+    + (["event_date"] if kind == "events" else [])
+    + ["keywords", "content", "strength", "query_params", *RULE_DEFAULTS]
+    for kind, (table, group_column, _) in KINDS.items()
 }
 # columns holding JSON (written as compact JSON text)
 JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
@@ -76,35 +55,6 @@ COLUMN_TYPES = {
     "sticky_turns": "integer",
     "is_constant": "boolean",
     **dict.fromkeys(JSON_COLUMNS, "json"),
-}
-# designer keys (whitespace and case ignored) -> seed column
-_ENTRY_KEYS = {
-    "关键词": "keywords",
-    "keywords": "keywords",
-    "内容": "content",
-    "content": "content",
-    "强度": "strength",
-    "strength": "strength",
-    "日期": "event_date",
-    "date": "event_date",
-    "event_date": "event_date",
-    "queryparams": "query_params",
-    "query_params": "query_params",
-    "次要关键词": "secondary_keywords",
-    "secondary_keywords": "secondary_keywords",
-    "次要关键词逻辑": "secondary_logic",
-    "secondary_logic": "secondary_logic",
-    "常驻": "is_constant",
-    "constant": "is_constant",
-    "停留轮数": "sticky_turns",
-    "sticky_turns": "sticky_turns",
-}
-# the designer document's names of the recall rules (export writes them when set)
-_RULE_KEYS = {
-    "secondary_keywords": "次要关键词",
-    "secondary_logic": "次要关键词逻辑",
-    "is_constant": "常驻",
-    "sticky_turns": "停留轮数",
 }
 
 
@@ -185,20 +135,6 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number designers can use (NaN and infinity are refused)")
 
 
-# the config's integer columns (strength, sticky_turns) are 32-bit
-INT32 = range(-(2**31), 2**31)
-
-
-def whole_number(value: Any) -> int | None:
-    """`value` as an integer when JSON means one (2, or 2.0: JSON has one number type), in
-    the config's integer columns; None for anything else (true included)."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value not in INT32:
-        return None
-    return value
-
-
 def parse_designer_json(
     doc: str | Path | Mapping[str, Any], *, character_id: str | None = None
 ) -> CharacterConfig:
@@ -235,73 +171,16 @@ def parse_designer_json(
 
 
 def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
-    if not isinstance(entry, Mapping):
-        raise ConfigError(f"{where}: an entry must be an object, got {type(entry).__name__}")
-    row: dict[str, Any] = {"strength": None, "query_params": [], **RULE_DEFAULTS}
+    """One entry as its kind's contract model reads it -> its seed columns."""
+    try:
+        read = ENTRIES[kind].model_validate(entry)
+    except ValidationError as exc:
+        error = min(exc.errors(), key=lambda error: error["loc"][:1] not in _CHECKED_FIRST)
+        raise ConfigError(f"{where}: {error['msg']}") from None
+    row = {"strength": None, "query_params": [], **RULE_DEFAULTS}
     if kind == "events":
         row["event_date"] = ""
-    given: dict[str, str] = {}
-    for raw_key, value in entry.items():
-        if raw_key == "extensions":  # another tool's fields (character_memory.sillytavern)
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"{where}: extensions must be an object")
-            continue
-        key = _ENTRY_KEYS.get(str(raw_key).strip().lower())
-        if key is None or (key == "event_date" and kind != "events"):
-            raise ConfigError(f"{where}: unknown key {raw_key!r}")
-        if key in given:  # which would win is the JSON's order: say one
-            raise ConfigError(f"{where}: {given[key]!r} and {raw_key!r} both give {key}")
-        given[key] = raw_key
-        row[key] = value
-    for required in ("keywords", "content"):
-        if required not in row:
-            raise ConfigError(f"{where}: {required} is required")
-    if not isinstance(row["keywords"], list) or not all(
-        isinstance(word, str) for word in row["keywords"]
-    ):
-        raise ConfigError(f"{where}: keywords must be a list of strings")
-    if not isinstance(row["content"], str):
-        raise ConfigError(f"{where}: content must be a string")
-    strength = row["strength"]
-    if strength is not None:
-        row["strength"] = whole_number(strength)
-        if row["strength"] is None:
-            raise ConfigError(f"{where}: strength must be an integer 1-5, got {strength!r}")
-    if kind == "events" and not isinstance(row["event_date"], str):
-        raise ConfigError(f'{where}: date must be a string ("" when unknown)')
-    params = row["query_params"]
-    if params is None:
-        row["query_params"] = params = []
-    if not isinstance(params, list) or not all(isinstance(c, Mapping) for c in params):
-        raise ConfigError(f"{where}: queryParams must be a list of {{field, value, operator}}")
-    row["query_params"] = [{str(k).strip(): v for k, v in c.items()} for c in params]
-    _check_rules(row, where)
-    return row
-
-
-def _check_rules(row: dict[str, Any], where: str) -> None:
-    """The recall rules' JSON types; their values (which logics, how many turns) are the SQL
-    model's to judge (int_character_config_problems). The logic is kept as SillyTavern spells
-    it, in capitals (any letter case and spacing is read)."""
-    secondary = row["secondary_keywords"]
-    if secondary is None:
-        row["secondary_keywords"] = secondary = []
-    if not isinstance(secondary, list) or not all(isinstance(w, str) for w in secondary):
-        raise ConfigError(f"{where}: 次要关键词 (secondary_keywords) must be a list of strings")
-    logic = row["secondary_logic"]
-    if logic is not None:
-        if not isinstance(logic, str):
-            raise ConfigError(f"{where}: 次要关键词逻辑 (secondary_logic) must be a string")
-        row["secondary_logic"] = logic.strip().upper()
-    if not isinstance(row["is_constant"], bool):
-        raise ConfigError(f"{where}: 常驻 (constant) must be true or false")
-    turns = row["sticky_turns"]
-    if turns is not None:
-        row["sticky_turns"] = whole_number(turns)
-    if turns is not None and row["sticky_turns"] is None:
-        raise ConfigError(
-            f"{where}: 停留轮数 (sticky_turns) must be a whole number of turns, 0 or more"
-        )
+    return {**row, **read.model_dump(by_alias=False, exclude_none=True)}
 
 
 def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
@@ -319,19 +198,10 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
             key=lambda r: r["ordinal"],
         )
         for row in rows:
-            entry: dict[str, Any] = {}
-            if kind == "events":
-                entry["日期"] = row["event_date"]
-            entry["内容"] = row["content"]
-            entry["关键词"] = list(row["keywords"])
-            if row["strength"] is not None:
-                entry["强度"] = row["strength"]
-            entry["queryParams"] = list(row["query_params"])
-            for column, key in _RULE_KEYS.items():
-                value = row.get(column, RULE_DEFAULTS[column])
-                if value != RULE_DEFAULTS[column]:
-                    entry[key] = list(value) if isinstance(value, list) else value
-            groups.setdefault(row[group_column], []).append(entry)
+            entry = ENTRIES[kind].model_construct(**{**RULE_DEFAULTS, **row})
+            unset = {c for c in RULE_DEFAULTS if getattr(entry, c) == RULE_DEFAULTS[c]}
+            said = entry.model_dump(exclude_none=True, exclude=unset)  # by the spec's names
+            groups.setdefault(row[group_column], []).append(said)
         document[kind] = groups
     return document
 
@@ -385,8 +255,8 @@ def report_problems(
         where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
         # a recall rule is named as the designers' JSON names it too
         label = field_name
-        if field_name in _RULE_KEYS:
-            label = f"{_RULE_KEYS[field_name]} ({field_name})"
+        if field_name in RULE_DEFAULTS:
+            label = f"{AttributeEntry.model_fields[field_name].alias} ({field_name})"
         text = f"{where}: {label}: {message}"
         (errors if severity == "error" else advice).append(text)
     for text in advice:
@@ -414,7 +284,8 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
     if directory is None:
         return demo_config()
     config = CharacterConfig()
-    for table, columns in SEED_COLUMNS.items():
+    for kind, (table, _, _) in KINDS.items():
+        columns = SEED_COLUMNS[table]
         path = Path(directory) / f"{table}.csv"
         try:
             with open(path, encoding="utf-8", newline="") as handle:
@@ -440,9 +311,12 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
                     if record.get("sticky_turns")
                     else None,
                 }
-                _check_rules(row, where)
             except (ValueError, json.JSONDecodeError) as exc:
                 raise ConfigError(f"{where}: {exc}") from None
+            fields = ENTRIES[kind].model_fields  # the entry's types, as the import checks them
+            row.update(
+                _entry_row({f.alias: row[c] for c, f in fields.items() if c in row}, kind, where)
+            )
             config.tables[table].append(row)
             config.locations[(_table_kind(table), row["ordinal"])] = where
         config.tables[table].sort(key=lambda row: row["ordinal"])

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import KINDS, ConfigError, whole_number
+from .config import KINDS, ConfigError
+from .contract import LOGICS, whole_number
 
 DEFAULT_GROUP = "世界书"
 # a condition on a field no game context sends: how a disabled entry stays locked
@@ -32,8 +33,6 @@ DISABLED = {"field": "sillytavern_disabled_entry", "value": True, "operator": "e
 # fields each layout maps (the rest is carried)
 _WORLD_INFO_MAPPED = ("key", "content", "comment", "order", "disable")
 _CARD_MAPPED = ("keys", "content", "comment", "name", "insertion_order", "enabled")
-# selectiveLogic 0-3, as SillyTavern numbers them
-LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
 # fields with a meaning elsewhere in SillyTavern that rolemem does not apply, and why
 _NOT_APPLIED = {
     "cooldown": "cooldown is carried, not applied",

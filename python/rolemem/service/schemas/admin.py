@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
+from ...character_memory.contract import ENTRIES, AttributeEntry, EventEntry, StyleEntry
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
-from .import_bodies import designer_config
 from .storable import StorableJson
 
 
@@ -113,68 +113,35 @@ DESIGNER_CONFIG_EXAMPLE: dict[str, Any] = {
             }
         ]
     },
-    "events": {},
-    "dialogue_styles": {},
 }
-
-
-class DesignerEntry(Response):
-    """One entry as designers write it."""
-
-    keywords: list[str] = field("Keywords that recall it (关键词).", ["温柔"], alias="关键词")
-    content: str = field("The text (内容).", "对{{user}}格外温柔", alias="内容")
-    strength: int | None = field("1-5 (强度).", 5, default=None, alias="强度")
-    date: str | None = field(
-        "Events: the date as written (日期).", None, default=None, alias="日期"
-    )
-    query_params: list[dict[str, Any]] = field(
-        "Unlock conditions: {field, value, operator}, all must hold.",
-        [{"field": "intimacy", "value": 3, "operator": "gte"}],
-        alias="queryParams",
-    )
-    secondary_keywords: list[str] | None = field(
-        "Secondary keywords (次要关键词): with the logic, whether a match counts.",
-        ["画室"],
-        default=None,
-        alias="次要关键词",
-    )
-    secondary_logic: str | None = field(
-        "How the secondary keywords decide (次要关键词逻辑): AND_ANY, NOT_ALL, NOT_ANY, AND_ALL.",
-        "AND_ANY",
-        default=None,
-        alias="次要关键词逻辑",
-    )
-    constant: bool | None = field(
-        "Recalled whenever unlocked, matched or not (常驻).", True, default=None, alias="常驻"
-    )
-    sticky_turns: int | None = field(
-        "Turns a recall stays queued (停留轮数).", 5, default=None, alias="停留轮数"
-    )
 
 
 class DesignerConfig(Response):
     """A character's designer config (what `POST /config/import` takes)."""
 
-    model_config = ConfigDict(
-        populate_by_name=True, json_schema_extra={"examples": [DESIGNER_CONFIG_EXAMPLE]}
-    )
-
     character_id: str = field("The character.", "qiyu")
-    attributes: dict[str, list[DesignerEntry]] = field("Per category (属性大类).", {})
-    events: dict[str, list[DesignerEntry]] = field("Per event type.", {})
-    dialogue_styles: dict[str, list[DesignerEntry]] = field("Per style type.", {})
+    attributes: dict[str, list[AttributeEntry]] = field("Per category (属性大类).", {})
+    events: dict[str, list[EventEntry]] = field("Per event type.", {})
+    dialogue_styles: dict[str, list[StyleEntry]] = field("Per style type.", {})
+
+
+def _entries(schema: dict[str, Any]) -> None:
+    """The entries as the import reads them (its checks, its messages: a 400) documented by
+    their models; at least one, no group empty."""
+    schema["examples"] = [DESIGNER_CONFIG_EXAMPLE]
+    for kind, model in ENTRIES.items():
+        entries = schema["properties"][kind]["additionalProperties"]
+        entries.update(minItems=1, items=model.model_json_schema())
+    schema["anyOf"] = [
+        {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in ENTRIES
+    ]
 
 
 class DesignerConfigIn(Request):
-    """One character's designer JSON. Entry keys as designers write them (关键词, 内容, 强度,
-    日期, queryParams, 次要关键词, 次要关键词逻辑, 常驻, 停留轮数; English names too) are
-    checked by the import's own rules."""
+    """One character's designer JSON; its entries as the entry contract reads them (keys by the
+    spec's names or the English ones), checked by the import."""
 
-    # the entries as the import takes them (import_bodies: a JSON Schema of the checks)
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra=lambda schema: designer_config(schema, DESIGNER_CONFIG_EXAMPLE),
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_entries)
 
     character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
     attributes: dict[str, list[dict[str, StorableJson]]] = field(

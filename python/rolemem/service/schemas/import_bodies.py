@@ -1,99 +1,18 @@
-"""What the designer imports take, as their JSON Schema: the import's own checks
-(character_memory.config, .sillytavern) and the SQL rules (int_character_config_problems) as
-JSON Schema, so that a document the schema admits is imported. The schema is the stricter
-where the code is lenient in ways a schema cannot say (keys read in any letter case and
-spacing, a logic in any letter case).
-
-- /config/import: at least one entry; every group a list of at least one; an entry's keys
-  by the spec's names (the English ones the import also reads are in the description),
-  关键词 (at least one) and 内容 (not blank) required, and 强度 1-5 too but for dialogue
-  styles;
-- /config/import/sillytavern: a World Info file, a character card or a bare
-  character_book, with at least one entry, each with keys and content.
-"""
+"""/config/import/sillytavern's body as JSON Schema (the import's checks, .sillytavern's, and
+the SQL rules, so what it admits imports): World Info, a character card or a bare
+character_book, with at least one entry, each with keys and content."""
 
 from __future__ import annotations
 
-import ast
-from functools import cache
 from typing import Any
 
 from ...character_memory.config import KINDS
-from ...character_memory.sillytavern import LOGICS
-from ...sql.project import render_macro
+from ...character_memory.contract import LOGICS, NOT_SPACES, condition
 from .storable import STORABLE_REF, storable
 
-# not blank as SQL's trim judges it (spaces only)
-NOT_SPACES = "^[^\\u0000]*[^ \\u0000][^\\u0000]*$"
 # a field that must be absent (not `false`: openapi-python-client reads only objects)
 _NONE: dict[str, Any] = {"not": {}}
-_TURNS = {"minimum": 0, "maximum": 2**31 - 1}  # the column is an integer
 _WORDS = {"type": "array", "items": {"type": "string"}}
-
-
-@cache
-def _operators() -> list[str]:
-    """The queryParams operators, as the SQL macro lists them."""
-    return list(ast.literal_eval(render_macro("query_param_operators")))
-
-
-def _condition() -> dict[str, Any]:
-    scalar = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
-    return {
-        "type": "object",
-        "description": "A game-state condition: {field, value, operator}.",
-        "required": ["field", "value", "operator"],
-        "properties": {
-            "field": {"type": "string", "pattern": NOT_SPACES},
-            "value": {"anyOf": [*scalar, {"type": "array", "items": {"anyOf": scalar}}]},
-            "operator": {"enum": _operators()},
-        },
-        "additionalProperties": STORABLE_REF,
-    }
-
-
-def _entry(kind: str) -> dict[str, Any]:
-    """A designer entry of `kind`, its fields by the spec's names: the English ones the import
-    also reads are left out, as a schema cannot say "one of these names, at most one"
-    without more `not`s than schemathesis can draw from."""
-    strength: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 5}
-    if kind == "dialogue_styles":
-        strength = {**strength, "type": ["integer", "null"]}
-    fields: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-        (("关键词", "keywords"), {**_WORDS, "minItems": 1}),
-        (("内容", "content"), {"type": "string", "pattern": NOT_SPACES}),
-        (("强度", "strength"), strength),
-        (("queryParams", "query_params"), {"type": ["array", "null"], "items": _condition()}),
-        (("次要关键词", "secondary_keywords"), {**_WORDS, "type": ["array", "null"]}),
-        (("次要关键词逻辑", "secondary_logic"), {"enum": [*LOGICS, None]}),
-        (("常驻", "constant"), {"type": "boolean"}),
-        (("停留轮数", "sticky_turns"), {"type": ["integer", "null"], **_TURNS}),
-        (("extensions",), {"type": "object", "additionalProperties": STORABLE_REF}),
-    ]
-    if kind == "events":
-        fields.append((("日期", "date", "event_date"), {"type": "string"}))
-    required = [names[0] for names, _ in fields[: 2 if kind == "dialogue_styles" else 3]]
-    others = ", ".join(f"{name} ({names[0]})" for names, _ in fields for name in names[1:])
-    return {
-        "type": "object",
-        "description": f"An entry, its fields by the spec's names (the import reads {others} "
-        "too, one name a field).",
-        "properties": {names[0]: schema for names, schema in fields},
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-def designer_config(schema: dict[str, Any], example: dict[str, Any]) -> None:
-    """DesignerConfigIn's schema with its entries spelled out and at least one of them, and
-    `example` (its json_schema_extra)."""
-    schema["examples"] = [example]
-    for kind in KINDS:
-        entries = {"type": "array", "minItems": 1, "items": _entry(kind)}
-        schema["properties"][kind]["additionalProperties"] = entries
-    schema["anyOf"] = [
-        {"required": [kind], "properties": {kind: {"minProperties": 1}}} for kind in KINDS
-    ]
 
 
 def _lorebook_entry(world_info: bool) -> dict[str, Any]:
@@ -104,7 +23,7 @@ def _lorebook_entry(world_info: bool) -> dict[str, Any]:
             "kind": {"enum": list(KINDS)},
             "group": {"type": ["string", "null"]},
             "date": {"type": "string"},
-            "queryParams": {"type": "array", "items": _condition()},
+            "queryParams": {"type": "array", "items": condition()},
         },
         "additionalProperties": STORABLE_REF,
     }

@@ -77,7 +77,7 @@ def storable(schema: Any) -> None:
     """Every string, number and free-form value of `schema` (not through $refs: each
     component is shaped once) as the guard stores them: a pattern where a string had none,
     the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
-    PostgreSQL holds; objects' keys storable."""
+    PostgreSQL holds; objects' keys storable, their free-form values StorableJson."""
     if isinstance(schema, dict):
         _nullable_as_type(schema)
         types = schema.get("type")
@@ -95,6 +95,8 @@ def storable(schema: Any) -> None:
                 schema.setdefault("exclusiveMaximum", INT64["exclusiveMaximum"])
         elif "number" in types and "anyOf" not in schema:
             schema["anyOf"] = [dict(part) for part in _DOUBLE]
+        if schema.get("additionalProperties") is True:  # a free-form value
+            schema["additionalProperties"] = STORABLE_REF
         if "object" in types and schema.get("additionalProperties") not in (None, False):
             schema.setdefault("propertyNames", {}).setdefault("pattern", STORABLE)
         for key, value in list(schema.items()):
