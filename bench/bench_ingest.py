@@ -142,7 +142,7 @@ def main() -> None:
         for tree in order:
             runs[tree].append(measured(trees[tree], datasets))
     print(f"{args.rounds} rounds, medians, in-memory DuckDB\n")
-    print("| workload | code | events | add_events | events/s | of which prepare_events |")
+    print("| workload | code | events | add_events | events/s | prepare_events alone |")
     print("|---|---|---:|---:|---:|---:|")
     for name in WORKLOADS:
         for tree, results in runs.items():

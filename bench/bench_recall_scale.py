@@ -130,8 +130,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def query(memory: DynamicMemory, text: str, now: datetime, update: bool = True) -> Any:
-    # the turn's call (rolemem.turn.companion): explain for the prompt's candidates, update
-    # counting the recall, the names resolved
+    # a turn's call (rolemem.turn.companion) with the prompt text too (a turn leaves that to
+    # its budget: prompt_text=False): explain for the trace's candidates, update counting the
+    # recall, the names resolved
     return memory.query(
         text,
         user_id=USER,

@@ -139,8 +139,9 @@ class Recall:
         `save_id`: the save being played; events extracted from lines off its current chain
         are not recalled (branch-aware). `memory_scope`: 'player' (default, seed
         memory_loop_settings) or 'save' (only events of this save and unsourced ones).
-        `prompt_text=False`: the caller renders the memory itself (a turn's budget does), so
-        the statement plans no prompt text (QueryResponse.prompt_text is empty)."""
+        `prompt_text=False`: the caller renders the memory itself (a turn's budget does): its
+        QueryResponse.prompt_text is empty, and the statement plans none unless another query
+        of its batch asks for one."""
         started = time.perf_counter()
         checked_text(text, "text")
         checked_text(user_id, "user_id")

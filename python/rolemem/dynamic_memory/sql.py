@@ -298,7 +298,7 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
-@functools.cache  # rendered once per (candidates, engine, facts), not per batch
+@functools.cache  # rendered once per (candidates, engine, facts, prompt_text), not per batch
 def query_select(
     candidates: bool, engine: str = "duckdb", facts: bool = True, prompt_text: bool = True
 ) -> str:

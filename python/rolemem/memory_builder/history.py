@@ -272,17 +272,16 @@ left join (
 _APPENDED_CHAIN_SELECT = """
 select * exclude (is_recorded_tip)
 from (
-    select
-        chain.* replace (
-            chain.line_position + $offset as line_position,
-            {presence}
-        )
+    select chain.* replace ({presence})
     from (
-        select *, false as is_recorded_tip from int_lines_chained_to_root
+        select
+            * replace (line_position + $offset as line_position),
+            false as is_recorded_tip
+        from int_lines_chained_to_root
         union all by name
         select
             save_id,
-            -1 as line_position,
+            line_position,
             present_role_ids,
             present_script_role_ids,
             true as is_recorded_tip

@@ -22,6 +22,7 @@ import functools
 import logging
 import threading
 from collections.abc import Mapping
+from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -336,20 +337,26 @@ class Companion:
             + [event["event_id"] for event in dynamic.timeline],
             user_id,
         )
-        counted, dynamic_text, prompt_tokens = budget.cut(
-            pieces,
-            max_prompt_tokens=max_prompt_tokens,
-            user_name=user_name,
-            agent_name=char_name,
-            is_dynamic_inline=around is not None,
-            template_alone=system,
-        )
-        if max_prompt_tokens is not None and prompt_tokens > max_prompt_tokens:
-            raise MemoryInputError(
-                f"max_prompt_tokens {max_prompt_tokens} is less than the {prompt_tokens} tokens "
-                "the template's text and the message take with nothing else",
-                field="max_prompt_tokens",
+        try:
+            counted, dynamic_text, prompt_tokens = budget.cut(
+                pieces,
+                max_prompt_tokens=max_prompt_tokens,
+                user_name=user_name,
+                agent_name=char_name,
+                is_dynamic_inline=around is not None,
+                template_alone=system,
             )
+            if max_prompt_tokens is not None and prompt_tokens > max_prompt_tokens:
+                raise MemoryInputError(
+                    f"max_prompt_tokens {max_prompt_tokens} is less than the {prompt_tokens} "
+                    "tokens the template's text and the message take with nothing else",
+                    field="max_prompt_tokens",
+                )
+        except BaseException:
+            # the read ends with the turn: not started, it never runs; started, it is waited for
+            sources_job.cancel()
+            futures.wait([sources_job])
+            raise
         cuts = {
             (piece["layer"], piece["item_index"]): count["cut_reason"]
             for piece, count in zip(pieces, counted, strict=True)
