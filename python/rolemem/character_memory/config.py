@@ -183,6 +183,9 @@ def _entry_row(entry: Any, kind: str, where: str) -> dict[str, Any]:
     return {**row, **read.model_dump(by_alias=False, exclude_none=True)}
 
 
+_EXPORT_ORDER = ("日期", "内容", "关键词", "强度", "queryParams")
+
+
 def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str, Any]:
     """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
     known = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
@@ -201,6 +204,8 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
             entry = ENTRIES[kind].model_construct(**{**RULE_DEFAULTS, **row})
             unset = {c for c in RULE_DEFAULTS if getattr(entry, c) == RULE_DEFAULTS[c]}
             said = entry.model_dump(exclude_none=True, exclude=unset)  # by the spec's names
+            # the designers' own order first (a re-exported file diffs only where it changed)
+            said = {**{key: said[key] for key in _EXPORT_ORDER if key in said}, **said}
             groups.setdefault(row[group_column], []).append(said)
         document[kind] = groups
     return document
