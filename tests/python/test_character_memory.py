@@ -407,6 +407,8 @@ def test_importer_round_trip_keeps_designer_order_and_normalises_keys():
         "强度": entry["强度"],
         "queryParams": entry["queryParams "],
     }
+    # each entry's keys in the designers' order, as the file had them
+    assert list(exported["events"]["身世"][0]) == ["日期", "内容", "关键词", "强度", "queryParams"]
     assert export_designer_json(parse_designer_json(exported), "qiyu") == exported
 
 
