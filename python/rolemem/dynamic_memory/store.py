@@ -34,20 +34,14 @@ from .vectors import Vectors
 
 log = logging.getLogger(__name__)
 
-# macro insert_event_postings's lists: each posting's event and owner, then its term and
-# counts (the key of text.postings' lists they come from)
-_POSTING_COLUMNS = {
-    "event_id": None,
-    "agent_id": None,
-    "scope": None,
-    "user_id": None,
+# macro insert_event_postings's lists: each posting's term and counts (text.postings' lists,
+# by their key there)
+_POSTING_LISTS = {
     "term": "terms",
     "description_count": "description_counts",
     "keyword_count": "keyword_counts",
     "tag_count": "tag_counts",
 }
-# macro insert_event_lines's lists, one position per source line of an event
-_EVENT_LINE_COLUMNS = ("event_id", "line_id", "user_id", "target_key", "batch_key", "last_line_id")
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its
 # context texts' (model int_memory_event_context_texts)
@@ -229,16 +223,17 @@ class Events:
                 {"id": [ids[i] for i in indexes]}
                 | {name: [rows[i][name] for i in indexes] for name in columns},
             )
-            postings: dict[str, list[Any]] = {name: [] for name in _POSTING_COLUMNS}
-            for i in indexes:
-                terms, count = rows[i]["terms"], len(rows[i]["terms"]["terms"])
-                postings["event_id"] += [ids[i]] * count
-                for name in ("agent_id", "scope", "user_id"):
-                    postings[name] += [rows[i][name]] * count
-                for name, listed in _POSTING_COLUMNS.items():
-                    if listed:
-                        postings[name] += terms[listed]
-            if postings["term"]:
+            postings = _per_item(
+                (
+                    {
+                        "event_id": ids[i],
+                        **{n: rows[i][n] for n in ("agent_id", "scope", "user_id")},
+                    },
+                    {name: rows[i]["terms"][listed] for name, listed in _POSTING_LISTS.items()},
+                )
+                for i in indexes
+            )
+            if postings:
                 cur.execute(
                     write_sql(
                         "insert_event_postings",
@@ -267,15 +262,17 @@ class Events:
                         engine,
                     ),
                 )
-        lines: dict[str, list[Any]] = {name: [] for name in _EVENT_LINE_COLUMNS}
-        for event_id, row in zip(ids, rows, strict=True):
-            line_ids = list(row.get("line_ids") or ())
-            count = len(line_ids)
-            lines["event_id"] += [event_id] * count
-            lines["line_id"] += line_ids
-            for name in ("user_id", "target_key", "batch_key", "last_line_id"):
-                lines[name] += [row[name]] * count
-        if lines["line_id"]:
+        lines = _per_item(
+            (
+                {
+                    "event_id": event_id,
+                    **{n: row[n] for n in ("user_id", "target_key", "batch_key", "last_line_id")},
+                },
+                {"line_id": list(row.get("line_ids") or ())},
+            )
+            for event_id, row in zip(ids, rows, strict=True)
+        )
+        if lines:
             cur.execute(write_sql("insert_event_lines", engine=engine), lines)
         return ids
 
@@ -309,3 +306,21 @@ class Events:
             if str(exc).startswith(where):
                 raise
             raise MemoryInputError(f"{where}: {exc}") from None
+
+
+def _per_item(
+    events: Iterable[tuple[Mapping[str, Any], Mapping[str, list[Any]]]],
+) -> dict[str, list[Any]]:
+    """A statement's bound lists, one position per item of the events' lists (an event's
+    postings, its source lines): each event's values repeated once per item, its lists (as
+    long as each other) joined on. Empty when no event has an item."""
+    columns: dict[str, list[Any]] = {}
+    for values, lists in events:
+        count = len(next(iter(lists.values())))
+        if not count:
+            continue
+        for name, value in values.items():
+            columns.setdefault(name, []).extend([value] * count)
+        for name, items in lists.items():
+            columns.setdefault(name, []).extend(items)
+    return columns
