@@ -177,13 +177,19 @@ class Lookups:
         targets: str | tuple[str, ...],
         select: str,
         variables: Mapping[str, Any] | None = None,
+        provided: Mapping[str, str] | None = None,
     ) -> str:
         """The query models composed over a batch's bound queries (sql.QUERY_FIELDS), for the
-        store's engine: its sources (sql.recall_sources) and dispatch macros."""
+        store's engine: its sources (sql.recall_sources) and dispatch macros. `provided`:
+        models the caller computed (e.g. sql.FAST_LEXICAL)."""
         engine = self.context.store.name
         return compose(
             targets,
-            {"int_memory_queries": query_sql(engine), **recall_sources(engine)},
+            {
+                "int_memory_queries": query_sql(engine),
+                **recall_sources(engine),
+                **(provided or {}),
+            },
             select,
             variables=variables,
             existing=SETTING_SEEDS,

@@ -23,8 +23,10 @@ from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
+from .postings_cache import REACHABLE, EventPostingsCache, reachable_lengths
+from .recall_words import RecallWords, words_columns
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .sql import LOGGED, PLAYER_EVENTS, logged_columns, query_select
+from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, PLAYER_EVENTS, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
 from .vectors import Vectors
 
@@ -98,6 +100,14 @@ class Recall:
             if context.embedder is not None
             else None
         )
+        # the query words and their BM25 rows computed before the statement, which then plans
+        # neither (the embedded store; PostgreSQL keeps generic plans, so its statement
+        # computes them)
+        self._postings: EventPostingsCache | None = None
+        if context.engine is None:
+            with context.con.cursor() as cur:
+                self._words = RecallWords.read(cur)
+            self._postings = EventPostingsCache()
         # on Citus one statement names one player (its shard)
         run = (
             per_player(self._recall_batch, lambda query: query.params["user_id"])
@@ -254,11 +264,13 @@ class Recall:
                 prompt_text=prompt_text,
             ),
             variables,
+            FAST_LEXICAL if self._postings is not None else None,
         )
         dense, stats = dense_batch(
             self._cache, context.store.columns, inputs, int(context.settings["dense_candidates"])
         )
-        results = [row[1:] for row in self.lookups.run_models(sql, inputs, stats, dense)]
+        bound = {**stats, **self._lexical(inputs)}
+        results = [row[1:] for row in self.lookups.run_models(sql, inputs, bound, dense)]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
@@ -268,6 +280,32 @@ class Recall:
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
+
+    def _lexical(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+        """The batch's words and BM25 rows (models int_memory_query_words and
+        int_memory_query_lexical, computed here), bound as FAST_LEXICAL's lists; none without
+        the fast path."""
+        if self._postings is None:
+            return {}
+        fetch = self.context.store.columns
+        reachable = fetch(
+            REACHABLE,
+            {
+                "agent_id": sorted({values["agent_id"] for values in inputs}),
+                "user_id": sorted({values["user_id"] for values in inputs}),
+            },
+        )
+        words = [self._words.words(values) for values in inputs]
+        lexical: dict[str, list[Any]] = {f"lexical_{name}": [] for name in LEXICAL_COLUMNS}
+        for query_id, (values, query_words) in enumerate(zip(inputs, words, strict=True), 1):
+            lengths = reachable_lengths(reachable, values["agent_id"], values["user_id"])
+            for row in self._postings.lexical(fetch, values, query_words, lengths):
+                for name, value in zip(lexical, (query_id, *row), strict=True):
+                    lexical[name].append(value)
+        return {
+            **lexical,
+            **{f"words_{name}": column for name, column in words_columns(words).items()},
+        }
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the

@@ -244,6 +244,36 @@ _SOURCES = {
 }
 
 
+def _bound_rows(prefix: str, columns: Mapping[str, str]) -> str:
+    """A model's rows bound as one list per column (`$<prefix>_<column>`)."""
+    return "    select\n" + ",\n".join(
+        f"        unnest(cast(${prefix}_{name} as {kind}[])) as {name}"
+        for name, kind in columns.items()
+    )
+
+
+# What the recall fast path computes in Python before the statement (recall_words,
+# postings_cache), bound as lists: the query words and their BM25 rows, so the statement plans
+# neither (~74 operators). The models stay the rule; test_recall_fast_path holds them equal.
+LEXICAL_COLUMNS = {
+    "query_id": "integer",
+    "event_id": "bigint",
+    "bm25_raw": "double",
+    "word_tier": "double",
+}
+WORD_COLUMNS = {
+    "query_id": "integer",
+    "word": "varchar",
+    "word_source": "varchar",
+    "level": "integer",
+    "word_order": "integer",
+}
+FAST_LEXICAL = {
+    "int_memory_query_words": _bound_rows("words", WORD_COLUMNS),
+    "int_memory_query_lexical": _bound_rows("lexical", LEXICAL_COLUMNS),
+}
+
+
 # one row per query of the batch, in query_id order
 _QUERY_SELECT = """
 select

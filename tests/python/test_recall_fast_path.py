@@ -1,0 +1,208 @@
+"""The recall fast path against the models it stands in for: the query words (recall_words,
+macro expand_recall_words) and the BM25 rows (postings_cache, model int_memory_query_lexical)
+that a recall statement binds on the embedded store, row for row, also after memories are
+added and deleted (the postings held are checked on every read)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import pytest
+
+from rolemem import DynamicMemory
+from rolemem.dynamic_memory.postings_cache import (
+    REACHABLE,
+    EventPostingsCache,
+    reachable_lengths,
+)
+from rolemem.dynamic_memory.recall_words import RecallWords
+from rolemem.dynamic_memory.sql import batched, query_sql, recall_sources
+from rolemem.sql.project import compose
+from rolemem.text.tokens import search_keywords, search_terms
+
+from .test_recall_quality import AGENT, NOW, USER, event_rows
+
+# the quality set's questions, and words that reach the edges: stopwords, names in another
+# case, association words (the seed's 画画, 海边 …), a one-character word, English inflections
+TEXTS = [
+    "你还记得我的猫叫什么吗",
+    "上次那本侦探小说的凶手是谁",
+    "我们一起吃过火锅吗",
+    "在海边捡的贝壳是什么颜色",
+    "昨天晚上加班的时候",
+    "我考驾照紧张得要命",
+    "画廊的展览是什么主题",
+    "圣诞节我们做了什么",
+    "我的生日蛋糕什么味道",
+    "下雨天你来接我",
+    "木木 祁煜 我的 了 猫",
+    "画画 海边 画画 猫 伞",
+    "圣诞节的生日礼物",
+    "大海 海洋 温柔 漂亮 作业 室友 失恋",
+    "What did Caroline research about adoption agencies?",
+]
+
+
+def inputs(memory: DynamicMemory, text: str, **settings: Any) -> dict[str, Any]:
+    """One query's statement inputs as a recall binds them (sql.QUERY_FIELDS and settings)."""
+    return {
+        **memory.settings,
+        **settings,
+        "save_id": None,
+        "memory_scope": "player",
+        "lineage_save_ids": None,
+        "agent_id": AGENT,
+        "user_id": USER,
+        "user_name": "木木",
+        "agent_name": "祁煜",
+        "query_text": text,
+        "tokens": search_terms(search_keywords(text, top_k=10), names=("木木", "祁煜")),
+        "query_embedding": None,
+        "reference_cosines": None,
+        "now": NOW,
+        "result_limit": 5,
+        "score_threshold": None,
+        "roulette_seed": None,
+    }
+
+
+def model_rows(memory: DynamicMemory, model: str, columns: str, query: dict[str, Any]) -> list:
+    """`model`'s rows for one bound query, as the recall statement composes it."""
+    sql = compose(
+        model,
+        {"int_memory_queries": query_sql(), **recall_sources("duckdb")},
+        f"select {columns} from {model} order by all",
+        existing=("association_words", "recall_stopwords"),
+    )
+    params = batched([query])
+    used = {name: value for name, value in params.items() if f"${name}" in sql}
+    return memory.store.run(sql, used)
+
+
+def fast_lexical(
+    memory: DynamicMemory, cache: EventPostingsCache, words: RecallWords, query: dict[str, Any]
+) -> list[tuple[int, float | None, float]]:
+    fetch = memory.store.columns
+    reachable = fetch(REACHABLE, {"agent_id": [AGENT], "user_id": [USER]})
+    lengths = reachable_lengths(reachable, AGENT, USER)
+    return sorted(cache.lexical(fetch, query, words.words(query), lengths))
+
+
+def assert_same_lexical(got: list, expected: list) -> None:
+    assert [row[0] for row in got] == [row[0] for row in expected]
+    for (_, bm25, tier), (_, model_bm25, model_tier) in zip(got, expected, strict=True):
+        assert math.isclose(bm25, model_bm25, rel_tol=1e-12, abs_tol=1e-12)
+        assert tier == model_tier
+
+
+@pytest.fixture(scope="module")
+def memory():
+    memory = DynamicMemory(duckdb.connect(), embedder=None)
+    memory.add_events(event_rows())
+    memory.add_events(
+        [
+            {
+                "user_id": USER,
+                "agent_id": AGENT,
+                "description": "Caroline researched adoption agencies and painted a sunset",
+                "created_at": datetime(2021, 1, 5),
+                "keywords": ["adoption", "painting"],
+            },
+            {
+                "user_id": USER,
+                "agent_id": AGENT,
+                "description": "木木的伞落在画室，画作被雨打湿了",
+                "created_at": datetime(2021, 1, 7),
+                "keywords": ["伞", "画画"],
+            },
+            {
+                "user_id": "other",
+                "agent_id": AGENT,
+                "description": "另一个玩家的猫叫团子",
+                "created_at": datetime(2021, 1, 6),
+                "keywords": ["猫"],
+            },
+        ]
+    )
+    yield memory
+    memory.close()
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"expand_strategy": 1},
+        {"expand_strategy": 0, "max_expanded_words": 1},
+        {"max_expanded_words": 0},
+        {"filter_levels": [9, 8]},
+    ],
+    ids=["default", "pooled", "one", "none", "filtered"],
+)
+def test_the_words_are_the_macros(memory, text, settings):
+    query = inputs(memory, text, **settings)
+    with memory.store.reading() as cur:
+        words = RecallWords.read(cur)
+    expected = model_rows(
+        memory, "int_memory_query_words", "word, word_source, level, word_order", query
+    )
+    assert sorted(words.words(query)) == sorted(expected)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("settings", [{}, {"expand_strategy": 1, "expanded_word_weight": 0.3}])
+def test_the_bm25_rows_are_the_models(memory, text, settings):
+    query = inputs(memory, text, **settings)
+    with memory.store.reading() as cur:
+        words = RecallWords.read(cur)
+    expected = model_rows(
+        memory, "int_memory_query_lexical", "event_id, bm25_raw, word_tier", query
+    )
+    assert_same_lexical(fast_lexical(memory, EventPostingsCache(), words, query), expected)
+
+
+def test_the_postings_held_follow_adds_and_deletes():
+    """The cache warmed before a write answers as the models after it: a new event is loaded,
+    a deleted one no longer counts (its document frequency and the corpus change)."""
+    with DynamicMemory(duckdb.connect(), embedder=None) as memory:
+        ids = memory.add_events(event_rows())
+        with memory.store.reading() as cur:
+            words = RecallWords.read(cur)
+        cache = EventPostingsCache()
+        query = inputs(memory, "我们一起吃过火锅吗 猫")
+
+        def check() -> list:
+            expected = model_rows(
+                memory, "int_memory_query_lexical", "event_id, bm25_raw, word_tier", query
+            )
+            got = fast_lexical(memory, cache, words, query)
+            assert_same_lexical(got, expected)
+            return got
+
+        before = check()
+        [added] = memory.add_events(
+            [
+                {
+                    "user_id": USER,
+                    "agent_id": AGENT,
+                    "description": "木木又和祁煜吃了一次火锅",
+                    "created_at": datetime(2021, 2, 1),
+                    "keywords": ["火锅"],
+                }
+            ]
+        )
+        after_add = check()
+        assert added in {row[0] for row in after_add}
+        assert added not in {row[0] for row in before}
+        memory.delete_event(ids[2])  # the first 火锅 memory
+        after_delete = check()
+        assert ids[2] not in {row[0] for row in after_delete}
+        # one 火锅 event left: a rarer word than before weighs more
+        assert (
+            dict((r[0], r[1]) for r in after_delete)[added]
+            > dict((r[0], r[1]) for r in after_add)[added]
+        )
