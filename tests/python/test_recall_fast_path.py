@@ -18,9 +18,9 @@ from rolemem.dynamic_memory.postings_cache import (
     EventPostingsCache,
     reachable_lengths,
 )
-from rolemem.dynamic_memory.recall_words import RecallWords
 from rolemem.dynamic_memory.sql import batched, query_sql, recall_sources
 from rolemem.sql.project import compose
+from rolemem.text.recall_words import RecallWords
 from rolemem.text.tokens import search_keywords, search_terms
 
 from .test_recall_quality import AGENT, NOW, USER, event_rows

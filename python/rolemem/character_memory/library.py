@@ -25,8 +25,9 @@ from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, reso
 from ..schema import create_config_tables
 from ..sql.batching import Coalescer
 from ..sql.project import compose, render_macro, write_sql
-from ..sql.request_rows import bound_lists, request_rows_sql
+from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
+from ..text.recall_words import RecallWords, word_columns, words_params
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
@@ -250,6 +251,9 @@ class CharacterLibrary:
         self._verdicts = (
             None if engine is not None else VerdictCache(self._con, _fill_verdicts, max_contexts)
         )
+        # on DuckDB a request's words are computed before its statement, which then does not
+        # plan them (PostgreSQL keeps its plan, so its statement computes them)
+        self._words = RecallWords.read(self._con) if engine is None else None
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -297,6 +301,11 @@ class CharacterLibrary:
             {
                 "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
                 "int_recall_queue_items": _QUEUE_SQL,
+                **(
+                    {"int_recall_words_expanded": bound_rows("words", word_columns("request_id"))}
+                    if self._words is not None
+                    else {}
+                ),
             },
             _recall_select(explain, prompts, engine),
             {
@@ -311,6 +320,9 @@ class CharacterLibrary:
             renamed=None if self._engine is None else _OWN_SEEDS,
         )
         params = _batch_params([request.values for request in requests])
+        if self._words is not None:
+            words = [self._words.words(r.values, agent_name="char_name") for r in requests]
+            params.update(words_params(words, "request_id"))
         for number, request in enumerate(requests, start=1):
             queued = request.values["queued_keys"]
             params["queued_request_id"] += [number] * len(queued)

@@ -18,7 +18,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .recall_words import Word
+from ..text.recall_words import Word
 from .sql import _reachable, with_official
 from .vector_cache import Fetch
 

@@ -19,12 +19,12 @@ from ..retry import retry
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
+from ..text.recall_words import RecallWords, words_params
 from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
 from .postings_cache import REACHABLE, EventPostingsCache, reachable_lengths
-from .recall_words import RecallWords, words_columns
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, PLAYER_EVENTS, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
@@ -304,7 +304,7 @@ class Recall:
                     lexical[name].append(value)
         return {
             **lexical,
-            **{f"words_{name}": column for name, column in words_columns(words).items()},
+            **words_params(words, "query_id"),
         }
 
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

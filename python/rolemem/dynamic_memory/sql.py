@@ -10,7 +10,8 @@ from typing import Any
 
 from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
 from ..sql.project import compose, render_macro
-from ..sql.request_rows import request_rows_sql
+from ..sql.request_rows import bound_rows, request_rows_sql
+from ..text.recall_words import word_columns
 from .settings import _SETTING_TYPES, PROFILE_NAMES
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
@@ -196,12 +197,7 @@ def engine_sources(engine: str) -> dict[str, str]:
         **_reachable(player),
         **history.walked_sources(engine),
         # what numpy computed, bound as lists (DuckDB reads a registered table instead)
-        "int_memory_query_dense_candidates": "    select\n"
-        + ",\n".join(
-            f"        unnest(cast($dense_{name} as {kind}[])) as {name}"
-            for name, kind in DENSE_COLUMNS.items()
-        )
-        + "\n",
+        "int_memory_query_dense_candidates": bound_rows("dense", DENSE_COLUMNS),
     }
 
 
@@ -244,14 +240,6 @@ _SOURCES = {
 }
 
 
-def _bound_rows(prefix: str, columns: Mapping[str, str]) -> str:
-    """A model's rows bound as one list per column (`$<prefix>_<column>`)."""
-    return "    select\n" + ",\n".join(
-        f"        unnest(cast(${prefix}_{name} as {kind}[])) as {name}"
-        for name, kind in columns.items()
-    )
-
-
 # What the recall fast path computes in Python before the statement (recall_words,
 # postings_cache), bound as lists: the query words and their BM25 rows, so the statement plans
 # neither (~74 operators). The models stay the rule; test_recall_fast_path holds them equal.
@@ -261,16 +249,9 @@ LEXICAL_COLUMNS = {
     "bm25_raw": "double",
     "word_tier": "double",
 }
-WORD_COLUMNS = {
-    "query_id": "integer",
-    "word": "varchar",
-    "word_source": "varchar",
-    "level": "integer",
-    "word_order": "integer",
-}
 FAST_LEXICAL = {
-    "int_memory_query_words": _bound_rows("words", WORD_COLUMNS),
-    "int_memory_query_lexical": _bound_rows("lexical", LEXICAL_COLUMNS),
+    "int_memory_query_words": bound_rows("words", word_columns("query_id")),
+    "int_memory_query_lexical": bound_rows("lexical", LEXICAL_COLUMNS),
 }
 
 

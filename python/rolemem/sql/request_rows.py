@@ -16,6 +16,16 @@ from typing import Any
 from .project import render_macro
 
 
+def bound_rows(prefix: str, columns: Mapping[str, str]) -> str:
+    """`select` of rows a caller computed, bound as one list per column (`$<prefix>_<name>`,
+    of its DuckDB type): a model's rows standing in for the model (e.g. numpy's dense
+    candidates)."""
+    return "    select\n" + ",\n".join(
+        f"        unnest(cast(${prefix}_{name} as {kind}[])) as {name}"
+        for name, kind in columns.items()
+    )
+
+
 def request_rows_sql(
     key: str,
     fields: Mapping[str, str],

@@ -1,7 +1,8 @@
-"""A recall query's words computed in Python before its statement, so the statement neither
-plans them nor the BM25 signal (postings_cache): macro expand_recall_words written out,
-over the seeds read once (recall_stopwords, association_words). The macro stays the rule
-that dbt and the character memory read; test_recall_fast_path holds the two equal."""
+"""A recall's words computed in Python before its statement, so the statement does not plan
+them (and dynamic recall's BM25 rows can be computed too: dynamic_memory.postings_cache):
+macro expand_recall_words written out, over the seeds read once (recall_stopwords,
+association_words), for the dynamic and the character memory's recalls on the embedded
+store. The macro stays the rule dbt reads; test_recall_fast_path holds the two equal."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-# (word, word_source, level, word_order): model int_memory_query_words's columns but query_id
+# (word, word_source, level, word_order): the macro's columns but the request's id
 Word = tuple[str, str, int | None, int]
 
 # an expanded word's order comes after every token's (the macro's 1000 + its rank)
@@ -39,11 +40,11 @@ class RecallWords:
             associations[word].append((associated, int(level)))
         return cls(stopwords, {w: tuple(pairs) for w, pairs in associations.items()})
 
-    def words(self, query: Mapping[str, Any]) -> list[Word]:
-        """A query's words (its tokens, user_name, agent_name and the word settings), in
-        word_order."""
+    def words(self, query: Mapping[str, Any], agent_name: str = "agent_name") -> list[Word]:
+        """A request's words (its tokens, user_name, the character's name under `agent_name`
+        and the word settings), in word_order."""
         names = {
-            name.lower() for name in (query["user_name"], query["agent_name"]) if name is not None
+            name.lower() for name in (query["user_name"], query[agent_name]) if name is not None
         }
         # the tokens but stopwords and names, each at its first position (1-based)
         positions: dict[str, int] = {}
@@ -91,13 +92,23 @@ class RecallWords:
         ]
 
 
-def words_columns(batch: Sequence[list[Word]]) -> dict[str, list[Any]]:
-    """A batch's words as model int_memory_query_words's columns, query_id numbered 1.."""
-    columns: dict[str, list[Any]] = {
-        name: [] for name in ("query_id", "word", "word_source", "level", "word_order")
+def word_columns(key: str) -> dict[str, str]:
+    """The macro's columns and their types, the request's id named `key`."""
+    return {
+        key: "integer",
+        "word": "varchar",
+        "word_source": "varchar",
+        "level": "integer",
+        "word_order": "integer",
     }
-    for query_id, words in enumerate(batch, start=1):
+
+
+def words_params(batch: Sequence[list[Word]], key: str) -> dict[str, list[Any]]:
+    """A batch's words as lists `$words_<column>` (sql.request_rows.bound_rows "words",
+    word_columns(key)), the requests numbered 1.. in order."""
+    columns: dict[str, list[Any]] = {f"words_{name}": [] for name in word_columns(key)}
+    for number, words in enumerate(batch, start=1):
         for word, source, level, order in words:
-            for name, value in zip(columns, (query_id, word, source, level, order), strict=True):
+            for name, value in zip(columns, (number, word, source, level, order), strict=True):
                 columns[name].append(value)
     return columns
