@@ -6,13 +6,15 @@ added and deleted (the postings held are checked on every read)."""
 from __future__ import annotations
 
 import math
-from datetime import datetime
+import random
+from datetime import datetime, timedelta
 from typing import Any
 
 import duckdb
 import pytest
 
 from rolemem import DynamicMemory
+from rolemem.dynamic_memory.player_memories import forget
 from rolemem.dynamic_memory.postings_cache import (
     REACHABLE,
     EventPostingsCache,
@@ -206,3 +208,81 @@ def test_the_postings_held_follow_adds_and_deletes():
             dict((r[0], r[1]) for r in after_delete)[added]
             > dict((r[0], r[1]) for r in after_add)[added]
         )
+
+
+# -- property: random writes, one cache held across them, 200 random queries ----------------
+
+VOCABULARY = (
+    "火锅 海边 贝壳 画画 画廊 猫 团子 生日 蛋糕 圣诞节 礼物 下雨 地铁站 驾照 侦探 小说 "
+    "加班 灯 室友 失恋 大海 温柔 作业 伞 paint painting researched adoption agencies"
+).split()
+
+
+def random_event(rng: random.Random, user: str) -> dict[str, Any]:
+    return {
+        "user_id": user,
+        "agent_id": AGENT,
+        "description": "木木" + "，".join(rng.sample(VOCABULARY, rng.randint(2, 6))),
+        "created_at": datetime(2021, 1, 1) + timedelta(hours=rng.randint(0, 2000)),
+        "keywords": rng.sample(VOCABULARY, rng.randint(0, 2)),
+    }
+
+
+def test_the_fast_path_stays_the_models_through_random_writes():
+    """Adds, description and importance edits, deletes, a player's memories forgotten
+    (archived, as maintenance archives them), designers' events imported: after each, the BM25
+    rows of random queries from one cache held throughout equal the model's."""
+    rng = random.Random(45)
+    with DynamicMemory(duckdb.connect(), embedder=None) as memory:
+        with memory.store.reading() as cur:
+            words = RecallWords.read(cur)
+        cache = EventPostingsCache()
+        live: list[int] = []
+        checked, done = 0, set()
+        for step in range(20):
+            action = rng.choice(
+                ["add", "add", "edit", "importance", "delete", "forget", "official"]
+            )
+            done.add(action)
+            if action == "add" or not live:
+                live += memory.add_events(
+                    [random_event(rng, USER) for _ in range(rng.randint(1, 8))]
+                )
+            elif action == "edit":  # a new description is a new event
+                old = live.pop(rng.randrange(len(live)))
+                text = "木木" + "，".join(rng.sample(VOCABULARY, 3))
+                live.append(memory.update_event(old, description=text))
+            elif action == "importance":  # the same event, its postings unchanged
+                memory.update_event(rng.choice(live), importance=rng.random())
+            elif action == "delete":
+                memory.delete_event(live.pop(rng.randrange(len(live))))
+            elif action == "forget":  # another player's memories archived
+                memory.add_events([random_event(rng, "other") for _ in range(3)])
+                forget(memory.con, "other", agent_id=AGENT)
+            else:
+                memory.import_official(
+                    {
+                        "agent_id": AGENT,
+                        "events": [
+                            {
+                                "description": "，".join(rng.sample(VOCABULARY, 3)),
+                                "created_at": "2020-12-01T00:00:00",
+                            }
+                            for _ in range(2)
+                        ],
+                    }
+                )
+            for _ in range(10):
+                text = " ".join(rng.sample(VOCABULARY, rng.randint(1, 4)))
+                query = inputs(memory, text, expand_strategy=step % 2)
+                expected_words = model_rows(
+                    memory, "int_memory_query_words", "word, word_source, level, word_order", query
+                )
+                assert sorted(words.words(query)) == sorted(expected_words)
+                expected = model_rows(
+                    memory, "int_memory_query_lexical", "event_id, bm25_raw, word_tier", query
+                )
+                assert_same_lexical(fast_lexical(memory, cache, words, query), expected)
+                checked += 1
+        assert checked == 200
+        assert done == {"add", "edit", "importance", "delete", "forget", "official"}
