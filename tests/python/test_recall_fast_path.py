@@ -133,6 +133,30 @@ def memory():
     memory.close()
 
 
+def test_the_reachable_events_read_are_the_models_union(memory):
+    """REACHABLE writes out int_memory_events_with_official narrowed to the batch's players
+    and agents (the designers' events included)."""
+    memory.import_official(
+        {"agent_id": AGENT, "events": [{"description": "官方的事", "created_at": "2020-01-01"}]}
+    )
+    params = {"agent_id": [AGENT], "user_id": [USER, "other"]}
+    columns = "agent_id, scope, user_id, event_id, token_count"
+    expected = memory.store.run(
+        compose(
+            "int_memory_events_with_official",
+            {
+                name: sql
+                for name, sql in recall_sources("duckdb").items()
+                if name in ("source_memory_event", "source_official_event")
+            },
+            f"select {columns} from int_memory_events_with_official order by all",
+        ),
+        params,
+    )
+    assert {row[1] for row in expected} == {"user", "official"}
+    assert memory.store.run(f"select {columns} from ({REACHABLE}) order by all", params) == expected
+
+
 @pytest.mark.parametrize("text", TEXTS)
 @pytest.mark.parametrize(
     "settings",
