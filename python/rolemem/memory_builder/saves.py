@@ -643,12 +643,11 @@ def regenerate(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
     tip = reply_tip(cur, save, engine=engine)
-    fields = {
-        "attribute": "assistant",
-        **{name: tip[name] for name in ("role_id", "script_role_id", "display_name")},
-        **{name: value for name, value in line.items() if value is not None},
-    }
-    (checked,) = check_lines([fields], where="line")
+    given = {name: value for name, value in line.items() if value is not None}
+    (checked,) = check_lines([{"attribute": "assistant", **given}], where="line")
+    # the speaker fields not given: the replaced reply's, as stored (not checked again)
+    speaker = ("role_id", "script_role_id", "display_name")
+    checked.update({name: tip[name] for name in speaker if checked[name] is None})
     _check_roles(cur, [checked], "line")
     if checked["created_at"] is None:
         checked["created_at"] = default_time
