@@ -16,7 +16,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from datetime import datetime
 from typing import Any
 
 from ..errors import RolememError
@@ -93,16 +92,6 @@ def _bar(total: int, unit: str, desc: str) -> Any:
 def _into_store(args: argparse.Namespace, db: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
     from ..memory_builder.saves import Saves
 
-    for index, line in enumerate(lines):
-        created = line.get("created_at")
-        if isinstance(created, str):
-            try:
-                line["created_at"] = datetime.fromisoformat(created)
-            except ValueError:
-                raise RolememError(
-                    f"lines[{index}].created_at {created!r} is not an ISO time",
-                    field=f"lines[{index}].created_at",
-                ) from None
     with Saves(db) as saves, _bar(len(lines), "line", "importing") as bar:
         return saves.import_lines(
             args.save_id,

@@ -18,6 +18,7 @@ idempotency record to the same one); `Saves` wraps each in a transaction of its 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -26,11 +27,11 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+from pydantic import ValidationError
 
 from ..engines import DuckDBEngine, Engine, duckdb_connect, resolve
 from ..errors import (
     ConflictError,
-    LineError,
     NotFoundError,
     OwnerlessSaveError,
     RolememError,
@@ -38,36 +39,9 @@ from ..errors import (
 )
 from ..sql.project import render_macro, write_sql
 from . import history, roles
-from .build import presence_or_none
+from .contract import MAX_ID, Line
 
-LINE_FIELDS = (
-    "attribute",
-    "content",
-    "role_id",
-    "script_role_id",
-    "display_name",
-    "original_emotion",
-    "predicted_emotion",
-    "tts_content",
-    "action_content",
-    "audio_file",
-    "created_at",
-    "present_role_ids",
-    "present_script_role_ids",
-)
-ATTRIBUTES = ("system", "user", "assistant")
-_OPTIONAL_TEXT = (
-    "display_name",
-    "original_emotion",
-    "predicted_emotion",
-    "tts_content",
-    "action_content",
-    "audio_file",
-)
-
-# the largest id a caller may choose (a JavaScript number holds it exactly), so no caller can
-# push a key sequence near its 64-bit end
-MAX_CHOSEN_ID = 2**53 - 1
+LINE_FIELDS = tuple(Line.model_fields)
 
 _SAVE_SQL = """
 select id, user_id, name, last_message_id, forked_from_line_id, user_name
@@ -320,7 +294,7 @@ def create_role(
     narrator, which witnessed every line. Answers the role with its ids as requests resolve
     them."""
     name = _text(name, "name", required=True)  # type: ignore[assignment]
-    role_id = _id(role_id, "id", required=False, largest=MAX_CHOSEN_ID)
+    role_id = _id(role_id, "id", required=False, largest=MAX_ID)
     character_id = _text(character_id, "character_id")
     agent_id = _text(agent_id, "agent_id")
     if role_id is None:
@@ -364,7 +338,7 @@ def create_save(
     user_id = _text(user_id, "user_id", required=True)
     name = _text(name, "name")
     user_name = _text(user_name, "user_name")
-    save_id = _id(save_id, "id", required=False, largest=MAX_CHOSEN_ID)
+    save_id = _id(save_id, "id", required=False, largest=MAX_ID)
     from_line_id = _id(from_line_id, "from_line_id", required=False)
     if from_line_id is not None:
         line = cur.execute(
@@ -472,48 +446,54 @@ def branch_lines(
 def check_lines(
     lines: Sequence[Mapping[str, Any]], *, where: str = "lines"
 ) -> list[dict[str, Any]]:
-    """Lines to store, checked: an attribute of the three, non-empty content, text fields as
-    text, ids as 64-bit integers, a naive time. Errors name the line and field."""
+    """Lines to store, checked by the line's contract (contract.Line, the service's LineIn
+    too; the Python API's own spellings read: _spelled), presence as the JSON text the line
+    table stores. Errors name the line and field."""
     checked = []
     for index, line in enumerate(lines):
         at = f"{where}[{index}]"
-        if not isinstance(line, Mapping):
-            raise RolememError(f"{at} must be an object with line fields", field=at)
-        unknown = set(line) - set(LINE_FIELDS)
-        if unknown:
-            raise RolememError(f"{at}: unknown fields {sorted(unknown)}", field=at)
-        row = {name: line.get(name) for name in LINE_FIELDS}
-        if row["attribute"] not in ATTRIBUTES:
-            raise RolememError(
-                f"{at}.attribute must be one of {ATTRIBUTES}, got {row['attribute']!r}",
-                field=f"{at}.attribute",
-            )
-        _text(row["content"], f"{at}.content", required=True)
-        for name in _OPTIONAL_TEXT:
-            value = row[name]
-            if value is not None and (
-                not isinstance(value, str) or not duckdb_connect.is_storable_text(value)
-            ):
-                raise RolememError(f"{at}.{name} must be text", field=f"{at}.{name}")
-        _id(row["role_id"], f"{at}.role_id", required=False)
-        script = row["script_role_id"]
-        if isinstance(script, int) and not isinstance(script, bool):
-            row["script_role_id"] = str(script)
-        else:
-            _text(script, f"{at}.script_role_id")
+        try:
+            row = Line.model_validate(_spelled(line)).model_dump()
+        except ValidationError as exc:
+            raise _refused(exc, at) from None
         for name in ("present_role_ids", "present_script_role_ids"):
-            try:  # stored as JSON text
-                row[name] = presence_or_none(row[name], name, at)
-            except LineError as exc:
-                raise RolememError(str(exc), field=f"{at}.{name}") from None
-        created = row["created_at"]
-        if created is not None and (not isinstance(created, datetime) or created.tzinfo):
-            raise RolememError(
-                f"{at}.created_at must be a naive datetime in the game's clock",
-                field=f"{at}.created_at",
-            )
+            if row[name] is not None:
+                row[name] = json.dumps(row[name], ensure_ascii=False)
         checked.append(row)
     return checked
+
+
+def _refused(exc: ValidationError, at: str) -> RolememError:
+    """The contract's first complaint, naming `at` (the line) and its field, or its unknown
+    fields."""
+    errors = exc.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    if unknown:
+        return RolememError(f"{at}: unknown fields {unknown}", field=at)
+    named = ".".join([at, *map(str, errors[0]["loc"][:1])])
+    return RolememError(f"{named}: {errors[0]['msg']}, got {errors[0]['input']!r:.80}", field=named)
+
+
+def _spelled(line: Any) -> Any:
+    """`line` with the Python API's own spellings as the contract's: script role ids as text
+    (1 and "1" are one NPC), presence as a list (JSON text, as stored, read)."""
+    if not isinstance(line, Mapping):
+        return line
+    line = dict(line)
+    for name in ("present_role_ids", "present_script_role_ids"):
+        if isinstance(line.get(name), str):
+            with contextlib.suppress(ValueError):
+                line[name] = json.loads(line[name])
+    scripts = line.get("present_script_role_ids")
+    if isinstance(scripts, list | tuple):
+        line["present_script_role_ids"] = [_script_id(item) for item in scripts]
+    if "script_role_id" in line:
+        line["script_role_id"] = _script_id(line["script_role_id"])
+    return line
+
+
+def _script_id(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
@@ -663,12 +643,11 @@ def regenerate(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
     tip = reply_tip(cur, save, engine=engine)
-    fields = {
-        "attribute": "assistant",
-        **{name: tip[name] for name in ("role_id", "script_role_id", "display_name")},
-        **{name: value for name, value in line.items() if value is not None},
-    }
-    (checked,) = check_lines([fields], where="line")
+    given = {name: value for name, value in line.items() if value is not None}
+    (checked,) = check_lines([{"attribute": "assistant", **given}], where="line")
+    # the speaker fields not given: the replaced reply's, as stored (not checked again)
+    speaker = ("role_id", "script_role_id", "display_name")
+    checked.update({name: tip[name] for name in speaker if checked[name] is None})
     _check_roles(cur, [checked], "line")
     if checked["created_at"] is None:
         checked["created_at"] = default_time

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
 
+from ...memory_builder.contract import Line
 from .common import (
     ID_LENGTH,
     LINE_LENGTH,
@@ -26,14 +27,6 @@ from .common import (
     key,
     text,
 )
-
-Attribute = Literal["system", "user", "assistant"]
-# who was present for a line: at most this many roles (and as many script roles)
-MAX_PRESENT = 64
-PresentRoles = Annotated[list[Id], Field(max_length=MAX_PRESENT)]
-PresentScriptRoles = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=ID_LENGTH)]], Field(max_length=MAX_PRESENT)
-]
 
 
 class RoleCreate(Request):
@@ -156,51 +149,10 @@ class SaveDetail(Save):
     speakers: list[Speaker] = field("The characters that speak on the branch.", [])
 
 
-class LineIn(Request):
+# the line's one contract (the Python API's too), as a request: its schema says what the guard
+# stores
+class LineIn(Request, Line):
     """One dialogue line (the spec's line fields)."""
-
-    attribute: Attribute = field("Who speaks: the player (user), a character or a system.", "user")
-    content: str = text("What is said.", "今天画画时你好温柔", max_length=LINE_LENGTH)
-    role_id: Id | None = key("The character speaking (an assistant line).", 1, default=None)
-    script_role_id: str | None = text(
-        "A script NPC speaking, by its id.", "7", max_length=ID_LENGTH, default=None
-    )
-    display_name: str | None = text(
-        "The speaker's shown name.", "木木", max_length=NAME_LENGTH, default=None
-    )
-    original_emotion: str | None = text(
-        "The writer's emotion tag.", "开心", max_length=NAME_LENGTH, default=None
-    )
-    predicted_emotion: str | None = text(
-        "A classifier's emotion tag (not used).", "开心", max_length=NAME_LENGTH, default=None
-    )
-    tts_content: str | None = text(
-        "Voice text.", "きょうは…", max_length=MESSAGE_LENGTH, default=None
-    )
-    action_content: str | None = text(
-        "Stage action.", "摸了摸头", max_length=MESSAGE_LENGTH, default=None
-    )
-    audio_file: str | None = text(
-        "Voice file (not used).", "a/1.mp3", max_length=MESSAGE_LENGTH, default=None
-    )
-    created_at: GameTime | None = field(
-        "When it was said (game clock); default: the request's `now`.",
-        "2024-05-01T20:00:00",
-        default=None,
-    )
-    present_role_ids: PresentRoles | None = field(
-        "The roles present for the line: a character witnessed it (it is in its history, "
-        "its extraction and its memories) when one of its roles was, or it spoke it. "
-        "Omitted (and no present_script_role_ids): as the line before it on the branch; "
-        "while no line says, every character was present.",
-        [1, 2],
-        default=None,
-    )
-    present_script_role_ids: PresentScriptRoles | None = field(
-        "The script NPCs present for the line, by id (as present_role_ids).",
-        ["7"],
-        default=None,
-    )
 
 
 def one_target(

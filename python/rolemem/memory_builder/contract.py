@@ -1,0 +1,159 @@
+"""A dialogue line, once: what the Python API stores (saves.check_lines) and the service reads
+and documents (LineIn: an append's lines, an import's rows), with the field types it is
+written in (the service's schemas share them: service.schemas.common). Types and sizes only:
+whether the role exists, and the chain's rules, are the store's to judge."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+
+from ..engines import duckdb_connect
+
+# length limits (characters): ids and names, a player's message, a dialogue line
+ID_LENGTH = 128
+NAME_LENGTH = 128
+MESSAGE_LENGTH = 4000
+LINE_LENGTH = 20000
+# ids: what a JavaScript number holds exactly (a caller choosing an id cannot push a key
+# sequence to the end of 64 bits)
+MAX_ID = 2**53 - 1
+# who was present for a line: at most this many roles (and as many script roles)
+MAX_PRESENT = 64
+
+# a naive ISO time of a real day (years 1000-9999; seconds and fractions optional): as a
+# regular expression the schema can state and a client or fuzzer can generate from, so the
+# service accepts exactly what the schema says (day by month, 29 February in leap years)
+_DAY = (
+    "(([1-9][0-9]{3}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])"
+    "|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])))"
+    "|([1-9][0-9](0[48]|[2468][048]|[13579][26])|([2468][048]|[13579][26])00)-02-29)"
+)
+NAIVE_TIME = f"^{_DAY}[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{{1,6}})?)?$"
+_NAIVE_TIME = re.compile(NAIVE_TIME)
+
+
+def _naive_text(value: Any) -> Any:
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value
+    if not isinstance(value, str) or not _NAIVE_TIME.match(value):
+        raise ValueError(
+            "must be a naive time in the game's clock (no time zone), like 2021-02-21T12:00:00"
+        )
+    return value
+
+
+# the game's clock: naive ISO 8601 times; `format: date-time` (RFC 3339, an offset required)
+# would say the opposite, so a string of the pattern the service checks (its own bounds:
+# 2021-02-21T12:00 to 2021-02-21T12:00:00.000000)
+GameTime = Annotated[
+    datetime,
+    BeforeValidator(_naive_text),
+    WithJsonSchema({"type": "string", "pattern": NAIVE_TIME, "minLength": 16, "maxLength": 26}),
+]
+
+
+def not_text(value: Any) -> Any:
+    if isinstance(value, str | bytes | bool):
+        raise ValueError("must be a JSON integer, not text or a boolean")
+    return value
+
+
+# a positive id, at most MAX_ID (the bounds inside the type: on an optional field pydantic
+# would otherwise write them outside JSON Schema's words)
+Id = Annotated[int, Field(ge=1, le=MAX_ID), BeforeValidator(not_text)]
+
+
+def text(
+    description: str, example: str, *, max_length: int, default: Any = ..., **more: Any
+) -> Any:
+    """A text field: not blank, at most `max_length` characters (`more`: Field's options)."""
+    return Field(
+        default,
+        description=description,
+        examples=[example],
+        min_length=1,
+        max_length=max_length,
+        pattern=r"\S",
+        **more,
+    )
+
+
+def key(description: str, example: int, *, default: Any = ..., **more: Any) -> Any:
+    """An id field (its type: Id, which holds the bounds)."""
+    return Field(default, description=description, examples=[example], **more)
+
+
+def field(description: str, example: Any, *, default: Any = ..., **limits: Any) -> Any:
+    """Any other field, with its description and example (and limits, if any)."""
+    return Field(default, description=description, examples=[example], **limits)
+
+
+PresentRoles = Annotated[list[Id], Field(max_length=MAX_PRESENT)]
+PresentScriptRoles = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=ID_LENGTH)]], Field(max_length=MAX_PRESENT)
+]
+
+
+class Line(BaseModel):
+    """One dialogue line (the spec's line fields)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attribute: Literal["system", "user", "assistant"] = field(
+        "Who speaks: the player (user), a character or a system.", "user"
+    )
+    content: str = text("What is said.", "今天画画时你好温柔", max_length=LINE_LENGTH)
+    role_id: Id | None = key("The character speaking (an assistant line).", 1, default=None)
+    script_role_id: str | None = text(
+        "A script NPC speaking, by its id.", "7", max_length=ID_LENGTH, default=None
+    )
+    display_name: str | None = text(
+        "The speaker's shown name.", "木木", max_length=NAME_LENGTH, default=None
+    )
+    original_emotion: str | None = text(
+        "The writer's emotion tag.", "开心", max_length=NAME_LENGTH, default=None
+    )
+    predicted_emotion: str | None = text(
+        "A classifier's emotion tag (not used).", "开心", max_length=NAME_LENGTH, default=None
+    )
+    tts_content: str | None = text(
+        "Voice text.", "きょうは…", max_length=MESSAGE_LENGTH, default=None
+    )
+    action_content: str | None = text(
+        "Stage action.", "摸了摸头", max_length=MESSAGE_LENGTH, default=None
+    )
+    audio_file: str | None = text(
+        "Voice file (not used).", "a/1.mp3", max_length=MESSAGE_LENGTH, default=None
+    )
+    created_at: GameTime | None = field(
+        "When it was said (game clock); default: the request's `now`.",
+        "2024-05-01T20:00:00",
+        default=None,
+    )
+    present_role_ids: PresentRoles | None = field(
+        "The roles present for the line: a character witnessed it (it is in its history, "
+        "its extraction and its memories) when one of its roles was, or it spoke it. "
+        "Omitted (and no present_script_role_ids): as the line before it on the branch; "
+        "while no line says, every character was present.",
+        [1, 2],
+        default=None,
+    )
+    present_script_role_ids: PresentScriptRoles | None = field(
+        "The script NPCs present for the line, by id (as present_role_ids).",
+        ["7"],
+        default=None,
+    )
+
+    @field_validator("*")
+    @classmethod
+    def storable(cls, value: Any) -> Any:
+        """Text a store holds: no NUL, no lone surrogate (the service's request guard refuses
+        them in any body first)."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(t, str) and not duckdb_connect.is_storable_text(t) for t in texts):
+            raise ValueError("must be text rolemem can store (no NUL, no lone surrogate)")
+        return value
