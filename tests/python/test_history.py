@@ -204,22 +204,27 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     generate_dialogue(con, saves=1, lines_per_save=40, seed=3)
     refresh_history(con, [1])
     taken.clear()
+    # the last two: who was present (none said so before them): the first line that says it,
+    # then a line inheriting it from the recorded tip
     nexts = [
-        ("user", None, None, "莱姆", "教室"),
-        ("assistant", 1, None, "钦灵", None),
-        ("assistant", 1, None, "钦灵", None),
-        ("user", None, None, "莱姆", None),
-        ("user", None, None, "莱姆", "天台"),
-        ("assistant", None, "1", "白小喵", None),
-        ("assistant", 9, None, "新角色", None),
-        ("assistant", None, None, "旁白", None),
-        ("system", 9, None, None, None),
-        ("user", None, None, "莱姆", None),
-        ("assistant", 1, None, "钦灵", "教室"),
-        ("regenerate", 1, None, "钦灵", None),
-        ("user", None, None, "莱姆", None),
+        ("user", None, None, "莱姆", "教室", None),
+        ("assistant", 1, None, "钦灵", None, None),
+        ("assistant", 1, None, "钦灵", None, None),
+        ("user", None, None, "莱姆", None, None),
+        ("user", None, None, "莱姆", "天台", None),
+        ("assistant", None, "1", "白小喵", None, None),
+        ("assistant", 9, None, "新角色", None, None),
+        ("assistant", None, None, "旁白", None, None),
+        ("system", 9, None, None, None, None),
+        ("user", None, None, "莱姆", None, None),
+        ("assistant", 1, None, "钦灵", "教室", None),
+        ("regenerate", 1, None, "钦灵", None, None),
+        ("user", None, None, "莱姆", None, None),
+        ("user", None, None, "莱姆", None, "[9]"),
+        ("assistant", 9, None, "新角色", None, None),
+        ("assistant", 1, None, "钦灵", None, None),
     ]
-    for n, (attribute, role_id, script_role_id, name, scene) in enumerate(nexts):
+    for n, (attribute, role_id, script_role_id, name, scene, present) in enumerate(nexts):
         tip, parent_of_tip = con.execute(
             "select s.last_message_id, l.parent_line_id from save as s "
             "join line as l on l.id = s.last_message_id where s.id = 1"
@@ -227,7 +232,8 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
         parent = parent_of_tip if attribute == "regenerate" else tip
         con.execute(
             "insert into line (id, save_id, parent_line_id, attribute, role_id, script_role_id,"
-            " display_name, content, scene) select max(id) + 1, 1, ?, ?, ?, ?, ?, ?, ? from line",
+            " display_name, content, scene, present_role_ids)"
+            " select max(id) + 1, 1, ?, ?, ?, ?, ?, ?, ?, ? from line",
             [
                 parent,
                 "assistant" if attribute == "regenerate" else attribute,
@@ -236,6 +242,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
                 name,
                 f"第{n}句",
                 scene,
+                present,
             ],
         )
         con.execute("update save set last_message_id = (select max(id) from line) where id = 1")
@@ -246,3 +253,8 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
         assert appended == history_rows(con, 1), f"after next line {n} ({attribute})"
     # every next line but the regenerated reply took the append path (each rebuild did not)
     assert taken == [x for attribute, *_ in nexts for x in (attribute != "regenerate", False)]
+    # the presence said was inherited: the last line's row says it too
+    assert con.execute(
+        "select present_role_ids from int_lines_chained_to_root where save_id = 1"
+        " order by line_position desc limit 1"
+    ).fetchone() == ("[9]",)

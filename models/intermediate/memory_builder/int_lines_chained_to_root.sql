@@ -48,12 +48,19 @@ final as (
         lines.created_at,
         lines.scene,
         -- who was present: what the line says, else what the chain said last
-        {{ inherited_presence(
-            'lines.present_role_ids',
-            'lines.present_script_role_ids',
-            'chain_lengths.max_depth - healthy_steps.depth',
-            'healthy_steps.save_id'
-        ) }},
+        {% if var('history_presence', true) %}
+            {{ inherited_presence(
+                'lines.present_role_ids',
+                'lines.present_script_role_ids',
+                'chain_lengths.max_depth - healthy_steps.depth',
+                'healthy_steps.save_id'
+            ) }},
+        {% else %}
+            -- var history_presence false: no line of the chains says who was present (a
+            -- caller that read them: the history's append), so nobody's presence is known
+            cast(null as varchar) as present_role_ids,
+            cast(null as varchar) as present_script_role_ids,
+        {% endif %}
         -- names a line that shows none (the role's name, when the line has a role)
         roles.role_name
     from healthy_steps

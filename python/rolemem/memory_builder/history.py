@@ -208,9 +208,11 @@ _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
 # The walk of the new lines joins the recorded tip: every step in the save, no line twice,
 # and the deepest step's parent is the tip the save's rows were built for (whole). One row,
-# the recorded and the new line counts and whether the first new line lacks its player (the
-# game wrote it: the save's unowned lines are filled then), when the append applies; none
-# when the save is rebuilt instead.
+# when the append applies (none when the save is rebuilt instead): the recorded and the new
+# line counts; whether the first new line lacks its player (the game wrote it: the save's
+# unowned lines are filled then); whether the chain says who was present, at its recorded tip
+# (what a chain row holds is inherited: a tip that says nothing means no line before it did)
+# or on a new line, so the append plans the presence rule only then; and {facts}.
 _NEW_LINES_WALKED_SQL = f"""
 with walked as (
     select
@@ -221,7 +223,18 @@ with walked as (
         count(*) as line_count
     from {_WALK}
 )
-select recorded.line_count, walked.line_count, first_line.user_id is null
+select
+    recorded.line_count,
+    walked.line_count,
+    first_line.user_id is null,
+    tip.present_role_ids is not null
+    or tip.present_script_role_ids is not null
+    or (
+        select bool_or(present_role_ids is not null or present_script_role_ids is not null)
+        from line
+        where id in (select line_id from {_WALK})
+    ),
+    {{facts}}
 from walked
 inner join int_save_history_tips as recorded
     on
@@ -233,16 +246,24 @@ inner join int_save_history_tips as recorded
             select user_name from save where id = $save_id
         )
 inner join line as first_line on first_line.id = walked.first_line_id
+left join main.int_lines_chained_to_root as tip
+    on tip.save_id = $save_id and tip.line_position = recorded.line_count - 1
 where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
 """
-# whether a line the append walked states a fact (the save's player's: an index seek)
-_NEW_LINES_FACTS_SQL = f"""
-select 1 from memory_fact
-where
-    user_id = (select user_id from save where id = $save_id)
-    and line_id in (select line_id from {_WALK})
-limit 1
-"""
+# whether a line the append walked states a fact (the save's player's: an index seek); a
+# store without facts has no such table
+_NEW_LINES_FACTS = {
+    True: f"""exists (
+        select 1 from memory_fact
+        where
+            user_id = (select user_id from save where id = $save_id)
+            and line_id in (select line_id from {_WALK})
+    )""",
+    False: "false",
+}
+_NEW_LINES_WALKED = {
+    facts: _NEW_LINES_WALKED_SQL.format(facts=check) for facts, check in _NEW_LINES_FACTS.items()
+}
 # every character of the save (the batch model over the stored chain) with the first line and
 # index of its last stored message; a character speaking for the first time has none and is
 # built from the start
@@ -292,12 +313,21 @@ from (
 where not is_recorded_tip
 """
 
+# the same where no line of the chain says who was present (all null, as the rule gives)
+_APPENDED_ROWS_SELECT = """
+select * replace (line_position + $offset as line_position)
+from int_lines_chained_to_root
+"""
+
 # the player of the saves' lines written without one (by the game), from their save
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
 
 @functools.cache
-def _append_statements(roles: bool) -> dict[str, str]:
+def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
+    """The append's statements; `presence`: some line of the chain says who was present (else
+    neither the chain's inherited presence nor the messages' rule is planned: their
+    output is the same without)."""
     new_lines = {
         "source_line": _NEW_LINES_SQL,
         "source_save": _ONE_SAVE_SQL,
@@ -328,7 +358,10 @@ def _append_statements(roles: bool) -> dict[str, str]:
                         "chain.line_position",
                         "chain.save_id",
                     )
-                ),
+                )
+                if presence
+                else _APPENDED_ROWS_SELECT,
+                {"history_presence": presence},
             ),
             True,
         ),
@@ -355,6 +388,7 @@ def _append_statements(roles: bool) -> dict[str, str]:
                     " from int_memory_targets)",
                 },
                 "select * from memory_messages",
+                {"history_presence": presence},
             ),
             True,
         ),
@@ -368,13 +402,13 @@ def _append(
     False (nothing written) when it did not. `owned`: the save has a player (lines the game
     wrote without one get it); `facts`: the store keeps facts, re-resolved on the save when a
     new line states one (a stretch reloaded away and back; a line just written states none)."""
-    statements = _append_statements(roles)
     params = {"save_id": save_id}
-    cur.execute(statements["walk"], params)
-    walked = cur.execute(_NEW_LINES_WALKED_SQL, params).fetchall()
-    if not walked:
+    cur.execute(_append_statements(roles, True)["walk"], params)
+    rows = cur.execute(_NEW_LINES_WALKED[facts], params).fetchall()
+    if not rows:
         return False
-    [(line_count, new_lines, unowned)] = walked
+    [(line_count, new_lines, unowned, presence, states_fact)] = rows
+    statements = _append_statements(roles, presence)
     if unowned and owned:  # lines the game wrote itself: rolemem's own carry their player
         cur.execute(write_sql(*_FILL_OWNERS), {"keys": [save_id]})
     cur.execute(statements["chain"], {**params, "offset": line_count})
@@ -382,7 +416,7 @@ def _append(
     cur.execute(statements["delete_resumed"])
     cur.execute(statements["messages"], params)
     cur.execute(statements["tip"], {**params, "line_count": line_count + new_lines})
-    if facts and cur.execute(_NEW_LINES_FACTS_SQL, params).fetchall():
+    if states_fact:
         resolve = _statements(roles)[FACTS_TABLE]
         chain = {"save_ids": [save_id], "lineage_ids": [save_id]}
         cur.execute(write_sql("delete_save_rows", FACTS_TABLE), {"save_ids": [save_id]}).fetchall()
