@@ -1,7 +1,8 @@
 {#
     The lines extracted events came from (memory_event_line), written with the events, one
     row per position of the bound lists: the lines of the transcript message the extraction
-    reply names, else its batch's.
+    reply names, else its batch's. The events are new and their lines given once each
+    (the caller's), so no conflict check is planned (it costs an insert ~1 ms on DuckDB).
 #}
 {% macro insert_event_lines() -%}
     insert into memory_event_line (
@@ -14,5 +15,4 @@
         unnest(cast($target_key as varchar[])) as target_key,
         unnest(cast($batch_key as varchar[])) as batch_key,
         unnest(cast($last_line_id as bigint[])) as last_line_id
-    on conflict do nothing
 {%- endmacro %}

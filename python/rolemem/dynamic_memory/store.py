@@ -268,7 +268,8 @@ class Events:
                     "event_id": event_id,
                     **{n: row[n] for n in ("user_id", "target_key", "batch_key", "last_line_id")},
                 },
-                {"line_id": list(row.get("line_ids") or ())},
+                # each line once (the table's key), in order: a plain insert, no conflict check
+                {"line_id": list(dict.fromkeys(row.get("line_ids") or ()))},
             )
             for event_id, row in zip(ids, rows, strict=True)
         )
