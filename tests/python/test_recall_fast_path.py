@@ -15,11 +15,7 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory.player_memories import forget
-from rolemem.dynamic_memory.postings_cache import (
-    REACHABLE,
-    EventPostingsCache,
-    reachable_lengths,
-)
+from rolemem.dynamic_memory.postings_cache import REACHABLE, EventPostingsCache, read_reachable
 from rolemem.dynamic_memory.sql import batched, query_sql, recall_sources
 from rolemem.sql.project import compose
 from rolemem.text.recall_words import RecallWords
@@ -88,9 +84,8 @@ def fast_lexical(
     memory: DynamicMemory, cache: EventPostingsCache, words: RecallWords, query: dict[str, Any]
 ) -> list[tuple[int, float | None, float]]:
     fetch = memory.store.columns
-    reachable = fetch(REACHABLE, {"agent_id": [AGENT], "user_id": [USER]})
-    lengths = reachable_lengths(reachable, AGENT, USER)
-    return sorted(cache.lexical(fetch, query, words.words(query), lengths))
+    [lengths] = read_reachable(fetch, [(AGENT, USER)])
+    return sorted(zip(*cache.lexical(fetch, query, words.words(query), lengths), strict=True))
 
 
 def assert_same_lexical(got: list, expected: list) -> None:
@@ -155,6 +150,16 @@ def test_the_reachable_events_read_are_the_models_union(memory):
     )
     assert {row[1] for row in expected} == {"user", "official"}
     assert memory.store.run(f"select {columns} from ({REACHABLE}) order by all", params) == expected
+    # a batch of one player reads no owners; of several, each query takes its own
+    fetch = memory.store.columns
+    [alone] = read_reachable(fetch, [(AGENT, USER)])
+    mine, other = read_reachable(fetch, [(AGENT, USER), (AGENT, "other")])
+    for got, user in ((alone, USER), (mine, USER), (other, "other")):
+        rows = sorted(
+            (row[3], row[4]) for row in expected if row[1] == "official" or row[2] == user
+        )
+        assert got.ids.tolist() == [event for event, _ in rows]
+        assert [None if math.isnan(n) else n for n in got.lengths.tolist()] == [n for _, n in rows]
 
 
 @pytest.mark.parametrize("text", TEXTS)

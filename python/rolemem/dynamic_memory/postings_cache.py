@@ -16,14 +16,13 @@ import math
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ..text.recall_words import Word
 from .sql import PLAYER_EVENTS, with_official
 from .vector_cache import Fetch
-
-# an event's postings: (term, keyword_count, description_count, tag_count)
-_Posting = tuple[str, int, int, int]
 
 _LOAD = with_official(
     "int_memory_event_terms_with_official",
@@ -41,36 +40,95 @@ REACHABLE = " union all ".join(
     f"select agent_id, scope, user_id, id as event_id, token_count from ({events}) as events"
     for events in PLAYER_EVENTS.values()
 )
+# the same for a batch of one player and agent (most): its owners need not be read
+_ONE_OWNER = " union all ".join(
+    f"select id as event_id, token_count from ({events}) as events"
+    for events in PLAYER_EVENTS.values()
+)
 
 
-def reachable_lengths(
-    columns: Mapping[str, Sequence[Any]], agent_id: str, user_id: str
-) -> dict[int, int | None]:
+class Reachable(NamedTuple):
+    """One query's reachable events, ascending ids, and their token counts (NaN: none)."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+
+
+def read_reachable(fetch: Fetch, owners: Sequence[tuple[str, str]]) -> list[Reachable]:
+    """The reachable events of each (agent, player) of a batch, in one read."""
+    agents = sorted({agent for agent, _ in owners})
+    users = sorted({user for _, user in owners})
+    if len(agents) == len(users) == 1:
+        columns = fetch(_ONE_OWNER, {"agent_id": agents, "user_id": users})
+        ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)
+        order = np.argsort(ids)
+        one = Reachable(ids[order], _floats(columns["token_count"])[order])
+        return [one for _ in owners]
+    columns = fetch(REACHABLE, {"agent_id": agents, "user_id": users})
+    return [reachable_lengths(columns, agent, user) for agent, user in owners]
+
+
+def reachable_lengths(columns: Mapping[str, Any], agent_id: str, user_id: str) -> Reachable:
     """One query's reachable events and their token counts, from REACHABLE's columns."""
-    return {
-        int(event): None if length is None else int(length)
-        for agent, scope, user, event, length in zip(
-            *(
-                _values(columns[name])
-                for name in ("agent_id", "scope", "user_id", "event_id", "token_count")
-            ),
-            strict=True,
-        )
-        if agent == agent_id and (scope == "official" or user == user_id)
-    }
+    agents, scopes, users = (
+        np.asarray(_filled(columns[name], None), dtype=object)
+        for name in ("agent_id", "scope", "user_id")
+    )
+    mine = (agents == agent_id) & ((scopes == "official") | (users == user_id))
+    ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)[mine]
+    lengths = _floats(columns["token_count"])[mine]
+    order = np.argsort(ids)
+    return Reachable(ids[order], lengths[order])
 
 
-def _values(column: Any) -> list[Any]:
-    """A fetched column as values, None for null (a masked numpy array's tolist)."""
-    return column.tolist() if hasattr(column, "tolist") else list(column)
+def _floats(column: Any) -> np.ndarray:
+    """A fetched integer column as floats, NaN for null."""
+    if isinstance(column, np.ma.MaskedArray):
+        return np.ma.filled(column.astype(np.float64), np.nan)
+    if isinstance(column, np.ndarray):
+        return column.astype(np.float64)
+    return np.array([np.nan if value is None else value for value in column], dtype=np.float64)
+
+
+def _filled(column: Any, fill: Any) -> Any:
+    """A fetched column with its nulls as `fill` (a masked numpy array's, or a list's None)."""
+    if isinstance(column, np.ma.MaskedArray):
+        values = np.array(column.data, dtype=object)
+        values[np.ma.getmaskarray(column)] = fill
+        return values
+    return column
+
+
+# a query's BM25 rows as columns: event ids, bm25_raw (None: null), word_tier
+Lexical = tuple[list[int], list[float | None], list[float]]
+
+
+class _Term:
+    """A term's postings: event ids, keyword, description and tag counts, as lists appended
+    and as arrays made again only after they grew."""
+
+    def __init__(self) -> None:
+        self.lists: tuple[list[int], ...] = ([], [], [], [])
+        self._arrays: tuple[np.ndarray, ...] | None = None
+
+    def add(self, row: tuple[int, int, int, int]) -> None:
+        for values, value in zip(self.lists, row, strict=True):
+            values.append(value)
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        arrays = self._arrays
+        if arrays is None or len(arrays[0]) != len(self.lists[0]):
+            arrays = self._arrays = tuple(np.array(values, dtype=np.int64) for values in self.lists)
+        return arrays
 
 
 class _Player:
-    """The postings of the events seen, by term: (event id, keyword, description, tag count)."""
+    """The postings of the events seen, by term."""
 
     def __init__(self) -> None:
-        self.seen: set[int] = set()
-        self.terms: defaultdict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
+        self.seen = np.zeros(0, dtype=np.int64)  # ascending
+        self.terms: defaultdict[str, _Term] = defaultdict(_Term)
         self.size = 0
 
 
@@ -87,64 +145,69 @@ class EventPostingsCache:
         fetch: Fetch,
         query: Mapping[str, Any],
         words: Sequence[Word],
-        lengths: Mapping[int, int | None],
-    ) -> list[tuple[int, float | None, float]]:
-        """(event id, bm25_raw, word_tier) of each reachable event sharing a word with the
-        query: model int_memory_query_lexical's rows for one query. `lengths`: the query's
-        reachable events (official and the player's own, read by REACHABLE) and their token
-        counts."""
-        if not lengths or not words:
-            return []
-        known = [length for length in lengths.values() if length is not None]
-        event_count = len(lengths)
-        average = max(sum(known) / len(known), 1.0) if known else 1.0
+        reachable: Reachable,
+    ) -> Lexical:
+        """The event ids, bm25_raw and word_tier of each reachable event sharing a word with
+        the query: model int_memory_query_lexical's rows for one query (numpy over the
+        postings of its words). `reachable`: the query's events (official and the player's
+        own: read_reachable) with their token counts."""
+        ids, lengths = reachable
+        if not len(ids) or not words:
+            return [], [], []
+        known = ~np.isnan(lengths)
+        average = max(float(lengths[known].sum()) / int(known.sum()), 1.0) if known.any() else 1.0
         k1, b = query["bm25_k1"], query["bm25_b"]
-        terms = self._terms(fetch, (query["agent_id"], query["user_id"]), list(lengths))
-        bm25: dict[int, float | None] = {}
-        tier: dict[int, float] = {}
+        terms = self._terms(fetch, (query["agent_id"], query["user_id"]), ids)
+        rows, scores, tiers = [], [], []
         for word, source, _, _ in words:
-            long_word = len(word) > 1
-            postings = [
-                (event, keyword, description, tags)
-                for event, keyword, description, tags in terms.get(word, ())
-                if event in lengths and (keyword > 0 or long_word)
-            ]
-            if not postings:
+            term = terms.get(word)
+            if term is None:
                 continue
+            events, keyword, description, tags = term.arrays()
+            at = np.minimum(np.searchsorted(ids, events), len(ids) - 1)
+            long_word = len(word) > 1
+            kept = (ids[at] == events) & ((keyword > 0) | long_word)
+            if not kept.any():
+                continue
+            at, keyword, description, tags = at[kept], keyword[kept], description[kept], tags[kept]
             weight = 1.0 if source == "token" else query["expanded_word_weight"]
-            frequency = len(postings)
-            idf = math.log(1 + (event_count - frequency + 0.5) / (frequency + 0.5))
-            for event, keyword, description, tags in postings:
-                count = keyword + (description if long_word else 0)
-                length = lengths[event]
-                if length is not None:
-                    norm = 1 - b + b * length / average
-                    score: float | None = weight * idf * count * (k1 + 1) / (count + k1 * norm)
-                else:
-                    score = None
-                if event not in bm25:
-                    bm25[event] = score
-                elif score is not None:
-                    bm25[event] = score + (bm25[event] or 0.0)
-                level = (
-                    query["tier_exact_tag"]
-                    if tags > 0
-                    else query["tier_partial_tag"]
-                    if keyword > 0
-                    else query["tier_partial_content"]
+            frequency = len(at)
+            idf = math.log(1 + (len(ids) - frequency + 0.5) / (frequency + 0.5))
+            count = keyword + description if long_word else keyword
+            norm = 1 - b + b * lengths[at] / average
+            rows.append(at)
+            scores.append(weight * idf * count * (k1 + 1) / (count + k1 * norm))
+            tiers.append(
+                weight
+                * np.where(
+                    tags > 0,
+                    query["tier_exact_tag"],
+                    np.where(keyword > 0, query["tier_partial_tag"], query["tier_partial_content"]),
                 )
-                tier[event] = max(tier.get(event, -math.inf), weight * level)
-        return [(event, bm25[event], tier[event]) for event in bm25]
+            )
+        if not rows:
+            return [], [], []
+        events, inverse = np.unique(np.concatenate(rows), return_inverse=True)
+        score = np.concatenate(scores)
+        total = np.zeros(len(events))
+        np.add.at(total, inverse, np.nan_to_num(score, nan=0.0))
+        # a sum of nulls is null (an event without a token count), as in SQL
+        counted = np.zeros(len(events), dtype=np.int64)
+        np.add.at(counted, inverse, ~np.isnan(score))
+        best = np.full(len(events), -np.inf)
+        np.maximum.at(best, inverse, np.concatenate(tiers))
+        bm25: list[float | None] = list(total.tolist())
+        for position in np.flatnonzero(counted == 0).tolist():
+            bm25[position] = None
+        return ids[events].tolist(), bm25, best.tolist()
 
-    def _terms(
-        self, fetch: Fetch, key: tuple[str, str], ids: list[int]
-    ) -> Mapping[str, list[tuple[int, int, int, int]]]:
+    def _terms(self, fetch: Fetch, key: tuple[str, str], ids: np.ndarray) -> Mapping[str, _Term]:
         with self._lock:
             player = self._players.pop(key, None) or _Player()
-            missing = [event for event in ids if event not in player.seen]
-            if missing:
-                loaded = fetch(_LOAD, {"ids": missing})
-                for row in zip(
+            missing = ids[~np.isin(ids, player.seen, assume_unique=True)]
+            if len(missing):
+                loaded = fetch(_LOAD, {"ids": missing.tolist()})
+                for event, term, keyword, description, tags in zip(
                     *(
                         _values(loaded[name])
                         for name in (
@@ -157,12 +220,17 @@ class EventPostingsCache:
                     ),
                     strict=True,
                 ):
-                    player.terms[row[1]].append((row[0], row[2], row[3], row[4]))
+                    player.terms[term].add((event, keyword, description, tags))
                     player.size += 1
-                player.seen.update(missing)
+                player.seen = np.union1d(player.seen, missing)
             self._players[key] = player  # most recently used last
             total = sum(p.size for p in self._players.values())
             while total > self.max_postings and len(self._players) > 1:
                 _, evicted = self._players.popitem(last=False)
                 total -= evicted.size
             return player.terms
+
+
+def _values(column: Any) -> list[Any]:
+    """A fetched column as values, None for null (a masked numpy array's tolist)."""
+    return column.tolist() if hasattr(column, "tolist") else list(column)

@@ -24,7 +24,7 @@ from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
-from .postings_cache import REACHABLE, EventPostingsCache, reachable_lengths
+from .postings_cache import EventPostingsCache, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, PLAYER_EVENTS, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
@@ -288,20 +288,17 @@ class Recall:
         if self._postings is None:
             return {}
         fetch = self.context.store.columns
-        reachable = fetch(
-            REACHABLE,
-            {
-                "agent_id": sorted({values["agent_id"] for values in inputs}),
-                "user_id": sorted({values["user_id"] for values in inputs}),
-            },
-        )
+        reachable = read_reachable(fetch, [(v["agent_id"], v["user_id"]) for v in inputs])
         words = [self._words.words(values) for values in inputs]
         lexical: dict[str, list[Any]] = {f"lexical_{name}": [] for name in LEXICAL_COLUMNS}
-        for query_id, (values, query_words) in enumerate(zip(inputs, words, strict=True), 1):
-            lengths = reachable_lengths(reachable, values["agent_id"], values["user_id"])
-            for row in self._postings.lexical(fetch, values, query_words, lengths):
-                for name, value in zip(lexical, (query_id, *row), strict=True):
-                    lexical[name].append(value)
+        for query_id, (values, query_words, events) in enumerate(
+            zip(inputs, words, reachable, strict=True), 1
+        ):
+            event_ids, bm25, tiers = self._postings.lexical(fetch, values, query_words, events)
+            lexical["lexical_query_id"] += [query_id] * len(event_ids)
+            lexical["lexical_event_id"] += event_ids
+            lexical["lexical_bm25_raw"] += bm25
+            lexical["lexical_word_tier"] += tiers
         return {
             **lexical,
             **words_params(words, "query_id"),
