@@ -60,10 +60,7 @@ def read_reachable(fetch: Fetch, owners: Sequence[tuple[str, str]]) -> list[Reac
     agents = sorted({agent for agent, _ in owners})
     users = sorted({user for _, user in owners})
     if len(agents) == len(users) == 1:
-        columns = fetch(_ONE_OWNER, {"agent_id": agents, "user_id": users})
-        ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)
-        order = np.argsort(ids)
-        one = Reachable(ids[order], _floats(columns["token_count"])[order])
+        one = _sorted(fetch(_ONE_OWNER, {"agent_id": agents, "user_id": users}))
         return [one for _ in owners]
     columns = fetch(REACHABLE, {"agent_id": agents, "user_id": users})
     return [reachable_lengths(columns, agent, user) for agent, user in owners]
@@ -75,9 +72,13 @@ def reachable_lengths(columns: Mapping[str, Any], agent_id: str, user_id: str) -
         np.asarray(_filled(columns[name], None), dtype=object)
         for name in ("agent_id", "scope", "user_id")
     )
-    mine = (agents == agent_id) & ((scopes == "official") | (users == user_id))
-    ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)[mine]
-    lengths = _floats(columns["token_count"])[mine]
+    return _sorted(columns, (agents == agent_id) & ((scopes == "official") | (users == user_id)))
+
+
+def _sorted(columns: Mapping[str, Any], rows: Any = slice(None)) -> Reachable:
+    """The events of `rows` (all: a batch of one player) by ascending id."""
+    ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)[rows]
+    lengths = _floats(columns["token_count"])[rows]
     order = np.argsort(ids)
     return Reachable(ids[order], lengths[order])
 
@@ -106,22 +107,21 @@ Lexical = tuple[list[int], list[float | None], list[float]]
 
 class _Term:
     """A term's postings: event ids, keyword, description and tag counts, as lists appended
-    and as arrays made again only after they grew."""
+    and as arrays made again only after they grew (under the cache's lock: another thread may
+    be appending)."""
 
     def __init__(self) -> None:
         self.lists: tuple[list[int], ...] = ([], [], [], [])
-        self._arrays: tuple[np.ndarray, ...] | None = None
+        self._arrays: tuple[np.ndarray, ...] = tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
 
     def add(self, row: tuple[int, int, int, int]) -> None:
         for values, value in zip(self.lists, row, strict=True):
             values.append(value)
-        self._arrays = None
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        arrays = self._arrays
-        if arrays is None or len(arrays[0]) != len(self.lists[0]):
-            arrays = self._arrays = tuple(np.array(values, dtype=np.int64) for values in self.lists)
-        return arrays
+        if len(self._arrays[0]) != len(self.lists[0]):
+            self._arrays = tuple(np.array(values, dtype=np.int64) for values in self.lists)
+        return self._arrays
 
 
 class _Player:
@@ -158,13 +158,12 @@ class EventPostingsCache:
         known = ~np.isnan(lengths)
         average = max(float(lengths[known].sum()) / int(known.sum()), 1.0) if known.any() else 1.0
         k1, b = query["bm25_k1"], query["bm25_b"]
-        terms = self._terms(fetch, (query["agent_id"], query["user_id"]), ids)
+        postings = self._postings(fetch, (query["agent_id"], query["user_id"]), ids, words)
         rows, scores, tiers = [], [], []
         for word, source, _, _ in words:
-            term = terms.get(word)
-            if term is None:
+            if word not in postings:
                 continue
-            events, keyword, description, tags = term.arrays()
+            events, keyword, description, tags = postings[word]
             at = np.minimum(np.searchsorted(ids, events), len(ids) - 1)
             long_word = len(word) > 1
             kept = (ids[at] == events) & ((keyword > 0) | long_word)
@@ -202,7 +201,10 @@ class EventPostingsCache:
             bm25[position] = None
         return ids[events].tolist(), bm25, best.tolist()
 
-    def _terms(self, fetch: Fetch, key: tuple[str, str], ids: np.ndarray) -> Mapping[str, _Term]:
+    def _postings(
+        self, fetch: Fetch, key: tuple[str, str], ids: np.ndarray, words: Sequence[Word]
+    ) -> dict[str, tuple[np.ndarray, ...]]:
+        """The postings of `words` held for the player, once every event of `ids` is loaded."""
         with self._lock:
             player = self._players.pop(key, None) or _Player()
             missing = ids[~np.isin(ids, player.seen, assume_unique=True)]
@@ -229,7 +231,7 @@ class EventPostingsCache:
             while total > self.max_postings and len(self._players) > 1:
                 _, evicted = self._players.popitem(last=False)
                 total -= evicted.size
-            return player.terms
+            return {word: player.terms[word].arrays() for word, *_ in words if word in player.terms}
 
 
 def _values(column: Any) -> list[Any]:
