@@ -23,6 +23,22 @@ from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
 from .lookups import _PLANNER, Lookups
 
+
+@functools.cache
+def _has_facts_sql(engine: str) -> str:
+    """Whether the listing's player holds a fact with its agent; on Citus with the player
+    (macro player_filter), so it runs on that shard."""
+    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
+    return f"""
+select exists (
+    select 1 from memory_fact
+    where
+        list_contains(cast($user_id as varchar[]), user_id)
+        and list_contains(cast($agent_id as varchar[]), agent_id)
+        and {player}
+)"""
+
+
 # one row per fact on the chain, a slot's facts in chain order
 _FACTS_SELECT = """
 select
@@ -80,9 +96,15 @@ class Facts:
             raise MemoryInputError(f"history must be true or false, got {history!r}")
         lookups = self.lookups
         params = lookups.listing(user_id, agent_id, save_id, "save")
-        sql = lookups.models_sql("int_memory_facts_resolved", _FACTS_SELECT)
         bound = lookups.bound([params], {"history": history})
-        rows = self.context.store.records(sql, bound, _PLANNER)
+        store = self.context.store
+        # a player holding no facts with the character plans none of the facts' models (a seek
+        # of the player's facts; many players hold none)
+        [(has_facts,)] = store.run(_has_facts_sql(store.name), bound)
+        if not has_facts:
+            return []
+        sql = lookups.models_sql("int_memory_facts_resolved", _FACTS_SELECT)
+        rows = store.records(sql, bound, _PLANNER)
         return [
             {
                 **{k: v for k, v in row.items() if k != "line_ids_json"},

@@ -24,10 +24,6 @@ left join memory_fact_attribute_aliases as aliases
     on aliases.attribute = attributes.attribute
 group by attributes.cardinality, attributes.attribute
 order by attributes.cardinality desc, attributes.attribute"""
-_HAS_FACTS_SQL = """
-select exists (
-    select 1 from memory_fact where user_id = $user_id and agent_id = $agent_id
-)"""
 # at most this many current facts are shown to the LLM (the newest on the chain)
 _SHOWN_FACTS = 100
 _CARDINALITY = {"one": "一个值", "many": "多个值"}
@@ -100,11 +96,8 @@ def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -
         f"   {_CARDINALITY[cardinality]}：{'、'.join(names)}"
         for cardinality, names in listed.items()
     )
-    # the facts' models are planned only for a player holding facts with the character (a
-    # seek of the player's facts; most batches of a player without any)
-    [(has_facts,)] = memory.store.run(_HAS_FACTS_SQL, {"user_id": user_id, "agent_id": agent_id})
     current = sorted(
-        memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id) if has_facts else [],
+        memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
         key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),
     )[-_SHOWN_FACTS:]
     known = "\n".join(
