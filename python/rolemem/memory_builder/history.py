@@ -323,27 +323,39 @@ from int_lines_chained_to_root
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
 
-@functools.cache
-def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
-    """The append's statements; `presence`: some line of the chain says who was present (else
-    neither the chain's inherited presence nor the messages' rule is planned: their
-    output is the same without)."""
-    new_lines = {
+def _new_lines(roles: bool) -> dict[str, str]:
+    """The sources an append's walk and chain read: the save's new lines only."""
+    return {
         "source_line": _NEW_LINES_SQL,
         "source_save": _ONE_SAVE_SQL,
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": _FORKS_SQL,
     }
+
+
+@functools.cache
+def _append_walk(roles: bool) -> str:
+    """The walk of a save's new lines (into the temporary table the append reads)."""
+    return write_sql(
+        "replace_temp_table",
+        _WALK,
+        compose(
+            "int_lines_walked_to_root",
+            _new_lines(roles),
+            "select * from int_lines_walked_to_root",
+        ),
+    )
+
+
+@functools.cache
+def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
+    """The append's statements after its walk; `presence`: some line of the chain says who
+    was present (else neither the chain's inherited presence nor the messages' rule is
+    planned: their output is the same without)."""
+    new_lines = _new_lines(roles)
     # the targets name the player by the save's name: its row, not a scan of every save
     stored = {"int_lines_chained_to_root": _STORED_CHAIN_SQL, "source_save": _ONE_SAVE_SQL}
     return {
-        "walk": write_sql(
-            "replace_temp_table",
-            _WALK,
-            compose(
-                "int_lines_walked_to_root", new_lines, "select * from int_lines_walked_to_root"
-            ),
-        ),
         "chain": write_sql(
             "insert_from_query",
             "int_lines_chained_to_root",
@@ -403,7 +415,7 @@ def _append(
     wrote without one get it); `facts`: the store keeps facts, re-resolved on the save when a
     new line states one (a stretch reloaded away and back; a line just written states none)."""
     params = {"save_id": save_id}
-    cur.execute(_append_statements(roles, True)["walk"], params)
+    cur.execute(_append_walk(roles), params)
     rows = cur.execute(_NEW_LINES_WALKED[facts], params).fetchall()
     if not rows:
         return False
