@@ -103,11 +103,10 @@ class Recall:
         # the query words and their BM25 rows computed before the statement, which then plans
         # neither (the embedded store; PostgreSQL keeps generic plans, so its statement
         # computes them)
-        self._postings: EventPostingsCache | None = None
+        self._fast: tuple[RecallWords, EventPostingsCache] | None = None
         if context.engine is None:
             with context.con.cursor() as cur:
-                self._words = RecallWords.read(cur)
-            self._postings = EventPostingsCache()
+                self._fast = RecallWords.read(cur), EventPostingsCache()
         # on Citus one statement names one player (its shard)
         run = (
             per_player(self._recall_batch, lambda query: query.params["user_id"])
@@ -264,7 +263,7 @@ class Recall:
                 prompt_text=prompt_text,
             ),
             variables,
-            FAST_LEXICAL if self._postings is not None else None,
+            FAST_LEXICAL if self._fast is not None else None,
         )
         dense, stats = dense_batch(
             self._cache, context.store.columns, inputs, int(context.settings["dense_candidates"])
@@ -285,16 +284,17 @@ class Recall:
         """The batch's words and BM25 rows (models int_memory_query_words and
         int_memory_query_lexical, computed here), bound as FAST_LEXICAL's lists; none without
         the fast path."""
-        if self._postings is None:
+        if self._fast is None:
             return {}
+        recall_words, postings = self._fast
         fetch = self.context.store.columns
         reachable = read_reachable(fetch, [(v["agent_id"], v["user_id"]) for v in inputs])
-        words = [self._words.words(values) for values in inputs]
+        words = [recall_words.words(values) for values in inputs]
         lexical: dict[str, list[Any]] = {f"lexical_{name}": [] for name in LEXICAL_COLUMNS}
         for query_id, (values, query_words, events) in enumerate(
             zip(inputs, words, reachable, strict=True), 1
         ):
-            event_ids, bm25, tiers = self._postings.lexical(fetch, values, query_words, events)
+            event_ids, bm25, tiers = postings.lexical(fetch, values, query_words, events)
             lexical["lexical_query_id"] += [query_id] * len(event_ids)
             lexical["lexical_event_id"] += event_ids
             lexical["lexical_bm25_raw"] += bm25
