@@ -5,8 +5,9 @@
 -- here cites it and no replacement batch shown here sent it again: such a line is a replay
 -- line, sent again as a replacement batch. A line that yielded no memory, or whose memories
 -- all stay shown, is never sent again; a deleted memory cites nothing (it never comes back).
--- With var loop_cuts false (a caller that found no batch cut on the chain: is_batch_cut),
--- every line sent is covered, and the citations are not planned. A line the character did
+-- With var loop_cuts false (a caller that found no batch cut on the chain: model
+-- int_loop_watermarks, from batch_last_line_id), every line sent is covered, and the citations
+-- are not planned. A line the character did
 -- not witness (macro is_witnessed) is not its to extract: it has no row. With var
 -- loop_presence false (a caller that found no line of the chain saying who was present:
 -- says_presence) every line was witnessed, and presence is not planned.
@@ -71,9 +72,9 @@ final as (
             false as is_replay,
             extracted_lines.line_id is not null as is_covered,
         {% endif %}
-        -- sent by a batch whose last line is off this chain: a memory of it may be cut off
-        extracted_lines.batch_last_line_id is not null
-        and batch_ends.line_id is null as is_batch_cut,
+        -- the last line of the batch that sent it (a line it sent too): off this chain, a
+        -- memory of the batch may be cut off
+        extracted_lines.batch_last_line_id,
         -- the chain says who was present here: the plan must apply presence
         {{ says_presence('turns') }} as says_presence
     from observations
@@ -83,10 +84,6 @@ final as (
         on
             extracted_lines.line_id = turns.line_id
             and extracted_lines.target_key = observations.target_key
-    left join turns as batch_ends
-        on
-            batch_ends.save_id = observations.save_id
-            and batch_ends.line_id = extracted_lines.batch_last_line_id
     {% if cuts %}
         -- read by the select's is_replay and is_covered, in an if of their own
         left join cited -- noqa: ST11

@@ -26,7 +26,12 @@ covered as (
             'case when is_covered then line_id end',
             'case when is_covered then line_position end'
         ) }} as watermark_line_id,
-        bool_or(is_batch_cut) as has_cut,
+        -- a batch that sent a line here ends on a line that no row here has (off the chain:
+        -- a batch sends its last line too); a join of the chain with itself cost a millisecond
+        not {{ list_has_all(
+            'array_agg(line_id) filter (where is_extracted)',
+            'array_agg(batch_last_line_id) filter (where batch_last_line_id is not null)'
+        ) }} as has_cut,
         bool_or(says_presence) as has_presence
     from coverage
     group by save_id, target_key
