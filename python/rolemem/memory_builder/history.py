@@ -217,48 +217,48 @@ _NEW_LINES_WALKED_SQL = f"""
 with walked as (
     select
         count(*) > 0
-        and count(distinct line_id) = count(*)
-        and bool_and(line_save_id = save_id) as is_one_run,
-        arg_max(line_id, depth) as first_line_id,
+        and count(distinct walk.line_id) = count(*)
+        and bool_and(walk.line_save_id = walk.save_id) as is_one_run,
+        arg_max(lines.parent_line_id, walk.depth) as first_parent_line_id,
+        arg_max(lines.user_id is null, walk.depth) as is_first_unowned,
+        bool_or(
+            lines.present_role_ids is not null or lines.present_script_role_ids is not null
+        ) as says_presence,
         count(*) as line_count
-    from {_WALK}
+    from {_WALK} as walk
+    inner join line as lines on lines.id = walk.line_id
 )
 select
     recorded.line_count,
     walked.line_count,
-    first_line.user_id is null,
+    walked.is_first_unowned,
     tip.present_role_ids is not null
     or tip.present_script_role_ids is not null
-    or (
-        select bool_or(present_role_ids is not null or present_script_role_ids is not null)
-        from line
-        where id in (select line_id from {_WALK})
-    ),
+    or walked.says_presence,
     {{facts}}
 from walked
+inner join save as saves on saves.id = $save_id
 inner join int_save_history_tips as recorded
     on
         recorded.save_id = $save_id
         and recorded.chain_problem is null
         and recorded.tip_line_id is not null
         -- a renamed player changes every stored message: the save is rebuilt whole
-        and recorded.user_name is not distinct from (
-            select user_name from save where id = $save_id
-        )
-inner join line as first_line on first_line.id = walked.first_line_id
+        and recorded.user_name is not distinct from saves.user_name
 left join main.int_lines_chained_to_root as tip
     on tip.save_id = $save_id and tip.line_position = recorded.line_count - 1
-where walked.is_one_run and first_line.parent_line_id = recorded.tip_line_id
+where walked.is_one_run and walked.first_parent_line_id = recorded.tip_line_id
 """
-# whether a line the append walked states a fact (the save's player's: an index seek); a
-# store without facts has no such table
+# whether a line the append walked states a fact (the save's player's: an index seek; a
+# subquery of its own, as a correlated one plans a millisecond more); a store without facts
+# has no such table
 _NEW_LINES_FACTS = {
-    True: f"""exists (
-        select 1 from memory_fact
+    True: f"""(
+        select count(*) from memory_fact
         where
             user_id = (select user_id from save where id = $save_id)
             and line_id in (select line_id from {_WALK})
-    )""",
+    ) > 0""",
     False: "false",
 }
 _NEW_LINES_WALKED = {
