@@ -23,19 +23,11 @@ from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
 from .lookups import _PLANNER, Lookups
 
-
-@functools.cache
-def _has_facts_sql(engine: str) -> str:
-    """Whether the listing's player holds a fact with its agent; on Citus with the player
-    (macro player_filter), so it runs on that shard."""
-    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
-    return f"""
+# whether the listing's player holds a fact with its agent (on Citus the player's filter
+# routes it to that shard)
+_HAS_FACTS_SQL = """
 select exists (
-    select 1 from memory_fact
-    where
-        list_contains(cast($user_id as varchar[]), user_id)
-        and list_contains(cast($agent_id as varchar[]), agent_id)
-        and {player}
+    select 1 from memory_fact where user_id = $user_id and agent_id = $agent_id
 )"""
 
 
@@ -95,14 +87,15 @@ class Facts:
         if not isinstance(history, bool):
             raise MemoryInputError(f"history must be true or false, got {history!r}")
         lookups = self.lookups
-        params = lookups.listing(user_id, agent_id, save_id, "save")
-        bound = lookups.bound([params], {"history": history})
+        lookups.check_listing(user_id, agent_id, save_id, "save")
         store = self.context.store
-        # a player holding no facts with the character plans none of the facts' models (a seek
-        # of the player's facts; many players hold none)
-        [(has_facts,)] = store.run(_has_facts_sql(store.name), bound)
+        # a player holding no facts with the character plans none of the facts' models and
+        # reads nothing of the save (a seek of the player's facts first; many players hold none)
+        [(has_facts,)] = store.run(_HAS_FACTS_SQL, {"user_id": user_id, "agent_id": agent_id})
         if not has_facts:
             return []
+        params = lookups.listing(user_id, agent_id, save_id, "save")
+        bound = lookups.bound([params], {"history": history})
         sql = lookups.models_sql("int_memory_facts_resolved", _FACTS_SELECT)
         rows = store.records(sql, bound, _PLANNER)
         return [

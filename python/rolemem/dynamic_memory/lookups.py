@@ -41,15 +41,20 @@ class Lookups:
     def __init__(self, context: Context) -> None:
         self.context = context
 
+    def checked_scope(self, save_id: Any, memory_scope: Any) -> str:
+        """The scope a query of `save_id` asks for (the setting's without one), both checked."""
+        if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
+            raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
+        scope = self.context.settings["memory_scope"] if memory_scope is None else memory_scope
+        if scope not in ("player", "save"):
+            raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
+        return str(scope)
+
     def scope_params(
         self, save_id: Any, memory_scope: Any, user_id: str | None = None
     ) -> dict[str, Any]:
-        if save_id is not None and (isinstance(save_id, bool) or not isinstance(save_id, int)):
-            raise MemoryInputError(f"save_id must be an integer or None, got {save_id!r}")
         context = self.context
-        scope = context.settings["memory_scope"] if memory_scope is None else memory_scope
-        if scope not in ("player", "save"):
-            raise MemoryInputError(f"memory_scope must be 'player' or 'save', got {scope!r}")
+        scope = self.checked_scope(save_id, memory_scope)
         lineage = None
         if save_id is not None and context.engine is not None:
             # the save's player's (on Citus, the shard the lineage is read on)
@@ -152,8 +157,7 @@ class Lookups:
     ) -> dict[str, Any]:
         """The one query (no text, no vector) a listing of the player's memories binds for the
         query models: the timeline's, the facts', the character's knowledge."""
-        checked_text(user_id, "user_id")
-        checked_text(agent_id, "agent_id")
+        self.check_listing(user_id, agent_id, save_id, memory_scope)
         return {
             **self.scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
@@ -169,6 +173,14 @@ class Lookups:
             "score_threshold": 0.0,
             "roulette_seed": None,
         }
+
+    def check_listing(
+        self, user_id: str, agent_id: str, save_id: int | None, memory_scope: str | None
+    ) -> None:
+        """A listing's inputs checked, before anything is read for it."""
+        checked_text(user_id, "user_id")
+        checked_text(agent_id, "agent_id")
+        self.checked_scope(save_id, memory_scope)
 
     # -- the query models on the store's engine ---------------------------------------------
 

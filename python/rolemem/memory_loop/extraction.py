@@ -14,7 +14,7 @@ from ..dynamic_memory import DynamicMemory, EventVectors, checked_entity
 from ..memory_builder import message_spans
 from ..sql.project import update_else_upsert, write_sql
 from .extraction_reply import ExtractionReply, extract
-from .facts import fact_prompt_values, fact_rows, write_facts
+from .facts import current_facts, fact_attributes, fact_rows, write_facts
 from .llm import ChatModel
 from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
 
@@ -36,6 +36,12 @@ class Extraction:
         self, memory: DynamicMemory, llm: ChatModel | None, settings: Mapping[str, Any]
     ) -> None:
         self.memory, self.llm, self.settings = memory, llm, settings
+        self._fact_attributes: str | None = None  # the seeds', read at the first batch
+
+    def _attributes(self) -> str:
+        if self._fact_attributes is None:
+            self._fact_attributes = fact_attributes(self.memory)
+        return self._fact_attributes
 
     def extract_batch(
         self,
@@ -70,7 +76,8 @@ class Extraction:
             max_attempts=self.settings["llm_max_attempts"],
             # with a stored back-off, a failing LLM is tried again after it, not at once
             retry_errors=retry_seconds is None,
-            **fact_prompt_values(
+            fact_attributes=self._attributes(),
+            current_facts=current_facts(
                 self.memory, state["user_id"], state["agent_id"], state["save_id"]
             ),
         )

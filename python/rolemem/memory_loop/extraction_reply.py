@@ -209,7 +209,8 @@ def extract(
 ) -> ExtractionReply:
     """Events, entities and facts from one batch of dialogue, from the character's point of
     view. `fact_attributes`: the attributes and aliases the prompt lists; `current_facts`: the
-    facts current on the batch's chain (facts.fact_prompt_values renders both)."""
+    facts current on the batch's chain (rendered by facts.fact_attributes and
+    facts.current_facts)."""
     system = prompt(
         "extraction_zh",
         agent_name=agent_name,

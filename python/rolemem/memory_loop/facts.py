@@ -83,9 +83,10 @@ def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> 
     return ids
 
 
-def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -> dict[str, str]:
-    """The extraction prompt's `fact_attributes` (each cardinality's attributes with their
-    aliases) and `current_facts` (what is current on the save's chain, newest last)."""
+def fact_attributes(memory: Any) -> str:
+    """The extraction prompt's `fact_attributes`: each cardinality's attributes with their
+    aliases (the seeds, read once per loop like the recall words: a changed seed is read at
+    the next open)."""
     with memory.con.cursor() as cur:
         rows = cur.execute(_ATTRIBUTES_SQL).fetchall()
     listed: dict[str, list[str]] = {}
@@ -96,6 +97,12 @@ def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -
         f"   {_CARDINALITY[cardinality]}：{'、'.join(names)}"
         for cardinality, names in listed.items()
     )
+    return attributes or "（无）"
+
+
+def current_facts(memory: Any, user_id: str, agent_id: str, save_id: int) -> str:
+    """The extraction prompt's `current_facts`: what is current on the save's chain, newest
+    last."""
     current = sorted(
         memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
         key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),
@@ -103,4 +110,4 @@ def fact_prompt_values(memory: Any, user_id: str, agent_id: str, save_id: int) -
     known = "\n".join(
         f"   {fact['subject']} {fact['attribute']}：{fact['value']}" for fact in current
     )
-    return {"fact_attributes": attributes or "（无）", "current_facts": known or "   （暂无）"}
+    return known or "   （暂无）"
