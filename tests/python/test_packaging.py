@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 
 from .conftest import REPO
 
@@ -81,3 +84,65 @@ assert settings.max_batch == 7, settings.max_batch
 assert not any(name in sys.modules and sys.modules[name] for name in ("fastapi", "uvicorn"))
 """
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+# the packages of the in-process API (rolemem.DynamicMemory, MemoryLoop, Companion ...)
+_IN_PROCESS = (
+    "character_memory",
+    "dynamic_memory",
+    "memory_builder",
+    "memory_loop",
+    "schema",
+    "sql",
+    "text",
+    "turn",
+)
+
+
+def _distribution(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_the_in_process_api_imports_only_what_a_plain_install_brings():
+    """`pip install rolemem` with no extra runs the in-process API: every module its packages
+    import comes with a base dependency (or with one of theirs). sqlglot once came only with
+    the postgres extra, and a plain install could not compose a statement."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    base = {_distribution(r) for r in config["project"]["dependencies"]}
+    provided = set(base)
+    for name in base:
+        provided |= {_distribution(r) for r in metadata.requires(name) or [] if "extra ==" not in r}
+    owners = metadata.packages_distributions()
+    missing: dict[str, set[str]] = {}
+    for folder in _IN_PROCESS:
+        for path in (REPO / "python" / "rolemem" / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            # an import tried with an ImportError handler is optional by design
+            guarded = {
+                id(inner)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Try)
+                and any(
+                    isinstance(handler.type, ast.Name)
+                    and handler.type.id in ("ImportError", "ModuleNotFoundError")
+                    for handler in node.handlers
+                )
+                for statement in node.body
+                for inner in ast.walk(statement)
+            }
+            for node in ast.walk(tree):
+                if id(node) in guarded:
+                    continue
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in sys.stdlib_module_names or top == "rolemem":
+                        continue
+                    if not {_distribution(d) for d in owners.get(top, [top])} & provided:
+                        missing.setdefault(top, set()).add(str(path.relative_to(REPO)))
+    assert missing == {}
