@@ -14,6 +14,13 @@ shipped (`DynamicMemory(db)`, the bundled embedder on by default), dense cosine 
 vectors), BM25 alone (jieba words) and the simple normalised fusion 0.5·minmax(cosine) +
 0.5·minmax(BM25) with recency as a 0.01 tie-break. LoCoMo-zh has conversations conv-26 and
 conv-30; English LoCoMo uses the same two unless --all-en (all ten).
+
+The peer mem0 (the optional extra `peers`: `pip install -e '.[peers]'`) runs beside them when
+installed, else its row says it was skipped: `Memory.add(..., infer=False)` per turn into
+in-memory Qdrant, given the same e5 vectors (its embedder answers from the cache; no model,
+no LLM is called), `Memory.search` timed like rolemem's query (the query's embedding is a cache
+read for both). Ingest of the conversations is timed for rolemem and mem0 alike, vectors
+cached.
 """
 
 from __future__ import annotations
@@ -26,11 +33,13 @@ import os
 import re
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -134,6 +143,7 @@ class Scores:
         self.hit1: list[float] = []
         self.ms: list[float] = []
         self.category: list[int] = []
+        self.ingest_s = 0.0
 
     def add(
         self,
@@ -169,12 +179,15 @@ class Scores:
         return " | ".join(cells)
 
     def row(self, name: str) -> str:
+        if not self.ms:
+            return f"| {name} | skipped: not installed |" + " |" * 6
         ms = sorted(self.ms)
         p95 = ms[max(0, math.ceil(0.95 * len(ms)) - 1)]
+        ingest = f"{self.ingest_s:.2f} s" if self.ingest_s else "—"
         return (
             f"| {name} | {statistics.mean(self.r5):.3f} | {statistics.mean(self.r10):.3f} | "
             f"{statistics.mean(self.rr):.3f} | {statistics.mean(self.hit1):.3f} | "
-            f"{statistics.median(ms):.1f} ms | {p95:.1f} ms |"
+            f"{statistics.median(ms):.1f} ms | {p95:.1f} ms | {ingest} |"
         )
 
 
@@ -210,16 +223,69 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in tokenize(text)]
 
 
+class CachedVectors:
+    """mem0's embedder interface answered from the same cached e5 vectors rolemem gets."""
+
+    def __init__(self, embedder: CachedEmbedder) -> None:
+        self.embedder = embedder
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        if memory_action == "search":
+            return self.embedder.embed_query(text)
+        return self.embedder.embed_documents([text])[0]
+
+    def embed_batch(self, texts: list[str], memory_action: str | None = None) -> list[list[float]]:
+        return [self.embed(text, memory_action) for text in texts]
+
+
+def mem0_memory(embedder: CachedEmbedder, folder: Path) -> Any | None:
+    """A mem0 Memory on in-memory Qdrant with the cached vectors; None without mem0."""
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    try:
+        from mem0 import Memory  # the optional extra `peers`
+    except ImportError:
+        return None
+    memory = Memory.from_config(
+        {
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": "locomo",
+                    "embedding_model_dims": CachedEmbedder.dim,
+                    "path": str(folder / "qdrant"),
+                    "on_disk": False,
+                },
+            },
+            # never called: no inference, and the embedder is replaced below
+            "llm": {
+                "provider": "openai",
+                "config": {"api_key": "unused", "openai_base_url": "http://127.0.0.1:9/v1"},
+            },
+            "embedder": {
+                "provider": "openai",
+                "config": {"api_key": "unused", "embedding_dims": CachedEmbedder.dim},
+            },
+            "history_db_path": str(folder / "history.db"),
+        }
+    )
+    memory.embedding_model = CachedVectors(embedder)
+    return memory
+
+
 def evaluate(
     samples: list[dict], embedder: CachedEmbedder, profile: dict[str, object]
 ) -> dict[str, Scores]:
-    results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion")}
+    results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion", "mem0")}
+    peer_folder = Path(tempfile.mkdtemp(prefix="rolemem-peers-"))
+    peer = mem0_memory(embedder, peer_folder)
     for sample in samples:
         embedder.refresh()
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
         con = duckdb.connect()
         memory = DynamicMemory(con, embedder=embedder, profile=profile)
+        embedder.embed_documents([e["description"] for e in events])  # cached before timing
+        start = time.perf_counter()
         ids = memory.add_events(
             [
                 {
@@ -231,7 +297,18 @@ def evaluate(
                 for e in events
             ]
         )
+        results["rolemem"].ingest_s += time.perf_counter() - start
         by_id = {event_id: e["dia_id"] for event_id, e in zip(ids, events, strict=True)}
+        if peer is not None:
+            start = time.perf_counter()
+            for e in events:
+                peer.add(
+                    [{"role": "user", "content": e["description"]}],
+                    user_id=sample["sample_id"],
+                    metadata={"dia_id": e["dia_id"]},
+                    infer=False,
+                )
+            results["mem0"].ingest_s += time.perf_counter() - start
         vectors = np.array(embedder.embed_documents([e["description"] for e in events]))
         rank_bm25 = bm25_ranker([words(e["description"]) for e in events])
         created = np.array([e["created_at"].timestamp() for e in events])
@@ -266,6 +343,15 @@ def evaluate(
                 (time.perf_counter() - start) * 1000,
                 category=category,
             )
+            if peer is not None:
+                start = time.perf_counter()
+                found = peer.search(question, filters={"user_id": sample["sample_id"]}, top_k=10)
+                results["mem0"].add(
+                    [hit["metadata"]["dia_id"] for hit in found["results"]],
+                    evidence,
+                    (time.perf_counter() - start) * 1000,
+                    category=category,
+                )
             fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
             results["fusion"].add(
                 [events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
@@ -331,16 +417,18 @@ def main() -> None:
             ("dense", "dense cosine alone (e5)"),
             ("bm25", "BM25 alone"),
             ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)"),
+            ("mem0", "mem0 `infer=False`, in-memory Qdrant (extra `peers`)"),
         )
-        print("| method | R@5 | R@10 | MRR | Hit@1 | p50 query | p95 query |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| method | R@5 | R@10 | MRR | Hit@1 | p50 query | p95 query | ingest |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for method, label in methods:
             print(results[method].row(label), flush=True)
         print("\nPer LoCoMo category, R@5 / Hit@1 (questions):\n")
         print("| method | " + " | ".join(CATEGORIES.values()) + " |")
         print("|---|" + "---:|" * len(CATEGORIES))
         for method, label in methods:
-            print(f"| {label} | {results[method].by_category()} |", flush=True)
+            if results[method].ms:
+                print(f"| {label} | {results[method].by_category()} |", flush=True)
 
 
 if __name__ == "__main__":
