@@ -225,6 +225,7 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
     import numpy as np
 
     from rolemem import DynamicMemory
+    from rolemem.dynamic_memory.postings_cache import read_reachable
     from rolemem.dynamic_memory.sql import PLAYER_EVENTS, STAT_NAMES
     from rolemem.dynamic_memory.vector_cache import COSINE_NAMES, EventVectorCache, dense_batch
 
@@ -252,6 +253,16 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
                 rows, stats = sql_dense(store, vector, candidates)
                 query = {"agent_id": "qiyu", "user_id": "mumu", "query_embedding": vector}
                 dense, numbers = dense_batch(cache, store.columns, [query], candidates)
+                # the recall's one read of the reachable events (with BM25's lengths) gives
+                # the vector cache the same events as its own read
+                [reachable] = read_reachable(store.columns, [("qiyu", "mumu")], vectors=True)
+                shared = dense_batch(
+                    cache, store.columns, [query], candidates, [reachable.with_vectors()]
+                )
+                assert shared[1] == numbers
+                assert {name: values.tolist() for name, values in shared[0].items()} == {
+                    name: values.tolist() for name, values in dense.items()
+                }
                 assert rows, "the demo player reaches events with vectors"
                 if candidates == 1000:  # every reachable event: the designers' one among them
                     assert official <= {row["event_id"] for row in rows}

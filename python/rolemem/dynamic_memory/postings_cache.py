@@ -23,7 +23,7 @@ import numpy as np
 
 from ..text.recall_words import Word
 from .sql import PLAYER_EVENTS, with_official
-from .vector_cache import Fetch
+from .vector_cache import Fetch, has_context
 
 _LOAD = with_official(
     "int_memory_event_terms_with_official",
@@ -35,34 +35,68 @@ _LOAD = with_official(
 
 # The batch's reachable events with their owners, so each query takes its own: the union of
 # int_memory_events_with_official written out (a per-recall read; the composed model's
-# staging costs ~1.2 ms more to plan), narrowed as the recall statement's sources are.
+# staging costs ~1.2 ms more to plan), narrowed as the recall statement's sources are. With
+# `vectors`, each beside its vectors row, so the vector cache needs no read of its own (the
+# pairs of sql.PLAYER_EVENTS: an event's vectors are in its own table's twin).
 # test_recall_fast_path holds it equal to the model.
-REACHABLE = " union all ".join(
-    f"select agent_id, scope, user_id, id as event_id, token_count from ({events}) as events"
-    for events in PLAYER_EVENTS.values()
-)
-# the same for a batch of one player and agent (most): its owners need not be read
-_ONE_OWNER = " union all ".join(
-    f"select id as event_id, token_count from ({events}) as events"
-    for events in PLAYER_EVENTS.values()
-)
+def _reachable_sql(owners: bool, vectors: bool) -> str:
+    named = "events.agent_id, events.scope, events.user_id, " if owners else ""
+    if not vectors:
+        return " union all ".join(
+            f"select {named}events.id as event_id, events.token_count from ({events}) as events"
+            for events in PLAYER_EVENTS.values()
+        )
+    return " union all ".join(
+        f"""select
+            {named}events.id as event_id,
+            events.token_count,
+            vectors.event_id is not null as has_vector,
+            coalesce({has_context("vectors")}, false) as has_context
+        from ({events}) as events
+        left join {table} as vectors on vectors.event_id = events.id"""
+        for table, events in PLAYER_EVENTS.items()
+    )
+
+
+# (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
+# read its owners
+_REACHABLE = {
+    (owners, vectors): _reachable_sql(owners, vectors)
+    for owners in (True, False)
+    for vectors in (True, False)
+}
+REACHABLE = _REACHABLE[True, False]
 
 
 class Reachable(NamedTuple):
-    """One query's reachable events, ascending ids, and their token counts (NaN: none)."""
+    """One query's reachable events, ascending ids, and their token counts (NaN: none); read
+    with vectors, whether each has its vectors and its context vectors (else None)."""
 
     ids: np.ndarray
     lengths: np.ndarray
+    has_vector: np.ndarray | None = None
+    has_context: np.ndarray | None = None
+
+    def with_vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The events with vectors and whether each has its context vectors, as the vector
+        cache takes them (None: not read)."""
+        if self.has_vector is None or self.has_context is None:
+            return None
+        return self.ids[self.has_vector], self.has_context[self.has_vector]
 
 
-def read_reachable(fetch: Fetch, owners: Sequence[tuple[str, str]]) -> list[Reachable]:
-    """The reachable events of each (agent, player) of a batch, in one read."""
+def read_reachable(
+    fetch: Fetch, owners: Sequence[tuple[str, str]], vectors: bool = False
+) -> list[Reachable]:
+    """The reachable events of each (agent, player) of a batch, in one read (`vectors`:
+    with whether each has its vectors)."""
     agents = sorted({agent for agent, _ in owners})
     users = sorted({user for _, user in owners})
+    params = {"agent_id": agents, "user_id": users}
     if len(agents) == len(users) == 1:
-        one = _sorted(fetch(_ONE_OWNER, {"agent_id": agents, "user_id": users}))
+        one = _sorted(fetch(_REACHABLE[False, vectors], params))
         return [one for _ in owners]
-    columns = fetch(REACHABLE, {"agent_id": agents, "user_id": users})
+    columns = fetch(_REACHABLE[True, vectors], params)
     return [reachable_lengths(columns, agent, user) for agent, user in owners]
 
 
@@ -80,7 +114,13 @@ def _sorted(columns: Mapping[str, Any], rows: Any = slice(None)) -> Reachable:
     ids = np.asarray(_filled(columns["event_id"], 0), dtype=np.int64)[rows]
     lengths = _floats(columns["token_count"])[rows]
     order = np.argsort(ids)
-    return Reachable(ids[order], lengths[order])
+    if "has_vector" not in columns:
+        return Reachable(ids[order], lengths[order])
+    has_vector, has_context = (
+        np.asarray(_filled(columns[name], False), dtype=bool)[rows][order]
+        for name in ("has_vector", "has_context")
+    )
+    return Reachable(ids[order], lengths[order], has_vector, has_context)
 
 
 def _floats(column: Any) -> np.ndarray:
@@ -152,7 +192,7 @@ class EventPostingsCache:
         the query: model int_memory_query_lexical's rows for one query (numpy over the
         postings of its words). `reachable`: the query's events (official and the player's
         own: read_reachable) with their token counts."""
-        ids, lengths = reachable
+        ids, lengths = reachable.ids, reachable.lengths
         if not len(ids) or not words:
             return [], [], []
         known = ~np.isnan(lengths)

@@ -24,7 +24,7 @@ from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
-from .postings_cache import EventPostingsCache, read_reachable
+from .postings_cache import EventPostingsCache, Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, PLAYER_EVENTS, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
@@ -265,10 +265,24 @@ class Recall:
             variables,
             FAST_LEXICAL if self._fast is not None else None,
         )
-        dense, stats = dense_batch(
-            self._cache, context.store.columns, inputs, int(context.settings["dense_candidates"])
+        # the fast path reads the queries' reachable events once, for BM25 and the vectors
+        reachable = (
+            None
+            if self._fast is None
+            else read_reachable(
+                context.store.columns,
+                [(values["agent_id"], values["user_id"]) for values in inputs],
+                vectors=self._cache is not None,
+            )
         )
-        bound = {**stats, **self._lexical(inputs)}
+        dense, stats = dense_batch(
+            self._cache,
+            context.store.columns,
+            inputs,
+            int(context.settings["dense_candidates"]),
+            None if reachable is None else [events.with_vectors() for events in reachable],
+        )
+        bound = {**stats, **self._lexical(inputs, reachable)}
         results = [row[1:] for row in self.lookups.run_models(sql, inputs, bound, dense)]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
@@ -280,15 +294,16 @@ class Recall:
         }
         return [(result, timings) for result in results]
 
-    def _lexical(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    def _lexical(
+        self, inputs: Sequence[Mapping[str, Any]], reachable: Sequence[Reachable] | None
+    ) -> dict[str, list[Any]]:
         """The batch's words and BM25 rows (models int_memory_query_words and
-        int_memory_query_lexical, computed here), bound as FAST_LEXICAL's lists; none without
-        the fast path."""
-        if self._fast is None:
+        int_memory_query_lexical, computed here) over each query's `reachable` events, bound
+        as FAST_LEXICAL's lists; none without the fast path."""
+        if self._fast is None or reachable is None:
             return {}
         recall_words, postings = self._fast
         fetch = self.context.store.columns
-        reachable = read_reachable(fetch, [(v["agent_id"], v["user_id"]) for v in inputs])
         words = [recall_words.words(values) for values in inputs]
         lexical: dict[str, list[Any]] = {f"lexical_{name}": [] for name in LEXICAL_COLUMNS}
         for query_id, (values, query_words, events) in enumerate(

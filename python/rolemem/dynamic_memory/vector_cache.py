@@ -26,7 +26,14 @@ from .sql import STAT_NAMES, with_official
 # the cosine each stored vector gives, column for column
 COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 _CONTEXTS = VECTOR_COLUMNS[1:]
-_HAS_CONTEXT = " and ".join(f"{name} is not null" for name in _CONTEXTS)
+
+
+def has_context(alias: str = "") -> str:
+    """Whether a vectors row (of table `alias`) holds its context vectors, as SQL."""
+    return " and ".join(f"{alias}{'.' if alias else ''}{name} is not null" for name in _CONTEXTS)
+
+
+_HAS_CONTEXT = has_context()
 # an event stored without context vectors (written before them) has its own vector for each
 # until maintenance fills them in
 _LOAD = with_official(
@@ -97,16 +104,20 @@ class EventVectorCache:
         agent_id: str,
         user_id: str,
         query: list[float],
+        reachable: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
         """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
-        for the player's events that have vectors."""
-        reachable = fetch(
-            self._reachable_with_vectors, {"agent_id": [agent_id], "user_id": [user_id]}
-        )
-        all_ids = np.asarray(reachable["event_id"], dtype=np.int64)
-        order = np.argsort(all_ids)
-        ids = all_ids[order]
-        has_context = np.asarray(reachable["has_context"], dtype=bool)[order]
+        for the player's events that have vectors. `reachable`: those events (ascending ids)
+        and whether each has its context vectors, when the caller read them already
+        (postings_cache.read_reachable); else they are read here."""
+        if reachable is None:
+            read = fetch(
+                self._reachable_with_vectors, {"agent_id": [agent_id], "user_id": [user_id]}
+            )
+            all_ids = np.asarray(read["event_id"], dtype=np.int64)
+            order = np.argsort(all_ids)
+            reachable = all_ids[order], np.asarray(read["has_context"], dtype=bool)[order]
+        ids, has_context = reachable
         vectors = self._vectors(fetch, (agent_id, user_id), ids, has_context)
         if not len(ids):
             return _no_cosines()
@@ -181,17 +192,23 @@ def dense_batch(
     fetch: Fetch,
     queries: Sequence[Mapping[str, Any]],
     candidates: int,
+    reachable: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, list[float | int | None]]]:
     """What a batch of queries' dense recall binds (models int_memory_query_dense_candidates
     and int_memory_query_cosine_stats, computed here in numpy as the SQL models define them),
     query_id numbered 1.. in order: each query's `candidates` events nearest by the best of
     their three cosines (ties by id), and the count, sum, sum of squares, min and max of its
-    reachable events' cosines (None without a vector)."""
+    reachable events' cosines (None without a vector). `reachable`: each query's events with
+    vectors, when the caller read them (EventVectorCache.cosines)."""
     tables = []
     stats: dict[str, list[float | int | None]] = {name: [] for name in STAT_NAMES}
     for number, query in enumerate(queries, start=1):
         table, numbers = _dense_inputs(
-            cache, fetch, query["agent_id"], query["user_id"], query["query_embedding"], candidates
+            cache,
+            fetch,
+            query,
+            candidates,
+            None if reachable is None else reachable[number - 1],
         )
         tables.append({"query_id": np.full(len(table["event_id"]), number), **table})
         for name in STAT_NAMES:
@@ -202,15 +219,15 @@ def dense_batch(
 def _dense_inputs(
     cache: EventVectorCache | None,
     fetch: Fetch,
-    agent_id: str,
-    user_id: str,
-    query: list[float] | None,
+    query: Mapping[str, Any],
     candidates: int,
+    reachable: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[dict[str, np.ndarray], dict[str, float | int | None]]:
     stats: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
-    if cache is None or query is None:
+    vector = query["query_embedding"]
+    if cache is None or vector is None:
         return _no_cosines(), stats
-    cosines = cache.cosines(fetch, agent_id, user_id, query)
+    cosines = cache.cosines(fetch, query["agent_id"], query["user_id"], vector, reachable)
     if not len(cosines["event_id"]):
         return cosines, stats
     best = np.maximum.reduce([cosines[name] for name in COSINE_NAMES])
