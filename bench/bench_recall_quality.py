@@ -276,8 +276,8 @@ def evaluate(
     samples: list[dict], embedder: CachedEmbedder, profile: dict[str, object]
 ) -> dict[str, Scores]:
     results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion", "mem0")}
-    peer_folder = Path(tempfile.mkdtemp(prefix="rolemem-peers-"))
-    peer = mem0_memory(embedder, peer_folder)
+    peer_folder = tempfile.TemporaryDirectory(prefix="rolemem-peers-")
+    peer = mem0_memory(embedder, Path(peer_folder.name))
     for sample in samples:
         embedder.refresh()
         events = conversation_events(sample)
@@ -343,6 +343,13 @@ def evaluate(
                 (time.perf_counter() - start) * 1000,
                 category=category,
             )
+            fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
+            results["fusion"].add(
+                [events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
+                evidence,
+                (time.perf_counter() - start) * 1000,
+                category=category,
+            )
             if peer is not None:
                 start = time.perf_counter()
                 found = peer.search(question, filters={"user_id": sample["sample_id"]}, top_k=10)
@@ -352,16 +359,10 @@ def evaluate(
                     (time.perf_counter() - start) * 1000,
                     category=category,
                 )
-            fused = 0.5 * minmax(cosine) + 0.5 * minmax(bm25) + 0.01 * minmax(created)
-            results["fusion"].add(
-                [events[i]["dia_id"] for i in np.argsort(-fused)[:10]],
-                evidence,
-                (time.perf_counter() - start) * 1000,
-                category=category,
-            )
         memory.close()
         con.close()
         embedder.save()  # per conversation: a run stopped keeps what it embedded
+    peer_folder.cleanup()
     return results
 
 
