@@ -1,6 +1,6 @@
 {#
     Whether a list holds every value of another (null when either is null): DuckDB's
-    list_has_all; PostgreSQL's @>.
+    list_has_all; PostgreSQL's @>. The values hold no null (the engines differ on one).
 #}
 {% macro list_has_all(list, values) -%}
     {{- adapter.dispatch('list_has_all', 'rolemem')(list, values) -}}

@@ -86,7 +86,8 @@ assert not any(name in sys.modules and sys.modules[name] for name in ("fastapi",
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 
 
-# the packages of the in-process API (rolemem.DynamicMemory, MemoryLoop, Companion ...)
+# the packages of the in-process API (rolemem.DynamicMemory, MemoryLoop, Companion ...),
+# the top-level modules, and the embedded engine (not PostgreSQL's, nor dbt's plugin)
 _IN_PROCESS = (
     "character_memory",
     "dynamic_memory",
@@ -97,10 +98,41 @@ _IN_PROCESS = (
     "text",
     "turn",
 )
+_ENGINES_ELSEWHERE = {"postgres.py", "postgres_setup.py", "dbt_plugin.py"}
 
 
 def _distribution(requirement: str) -> str:
     return re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _optional_imports(tree: ast.AST) -> set[int]:
+    """The import nodes a module may lack: tried with an ImportError handler, or for the type
+    checker only (`if TYPE_CHECKING:`)."""
+    bodies = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+            isinstance(handler.type, ast.Name)
+            and handler.type.id in ("ImportError", "ModuleNotFoundError")
+            for handler in node.handlers
+        ):
+            bodies.append(node.body)
+        elif isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            bodies.append(node.body)
+    return {id(inner) for body in bodies for statement in body for inner in ast.walk(statement)}
+
+
+def _imported(tree: ast.AST) -> list[str]:
+    """The top-level names of the absolute imports a module needs."""
+    optional = _optional_imports(tree)
+    names = []
+    for node in ast.walk(tree):
+        if id(node) in optional:
+            continue
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    return names
 
 
 def test_the_in_process_api_imports_only_what_a_plain_install_brings():
@@ -113,36 +145,17 @@ def test_the_in_process_api_imports_only_what_a_plain_install_brings():
     for name in base:
         provided |= {_distribution(r) for r in metadata.requires(name) or [] if "extra ==" not in r}
     owners = metadata.packages_distributions()
+    package = REPO / "python" / "rolemem"
+    paths = [
+        *(path for folder in _IN_PROCESS for path in (package / folder).rglob("*.py")),
+        *package.glob("*.py"),
+        *(p for p in (package / "engines").glob("*.py") if p.name not in _ENGINES_ELSEWHERE),
+    ]
     missing: dict[str, set[str]] = {}
-    for folder in _IN_PROCESS:
-        for path in (REPO / "python" / "rolemem" / folder).rglob("*.py"):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            # an import tried with an ImportError handler is optional by design
-            guarded = {
-                id(inner)
-                for node in ast.walk(tree)
-                if isinstance(node, ast.Try)
-                and any(
-                    isinstance(handler.type, ast.Name)
-                    and handler.type.id in ("ImportError", "ModuleNotFoundError")
-                    for handler in node.handlers
-                )
-                for statement in node.body
-                for inner in ast.walk(statement)
-            }
-            for node in ast.walk(tree):
-                if id(node) in guarded:
-                    continue
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names = [node.module]
-                else:
-                    continue
-                for name in names:
-                    top = name.split(".")[0]
-                    if top in sys.stdlib_module_names or top == "rolemem":
-                        continue
-                    if not {_distribution(d) for d in owners.get(top, [top])} & provided:
-                        missing.setdefault(top, set()).add(str(path.relative_to(REPO)))
+    for path in paths:
+        for top in _imported(ast.parse(path.read_text(encoding="utf-8"))):
+            if top in sys.stdlib_module_names or top == "rolemem":
+                continue
+            if not {_distribution(d) for d in owners.get(top, [top])} & provided:
+                missing.setdefault(top, set()).add(str(path.relative_to(REPO)))
     assert missing == {}

@@ -248,6 +248,15 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
         }
         assert official
         cache = EventVectorCache(384, PLAYER_EVENTS)
+        # a batch of several players reads their owners, and each query takes its own events
+        [alone] = read_reachable(store.columns, [("qiyu", "mumu")], vectors=True)
+        mine, nobody = read_reachable(
+            store.columns, [("qiyu", "mumu"), ("qiyu", "nobody")], vectors=True
+        )
+        assert [array.tolist() for array in mine.with_vectors() or ()] == [
+            array.tolist() for array in alone.with_vectors() or ()
+        ]
+        assert set(nobody.ids.tolist()) == official  # the designers' events alone
         for vector in vectors:
             for candidates in (1, 4, 1000):
                 rows, stats = sql_dense(store, vector, candidates)

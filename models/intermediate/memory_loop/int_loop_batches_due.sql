@@ -9,7 +9,7 @@
 -- chain: model int_loop_line_coverage) make runs of their own, due at once as replacement
 -- batches naming the memories they stand in for. A batch key names the slice (and for a
 -- replacement what it replaces), so the same slice is one batch forever. With var loop_cuts
--- false (no cut on the chain: model int_loop_cuts) there is no replay, and no citation is
+-- false (no cut on the chain: model int_loop_watermarks) there is no replay, and no citation is
 -- planned.
 {%- set cuts = var('loop_cuts', true) %}
 with

@@ -27,10 +27,12 @@ covered as (
             'case when is_covered then line_position end'
         ) }} as watermark_line_id,
         -- a batch that sent a line here ends on a line that no row here has (off the chain:
-        -- a batch sends its last line too); a join of the chain with itself cost a millisecond
+        -- a batch sends its last line too; a batch end on the chain without a row here only
+        -- plans the cut variant, never misses one); a join of the chain with itself cost a
+        -- millisecond. Distinct ends: PostgreSQL's @> compares every pair
         not {{ list_has_all(
             'array_agg(line_id) filter (where is_extracted)',
-            'array_agg(batch_last_line_id) filter (where batch_last_line_id is not null)'
+            'array_agg(distinct batch_last_line_id) filter (where batch_last_line_id is not null)'
         ) }} as has_cut,
         bool_or(says_presence) as has_presence
     from coverage

@@ -272,7 +272,8 @@ class Recall:
             else read_reachable(
                 context.store.columns,
                 [(values["agent_id"], values["user_id"]) for values in inputs],
-                vectors=self._cache is not None,
+                vectors=self._cache is not None
+                and any(values["query_embedding"] is not None for values in inputs),
             )
         )
         dense, stats = dense_batch(

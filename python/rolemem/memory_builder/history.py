@@ -219,7 +219,8 @@ with walked as (
         count(*) > 0
         and count(distinct walk.line_id) = count(*)
         and bool_and(walk.line_save_id = walk.save_id) as is_one_run,
-        arg_max(lines.parent_line_id, walk.depth) as first_parent_line_id,
+        -- the deepest line's parent even when null (arg_max would take the next line's)
+        arg_max_null(lines.parent_line_id, walk.depth) as first_parent_line_id,
         arg_max(lines.user_id is null, walk.depth) as is_first_unowned,
         bool_or(
             lines.present_role_ids is not null or lines.present_script_role_ids is not null
