@@ -29,11 +29,8 @@ covered as (
         -- a batch that sent a line here ends on a line that no row here has (off the chain:
         -- a batch sends its last line too; a batch end on the chain without a row here only
         -- plans the cut variant, never misses one); a join of the chain with itself cost a
-        -- millisecond. Distinct ends: PostgreSQL's @> compares every pair
-        not {{ list_has_all(
-            'array_agg(line_id) filter (where is_extracted)',
-            'array_agg(distinct batch_last_line_id) filter (where batch_last_line_id is not null)'
-        ) }} as has_cut,
+        -- millisecond
+        not {{ group_covers('line_id', 'is_extracted', 'batch_last_line_id') }} as has_cut,
         bool_or(says_presence) as has_presence
     from coverage
     group by save_id, target_key
