@@ -1,7 +1,7 @@
 """Benchmark: does dynamic recall find the right memory? Public data, same-run baselines.
 
     .venv/bin/python bench/bench_recall_quality.py [--datasets ../shared/datasets] [--all-en]
-        [--only zh|en]
+        [--only zh|en] [--postgres]
 
 Protocol (../shared/datasets/README.md): every dialogue turn of a conversation is one event of
 one player (created_at = its session's date, no keywords); every question (category 5, the
@@ -20,12 +20,13 @@ installed, else its row says it was skipped: `Memory.add(..., infer=False)` per 
 in-memory Qdrant, given the same e5 vectors (its embedder answers from the cache; no model,
 no LLM is called), `Memory.search` timed like rolemem's query (the query's embedding is a cache
 read for both). Ingest of the conversations is timed for rolemem and mem0 alike, vectors
-cached.
+cached. `--postgres` runs rolemem on PostgreSQL beside them (a server of its own, pgserver).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -36,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -272,33 +273,71 @@ def mem0_memory(embedder: CachedEmbedder, folder: Path) -> Any | None:
     return memory
 
 
+@contextlib.contextmanager
+def postgres_engine(wanted: bool) -> Iterator[Any | None]:
+    """A PostgresEngine on a server of its own (pgserver), with rolemem's tables; None when
+    not `wanted`."""
+    if not wanted:
+        yield None
+        return
+    import warnings
+
+    from rolemem.engines import PostgresEngine
+    from rolemem.engines.postgres_setup import init_database
+
+    with warnings.catch_warnings():  # platformdirs warns that XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        folder = tempfile.TemporaryDirectory(prefix="rolemem-pg-")
+        server = pgserver.get_server(folder.name, cleanup_mode="delete")
+    try:
+        init_database(server.get_uri())
+        with PostgresEngine(server.get_uri()) as engine:
+            yield engine
+    finally:
+        server.cleanup()
+        folder.cleanup()
+
+
 def evaluate(
-    samples: list[dict], embedder: CachedEmbedder, profile: dict[str, object]
+    samples: list[dict],
+    embedder: CachedEmbedder,
+    profile: dict[str, object],
+    postgres: Any | None = None,
 ) -> dict[str, Scores]:
-    results = {name: Scores() for name in ("rolemem", "dense", "bm25", "fusion", "mem0")}
+    """Every method over `samples`; `postgres`: a PostgresEngine, for rolemem on it too."""
+    names = ("rolemem", "rolemem_postgres", "dense", "bm25", "fusion", "mem0")
+    results = {name: Scores() for name in names}
     peer_folder = tempfile.TemporaryDirectory(prefix="rolemem-peers-")
     peer = mem0_memory(embedder, Path(peer_folder.name))
     for sample in samples:
         embedder.refresh()
         events = conversation_events(sample)
         now = max(e["created_at"] for e in events)
+        rows = [
+            {
+                "user_id": sample["sample_id"],
+                "agent_id": AGENT,
+                "description": e["description"],
+                "created_at": e["created_at"],
+            }
+            for e in events
+        ]
         con = duckdb.connect()
         memory = DynamicMemory(con, embedder=embedder, profile=profile)
         embedder.embed_documents([e["description"] for e in events])  # cached before timing
         start = time.perf_counter()
-        ids = memory.add_events(
-            [
-                {
-                    "user_id": sample["sample_id"],
-                    "agent_id": AGENT,
-                    "description": e["description"],
-                    "created_at": e["created_at"],
-                }
-                for e in events
-            ]
-        )
+        ids = memory.add_events(rows)
         results["rolemem"].ingest_s += time.perf_counter() - start
         by_id = {event_id: e["dia_id"] for event_id, e in zip(ids, events, strict=True)}
+        on_postgres = None
+        if postgres is not None:
+            on_postgres = DynamicMemory(engine=postgres, embedder=embedder, profile=profile)
+            start = time.perf_counter()
+            postgres_ids = on_postgres.add_events(rows)
+            results["rolemem_postgres"].ingest_s += time.perf_counter() - start
+            by_postgres_id = dict(zip(postgres_ids, (e["dia_id"] for e in events), strict=True))
         if peer is not None:
             start = time.perf_counter()
             for e in events:
@@ -326,6 +365,23 @@ def evaluate(
             ranked = [by_id[int(e["index"])] for e in response.memory_events]
             shown = {by_id[e["event_id"]] for e in response.timeline}
             results["rolemem"].add(ranked, evidence, ms, shown, category)
+            if on_postgres is not None:
+                start = time.perf_counter()
+                answer = on_postgres.query(
+                    question,
+                    user_id=sample["sample_id"],
+                    agent_id=AGENT,
+                    now=now,
+                    limit=10,
+                    update=False,
+                )
+                results["rolemem_postgres"].add(
+                    [by_postgres_id[int(e["index"])] for e in answer.memory_events],
+                    evidence,
+                    (time.perf_counter() - start) * 1000,
+                    {by_postgres_id[e["event_id"]] for e in answer.timeline},
+                    category,
+                )
             q = np.array(embedder.embed_query(question))
             start = time.perf_counter()
             cosine = vectors @ q
@@ -361,6 +417,8 @@ def evaluate(
                 )
         memory.close()
         con.close()
+        if on_postgres is not None:
+            on_postgres.close()
         embedder.save()  # per conversation: a run stopped keeps what it embedded
     peer_folder.cleanup()
     return results
@@ -373,6 +431,11 @@ def main() -> None:
     )
     parser.add_argument("--all-en", action="store_true", help="all ten English conversations")
     parser.add_argument("--only", choices=["zh", "en"], help="one dataset")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="rolemem on PostgreSQL too (a server pgserver starts, of the postgres extra)",
+    )
     parser.add_argument(
         "--profile",
         action="append",
@@ -411,10 +474,12 @@ def main() -> None:
         turns = sum(len(conversation_events(s)) for s in samples)
         count = sum(len(questions(s)) for s in samples)
         print(f"\n{name}: {len(samples)} conversations, {turns} turns, {count} questions\n")
-        results = evaluate(samples, embedder, profile)
+        with postgres_engine(args.postgres) as postgres:
+            results = evaluate(samples, embedder, profile, postgres)
         embedder.save()
         methods = (
             ("rolemem", "rolemem `DynamicMemory(db)` as shipped"),
+            ("rolemem_postgres", "rolemem on PostgreSQL (--postgres)"),
             ("dense", "dense cosine alone (e5)"),
             ("bm25", "BM25 alone"),
             ("fusion", "0.5·minmax(cos) + 0.5·minmax(BM25)"),
