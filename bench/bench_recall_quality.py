@@ -325,19 +325,18 @@ def evaluate(
             for e in events
         ]
         con = duckdb.connect()
-        memory = DynamicMemory(con, embedder=embedder, profile=profile)
-        embedder.embed_documents([e["description"] for e in events])  # cached before timing
-        start = time.perf_counter()
-        ids = memory.add_events(rows)
-        results["rolemem"].ingest_s += time.perf_counter() - start
-        by_id = {event_id: e["dia_id"] for event_id, e in zip(ids, events, strict=True)}
-        on_postgres = None
+        stores = [("rolemem", DynamicMemory(con, embedder=embedder, profile=profile))]
         if postgres is not None:
             on_postgres = DynamicMemory(engine=postgres, embedder=embedder, profile=profile)
+            stores.append(("rolemem_postgres", on_postgres))
+        embedder.embed_documents([e["description"] for e in events])  # cached before timing
+        # each store's event ids -> the turns they hold
+        turns: dict[str, dict[int, str]] = {}
+        for name, store in stores:
             start = time.perf_counter()
-            postgres_ids = on_postgres.add_events(rows)
-            results["rolemem_postgres"].ingest_s += time.perf_counter() - start
-            by_postgres_id = dict(zip(postgres_ids, (e["dia_id"] for e in events), strict=True))
+            ids = store.add_events(rows)
+            results[name].ingest_s += time.perf_counter() - start
+            turns[name] = dict(zip(ids, (e["dia_id"] for e in events), strict=True))
         if peer is not None:
             start = time.perf_counter()
             for e in events:
@@ -352,22 +351,9 @@ def evaluate(
         rank_bm25 = bm25_ranker([words(e["description"]) for e in events])
         created = np.array([e["created_at"].timestamp() for e in events])
         for question, evidence, category in questions(sample):
-            start = time.perf_counter()
-            response = memory.query(
-                question,
-                user_id=sample["sample_id"],
-                agent_id=AGENT,
-                now=now,
-                limit=10,
-                update=False,
-            )
-            ms = (time.perf_counter() - start) * 1000
-            ranked = [by_id[int(e["index"])] for e in response.memory_events]
-            shown = {by_id[e["event_id"]] for e in response.timeline}
-            results["rolemem"].add(ranked, evidence, ms, shown, category)
-            if on_postgres is not None:
+            for name, store in stores:
                 start = time.perf_counter()
-                answer = on_postgres.query(
+                response = store.query(
                     question,
                     user_id=sample["sample_id"],
                     agent_id=AGENT,
@@ -375,11 +361,13 @@ def evaluate(
                     limit=10,
                     update=False,
                 )
-                results["rolemem_postgres"].add(
-                    [by_postgres_id[int(e["index"])] for e in answer.memory_events],
+                ms = (time.perf_counter() - start) * 1000
+                by_id = turns[name]
+                results[name].add(
+                    [by_id[int(e["index"])] for e in response.memory_events],
                     evidence,
-                    (time.perf_counter() - start) * 1000,
-                    {by_postgres_id[e["event_id"]] for e in answer.timeline},
+                    ms,
+                    {by_id[e["event_id"]] for e in response.timeline},
                     category,
                 )
             q = np.array(embedder.embed_query(question))
@@ -415,10 +403,9 @@ def evaluate(
                     (time.perf_counter() - start) * 1000,
                     category=category,
                 )
-        memory.close()
+        for _, store in stores:
+            store.close()
         con.close()
-        if on_postgres is not None:
-            on_postgres.close()
         embedder.save()  # per conversation: a run stopped keeps what it embedded
     peer_folder.cleanup()
     return results
