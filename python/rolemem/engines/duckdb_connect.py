@@ -105,8 +105,11 @@ _local = threading.local()
 
 
 # Projection pull-up costs 10-20 ms of planning on the composed model queries (hundreds of
-# operators) and gains nothing at per-turn sizes; switched off on rolemem's own cursors only.
-_TUNING = "set disabled_optimizers = 'projection_pullup'"
+# operators) and gains nothing at per-turn sizes; join ordering is 2-3 ms of a plan statement
+# and the models' written order serves one save's or one player's rows as well (measured up to
+# 200,000 events: docs/decisions/smaller-statements-on-duckdb.md). Switched off on rolemem's
+# own cursors only: dbt and analysts keep DuckDB's optimizer whole.
+_TUNING = "set disabled_optimizers = 'projection_pullup,join_order'"
 
 
 def private_connection() -> duckdb.DuckDBPyConnection:
