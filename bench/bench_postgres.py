@@ -293,7 +293,6 @@ def dense_candidates(url: str, args: argparse.Namespace) -> None:
     cache (ids read per query, vectors loaded once); pgvector: one statement scanning them."""
     import numpy as np
 
-    from rolemem.dynamic_memory.sql import PLAYER_EVENTS
     from rolemem.dynamic_memory.vector_cache import EventVectorCache, dense_batch
 
     rng = np.random.default_rng(7)
@@ -317,7 +316,7 @@ def dense_candidates(url: str, args: argparse.Namespace) -> None:
                         copy.write_row([event_id, *(cast([float(x) for x in v]) for v in three)])
         con.execute("analyze memory_event_embedding")
         con.execute("analyze bench_vectors")
-        cache = EventVectorCache(384, PLAYER_EVENTS)
+        cache = EventVectorCache(384)
         queries = [v / np.linalg.norm(v) for v in rng.standard_normal((8, 384))]
         turn = [0]
 

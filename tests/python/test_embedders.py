@@ -206,9 +206,8 @@ def test_vector_cache_keeps_at_most_its_bound():
                 for i in range(3)
             ]
         )
-    from rolemem.dynamic_memory import PLAYER_EVENTS
 
-    cache = EventVectorCache(16, PLAYER_EVENTS, max_vectors=4)
+    cache = EventVectorCache(16, max_vectors=4)
     for user in ("u", "v", "w"):
         got = cache.cosines(duckdb_fetch(con.cursor()), "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3

@@ -15,7 +15,8 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory.player_memories import forget
-from rolemem.dynamic_memory.postings_cache import REACHABLE, EventPostingsCache, read_reachable
+from rolemem.dynamic_memory.postings_cache import EventPostingsCache
+from rolemem.dynamic_memory.reachable import REACHABLE, read_reachable
 from rolemem.dynamic_memory.sql import batched, query_sql, recall_sources
 from rolemem.sql.project import compose
 from rolemem.text.recall_words import RecallWords

@@ -225,8 +225,8 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
     import numpy as np
 
     from rolemem import DynamicMemory
-    from rolemem.dynamic_memory.postings_cache import read_reachable
-    from rolemem.dynamic_memory.sql import PLAYER_EVENTS, STAT_NAMES
+    from rolemem.dynamic_memory.reachable import read_reachable
+    from rolemem.dynamic_memory.sql import STAT_NAMES
     from rolemem.dynamic_memory.vector_cache import COSINE_NAMES, EventVectorCache, dense_batch
 
     with DynamicMemory(dense_store, embedder=None) as memory:
@@ -247,7 +247,7 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
             row[0] for row in store.run("select event_id from official_event_embedding", {})
         }
         assert official
-        cache = EventVectorCache(384, PLAYER_EVENTS)
+        cache = EventVectorCache(384)
         # a batch of several players reads their owners, and each query takes its own events
         [alone] = read_reachable(store.columns, [("qiyu", "mumu")], vectors=True)
         mine, nobody = read_reachable(

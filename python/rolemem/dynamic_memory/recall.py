@@ -24,9 +24,10 @@ from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
-from .postings_cache import EventPostingsCache, Reachable, read_reachable
+from .postings_cache import EventPostingsCache
+from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, PLAYER_EVENTS, logged_columns, query_select
+from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
 from .vectors import Vectors
 
@@ -96,9 +97,7 @@ class Recall:
         self.context, self.vectors, self.lookups = context, vectors, lookups
         # a player's event vectors held in memory (numpy), with an embedder
         self._cache = (
-            EventVectorCache(context.embedder.dim, PLAYER_EVENTS)
-            if context.embedder is not None
-            else None
+            EventVectorCache(context.embedder.dim) if context.embedder is not None else None
         )
         # the query words and their BM25 rows computed before the statement, which then plans
         # neither (the embedded store; PostgreSQL keeps generic plans, so its statement

@@ -14,23 +14,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
+from .reachable import CONTEXT_COLUMNS, Fetch, has_context, read_reachable
 from .sql import STAT_NAMES, with_official
 
 # the cosine each stored vector gives, column for column
 COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
-_CONTEXTS = VECTOR_COLUMNS[1:]
-
-
-def has_context(alias: str = "") -> str:
-    """Whether a vectors row (of table `alias`) holds its context vectors, as SQL."""
-    return " and ".join(f"{alias}{'.' if alias else ''}{name} is not null" for name in _CONTEXTS)
 
 
 _HAS_CONTEXT = has_context()
@@ -41,16 +36,12 @@ _LOAD = with_official(
     f"""select
         event_id,
         embedding,
-        {", ".join(f"coalesce({name}, embedding) as {name}" for name in _CONTEXTS)},
+        {", ".join(f"coalesce({name}, embedding) as {name}" for name in CONTEXT_COLUMNS)},
         {_HAS_CONTEXT} as has_context
     from int_memory_event_embeddings_with_official
     where event_id in (select unnest(cast($ids as bigint[])))
     order by event_id""",
 )
-
-
-# A statement's result as columns (name -> values), on whichever engine holds the store
-Fetch = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 
 def duckdb_fetch(cur: duckdb.DuckDBPyConnection) -> Fetch:
@@ -82,19 +73,9 @@ class _Vectors:
 class EventVectorCache:
     """Cosines of a query vector with every reachable event vector of one player."""
 
-    def __init__(
-        self, dim: int, reachable_events: Mapping[str, str], max_vectors: int = 87_381
-    ) -> None:
-        """`reachable_events`: SQL of the events one player's query can reach, with `$agent_id`
-        and `$user_id` as one-element lists (the query's own source, so both read the same
-        set), by the table holding their vectors (sql.PLAYER_EVENTS). `max_vectors` bounds the
-        events held (each with all its vectors)."""
+    def __init__(self, dim: int, max_vectors: int = 87_381) -> None:
+        """`max_vectors` bounds the events held (each with all its vectors)."""
         self.dim, self.max_vectors = dim, max_vectors
-        self._reachable_with_vectors = " union all ".join(
-            f"""select event_id, {_HAS_CONTEXT} as has_context from {table}
-            where event_id in (select id from ({events}) as reachable)"""
-            for table, events in reachable_events.items()
-        )
         self._players: OrderedDict[tuple[str, str], _Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -109,15 +90,11 @@ class EventVectorCache:
         """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
         for the player's events that have vectors. `reachable`: those events (ascending ids)
         and whether each has its context vectors, when the caller read them already
-        (postings_cache.read_reachable); else they are read here."""
-        if reachable is None:
-            read = fetch(
-                self._reachable_with_vectors, {"agent_id": [agent_id], "user_id": [user_id]}
-            )
-            all_ids = np.asarray(read["event_id"], dtype=np.int64)
-            order = np.argsort(all_ids)
-            reachable = all_ids[order], np.asarray(read["has_context"], dtype=bool)[order]
-        ids, has_context = reachable
+        (reachable.read_reachable); else they are read here."""
+        if reachable is None:  # the recall's own read, for this one query
+            [read] = read_reachable(fetch, [(agent_id, user_id)], vectors=True)
+            reachable = read.with_vectors()
+        ids, has_context = reachable or (np.empty(0, dtype=np.int64), np.empty(0, dtype=bool))
         vectors = self._vectors(fetch, (agent_id, user_id), ids, has_context)
         if not len(ids):
             return _no_cosines()

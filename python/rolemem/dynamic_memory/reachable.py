@@ -1,0 +1,134 @@
+"""The events one query may reach, read in one statement for the recall's caches (the union
+of int_memory_events_with_official written out, narrowed as the recall statement's sources
+are), with their token counts and, when asked, whether each has its vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..schema.memory import VECTOR_COLUMNS
+from .sql import PLAYER_EVENTS
+
+# A statement's result as columns (name -> values), on whichever engine holds the store
+Fetch = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+
+
+# the context vectors' columns (the first of VECTOR_COLUMNS is the description's own)
+CONTEXT_COLUMNS = VECTOR_COLUMNS[1:]
+
+
+def has_context(alias: str = "") -> str:
+    """Whether a vectors row (of table `alias`) holds its context vectors, as SQL."""
+    prefix = f"{alias}." if alias else ""
+    return " and ".join(f"{prefix}{name} is not null" for name in CONTEXT_COLUMNS)
+
+
+# The batch's reachable events with their owners, so each query takes its own: the union of
+# int_memory_events_with_official written out (a per-recall read; the composed model's
+# staging costs ~1.2 ms more to plan), narrowed as the recall statement's sources are. With
+# `vectors`, each beside its vectors row, so the vector cache needs no read of its own (the
+# pairs of sql.PLAYER_EVENTS: an event's vectors are in its own table's twin).
+# test_recall_fast_path holds it equal to the model.
+def _reachable_sql(owners: bool, vectors: bool) -> str:
+    named = "events.agent_id, events.scope, events.user_id, " if owners else ""
+    if not vectors:
+        return " union all ".join(
+            f"select {named}events.id as event_id, events.token_count from ({events}) as events"
+            for events in PLAYER_EVENTS.values()
+        )
+    return " union all ".join(
+        f"""select
+            {named}events.id as event_id,
+            events.token_count,
+            vectors.event_id is not null as has_vector,
+            coalesce({has_context("vectors")}, false) as has_context
+        from ({events}) as events
+        left join {table} as vectors on vectors.event_id = events.id"""
+        for table, events in PLAYER_EVENTS.items()
+    )
+
+
+# (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
+# read its owners
+_REACHABLE = {
+    (owners, vectors): _reachable_sql(owners, vectors)
+    for owners in (True, False)
+    for vectors in (True, False)
+}
+REACHABLE = _REACHABLE[True, False]
+
+
+class Reachable(NamedTuple):
+    """One query's reachable events, ascending ids, and their token counts (NaN: none); read
+    with vectors, whether each has its vectors and its context vectors (else None)."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+    has_vector: np.ndarray | None = None
+    has_context: np.ndarray | None = None
+
+    def with_vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The events with vectors and whether each has its context vectors, as the vector
+        cache takes them (None: not read)."""
+        if self.has_vector is None or self.has_context is None:
+            return None
+        return self.ids[self.has_vector], self.has_context[self.has_vector]
+
+
+def read_reachable(
+    fetch: Fetch, owners: Sequence[tuple[str, str]], vectors: bool = False
+) -> list[Reachable]:
+    """The reachable events of each (agent, player) of a batch, in one read (`vectors`:
+    with whether each has its vectors)."""
+    agents = sorted({agent for agent, _ in owners})
+    users = sorted({user for _, user in owners})
+    params = {"agent_id": agents, "user_id": users}
+    if len(agents) == len(users) == 1:
+        one = _sorted(fetch(_REACHABLE[False, vectors], params))
+        return [one for _ in owners]
+    columns = fetch(_REACHABLE[True, vectors], params)
+    return [reachable_lengths(columns, agent, user) for agent, user in owners]
+
+
+def reachable_lengths(columns: Mapping[str, Any], agent_id: str, user_id: str) -> Reachable:
+    """One query's reachable events and their token counts, from REACHABLE's columns."""
+    agents, scopes, users = (
+        np.asarray(values_filled(columns[name], None), dtype=object)
+        for name in ("agent_id", "scope", "user_id")
+    )
+    return _sorted(columns, (agents == agent_id) & ((scopes == "official") | (users == user_id)))
+
+
+def _sorted(columns: Mapping[str, Any], rows: Any = slice(None)) -> Reachable:
+    """The events of `rows` (all: a batch of one player) by ascending id."""
+    ids = np.asarray(values_filled(columns["event_id"], 0), dtype=np.int64)[rows]
+    lengths = floats(columns["token_count"])[rows]
+    order = np.argsort(ids)
+    if "has_vector" not in columns:
+        return Reachable(ids[order], lengths[order])
+    has_vector, has_context = (
+        np.asarray(values_filled(columns[name], False), dtype=bool)[rows][order]
+        for name in ("has_vector", "has_context")
+    )
+    return Reachable(ids[order], lengths[order], has_vector, has_context)
+
+
+def floats(column: Any) -> np.ndarray:
+    """A fetched integer column as floats, NaN for null."""
+    if isinstance(column, np.ma.MaskedArray):
+        return np.ma.filled(column.astype(np.float64), np.nan)
+    if isinstance(column, np.ndarray):
+        return column.astype(np.float64)
+    return np.array([np.nan if value is None else value for value in column], dtype=np.float64)
+
+
+def values_filled(column: Any, fill: Any) -> Any:
+    """A fetched column with its nulls as `fill` (a masked numpy array's, or a list's None)."""
+    if isinstance(column, np.ma.MaskedArray):
+        values = np.array(column.data, dtype=object)
+        values[np.ma.getmaskarray(column)] = fill
+        return values
+    return column
