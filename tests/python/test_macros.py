@@ -101,6 +101,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "roulette_hash": ("sample.a", "sample.b"),
     "row_as_json": ("sample", (("a", None), ("b", "varchar"))),
     "seconds_between": ("sample.a", "sample.b"),
+    "regexp_group": ("sample.a", "'([0-9]+)'"),
     "memory_target_key": ("sample.a", "sample.b"),
     "memory_placeholder": ("user",),
     "label_memory_blocks": ("sample.a",),

@@ -28,6 +28,8 @@ QUERIES = [
     {"text": "画廊里的画", "roulette_seed": 7, "explain": True},
     {"text": "画廊", "score_threshold": 0.6, "user_name": "木木", "agent_name": "祁煜"},
     {"text": "火锅", "user_id": "lulu"},  # a player with official events only
+    {"text": "2020年12月24日我们做了什么", "explain": True},  # a date written out
+    {"text": "What did we do on 24th December, 2020?", "explain": True},
 ]
 
 

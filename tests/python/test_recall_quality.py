@@ -105,6 +105,18 @@ def test_a_one_character_word_never_matches_inside_a_description(store):
         ("Where were you in March last year?", (datetime(2020, 3, 1), datetime(2020, 4, 1))),
         ("on Christmas Eve", (datetime(2020, 12, 24), datetime(2020, 12, 25))),
         ("what a day", None),
+        # dates written out: a year in digits names it and fixes a month's; a day number
+        # beside a month narrows it to that day
+        ("What happened in 2019?", (datetime(2019, 1, 1), datetime(2020, 1, 1))),
+        ("What did you paint in July 2019?", (datetime(2019, 7, 1), datetime(2019, 8, 1))),
+        ("on October 13, 2019", (datetime(2019, 10, 13), datetime(2019, 10, 14))),
+        ("on 1 February, 2021", (datetime(2021, 2, 1), datetime(2021, 2, 2))),
+        ("the weekend before 4th October", (datetime(2020, 10, 4), datetime(2020, 10, 5))),
+        ("2019年10月13日我们见过面", (datetime(2019, 10, 13), datetime(2019, 10, 14))),
+        ("10月", (datetime(2020, 10, 1), datetime(2020, 11, 1))),
+        ("去年12月", (datetime(2020, 12, 1), datetime(2021, 1, 1))),  # not 2月
+        ("March 2020 was cold", (datetime(2020, 3, 1), datetime(2020, 4, 1))),  # 20 no day
+        ("I owe you 1500 dollars", None),
     ],
 )
 def test_time_words_name_windows_relative_to_now(text, window):

@@ -2,6 +2,14 @@
 -- macro time_expression_window). A longer expression wins over one it contains (十一月 over
 -- 一月, 大前天 over 前天); a year word fixes the year of a month or date; several windows
 -- intersect (the shortest wins when they do not overlap).
+-- Dates written out: a year in digits (2023, 2023年) names that year and fixes the year of a
+-- month or date as a year word does; a day number written beside a month (October 13,
+-- 13 October, 4th October, 10月13日) narrows the month to that day. An impossible day
+-- (30 February) runs on into the next month.
+{%- set year_pattern = "'(?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$)'" %}
+{%- set day_after = "kept.expression || '\\s*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|$)'" %}
+{%- set day_before =
+    "'(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?' || kept.expression" %}
 with
 
 queries as (
@@ -15,6 +23,7 @@ expressions as (
 matched as (
     select
         queries.query_id,
+        queries.query_text,
         queries.now,
         expressions.*
     from queries
@@ -35,23 +44,72 @@ kept as (
     ) }}
 ),
 
-named_years as (
+written_years as (
     select
         query_id,
-        min(cast(extract(year from now) as integer) + step) as named_year
+        cast({{ regexp_group('query_text', year_pattern) }} as integer) as written_year
+    from queries
+),
+
+named_years as (
+    select
+        written_years.query_id,
+        written_years.written_year,
+        coalesce(
+            written_years.written_year,
+            min(cast(extract(year from kept.now) as integer) + kept.step)
+        ) as named_year
+    from written_years
+    left join kept
+        on kept.query_id = written_years.query_id and kept.unit = 'year'
+    group by written_years.query_id, written_years.written_year
+),
+
+-- the day written beside a month, if any
+dated as (
+    select
+        kept.*,
+        case when kept.unit = 'month_of_year' then cast(coalesce(
+            {{ regexp_group('kept.query_text', day_after) }},
+            {{ regexp_group('kept.query_text', day_before) }}
+        ) as integer) end as written_day
     from kept
-    where unit = 'year'
-    group by query_id
+),
+
+expression_windows as (
+    select
+        dated.query_id,
+        dated.expression,
+        dated.written_day,
+        {{ time_expression_window('dated', 'dated.now', 'named_years.named_year') }}
+    from dated
+    left join named_years
+        on named_years.query_id = dated.query_id
 ),
 
 windows as (
     select
-        kept.query_id,
-        kept.expression,
-        {{ time_expression_window('kept', 'kept.now', 'named_years.named_year') }}
-    from kept
-    left join named_years
-        on named_years.query_id = kept.query_id
+        query_id,
+        expression,
+        case
+            when written_day between 1 and 31
+                then window_start + (written_day - 1) * interval '1 day'
+            else window_start
+        end as window_start,
+        case
+            when written_day between 1 and 31
+                then window_start + written_day * interval '1 day'
+            else window_end
+        end as window_end
+    from expression_windows
+    union all
+    select
+        query_id,
+        cast(written_year as varchar) as expression,
+        cast(make_date(written_year, 1, 1) as timestamp) as window_start,
+        cast(make_date(written_year + 1, 1, 1) as timestamp) as window_end
+    from named_years
+    where written_year is not null
 ),
 
 final as (
