@@ -98,41 +98,23 @@ _BATCHES_SQL = """
 """
 
 
-# the observations' players' extracted lines of their characters (a fork's shared lines are
-# among them, whichever save extracted them)
-_EXTRACTED_LINES_SQL = """
-    select * from memory_extracted_line
+# The observations' players' rows of their characters, by table: the extracted lines (a
+# fork's shared lines are among them, whichever save extracted them), and the memories'
+# source lines (events' and entity mentions') and the replacement batches' lines, which decide
+# whether a cut left a line without its memory
+_PLAYER_TARGET_ROWS_SQL = """
+    select * from {table}
     where
         list_contains(cast($user_id as varchar[]), user_id)
         and {player}
         and target_key in (select observed.target_key from int_loop_observations as observed)
 """
-
-
-# the observations' players' memories' source lines (the character's own: events' and entity
-# mentions') and the replacement batches' lines: what decides whether a cut left a line
-# without its memory
-_EVENT_LINES_SQL = """
-    select * from memory_event_line
-    where
-        list_contains(cast($user_id as varchar[]), user_id)
-        and {player}
-        and target_key in (select observed.target_key from int_loop_observations as observed)
-"""
-_MENTIONS_SQL = """
-    select * from memory_entity_mention
-    where
-        list_contains(cast($user_id as varchar[]), user_id)
-        and {player}
-        and target_key in (select observed.target_key from int_loop_observations as observed)
-"""
-_BATCH_LINES_SQL = """
-    select * from memory_batch_line
-    where
-        list_contains(cast($user_id as varchar[]), user_id)
-        and {player}
-        and target_key in (select observed.target_key from int_loop_observations as observed)
-"""
+_PLAYER_TARGET_TABLES = (
+    "memory_extracted_line",
+    "memory_event_line",
+    "memory_entity_mention",
+    "memory_batch_line",
+)
 
 
 # the batch's saves only: a join with the whole table is a scan of every save of the game
@@ -169,10 +151,10 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
             "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
-            "source_memory_extracted_line": _EXTRACTED_LINES_SQL.format(player=player),
-            "source_memory_event_line": _EVENT_LINES_SQL.format(player=player),
-            "source_memory_entity_mention": _MENTIONS_SQL.format(player=player),
-            "source_memory_batch_line": _BATCH_LINES_SQL.format(player=player),
+            **{
+                f"source_{table}": _PLAYER_TARGET_ROWS_SQL.format(table=table, player=player)
+                for table in _PLAYER_TARGET_TABLES
+            },
         },
         "select * from int_loop_observations_planned",
         {"loop_cuts": cuts, "loop_presence": presence},
