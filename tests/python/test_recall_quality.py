@@ -117,6 +117,13 @@ def test_a_one_character_word_never_matches_inside_a_description(store):
         ("去年12月", (datetime(2020, 12, 1), datetime(2021, 1, 1))),  # not 2月
         ("March 2020 was cold", (datetime(2020, 3, 1), datetime(2020, 4, 1))),  # 20 no day
         ("I owe you 1500 dollars", None),
+        ("去年圣诞花了2000块", (datetime(2020, 12, 25), datetime(2020, 12, 26))),  # an amount
+        (
+            "2000 years ago",
+            (datetime(2000, 1, 1), datetime(2001, 1, 1)),
+        ),  # one that reads as a year
+        ("2月25日", (datetime(2020, 2, 25), datetime(2020, 2, 26))),  # not this year's, to come
+        ("2月20日", (datetime(2021, 2, 20), datetime(2021, 2, 21))),
     ],
 )
 def test_time_words_name_windows_relative_to_now(text, window):
@@ -153,7 +160,14 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         profile={"timeline_size": 0, "fusion": fusion},
     )
     general._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
-    for text in ("昨晚谢谢你等我", "去年圣诞我们做了什么", "我又想吃火锅了", "团子最近还好吗"):
+    texts = (
+        "昨晚谢谢你等我",
+        "去年圣诞我们做了什么",
+        "我又想吃火锅了",
+        "团子最近还好吗",
+        "2020年发生了什么",
+    )
+    for text in texts:
         answers = [
             m.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
             for m in (planned, general)

@@ -2,11 +2,13 @@
 -- macro time_expression_window). A longer expression wins over one it contains (十一月 over
 -- 一月, 大前天 over 前天); a year word fixes the year of a month or date; several windows
 -- intersect (the shortest wins when they do not overlap).
--- Dates written out: a year in digits (2023, 2023年) names that year and fixes the year of a
--- month or date as a year word does; a day number written beside a month (October 13,
--- 13 October, 4th October, 10月13日) narrows the month to that day. An impossible day
--- (30 February) runs on into the next month.
-{%- set year_pattern = "'(?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$)'" %}
+-- Dates written out: a year in digits (1900-2099: 2023, 2023年; not an amount, 2000块,
+-- $2000) names that year and fixes the year of a month or date where no year word does; a
+-- day number written beside a month (October 13, 13 October, 4th October, 10月13日) narrows
+-- the month to that day, the latest one not after now when no year is named. An impossible
+-- day (30 February) runs on into the next month.
+{%- set year_pattern =
+    "'(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|$)'" %}
 {%- set day_after = "kept.expression || '\\s*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|$)'" %}
 {%- set day_before =
     "'(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?' || kept.expression" %}
@@ -56,8 +58,8 @@ named_years as (
         written_years.query_id,
         written_years.written_year,
         coalesce(
-            written_years.written_year,
-            min(cast(extract(year from kept.now) as integer) + kept.step)
+            min(cast(extract(year from kept.now) as integer) + kept.step),
+            written_years.written_year
         ) as named_year
     from written_years
     left join kept
@@ -81,27 +83,38 @@ expression_windows as (
         dated.query_id,
         dated.expression,
         dated.written_day,
+        dated.now,
+        named_years.named_year,
         {{ time_expression_window('dated', 'dated.now', 'named_years.named_year') }}
     from dated
     left join named_years
         on named_years.query_id = dated.query_id
 ),
 
+-- the written day of its month (the month's latest start, or its named year's); with no year
+-- named, a day still to come this year is last year's
+day_starts as (
+    select
+        *,
+        case
+            when
+                written_day between 1 and 31
+                and named_year is null
+                and window_start + (written_day - 1) * interval '1 day' > now
+                then window_start + (written_day - 1) * interval '1 day' - interval '1 year'
+            when written_day between 1 and 31
+                then window_start + (written_day - 1) * interval '1 day'
+        end as day_start
+    from expression_windows
+),
+
 windows as (
     select
         query_id,
         expression,
-        case
-            when written_day between 1 and 31
-                then window_start + (written_day - 1) * interval '1 day'
-            else window_start
-        end as window_start,
-        case
-            when written_day between 1 and 31
-                then window_start + written_day * interval '1 day'
-            else window_end
-        end as window_end
-    from expression_windows
+        coalesce(day_start, window_start) as window_start,
+        coalesce(day_start + interval '1 day', window_end) as window_end
+    from day_starts
     union all
     select
         query_id,

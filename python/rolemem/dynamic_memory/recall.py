@@ -322,16 +322,19 @@ class Recall:
     def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
-        window only when a text holds one of the seed's expressions (which window: the
-        model's), the facts only for players with some (resolved in the statement only for a
-        query without a save) and their 以前…现在… only when a query holds a past word or a
-        time window, the branch rule's replacement batches only for players with some. The
-        models answer alike without these (every part, decided per query)."""
+        window only when a text holds one of the seed's expressions or a digit (a date written
+        out; which window: the model's), the facts only for players with some (resolved in the
+        statement only for a query without a save) and their 以前…现在… only when a query
+        holds a past word or a time window, the branch rule's replacement batches only for
+        players with some. The models answer alike without these (every part, decided per
+        query)."""
         store = self.context.store
         time_windows = any(
-            expression in values["query_text"]
+            any(character.isdigit() for character in values["query_text"])
+            or any(
+                expression in values["query_text"] for expression in self.context.time_expressions
+            )
             for values in inputs
-            for expression in self.context.time_expressions
         )
         [(has_facts, has_replacements, has_mention_lines)] = store.run(
             _has_sql(store.name),
