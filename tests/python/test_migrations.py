@@ -19,6 +19,9 @@ from rolemem.schema.store import create_all, create_memory_tables
 from .conftest import fresh_database
 
 NAMES = [step.name for step in STEPS]
+# the steps of tables a store made by create_all or init-db holds (the seeds' tables come when
+# memory first opens it)
+MADE = [step.name for step in STEPS if "time_expressions" not in step.tables]
 RECORDS = "select name, count(*) from rolemem_migration group by name order by name"
 
 
@@ -83,9 +86,33 @@ def test_steps_run_in_order_and_wait_for_the_tables_they_change(tmp_path):
     assert recorded == set(NAMES)
     with engine.begin() as connection:
         connection.exec_driver_sql("delete from rolemem_migration")
-    assert migrate(engine) == NAMES
+    assert migrate(engine) == MADE
     assert migrate(engine) == []
     engine.dispose()
+
+
+def test_a_store_seeded_before_gets_the_time_words_added_since_once(tmp_path):
+    """Rows of the packaged seed time_expressions that a store seeded before lacks are added
+    once; a row the store holds stays as it is, edited or not."""
+    path = str(tmp_path / "seeded.duckdb")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        count = con.execute("select count(*) from time_expressions").fetchone()
+        con.execute("delete from time_expressions where expression in ('June', '10月')")
+        con.execute("update time_expressions set days = 2 where expression = '国庆'")
+        con.execute("delete from rolemem_migration where name = 'time_expression_rows'")
+    DynamicMemory(path, embedder=None).close()
+    with duckdb.connect(path) as con:
+        assert con.execute("select count(*) from time_expressions").fetchone() == count
+        assert con.execute(
+            "select unit, month_number, days from time_expressions "
+            "where expression in ('June', '10月', '国庆') order by expression"
+        ).fetchall() == [
+            ("month_of_year", 10, None),  # 10月
+            ("month_of_year", 6, None),  # June
+            ("annual_date", 10, 2),  # 国庆, as edited
+        ]
+        assert con.execute(RECORDS).fetchall() == sorted((name, 1) for name in NAMES)
 
 
 def test_a_game_database_read_by_the_memory_builder_gets_its_columns(tmp_path):
@@ -209,7 +236,7 @@ def test_every_step_runs_on_postgres_in_order(postgres_url):
             "now())"
         )
         con.execute("delete from rolemem_migration")
-    assert migrate_database(url) == NAMES
+    assert migrate_database(url) == MADE
     assert migrate_database(url) == []
     with psycopg.connect(url, autocommit=True) as con:
         terms = con.execute(

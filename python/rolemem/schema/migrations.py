@@ -221,6 +221,40 @@ def _write_macro(name: str, *args: str) -> Callable[[Any], None]:
     return run
 
 
+def _packaged_rows(seed: str, key: str) -> Callable[[Any], None]:
+    """A step adding the rows of the packaged seed `seed` that the store's table lacks, by
+    `key` (a store seeded before a release that added rows); a row the store holds is left as
+    it is, edited or not."""
+
+    def run(connection: Any) -> None:
+        import csv
+
+        from ..sql.seeds import seed_specs
+
+        path, columns = seed_specs()[seed]
+        held = {value for (value,) in connection.exec_driver_sql(f"select {key} from {seed}")}
+        with open(path, encoding="utf-8", newline="") as file:
+            missing = [row for row in csv.DictReader(file) if row[key] not in held]
+        insert = sa.text(
+            f"insert into {seed} ({', '.join(columns)}) "
+            f"values ({', '.join(':' + name for name in columns)})"
+        )
+        for row in missing:  # names from this package's seeds, values bound
+            connection.execute(
+                insert,
+                {
+                    name: None
+                    if row[name] == ""
+                    else int(row[name])
+                    if kind == "INTEGER"
+                    else row[name]
+                    for name, kind in columns.items()
+                },
+            )
+
+    return run
+
+
 _POSTINGS = ("memory_event", "memory_event_term")
 _BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
 STEPS = (
@@ -275,6 +309,12 @@ STEPS = (
         ("memory_entity", "memory_entity_mention"),
         _write_macro("backfill_entity_mentions"),
         is_local_only=True,
+    ),
+    # time words a release added (English ones, months in digits) for stores seeded before
+    Step(
+        "time_expression_rows",
+        ("time_expressions",),
+        _packaged_rows("time_expressions", "expression"),
     ),
 )
 
