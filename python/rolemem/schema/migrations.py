@@ -26,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..sql.project import write_sql
+from ..sql.seeds import shipped_rows
 from ..text.postings import postings
 from .game import APP_TABLES, CONFIG_TABLES, is_distributed
 from .memory import MEMORY_TABLES, OFFICIAL_TABLES, VECTOR_COLUMNS
@@ -227,30 +228,15 @@ def _packaged_rows(seed: str, key: str) -> Callable[[Any], None]:
     it is, edited or not."""
 
     def run(connection: Any) -> None:
-        import csv
-
-        from ..sql.seeds import seed_specs
-
-        path, columns = seed_specs()[seed]
         held = {value for (value,) in connection.exec_driver_sql(f"select {key} from {seed}")}
-        with open(path, encoding="utf-8", newline="") as file:
-            missing = [row for row in csv.DictReader(file) if row[key] not in held]
-        insert = sa.text(
-            f"insert into {seed} ({', '.join(columns)}) "
-            f"values ({', '.join(':' + name for name in columns)})"
-        )
-        for row in missing:  # names from this package's seeds, values bound
-            connection.execute(
-                insert,
-                {
-                    name: None
-                    if row[name] == ""
-                    else int(row[name])
-                    if kind == "INTEGER"
-                    else row[name]
-                    for name, kind in columns.items()
-                },
+        missing = [row for row in shipped_rows(seed) if row[key] not in held]
+        if missing:  # names from this package's seeds, values bound
+            names = list(missing[0])
+            insert = sa.text(
+                f"insert into {seed} ({', '.join(names)}) "
+                f"values ({', '.join(':' + name for name in names)})"
             )
+            connection.execute(insert, missing)
 
     return run
 

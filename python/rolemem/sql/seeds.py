@@ -61,6 +61,18 @@ def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]
     return settings
 
 
+def shipped_rows(seed: str) -> list[dict[str, Any]]:
+    """The rows of a seed as rolemem ships it, typed as dbt seeds them (load_seed)."""
+    con = duckdb.connect(":memory:")
+    try:
+        load_seed(con, seed)
+        cur = con.execute(f'select * from "{seed}"')  # a name from this package's seeds
+        names = [column[0] for column in cur.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
 def shipped_settings(*seeds: str) -> dict[str, Any]:
     """read_settings over the CSVs shipped with rolemem (read once per process; a copy, so
     callers may change theirs)."""
