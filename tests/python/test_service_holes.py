@@ -259,7 +259,12 @@ def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing)
         time.sleep(0.05)
     for late in range(5):
         _append(client, save, "beach", minute + late)
-    status = _status(client, save)
+    # the end state: the late appends' observations out of the queue (a loaded machine may
+    # still hold one), each having found the batch backing off
+    deadline = time.monotonic() + 30
+    while (status := _status(client, save))["extraction"] == "queued":
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
     assert len(server.requests) == 3, len(server.requests)
     assert status["failed_attempts"] == 3
     assert status["extraction"] == "idle"  # the cap: only an append after the back-off tries
