@@ -159,7 +159,7 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         embedder=memory.embedder if vectors else None,
         profile={"timeline_size": 0, "fusion": fusion},
     )
-    general._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
     texts = (
         "昨晚谢谢你等我",
         "去年圣诞我们做了什么",

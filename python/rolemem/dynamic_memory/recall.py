@@ -46,9 +46,10 @@ _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_
 
 @functools.cache
 def _has_sql(engine: str) -> str:
-    """Whether any player of a batch has a fact with its agent, a replacement batch and an
-    entity mention extracted from lines (index seeks: user_id); on Citus with the batch's one
-    player (macro player_filter), so it runs on that shard."""
+    """Whether any player of a batch has a fact with its agent, a replacement batch, an
+    entity mention extracted from lines, and an entity with its agent or the agent an official
+    one (index seeks: user_id, agent_id); on Citus with the batch's one player (macro
+    player_filter), so it runs on that shard."""
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     return f"""
 select
@@ -72,6 +73,17 @@ select
             save_id is not null
             and list_contains(cast($user_ids as varchar[]), user_id)
             and {player}
+    ),
+    exists (
+        select 1 from memory_entity
+        where
+            list_contains(cast($user_ids as varchar[]), user_id)
+            and list_contains(cast($agent_ids as varchar[]), agent_id)
+            and {player}
+    )
+    or exists (
+        select 1 from official_entity
+        where list_contains(cast($agent_ids as varchar[]), agent_id)
     )"""
 
 
@@ -323,7 +335,8 @@ class Recall:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text holds one of the seed's expressions or a digit (a date written
-        out; which window: the model's), the facts only for players with some (resolved in the
+        out; which window: the model's), the entities only for a batch with some (or facts),
+        the facts only for players with some (resolved in the
         statement only for a query without a save) and their 以前…现在… only when a query
         holds a past word or a time window, the branch rule's replacement batches only for
         players with some. The models answer alike without these (every part, decided per
@@ -336,7 +349,7 @@ class Recall:
             )
             for values in inputs
         )
-        [(has_facts, has_replacements, has_mention_lines)] = store.run(
+        [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
             {
                 "user_ids": [values["user_id"] for values in inputs],
@@ -357,6 +370,9 @@ class Recall:
             "recall_replacements": bool(has_replacements),
             # the entities' branch rule only for players with a mention extracted from lines
             "recall_mention_lines": bool(has_mention_lines),
+            # the entities' models only for a batch with an entity or a fact to recall (a
+            # fact is the 用户属性 tier)
+            "recall_entities": bool(has_entities or has_facts),
             # a query without a save resolves its facts in the statement (the others read
             # their save's resolution)
             "recall_saveless": any(values["save_id"] is None for values in inputs),
