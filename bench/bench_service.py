@@ -2,13 +2,17 @@
 
     .venv/bin/python bench/bench_service.py [--players 8] [--turns 10] [--clients 8]
 
-Every player plays each configured character (the demo's two) in a save of its own; each turn
-is `POST /turn` then `POST /lines` (the player line and the reply, with the memory loop
-observing in the background through the scripted chat-completions server). Printed: turns per
-second, p50/p95/p99 of /turn, /lines and /query, failed requests (must be 0), how many
-requests each recall statement answered (GET /status), the store size after `maintain`.
-Baseline, same run, on a copy of the same store: the same turns one at a time in-process
-(Companion.turn, then Companion.record with the loop observing in the background).
+The service runs in a process of its own (`rolemem serve`), as a game server calls it: the
+clients' work is not on its interpreter. Every player plays each configured character (the
+demo's two) in a save of its own; each turn is `POST /turn` then `POST /lines` (the player line
+and the reply, with the memory loop observing in the background through the scripted
+chat-completions server). Printed: turns per second, p50/p95/p99 of /turn, /lines and /query,
+failed requests (must be 0), how many requests each recall statement answered (GET /status),
+the store size after `maintain`, and the cores each side kept busy with its CPU time per turn
+(Linux /proc): where the baseline already fills the machine's cores (a turn's two recalls run
+side by side; the loop extracts and embeds beside the turns), the ratio's ceiling is the cores
+over the baseline's. Baseline, same run, on a copy of the same store: the same turns one at a time
+in-process (Companion.turn, then Companion.record with the loop observing in the background).
 """
 
 from __future__ import annotations
@@ -19,22 +23,22 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import duckdb
 import httpx
-import uvicorn
 from scratch import scratch_dir  # noqa: E402
 
 from rolemem.character_memory import CharacterLibrary
 from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
-from rolemem.service import create_app
-from rolemem.service.core.child import free_port
-from rolemem.service.core.settings import ServiceSettings
+from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.demo_data import load_demo
 from rolemem.testing.scripted_llm import ScriptedChatServer
 from rolemem.turn.companion import Companion
@@ -177,15 +181,16 @@ def in_process(
     # the warm-up games' turns first, untimed (first statements compose SQL, cursors prepare)
     _play_in_process(companions, warmup or [], WARMUP_TURNS, [])
     timings: list[float] = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     _play_in_process(companions, games, turns, timings)
     wall = time.perf_counter() - start
+    cores = (time.process_time() - cpu) / wall
     for companion in companions.values():
         companion.wait()
         companion.close()
     loop.close()
     con.close()
-    return {"turns": len(timings), "wall": wall, "turn": timings}
+    return {"turns": len(timings), "wall": wall, "turn": timings, "cores": cores}
 
 
 def _play_in_process(
@@ -219,6 +224,12 @@ def _play_in_process(
             )
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process `pid` has used (user + system, every thread), from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def over_http(
     path: str,
     games: list[tuple[int, str, str]],
@@ -228,17 +239,17 @@ def over_http(
     ownerless: bool = False,
     warmup: list[tuple[int, str, str]] | None = None,
 ) -> dict:
-    app = create_app(
-        path,
-        llm=OpenAICompatibleLLM(base_url=llm_url, model="scripted"),
-        settings=ServiceSettings(open_ownerless_saves=ownerless),
-    )
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
+    # the service in a process of its own, as a game server calls it: the clients' work is
+    # not on its interpreter
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rolemem.cli", "serve", "--db", path, "--port", str(port)]
+        + ["--llm-base-url", llm_url, "--llm-model", "scripted"]
+        + (["--open-ownerless-saves"] if ownerless else []),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_until_serving(f"http://127.0.0.1:{port}", server)
     timings: dict[str, list[float]] = {"/turn": [], "/lines": [], "/query": []}
     failures: list[str] = []
     lock = threading.Lock()
@@ -263,15 +274,16 @@ def over_http(
 
     with ThreadPoolExecutor(max_workers=clients) as pool:
         list(pool.map(warm, warmup or []))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds(server.pid)
     with ThreadPoolExecutor(max_workers=clients) as pool:
         list(pool.map(play, games))
     wall = time.perf_counter() - start
+    cores = (cpu_seconds(server.pid) - cpu) / wall
     with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
         status = client.get("/status").json()
-    server.should_exit = True
-    thread.join(60)
-    return {"wall": wall, "failures": failures, "status": status, **timings}
+    server.terminate()
+    server.communicate(timeout=60)
+    return {"wall": wall, "failures": failures, "status": status, "cores": cores, **timings}
 
 
 def main() -> None:
@@ -331,7 +343,10 @@ def main() -> None:
         f"\nbaseline, the same turns one at a time in-process (Companion.turn + record): "
         f"{base_rate:.1f} turns/s, turn p50 {statistics.median(base['turn']):.1f} ms\n"
         f"throughput over HTTP / baseline: {rate / base_rate:.2f}x (target ≥ 2x); "
-        f"/turn p95/p50 {spread:.2f} (target ≤ 2)"
+        f"/turn p95/p50 {spread:.2f} (target ≤ 2)\n"
+        f"cores busy: the service {served['cores']:.2f}, the baseline {base['cores']:.2f} of "
+        f"{os.cpu_count()} (CPU per turn: {served['cores'] * served['wall'] / turns * 1000:.0f} "
+        f"against {base['cores'] * base['wall'] / base['turns'] * 1000:.0f} ms)"
     )
     status = served["status"]
     for kind in ("dynamic_recall", "character_recall"):
