@@ -44,6 +44,10 @@ _TARGETS = (
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
 
 
+_USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
+_AGENTS = "list_contains(cast($agent_ids as varchar[]), agent_id)"
+
+
 @functools.cache
 def _has_sql(engine: str) -> str:
     """Whether any player of a batch has a fact with its agent, a replacement batch, an
@@ -51,40 +55,17 @@ def _has_sql(engine: str) -> str:
     one (index seeks: user_id, agent_id); on Citus with the batch's one player (macro
     player_filter), so it runs on that shard."""
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
+
+    def exists(table: str, *conditions: str) -> str:
+        return f"exists (select 1 from {table} where {' and '.join(conditions)})"
+
     return f"""
 select
-    exists (
-        select 1 from memory_fact
-        where
-            list_contains(cast($user_ids as varchar[]), user_id)
-            and list_contains(cast($agent_ids as varchar[]), agent_id)
-            and {player}
-    ),
-    exists (
-        select 1 from memory_batch_line
-        where
-            relation = 'replaces'
-            and list_contains(cast($user_ids as varchar[]), user_id)
-            and {player}
-    ),
-    exists (
-        select 1 from memory_entity_mention
-        where
-            save_id is not null
-            and list_contains(cast($user_ids as varchar[]), user_id)
-            and {player}
-    ),
-    exists (
-        select 1 from memory_entity
-        where
-            list_contains(cast($user_ids as varchar[]), user_id)
-            and list_contains(cast($agent_ids as varchar[]), agent_id)
-            and {player}
-    )
-    or exists (
-        select 1 from official_entity
-        where list_contains(cast($agent_ids as varchar[]), agent_id)
-    )"""
+    {exists("memory_fact", _USERS, _AGENTS, player)},
+    {exists("memory_batch_line", "relation = 'replaces'", _USERS, player)},
+    {exists("memory_entity_mention", "save_id is not null", _USERS, player)},
+    {exists("memory_entity", _USERS, _AGENTS, player)}
+    or {exists("official_entity", _AGENTS)}"""
 
 
 @dataclass(frozen=True)
