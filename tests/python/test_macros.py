@@ -102,6 +102,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "row_as_json": ("sample", (("a", None), ("b", "varchar"))),
     "seconds_between": ("sample.a", "sample.b"),
     "regexp_group": ("sample.a", "'([0-9]+)'"),
+    "series_values": ("1", "sample.a"),
     "memory_target_key": ("sample.a", "sample.b"),
     "memory_placeholder": ("user",),
     "label_memory_blocks": ("sample.a",),

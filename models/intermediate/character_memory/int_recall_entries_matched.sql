@@ -44,24 +44,43 @@ longest_keywords as (
     from {{ ref('int_character_keyword_lengths') }}
 ),
 
-text_windows as (
+-- each start position of the text, then each window from it up to the longest keyword's
+-- length (the series in the select list: macro series_values)
+text_starts as (
     select
         requests.request_id,
         requests.character_id,
         requests.tokens,
         requests.user_name,
         requests.char_name,
-        starts.start_position,
-        lower(substr(requests.query_text, starts.start_position, lengths.window_length))
-            as folded_window
+        requests.query_text,
+        longest_keywords.longest,
+        {{ series_values('1', 'length(requests.query_text)') }} as start_position
     from requests
     inner join longest_keywords
         on longest_keywords.character_id = requests.character_id
-    cross join generate_series(1, length(requests.query_text)) as starts (start_position)
-    -- integer bounds: PostgreSQL's substring takes integer lengths, not bigint
-    cross join
-        generate_series(1, cast(longest_keywords.longest as integer)) as lengths (window_length)
-    where starts.start_position + lengths.window_length - 1 <= length(requests.query_text)
+),
+
+text_window_lengths as (
+    select
+        *,
+        -- integer bounds: PostgreSQL's substring takes integer lengths, not bigint
+        {{ series_values(
+            '1', 'least(cast(longest as integer), length(query_text) - start_position + 1)'
+        ) }} as window_length
+    from text_starts
+),
+
+text_windows as (
+    select
+        request_id,
+        character_id,
+        tokens,
+        user_name,
+        char_name,
+        start_position,
+        lower(substr(query_text, start_position, window_length)) as folded_window
+    from text_window_lengths
 ),
 
 text_hits as (
