@@ -9,15 +9,18 @@ and the reply, with the memory loop observing in the background through the scri
 chat-completions server). Printed: turns per second, p50/p95/p99 of /turn, /lines and /query,
 failed requests (must be 0), how many requests each recall statement answered (GET /status),
 the store size after `maintain`, and the cores each side kept busy with its CPU time per turn
-(Linux /proc): where the baseline already fills the machine's cores (a turn's two recalls run
-side by side; the loop extracts and embeds beside the turns), the ratio's ceiling is the cores
-over the baseline's. Baseline, same run, on a copy of the same store: the same turns one at a time
-in-process (Companion.turn, then Companion.record with the loop observing in the background).
+(Linux /proc; roughly comparable: the baseline's includes the scripted LLM server's thread,
+the service's the /query requests). Where the baseline already fills the machine's cores (a
+turn's two recalls run side by side; the loop extracts and embeds beside the turns), the
+ratio's ceiling is the cores over the baseline's. Baseline, same run, on a copy of the same
+store: the same turns one at a time in-process (Companion.turn, then Companion.record with the
+loop observing in the background).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -230,6 +234,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def serving(
+    path: str, llm_url: str, ownerless: bool
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`rolemem serve` on `path` in a process of its own, as a game server calls it (the
+    clients' work is not on its interpreter): its port and process, stopped on the way out.
+    Its access log is off (unread, a full pipe would block it) and the environment's
+    ROLEMEM_ settings are left out (a key or a rate would change the game)."""
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ROLEMEM_")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rolemem.cli", "serve", "--db", path, "--port", str(port)]
+        + ["--llm-base-url", llm_url, "--llm-model", "scripted", "--no-access-log"]
+        + (["--open-ownerless-saves"] if ownerless else []),
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", server)
+        yield port, server
+    finally:
+        server.terminate()
+        server.communicate(timeout=60)
+
+
 def over_http(
     path: str,
     games: list[tuple[int, str, str]],
@@ -239,50 +269,38 @@ def over_http(
     ownerless: bool = False,
     warmup: list[tuple[int, str, str]] | None = None,
 ) -> dict:
-    port = free_port()
-    # the service in a process of its own, as a game server calls it: the clients' work is
-    # not on its interpreter
-    server = subprocess.Popen(
-        [sys.executable, "-m", "rolemem.cli", "serve", "--db", path, "--port", str(port)]
-        + ["--llm-base-url", llm_url, "--llm-model", "scripted"]
-        + (["--open-ownerless-saves"] if ownerless else []),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    wait_until_serving(f"http://127.0.0.1:{port}", server)
-    timings: dict[str, list[float]] = {"/turn": [], "/lines": [], "/query": []}
-    failures: list[str] = []
-    lock = threading.Lock()
+    with serving(path, llm_url, ownerless) as (port, server):
+        timings: dict[str, list[float]] = {"/turn": [], "/lines": [], "/query": []}
+        failures: list[str] = []
+        lock = threading.Lock()
 
-    def play(game: tuple[int, str, str]) -> None:
-        _, user_id, character = game
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            play_turns(client, game, turns, timings, failures, lock)
-            start = time.perf_counter()
-            answer = client.post(
-                "/query", json={"query": "火锅", "user_id": user_id, "agent_id": character}
-            )
-            with lock:
-                timings["/query"].append((time.perf_counter() - start) * 1000)
-                if answer.status_code != 200:
-                    failures.append(f"/query {answer.status_code}")
+        def play(game: tuple[int, str, str]) -> None:
+            _, user_id, character = game
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+                play_turns(client, game, turns, timings, failures, lock)
+                start = time.perf_counter()
+                answer = client.post(
+                    "/query", json={"query": "火锅", "user_id": user_id, "agent_id": character}
+                )
+                with lock:
+                    timings["/query"].append((time.perf_counter() - start) * 1000)
+                    if answer.status_code != 200:
+                        failures.append(f"/query {answer.status_code}")
 
-    def warm(game: tuple[int, str, str]) -> None:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            untimed: dict[str, list[float]] = {"/turn": [], "/lines": []}
-            play_turns(client, game, WARMUP_TURNS, untimed, failures, lock)
+        def warm(game: tuple[int, str, str]) -> None:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+                untimed: dict[str, list[float]] = {"/turn": [], "/lines": []}
+                play_turns(client, game, WARMUP_TURNS, untimed, failures, lock)
 
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        list(pool.map(warm, warmup or []))
-    start, cpu = time.perf_counter(), cpu_seconds(server.pid)
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        list(pool.map(play, games))
-    wall = time.perf_counter() - start
-    cores = (cpu_seconds(server.pid) - cpu) / wall
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
-        status = client.get("/status").json()
-    server.terminate()
-    server.communicate(timeout=60)
+        with ThreadPoolExecutor(max_workers=clients) as pool:
+            list(pool.map(warm, warmup or []))
+        start, cpu = time.perf_counter(), cpu_seconds(server.pid)
+        with ThreadPoolExecutor(max_workers=clients) as pool:
+            list(pool.map(play, games))
+        wall = time.perf_counter() - start
+        cores = (cpu_seconds(server.pid) - cpu) / wall
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            status = client.get("/status").json()
     return {"wall": wall, "failures": failures, "status": status, "cores": cores, **timings}
 
 

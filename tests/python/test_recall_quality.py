@@ -176,3 +176,62 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         assert [a.memory_events for a in answers] == [answers[0].memory_events] * 2, text
         assert [a.candidates for a in answers] == [answers[0].candidates] * 2, text
         assert answers[0].prompt_text == answers[1].prompt_text
+
+
+def test_the_entities_are_planned_only_for_a_batch_with_an_entity_or_a_fact():
+    """Recall plans the entities' models only when a player or agent of its batch has an
+    entity (a designer's official one included) or a fact (the 用户属性 tier); at each step the
+    planned statement answers as the general one, entities and prompt text included."""
+    text = "团子最近还好吗"
+    planned = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+    planned.add_events(event_rows())
+    general = DynamicMemory(planned.con, embedder=None, profile={"timeline_size": 0})
+    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+
+    def step() -> tuple[bool, list[str]]:
+        inputs = [
+            {"query_text": text, "user_id": USER, "agent_id": AGENT, "save_id": None}
+            | {"tokens": [], "query_embedding": None}
+        ]
+        answers = [
+            m.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
+            for m in (planned, general)
+        ]
+        assert answers[0].memory_entities == answers[1].memory_entities
+        assert answers[0].memory_events == answers[1].memory_events
+        assert answers[0].prompt_text == answers[1].prompt_text
+        return (
+            planned._recall._plan_variables(inputs)["recall_entities"],
+            [e["keyword"] for e in answers[0].memory_entities],
+        )
+
+    assert step() == (False, [])
+    planned.add_entity(
+        user_id=USER,
+        agent_id="another",
+        entity_name="团子",
+        entity_type="具体实体",
+        kind="特殊实体属性",
+        keyword="团子",
+        description="是一只很胖的橘猫",
+    )
+    assert step() == (False, [])  # another character's entity
+    planned.add_entity(
+        user_id=None,
+        agent_id=AGENT,
+        entity_name="团子",
+        entity_type="具体实体",
+        kind="特殊实体属性",
+        keyword="团子",
+        description="是木木养的橘猫",
+        scope="official",
+    )
+    assert step() == (True, ["团子"])
+    planned.close()
+    # a fact alone is the 用户属性 tier
+    planned = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
+    general = DynamicMemory(planned.con, embedder=None, profile={"timeline_size": 0})
+    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    planned.add_fact(user_id=USER, agent_id=AGENT, subject="木木", attribute="职业", value="画师")
+    text = "木木的职业"
+    assert step() == (True, ["职业"])

@@ -66,7 +66,8 @@ text_window_lengths as (
         *,
         -- integer bounds: PostgreSQL's substring takes integer lengths, not bigint
         {{ series_values(
-            '1', 'least(cast(longest as integer), length(query_text) - start_position + 1)'
+            '1',
+            'least(coalesce(cast(longest as integer), 0), length(query_text) - start_position + 1)'
         ) }} as window_length
     from text_starts
 ),
