@@ -206,26 +206,14 @@ def test_the_entities_are_planned_only_for_a_batch_with_an_entity_or_a_fact():
         )
 
     assert step() == (False, [])
-    planned.add_entity(
-        user_id=USER,
-        agent_id="another",
-        entity_name="团子",
-        entity_type="具体实体",
-        kind="特殊实体属性",
-        keyword="团子",
-        description="是一只很胖的橘猫",
-    )
+
+    def add_cat(agent_id: str, **owner: str | None) -> None:
+        fields = {"entity_name": "团子", "entity_type": "具体实体", "kind": "特殊实体属性"}
+        planned.add_entity(agent_id=agent_id, keyword="团子", description="橘猫", **fields, **owner)
+
+    add_cat("another", user_id=USER)
     assert step() == (False, [])  # another character's entity
-    planned.add_entity(
-        user_id=None,
-        agent_id=AGENT,
-        entity_name="团子",
-        entity_type="具体实体",
-        kind="特殊实体属性",
-        keyword="团子",
-        description="是木木养的橘猫",
-        scope="official",
-    )
+    add_cat(AGENT, user_id=None, scope="official")
     assert step() == (True, ["团子"])
     planned.close()
     # a fact alone is the 用户属性 tier
