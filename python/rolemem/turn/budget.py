@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from ..engines.duckdb_connect import PreparedCursor
+from ..engines.duckdb_connect import PreparedCursor, private_connection
 from ..sql.project import compose
 from ..sql.seeds import load_seed
 
@@ -75,7 +75,8 @@ def _cursor() -> duckdb.DuckDBPyConnection:
     global _connection
     with _lock:
         if _connection is None:
-            connection = duckdb.connect()
+            # rolemem's own in-memory database, its optimizer tuned as rolemem's cursors are
+            connection = private_connection()
             load_seed(connection, "memory_prompt_budgets")  # the shipped designer config
             _connection = connection
         return _connection.cursor()
