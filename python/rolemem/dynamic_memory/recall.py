@@ -317,11 +317,10 @@ class Recall:
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text holds one of the seed's expressions or a digit (a date written
         out; which window: the model's), the entities only for a batch with some (or facts),
-        the facts only for players with some (resolved in the
-        statement only for a query without a save) and their 以前…现在… only when a query
-        holds a past word or a time window, the branch rule's replacement batches only for
-        players with some. The models answer alike without these (every part, decided per
-        query)."""
+        the facts only for players with some (resolved in the statement only for a query
+        without a save) and their 以前…现在… only when a query holds a past word or a time
+        window, the branch rule's replacement batches only for players with some. The models
+        answer alike without these (every part, decided per query)."""
         store = self.context.store
         time_windows = any(
             any(character.isdigit() for character in values["query_text"])

@@ -6,7 +6,9 @@ disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +65,10 @@ def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]
 
 def shipped_rows(seed: str) -> list[dict[str, Any]]:
     """The rows of a seed as rolemem ships it, typed as dbt seeds them (load_seed)."""
-    con = duckdb.connect(":memory:")
-    try:
-        load_seed(con, seed)
+    with _shipped(seed) as con:
         cur = con.execute(f'select * from "{seed}"')  # a name from this package's seeds
         names = [column[0] for column in cur.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-    finally:
-        con.close()
 
 
 def shipped_settings(*seeds: str) -> dict[str, Any]:
@@ -84,10 +82,17 @@ def shipped_settings(*seeds: str) -> dict[str, Any]:
 
 @functools.cache
 def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
+    with _shipped(*seeds) as con:
+        return read_settings(con, *seeds)
+
+
+@contextlib.contextmanager
+def _shipped(*seeds: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory database holding the shipped CSVs of `seeds`, closed on the way out."""
     con = duckdb.connect(":memory:")
     try:
         for seed in seeds:
             load_seed(con, seed)
-        return read_settings(con, *seeds)
+        yield con
     finally:
         con.close()
