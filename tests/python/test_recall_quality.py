@@ -178,48 +178,58 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         assert answers[0].prompt_text == answers[1].prompt_text
 
 
+def planned_and_general(con: duckdb.DuckDBPyConnection) -> tuple[DynamicMemory, DynamicMemory]:
+    """Two memories over `con`: one planning only what its batch needs, one planning every
+    part (the models unspecialised, each part decided per query)."""
+    planned = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
+    general = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
+    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    return planned, general
+
+
+def entities_planned(
+    memories: tuple[DynamicMemory, DynamicMemory], text: str
+) -> tuple[bool, list[str]]:
+    """Whether `text`'s batch plans the entities, and the keywords recalled; the planned
+    statement's answer held equal to the general one's, entities and prompt text included."""
+    answers = [
+        m.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
+        for m in memories
+    ]
+    assert answers[0].memory_entities == answers[1].memory_entities
+    assert answers[0].memory_events == answers[1].memory_events
+    assert answers[0].prompt_text == answers[1].prompt_text
+    inputs = [
+        {"query_text": text, "user_id": USER, "agent_id": AGENT, "save_id": None}
+        | {"tokens": [], "query_embedding": None}
+    ]
+    return (
+        memories[0]._recall._plan_variables(inputs)["recall_entities"],
+        [e["keyword"] for e in answers[0].memory_entities],
+    )
+
+
 def test_the_entities_are_planned_only_for_a_batch_with_an_entity_or_a_fact():
     """Recall plans the entities' models only when a player or agent of its batch has an
     entity (a designer's official one included) or a fact (the 用户属性 tier); at each step the
-    planned statement answers as the general one, entities and prompt text included."""
-    text = "团子最近还好吗"
-    planned = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
-    planned.add_events(event_rows())
-    general = DynamicMemory(planned.con, embedder=None, profile={"timeline_size": 0})
-    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
-
-    def step() -> tuple[bool, list[str]]:
-        inputs = [
-            {"query_text": text, "user_id": USER, "agent_id": AGENT, "save_id": None}
-            | {"tokens": [], "query_embedding": None}
-        ]
-        answers = [
-            m.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True)
-            for m in (planned, general)
-        ]
-        assert answers[0].memory_entities == answers[1].memory_entities
-        assert answers[0].memory_events == answers[1].memory_events
-        assert answers[0].prompt_text == answers[1].prompt_text
-        return (
-            planned._recall._plan_variables(inputs)["recall_entities"],
-            [e["keyword"] for e in answers[0].memory_entities],
-        )
-
-    assert step() == (False, [])
+    planned statement answers as the general one."""
+    memories = planned_and_general(duckdb.connect())
+    memories[0].add_events(event_rows())
+    assert entities_planned(memories, "团子最近还好吗") == (False, [])
 
     def add_cat(agent_id: str, **owner: str | None) -> None:
         fields = {"entity_name": "团子", "entity_type": "具体实体", "kind": "特殊实体属性"}
-        planned.add_entity(agent_id=agent_id, keyword="团子", description="橘猫", **fields, **owner)
+        memories[0].add_entity(
+            agent_id=agent_id, keyword="团子", description="橘猫", **fields, **owner
+        )
 
     add_cat("another", user_id=USER)
-    assert step() == (False, [])  # another character's entity
+    assert entities_planned(memories, "团子最近还好吗") == (False, [])  # another character's
     add_cat(AGENT, user_id=None, scope="official")
-    assert step() == (True, ["团子"])
-    planned.close()
+    assert entities_planned(memories, "团子最近还好吗") == (True, ["团子"])
     # a fact alone is the 用户属性 tier
-    planned = DynamicMemory(duckdb.connect(), embedder=None, profile={"timeline_size": 0})
-    general = DynamicMemory(planned.con, embedder=None, profile={"timeline_size": 0})
-    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
-    planned.add_fact(user_id=USER, agent_id=AGENT, subject="木木", attribute="职业", value="画师")
-    text = "木木的职业"
-    assert step() == (True, ["职业"])
+    facts_only = planned_and_general(duckdb.connect())
+    facts_only[0].add_fact(
+        user_id=USER, agent_id=AGENT, subject="木木", attribute="职业", value="画师"
+    )
+    assert entities_planned(facts_only, "木木的职业") == (True, ["职业"])
