@@ -159,7 +159,7 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         embedder=memory.embedder if vectors else None,
         profile={"timeline_size": 0, "fusion": fusion},
     )
-    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    general._recall._plan_variables = lambda *_: {}  # type: ignore[method-assign]
     texts = (
         "昨晚谢谢你等我",
         "去年圣诞我们做了什么",
@@ -183,7 +183,7 @@ def planned_and_general(con: duckdb.DuckDBPyConnection) -> tuple[DynamicMemory, 
     part (the models unspecialised, each part decided per query)."""
     planned = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
     general = DynamicMemory(con, embedder=None, profile={"timeline_size": 0})
-    general._recall._plan_variables = lambda inputs: {}  # type: ignore[method-assign]
+    general._recall._plan_variables = lambda *_: {}  # type: ignore[method-assign]
     return planned, general
 
 
@@ -204,7 +204,7 @@ def entities_planned(
         | {"tokens": [], "query_embedding": None}
     ]
     return (
-        memories[0]._recall._plan_variables(inputs)["recall_entities"],
+        memories[0]._recall._plan_variables(inputs, False)["recall_entities"],
         [e["keyword"] for e in answers[0].memory_entities],
     )
 

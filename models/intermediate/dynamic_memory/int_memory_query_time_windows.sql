@@ -1,7 +1,7 @@
 -- The time window each query names, if any (昨晚, 上周, 三月, 去年圣诞…: seed time_expressions,
 -- macro time_expression_window). A longer expression wins over one it contains (十一月 over
 -- 一月, 大前天 over 前天); a year word fixes the year of a month or date; several windows
--- intersect (the shortest wins when they do not overlap).
+-- intersect (the shortest wins when they do not overlap, the earliest of equal ones).
 -- Dates written out: a year in digits (1900-2099: 2023, 2023年; not an amount, 2000块,
 -- $2000) names that year and fixes the year of a month or date where no year word does; a
 -- day number written beside a month (October 13, 13 October, 4th October, 10月13日) narrows
@@ -130,11 +130,11 @@ final as (
         query_id,
         case
             when max(window_start) < min(window_end) then max(window_start)
-            else {{ arg_min('window_start', 'window_end - window_start') }}
+            else {{ arg_min('window_start', 'row(window_end - window_start, window_start)') }}
         end as window_start,
         case
             when max(window_start) < min(window_end) then min(window_end)
-            else {{ arg_min('window_end', 'window_end - window_start') }}
+            else {{ arg_min('window_end', 'row(window_end - window_start, window_start)') }}
         end as window_end,
         array_agg(expression order by expression) as time_expressions
     from windows

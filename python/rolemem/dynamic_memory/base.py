@@ -20,6 +20,7 @@ from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting
 from .settings import PROFILE_NAMES, SETTING_SEEDS
+from .time_windows import TimeWindows
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
 Store = DuckDBEngine | PostgresEngine
@@ -100,12 +101,10 @@ class Context:
                     f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}"
                 )
             self.settings[name] = _setting(name, value)
-        # a batch whose texts contain none of these plans no time window (recall.py); read
-        # once, as the settings are
+        # the seed's time expressions: the windows a batch names (recall.py), read once, as
+        # the settings are
         with self.con.cursor() as cur:
-            self.time_expressions = tuple(
-                row[0] for row in cur.execute("select expression from time_expressions").fetchall()
-            )
+            self.time_windows = TimeWindows.read(cur)
             # a batch whose tokens hold none of these (and no time window) plans no 以前…现在…
             self.past_words = frozenset(
                 row[0] for row in cur.execute("select word from memory_fact_past_words").fetchall()

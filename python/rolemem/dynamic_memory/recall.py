@@ -27,7 +27,7 @@ from .lookups import Lookups
 from .postings_cache import EventPostingsCache
 from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .sql import FAST_LEXICAL, LEXICAL_COLUMNS, LOGGED, logged_columns, query_select
+from .sql import FAST_RECALL, LEXICAL_COLUMNS, LOGGED, logged_columns, query_select
 from .vector_cache import EventVectorCache, dense_batch
 from .vectors import Vectors
 
@@ -244,7 +244,9 @@ class Recall:
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
-        variables = self._plan_variables(inputs)
+        # the windows the texts name: whether the statement plans one, and (embedded) its rows
+        windows = context.time_windows.rows(inputs)
+        variables = self._plan_variables(inputs, bool(windows["windows_query_id"]))
         prompt_text = any(query.wants_prompt_text for query in queries)
         sql = self.lookups.models_sql(
             _TARGETS if prompt_text else _TARGETS_WITHOUT_PROMPT_TEXT,
@@ -255,7 +257,7 @@ class Recall:
                 prompt_text=prompt_text,
             ),
             variables,
-            FAST_LEXICAL if self._fast is not None else None,
+            FAST_RECALL if self._fast is not None else None,
         )
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
         reachable = (
@@ -275,7 +277,11 @@ class Recall:
             int(context.settings["dense_candidates"]),
             None if reachable is None else [events.with_vectors() for events in reachable],
         )
-        bound = {**stats, **self._lexical(inputs, reachable)}
+        bound = {
+            **stats,
+            **self._lexical(inputs, reachable),
+            **(windows if self._fast is not None else {}),
+        }
         results = [row[1:] for row in self.lookups.run_models(sql, inputs, bound, dense)]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
@@ -292,7 +298,7 @@ class Recall:
     ) -> dict[str, list[Any]]:
         """The batch's words and BM25 rows (models int_memory_query_words and
         int_memory_query_lexical, computed here) over each query's `reachable` events, bound
-        as FAST_LEXICAL's lists; none without the fast path."""
+        as FAST_RECALL's lists; none without the fast path."""
         if self._fast is None or reachable is None:
             return {}
         recall_words, postings = self._fast
@@ -312,23 +318,18 @@ class Recall:
             **words_params(words, "query_id"),
         }
 
-    def _plan_variables(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def _plan_variables(
+        self, inputs: Sequence[Mapping[str, Any]], has_window: bool
+    ) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
-        window only when a text holds one of the seed's expressions or a digit (a date written
-        out; which window: the model's), the entities only for a batch with some (or facts),
+        window only when a text names one (`has_window`, time_windows.TimeWindows), the
+        entities only for a batch with some (or facts),
         the facts only for players with some (resolved in the statement only for a query
         without a save) and their 以前…现在… only when a query holds a past word or a time
         window, the branch rule's replacement batches only for players with some. The models
         answer alike without these (every part, decided per query)."""
         store = self.context.store
-        time_windows = any(
-            any(character.isdigit() for character in values["query_text"])
-            or any(
-                expression in values["query_text"] for expression in self.context.time_expressions
-            )
-            for values in inputs
-        )
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
             {
@@ -358,10 +359,10 @@ class Recall:
             "recall_saveless": any(values["save_id"] is None for values in inputs),
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
-            "recall_time_windows": time_windows,
+            "recall_time_windows": has_window,
             # 以前…现在… only for a batch with a query about an earlier time: a past word
             # among its tokens (seed memory_fact_past_words, as the model tests) or a window
-            "recall_fact_history": time_windows
+            "recall_fact_history": has_window
             or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
 

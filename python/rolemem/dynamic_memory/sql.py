@@ -13,6 +13,7 @@ from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_rows, request_rows_sql
 from ..text.recall_words import word_columns
 from .settings import _SETTING_TYPES, PROFILE_NAMES
+from .time_windows import WINDOW_COLUMNS
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
 
@@ -241,17 +242,20 @@ _SOURCES = {
 
 
 # What the recall fast path computes in Python before the statement (recall_words,
-# postings_cache), bound as lists: the query words and their BM25 rows, so the statement plans
-# neither (~74 operators). The models stay the rule; test_recall_fast_path holds them equal.
+# postings_cache, time_windows), bound as lists: the query words, their BM25 rows and the
+# windows the texts name, so the statement plans none of them (~74 operators, ~30 more with a
+# window). The models stay the rule; test_recall_fast_path and test_time_windows_fast_path
+# hold them equal.
 LEXICAL_COLUMNS = {
     "query_id": "integer",
     "event_id": "bigint",
     "bm25_raw": "double",
     "word_tier": "double",
 }
-FAST_LEXICAL = {
+FAST_RECALL = {
     "int_memory_query_words": bound_rows("words", word_columns("query_id")),
     "int_memory_query_lexical": bound_rows("lexical", LEXICAL_COLUMNS),
+    "int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS),
 }
 
 

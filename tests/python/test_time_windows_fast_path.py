@@ -1,0 +1,154 @@
+"""The windows the recall fast path computes before its statement (time_windows.TimeWindows)
+against the model they stand in for (int_memory_query_time_windows over the shipped seed
+time_expressions), text for text: window, expressions and none alike."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+import duckdb
+import pytest
+
+from rolemem.dynamic_memory.time_windows import TimeWindows
+from rolemem.sql.project import compose
+from rolemem.sql.seeds import load_seed
+
+from .test_recall_quality import NOW
+
+# the recall tests' texts, and what reaches the rule's edges: overlapping and disjoint windows
+# (equal lengths too), a year word beside a written year, amounts, impossible days, digits
+# next to Chinese and English month names, several lines (a last reply before the input)
+TEXTS = [
+    "昨晚",
+    "今晚",
+    "大前天",
+    "上周",
+    "上个月",
+    "三月",
+    "二月",
+    "十一月",
+    "去年三月",
+    "前年圣诞",
+    "国庆",
+    "随便聊聊",
+    "What did we do in June?",
+    "what happened last week",
+    "Where were you in March last year?",
+    "on Christmas Eve",
+    "What happened in 2019?",
+    "What did you paint in July 2019?",
+    "on October 13, 2019",
+    "on 1 February, 2021",
+    "the weekend before 4th October",
+    "2019年10月13日我们见过面",
+    "去年12月",
+    "March 2020 was cold",
+    "I owe you 1500 dollars",
+    "去年圣诞花了2000块",
+    "2000 years ago",
+    "2月25日",
+    "2月20日",
+    "一月和三月",
+    "昨天和今天",
+    "上周和上个月",
+    "今年去年",
+    "2月30日",
+    "2月0日",
+    "February 29",
+    "29 February 2020",
+    "the 31st of April",
+    "1999年和2019年",
+    "$2019 and ¥2020",
+    "你昨天说的话\n我记得2019",
+    "2019\n",
+    "12月31日跨年",
+    "情人节那天",
+    "劳动节假期",
+    "今天早上",
+    "上上周",
+]
+
+
+def expressions() -> list[str]:
+    con = duckdb.connect()
+    load_seed(con, "time_expressions")
+    return [row[0] for row in con.execute("select expression from time_expressions").fetchall()]
+
+
+def random_texts(count: int, seed: int = 7) -> list[str]:
+    """Texts of one or two seed expressions, with a day number or a year written beside
+    them or not."""
+    rng = random.Random(seed)
+    words = expressions()
+    extras = ["", " 13", "13日", "4th ", " 2019", "2023年", " 31", "号", " of ", "2000块"]
+    texts = []
+    for _ in range(count):
+        parts = [rng.choice(extras) + rng.choice(words) + rng.choice(extras)]
+        if rng.random() < 0.4:
+            parts.append(rng.choice(words) + rng.choice(extras))
+        texts.append(rng.choice(["", "我们", "what about "]) + " ".join(parts))
+    return texts
+
+
+NOWS = [
+    NOW,
+    datetime(2024, 2, 29, 12),  # a leap day
+    datetime(2023, 12, 31, 23, 59),
+    datetime(2023, 1, 1, 0, 0),
+    datetime(2025, 10, 13, 9, 30),
+]
+
+
+def model_windows(pairs: list[tuple[str, datetime]]) -> list[tuple | None]:
+    """The model's window per (text, now), all in one statement."""
+    queries = """
+        select
+            unnest(range(1, len(cast($texts as varchar[])) + 1)) as query_id,
+            unnest(cast($texts as varchar[])) as query_text,
+            unnest(cast($nows as timestamp[])) as now"""
+    sql = compose(
+        "int_memory_query_time_windows",
+        {"int_memory_queries": queries},
+        "select query_id, window_start, window_end, time_expressions"
+        " from int_memory_query_time_windows",
+        existing=("time_expressions",),
+    )
+    con = duckdb.connect()
+    load_seed(con, "time_expressions")
+    rows = con.execute(sql, {"texts": [t for t, _ in pairs], "nows": [n for _, n in pairs]})
+    found = {row[0]: row[1:] for row in rows.fetchall()}
+    return [found.get(query_id) for query_id in range(1, len(pairs) + 1)]
+
+
+@pytest.fixture(scope="module")
+def windows() -> TimeWindows:
+    con = duckdb.connect()
+    load_seed(con, "time_expressions")
+    return TimeWindows.read(con)
+
+
+def test_the_windows_are_the_models(windows):
+    rng = random.Random(11)
+    pairs = [(text, now) for text in TEXTS for now in NOWS]
+    pairs += [
+        (text, datetime(2020, 1, 1) + timedelta(minutes=rng.randrange(60 * 24 * 365 * 6)))
+        for text in random_texts(600)
+    ]
+    expected = model_windows(pairs)
+    assert sum(window is not None for window in expected) > 500
+    assert [windows.window(text, now) for text, now in pairs] == expected
+
+
+def test_the_batch_rows_bind_each_querys_window(windows):
+    inputs = [
+        {"query_text": "随便聊聊", "now": NOW},
+        {"query_text": "昨晚谢谢你", "now": NOW},
+        {"query_text": "2019年", "now": NOW},
+    ]
+    assert windows.rows(inputs) == {
+        "windows_query_id": [2, 3],
+        "windows_window_start": [datetime(2021, 2, 20, 18), datetime(2019, 1, 1)],
+        "windows_window_end": [datetime(2021, 2, 21, 6), datetime(2020, 1, 1)],
+        "windows_time_expressions": [["昨晚"], ["2019"]],
+    }
