@@ -19,7 +19,7 @@ from ..retry import retry
 from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
-from ..text.recall_words import RecallWords, words_params
+from ..text.recall_words import RecallWords, Word, answer_words, words_params
 from ..text.tokens import search_keywords, search_terms
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
@@ -248,6 +248,8 @@ class Recall:
         windows = context.time_windows.rows(inputs)
         variables = self._plan_variables(inputs, bool(windows["windows_query_id"]))
         prompt_text = any(query.wants_prompt_text for query in queries)
+        # the fast path has the words before the statement, which then only reads them
+        words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
         sql = self.lookups.models_sql(
             _TARGETS if prompt_text else _TARGETS_WITHOUT_PROMPT_TEXT,
             query_select(
@@ -255,6 +257,8 @@ class Recall:
                 context.store.name,
                 variables.get("recall_facts", True),
                 prompt_text=prompt_text,
+                entities=variables.get("recall_entities", True),
+                words=words is None,
             ),
             variables,
             FAST_RECALL if self._fast is not None else None,
@@ -279,10 +283,18 @@ class Recall:
         )
         bound = {
             **stats,
-            **self._lexical(inputs, reachable),
+            **self._lexical(inputs, reachable, words),
             **(windows if self._fast is not None else {}),
         }
-        results = [row[1:] for row in self.lookups.run_models(sql, inputs, bound, dense)]
+        rows = self.lookups.run_models(sql, inputs, bound, dense)
+        results = (
+            [row[1:] for row in rows]
+            if words is None
+            else [
+                (*row[1:6], answer_words(found), *row[7:])
+                for row, found in zip(rows, words, strict=True)
+            ]
+        )
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
@@ -294,16 +306,19 @@ class Recall:
         return [(result, timings) for result in results]
 
     def _lexical(
-        self, inputs: Sequence[Mapping[str, Any]], reachable: Sequence[Reachable] | None
+        self,
+        inputs: Sequence[Mapping[str, Any]],
+        reachable: Sequence[Reachable] | None,
+        words: Sequence[list[Word]] | None,
     ) -> dict[str, list[Any]]:
         """The batch's words and BM25 rows (models int_memory_query_words and
         int_memory_query_lexical, computed here) over each query's `reachable` events, bound
-        as FAST_RECALL's lists; none without the fast path."""
-        if self._fast is None or reachable is None:
+        as FAST_RECALL's lists (`words`: the batch's, recall_words); none without the fast
+        path."""
+        if self._fast is None or reachable is None or words is None:
             return {}
-        recall_words, postings = self._fast
+        postings = self._fast[1]
         fetch = self.context.store.columns
-        words = [recall_words.words(values) for values in inputs]
         lexical: dict[str, list[Any]] = {f"lexical_{name}": [] for name in LEXICAL_COLUMNS}
         for query_id, (values, query_words, events) in enumerate(
             zip(inputs, words, reachable, strict=True), 1

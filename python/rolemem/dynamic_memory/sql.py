@@ -264,11 +264,11 @@ _QUERY_SELECT = """
 select
     queries.query_id,
     events.events,
-    entities.entities,
+    {entities} as entities,
     {prompt_text} as prompt_text,
     timeline.timeline,
     {candidates} as candidates,
-    words.words,
+    {words} as words,
     {superseded} as superseded_fact_count
 from int_memory_queries as queries
 left join (
@@ -276,24 +276,28 @@ left join (
     from memory_query_events as events
     group by query_id
 ) as events on events.query_id = queries.query_id
-left join (
-    select query_id, {entities} as entities
-    from memory_query_entities as entities
-    group by query_id
-) as entities on entities.query_id = queries.query_id
-{prompt_join}left join (
+{entities_join}{prompt_join}left join (
     select query_id, {timeline} as timeline
     from memory_query_timeline as timeline
     group by query_id
 ) as timeline on timeline.query_id = queries.query_id
-left join (
+{words_join}{superseded_join}
+{candidates_join}
+order by queries.query_id
+"""
+# The entities recalled, only when the batch plans them (var recall_entities); the words,
+# only when the statement computes them (not on the fast path, which has them already).
+_ENTITIES_JOIN = """left join (
+    select query_id, {entities} as entities
+    from memory_query_entities as entities
+    group by query_id
+) as entities on entities.query_id = queries.query_id
+"""
+_WORDS_JOIN = """left join (
     select query_id, {words} as words
     from int_memory_query_words
     group by query_id
 ) as words on words.query_id = queries.query_id
-{superseded_join}
-{candidates_join}
-order by queries.query_id
 """
 _PROMPT_JOIN = """left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
 """
@@ -313,13 +317,20 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
-@functools.cache  # rendered once per (candidates, engine, facts, prompt_text), not per batch
+@functools.cache  # rendered once per set of arguments, not per batch
 def query_select(
-    candidates: bool, engine: str = "duckdb", facts: bool = True, prompt_text: bool = True
+    candidates: bool,
+    engine: str = "duckdb",
+    facts: bool = True,
+    prompt_text: bool = True,
+    entities: bool = True,
+    words: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
-    `prompt_text`: a query of the batch wants the prompt text (memory_prompt_texts)."""
+    `prompt_text`: a query of the batch wants the prompt text (memory_prompt_texts);
+    `entities`: the batch plans the entities (else none, null); `words`: the statement
+    computes the words (else null: the caller has them, answer_words)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -327,9 +338,17 @@ def query_select(
     fields = [(name, name) for name in ("word", "word_source", "level")]
     return _QUERY_SELECT.format(
         events=rows("events", "events.result_index"),
-        entities=rows("entities", "entities.result_index"),
+        entities="entities.entities" if entities else "cast(null as integer[])",
+        entities_join=_ENTITIES_JOIN.format(entities=rows("entities", "entities.result_index"))
+        if entities
+        else "",
         timeline=rows("timeline", "timeline.result_index"),
-        words=render_macro("list_of_objects", fields, "word_order", engine=engine),
+        words="words.words" if words else "cast(null as integer[])",
+        words_join=_WORDS_JOIN.format(
+            words=render_macro("list_of_objects", fields, "word_order", engine=engine)
+        )
+        if words
+        else "",
         candidates="candidates.candidates" if candidates else "cast(null as integer[])",
         superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
         prompt_text="prompts.prompt_text" if prompt_text else "cast(null as varchar)",

@@ -112,3 +112,12 @@ def words_params(batch: Sequence[list[Word]], key: str) -> dict[str, list[Any]]:
             for name, value in zip(columns, (number, word, source, level, order), strict=True):
                 columns[name].append(value)
     return columns
+
+
+def answer_words(words: Sequence[Word]) -> list[dict[str, Any]]:
+    """A request's words as its answer lists them (macro list_of_objects over the words'
+    word, word_source and level, in word_order)."""
+    return [
+        {"word": word, "word_source": source, "level": level}
+        for word, source, level, _ in sorted(words, key=lambda w: w[3])
+    ]
