@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import duckdb
 import pytest
 
+from rolemem import DynamicMemory
 from rolemem.dynamic_memory.time_windows import TimeWindows
 from rolemem.sql.project import compose
 from rolemem.sql.seeds import load_seed
@@ -100,8 +101,11 @@ NOWS = [
 ]
 
 
-def model_windows(pairs: list[tuple[str, datetime]]) -> list[tuple | None]:
-    """The model's window per (text, now), all in one statement."""
+def model_windows(
+    pairs: list[tuple[str, datetime]], con: duckdb.DuckDBPyConnection | None = None
+) -> list[tuple | None]:
+    """The model's window per (text, now), all in one statement (over `con`'s seed, else the
+    shipped one)."""
     queries = """
         select
             unnest(range(1, len(cast($texts as varchar[])) + 1)) as query_id,
@@ -114,8 +118,9 @@ def model_windows(pairs: list[tuple[str, datetime]]) -> list[tuple | None]:
         " from int_memory_query_time_windows",
         existing=("time_expressions",),
     )
-    con = duckdb.connect()
-    load_seed(con, "time_expressions")
+    if con is None:
+        con = duckdb.connect()
+        load_seed(con, "time_expressions")
     rows = con.execute(sql, {"texts": [t for t, _ in pairs], "nows": [n for _, n in pairs]})
     found = {row[0]: row[1:] for row in rows.fetchall()}
     return [found.get(query_id) for query_id in range(1, len(pairs) + 1)]
@@ -152,3 +157,29 @@ def test_the_batch_rows_bind_each_querys_window(windows):
         "windows_window_end": [datetime(2021, 2, 21, 6), datetime(2020, 1, 1)],
         "windows_time_expressions": [["昨晚"], ["2019"]],
     }
+
+
+def test_a_seed_row_naming_no_window_is_the_models_row_of_nulls():
+    """A relative row without its step, a month without its number: the model's window is
+    null (the query still names a time), and so is this; beside a real one, the real one."""
+    con = duckdb.connect()
+    load_seed(con, "time_expressions")
+    con.execute(
+        "insert into time_expressions (expression, unit, step, month_number) values"
+        " ('某天', 'day', null, null), ('某月', 'month_of_year', null, null)"
+    )
+    pairs = [(text, NOW) for text in ("某天", "某月13日", "某天和昨天", "某月 2019", "随便")]
+    expected = model_windows(pairs, con)
+    assert expected[0] == (None, None, ["某天"])
+    assert [TimeWindows.read(con).window(text, now) for text, now in pairs] == expected
+
+
+def test_a_clock_out_of_pythons_calendar_is_left_to_the_model(windows):
+    """Game clocks at the calendar's ends: the statement computes the window (the batch binds
+    none), and the recall answers as it did before the windows were computed here."""
+    for now in (datetime(9999, 12, 31, 20), datetime(1, 6, 1)):
+        assert windows.rows([{"query_text": "今晚 last year", "now": now}]) is None
+    memory = DynamicMemory(duckdb.connect(), embedder=None)
+    for text, now in (("今晚吃什么", datetime(9999, 12, 31, 20)), ("last year", datetime(1, 6, 1))):
+        answer = memory.query(text, user_id="u", agent_id="a", now=now, explain=True)
+        assert answer.memory_events == []

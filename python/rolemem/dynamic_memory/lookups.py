@@ -193,7 +193,7 @@ class Lookups:
     ) -> str:
         """The query models composed over a batch's bound queries (sql.QUERY_FIELDS), for the
         store's engine: its sources (sql.recall_sources) and dispatch macros. `provided`:
-        models the caller computed (e.g. sql.FAST_RECALL)."""
+        models the caller computed (e.g. sql.FAST_LEXICAL)."""
         engine = self.context.store.name
         return compose(
             targets,

@@ -27,7 +27,14 @@ from .lookups import Lookups
 from .postings_cache import EventPostingsCache
 from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .sql import FAST_RECALL, LEXICAL_COLUMNS, LOGGED, logged_columns, query_select
+from .sql import (
+    FAST_LEXICAL,
+    FAST_TIME_WINDOWS,
+    LEXICAL_COLUMNS,
+    LOGGED,
+    logged_columns,
+    query_select,
+)
 from .vector_cache import EventVectorCache, dense_batch
 from .vectors import Vectors
 
@@ -244,9 +251,11 @@ class Recall:
                 values.update(self._query_vector(text, vector))
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
-        # the windows the texts name: whether the statement plans one, and (embedded) its rows
+        # the windows the texts name: whether the statement plans one, and (embedded) its
+        # rows; None: a clock out of Python's calendar, the model decides in the statement
         windows = context.time_windows.rows(inputs)
-        variables = self._plan_variables(inputs, bool(windows["windows_query_id"]))
+        has_window = windows is None or bool(windows["windows_query_id"])
+        variables = self._plan_variables(inputs, has_window)
         prompt_text = any(query.wants_prompt_text for query in queries)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
@@ -261,7 +270,9 @@ class Recall:
                 words=words is None,
             ),
             variables,
-            FAST_RECALL if self._fast is not None else None,
+            None
+            if self._fast is None
+            else {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
         )
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
         reachable = (
@@ -284,7 +295,7 @@ class Recall:
         bound = {
             **stats,
             **self._lexical(inputs, reachable, words),
-            **(windows if self._fast is not None else {}),
+            **(windows if self._fast is not None and windows is not None else {}),
         }
         rows = self.lookups.run_models(sql, inputs, bound, dense)
         results = (
@@ -313,7 +324,7 @@ class Recall:
     ) -> dict[str, list[Any]]:
         """The batch's words and BM25 rows (models int_memory_query_words and
         int_memory_query_lexical, computed here) over each query's `reachable` events, bound
-        as FAST_RECALL's lists (`words`: the batch's, recall_words); none without the fast
+        as FAST_LEXICAL's lists (`words`: the batch's, recall_words); none without the fast
         path."""
         if self._fast is None or reachable is None or words is None:
             return {}

@@ -252,11 +252,11 @@ LEXICAL_COLUMNS = {
     "bm25_raw": "double",
     "word_tier": "double",
 }
-FAST_RECALL = {
+FAST_LEXICAL = {
     "int_memory_query_words": bound_rows("words", word_columns("query_id")),
     "int_memory_query_lexical": bound_rows("lexical", LEXICAL_COLUMNS),
-    "int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS),
 }
+FAST_TIME_WINDOWS = {"int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS)}
 
 
 # one row per query of the batch, in query_id order

@@ -1,27 +1,32 @@
 """The time window a query names, computed before the recall statement on the embedded store
-(which then plans none of model int_memory_query_time_windows' ~30 operators), and the one
+(which then plans none of model int_memory_query_time_windows' ~30 operators), and the
 answer to whether a batch plans a window at all, on every engine. The model and its macros
 (time_expression_window, calendar_day_start) stay the rule that dbt builds and analysts
-read; test_time_windows_fast_path holds this equal to them, text for text."""
+read; test_time_windows_fast_path holds this equal to them, text for text. A clock whose
+windows leave Python's calendar (years 1-9999) is left to the model (`rows` answers None)."""
 
 from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import duckdb
 
-# RE2's \s (the model's regexes run on RE2): Python's would also take Unicode spaces
+# RE2's \s (DuckDB runs the model's regexes on RE2): Python's would also take Unicode spaces
+# (PostgreSQL's takes \v and U+3000 too: there a day written after one is read, which only
+# narrows a window the embedded store computes here, never whether there is one)
 _SPACE = "[\t\n\f\r ]"
 # the model's year_pattern, day_after and day_before; RE2's $ is the end of the text only
 _YEAR = re.compile(r"(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|\Z)")
 _DAY_AFTER = _SPACE + r"*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|\Z)"
 _DAY_BEFORE = r"(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?" + _SPACE + r"+(?:of" + _SPACE + "+)?"
 
-Window = tuple[datetime, datetime, list[str]]
+# start, end (None: a seed row naming no window, as the model's nulls) and the expressions
+Window = tuple[datetime | None, datetime | None, list[str]]
 
 
 @dataclass(frozen=True)
@@ -69,30 +74,33 @@ class TimeWindows:
         written_year = int(year.group(1)) if year else None
         year_steps = [now.year + e.step for e in kept if e.unit == "year" and e.step is not None]
         named_year = min(year_steps) if year_steps else written_year
-        windows = [
-            (e.expression, *span)
-            for e in kept
-            if (span := _window(e, text, now, named_year)) is not None
-        ]
+        names = sorted(e.expression for e in kept)
         if written_year is not None:
-            windows.append(
-                (str(written_year), datetime(written_year, 1, 1), datetime(written_year + 1, 1, 1))
-            )
-        if not windows:
+            names = sorted([*names, str(written_year)])
+        if not names:
             return None
-        names = sorted(name for name, _, _ in windows)
-        start, end = max(w[1] for w in windows), min(w[2] for w in windows)
+        windows = [span for e in kept if (span := _window(e, text, now, named_year)) is not None]
+        if written_year is not None:
+            windows.append((datetime(written_year, 1, 1), datetime(written_year + 1, 1, 1)))
+        if not windows:  # seed rows naming no window: the model's row of nulls
+            return None, None, names
+        start, end = max(w[0] for w in windows), min(w[1] for w in windows)
         if start < end:
             return start, end, names
         # they do not overlap: the shortest, the earliest of equal ones
-        _, start, end = min(windows, key=lambda w: (w[2] - w[1], w[1]))
+        start, end = min(windows, key=lambda w: (w[1] - w[0], w[0]))
         return start, end, names
 
-    def rows(self, inputs: list[dict[str, Any]]) -> dict[str, list[Any]]:
-        """The batch's windows bound as sql.FAST_TIME_WINDOWS' lists (query_id from 1)."""
+    def rows(self, inputs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]] | None:
+        """The batch's windows bound as sql.FAST_TIME_WINDOWS' lists (query_id from 1); None
+        when a query's clock takes a window out of Python's calendar (the model then decides,
+        in the statement)."""
         bound: dict[str, list[Any]] = {f"windows_{name}": [] for name in WINDOW_COLUMNS}
         for query_id, values in enumerate(inputs, 1):
-            found = self.window(values["query_text"], values["now"])
+            try:
+                found = self.window(values["query_text"], values["now"])
+            except (OverflowError, ValueError):
+                return None
             if found is not None:
                 for name, value in zip(WINDOW_COLUMNS, (query_id, *found), strict=True):
                     bound[f"windows_{name}"].append(value)
@@ -111,7 +119,8 @@ def _window(
     e: Expression, text: str, now: datetime, named_year: int | None
 ) -> tuple[datetime, datetime] | None:
     """One expression's window (macro time_expression_window), narrowed to the day written
-    beside a month (the model's dated and day_starts)."""
+    beside a month (the model's dated and day_starts); None for a seed row without what its
+    unit needs (the model's nulls)."""
     day = datetime(now.year, now.month, now.day)
     if e.unit in ("day", "week", "month", "year"):
         if e.step is None:
