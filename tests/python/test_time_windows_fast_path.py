@@ -12,9 +12,12 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory.time_windows import TimeWindows
+from rolemem.engines import PostgresEngine
 from rolemem.sql.project import compose
+from rolemem.sql.request_rows import request_rows_sql
 from rolemem.sql.seeds import load_seed
 
+from .conftest import fresh_database
 from .test_recall_quality import NOW
 
 # the recall tests' texts, and what reaches the rule's edges: overlapping and disjoint windows
@@ -183,3 +186,39 @@ def test_a_clock_out_of_pythons_calendar_is_left_to_the_model(windows):
     for text, now in (("今晚吃什么", datetime(9999, 12, 31, 20)), ("last year", datetime(1, 6, 1))):
         answer = memory.query(text, user_id="u", agent_id="a", now=now, explain=True)
         assert answer.memory_events == []
+
+
+def test_postgresql_names_the_windows_this_does(postgres_url, windows):
+    """The model on PostgreSQL (its own regular expressions, its own calendar arithmetic)
+    answers as this does, a day written after a space of any kind included (its \\s would
+    take a vertical tab and U+3000: the model spells space out)."""
+    texts = [*TEXTS, "October\u300013", "October\v13", "13\u3000October", "October\t13"]
+    pairs = [(text, now) for text in texts for now in NOWS[:3]]
+    sql = compose(
+        "int_memory_query_time_windows",
+        {
+            "int_memory_queries": request_rows_sql(
+                "query_id", {"query_text": "varchar", "now": "timestamp"}, "postgres"
+            )
+        },
+        "select query_id, window_start, window_end, time_expressions"
+        " from int_memory_query_time_windows",
+        existing=("time_expressions",),
+        engine="postgres",
+    )
+    seeds = duckdb.connect()
+    load_seed(seeds, "time_expressions")
+    with PostgresEngine(fresh_database(postgres_url, "time_windows")) as engine:
+        engine.replace_tables(seeds, ["time_expressions"])
+        rows = engine.run(
+            sql,
+            {
+                "query_id": list(range(1, len(pairs) + 1)),
+                "query_text": [text for text, _ in pairs],
+                "now": [now for _, now in pairs],
+            },
+        )
+    found = {row[0]: (row[1], row[2], list(row[3])) for row in rows}
+    assert [found.get(i) for i in range(1, len(pairs) + 1)] == [
+        windows.window(text, now) for text, now in pairs
+    ]

@@ -6,12 +6,15 @@
 -- $2000) names that year and fixes the year of a month or date where no year word does; a
 -- day number written beside a month (October 13, 13 October, 4th October, 10月13日) narrows
 -- the month to that day, the latest one not after now when no year is named. An impossible
--- day (30 February) runs on into the next month.
+-- day (30 February) runs on into the next month. Space is spelled out (tab, newline, form
+-- feed, return, space): PostgreSQL's \s would also take a vertical tab and U+3000.
 {%- set year_pattern =
     "'(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|$)'" %}
-{%- set day_after = "kept.expression || '\\s*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|$)'" %}
-{%- set day_before =
-    "'(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?' || kept.expression" %}
+{%- set space = "[\\t\\n\\f\\r ]" %}
+{%- set day_after =
+    "kept.expression || '" ~ space ~ "*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|$)'" %}
+{%- set day_before = "'(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?"
+    ~ space ~ "+(?:of" ~ space ~ "+)?' || kept.expression" %}
 with
 
 queries as (

@@ -16,11 +16,10 @@ from typing import Any
 
 import duckdb
 
-# RE2's \s (DuckDB runs the model's regexes on RE2): Python's would also take Unicode spaces
-# (PostgreSQL's takes \v and U+3000 too: there a day written after one is read, which only
-# narrows a window the embedded store computes here, never whether there is one)
+# the model's space, spelled out (Python's \s would also take Unicode spaces, PostgreSQL's a
+# vertical tab and U+3000)
 _SPACE = "[\t\n\f\r ]"
-# the model's year_pattern, day_after and day_before; RE2's $ is the end of the text only
+# the model's year_pattern, day_after and day_before; its $ is the end of the text only (\Z)
 _YEAR = re.compile(r"(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|\Z)")
 _DAY_AFTER = _SPACE + r"*([0-9]{1,2})(?:st|nd|rd|th|日|号)?(?:[^0-9]|\Z)"
 _DAY_BEFORE = r"(?:^|[^0-9])([0-9]{1,2})(?:st|nd|rd|th)?" + _SPACE + r"+(?:of" + _SPACE + "+)?"
