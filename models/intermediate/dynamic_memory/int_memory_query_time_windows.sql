@@ -7,7 +7,8 @@
 -- day number written beside a month (October 13, 13 October, 4th October, 10月13日) narrows
 -- the month to that day, the latest one not after now when no year is named. An impossible
 -- day (30 February) runs on into the next month. Space is spelled out (tab, newline, form
--- feed, return, space): PostgreSQL's \s would also take a vertical tab and U+3000.
+-- feed, return, space): PostgreSQL's \s would also take a vertical tab (and U+3000 under a
+-- UTF-8 collation), RE2's not.
 {%- set year_pattern =
     "'(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|$)'" %}
 {%- set space = "[\\t\\n\\f\\r ]" %}

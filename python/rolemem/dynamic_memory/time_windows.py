@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 # the model's space, spelled out (Python's \s would also take Unicode spaces, PostgreSQL's a
-# vertical tab and U+3000)
+# vertical tab, and U+3000 under a UTF-8 collation)
 _SPACE = "[\t\n\f\r ]"
 # the model's year_pattern, day_after and day_before; its $ is the end of the text only (\Z)
 _YEAR = re.compile(r"(?:^|[^0-9$¥￥])((?:19|20)[0-9]{2})(?:[^0-9块元万千百个人多岁%]|\Z)")
