@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 import rolemem
+from rolemem.engines import PostgresEngine
 from rolemem.memory_loop import MemoryLoop
 from rolemem.sql.project import render_macro
 
@@ -409,6 +410,46 @@ def test_postgresql_fills_the_template_as_duckdb(postgres_url):
         ]
 
     assert answers(url) == answers(None)
+
+
+# values blank to both engines alike: ASCII blanks and the full-width space (as blank_as_null
+# defines blank), whatever PostgreSQL's collation makes of \\s
+BLANKS = [" ", "\t", "\v", "\u3000", " \u3000\v", "内容", "\u3000内容\v"]
+
+
+def filled_and_tidied(run) -> list[tuple[str, str]]:
+    """Macros fill_prompt_template (a header above a value) and tidy_prompt_lines (a value
+    between blank lines) over each of BLANKS, run by `run(sql, params)` on one engine."""
+    answers = []
+    for value in BLANKS:
+        [(filled, tidied)] = run(
+            "select "
+            + render_macro(
+                "fill_prompt_template",
+                "cast($template as varchar)",
+                (("'{{x}}'", "cast($value as varchar)"),),
+            )
+            + ", "
+            + render_macro("tidy_prompt_lines", "cast($text as varchar)"),
+            {"template": "【经历】\n{{x}}\n尾", "value": value, "text": f"{value}\n\n尾{value}"},
+        )
+        answers.append((filled, tidied))
+    return answers
+
+
+def test_blank_is_the_same_to_both_engines(postgres_url):
+    """A value of only full-width spaces or a vertical tab is blank on both engines: its header
+    goes (fill_prompt_template) and a prompt's ends lose it (tidy_prompt_lines)."""
+    from .conftest import fresh_database
+
+    duck = duckdb.connect()
+    expected = filled_and_tidied(lambda sql, params: duck.execute(sql, params).fetchall())
+    assert expected == [("\n尾", "尾")] * 5 + [
+        ("【经历】\n内容\n尾", "内容\n尾内容"),
+        ("【经历】\n\u3000内容\v\n尾", "内容\v\n尾\u3000内容"),
+    ]
+    with PostgresEngine(fresh_database(postgres_url, "rules_blank")) as engine:
+        assert filled_and_tidied(engine.run) == expected
 
 
 def test_no_python_substitutes_a_placeholder():
