@@ -412,17 +412,18 @@ def test_postgresql_fills_the_template_as_duckdb(postgres_url):
     assert answers(url) == answers(None)
 
 
-# values blank to both engines alike: ASCII blanks and the full-width space (as blank_as_null
-# defines blank), whatever PostgreSQL's collation makes of \\s
-BLANKS = [" ", "\t", "\v", "\u3000", " \u3000\v", "内容", "\u3000内容\v"]
+# values blank to both engines alike: ASCII blanks and the full-width space, whatever
+# PostgreSQL's collation makes of \\s
+BLANKS = [" ", "\t", "\v", "\u3000", " \u3000\v", "内容", "\u3000内容\v", "v", "t"]
 
 
-def filled_and_tidied(run) -> list[tuple[str, str]]:
-    """Macros fill_prompt_template (a header above a value) and tidy_prompt_lines (a value
-    between blank lines) over each of BLANKS, run by `run(sql, params)` on one engine."""
+def filled_and_tidied(run) -> list[tuple[str, str, str | None]]:
+    """Macros fill_prompt_template (a header above a value), tidy_prompt_lines (a value
+    between blank lines) and blank_as_null over each of BLANKS, run by `run(sql, params)` on
+    one engine."""
     answers = []
     for value in BLANKS:
-        [(filled, tidied)] = run(
+        [(filled, tidied, kept)] = run(
             "select "
             + render_macro(
                 "fill_prompt_template",
@@ -430,23 +431,28 @@ def filled_and_tidied(run) -> list[tuple[str, str]]:
                 (("'{{x}}'", "cast($value as varchar)"),),
             )
             + ", "
-            + render_macro("tidy_prompt_lines", "cast($text as varchar)"),
+            + render_macro("tidy_prompt_lines", "cast($text as varchar)")
+            + ", "
+            + render_macro("blank_as_null", "cast($value as varchar)"),
             {"template": "【经历】\n{{x}}\n尾", "value": value, "text": f"{value}\n\n尾{value}"},
         )
-        answers.append((filled, tidied))
+        answers.append((filled, tidied, kept))
     return answers
 
 
 def test_blank_is_the_same_to_both_engines(postgres_url):
     """A value of only full-width spaces or a vertical tab is blank on both engines: its header
-    goes (fill_prompt_template) and a prompt's ends lose it (tidy_prompt_lines)."""
+    goes (fill_prompt_template), a prompt's ends lose it (tidy_prompt_lines), it is no value
+    (blank_as_null)."""
     from .conftest import fresh_database
 
     duck = duckdb.connect()
     expected = filled_and_tidied(lambda sql, params: duck.execute(sql, params).fetchall())
-    assert expected == [("\n尾", "尾")] * 5 + [
-        ("【经历】\n内容\n尾", "内容\n尾内容"),
-        ("【经历】\n\u3000内容\v\n尾", "内容\v\n尾\u3000内容"),
+    assert expected == [("\n尾", "尾", None)] * 5 + [
+        ("【经历】\n内容\n尾", "内容\n尾内容", "内容"),
+        ("【经历】\n\u3000内容\v\n尾", "内容\v\n尾\u3000内容", "\u3000内容\v"),
+        ("【经历】\nv\n尾", "v\n尾v", "v"),  # letters, not the escapes' characters
+        ("【经历】\nt\n尾", "t\n尾t", "t"),
     ]
     with PostgresEngine(fresh_database(postgres_url, "rules_blank")) as engine:
         assert filled_and_tidied(engine.run) == expected
