@@ -1,9 +1,8 @@
 {#
     Optional text that is empty or only whitespace counts as absent (the memory-builder rule).
     Non-blank text is kept exactly as written. Whitespace: ASCII blanks and the full-width
-    space U+3000 that Chinese input methods type, spelled out on both engines (PostgreSQL's \s
-    would take more Unicode spaces under a UTF-8 collation). Dispatched: the trim/regex call
-    differs by engine.
+    space U+3000 that Chinese input methods type (macro blank_characters), the same on both
+    engines. Dispatched: the trim/regex call differs by engine.
 #}
 {% macro blank_as_null(expression) %}
     {{- adapter.dispatch('blank_as_null', 'rolemem')(expression) -}}
@@ -18,5 +17,5 @@
 {%- endmacro %}
 
 {% macro default__blank_as_null(expression) -%}
-    case when {{ expression }} ~ '^[ \t\n\r\f\v\u3000]*$' then null else {{ expression }} end
+    case when {{ expression }} ~ '^{{ blank_characters() }}*$' then null else {{ expression }} end
 {%- endmacro %}

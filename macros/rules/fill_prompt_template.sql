@@ -7,8 +7,7 @@
     directly above a placeholder alone on its line is dropped when the placeholder's value is
     empty or blank (no bare 【经历】 left in the prompt; a wrapping tag such as <events> stays).
     The header rule is a regular expression both engines read alike ((?m): ^ and $ at lines).
-    Blank: ASCII blanks and the full-width space U+3000, spelled out (PostgreSQL's \s takes U+3000
-    only under a UTF-8 collation, RE2's never, and a vertical tab on PostgreSQL only).
+    Blank: macro blank_characters.
     `values_unmarked`: the values hold no mark already (the caller cleared them).
 #}
 {% macro fill_prompt_template(template, pairs, values_unmarked=false) -%}
@@ -27,7 +26,7 @@
             {{ placeholder }},
             case
                 when ({{ value }}) is null then {{ placeholder }}
-                when regexp_replace({{ value }}, '[ \t\n\r\f\v{{ '%c' % 12288 }}]', '', 'g') = ''
+                when regexp_replace({{ value }}, '{{ blank_characters() }}', '', 'g') = ''
                     then '{{ '%c' % (57408 + loop.index) }}'
                 else '{{ '%c' % (57344 + loop.index) }}'
             end)
