@@ -15,7 +15,7 @@ from rolemem.dynamic_memory.time_windows import TimeWindows
 from rolemem.engines import PostgresEngine
 from rolemem.sql.project import compose
 from rolemem.sql.request_rows import request_rows_sql
-from rolemem.sql.seeds import load_seed
+from rolemem.sql.seeds import load_seed, shipped_rows
 
 from .conftest import fresh_database
 from .test_recall_quality import NOW
@@ -75,9 +75,7 @@ TEXTS = [
 
 
 def expressions() -> list[str]:
-    con = duckdb.connect()
-    load_seed(con, "time_expressions")
-    return [row[0] for row in con.execute("select expression from time_expressions").fetchall()]
+    return [row["expression"] for row in shipped_rows("time_expressions")]
 
 
 def random_texts(count: int, seed: int = 7) -> list[str]:

@@ -350,11 +350,11 @@ class Recall:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
         window only when a text names one (`has_window`, time_windows.TimeWindows), the
-        entities only for a batch with some (or facts),
-        the facts only for players with some (resolved in the statement only for a query
-        without a save) and their 以前…现在… only when a query holds a past word or a time
-        window, the branch rule's replacement batches only for players with some. The models
-        answer alike without these (every part, decided per query)."""
+        entities only for a batch with some (or facts), the facts only for players with some
+        (resolved in the statement only for a query without a save) and their 以前…现在… only
+        when a query holds a past word or a time window, the branch rule's replacement
+        batches only for players with some. The models answer alike without these (every
+        part, decided per query)."""
         store = self.context.store
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
