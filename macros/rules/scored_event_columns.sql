@@ -10,6 +10,7 @@
     'long_context_cosine', 'is_in_time_window', 'has_time_window', 'has_query_in_description',
     'importance', 'feedback', 'recall_count', 'created_at', 'last_recalled_at', 'keyword_score',
     'dense_score', 'context_score', 'long_context_score', 'dense_z', 'time_score',
+    'time_answer_score',
     'recency_score', 'use_count_score', 'recent_use_score', 'is_in_future', 'has_evidence',
     'bm25_score', 'relevance_score',
 ] -%}

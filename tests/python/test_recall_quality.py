@@ -10,6 +10,8 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory import time_window
+from rolemem.sql.project import compose
+from rolemem.sql.seeds import load_seed
 
 NOW = datetime(2021, 2, 21, 12, 0)  # a Sunday
 USER, AGENT = "mumu", "qiyu"
@@ -166,6 +168,7 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         "我又想吃火锅了",
         "团子最近还好吗",
         "2020年发生了什么",
+        "木木什么时候考驾照",  # asks when: the exam's 下周 names a time
     )
     for text in texts:
         answers = [
@@ -176,6 +179,53 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         assert [a.memory_events for a in answers] == [answers[0].memory_events] * 2, text
         assert [a.candidates for a in answers] == [answers[0].candidates] * 2, text
         assert answers[0].prompt_text == answers[1].prompt_text
+
+
+def test_a_question_asking_when_is_answered_by_the_memory_that_says_when():
+    """A query asking when (seed memory_time_question_words) ranks an event that names a time
+    (seed time_expressions) above one that only shares its words; other queries, and a
+    profile with time_answer_weight 0, rank by the words as before."""
+    events = [
+        ("lost", "木木弄丢了钥匙"),
+        ("last_month", "上个月木木在公司楼下弄丢了钥匙，找了一整晚"),
+        ("en_lost", "Mumu lost her umbrella"),
+        ("en_yesterday", "Yesterday Mumu lost her umbrella on the crowded metro"),
+    ]
+
+    def ranked(text: str, **profile: float) -> list[str]:
+        memory = DynamicMemory(
+            duckdb.connect(), embedder=None, profile={"timeline_size": 0, **profile}
+        )
+        ids = memory.add_events(
+            [
+                {"user_id": USER, "agent_id": AGENT, "description": d, "created_at": NOW}
+                for _, d in events
+            ]
+        )
+        keys = dict(zip(ids, (key for key, _ in events), strict=True))
+        response = memory.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False)
+        return [keys[event["event_id"]] for event in response.memory_events]
+
+    assert ranked("木木什么时候弄丢了钥匙")[:2] == ["last_month", "lost"]
+    assert ranked("木木弄丢了钥匙吗")[:2] == ["lost", "last_month"]
+    assert ranked("木木什么时候弄丢了钥匙", time_answer_weight=0)[:2] == ["lost", "last_month"]
+    assert ranked("When did Mumu lose her umbrella?")[:2] == ["en_yesterday", "en_lost"]
+    assert ranked("Did Mumu lose her umbrella?")[:2] == ["en_lost", "en_yesterday"]
+
+
+def test_the_time_words_bound_to_a_query_are_the_models():
+    """The words a query asks when by and an event names a time by: what the Python API binds
+    (read from the store's seeds when it is opened) is what model int_memory_queries lists."""
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=None)
+    load_seed(con, "demo_memory_queries")
+    sql = compose(
+        "int_memory_queries", {}, "select time_question_words, time_words from int_memory_queries"
+    )
+    [(question_words, time_words), *_] = con.execute(sql).fetchall()
+    assert memory.settings["time_question_words"] == question_words
+    assert memory.settings["time_words"] == time_words
+    assert "什么时候" in question_words and "上个月" in time_words
 
 
 def planned_and_general(con: duckdb.DuckDBPyConnection) -> tuple[DynamicMemory, DynamicMemory]:

@@ -36,7 +36,9 @@ def test_every_model_parses(model, dialect):
     ]
     for branch in branches:
         variables = {"context_emotion": True, **branch}
-        tree = sqlglot.parse_one(render_model(model, SOURCES, variables), read=dialect)
+        tree = sqlglot.parse_one(
+            render_model(model, SOURCES, variables, engine=dialect), read=dialect
+        )
         assert isinstance(tree, exp.Query)
         tables |= {table.name for table in tree.find_all(exp.Table)}
     assert set(model_refs(model)) <= tables

@@ -8,6 +8,10 @@
 -- caller that knows its batch before the statement plans only what it needs (each operator
 -- is planned on every call): var recall_dense false (no query has a vector) leaves the dense
 -- candidates out, var recall_time_windows false (no query names a time) the window's.
+-- A query asks when where its text, lowercased, holds a word of seed
+-- memory_time_question_words (什么时候, when …); an event names a time where its
+-- description, lowercased, holds a word of seed time_expressions (昨天, 上个月, last week …),
+-- also lowercased (the query's time_question_words and time_words).
 {%- set dense = var('recall_dense', true) %}
 {%- set time_windows = var('recall_time_windows', true) %}
 with
@@ -145,6 +149,9 @@ final as (
         length(queries.query_text) > 1
         and strpos(lower(events.description), lower(queries.query_text)) > 0
             as has_query_in_description,
+        {{ text_holds_any('lower(queries.query_text)', 'queries.time_question_words') }}
+            as asks_when,
+        {{ text_holds_any('lower(events.description)', 'queries.time_words') }} as names_time,
         events.importance,
         events.feedback,
         events.recall_count,

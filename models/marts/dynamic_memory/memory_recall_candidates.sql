@@ -44,6 +44,7 @@ final as (
         long_context_cosine,
         long_context_score,
         time_score,
+        time_answer_score,
         recency_score,
         use_count_score,
         recent_use_score,

@@ -13,6 +13,7 @@ SETTING_SEEDS = (
     "memory_fact_attributes",
     "memory_fact_attribute_aliases",
     "memory_fact_past_words",
+    "memory_time_question_words",
 )
 
 
@@ -45,6 +46,7 @@ PROFILE_NAMES = (
     "fusion",
     "rrf_k",
     "context_dense_weight",
+    "time_answer_weight",
 )
 
 

@@ -433,6 +433,7 @@ class Companion:
                                 "context_score",
                                 "long_context_score",
                                 "time_score",
+                                "time_answer_score",
                                 "relevance_score",
                                 "profile_score",
                                 "score",
