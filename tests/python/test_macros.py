@@ -85,7 +85,6 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "json_type_is": ("sample.a", "number"),
     "json_type_name": ("sample.a",),
     "list_has": ("sample.a", "sample.b"),
-    "text_holds_any": ("sample.a", "sample.b"),
     "group_covers": ("sample.a", "sample.b", "sample.c"),
     "lists_overlap": ("sample.a", "sample.b"),
     "is_witnessed": ("sample", "sample", "sample"),

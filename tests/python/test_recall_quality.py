@@ -10,8 +10,6 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory import time_window
-from rolemem.sql.project import compose
-from rolemem.sql.seeds import load_seed
 
 NOW = datetime(2021, 2, 21, 12, 0)  # a Sunday
 USER, AGENT = "mumu", "qiyu"
@@ -211,21 +209,6 @@ def test_a_question_asking_when_is_answered_by_the_memory_that_says_when():
     assert ranked("木木什么时候弄丢了钥匙", time_answer_weight=0)[:2] == ["lost", "last_month"]
     assert ranked("When did Mumu lose her umbrella?")[:2] == ["en_yesterday", "en_lost"]
     assert ranked("Did Mumu lose her umbrella?")[:2] == ["en_lost", "en_yesterday"]
-
-
-def test_the_time_words_bound_to_a_query_are_the_models():
-    """The words a query asks when by and an event names a time by: what the Python API binds
-    (read from the store's seeds when it is opened) is what model int_memory_queries lists."""
-    con = duckdb.connect()
-    memory = DynamicMemory(con, embedder=None)
-    load_seed(con, "demo_memory_queries")
-    sql = compose(
-        "int_memory_queries", {}, "select time_question_words, time_words from int_memory_queries"
-    )
-    [(question_words, time_words), *_] = con.execute(sql).fetchall()
-    assert memory.settings["time_question_words"] == question_words
-    assert memory.settings["time_words"] == time_words
-    assert "什么时候" in question_words and "上个月" in time_words
 
 
 def planned_and_general(con: duckdb.DuckDBPyConnection) -> tuple[DynamicMemory, DynamicMemory]:

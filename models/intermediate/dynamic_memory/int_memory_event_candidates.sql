@@ -7,13 +7,14 @@
 -- of a tag, in the description), its three cosines, and whether it is in the window. A
 -- caller that knows its batch before the statement plans only what it needs (each operator
 -- is planned on every call): var recall_dense false (no query has a vector) leaves the dense
--- candidates out, var recall_time_windows false (no query names a time) the window's.
--- A query asks when where its text, lowercased, holds a word of seed
--- memory_time_question_words (什么时候, when …); an event names a time where its
--- description, lowercased, holds a word of seed time_expressions (昨天, 上个月, last week …),
--- also lowercased (the query's time_question_words and time_words).
+-- candidates out, var recall_time_windows false (no query names a time) the window's, var
+-- recall_time_answers false (no query asks when) which candidates name a time. A query asks
+-- when where its text holds a word of seed memory_time_question_words (什么时候, when …); a
+-- candidate names a time where its description holds a word of seed time_expressions (昨天,
+-- 上个月, last week …), both lowercased.
 {%- set dense = var('recall_dense', true) %}
 {%- set time_windows = var('recall_time_windows', true) %}
+{%- set time_answers = var('recall_time_answers', true) %}
 with
 
 queries as (
@@ -39,6 +40,18 @@ events as (
 query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
 ),
+
+{% if time_answers %}
+    -- read through macro semi_join below
+    time_question_words as ( -- noqa: ST03
+        select * from {{ ref('memory_time_question_words') }}
+    ),
+
+    -- lowercased once here, not per pair in the joins below
+    time_words as ( -- noqa: ST03
+        select lower(expression) as word from {{ ref('time_expressions') }}
+    ),
+{% endif %}
 
 {#- var recall_replacements false: no player of the batch has a replacement batch #}
 {%- set replacements = var('recall_replacements', true) %}
@@ -137,6 +150,40 @@ signals as (
     ),
 {% endif %}
 
+{% if time_answers %}
+    -- the queries asking when (semi joins: each once, however many words match)
+    time_questions as (
+        select queries.query_id
+        from queries
+        {{ semi_join(
+            'time_question_words',
+            'strpos(lower(queries.query_text), lower(time_question_words.word)) > 0'
+        ) }}
+    ),
+
+    -- their candidates, each description lowercased once
+    time_question_texts as (
+        select
+            per_event.query_id,
+            per_event.event_id,
+            lower(events.description) as text
+        from per_event
+        inner join time_questions
+            on time_questions.query_id = per_event.query_id
+        inner join events
+            on events.event_id = per_event.event_id
+    ),
+
+    -- those that name a time: the candidates only, never the whole store
+    time_answers as (
+        select
+            time_question_texts.query_id,
+            time_question_texts.event_id
+        from time_question_texts
+        {{ semi_join('time_words', 'strpos(time_question_texts.text, time_words.word) > 0') }}
+    ),
+{% endif %}
+
 final as (
     select
         per_event.*,
@@ -149,9 +196,13 @@ final as (
         length(queries.query_text) > 1
         and strpos(lower(events.description), lower(queries.query_text)) > 0
             as has_query_in_description,
-        {{ text_holds_any('lower(queries.query_text)', 'queries.time_question_words') }}
-            as asks_when,
-        {{ text_holds_any('lower(events.description)', 'queries.time_words') }} as names_time,
+        {% if time_answers %}
+            time_questions.query_id is not null as asks_when,
+            time_answers.event_id is not null as names_time,
+        {% else %}
+            false as asks_when,
+            false as names_time,
+        {% endif %}
         events.importance,
         events.feedback,
         events.recall_count,
@@ -168,6 +219,15 @@ final as (
         -- read by the select's has_time_window, in an if of its own
         left join time_windows -- noqa: ST11
             on time_windows.query_id = per_event.query_id
+    {% endif %}
+    {% if time_answers %}
+        -- read by the select's asks_when and names_time, in an if of their own
+        left join time_questions -- noqa: ST11
+            on time_questions.query_id = per_event.query_id
+        left join time_answers -- noqa: ST11
+            on
+                time_answers.query_id = per_event.query_id
+                and time_answers.event_id = per_event.event_id
     {% endif %}
     {{ event_scope_joins(
         'per_event.query_id', hidden_batches='hidden_batches' if replacements else none

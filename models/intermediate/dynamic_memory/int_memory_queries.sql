@@ -18,17 +18,6 @@ loop_settings as (
     select * from {{ ref('memory_loop_settings') }}
 ),
 
--- the words a query asks when by, and those an event names a time by, lowercased
-time_question_words as (
-    select array_agg(lower(word) order by word) as time_question_words
-    from {{ ref('memory_time_question_words') }}
-),
-
-time_words as (
-    select array_agg(lower(expression) order by expression) as time_words
-    from {{ ref('time_expressions') }}
-),
-
 final as (
     select
         queries.query_id,
@@ -52,15 +41,11 @@ final as (
         limits.expand_strategy,
         limits.max_expanded_words,
         cast({{ json_text_list('limits.filter_levels') }} as integer[]) as filter_levels,
-        time_question_words.time_question_words,
-        time_words.time_words,
         profile.*
     from queries
     cross join profile
     cross join limits
     cross join loop_settings
-    cross join time_question_words
-    cross join time_words
 )
 
 select * from final

@@ -22,12 +22,6 @@ from .checks import MemoryInputError, _setting
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 from .time_windows import TimeWindows
 
-# the seeds' words as int_memory_queries lists them (lowercased there too)
-_TIME_WORDS = {
-    "time_question_words": "select lower(word) from memory_time_question_words order by word",
-    "time_words": "select lower(expression) from time_expressions order by expression",
-}
-
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
 Store = DuckDBEngine | PostgresEngine
 
@@ -115,10 +109,14 @@ class Context:
             self.past_words = frozenset(
                 row[0] for row in cur.execute("select word from memory_fact_past_words").fetchall()
             )
-            # the words a query asks when by and those an event names a time by (model
-            # int_memory_queries' lists), bound with the settings
-            for name, sql in _TIME_WORDS.items():
-                self.settings[name] = [row[0] for row in cur.execute(sql).fetchall()]
+            # a batch whose texts hold none of these plans no test of which events name a
+            # time (lowercased by the engine, as the model compares them)
+            self.time_question_words = tuple(
+                row[0]
+                for row in cur.execute(
+                    "select lower(word) from memory_time_question_words"
+                ).fetchall()
+            )
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self.con, SETTING_SEEDS)
 

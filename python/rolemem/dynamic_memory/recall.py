@@ -349,12 +349,12 @@ class Recall:
     ) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): the
         profile's fusion only, the dense signals only when a query has a vector, the time
-        window only when a text names one (`has_window`, time_windows.TimeWindows), the
-        entities only for a batch with some (or facts), the facts only for players with some
-        (resolved in the statement only for a query without a save) and their 以前…现在… only
-        when a query holds a past word or a time window, the branch rule's replacement
-        batches only for players with some. The models answer alike without these (every
-        part, decided per query)."""
+        window only when a text names one (`has_window`, time_windows.TimeWindows), which
+        candidates name a time only when a text asks when, the entities only for a batch with
+        some (or facts), the facts only for players with some (resolved in the statement only
+        for a query without a save) and their 以前…现在… only when a query holds a past word
+        or a time window, the branch rule's replacement batches only for players with some.
+        The models answer alike without these (every part, decided per query)."""
         store = self.context.store
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
@@ -386,6 +386,13 @@ class Recall:
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": has_window,
+            # which events name a time only for a batch with a query asking when (a word of
+            # seed memory_time_question_words in its lowercased text, as the model tests)
+            "recall_time_answers": any(
+                word in values["query_text"].lower()
+                for values in inputs
+                for word in self.context.time_question_words
+            ),
             # 以前…现在… only for a batch with a query about an earlier time: a past word
             # among its tokens (seed memory_fact_past_words, as the model tests) or a window
             "recall_fact_history": has_window

@@ -68,8 +68,6 @@ _SETTINGS = {
     "expand_strategy": "integer",
     "max_expanded_words": "integer",
     "filter_levels": "integer[]",
-    "time_question_words": "varchar[]",
-    "time_words": "varchar[]",
     **{name: _SETTING_TYPES.get(name, "double") for name in PROFILE_NAMES},
 }
 
