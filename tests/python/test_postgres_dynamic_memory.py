@@ -31,7 +31,8 @@ QUERIES = [
     {"text": "2020年12月24日我们做了什么", "explain": True},  # a date written out
     {"text": "What did we do on 24th December, 2020?", "explain": True},
     {"text": "一月和三月我们做了什么", "explain": True},  # two windows as long: the earlier
-    {"text": "木木什么时候考驾照", "explain": True},  # asks when: 下周 names a time
+    {"text": "我们什么时候装饰的圣诞树", "explain": True},  # asks when: 圣诞 names a time
+    {"text": "When did we decorate the Christmas tree? 圣诞树", "explain": True},
 ]
 
 

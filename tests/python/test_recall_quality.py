@@ -10,6 +10,7 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory import time_window
+from rolemem.dynamic_memory.recall import simple_lower
 
 NOW = datetime(2021, 2, 21, 12, 0)  # a Sunday
 USER, AGENT = "mumu", "qiyu"
@@ -166,7 +167,7 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         "我又想吃火锅了",
         "团子最近还好吗",
         "2020年发生了什么",
-        "木木什么时候考驾照",  # asks when: the exam's 下周 names a time
+        "我们什么时候装饰的圣诞树",  # asks when: 圣诞 names a time
     )
     for text in texts:
         answers = [
@@ -179,20 +180,26 @@ def test_the_statement_planned_for_a_batch_answers_as_the_general_one(store, fus
         assert answers[0].prompt_text == answers[1].prompt_text
 
 
-def test_a_question_asking_when_is_answered_by_the_memory_that_says_when():
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_a_question_asking_when_is_answered_by_the_memory_that_says_when(fusion):
     """A query asking when (seed memory_time_question_words) ranks an event that names a time
-    (seed time_expressions) above one that only shares its words; other queries, and a
-    profile with time_answer_weight 0, rank by the words as before."""
+    (seed time_expressions) above one that only shares its words (the convex fusion; in rrf
+    the signal has no weight); other queries, and a profile with time_answer_weight 0, rank
+    by the words as before. A lowercase time word counts in any case (Yesterday), a
+    capitalised one only as written (May the month, not may)."""
     events = [
         ("lost", "木木弄丢了钥匙"),
         ("last_month", "上个月木木在公司楼下弄丢了钥匙，找了一整晚"),
         ("en_lost", "Mumu lost her umbrella"),
         ("en_yesterday", "Yesterday Mumu lost her umbrella on the crowded metro"),
+        ("en_may", "Mumu may have lost her umbrella on the crowded metro"),
     ]
 
     def ranked(text: str, **profile: float) -> list[str]:
         memory = DynamicMemory(
-            duckdb.connect(), embedder=None, profile={"timeline_size": 0, **profile}
+            duckdb.connect(),
+            embedder=None,
+            profile={"timeline_size": 0, "fusion": fusion, **profile},
         )
         ids = memory.add_events(
             [
@@ -201,14 +208,34 @@ def test_a_question_asking_when_is_answered_by_the_memory_that_says_when():
             ]
         )
         keys = dict(zip(ids, (key for key, _ in events), strict=True))
-        response = memory.query(text, user_id=USER, agent_id=AGENT, now=NOW, update=False)
-        return [keys[event["event_id"]] for event in response.memory_events]
+        response = memory.query(
+            text, user_id=USER, agent_id=AGENT, now=NOW, update=False, explain=True
+        )
+        scores = {keys[c["event_id"]]: c["time_answer_score"] for c in response.candidates}
+        return [keys[event["event_id"]] for event in response.memory_events], scores
 
-    assert ranked("木木什么时候弄丢了钥匙")[:2] == ["last_month", "lost"]
-    assert ranked("木木弄丢了钥匙吗")[:2] == ["lost", "last_month"]
-    assert ranked("木木什么时候弄丢了钥匙", time_answer_weight=0)[:2] == ["lost", "last_month"]
-    assert ranked("When did Mumu lose her umbrella?")[:2] == ["en_yesterday", "en_lost"]
-    assert ranked("Did Mumu lose her umbrella?")[:2] == ["en_lost", "en_yesterday"]
+    when = fusion == "convex"
+    order, scores = ranked("木木什么时候弄丢了钥匙")
+    assert order[:2] == (["last_month", "lost"] if when else ["lost", "last_month"])
+    assert (scores["last_month"], scores["lost"]) == (1.0, 0.0)
+    order, scores = ranked("木木弄丢了钥匙吗")
+    assert order[:2] == ["lost", "last_month"]
+    assert set(scores.values()) == {None}
+    assert ranked("木木什么时候弄丢了钥匙", time_answer_weight=0)[0][:2] == ["lost", "last_month"]
+    order, scores = ranked("When did Mumu lose her umbrella?")
+    assert order[:2] == (["en_yesterday", "en_lost"] if when else ["en_lost", "en_yesterday"])
+    assert (scores["en_yesterday"], scores["en_may"], scores["en_lost"]) == (1.0, 0.0, 0.0)
+    assert ranked("Did Mumu lose her umbrella?")[0][:2] == ["en_lost", "en_yesterday"]
+
+
+def test_the_plan_lowercases_a_text_as_the_engine_does():
+    """Whether a batch asks when is decided before the statement: its texts lowercased a
+    character at a time, as DuckDB's lower() does, over every character of the first two
+    Unicode planes (Python's str.lower maps İ to two characters)."""
+    chars = [chr(code) for code in range(0x20, 0x30000) if not 0xD800 <= code <= 0xDFFF]
+    rows = duckdb.connect().execute("select lower(unnest($c))", {"c": chars}).fetchall()
+    assert [simple_lower(char) for char in chars] == [row[0] for row in rows]
+    assert simple_lower("WHİCH YEAR") == "which year"
 
 
 def planned_and_general(con: duckdb.DuckDBPyConnection) -> tuple[DynamicMemory, DynamicMemory]:

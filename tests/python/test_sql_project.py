@@ -27,6 +27,7 @@ def test_every_model_parses(model, dialect):
     branches = [
         *({"judge_verdicts_per_turn": per_turn} for per_turn in (False, True)),
         *({"recall_secondary_keywords": secondary} for secondary in (False, True)),
+        {"recall_time_answers": False},
         *(
             {"recall_fusion": fusion, "recall_dense": dense, "recall_time_windows": window}
             for fusion in (None, "convex", "rrf")

@@ -8,13 +8,11 @@
 -- caller that knows its batch before the statement plans only what it needs (each operator
 -- is planned on every call): var recall_dense false (no query has a vector) leaves the dense
 -- candidates out, var recall_time_windows false (no query names a time) the window's, var
--- recall_time_answers false (no query asks when) which candidates name a time. A query asks
--- when where its text holds a word of seed memory_time_question_words (什么时候, when …); a
--- candidate names a time where its description holds a word of seed time_expressions (昨天,
--- 上个月, last week …), both lowercased.
+-- recall_time_answers false (no query asks when) which candidates name a time (asks_when,
+-- names_time: the docs block memory_event_score).
 {%- set dense = var('recall_dense', true) %}
 {%- set time_windows = var('recall_time_windows', true) %}
-{%- set time_answers = var('recall_time_answers', true) %}
+{%- set when_questions = var('recall_time_answers', true) %}
 with
 
 queries as (
@@ -41,15 +39,14 @@ query_chains as (
     select * from {{ ref('int_memory_query_chains') }}
 ),
 
-{% if time_answers %}
-    -- read through macro semi_join below
+{% if when_questions %}
+    -- read through macro semi_join below; lowercased once here, not per pair there
     time_question_words as ( -- noqa: ST03
-        select * from {{ ref('memory_time_question_words') }}
+        select lower(word) as word from {{ ref('memory_time_question_words') }}
     ),
 
-    -- lowercased once here, not per pair in the joins below
     time_words as ( -- noqa: ST03
-        select lower(expression) as word from {{ ref('time_expressions') }}
+        select expression as word from {{ ref('time_expressions') }}
     ),
 {% endif %}
 
@@ -150,23 +147,24 @@ signals as (
     ),
 {% endif %}
 
-{% if time_answers %}
+{% if when_questions %}
     -- the queries asking when (semi joins: each once, however many words match)
     time_questions as (
         select queries.query_id
         from queries
         {{ semi_join(
             'time_question_words',
-            'strpos(lower(queries.query_text), lower(time_question_words.word)) > 0'
+            'strpos(lower(queries.query_text), time_question_words.word) > 0'
         ) }}
     ),
 
-    -- their candidates, each description lowercased once
+    -- their candidates, each description as written and lowercased once
     time_question_texts as (
         select
             per_event.query_id,
             per_event.event_id,
-            lower(events.description) as text
+            events.description as text,
+            lower(events.description) as lowered
         from per_event
         inner join time_questions
             on time_questions.query_id = per_event.query_id
@@ -174,13 +172,18 @@ signals as (
             on events.event_id = per_event.event_id
     ),
 
-    -- those that name a time: the candidates only, never the whole store
+    -- those that name a time, the candidates only (never the whole store): a word as written
+    -- (May, not may), or a lowercase one in any case (Yesterday for yesterday)
     time_answers as (
         select
             time_question_texts.query_id,
             time_question_texts.event_id
         from time_question_texts
-        {{ semi_join('time_words', 'strpos(time_question_texts.text, time_words.word) > 0') }}
+        {{ semi_join(
+            'time_words',
+            'strpos(time_question_texts.text, time_words.word) > 0
+            or strpos(time_question_texts.lowered, time_words.word) > 0'
+        ) }}
     ),
 {% endif %}
 
@@ -196,7 +199,7 @@ final as (
         length(queries.query_text) > 1
         and strpos(lower(events.description), lower(queries.query_text)) > 0
             as has_query_in_description,
-        {% if time_answers %}
+        {% if when_questions %}
             time_questions.query_id is not null as asks_when,
             time_answers.event_id is not null as names_time,
         {% else %}
@@ -220,7 +223,7 @@ final as (
         left join time_windows -- noqa: ST11
             on time_windows.query_id = per_event.query_id
     {% endif %}
-    {% if time_answers %}
+    {% if when_questions %}
         -- read by the select's asks_when and names_time, in an if of their own
         left join time_questions -- noqa: ST11
             on time_questions.query_id = per_event.query_id

@@ -13,7 +13,6 @@
     + (queries.dense_weight + 2 * queries.context_dense_weight)
     * coalesce(1.0 / (queries.rrf_k + ranked.dense_rank), 0)
     + queries.time_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_rank), 0)
-    + queries.time_answer_weight * coalesce(1.0 / (queries.rrf_k + ranked.time_answer_rank), 0)
 ) * (queries.rrf_k + 1)
 {%- endset %}
 {%- set convex_relevance -%}
@@ -116,11 +115,14 @@ components as (
         {% endif %}
         case
             when candidates.has_time_window
-                then case when candidates.is_in_time_window then 1.0 else 0.0 end
+                then cast(
+                    case when candidates.is_in_time_window then 1 else 0 end as double precision
+                )
         end as time_score,
-        -- a query asking when is answered by a memory that says when (not evidence alone)
+        -- a query asking when is answered by a memory that says when (no evidence alone)
         case
-            when candidates.asks_when then case when candidates.names_time then 1.0 else 0.0 end
+            when candidates.asks_when
+                then cast(case when candidates.names_time then 1 else 0 end as double precision)
         end as time_answer_score,
         exp(
             -ln(2) * greatest({{ seconds_between('candidates.created_at', 'queries.now') }}, 0)
@@ -180,7 +182,6 @@ ranked as (
                     cosine desc
             ) end as dense_rank,
             case when time_score > 0 then 1 end as time_rank,
-            case when time_answer_score > 0 then 1 end as time_answer_rank,
         {% endif %}
         coalesce(bm25_raw / nullif(max(bm25_raw) over (partition by query_id), 0), 0)
             as bm25_score
@@ -209,8 +210,10 @@ relevant as (
                 when ranked.long_context_score is null then 0 else queries.context_dense_weight
             end
             + case when ranked.time_score is null then 0 else queries.time_weight end
+            -- convex only: in rrf every match would rank 1 and outweigh the graded word ranks
             + case
-                when ranked.time_answer_score is null then 0 else queries.time_answer_weight
+                when ranked.time_answer_score is null or queries.fusion = 'rrf' then 0
+                else queries.time_answer_weight
             end
         ) as relevance_score,
         queries.importance_weight * ranked.importance

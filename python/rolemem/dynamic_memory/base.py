@@ -110,11 +110,11 @@ class Context:
                 row[0] for row in cur.execute("select word from memory_fact_past_words").fetchall()
             )
             # a batch whose texts hold none of these plans no test of which events name a
-            # time (lowercased by the engine, as the model compares them)
+            # time (lowercased by the engine, as the model lowercases them)
             self.time_question_words = tuple(
                 row[0]
                 for row in cur.execute(
-                    "select lower(word) from memory_time_question_words"
+                    "select lower(word) from memory_time_question_words where word is not null"
                 ).fetchall()
             )
         if engine is not None:  # recall there reads its copies of the seeds

@@ -75,6 +75,12 @@ select
     or {exists("official_entity", _AGENTS)}"""
 
 
+def simple_lower(text: str) -> str:
+    """`text` lowercased a character at a time, as the engines' lower() does (Python's
+    str.lower maps İ to two characters, and Σ by its place in a word)."""
+    return "".join(char.lower()[:1] for char in text)
+
+
 @dataclass(frozen=True)
 class _Query:
     """One query's bound inputs (sql.QUERY_FIELDS but its vector, and the settings), whether
@@ -389,8 +395,8 @@ class Recall:
             # which events name a time only for a batch with a query asking when (a word of
             # seed memory_time_question_words in its lowercased text, as the model tests)
             "recall_time_answers": any(
-                word in values["query_text"].lower()
-                for values in inputs
+                word in text
+                for text in (simple_lower(values["query_text"]) for values in inputs)
                 for word in self.context.time_question_words
             ),
             # 以前…现在… only for a batch with a query about an earlier time: a past word
