@@ -46,7 +46,10 @@ query_chains as (
     ),
 
     time_words as ( -- noqa: ST03
-        select expression as word from {{ ref('time_expressions') }}
+        select
+            expression as word,
+            expression = lower(expression) as is_lowercase
+        from {{ ref('time_expressions') }}
     ),
 {% endif %}
 
@@ -181,8 +184,13 @@ signals as (
         from time_question_texts
         {{ semi_join(
             'time_words',
-            'strpos(time_question_texts.text, time_words.word) > 0
-            or strpos(time_question_texts.lowered, time_words.word) > 0'
+            'strpos(
+                case
+                    when time_words.is_lowercase then time_question_texts.lowered
+                    else time_question_texts.text
+                end,
+                time_words.word
+            ) > 0'
         ) }}
     ),
 {% endif %}
