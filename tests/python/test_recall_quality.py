@@ -10,7 +10,7 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.dynamic_memory import time_window
-from rolemem.dynamic_memory.recall import simple_lower
+from rolemem.text.tokens import simple_lower
 
 NOW = datetime(2021, 2, 21, 12, 0)  # a Sunday
 USER, AGENT = "mumu", "qiyu"

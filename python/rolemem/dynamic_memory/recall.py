@@ -20,7 +20,7 @@ from ..schema.memory import SCOPES, memory_table
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
-from ..text.tokens import search_keywords, search_terms
+from ..text.tokens import search_keywords, search_terms, simple_lower
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
@@ -73,12 +73,6 @@ select
     {exists("memory_entity_mention", "save_id is not null", _USERS, player)},
     {exists("memory_entity", _USERS, _AGENTS, player)}
     or {exists("official_entity", _AGENTS)}"""
-
-
-def simple_lower(text: str) -> str:
-    """`text` lowercased a character at a time, as the engines' lower() does (Python's
-    str.lower maps İ to two characters, and Σ by its place in a word)."""
-    return "".join(char.lower()[:1] for char in text)
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,12 @@ def case_folded(words: list[str]) -> list[str]:
     return [word.lower() for word in words]
 
 
+def simple_lower(text: str) -> str:
+    """`text` lowercased a character at a time, as the engines' lower() does (Python's
+    str.lower maps İ to two characters, and Σ by its place in a word)."""
+    return "".join(char.lower()[:1] for char in text)
+
+
 _stemmers = threading.local()
 
 
