@@ -6,7 +6,7 @@
     {%- set blank = blank_characters() -%}
     regexp_replace(
         regexp_replace({{ text }}, '^{{ blank }}+|{{ blank }}+$', '', 'g'),
-        '(\n[ \t\r\f\v{{ '%c' % 12288 }}]*)+\n',
+        '(\n{{ blank_characters(newline=false) }}*)+\n',
         chr(10),
         'g'
     )
