@@ -4,8 +4,6 @@ body is read, by the gate (core/gate.py, by core/keys.py's rule)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Request
 from fastapi.security import APIKeyHeader
 
@@ -36,7 +34,7 @@ def check_own_save(store: Store, save_id: int | None, user_id: str) -> None:
             )
 
 
-def required_from_role(value: Any, role_id: int | None, field: str, where: str = "") -> Any:
+def required_from_role(value: str | None, role_id: int | None, field: str, where: str = "") -> str:
     """`value`, a field the request or its role gives (`where`: how errors name its
     parent). Neither gives it: a 409 for a role stored without it, a 422 for a script NPC
     (it has no role to give it)."""
