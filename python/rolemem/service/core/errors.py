@@ -104,13 +104,15 @@ def error_response(status: int, kind: str, message: str, field: str | None = Non
     return JSONResponse(status_code=status, content={"error": detail})
 
 
-def missing(field: str, how: str, part: str = "body") -> RequestValidationError:
+def invalid(location: tuple[Any, ...], message: str) -> RequestValidationError:
+    """The 422 of a value a route refuses itself (not its model), at `location`."""
+    return RequestValidationError([{"type": "value_error", "loc": location, "msg": message}])
+
+
+def missing(field: str, how: str) -> RequestValidationError:
     """A required value neither the request nor what it names (a role) gives: the 422 a
     missing field gets, naming it and saying where it can come from."""
-    location = (part, *field.split("."))
-    return RequestValidationError(
-        [{"type": "value_error", "loc": location, "msg": f"is required: {how}"}]
-    )
+    return invalid(("body", *field.split(".")), f"is required: {how}")
 
 
 def status_of(exc: RolememError) -> int:

@@ -33,9 +33,9 @@ Keywords = list[
 ]
 
 
-def keywords_field(default: Any = ...) -> Any:
+def keywords_field() -> Any:
     return Field(
-        default,
+        [],
         description=f"Tags, each at most {KEYWORD_LENGTH} characters.",
         examples=[["画廊", "海边"]],
         max_length=MAX_KEYWORDS,
@@ -223,7 +223,7 @@ class OfficialEvent(Request):
     agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
     description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
     created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
-    keywords: Keywords = keywords_field(default=[])
+    keywords: Keywords = keywords_field()
     place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
     scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
     deepinsight: str | None = text(
@@ -250,7 +250,7 @@ class OfficialEventRecord(Request):
 
     description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
     created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
-    keywords: Keywords = keywords_field(default=[])
+    keywords: Keywords = keywords_field()
     place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
     scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
     deepinsight: str | None = text(

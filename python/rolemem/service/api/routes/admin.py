@@ -15,8 +15,8 @@ from ....errors import NotFoundError
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.maintenance import start_maintenance
-from ...core.state import Store
 from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
+from ..deps import store_of
 
 router = APIRouter(tags=["service"], route_class=BodyRoute)
 snapshots = APIRouter(tags=["service"], route_class=BodyRoute)
@@ -32,7 +32,7 @@ admin = APIRouter(tags=["service"], route_class=BodyRoute)
     "and the extraction batches queued.",
 )
 async def status(request: Request) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     return store.status()
 
 
@@ -46,7 +46,7 @@ async def status(request: Request) -> Any:
     responses=responses(404),
 )
 async def snapshot(request: Request) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     path, size = await store.run(None, store.snapshot)
     return {"path": path, "bytes": size}
 
@@ -66,7 +66,7 @@ async def snapshot(request: Request) -> Any:
     },
 )
 async def maintenance(request: Request) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     run = asyncio.wrap_future(start_maintenance(store))
     try:
         return await asyncio.wait_for(asyncio.shield(run), store.settings.request_timeout)
@@ -86,7 +86,7 @@ async def maintenance(request: Request) -> Any:
     responses=responses(404),
 )
 async def replay_webhooks(request: Request) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     if store.webhooks is None:
         raise NotFoundError("the service has no webhook: start it with --webhook URL")
     return {"queued": await asyncio.to_thread(store.webhooks.replay)}

@@ -19,7 +19,6 @@ from ....character_memory.sillytavern import from_lorebook, to_lorebook
 from ....character_memory.unlock_matrix import unlock_matrix
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
-from ...core.state import Store
 from ...schemas.admin import (
     CharacterList,
     ConfigImported,
@@ -33,6 +32,7 @@ from ...schemas.common import ID_LENGTH
 from ...schemas.component import Component
 from ...schemas.import_bodies import lorebook as lorebook_schema
 from ...schemas.storable import StorableJson
+from ..deps import store_of
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -42,11 +42,6 @@ CharacterId = Annotated[
     str,
     Path(min_length=1, max_length=ID_LENGTH, description="The character.", examples=["qiyu"]),
 ]
-
-
-def _store(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
 
 
 @router.post(
@@ -90,7 +85,7 @@ async def import_lorebook(
 
 
 async def _import(request: Request, character_id: str, document: dict[str, Any]) -> Any:
-    store = _store(request)
+    store = store_of(request)
 
     def write() -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as advice:
@@ -118,7 +113,7 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
     "id, with its entries per kind: what the other /config routes take.",
 )
 async def list_characters(request: Request) -> Any:
-    store = _store(request)
+    store = store_of(request)
     counts = await store.run(request, store.characters)
     return {
         "characters": [
@@ -136,8 +131,8 @@ async def list_characters(request: Request) -> Any:
     description="The character's config as the designers' JSON (what the import takes).",
     responses=responses(404, 422),
 )
-async def export_config(request: Request, character_id: CharacterId) -> Any:
-    store = _store(request)
+async def export_config(request: Request, character_id: CharacterId) -> dict[str, Any]:
+    store = store_of(request)
     config = await store.run(request, stored_config, store.engine, character_id)
     return export_designer_json(config, character_id)
 
@@ -152,9 +147,7 @@ async def export_config(request: Request, character_id: CharacterId) -> Any:
     responses=responses(404, 422),
 )
 async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
-    store = _store(request)
-    config = await store.run(request, stored_config, store.engine, character_id)
-    return to_lorebook(export_designer_json(config, character_id))
+    return to_lorebook(await export_config(request, character_id))
 
 
 @shared.get(
@@ -168,6 +161,6 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     responses=responses(404, 422),
 )
 async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
-    store = _store(request)
+    store = store_of(request)
     cells = await store.run(request, unlock_matrix, store.engine, character_id)
     return {"character_id": character_id, "cells": cells}

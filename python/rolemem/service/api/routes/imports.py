@@ -18,14 +18,15 @@ from pydantic import ValidationError
 
 from ....memory_builder import roles, saves
 from ...core.body_route import BodyRoute
-from ...core.errors import responses
+from ...core.errors import invalid, responses
 from ...core.import_body import NDJSON, ROWS, ImportBodies
 from ...core.settings import ServiceSettings
 from ...core.state import Store
 from ...schemas.common import ID_LENGTH, USER_ID
 from ...schemas.imports import Imported
 from ...schemas.saves import LineIn, Observe
-from .saves import IdempotencyKey, SaveId
+from ..deps import store_of
+from .saves import IdempotencyKey, SaveId, for_store
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
@@ -45,14 +46,8 @@ def install(app: FastAPI, settings: ServiceSettings) -> None:
 def checked_rows(rows: Any) -> list[dict[str, Any]]:
     """Each row as an append's line (LineIn), or the 422 naming `lines[i].field`."""
     if rows is None:
-        raise RequestValidationError(
-            [
-                {
-                    "type": "value_error",
-                    "loc": ("header", "Content-Type"),
-                    "msg": "must be application/x-ndjson: one line object per row",
-                }
-            ]
+        raise invalid(
+            ("header", "Content-Type"), "must be application/x-ndjson: one line object per row"
         )
     lines = []
     for index, row in enumerate(rows):
@@ -64,9 +59,7 @@ def checked_rows(rows: Any) -> list[dict[str, Any]]:
                 [{**first, "loc": ("body", "lines", index, *first["loc"])}]
             ) from None
     if not lines:
-        raise RequestValidationError(
-            [{"type": "value_error", "loc": ("body", "lines"), "msg": "at least one line"}]
-        )
+        raise invalid(("body", "lines"), "at least one line")
     return lines
 
 
@@ -80,15 +73,7 @@ def _import(
         user_id,
         "/saves/import",
         [save_id, user_id, rows],
-        lambda cur: saves.import_lines(
-            cur,
-            save_id,
-            lines,
-            user_id,
-            default_time=now,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
-        ),
+        for_store(store, saves.import_lines, save_id, lines, user_id, default_time=now),
     )
     spoke = list(dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None))
     observed = []
@@ -148,6 +133,6 @@ async def import_lines(
         ),
     ] = False,
 ) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     rows = getattr(request.state, ROWS, None)
     return await store.run(None, _import, store, save_id, user_id, rows, key, flush)

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Path, Request
 from ....dynamic_memory import player_memories
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
-from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID
 from ...schemas.memories import (
     Archived,
@@ -27,6 +26,7 @@ from ...schemas.memories import (
     OfficialImported,
     OfficialMemoryEdit,
 )
+from ..deps import store_of
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -39,11 +39,6 @@ Kind = Annotated[MemoryKind, Path(description="events or entities (event, entity
 MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[3])]
 
 
-def _store(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
-
-
 @shared.get(
     "/official/{agent_id}",
     response_model=OfficialExport,
@@ -52,7 +47,7 @@ def _store(request: Request) -> Store:
     responses=responses(422),
 )
 async def export_official(request: Request, agent_id: AgentId) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(request, store.memory.export_official, agent_id)
 
 
@@ -65,7 +60,7 @@ async def export_official(request: Request, agent_id: AgentId) -> Any:
     responses=responses(400, 413, 422),
 )
 async def import_official(request: Request, body: OfficialImport) -> Any:
-    store = _store(request)
+    store = store_of(request)
     events, entities = await store.run(
         None, store.memory.import_official, body.model_dump(), pool=store.bulk
     )
@@ -80,7 +75,7 @@ async def import_official(request: Request, body: OfficialImport) -> Any:
     responses=responses(400, 413, 422),
 )
 async def add_event(request: Request, body: OfficialEvent) -> Any:
-    store = _store(request)
+    store = store_of(request)
     event_id = await store.run(
         None,
         store.memory.add_event,
@@ -100,7 +95,7 @@ async def add_event(request: Request, body: OfficialEvent) -> Any:
     responses=responses(400, 413, 422),
 )
 async def add_entity(request: Request, body: OfficialEntity) -> Any:
-    store = _store(request)
+    store = store_of(request)
     fields = body.model_dump(exclude_none=True)
     fields.setdefault("updated_at", datetime.now())
     entity_id = await store.run(
@@ -117,7 +112,7 @@ async def add_entity(request: Request, body: OfficialEntity) -> Any:
     responses=responses(400, 404, 413, 422),
 )
 async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None,
         player_memories.edit,
@@ -138,7 +133,7 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: Official
     responses=responses(404, 422),
 )
 async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None, player_memories.delete, store.engine, kind, memory_id, scope="official"
     )

@@ -8,7 +8,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ....dynamic_memory import QueryResponse as Answer
-from ....memory_builder import saves
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
@@ -19,6 +18,7 @@ from ...schemas.recall import (
     QueryResponse,
     QuerySimpleResponse,
 )
+from ..deps import check_own_save, store_of
 
 router = APIRouter(tags=["recall"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -27,14 +27,8 @@ _ERRORS = responses(400, 403, 404, 413, 422, 503)
 
 
 def _recall(store: Store, body: QueryRequest) -> Answer:
-    if body.save_id is not None:  # another player's save is not revealed, not even by its rule
-        with store.engine.reading() as cur:
-            saves.owned_save(
-                cur,
-                body.save_id,
-                body.user_id,
-                open_ownerless=store.settings.open_ownerless_saves,
-            )
+    # another player's save is not revealed, not even by its rule
+    check_own_save(store, body.save_id, body.user_id)
     return store.memory.query(
         body.query,
         user_id=body.user_id,
@@ -49,7 +43,7 @@ def _recall(store: Store, body: QueryRequest) -> Answer:
 
 
 async def _query(request: Request, body: QueryRequest) -> Answer:
-    store: Store = request.app.state.store
+    store = store_of(request)
     return await store.run(request, _recall, store, body, timeout=store.settings.request_timeout)
 
 
@@ -100,7 +94,7 @@ async def query_simple(request: Request, body: QueryRequest) -> Any:
     responses=_ERRORS,
 )
 async def expand_words(request: Request, body: ExpandWordsRequest) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
     words = await store.run(
         request,
         store.memory.expand_words,

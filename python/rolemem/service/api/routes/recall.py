@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request
 
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
-from ...core.state import Store
 from ...schemas.recall import RecallPreviewRequest, RecallRequest, RecallResponse
+from ..deps import store_of
 
 router = APIRouter(tags=["recall"], route_class=BodyRoute)
 designer = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
@@ -19,7 +19,7 @@ designer = APIRouter(tags=["designers: character config"], route_class=BodyRoute
 async def _recall(
     request: Request, body: RecallPreviewRequest, *, explain: bool, dry_run: bool
 ) -> dict[str, Any]:
-    store: Store = request.app.state.store
+    store = store_of(request)
 
     def run() -> Any:
         memory = store.character(body.character_id)

@@ -5,16 +5,16 @@ name the save's owner."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Header, Path, Query, Request
-from fastapi.exceptions import RequestValidationError
 
 from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, roles, saves
 from ...core.body_route import BodyRoute
-from ...core.errors import missing, responses
+from ...core.errors import invalid, responses
 from ...core.idempotency import HEADER, KEY_PATTERN, MAX_KEY_LENGTH
 from ...core.memory_status import status_of
 from ...core.state import Store
@@ -37,6 +37,7 @@ from ...schemas.saves import (
     Tip,
     TipMove,
 )
+from ..deps import required_from_role, store_of
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
@@ -59,11 +60,26 @@ IdempotencyKey = Annotated[
     ),
 ]
 _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
+T = TypeVar("T")
 
 
-def _store(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
+def for_store(
+    store: Store, function: Callable[..., T], *args: Any, **kwargs: Any
+) -> Callable[[Any], T]:
+    """`function(cur, *args, **kwargs)` (memory_builder's, on a save) for the store: its
+    engine, its rule for ownerless saves."""
+    return lambda cur: function(
+        cur,
+        *args,
+        engine=store.engine.name,
+        open_ownerless=store.settings.open_ownerless_saves,
+        **kwargs,
+    )
+
+
+def _read(store: Store, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with store.engine.reading() as cur:
+        return for_store(store, function, *args, **kwargs)(cur)
 
 
 @router.post(
@@ -79,7 +95,7 @@ def _store(request: Request) -> Store:
     responses=responses(409, 413, 422),
 )
 async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None,
         store.idempotent,
@@ -110,7 +126,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
     responses=responses(403, 404, 409, 413, 422),
 )
 async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None,
         store.idempotent,
@@ -139,20 +155,12 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
     responses=responses(403, 404, 422),
 )
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(request, _read, store, saves.describe, save_id, user_id)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
-    first = store.write(
-        lambda cur: erasure.delete_save(
-            cur,
-            save_id,
-            user_id,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
-        )
-    )
+    first = store.write(for_store(store, erasure.delete_save, save_id, user_id))
     deleted = erasure.erase(
         store.write,
         [first["save_id"]],
@@ -174,19 +182,8 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(None, _delete, store, save_id, user_id)
-
-
-def _read(store: Store, function: Any, *args: Any, **kwargs: Any) -> Any:
-    with store.engine.reading() as cur:
-        return function(
-            cur,
-            *args,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
-            **kwargs,
-        )
 
 
 @router.get(
@@ -206,15 +203,13 @@ async def branch_lines(
         int | None, Query(ge=1, le=MAX_ID, description="Only lines before this one.")
     ] = None,
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         request, _read, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
     )
 
 
-def _append(
-    store: Store, route: str, save_id: int, body: LinesAppend, key: str | None
-) -> dict[str, Any]:
+def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> dict[str, Any]:
     player = body.user_id
     targets = body.observed()
     for where, target in targets:
@@ -230,14 +225,7 @@ def _append(
     if targets and player is None:
         # a save that is not the (unnamed) player's is a 404 as an append without observe
         # answers; only an ownerless save a game opens lacks the player observe needs
-        with store.engine.reading() as cur:
-            saves.owned_save(
-                cur,
-                save_id,
-                None,
-                engine=store.engine.name,
-                open_ownerless=store.settings.open_ownerless_saves,
-            )
+        _read(store, saves.owned_save, save_id, None)
         raise RolememError("observe needs the player: give user_id", field="user_id")
     observed = [_observed(store, target, where) for where, target in targets]
     now = body.now or datetime.now()
@@ -245,16 +233,15 @@ def _append(
     answer = store.idempotent(
         key,
         player,
-        route,
+        "/saves/lines",
         [save_id, body.model_dump(mode="json")],
-        lambda cur: saves.append(
-            cur,
+        for_store(
+            store,
+            saves.append,
             save_id,
             lines,
             player,
             default_time=now,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
             # the lines are played in the scene the append observes
             scene=targets[0][1].scene if targets else None,
         ),
@@ -280,7 +267,7 @@ def _append(
     return answer
 
 
-def _observed(store: Store, observe: Observe, where: str = "observe.") -> Observe:
+def _observed(store: Store, observe: Observe, where: str) -> Observe:
     """`observe` with its agent: the request's, else its role's (checked before anything is
     written: a mismatch, or a role without one, is a 409; a script NPC without one a 422).
     `where`: how errors name it (`observe.`, or `observe[i].` in a list)."""
@@ -292,13 +279,7 @@ def _observed(store: Store, observe: Observe, where: str = "observe.") -> Observ
             engine=store.engine.name,
             where=where,
         )
-    if agent_id is None and observe.role_id is not None:  # what is stored lacks it
-        raise ConflictError(
-            f"role {observe.role_id} has no agent_id: give {where}agent_id",
-            field=f"{where}agent_id",
-        )
-    if agent_id is None:
-        raise missing(f"{where}agent_id", "give it: a script NPC has no role")
+    agent_id = required_from_role(agent_id, observe.role_id, "agent_id", where)
     return observe.model_copy(update={"agent_id": agent_id})
 
 
@@ -315,8 +296,8 @@ def _observed(store: Store, observe: Observe, where: str = "observe.") -> Observ
 async def append_lines(
     request: Request, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    store = _store(request)
-    return await store.run(None, _append, store, "/saves/lines", save_id, body, key)
+    store = store_of(request)
+    return await store.run(None, _append, store, save_id, body, key)
 
 
 @router.post(
@@ -329,9 +310,9 @@ async def append_lines(
 async def append_lines_legacy(
     request: Request, body: LegacyLinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
-    return await store.run(None, _append, store, "/saves/lines", body.save_id, lines, key)
+    return await store.run(None, _append, store, body.save_id, lines, key)
 
 
 @router.post(
@@ -346,7 +327,7 @@ async def append_lines_legacy(
 async def regenerate(
     request: Request, save_id: SaveId, body: Regenerate, key: IdempotencyKey = None
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     now = body.now or datetime.now()
     answer = await store.run(
         None,
@@ -355,14 +336,8 @@ async def regenerate(
         body.user_id,
         "/saves/regenerate",
         [save_id, body.model_dump(mode="json")],
-        lambda cur: saves.regenerate(
-            cur,
-            save_id,
-            body.line.model_dump(),
-            body.user_id,
-            default_time=now,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
+        for_store(
+            store, saves.regenerate, save_id, body.line.model_dump(), body.user_id, default_time=now
         ),
     )
     store.refresh_later(save_id)
@@ -380,19 +355,9 @@ async def regenerate(
     responses=_WRITE_ERRORS,
 )
 async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
-    store = _store(request)
-    answer = await store.run(
-        None,
-        store.write,
-        lambda cur: saves.set_tip(
-            cur,
-            save_id,
-            body.line_id,
-            body.user_id,
-            engine=store.engine.name,
-            open_ownerless=store.settings.open_ownerless_saves,
-        ),
-    )
+    store = store_of(request)
+    tip = for_store(store, saves.set_tip, save_id, body.line_id, body.user_id)
+    answer = await store.run(None, store.write, tip)
     store.refresh_later(save_id)
     return answer
 
@@ -462,18 +427,10 @@ async def memory_status(
         str | None, Query(min_length=1, max_length=ID_LENGTH, include_in_schema=False)
     ] = None,
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
 
     if role_id is not None and script_role_id is not None:
-        raise RequestValidationError(
-            [
-                {
-                    "type": "value_error",
-                    "loc": ("query", "script_role_id"),
-                    "msg": "give at most one of role_id or script_role_id",
-                }
-            ]
-        )
+        raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
 
     def status() -> dict[str, Any]:
         with store.engine.reading() as cur:

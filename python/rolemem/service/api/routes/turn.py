@@ -7,12 +7,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from ....errors import ConflictError
 from ....memory_builder import roles
 from ...core.body_route import BodyRoute
-from ...core.errors import missing, responses
-from ...core.state import Store
+from ...core.errors import responses
 from ...schemas.recall import TurnRequest, TurnResponse
+from ..deps import required_from_role, store_of
 
 router = APIRouter(tags=["turn"], route_class=BodyRoute)
 
@@ -32,7 +31,7 @@ router = APIRouter(tags=["turn"], route_class=BodyRoute)
     responses=responses(400, 403, 404, 409, 413, 422, 503),
 )
 async def turn(request: Request, body: TurnRequest) -> Any:
-    store: Store = request.app.state.store
+    store = store_of(request)
 
     def run() -> Any:
         # the role's ids unless the request gives them (then they must agree)
@@ -44,13 +43,7 @@ async def turn(request: Request, body: TurnRequest) -> Any:
                 agent_id=body.agent_id,
                 engine=store.engine.name,
             )
-        if character_id is None and body.role_id is not None:  # what is stored lacks it
-            raise ConflictError(
-                f"role {body.role_id} has no character_id: give character_id",
-                field="character_id",
-            )
-        if character_id is None:
-            raise missing("character_id", "give it: a script NPC has no role")
+        character_id = required_from_role(character_id, body.role_id, "character_id")
         companion = store.companion(character_id, agent_id)
         return companion.turn(
             save_id=body.save_id,

@@ -4,16 +4,16 @@ and nothing changes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
 from ....dynamic_memory import player_memories
 from ....dynamic_memory.archive import archived
-from ....memory_builder import erasure, saves
+from ....memory_builder import erasure
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
-from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
 from ...schemas.memories import (
     Archived,
@@ -31,6 +31,7 @@ from ...schemas.memories import (
     TimelineItem,
 )
 from ...schemas.saves import SavePage
+from ..deps import check_own_save, store_of
 
 router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
@@ -51,18 +52,22 @@ Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
 
 
-def _store(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
+async def _on_save(
+    request: Request,
+    read: Callable[..., Any],
+    user_id: str,
+    agent_id: str,
+    save_id: int | None,
+    **more: Any,
+) -> Any:
+    """`read` of what the agent holds about the player on a save (the player's own only)."""
+    store = store_of(request)
 
+    def checked() -> Any:
+        check_own_save(store, save_id, user_id)
+        return read(user_id=user_id, agent_id=agent_id, save_id=save_id, **more)
 
-def _check_save(store: Store, save_id: int | None, user_id: str) -> None:
-    """A read about a save reads the player's own only (another's is not found)."""
-    if save_id is not None:
-        with store.engine.reading() as cur:
-            saves.owned_save(
-                cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
-            )
+    return await store.run(request, checked, timeout=store.settings.request_timeout)
 
 
 @router.get(
@@ -85,7 +90,7 @@ async def list_memories(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         request,
         player_memories.list_memories,
@@ -111,7 +116,7 @@ async def list_memories(
 async def list_saves(
     request: Request, user_id: UserId, limit: Limit = 50, offset: Offset = 0
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
 
     def read() -> dict[str, Any]:
         with store.engine.reading() as cur:
@@ -133,13 +138,7 @@ async def timeline(
     agent_id: AgentRequired,
     save_id: SaveQuery = None,
 ) -> Any:
-    store = _store(request)
-
-    def read() -> list[dict[str, Any]]:
-        _check_save(store, save_id, user_id)
-        return store.loop.timeline(user_id=user_id, agent_id=agent_id, save_id=save_id)
-
-    return await store.run(request, read, timeout=store.settings.request_timeout)
+    return await _on_save(request, store_of(request).loop.timeline, user_id, agent_id, save_id)
 
 
 @router.get(
@@ -160,15 +159,8 @@ async def facts(
     save_id: SaveQuery = None,
     history: Annotated[bool, Query(description="Also the values a later fact ended.")] = False,
 ) -> Any:
-    store = _store(request)
-
-    def read() -> list[dict[str, Any]]:
-        _check_save(store, save_id, user_id)
-        return store.loop.memory.facts(
-            user_id=user_id, agent_id=agent_id, save_id=save_id, history=history
-        )
-
-    return await store.run(request, read, timeout=store.settings.request_timeout)
+    read = store_of(request).loop.memory.facts
+    return await _on_save(request, read, user_id, agent_id, save_id, history=history)
 
 
 @router.get(
@@ -187,15 +179,8 @@ async def knowledge(
     save_id: SaveQuery = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Events at most.")] = 10,
 ) -> Any:
-    store = _store(request)
-
-    def read() -> dict[str, Any]:
-        _check_save(store, save_id, user_id)
-        return store.loop.memory.knowledge(
-            user_id=user_id, agent_id=agent_id, save_id=save_id, limit=limit
-        )
-
-    return await store.run(request, read, timeout=store.settings.request_timeout)
+    read = store_of(request).loop.memory.knowledge
+    return await _on_save(request, read, user_id, agent_id, save_id, limit=limit)
 
 
 @router.get(
@@ -213,7 +198,7 @@ async def archive(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     items = await store.run(
         request,
         archived,
@@ -237,7 +222,7 @@ async def archive(
     responses=responses(400, 404, 413, 422),
 )
 async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
-    store = _store(request)
+    store = store_of(request)
 
     def change() -> dict[str, Any]:
         new_id = store.memory.change_fact(user_id=user_id, fact_id=memory_id, value=body.value)
@@ -255,7 +240,7 @@ async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body
     responses=responses(404, 422),
 )
 async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) -> Any:
-    store = _store(request)
+    store = store_of(request)
 
     def delete() -> dict[str, Any]:
         store.memory.delete_fact(user_id=user_id, fact_id=memory_id)
@@ -279,7 +264,7 @@ async def edit(
     body: MemoryEdit,
     memory_id: MemoryId,
 ) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None,
         player_memories.edit,
@@ -301,7 +286,7 @@ async def edit(
     responses=responses(404, 422),
 )
 async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         None,
         player_memories.delete,
@@ -325,7 +310,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     responses=responses(400, 409, 413, 422, 503),
 )
 async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
-    store = _store(request)
+    store = store_of(request)
     forgotten = await store.run(
         None,
         player_memories.forget,
@@ -349,7 +334,7 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     responses=responses(422),
 )
 async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
-    store = _store(request)
+    store = store_of(request)
     return await store.run(
         request, player_memories.export, store.engine, user_id, agent_id=agent_id
     )
