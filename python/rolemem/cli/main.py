@@ -17,6 +17,25 @@ from ..errors import RolememError
 from . import import_chat, mcp_stdio
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
+# the options several commands share, each with one help text
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "--db": {"help": _DB_HELP},
+    "--character": {"required": True, "help": "character_id in the config"},
+    "--save": {"type": int, "required": True, "help": "save id"},
+    "--user": {"required": True, "help": "user_id"},
+    "--agent": {"required": True, "help": "agent_id"},
+    "--role": {"type": int, "help": "the character's role_id"},
+    "--script-role": {"help": "the character's script_role_id"},
+    "--now": {"help": "ISO time (default: now)"},
+    "--llm-base-url": {"help": "OpenAI-compatible base URL (.../v1)"},
+    "--llm-model": {"help": "model name"},
+}
+
+
+def _add(parser: Any, *flags: str) -> None:
+    """The shared options `flags` names, in that order."""
+    for flag in flags:
+        parser.add_argument(flag, **_OPTIONS[flag])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,8 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument(
         "--db", help=_DB_HELP + "; or a postgresql:// URL (the game's own database)"
     )
-    memory.add_argument("--save", type=int, required=True, help="save id")
-    memory.add_argument("--role", type=int, help="the character's role_id")
+    _add(memory, "--save", "--role")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
     memory.add_argument("--name", help="the character's display_name")
     memory.add_argument(
@@ -76,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Fill {{character_memory_attributes}}, {{character_memory_event}} and "
         "{{character_dialogue_style}} for one input under a game context; prints JSON.",
     )
-    recall.add_argument("--character", required=True, help="character_id in the config")
+    _add(recall, "--character")
     recall.add_argument("--text", required=True, help="the player's input")
     recall.add_argument(
         "--param",
@@ -102,8 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "prints the QueryResponse (and the prompt text) as JSON.",
     )
     query.add_argument("text", help="the character's last reply + the player's input")
-    query.add_argument("--user", required=True, help="user_id")
-    query.add_argument("--agent", required=True, help="agent_id")
+    _add(query, "--user", "--agent")
     query.add_argument("--limit", type=int, default=5)
     query.add_argument(
         "--threshold",
@@ -125,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
         help="count this recall (strength +15, recall_count); off by default "
         "here, so looking never changes the store",
     )
-    query.add_argument("--db", help=_DB_HELP)
+    _add(query, "--db")
 
     _loop_commands(commands)
     import_chat.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
@@ -137,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
         description="With --url, ask the running service (the file's owner) to write its "
         "snapshot; else open the file (no other process may hold it) and copy it to --out.",
     )
-    snapshot.add_argument("--db", help=_DB_HELP)
+    _add(snapshot, "--db")
     snapshot.add_argument("--out", help="where to write the copy (without --url)")
     snapshot.add_argument("--url", help="the service, e.g. http://127.0.0.1:8000")
     snapshot.add_argument("--api-key", help="X-API-Key for the service ($ROLEMEM_API_KEY)")
@@ -183,13 +200,9 @@ stored, not extracted).""",
         description="Assemble the reply prompt for a save (Companion.turn, nothing written) "
         "and print every item that went in or was left out: layer, status, why.",
     )
-    explain.add_argument("--db", help=_DB_HELP)
-    explain.add_argument("--character", required=True, help="character_id in the config")
+    _add(explain, "--db", "--character")
     explain.add_argument("--agent", help="agent_id of the dynamic memories (default: character)")
-    explain.add_argument("--save", type=int, required=True, help="save id")
-    explain.add_argument("--user", required=True, help="user_id")
-    explain.add_argument("--role", type=int, help="the character's role_id")
-    explain.add_argument("--script-role", help="the character's script_role_id")
+    _add(explain, "--save", "--user", "--role", "--script-role")
     explain.add_argument("--message", required=True, help="the player's new message")
     explain.add_argument(
         "--param",
@@ -198,7 +211,7 @@ stored, not extracted).""",
         metavar="FIELD=VALUE",
         help="game context (queryParams), repeatable",
     )
-    explain.add_argument("--now", help="ISO time (default: now)")
+    _add(explain, "--now")
     explain.add_argument("--keyword-only", action="store_true", help="no embedder")
     explain.add_argument("--messages", action="store_true", help="also print the messages")
 
@@ -210,13 +223,13 @@ stored, not extracted).""",
         "import", help="add official memories from a JSON file (all or nothing; progress shown)"
     )
     official_import.add_argument("file", help="JSON as `official export` writes it")
-    official_import.add_argument("--db", help=_DB_HELP)
+    _add(official_import, "--db")
     official_import.add_argument(
         "--keyword-only", action="store_true", help="no vectors (default: the bundled e5 embedder)"
     )
     official_export = official_commands.add_parser("export", help="print an agent's as JSON")
     official_export.add_argument("--agent", required=True)
-    official_export.add_argument("--db", help=_DB_HELP)
+    _add(official_export, "--db")
 
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
@@ -245,7 +258,7 @@ stored, not extracted).""",
         "SillyTavern fields, so `config export --to sillytavern --json` gives the file back",
     )
     target = importer.add_mutually_exclusive_group(required=True)
-    target.add_argument("--db", help=_DB_HELP)
+    _add(target, "--db")
     target.add_argument("--out", help="folder for the three config CSVs")
     exporter = config_commands.add_parser("export", help="config -> designer JSON")
     exporter.add_argument("--character")
@@ -267,7 +280,7 @@ stored, not extracted).""",
         "seed` would) and the character config from --seeds (CSVs `config import --out` "
         "wrote; default: the demo config) into the database: for installs without dbt.",
     )
-    loader.add_argument("--db", help=_DB_HELP)
+    _add(loader, "--db")
     loader.add_argument("--seeds", help="folder with the three character config CSVs")
     return parser
 
@@ -281,17 +294,12 @@ def _loop_commands(commands: Any) -> None:
         "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
         "ROLEMEM_LLM_API_KEY. Prints the report as JSON.",
     )
-    observe.add_argument("--db", help=_DB_HELP)
-    observe.add_argument("--save", type=int, required=True, help="save id")
-    observe.add_argument("--user", required=True, help="user_id")
-    observe.add_argument("--agent", required=True, help="agent_id")
-    observe.add_argument("--role", type=int, help="the character's role_id")
-    observe.add_argument("--script-role", help="the character's script_role_id")
+    _add(observe, "--db", "--save", "--user", "--agent", "--role", "--script-role")
     observe.add_argument("--scene", help="the scene the turn was played in")
-    observe.add_argument("--now", help="ISO time (default: now)")
+    _add(observe, "--now")
     observe.add_argument("--user-name", help="player name for the prompt")
     observe.add_argument("--agent-name", help="character name for the prompt")
-    _llm_arguments(observe)
+    _add(observe, "--llm-base-url", "--llm-model")
 
     maintain = commands.add_parser(
         "maintain",
@@ -299,21 +307,13 @@ def _loop_commands(commands: Any) -> None:
         description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
         "never deleted); with an LLM configured, merged entity descriptions are consolidated.",
     )
-    maintain.add_argument("--db", help=_DB_HELP)
-    maintain.add_argument("--now", help="ISO time (default: now)")
+    _add(maintain, "--db", "--now")
     maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
-    _llm_arguments(maintain)
+    _add(maintain, "--llm-base-url", "--llm-model")
 
     timeline = commands.add_parser("timeline", help="print a player's overview timeline")
-    timeline.add_argument("--db", help=_DB_HELP)
-    timeline.add_argument("--user", required=True, help="user_id")
-    timeline.add_argument("--agent", required=True, help="agent_id")
+    _add(timeline, "--db", "--user", "--agent")
     timeline.add_argument("--save", type=int, help="the save being played (current branch)")
-
-
-def _llm_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (.../v1)")
-    parser.add_argument("--llm-model", help="model name")
 
 
 def _time(raw: str | None, option: str = "--now") -> Any:
