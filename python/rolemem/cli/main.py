@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -316,15 +318,13 @@ def _loop_commands(commands: Any) -> None:
     timeline.add_argument("--save", type=int, help="the save being played (current branch)")
 
 
-def _time(raw: str | None, option: str = "--now") -> Any:
+def _time(raw: str | None) -> Any:
     from datetime import datetime
 
     try:
         return datetime.fromisoformat(raw) if raw else None
     except ValueError:
-        raise RolememError(
-            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00"
-        ) from None
+        raise RolememError(f"--now {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
 
 
 def _llm(args: Any, timeout: float = 60.0) -> Any:
@@ -415,8 +415,6 @@ def _mcp(args: argparse.Namespace) -> None:
 
 
 def _existing_db(args: argparse.Namespace) -> str:
-    from pathlib import Path
-
     from ..engines.postgres_setup import is_postgres_url
 
     path = args.db or duckdb_connect.default_db_path()
@@ -519,22 +517,13 @@ def _memory(args: argparse.Namespace) -> None:
     finally:
         if engine is not None:
             engine.close()
-    print(json.dumps(messages, ensure_ascii=False, indent=2))
-
-
-def _context_value(raw: str) -> object:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
+    _print_json(messages)
 
 
 def _recall(args: argparse.Namespace) -> None:
     from ..character_memory import CharacterMemory
 
     context = _context(args.param)
-    import os
-
     # the database dbt seeded, when one is named; else the config shipped with rolemem
     db = args.db or os.environ.get("ROLEMEM_DB")
     memory = CharacterMemory(_existing_db(args) if db else None, character_id=args.character)
@@ -553,7 +542,7 @@ def _recall(args: argparse.Namespace) -> None:
     }
     if args.explain:
         out["explain"] = result.explain
-    print(json.dumps(out, ensure_ascii=False, indent=2))
+    _print_json(out)
 
 
 def _query(args: argparse.Namespace) -> None:
@@ -575,18 +564,14 @@ def _query(args: argparse.Namespace) -> None:
             update=args.update,
             save_id=args.save,
         )
-    print(
-        json.dumps(
-            {
-                "memory_events": response.memory_events,
-                "memory_entities": response.memory_entities,
-                "additional_info": response.additional_info,
-                "timeline": response.timeline,
-                "prompt_text": response.prompt_text,
-            },
-            ensure_ascii=False,
-            indent=2,
-        )
+    _print_json(
+        {
+            "memory_events": response.memory_events,
+            "memory_entities": response.memory_entities,
+            "additional_info": response.additional_info,
+            "timeline": response.timeline,
+            "prompt_text": response.prompt_text,
+        }
     )
 
 
@@ -646,7 +631,7 @@ def _config(args: argparse.Namespace) -> None:
             from ..character_memory.sillytavern import to_lorebook
 
             document = to_lorebook(document)
-        print(json.dumps(document, ensure_ascii=False, indent=2))
+        _print_json(document)
 
 
 def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, Any]:
@@ -711,13 +696,14 @@ def _context(params: list[str]) -> dict[str, object]:
         name, sep, raw = item.partition("=")
         if not sep or not name:
             raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
-        context[name] = _context_value(raw)
+        try:
+            context[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            context[name] = raw
     return context
 
 
 def _snapshot(args: argparse.Namespace) -> None:
-    import os
-
     if args.url:
         import urllib.error
         import urllib.request
@@ -776,12 +762,10 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _run_service(settings: Any, db: str, verbose: bool) -> None:
-    import os
-
     import uvicorn
 
     from ..service import create_app
-    from ..service.app import SPEC_VARIABLE
+    from ..service.app import SPEC_VARIABLE, arguments_of
     from ..service.core.connections import server_options
 
     llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
@@ -797,7 +781,7 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
         "maintain_every": settings.maintain_every,
     }
     log_config = _announce(settings, spec, verbose)
-    app: Any = create_app(**_app_arguments(spec))
+    app: Any = create_app(**arguments_of(spec))
     if settings.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
         os.environ[SPEC_VARIABLE] = json.dumps(spec)
@@ -843,12 +827,6 @@ def _announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, A
     return config
 
 
-def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
-    from ..service.app import arguments_of
-
-    return arguments_of(spec)
-
-
 def _official(args: argparse.Namespace) -> None:
     from ..dynamic_memory import DynamicMemory
 
@@ -857,8 +835,6 @@ def _official(args: argparse.Namespace) -> None:
         if args.official_command == "export":
             _print_json(memory.export_official(args.agent))
             return
-        from pathlib import Path
-
         from tqdm import tqdm
 
         try:
@@ -872,11 +848,9 @@ def _official(args: argparse.Namespace) -> None:
             file=sys.stderr,
             disable=not sys.stderr.isatty(),
         ) as bar:
-
-            def progress(done: int, total: int) -> None:
-                bar.update(done - bar.n)
-
-            events, entities = memory.import_official(doc, progress=progress)
+            events, entities = memory.import_official(
+                doc, progress=lambda done, total: bar.update(done - bar.n)
+            )
     print(f"imported {events} official events and {entities} entities")
 
 
@@ -888,8 +862,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
-        import logging
-
         logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
     try:
         {
@@ -909,8 +881,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "mcp": _mcp,
         }[args.command](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 0
     except (RolememError, OSError, TypeError) as exc:
