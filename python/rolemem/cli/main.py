@@ -397,21 +397,18 @@ def _timeline(args: argparse.Namespace) -> None:
 
 
 def _import_chat(args: argparse.Namespace) -> None:
-    def store() -> str:
-        from ..engines.postgres_setup import is_postgres_url
-
-        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
-
-    _print_json(import_chat.run(args, store))
+    _print_json(import_chat.run(args, lambda: _db_or_url(args)))
 
 
 def _mcp(args: argparse.Namespace) -> None:
-    def store() -> str:
-        from ..engines.postgres_setup import is_postgres_url
+    mcp_stdio.run(args, lambda: _db_or_url(args))
 
-        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
 
-    mcp_stdio.run(args, store)
+def _db_or_url(args: argparse.Namespace) -> str:
+    """--db when it is a PostgreSQL URL, else the DuckDB file, which must exist."""
+    from ..engines.postgres_setup import is_postgres_url
+
+    return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
 
 
 def _existing_db(args: argparse.Namespace) -> str:
@@ -499,24 +496,16 @@ def _memory(args: argparse.Namespace) -> None:
 
     if args.role is None and args.script_role is None and args.name is None:
         raise RolememError("give the character with --role, --script-role or --name")
-    from ..engines import PostgresEngine
-    from ..engines.postgres_setup import is_postgres_url
-
-    db = args.db or duckdb_connect.default_db_path()
     # a game's own PostgreSQL database: every model over the save's lines there
-    engine = PostgresEngine(db, max_size=1) if is_postgres_url(db) else None
-    try:
+    with _store(args) as store:
         messages = build_memory_for_save(
-            engine or db,
+            store,
             args.save,
             role_id=args.role,
             script_role_id=args.script_role,
             display_name=args.name,
             context_emotion=not args.no_context_emotion,
         )
-    finally:
-        if engine is not None:
-            engine.close()
     _print_json(messages)
 
 
@@ -746,9 +735,7 @@ def _serve(args: argparse.Namespace) -> None:
     warning = open_service(settings.host, keyed)  # no key: refused off loopback
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
-    db = settings.db or duckdb_connect.default_db_path()
-    if not is_postgres_url(db):
-        db = _existing_db(argparse.Namespace(db=db, command="serve"))
+    db = _db_or_url(argparse.Namespace(db=settings.db, command="serve"))
     # refused before the metrics variable is set: a process that imports prometheus-client
     # while it is set keeps its multiprocess mode for good
     if settings.workers > 1 and not is_postgres_url(db):
@@ -864,22 +851,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
         logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
     try:
-        {
-            "init-db": _init_db,
-            "memory": _memory,
-            "recall": _recall,
-            "query": _query,
-            "config": _config,
-            "observe": _observe,
-            "maintain": _maintain,
-            "timeline": _timeline,
-            "official": _official,
-            "explain": _explain,
-            "serve": _serve,
-            "snapshot": _snapshot,
-            "import-chat": _import_chat,
-            "mcp": _mcp,
-        }[args.command](args)
+        # each command runs the function named for it (init-db: _init_db)
+        globals()["_" + args.command.replace("-", "_")](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 0
