@@ -754,6 +754,7 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
     from ..service import create_app
     from ..service.app import SPEC_VARIABLE, arguments_of
     from ..service.core.connections import server_options
+    from .serve import announce
 
     llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
     spec = {
@@ -767,7 +768,7 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
         "snapshot_every": settings.snapshot_every,
         "maintain_every": settings.maintain_every,
     }
-    log_config = _announce(settings, spec, verbose)
+    log_config = announce(settings, spec, verbose)
     app: Any = create_app(**arguments_of(spec))
     if settings.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
@@ -785,33 +786,6 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
         timeout_graceful_shutdown=int(max(1, settings.shutdown_grace)),
         **server_options(settings),  # header deadline, connection cap, h11's header limit
     )
-
-
-def _announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, Any]:
-    """The service's logging installed and the start-up line logged; the logging config for
-    uvicorn's workers."""
-    from importlib.metadata import version
-
-    from ..service.core.logs import logging_config
-    from .serve import configure, start_up_fields
-
-    config = logging_config(settings.log_format, access_log=settings.access_log, verbose=verbose)
-    fields = start_up_fields(
-        version=version("rolemem"),
-        db=spec["db"],
-        workers=settings.workers,
-        address=f"{settings.host}:{settings.port}",
-        settings=spec["settings"],
-        llm=spec["llm"],
-        keyword_only=settings.keyword_only,
-        schedules={
-            "snapshot": spec["snapshot_path"],
-            "snapshot_every": spec["snapshot_every"],
-            "maintain_every": spec["maintain_every"],
-        },
-    )
-    configure(config, fields)
-    return config
 
 
 def _official(args: argparse.Namespace) -> None:
