@@ -10,13 +10,14 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
 from . import import_chat, mcp_stdio
+from .progress import progress_bar, stage_bars
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
 # the options several commands share, each with one help text
@@ -366,27 +367,8 @@ def _maintain(args: argparse.Namespace) -> None:
 
     llm = None if args.no_llm else _llm(args)
     with MemoryLoop(_existing_db(args), llm=llm) as loop:
-        report = loop.maintain(now=_time(args.now), progress=_stage_bars())
+        report = loop.maintain(now=_time(args.now), progress=stage_bars())
     _print_json(asdict(report))
-
-
-def _stage_bars() -> Callable[[str, int, int], None]:
-    """progress(stage, done, total) drawn as one bar per stage on a terminal's stderr."""
-    from tqdm import tqdm
-
-    bars: dict[str, Any] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(
-                total=total, desc=stage, file=sys.stderr, disable=not sys.stderr.isatty()
-            )
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return progress
 
 
 def _timeline(args: argparse.Namespace) -> None:
@@ -712,13 +694,11 @@ def _snapshot(args: argparse.Namespace) -> None:
         return
     if not args.out:
         raise RolememError("give --out PATH (or --url of the running service)")
-    from tqdm import tqdm
-
     from ..engines.snapshot import write_snapshot
 
     with (
         duckdb_connect.cursor(_existing_db(args), tuned=False) as con,
-        tqdm(total=1, desc="snapshot", file=sys.stderr, disable=not sys.stderr.isatty()) as bar,
+        progress_bar(1, "snapshot") as bar,
     ):
         size = write_snapshot(con, args.out)
         bar.update(1)
@@ -796,19 +776,12 @@ def _official(args: argparse.Namespace) -> None:
         if args.official_command == "export":
             _print_json(memory.export_official(args.agent))
             return
-        from tqdm import tqdm
-
         try:
             doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
-        with tqdm(
-            total=len(doc.get("events", [])) if isinstance(doc, dict) else 0,
-            desc="embedding events",
-            unit="event",
-            file=sys.stderr,
-            disable=not sys.stderr.isatty(),
-        ) as bar:
+        total = len(doc.get("events", [])) if isinstance(doc, dict) else 0
+        with progress_bar(total, "embedding events", "event") as bar:
             events, entities = memory.import_official(
                 doc, progress=lambda done, total: bar.update(done - bar.n)
             )
