@@ -11,10 +11,12 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..engines import duckdb_connect
+from ..engines.postgres_setup import init_database, is_postgres_url
 from ..errors import RolememError
 from . import import_chat, mcp_stdio
 from .progress import progress_bar, stage_bars
@@ -341,8 +343,6 @@ def _print_json(value: Any) -> None:
 
 
 def _observe(args: argparse.Namespace) -> None:
-    from dataclasses import asdict
-
     from ..memory_loop import MemoryLoop
 
     with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
@@ -361,8 +361,6 @@ def _observe(args: argparse.Namespace) -> None:
 
 
 def _maintain(args: argparse.Namespace) -> None:
-    from dataclasses import asdict
-
     from ..memory_loop import MemoryLoop
 
     llm = None if args.no_llm else _llm(args)
@@ -388,14 +386,10 @@ def _mcp(args: argparse.Namespace) -> None:
 
 def _db_or_url(args: argparse.Namespace) -> str:
     """--db when it is a PostgreSQL URL, else the DuckDB file, which must exist."""
-    from ..engines.postgres_setup import is_postgres_url
-
     return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
 
 
 def _existing_db(args: argparse.Namespace) -> str:
-    from ..engines.postgres_setup import is_postgres_url
-
     path = args.db or duckdb_connect.default_db_path()
     if is_postgres_url(path):
         raise RolememError(
@@ -413,7 +407,6 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
     """The store --db names, for commands that run on either engine: an existing DuckDB file,
     or a PostgreSQL database (an engine, closed afterwards)."""
     from ..engines import PostgresEngine
-    from ..engines.postgres_setup import is_postgres_url
 
     db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
@@ -424,7 +417,6 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _init_db(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import init_database, is_postgres_url
     from ..schema.citus import SET_ASIDE
 
     path = args.db or duckdb_connect.default_db_path()
@@ -706,7 +698,6 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import is_postgres_url
     from ..service.core.settings import from_flags
     from .serve import metrics_directory, open_service
 
