@@ -11,7 +11,6 @@ import argparse
 import io
 import json
 import os
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -20,6 +19,7 @@ from typing import Any
 
 from ..errors import RolememError
 from ..memory_builder.chat_files import chat_lines, read_rows
+from .progress import progress_bar
 
 _POLL_SECONDS = 0.5
 
@@ -76,23 +76,10 @@ def run(args: argparse.Namespace, db: Any) -> dict[str, Any]:
     return _into_store(args, db(), lines)
 
 
-def _bar(total: int, unit: str, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        unit=unit,
-        desc=desc,
-        file=sys.stderr,
-        disable=not sys.stderr.isatty(),
-        unit_scale=unit == "B",
-    )
-
-
 def _into_store(args: argparse.Namespace, db: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
     from ..memory_builder.saves import Saves
 
-    with Saves(db) as saves, _bar(len(lines), "line", "importing") as bar:
+    with Saves(db) as saves, progress_bar(len(lines), "importing", "line") as bar:
         return saves.import_lines(
             args.save_id,
             lines,
@@ -145,7 +132,7 @@ def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[st
     query = urllib.parse.urlencode(
         {"user_id": args.user_id, **({"flush": "true"} if args.flush else {})}
     )
-    with _bar(len(body), "B", "uploading") as bar:
+    with progress_bar(len(body), "uploading", "B") as bar:
         return _request(
             args, "POST", f"/saves/{args.save_id}/import?{query}", _Counted(body, bar), **headers
         )
@@ -160,7 +147,8 @@ def _follow(args: argparse.Namespace, answer: dict[str, Any]) -> None:
         query = urllib.parse.urlencode({"user_id": args.user_id, "role_id": observed["role_id"]})
         path = f"/saves/{answer['save_id']}/memory_status?{query}"
         status = _request(args, "GET", path)
-        with _bar(status["pending_turns"], "turn", f"extracting ({observed['agent_id']})") as bar:
+        desc = f"extracting ({observed['agent_id']})"
+        with progress_bar(status["pending_turns"], desc, "turn") as bar:
             start = status["pending_turns"]
             while status["extraction"] in ("queued", "retrying"):
                 bar.update(start - status["pending_turns"] - bar.n)

@@ -6,17 +6,41 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
+import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..engines import duckdb_connect
+from ..engines.postgres_setup import init_database, is_postgres_url
 from ..errors import RolememError
 from . import import_chat, mcp_stdio
+from .progress import progress_bar, stage_bars
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
+# the options several commands share, each with one help text
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "--db": {"help": _DB_HELP},
+    "--character": {"required": True, "help": "character_id in the config"},
+    "--save": {"type": int, "required": True, "help": "save id"},
+    "--user": {"required": True, "help": "user_id"},
+    "--agent": {"required": True, "help": "agent_id"},
+    "--role": {"type": int, "help": "the character's role_id"},
+    "--script-role": {"help": "the character's script_role_id"},
+    "--now": {"help": "ISO time (default: now)"},
+    "--llm-base-url": {"help": "OpenAI-compatible base URL (.../v1)"},
+    "--llm-model": {"help": "model name"},
+}
+
+
+def _add(parser: Any, *flags: str) -> None:
+    """The shared options `flags` names, in that order."""
+    for flag in flags:
+        parser.add_argument(flag, **_OPTIONS[flag])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,8 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     memory.add_argument(
         "--db", help=_DB_HELP + "; or a postgresql:// URL (the game's own database)"
     )
-    memory.add_argument("--save", type=int, required=True, help="save id")
-    memory.add_argument("--role", type=int, help="the character's role_id")
+    _add(memory, "--save", "--role")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
     memory.add_argument("--name", help="the character's display_name")
     memory.add_argument(
@@ -76,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Fill {{character_memory_attributes}}, {{character_memory_event}} and "
         "{{character_dialogue_style}} for one input under a game context; prints JSON.",
     )
-    recall.add_argument("--character", required=True, help="character_id in the config")
+    _add(recall, "--character")
     recall.add_argument("--text", required=True, help="the player's input")
     recall.add_argument(
         "--param",
@@ -102,8 +125,7 @@ def _parser() -> argparse.ArgumentParser:
         "prints the QueryResponse (and the prompt text) as JSON.",
     )
     query.add_argument("text", help="the character's last reply + the player's input")
-    query.add_argument("--user", required=True, help="user_id")
-    query.add_argument("--agent", required=True, help="agent_id")
+    _add(query, "--user", "--agent")
     query.add_argument("--limit", type=int, default=5)
     query.add_argument(
         "--threshold",
@@ -125,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         help="count this recall (strength +15, recall_count); off by default "
         "here, so looking never changes the store",
     )
-    query.add_argument("--db", help=_DB_HELP)
+    _add(query, "--db")
 
     _loop_commands(commands)
     import_chat.add_parser(commands, _DB_HELP + ", or a postgresql:// URL")
@@ -137,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
         description="With --url, ask the running service (the file's owner) to write its "
         "snapshot; else open the file (no other process may hold it) and copy it to --out.",
     )
-    snapshot.add_argument("--db", help=_DB_HELP)
+    _add(snapshot, "--db")
     snapshot.add_argument("--out", help="where to write the copy (without --url)")
     snapshot.add_argument("--url", help="the service, e.g. http://127.0.0.1:8000")
     snapshot.add_argument("--api-key", help="X-API-Key for the service ($ROLEMEM_API_KEY)")
@@ -183,13 +205,9 @@ stored, not extracted).""",
         description="Assemble the reply prompt for a save (Companion.turn, nothing written) "
         "and print every item that went in or was left out: layer, status, why.",
     )
-    explain.add_argument("--db", help=_DB_HELP)
-    explain.add_argument("--character", required=True, help="character_id in the config")
+    _add(explain, "--db", "--character")
     explain.add_argument("--agent", help="agent_id of the dynamic memories (default: character)")
-    explain.add_argument("--save", type=int, required=True, help="save id")
-    explain.add_argument("--user", required=True, help="user_id")
-    explain.add_argument("--role", type=int, help="the character's role_id")
-    explain.add_argument("--script-role", help="the character's script_role_id")
+    _add(explain, "--save", "--user", "--role", "--script-role")
     explain.add_argument("--message", required=True, help="the player's new message")
     explain.add_argument(
         "--param",
@@ -198,7 +216,7 @@ stored, not extracted).""",
         metavar="FIELD=VALUE",
         help="game context (queryParams), repeatable",
     )
-    explain.add_argument("--now", help="ISO time (default: now)")
+    _add(explain, "--now")
     explain.add_argument("--keyword-only", action="store_true", help="no embedder")
     explain.add_argument("--messages", action="store_true", help="also print the messages")
 
@@ -210,13 +228,13 @@ stored, not extracted).""",
         "import", help="add official memories from a JSON file (all or nothing; progress shown)"
     )
     official_import.add_argument("file", help="JSON as `official export` writes it")
-    official_import.add_argument("--db", help=_DB_HELP)
+    _add(official_import, "--db")
     official_import.add_argument(
         "--keyword-only", action="store_true", help="no vectors (default: the bundled e5 embedder)"
     )
     official_export = official_commands.add_parser("export", help="print an agent's as JSON")
     official_export.add_argument("--agent", required=True)
-    official_export.add_argument("--db", help=_DB_HELP)
+    _add(official_export, "--db")
 
     config = commands.add_parser("config", help="import/export designer JSON")
     config_commands = config.add_subparsers(dest="config_command", required=True)
@@ -245,7 +263,7 @@ stored, not extracted).""",
         "SillyTavern fields, so `config export --to sillytavern --json` gives the file back",
     )
     target = importer.add_mutually_exclusive_group(required=True)
-    target.add_argument("--db", help=_DB_HELP)
+    _add(target, "--db")
     target.add_argument("--out", help="folder for the three config CSVs")
     exporter = config_commands.add_parser("export", help="config -> designer JSON")
     exporter.add_argument("--character")
@@ -267,7 +285,7 @@ stored, not extracted).""",
         "seed` would) and the character config from --seeds (CSVs `config import --out` "
         "wrote; default: the demo config) into the database: for installs without dbt.",
     )
-    loader.add_argument("--db", help=_DB_HELP)
+    _add(loader, "--db")
     loader.add_argument("--seeds", help="folder with the three character config CSVs")
     return parser
 
@@ -281,17 +299,12 @@ def _loop_commands(commands: Any) -> None:
         "--llm-base-url/--llm-model or ROLEMEM_LLM_BASE_URL/ROLEMEM_LLM_MODEL/"
         "ROLEMEM_LLM_API_KEY. Prints the report as JSON.",
     )
-    observe.add_argument("--db", help=_DB_HELP)
-    observe.add_argument("--save", type=int, required=True, help="save id")
-    observe.add_argument("--user", required=True, help="user_id")
-    observe.add_argument("--agent", required=True, help="agent_id")
-    observe.add_argument("--role", type=int, help="the character's role_id")
-    observe.add_argument("--script-role", help="the character's script_role_id")
+    _add(observe, "--db", "--save", "--user", "--agent", "--role", "--script-role")
     observe.add_argument("--scene", help="the scene the turn was played in")
-    observe.add_argument("--now", help="ISO time (default: now)")
+    _add(observe, "--now")
     observe.add_argument("--user-name", help="player name for the prompt")
     observe.add_argument("--agent-name", help="character name for the prompt")
-    _llm_arguments(observe)
+    _add(observe, "--llm-base-url", "--llm-model")
 
     maintain = commands.add_parser(
         "maintain",
@@ -299,32 +312,22 @@ def _loop_commands(commands: Any) -> None:
         description="Cleanup per the seed memory_loop_settings (moved to memory_archive, "
         "never deleted); with an LLM configured, merged entity descriptions are consolidated.",
     )
-    maintain.add_argument("--db", help=_DB_HELP)
-    maintain.add_argument("--now", help="ISO time (default: now)")
+    _add(maintain, "--db", "--now")
     maintain.add_argument("--no-llm", action="store_true", help="cleanup only")
-    _llm_arguments(maintain)
+    _add(maintain, "--llm-base-url", "--llm-model")
 
     timeline = commands.add_parser("timeline", help="print a player's overview timeline")
-    timeline.add_argument("--db", help=_DB_HELP)
-    timeline.add_argument("--user", required=True, help="user_id")
-    timeline.add_argument("--agent", required=True, help="agent_id")
+    _add(timeline, "--db", "--user", "--agent")
     timeline.add_argument("--save", type=int, help="the save being played (current branch)")
 
 
-def _llm_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--llm-base-url", help="OpenAI-compatible base URL (.../v1)")
-    parser.add_argument("--llm-model", help="model name")
-
-
-def _time(raw: str | None, option: str = "--now") -> Any:
+def _time(raw: str | None) -> Any:
     from datetime import datetime
 
     try:
         return datetime.fromisoformat(raw) if raw else None
     except ValueError:
-        raise RolememError(
-            f"{option} {raw!r}: expected an ISO time like 2021-02-21T12:00"
-        ) from None
+        raise RolememError(f"--now {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
 
 
 def _llm(args: Any, timeout: float = 60.0) -> Any:
@@ -340,8 +343,6 @@ def _print_json(value: Any) -> None:
 
 
 def _observe(args: argparse.Namespace) -> None:
-    from dataclasses import asdict
-
     from ..memory_loop import MemoryLoop
 
     with MemoryLoop(_existing_db(args), llm=_llm(args)) as loop:
@@ -360,33 +361,12 @@ def _observe(args: argparse.Namespace) -> None:
 
 
 def _maintain(args: argparse.Namespace) -> None:
-    from dataclasses import asdict
-
     from ..memory_loop import MemoryLoop
 
     llm = None if args.no_llm else _llm(args)
     with MemoryLoop(_existing_db(args), llm=llm) as loop:
-        report = loop.maintain(now=_time(args.now), progress=_stage_bars())
+        report = loop.maintain(now=_time(args.now), progress=stage_bars())
     _print_json(asdict(report))
-
-
-def _stage_bars() -> Callable[[str, int, int], None]:
-    """progress(stage, done, total) drawn as one bar per stage on a terminal's stderr."""
-    from tqdm import tqdm
-
-    bars: dict[str, Any] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(
-                total=total, desc=stage, file=sys.stderr, disable=not sys.stderr.isatty()
-            )
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return progress
 
 
 def _timeline(args: argparse.Namespace) -> None:
@@ -397,28 +377,19 @@ def _timeline(args: argparse.Namespace) -> None:
 
 
 def _import_chat(args: argparse.Namespace) -> None:
-    def store() -> str:
-        from ..engines.postgres_setup import is_postgres_url
-
-        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
-
-    _print_json(import_chat.run(args, store))
+    _print_json(import_chat.run(args, lambda: _db_or_url(args)))
 
 
 def _mcp(args: argparse.Namespace) -> None:
-    def store() -> str:
-        from ..engines.postgres_setup import is_postgres_url
+    mcp_stdio.run(args, lambda: _db_or_url(args))
 
-        return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
 
-    mcp_stdio.run(args, store)
+def _db_or_url(args: argparse.Namespace) -> str:
+    """--db when it is a PostgreSQL URL, else the DuckDB file, which must exist."""
+    return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
 
 
 def _existing_db(args: argparse.Namespace) -> str:
-    from pathlib import Path
-
-    from ..engines.postgres_setup import is_postgres_url
-
     path = args.db or duckdb_connect.default_db_path()
     if is_postgres_url(path):
         raise RolememError(
@@ -436,7 +407,6 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
     """The store --db names, for commands that run on either engine: an existing DuckDB file,
     or a PostgreSQL database (an engine, closed afterwards)."""
     from ..engines import PostgresEngine
-    from ..engines.postgres_setup import is_postgres_url
 
     db = args.db or duckdb_connect.default_db_path()
     if not is_postgres_url(db):
@@ -447,7 +417,6 @@ def _store(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def _init_db(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import init_database, is_postgres_url
     from ..schema.citus import SET_ASIDE
 
     path = args.db or duckdb_connect.default_db_path()
@@ -501,40 +470,23 @@ def _memory(args: argparse.Namespace) -> None:
 
     if args.role is None and args.script_role is None and args.name is None:
         raise RolememError("give the character with --role, --script-role or --name")
-    from ..engines import PostgresEngine
-    from ..engines.postgres_setup import is_postgres_url
-
-    db = args.db or duckdb_connect.default_db_path()
     # a game's own PostgreSQL database: every model over the save's lines there
-    engine = PostgresEngine(db, max_size=1) if is_postgres_url(db) else None
-    try:
+    with _store(args) as store:
         messages = build_memory_for_save(
-            engine or db,
+            store,
             args.save,
             role_id=args.role,
             script_role_id=args.script_role,
             display_name=args.name,
             context_emotion=not args.no_context_emotion,
         )
-    finally:
-        if engine is not None:
-            engine.close()
-    print(json.dumps(messages, ensure_ascii=False, indent=2))
-
-
-def _context_value(raw: str) -> object:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
+    _print_json(messages)
 
 
 def _recall(args: argparse.Namespace) -> None:
     from ..character_memory import CharacterMemory
 
     context = _context(args.param)
-    import os
-
     # the database dbt seeded, when one is named; else the config shipped with rolemem
     db = args.db or os.environ.get("ROLEMEM_DB")
     memory = CharacterMemory(_existing_db(args) if db else None, character_id=args.character)
@@ -553,7 +505,7 @@ def _recall(args: argparse.Namespace) -> None:
     }
     if args.explain:
         out["explain"] = result.explain
-    print(json.dumps(out, ensure_ascii=False, indent=2))
+    _print_json(out)
 
 
 def _query(args: argparse.Namespace) -> None:
@@ -575,18 +527,14 @@ def _query(args: argparse.Namespace) -> None:
             update=args.update,
             save_id=args.save,
         )
-    print(
-        json.dumps(
-            {
-                "memory_events": response.memory_events,
-                "memory_entities": response.memory_entities,
-                "additional_info": response.additional_info,
-                "timeline": response.timeline,
-                "prompt_text": response.prompt_text,
-            },
-            ensure_ascii=False,
-            indent=2,
-        )
+    _print_json(
+        {
+            "memory_events": response.memory_events,
+            "memory_entities": response.memory_entities,
+            "additional_info": response.additional_info,
+            "timeline": response.timeline,
+            "prompt_text": response.prompt_text,
+        }
     )
 
 
@@ -646,7 +594,7 @@ def _config(args: argparse.Namespace) -> None:
             from ..character_memory.sillytavern import to_lorebook
 
             document = to_lorebook(document)
-        print(json.dumps(document, ensure_ascii=False, indent=2))
+        _print_json(document)
 
 
 def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, Any]:
@@ -711,13 +659,14 @@ def _context(params: list[str]) -> dict[str, object]:
         name, sep, raw = item.partition("=")
         if not sep or not name:
             raise RolememError(f"--param {item!r}: expected FIELD=VALUE")
-        context[name] = _context_value(raw)
+        try:
+            context[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            context[name] = raw
     return context
 
 
 def _snapshot(args: argparse.Namespace) -> None:
-    import os
-
     if args.url:
         import urllib.error
         import urllib.request
@@ -737,13 +686,11 @@ def _snapshot(args: argparse.Namespace) -> None:
         return
     if not args.out:
         raise RolememError("give --out PATH (or --url of the running service)")
-    from tqdm import tqdm
-
     from ..engines.snapshot import write_snapshot
 
     with (
         duckdb_connect.cursor(_existing_db(args), tuned=False) as con,
-        tqdm(total=1, desc="snapshot", file=sys.stderr, disable=not sys.stderr.isatty()) as bar,
+        progress_bar(1, "snapshot") as bar,
     ):
         size = write_snapshot(con, args.out)
         bar.update(1)
@@ -751,7 +698,6 @@ def _snapshot(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    from ..engines.postgres_setup import is_postgres_url
     from ..service.core.settings import from_flags
     from .serve import metrics_directory, open_service
 
@@ -760,9 +706,7 @@ def _serve(args: argparse.Namespace) -> None:
     warning = open_service(settings.host, keyed)  # no key: refused off loopback
     if warning is not None:
         print(warning, file=sys.stderr, flush=True)
-    db = settings.db or duckdb_connect.default_db_path()
-    if not is_postgres_url(db):
-        db = _existing_db(argparse.Namespace(db=db, command="serve"))
+    db = _db_or_url(argparse.Namespace(db=settings.db, command="serve"))
     # refused before the metrics variable is set: a process that imports prometheus-client
     # while it is set keeps its multiprocess mode for good
     if settings.workers > 1 and not is_postgres_url(db):
@@ -776,13 +720,12 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _run_service(settings: Any, db: str, verbose: bool) -> None:
-    import os
-
     import uvicorn
 
     from ..service import create_app
-    from ..service.app import SPEC_VARIABLE
+    from ..service.app import SPEC_VARIABLE, arguments_of
     from ..service.core.connections import server_options
+    from .serve import announce
 
     llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
     spec = {
@@ -796,8 +739,8 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
         "snapshot_every": settings.snapshot_every,
         "maintain_every": settings.maintain_every,
     }
-    log_config = _announce(settings, spec, verbose)
-    app: Any = create_app(**_app_arguments(spec))
+    log_config = announce(settings, spec, verbose)
+    app: Any = create_app(**arguments_of(spec))
     if settings.workers > 1:
         # each worker process builds its app from the same arguments (uvicorn starts them)
         os.environ[SPEC_VARIABLE] = json.dumps(spec)
@@ -816,39 +759,6 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
     )
 
 
-def _announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, Any]:
-    """The service's logging installed and the start-up line logged; the logging config for
-    uvicorn's workers."""
-    from importlib.metadata import version
-
-    from ..service.core.logs import logging_config
-    from .serve import configure, start_up_fields
-
-    config = logging_config(settings.log_format, access_log=settings.access_log, verbose=verbose)
-    fields = start_up_fields(
-        version=version("rolemem"),
-        db=spec["db"],
-        workers=settings.workers,
-        address=f"{settings.host}:{settings.port}",
-        settings=spec["settings"],
-        llm=spec["llm"],
-        keyword_only=settings.keyword_only,
-        schedules={
-            "snapshot": spec["snapshot_path"],
-            "snapshot_every": spec["snapshot_every"],
-            "maintain_every": spec["maintain_every"],
-        },
-    )
-    configure(config, fields)
-    return config
-
-
-def _app_arguments(spec: dict[str, Any]) -> dict[str, Any]:
-    from ..service.app import arguments_of
-
-    return arguments_of(spec)
-
-
 def _official(args: argparse.Namespace) -> None:
     from ..dynamic_memory import DynamicMemory
 
@@ -857,26 +767,15 @@ def _official(args: argparse.Namespace) -> None:
         if args.official_command == "export":
             _print_json(memory.export_official(args.agent))
             return
-        from pathlib import Path
-
-        from tqdm import tqdm
-
         try:
             doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
-        with tqdm(
-            total=len(doc.get("events", [])) if isinstance(doc, dict) else 0,
-            desc="embedding events",
-            unit="event",
-            file=sys.stderr,
-            disable=not sys.stderr.isatty(),
-        ) as bar:
-
-            def progress(done: int, total: int) -> None:
-                bar.update(done - bar.n)
-
-            events, entities = memory.import_official(doc, progress=progress)
+        total = len(doc.get("events", [])) if isinstance(doc, dict) else 0
+        with progress_bar(total, "embedding events", "event") as bar:
+            events, entities = memory.import_official(
+                doc, progress=lambda done, total: bar.update(done - bar.n)
+            )
     print(f"imported {events} official events and {entities} entities")
 
 
@@ -888,29 +787,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
-        import logging
-
         logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
     try:
-        {
-            "init-db": _init_db,
-            "memory": _memory,
-            "recall": _recall,
-            "query": _query,
-            "config": _config,
-            "observe": _observe,
-            "maintain": _maintain,
-            "timeline": _timeline,
-            "official": _official,
-            "explain": _explain,
-            "serve": _serve,
-            "snapshot": _snapshot,
-            "import-chat": _import_chat,
-            "mcp": _mcp,
-        }[args.command](args)
+        # each command runs the function named for it (init-db: _init_db)
+        globals()["_" + args.command.replace("-", "_")](args)
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 0
     except (RolememError, OSError, TypeError) as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..errors import RolememError
@@ -47,22 +48,13 @@ def run(args: argparse.Namespace, store: Callable[[], str]) -> None:
 
     from ..service.mcp import stdio
 
-    version = _version()
+    if args.url and args.keyword_only:
+        raise RolememError("--keyword-only is the store's: give it to `rolemem serve`")
     if args.url:
-        if args.keyword_only:
-            raise RolememError("--keyword-only is the store's: give it to `rolemem serve`")
-        anyio.run(
-            lambda: stdio.serve_url(
-                args.url, designer=args.designer, timeout=args.timeout, version=version
-            )
-        )
-        return
-    db = store()
-    anyio.run(
-        lambda: stdio.serve_store(
-            db, designer=args.designer, keyword_only=args.keyword_only, version=version
-        )
-    )
+        serve = partial(stdio.serve_url, args.url, timeout=args.timeout)
+    else:
+        serve = partial(stdio.serve_store, store(), keyword_only=args.keyword_only)
+    anyio.run(partial(serve, designer=args.designer, version=_version()))
 
 
 def _version() -> str:

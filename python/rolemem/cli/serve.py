@@ -84,45 +84,39 @@ def redact_url(url: str) -> str:
     return text + (f"#{parts.fragment}" if parts.fragment else "")
 
 
-def start_up_fields(
-    *,
-    version: str,
-    db: str,
-    workers: int,
-    address: str,
-    settings: dict[str, Any],
-    llm: dict[str, Any] | None,
-    keyword_only: bool,
-    schedules: dict[str, Any],
-) -> dict[str, Any]:
-    """The start-up line's fields (JSON-ready), every key and password redacted."""
+def announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, Any]:
+    """Install the service's logging here and log the start-up line (its fields JSON-ready,
+    every key and password redacted); the logging config, which uvicorn installs in each
+    worker too. `spec`: what `serve` builds the app from."""
+    from importlib.metadata import version
+
+    from ..service.core.logs import SERVE_LOGGER, logging_config
+
+    config = logging_config(settings.log_format, access_log=settings.access_log, verbose=verbose)
+    db, llm = spec["db"], spec["llm"]
     postgres = is_postgres_url(db)
-    return {
-        "version": version,
+    fields = {
+        "version": version("rolemem"),
         "engine": "postgres" if postgres else "duckdb",
         "store": redact_url(db) if postgres else db,
-        "workers": workers,
-        "address": address,
-        "embedder": None if keyword_only else "default",
+        "workers": settings.workers,
+        "address": f"{settings.host}:{settings.port}",
+        "embedder": None if settings.keyword_only else "default",
         "llm": None if llm is None else {**llm, "base_url": redact_url(llm["base_url"])},
-        **schedules,
+        "snapshot": spec["snapshot_path"],
+        "snapshot_every": spec["snapshot_every"],
+        "maintain_every": spec["maintain_every"],
         "settings": {
             name: REDACTED
             if name.endswith(("_key", "_secret")) and value is not None
             else [redact_url(url) for url in value]
             if name == "webhooks"
             else value
-            for name, value in settings.items()
+            for name, value in spec["settings"].items()
         },
     }
-
-
-def configure(config: dict[str, Any], fields: dict[str, Any]) -> None:
-    """Install the service's logging here (uvicorn installs `config` in each worker too) and
-    log the start-up line."""
-    from ..service.core.logs import SERVE_LOGGER
-
     logging.config.dictConfig(config)
     logging.getLogger(SERVE_LOGGER).info(
         "rolemem %s starting", fields["version"], extra={"fields": fields}
     )
+    return config
