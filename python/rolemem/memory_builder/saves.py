@@ -590,7 +590,6 @@ def import_lines(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
-    chunk: int = IMPORT_CHUNK,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """A whole history on the save's tip, in order, in the caller's one transaction: every
@@ -606,9 +605,10 @@ def import_lines(
     )
     first = None
     answer: dict[str, Any] = {}
-    for start in range(0, len(checked), chunk):
+    for start in range(0, len(checked), IMPORT_CHUNK):
         # each chunk chained onto the one before (the save read and lines checked once)
-        answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
+        chunk = checked[start : start + IMPORT_CHUNK]
+        answer = _chain(cur, save, chunk, default_time, None, engine)
         save = {**save, "tip_line_id": answer["tip_line_id"]}
         first = answer["line_ids"][0] if first is None else first
         if progress is not None:
