@@ -24,7 +24,7 @@ import duckdb
 from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, resolve, writing
 from ..schema import create_config_tables
 from ..sql.batching import Coalescer
-from ..sql.project import compose, render_macro, write_sql
+from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from ..text.recall_words import RecallWords, word_columns, words_params
@@ -262,14 +262,12 @@ class CharacterLibrary:
     def entry_counts(self) -> dict[str, dict[str, int]]:
         """Per character of the loaded config, its entries per kind (attribute, event,
         dialogue_style)."""
-        cur = self._con.cursor()  # its own cursor: recalls run on other threads meanwhile
-        try:
+        # its own cursor: recalls run on other threads meanwhile
+        with contextlib.closing(self._con.cursor()) as cur:
             rows = cur.execute(
                 "select character_id, entry_kind, count(*) from int_character_entries_unioned "
                 "group by character_id, entry_kind order by character_id, entry_kind"
             ).fetchall()
-        finally:
-            cur.close()
         counts: dict[str, dict[str, int]] = {}
         for character_id, kind, count in rows:
             counts.setdefault(character_id, {})[kind] = count
@@ -386,14 +384,12 @@ class CharacterLibrary:
                 if not is_config and not expected <= set(names):
                     continue  # seeded by an older rolemem: keep the shipped table whole
                 # column names become SQL identifiers: only the seed's own are copied
-                keep = [i for i, name in enumerate(names) if name in expected]
-                rows = [tuple(row[i] for i in keep) for row in rows]
-                names = [names[i] for i in keep]
-                _insert_rows(
-                    self._con,
-                    seed,
-                    {name: [row[i] for row in rows] for i, name in enumerate(names)},
-                )
+                columns = {
+                    name: [row[i] for row in rows]
+                    for i, name in enumerate(names)
+                    if name in expected
+                }
+                _insert_rows(self._con, seed, columns)
 
     def _check(self, config: CharacterConfig | None) -> None:
         """Errors raise; advice on sizes warns only for designer JSON being imported."""
@@ -427,8 +423,7 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
         ),
     )
     params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
-    names = set(duckdb_connect.PARAMETER.findall(sql))
-    duckdb_connect.run(cur, sql, {name: params[name] for name in names}, ConfigError)
+    duckdb_connect.run(cur, sql, used(sql, params), ConfigError)
 
 
 @contextlib.contextmanager
@@ -443,16 +438,12 @@ def _reading(db: Any) -> Iterator[Any]:
         yield cur
 
 
-def _missing_table() -> tuple[type[Exception], ...]:
-    """What reading a table a database lacks raises, on each engine."""
-    try:
-        from psycopg.errors import UndefinedTable
-    except ImportError:
-        return (duckdb.CatalogException,)
-    return (duckdb.CatalogException, UndefinedTable)
+# what reading a table a database lacks raises, on each engine
+_MISSING_TABLE: tuple[type[Exception], ...] = (duckdb.CatalogException,)
+with contextlib.suppress(ImportError):
+    from psycopg.errors import UndefinedTable
 
-
-_MISSING_TABLE = _missing_table()
+    _MISSING_TABLE += (UndefinedTable,)
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -467,10 +458,6 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
     else:
         load_seed(con, seed)
     con.execute(write_sql("delete_all_rows", seed))
-    append_rows(con, seed, columns)
-
-
-def append_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, list[Any]]) -> None:
     if any(len(values) for values in columns.values()):
         con.execute(write_sql("append_columns", seed, tuple(columns)), columns)
 

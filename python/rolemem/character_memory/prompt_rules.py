@@ -5,6 +5,7 @@ rules' columns from its recall's statement (model character_memory_prompts)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import Mapping
@@ -33,10 +34,8 @@ def run(sql: str, params: Mapping[str, Any]) -> Any:
         if _connection is None:
             _connection = duckdb.connect()
         cursor = _connection.cursor()
-    try:
+    with contextlib.closing(cursor):
         row = cursor.execute(sql, dict(params)).fetchone()
-    finally:
-        cursor.close()
     return row[0] if row else None
 
 

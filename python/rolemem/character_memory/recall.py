@@ -238,89 +238,69 @@ class RecallSession:
         `explain=True` also says, for every entry of the character, why it is or is not in
         the prompt (`RecallResult.explain`). `template`: a prompt template (the character's
         system line) the statement also fills (`RecallResult.system_prompt`)."""
-        with self._lock:
-            result, queue = recall_turn(
-                self.memory,
-                self.turn + 1,
-                self._queue,
-                text,
-                context,
-                require_match=require_match,
-                user_name=user_name,
-                char_name=char_name,
-                explain=explain,
-                template=template,
+        if not isinstance(text, str) or not duckdb_connect.is_storable_text(text):
+            raise TypeError(f"text must be valid Unicode text, got {text!r}")
+        tokens = tokenize(text)
+        context_json = _check_context(context)
+        texts = {"user_name": user_name, "char_name": char_name, "template": template}
+        for name, value in texts.items():
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a string or None")
+        if not isinstance(require_match, bool):
+            raise TypeError("require_match must be True or False")
+        with self._held():
+            turn, queue = self._state()
+            values = {
+                "character_id": self.memory.character_id,
+                "query_text": text,
+                "tokens": tokens,
+                "context": context_json,
+                "require_match": require_match,
+                "user_name": user_name or None,
+                "char_name": char_name or None,
+                "template": template,
+                "turn_number": turn + 1,
+                **self.memory.limits,
+                "queued_keys": [item["entry_key"] for item in queue],
+                "queued_turns": [item["recalled_turn"] for item in queue],
+                "queued_qualities": [item["match_quality"] for item in queue],
+            }
+            # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
+            (attributes, events, styles, prompt, before, after, explained, updated, words) = (
+                self.memory.library.recall(RecallRequest(values, explain))
             )
-            if not dry_run:
-                self.turn = result.turn
-                self._queue = queue
-        return result
+            if not dry_run:  # the queue after it: int_recall_queue_updated's rows
+                self._keep(turn + 1, [dict(item) for item in updated or []])
+        return RecallResult(
+            attributes,
+            events,
+            styles,
+            # only when asked (another recall of the batch may have asked); request_id is the
+            # statement's key for this recall, not the caller's business
+            [
+                {name: value for name, value in row.items() if name != "request_id"}
+                for row in explained or []
+            ]
+            if explain
+            else [],
+            list(words or []),
+            turn + 1,
+            user_name or None,
+            char_name or None,
+            prompt,
+            None if before is None else (before, after or ""),
+        )
 
+    # where the counter and the queue live: this object (StoredRecallSession: the store)
 
-def recall_turn(
-    memory: CharacterMemory,
-    turn: int,
-    queue: list[dict[str, Any]],
-    text: str,
-    context: Mapping[str, Any] | None,
-    *,
-    require_match: bool,
-    user_name: str | None,
-    char_name: str | None,
-    explain: bool,
-    template: str | None = None,
-) -> tuple[RecallResult, list[dict[str, Any]]]:
-    """Recall turn `turn` of a conversation whose sticky queue is `queue`: the result and the
-    queue after it (int_recall_queue_updated's rows: entry_key, recalled_turn,
-    match_quality)."""
-    if not isinstance(text, str) or not duckdb_connect.is_storable_text(text):
-        raise TypeError(f"text must be valid Unicode text, got {text!r}")
-    tokens = tokenize(text)
-    context_json = _check_context(context)
-    for name, value in (("user_name", user_name), ("char_name", char_name), ("template", template)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string or None")
-    if not isinstance(require_match, bool):
-        raise TypeError("require_match must be True or False")
-    values = {
-        "character_id": memory.character_id,
-        "query_text": text,
-        "tokens": tokens,
-        "context": context_json,
-        "require_match": require_match,
-        "user_name": user_name or None,
-        "char_name": char_name or None,
-        "template": template,
-        "turn_number": turn,
-        **memory.limits,
-        "queued_keys": [item["entry_key"] for item in queue],
-        "queued_turns": [item["recalled_turn"] for item in queue],
-        "queued_qualities": [item["match_quality"] for item in queue],
-    }
-    # answered with the recalls waiting for a statement, if any (rolemem.sql.batching)
-    (attributes, events, styles, prompt, before, after, explained, updated, words) = (
-        memory.library.recall(RecallRequest(values, explain))
-    )
-    result = RecallResult(
-        attributes,
-        events,
-        styles,
-        # only when asked (another recall of the batch may have asked); request_id is the
-        # statement's key for this recall, not the caller's business
-        [
-            {name: value for name, value in row.items() if name != "request_id"}
-            for row in explained or []
-        ]
-        if explain
-        else [],
-        list(words or []),
-        turn,
-        user_name or None,
-        char_name or None,
-        prompt,
-        None if before is None else (before, after or ""),
-    )
-    return result, [dict(item) for item in updated or []]
+    def _held(self) -> threading.Lock:
+        return self._lock
+
+    def _state(self) -> tuple[int, list[dict[str, Any]]]:
+        return self.turn, self._queue
+
+    def _keep(self, turn: int, queue: list[dict[str, Any]]) -> None:
+        self.turn, self._queue = turn, queue
 
 
 def config_version(db: Any) -> int:

@@ -78,8 +78,5 @@ class VerdictCache:
             return
         idle = [pair for pair, users in self._users.items() if users == 0]
         for pair in idle[: max(0, len(self._users) - self._max)]:
-            self._cursor.execute(
-                write_sql("evict_cached_verdicts", TABLE),
-                list(pair),
-            )
+            self._cursor.execute(write_sql("evict_cached_verdicts", TABLE), list(pair))
             del self._users[pair]

@@ -62,7 +62,7 @@ def chat_lines(
         if index == 0 and "mes" not in row and ("chat_metadata" in row or "user_name" in row):
             continue  # SillyTavern's metadata row
         if "mes" in row:
-            line = _sillytavern(row, at, speaker)
+            line = _sillytavern(row, speaker)
         elif "role" in row:
             line = _openai(row, at, speaker)
         elif "attribute" in row:
@@ -87,34 +87,35 @@ def _openai(row: dict[str, Any], at: str, speaker: dict[str, Any]) -> dict[str, 
     content = row.get("content")
     if isinstance(content, list):  # content parts: the text ones
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    if not isinstance(content, str) or not content.strip():
-        return None
-    line: dict[str, Any] = {"attribute": attribute, "content": content}
-    if row.get("name"):
-        line["display_name"] = row["name"]
-    if attribute == "assistant":
-        line.update({key: value for key, value in speaker.items() if value is not None})
-    return line
+    return _message(row, attribute, content, speaker)
 
 
-def _sillytavern(row: dict[str, Any], at: str, speaker: dict[str, Any]) -> dict[str, Any] | None:
-    content = row.get("mes")
-    if not isinstance(content, str) or not content.strip():
-        return None
+def _sillytavern(row: dict[str, Any], speaker: dict[str, Any]) -> dict[str, Any] | None:
     if row.get("is_user"):
         attribute = "user"
     elif row.get("is_system"):
         attribute = "system"
     else:
         attribute = "assistant"
+    line = _message(row, attribute, row.get("mes"), speaker)
+    created = _send_date(row.get("send_date"))
+    if line is not None and created is not None:
+        line["created_at"] = created
+    return line
+
+
+def _message(
+    row: dict[str, Any], attribute: str, content: Any, speaker: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A message as a line (its `name` the display name, the character's lines `speaker`'s);
+    None when it has no text."""
+    if not isinstance(content, str) or not content.strip():
+        return None
     line: dict[str, Any] = {"attribute": attribute, "content": content}
     if row.get("name"):
         line["display_name"] = row["name"]
     if attribute == "assistant":
         line.update({key: value for key, value in speaker.items() if value is not None})
-    created = _send_date(row.get("send_date"))
-    if created is not None:
-        line["created_at"] = created
     return line
 
 

@@ -82,14 +82,12 @@ def text(
     )
 
 
-def key(description: str, example: int, *, default: Any = ..., **more: Any) -> Any:
-    """An id field (its type: Id, which holds the bounds)."""
-    return Field(default, description=description, examples=[example], **more)
-
-
 def field(description: str, example: Any, *, default: Any = ..., **limits: Any) -> Any:
     """Any other field, with its description and example (and limits, if any)."""
     return Field(default, description=description, examples=[example], **limits)
+
+
+key = field  # an id field: its type, Id, holds the bounds
 
 
 PresentRoles = Annotated[list[Id], Field(max_length=MAX_PRESENT)]

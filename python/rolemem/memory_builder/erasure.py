@@ -13,7 +13,7 @@ from ..engines import duckdb_connect
 from ..errors import ConflictError
 from ..sql.project import render_macro
 from . import history
-from .saves import _text, owned_save
+from .saves import _rows, _text, owned_save
 
 # The saves outside $save_ids that branch from their lines: a fork made at one of them, or a
 # save whose own lines continue from one (a fork's first line points into its parent)
@@ -70,13 +70,9 @@ def _erase_statements(engine: str) -> dict[str, str]:
 def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
     """The player's saves, oldest first, a page at a time (`total`: all of them)."""
     user_id = _text(user_id, "user_id", required=True)  # type: ignore[assignment]
-    result = cur.execute(_LIST_SAVES_SQL, {"user_id": user_id, "limit": limit, "offset": offset})
-    names = [d[0] for d in result.description]
-    rows = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
-    total = rows[0].pop("total") if rows else 0
-    for row in rows[1:]:
-        row.pop("total")
-    return {"items": rows, "total": total, "limit": limit, "offset": offset}
+    rows = _rows(cur, _LIST_SAVES_SQL, {"user_id": user_id, "limit": limit, "offset": offset})
+    totals = [row.pop("total") for row in rows]
+    return {"items": rows, "total": totals[0] if totals else 0, "limit": limit, "offset": offset}
 
 
 def forks_of(cur: Any, save_ids: Sequence[int]) -> list[int]:

@@ -429,12 +429,19 @@ def _append(
     cur.execute(statements["messages"], params)
     cur.execute(statements["tip"], {**params, "line_count": line_count + new_lines})
     if states_fact:
-        resolve = _statements(roles)[FACTS_TABLE]
         chain = {"save_ids": [save_id], "lineage_ids": [save_id]}
-        cur.execute(write_sql("delete_save_rows", FACTS_TABLE), {"save_ids": [save_id]}).fetchall()
-        sql = write_sql("insert_from_query", FACTS_TABLE, resolve, True)
-        cur.execute(sql, duckdb_connect.used(sql, chain))
+        _replace_rows(cur, FACTS_TABLE, _statements(roles)[FACTS_TABLE], chain)
     return True
+
+
+def _replace_rows(
+    cur: duckdb.DuckDBPyConnection, table: str, select: str, params: dict[str, Any]
+) -> None:
+    """The rows of the saves $save_ids in write-time `table` replaced by `select`'s."""
+    delete = write_sql("delete_save_rows", table, engine="duckdb")
+    cur.execute(delete, {"save_ids": params["save_ids"]}).fetchall()
+    sql = write_sql("insert_from_query", table, select, True)
+    cur.execute(sql, duckdb_connect.used(sql, params))
 
 
 @functools.cache
@@ -618,11 +625,7 @@ def refresh(
             cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
         for table in _tables(facts):
-            cur.execute(
-                write_sql("delete_save_rows", table, engine="duckdb"), {"save_ids": rebuilt}
-            ).fetchall()
-            sql = write_sql("insert_from_query", table, statements[table], True)
-            cur.execute(sql, duckdb_connect.used(sql, params))
+            _replace_rows(cur, table, statements[table], params)
         cur.execute("commit")
     except BaseException:
         cur.execute("rollback")

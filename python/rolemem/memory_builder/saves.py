@@ -60,27 +60,21 @@ def _save_sql(engine: str, lock: bool) -> str:
 
 _SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id", "user_name")
 
-# A new key: the table's sequence's next value that no row holds yet (an id a caller chose,
-# or the game wrote itself, is skipped). Never max(id) + 1: a caller's id near the ceiling would
-# push every later key past it; the sequence moves by one per key it hands out or skips.
-_NEXT_ID_SQL = {
-    "role": "select nextval('role_id_seq')",
-    "save": "select nextval('save_id_seq')",
-}
-_TAKEN_SQL = {
-    "role": "select count(*) from role where id = $id",
-    "save": "select count(*) from save where id = $id",
-}
-# the save ids a new save may not take; the message names none of them nor their owner
-_SAVE_ID_TAKEN = "this save id is not available: choose another id, or leave id out"
 
-
-def _next_id(cur: Any, table: str) -> int:
-    """The sequence's next value not taken yet (each taken one is drawn once: the ids chosen
-    by callers bound the loop)."""
+def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
+    """The key of a new row of `table` (role, save): `chosen` if no row holds it (else
+    ConflictError saying `taken`), else the table's sequence's next value that no row holds
+    yet (an id a caller chose, or the game wrote itself, is skipped; each is drawn once, so
+    they bound the loop). Never max(id) + 1: a caller's id near the ceiling would push every
+    later key past it; the sequence moves by one per key it hands out or skips."""
+    taken_sql = f"select count(*) from {table} where id = $id"  # names from this module
+    if chosen is not None:
+        if cur.execute(taken_sql, {"id": chosen}).fetchone()[0]:
+            raise ConflictError(taken, field="id")
+        return chosen
     while True:
-        candidate = int(cur.execute(_NEXT_ID_SQL[table]).fetchone()[0])
-        if not cur.execute(_TAKEN_SQL[table], {"id": candidate}).fetchone()[0]:
+        candidate = int(cur.execute(f"select nextval('{table}_id_seq')").fetchone()[0])
+        if not cur.execute(taken_sql, {"id": candidate}).fetchone()[0]:
             return candidate
 
 
@@ -142,8 +136,7 @@ def _tip_statements(engine: str) -> tuple[str, str, str]:
 
 def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
     """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
-    sql = _tip_statements(engine)[2]
-    return _row(cur, sql, duckdb_connect.used(sql, {"id": line_id, "user_id": user_id}))
+    return _row(cur, _tip_statements(engine)[2], {"id": line_id, "user_id": user_id})
 
 
 _BRANCH_SQL = """
@@ -165,7 +158,7 @@ _BRANCH_COLUMNS = (
     "line_id",
     "parent_line_id",
     "save_id",
-    *(name for name in LINE_FIELDS),
+    *LINE_FIELDS,
 )
 
 
@@ -220,11 +213,21 @@ def _chain_statements(engine: str) -> dict[str, str]:
     }
 
 
-def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    result = cur.execute(sql, dict(params))
+def _run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
+    """`sql` executed with the parameters it names (DuckDB refuses any other)."""
+    return cur.execute(sql, duckdb_connect.used(sql, params))
+
+
+def _rows(cur: Any, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`sql`'s rows (`_run`) by column name."""
+    result = _run(cur, sql, params)
     names = [d[0] for d in result.description]
-    row = result.fetchone()
-    return dict(zip(names, row, strict=True)) if row else {}
+    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+
+
+def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """`sql`'s one row by column name; {} when none."""
+    return next(iter(_rows(cur, sql, params)), {})
 
 
 def _id(value: Any, name: str, *, required: bool = True, largest: int = 2**63 - 1) -> int | None:
@@ -262,9 +265,7 @@ def owned_save(
     `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
     caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    sql = _save_sql(engine, lock)
-    params = {"save_id": save_id, "user_id": user_id}
-    row = cur.execute(sql, duckdb_connect.used(sql, params)).fetchone()
+    row = _run(cur, _save_sql(engine, lock), {"save_id": save_id, "user_id": user_id}).fetchone()
     if row is None or (row[1] is not None and row[1] != user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     if row[1] is None and not open_ownerless:
@@ -297,10 +298,9 @@ def create_role(
     role_id = _id(role_id, "id", required=False, largest=MAX_ID)
     character_id = _text(character_id, "character_id")
     agent_id = _text(agent_id, "agent_id")
-    if role_id is None:
-        role_id = _next_id(cur, "role")
-    elif cur.execute(_TAKEN_SQL["role"], {"id": role_id}).fetchone()[0]:
-        raise ConflictError("this role id is taken: choose another id, or leave id out", field="id")
+    role_id = _new_id(
+        cur, "role", role_id, "this role id is taken: choose another id, or leave id out"
+    )
     cur.execute(
         write_sql("insert_role"),
         {
@@ -353,11 +353,10 @@ def create_save(
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id") from None
         except OwnerlessSaveError as exc:
             raise OwnerlessSaveError(str(exc), field="from_line_id") from None
-    if save_id is None:
-        save_id = _next_id(cur, "save")
-    elif cur.execute(_TAKEN_SQL["save"], {"id": save_id}).fetchone()[0]:
-        # the same answer whoever holds it (this player or another): ownership not revealed
-        raise ConflictError(_SAVE_ID_TAKEN, field="id")
+    # the same answer whoever holds the id (this player or another): ownership not revealed
+    save_id = _new_id(
+        cur, "save", save_id, "this save id is not available: choose another id, or leave id out"
+    )
     cur.execute(
         write_sql("insert_save"),
         {
@@ -388,14 +387,11 @@ def describe(
         **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
     }
     tip = _row(cur, statements["tip"], params)
-    result = cur.execute(statements["speakers"], params)
-    names = [d[0] for d in result.description]
-    speakers = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
     return {
         **save,
         "line_count": tip.get("line_count", 0),
         "chain_problem": tip.get("chain_problem"),
-        "speakers": speakers,
+        "speakers": _rows(cur, statements["speakers"], params),
     }
 
 
@@ -572,12 +568,10 @@ def _chain(
             line["created_at"] = default_time
         parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
-    move = write_sql("move_save_tip", engine=engine)
-    cur.execute(
-        move,
-        duckdb_connect.used(
-            move, {"tip": parent, "id": save["save_id"], "user_id": save["user_id"]}
-        ),
+    _run(
+        cur,
+        write_sql("move_save_tip", engine=engine),
+        {"tip": parent, "id": save["save_id"], "user_id": save["user_id"]},
     )
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
@@ -596,7 +590,6 @@ def import_lines(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
-    chunk: int = IMPORT_CHUNK,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """A whole history on the save's tip, in order, in the caller's one transaction: every
@@ -612,9 +605,10 @@ def import_lines(
     )
     first = None
     answer: dict[str, Any] = {}
-    for start in range(0, len(checked), chunk):
+    for start in range(0, len(checked), IMPORT_CHUNK):
         # each chunk chained onto the one before (the save read and lines checked once)
-        answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
+        chunk = checked[start : start + IMPORT_CHUNK]
+        answer = _chain(cur, save, chunk, default_time, None, engine)
         save = {**save, "tip_line_id": answer["tip_line_id"]}
         first = answer["line_ids"][0] if first is None else first
         if progress is not None:
@@ -710,7 +704,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
     count_sql, target_sql, _ = _tip_statements(engine)
     player = {"user_id": save["user_id"]}
-    budget = cur.execute(count_sql, duckdb_connect.used(count_sql, player)).fetchone()[0]  # type: ignore[index]
+    budget = _run(cur, count_sql, player).fetchone()[0]
     params = {
         "line_id": line_id,
         "save_id": save["save_id"],
@@ -718,7 +712,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
         "budget": budget,
         **player,
     }
-    target = _row(cur, target_sql, duckdb_connect.used(target_sql, params))
+    target = _row(cur, target_sql, params)
     if target.get("line_save_id") is None:
         raise NotFoundError(f"no line with id {line_id}", field="line_id")
     if target["line_save_id"] == save["save_id"]:
@@ -736,12 +730,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
             field="line_id",
         )
     reload = write_sql("reload_save_point", engine=engine)
-    cur.execute(
-        reload,
-        duckdb_connect.used(
-            reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player}
-        ),
-    )
+    _run(cur, reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player})
 
 
 class Saves:
@@ -803,9 +792,13 @@ class Saves:
 
     def _read(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         with self._store.reading() as cur:
-            return function(
-                cur, *args, engine=self._store.name, open_ownerless=self._open, **kwargs
-            )
+            return function(cur, *args, **self._on_saves, **kwargs)
+
+    @property
+    def _on_saves(self) -> dict[str, Any]:
+        """What every function on a player's save is told: the cursor's engine, and whether
+        ownerless saves are open."""
+        return {"engine": self._store.name, "open_ownerless": self._open}
 
     def create_role(
         self,
@@ -845,14 +838,7 @@ class Saves:
     def append(
         self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(
-            append,
-            save_id,
-            list(lines),
-            user_id,
-            engine=self._store.name,
-            open_ownerless=self._open,
-        )
+        return self._write(append, save_id, list(lines), user_id, **self._on_saves)
 
     def import_lines(
         self,
@@ -869,24 +855,14 @@ class Saves:
             list(lines),
             user_id,
             default_time=datetime.now(),
-            engine=self._store.name,
-            open_ownerless=self._open,
             progress=progress,
+            **self._on_saves,
         )
 
     def regenerate(
         self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(
-            regenerate,
-            save_id,
-            line,
-            user_id,
-            engine=self._store.name,
-            open_ownerless=self._open,
-        )
+        return self._write(regenerate, save_id, line, user_id, **self._on_saves)
 
     def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._write(
-            set_tip, save_id, line_id, user_id, engine=self._store.name, open_ownerless=self._open
-        )
+        return self._write(set_tip, save_id, line_id, user_id, **self._on_saves)
