@@ -209,7 +209,8 @@ class Extraction:
     def _mention_source(
         line_ids: list[int], batch: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Where an extracted entity's mention came from (Entities.write_entity's `source`)."""
+        """Where an extracted memory came from: an entity mention's (Entities.write_entity's
+        `source`), an event's columns of the same names."""
         return {
             "save_id": state["save_id"],
             "first_line_id": line_ids[0],
@@ -247,13 +248,7 @@ class Extraction:
                 "scene": batch["scene"],
                 "importance": event.importance,
                 "created_at": created_at,
-                "save_id": state["save_id"],
-                "first_line_id": line_ids[0],
-                "last_line_id": line_ids[-1],
-                "root_line_id": state["root_line_id"],
-                "batch_key": batch["batch_key"],
-                "line_ids": line_ids,
-                "target_key": state["target_key"],
+                **Extraction._mention_source(line_ids, batch, state),
             }
             for event, created_at, line_ids in zip(reply.events, times, sources, strict=True)
         ]

@@ -95,10 +95,8 @@ class WindowCache:
             [(tip, batches, extracted)] = store.run(
                 window_version_sql(store.name),
                 {
-                    "save_id": params["save_id"],
-                    "role_id": params["role_id"],
-                    "script_role_id": params["script_role_id"],
-                    "user_id": params["user_id"],
+                    name: params[name]
+                    for name in ("save_id", "role_id", "script_role_id", "user_id")
                 },
             )
             if _version(tip, batches, extracted) == kept[0]:
