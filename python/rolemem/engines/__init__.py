@@ -15,6 +15,7 @@ from typing import Any
 from . import duckdb_connect
 from .duckdb import DuckDBEngine
 from .postgres import PostgresEngine
+from .postgres_setup import is_postgres_url
 
 Engine = DuckDBEngine | PostgresEngine
 
@@ -42,7 +43,7 @@ def resolve(
         return None, db, False
     if isinstance(db, DuckDBEngine):
         return db.con, None, False
-    if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(db):
         return None, PostgresEngine(db), True
     return db, None, False
 

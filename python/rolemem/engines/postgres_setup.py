@@ -201,14 +201,13 @@ def dbt_environment(url: str) -> dict[str, str]:
     parts = urllib.parse.urlsplit(url)
     query = urllib.parse.parse_qs(parts.query)
     host = query.get("host", [parts.hostname or "localhost"])[0]
-    values = {
+    return {
         "ROLEMEM_PG_HOST": host,
         "ROLEMEM_PG_PORT": str(parts.port or query.get("port", ["5432"])[0]),
         "ROLEMEM_PG_USER": urllib.parse.unquote(parts.username or "postgres"),
         "ROLEMEM_PG_PASSWORD": urllib.parse.unquote(parts.password or ""),
         "ROLEMEM_PG_DBNAME": parts.path.lstrip("/") or "postgres",
     }
-    return values
 
 
 def main() -> None:
