@@ -4,6 +4,7 @@ transaction."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -36,12 +37,10 @@ class Extraction:
         self, memory: DynamicMemory, llm: ChatModel | None, settings: Mapping[str, Any]
     ) -> None:
         self.memory, self.llm, self.settings = memory, llm, settings
-        self._fact_attributes: str | None = None  # the seeds', read at the first batch
 
+    @functools.cached_property
     def _attributes(self) -> str:
-        if self._fact_attributes is None:
-            self._fact_attributes = fact_attributes(self.memory)
-        return self._fact_attributes
+        return fact_attributes(self.memory)  # the seeds', read at the first batch
 
     def extract_batch(
         self,
@@ -76,7 +75,7 @@ class Extraction:
             max_attempts=self.settings["llm_max_attempts"],
             # with a stored back-off, a failing LLM is tried again after it, not at once
             retry_errors=retry_seconds is None,
-            fact_attributes=self._attributes(),
+            fact_attributes=self._attributes,
             current_facts=current_facts(
                 self.memory, state["user_id"], state["agent_id"], state["save_id"]
             ),
