@@ -99,7 +99,7 @@ class Extraction:
                     updated_at=state["now"],
                     user_name=user_name,
                 ),
-                self._mention_source(source_lines(e.message, messages, chosen), batch, state),
+                self._source(source_lines(e.message, messages, chosen), batch, state),
             )
             for e in reply.entities
         ]
@@ -205,7 +205,7 @@ class Extraction:
         return events, entities
 
     @staticmethod
-    def _mention_source(
+    def _source(
         line_ids: list[int], batch: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Where an extracted memory came from: an entity mention's (Entities.write_entity's
@@ -247,7 +247,7 @@ class Extraction:
                 "scene": batch["scene"],
                 "importance": event.importance,
                 "created_at": created_at,
-                **Extraction._mention_source(line_ids, batch, state),
+                **Extraction._source(line_ids, batch, state),
             }
             for event, created_at, line_ids in zip(reply.events, times, sources, strict=True)
         ]
