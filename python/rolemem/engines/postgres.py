@@ -497,11 +497,9 @@ class PostgresEngine:
                         sql.SQL("create table {} ({})").format(
                             table,
                             sql.SQL(", ").join(
-                                sql.SQL("{} {}").format(
-                                    sql.Identifier(column), sql.SQL(_TYPES[kind])
-                                )
-                                + sql.SQL(' collate "C"' if kind == "VARCHAR" else "")
-                                for column, kind in columns
+                                sql.SQL("{} {}").format(sql.Identifier(column), sql.SQL(kind))
+                                + sql.SQL(' collate "C"' if collation else "")
+                                for column, kind, collation in wanted
                             ),
                         )
                     )
