@@ -12,8 +12,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from . import duckdb_connect
 from .duckdb import DuckDBEngine
 from .postgres import PostgresEngine
+from .postgres_setup import is_postgres_url
 
 Engine = DuckDBEngine | PostgresEngine
 
@@ -41,7 +43,7 @@ def resolve(
         return None, db, False
     if isinstance(db, DuckDBEngine):
         return db.con, None, False
-    if isinstance(db, str) and db.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(db):
         return None, PostgresEngine(db), True
     return db, None, False
 
@@ -52,37 +54,29 @@ def engine_name(db: Any) -> str:
     return db.name if isinstance(db, DuckDBEngine | PostgresEngine) else "duckdb"
 
 
-@contextlib.contextmanager
-def reading(db: Any) -> Iterator[Any]:
+def reading(db: Any) -> contextlib.AbstractContextManager[Any]:
     """A cursor to read with: an engine's, or one on a DuckDB path or connection."""
     if isinstance(db, DuckDBEngine | PostgresEngine):
-        with db.reading() as cur:
-            yield cur
-        return
-    from . import duckdb_connect
-
-    with duckdb_connect.cursor(db) as cur:
-        yield cur
+        return db.reading()
+    return duckdb_connect.cursor(db)
 
 
 @contextlib.contextmanager
 def writing(db: Any) -> Iterator[Any]:
     """One transaction: an engine's, or one on a DuckDB connection (or a path opened for it)."""
+    # the library imported here: `duckdb` at the top would hide the package's module of the name
+    import duckdb
+
     if isinstance(db, DuckDBEngine | PostgresEngine):
         with db.transaction() as cur:
             yield cur
-        return
-    import duckdb
-
-    from . import duckdb_connect
-
-    if isinstance(db, duckdb.DuckDBPyConnection):
+    elif isinstance(db, duckdb.DuckDBPyConnection):
         with duckdb_connect.transaction(db) as cur:
             yield cur
-        return
-    con = duckdb_connect.connect(db or duckdb_connect.default_db_path())
-    try:
-        with duckdb_connect.transaction(con) as cur:
+    else:
+        path = db or duckdb_connect.default_db_path()
+        with (
+            contextlib.closing(duckdb_connect.connect(path)) as con,
+            duckdb_connect.transaction(con) as cur,
+        ):
             yield cur
-    finally:
-        con.close()

@@ -225,15 +225,12 @@ class _Cursor:
     """A psycopg cursor in a transaction, called as a DuckDB cursor is: statements in the
     project's dialect (transpiled once), `$name` parameters."""
 
-    def __init__(
-        self, cur: Any, error: type[RolememError] = LineError, *, materialize: bool = False
-    ) -> None:
+    def __init__(self, cur: Any, *, materialize: bool) -> None:
         self._cur = cur
-        self._error = error
         self._materialize = materialize
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> _Cursor:
-        with _raised(self._error):
+        with _raised(LineError):
             self._cur.execute(transpile(sql, self._materialize), dict(params or {}))
         return self
 
@@ -500,11 +497,9 @@ class PostgresEngine:
                         sql.SQL("create table {} ({})").format(
                             table,
                             sql.SQL(", ").join(
-                                sql.SQL("{} {}").format(
-                                    sql.Identifier(column), sql.SQL(_TYPES[kind])
-                                )
-                                + sql.SQL(' collate "C"' if kind == "VARCHAR" else "")
-                                for column, kind in columns
+                                sql.SQL("{} {}").format(sql.Identifier(column), sql.SQL(kind))
+                                + sql.SQL(' collate "C"' if collation else "")
+                                for column, kind, collation in wanted
                             ),
                         )
                     )

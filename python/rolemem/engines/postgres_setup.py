@@ -6,8 +6,9 @@ continues after the copied keys, so the game's next insert does not collide."""
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,16 @@ def is_postgres_url(db: object) -> bool:
     return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
 
 
-def _sqlalchemy_url(url: str) -> str:
-    return "postgresql+psycopg://" + url.split("://", 1)[1]
+@contextlib.contextmanager
+def _sqlalchemy_engine(url: str) -> Iterator[Any]:
+    """A SQLAlchemy engine (psycopg) on the database at `url`, disposed of on the way out."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine("postgresql+psycopg://" + url.split("://", 1)[1])
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def init_database(url: str, *, store: str | Path | None = None) -> int:
@@ -58,15 +67,12 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     reference tables); without `store`, how many rows of a store made
     here before the extension were set aside when it was distributed in place
     (schema.citus.SET_ASIDE)."""
-    import sqlalchemy as sa
-
     from ..schema import drop_all
     from ..schema.citus import has_citus, shape_for_citus
     from ..schema.memory import drop_memory_tables
     from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
 
-    engine = sa.create_engine(_sqlalchemy_url(url))
-    try:
+    with _sqlalchemy_engine(url) as engine:
         if store is not None:
             drop_memory_tables(engine)
             drop_all(engine)
@@ -80,22 +86,15 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
             move_sequences_past_keys(connection)
             set_aside = shape_for_citus(connection) if citus else 0
         return _copy_store(engine, store, citus=citus) if store is not None else set_aside
-    finally:
-        engine.dispose()
 
 
 def migrate_database(url: str) -> list[str]:
     """The migrations (schema.migrations) the store at `url` has not recorded, applied, as
     every process opening it does; the names of those run."""
-    import sqlalchemy as sa
-
     from ..schema.migrations import migrate
 
-    engine = sa.create_engine(_sqlalchemy_url(url))
-    try:
+    with _sqlalchemy_engine(url) as engine:
         return migrate(engine)
-    finally:
-        engine.dispose()
 
 
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
@@ -201,14 +200,13 @@ def dbt_environment(url: str) -> dict[str, str]:
     parts = urllib.parse.urlsplit(url)
     query = urllib.parse.parse_qs(parts.query)
     host = query.get("host", [parts.hostname or "localhost"])[0]
-    values = {
+    return {
         "ROLEMEM_PG_HOST": host,
         "ROLEMEM_PG_PORT": str(parts.port or query.get("port", ["5432"])[0]),
         "ROLEMEM_PG_USER": urllib.parse.unquote(parts.username or "postgres"),
         "ROLEMEM_PG_PASSWORD": urllib.parse.unquote(parts.password or ""),
         "ROLEMEM_PG_DBNAME": parts.path.lstrip("/") or "postgres",
     }
-    return values
 
 
 def main() -> None:

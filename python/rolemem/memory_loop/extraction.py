@@ -4,6 +4,7 @@ transaction."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -36,12 +37,10 @@ class Extraction:
         self, memory: DynamicMemory, llm: ChatModel | None, settings: Mapping[str, Any]
     ) -> None:
         self.memory, self.llm, self.settings = memory, llm, settings
-        self._fact_attributes: str | None = None  # the seeds', read at the first batch
 
+    @functools.cached_property
     def _attributes(self) -> str:
-        if self._fact_attributes is None:
-            self._fact_attributes = fact_attributes(self.memory)
-        return self._fact_attributes
+        return fact_attributes(self.memory)  # the seeds', read at the first batch
 
     def extract_batch(
         self,
@@ -76,7 +75,7 @@ class Extraction:
             max_attempts=self.settings["llm_max_attempts"],
             # with a stored back-off, a failing LLM is tried again after it, not at once
             retry_errors=retry_seconds is None,
-            fact_attributes=self._attributes(),
+            fact_attributes=self._attributes,
             current_facts=current_facts(
                 self.memory, state["user_id"], state["agent_id"], state["save_id"]
             ),
@@ -100,7 +99,7 @@ class Extraction:
                     updated_at=state["now"],
                     user_name=user_name,
                 ),
-                self._mention_source(source_lines(e.message, messages, chosen), batch, state),
+                self._source(source_lines(e.message, messages, chosen), batch, state),
             )
             for e in reply.entities
         ]
@@ -206,10 +205,11 @@ class Extraction:
         return events, entities
 
     @staticmethod
-    def _mention_source(
+    def _source(
         line_ids: list[int], batch: Mapping[str, Any], state: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Where an extracted entity's mention came from (Entities.write_entity's `source`)."""
+        """Where an extracted memory came from: an entity mention's (Entities.write_entity's
+        `source`), an event's columns of the same names."""
         return {
             "save_id": state["save_id"],
             "first_line_id": line_ids[0],
@@ -247,13 +247,7 @@ class Extraction:
                 "scene": batch["scene"],
                 "importance": event.importance,
                 "created_at": created_at,
-                "save_id": state["save_id"],
-                "first_line_id": line_ids[0],
-                "last_line_id": line_ids[-1],
-                "root_line_id": state["root_line_id"],
-                "batch_key": batch["batch_key"],
-                "line_ids": line_ids,
-                "target_key": state["target_key"],
+                **Extraction._source(line_ids, batch, state),
             }
             for event, created_at, line_ids in zip(reply.events, times, sources, strict=True)
         ]

@@ -11,6 +11,7 @@ from typing import Any
 from ..memory_builder import history
 from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply
+from .reports import source_lines
 
 # the attributes and their aliases as the extraction prompt lists them (the seeds the store
 # holds: memory_fact_attributes, memory_fact_attribute_aliases)
@@ -40,12 +41,9 @@ def fact_rows(
     in chain order; `messages`: message_spans over them (first/last line positions)."""
     rows = []
     for fact in reply.facts:
-        message = (
-            messages[fact.message - 1] if fact.message and fact.message <= len(messages) else None
-        )
         span = (
-            [line["id"] for line in lines[message["first_line"] : message["last_line"] + 1]]
-            if message is not None
+            source_lines(fact.message, messages, lines)
+            if fact.message is not None and fact.message <= len(messages)
             else [batch["last_line_id"]]
         )
         rows.append(

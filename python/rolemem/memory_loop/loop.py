@@ -131,37 +131,23 @@ class MemoryLoop:
         an imported history).
         Raises `ExtractionError` when the LLM keeps failing (batches committed before stay).
         """
-        save = int_or_none(save_id, "save_id", "observe")
-        if save is None:
-            raise MemoryInputError("save_id is required")
-        checked_text(user_id, "user_id")
-        checked_text(agent_id, "agent_id")
-        checked_text(scene, "scene", required=False)
-        role, script_role = observed_target(role_id, script_role_id)
-        now = naive_time(now or datetime.now(), "now")
-        params = self._plans.observation(
-            save, role, script_role, user_id, agent_id, scene, flush=flush
+        params = self._observation(
+            save_id, user_id, agent_id, role_id, script_role_id, scene, flush
         )
+        now = naive_time(now or datetime.now(), "now")
+        save, role, script_role = params["save_id"], params["role_id"], params["script_role_id"]
         with self._plans.lock((save, role, script_role)):
             plan = self._plans.plan(params)
-            target_key = plan["target_key"]  # the models' key of the character
             report = ObserveReport(
                 save_id=save,
-                target_key=target_key,
+                target_key=plan["target_key"],
                 pending_turns=plan["pending_turns"],
                 watermark_line_id=plan["watermark_line_id"],
             )
             batches = list(plan["batches"] or [])
             report.scene_changed = bool(batches) and batches[0]["reason"] == "scene_change"
             state = {
-                "save_id": save,
-                "target_key": target_key,
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "role_id": role,
-                "script_role_id": script_role,
-                "scene": scene,
-                "now": now,
+                **_state(params, plan, now),
                 # the chain's first line (position 0) names the dialogue tree
                 "root_line_id": next(
                     (line["id"] for line in plan["lines"] or [] if line["line_position"] == 0),
@@ -169,14 +155,7 @@ class MemoryLoop:
                 ),
             }
             if not batches:
-                with self.memory.store.transaction() as cur:
-                    update_else_upsert(
-                        cur,
-                        "update_loop_state",
-                        "upsert_loop_state",
-                        _state_params(state, keep_scene=scene is None),
-                        engine=self.memory.store.name,
-                    )
+                self._record_observed(state)
                 return report
             if self.llm is None:
                 return report  # nothing to extract with; the turns stay pending
@@ -236,6 +215,31 @@ class MemoryLoop:
         due (the scene seen, the player active), as `observe` does: the next scene change is
         then seen. `flush=True`: what `observe(flush=True)` would find (every pending turn
         due)."""
+        params = self._observation(
+            save_id, user_id, agent_id, role_id, script_role_id, scene, flush
+        )
+        plan = self._plans.plan(params)
+        batches = len(plan["batches"] or [])
+        if record and not batches:
+            self._record_observed(_state(params, plan, datetime.now()))
+        return {
+            "target_key": plan["target_key"],  # the models' key of the character
+            "pending_turns": plan["pending_turns"],
+            "watermark_line_id": plan["watermark_line_id"],
+            "batches_due": batches,
+        }
+
+    def _observation(
+        self,
+        save_id: Any,
+        user_id: str,
+        agent_id: str,
+        role_id: Any,
+        script_role_id: Any,
+        scene: str | None,
+        flush: bool,
+    ) -> dict[str, Any]:
+        """An observation's arguments, checked, as the plan's bound parameters."""
         save = int_or_none(save_id, "save_id", "observe")
         if save is None:
             raise MemoryInputError("save_id is required")
@@ -243,37 +247,27 @@ class MemoryLoop:
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
         role, script_role = observed_target(role_id, script_role_id)
-        params = self._plans.observation(
+        return self._plans.observation(
             save, role, script_role, user_id, agent_id, scene, flush=flush
         )
-        plan = self._plans.plan(params)
-        target_key = plan["target_key"]  # the models' key of the character
-        batches = len(plan["batches"] or [])
-        if record and not batches:
-            state = {
-                "save_id": save,
-                "target_key": target_key,
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "role_id": role,
-                "script_role_id": script_role,
-                "scene": scene,
-                "now": datetime.now(),
-            }
-            with self.memory.store.transaction() as cur:
-                update_else_upsert(
-                    cur,
-                    "update_loop_state",
-                    "upsert_loop_state",
-                    _state_params(state, keep_scene=scene is None),
-                    engine=self.memory.store.name,
-                )
-        return {
-            "target_key": target_key,
-            "pending_turns": plan["pending_turns"],
-            "watermark_line_id": plan["watermark_line_id"],
-            "batches_due": batches,
-        }
+
+    def _record_observed(self, state: Mapping[str, Any]) -> None:
+        """An observation with nothing due noted (the scene seen, the player active)."""
+        with self.memory.store.transaction() as cur:
+            update_else_upsert(
+                cur,
+                "update_loop_state",
+                "upsert_loop_state",
+                _state_params(state, keep_scene=state["scene"] is None),
+                engine=self.memory.store.name,
+            )
+
+
+def _state(params: Mapping[str, Any], plan: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """The loop state an observation writes: its save x character (`target_key`, the models'
+    key of the character, from the plan), player, agent and scene, as of `now`."""
+    names = ("save_id", "user_id", "agent_id", "role_id", "script_role_id", "scene")
+    return {**{name: params[name] for name in names}, "target_key": plan["target_key"], "now": now}
 
 
 def _loop_settings(memory: DynamicMemory, overrides: Mapping[str, Any]) -> dict[str, Any]:

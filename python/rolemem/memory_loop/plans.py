@@ -63,8 +63,8 @@ class Plans:
         flush: bool = False,
     ) -> dict[str, Any]:
         """The bound parameters standing in for int_loop_observations. `flush`: every pending
-        turn is due (extract_at_turns 1), in batches of extract_turns, the last one smaller."""
-        role_id, script_role_id = observed_target(role_id, script_role_id)
+        turn is due (extract_at_turns 1), in batches of extract_turns, the last one smaller.
+        The character is checked by the caller (observed_target)."""
         return {
             "save_id": save_id,
             "role_id": role_id,

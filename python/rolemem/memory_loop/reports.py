@@ -47,8 +47,7 @@ def _state_params(
 ) -> dict[str, Any]:
     names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now", "role_id")
     return {
-        **{name: state[name] for name in names},
-        "script_role_id": state["script_role_id"],
+        **{name: state[name] for name in (*names, "script_role_id")},
         "keep_scene": keep_scene,
         "extracted": extracted,
     }

@@ -19,7 +19,9 @@ from typing import Any
 
 from .sql import window_version_sql
 
-_Key = tuple[int, int | None, str | None, str | None, int, int]
+# a window's save x character and player (what the version statement binds); with the window
+# settings, its key
+_BOUND = ("save_id", "role_id", "script_role_id", "user_id")
 _Version = tuple[int | None, tuple[int, ...] | None, int]
 
 
@@ -39,15 +41,8 @@ def window_of(plan: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _key(params: Mapping[str, Any]) -> _Key:
-    return (
-        params["save_id"],
-        params["role_id"],
-        params["script_role_id"],
-        params["user_id"],
-        params["context_max_turns"],
-        params["min_window_turns"],
-    )
+def _key(params: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(params[name] for name in (*_BOUND, "context_max_turns", "min_window_turns"))
 
 
 def _version(tip: int | None, batches: list[int] | None, extracted: int) -> _Version:
@@ -60,7 +55,7 @@ class WindowCache:
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._windows: OrderedDict[_Key, tuple[_Version, dict[str, Any]]] = OrderedDict()
+        self._windows: OrderedDict[tuple[Any, ...], tuple[_Version, dict[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -94,12 +89,7 @@ class WindowCache:
         if kept is not None:
             [(tip, batches, extracted)] = store.run(
                 window_version_sql(store.name),
-                {
-                    "save_id": params["save_id"],
-                    "role_id": params["role_id"],
-                    "script_role_id": params["script_role_id"],
-                    "user_id": params["user_id"],
-                },
+                {name: params[name] for name in _BOUND},
             )
             if _version(tip, batches, extracted) == kept[0]:
                 with self._lock:

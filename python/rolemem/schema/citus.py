@@ -1,4 +1,4 @@
-"""The tables' shape on Citus (issue 32), decided here once: a database with the citus
+"""The tables' shape on Citus, decided here once: a database with the citus
 extension shards the player tables by the player (`user_id`), so there the column is NOT NULL,
 every primary key leads with it and a foreign key between player tables includes it (a fork
 stays within one player's shard); plain PostgreSQL and DuckDB keep the keys SQLModel declares

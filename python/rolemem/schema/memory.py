@@ -441,16 +441,9 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
     its official twin with the store's widths: made by DDL, not SQLModel (DuckDB's arrays are
     fixed-size)."""
     # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
-    vector = f"real[{int(embedding_dim)}]"
-    # user_id: the event's player (null: an official event), the shard key on Citus
-    columns = ["event_id bigint primary key", "user_id varchar"]
-    columns += [f"{name} {vector}" for name in VECTOR_COLUMNS]
-    connection.exec_driver_sql(
-        f"create table if not exists memory_event_embedding ({', '.join(columns)})"
-    )
-    # the official events' vectors: the players' columns, of the store's widths (an older
-    # store's may be another embedder's)
-    widths = dict.fromkeys(VECTOR_COLUMNS, vector)
+    widths = dict.fromkeys(VECTOR_COLUMNS, f"real[{int(embedding_dim)}]")
+    # a store's own widths where it has the table (an older store's may be another embedder's):
+    # its official twin is made with them
     if connection.dialect.name == "duckdb":
         widths.update(
             connection.exec_driver_sql(
@@ -458,12 +451,11 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
                 "where table_name = 'memory_event_embedding'"
             ).fetchall()
         )
-    official = ["event_id bigint primary key", "user_id varchar"]
-    official += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
-    connection.exec_driver_sql(
-        f"create table if not exists {OFFICIAL_TABLES['memory_event_embedding']} "
-        f"({', '.join(official)})"
-    )
+    for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"]):
+        # user_id: the event's player (null: an official event), the shard key on Citus
+        columns = ["event_id bigint primary key", "user_id varchar"]
+        columns += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
+        connection.exec_driver_sql(f"create table if not exists {table} ({', '.join(columns)})")
 
 
 def drop_memory_tables(engine: sa.Engine) -> None:

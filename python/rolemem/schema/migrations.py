@@ -164,19 +164,15 @@ from (
 where {events}.id = lengths.id"""
 
 
-def _recompute_postings(connection: Any) -> None:
-    """Every player event's postings and token count recomputed from its description and
-    tags by today's rules (text.postings: search-mode words, whole tags)."""
-    _recompute_table_postings(connection, "memory_event", "memory_event_term")
+def _recompute_postings(*tables: tuple[str, str]) -> Callable[[Any], None]:
+    """A step recomputing the postings and token counts of the events of each (events,
+    postings) table pair by today's rules (text.postings: search-mode words, whole tags)."""
 
+    def run(connection: Any) -> None:
+        for events, terms in tables:
+            _recompute_table_postings(connection, events, terms)
 
-def _recompute_all_postings(connection: Any) -> None:
-    """_recompute_postings for the player's events and the designers' (official) ones."""
-    for events, terms in (
-        ("memory_event", "memory_event_term"),
-        ("official_event", "official_event_term"),
-    ):
-        _recompute_table_postings(connection, events, terms)
+    return run
 
 
 def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> None:
@@ -242,6 +238,7 @@ def _packaged_rows(seed: str, key: str) -> Callable[[Any], None]:
 
 
 _POSTINGS = ("memory_event", "memory_event_term")
+_OFFICIAL_POSTINGS = ("official_event", "official_event_term")
 _BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
 STEPS = (
     # columns added to the models before steps were recorded (a later column: a step of
@@ -264,8 +261,8 @@ STEPS = (
         is_local_only=True,
     ),
     # two changes to what postings hold, each recomputing them
-    Step("search_mode_terms", _POSTINGS, _recompute_postings, is_local_only=True),
-    Step("whole_tag_terms", _POSTINGS, _recompute_postings, is_local_only=True),
+    Step("search_mode_terms", _POSTINGS, _recompute_postings(_POSTINGS), is_local_only=True),
+    Step("whole_tag_terms", _POSTINGS, _recompute_postings(_POSTINGS), is_local_only=True),
     # batches written before their lines were recorded: every line up to the root
     Step(
         "extracted_lines_backfill",
@@ -284,8 +281,8 @@ STEPS = (
     # player's and the designers' postings
     Step(
         "english_terms",
-        (*_POSTINGS, "official_event", "official_event_term"),
-        _recompute_all_postings,
+        (*_POSTINGS, *_OFFICIAL_POSTINGS),
+        _recompute_postings(_POSTINGS, _OFFICIAL_POSTINGS),
         is_local_only=True,
     ),
     # entities written before they kept mentions: one each, their description and no lines

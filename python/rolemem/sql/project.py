@@ -189,17 +189,12 @@ def _dependency_order(targets: tuple[str, ...], provided: set[str]) -> list[str]
 _LINE_COMMENT = re.compile(r"--[^\n]*")
 
 
-def _is_read_more_than_once(name: str, texts: list[tuple[str, str]], own: str) -> bool:
+def _cte_mode(name: str, texts: list[tuple[str, str]], own: str, engine: str) -> str:
     # `texts`: each text and it without its comments, which name relations they do not read
     # (materialising a relation read once costs a copy of its rows: the official staging
     # models' comments name their player twins)
     word = re.compile(rf"\b{name}\b")
-    reads = sum(len(word.findall(bare)) for text, bare in texts if text is not own)
-    return reads > 1
-
-
-def _cte_mode(name: str, texts: list[tuple[str, str]], own: str, engine: str) -> str:
-    if not _is_read_more_than_once(name, texts, own):
+    if sum(len(word.findall(bare)) for text, bare in texts if text is not own) <= 1:
         return "as"
     if engine != "duckdb" and name.startswith("source_"):
         return "as not materialized"

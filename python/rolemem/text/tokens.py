@@ -42,39 +42,10 @@ def _load(name: str) -> Any:
 
 # jieba.analyse.TFIDF.stop_words: English function words its keyword rule skips
 _TFIDF_STOP_WORDS = frozenset(
-    (
-        "the",
-        "of",
-        "is",
-        "and",
-        "to",
-        "in",
-        "that",
-        "we",
-        "for",
-        "an",
-        "are",
-        "by",
-        "be",
-        "as",
-        "on",
-        "with",
-        "can",
-        "if",
-        "from",
-        "which",
-        "you",
-        "it",
-        "this",
-        "then",
-        "at",
-        "have",
-        "all",
-        "not",
-        "one",
-        "has",
-        "or",
-    )
+    """
+    the of is and to in that we for an are by be as on with can if from which you it this then
+    at have all not one has or
+    """.split()
 )
 
 

@@ -235,29 +235,23 @@ class Companion:
             script_role_id=script_role_id,
             user_id=save["user_id"],  # the save's player (on Citus, the walk's shard)
         )
-        last_reply = next(
-            (m["content"] for m in reversed(history) if m["role"] == "assistant"), None
+        last_reply = _last_reply(history)
+        context_window = functools.partial(
+            self.loop.context_window,
+            save_id=save_id,
+            role_id=role_id,
+            script_role_id=script_role_id,
+            user_id=user_id,
         )
         window = None
         if replaced is not None:
             # the window ends on the reply being replaced: the lines before it are the
             # conversation, the player line it answered the message (and the last reply the
             # character's one before it)
-            window = self.loop.context_window(
-                save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
-            )
+            window = context_window()
             window["lines"], message = _before_reply(window["lines"], replaced, save_id)
-            last_reply = next(
-                (
-                    m["content"]
-                    for m in reversed(
-                        build_memory(
-                            window["lines"], role_id=role_id, script_role_id=script_role_id
-                        )
-                    )
-                    if m["role"] == "assistant"
-                ),
-                None,
+            last_reply = _last_reply(
+                build_memory(window["lines"], role_id=role_id, script_role_id=script_role_id)
             )
         assert message is not None
         # the save x character's sticky queue and turn counter, as the store holds them (every
@@ -280,9 +274,7 @@ class Companion:
             prompt_text=False,
         )
         if window is None:
-            window = self.loop.context_window(
-                save_id=save_id, role_id=role_id, script_role_id=script_role_id, user_id=user_id
-            )
+            window = context_window()
         # names the caller did not give: the save's player, the role's (or the name its lines
         # show); every block is filled with them, so no placeholder reaches the LLM
         player, character = self.loop.speaker_names(role_id, user_name, char_name, window["lines"])
@@ -621,6 +613,11 @@ def _before_reply(
     while start > 0 and before[start - 1]["attribute"] == "user":
         start -= 1
     return before, "".join(line["content"] or "" for line in before[start : said[-1] + 1])
+
+
+def _last_reply(messages: list[dict[str, str]]) -> str | None:
+    """The character's newest reply among the memory builder's messages."""
+    return next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), None)
 
 
 def _turns(count: int) -> str:
