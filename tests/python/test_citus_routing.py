@@ -1,4 +1,4 @@
-"""Every per-turn statement names its player (issue 32 item 2) on a real Citus cluster: a
+"""Every per-turn statement names its player on a real Citus cluster: a
 game's lifecycle over HTTP on the coordinator (keyword-only: no embedder; a scripted LLM
 extracting) answers 2xx to every request, and each statement it sent that names the player
 (macro player_filter, the engine `citus`) is a single-task router plan (EXPLAIN: "Task Count:
@@ -42,6 +42,7 @@ PER_TURN = (
     "turn",
     "observe",
     "recalling turn",
+    "save's reads",
     "memory status",
     "swipe",
     "reload",
@@ -129,7 +130,8 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     line_ids = call("POST", f"/saves/{save_id}/lines", json={**owner, "lines": lines})["line_ids"]
     call("GET", f"/saves/{save_id}", params=owner)
     call("GET", f"/saves/{save_id}/lines", params={**owner, "limit": 2})
-    turn = {"save_id": save_id, "user_id": PLAYER, "role_id": role_id, "message": "你喜欢海吗"}
+    saved = {"save_id": save_id}
+    turn = {**saved, "user_id": PLAYER, "role_id": role_id, "message": "你喜欢海吗"}
     recorder.phase = "turn"
     call("POST", "/turn", json=turn)
     # 20 more turns with the loop observing: an extraction is due (extract_at_turns 20) and
@@ -155,6 +157,10 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     recorder.phase = "recalling turn"
     answer = call("POST", "/turn", json={**turn, "message": "还记得海吗"})
     assert "喜欢海" in json.dumps(answer, ensure_ascii=False), answer
+    # a recall and a listing about the save: its row is read on the player's shard too
+    recorder.phase = "save's reads"
+    call("POST", "/query", json={"query": "海", "user_id": PLAYER, "agent_id": "qiyu", **saved})
+    call("GET", f"/users/{PLAYER}/timeline", params={"agent_id": "qiyu", **saved})
     recorder.phase = "memory status"
     status = {"user_id": PLAYER, "agent_id": "qiyu", "role_id": role_id}
     call("GET", f"/saves/{save_id}/memory_status", params=status)

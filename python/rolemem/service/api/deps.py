@@ -26,11 +26,16 @@ def store_of(request: Request) -> Store:
 
 
 def check_own_save(store: Store, save_id: int | None, user_id: str) -> None:
-    """A read about a save reads the player's own only (another's is not found)."""
+    """A read about a save reads the player's own only (another's is not found); on Citus
+    the save's row is read on the player's shard (the engine's player_filter)."""
     if save_id is not None:
         with store.engine.reading() as cur:
             saves.owned_save(
-                cur, save_id, user_id, open_ownerless=store.settings.open_ownerless_saves
+                cur,
+                save_id,
+                user_id,
+                engine=store.engine.name,
+                open_ownerless=store.settings.open_ownerless_saves,
             )
 
 
