@@ -12,7 +12,7 @@ from rolemem.cli.main import main
 from rolemem.memory_builder.saves import Saves
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import scripted_game
+from .conftest import fresh_database, scripted_game
 
 SILLYTAVERN = [
     {
@@ -88,6 +88,30 @@ def test_a_sillytavern_chat_into_a_duckdb_file(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "rolemem: error: rows[0].role must be one of ['assistant', 'system', 'user'], got 'tool'\n"
     )
+
+
+def test_a_chat_into_the_postgresql_database_rolemem_db_names(
+    postgres_url, tmp_path, capsys, monkeypatch
+):
+    """`ROLEMEM_DB=postgresql://…` serves import-chat as it serves serve, memory and config."""
+    url = fresh_database(postgres_url, "rolemem_import_env")
+    assert main(["init-db", "--db", url]) == 0
+    with Saves(url) as saves:
+        role = saves.create_role("祁煜")["role_id"]
+        save = saves.create_save(user_id="aya")["save_id"]
+    chat = tmp_path / "qiyu.jsonl"
+    chat.write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in SILLYTAVERN), "utf-8"
+    )
+    monkeypatch.setenv("ROLEMEM_DB", url)
+    argv = ["import-chat", str(chat), "--save-id", str(save), "--user-id", "aya"]
+    capsys.readouterr()
+    assert main([*argv, "--role-id", str(role)]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["save_id"] == save and answer["line_count"] == 4
+    with Saves(url) as saves:
+        contents = [line["content"] for line in saves.lines(save, user_id="aya")["lines"]]
+    assert contents == ["你来了。", "在画什么？", "海。", "窗外下起了雨。"]
 
 
 @pytest.fixture(params=["duckdb"])

@@ -385,8 +385,10 @@ def _mcp(args: argparse.Namespace) -> None:
 
 
 def _db_or_url(args: argparse.Namespace) -> str:
-    """--db when it is a PostgreSQL URL, else the DuckDB file, which must exist."""
-    return args.db if args.db and is_postgres_url(args.db) else _existing_db(args)
+    """The PostgreSQL URL --db (or $ROLEMEM_DB) names, else the DuckDB file, which must
+    exist."""
+    db = args.db or duckdb_connect.default_db_path()
+    return db if is_postgres_url(db) else _existing_db(args)
 
 
 def _existing_db(args: argparse.Namespace) -> str:
@@ -394,8 +396,8 @@ def _existing_db(args: argparse.Namespace) -> str:
     if is_postgres_url(path):
         raise RolememError(
             f"`rolemem {args.command}` runs on the embedded DuckDB file; on PostgreSQL "
-            "`rolemem init-db`, `memory`, `serve` and `config import/export` run (and dbt "
-            "--target postgres)"
+            "`rolemem init-db`, `memory`, `serve`, `import-chat`, `mcp` and `config "
+            "import/export` run (and dbt --target postgres)"
         )
     if not Path(path).exists():  # opening would create an empty database
         raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
