@@ -106,14 +106,21 @@ def _distribution(requirement: str) -> str:
 
 
 def _optional_imports(tree: ast.AST) -> set[int]:
-    """The import nodes a module may lack: tried with an ImportError handler, or for the type
-    checker only (`if TYPE_CHECKING:`)."""
+    """The import nodes a module may lack: tried with an ImportError handler or under
+    `contextlib.suppress(ImportError)`, or for the type checker only (`if TYPE_CHECKING:`)."""
+    missing = ("ImportError", "ModuleNotFoundError")
     bodies = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and any(
-            isinstance(handler.type, ast.Name)
-            and handler.type.id in ("ImportError", "ModuleNotFoundError")
+            isinstance(handler.type, ast.Name) and handler.type.id in missing
             for handler in node.handlers
+        ):
+            bodies.append(node.body)
+        elif isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call)
+            and ast.unparse(item.context_expr.func).endswith("suppress")
+            and any(ast.unparse(arg) in missing for arg in item.context_expr.args)
+            for item in node.items
         ):
             bodies.append(node.body)
         elif isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
