@@ -186,10 +186,6 @@ class KeyRing:
         """Whether any route needs a key."""
         return self.open_groups != frozenset(GROUPS)
 
-    @property
-    def keys(self) -> tuple[Key, ...]:
-        return self._keys
-
     def identify(self, given: bytes) -> Key | None:
         """The key whose secret is `given` (an X-API-Key header's bytes), else None."""
         if not given:
