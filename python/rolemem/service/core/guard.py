@@ -280,15 +280,6 @@ class RequestGuard:
         return b"".join(chunks)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # later calls see the client disconnect
-
         started = False
 
         async def watched(message: Message) -> None:
@@ -297,7 +288,7 @@ class RequestGuard:
             await send(message)
 
         try:
-            await self.app(scope, replay, watched)
+            await self.app(scope, replaying(body, receive), watched)
         except Exception as exc:
             # a bug, not the caller's fault: one log line (the traceback at debug level), the
             # error shape kept
@@ -314,6 +305,21 @@ class RequestGuard:
     ) -> None:
         message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
         await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` whose first message is the whole `body`, read already; later calls see the
+    client disconnect."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def refuse(
