@@ -197,7 +197,6 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    app.state.keys = ring
     player_rate, key_rate = settings.player_rate, settings.key_rate
     include_routers(app, keyed=ring.keyed, limited=bool(player_rate or key_rate))
     mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes

@@ -97,11 +97,15 @@ def gate_responses(*, keyed: bool, limited: bool, shared: bool) -> dict[int | st
     return answers
 
 
-def error_response(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
+def error_body(kind: str, message: str, field: str | None = None) -> dict[str, Any]:
     detail: dict[str, Any] = {"type": kind, "message": message}
     if field is not None:
         detail["field"] = field
-    return JSONResponse(status_code=status, content={"error": detail})
+    return {"error": detail}
+
+
+def error_response(status: int, kind: str, message: str, field: str | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content=error_body(kind, message, field))
 
 
 def invalid(location: tuple[Any, ...], message: str) -> RequestValidationError:

@@ -132,13 +132,7 @@ class ExtractionQueue:
                     "extraction.failed",
                     {**_about(key, observation), "error": type(exc).__name__},
                 )
-            log.warning(
-                "extraction of save %s (%s) failed: %s: %s",
-                key[0],
-                key[1],
-                type(exc).__name__,
-                exc,
-            )
+            log.warning("extraction of save %s (%s) failed: %s: %s", *key, type(exc).__name__, exc)
         finally:
             if self._metrics is not None and (failed or backoff is None):
                 self._metrics.extraction(time.perf_counter() - started, failed)

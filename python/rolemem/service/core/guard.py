@@ -128,14 +128,10 @@ def check_json(body: bytes) -> Any:
     """The body as strict JSON rolemem can store, or Invalid naming the field. Most bodies
     are parsed by json.loads alone (in C); one the prefilter cannot clear is walked value by
     value (in Python: ~1 µs a value)."""
-    if not _may_be_unstorable(body):
-        try:  # decoded first: json.loads of bytes decodes them with a slower error handler
-            return json.loads(body.decode("utf-8-sig"))
-        except RecursionError:
-            raise Invalid(None, "the JSON nests too deeply") from None
-        except (ValueError, UnicodeDecodeError):
-            raise Invalid(None, "the body is not valid JSON (UTF-8)") from None
+    quick = not _may_be_unstorable(body)
     try:
+        if quick:  # decoded first: json.loads of bytes decodes them with a slower error handler
+            return json.loads(body.decode("utf-8-sig"))
         document = json.loads(body, parse_constant=_NotANumber, parse_float=_finite)
     except RecursionError:
         raise Invalid(None, "the JSON nests too deeply") from None
@@ -284,15 +280,6 @@ class RequestGuard:
         return b"".join(chunks)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # later calls see the client disconnect
-
         started = False
 
         async def watched(message: Message) -> None:
@@ -301,7 +288,7 @@ class RequestGuard:
             await send(message)
 
         try:
-            await self.app(scope, replay, watched)
+            await self.app(scope, replaying(body, receive), watched)
         except Exception as exc:
             # a bug, not the caller's fault: one log line (the traceback at debug level), the
             # error shape kept
@@ -318,6 +305,21 @@ class RequestGuard:
     ) -> None:
         message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
         await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` whose first message is the whole `body`, read already; later calls see the
+    client disconnect."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def refuse(

@@ -13,10 +13,10 @@ import asyncio
 import re
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import error_response
-from .guard import Invalid, check_json, refuse, said
+from .guard import Invalid, check_json, refuse, replaying, said
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -111,16 +111,7 @@ class ImportBodies:
             "headers": [*headers, (b"content-length", b"0")],
             "state": {**scope.get("state", {}), ROWS: rows},
         }
-        sent = False
-
-        async def empty() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            return await receive()
-
-        await self.app(inner, empty, send)
+        await self.app(inner, replaying(b"", receive), send)
 
     def _too_many_bytes(self) -> str:
         return f"the import is larger than the service accepts ({self.max_bytes} bytes)"

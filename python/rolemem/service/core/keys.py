@@ -65,6 +65,11 @@ class Key:
         return self.players is None or fnmatch.fnmatchcase(user_id, self.players)
 
 
+def _refused(message: str) -> RolememError:
+    """A key that cannot be loaded: the --keys option is at fault."""
+    return RolememError(message, field="keys")
+
+
 def digest_of(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8")).digest()
 
@@ -89,19 +94,16 @@ def read_key_file(path: str) -> tuple[Key, ...]:
         with open(path, "rb") as file:
             document = tomllib.load(file)
     except OSError as exc:
-        raise RolememError(f"key file {path}: {exc.strerror or exc}", field="keys") from None
+        raise _refused(f"key file {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RolememError(f"key file {path} is not valid TOML: {exc}", field="keys") from None
+        raise _refused(f"key file {path} is not valid TOML: {exc}") from None
     unknown = sorted(set(document) - {"keys"})
     if unknown:
-        raise RolememError(
-            f"key file {path}: unknown entry {unknown[0]!r} (only [[keys]] tables)", field="keys"
-        )
+        raise _refused(f"key file {path}: unknown entry {unknown[0]!r} (only [[keys]] tables)")
     tables = document.get("keys")
     if not isinstance(tables, list) or not tables:
-        raise RolememError(
-            f"key file {path}: no keys (give one or more [[keys]] tables with name, secret, role)",
-            field="keys",
+        raise _refused(
+            f"key file {path}: no keys (give one or more [[keys]] tables with name, secret, role)"
         )
     keys = tuple(_key(path, index, table) for index, table in enumerate(tables))
     checked(keys, where=f"key file {path}")
@@ -111,34 +113,30 @@ def read_key_file(path: str) -> tuple[Key, ...]:
 def _key(path: str, index: int, table: object) -> Key:
     at = f"key file {path}: keys[{index}]"
     if not isinstance(table, dict):
-        raise RolememError(f"{at} must be a [[keys]] table", field="keys")
+        raise _refused(f"{at} must be a [[keys]] table")
     name, secret, role = table.get("name"), table.get("secret"), table.get("role")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise RolememError(
-            f"{at}.name must be 1-64 letters, digits, '.', '_' or '-' (it is logged)", field="keys"
-        )
+        raise _refused(f"{at}.name must be 1-64 letters, digits, '.', '_' or '-' (it is logged)")
     at = f"key file {path}: key {name!r}"
     unknown = sorted(set(table) - _FIELDS)
     if unknown:
-        raise RolememError(
-            f"{at}: unknown field {unknown[0]!r} (name, secret, role, players)", field="keys"
-        )
+        raise _refused(f"{at}: unknown field {unknown[0]!r} (name, secret, role, players)")
     if role not in ROLES:
-        raise RolememError(f"{at}: role must be one of {', '.join(ROLES)}", field="keys")
+        raise _refused(f"{at}: role must be one of {', '.join(ROLES)}")
     if not isinstance(secret, str) or not secret:
-        raise RolememError(f"{at}: secret is required (a string)", field="keys")
+        raise _refused(f"{at}: secret is required (a string)")
     if secret.startswith("sha256:"):
         hex_digest = secret.removeprefix("sha256:")
         if not _HEX_DIGEST.fullmatch(hex_digest):
-            raise RolememError(f"{at}: sha256: must be followed by 64 hex digits", field="keys")
+            raise _refused(f"{at}: sha256: must be followed by 64 hex digits")
         digest = bytes.fromhex(hex_digest)
     elif _VISIBLE_ASCII.fullmatch(secret):
         digest = digest_of(secret)
     else:  # an X-API-Key header could never carry it
-        raise RolememError(f"{at}: a secret is visible ASCII, without spaces", field="keys")
+        raise _refused(f"{at}: a secret is visible ASCII, without spaces")
     players = table.get("players")
     if players is not None and (not isinstance(players, str) or not players):
-        raise RolememError(f"{at}: players must be a glob (e.g. 'studio-a-*')", field="keys")
+        raise _refused(f"{at}: players must be a glob (e.g. 'studio-a-*')")
     return Key(name, str(role), ROLES[str(role)], digest, players)
 
 
@@ -148,9 +146,9 @@ def checked(keys: Iterable[Key], *, where: str) -> None:
     digests: set[bytes] = set()
     for key in keys:
         if key.name in names:
-            raise RolememError(f"{where}: two keys are named {key.name!r}", field="keys")
+            raise _refused(f"{where}: two keys are named {key.name!r}")
         if key.digest in digests:
-            raise RolememError(f"{where}: key {key.name!r} has another key's secret", field="keys")
+            raise _refused(f"{where}: key {key.name!r} has another key's secret")
         names.add(key.name)
         digests.add(key.digest)
 
@@ -185,10 +183,6 @@ class KeyRing:
     def keyed(self) -> bool:
         """Whether any route needs a key."""
         return self.open_groups != frozenset(GROUPS)
-
-    @property
-    def keys(self) -> tuple[Key, ...]:
-        return self._keys
 
     def identify(self, given: bytes) -> Key | None:
         """The key whose secret is `given` (an X-API-Key header's bytes), else None."""

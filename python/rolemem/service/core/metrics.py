@@ -9,6 +9,7 @@ mode keeps them, and any worker's /metrics answers for all of them."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -117,26 +118,17 @@ class Metrics:
         for outcome in ("finished", "failed", "skipped"):
             self.maintenance_runs.labels(outcome)
         self._refused = {reason: self.refusals.labels(reason) for reason in REFUSALS}
-        self._request_children: dict[tuple[str, str], Any] = {}
-        self._count_children: dict[tuple[str, str, int], Any] = {}
+        # each label set's child looked up once (labels() takes a lock and builds a key)
+        self._timing = functools.cache(self.request_seconds.labels)
+        self._counted = functools.cache(self.requests.labels)
         self._memories: Callable[[], Sequence[tuple[str, int]]] | None = None
 
     # -- what the service calls ------------------------------------------------------------
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Once per request: one histogram observation, one counter (children cached)."""
-        timing = self._request_children.get((method, route))
-        if timing is None:
-            timing = self._request_children.setdefault(
-                (method, route), self.request_seconds.labels(method, route)
-            )
-        timing.observe(seconds)
-        counted = self._count_children.get((method, route, status))
-        if counted is None:
-            counted = self._count_children.setdefault(
-                (method, route, status), self.requests.labels(method, route, str(status))
-            )
-        counted.inc()
+        self._timing(method, route).observe(seconds)
+        self._counted(method, route, str(status)).inc()
 
     def refused(self, reason: str) -> None:
         """A request the gate refused (one of REFUSALS)."""

@@ -66,19 +66,14 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class Limited:
-    """A refused request's numbers: the bucket's size, the seconds until a token is back and
-    until the bucket is full (whole seconds, at least 1)."""
+class Limited(Budget):
+    """A refused request's numbers: its bucket's (no request left), and the seconds until a
+    token is back (whole seconds, at least 1)."""
 
-    limit: int
-    retry_after: int
-    reset: int
+    retry_after: int = 1
 
     def headers(self) -> dict[str, str]:
-        return {
-            "Retry-After": str(self.retry_after),
-            **Budget(self.limit, 0, self.reset).headers(),
-        }
+        return {"Retry-After": str(self.retry_after), **super().headers()}
 
 
 class Buckets:
@@ -120,8 +115,9 @@ class Buckets:
         self._full_at[name] = full_at
         return Limited(
             limit=self.rate.count,
-            retry_after=max(1, math.ceil(taken - now - self.span)),
+            remaining=0,
             reset=max(1, math.ceil(full_at - now)),
+            retry_after=max(1, math.ceil(taken - now - self.span)),
         )
 
     def budget(self, name: str) -> Budget:

@@ -38,17 +38,12 @@ class NotReady(BusyError):
     """The service is not ready for requests yet (or the store stopped answering)."""
 
 
-def missing_tables(engine: Any) -> list[str]:
-    """The tables rolemem needs that the store lacks (one catalog statement): none means the
-    store is reachable and its schema is rolemem's."""
+def check_schema(engine: Any) -> None:
+    """NotReady naming the tables rolemem needs that the store lacks (one catalog statement):
+    none means the store is reachable and its schema is rolemem's."""
     with engine.reading() as cur:
         rows = cur.execute(write_sql("store_table_names", engine=engine.name)).fetchall()
-    found = {row[0] for row in rows}
-    return sorted(NEEDED_TABLES - found)
-
-
-def check_schema(engine: Any) -> None:
-    missing = missing_tables(engine)
+    missing = sorted(NEEDED_TABLES - {row[0] for row in rows})
     if missing:
         raise NotReady(
             f"the store lacks {', '.join(missing)}: run `rolemem init-db` on it (the service "
@@ -83,10 +78,8 @@ class Readiness:
         """The service stops: a step failing from here on (its store closed) is not news."""
         self._stopped = True
 
-    def start(self) -> threading.Thread:
-        thread = threading.Thread(target=self.warm_up, name="rolemem-warm-up", daemon=True)
-        thread.start()
-        return thread
+    def start(self) -> None:
+        threading.Thread(target=self.warm_up, name="rolemem-warm-up", daemon=True).start()
 
     def warm_up(self) -> None:
         """Each step in order; a failed step is logged and stays the reason (no retry: a store

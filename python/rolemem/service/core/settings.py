@@ -21,6 +21,11 @@ _SECONDS: Any = {"metavar": "SECONDS"}
 _RATE: Any = {"metavar": "N/s|N/min"}
 
 
+def _seconds(default: float, description: str) -> Any:
+    """A positive number of seconds."""
+    return Field(default, gt=0, description=description, json_schema_extra=_SECONDS)
+
+
 class ServiceSettings(BaseSettings):
     """The keys and limits of one service (`create_app(settings=…)`); its variables are read
     as `serve` reads them, keywords beating them."""
@@ -56,18 +61,13 @@ class ServiceSettings(BaseSettings):
     max_body_bytes: int = Field(
         1024 * 1024, ge=1, description="larger bodies are refused with 413 before they are read"
     )
-    header_timeout: float = Field(
+    header_timeout: float = _seconds(
         10.0,
-        gt=0,
-        description="a request's headers must arrive within this of the connection opening (or "
+        "a request's headers must arrive within this of the connection opening (or "
         "of the previous answer); else 408 and the connection is closed",
-        json_schema_extra=_SECONDS,
     )
-    body_timeout: float = Field(
-        15.0,
-        gt=0,
-        description="a request's body must arrive within this of its headers; else 408",
-        json_schema_extra=_SECONDS,
+    body_timeout: float = _seconds(
+        15.0, "a request's body must arrive within this of its headers; else 408"
     )
     max_connections: int = Field(
         1000,
@@ -84,12 +84,10 @@ class ServiceSettings(BaseSettings):
     import_max_lines: int = Field(
         50_000, ge=1, description="a bulk import of more lines is refused with 413"
     )
-    request_timeout: float = Field(
+    request_timeout: float = _seconds(
         10.0,
-        gt=0,
-        description="time budget of recall and prompt work (/turn, /query, /recall, "
+        "time budget of recall and prompt work (/turn, /query, /recall, "
         "/expand_words); past it, 503",
-        json_schema_extra=_SECONDS,
     )
     request_threads: int = Field(8, ge=1, description="threads doing requests' engine work")
     # requests already run side by side on the request threads, and per-turn statements are
@@ -113,12 +111,10 @@ class ServiceSettings(BaseSettings):
         description="batches that may wait for a worker; when full, the next append retries",
     )
     # the back-off is stored in memory_loop_state, so it holds in every process
-    extraction_retry_seconds: float = Field(
+    extraction_retry_seconds: float = _seconds(
         30.0,
-        gt=0,
-        description="back-off after an extraction's first failure, doubled for each next; no "
+        "back-off after an extraction's first failure, doubled for each next; no "
         "attempt before it ends, whatever the appends",
-        json_schema_extra=_SECONDS,
     )
     extraction_retries: int = Field(
         3,
@@ -126,12 +122,7 @@ class ServiceSettings(BaseSettings):
         description="attempts in a row (each one LLM call) before a failing batch rests for its "
         "back-off; only an append after it tries again",
     )
-    shutdown_grace: float = Field(
-        5.0,
-        gt=0,
-        description="how long SIGTERM waits for requests in flight",
-        json_schema_extra=_SECONDS,
-    )
+    shutdown_grace: float = _seconds(5.0, "how long SIGTERM waits for requests in flight")
     idempotency_hours: float = Field(
         24.0,
         gt=0,
@@ -157,11 +148,8 @@ class ServiceSettings(BaseSettings):
         ge=0,
         description="times a failed delivery is tried again before it is kept to be replayed",
     )
-    webhook_backoff: float = Field(
-        1.0,
-        gt=0,
-        description="wait after a delivery's first failure, doubled for each next",
-        json_schema_extra=_SECONDS,
+    webhook_backoff: float = _seconds(
+        1.0, "wait after a delivery's first failure, doubled for each next"
     )
 
     def __init__(self, **values: Any) -> None:
@@ -249,11 +237,8 @@ class ServeSettings(ServiceSettings):
         "stored, not extracted",
     )
     llm_model: str | None = Field(None, description="the LLM's model name")
-    llm_timeout: float = Field(
-        30.0,
-        gt=0,
-        description="the whole of one LLM call, connecting to the answer's last byte",
-        json_schema_extra=_SECONDS,
+    llm_timeout: float = _seconds(
+        30.0, "the whole of one LLM call, connecting to the answer's last byte"
     )
 
     def service(self) -> dict[str, Any]:

@@ -230,70 +230,59 @@ class Store:
         write-time history: its reads walk the chain."""
         if not isinstance(self.engine, DuckDBEngine):
             return
-        try:
+        what = f"history refresh of save {save_id}"
+        with contextlib.suppress(RuntimeError):  # closing
             self.requests.submit(
-                run_logged, f"history refresh of save {save_id}", self._refresh, save_id
+                run_logged, what, history.refresh_history, self.engine.con, [save_id]
             )
-        except RuntimeError:  # closing
-            pass
-
-    def _refresh(self, save_id: int) -> None:
-        assert isinstance(self.engine, DuckDBEngine)
-        history.refresh_history(self.engine.con, [save_id])
 
     # -- what requests use -----------------------------------------------------------------
 
     def companion(self, character_id: str, agent_id: str | None) -> Companion:
         key = (character_id, agent_id or character_id)
         with self._lock:
-            self._config_current()
+            library = self._shared_library()
             if key not in self._companions:
                 self._companions[key] = Companion(
                     character_id=character_id,
                     agent_id=agent_id,
                     loop=self.loop,
-                    library=self._shared_library(),
+                    library=library,
                     open_ownerless_saves=self.settings.open_ownerless_saves,
                 )
             return self._companions[key]
 
     def character(self, character_id: str) -> CharacterMemory:
         with self._lock:
-            self._config_current()
+            library = self._shared_library()
             if character_id not in self._characters:
                 self._characters[character_id] = CharacterMemory(
-                    character_id=character_id, library=self._shared_library()
+                    character_id=character_id, library=library
                 )
             return self._characters[character_id]
 
     def characters(self) -> dict[str, dict[str, int]]:
         """The configured characters, with their entries per kind (the loaded config)."""
         with self._lock:
-            self._config_current()
             library = self._shared_library()
         return library.entry_counts()
 
-    def _config_current(self) -> None:
-        """(Under self._lock.) Forget the loaded config when another process imported config
-        since (a shared PostgreSQL database), looking at most once a second."""
-        now = time.monotonic()
-        if self._library is None or now - self._version_checked < _CONFIG_CHECK_SECONDS:
-            return
-        self._version_checked = now
-        if config_version(self.engine) != self._library_version:
-            self._forget_configs()
-
     def _shared_library(self) -> CharacterLibrary:
-        """Every character's config (under self._lock), loaded once and shared."""
+        """Every character's config (under self._lock), loaded once and shared; forgotten
+        when another process imported config since (a shared PostgreSQL database), looking at
+        most once a second."""
+        now = time.monotonic()
+        if self._library is not None and now - self._version_checked >= _CONFIG_CHECK_SECONDS:
+            self._version_checked = now
+            if config_version(self.engine) != self._library_version:
+                self._forget_configs()
         if self._library is None:
             self._library_version = config_version(self.engine)
             self._version_checked = time.monotonic()
-            self._library = CharacterLibrary(self._config_db(), max_batch=self.settings.max_batch)
+            # where the config tables are, as CharacterLibrary reads them
+            db = self.engine.con if isinstance(self.engine, DuckDBEngine) else self.engine
+            self._library = CharacterLibrary(db, max_batch=self.settings.max_batch)
         return self._library
-
-    def _config_db(self) -> Any:
-        """Where the config tables are, as CharacterLibrary reads them."""
-        return self.engine.con if isinstance(self.engine, DuckDBEngine) else self.engine
 
     def status(self) -> dict[str, Any]:
         with self._lock:

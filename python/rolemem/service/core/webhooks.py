@@ -30,7 +30,6 @@ from ...sql.project import write_sql
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES = ("extraction.succeeded", "extraction.failed", "maintenance.finished", "player.purged")
 SIGNATURE_HEADER = "X-Rolemem-Signature"
 _TIMEOUT = 5.0  # seconds a receiver has to answer one delivery
 # deliveries queued or waiting for a retry; past it, a new event is logged and counted failed

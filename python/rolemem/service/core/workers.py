@@ -39,10 +39,6 @@ class WorkerPool:
         self._jobs.put_nowait((future, function, args, kwargs))
         return future
 
-    @property
-    def waiting(self) -> int:
-        return self._jobs.qsize()
-
     def _work(self) -> None:
         while not self._closed:
             try:

@@ -26,8 +26,7 @@ PATH = "/mcp"
 
 def caller_key(ctx: ServerRequestContext[Any], tool: Tool) -> str | None:
     """The key the MCP request came with (the HTTP request the call arrived in)."""
-    request = ctx.request
-    headers = getattr(request, "headers", None)
+    headers = getattr(ctx.request, "headers", None)
     return None if headers is None else headers.get("x-api-key")
 
 
@@ -49,18 +48,12 @@ class Endpoint:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """The session manager, and the client that calls the routes in this process."""
-        import httpx2
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         from .server import Routes, build_server
 
-        transport = httpx2.ASGITransport(app=self.app, raise_app_exceptions=False)
-        async with httpx2.AsyncClient(
-            transport=transport, base_url="http://rolemem.internal", timeout=None
-        ) as client:
-            server = build_server(
-                Routes(client, self.app.openapi()), TOOLS, caller_key, version=self.app.version
-            )
+        async with Routes.in_process(self.app) as routes:
+            server = build_server(routes, TOOLS, caller_key, version=self.app.version)
             manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
             async with manager.run():
                 self.manager = manager

@@ -5,8 +5,9 @@ result, an error answer (the one error shape, naming the field) a tool error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx2
@@ -14,6 +15,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from ..core.errors import error_body
 from ..core.logs import request_id
 from .tools import BadArgument, Tool, input_schema, route_call
 
@@ -29,6 +31,16 @@ class Routes:
         self.client = client
         self.openapi = openapi
 
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def in_process(cls, app: Any) -> AsyncIterator[Routes]:
+        """The routes of `app`, called in this process (no port) through all its middleware."""
+        transport = httpx2.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx2.AsyncClient(
+            transport=transport, base_url="http://rolemem.internal", timeout=None
+        ) as client:
+            yield cls(client, app.openapi())
+
     async def call(
         self, tool: Tool, arguments: dict[str, Any], key: str | None
     ) -> tuple[bool, dict[str, Any]]:
@@ -36,7 +48,7 @@ class Routes:
         try:
             request = route_call(self.openapi, tool, arguments)
         except BadArgument as bad:
-            return False, _error("ValidationError", str(bad), bad.field)
+            return False, error_body("ValidationError", str(bad), bad.field)
         headers = {"X-API-Key": key} if key else {}
         if request_id.get() != "-":  # called from /mcp: the route logs with its request id
             headers["X-Request-Id"] = request_id.get()
@@ -49,22 +61,15 @@ class Routes:
                 headers=headers,
             )
         except httpx2.TransportError as exc:  # --url: the service is down or too slow
-            return False, _error("Busy", f"the service did not answer: {type(exc).__name__}")
+            return False, error_body("Busy", f"the service did not answer: {type(exc).__name__}")
         try:
             document = answer.json()
         except ValueError:
             document = None
         if not isinstance(document, dict):  # every route answers an object
             kind = "Unexpected" if answer.is_success else "HTTPError"
-            return False, _error(kind, f"the service answered {answer.status_code}")
+            return False, error_body(kind, f"the service answered {answer.status_code}")
         return answer.is_success, document
-
-
-def _error(kind: str, message: str, field: str | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"type": kind, "message": message}
-    if field is not None:
-        error["field"] = field
-    return {"error": error}
 
 
 def build_server(

@@ -40,12 +40,8 @@ async def serve_store(db: str, *, designer: bool, keyword_only: bool, version: s
     from ..app import create_app
 
     app = create_app(db, embedder=None if keyword_only else "default")
-    async with app.router.lifespan_context(app):
-        transport = httpx2.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx2.AsyncClient(
-            transport=transport, base_url="http://rolemem.internal", timeout=None
-        ) as client:
-            await _serve(Routes(client, app.openapi()), offered(designer), version)
+    async with app.router.lifespan_context(app), Routes.in_process(app) as routes:
+        await _serve(routes, offered(designer), version)
 
 
 async def serve_url(url: str, *, designer: bool, timeout: float, version: str) -> None:

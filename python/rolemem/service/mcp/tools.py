@@ -90,12 +90,10 @@ TOOLS = (
         "whether it unlocks (GET /config/{character_id}/unlock_matrix).",
     ),
 )
-BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
-    operation: dict[str, Any] = openapi["paths"][tool.path][tool.method.lower()]
-    return operation
+    return openapi["paths"][tool.path][tool.method.lower()]
 
 
 def _parameters(operation: dict[str, Any]) -> list[dict[str, Any]]:
