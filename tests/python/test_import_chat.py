@@ -90,6 +90,26 @@ def test_a_sillytavern_chat_into_a_duckdb_file(tmp_path, capsys):
     )
 
 
+def test_a_send_date_past_the_calendar_is_unreadable_not_an_error(tmp_path, capsys):
+    """A row's milliseconds past what a clock holds (1e20) read as no date: the line takes the
+    import's time, and a row without text is skipped whatever its date."""
+    path = str(tmp_path / "chat.duckdb")
+    with Saves(path) as saves:
+        save = saves.create_save(user_id="aya")["save_id"]
+    rows = [
+        {"name": "阿雅", "is_user": True, "send_date": 1e20, "mes": "  "},
+        {"name": "阿雅", "is_user": True, "send_date": 1e20, "mes": "在吗？"},
+    ]
+    chat = tmp_path / "far.jsonl"
+    chat.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
+    argv = ["import-chat", str(chat), "--save-id", str(save), "--user-id", "aya", "--db", path]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["line_count"] == 1
+    with Saves(path) as saves:
+        [line] = saves.lines(save, user_id="aya")["lines"]
+    assert line["content"] == "在吗？" and line["created_at"].year >= 2026
+
+
 def test_a_chat_into_the_postgresql_database_rolemem_db_names(
     postgres_url, tmp_path, capsys, monkeypatch
 ):

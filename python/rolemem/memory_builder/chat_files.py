@@ -98,9 +98,10 @@ def _sillytavern(row: dict[str, Any], speaker: dict[str, Any]) -> dict[str, Any]
     else:
         attribute = "assistant"
     line = _message(row, attribute, row.get("mes"), speaker)
-    created = _send_date(row.get("send_date"))
-    if line is not None and created is not None:
-        line["created_at"] = created
+    if line is not None:  # a row without text is skipped whatever its date
+        created = _send_date(row.get("send_date"))
+        if created is not None:
+            line["created_at"] = created
     return line
 
 
@@ -123,7 +124,10 @@ def _send_date(value: Any) -> str | None:
     """SillyTavern's send_date as a naive ISO time (UTC when it had an offset); None when it
     is missing or unreadable (the import's time is used)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, UTC).replace(tzinfo=None).isoformat()
+        try:  # milliseconds past the calendar (1e20, NaN) are unreadable too
+            return datetime.fromtimestamp(value / 1000, UTC).replace(tzinfo=None).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
     if not isinstance(value, str):
         return None
     try:
