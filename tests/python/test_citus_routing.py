@@ -128,6 +128,7 @@ def _play(client: Any, recorder: _Recorder, url: str) -> list[tuple[str, int, st
     ]
     owner = {"user_id": PLAYER}
     line_ids = call("POST", f"/saves/{save_id}/lines", json={**owner, "lines": lines})["line_ids"]
+    recorder.phase = "save's reads"
     call("GET", f"/saves/{save_id}", params=owner)
     call("GET", f"/saves/{save_id}/lines", params={**owner, "limit": 2})
     saved = {"save_id": save_id}

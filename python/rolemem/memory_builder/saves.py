@@ -43,6 +43,8 @@ from .contract import MAX_ID, Line
 
 LINE_FIELDS = tuple(Line.model_fields)
 
+_FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
+
 _SAVE_SQL = """
 select id, user_id, name, last_message_id, forked_from_line_id, user_name
 from save where id = $save_id and {player}
@@ -329,6 +331,7 @@ def create_save(
     save_id: int | None = None,
     from_line_id: int | None = None,
     user_name: str | None = None,
+    engine: str = "duckdb",
     open_ownerless: bool = False,
 ) -> dict[str, Any]:
     """A new empty save of player `user_id` (required: every save has an owner), or a fork
@@ -341,13 +344,15 @@ def create_save(
     save_id = _id(save_id, "id", required=False, largest=MAX_ID)
     from_line_id = _id(from_line_id, "from_line_id", required=False)
     if from_line_id is not None:
-        line = cur.execute(
-            "select save_id from line where id = $id", {"id": from_line_id}
-        ).fetchone()
+        # on Citus read on the player's shard (another player's line is not found there)
+        sql = _FORKED_LINE_SQL.format(
+            player=render_macro("player_filter", "user_id", engine=engine)
+        )
+        line = _run(cur, sql, {"id": from_line_id, "user_id": user_id}).fetchone()
         if line is None:
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
         try:
-            forked = owned_save(cur, line[0], user_id, open_ownerless=open_ownerless)
+            forked = owned_save(cur, line[0], user_id, engine=engine, open_ownerless=open_ownerless)
             user_name = user_name or forked["user_name"]
         except SaveNotFoundError:  # a line of another player's save is not revealed either
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id") from None
@@ -367,7 +372,7 @@ def create_save(
             "user_name": user_name,
         },
     )
-    return owned_save(cur, save_id, user_id)
+    return owned_save(cur, save_id, user_id, engine=engine)
 
 
 def describe(
@@ -380,7 +385,7 @@ def describe(
 ) -> dict[str, Any]:
     """The save: owner, tip, number of lines on its current branch, the characters that speak
     on it, its fork point; `chain_problem` when its chain is broken."""
-    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
+    save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
     statements = _chain_statements(engine)
     params = {
         "save_id": save["save_id"],
@@ -407,7 +412,7 @@ def branch_lines(
 ) -> dict[str, Any]:
     """The current branch root -> tip, a page at a time from the tip: the `limit` lines
     before line `before` (default: up to the tip), oldest first; `next_before` pages on."""
-    save = owned_save(cur, save_id, user_id, open_ownerless=open_ownerless)
+    save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
     statements = _chain_statements(engine)
@@ -590,6 +595,7 @@ def import_lines(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
+    chunk: int = IMPORT_CHUNK,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """A whole history on the save's tip, in order, in the caller's one transaction: every
@@ -605,10 +611,9 @@ def import_lines(
     )
     first = None
     answer: dict[str, Any] = {}
-    for start in range(0, len(checked), IMPORT_CHUNK):
+    for start in range(0, len(checked), chunk):
         # each chunk chained onto the one before (the save read and lines checked once)
-        chunk = checked[start : start + IMPORT_CHUNK]
-        answer = _chain(cur, save, chunk, default_time, None, engine)
+        answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
         save = {**save, "tip_line_id": answer["tip_line_id"]}
         first = answer["line_ids"][0] if first is None else first
         if progress is not None:
@@ -820,7 +825,7 @@ class Saves:
         )
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
-        return self._write(create_save, open_ownerless=self._open, **fields)
+        return self._write(create_save, **self._on_saves, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
         return self._read(describe, save_id, user_id)

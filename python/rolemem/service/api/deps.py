@@ -4,6 +4,9 @@ body is read, by the gate (core/gate.py, by core/keys.py's rule)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from fastapi import Request
 from fastapi.security import APIKeyHeader
 
@@ -11,6 +14,8 @@ from ...errors import ConflictError
 from ...memory_builder import saves
 from ..core.errors import missing
 from ..core.state import Store
+
+T = TypeVar("T")
 
 API_KEY = APIKeyHeader(
     name="X-API-Key",
@@ -25,18 +30,31 @@ def store_of(request: Request) -> Store:
     return store
 
 
+def for_store(
+    store: Store, function: Callable[..., T], *args: Any, **kwargs: Any
+) -> Callable[[Any], T]:
+    """`function(cur, *args, **kwargs)` (memory_builder's, on a save) for the store: its
+    engine (on Citus a save's rows are read on its player's shard), its rule for ownerless
+    saves."""
+    return lambda cur: function(
+        cur,
+        *args,
+        engine=store.engine.name,
+        open_ownerless=store.settings.open_ownerless_saves,
+        **kwargs,
+    )
+
+
+def read_on(store: Store, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`function` of for_store on a reading cursor."""
+    with store.engine.reading() as cur:
+        return for_store(store, function, *args, **kwargs)(cur)
+
+
 def check_own_save(store: Store, save_id: int | None, user_id: str) -> None:
-    """A read about a save reads the player's own only (another's is not found); on Citus
-    the save's row is read on the player's shard (the engine's player_filter)."""
+    """A read about a save reads the player's own only (another's is not found)."""
     if save_id is not None:
-        with store.engine.reading() as cur:
-            saves.owned_save(
-                cur,
-                save_id,
-                user_id,
-                engine=store.engine.name,
-                open_ownerless=store.settings.open_ownerless_saves,
-            )
+        read_on(store, saves.owned_save, save_id, user_id)
 
 
 def required_from_role(value: str | None, role_id: int | None, field: str, where: str = "") -> str:

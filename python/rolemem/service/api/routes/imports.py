@@ -25,8 +25,8 @@ from ...core.state import Store
 from ...schemas.common import ID_LENGTH, USER_ID
 from ...schemas.imports import Imported
 from ...schemas.saves import LineIn, Observe
-from ..deps import store_of
-from .saves import IdempotencyKey, SaveId, for_store
+from ..deps import for_store, store_of
+from .saves import IdempotencyKey, SaveId
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 

@@ -5,9 +5,8 @@ name the save's owner."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
 
@@ -37,7 +36,7 @@ from ...schemas.saves import (
     Tip,
     TipMove,
 )
-from ..deps import required_from_role, store_of
+from ..deps import for_store, read_on, required_from_role, store_of
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
@@ -60,26 +59,6 @@ IdempotencyKey = Annotated[
     ),
 ]
 _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
-T = TypeVar("T")
-
-
-def for_store(
-    store: Store, function: Callable[..., T], *args: Any, **kwargs: Any
-) -> Callable[[Any], T]:
-    """`function(cur, *args, **kwargs)` (memory_builder's, on a save) for the store: its
-    engine, its rule for ownerless saves."""
-    return lambda cur: function(
-        cur,
-        *args,
-        engine=store.engine.name,
-        open_ownerless=store.settings.open_ownerless_saves,
-        **kwargs,
-    )
-
-
-def _read(store: Store, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    with store.engine.reading() as cur:
-        return for_store(store, function, *args, **kwargs)(cur)
 
 
 @router.post(
@@ -134,14 +113,14 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
         body.user_id,
         "/saves",
         body.model_dump(mode="json"),
-        lambda cur: saves.create_save(
-            cur,
+        for_store(
+            store,
+            saves.create_save,
             user_id=body.user_id,
             name=body.name,
             save_id=body.id,
             from_line_id=body.from_line_id,
             user_name=body.user_name,
-            open_ownerless=store.settings.open_ownerless_saves,
         ),
     )
 
@@ -156,7 +135,7 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
 )
 async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
     store = store_of(request)
-    return await store.run(request, _read, store, saves.describe, save_id, user_id)
+    return await store.run(request, read_on, store, saves.describe, save_id, user_id)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
@@ -205,7 +184,7 @@ async def branch_lines(
 ) -> Any:
     store = store_of(request)
     return await store.run(
-        request, _read, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+        request, read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
     )
 
 
@@ -225,7 +204,7 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
     if targets and player is None:
         # a save that is not the (unnamed) player's is a 404 as an append without observe
         # answers; only an ownerless save a game opens lacks the player observe needs
-        _read(store, saves.owned_save, save_id, None)
+        read_on(store, saves.owned_save, save_id, None)
         raise RolememError("observe needs the player: give user_id", field="user_id")
     observed = [_observed(store, target, where) for where, target in targets]
     now = body.now or datetime.now()
