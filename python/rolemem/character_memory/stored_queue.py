@@ -23,8 +23,9 @@ def _read_sql(engine: str) -> str:
 
 class StoredRecallSession(RecallSession):
     """The recalls of one save x character: the turn counter and the sticky queue read from
-    the store before each recall and written back after it (`recall` as RecallSession's).
-    `store`: an engine (rolemem.engines)."""
+    the store before each recall and written back after it (`recall` as RecallSession's;
+    the counter is the store's, so the in-memory `turn` is not kept here). `store`: an engine
+    (rolemem.engines)."""
 
     def __init__(self, memory: CharacterMemory, store: Any, save_id: int, user_id: str) -> None:
         self.memory = memory

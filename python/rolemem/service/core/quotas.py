@@ -17,7 +17,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...errors import RolememError
 
@@ -70,7 +70,7 @@ class Limited(Budget):
     """A refused request's numbers: its bucket's (no request left), and the seconds until a
     token is back (whole seconds, at least 1)."""
 
-    retry_after: int = 1
+    retry_after: int = field(kw_only=True)
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after), **super().headers()}
