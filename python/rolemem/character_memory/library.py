@@ -27,7 +27,7 @@ from ..sql.batching import Coalescer
 from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
-from ..text.recall_words import RecallWords, word_columns, words_params
+from ..text.recall_words import RecallWords, Word, word_columns, words_params
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
@@ -40,6 +40,7 @@ from .config import (
     read_seed_csvs,
     report_problems,
 )
+from .entry_matches import MATCHED_COLUMNS, ROW_LIMIT, EntryMatcher
 from .verdict_cache import TABLE as VERDICTS
 from .verdict_cache import Pair, VerdictCache
 
@@ -151,6 +152,10 @@ left join (
 {explain_join}
 order by requests.request_id
 """
+# on DuckDB a request's words and keyword matches are computed in Python (text.recall_words,
+# entry_matches) and bound as these models' rows
+_WORDS_ROWS = {"int_recall_words_expanded": bound_rows("words", word_columns("request_id"))}
+_MATCHED_ROWS = {"int_recall_entries_matched": bound_rows("matched", MATCHED_COLUMNS)}
 # the filled prompt template: only when a request of the batch brings one (a turn's)
 _PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynamic")
 
@@ -254,6 +259,9 @@ class CharacterLibrary:
         # on DuckDB a request's words are computed before its statement, which then does not
         # plan them (PostgreSQL keeps its plan, so its statement computes them)
         self._words = RecallWords.read(self._con) if engine is None else None
+        # and so are its keyword matches (model int_recall_entries_matched) from the config
+        # loaded here
+        self._matcher = EntryMatcher.read(self._con) if engine is None else None
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -292,6 +300,13 @@ class CharacterLibrary:
         explain = any(request.explain for request in requests)
         prompts = any(request.values.get("template") is not None for request in requests)
         engine = self._engine.name if self._engine else "duckdb"
+        params = _batch_params([request.values for request in requests])
+        matched = None
+        if self._words is not None:
+            words = [self._words.words(r.values, agent_name="char_name") for r in requests]
+            params.update(words_params(words, "request_id"))
+            matched = self._matched_params(requests, words)
+            params.update(matched or {})
         # the marts asked for in one query: blocks, prompts and explain share every CTE
         blocks = "character_memory_prompts" if prompts else "character_memory_blocks"
         sql = compose(
@@ -299,11 +314,8 @@ class CharacterLibrary:
             {
                 "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
                 "int_recall_queue_items": _QUEUE_SQL,
-                **(
-                    {"int_recall_words_expanded": bound_rows("words", word_columns("request_id"))}
-                    if self._words is not None
-                    else {}
-                ),
+                **(_WORDS_ROWS if self._words is not None else {}),
+                **(_MATCHED_ROWS if matched is not None else {}),
             },
             _recall_select(explain, prompts, engine),
             {
@@ -317,10 +329,6 @@ class CharacterLibrary:
             # another engine: the seeds are this library's own copies
             renamed=None if self._engine is None else _OWN_SEEDS,
         )
-        params = _batch_params([request.values for request in requests])
-        if self._words is not None:
-            words = [self._words.words(r.values, agent_name="char_name") for r in requests]
-            params.update(words_params(words, "request_id"))
         for number, request in enumerate(requests, start=1):
             queued = request.values["queued_keys"]
             params["queued_request_id"] += [number] * len(queued)
@@ -343,6 +351,28 @@ class CharacterLibrary:
         with self._verdicts.holding(pairs):
             rows = cur.run(sql, params, error=ConfigError)
         return [tuple(row[1:]) for row in rows]
+
+    def _matched_params(
+        self, requests: Sequence[RecallRequest], words: Sequence[Sequence[Word]]
+    ) -> dict[str, list[Any]] | None:
+        """The batch's keyword matches (entry_matches), bound as `bound_rows("matched")`;
+        None: the statement plans the model where that is cheaper (entry_matches.ROW_LIMIT,
+        .CONTENT_LIMIT; a test holds the two equal)."""
+        matcher = self._matcher
+        if matcher is None or not all(
+            matcher.answers(request.values["character_id"]) for request in requests
+        ):
+            return None
+        rows = [
+            row
+            for number, (request, found) in enumerate(zip(requests, words, strict=True), start=1)
+            for row in matcher.matched(number, request.values, found, self._has_secondary_keywords)
+        ]
+        if len(rows) > ROW_LIMIT:
+            return None
+        return {
+            f"matched_{name}": [row[i] for row in rows] for i, name in enumerate(MATCHED_COLUMNS)
+        }
 
     # -- loading ---------------------------------------------------------------------------
 
