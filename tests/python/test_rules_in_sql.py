@@ -417,10 +417,10 @@ def test_postgresql_fills_the_template_as_duckdb(postgres_url):
 BLANKS = [" ", "\t", "\v", "\u3000", " \u3000\v", "内容", "\u3000内容\v", "v", "t"]
 
 
-def filled_and_tidied(run) -> list[tuple[str, str, str | None]]:
+def filled_and_tidied(run, engine: str) -> list[tuple[str, str, str | None]]:
     """Macros fill_prompt_template (a header above a value), tidy_prompt_lines (a value
-    between blank lines) and blank_as_null over each of BLANKS, run by `run(sql, params)` on
-    one engine."""
+    between blank lines) and blank_as_null over each of BLANKS, rendered for `engine` and run
+    by `run(sql, params)` there."""
     answers = []
     for value in BLANKS:
         [(filled, tidied, kept)] = run(
@@ -429,11 +429,12 @@ def filled_and_tidied(run) -> list[tuple[str, str, str | None]]:
                 "fill_prompt_template",
                 "cast($template as varchar)",
                 (("'{{x}}'", "cast($value as varchar)"),),
+                engine=engine,
             )
             + ", "
-            + render_macro("tidy_prompt_lines", "cast($text as varchar)")
+            + render_macro("tidy_prompt_lines", "cast($text as varchar)", engine=engine)
             + ", "
-            + render_macro("blank_as_null", "cast($value as varchar)"),
+            + render_macro("blank_as_null", "cast($value as varchar)", engine=engine),
             {"template": "【经历】\n{{x}}\n尾", "value": value, "text": f"{value}\n\n尾{value}"},
         )
         answers.append((filled, tidied, kept))
@@ -447,7 +448,7 @@ def test_blank_is_the_same_to_both_engines(postgres_url):
     from .conftest import fresh_database
 
     duck = duckdb.connect()
-    expected = filled_and_tidied(lambda sql, params: duck.execute(sql, params).fetchall())
+    expected = filled_and_tidied(lambda sql, params: duck.execute(sql, params).fetchall(), "duckdb")
     assert expected == [("\n尾", "尾", None)] * 5 + [
         ("【经历】\n内容\n尾", "内容\n尾内容", "内容"),
         ("【经历】\n\u3000内容\v\n尾", "内容\v\n尾\u3000内容", "\u3000内容\v"),
@@ -455,12 +456,14 @@ def test_blank_is_the_same_to_both_engines(postgres_url):
         ("【经历】\nt\n尾", "t\n尾t", "t"),
     ]
     with PostgresEngine(fresh_database(postgres_url, "rules_blank")) as engine:
-        assert filled_and_tidied(engine.run) == expected
+        assert filled_and_tidied(engine.run, "postgres") == expected
 
 
 def test_no_python_substitutes_a_placeholder():
     """The `{{…}}` fills are SQL (macros fill_prompt_template, fill_name_placeholders): no
-    Python module replaces one."""
+    Python module replaces one by name. The one written-out copy, character_memory.prompt_fill,
+    replaces the placeholders it is given, held equal to the macros by
+    test_prompt_fill_in_python."""
     substitution = re.compile(r"""(\.replace\(|\.sub\(|re\.sub\()[^)\n]*\{\{""")
     found = [p.name for p, text in python_sources().items() if substitution.search(text)]
     assert found == []

@@ -28,6 +28,7 @@ from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from ..text.recall_words import RecallWords, Word, word_columns, words_params
+from . import prompt_fill
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
@@ -262,6 +263,8 @@ class CharacterLibrary:
         # and so are its keyword matches (model int_recall_entries_matched) from the config
         # loaded here
         self._matcher = EntryMatcher.read(self._con) if engine is None else None
+        # and fills a request's template here (prompt_fill), its statement planning none
+        self._fills_prompts = engine is None
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -298,7 +301,10 @@ class CharacterLibrary:
 
     def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
         explain = any(request.explain for request in requests)
-        prompts = any(request.values.get("template") is not None for request in requests)
+        # the templates filled by the statement (model character_memory_prompts), or here
+        prompts = not self._fills_prompts and any(
+            request.values.get("template") is not None for request in requests
+        )
         engine = self._engine.name if self._engine else "duckdb"
         params = _batch_params([request.values for request in requests])
         matched = None
@@ -350,7 +356,21 @@ class CharacterLibrary:
         pairs = [(r.values["character_id"], r.values["context"]) for r in requests]
         with self._verdicts.holding(pairs):
             rows = cur.run(sql, params, error=ConfigError)
-        return [tuple(row[1:]) for row in rows]
+        if not self._fills_prompts:
+            return [tuple(row[1:]) for row in rows]
+        return [
+            (
+                *row[1:4],
+                *prompt_fill.prompts(
+                    request.values.get("template"),
+                    row[1:4],
+                    request.values["user_name"],
+                    request.values["char_name"],
+                ),
+                *row[7:],
+            )
+            for request, row in zip(requests, rows, strict=True)
+        ]
 
     def _matched_params(
         self, requests: Sequence[RecallRequest], words: Sequence[Sequence[Word]]

@@ -21,7 +21,7 @@ import duckdb
 
 from ..engines import duckdb_connect, reading
 from ..text.tokens import tokenize
-from . import prompt_rules
+from . import prompt_fill
 from .config import (
     JSON_COLUMNS,
     SEED_COLUMNS,
@@ -63,11 +63,7 @@ class RecallResult:
     words: list[dict[str, Any]] = field(repr=False)
     turn: int = 0
 
-    PLACEHOLDERS = (
-        "{{character_memory_attributes}}",
-        "{{character_memory_event}}",
-        "{{character_dialogue_style}}",
-    )
+    PLACEHOLDERS = prompt_fill.BLOCK_PLACEHOLDERS
     user_name: str | None = None
     char_name: str | None = None
     system_prompt: str | None = field(default=None, repr=False)
@@ -76,8 +72,8 @@ class RecallResult:
     def labelled(self, template: str) -> str:
         """`template` as it is when it places any block; else with the three blocks appended,
         each under its header (a dialogue example then never reads like an event). The rule is
-        the macro label_memory_blocks."""
-        return str(prompt_rules.run(prompt_rules.LABEL_SQL, {"template": template}))
+        the macro label_memory_blocks (written out in prompt_fill)."""
+        return prompt_fill.labelled(template)
 
     def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
         """A character prompt template with its placeholders filled in one pass over the
@@ -87,8 +83,7 @@ class RecallResult:
         a header line (ending in 】, ： or :, or a markdown `#` line) directly above a
         placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
         left in the prompt; a wrapping tag such as `<events>` stays). The rule is the macro
-        fill_prompt_template, run on a private DuckDB connection (the turn reads it from its
-        recall's statement instead)."""
+        fill_prompt_template, written out in prompt_fill."""
         values = dict(
             zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
         )
@@ -97,7 +92,7 @@ class RecallResult:
             values["{{user}}"] = self.user_name
         if self.char_name is not None:
             values["{{char}}"] = self.char_name
-        return prompt_rules.fill(template, values)
+        return prompt_fill.fill_values(template, values)
 
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
