@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_turn_budget.py [--calls 200] [--turns 30] [--store demo.duckdb]
 
-Printed, per case: the operators of each statement `budget.cut` runs (EXPLAIN), the median
+Printed, per case: the operators of each statement `budget.cut` runs (EXPLAIN; none when
+the count with nothing cut answers, in Python), the median
 ms of `budget.cut`, and the median ms of `Companion.turn` (dry run) on the demo store with and
 without a max_prompt_tokens that cuts. Run it with another checkout's `python/` on PYTHONPATH
 to compare revisions in the same run (scripts alternate them).
@@ -21,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plan_size import operator_count  # noqa: E402
+from plan_size import captured_queries, operator_count  # noqa: E402
 
-from rolemem.turn.companion import Companion
+from rolemem.sql.project import used  # noqa: E402
+from rolemem.turn.companion import Companion  # noqa: E402
 
 try:
     from rolemem.turn import budget
@@ -72,30 +74,11 @@ def pieces(history: int, events: int) -> list[dict[str, Any]]:
     ]
 
 
-class _Recording:
-    """budget's cursor, recording each statement it runs (text, parameters)."""
-
-    def __init__(self, cursor: Any, seen: list[tuple[str, dict[str, Any]]]) -> None:
-        self._cursor, self._seen = cursor, seen
-
-    def execute(self, sql: str, params: dict[str, Any]) -> Any:
-        self._seen.append((sql, dict(params)))
-        return self._cursor.execute(sql, params)
-
-    def close(self) -> None:
-        self._cursor.close()
-
-
 def operators(case: list[dict[str, Any]], limit: int | None) -> list[int]:
-    seen: list[tuple[str, dict[str, Any]]] = []
-    original = budget._cursor
-    budget._cursor = lambda: _Recording(original(), seen)  # type: ignore[assignment,return-value]
-    try:
+    """The operators of each statement `budget.cut` runs (none: counted in Python)."""
+    with captured_queries() as seen:
         budget.cut(case, max_prompt_tokens=limit, template_alone=None, **NAMES)  # type: ignore[arg-type]
-    finally:
-        budget._cursor = original  # type: ignore[method-assign]
-    cursor = original()
-    return [operator_count(cursor, sql, params) for sql, params in seen]
+    return [operator_count(cur, sql, used(sql, params)) for sql, params, cur in seen]
 
 
 def cut_ms(case: list[dict[str, Any]], limit: int | None, calls: int) -> float:

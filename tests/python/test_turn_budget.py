@@ -16,6 +16,7 @@ from rolemem.service.core.settings import ServiceSettings
 from rolemem.sql.project import render_macro
 from rolemem.turn import budget
 from rolemem.turn.companion import Companion
+from rolemem.turn.token_counts import Counted, counted
 
 from .conftest import demo_store, error_of, scripted_game
 
@@ -205,48 +206,40 @@ def _many_events() -> list[dict[str, Any]]:
     [(_pieces, False), (_more_pieces, False), (_more_pieces, True), (_many_events, False)],
 )
 def test_the_lean_count_answers_as_the_budget_does(make, inline):
-    """Parity: the lean statement (memory_prompt_token_counts), when it says nothing can be
-    cut, answers the prompt_tokens, dynamic text and kept pieces the budget's statement
-    (memory_prompt_budget_cuts) does; and it never says so when the budget cuts."""
+    """Parity: the count with nothing cut (memory_prompt_token_counts, as token_counts writes it
+    out), when it says nothing can be cut, answers the prompt_tokens, dynamic text and kept
+    pieces the budget's statement (memory_prompt_budget_cuts) does; and it never says so when
+    the budget cuts."""
     pieces = make()
     if inline:  # the template places the dynamic memory between its two texts
         pieces = [{"layer": "system", "item_index": 1, "content": "请回答。"}, *pieces]
 
     def both(limit: int | None) -> tuple[Any, Any]:
-        params = budget._params(
-            pieces,
-            max_prompt_tokens=limit,
-            user_name="木木",
-            agent_name="祁煜",
-            is_dynamic_inline=inline,
-            template_alone="你叫祁煜。请回答。" if inline else None,
-        )
+        turn = {
+            "max_prompt_tokens": limit,
+            "user_name": "木木",
+            "agent_name": "祁煜",
+            "is_dynamic_inline": inline,
+            "template_alone": "你叫祁煜。请回答。" if inline else None,
+        }
         return (
-            budget._cut(pieces, params, try_lean=True),
-            budget._cut(pieces, params, try_lean=False),
+            counted(pieces, budget._seed_budgets(), **turn),
+            budget._cut(pieces, budget._params(pieces, **turn)),
         )
 
+    def kept(lean: Counted) -> tuple[Any, ...]:
+        return [{"is_cut": False, "cut_reason": None}] * len(pieces), *lean[:2]
+
     lean, full = both(None)
-    assert lean == full
+    assert lean.needs_cuts or kept(lean) == full
     limits = range(full[2] + 20, 0, -1) if make is not _many_events else [None]
     answered_lean = 0
     for limit in limits:
         lean, full = both(limit)
-        assert lean == full, limit
-        params = budget._params(
-            pieces,
-            max_prompt_tokens=limit,
-            user_name="木木",
-            agent_name="祁煜",
-            is_dynamic_inline=inline,
-            template_alone="你叫祁煜。请回答。" if inline else None,
-        )
-        cursor = budget._cursor()
-        needs_cuts = cursor.execute(budget._lean_sql(), params).fetchone()[2]  # type: ignore[index]
-        cursor.close()
-        assert needs_cuts or not any(piece["is_cut"] for piece in full[0])
-        answered_lean += not needs_cuts
+        assert lean.needs_cuts or kept(lean) == full, limit
+        assert lean.needs_cuts or not any(piece["is_cut"] for piece in full[0])
+        answered_lean += not lean.needs_cuts
     if make is _many_events:
         assert any(piece["is_cut"] for piece in full[0])  # over the dynamic_event budget
     else:
-        assert answered_lean  # the largest limits cut nothing: the lean statement answers
+        assert answered_lean  # the largest limits cut nothing: the lean count answers

@@ -5,12 +5,13 @@ the dynamic memory text rebuilt from what is kept. The pieces are the turn's own
 the statements run on a private in-memory DuckDB connection whatever the store's engine, every
 value bound; Python only reads the answers.
 
-Most turns cut nothing: a lean statement (model memory_prompt_token_counts, a few operators)
-counts the prompt as it is and says in SQL whether any budget could cut (`needs_cuts`); only
-then does the budget's statement run."""
+Most turns cut nothing: model memory_prompt_token_counts, written out in Python
+(token_counts), counts the prompt as it is and says whether any budget could cut; only then
+does the budget's statement run."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ import duckdb
 from ..engines.duckdb_connect import PreparedCursor, private_connection
 from ..sql.project import compose
 from ..sql.seeds import load_seed
+from .token_counts import counted
 
 # one row per piece, every column bound as one list
 _PIECES = """
@@ -61,16 +63,6 @@ def _sql() -> str:
     )
 
 
-@functools.cache
-def _lean_sql() -> str:
-    return compose(
-        "memory_prompt_token_counts",
-        {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
-        "select dynamic_text, prompt_tokens, needs_cuts from memory_prompt_token_counts",
-        existing=("memory_prompt_budgets",),
-    )
-
-
 def _cursor() -> duckdb.DuckDBPyConnection:
     global _connection
     with _lock:
@@ -80,6 +72,14 @@ def _cursor() -> duckdb.DuckDBPyConnection:
             load_seed(connection, "memory_prompt_budgets")  # the shipped designer config
             _connection = connection
         return _connection.cursor()
+
+
+@functools.cache
+def _seed_budgets() -> dict[str, int]:
+    """The seed's budget per layer, as the statements read it (for token_counts)."""
+    with contextlib.closing(_cursor()) as cur:
+        sql = "select layer, max_tokens from memory_prompt_budgets where max_tokens is not null"
+        return dict(cur.execute(sql).fetchall())
 
 
 def _prepared() -> PreparedCursor:
@@ -109,9 +109,22 @@ def cut(
         template_alone=template_alone,
     )
     # a request that bounds its prompt is the one likely to be cut: the budget's statement
-    # straight away (asking the lean one first would only add its time); either way the
-    # answer is the budget's
-    return _cut(pieces, params, try_lean=max_prompt_tokens is None)
+    # straight away; else the count with nothing cut first, and the statement only when a
+    # budget could cut
+    if max_prompt_tokens is None:
+        lean = counted(
+            pieces,
+            _seed_budgets(),
+            user_name=user_name,
+            agent_name=agent_name,
+            max_prompt_tokens=None,
+            is_dynamic_inline=is_dynamic_inline,
+            template_alone=template_alone,
+        )
+        if not lean.needs_cuts:
+            kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
+            return kept, lean.dynamic_text, lean.prompt_tokens
+    return _cut(pieces, params)
 
 
 def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
@@ -120,15 +133,9 @@ def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
 
 
 def _cut(
-    pieces: Sequence[Mapping[str, Any]], params: Mapping[str, Any], *, try_lean: bool
+    pieces: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
 ) -> tuple[list[dict[str, Any]], str, int]:
-    cursor = _prepared()
-    if try_lean:
-        [(dynamic_text, prompt_tokens, needs_cuts)] = cursor.run(_lean_sql(), params)
-        if not needs_cuts:
-            kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
-            return kept, dynamic_text or "", int(prompt_tokens)
-    rows = cursor.run(_sql(), params)
+    rows = _prepared().run(_sql(), params)
     by_piece = {
         (layer, item_index): {"is_cut": is_cut, "cut_reason": reason}
         for layer, item_index, is_cut, reason, _, _ in rows
