@@ -21,6 +21,7 @@ from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
 from ..text.tokens import search_keywords, search_terms, simple_lower
+from . import prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
@@ -103,6 +104,9 @@ class Recall:
         # neither (the embedded store; PostgreSQL keeps generic plans, so its statement
         # computes them)
         self._fast: tuple[RecallWords, EventPostingsCache] | None = None
+        # and renders the prompt text from the statement's rows (prompt_texts): False plans
+        # model memory_prompt_texts instead, as PostgreSQL does (the parity test's other side)
+        self._renders_prompt_text = True
         if context.engine is None:
             with context.con.cursor() as cur:
                 self._fast = RecallWords.read(cur), EventPostingsCache()
@@ -256,16 +260,18 @@ class Recall:
         windows = context.time_windows.rows(inputs)
         has_window = windows is None or bool(windows["windows_query_id"])
         variables = self._plan_variables(inputs, has_window)
+        # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
+        rendered = prompt_text and self._fast is not None and self._renders_prompt_text
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
         sql = self.lookups.models_sql(
-            _TARGETS if prompt_text else _TARGETS_WITHOUT_PROMPT_TEXT,
+            _TARGETS if prompt_text and not rendered else _TARGETS_WITHOUT_PROMPT_TEXT,
             query_select(
                 candidates,
                 context.store.name,
                 variables.get("recall_facts", True),
-                prompt_text=prompt_text,
+                prompt_text=prompt_text and not rendered,
                 entities=variables.get("recall_entities", True),
                 words=words is None,
             ),
@@ -306,6 +312,27 @@ class Recall:
                 for row, found in zip(rows, words, strict=True)
             ]
         )
+        if rendered:
+            results = [
+                (
+                    events,
+                    entities,
+                    prompt_texts.prompt_text(
+                        events or [],
+                        entities or [],
+                        timeline or [],
+                        values["user_name"],
+                        values["agent_name"],
+                    )
+                    if query.wants_prompt_text
+                    else None,
+                    timeline,
+                    *rest,
+                )
+                for query, values, (events, entities, _, timeline, *rest) in zip(
+                    queries, inputs, results, strict=True
+                )
+            ]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)

@@ -4,7 +4,8 @@ fill_name_placeholders, memory_event_line, memory_entity_line, prompt_from_lines
 cut nothing, and this answers them without a statement (the model's planned 21 operators and
 compiled its regular expressions on every call, about 9 ms of a turn); the budget's statement
 (memory_prompt_budget_cuts) runs when it says a budget could cut. The models stay the rule dbt
-reads; test_token_counts_in_python holds the two equal."""
+reads; test_token_counts_in_python holds the two equal. Its lines are built by
+dynamic_memory.prompt_texts, as a recall's prompt text is."""
 
 from __future__ import annotations
 
@@ -12,11 +13,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ..dynamic_memory.prompt_texts import (
+    HEADERS,
+    entity_line,
+    event_line,
+    joined,
+    kind_order,
+    memory_text,
+    names_filled,
+)
+
 _MEMORY_LAYERS = ("dynamic_event", "timeline", "dynamic_entity")
-_RELATIONS = ("与主体和客体的关系", "与其它实体的关系")
-# macro memory_entity_kind_order
-_KIND_ORDER = {"用户属性": 1, "与主体和客体的关系": 2, "特殊实体属性": 3, "与其它实体的关系": 4}
-_HEADERS = ("前情提要：\n", "脑海中回想起的片段：\n", "脑海中回忆起的事件：\n")
 _NOT_ASCII = re.compile("[^\x01-\x7f]")
 _NO_LIMIT = 2147483647
 
@@ -37,15 +44,7 @@ def token_count(text: str | None) -> int:
     return -(-(len(text) + 3 * len(_NOT_ASCII.findall(text))) // 4)
 
 
-_HEADER_TOKENS = token_count("\n".join(_HEADERS))
-
-
-def _names_filled(text: str, user_name: str | None, agent_name: str | None) -> str:
-    """Macro fill_name_placeholders."""
-    user = "{{user}}" if user_name is None else user_name.replace("\x01", "").replace("\x02", "")
-    agent = "{{char}}" if agent_name is None else agent_name.replace("\x01", "").replace("\x02", "")
-    marked = text.replace("{{user}}", "\x01").replace("{{char}}", "\x02")
-    return marked.replace("\x01", user).replace("\x02", agent)
+_HEADER_TOKENS = token_count("\n".join(HEADERS))
 
 
 def _line(piece: Mapping[str, Any], user_name: str | None, agent_name: str | None) -> str | None:
@@ -55,21 +54,10 @@ def _line(piece: Mapping[str, Any], user_name: str | None, agent_name: str | Non
         return content
     if layer == "dynamic_entity":
         day = piece.get("day_text")
-        if piece.get("kind") in _RELATIONS:
-            line = None if day is None or content is None else f"{day[:10]}：{content}"
-        else:
-            line = content
+        line = entity_line(piece.get("kind"), None if day is None else day[:10], content)
     else:
-        time_text = piece.get("time_text")
-        place = piece.get("place") or ""
-        line = None if time_text is None or content is None else f"{time_text}{place}:{content}"
-    return None if line is None else _names_filled(line, user_name, agent_name)
-
-
-def _joined(rows: list[tuple[Any, str | None]]) -> str | None:
-    """string_agg(line, chr(10) order by the key): None when no line is there."""
-    lines = [line for _, line in sorted(rows, key=lambda row: row[0]) if line is not None]
-    return "\n".join(lines) if lines else None
+        line = event_line(piece.get("time_text"), piece.get("place"), content)
+    return None if line is None else names_filled(line, user_name, agent_name)
 
 
 def _last(value: Any) -> tuple[bool, Any]:
@@ -113,15 +101,11 @@ def counted(
         elif layer == "timeline":
             timeline.append((_last(piece.get("item_index")), line))
         elif layer == "dynamic_entity":
-            kind = _KIND_ORDER.get(piece.get("kind") or "", 5)
-            entities.append(((kind, _last(piece.get("item_rank"))), line))
+            entities.append(((kind_order(piece.get("kind")), _last(piece.get("item_rank"))), line))
         elif layer == "dynamic_event":
             key = (_last(piece.get("day_text")), _last(piece.get("item_index")))
             events.append((key, line))
-    blocks = (_joined(timeline), _joined(entities), _joined(events))
-    dynamic_text = "\n".join(
-        header + block for header, block in zip(_HEADERS, blocks, strict=True) if block is not None
-    )
+    dynamic_text = memory_text((joined(timeline), joined(entities), joined(events)))
     if has_memory:
         piece_tokens += _HEADER_TOKENS
     if is_dynamic_inline and dynamic_text == "":
