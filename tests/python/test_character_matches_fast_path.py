@@ -13,6 +13,7 @@ import pytest
 from rolemem.character_memory import CharacterLibrary, CharacterMemory, entry_matches
 from rolemem.character_memory.config import ConfigWarning, parse_designer_json
 from rolemem.character_memory.library import RecallRequest
+from rolemem.text.tokens import tokenize
 
 # every kind of hit: keywords inside words and in another case, a keyword that is a name, one
 # folding like another (Wine, WINE), secondary keywords under each logic, association words
@@ -195,3 +196,38 @@ def request(text: str) -> RecallRequest:
     """A recall of character `many` with the defaults (only what matching reads)."""
     values = {"character_id": "many", "query_text": text, "tokens": [text]}
     return RecallRequest({**values, "user_name": None, "char_name": None}, explain=False)
+
+
+def test_a_batch_of_several_characters_matches_as_the_model():
+    """One statement for several requests of two characters (request ids 1..n)."""
+    fast, model = CharacterLibrary(), CharacterLibrary()
+    model._matcher = None
+    requests = [
+        RecallRequest(
+            {
+                "character_id": character,
+                "query_text": text,
+                "tokens": tokenize(text),
+                "context": '{"intimacy":3}',
+                "require_match": True,
+                "user_name": "木木",
+                "char_name": None,
+                "template": None,
+                "turn_number": 1,
+                **fast.default_limits,
+                "queued_keys": [],
+                "queued_turns": [],
+                "queued_qualities": [],
+            },
+            explain=True,
+        )
+        for character, text in [
+            ("qiyu", "今天画画时你好温柔"),
+            ("qinling", "我们去海边散步吧"),
+            ("qiyu", "画廊里的海洋画"),
+            ("qinling", "猫"),
+        ]
+    ]
+    answers = fast._recall_batch(requests)
+    assert answers == model._recall_batch(requests)
+    assert sum(bool(row["matches"]) for answer in answers for row in answer[6]) > 1

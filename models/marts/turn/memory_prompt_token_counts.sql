@@ -1,6 +1,7 @@
 -- One row per turn: its prompt's token count and dynamic memory text with nothing cut (macro
--- prompt_from_lines), and whether a budget could cut anything (needs_cuts). A few operators,
--- so a turn runs memory_prompt_budget_cuts only when this says it must. Nothing is cut when
+-- prompt_from_lines), and whether a budget could cut anything (needs_cuts): a turn runs
+-- memory_prompt_budget_cuts only when this says it must (it asks this rule as
+-- rolemem.turn.token_counts writes it out in Python). Nothing is cut when
 -- no layer's pieces together pass its budget and every piece's count with the memory's
 -- headers does not pass max_prompt_tokens: the budgets' running sums never pass those totals.
 with

@@ -115,7 +115,14 @@ class EntryMatcher:
                 texts[character_id].append((entry_key, content))
             secondary[entry_key] = (count, logic)
         contents = {character: _Contents.of(pairs) for character, pairs in texts.items()}
-        return cls(folded, primary, longest, contents, secondary)
+        # plain dicts: a lookup of a missing key must never write into the shared matcher
+        return cls(
+            {character: dict(index) for character, index in folded.items()},
+            {character: dict(index) for character, index in primary.items()},
+            longest,
+            contents,
+            secondary,
+        )
 
     def answers(self, character_id: str) -> bool:
         """Whether `matched` is the cheaper way for this character (CONTENT_LIMIT)."""

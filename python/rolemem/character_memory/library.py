@@ -28,7 +28,7 @@ from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from ..text.recall_words import RecallWords, Word, word_columns, words_params
-from . import prompt_fill
+from . import entry_matches, prompt_fill
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
@@ -41,7 +41,7 @@ from .config import (
     read_seed_csvs,
     report_problems,
 )
-from .entry_matches import MATCHED_COLUMNS, ROW_LIMIT, EntryMatcher
+from .entry_matches import MATCHED_COLUMNS, EntryMatcher
 from .verdict_cache import TABLE as VERDICTS
 from .verdict_cache import Pair, VerdictCache
 
@@ -388,7 +388,7 @@ class CharacterLibrary:
             for number, (request, found) in enumerate(zip(requests, words, strict=True), start=1)
             for row in matcher.matched(number, request.values, found, self._has_secondary_keywords)
         ]
-        if len(rows) > ROW_LIMIT:
+        if len(rows) > entry_matches.ROW_LIMIT:
             return None
         return {
             f"matched_{name}": [row[i] for row in rows] for i, name in enumerate(MATCHED_COLUMNS)

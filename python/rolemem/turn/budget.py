@@ -3,7 +3,7 @@ counted by the one token rule (macro prompt_token_count), cut where a memory blo
 budget (seed memory_prompt_budgets) or the prompt passes the request's max_prompt_tokens, and
 the dynamic memory text rebuilt from what is kept. The pieces are the turn's own values, so
 the statements run on a private in-memory DuckDB connection whatever the store's engine, every
-value bound; Python only reads the answers.
+value bound.
 
 Most turns cut nothing: model memory_prompt_token_counts, written out in Python
 (token_counts), counts the prompt as it is and says whether any budget could cut; only then
@@ -100,14 +100,6 @@ def cut(
 ) -> tuple[list[dict[str, Any]], str, int]:
     """Each piece's cut (`is_cut`, `cut_reason`; in `pieces`' order), the kept dynamic memory
     text, the prompt's token count."""
-    params = _params(
-        pieces,
-        user_name=user_name,
-        agent_name=agent_name,
-        max_prompt_tokens=max_prompt_tokens,
-        is_dynamic_inline=is_dynamic_inline,
-        template_alone=template_alone,
-    )
     # a request that bounds its prompt is the one likely to be cut: the budget's statement
     # straight away; else the count with nothing cut first, and the statement only when a
     # budget could cut
@@ -124,6 +116,14 @@ def cut(
         if not lean.needs_cuts:
             kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
             return kept, lean.dynamic_text, lean.prompt_tokens
+    params = _params(
+        pieces,
+        user_name=user_name,
+        agent_name=agent_name,
+        max_prompt_tokens=max_prompt_tokens,
+        is_dynamic_inline=is_dynamic_inline,
+        template_alone=template_alone,
+    )
     return _cut(pieces, params)
 
 
