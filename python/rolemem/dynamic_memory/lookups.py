@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from ..memory_builder import history
-from ..memory_builder.history import ensure_fresh
 from ..sql.batching import sole_player
 from ..sql.project import compose
 from ..sql.request_rows import bound_lists
@@ -59,12 +58,11 @@ class Lookups:
         if save_id is not None and context.engine is not None:
             # the save's player's (on Citus, the shard the lineage is read on)
             lineage = history.engine_lineage(context.engine, [save_id], user_id)
+        elif save_id is not None and context.read_only:
+            lineage = history.lineage(context.cursor().cursor, [save_id])  # read as it is
         elif save_id is not None:
-            if not context.read_only:
-                # the branch rule reads the save's chain: make it current (a reader reads it
-                # as is)
-                ensure_fresh(context.cursor().cursor, [save_id])
-            lineage = history.lineage(context.cursor().cursor, [save_id])
+            # the branch rule reads the save's chain: made current first
+            lineage = history.fresh_lineage(context.cursor().cursor, [save_id])
         return {
             **context.settings,
             "save_id": save_id,
