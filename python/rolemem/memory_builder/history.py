@@ -576,22 +576,11 @@ def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     return list(rows[0][0] or []) if rows else list(save_ids)
 
 
-# the lineage and whether any of the saves is stale, in one statement: a read of a save's
-# memory makes it current first, and it mostly is (one statement instead of two)
-_FRESH_LINEAGE_SQL = f"""
-with recursive lineage (save_id) as (
-    select unnest(cast($save_ids as bigint[]))
-    union
-    select line.save_id
-    from lineage
-    inner join save on save.id = lineage.save_id
-    inner join line on line.id = save.forked_from_line_id
-),
-
-stale as ({_STALE_SQL})
-
-select (select list(save_id order by save_id) from lineage), exists (select 1 from stale)
-"""
+# `lineage`'s answer and whether any of the saves is stale (`_stale`), in one statement: a
+# read of a save's memory makes it current first, and it mostly is already
+_FRESH_LINEAGE_SQL = (
+    f"select ({_lineage_sql('duckdb')}), exists (select 1 from ({_STALE_SQL}) as stale)"
+)
 
 
 def fresh_lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
@@ -599,8 +588,8 @@ def fresh_lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[i
     whose tables were checked already; else as the two do it)."""
     if _CHECKED.get(cur) is not None:
         with contextlib.suppress(duckdb.CatalogException):  # a table dropped since: as below
-            rows = cur.execute(_FRESH_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
-            [(found, is_stale)] = rows
+            # every row fetched, as `lineage` does: no pending result on the cursor
+            [(found, is_stale)] = cur.execute(_FRESH_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
             if not is_stale:
                 return list(found or save_ids)
     ensure_fresh(cur, save_ids)

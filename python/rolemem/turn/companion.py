@@ -13,7 +13,8 @@ The prompt's size is one token rule in SQL (macro prompt_token_count: a characte
 ASCII counts 1, ASCII 1 per 4 characters), a model-independent estimate, not any provider's
 billing tokens; the turn's budget statement (rolemem.turn.budget, model
 memory_prompt_budget_cuts) counts the pieces, cuts what passes a block's budget or the
-request's `max_prompt_tokens`, and sums the prompt.
+request's `max_prompt_tokens`, and sums the prompt. A turn that can cut nothing is counted by
+the same rule written out in Python (rolemem.turn.token_counts, held equal to the model).
 """
 
 from __future__ import annotations
