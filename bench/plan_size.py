@@ -53,7 +53,10 @@ def captured_queries() -> Iterator[list[tuple[str, dict[str, Any], duckdb.DuckDB
 
 
 def operators_of(seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]) -> int:
-    """Operators of the last captured query, planned on the cursor it ran on."""
+    """Operators of the last captured query, planned on the cursor it ran on (0: none ran,
+    the answer was computed in Python)."""
+    if not seen:
+        return 0
     sql, params, cur = seen[-1]
     names = set(re.findall(r"\$(\w+)", sql))
     return operator_count(cur, sql, {name: params[name] for name in names})

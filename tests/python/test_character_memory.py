@@ -581,6 +581,7 @@ def test_verdicts_judged_once_per_context_and_evicted_oldest_first():
     # key order does not make a new context; only the two most recent stay
     cache = small.library._verdicts
     assert cache is not None and len(cache) == 2
+    assert set(cache._read) <= set(cache._users)  # the rows read into Python go with them
     kept = small.library._con.execute(
         "select distinct context_signature from int_recall_context_verdicts order by 1"
     ).fetchall()

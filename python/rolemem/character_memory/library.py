@@ -3,7 +3,10 @@ character or of every character of a database, its static models built once as t
 the recall statement, which answers every waiting request (of any of its characters) at once.
 
 All rules are the dbt models under models/intermediate/character_memory and
-models/marts/character_memory; every request value is a bound parameter. The config reaches a
+models/marts/character_memory; every request value is a bound parameter. On the embedded
+store a recall is answered in Python over the config loaded here (recall_rows, entry_matches,
+prompt_fill: the models written out, each held equal to them by a test), the statement
+answering where that costs more. The config reaches a
 database's tables here too (`store_config`, and `load_seeds_into` with every seed).
 """
 
@@ -28,7 +31,7 @@ from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
 from ..sql.seeds import load_seed, read_settings, seed_specs
 from ..text.recall_words import RecallWords, Word, word_columns, words_params
-from . import entry_matches, prompt_fill
+from . import entry_matches, prompt_fill, recall_rows
 from .config import (
     COLUMN_TYPES,
     JSON_COLUMNS,
@@ -265,6 +268,9 @@ class CharacterLibrary:
         self._matcher = EntryMatcher.read(self._con) if engine is None else None
         # and fills a request's template here (prompt_fill), its statement planning none
         self._fills_prompts = engine is None
+        # and, where its matches are computed here, answers it all here (recall_rows): no
+        # statement, but the judging of a context new to the library
+        self._rows = recall_rows.RecallRows.read(self._con) if engine is None else None
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -311,6 +317,9 @@ class CharacterLibrary:
         if self._words is not None:
             words = [self._words.words(r.values, agent_name="char_name") for r in requests]
             params.update(words_params(words, "request_id"))
+            answered = self._answered(requests, words)
+            if answered is not None:
+                return answered
             matched = self._matched_params(requests, words)
             params.update(matched or {})
         # the marts asked for in one query: blocks, prompts and explain share every CTE
@@ -371,6 +380,38 @@ class CharacterLibrary:
             )
             for request, row in zip(requests, rows, strict=True)
         ]
+
+    def _answered(
+        self, requests: Sequence[RecallRequest], words: Sequence[Sequence[Word]]
+    ) -> list[tuple[Any, ...]] | None:
+        """The batch's answers computed in Python (recall_rows), as the statement's rows but
+        request_id; None: the statement answers (where the matches or the explain rows cost
+        Python more: entry_matches.CONTENT_LIMIT, recall_rows.EXPLAIN_LIMIT)."""
+        rows, matcher, verdicts = self._rows, self._matcher, self._verdicts
+        if rows is None or matcher is None or verdicts is None:
+            return None
+        if not all(
+            matcher.answers(r.values["character_id"])
+            and rows.answers(r.values["character_id"], r.explain)
+            for r in requests
+        ):
+            return None
+        judged = verdicts.verdicts(
+            [(r.values["character_id"], r.values["context"]) for r in requests]
+        )
+        answers = []
+        for number, (request, found, unlocked) in enumerate(
+            zip(requests, words, judged, strict=True), start=1
+        ):
+            values = request.values
+            matched = matcher.matched(number, values, found, self._has_secondary_keywords)
+            answer = rows.recall(number, values, matched, unlocked, found, request.explain)
+            blocks = answer[:3]
+            fills = prompt_fill.prompts(
+                values.get("template"), blocks, values["user_name"], values["char_name"]
+            )
+            answers.append((*blocks, *fills, *answer[3:]))
+        return answers
 
     def _matched_params(
         self, requests: Sequence[RecallRequest], words: Sequence[Sequence[Word]]

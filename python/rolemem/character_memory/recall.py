@@ -4,7 +4,8 @@ All rules are the dbt models under models/intermediate/character_memory and
 models/marts/character_memory. A `CharacterMemory` recalls from a CharacterLibrary (the config
 in a private in-memory DuckDB, static models built once): each `session.recall()` binds its
 inputs (tokens, context, queue, limits) as parameters of one statement, shared with the other
-recalls waiting for it.
+recalls waiting for it; on the embedded store the library answers it in Python instead, the
+models written out (recall_rows) and held equal to them by a test.
 """
 
 from __future__ import annotations

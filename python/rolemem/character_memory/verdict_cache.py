@@ -30,6 +30,8 @@ _COLUMNS = """
 """
 
 Pair = tuple[str, str]  # (character_id, context JSON text as bound)
+# a pair's verdicts as Python reads them: entry_key -> (is_unlocked, failed_condition)
+Verdicts = dict[str, tuple[bool | None, str | None]]
 
 
 class VerdictCache:
@@ -48,6 +50,7 @@ class VerdictCache:
         self._fill = fill
         self._max = max_contexts
         self._users: OrderedDict[Pair, int] = OrderedDict()  # pair -> recalls reading it
+        self._read: dict[Pair, Verdicts] = {}  # pairs' rows read into Python (`verdicts`)
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -55,12 +58,7 @@ class VerdictCache:
         """While the block runs, TABLE holds the verdicts of every pair in `pairs`."""
         wanted = list(dict.fromkeys(pairs))
         with self._lock:
-            missing = [pair for pair in wanted if pair not in self._users]
-            if missing:
-                self._fill(self._cursor, missing)
-            for pair in wanted:
-                self._users[pair] = self._users.get(pair, 0) + 1
-                self._users.move_to_end(pair)
+            self._judged(wanted, readers=1)
             self._evict()
         try:
             yield
@@ -69,6 +67,36 @@ class VerdictCache:
                 for pair in wanted:
                     self._users[pair] -= 1
                 self._evict()
+
+    def verdicts(self, pairs: Sequence[Pair]) -> list[Verdicts]:
+        """Each pair's verdict rows read into Python, judged first where new (for a recall
+        answered in Python: no statement reads TABLE meanwhile)."""
+        wanted = list(dict.fromkeys(pairs))
+        with self._lock:
+            self._judged(wanted, readers=0)
+            for pair in wanted:
+                if pair not in self._read:
+                    self._read[pair] = {
+                        key: (unlocked, failed)
+                        for key, unlocked, failed in self._cursor.execute(
+                            f"select entry_key, is_unlocked, failed_condition from {TABLE} "
+                            "where character_id = $1 and context_signature = $2",
+                            list(pair),
+                        ).fetchall()
+                    }
+            read = {pair: self._read[pair] for pair in wanted}
+            self._evict()
+        return [read[pair] for pair in pairs]
+
+    def _judged(self, wanted: Sequence[Pair], readers: int) -> None:
+        """Under the lock: TABLE holds every pair of `wanted` (judged where new), each the
+        newest used and read by `readers` more."""
+        missing = [pair for pair in wanted if pair not in self._users]
+        if missing:
+            self._fill(self._cursor, missing)
+        for pair in wanted:
+            self._users[pair] = self._users.get(pair, 0) + readers
+            self._users.move_to_end(pair)
 
     def __len__(self) -> int:
         return len(self._users)
@@ -80,3 +108,4 @@ class VerdictCache:
         for pair in idle[: max(0, len(self._users) - self._max)]:
             self._cursor.execute(write_sql("evict_cached_verdicts", TABLE), list(pair))
             del self._users[pair]
+            self._read.pop(pair, None)

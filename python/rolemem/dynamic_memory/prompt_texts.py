@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..text.names import names_filled
+
 HEADERS = ("前情提要：\n", "脑海中回想起的片段：\n", "脑海中回忆起的事件：\n")
 _RELATIONS = ("与主体和客体的关系", "与其它实体的关系")
 _KIND_ORDER = {"用户属性": 1, "与主体和客体的关系": 2, "特殊实体属性": 3, "与其它实体的关系": 4}
@@ -42,14 +44,6 @@ def memory_text(blocks: Iterable[str | None]) -> str:
     return "\n".join(
         header + block for header, block in zip(HEADERS, blocks, strict=True) if block is not None
     )
-
-
-def names_filled(text: str, user_name: str | None, agent_name: str | None) -> str:
-    """Macro fill_name_placeholders: {{user}} / {{char}} by the names, in one pass."""
-    user = "{{user}}" if user_name is None else user_name.replace("\x01", "").replace("\x02", "")
-    agent = "{{char}}" if agent_name is None else agent_name.replace("\x01", "").replace("\x02", "")
-    marked = text.replace("{{user}}", "\x01").replace("{{char}}", "\x02")
-    return marked.replace("\x01", user).replace("\x02", agent)
 
 
 def joined(rows: Iterable[tuple[Any, str | None]]) -> str | None:

@@ -20,8 +20,8 @@ from ..dynamic_memory.prompt_texts import (
     joined,
     kind_order,
     memory_text,
-    names_filled,
 )
+from ..text.names import names_filled
 
 _MEMORY_LAYERS = ("dynamic_event", "timeline", "dynamic_entity")
 _NOT_ASCII = re.compile("[^\x01-\x7f]")

@@ -1,0 +1,151 @@
+"""Character recall answered in Python (character_memory.recall_rows, over entry_matches'
+matches and the context's verdicts) against the models it stands in for: a library
+answering in Python and one planning the models (int_recall_entries_evaluated … and marts
+character_memory_blocks, character_memory_recall) play the same sessions turn by turn, and
+every answer (blocks, filled template, explain rows, words) and every queue they keep are
+equal. The configs are random: locked and constant entries, entries of every strength,
+secondary keywords, sticky turns, dates, names to fill; so are the limits, the contexts and
+the texts."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+from rolemem.character_memory import CharacterLibrary, CharacterMemory, recall_rows
+from rolemem.character_memory.config import ConfigWarning, parse_designer_json
+
+WORDS = ["酒", "画画", "海边", "猫", "日记", "夏天", "木木", "祁煜", "Wine", "写生", "雨", "画廊"]
+CONDITIONS = [
+    [{"field": "intimacy", "value": 3, "operator": "gte"}],
+    [{"field": "scene", "value": "studio", "operator": "eq"}],
+    [{"field": "exploration", "value": 2, "operator": "gte"}],
+]
+CONTEXTS = [
+    {"intimacy": 3, "exploration": 3, "scene": "studio"},
+    {"intimacy": 1, "scene": "beach"},
+    {},
+]
+TEMPLATE = (
+    "你是{{char}}。\n【设定】\n{{character_memory_attributes}}\n【经历】\n"
+    "{{character_memory_event}}\n{{character_dialogue_style}}\n{{dynamic_memory}}\n和{{user}}聊天"
+)
+
+
+def _entry(rng: random.Random, kind: str, number: int) -> dict:
+    entry: dict = {
+        "关键词": rng.sample(WORDS, rng.randint(1, 2)),
+        "内容": rng.choice(["{{user}}的", "{{char}}和", "", "在"])
+        + f"{kind}第{number}条"
+        + rng.choice(WORDS),
+        "强度": rng.choice([1, 2, 3, 4, 5]),
+    }
+    if rng.random() < 0.3:
+        entry["queryParams"] = rng.choice(CONDITIONS)
+    if rng.random() < 0.15:
+        entry["常驻"] = True
+    if rng.random() < 0.3:
+        entry["停留轮数"] = rng.choice([0, 1, 3])
+    if rng.random() < 0.2:
+        entry["次要关键词"] = rng.sample(WORDS, 1)
+        entry["次要关键词逻辑"] = rng.choice(["AND_ANY", "NOT_ANY"])
+    if kind == "event":
+        entry["日期"] = rng.choice(["", "三年前", "2020年夏"])
+    return entry
+
+
+def _config(seed: int) -> dict:
+    rng = random.Random(seed)
+    return {
+        section: {
+            f"{kind}{group}": [_entry(rng, kind, n) for n in range(rng.randint(1, 4))]
+            for group in range(rng.randint(1, 3))
+        }
+        for section, kind in (
+            ("attributes", "attribute"),
+            ("events", "event"),
+            ("dialogue_styles", "style"),
+        )
+    }
+
+
+def _limits(rng: random.Random) -> dict[str, int]:
+    return {
+        "attributes_per_category": rng.randint(1, 3),
+        "attributes_total": rng.randint(1, 6),
+        "events_total": rng.randint(1, 3),
+        "dialogue_styles_total": rng.randint(1, 2),
+        "queue_turns": rng.randint(1, 4),
+        "queue_attribute_categories": rng.randint(1, 3),
+        "queue_items_per_category": rng.randint(1, 3),
+        "queue_events": rng.randint(1, 3),
+        "queue_dialogue_styles": rng.randint(1, 2),
+    }
+
+
+def _libraries(seed: int) -> tuple[CharacterLibrary, CharacterLibrary]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        config = parse_designer_json(_config(seed), character_id="c")
+        python, model = CharacterLibrary(config=config), CharacterLibrary(config=config)
+    model._matcher = None  # its statement plans every model, as dbt does
+    return python, model
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sessions_recall_alike_turn_by_turn(seed):
+    rng = random.Random(seed)
+    limits = _limits(rng)
+    sessions = [
+        CharacterMemory(character_id="c", library=library, limits=limits).session("u")
+        for library in _libraries(seed)
+    ]
+    for turn in range(8):
+        text = "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 4)))
+        kwargs = {
+            "context": rng.choice(CONTEXTS),
+            "require_match": rng.random() < 0.8,
+            "user_name": rng.choice([None, "木木"]),
+            "char_name": rng.choice([None, "祁煜"]),
+            "template": rng.choice([None, TEMPLATE]),
+            "explain": rng.random() < 0.8,
+            "dry_run": rng.random() < 0.2,
+        }
+        python, model = (session.recall(text, **kwargs) for session in sessions)
+        assert python == model, (seed, turn, text, kwargs)
+        assert sessions[0]._state() == sessions[1]._state(), (seed, turn)
+
+
+def test_what_the_sessions_compare_is_not_empty():
+    """Over the sessions above, entries are shown, locked, carried over and outranked."""
+    statuses: set[str] = set()
+    carried = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        session = CharacterMemory(
+            character_id="c", library=_libraries(seed)[0], limits=_limits(rng)
+        ).session("u")
+        for _ in range(8):
+            text = "".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
+            explain = session.recall(text, rng.choice(CONTEXTS), explain=True).explain
+            statuses.update(row["status"] for row in explain)
+            carried += sum(row["is_carried_over"] and row["is_shown"] for row in explain)
+    assert statuses == {"shown", "locked", "over the limit", "not relevant"}
+    assert carried
+
+
+def test_past_the_explain_limit_the_statement_answers(monkeypatch):
+    python, _ = _libraries(0)
+    memory = CharacterMemory(character_id="c", library=python)
+    answered = python._answered
+    calls: list[bool] = []
+    monkeypatch.setattr(
+        python, "_answered", lambda *a: calls.append(answered(*a) is not None) or answered(*a)
+    )
+    memory.session("u").recall("酒", explain=True, dry_run=True)
+    monkeypatch.setattr(recall_rows, "EXPLAIN_LIMIT", 1)
+    memory.session("u").recall("酒", explain=True, dry_run=True)
+    memory.session("u").recall("酒", dry_run=True)
+    assert calls == [True, False, True]
