@@ -6,10 +6,19 @@ SQL models judge the rest."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..memory_builder.contract import ID_LENGTH, NAME_LENGTH, Contract, GameTime, field, text
 from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
@@ -30,6 +39,7 @@ Share = Annotated[
 Keywords = list[
     Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH, pattern=r"\S")]
 ]
+PYTHON_API = "python_api"
 AGENT_ID = "The agent whose memories these are (the memory owner: required here)."
 
 
@@ -39,7 +49,21 @@ class Owned(Contract):
     agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
 
 
-class EventRecord(Contract):
+class Record(Contract):
+    """A record's time, read by the Python API (validation context PYTHON_API) as
+    datetime.fromisoformat reads it (a day alone: its midnight), as it always has; the
+    service's, only as its schema says."""
+
+    @field_validator("created_at", "updated_at", mode="before", check_fields=False)
+    @classmethod
+    def iso_time(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.context == PYTHON_API and isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return datetime.fromisoformat(value)
+        return value
+
+
+class EventRecord(Record):
     """An official event as the export writes it and an import reads it."""
 
     description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
@@ -59,7 +83,7 @@ class EventRecord(Contract):
     feedback: Share | None = field("0-1.", 0.5, default=None)
 
 
-class EntityRecord(Contract):
+class EntityRecord(Record):
     """An official entity memory as the export writes it and an import reads it."""
 
     entity_name: str = text("The entity.", "祁煜", max_length=NAME_LENGTH)
@@ -75,3 +99,20 @@ class OfficialMemories(Owned):
 
     events: Sequence[EventRecord] = field("Events to add.", [], default=[])
     entities: Sequence[EntityRecord] = field("Entities to add.", [], default=[])
+
+
+# the export's fields, in the records' order (its JSON keys, its CSV columns)
+OFFICIAL_FIELDS = {
+    "events": list(EventRecord.model_fields),
+    "entities": list(EntityRecord.model_fields),
+}
+
+
+def complaints(exc: ValidationError) -> tuple[str, str]:
+    """The contract's complaints as (message, the first one's field), each naming its field
+    (entities[0].kind) and the value refused."""
+    said = [
+        ("".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]).lstrip("."), e)
+        for e in exc.errors()
+    ]
+    return "; ".join(f"{n}: {e['msg']}, got {e['input']!r:.80}" for n, e in said[:5]), said[0][0]
