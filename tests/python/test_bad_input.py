@@ -31,8 +31,6 @@ ENTITY = {
     "description": "木木爱吃火锅",
 }
 
-OFFICIAL_EVENT = {"description": "官方", "created_at": "2020-01-01T10:00:00"}
-
 
 @pytest.fixture(scope="module")
 def demo_path(tmp_path_factory) -> str:
@@ -128,20 +126,6 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
             {"agent_id": "qiyu", "events": [{"description": "官方", "created_at": "soon"}]}
         ),
         "events[0].created_at",
-    ),
-    (
-        "import with an unknown field (the service's contract)",
-        lambda m: m.import_official(
-            {"agent_id": "qiyu", "events": [{**OFFICIAL_EVENT, "scope": "user"}]}
-        ),
-        "events[0].scope",
-    ),
-    (
-        "import with an event too long for the service",
-        lambda m: m.import_official(
-            {"agent_id": "qiyu", "events": [{**OFFICIAL_EVENT, "description": "海" * 2001}]}
-        ),
-        "events[0].description",
     ),
     ("limit 2**40", lambda m: query(m, limit=2**40), "limit"),
     ("limit 0", lambda m: query(m, limit=0), "limit"),

@@ -2,11 +2,11 @@
 
 Recall is the dbt models under models/intermediate/dynamic_memory and marts/dynamic_memory,
 run on the store's engine (its own DuckDB, or PostgreSQL: rolemem.engines) with the query bound
-as parameters. This package validates input (`checks`; an official memory by its `contract`,
-the service's too), tokenises and embeds (`vectors`: Python's share of the text work), writes
-memories (`store`, `entities`, `official`), changes them (`edits`), runs recall (queries
-waiting together answered by one statement: `rolemem.sql.batching`) and applies its side
-effects (recall count, time, +strength) in one transaction (`recall`).
+as parameters. This package validates input (`checks`), tokenises and embeds (`vectors`:
+Python's share of the text work), writes memories (`store`, `entities`, `official`), changes
+them (`edits`), runs recall (queries waiting together answered by one statement:
+`rolemem.sql.batching`) and applies its side effects (recall count, time, +strength) in one
+transaction (`recall`).
 `DynamicMemory` holds the parts, each over the shared `base.Context` (`memory`).
 """
 

@@ -4,7 +4,7 @@ and a bad one is a MemoryInputError naming it and what is valid."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -151,3 +151,22 @@ def _setting(name: str, value: Any) -> Any:
     ):
         raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
     return float(value)
+
+
+def _records(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
+        raise MemoryInputError(f"{key} must be a list of objects")
+    return items
+
+
+def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
+    value = record.get(key)
+    if isinstance(value, datetime):
+        return naive_time(value, f"{where}.{key}")
+    try:
+        return naive_time(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise MemoryInputError(
+            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}"
+        ) from None

@@ -20,9 +20,8 @@ from .checks import (
     _unit,
     checked_text,
 )
-from .contract import OFFICIAL_FIELDS
 from .entities import rewrite_mentions
-from .sql import _SOURCE_FIELDS
+from .sql import _OFFICIAL_FIELDS, _SOURCE_FIELDS
 from .store import Events
 
 
@@ -134,7 +133,7 @@ class Edits:
             {"id": event_id},
         )
         event = {
-            **{key: old[key] for key in (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            **{key: old[key] for key in (*_OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
             "line_ids": [line_id for line_id, _ in lines],
             "target_key": lines[0][1] if lines else None,
             "scope": old["scope"],

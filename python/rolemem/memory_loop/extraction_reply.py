@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from importlib import resources
 from string import Template
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -25,9 +25,9 @@ from pydantic import (
     field_validator,
 )
 
-from ..dynamic_memory.contract import EntityKind, EntityType
 from ..errors import RolememError
 from ..retry import retry
+from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .llm import ChatModel, LLMError
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class ExtractionError(RolememError):
 
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+EntityType = Literal[ENTITY_TYPES]  # type: ignore[valid-type]
+EntityKind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
 
 
 class _Reply(BaseModel):
