@@ -4,8 +4,8 @@ answering in Python and one planning the models (int_recall_entries_evaluated �
 character_memory_blocks, character_memory_recall) play the same sessions turn by turn, and
 every answer (blocks, filled template, explain rows, words) and every queue they keep are
 equal. The configs are random: locked and constant entries, entries of every strength,
-secondary keywords, sticky turns, dates, names to fill; so are the limits, the contexts and
-the texts."""
+secondary keywords under each logic, sticky turns, dates, names to fill, kinds without
+entries; so are the limits (0 too), the contexts and the texts."""
 
 from __future__ import annotations
 
@@ -48,15 +48,16 @@ def _entry(rng: random.Random, kind: str, number: int) -> dict:
         entry["常驻"] = True
     if rng.random() < 0.3:
         entry["停留轮数"] = rng.choice([0, 1, 3])
-    if rng.random() < 0.2:
-        entry["次要关键词"] = rng.sample(WORDS, 1)
-        entry["次要关键词逻辑"] = rng.choice(["AND_ANY", "NOT_ANY"])
+    if rng.random() < 0.3:
+        entry["次要关键词"] = rng.sample(WORDS, rng.randint(1, 2))
+        entry["次要关键词逻辑"] = rng.choice(["AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL"])
     if kind == "event":
         entry["日期"] = rng.choice(["", "三年前", "2020年夏"])
     return entry
 
 
 def _config(seed: int) -> dict:
+    """A character's config; a kind may have no entry (but one kind always has)."""
     rng = random.Random(seed)
     return {
         section: {
@@ -68,19 +69,21 @@ def _config(seed: int) -> dict:
             ("events", "event"),
             ("dialogue_styles", "style"),
         )
+        if section == "attributes" or rng.random() < 0.8
     }
 
 
 def _limits(rng: random.Random) -> dict[str, int]:
+    """Random limits, now and then 0."""
     return {
-        "attributes_per_category": rng.randint(1, 3),
-        "attributes_total": rng.randint(1, 6),
-        "events_total": rng.randint(1, 3),
-        "dialogue_styles_total": rng.randint(1, 2),
-        "queue_turns": rng.randint(1, 4),
-        "queue_attribute_categories": rng.randint(1, 3),
+        "attributes_per_category": rng.randint(0, 3),
+        "attributes_total": rng.randint(0, 6),
+        "events_total": rng.randint(0, 3),
+        "dialogue_styles_total": rng.randint(0, 2),
+        "queue_turns": rng.randint(0, 4),
+        "queue_attribute_categories": rng.randint(0, 3),
         "queue_items_per_category": rng.randint(1, 3),
-        "queue_events": rng.randint(1, 3),
+        "queue_events": rng.randint(0, 3),
         "queue_dialogue_styles": rng.randint(1, 2),
     }
 
@@ -149,3 +152,46 @@ def test_past_the_explain_limit_the_statement_answers(monkeypatch):
     memory.session("u").recall("酒", explain=True, dry_run=True)
     memory.session("u").recall("酒", dry_run=True)
     assert calls == [True, False, True]
+
+
+def test_a_queued_key_of_another_character_is_not_recalled():
+    """A stored queue naming an entry of another character (its key taken since: keys
+    continue after the config's others) recalls nothing of it, in either path."""
+    doc = {"attributes": {"爱好": [{"关键词": ["酒"], "内容": "A的酒", "强度": 3}]}}
+    other = {"attributes": {"秘密": [{"关键词": ["秘密"], "内容": "B的秘密", "强度": 3}]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        config = parse_designer_json(doc, character_id="a")
+        config.extend(parse_designer_json(other, character_id="b"))
+        python, model = CharacterLibrary(config=config), CharacterLibrary(config=config)
+    model._matcher = None
+    b_key = next(k for k in python._rows.by_key if python._rows.by_key[k].content == "B的秘密")
+    answers = []
+    for library in (python, model):
+        session = CharacterMemory(character_id="a", library=library).session("u")
+        session.turn, session._queue = (
+            1,
+            [{"entry_key": b_key, "recalled_turn": 1, "match_quality": 1}],
+        )
+        answers.append(session.recall("你好", explain=True))
+    assert answers[0] == answers[1]
+    assert answers[0].attributes == ""
+    assert b_key not in {row["entry_key"] for row in answers[0].explain}
+
+
+def test_a_queue_naming_an_entry_twice_shows_it_once():
+    """A stored queue edited by hand to name an entry twice: the entry once, in both paths."""
+    doc = {"attributes": {"爱好": [{"关键词": ["酒"], "内容": "喜欢喝桂花酿", "强度": 3}]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigWarning)
+        config = parse_designer_json(doc, character_id="a")
+        python, model = CharacterLibrary(config=config), CharacterLibrary(config=config)
+    model._matcher = None
+    answers = []
+    for library in (python, model):
+        session = CharacterMemory(character_id="a", library=library).session("u")
+        session.turn = 1
+        session._queue = [{"entry_key": "attribute:1", "recalled_turn": 1, "match_quality": 1}] * 2
+        answers.append(session.recall("你好", explain=True))
+    assert answers[0] == answers[1]
+    assert answers[0].attributes == "爱好：喜欢喝桂花酿"

@@ -246,6 +246,12 @@ class RecallSession:
             raise TypeError("require_match must be True or False")
         with self._held():
             turn, queue = self._state()
+            # each entry once (its first item), as rolemem keeps the queue: a store's row
+            # edited by hand could name one twice
+            firsts: dict[str, dict[str, Any]] = {}
+            for item in queue:
+                firsts.setdefault(item["entry_key"], item)
+            queue = list(firsts.values())
             values = {
                 "character_id": self.memory.character_id,
                 "query_text": text,

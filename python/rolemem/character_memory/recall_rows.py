@@ -21,8 +21,9 @@ from ..sql.project import render_macro
 from ..text.names import names_filled
 from ..text.recall_words import Word
 
-# Past this many entries a character's explain rows (one per entry, every turn) cost Python
-# more than the statement's plan: the statement answers (bench_character_memory.py)
+# Past this many entries with explain rows asked (one per entry, every turn) the statement
+# answers: a cautious bound (Python was still faster at 5,000 entries all matched, ~130
+# against ~200 ms; docs/decisions/per-turn-rules-in-python.md)
 EXPLAIN_LIMIT = 2_000
 _MATCH_KINDS = {1: "keyword", 2: "associated keyword", 3: "content"}
 _TOTALS = {"attribute": "attributes_total", "event": "events_total"}
@@ -173,6 +174,7 @@ class RecallRows:
             if entry.key not in keys:
                 continue
             is_unlocked, failed = verdicts.get(entry.key, (True, None))
+            is_unlocked = True if is_unlocked is None else is_unlocked  # the model's coalesce
             match = matched.get(entry.key)
             quality = match[2] if match is not None and match[6] is True else None
             relevant = quality is not None
