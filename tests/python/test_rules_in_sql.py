@@ -462,10 +462,11 @@ def test_blank_is_the_same_to_both_engines(postgres_url):
 def test_no_python_substitutes_a_placeholder():
     """The `{{…}}` fills are SQL (macros fill_prompt_template, fill_name_placeholders): no
     Python module replaces one but their written-out copies, each held equal to its macros by
-    a parity test: dynamic_memory.prompt_texts (fill_name_placeholders,
-    test_prompt_texts_in_python), and character_memory.prompt_fill, which replaces the
-    placeholders it is given (test_prompt_fill_in_python)."""
+    a parity test: text.names (fill_name_placeholders, read by dynamic_memory.prompt_texts and
+    character_memory.recall_rows: test_prompt_texts_in_python, test_character_recall_in_python),
+    and character_memory.prompt_fill, which replaces the placeholders it is given
+    (test_prompt_fill_in_python)."""
     substitution = re.compile(r"""(\.replace\(|\.sub\(|re\.sub\()[^)\n]*\{\{""")
     found = [p.name for p, text in python_sources().items() if substitution.search(text)]
-    assert found == ["prompt_texts.py"]
+    assert found == ["names.py"]
     assert "{{" not in (PACKAGE / "turn" / "companion.py").read_text(encoding="utf-8")
