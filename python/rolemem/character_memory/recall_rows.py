@@ -131,8 +131,8 @@ class RecallRows:
     ) -> tuple[Any, ...]:
         """One request's answer as the statement gives it: the three blocks, the explain rows
         (None unless asked; `request_id` their key), the updated queue and the words (None
-        when empty). `matched`:
-        its entry_matches rows; `verdicts`: its context's unlock verdicts by entry."""
+        when empty). `matched`: its entry_matches rows; `verdicts`: its context's unlock
+        verdicts by entry."""
         by_match = {row[1]: row for row in matched}
         ranked = self._ranked(request, by_match, verdicts)
         queue = self._queue(request, ranked)
