@@ -1,9 +1,7 @@
 """SillyTavern lorebooks and character cards <-> rolemem's designer JSON.
 
-Two layouts come in: World Info files (`{"entries": {uid: {key, keysecondary, content,
-comment, order, constant, disable, selectiveLogic, ...}}}`) and character cards V2/V3 whose
-`data.character_book.entries` is a list (`keys`, `secondary_keys`, `insertion_order`,
-`enabled`, `extensions`, ...); a bare `character_book` object reads like a card's.
+Two layouts come in (their fields and types: lorebook_contract): World Info files (entries by
+uid) and character cards V2/V3 (a list in `data.character_book`, or a bare `character_book`).
 
 What has a meaning here is mapped: keys -> 关键词, content -> 内容, comment (a card entry's
 name when it has no comment) -> the entry's category, order -> 强度 (rank among the book's
@@ -24,8 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from .config import KINDS, ConfigError
 from .contract import LOGICS, whole_number
+from .lorebook_contract import CardEntry, WorldInfoEntry, layout_of
 
 DEFAULT_GROUP = "世界书"
 # a condition on a field no game context sends: how a disabled entry stays locked
@@ -74,47 +75,24 @@ class Conversion:
 
 def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     """A SillyTavern World Info file or character card -> rolemem's designer JSON."""
-    if not isinstance(doc, Mapping):
-        raise ConfigError("a lorebook must be a JSON object")
     layout, book, entries = _book_of(doc)
     # the layout's names: a bare character_book's entries are a card's
     world_info = layout == "world_info"
     mapped = _WORLD_INFO_MAPPED if world_info else _CARD_MAPPED
     keys_field, order_field = ("key", "order") if world_info else ("keys", "insertion_order")
-    orders = sorted({_number(e, order_field) for _, e in entries})
+    entries = [(uid, _checked(layout, entry, f"entry {uid}")) for uid, entry in entries]
+    orders = sorted({entry.get(order_field, 100) for _, entry in entries})
     document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
     noted: dict[str, list[str]] = {}
     for position, (uid, entry) in enumerate(entries):
-        where = f"entry {uid}"
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"{where}: an entry must be an object")
-        keys = entry.get(keys_field, [])
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise ConfigError(f"{where}: keys must be a list of strings")
-        if not isinstance(entry.get("content", ""), str):
-            raise ConfigError(f"{where}: content must be a string")
-        extensions = dict(_mapping(entry.get("extensions"), f"{where}: extensions"))
-        ours = _mapping(extensions.pop("rolemem", None), f"{where}: extensions.rolemem")
+        extensions = dict(entry.get("extensions") or {})
+        ours = extensions.pop("rolemem", None) or {}
         kind = ours.get("kind", "attributes")
-        if not isinstance(kind, str) or kind not in KINDS:
-            raise ConfigError(f"{where}: extensions.rolemem.kind must be one of {sorted(KINDS)}")
-        names = {"comment": entry.get("comment"), "extensions.rolemem.group": ours.get("group")}
-        if not world_info:
-            names["name"] = entry.get("name")
-        for label, value in names.items():
-            if value is not None and not isinstance(value, str):
-                raise ConfigError(f"{where}: {label} must be a string")
-        group = ours.get("group") or entry.get("comment") or names.get("name") or DEFAULT_GROUP
-        order = _number(entry, order_field)
+        name = None if world_info else entry.get("name")
+        group = ours.get("group") or entry.get("comment") or name or DEFAULT_GROUP
         flag = "disable" if world_info else "enabled"
-        if not isinstance(entry.get(flag, not world_info), bool):
-            raise ConfigError(f"{where}: {flag} must be true or false")
         disabled = entry.get("disable", False) if world_info else not entry.get("enabled", True)
-        if not isinstance(ours.get("queryParams", []), list):
-            raise ConfigError(f"{where}: extensions.rolemem.queryParams must be a list")
-        conditions = list(ours.get("queryParams", []))
-        if disabled:
-            conditions.append(dict(DISABLED))
+        conditions = [*ours.get("queryParams", []), *([dict(DISABLED)] if disabled else [])]
         carried = {k: copy.deepcopy(v) for k, v in entry.items() if k not in mapped}
         carried["extensions"] = extensions
         # what rebuilds the entry as it was: its place in the book, its uid, and the mapped
@@ -126,13 +104,13 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         }
         if "extensions" not in entry:
             carried["_book"]["no_extensions"] = True
-        rules, ignored = _rules(entry, extensions, world_info, where)
+        rules, ignored = _rules(entry, world_info)
         if ignored:
             noted.setdefault(ignored, []).append(str(uid))
         row: dict[str, Any] = {
-            "关键词": list(keys),
+            "关键词": list(entry.get(keys_field, [])),
             "内容": entry.get("content", ""),
-            "强度": 1 + round(4 * orders.index(order) / (len(orders) - 1))
+            "强度": 1 + round(4 * orders.index(entry.get(order_field, 100)) / (len(orders) - 1))
             if len(orders) > 1
             else 3,
             "queryParams": conditions,
@@ -155,54 +133,51 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     return Conversion(document, report)
 
 
-def _rules(
-    entry: Mapping[str, Any], extensions: Mapping[str, Any], world_info: bool, where: str
-) -> tuple[dict[str, Any], str | None]:
-    """rolemem's recall rules of an entry (次要关键词 and its logic, 常驻, 停留轮数), and the
-    name of a field set to no effect (secondary keys of an entry that is not selective)."""
+def _checked(layout: str, entry: Any, where: str) -> Mapping[str, Any]:
+    """`entry`, its types as its layout's contract model reads them (the wrong one named)."""
+    try:
+        (WorldInfoEntry if layout == "world_info" else CardEntry).model_validate(entry)
+        return entry
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"] if isinstance(part, str)) or "the entry"
+        expected = _EXPECTED[field.rsplit(".", 1)[-1]]
+        raise ConfigError(f"{where}: {field} must be {expected}, got {error['input']!r}") from None
+
+
+# what a field's value must be, by its name (the models' types)
+_EXPECTED = {
+    **dict.fromkeys(("the entry", "extensions", "rolemem"), "an object"),
+    **dict.fromkeys(("keys", "keysecondary", "secondary_keys"), "a list of strings"),
+    **dict.fromkeys(("content", "comment", "name", "group", "date"), "a string"),
+    **dict.fromkeys(("order", "insertion_order"), "a number"),
+    **dict.fromkeys(("disable", "enabled", "selective", "constant"), "true or false"),
+    "kind": f"one of {sorted(KINDS)}",
+    "queryParams": "a list",
+    "selectiveLogic": "0 (AND_ANY), 1 (NOT_ALL), 2 (NOT_ANY) or 3 (AND_ALL)",
+    "sticky": "a whole number of turns (32 bits)",
+}
+
+
+def _rules(entry: Mapping[str, Any], world_info: bool) -> tuple[dict[str, Any], str | None]:
+    """rolemem's recall rules of a checked entry (次要关键词 and its logic, 常驻, 停留轮数),
+    and the name of a field set to no effect (secondary keys of an entry not selective)."""
     secondary_field = "keysecondary" if world_info else "secondary_keys"
-    settings = entry if world_info else extensions  # a card keeps these under extensions
-    secondary = _or_default(entry.get(secondary_field), [])
-    if not isinstance(secondary, list) or not all(isinstance(k, str) for k in secondary):
-        raise ConfigError(f"{where}: {secondary_field} must be a list of strings")
-    selective = entry.get("selective", True)
-    given_logic = _or_default(settings.get("selectiveLogic"), 0)
-    logic = whole_number(given_logic)
-    constant = entry.get("constant", False)
-    given_sticky = _or_default(settings.get("sticky"), 0)
-    sticky = whole_number(given_sticky)
-    for name, value, valid in (
-        ("selective", selective, isinstance(selective, bool)),
-        ("selectiveLogic", given_logic, logic in range(len(LOGICS))),
-        ("constant", constant, isinstance(constant, bool)),
-        ("sticky", given_sticky, sticky is not None),
-    ):
-        if not valid:
-            raise ConfigError(f"{where}: {name} must be {_EXPECTED[name]}, got {value!r}")
+    settings = entry if world_info else entry.get("extensions") or {}  # a card's are there
+    secondary, selective = entry.get(secondary_field) or [], entry.get("selective", True)
+    # (absent or null: 0; 2.0 as 2)
+    logic, sticky = (whole_number(settings.get(name)) or 0 for name in ("selectiveLogic", "sticky"))
     rules: dict[str, Any] = {}
-    assert logic is not None and sticky is not None  # checked above
     if secondary and selective:
         rules["次要关键词"] = list(secondary)
         rules["次要关键词逻辑"] = LOGICS[logic]
-    if constant:
+    if entry.get("constant", False):
         rules["常驻"] = True
     if sticky > 0:
         rules["停留轮数"] = sticky
     return rules, secondary_field if secondary and not selective else None
 
 
-def _or_default(value: Any, default: Any) -> Any:
-    """An optional field's value, `default` when absent or null (not when merely falsy: an
-    empty object is no number of turns)."""
-    return default if value is None else value
-
-
-_EXPECTED = {
-    "selective": "true or false",
-    "selectiveLogic": "0 (AND_ANY), 1 (NOT_ALL), 2 (NOT_ANY) or 3 (AND_ALL)",
-    "constant": "true or false",
-    "sticky": "a whole number of turns (32 bits)",
-}
 _RULE_NAMES = ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数")
 
 
@@ -285,7 +260,8 @@ def _lorebook_entry(
     if "name" in book:
         out["name"] = book["name"]
     # the file's own fields stand while they still say what rolemem's do
-    imported, _ = _rules(carried, out_extensions, layout == "world_info", "entry")
+    written = _checked(layout, {**carried, "extensions": out_extensions}, "entry")
+    imported, _ = _rules(written, layout == "world_info")
     if native or imported != {k: entry[k] for k in _RULE_NAMES if k in entry}:
         _write_rules(out, entry, out_extensions, layout)
     out["content"] = entry.get("内容", "")
@@ -300,46 +276,21 @@ def _lorebook_entry(
     return (book.get("position", 10**9), book.get("uid")), out
 
 
-def _book_of(doc: Mapping[str, Any]) -> tuple[str, dict[str, Any], list[tuple[Any, Any]]]:
+def _book_of(doc: Any) -> tuple[str, dict[str, Any], list[tuple[Any, Any]]]:
     """(layout, the book's own fields to carry, [(uid, entry)] in book order)."""
-    if isinstance(doc.get("entries"), Mapping):
-        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
-        return "world_info", book, list(doc["entries"].items())
-    data = doc.get("data")
-    if isinstance(data, Mapping) and isinstance(data.get("character_book"), Mapping):
-        card = copy.deepcopy(dict(doc))
-        character_book = card["data"].pop("character_book")
-        entries = character_book.pop("entries", [])
-        if not isinstance(entries, list):
-            raise ConfigError("data.character_book.entries must be a list")
-        return "card", {**character_book, "_card": card}, _card_entries(entries)
-    if isinstance(doc.get("entries"), list):
-        book = {k: copy.deepcopy(v) for k, v in doc.items() if k != "entries"}
-        return "character_book", book, _card_entries(doc["entries"])
-    raise ConfigError(
-        "not a SillyTavern lorebook: expected World Info ({entries: {uid: entry}}), a "
-        "character card (data.character_book) or a character_book ({entries: [...]})"
-    )
-
-
-def _card_entries(entries: list[Any]) -> list[tuple[Any, Any]]:
-    return [
-        (entry.get("id", index) if isinstance(entry, Mapping) else index, entry)
-        for index, entry in enumerate(entries)
-    ]
-
-
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    """An optional object field (absent or null: empty)."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where} must be an object")
-    return value
-
-
-def _number(entry: Any, name: str) -> float:
-    value = entry.get(name, 100) if isinstance(entry, Mapping) else 100
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{name} must be a number, got {value!r}")
-    return float(value)
+    layout = layout_of(doc)
+    if layout is None:
+        raise ConfigError(
+            "not a SillyTavern lorebook: expected World Info ({entries: {uid: entry}}), a "
+            "character card (data.character_book) or a character_book ({entries: [...]})"
+        )
+    book = copy.deepcopy(dict(doc))
+    if layout == "card":  # the rest of the card is carried with its book
+        book = {**book["data"].pop("character_book"), "_card": book}
+    entries = book.pop("entries", [])
+    if layout == "world_info":
+        return layout, book, list(entries.items())
+    if not isinstance(entries, list):
+        raise ConfigError("data.character_book.entries must be a list")
+    uids = (e.get("id", i) if isinstance(e, Mapping) else i for i, e in enumerate(entries))
+    return layout, book, list(zip(uids, entries, strict=True))

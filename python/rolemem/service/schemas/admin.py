@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, TypeAdapter
 
+from ...character_memory import lorebook_contract
 from ...character_memory.contract import ENTRIES, AttributeEntry, EventEntry, StyleEntry
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
-from .storable import StorableJson
+from .storable import StorableJson, storable_copy
 
 
 class Health(Response):
@@ -159,6 +160,21 @@ class ConfigImported(Response):
     character_id: str = field("The character imported.", "qiyu")
     written: dict[str, int] = field("Rows written per config table.", {"character_attributes": 1})
     advice: list[str] = field("Sizes outside the spec's advice (imported anyway).", [])
+
+
+def lorebook_schema(_: dict[str, Any]) -> dict[str, Any]:
+    """The lorebook contract's schema as one component the guard stores, no defaults in it
+    (openapi-typescript types a property with one as required)."""
+    schema = TypeAdapter(lorebook_contract.Lorebook).json_schema()
+    return storable_copy(_inlined(schema, schema.pop("$defs")))
+
+
+def _inlined(schema: Any, models: dict[str, Any]) -> Any:
+    if isinstance(schema, dict) and "$ref" in schema:
+        schema = models[schema["$ref"].removeprefix("#/$defs/")]
+    if isinstance(schema, dict):
+        return {key: _inlined(value, models) for key, value in schema.items() if key != "default"}
+    return [_inlined(value, models) for value in schema] if isinstance(schema, list) else schema
 
 
 class LorebookImported(ConfigImported):

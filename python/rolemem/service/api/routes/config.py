@@ -27,10 +27,10 @@ from ...schemas.admin import (
     Lorebook,
     LorebookImported,
     UnlockMatrix,
+    lorebook_schema,
 )
 from ...schemas.common import ID_LENGTH
 from ...schemas.component import Component
-from ...schemas.import_bodies import lorebook as lorebook_schema
 from ...schemas.storable import StorableJson
 from ..deps import store_of
 
