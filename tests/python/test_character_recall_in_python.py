@@ -173,14 +173,16 @@ def test_a_queued_key_of_another_character_is_not_recalled():
             1,
             [{"entry_key": b_key, "recalled_turn": 1, "match_quality": 1}],
         )
-        answers.append(session.recall("你好", explain=True))
+        answers.append((session.recall("你好", explain=True), session._state()))
     assert answers[0] == answers[1]
-    assert answers[0].attributes == ""
-    assert b_key not in {row["entry_key"] for row in answers[0].explain}
+    assert answers[0][0].attributes == ""
+    assert b_key not in {row["entry_key"] for row in answers[0][0].explain}
+    assert answers[0][1] == (2, [])  # and it leaves the queue
 
 
 def test_a_queue_naming_an_entry_twice_shows_it_once():
-    """A stored queue edited by hand to name an entry twice: the entry once, in both paths."""
+    """A stored queue edited by hand to name an entry twice: the entry once, from its newest
+    recall, in both paths."""
     doc = {"attributes": {"爱好": [{"关键词": ["酒"], "内容": "喜欢喝桂花酿", "强度": 3}]}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConfigWarning)
@@ -191,7 +193,15 @@ def test_a_queue_naming_an_entry_twice_shows_it_once():
     for library in (python, model):
         session = CharacterMemory(character_id="a", library=library).session("u")
         session.turn = 1
-        session._queue = [{"entry_key": "attribute:1", "recalled_turn": 1, "match_quality": 1}] * 2
-        answers.append(session.recall("你好", explain=True))
+        session._queue = [
+            {"entry_key": "attribute:1", "recalled_turn": turn, "match_quality": 1}
+            for turn in (0, 1)
+        ]
+        answers.append((session.recall("你好", explain=True), session._state()))
     assert answers[0] == answers[1]
-    assert answers[0].attributes == "爱好：喜欢喝桂花酿"
+    assert answers[0][0].attributes == "爱好：喜欢喝桂花酿"
+    # kept once, from its newest recall (a re-recall refreshes an entry)
+    assert answers[0][1] == (
+        2,
+        [{"entry_key": "attribute:1", "recalled_turn": 1, "match_quality": 1}],
+    )

@@ -462,8 +462,9 @@ def test_blank_is_the_same_to_both_engines(postgres_url):
 def test_no_python_substitutes_a_placeholder():
     """The `{{…}}` fills are SQL (macros fill_prompt_template, fill_name_placeholders): no
     Python module replaces one but their written-out copies, each held equal to its macros by
-    a parity test: text.names (fill_name_placeholders, read by dynamic_memory.prompt_texts and
-    character_memory.recall_rows: test_prompt_texts_in_python, test_character_recall_in_python),
+    a parity test: text.names (fill_name_placeholders, read by dynamic_memory.prompt_texts,
+    turn.token_counts and character_memory.recall_rows: test_prompt_texts_in_python,
+    test_token_counts_in_python, test_character_recall_in_python),
     and character_memory.prompt_fill, which replaces the placeholders it is given
     (test_prompt_fill_in_python)."""
     substitution = re.compile(r"""(\.replace\(|\.sub\(|re\.sub\()[^)\n]*\{\{""")

@@ -234,6 +234,18 @@ def test_rules_changed_here_are_written_back_and_the_rest_of_the_file_stays():
     assert exported == expected
 
 
+def test_export_checks_only_the_rules_it_reads():
+    """What the export carries is carried as it is: a designer's own rolemem extension or a
+    carried field of another type does not stop it; a rule it reads of a wrong type does."""
+    entry = {"关键词": ["酒"], "内容": "x", "强度": 3}
+    carried = {"rolemem": {"kind": None, "date": 5}, "sillytavern": {"comment": 7}}
+    exported = to_lorebook({"attributes": {"g": [{**entry, "extensions": carried}]}})
+    assert exported["entries"]["0"]["extensions"] == {"rolemem": {"kind": None, "date": 5}}
+    wrong = {"extensions": {"sillytavern": {"selectiveLogic": "x"}}}
+    with pytest.raises(ConfigError, match="selectiveLogic must be 0"):
+        to_lorebook({"attributes": {"g": [{**entry, **wrong}]}})
+
+
 def test_an_imported_lorebook_recalls_as_its_keys_and_conditions_say():
     memory = memory_of(from_lorebook(lorebook("world_info"), "atelier").document)
     result = memory.session("a").recall(TEXT, CONTEXT, explain=True)

@@ -246,12 +246,14 @@ class RecallSession:
             raise TypeError("require_match must be True or False")
         with self._held():
             turn, queue = self._state()
-            # each entry once (its first item), as rolemem keeps the queue: a store's row
-            # edited by hand could name one twice
-            firsts: dict[str, dict[str, Any]] = {}
+            # each entry once, as rolemem keeps the queue (a store's row edited by hand could
+            # name one twice): its newest recall, as a re-recall refreshes an entry
+            newest: dict[str, dict[str, Any]] = {}
             for item in queue:
-                firsts.setdefault(item["entry_key"], item)
-            queue = list(firsts.values())
+                kept = newest.get(item["entry_key"])
+                if kept is None or (item["recalled_turn"] or 0) > (kept["recalled_turn"] or 0):
+                    newest[item["entry_key"]] = item
+            queue = list(newest.values())
             values = {
                 "character_id": self.memory.character_id,
                 "query_text": text,

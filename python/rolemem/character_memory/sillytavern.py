@@ -179,6 +179,10 @@ def _rules(entry: Mapping[str, Any], world_info: bool) -> tuple[dict[str, Any], 
 
 
 _RULE_NAMES = ("次要关键词", "次要关键词逻辑", "常驻", "停留轮数")
+# the SillyTavern fields those rules are read from (_rules)
+_RULE_FIELDS = (
+    "keysecondary", "secondary_keys", "selective", "constant", "selectiveLogic", "sticky"
+)  # fmt: skip
 
 
 def _write_rules(
@@ -259,9 +263,13 @@ def _lorebook_entry(
             out[name] = value if name in ("disable", "enabled") else book.get(name, value)
     if "name" in book:
         out["name"] = book["name"]
-    # the file's own fields stand while they still say what rolemem's do
-    written = _checked(layout, {**carried, "extensions": out_extensions}, "entry")
-    imported, _ = _rules(written, layout == "world_info")
+    # the file's own fields stand while they still say what rolemem's do: only the rules'
+    # fields are checked (the rest is carried as it is, as the import carried it)
+    world_info = layout == "world_info"
+    written = {name: carried[name] for name in _RULE_FIELDS if name in carried}
+    if not world_info:  # a card keeps its logic and sticky under extensions
+        written["extensions"] = {k: v for k, v in out_extensions.items() if k in _RULE_FIELDS}
+    imported, _ = _rules(_checked(layout, written, "entry"), world_info)
     if native or imported != {k: entry[k] for k in _RULE_NAMES if k in entry}:
         _write_rules(out, entry, out_extensions, layout)
     out["content"] = entry.get("内容", "")
