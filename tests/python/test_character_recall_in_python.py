@@ -156,7 +156,8 @@ def test_past_the_explain_limit_the_statement_answers(monkeypatch):
 
 def test_a_queued_key_of_another_character_is_not_recalled():
     """A stored queue naming an entry of another character (its key taken since: keys
-    continue after the config's others) recalls nothing of it, in either path."""
+    continue after the config's others) recalls nothing of it, in either path: the session
+    passes the models its own character's entries."""
     doc = {"attributes": {"爱好": [{"关键词": ["酒"], "内容": "A的酒", "强度": 3}]}}
     other = {"attributes": {"秘密": [{"关键词": ["秘密"], "内容": "B的秘密", "强度": 3}]}}
     with warnings.catch_warnings():

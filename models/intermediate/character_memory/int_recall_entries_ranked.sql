@@ -47,12 +47,8 @@ joined as (
     from evaluated
     inner join entries
         on entries.entry_key = evaluated.entry_key
-    -- the request's character's entries only: a stored queue may name a key another
-    -- character's entry took since (keys continue after the config's others)
     inner join requests
-        on
-            requests.request_id = evaluated.request_id
-            and requests.character_id = entries.character_id
+        on requests.request_id = evaluated.request_id
     left join matched
         on
             matched.request_id = evaluated.request_id

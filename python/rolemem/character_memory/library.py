@@ -241,12 +241,15 @@ class CharacterLibrary:
                 {_OWN_SEEDS.get(name, name): index for name, index in _INDEXES.items()},
                 reference=False,
             )
-        self.characters = frozenset(
-            row[0]
-            for row in self._con.execute(
-                "select distinct character_id from int_character_entries_unioned"
-            ).fetchall()
-        )
+        # each character's entry keys: a session's queue is of its own entries (a stored one
+        # may name a key a re-import handed to another entry since)
+        keys: dict[str, set[str]] = {}
+        for character_id, entry_key in self._con.execute(
+            "select character_id, entry_key from int_character_entries_unioned"
+        ).fetchall():
+            keys.setdefault(character_id, set()).add(entry_key)
+        self.entry_keys = {character: frozenset(found) for character, found in keys.items()}
+        self.characters = frozenset(self.entry_keys)
         self.default_limits = read_settings(self._con, "recall_limits")
         # a config without secondary keywords plans none of their rule (each operator is
         # planned on every call: int_recall_entries_matched's var)

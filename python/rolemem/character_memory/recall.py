@@ -246,12 +246,17 @@ class RecallSession:
             raise TypeError("require_match must be True or False")
         with self._held():
             turn, queue = self._state()
-            # each entry once, as rolemem keeps the queue (a store's row edited by hand could
-            # name one twice): its newest recall, as a re-recall refreshes an entry
+            # the queue as the models take it (int_recall_queue_items): entries of this
+            # character (a stored queue may name a key a re-import handed to another entry
+            # since), each once (a store's row edited by hand could name one twice) at its
+            # newest recall, as a re-recall refreshes an entry
+            own = self.memory.library.entry_keys.get(self.memory.character_id, frozenset())
             newest: dict[str, dict[str, Any]] = {}
             for item in queue:
                 kept = newest.get(item["entry_key"])
-                if kept is None or (item["recalled_turn"] or 0) > (kept["recalled_turn"] or 0):
+                if item["entry_key"] in own and (
+                    kept is None or (item["recalled_turn"] or 0) > (kept["recalled_turn"] or 0)
+                ):
                     newest[item["entry_key"]] = item
             queue = list(newest.values())
             values = {
