@@ -309,6 +309,12 @@ class CharacterLibrary:
     # -- recall ----------------------------------------------------------------------------
 
     def _recall_batch(self, requests: Sequence[RecallRequest]) -> list[tuple[Any, ...]]:
+        words = None
+        if self._words is not None:
+            words = [self._words.words(r.values, agent_name="char_name") for r in requests]
+            answered = self._answered(requests, words)
+            if answered is not None:  # no statement: nothing of it is bound or composed
+                return answered
         explain = any(request.explain for request in requests)
         # the templates filled by the statement (model character_memory_prompts), or here
         prompts = not self._fills_prompts and any(
@@ -317,12 +323,8 @@ class CharacterLibrary:
         engine = self._engine.name if self._engine else "duckdb"
         params = _batch_params([request.values for request in requests])
         matched = None
-        if self._words is not None:
-            words = [self._words.words(r.values, agent_name="char_name") for r in requests]
+        if words is not None:
             params.update(words_params(words, "request_id"))
-            answered = self._answered(requests, words)
-            if answered is not None:
-                return answered
             matched = self._matched_params(requests, words)
             params.update(matched or {})
         # the marts asked for in one query: blocks, prompts and explain share every CTE
