@@ -5,13 +5,13 @@ body is read, by the gate (core/gate.py, by core/keys.py's rule)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader
 
 from ...errors import ConflictError
-from ...memory_builder import saves
+from ...memory_builder import roles, saves
 from ..core.errors import missing
 from ..core.state import Store
 
@@ -28,6 +28,15 @@ API_KEY = APIKeyHeader(
 def store_of(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
+
+
+async def _store(request: Request) -> Store:
+    # async: FastAPI runs a plain function's dependency on its thread pool
+    return store_of(request)
+
+
+# the store, as a route takes it
+StoreDep = Annotated[Store, Depends(_store)]
 
 
 def for_store(
@@ -55,6 +64,13 @@ def check_own_save(store: Store, save_id: int | None, user_id: str) -> None:
     """A read about a save reads the player's own only (another's is not found)."""
     if save_id is not None:
         read_on(store, saves.owned_save, save_id, user_id)
+
+
+def resolve_role(store: Store, role_id: int | None, **given: Any) -> tuple[str | None, str | None]:
+    """roles.resolve on a reading cursor: (character_id, agent_id), the role's unless the
+    request gives them (then they must agree)."""
+    with store.engine.reading() as cur:
+        return roles.resolve(cur, role_id, engine=store.engine.name, **given)
 
 
 def required_from_role(value: str | None, role_id: int | None, field: str, where: str = "") -> str:

@@ -353,17 +353,15 @@ class Store:
         self, save_id: int, user_id: str | None, observe: Any, now: datetime, flush: bool = False
     ) -> str:
         """After an append: whether a batch is due for the character, and if so queue it.
-        `flush`: every pending turn is due, the remainder below the batch size included
-        (MemoryLoop.observe's flush)."""
+        `user_id`: the player, which the route found with `observe` (observe.user_id is the
+        same or none). `flush`: every pending turn is due, the remainder below the batch size
+        included (MemoryLoop.observe's flush)."""
         if observe is None or not self.extraction.enabled:
             self.refresh_later(save_id)
             return "disabled"
-        player = observe.user_id or user_id
-        if player is None:
-            raise RolememError("observe needs the player: give user_id", field="user_id")
         observation = {
             "save_id": save_id,
-            "user_id": player,
+            "user_id": user_id,
             "agent_id": observe.agent_id,
             "role_id": observe.role_id,
             "script_role_id": observe.script_role_id,

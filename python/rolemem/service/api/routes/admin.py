@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from ....errors import NotFoundError
@@ -16,7 +16,7 @@ from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.maintenance import start_maintenance
 from ...schemas.admin import Maintenance, MaintenanceStarted, Replayed, Snapshot, Status
-from ..deps import store_of
+from ..deps import StoreDep
 
 router = APIRouter(tags=["service"], route_class=BodyRoute)
 snapshots = APIRouter(tags=["service"], route_class=BodyRoute)
@@ -31,8 +31,7 @@ admin = APIRouter(tags=["service"], route_class=BodyRoute)
     "by the next one (`--max-batch`): statements run, requests answered, the largest batch; "
     "and the extraction batches queued.",
 )
-async def status(request: Request) -> Any:
-    store = store_of(request)
+async def status(store: StoreDep) -> Any:
     return store.status()
 
 
@@ -45,8 +44,7 @@ async def status(request: Request) -> Any:
     "file.",
     responses=responses(404),
 )
-async def snapshot(request: Request) -> Any:
-    store = store_of(request)
+async def snapshot(store: StoreDep) -> Any:
     path, size = await store.run(None, store.snapshot)
     return {"path": path, "bytes": size}
 
@@ -65,8 +63,7 @@ async def snapshot(request: Request) -> Any:
         202: {"model": MaintenanceStarted, "description": "The run goes on after the answer."},
     },
 )
-async def maintenance(request: Request) -> Any:
-    store = store_of(request)
+async def maintenance(store: StoreDep) -> Any:
     run = asyncio.wrap_future(start_maintenance(store))
     try:
         return await asyncio.wait_for(asyncio.shield(run), store.settings.request_timeout)
@@ -85,8 +82,7 @@ async def maintenance(request: Request) -> Any:
     "(or the designer key).",
     responses=responses(404),
 )
-async def replay_webhooks(request: Request) -> Any:
-    store = store_of(request)
+async def replay_webhooks(store: StoreDep) -> Any:
     if store.webhooks is None:
         raise NotFoundError("the service has no webhook: start it with --webhook URL")
     return {"queued": await asyncio.to_thread(store.webhooks.replay)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Request
+from fastapi import APIRouter, Body, Path
 
 from ....character_memory import store_config, stored_config
 from ....character_memory.config import (
@@ -19,6 +19,7 @@ from ....character_memory.sillytavern import from_lorebook, to_lorebook
 from ....character_memory.unlock_matrix import unlock_matrix
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
+from ...core.state import Store
 from ...schemas.admin import (
     CharacterList,
     ConfigImported,
@@ -32,7 +33,7 @@ from ...schemas.admin import (
 from ...schemas.common import ID_LENGTH
 from ...schemas.component import Component
 from ...schemas.storable import StorableJson
-from ..deps import store_of
+from ..deps import StoreDep
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -55,8 +56,8 @@ CharacterId = Annotated[
     "as advice.",
     responses=responses(400, 413, 422),
 )
-async def import_config(request: Request, body: DesignerConfigIn) -> Any:
-    return await _import(request, body.character_id, body.model_dump())
+async def import_config(store: StoreDep, body: DesignerConfigIn) -> Any:
+    return await _import(store, body.character_id, body.model_dump())
 
 
 @router.post(
@@ -71,7 +72,7 @@ async def import_config(request: Request, body: DesignerConfigIn) -> Any:
     responses=responses(400, 413, 422),
 )
 async def import_lorebook(
-    request: Request,
+    store: StoreDep,
     character_id: CharacterId,
     lorebook: Annotated[
         dict[str, StorableJson],
@@ -80,13 +81,11 @@ async def import_lorebook(
     ],
 ) -> Any:
     conversion = from_lorebook(lorebook, character_id)
-    answer = await _import(request, character_id, conversion.document)
+    answer = await _import(store, character_id, conversion.document)
     return {**answer, "report": conversion.report, "document": conversion.document}
 
 
-async def _import(request: Request, character_id: str, document: dict[str, Any]) -> Any:
-    store = store_of(request)
-
+async def _import(store: Store, character_id: str, document: dict[str, Any]) -> Any:
     def write() -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as advice:
             warnings.simplefilter("always", ConfigWarning)
@@ -112,9 +111,8 @@ async def _import(request: Request, character_id: str, document: dict[str, Any])
     description="Every character the designer config holds (imported JSON or lorebooks), by "
     "id, with its entries per kind: what the other /config routes take.",
 )
-async def list_characters(request: Request) -> Any:
-    store = store_of(request)
-    counts = await store.run(request, store.characters)
+async def list_characters(store: StoreDep) -> Any:
+    counts = await store.run(None, store.characters)
     return {
         "characters": [
             {"character_id": character_id, "entries": entries}
@@ -131,9 +129,8 @@ async def list_characters(request: Request) -> Any:
     description="The character's config as the designers' JSON (what the import takes).",
     responses=responses(404, 422),
 )
-async def export_config(request: Request, character_id: CharacterId) -> dict[str, Any]:
-    store = store_of(request)
-    config = await store.run(request, stored_config, store.engine, character_id)
+async def export_config(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
+    config = await store.run(None, stored_config, store.engine, character_id)
     return export_designer_json(config, character_id)
 
 
@@ -146,8 +143,8 @@ async def export_config(request: Request, character_id: CharacterId) -> dict[str
     "`extensions.rolemem`. The fields an import carried are in the document it returned.",
     responses=responses(404, 422),
 )
-async def export_lorebook(request: Request, character_id: CharacterId) -> dict[str, Any]:
-    return to_lorebook(await export_config(request, character_id))
+async def export_lorebook(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
+    return to_lorebook(await export_config(store, character_id))
 
 
 @shared.get(
@@ -160,7 +157,6 @@ async def export_lorebook(request: Request, character_id: CharacterId) -> dict[s
     "`other_fields`). The mart character_unlock_matrix over the stored config.",
     responses=responses(404, 422),
 )
-async def export_unlock_matrix(request: Request, character_id: CharacterId) -> Any:
-    store = store_of(request)
-    cells = await store.run(request, unlock_matrix, store.engine, character_id)
+async def export_unlock_matrix(store: StoreDep, character_id: CharacterId) -> Any:
+    cells = await store.run(None, unlock_matrix, store.engine, character_id)
     return {"character_id": character_id, "cells": cells}

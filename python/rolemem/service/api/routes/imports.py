@@ -16,7 +16,7 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from ....memory_builder import roles, saves
+from ....memory_builder import saves
 from ...core.body_route import BodyRoute
 from ...core.errors import invalid, responses
 from ...core.import_body import NDJSON, ROWS, ImportBodies
@@ -25,7 +25,7 @@ from ...core.state import Store
 from ...schemas.common import ID_LENGTH, USER_ID
 from ...schemas.imports import Imported
 from ...schemas.saves import LineIn, Observe
-from ..deps import for_store, store_of
+from ..deps import StoreDep, for_store, resolve_role
 from .saves import IdempotencyKey, SaveId
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
@@ -78,8 +78,7 @@ def _import(
     spoke = list(dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None))
     observed = []
     for role_id in spoke:
-        with store.engine.reading() as cur:
-            _, agent_id = roles.resolve(cur, role_id, engine=store.engine.name)
+        _, agent_id = resolve_role(store, role_id)
         extraction = "disabled"
         if agent_id is not None:
             observe = Observe(role_id=role_id, agent_id=agent_id)
@@ -119,6 +118,7 @@ def _import(
 )
 async def import_lines(
     request: Request,
+    store: StoreDep,
     save_id: SaveId,
     user_id: Annotated[
         str, Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"])
@@ -133,6 +133,5 @@ async def import_lines(
         ),
     ] = False,
 ) -> Any:
-    store = store_of(request)
     rows = getattr(request.state, ROWS, None)
     return await store.run(None, _import, store, save_id, user_id, rows, key, flush)

@@ -13,6 +13,7 @@ from ...core.errors import ErrorBody
 from ...core.metrics import CONTENT_TYPE, Metrics
 from ...core.readiness import NotReady, Readiness, check_schema
 from ...schemas.admin import Health, Ready
+from ..deps import StoreDep
 
 router = APIRouter(tags=["service"])
 
@@ -40,12 +41,11 @@ async def health() -> Any:
     "names the reason (a readiness probe). Needs no key.",
     responses={503: {"model": ErrorBody, "description": "Not ready: the message says why."}},
 )
-async def ready(request: Request) -> Any:
+async def ready(request: Request, store: StoreDep) -> Any:
     readiness: Readiness = request.app.state.readiness
     reason = readiness.reason
     if reason is not None:
         raise NotReady(reason)
-    store = request.app.state.store
     try:  # off the event loop: a store that hangs must not hold up /health
         await asyncio.wait_for(asyncio.to_thread(check_schema, store.engine), STORE_PROBE_SECONDS)
     except TimeoutError:

@@ -18,12 +18,13 @@ from ...schemas.recall import (
     QueryResponse,
     QuerySimpleResponse,
 )
-from ..deps import check_own_save, store_of
+from ..deps import StoreDep, check_own_save
 
-router = APIRouter(tags=["recall"], route_class=BodyRoute)
-# the reads every player shares (a key with a players glob reaches them naming none)
-shared = APIRouter(tags=["recall"], route_class=BodyRoute)
+# every route's errors
 _ERRORS = responses(400, 403, 404, 413, 422, 503)
+router = APIRouter(tags=["recall"], route_class=BodyRoute, responses=_ERRORS)
+# the reads every player shares (a key with a players glob reaches them naming none)
+shared = APIRouter(tags=["recall"], route_class=BodyRoute, responses=_ERRORS)
 
 
 def _recall(store: Store, body: QueryRequest) -> Answer:
@@ -42,8 +43,7 @@ def _recall(store: Store, body: QueryRequest) -> Answer:
     )
 
 
-async def _query(request: Request, body: QueryRequest) -> Answer:
-    store = store_of(request)
+async def _query(request: Request, store: Store, body: QueryRequest) -> Answer:
     return await store.run(request, _recall, store, body, timeout=store.settings.request_timeout)
 
 
@@ -54,10 +54,9 @@ async def _query(request: Request, body: QueryRequest) -> Answer:
     description="Events and entity memories relevant to the text (keywords, BM25, meaning, "
     "the time it names), best first, with the overview timeline and the prompt text. A "
     "recall counts (+strength) unless `dry_run`.",
-    responses=_ERRORS,
 )
-async def query(request: Request, body: QueryRequest) -> Any:
-    answer = await _query(request, body)
+async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
+    answer = await _query(request, store, body)
     return {
         "memory_events": answer.memory_events,
         "memory_entities": answer.memory_entities,
@@ -72,10 +71,9 @@ async def query(request: Request, body: QueryRequest) -> Any:
     response_model=QuerySimpleResponse,
     summary="Recall, the texts only",
     description="As /query, only the memories' texts and the prompt text.",
-    responses=_ERRORS,
 )
-async def query_simple(request: Request, body: QueryRequest) -> Any:
-    answer = await _query(request, body)
+async def query_simple(request: Request, store: StoreDep, body: QueryRequest) -> Any:
+    answer = await _query(request, store, body)
     return {
         "memory_events": [e["description"] for e in answer.memory_events],
         "memory_entities": [e["description"] for e in answer.memory_entities],
@@ -91,10 +89,8 @@ async def query_simple(request: Request, body: QueryRequest) -> Any:
     summary="Association words of a sentence",
     description="dynamic-memory §11.1: the sentence's words, those left after stopwords, and "
     "their association words with levels.",
-    responses=_ERRORS,
 )
-async def expand_words(request: Request, body: ExpandWordsRequest) -> Any:
-    store = store_of(request)
+async def expand_words(request: Request, store: StoreDep, body: ExpandWordsRequest) -> Any:
     words = await store.run(
         request,
         store.memory.expand_words,

@@ -9,18 +9,17 @@ from fastapi import APIRouter, Request
 
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
+from ...core.state import Store
 from ...schemas.recall import RecallPreviewRequest, RecallRequest, RecallResponse
-from ..deps import store_of
+from ..deps import StoreDep
 
 router = APIRouter(tags=["recall"], route_class=BodyRoute)
 designer = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 
 async def _recall(
-    request: Request, body: RecallPreviewRequest, *, explain: bool, dry_run: bool
+    request: Request, store: Store, body: RecallPreviewRequest, *, explain: bool, dry_run: bool
 ) -> dict[str, Any]:
-    store = store_of(request)
-
     def run() -> Any:
         memory = store.character(body.character_id)
         return memory.session(body.user_id).recall(
@@ -52,8 +51,8 @@ async def _recall(
     "`explain` says, per entry, why it is in or not.",
     responses=responses(400, 404, 413, 422, 503),
 )
-async def recall(request: Request, body: RecallRequest) -> Any:
-    return await _recall(request, body, explain=body.explain, dry_run=body.dry_run)
+async def recall(request: Request, store: StoreDep, body: RecallRequest) -> Any:
+    return await _recall(request, store, body, explain=body.explain, dry_run=body.dry_run)
 
 
 @designer.post(
@@ -65,5 +64,5 @@ async def recall(request: Request, body: RecallRequest) -> Any:
     "turn counter do not move. Takes the designer key.",
     responses=responses(400, 404, 413, 422, 503),
 )
-async def recall_preview(request: Request, body: RecallPreviewRequest) -> Any:
-    return await _recall(request, body, explain=True, dry_run=True)
+async def recall_preview(request: Request, store: StoreDep, body: RecallPreviewRequest) -> Any:
+    return await _recall(request, store, body, explain=True, dry_run=True)

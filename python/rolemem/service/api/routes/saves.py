@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query
 
 from ....errors import ConflictError, RolememError
-from ....memory_builder import erasure, roles, saves
+from ....memory_builder import erasure, saves
 from ...core.body_route import BodyRoute
 from ...core.errors import invalid, responses
 from ...core.idempotency import HEADER, KEY_PATTERN, MAX_KEY_LENGTH
@@ -36,7 +36,7 @@ from ...schemas.saves import (
     Tip,
     TipMove,
 )
-from ..deps import for_store, read_on, required_from_role, store_of
+from ..deps import StoreDep, for_store, read_on, required_from_role, resolve_role
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
@@ -73,8 +73,7 @@ _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
     "role's (409 naming the field).",
     responses=responses(409, 413, 422),
 )
-async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = None) -> Any:
-    store = store_of(request)
+async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
         None,
         store.idempotent,
@@ -104,8 +103,7 @@ async def create_role(request: Request, body: RoleCreate, key: IdempotencyKey = 
     "and its memory follows its own branch from there.",
     responses=responses(403, 404, 409, 413, 422),
 )
-async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = None) -> Any:
-    store = store_of(request)
+async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
         None,
         store.idempotent,
@@ -133,9 +131,8 @@ async def create_save(request: Request, body: SaveCreate, key: IdempotencyKey = 
     "speak on it.",
     responses=responses(403, 404, 422),
 )
-async def get_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    store = store_of(request)
-    return await store.run(request, read_on, store, saves.describe, save_id, user_id)
+async def get_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
+    return await store.run(None, read_on, store, saves.describe, save_id, user_id)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
@@ -160,8 +157,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     "forks first. Answers the rows deleted per table; deleting again is a 404.",
     responses=responses(403, 404, 409, 422, 503),
 )
-async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    store = store_of(request)
+async def delete_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
     return await store.run(None, _delete, store, save_id, user_id)
 
 
@@ -174,7 +170,7 @@ async def delete_save(request: Request, save_id: SaveId, user_id: UserQuery = No
     responses=responses(400, 403, 404, 422),
 )
 async def branch_lines(
-    request: Request,
+    store: StoreDep,
     save_id: SaveId,
     user_id: UserQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="Lines per page.")] = 50,
@@ -182,9 +178,8 @@ async def branch_lines(
         int | None, Query(ge=1, le=MAX_ID, description="Only lines before this one.")
     ] = None,
 ) -> Any:
-    store = store_of(request)
     return await store.run(
-        request, read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+        None, read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
     )
 
 
@@ -250,14 +245,7 @@ def _observed(store: Store, observe: Observe, where: str) -> Observe:
     """`observe` with its agent: the request's, else its role's (checked before anything is
     written: a mismatch, or a role without one, is a 409; a script NPC without one a 422).
     `where`: how errors name it (`observe.`, or `observe[i].` in a list)."""
-    with store.engine.reading() as cur:
-        _, agent_id = roles.resolve(
-            cur,
-            observe.role_id,
-            agent_id=observe.agent_id,
-            engine=store.engine.name,
-            where=where,
-        )
+    _, agent_id = resolve_role(store, observe.role_id, agent_id=observe.agent_id, where=where)
     agent_id = required_from_role(agent_id, observe.role_id, "agent_id", where)
     return observe.model_copy(update={"agent_id": agent_id})
 
@@ -273,9 +261,8 @@ def _observed(store: Store, observe: Observe, where: str) -> Observe:
     responses=_WRITE_ERRORS,
 )
 async def append_lines(
-    request: Request, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
+    store: StoreDep, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    store = store_of(request)
     return await store.run(None, _append, store, save_id, body, key)
 
 
@@ -287,9 +274,8 @@ async def append_lines(
     responses=_WRITE_ERRORS,
 )
 async def append_lines_legacy(
-    request: Request, body: LegacyLinesAppend, key: IdempotencyKey = None
+    store: StoreDep, body: LegacyLinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    store = store_of(request)
     lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
     return await store.run(None, _append, store, body.save_id, lines, key)
 
@@ -304,9 +290,8 @@ async def append_lines_legacy(
     responses=_WRITE_ERRORS,
 )
 async def regenerate(
-    request: Request, save_id: SaveId, body: Regenerate, key: IdempotencyKey = None
+    store: StoreDep, save_id: SaveId, body: Regenerate, key: IdempotencyKey = None
 ) -> Any:
-    store = store_of(request)
     now = body.now or datetime.now()
     answer = await store.run(
         None,
@@ -333,8 +318,7 @@ async def regenerate(
     "`line_id`, as a regenerate on one is: a save point is a reply or a system line.",
     responses=_WRITE_ERRORS,
 )
-async def move_tip(request: Request, save_id: SaveId, body: TipMove) -> Any:
-    store = store_of(request)
+async def move_tip(store: StoreDep, save_id: SaveId, body: TipMove) -> Any:
     tip = for_store(store, saves.set_tip, save_id, body.line_id, body.user_id)
     answer = await store.run(None, store.write, tip)
     store.refresh_later(save_id)
@@ -388,7 +372,7 @@ ONE_ROLE = {
     openapi_extra={"parameters": [ONE_ROLE]},
 )
 async def memory_status(
-    request: Request,
+    store: StoreDep,
     save_id: SaveId,
     agent_id: Annotated[
         str | None,
@@ -406,14 +390,11 @@ async def memory_status(
         str | None, Query(min_length=1, max_length=ID_LENGTH, include_in_schema=False)
     ] = None,
 ) -> Any:
-    store = store_of(request)
-
     if role_id is not None and script_role_id is not None:
         raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
 
     def status() -> dict[str, Any]:
-        with store.engine.reading() as cur:
-            _, agent = roles.resolve(cur, role_id, agent_id=agent_id, engine=store.engine.name)
+        _, agent = resolve_role(store, role_id, agent_id=agent_id)
         return status_of(store, save_id, user_id, agent, role_id, script_role_id)
 
-    return await store.run(request, status)
+    return await store.run(None, status)

@@ -7,11 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from ....memory_builder import roles
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...schemas.recall import TurnRequest, TurnResponse
-from ..deps import required_from_role, store_of
+from ..deps import StoreDep, required_from_role, resolve_role
 
 router = APIRouter(tags=["turn"], route_class=BodyRoute)
 
@@ -30,19 +29,11 @@ router = APIRouter(tags=["turn"], route_class=BodyRoute)
     "`agent_id`) needs neither here.",
     responses=responses(400, 403, 404, 409, 413, 422, 503),
 )
-async def turn(request: Request, body: TurnRequest) -> Any:
-    store = store_of(request)
-
+async def turn(request: Request, store: StoreDep, body: TurnRequest) -> Any:
     def run() -> Any:
-        # the role's ids unless the request gives them (then they must agree)
-        with store.engine.reading() as cur:
-            character_id, agent_id = roles.resolve(
-                cur,
-                body.role_id,
-                character_id=body.character_id,
-                agent_id=body.agent_id,
-                engine=store.engine.name,
-            )
+        character_id, agent_id = resolve_role(
+            store, body.role_id, character_id=body.character_id, agent_id=body.agent_id
+        )
         character_id = required_from_role(character_id, body.role_id, "character_id")
         companion = store.companion(character_id, agent_id)
         return companion.turn(

@@ -14,6 +14,7 @@ from ....dynamic_memory.archive import archived
 from ....memory_builder import erasure
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
+from ...core.state import Store
 from ...schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
 from ...schemas.memories import (
     Archived,
@@ -31,7 +32,7 @@ from ...schemas.memories import (
     TimelineItem,
 )
 from ...schemas.saves import SavePage
-from ..deps import check_own_save, store_of
+from ..deps import StoreDep, check_own_save
 
 router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
@@ -54,6 +55,7 @@ Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
 
 async def _on_save(
     request: Request,
+    store: Store,
     read: Callable[..., Any],
     user_id: str,
     agent_id: str,
@@ -61,7 +63,6 @@ async def _on_save(
     **more: Any,
 ) -> Any:
     """`read` of what the agent holds about the player on a save (the player's own only)."""
-    store = store_of(request)
 
     def checked() -> Any:
         check_own_save(store, save_id, user_id)
@@ -80,6 +81,7 @@ async def _on_save(
 )
 async def list_memories(
     request: Request,
+    store: StoreDep,
     user_id: UserId,
     agent_id: AgentQuery = None,
     kind: Annotated[MemoryKind | None, Query(description="event or entity.")] = None,
@@ -90,7 +92,6 @@ async def list_memories(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> Any:
-    store = store_of(request)
     return await store.run(
         request,
         player_memories.list_memories,
@@ -114,10 +115,8 @@ async def list_memories(
     responses=responses(422),
 )
 async def list_saves(
-    request: Request, user_id: UserId, limit: Limit = 50, offset: Offset = 0
+    request: Request, store: StoreDep, user_id: UserId, limit: Limit = 50, offset: Offset = 0
 ) -> Any:
-    store = store_of(request)
-
     def read() -> dict[str, Any]:
         with store.engine.reading() as cur:
             return erasure.list_saves(cur, user_id, limit=limit, offset=offset)
@@ -134,11 +133,12 @@ async def list_saves(
 )
 async def timeline(
     request: Request,
+    store: StoreDep,
     user_id: UserId,
     agent_id: AgentRequired,
     save_id: SaveQuery = None,
 ) -> Any:
-    return await _on_save(request, store_of(request).loop.timeline, user_id, agent_id, save_id)
+    return await _on_save(request, store, store.loop.timeline, user_id, agent_id, save_id)
 
 
 @router.get(
@@ -154,13 +154,14 @@ async def timeline(
 )
 async def facts(
     request: Request,
+    store: StoreDep,
     user_id: UserId,
     agent_id: AgentRequired,
     save_id: SaveQuery = None,
     history: Annotated[bool, Query(description="Also the values a later fact ended.")] = False,
 ) -> Any:
-    read = store_of(request).loop.memory.facts
-    return await _on_save(request, read, user_id, agent_id, save_id, history=history)
+    read = store.loop.memory.facts
+    return await _on_save(request, store, read, user_id, agent_id, save_id, history=history)
 
 
 @router.get(
@@ -174,13 +175,14 @@ async def facts(
 )
 async def knowledge(
     request: Request,
+    store: StoreDep,
     user_id: UserId,
     agent_id: AgentRequired,
     save_id: SaveQuery = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Events at most.")] = 10,
 ) -> Any:
-    read = store_of(request).loop.memory.knowledge
-    return await _on_save(request, read, user_id, agent_id, save_id, limit=limit)
+    read = store.loop.memory.knowledge
+    return await _on_save(request, store, read, user_id, agent_id, save_id, limit=limit)
 
 
 @router.get(
@@ -192,15 +194,14 @@ async def knowledge(
     responses=responses(422),
 )
 async def archive(
-    request: Request,
+    store: StoreDep,
     user_id: UserId,
     agent_id: AgentQuery = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> Any:
-    store = store_of(request)
     items = await store.run(
-        request,
+        None,
         archived,
         store.engine,
         user_id=user_id,
@@ -221,8 +222,7 @@ async def archive(
     "ended). Answers the new fact's id.",
     responses=responses(400, 404, 413, 422),
 )
-async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
-    store = store_of(request)
+async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
 
     def change() -> dict[str, Any]:
         new_id = store.memory.change_fact(user_id=user_id, fact_id=memory_id, value=body.value)
@@ -239,8 +239,7 @@ async def edit_fact(request: Request, user_id: UserId, memory_id: MemoryId, body
     "branch is current there again.",
     responses=responses(404, 422),
 )
-async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) -> Any:
-    store = store_of(request)
+async def delete_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId) -> Any:
 
     def delete() -> dict[str, Any]:
         store.memory.delete_fact(user_id=user_id, fact_id=memory_id)
@@ -258,13 +257,12 @@ async def delete_fact(request: Request, user_id: UserId, memory_id: MemoryId) ->
     responses=responses(400, 404, 413, 422),
 )
 async def edit(
-    request: Request,
+    store: StoreDep,
     user_id: UserId,
     kind: Kind,
     body: MemoryEdit,
     memory_id: MemoryId,
 ) -> Any:
-    store = store_of(request)
     return await store.run(
         None,
         player_memories.edit,
@@ -285,8 +283,7 @@ async def edit(
     "destroys.",
     responses=responses(404, 422),
 )
-async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
-    store = store_of(request)
+async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
     return await store.run(
         None,
         player_memories.delete,
@@ -309,8 +306,7 @@ async def delete(request: Request, user_id: UserId, kind: Kind, memory_id: Memor
     "rows deleted per table. A save of another player forked from the player's: 409.",
     responses=responses(400, 409, 413, 422, 503),
 )
-async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
-    store = store_of(request)
+async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     forgotten = await store.run(
         None,
         player_memories.forget,
@@ -333,8 +329,5 @@ async def forget(request: Request, user_id: UserId, body: ForgetRequest) -> Any:
     description="Every live and archived memory of the player as JSON.",
     responses=responses(422),
 )
-async def export(request: Request, user_id: UserId, agent_id: AgentQuery = None) -> Any:
-    store = store_of(request)
-    return await store.run(
-        request, player_memories.export, store.engine, user_id, agent_id=agent_id
-    )
+async def export(store: StoreDep, user_id: UserId, agent_id: AgentQuery = None) -> Any:
+    return await store.run(None, player_memories.export, store.engine, user_id, agent_id=agent_id)
