@@ -190,6 +190,18 @@ def test_a_bad_row_is_refused_and_nothing_is_written(game, role):
     assert refused(b"\n\n") == (422, "lines")
     assert refused(ndjson(rows), **{"Content-Type": "text/plain"}) == (422, "Content-Type")
     assert refused(ndjson(rows), **{"X-API-Key": "wrong"}) == (401, "X-API-Key")
+    # a second Content-Type is refused before the body is read, as every request's is
+    twice = client.post(
+        f"/saves/{save}/import",
+        params={"user_id": "kai"},
+        headers=[
+            *KEY.items(),
+            ("content-type", "application/json"),
+            ("content-type", "application/x-ndjson"),
+        ],
+        content=ndjson(rows),
+    )
+    assert (twice.status_code, error_of(twice)["field"]) == (400, "Content-Type")
     # another player's save is not revealed to exist
     answer = client.post(
         f"/saves/{save}/import", params={"user_id": "lou"}, headers=NDJSON, content=ndjson(rows)

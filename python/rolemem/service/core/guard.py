@@ -181,14 +181,19 @@ def first_values(scope: Scope) -> dict[bytes, bytes]:
     return headers
 
 
-def _repeated(scope: Scope) -> str | None:
+async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
+    """Whether a header a request gives once (_SINGLE) is given twice, refused (400 naming
+    it): whatever reads the request before the route must read what the route reads."""
     seen: set[bytes] = set()
     for name, _ in scope.get("headers") or []:
         if name in _SINGLE:
             if name in seen:
-                return _SINGLE[name]
+                text = f"the {_SINGLE[name]} header is given more than once"
+                headers = first_values(scope)
+                await refuse(scope, receive, send, headers, 400, "BadRequest", text, _SINGLE[name])
+                return True
             seen.add(name)
-    return None
+    return False
 
 
 class RequestGuard:
@@ -206,12 +211,9 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = first_values(scope)
-        repeated = _repeated(scope)
-        if repeated is not None:  # the guard and the route must read the same request
-            text = f"the {repeated} header is given more than once"
-            await refuse(scope, receive, send, headers, 400, "BadRequest", text, repeated)
+        if await refused_repeat(scope, receive, send):
             return
+        headers = first_values(scope)
         declared = headers.get(b"content-length")
         if declared is not None:
             try:

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import error_response
-from .guard import Invalid, check_json, refuse, replaying, said
+from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying, said
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -64,7 +64,9 @@ class ImportBodies:
         ):
             await self.app(scope, receive, send)  # the route refuses other content types
             return
-        named = dict(scope.get("headers") or [])
+        if await refused_repeat(scope, receive, send):  # as the guard: read as the route reads
+            return
+        named = first_values(scope)
         declared = named.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send, named, self._too_many_bytes())
@@ -128,5 +130,4 @@ class ImportBodies:
 
 
 def _content_type(scope: Scope) -> bytes:
-    headers = dict(scope.get("headers") or [])
-    return bytes(headers.get(b"content-type", b"").split(b";")[0].strip().lower())
+    return bytes(first_values(scope).get(b"content-type", b"").split(b";")[0].strip().lower())
