@@ -43,17 +43,21 @@ def _add(parser: Any, *flags: str) -> None:
         parser.add_argument(flag, **_OPTIONS[flag])
 
 
+def _version() -> str:
+    """rolemem's installed version (`--version`, the MCP server's)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rolemem")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
     )
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("rolemem")
-    except PackageNotFoundError:
-        installed = "unknown"
-    parser.add_argument("--version", action="version", version=f"rolemem {installed}")
+    parser.add_argument("--version", action="version", version=f"rolemem {_version()}")
     parser.add_argument("--verbose", action="store_true", help="log what rolemem does to stderr")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -381,7 +385,7 @@ def _import_chat(args: argparse.Namespace) -> None:
 
 
 def _mcp(args: argparse.Namespace) -> None:
-    mcp_stdio.run(args, lambda: _db_or_url(args))
+    mcp_stdio.run(args, lambda: _db_or_url(args), _version())
 
 
 def _db_or_url(args: argparse.Namespace) -> str:
@@ -670,20 +674,9 @@ def _context(params: list[str]) -> dict[str, object]:
 
 def _snapshot(args: argparse.Namespace) -> None:
     if args.url:
-        import urllib.error
-        import urllib.request
+        from .service_calls import call
 
-        request = urllib.request.Request(
-            args.url.rstrip("/") + "/snapshot",
-            method="POST",
-            data=b"",
-            headers={"X-API-Key": args.api_key or os.environ.get("ROLEMEM_API_KEY") or ""},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=600) as response:
-                answer = json.loads(response.read())
-        except (urllib.error.URLError, OSError) as exc:
-            raise RolememError(f"{args.url}/snapshot: {exc}") from None
+        answer = call(args, "POST", "/snapshot", b"")
         print(f"snapshot {answer['path']} ({answer['bytes']:,} bytes)")
         return
     if not args.out:
