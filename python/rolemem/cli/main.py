@@ -563,7 +563,7 @@ def _config(args: argparse.Namespace) -> None:
                 raise ConfigError("--json writes one file: import one file at a time")
             document = documents[0]
             if not isinstance(document, dict):
-                document = json.loads(Path(document).read_text(encoding="utf-8"))
+                document = _read_json(document)
             Path(args.json).write_text(
                 json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
             )
@@ -586,7 +586,7 @@ def _config(args: argparse.Namespace) -> None:
         print(f"loaded {len(names)} tables into {args.db or duckdb_connect.default_db_path()}")
     else:
         if args.json:
-            document = json.loads(Path(args.json).read_text(encoding="utf-8"))
+            document = _read_json(args.json)
         elif not args.character:
             raise ConfigError("--character is required (unless --json names the document)")
         else:
@@ -611,10 +611,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
 
     if args.source_format != "sillytavern":
         return path
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
+    document = _read_json(path)
     if not args.character:
         raise ConfigError("--character is required with --from sillytavern")
     from ..character_memory.sillytavern import from_lorebook
@@ -623,6 +620,13 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
     for line in conversion.report:
         print(f"{path}: {line}", file=sys.stderr)
     return conversion.document
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # a decoding error is a ValueError too
+        raise RolememError(f"{path}: cannot read JSON: {exc}") from None
 
 
 def _explain(args: argparse.Namespace) -> None:
@@ -762,10 +766,7 @@ def _official(args: argparse.Namespace) -> None:
         if args.official_command == "export":
             _print_json(memory.export_official(args.agent))
             return
-        try:
-            doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
+        doc = _read_json(args.file)
         total = len(doc.get("events", [])) if isinstance(doc, dict) else 0
         with progress_bar(total, "embedding events", "event") as bar:
             events, entities = memory.import_official(
