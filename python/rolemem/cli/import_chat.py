@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from ..errors import RolememError
 from ..memory_builder.chat_files import chat_lines, read_rows
 from .progress import progress_bar
+from .service_calls import call
 
 _POLL_SECONDS = 0.5
 
@@ -101,29 +99,6 @@ class _Counted(io.BytesIO):
         return chunk
 
 
-def _request(
-    args: argparse.Namespace, method: str, path: str, body: Any = None, **headers: str
-) -> dict[str, Any]:
-    key = args.api_key or os.environ.get("ROLEMEM_API_KEY")
-    if key:
-        headers["X-API-Key"] = key
-    request = urllib.request.Request(
-        args.url.rstrip("/") + path, data=body, method=method, headers=headers
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=600) as answer:
-            return dict(json.load(answer))
-    except urllib.error.HTTPError as exc:
-        try:
-            error = json.load(exc)["error"]
-            said = error["message"] + (f" (field {error['field']})" if error.get("field") else "")
-        except (ValueError, KeyError, TypeError):
-            said = exc.reason
-        raise RolememError(f"the service answered {exc.code}: {said}") from None
-    except urllib.error.URLError as exc:
-        raise RolememError(f"cannot reach {args.url}: {exc.reason}") from None
-
-
 def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[str, Any]:
     body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
     headers = {"Content-Type": "application/x-ndjson", "Content-Length": str(len(body))}
@@ -133,7 +108,7 @@ def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[st
         {"user_id": args.user_id, **({"flush": "true"} if args.flush else {})}
     )
     with progress_bar(len(body), "uploading", "B") as bar:
-        return _request(
+        return call(
             args, "POST", f"/saves/{args.save_id}/import?{query}", _Counted(body, bar), **headers
         )
 
@@ -146,15 +121,15 @@ def _follow(args: argparse.Namespace, answer: dict[str, Any]) -> None:
             continue
         query = urllib.parse.urlencode({"user_id": args.user_id, "role_id": observed["role_id"]})
         path = f"/saves/{answer['save_id']}/memory_status?{query}"
-        status = _request(args, "GET", path)
+        status = call(args, "GET", path)
         desc = f"extracting ({observed['agent_id']})"
         with progress_bar(status["pending_turns"], desc, "turn") as bar:
             start = status["pending_turns"]
             while status["extraction"] in ("queued", "retrying"):
                 bar.update(start - status["pending_turns"] - bar.n)
                 time.sleep(_POLL_SECONDS)
-                status = _request(args, "GET", path)
-            status = _request(args, "GET", path)  # the pending turns after the last batch
+                status = call(args, "GET", path)
+            status = call(args, "GET", path)  # the pending turns after the last batch
             bar.update(start - status["pending_turns"] - bar.n)
         observed["pending_turns"] = status["pending_turns"]
         observed["last_error"] = status["last_error"]

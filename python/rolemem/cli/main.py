@@ -43,17 +43,21 @@ def _add(parser: Any, *flags: str) -> None:
         parser.add_argument(flag, **_OPTIONS[flag])
 
 
+def _version() -> str:
+    """rolemem's installed version (`--version`, the MCP server's)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rolemem")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolemem", description="Memory for LLM role-play characters (DuckDB + dbt models)."
     )
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("rolemem")
-    except PackageNotFoundError:
-        installed = "unknown"
-    parser.add_argument("--version", action="version", version=f"rolemem {installed}")
+    parser.add_argument("--version", action="version", version=f"rolemem {_version()}")
     parser.add_argument("--verbose", action="store_true", help="log what rolemem does to stderr")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -381,7 +385,7 @@ def _import_chat(args: argparse.Namespace) -> None:
 
 
 def _mcp(args: argparse.Namespace) -> None:
-    mcp_stdio.run(args, lambda: _db_or_url(args))
+    mcp_stdio.run(args, lambda: _db_or_url(args), _version())
 
 
 def _db_or_url(args: argparse.Namespace) -> str:
@@ -559,7 +563,7 @@ def _config(args: argparse.Namespace) -> None:
                 raise ConfigError("--json writes one file: import one file at a time")
             document = documents[0]
             if not isinstance(document, dict):
-                document = json.loads(Path(document).read_text(encoding="utf-8"))
+                document = _read_json(document)
             Path(args.json).write_text(
                 json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
             )
@@ -582,7 +586,7 @@ def _config(args: argparse.Namespace) -> None:
         print(f"loaded {len(names)} tables into {args.db or duckdb_connect.default_db_path()}")
     else:
         if args.json:
-            document = json.loads(Path(args.json).read_text(encoding="utf-8"))
+            document = _read_json(args.json)
         elif not args.character:
             raise ConfigError("--character is required (unless --json names the document)")
         else:
@@ -607,10 +611,7 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
 
     if args.source_format != "sillytavern":
         return path
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read JSON: {exc}") from None
+    document = _read_json(path)
     if not args.character:
         raise ConfigError("--character is required with --from sillytavern")
     from ..character_memory.sillytavern import from_lorebook
@@ -619,6 +620,13 @@ def _designer_document(path: str, args: argparse.Namespace) -> str | dict[str, A
     for line in conversion.report:
         print(f"{path}: {line}", file=sys.stderr)
     return conversion.document
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # a decoding error is a ValueError too
+        raise RolememError(f"{path}: cannot read JSON: {exc}") from None
 
 
 def _explain(args: argparse.Namespace) -> None:
@@ -670,20 +678,9 @@ def _context(params: list[str]) -> dict[str, object]:
 
 def _snapshot(args: argparse.Namespace) -> None:
     if args.url:
-        import urllib.error
-        import urllib.request
+        from .service_calls import call
 
-        request = urllib.request.Request(
-            args.url.rstrip("/") + "/snapshot",
-            method="POST",
-            data=b"",
-            headers={"X-API-Key": args.api_key or os.environ.get("ROLEMEM_API_KEY") or ""},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=600) as response:
-                answer = json.loads(response.read())
-        except (urllib.error.URLError, OSError) as exc:
-            raise RolememError(f"{args.url}/snapshot: {exc}") from None
+        answer = call(args, "POST", "/snapshot", b"")
         print(f"snapshot {answer['path']} ({answer['bytes']:,} bytes)")
         return
     if not args.out:
@@ -769,10 +766,7 @@ def _official(args: argparse.Namespace) -> None:
         if args.official_command == "export":
             _print_json(memory.export_official(args.agent))
             return
-        try:
-            doc = json.loads(Path(args.file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise RolememError(f"{args.file}: cannot read JSON: {exc}") from None
+        doc = _read_json(args.file)
         total = len(doc.get("events", [])) if isinstance(doc, dict) else 0
         with progress_bar(total, "embedding events", "event") as bar:
             events, entities = memory.import_official(

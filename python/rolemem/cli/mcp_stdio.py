@@ -41,9 +41,9 @@ def add_parser(commands: Any, db_help: str) -> None:
     )
 
 
-def run(args: argparse.Namespace, store: Callable[[], str]) -> None:
+def run(args: argparse.Namespace, store: Callable[[], str], version: str) -> None:
     """Serve until the client closes stdin (`store`: --db's store, resolved only without
-    --url)."""
+    --url; `version`: rolemem's, the server's)."""
     import anyio
 
     from ..service.mcp import stdio
@@ -54,13 +54,4 @@ def run(args: argparse.Namespace, store: Callable[[], str]) -> None:
         serve = partial(stdio.serve_url, args.url, timeout=args.timeout)
     else:
         serve = partial(stdio.serve_store, store(), keyword_only=args.keyword_only)
-    anyio.run(partial(serve, designer=args.designer, version=_version()))
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("rolemem")
-    except PackageNotFoundError:
-        return "0"
+    anyio.run(partial(serve, designer=args.designer, version=version))

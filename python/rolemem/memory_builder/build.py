@@ -22,16 +22,6 @@ from ..errors import ChainError, LineError, SaveNotFoundError
 from ..sql.project import compose, render_macro
 from . import history
 
-_TEXT_FIELDS = (
-    "attribute",
-    "content",
-    "original_emotion",
-    "tts_content",
-    "action_content",
-    "display_name",
-    "role_name",
-)
-
 # The caller's one target, standing in for the batch model `int_memory_targets`: the player's
 # name the request gives ($user_name) and the save's ({save_user_name}: bound for given lines,
 # read from the save for a stored one).
@@ -53,23 +43,14 @@ _SAVE_TARGET_SQL = _TARGET_SELECT.format(
     save_user_name="(select user_name from source_save where id = $save_id)"
 )
 
-# Lines given in order, standing in for the recursive walk `int_lines_chained_to_root`, with
-# who was present inherited along them by the chain's rule (macro inherited_presence).
-_GIVEN_COLUMNS = (
-    ("line_position", "positions", "bigint"),
-    ("line_id", "ids", "bigint"),
-    ("role_id", "role_ids", "bigint"),
-    ("script_role_id", "script_role_ids", "varchar"),
-    ("attribute", "attributes", "varchar"),
-    ("display_name", "display_names", "varchar"),
-    ("content", "contents", "varchar"),
-    ("original_emotion", "original_emotions", "varchar"),
-    ("tts_content", "tts_contents", "varchar"),
-    ("action_content", "action_contents", "varchar"),
-    ("role_name", "role_names", "varchar"),
-    ("given_present_role_ids", "present_role_lists", "varchar"),
-    ("given_present_script_role_ids", "present_script_role_lists", "varchar"),
-)
+# Lines given in order, standing in for the recursive walk `int_lines_chained_to_root` (their
+# `_COLUMNS`, bound as lists), with who was present inherited along them by the chain's rule
+# (macro inherited_presence). The chain's names of the fields it names otherwise:
+_CHAIN_NAMES = {
+    "id": "line_id",
+    "present_role_ids": "given_present_role_ids",
+    "present_script_role_ids": "given_present_script_role_ids",
+}
 
 
 @functools.cache  # rendered once per engine
@@ -89,10 +70,12 @@ def _given_lines_sql(engine: str, presence: bool = True) -> str:
         else "given_present_role_ids as present_role_ids, "
         "given_present_script_role_ids as present_script_role_ids"
     )
-    given = ", ".join(
-        f"unnest(${param}::{kind}[]) as {name}" for name, param, kind in _GIVEN_COLUMNS
-    )
-    columns = ", ".join(name for name, _, _ in _GIVEN_COLUMNS[:-2])
+    bound = [
+        (param, _CHAIN_NAMES.get(field, field), "bigint" if check is int_or_none else "varchar")
+        for param, field, check in (("positions", "line_position", int_or_none), *_COLUMNS)
+    ]
+    given = ", ".join(f"unnest(${param}::{kind}[]) as {name}" for param, name, kind in bound)
+    columns = ", ".join(name for _, name, _ in bound if not name.startswith("given_"))
     return (
         f"select save_id, {columns}, {inherited} "
         f"from (select cast(0 as bigint) as save_id, {given}) as given"
@@ -259,7 +242,11 @@ _COLUMNS = (
     ("ids", "id", int_or_none),
     ("role_ids", "role_id", int_or_none),
     ("script_role_ids", "script_role_id", script_role_or_none),
-    *((f"{name}s", name, _text_or_none) for name in _TEXT_FIELDS if name != "role_name"),
+    *(
+        (f"{name}s", name, _text_or_none)
+        for name in ("attribute", "content", "original_emotion", "tts_content", "action_content")
+    ),
+    ("display_names", "display_name", _text_or_none),
     ("present_role_lists", "present_role_ids", presence_or_none),
     ("present_script_role_lists", "present_script_role_ids", presence_or_none),
     ("role_names", "role_name", _text_or_none),

@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any, NamedTuple
 
 import duckdb
@@ -323,6 +323,16 @@ from int_lines_chained_to_root
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
 
+def _model(name: str, sources: dict[str, str], variables: dict[str, Any] | None = None) -> str:
+    """Every row of model `name` over `sources` (compose's `provided`)."""
+    return compose(name, sources, f"select * from {name}", variables)
+
+
+def _walk(sources: dict[str, str]) -> str:
+    """The walk over `sources` into the temporary table the chain and the append read."""
+    return write_sql("replace_temp_table", _WALK, _model("int_lines_walked_to_root", sources))
+
+
 def _new_lines(roles: bool) -> dict[str, str]:
     """The sources an append's walk and chain read: the save's new lines only."""
     return {
@@ -336,15 +346,7 @@ def _new_lines(roles: bool) -> dict[str, str]:
 @functools.cache
 def _append_walk(roles: bool) -> str:
     """The walk of a save's new lines (into the temporary table the append reads)."""
-    return write_sql(
-        "replace_temp_table",
-        _WALK,
-        compose(
-            "int_lines_walked_to_root",
-            _new_lines(roles),
-            "select * from int_lines_walked_to_root",
-        ),
-    )
+    return _walk(_new_lines(roles))
 
 
 @functools.cache
@@ -389,7 +391,7 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
         "messages": write_sql(
             "insert_from_query",
             "memory_messages",
-            compose(
+            _model(
                 "memory_messages",
                 {
                     "int_memory_targets": f"select * from {_RESUMED}",
@@ -399,7 +401,6 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
                     + " and line_position >= (select min(coalesce(resume_line_position, 0))"
                     " from int_memory_targets)",
                 },
-                "select * from memory_messages",
                 {"history_presence": presence},
             ),
             True,
@@ -450,24 +451,12 @@ def _statements(roles: bool = True) -> dict[str, str]:
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
     stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
     return {
-        "walk": write_sql(
-            "replace_temp_table",
-            _WALK,
-            compose("int_lines_walked_to_root", sources, "select * from int_lines_walked_to_root"),
-        ),
-        "int_lines_chained_to_root": compose(
-            "int_lines_chained_to_root", walked, "select * from int_lines_chained_to_root"
-        ),
-        "memory_messages": compose("memory_messages", stored, "select * from memory_messages"),
-        "int_save_history_tips": compose(
-            "int_save_history_tips", stored, "select * from int_save_history_tips"
-        ),
+        "walk": _walk(sources),
+        "int_lines_chained_to_root": _model("int_lines_chained_to_root", walked),
+        "memory_messages": _model("memory_messages", stored),
+        "int_save_history_tips": _model("int_save_history_tips", stored),
         # the saves' players' facts over the stored chains
-        FACTS_TABLE: compose(
-            FACTS_TABLE,
-            {**stored, "source_memory_fact": _SAVES_FACTS_SQL},
-            f"select * from {FACTS_TABLE}",
-        ),
+        FACTS_TABLE: _model(FACTS_TABLE, {**stored, "source_memory_fact": _SAVES_FACTS_SQL}),
     }
 
 
@@ -669,10 +658,9 @@ _PLAYER_FACTS = {
 
 @functools.cache
 def _refresh_facts_statements() -> tuple[str, str]:
-    resolve = compose(FACTS_TABLE, _PLAYER_FACTS, f"select * from {FACTS_TABLE}")
     return (
         write_sql("delete_resolved_facts"),
-        write_sql("insert_from_query", FACTS_TABLE, resolve, True),
+        write_sql("insert_from_query", FACTS_TABLE, _model(FACTS_TABLE, _PLAYER_FACTS), True),
     )
 
 
@@ -750,13 +738,7 @@ def chain_params(engine: Any, save_ids: list[int], user_id: str | None = None) -
     found from the saves, one player's)."""
     if engine.name == "duckdb":
         return chained(engine.cursor().cursor, "duckdb", save_ids)
-    if user_id is None and f"${PLAYER}" in _lineage_sql(engine.name):
-        user_id = engine.run(_OWNER_SQL, {"save_ids": save_ids})[0][0]
-    return {
-        "save_ids": save_ids,
-        "lineage_ids": engine_lineage(engine, save_ids, user_id),
-        PLAYER: user_id,
-    }
+    return _walk_params(engine.run, engine.name, save_ids, user_id)
 
 
 def chained(
@@ -766,15 +748,24 @@ def chained(
     if engine == "duckdb":
         ensure_fresh(cur, save_ids)
         return {}
+    return _walk_params(
+        lambda sql, params: cur.execute(sql, params).fetchall(), engine, save_ids, user_id
+    )
+
+
+def _walk_params(
+    run: Callable[[str, dict[str, Any]], list[Any]],
+    engine: str,
+    save_ids: list[int],
+    user_id: str | None,
+) -> dict[str, Any]:
+    """What a statement walking the saves' chains on `engine` binds (`run(sql, params)`: the
+    rows): the saves, their lineage and their player (None: found from the saves)."""
     sql = _lineage_sql(engine)
     if user_id is None and f"${PLAYER}" in sql:
-        user_id = cur.execute(_OWNER_SQL, {"save_ids": save_ids}).fetchone()[0]
-    row = cur.execute(sql, {"save_ids": save_ids, PLAYER: user_id}).fetchone()
-    return {
-        "save_ids": save_ids,
-        "lineage_ids": list(row[0] or []) if row else list(save_ids),
-        PLAYER: user_id,
-    }
+        user_id = run(_OWNER_SQL, {"save_ids": save_ids})[0][0]
+    [(lineage_ids,)] = run(sql, {"save_ids": save_ids, PLAYER: user_id})
+    return {"save_ids": save_ids, "lineage_ids": list(lineage_ids or save_ids), PLAYER: user_id}
 
 
 # what a statement reading saves' chains and tips names
