@@ -91,28 +91,19 @@ def cut(
     # a request that bounds its prompt is the one likely to be cut: the budget's statement
     # straight away; else the count with nothing cut first, and the statement only when a
     # budget could cut
+    turn: dict[str, Any] = {
+        "user_name": user_name,
+        "agent_name": agent_name,
+        "max_prompt_tokens": max_prompt_tokens,
+        "is_dynamic_inline": is_dynamic_inline,
+        "template_alone": template_alone,
+    }
     if max_prompt_tokens is None:
-        lean = counted(
-            pieces,
-            _seed_budgets(),
-            user_name=user_name,
-            agent_name=agent_name,
-            max_prompt_tokens=None,
-            is_dynamic_inline=is_dynamic_inline,
-            template_alone=template_alone,
-        )
+        lean = counted(pieces, _seed_budgets(), **turn)
         if not lean.needs_cuts:
             kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
             return kept, lean.dynamic_text, lean.prompt_tokens
-    params = _params(
-        pieces,
-        user_name=user_name,
-        agent_name=agent_name,
-        max_prompt_tokens=max_prompt_tokens,
-        is_dynamic_inline=is_dynamic_inline,
-        template_alone=template_alone,
-    )
-    return _cut(pieces, params)
+    return _cut(pieces, _params(pieces, **turn))
 
 
 def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
