@@ -396,11 +396,7 @@ class PostgresEngine:
 
     def columns(self, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
         """`sql`'s result as columns (name -> values), as DuckDB's fetchnumpy gives them."""
-        text = transpile(sql, self.citus)
-        with self._pool.connection() as con:
-            cur = con.execute(text, dict(params))
-            names = [column.name for column in cur.description or ()]
-            rows = cur.fetchall()
+        names, rows = self._execute(sql, params, LineError, None, json_as_text=False)
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
     @contextlib.contextmanager
