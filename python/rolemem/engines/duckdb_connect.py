@@ -132,11 +132,17 @@ def _scratch() -> duckdb.DuckDBPyConnection:
     return private_connection()
 
 
+_scratch_lock = threading.Lock()
+
+
 def scratch_cursor() -> PreparedCursor:
-    """An in-memory cursor for queries over bound parameters only, one per thread."""
+    """An in-memory cursor for queries over bound parameters only, one per thread, every
+    thread's on the same database (a table loaded there is every thread's)."""
     cur = getattr(_local, "cursor", None)
     if cur is None:
-        cur = _local.cursor = PreparedCursor(_scratch().cursor())
+        with _scratch_lock:  # functools.cache alone may build two at once
+            con = _scratch()
+        cur = _local.cursor = PreparedCursor(con.cursor())
     return cur
 
 

@@ -223,9 +223,10 @@ def _raised(error: type[RolememError]) -> Iterator[None]:
 
 class _Cursor:
     """A psycopg cursor in a transaction, called as a DuckDB cursor is: statements in the
-    project's dialect (transpiled once), `$name` parameters."""
+    project's dialect (transpiled once), `$name` parameters, JSON values as their text."""
 
     def __init__(self, cur: Any, *, materialize: bool) -> None:
+        _json_as_text(cur)
         self._cur = cur
         self._materialize = materialize
 
@@ -345,19 +346,31 @@ class PostgresEngine:
         # no Citus table) keeps its CTEs as on one server
         generic = (planner or {}).get("plan_cache_mode") == "force_generic_plan"
         text = transpile(sql, self.citus and not generic)
+        settings: dict[str, str] = {}  # those the session has not already
         for name, value in (planner or {}).items():
             if PLANNER_SETTINGS.get(name) != value:
                 raise ValueError(f"not a planner setting rolemem uses: {name}={value}")
-        settings = {
-            name: value
-            for name, value in (planner or {}).items()
-            if self._session.get(name) != value
-        }
+            if self._session.get(name) != value:
+                settings[name] = value
+
+        def once() -> tuple[list[str], list[tuple[Any, ...]]]:
+            with self._pool.connection() as con, con.cursor() as cur, _raised(error):
+                if json_as_text:
+                    _json_as_text(cur)
+                # settings of one transaction (`set local`); none: no transaction to open
+                with con.transaction() if settings else contextlib.nullcontext():
+                    for name, value in settings.items():
+                        cur.execute(f"set local {name} = {value}")
+                    cur.execute(text, dict(params))
+                    if cur.description is None:
+                        return [], []
+                    return [column.name for column in cur.description], cur.fetchall()
+
         # one statement is its own transaction: one the server chose as a deadlock's victim (a
         # read meeting a config copy being replaced), or one a shard move overtook on Citus,
         # had no effect and runs again
         return retry(
-            lambda: self._execute_once(text, params, error, settings, json_as_text),
+            once,
             attempts=_STATEMENT_ATTEMPTS,
             on=lambda exc: isinstance(exc, self.conflicts[0]) or self._moved_shard(exc),
         )
@@ -374,33 +387,9 @@ class PostgresEngine:
             and "while executing command on" in (exc.diag.context or "")
         )
 
-    def _execute_once(
-        self,
-        text: str,
-        params: Mapping[str, Any],
-        error: type[RolememError],
-        planner: Mapping[str, str] | None,
-        json_as_text: bool,
-    ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        with self._pool.connection() as con, con.cursor() as cur, _raised(error):
-            if json_as_text:
-                _json_as_text(cur)
-            # settings of one transaction (`set local`); none: no transaction to open
-            with con.transaction() if planner else contextlib.nullcontext():
-                for name, value in (planner or {}).items():
-                    cur.execute(f"set local {name} = {value}")
-                cur.execute(text, dict(params))
-                if cur.description is None:
-                    return [], []
-                return [column.name for column in cur.description], cur.fetchall()
-
     def columns(self, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
         """`sql`'s result as columns (name -> values), as DuckDB's fetchnumpy gives them."""
-        text = transpile(sql, self.citus)
-        with self._pool.connection() as con:
-            cur = con.execute(text, dict(params))
-            names = [column.name for column in cur.description or ()]
-            rows = cur.fetchall()
+        names, rows = self._execute(sql, params, LineError, None, json_as_text=False)
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
     @contextlib.contextmanager
@@ -408,7 +397,6 @@ class PostgresEngine:
         """A cursor to read with (autocommit: each statement sees what is committed), called as
         a DuckDB cursor is; JSON values as their text."""
         with self._pool.connection() as con, con.cursor() as cur:
-            _json_as_text(cur)
             yield _Cursor(cur, materialize=self.citus)
 
     @contextlib.contextmanager
@@ -431,7 +419,6 @@ class PostgresEngine:
         transpiled) then `fetchone`/`fetchall`, as a DuckDB cursor; any error rolls
         everything back."""
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
-            _json_as_text(cur)
             yield _Cursor(cur, materialize=self.citus)
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:

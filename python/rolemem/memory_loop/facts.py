@@ -11,7 +11,7 @@ from typing import Any
 from ..memory_builder import history
 from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply
-from .reports import source_lines
+from .reports import message_span
 
 # the attributes and their aliases as the extraction prompt lists them (the seeds the store
 # holds: memory_fact_attributes, memory_fact_attribute_aliases)
@@ -41,11 +41,8 @@ def fact_rows(
     in chain order; `messages`: message_spans over them (first/last line positions)."""
     rows = []
     for fact in reply.facts:
-        span = (
-            source_lines(fact.message, messages, lines)
-            if fact.message is not None and fact.message <= len(messages)
-            else [batch["last_line_id"]]
-        )
+        said = message_span(fact.message, messages)
+        span = [batch["last_line_id"]] if said is None else [line["id"] for line in lines[said]]
         rows.append(
             {
                 "agent_id": state["agent_id"],

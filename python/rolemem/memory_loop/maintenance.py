@@ -15,7 +15,7 @@ from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
 from .llm import ChatModel
 from .reports import MaintenanceReport
-from .sql import _MAINTENANCE_SQL, maintenance_select
+from .sql import MAINTENANCE_SETTINGS, MAINTENANCE_SQL, maintenance_select
 
 
 class Maintenance:
@@ -41,24 +41,12 @@ class Maintenance:
         step = progress or (lambda stage, done, total: None)
         step("cleanup", 0, 1)
         report = MaintenanceReport()
-        params = {
-            "now": now,
-            **{
-                name: self.settings[name]
-                for name in (
-                    "cleanup_threshold",
-                    "cleanup_share",
-                    "cleanup_interval_days",
-                    "inactive_days",
-                    "inactive_min_keep",
-                )
-            },
-        }
+        params = {"now": now, **{name: self.settings[name] for name in MAINTENANCE_SETTINGS}}
         store = self.memory.store
         sql = compose(
             ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
             {
-                "int_memory_maintenance_requests": _MAINTENANCE_SQL,
+                "int_memory_maintenance_requests": MAINTENANCE_SQL,
                 **{
                     f"source_{table}": f"select * from {table}"
                     for table in (

@@ -18,7 +18,7 @@ from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
 from ..sql.batching import Coalescer, per_player, sole_player
 from .reports import observed_target
-from .sql import OBSERVATION_FIELDS, plan_sql
+from .sql import OBSERVATION_FIELDS, OBSERVED_SETTINGS, plan_sql
 from .windows import WindowCache, window_of
 
 # the loop's CTEs get row estimates of 1 on PostgreSQL: no nested loops over them
@@ -72,15 +72,7 @@ class Plans:
             "user_id": user_id,
             "agent_id": agent_id,
             "scene": scene,
-            **{
-                name: self.settings[name]
-                for name in (
-                    "extract_at_turns",
-                    "extract_turns",
-                    "context_max_turns",
-                    "min_window_turns",
-                )
-            },
+            **{name: self.settings[name] for name in OBSERVED_SETTINGS},
             **({"extract_at_turns": 1} if flush else {}),
         }
 

@@ -81,12 +81,8 @@ def event_times(
     then moved a second apart, so a batch never gets identical stamps."""
     count, times = len(events), list[datetime]()
     for index, (stated, number) in enumerate(events):
-        if number is not None and 1 <= number <= len(messages):
-            span = messages[number - 1]
-            lines = line_times[span["first_line"] : span["last_line"] + 1]
-        else:
-            lines = line_times[: -(-(index + 1) * len(line_times) // count)]  # ceil
-        timed = [t for t in lines if t is not None]
+        share = slice(-(-(index + 1) * len(line_times) // count))  # up to its share's end (ceil)
+        timed = [t for t in line_times[message_span(number, messages) or share] if t is not None]
         at = stated or (max(timed) if timed else now - timedelta(seconds=count - 1 - index))
         while at in times:
             at += timedelta(seconds=1)
@@ -103,7 +99,12 @@ def source_lines(
     transcript message it names (`messages`: the batch's, with each message's first and last
     line position in `lines`), else every line of the batch (a memory keeps the lines it came
     from: model int_loop_line_coverage, macro is_event_in_scope)."""
-    if number is not None and 1 <= number <= len(messages):
-        span = messages[number - 1]
-        lines = lines[span["first_line"] : span["last_line"] + 1]
-    return [line["id"] for line in lines]
+    return [line["id"] for line in lines[message_span(number, messages) or slice(None)]]
+
+
+def message_span(number: int | None, messages: Sequence[Mapping[str, Any]]) -> slice | None:
+    """The positions in the batch's lines of the numbered transcript message `number`
+    (`messages`: each message's first and last line position); None when it names none."""
+    if number is None or not 1 <= number <= len(messages):
+        return None
+    return slice(messages[number - 1]["first_line"], messages[number - 1]["last_line"] + 1)

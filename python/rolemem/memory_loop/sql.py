@@ -24,6 +24,13 @@ SETTING_NAMES = (
 )
 
 
+# the loop settings an observation brings
+OBSERVED_SETTINGS = {
+    "extract_at_turns": "integer",
+    "extract_turns": "integer",
+    "context_max_turns": "integer",
+    "min_window_turns": "integer",
+}
 # What each observation of a batch brings (a list per name, a position per observation):
 # the models carry save_id and target_key (the character's key, by the models' rule: macro
 # memory_target_key), so one statement plans every observation waiting.
@@ -34,10 +41,7 @@ OBSERVATION_FIELDS = {
     "user_id": "varchar",
     "agent_id": "varchar",
     "scene": "varchar",
-    "extract_at_turns": "integer",
-    "extract_turns": "integer",
-    "context_max_turns": "integer",
-    "min_window_turns": "integer",
+    **OBSERVED_SETTINGS,
 }
 
 
@@ -89,26 +93,20 @@ _CHAIN_SQL = """
     where list_contains(cast($save_id as bigint[]), save_id)"""
 
 
-_BATCHES_SQL = """
-    select * from memory_extraction_batch
+# a table's rows of the observed characters, on the observations' saves or of their players
+_TARGET_ROWS_SQL = """
+    select * from {table}
     where
-        list_contains(cast($save_id as bigint[]), save_id)
+        {rows}
         and {player}
         and target_key in (select observed.target_key from int_loop_observations as observed)
 """
-
-
+_OF_SAVES = "list_contains(cast($save_id as bigint[]), save_id)"
 # The observations' players' rows of their characters, by table: the extracted lines (a
 # fork's shared lines are among them, whichever save extracted them), and the memories'
 # source lines (events' and entity mentions') and the replacement batches' lines, which decide
 # whether a cut left a line without its memory
-_PLAYER_TARGET_ROWS_SQL = """
-    select * from {table}
-    where
-        list_contains(cast($user_id as varchar[]), user_id)
-        and {player}
-        and target_key in (select observed.target_key from int_loop_observations as observed)
-"""
+_OF_PLAYERS = "list_contains(cast($user_id as varchar[]), user_id)"
 _PLAYER_TARGET_TABLES = (
     "memory_extracted_line",
     "memory_event_line",
@@ -150,9 +148,13 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
         {
             **chains,
             "int_loop_observations": _OBSERVATION_SQL.format(player=player),
-            "source_memory_extraction_batch": _BATCHES_SQL.format(player=player),
+            "source_memory_extraction_batch": _TARGET_ROWS_SQL.format(
+                table="memory_extraction_batch", rows=_OF_SAVES, player=player
+            ),
             **{
-                f"source_{table}": _PLAYER_TARGET_ROWS_SQL.format(table=table, player=player)
+                f"source_{table}": _TARGET_ROWS_SQL.format(
+                    table=table, rows=_OF_PLAYERS, player=player
+                )
                 for table in _PLAYER_TARGET_TABLES
             },
         },
@@ -198,15 +200,19 @@ def window_version_sql(engine: str) -> str:
     )
 
 
-_MAINTENANCE_SQL = """
-    select
-        cast($now as timestamp) as now,
-        cast($cleanup_threshold as integer) as cleanup_threshold,
-        cast($cleanup_share as double) as cleanup_share,
-        cast($cleanup_interval_days as integer) as cleanup_interval_days,
-        cast($inactive_days as integer) as inactive_days,
-        cast($inactive_min_keep as integer) as inactive_min_keep
-"""
+# the loop settings a maintenance run brings
+MAINTENANCE_SETTINGS = {
+    "cleanup_threshold": "integer",
+    "cleanup_share": "double",
+    "cleanup_interval_days": "integer",
+    "inactive_days": "integer",
+    "inactive_min_keep": "integer",
+}
+# the caller's maintenance request, standing in for the model int_memory_maintenance_requests
+MAINTENANCE_SQL = "select " + ", ".join(
+    f"cast(${name} as {kind}) as {name}"
+    for name, kind in {"now": "timestamp", **MAINTENANCE_SETTINGS}.items()
+)
 
 
 _MAINTENANCE_SELECT = """

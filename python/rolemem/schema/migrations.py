@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
@@ -164,15 +165,11 @@ from (
 where {events}.id = lengths.id"""
 
 
-def _recompute_postings(*tables: tuple[str, str]) -> Callable[[Any], None]:
-    """A step recomputing the postings and token counts of the events of each (events,
-    postings) table pair by today's rules (text.postings: search-mode words, whole tags)."""
-
-    def run(connection: Any) -> None:
-        for events, terms in tables:
-            _recompute_table_postings(connection, events, terms)
-
-    return run
+def _recompute_postings(tables: Sequence[tuple[str, str]], connection: Any) -> None:
+    """The postings and token counts of the events of each (events, postings) table pair
+    recomputed by today's rules (text.postings: search-mode words, whole tags)."""
+    for events, terms in tables:
+        _recompute_table_postings(connection, events, terms)
 
 
 def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> None:
@@ -206,40 +203,33 @@ def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> 
     log.info("recomputed the postings of %d events", len(events))
 
 
-def _write_macro(name: str, *args: str) -> Callable[[Any], None]:
-    """A step that runs write macro `name` (macros/writes/) once per argument (none: once)."""
-
-    def run(connection: Any) -> None:
-        engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
-        for arg in args or (None,):
-            sql = write_sql(name, *([arg] if arg else []), engine=engine)
-            connection.exec_driver_sql(sql).fetchall()
-
-    return run
+def _write_macro(name: str, args: Sequence[str], connection: Any) -> None:
+    """Write macro `name` (macros/writes/) run once per argument (none: once)."""
+    engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
+    for arg in args or (None,):
+        sql = write_sql(name, *([arg] if arg else []), engine=engine)
+        connection.exec_driver_sql(sql).fetchall()
 
 
-def _packaged_rows(seed: str, key: str) -> Callable[[Any], None]:
-    """A step adding the rows of the packaged seed `seed` that the store's table lacks, by
-    `key` (a store seeded before a release that added rows); a row the store holds is left as
-    it is, edited or not."""
-
-    def run(connection: Any) -> None:
-        held = {value for (value,) in connection.exec_driver_sql(f"select {key} from {seed}")}
-        missing = [row for row in shipped_rows(seed) if row[key] not in held]
-        if missing:  # names from this package's seeds, values bound
-            names = list(missing[0])
-            insert = sa.text(
-                f"insert into {seed} ({', '.join(names)}) "
-                f"values ({', '.join(':' + name for name in names)})"
-            )
-            connection.execute(insert, missing)
-
-    return run
+def _packaged_rows(seed: str, key: str, connection: Any) -> None:
+    """The rows of the packaged seed `seed` that the store's table lacks added, by `key` (a
+    store seeded before a release that added rows); a row the store holds is left as it is,
+    edited or not."""
+    held = {value for (value,) in connection.exec_driver_sql(f"select {key} from {seed}")}
+    missing = [row for row in shipped_rows(seed) if row[key] not in held]
+    if missing:  # names from this package's seeds, values bound
+        names = list(missing[0])
+        insert = sa.text(
+            f"insert into {seed} ({', '.join(names)}) "
+            f"values ({', '.join(':' + name for name in names)})"
+        )
+        connection.execute(insert, missing)
 
 
 _POSTINGS = ("memory_event", "memory_event_term")
 _OFFICIAL_POSTINGS = ("official_event", "official_event_term")
 _BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
+_RECOMPUTE_POSTINGS = partial(_recompute_postings, [_POSTINGS])
 STEPS = (
     # columns added to the models before steps were recorded (a later column: a step of
     # its own with the same function, named for it)
@@ -261,20 +251,20 @@ STEPS = (
         is_local_only=True,
     ),
     # two changes to what postings hold, each recomputing them
-    Step("search_mode_terms", _POSTINGS, _recompute_postings(_POSTINGS), is_local_only=True),
-    Step("whole_tag_terms", _POSTINGS, _recompute_postings(_POSTINGS), is_local_only=True),
+    Step("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
+    Step("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
     # batches written before their lines were recorded: every line up to the root
     Step(
         "extracted_lines_backfill",
         _BATCHES,
-        _write_macro("backfill_extracted_lines"),
+        partial(_write_macro, "backfill_extracted_lines", ()),
         is_local_only=True,
     ),
     # events written before memories kept their lines: their batch's
     Step(
         "event_lines_backfill",
         (*_BATCHES, "memory_event", "memory_event_line"),
-        _write_macro("backfill_event_lines", "lines", "events"),
+        partial(_write_macro, "backfill_event_lines", ("lines", "events")),
         is_local_only=True,
     ),
     # English words stemmed and stopwords left out (docs/decisions/recall-quality.md): the
@@ -282,7 +272,7 @@ STEPS = (
     Step(
         "english_terms",
         (*_POSTINGS, *_OFFICIAL_POSTINGS),
-        _recompute_postings(_POSTINGS, _OFFICIAL_POSTINGS),
+        partial(_recompute_postings, [_POSTINGS, _OFFICIAL_POSTINGS]),
         is_local_only=True,
     ),
     # entities written before they kept mentions: one each, their description and no lines
@@ -290,14 +280,14 @@ STEPS = (
     Step(
         "entity_mentions_backfill",
         ("memory_entity", "memory_entity_mention"),
-        _write_macro("backfill_entity_mentions"),
+        partial(_write_macro, "backfill_entity_mentions", ()),
         is_local_only=True,
     ),
     # time words a release added (English ones, months in digits) for stores seeded before
     Step(
         "time_expression_rows",
         ("time_expressions",),
-        _packaged_rows("time_expressions", "expression"),
+        partial(_packaged_rows, "time_expressions", "expression"),
     ),
 )
 

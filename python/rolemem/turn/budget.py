@@ -11,15 +11,12 @@ does the budget's statement run."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import duckdb
-
-from ..engines.duckdb_connect import PreparedCursor, private_connection
+from ..engines.duckdb_connect import PreparedCursor, scratch_cursor
 from ..sql.project import compose
 from ..sql.seeds import load_seed
 from .token_counts import counted
@@ -46,10 +43,8 @@ _TURN = """
         cast($template_alone as varchar) as template_alone"""
 _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place", "kind", "day_text")
 
-_connection: duckdb.DuckDBPyConnection | None = None
 _lock = threading.Lock()
-# a long-lived cursor per thread, each statement kept as a table macro (parsed once)
-_local = threading.local()
+_is_seeded = False
 
 
 @functools.cache
@@ -63,30 +58,23 @@ def _sql() -> str:
     )
 
 
-def _cursor() -> duckdb.DuckDBPyConnection:
-    global _connection
+def _prepared() -> PreparedCursor:
+    """This thread's cursor on rolemem's in-memory database (each statement kept as a table
+    macro, parsed once), where the shipped designer config is loaded once."""
+    global _is_seeded
+    prepared = scratch_cursor()
     with _lock:
-        if _connection is None:
-            # rolemem's own in-memory database, its optimizer tuned as rolemem's cursors are
-            connection = private_connection()
-            load_seed(connection, "memory_prompt_budgets")  # the shipped designer config
-            _connection = connection
-        return _connection.cursor()
+        if not _is_seeded:
+            load_seed(prepared.cursor, "memory_prompt_budgets")
+            _is_seeded = True
+    return prepared
 
 
 @functools.cache
 def _seed_budgets() -> dict[str, int]:
     """The seed's budget per layer, as the statements read it (for token_counts)."""
-    with contextlib.closing(_cursor()) as cur:
-        sql = "select layer, max_tokens from memory_prompt_budgets where max_tokens is not null"
-        return dict(cur.execute(sql).fetchall())
-
-
-def _prepared() -> PreparedCursor:
-    prepared: PreparedCursor | None = getattr(_local, "cursor", None)
-    if prepared is None:
-        prepared = _local.cursor = PreparedCursor(_cursor())
-    return prepared
+    sql = "select layer, max_tokens from memory_prompt_budgets where max_tokens is not null"
+    return dict(_prepared().cursor.execute(sql).fetchall())
 
 
 def cut(
@@ -103,28 +91,19 @@ def cut(
     # a request that bounds its prompt is the one likely to be cut: the budget's statement
     # straight away; else the count with nothing cut first, and the statement only when a
     # budget could cut
+    turn: dict[str, Any] = {
+        "user_name": user_name,
+        "agent_name": agent_name,
+        "max_prompt_tokens": max_prompt_tokens,
+        "is_dynamic_inline": is_dynamic_inline,
+        "template_alone": template_alone,
+    }
     if max_prompt_tokens is None:
-        lean = counted(
-            pieces,
-            _seed_budgets(),
-            user_name=user_name,
-            agent_name=agent_name,
-            max_prompt_tokens=None,
-            is_dynamic_inline=is_dynamic_inline,
-            template_alone=template_alone,
-        )
+        lean = counted(pieces, _seed_budgets(), **turn)
         if not lean.needs_cuts:
             kept = [{"is_cut": False, "cut_reason": None} for _ in pieces]
             return kept, lean.dynamic_text, lean.prompt_tokens
-    params = _params(
-        pieces,
-        user_name=user_name,
-        agent_name=agent_name,
-        max_prompt_tokens=max_prompt_tokens,
-        is_dynamic_inline=is_dynamic_inline,
-        template_alone=template_alone,
-    )
-    return _cut(pieces, params)
+    return _cut(pieces, _params(pieces, **turn))
 
 
 def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
