@@ -94,6 +94,36 @@ def test_every_save_has_an_owner_and_chosen_ids_fit_a_javascript_number(saves):
     assert saves.create_save(user_id="mumu")["save_id"] == 4
 
 
+def test_a_new_role_or_save_is_held_to_the_services_contract(saves):
+    """The Python API reads a new role or save by the contract POST /roles and /saves read
+    (contract.NewRole, NewSave): what it stores, the service would accept and answer."""
+    roles_before = saves._con.execute("select count(*) from role").fetchone()[0]
+    refused = [
+        (lambda: saves.create_role("名" * 129), "name", "at most 128 characters"),
+        (lambda: saves.create_role("x", character_id="c" * 129), "character_id", "at most 128"),
+        (lambda: saves.create_role("x", agent_id=" "), "agent_id", "must be non-empty text"),
+        (lambda: saves.create_role("x", agent_id="a\x00"), "agent_id", "no NUL"),
+        (lambda: saves.create_role("x\ud800"), "name", "no lone surrogate"),
+        (lambda: saves.create_save(user_id="u" * 129), "user_id", "at most 128 characters"),
+        (lambda: saves.create_save(user_id="mumu", name="n" * 129), "name", "at most 128"),
+        (lambda: saves.create_save(user_id="mumu", user_name=""), "user_name", "non-empty text"),
+        (
+            lambda: saves.create_save(user_id="mumu", from_line_id=2**53),
+            "from_line_id",
+            "must be from 1 to 9007199254740991",
+        ),
+    ]
+    for call, field, message in refused:
+        with pytest.raises(RolememError, match=message) as caught:
+            call()
+        assert caught.value.field == field
+        assert str(caught.value).startswith(f"{field} ")
+    assert saves._con.execute("select count(*) from role").fetchone()[0] == roles_before
+    # at the limits, both are stored
+    assert saves.create_role("名" * 128, agent_id="a" * 128)["name"] == "名" * 128
+    assert saves.create_save(user_id="u" * 128, name="n" * 128)["user_id"] == "u" * 128
+
+
 def test_appended_lines_page_from_the_tip(saves):
     _, save, ids = played(saves)
     assert saves.get(save, user_id="mumu")["line_count"] == 4

@@ -1,17 +1,29 @@
-"""A dialogue line, once: what the Python API stores (saves.check_lines) and the service reads
-and documents (LineIn: an append's lines, an import's rows), with the field types it is
-written in (the service's schemas share them: service.schemas.common). Types and sizes only:
-whether the role exists, and the chain's rules, are the store's to judge."""
+"""A dialogue line, a new role and a new save, once each: what the Python API stores
+(saves.check_lines, saves.create_role, saves.create_save) and the service reads and documents
+(LineIn: an append's lines, an import's rows; RoleCreate; SaveCreate), with the field types
+they are written in (the service's schemas share them: service.schemas.common). Types and
+sizes only: whether the role or the line exists, and the chain's rules, are the store's to
+judge."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from ..engines import duckdb_connect
+from ..errors import RolememError
 
 # length limits (characters): ids and names, a player's message, a dialogue line
 ID_LENGTH = 128
@@ -96,10 +108,27 @@ PresentScriptRoles = Annotated[
 ]
 
 
-class Line(BaseModel):
-    """One dialogue line (the spec's line fields)."""
+_UNSTORABLE = "must be text rolemem can store (no NUL, no lone surrogate)"
+
+
+class Contract(BaseModel):
+    """What every contract shares: no unknown field, and text a store holds."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*")
+    @classmethod
+    def storable(cls, value: Any) -> Any:
+        """Text a store holds: no NUL, no lone surrogate (the service's request guard refuses
+        them in any body first)."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(t, str) and not duckdb_connect.is_storable_text(t) for t in texts):
+            raise ValueError(_UNSTORABLE)
+        return value
+
+
+class Line(Contract):
+    """One dialogue line (the spec's line fields)."""
 
     attribute: Literal["system", "user", "assistant"] = field(
         "Who speaks: the player (user), a character or a system.", "user"
@@ -146,12 +175,97 @@ class Line(BaseModel):
         default=None,
     )
 
-    @field_validator("*")
-    @classmethod
-    def storable(cls, value: Any) -> Any:
-        """Text a store holds: no NUL, no lone surrogate (the service's request guard refuses
-        them in any body first)."""
-        texts = value if isinstance(value, list) else [value]
-        if any(isinstance(t, str) and not duckdb_connect.is_storable_text(t) for t in texts):
-            raise ValueError("must be text rolemem can store (no NUL, no lone surrogate)")
-        return value
+
+class NewRole(Contract):
+    """A game character the AI plays."""
+
+    id: Id | None = key("The role's key; omit to get the next free one.", 2, default=None)
+    name: str = text(
+        "The character's name (used for {{char}} and in memories).", "祁煜", max_length=NAME_LENGTH
+    )
+    character_id: str | None = text(
+        "Its designer config: `/turn` for the role then needs no character_id (omitted: "
+        "each `/turn` names it).",
+        "qiyu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
+    agent_id: str | None = text(
+        "The owner of its dynamic memories: `/turn` and `observe` for the role then need no "
+        "agent_id (omitted: the character_id).",
+        "qiyu",
+        max_length=ID_LENGTH,
+        default=None,
+    )
+    omniscient: bool = field(
+        "A narrator: it witnessed every line, whoever a line says was present.",
+        False,
+        default=False,
+        strict=True,
+    )
+
+
+class NewSave(Contract):
+    """A new save, empty or forked from a line of one of the player's saves."""
+
+    id: Id | None = key("The save's key; omit to get the next free one.", 12, default=None)
+    user_id: str = text(
+        "The player the save belongs to: only they reach it (every save has an owner).",
+        "mumu",
+        max_length=ID_LENGTH,
+    )
+    name: str | None = text("The slot's name.", "第一章", max_length=NAME_LENGTH, default=None)
+    user_name: str | None = text(
+        "The player's name as prompts and memories say it (set once; a fork keeps its "
+        "save's); a request's own user_name overrides it.",
+        "木木",
+        max_length=NAME_LENGTH,
+        default=None,
+    )
+    from_line_id: Id | None = key(
+        "Fork: the new save's tip is this line, and the lines up to it are shared, not copied.",
+        15,
+        default=None,
+    )
+
+
+C = TypeVar("C", bound=Contract)
+
+
+def checked(contract: type[C], values: Mapping[str, Any], at: str = "") -> C:
+    """`values` as `contract` reads them, or the RolememError of its first complaint (the
+    Python API's message: `_refused`), naming the field under `at` (a line: `lines[0]`)."""
+    try:
+        return contract.model_validate(values)
+    except ValidationError as exc:
+        raise _refused(exc, at) from None
+
+
+# the Python API's words for the contract's own types (text, ids) failing; other failures
+# (a line's attribute, a list too long) in pydantic's
+_TEXT_ERRORS = {"string_type", "string_too_short", "string_pattern_mismatch"}
+_ID_ERRORS = {"int_type", "int_parsing", "int_from_float", "greater_than_equal", "less_than_equal"}
+
+
+def _refused(exc: ValidationError, at: str = "") -> RolememError:
+    """The contract's first complaint as the Python API raises it: the field named (under
+    `at`) and what would be valid, or the unknown fields."""
+    errors = exc.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    if unknown:
+        return RolememError(f"{at or 'the call'}: unknown fields {unknown}", field=at or None)
+    error = errors[0]
+    named = ".".join(filter(None, [at, *map(str, error["loc"][:1])]))
+    if error["type"] in _TEXT_ERRORS:
+        said = " must be non-empty text"
+    elif error["type"] == "string_too_long":
+        said = f" must be non-empty text of at most {error['ctx']['max_length']} characters"
+    elif error["type"] == "string_unicode":  # a lone surrogate, before `storable` sees it
+        said = f" {_UNSTORABLE}"
+    elif error["type"] in _ID_ERRORS:
+        said = f" must be from 1 to {MAX_ID}"
+    elif error["type"] == "value_error":  # a validator's own words (storable, GameTime, Id)
+        said = f" {error['ctx']['error']}"
+    else:
+        said = f": {error['msg']}"
+    return RolememError(f"{named}{said}, got {error['input']!r:.80}", field=named or None)

@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-from pydantic import ValidationError
 
 from ..engines import DuckDBEngine, Engine, duckdb_connect, resolve
 from ..errors import (
@@ -38,8 +37,8 @@ from ..errors import (
     SaveNotFoundError,
 )
 from ..sql.project import render_macro, write_sql
-from . import history, roles
-from .contract import MAX_ID, Line
+from . import contract, history, roles
+from .contract import Line
 
 LINE_FIELDS = tuple(Line.model_fields)
 
@@ -232,12 +231,9 @@ def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return next(iter(_rows(cur, sql, params)), {})
 
 
-def _id(value: Any, name: str, *, required: bool = True, largest: int = 2**63 - 1) -> int | None:
-    if value is None and not required:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= largest:
-        bound = "a positive 64-bit integer" if largest == 2**63 - 1 else f"from 1 to {largest}"
-        raise RolememError(f"{name} must be {bound}, got {value!r}", field=name)
+def _id(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+        raise RolememError(f"{name} must be a positive 64-bit integer, got {value!r}", field=name)
     return value
 
 
@@ -296,30 +292,27 @@ def create_role(
     character_id): requests naming the role need neither (see `roles`); `omniscient`: a
     narrator, which witnessed every line. Answers the role with its ids as requests resolve
     them."""
-    name = _text(name, "name", required=True)  # type: ignore[assignment]
-    role_id = _id(role_id, "id", required=False, largest=MAX_ID)
-    character_id = _text(character_id, "character_id")
-    agent_id = _text(agent_id, "agent_id")
-    role_id = _new_id(
-        cur, "role", role_id, "this role id is taken: choose another id, or leave id out"
-    )
-    cur.execute(
-        write_sql("insert_role"),
+    role = contract.checked(
+        contract.NewRole,
         {
             "id": role_id,
             "name": name,
             "character_id": character_id,
             "agent_id": agent_id,
-            "omniscient": bool(omniscient),
+            "omniscient": omniscient,
         },
     )
+    role_id = _new_id(
+        cur, "role", role.id, "this role id is taken: choose another id, or leave id out"
+    )
+    cur.execute(write_sql("insert_role"), {**role.model_dump(), "id": role_id})
     ids = roles.role_ids(cur, role_id, engine=engine) or {}
     return {
         "role_id": role_id,
-        "name": name,
+        "name": role.name,
         "character_id": ids.get("character_id"),
         "agent_id": ids.get("agent_id"),
-        "omniscient": bool(omniscient),
+        "omniscient": role.omniscient,
     }
 
 
@@ -338,11 +331,17 @@ def create_save(
     whose tip is `from_line_id` (a line of one of the player's saves): the fork shares the
     lines up to it. `save_id` to choose its key; `user_name`: the player's name in prompts
     (a fork keeps its save's unless given)."""
-    user_id = _text(user_id, "user_id", required=True)
-    name = _text(name, "name")
-    user_name = _text(user_name, "user_name")
-    save_id = _id(save_id, "id", required=False, largest=MAX_ID)
-    from_line_id = _id(from_line_id, "from_line_id", required=False)
+    new = contract.checked(
+        contract.NewSave,
+        {
+            "id": save_id,
+            "user_id": user_id,
+            "name": name,
+            "user_name": user_name,
+            "from_line_id": from_line_id,
+        },
+    )
+    user_id, user_name, from_line_id = new.user_id, new.user_name, new.from_line_id
     if from_line_id is not None:
         # on Citus read on the player's shard (another player's line is not found there)
         sql = _FORKED_LINE_SQL.format(
@@ -360,14 +359,14 @@ def create_save(
             raise OwnerlessSaveError(str(exc), field="from_line_id") from None
     # the same answer whoever holds the id (this player or another): ownership not revealed
     save_id = _new_id(
-        cur, "save", save_id, "this save id is not available: choose another id, or leave id out"
+        cur, "save", new.id, "this save id is not available: choose another id, or leave id out"
     )
     cur.execute(
         write_sql("insert_save"),
         {
             "id": save_id,
             "user_id": user_id,
-            "name": name,
+            "name": new.name,
             "line_id": from_line_id,
             "user_name": user_name,
         },
@@ -452,27 +451,12 @@ def check_lines(
     table stores. Errors name the line and field."""
     checked = []
     for index, line in enumerate(lines):
-        at = f"{where}[{index}]"
-        try:
-            row = Line.model_validate(_spelled(line)).model_dump()
-        except ValidationError as exc:
-            raise _refused(exc, at) from None
+        row = contract.checked(Line, _spelled(line), f"{where}[{index}]").model_dump()
         for name in ("present_role_ids", "present_script_role_ids"):
             if row[name] is not None:
                 row[name] = json.dumps(row[name], ensure_ascii=False)
         checked.append(row)
     return checked
-
-
-def _refused(exc: ValidationError, at: str) -> RolememError:
-    """The contract's first complaint, naming `at` (the line) and its field, or its unknown
-    fields."""
-    errors = exc.errors()
-    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
-    if unknown:
-        return RolememError(f"{at}: unknown fields {unknown}", field=at)
-    named = ".".join([at, *map(str, errors[0]["loc"][:1])])
-    return RolememError(f"{named}: {errors[0]['msg']}, got {errors[0]['input']!r:.80}", field=named)
 
 
 def _spelled(line: Any) -> Any:
@@ -691,7 +675,7 @@ def set_tip(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    line_id = _id(line_id, "line_id")  # type: ignore[assignment]
+    line_id = _id(line_id, "line_id")
     _move_tip(cur, save, line_id, engine)
     # checked once the line is known to be the player's to see (the caller's transaction
     # undoes the move): as a regenerate needs a reply at the tip, a save point is never a

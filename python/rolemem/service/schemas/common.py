@@ -1,7 +1,7 @@
 """What every request and response model shares: one base per direction, the length limits
 (each is the schema's maxLength) and field helpers that always give a description and an
-example (a dialogue line's, and the ones it is written in, are memory_builder.contract's:
-the Python API checks lines by them too)."""
+example (a dialogue line's, a new role's and a new save's, and the ones they are written in,
+are memory_builder.contract's: the Python API checks them by these too)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
 
-from ...memory_builder.contract import Line
+from ...memory_builder.contract import Line, NewRole, NewSave
 from .common import (
     ID_LENGTH,
     LINE_LENGTH,
@@ -29,33 +29,9 @@ from .common import (
 )
 
 
-class RoleCreate(Request):
+# a new role's and a new save's one contract (the Python API's too), as requests, as LineIn
+class RoleCreate(Request, NewRole):
     """A game character the AI plays."""
-
-    id: Id | None = key("The role's key; omit to get the next free one.", 2, default=None)
-    name: str = text(
-        "The character's name (used for {{char}} and in memories).", "祁煜", max_length=NAME_LENGTH
-    )
-    character_id: str | None = text(
-        "Its designer config: `/turn` for the role then needs no character_id (omitted: "
-        "each `/turn` names it).",
-        "qiyu",
-        max_length=ID_LENGTH,
-        default=None,
-    )
-    agent_id: str | None = text(
-        "The owner of its dynamic memories: `/turn` and `observe` for the role then need no "
-        "agent_id (omitted: the character_id).",
-        "qiyu",
-        max_length=ID_LENGTH,
-        default=None,
-    )
-    omniscient: bool = field(
-        "A narrator: it witnessed every line, whoever a line says was present.",
-        False,
-        default=False,
-        strict=True,
-    )
 
 
 class Role(Response):
@@ -70,28 +46,8 @@ class Role(Response):
     omniscient: bool = field("Whether it witnessed every line (a narrator).", False)
 
 
-class SaveCreate(Request):
+class SaveCreate(Request, NewSave):
     """A new save, empty or forked from a line of one of the player's saves."""
-
-    id: Id | None = key("The save's key; omit to get the next free one.", 12, default=None)
-    user_id: str = text(
-        "The player the save belongs to: only they reach it (every save has an owner).",
-        "mumu",
-        max_length=ID_LENGTH,
-    )
-    name: str | None = text("The slot's name.", "第一章", max_length=NAME_LENGTH, default=None)
-    user_name: str | None = text(
-        "The player's name as prompts and memories say it (set once; a fork keeps its "
-        "save's); a request's own user_name overrides it.",
-        "木木",
-        max_length=NAME_LENGTH,
-        default=None,
-    )
-    from_line_id: Id | None = key(
-        "Fork: the new save's tip is this line, and the lines up to it are shared, not copied.",
-        15,
-        default=None,
-    )
 
 
 class Save(Response):
