@@ -135,6 +135,19 @@ def test_re_adding_an_attribute_merges_text_and_reinforces(memory):
     assert row["updated_at"] == NOW
 
 
+def test_a_merge_never_grows_a_description_past_the_limit(memory):
+    """The oldest parts are dropped whole, the newest text kept (macro merge_memory_entity);
+    a new description that leaves no room replaces the old."""
+    parts = [f"{index}" + "星" * 599 for index in range(4)]
+    for days_ago, part in zip((4, 3, 2, 1), parts, strict=True):
+        entity(memory, "用户属性", "兴趣", part, days_ago)
+    [row] = memory.list_entities(agent_id=AGENT, user_id=USER)
+    assert row["description"] == "；".join(parts[1:])  # 1,802 characters; all four: 2,403
+    entity(memory, "用户属性", "兴趣", "海" * 1999, 0)
+    [row] = memory.list_entities(agent_id=AGENT, user_id=USER)
+    assert row["description"] == "海" * 1999
+
+
 # --- events -----------------------------------------------------------------------------
 
 
