@@ -96,10 +96,25 @@ PresentScriptRoles = Annotated[
 ]
 
 
-class Line(BaseModel):
-    """One dialogue line (the spec's line fields)."""
+class Contract(BaseModel):
+    """A contract's model (a line, a memory: dynamic_memory.contract): unknown fields and
+    NaN/infinity refused, text only as a store holds it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*")
+    @classmethod
+    def storable(cls, value: Any) -> Any:
+        """Text a store holds: no NUL, no lone surrogate (the service's request guard refuses
+        them in any body first)."""
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(t, str) and not duckdb_connect.is_storable_text(t) for t in texts):
+            raise ValueError("must be text rolemem can store (no NUL, no lone surrogate)")
+        return value
+
+
+class Line(Contract):
+    """One dialogue line (the spec's line fields)."""
 
     attribute: Literal["system", "user", "assistant"] = field(
         "Who speaks: the player (user), a character or a system.", "user"
@@ -145,13 +160,3 @@ class Line(BaseModel):
         ["7"],
         default=None,
     )
-
-    @field_validator("*")
-    @classmethod
-    def storable(cls, value: Any) -> Any:
-        """Text a store holds: no NUL, no lone surrogate (the service's request guard refuses
-        them in any body first)."""
-        texts = value if isinstance(value, list) else [value]
-        if any(isinstance(t, str) and not duckdb_connect.is_storable_text(t) for t in texts):
-            raise ValueError("must be text rolemem can store (no NUL, no lone surrogate)")
-        return value
