@@ -176,7 +176,8 @@ def checked(model: type[Contract], values: Any, where: str = "") -> Any:
         said = []
         for error in exc.errors()[:5]:
             name = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
-            words = _SAID.get(error["type"], error["msg"]).format(**error.get("ctx", {}))
+            said_so = _SAID.get(error["type"])
+            words = said_so.format(**error.get("ctx", {})) if said_so else error["msg"]
             words = words.removeprefix("Value error, ")
             joint = " " if words.startswith("must") else ": "
             said.append((name.lstrip("."), f"{joint}{words}, got {error['input']!r:.80}"))
