@@ -15,9 +15,9 @@
         description = case
             when strpos(description, $description) > 0 then description
             -- the old text's newest characters that leave room for the new one, from a
-            -- separator on (what follows its first separator is whole parts; none: no room)
-            else concat_ws(
-                '；',
+            -- separator on (what follows its first separator is whole parts; none: no room);
+            -- no concat_ws: Citus refuses a function not IMMUTABLE in an UPDATE's CASE
+            else coalesce(
                 nullif(
                     regexp_replace(
                         right(
@@ -28,9 +28,11 @@
                         ''
                     ),
                     ''
-                ),
-                $description
+                )
+                || '；',
+                ''
             )
+            || $description
         end,
         merge_count = coalesce(merge_count, 0)
         + case when strpos(description, $description) > 0 then 0 else 1 end,
