@@ -30,6 +30,7 @@ ENTITY = {
     "keyword": "饮食",
     "description": "木木爱吃火锅",
 }
+OFFICIAL_EVENT = {"description": "官方", "created_at": "2020-01-01T10:00:00"}
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +128,26 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
         ),
         "events[0].created_at",
     ),
+    (
+        "import with an unknown field (the service's contract)",
+        lambda m: m.import_official(
+            {"agent_id": "qiyu", "events": [{**OFFICIAL_EVENT, "scope": "user"}]}
+        ),
+        "events[0].scope",
+    ),
+    (
+        "import with an event too long for the service",
+        lambda m: m.import_official(
+            {"agent_id": "qiyu", "events": [{**OFFICIAL_EVENT, "description": "海" * 2001}]}
+        ),
+        "events[0].description",
+    ),
+    (
+        "event too long",
+        lambda m: m.add_event(**{**EVENT, "description": "海" * 2001}),
+        "description",
+    ),
+    ("keyword too long", lambda m: m.add_entity(**{**ENTITY, "keyword": "k" * 65}), "keyword"),
     ("limit 2**40", lambda m: query(m, limit=2**40), "limit"),
     ("limit 0", lambda m: query(m, limit=0), "limit"),
     ("surrogate query", lambda m: query(m, text=SURROGATE), "text"),
@@ -160,6 +181,13 @@ CASES: list[tuple[str, Callable[[DynamicMemory], Any], str]] = [
             save_id="1", user_id="mumu", agent_id="qiyu", role_id=1
         ),
         "save_id",
+    ),
+    (
+        "observe a scene longer than an event's",
+        lambda m: MemoryLoop(m.con).observe(
+            save_id=1, user_id="mumu", agent_id="qiyu", role_id=1, scene="景" * 129
+        ),
+        "scene must be at most 128 characters",
     ),
     ("pin a text id", lambda m: MemoryLoop(m.con).pin(event_id="1"), "event_id"),
     (

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 import sqlglot
 
+from rolemem import DynamicMemory
 from rolemem.cli import main
 from rolemem.engines.postgres import transpile
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
@@ -334,6 +335,26 @@ def test_an_upsert_on_a_players_key_is_a_single_task_router_plan(name, params, c
     assert "ON CONFLICT(user_id, save_id" in sql.replace("ON CONFLICT (", "ON CONFLICT(")
     bound = {**params, "save_id": 1, "user_id": PLAYER, "now": datetime(2026, 1, 1)}
     assert _task_count(citus_store, sql, bound) == "Task Count: 1"
+
+
+def test_an_official_entity_merge_is_one_task(citus_store):
+    """The merge keeps a description within the limit with functions Citus runs on a
+    reference table's copies (its UPDATE refuses a CASE holding a function not IMMUTABLE:
+    concat_ws)."""
+    DynamicMemory(citus_store, embedder=None).close()  # its seeds: the spacing increments
+    sql = transpile(write_sql("merge_memory_entity", "official_entity", engine="citus"))
+    bound = {
+        "scope": "official",
+        "agent_id": "qiyu",
+        "user_id": None,
+        "user_name": None,
+        "entity_name": "祁煜",
+        "kind": "特殊实体属性",
+        "keyword": "职业",
+        "description": "是画家",
+        "at": datetime(2026, 1, 1),
+    }
+    assert _tasks(citus_store, sql, bound) == "1"
 
 
 @pytest.mark.parametrize("name", ["record_recalls", "record_batched_recalls"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 
 import duckdb
@@ -133,6 +134,19 @@ def test_re_adding_an_attribute_merges_text_and_reinforces(memory):
     # 1, then +3 (2 days since the last update), then +3 (exactly 1 day: not "under a day")
     assert row["strength"] == 7
     assert row["updated_at"] == NOW
+
+
+def test_a_merge_never_grows_a_description_past_the_limit(memory):
+    """The oldest parts are dropped whole, the newest text kept (macro merge_memory_entity);
+    a new description that leaves no room replaces the old."""
+    parts = [f"{index}" + "星" * 599 for index in range(4)]
+    for days_ago, part in zip((4, 3, 2, 1), parts, strict=True):
+        entity(memory, "用户属性", "兴趣", part, days_ago)
+    [row] = memory.list_entities(agent_id=AGENT, user_id=USER)
+    assert row["description"] == "；".join(parts[1:])  # 1,802 characters; all four: 2,403
+    entity(memory, "用户属性", "兴趣", "海" * 1999, 0)
+    [row] = memory.list_entities(agent_id=AGENT, user_id=USER)
+    assert row["description"] == "海" * 1999
 
 
 # --- events -----------------------------------------------------------------------------
@@ -447,7 +461,24 @@ def test_store_and_embedder_dimensions_must_agree():
         DynamicMemory(con, embedder=Small())
 
 
+def official_entity(memory: DynamicMemory, description: str) -> int:
+    """祁煜's pupils, an official entity (the same again merges)."""
+    return memory.add_entity(
+        user_id=None,
+        agent_id=AGENT,
+        scope="official",
+        entity_name="祁煜",
+        entity_type="主体",
+        kind="特殊实体属性",
+        keyword="瞳孔",
+        description=description,
+        updated_at=NOW,
+    )
+
+
 def test_official_export_import_round_trip(memory):
+    """What the Python API writes, the import takes: an entity merged past the limit keeps
+    within it (its older parts dropped), so its export imports too."""
     memory.add_event(
         user_id=None,
         agent_id=AGENT,
@@ -457,21 +488,53 @@ def test_official_export_import_round_trip(memory):
         keywords=["海神"],
         place="深海",
     )
-    memory.add_entity(
-        user_id=None,
-        agent_id=AGENT,
-        scope="official",
-        entity_name="祁煜",
-        entity_type="主体",
-        kind="特殊实体属性",
-        keyword="瞳孔",
-        description="的瞳孔是蓝紫色的",
-        updated_at=NOW,
-    )
+    for description in ("的瞳孔是蓝紫色的", "旧" * 1201, "新" * 1201):
+        official_entity(memory, description)
     exported = memory.export_official(AGENT)
+    assert [e["description"] for e in exported["entities"]] == ["新" * 1201]
     other = DynamicMemory(duckdb.connect())
     assert other.import_official(json.loads(json.dumps(exported))) == (1, 1)
     assert other.export_official(AGENT) == exported
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda m: event(m, "海" * 2001, 0),
+            "event: description: String should have at most 2000 characters",
+        ),
+        (lambda m: event(m, "海", 0, ["海" * 65]), "event: keywords[0]: String should have"),
+        (lambda m: event(m, "海", 0, place=""), "event: place must be a non-empty string"),
+        (
+            lambda m: entity(m, "用户属性", "兴" * 65, "木木喜欢海", 0),
+            "keyword: String should have at most 64 characters",
+        ),
+        (
+            lambda m: entity(m, "用户属性", "兴趣", "海" * 2001, 0),
+            "description: String should have at most 2000 characters",
+        ),
+        (
+            lambda m: m.update_entity(1, description="海" * 2001),
+            "description: String should have at most 2000 characters",
+        ),
+        (
+            lambda m: m.import_official(
+                {
+                    "agent_id": AGENT,
+                    "events": [{"description": "海" * 2001, "created_at": "2020-01-01"}],
+                }
+            ),
+            "events[0].description: String should have at most 2000 characters",
+        ),
+    ],
+)
+def test_the_python_api_refuses_what_the_memory_contract_does(memory, call, message):
+    """The service's limits (the memory contract), each complaint naming its field."""
+    entity(memory, "用户属性", "兴趣", "木木喜欢海", 1)
+    with pytest.raises(MemoryInputError, match=re.escape(message)) as refused:
+        call(memory)
+    assert isinstance(refused.value, ValueError)
 
 
 def test_official_csv_round_trip(memory, tmp_path):
@@ -484,17 +547,7 @@ def test_official_csv_round_trip(memory, tmp_path):
         keywords=["海神", "深海"],
         importance=0.9,
     )
-    memory.add_entity(
-        user_id=None,
-        agent_id=AGENT,
-        scope="official",
-        entity_name="祁煜",
-        entity_type="主体",
-        kind="特殊实体属性",
-        keyword="瞳孔",
-        description="的瞳孔是蓝紫色的",
-        updated_at=NOW,
-    )
+    official_entity(memory, "的瞳孔是蓝紫色的")
     memory.export_official_csv(AGENT, tmp_path)
     other = DynamicMemory(duckdb.connect())
     assert other.import_official_csv(AGENT, tmp_path) == (1, 1)

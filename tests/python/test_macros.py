@@ -95,6 +95,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "list_of_rows": ("sample", "sample.a"),
     "list_text": ("sample.a",),
     "list_total": ("sample.a",),
+    "memory_length": (),
     "percentile": ("sample.a", 0.5),
     "rolemem_raise": ("sample.a",),
     "round_to": ("sample.a", 2),

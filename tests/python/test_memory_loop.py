@@ -404,6 +404,31 @@ def test_an_invalid_reply_is_retried_with_the_problem_and_a_fenced_reply_is_acce
     ).fetchall() == [("木木", "用户属性", "兴趣", "木木喜欢画画", 1)]
 
 
+def test_an_extracted_memory_past_the_memory_limits_is_sent_back_to_correct(con, server):
+    """The store would refuse it (the memory contract), so the reply is invalid: the LLM is
+    told which field, as for any malformed item, and its corrected reply is stored."""
+    dialogue = Dialogue(con)
+    for n in range(20):
+        dialogue.turn(n)
+    loop = make_loop(con, server)
+    entity = {
+        "entity_name": "木木",
+        "entity_type": "客体",
+        "kind": "用户属性",
+        "keyword": "兴趣" * 33,
+        "description": "木木喜欢画画",
+    }
+    server.push(
+        reply("画" * 2001, entities=[entity]),
+        reply("木木画画", entities=[{**entity, "keyword": "兴趣"}]),
+    )
+    assert observe(loop).extracted_turns == 10
+    correction = server.requests[1]["messages"][-1]["content"]
+    assert "events.0.description" in correction and "entities.0.keyword" in correction
+    assert [row[0] for row in events(con)] == ["木木画画"]
+    assert con.execute("select keyword from memory_entity").fetchall() == [("兴趣",)]
+
+
 KILLED_CHILD = """
 import sys
 from datetime import datetime

@@ -323,6 +323,32 @@ def test_official_memories_round_trip_over_http(service):
     assert bad.status_code == 422 and error_of(bad)["field"] == "importance"
 
 
+def test_merged_official_entities_stay_within_the_limit_and_their_export_imports(service):
+    """Two writes of 1,201 characters merge into one description: the older part is dropped
+    (it would make 2,403 characters, past the 2,000 the import takes), so the export imports."""
+    client, _ = service
+    entity = {
+        "agent_id": "merge-hole",
+        "entity_name": "祁煜",
+        "entity_type": "主体",
+        "kind": "特殊实体属性",
+        "keyword": "职业",
+        "updated_at": "2020-01-01T10:00:00",
+    }
+    for text in ("旧" * 1201, "新" * 1201):
+        written = client.post(
+            "/official/entities", headers=DESIGNER, json={**entity, "description": text}
+        )
+        assert written.status_code == 200, written.text
+    exported = client.get("/official/merge-hole", headers=DESIGNER).json()
+    [merged] = exported["entities"]
+    assert merged["description"] == "新" * 1201
+    imported = client.post("/official/import", headers=DESIGNER, json=exported)
+    assert imported.status_code == 200, imported.text
+    again = client.get("/official/merge-hole", headers=DESIGNER).json()
+    assert again["entities"] == exported["entities"]
+
+
 def test_an_official_import_refuses_unknown_fields(service):
     client, _ = service
     answer = client.post(

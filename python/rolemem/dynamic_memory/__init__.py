@@ -2,17 +2,18 @@
 
 Recall is the dbt models under models/intermediate/dynamic_memory and marts/dynamic_memory,
 run on the store's engine (its own DuckDB, or PostgreSQL: rolemem.engines) with the query bound
-as parameters. This package validates input (`checks`), tokenises and embeds (`vectors`:
-Python's share of the text work), writes memories (`store`, `entities`, `official`), changes
-them (`edits`), runs recall (queries waiting together answered by one statement:
-`rolemem.sql.batching`) and applies its side effects (recall count, time, +strength) in one
-transaction (`recall`).
+as parameters. This package validates input (`checks`; a memory's own fields by its
+`contract`, the service's too), tokenises and embeds (`vectors`: Python's share of the text
+work), writes memories (`store`, `entities`, `official`), changes them (`edits`), runs recall
+(queries waiting together answered by one statement: `rolemem.sql.batching`) and applies its
+side effects (recall count, time, +strength) in one transaction (`recall`).
 `DynamicMemory` holds the parts, each over the shared `base.Context` (`memory`).
 """
 
 from __future__ import annotations
 
-from .checks import MemoryInputError, checked_entity, checked_text, naive_time
+from .checks import MemoryInputError, checked_text, naive_time
+from .entities import checked_entity
 from .memory import DynamicMemory
 from .responses import QueryResponse
 from .settings import SETTING_SEEDS

@@ -1,16 +1,16 @@
 """Input checks of dynamic memory: every caller value is checked before any write or query,
-and a bad one is a MemoryInputError naming it and what is valid."""
+and a bad one is a MemoryInputError naming it and what is valid (a memory's own fields: by
+its contract, `contract`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
-from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, SCOPES
+from ..schema.memory import SCOPES
 from .settings import _SETTING_TYPES
 
 
@@ -46,19 +46,6 @@ def _count(value: Any, name: str, *, low: int = 0, high: int = 2**31 - 1) -> int
     return value
 
 
-def _keywords(value: Any, name: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise MemoryInputError(f"{name} must be a list of words, got {value!r}")
-    words = list(value)
-    if not all(
-        isinstance(k, str) and k.strip() and duckdb_connect.is_storable_text(k) for k in words
-    ):
-        raise MemoryInputError(f"{name} must be non-empty strings")
-    return words
-
-
 def checked_text(value: Any, name: str, *, required: bool = True) -> str | None:
     if value is None and not required:
         return None
@@ -87,39 +74,6 @@ def _scope(scope: Any, user_id: Any) -> str | None:
     if user_id is not None:
         raise MemoryInputError("official memories belong to the agent: user_id must be None")
     return None
-
-
-def checked_entity(
-    *,
-    scope: Any,
-    user_id: Any,
-    agent_id: Any,
-    entity_name: Any,
-    entity_type: Any,
-    kind: Any,
-    keyword: Any,
-    description: Any,
-    updated_at: Any,
-    user_name: Any,
-) -> dict[str, Any]:
-    """An entity memory's checked values, as the write statements bind them."""
-    user_id = _scope(scope, user_id)
-    if entity_type not in ENTITY_TYPES:
-        raise MemoryInputError(f"entity_type must be one of {ENTITY_TYPES}, got {entity_type!r}")
-    if kind not in ENTITY_KINDS:
-        raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}, got {kind!r}")
-    return {
-        "scope": scope,
-        "agent_id": checked_text(agent_id, "agent_id"),
-        "user_id": user_id,
-        "user_name": checked_text(user_name, "user_name", required=False),
-        "entity_name": checked_text(entity_name, "entity_name"),
-        "entity_type": entity_type,
-        "kind": kind,
-        "keyword": checked_text(keyword, "keyword"),
-        "description": checked_text(description, "description"),
-        "at": naive_time(updated_at or datetime.now(), "updated_at"),
-    }
 
 
 def _setting(name: str, value: Any) -> Any:
@@ -151,22 +105,3 @@ def _setting(name: str, value: Any) -> Any:
     ):
         raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
     return float(value)
-
-
-def _records(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    items = doc.get(key, [])
-    if not isinstance(items, list) or not all(isinstance(item, Mapping) for item in items):
-        raise MemoryInputError(f"{key} must be a list of objects")
-    return items
-
-
-def _iso_time(record: Mapping[str, Any], key: str, where: str) -> datetime:
-    value = record.get(key)
-    if isinstance(value, datetime):
-        return naive_time(value, f"{where}.{key}")
-    try:
-        return naive_time(datetime.fromisoformat(value), f"{where}.{key}")  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise MemoryInputError(
-            f"{where}.{key} must be an ISO time like 2021-02-21T12:00:00, got {value!r}"
-        ) from None

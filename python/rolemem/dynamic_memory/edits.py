@@ -8,20 +8,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES, OFFICIAL_TABLES, memory_table
+from ..schema.memory import OFFICIAL_TABLES, memory_table
 from ..sql.project import write_sql
 from .archive import TABLES, archive
 from .base import Context
-from .checks import (
-    MemoryInputError,
-    _count,
-    _memory_id,
-    _scope,
-    _unit,
-    checked_text,
-)
+from .checks import MemoryInputError, _memory_id, _scope
+from .contract import OFFICIAL_FIELDS, MemoryEdit, checked
 from .entities import rewrite_mentions
-from .sql import _OFFICIAL_FIELDS, _SOURCE_FIELDS
+from .sql import _SOURCE_FIELDS
 from .store import Events
 
 
@@ -51,6 +45,8 @@ class Edits:
         },
     }
 
+    _CLEARABLE = {"scene", "place", "deepinsight", "user_name"}
+
     def __init__(self, context: Context, events: Events) -> None:
         self.context, self.events = context, events
 
@@ -70,29 +66,10 @@ class Edits:
             raise MemoryInputError(
                 f"nothing to change: give at least one of {sorted(self._EDITABLE[table])}",
             )
-        if "kind" in fields and fields["kind"] not in ENTITY_KINDS:
-            raise MemoryInputError(f"kind must be one of {ENTITY_KINDS}", field="kind")
-        if "entity_type" in fields and fields["entity_type"] not in ENTITY_TYPES:
-            raise MemoryInputError(
-                f"entity_type must be one of {ENTITY_TYPES}", field="entity_type"
-            )
-        fields = dict(fields)
-        for name, value in fields.items():
-            try:
-                if name in ("importance", "feedback"):
-                    if value is None:
-                        raise MemoryInputError(f"{name} must be a number from 0 to 1, got None")
-                    fields[name] = _unit(value, name, 0.5)
-                elif name == "strength":
-                    fields[name] = _count(value, "strength")
-                elif name in ("entity_name", "keyword", "description"):
-                    fields[name] = checked_text(value, name)
-                elif name in ("scene", "place", "deepinsight", "user_name"):
-                    fields[name] = checked_text(value, name, required=False)
-                elif name == "is_pinned" and not isinstance(value, bool):
-                    raise MemoryInputError(f"is_pinned must be true or false, got {value!r}")
-            except MemoryInputError as exc:
-                raise MemoryInputError(str(exc), field=name) from None
+        for name, value in fields.items():  # None clears a field only where a row may lack it
+            if value is None and name not in self._CLEARABLE:
+                raise MemoryInputError(f"{name} must be given, got None", field=name)
+        fields = checked(MemoryEdit, fields).model_dump(include=set(fields))
         if table == "memory_event" and "description" in fields:
             return self._replace_event(memory_id, fields)
         store = self.context.store
@@ -133,7 +110,7 @@ class Edits:
             {"id": event_id},
         )
         event = {
-            **{key: old[key] for key in (*_OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            **{key: old[key] for key in (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
             "line_ids": [line_id for line_id, _ in lines],
             "target_key": lines[0][1] if lines else None,
             "scope": old["scope"],

@@ -10,7 +10,33 @@ from typing import Any
 from ..schema.memory import memory_table
 from ..sql.project import write_sql
 from .base import Context
-from .checks import checked_entity
+from .checks import _scope, checked_text, naive_time
+from .contract import EntityRecord, checked
+
+
+def checked_entity(
+    *,
+    scope: Any,
+    user_id: Any,
+    agent_id: Any,
+    user_name: Any,
+    updated_at: Any,
+    **fields: Any,
+) -> dict[str, Any]:
+    """An entity memory's checked values, as the write statements bind them: whose it is,
+    then its own `fields` (entity_name, entity_type, kind, keyword, description) and time by
+    the memory's contract (EntityRecord: the service's too)."""
+    user_id = _scope(scope, user_id)
+    at = naive_time(updated_at or datetime.now(), "updated_at")
+    entity = checked(EntityRecord, {**fields, "updated_at": at})
+    return {
+        "scope": scope,
+        "agent_id": checked_text(agent_id, "agent_id"),
+        "user_id": user_id,
+        "user_name": checked_text(user_name, "user_name", required=False),
+        **entity.model_dump(exclude={"updated_at"}),
+        "at": entity.updated_at,
+    }
 
 
 class Entities:

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .base import Context
-from .checks import MemoryInputError, _iso_time, _records, checked_entity, checked_text
+from .checks import MemoryInputError
+from .contract import OFFICIAL_FIELDS, OfficialMemories, checked
 from .edits import Edits
 from .entities import Entities
-from .sql import _OFFICIAL_FIELDS
 from .store import Events
 
 
@@ -36,11 +36,11 @@ class Official:
             "agent_id": agent_id,
             "events": plain(
                 self.edits.list_events(agent_id=agent_id, scope="official"),
-                _OFFICIAL_FIELDS["events"],
+                OFFICIAL_FIELDS["events"],
             ),
             "entities": plain(
                 self.edits.list_entities(agent_id=agent_id, scope="official"),
-                _OFFICIAL_FIELDS["entities"],
+                OFFICIAL_FIELDS["entities"],
             ),
         }
 
@@ -53,7 +53,7 @@ class Official:
         for name, rows in (("events", doc["events"]), ("entities", doc["entities"])):
             with open(directory / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
                 writer = csv.DictWriter(
-                    handle, fieldnames=_OFFICIAL_FIELDS[name], lineterminator="\n"
+                    handle, fieldnames=OFFICIAL_FIELDS[name], lineterminator="\n"
                 )
                 writer.writeheader()
                 for row in rows:
@@ -73,8 +73,8 @@ class Official:
                 rows = list(csv.DictReader(handle))
             for index, row in enumerate(rows, start=2):
                 for key, value in list(row.items()):
-                    if value == "":
-                        row[key] = None
+                    if value == "":  # an empty cell: not given
+                        del row[key]
                     elif key == "keywords":
                         try:
                             row[key] = json.loads(value)
@@ -98,39 +98,13 @@ class Official:
                 f"the official memories must be a mapping with agent_id, events and entities, "
                 f"got {type(doc).__name__}"
             )
-        agent_id = checked_text(doc.get("agent_id"), "agent_id")
-        events = [
-            {
-                **e,
-                "agent_id": agent_id,
-                "scope": "official",
-                "user_id": None,
-                "created_at": _iso_time(e, "created_at", f"events[{index}]"),
-            }
-            for index, e in enumerate(_records(doc, "events"))
+        official = checked(OfficialMemories, {**doc, **_times(doc)})
+        owner = {"agent_id": official.agent_id, "scope": "official", "user_id": None}
+        events = [{**event.model_dump(), **owner} for event in official.events]
+        entity_params = [  # as checked_entity gives them
+            {**e.model_dump(exclude={"updated_at"}), **owner, "user_name": None, "at": e.updated_at}
+            for e in official.entities
         ]
-        entity_params = []
-        for index, entity in enumerate(_records(doc, "entities")):
-            unknown = set(entity) - set(_OFFICIAL_FIELDS["entities"])
-            if unknown:
-                raise MemoryInputError(f"entities[{index}]: unknown fields {sorted(unknown)}")
-            try:
-                entity_params.append(
-                    checked_entity(
-                        scope="official",
-                        user_id=None,
-                        agent_id=agent_id,
-                        entity_name=entity.get("entity_name"),
-                        entity_type=entity.get("entity_type"),
-                        kind=entity.get("kind"),
-                        keyword=entity.get("keyword"),
-                        description=entity.get("description"),
-                        updated_at=_iso_time(entity, "updated_at", f"entities[{index}]"),
-                        user_name=None,
-                    )
-                )
-            except MemoryInputError as exc:
-                raise MemoryInputError(f"entities[{index}]: {exc}") from None
         # every check before any write
         rows, vectors = self.events.prepare_events(events, progress)
         with self.context.store.transaction() as cur:
@@ -138,3 +112,26 @@ class Official:
             for params in entity_params:
                 self.entities.write_entity(cur, params)
         return len(events), len(entity_params)
+
+
+def _times(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The records' times as the Python API reads them: text as datetime.fromisoformat does
+    (a day alone: its midnight; anything else is left to the contract to name)."""
+    read = {}
+    for name, key in (("events", "created_at"), ("entities", "updated_at")):
+        records = doc.get(name)
+        if isinstance(records, list):
+            read[name] = [
+                {**record, key: _iso_time(record[key])}
+                if isinstance(record, Mapping) and isinstance(record.get(key), str)
+                else record
+                for record in records
+            ]
+    return read
+
+
+def _iso_time(value: str) -> datetime | str:
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return value

@@ -463,19 +463,3 @@ def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once pe
         order by texts.event_id""",
         engine=engine,
     )
-
-
-# what an official memory is, as export and import carry it
-_OFFICIAL_FIELDS = {
-    "events": [
-        "description",
-        "created_at",
-        "keywords",
-        "place",
-        "scene",
-        "deepinsight",
-        "importance",
-        "feedback",
-    ],
-    "entities": ["entity_name", "entity_type", "kind", "keyword", "description", "updated_at"],
-}

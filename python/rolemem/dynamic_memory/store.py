@@ -14,14 +14,8 @@ from ..sql.project import compose, write_sql
 from ..sql.request_rows import bound_lists
 from ..text.postings import postings
 from .base import Context
-from .checks import (
-    MemoryInputError,
-    _keywords,
-    _scope,
-    _unit,
-    checked_text,
-    naive_time,
-)
+from .checks import MemoryInputError, _scope, checked_text, naive_time
+from .contract import EventRecord, checked
 from .sql import (
     _CONTEXT_TEXTS,
     _EMBED_BATCH,
@@ -278,35 +272,32 @@ class Events:
         return ids
 
     def _event_row(self, event: Mapping[str, Any], index: int) -> dict[str, Any]:
+        """An event's row: whose it is, then its own fields by the memory's contract
+        (EventRecord: the service's too; a field given as None is not given)."""
         where = f"event {index}" if index else "event"
         try:
             user_id = _scope(event.get("scope", "user"), event.get("user_id"))
-            description = checked_text(event.get("description"), f"{where}: description")
-            keywords = _keywords(event.get("keywords"), f"{where}: keywords")
-            terms = postings(description or "", keywords)
-            return {
-                "scope": event.get("scope", "user"),
-                "agent_id": checked_text(event.get("agent_id"), f"{where}: agent_id"),
-                "user_id": user_id,
-                "scene": checked_text(event.get("scene"), f"{where}: scene", required=False),
-                "place": checked_text(event.get("place"), f"{where}: place", required=False),
-                "description": description,
-                "deepinsight": checked_text(
-                    event.get("deepinsight"), f"{where}: deepinsight", required=False
-                ),
-                "keywords": json.dumps(keywords, ensure_ascii=False),
-                "importance": _unit(event.get("importance"), f"{where}: importance", 0.5),
-                "feedback": _unit(event.get("feedback"), f"{where}: feedback", 0.5),
-                "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
-                "created_at": naive_time(event.get("created_at"), f"{where}: created_at"),
-                **{name: event.get(name) for name in _SOURCE_FIELDS},
-                **{name: event.get(name) for name in _LINE_FIELDS},
-                "terms": terms,
-            }
+            agent_id = checked_text(event.get("agent_id"), "agent_id")
+            created_at = naive_time(event.get("created_at"), "created_at")
         except MemoryInputError as exc:
-            if str(exc).startswith(where):
-                raise
             raise MemoryInputError(f"{where}: {exc}") from None
+        given = {k: event[k] for k in EventRecord.model_fields if event.get(k) is not None}
+        record = checked(EventRecord, {**given, "created_at": created_at}, f"{where}: ")
+        terms = postings(record.description, record.keywords)
+        return {
+            **record.model_dump(),
+            "scope": event.get("scope", "user"),
+            "agent_id": agent_id,
+            "user_id": user_id,
+            "keywords": json.dumps(record.keywords, ensure_ascii=False),
+            # a share not given: 0.5, as ever
+            "importance": 0.5 if record.importance is None else record.importance,
+            "feedback": 0.5 if record.feedback is None else record.feedback,
+            "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
+            **{name: event.get(name) for name in _SOURCE_FIELDS},
+            **{name: event.get(name) for name in _LINE_FIELDS},
+            "terms": terms,
+        }
 
 
 def _per_item(

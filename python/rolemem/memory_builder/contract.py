@@ -112,9 +112,11 @@ _UNSTORABLE = "must be text rolemem can store (no NUL, no lone surrogate)"
 
 
 class Contract(BaseModel):
-    """What every contract shares: no unknown field, and text a store holds."""
+    """What every contract shares (a line, a new role or save, a memory:
+    dynamic_memory.contract): unknown fields and NaN/infinity refused, text only as a store
+    holds it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     @field_validator("*")
     @classmethod

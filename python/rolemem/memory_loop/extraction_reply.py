@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from importlib import resources
 from string import Template
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -25,9 +25,15 @@ from pydantic import (
     field_validator,
 )
 
+from ..dynamic_memory.contract import (
+    KEYWORD_LENGTH,
+    MEMORY_LENGTH,
+    NAME_LENGTH,
+    EntityKind,
+    EntityType,
+)
 from ..errors import RolememError
 from ..retry import retry
-from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from .llm import ChatModel, LLMError
 
 log = logging.getLogger(__name__)
@@ -38,8 +44,12 @@ class ExtractionError(RolememError):
 
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-EntityType = Literal[ENTITY_TYPES]  # type: ignore[valid-type]
-EntityKind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
+# an extracted memory's texts within the memory contract's limits: one past them is an invalid
+# reply, sent back to the LLM to correct like any other (the store would refuse it, and the
+# batch with it, at every retry)
+MemoryText = Annotated[Text, StringConstraints(max_length=MEMORY_LENGTH)]
+Name = Annotated[Text, StringConstraints(max_length=NAME_LENGTH)]
+Keyword = Annotated[Text, StringConstraints(max_length=KEYWORD_LENGTH)]
 
 
 class _Reply(BaseModel):
@@ -49,10 +59,10 @@ class _Reply(BaseModel):
 class ExtractedEvent(_Reply):
     """One event memory as the LLM extracted it."""
 
-    description: Text
-    deepinsight: str | None = None
-    keywords: list[Text] = Field(default_factory=list, max_length=30)
-    place: str | None = None
+    description: MemoryText
+    deepinsight: MemoryText | None = None
+    keywords: list[Keyword] = Field(default_factory=list, max_length=30)
+    place: Name | None = None
     time: datetime | None = None
     importance: float | None = Field(default=None, ge=0, le=1)
     # the numbered message of the transcript the event comes from (its lines' time is its time)
@@ -76,11 +86,11 @@ class ExtractedEvent(_Reply):
 class ExtractedEntity(_Reply):
     """One entity memory (attribute or relation) as the LLM extracted it."""
 
-    entity_name: Text
+    entity_name: Name
     entity_type: EntityType
     kind: EntityKind
-    keyword: Text
-    description: Text
+    keyword: Keyword
+    description: MemoryText
     # the numbered message it comes from (its lines are the mention's; else the batch's)
     message: int | None = Field(default=None, ge=1)
 
@@ -108,7 +118,7 @@ class ExtractionReply(_Reply):
 
 class ConsolidatedEntity(_Reply):
     id: int
-    description: Text
+    description: MemoryText
 
 
 class ConsolidationReply(_Reply):

@@ -17,6 +17,7 @@ from ..dynamic_memory import (
 from ..dynamic_memory.base import forward
 from ..engines import PostgresEngine, duckdb_connect
 from ..memory_builder import int_or_none
+from ..memory_builder.contract import NAME_LENGTH
 from ..sql.project import update_else_upsert
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
@@ -246,6 +247,8 @@ class MemoryLoop:
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
+        if scene is not None and len(scene) > NAME_LENGTH:  # its batches' events keep it
+            raise MemoryInputError(f"scene must be at most {NAME_LENGTH} characters")
         role, script_role = observed_target(role_id, script_role_id)
         return self._plans.observation(
             save, role, script_role, user_id, agent_id, scene, flush=flush

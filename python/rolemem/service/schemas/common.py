@@ -1,7 +1,8 @@
 """What every request and response model shares: one base per direction, the length limits
 (each is the schema's maxLength) and field helpers that always give a description and an
 example (a dialogue line's, a new role's and a new save's, and the ones they are written in,
-are memory_builder.contract's: the Python API checks them by these too)."""
+are memory_builder.contract's; a memory's are dynamic_memory.contract's: the Python API checks
+them by these too)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from ...dynamic_memory.contract import AGENT_ID as AGENT_ID
+from ...dynamic_memory.contract import KEYWORD_LENGTH as KEYWORD_LENGTH
+from ...dynamic_memory.contract import MAX_KEYWORDS as MAX_KEYWORDS
+from ...dynamic_memory.contract import MEMORY_LENGTH as MEMORY_LENGTH
+from ...dynamic_memory.contract import Share as Share
+from ...dynamic_memory.contract import Strength as Strength
 from ...memory_builder.contract import ID_LENGTH as ID_LENGTH
 from ...memory_builder.contract import LINE_LENGTH as LINE_LENGTH
 from ...memory_builder.contract import MAX_ID as MAX_ID
@@ -34,10 +41,7 @@ from ...memory_builder.contract import not_text
 from ...memory_builder.contract import text as text
 from .storable import storable
 
-# limits besides a line's (memory_builder.contract): a memory's length, keywords, lines, ...
-MEMORY_LENGTH = 2000
-KEYWORD_LENGTH = 64
-MAX_KEYWORDS = 50
+# limits besides a line's and a memory's (memory_builder.contract, dynamic_memory.contract)
 MAX_LINES = 200
 MAX_OBSERVED = 16  # characters one append observes
 MAX_CONTEXT_FIELDS = 64
@@ -89,13 +93,6 @@ ServiceTime = Annotated[
 # a JSON integer, as JSON Schema reads one: 2 and 2.0 are, "2" and true are not (pydantic's
 # lax int would read both; its strict int refuses 2.0, which the schema allows)
 Whole = Annotated[int, BeforeValidator(not_text)]
-# a memory's strength as an edit sets it
-Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(not_text)]
-# a share from 0 to 1 (importance, feedback, a score): a JSON number, not a boolean, kept to
-# 12 decimals (a value nearer 0 is 0: PostgreSQL's arithmetic refuses an underflow)
-Share = Annotated[
-    float, Field(ge=0, le=1, strict=True), AfterValidator(lambda value: round(value, 12))
-]
 # a count of tokens a prompt may take (at least 1)
 TokenCount = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(not_text)]
 # a level of the association words' filter (expand_words), 0-100
@@ -103,7 +100,6 @@ Level = Annotated[int, Field(ge=0, le=100), BeforeValidator(not_text)]
 
 
 USER_ID = "The player (your game's player id)."
-AGENT_ID = "The agent whose memories these are (the memory owner: required here)."
 CHARACTER_ID = "The character's id in the designer config."
 # a request naming a role: the ids its role carries (POST /roles), overridable but never in
 # contradiction

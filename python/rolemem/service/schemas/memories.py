@@ -2,44 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, StringConstraints
-
+from ...dynamic_memory.contract import (
+    EntityEdit,
+    EntityRecord,
+    EventEdit,
+    EventRecord,
+    Owned,
+)
 from .common import (
-    AGENT_ID,
     ID_LENGTH,
-    KEYWORD_LENGTH,
-    MAX_KEYWORDS,
     MEMORY_LENGTH,
-    NAME_LENGTH,
     GameTime,
     Request,
     Response,
-    Share,
-    Strength,
     field,
     text,
 )
 
 MemoryKind = Literal["event", "entity", "events", "entities"]
-EntityType = Literal["主体", "客体", "具体实体", "泛化实体"]
-EntityKind = Literal[
-    "用户属性", "与主体和客体的关系", "特殊实体属性", "与其它实体的关系", "记忆画面"
-]
-# a tag: not blank, at most KEYWORD_LENGTH characters (what the store's checks refuse)
-Keywords = list[
-    Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH, pattern=r"\S")]
-]
-
-
-def keywords_field() -> Any:
-    return Field(
-        [],
-        description=f"Tags, each at most {KEYWORD_LENGTH} characters.",
-        examples=[["画廊", "海边"]],
-        max_length=MAX_KEYWORDS,
-    )
 
 
 class MemoryItem(Response):
@@ -91,43 +73,13 @@ class MemoryPage(Response):
     offset: int = field("Skipped.", 0)
 
 
-class OfficialMemoryEdit(Request):
+# a memory's edit, its one contract (the Python API's edits too), as requests
+class OfficialMemoryEdit(Request, EventEdit):
     """Fields to change of a designer memory (its text and event fields)."""
 
-    description: str | None = text(
-        "New text (an event's new text is stored as a new event id: its words and vectors "
-        "follow it).",
-        "木木喜欢海边",
-        max_length=MEMORY_LENGTH,
-        default=None,
-    )
-    deepinsight: str | None = text(
-        "Event: the insight.", "木木喜欢安静", max_length=MEMORY_LENGTH, default=None
-    )
-    place: str | None = text("Event: the place.", "海边", max_length=NAME_LENGTH, default=None)
-    scene: str | None = text("Event: the scene.", "beach", max_length=NAME_LENGTH, default=None)
-    importance: Share | None = field("Event: 0-1.", 0.8, default=None)
-    feedback: Share | None = field("Event: the player's feedback, 0-1.", 0.5, default=None)
-    strength: Strength | None = field("Strength.", 5, default=None)
-    is_pinned: bool | None = field(
-        "Pinned memories are never archived by cleanup.", True, default=None, strict=True
-    )
 
-
-class MemoryEdit(OfficialMemoryEdit):
+class MemoryEdit(Request, EntityEdit, EventEdit):
     """Fields to change; an event takes the event fields, an entity the entity fields."""
-
-    entity_name: str | None = text(
-        "Entity: its name.", "木木", max_length=NAME_LENGTH, default=None
-    )
-    entity_type: EntityType | None = field("Entity: its type.", "客体", default=None)
-    kind: EntityKind | None = field("Entity: its kind.", "用户属性", default=None)
-    keyword: str | None = text(
-        "Entity: the attribute or relation name.", "兴趣", max_length=KEYWORD_LENGTH, default=None
-    )
-    user_name: str | None = text(
-        "Entity: the player's name.", "木木", max_length=NAME_LENGTH, default=None
-    )
 
 
 class Edited(Response):
@@ -217,64 +169,32 @@ class Export(Response):
     archived: list[ArchivedMemory] = field("Every archived memory.", [])
 
 
-class OfficialEvent(Request):
+# an official memory's one contract (the Python API's too), as requests: their schemas say what
+# the guard stores; a body naming its agent has agent_id first (Owned, last among the bases)
+class OfficialEvent(Request, EventRecord, Owned):
     """An official (designer) event memory of an agent."""
 
-    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
-    description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
-    created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
-    keywords: Keywords = keywords_field()
-    place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
-    scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
-    deepinsight: str | None = text(
-        "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
-    )
-    importance: Share | None = field("0-1.", 0.7, default=None)
-    feedback: Share | None = field("0-1.", 0.5, default=None)
 
-
-class OfficialEntity(Request):
+class OfficialEntity(Request, EntityRecord, Owned):
     """An official (designer) entity memory of an agent."""
 
-    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
-    entity_name: str = text("The entity.", "祁煜", max_length=NAME_LENGTH)
-    entity_type: EntityType = field("Its type.", "主体")
-    kind: EntityKind = field("Attribute or relation kind.", "特殊实体属性")
-    keyword: str = text("The attribute or relation name.", "职业", max_length=KEYWORD_LENGTH)
-    description: str = text("The memory.", "是画家", max_length=MEMORY_LENGTH)
-    updated_at: GameTime | None = field("When it was written.", None, default=None)
+    # added alone, an entity may leave its time out (written now)
+    updated_at: GameTime | None = field(  # type: ignore[assignment]
+        "When it was written.", None, default=None
+    )
 
 
-class OfficialEventRecord(Request):
+class OfficialEventRecord(Request, EventRecord):
     """An event of an official import (the export's shape)."""
 
-    description: str = text("The event.", "祁煜的画廊在海边", max_length=MEMORY_LENGTH)
-    created_at: GameTime = field("When it happened.", "2020-01-01T10:00:00")
-    keywords: Keywords = keywords_field()
-    place: str | None = text("Where.", "海边", max_length=NAME_LENGTH, default=None)
-    scene: str | None = text("The scene.", "gallery", max_length=NAME_LENGTH, default=None)
-    deepinsight: str | None = text(
-        "What it says.", "祁煜喜欢海", max_length=MEMORY_LENGTH, default=None
-    )
-    importance: Share | None = field("0-1.", 0.5, default=None)
-    feedback: Share | None = field("0-1.", 0.5, default=None)
 
-
-class OfficialEntityRecord(Request):
+class OfficialEntityRecord(Request, EntityRecord):
     """An entity of an official import (the export's shape)."""
 
-    entity_name: str = text("The entity.", "祁煜", max_length=NAME_LENGTH)
-    entity_type: EntityType = field("Its type.", "主体")
-    kind: EntityKind = field("Its kind.", "特殊实体属性")
-    keyword: str = text("The attribute or relation name.", "职业", max_length=KEYWORD_LENGTH)
-    description: str = text("The memory.", "是画家", max_length=MEMORY_LENGTH)
-    updated_at: GameTime = field("When it was written.", "2020-01-01T10:00:00")
 
-
-class OfficialImport(Request):
+class OfficialImport(Request, Owned):
     """An agent's official memories, as `GET /official/{agent_id}` exports them."""
 
-    agent_id: str = text(AGENT_ID, "qiyu", max_length=ID_LENGTH)
     events: list[OfficialEventRecord] = field("Events to add.", [], default=[])
     entities: list[OfficialEntityRecord] = field("Entities to add.", [], default=[])
 

@@ -4,7 +4,6 @@ their events on the bulk pool, outside any lock, and write in one transaction.""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
@@ -96,8 +95,7 @@ async def add_event(request: Request, body: OfficialEvent) -> Any:
 )
 async def add_entity(request: Request, body: OfficialEntity) -> Any:
     store = store_of(request)
-    fields = body.model_dump(exclude_none=True)
-    fields.setdefault("updated_at", datetime.now())
+    fields = body.model_dump(exclude_none=True)  # no updated_at: add_entity's now
     entity_id = await store.run(
         None, store.memory.add_entity, user_id=None, scope="official", **fields
     )
