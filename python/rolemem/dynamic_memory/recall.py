@@ -247,12 +247,17 @@ class Recall:
         and update times."""
         started = time.perf_counter()
         context = self.context
-        inputs = [{**query.params, **self._query_vector(None)} for query in queries]
+        # each query's vector and its cosines with the reference sentences (None: no embedder)
+        inputs = [
+            {**query.params, "query_embedding": None, "reference_cosines": None}
+            for query in queries
+        ]
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
             vectors = self.vectors.embed_queries(texts)
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
-                values.update(self._query_vector(text, vector))
+                values["query_embedding"] = vector
+                values["reference_cosines"] = self.vectors.reference_cosines(text, vector)
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         # the windows the texts name: whether the statement plans one, and (embedded) its
@@ -366,10 +371,7 @@ class Recall:
             lexical["lexical_event_id"] += event_ids
             lexical["lexical_bm25_raw"] += bm25
             lexical["lexical_word_tier"] += tiers
-        return {
-            **lexical,
-            **words_params(words, "query_id"),
-        }
+        return {**lexical, **words_params(words, "query_id")}
 
     def _plan_variables(
         self, inputs: Sequence[Mapping[str, Any]], has_window: bool
@@ -425,13 +427,6 @@ class Recall:
             "recall_fact_history": has_window
             or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
-
-    def _query_vector(self, text: str | None, vector: list[float] | None = None) -> dict[str, Any]:
-        """A query's vector and its cosines with the reference sentences (None: no vector)."""
-        if text is None or vector is None:
-            return {"query_embedding": None, "reference_cosines": None}
-        reference = self.vectors.reference_cosines(text, vector)
-        return {"query_embedding": vector, "reference_cosines": reference}
 
     def _after_recall_retried(
         self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
