@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-import sqlalchemy as sa
-
 from ..errors import NotFoundError
 from ..memory_builder import history
 from ..schema.memory import MemoryFact
 from ..sql.project import render_macro, write_sql
+from .archive import archived_columns
 from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
 from .lookups import Lookups
@@ -237,11 +236,7 @@ where id = $id and user_id = $user_id"""
 def _archive_facts_sql(engine: str) -> str:
     """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
     them)."""
-    columns = tuple(
-        (column.name, "varchar" if isinstance(column.type, sa.DateTime) else None)
-        for column in MemoryFact.__table__.columns  # type: ignore[attr-defined]
-    )
-    return write_sql("archive_facts", columns, engine=engine)
+    return write_sql("archive_facts", archived_columns(MemoryFact), engine=engine)
 
 
 def remove_facts(

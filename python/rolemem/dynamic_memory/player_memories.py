@@ -13,10 +13,11 @@ over the player's rows only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
@@ -314,22 +315,12 @@ def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, A
     while offset < live["total"]:
         items += list_memories(db, user_id, agent_id=agent_id, limit=1000, offset=offset)["items"]
         offset = len(items)
-    return json.loads(
-        json.dumps(
-            {
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "exported_at": datetime.now(),
-                "memories": items,
-                "archived": archived(db, user_id=user_id, agent_id=agent_id),
-            },
-            default=_plain,
-            ensure_ascii=False,
-        )
+    return to_jsonable_python(
+        {
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "exported_at": datetime.now(),
+            "memories": items,
+            "archived": archived(db, user_id=user_id, agent_id=agent_id),
+        }
     )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON")
