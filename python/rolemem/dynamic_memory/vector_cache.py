@@ -17,7 +17,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
@@ -40,10 +39,6 @@ _LOAD = with_official(
     where event_id in (select unnest(cast($ids as bigint[])))
     order by event_id""",
 )
-
-
-def duckdb_fetch(cur: duckdb.DuckDBPyConnection) -> Fetch:
-    return lambda sql, params: cur.execute(sql, dict(params)).fetchnumpy()
 
 
 class _Vectors:
