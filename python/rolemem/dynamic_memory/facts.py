@@ -96,13 +96,9 @@ class Facts:
         rows = lookups.listed(
             "int_memory_facts_resolved", _FACTS_SELECT, params, {"history": history}
         )
-        return [
-            {
-                **{k: v for k, v in row.items() if k != "line_ids_json"},
-                "line_ids": _ids(row["line_ids_json"]),
-            }
-            for row in rows
-        ]
+        for row in rows:
+            row["line_ids"] = _ids(row.pop("line_ids_json"))
+        return rows
 
     def knowledge(
         self, *, user_id: str, agent_id: str, save_id: int | None = None, limit: int = 10

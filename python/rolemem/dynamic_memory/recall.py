@@ -376,14 +376,10 @@ class Recall:
     def _plan_variables(
         self, inputs: Sequence[Mapping[str, Any]], has_window: bool
     ) -> dict[str, Any]:
-        """What a batch's statement plans (each operator is planned on every call): the
-        profile's fusion only, the dense signals only when a query has a vector, the time
-        window only when a text names one (`has_window`, time_windows.TimeWindows), which
-        candidates name a time only when a text asks when, the entities only for a batch with
-        some (or facts), the facts only for players with some (resolved in the statement only
-        for a query without a save) and their 以前…现在… only when a query holds a past word
-        or a time window, the branch rule's replacement batches only for players with some.
-        The models answer alike without these (every part, decided per query)."""
+        """What a batch's statement plans (each operator is planned on every call): each part
+        only for a batch that needs it, as said beside it; the time window only when a text
+        names one (`has_window`, time_windows.TimeWindows). The models answer alike without
+        these (every part, decided per query)."""
         store = self.context.store
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
@@ -412,6 +408,7 @@ class Recall:
             # a query without a save resolves its facts in the statement (the others read
             # their save's resolution)
             "recall_saveless": any(values["save_id"] is None for values in inputs),
+            # the profile's fusion only; the dense signals only when a query has a vector
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": has_window,
