@@ -144,8 +144,8 @@ def archived(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """The archive (optionally one player's, one agent's; official memories have no player),
-    oldest first, each row's memory
-    parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
+    oldest first, each row's memory parsed. `db`: a DuckDB path or connection, or an engine
+    (rolemem.engines)."""
     from ..engines import reading
 
     with reading(db) as cur:
