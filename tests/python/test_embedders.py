@@ -195,7 +195,7 @@ def test_cached_vectors_follow_the_store():
 
 
 def test_vector_cache_keeps_at_most_its_bound():
-    from rolemem.dynamic_memory.vector_cache import EventVectorCache, duckdb_fetch
+    from rolemem.dynamic_memory.vector_cache import EventVectorCache
 
     con = duckdb.connect()
     memory = DynamicMemory(con, embedder=CharacterEmbedder())
@@ -209,7 +209,7 @@ def test_vector_cache_keeps_at_most_its_bound():
 
     cache = EventVectorCache(16, max_vectors=4)
     for user in ("u", "v", "w"):
-        got = cache.cosines(duckdb_fetch(con.cursor()), "a", user, character_vector("u1"))
+        got = cache.cosines(memory.store.columns, "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3
     assert list(cache._players) == [("a", "w")]  # the least recently used went first
 

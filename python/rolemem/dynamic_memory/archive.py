@@ -30,15 +30,10 @@ def archive_reasons() -> tuple[str, ...]:
         return tuple(row["reason"] for row in csv.DictReader(file))
 
 
-@functools.cache
-def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
-    """The insert archiving memories of a type and scope, the whole row as JSON (macro
-    row_as_json, its columns from the schema: an official table has its player twin's)."""
-    from ..schema.memory import MemoryEntity, MemoryEvent
-
-    table = memory_table(TABLES[memory_type], scope)
-    model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
-    columns = [
+def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
+    """A memory table's columns as macro row_as_json writes them into the archive: times as
+    text, REAL as double precision, the rest as stored."""
+    return tuple(
         (
             column.name,
             "varchar"
@@ -47,10 +42,20 @@ def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
             if isinstance(column.type, sa.REAL)
             else None,
         )
-        for column in model.__table__.columns  # type: ignore[attr-defined]
-    ]
+        for column in model.__table__.columns
+    )
+
+
+@functools.cache
+def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
+    """The insert archiving memories of a type and scope, the whole row as JSON (macro
+    row_as_json, its columns from the schema: an official table has its player twin's)."""
+    from ..schema.memory import MemoryEntity, MemoryEvent
+
+    table = memory_table(TABLES[memory_type], scope)
+    model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
     archive = memory_table("memory_archive", scope)
-    return write_sql("archive_memories", table, tuple(columns), archive, engine=engine)
+    return write_sql("archive_memories", table, archived_columns(model), archive, engine=engine)
 
 
 # each table's rows of a memory by its key (macro delete_memories): an event's postings and
@@ -139,8 +144,8 @@ def archived(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """The archive (optionally one player's, one agent's; official memories have no player),
-    oldest first, each row's memory
-    parsed. `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
+    oldest first, each row's memory parsed. `db`: a DuckDB path or connection, or an engine
+    (rolemem.engines)."""
     from ..engines import reading
 
     with reading(db) as cur:

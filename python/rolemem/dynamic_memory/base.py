@@ -85,11 +85,12 @@ class Context:
                 raise MemoryInputError(f"{path}: no such database file (run `rolemem init-db`)")
             self.con = duckdb_connect.connect(path, read_only=read_only)
             self._owned = True
-        self.store: Store = engine if engine is not None else DuckDBEngine(self.con)
+        # the DuckDB connection as an engine: its per-thread cursors are the store's on DuckDB
+        self.duckdb = DuckDBEngine(self.con)
+        self.store: Store = engine if engine is not None else self.duckdb
         self.embedder = embedder
         self._running, self._closed = 0, False
         self._idle = threading.Condition()
-        self._local = threading.local()
         if read_only:
             self._check_tables()
         else:
@@ -119,15 +120,6 @@ class Context:
             )
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self.con, SETTING_SEEDS)
-
-    def cursor(self) -> duckdb_connect.PreparedCursor:
-        """This thread's query cursor (queries kept as temp macros on it)."""
-        cur = getattr(self._local, "cursor", None)
-        if cur is None:
-            cur = self._local.cursor = duckdb_connect.PreparedCursor(
-                duckdb_connect.tuned_cursor(self.con)
-            )
-        return cur
 
     @contextlib.contextmanager
     def call(self) -> Iterator[None]:
@@ -180,12 +172,7 @@ class Context:
             raise EmbeddingError(
                 f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]"
             )
-        tables = {
-            row[0]
-            for row in self.con.cursor()
-            .execute("select table_name from duckdb_tables()")
-            .fetchall()
-        }
+        tables = self._tables()
         for seed in SETTING_SEEDS:
             if seed not in tables:  # dbt seed writes the same CSVs with the same types
                 load_seed(self.con, seed)
@@ -195,10 +182,6 @@ class Context:
 
     def _check_tables(self) -> None:
         """A store opened read-only must already have every table recall reads."""
-        with self.con.cursor() as cur:
-            tables = {
-                row[0] for row in cur.execute("select table_name from duckdb_tables()").fetchall()
-            }
         from ..memory_builder.history import WRITE_TIME_TABLES as HISTORY_TABLES
         from ..schema.memory import MEMORY_TABLES
 
@@ -210,12 +193,17 @@ class Context:
             *HISTORY_TABLES,
             *SETTING_SEEDS,
         }
-        missing = sorted(needed - tables)
+        missing = sorted(needed - self._tables())
         if missing:
             raise MemoryInputError(
                 f"the store lacks {', '.join(missing)}: open it once without read_only (or "
                 "run `rolemem init-db` / `rolemem config load`)"
             )
+
+    def _tables(self) -> set[str]:
+        with duckdb_connect.cursor(self.con, tuned=False) as cur:
+            rows = cur.execute("select table_name from duckdb_tables()").fetchall()
+        return {name for (name,) in rows}
 
     def writable(self) -> None:
         if self.read_only:

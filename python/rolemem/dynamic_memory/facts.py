@@ -13,15 +13,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-import sqlalchemy as sa
-
 from ..errors import NotFoundError
 from ..memory_builder import history
 from ..schema.memory import MemoryFact
 from ..sql.project import render_macro, write_sql
+from .archive import archived_columns
 from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
-from .lookups import _PLANNER, Lookups
+from .lookups import Lookups
 
 # whether the listing's player holds a fact with its agent (on Citus the player's filter
 # routes it to that shard)
@@ -60,7 +59,6 @@ order by entity_id
 """
 
 
-# the lines a save sees entities came from (model int_memory_entity_mention_lines)
 def _ids(value: Any) -> list[int]:
     """A JSON list of line ids as an engine returns it (text, or parsed)."""
     parsed = json.loads(value) if isinstance(value, str) else value
@@ -95,16 +93,12 @@ class Facts:
         if not has_facts:
             return []
         params = lookups.listing(user_id, agent_id, save_id, "save")
-        bound = lookups.bound([params], {"history": history})
-        sql = lookups.models_sql("int_memory_facts_resolved", _FACTS_SELECT)
-        rows = store.records(sql, bound, _PLANNER)
-        return [
-            {
-                **{k: v for k, v in row.items() if k != "line_ids_json"},
-                "line_ids": _ids(row["line_ids_json"]),
-            }
-            for row in rows
-        ]
+        rows = lookups.listed(
+            "int_memory_facts_resolved", _FACTS_SELECT, params, {"history": history}
+        )
+        for row in rows:
+            row["line_ids"] = _ids(row.pop("line_ids_json"))
+        return rows
 
     def knowledge(
         self, *, user_id: str, agent_id: str, save_id: int | None = None, limit: int = 10
@@ -114,9 +108,8 @@ class Facts:
         the `limit` strongest events the save may see, each with the lines it came from."""
         limit = _count(limit, "limit", low=1, high=1000)
         params = self.lookups.listing(user_id, agent_id, save_id, None, limit)
-        sql = self.lookups.models_sql("memory_character_knowledge", _KNOWLEDGE_SELECT)
         known: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _KNOWLEDGE_KINDS.values()}
-        for row in self.context.store.records(sql, self.lookups.bound([params]), _PLANNER):
+        for row in self.lookups.listed("memory_character_knowledge", _KNOWLEDGE_SELECT, params):
             lines = row.pop("line_ids")
             row["line_ids"] = None if lines is None else [int(line) for line in lines]
             known[_KNOWLEDGE_KINDS[row.pop("memory_type")]].append(row)
@@ -133,8 +126,8 @@ class Facts:
             params = self.lookups.listing(
                 group["user_id"], group["agent_id"], group["save_id"], "save"
             )
-            sql = self.lookups.models_sql("int_memory_entities_consolidable", _CONSOLIDABLE_SELECT)
-            for row in store.records(sql, self.lookups.bound([params]), _PLANNER):
+            model = "int_memory_entities_consolidable"
+            for row in self.lookups.listed(model, _CONSOLIDABLE_SELECT, params):
                 found.setdefault(row["id"], row)
         return [found[entity_id] for entity_id in sorted(found)]
 
@@ -211,20 +204,9 @@ class Facts:
         self.context.writable()
         fact = self._own_fact(user_id, fact_id)
         store = self.context.store
+        at = naive_time(now or datetime.now(), "now")
         with store.transaction() as cur:
-            cur.execute(
-                archive_facts_sql(store.name),
-                {
-                    "ids": [fact_id],
-                    "user_id": user_id,
-                    "reason": "deleted",
-                    "now": naive_time(now or datetime.now(), "now"),
-                },
-            ).fetchall()
-            cur.execute(
-                write_sql("delete_memories", "memory_fact", "id", engine=store.name),
-                {"ids": [fact_id]},
-            ).fetchall()
+            remove_facts(cur, store.name, user_id, [fact_id], "deleted", at)
             if store.name == "duckdb":
                 history.refresh_facts(cur, user_id, fact["agent_id"], fact["subject"])
         return fact_id
@@ -247,11 +229,20 @@ where id = $id and user_id = $user_id"""
 
 
 @functools.cache
-def archive_facts_sql(engine: str) -> str:
+def _archive_facts_sql(engine: str) -> str:
     """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
     them)."""
-    columns = tuple(
-        (column.name, "varchar" if isinstance(column.type, sa.DateTime) else None)
-        for column in MemoryFact.__table__.columns  # type: ignore[attr-defined]
-    )
-    return write_sql("archive_facts", columns, engine=engine)
+    return write_sql("archive_facts", archived_columns(MemoryFact), engine=engine)
+
+
+def remove_facts(
+    cur: Any, engine: str, user_id: str, ids: list[int], reason: str | None, now: datetime
+) -> int:
+    """Archive the player's facts `ids` (with `reason`; None: a purge, no archive) and delete
+    them, inside the caller's transaction; the rows deleted. The caller refreshes the chains'
+    resolution (DuckDB's write-time table)."""
+    if reason is not None:
+        params = {"user_id": user_id, "ids": ids, "reason": reason, "now": now}
+        cur.execute(_archive_facts_sql(engine), params).fetchall()
+    delete = write_sql("delete_memories", "memory_fact", "id", engine=engine)
+    return len(cur.execute(delete, {"ids": ids}).fetchall())

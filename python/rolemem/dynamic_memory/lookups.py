@@ -59,10 +59,10 @@ class Lookups:
             # the save's player's (on Citus, the shard the lineage is read on)
             lineage = history.engine_lineage(context.engine, [save_id], user_id)
         elif save_id is not None and context.read_only:
-            lineage = history.lineage(context.cursor().cursor, [save_id])  # read as it is
+            lineage = history.lineage(context.duckdb.cursor().cursor, [save_id])  # read as it is
         elif save_id is not None:
             # the branch rule reads the save's chain: made current first
-            lineage = history.fresh_lineage(context.cursor().cursor, [save_id])
+            lineage = history.fresh_lineage(context.duckdb.cursor().cursor, [save_id])
         return {
             **context.settings,
             "save_id": save_id,
@@ -122,7 +122,7 @@ class Lookups:
             "select word, word_source, level from int_memory_query_words order by word_order",
             existing=SETTING_SEEDS,
         )
-        rows = self.context.cursor().run(sql, batched([params]))
+        rows = self.context.duckdb.cursor().run(sql, batched([params]))
         return {
             "original_keywords": words,
             "input_words": [word for word, source, _ in rows if source == "token"],
@@ -142,8 +142,7 @@ class Lookups:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
         params = self.listing(user_id, agent_id, save_id, memory_scope)
-        sql = self.models_sql("int_memory_timeline", _TIMELINE_SELECT)
-        return self.context.store.records(sql, self.bound([params]), planner=_PLANNER)
+        return self.listed("int_memory_timeline", _TIMELINE_SELECT, params)
 
     def listing(
         self,
@@ -171,6 +170,17 @@ class Lookups:
             "score_threshold": 0.0,
             "roulette_seed": None,
         }
+
+    def listed(
+        self,
+        model: str,
+        select: str,
+        params: Mapping[str, Any],
+        extra: Mapping[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """`select` over the query models for one listing's `params` (`listing`), as dicts."""
+        sql = self.models_sql(model, select)
+        return self.context.store.records(sql, self.bound([params], extra), planner=_PLANNER)
 
     def check_listing(
         self, user_id: str, agent_id: str, save_id: int | None, memory_scope: str | None
@@ -242,7 +252,7 @@ class Lookups:
         JSON and are read into DuckDB's shape (responses.from_json)."""
         engine = self.context.engine
         if engine is None:
-            cursor = self.context.cursor()
+            cursor = self.context.duckdb.cursor()
             if dense is not None:
                 cursor.cursor.register("rolemem_dense_candidates", dense)
             return cursor.run(sql, self.bound(inputs, extra))

@@ -13,10 +13,11 @@ over the player's rows only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
@@ -24,33 +25,22 @@ from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
 from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
-from .facts import archive_facts_sql
+from .facts import remove_facts
 
 KINDS = ("event", "entity")
 _PLURAL = {"event": "events", "entity": "entities"}
 # the path segment may be singular or plural (designer routes have always said events/entities)
 _KIND_NAMES = {"event": "event", "events": "event", "entity": "entity", "entities": "entity"}
 
+# the player's rows, of one agent or (null) all
+_AGENT = "(cast($agent_id as varchar) is null or agent_id = $agent_id)"
+_PLAYER = f"user_id = $user_id and {_AGENT}"
+_PLAYER_MEMORIES = f"scope = 'user' and {_PLAYER}"
 _PLAYER_SOURCES = {
-    "source_memory_event": """
-        select * from memory_event
-        where
-            scope = 'user' and user_id = $user_id
-            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-    """,
-    "source_memory_entity": """
-        select * from memory_entity
-        where
-            scope = 'user' and user_id = $user_id
-            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-    """,
-    "source_memory_event_line": """
-        select * from memory_event_line where user_id = $user_id
-    """,
-    "source_memory_entity_mention": """
-        select * from memory_entity_mention
-        where user_id = $user_id and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-    """,
+    "source_memory_event": f"select * from memory_event where {_PLAYER_MEMORIES}",
+    "source_memory_entity": f"select * from memory_entity where {_PLAYER_MEMORIES}",
+    "source_memory_event_line": "select * from memory_event_line where user_id = $user_id",
+    "source_memory_entity_mention": f"select * from memory_entity_mention where {_PLAYER}",
 }
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
 # models in the statement (history.walked_sources)
@@ -74,22 +64,18 @@ order by created_at desc, memory_type, memory_id desc
 limit $limit offset $offset
 """
 # the saves the player's events and entity mentions were extracted on
-_SOURCE_SAVES_SQL = """
+_SOURCE_SAVES_SQL = f"""
 select list(distinct save_id) from (
-    select save_id from memory_event
-    where scope = 'user' and user_id = $user_id
-        and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    select save_id from memory_event where {_PLAYER_MEMORIES}
     union all
-    select save_id from memory_entity_mention
-    where user_id = $user_id and (cast($agent_id as varchar) is null or agent_id = $agent_id)
+    select save_id from memory_entity_mention where {_PLAYER}
 ) as sources
 where save_id is not null
 """
-_SCOPE_SQL = """
-select id from {table}
-where id = $id and scope = $scope and user_id is not distinct from $user_id
-    and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-"""
+_SCOPE_SQL = (
+    "select id from {table} where id = $id and scope = $scope"
+    f" and user_id is not distinct from $user_id and {_AGENT}"
+)
 
 
 def kind_of(value: Any) -> str:
@@ -248,10 +234,7 @@ def forget(
     with writing(db) as cur:
         for kind, table in TABLES.items():
             row = cur.execute(
-                f"""select list(id order by id) from {table}
-                where scope = 'user' and user_id = $user_id
-                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
-                params,
+                f"select list(id order by id) from {table} where {_PLAYER_MEMORIES}", params
             ).fetchone()
             ids = list(row[0] or []) if row else []
             counts[_PLURAL[kind]] = len(ids)
@@ -260,32 +243,14 @@ def forget(
             elif ids:
                 archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
         # the player's facts go the same way (table of their own, no scope)
-        fact_ids = [
-            row[0]
-            for row in cur.execute(
-                """select id from memory_fact
-                where user_id = $user_id
-                    and (cast($agent_id as varchar) is null or agent_id = $agent_id)""",
-                params,
-            ).fetchall()
-        ]
+        found = cur.execute(f"select id from memory_fact where {_PLAYER}", params).fetchall()
+        fact_ids = [row[0] for row in found]
         counts["facts"] = len(fact_ids)
-        if fact_ids and not purge:
-            cur.execute(
-                archive_facts_sql(engine),
-                {
-                    "user_id": user_id,
-                    "ids": fact_ids,
-                    "reason": "forgotten",
-                    "now": now or datetime.now(),
-                },
-            ).fetchall()
         if fact_ids:
-            gone = cur.execute(
-                write_sql("delete_memories", "memory_fact", "id", engine=engine), {"ids": fact_ids}
-            ).fetchall()
+            reason = None if purge else "forgotten"
+            gone = remove_facts(cur, engine, user_id, fact_ids, reason, now or datetime.now())
             if purge:
-                _add(deleted, {"memory_fact": len(gone)})
+                _add(deleted, {"memory_fact": gone})
             if engine == "duckdb":  # the earlier values on each chain are current again
                 history.refresh_facts(cur, user_id, agent_id)
         if purge:
@@ -305,16 +270,8 @@ def forget(
                 )
             _add(deleted, erasure.erase_step(cur, save_ids, user_id=user_id, engine=engine))
             for table in ERASED_PLAYER_TABLES:
-                _add(
-                    deleted,
-                    {
-                        table: len(
-                            cur.execute(
-                                _player_delete_sql(table, engine), {"user_id": user_id}
-                            ).fetchall()
-                        )
-                    },
-                )
+                sql = write_sql("delete_player_rows", table, engine=engine)
+                _add(deleted, {table: len(cur.execute(sql, {"user_id": user_id}).fetchall())})
     if save_ids:
 
         def write(step: Any) -> dict[str, int]:
@@ -345,10 +302,6 @@ ERASED_PLAYER_TABLES = (
 )
 
 
-def _player_delete_sql(table: str, engine: str) -> str:
-    return write_sql("delete_player_rows", table, engine=engine)
-
-
 def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:
     for table, count in counts.items():
         total[table] = total.get(table, 0) + count
@@ -362,22 +315,12 @@ def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, A
     while offset < live["total"]:
         items += list_memories(db, user_id, agent_id=agent_id, limit=1000, offset=offset)["items"]
         offset = len(items)
-    return json.loads(
-        json.dumps(
-            {
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "exported_at": datetime.now(),
-                "memories": items,
-                "archived": archived(db, user_id=user_id, agent_id=agent_id),
-            },
-            default=_plain,
-            ensure_ascii=False,
-        )
+    return to_jsonable_python(
+        {
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "exported_at": datetime.now(),
+            "memories": items,
+            "archived": archived(db, user_id=user_id, agent_id=agent_id),
+        }
     )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON")

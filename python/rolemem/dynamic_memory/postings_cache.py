@@ -141,19 +141,9 @@ class EventPostingsCache:
             player = self._players.pop(key, None) or _Player()
             missing = ids[~np.isin(ids, player.seen, assume_unique=True)]
             if len(missing):
-                loaded = fetch(_LOAD, {"ids": missing.tolist()})
+                loaded = fetch(_LOAD, {"ids": missing.tolist()})  # columns in _LOAD's order
                 for event, term, keyword, description, tags in zip(
-                    *(
-                        _values(loaded[name])
-                        for name in (
-                            "event_id",
-                            "term",
-                            "keyword_count",
-                            "description_count",
-                            "tag_count",
-                        )
-                    ),
-                    strict=True,
+                    *(_values(column) for column in loaded.values()), strict=True
                 ):
                     player.terms[term].add((event, keyword, description, tags))
                     player.size += 1

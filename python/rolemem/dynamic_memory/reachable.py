@@ -26,12 +26,10 @@ def has_context(alias: str = "") -> str:
     return " and ".join(f"{prefix}{name} is not null" for name in CONTEXT_COLUMNS)
 
 
-# The batch's reachable events with their owners, so each query takes its own: the union of
-# int_memory_events_with_official written out (a per-recall read; the composed model's
-# staging costs ~1.2 ms more to plan), narrowed as the recall statement's sources are. With
-# `vectors`, each beside its vectors row, so the vector cache needs no read of its own (the
-# pairs of sql.PLAYER_EVENTS: an event's vectors are in its own table's twin).
-# test_recall_fast_path holds it equal to the model.
+# The batch's reachable events (`owners`: with their owners, so each query takes its own),
+# written out rather than composed (a per-recall read: the model's staging costs ~1.2 ms more
+# to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
+# vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
 def _reachable_sql(owners: bool, vectors: bool) -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
     if not vectors:

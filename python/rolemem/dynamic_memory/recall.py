@@ -247,12 +247,17 @@ class Recall:
         and update times."""
         started = time.perf_counter()
         context = self.context
-        inputs = [{**query.params, **self._query_vector(None)} for query in queries]
+        # each query's vector and its cosines with the reference sentences (None: no embedder)
+        inputs = [
+            {**query.params, "query_embedding": None, "reference_cosines": None}
+            for query in queries
+        ]
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
             vectors = self.vectors.embed_queries(texts)
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
-                values.update(self._query_vector(text, vector))
+                values["query_embedding"] = vector
+                values["reference_cosines"] = self.vectors.reference_cosines(text, vector)
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         # the windows the texts name: whether the statement plans one, and (embedded) its
@@ -366,22 +371,15 @@ class Recall:
             lexical["lexical_event_id"] += event_ids
             lexical["lexical_bm25_raw"] += bm25
             lexical["lexical_word_tier"] += tiers
-        return {
-            **lexical,
-            **words_params(words, "query_id"),
-        }
+        return {**lexical, **words_params(words, "query_id")}
 
     def _plan_variables(
         self, inputs: Sequence[Mapping[str, Any]], has_window: bool
     ) -> dict[str, Any]:
-        """What a batch's statement plans (each operator is planned on every call): the
-        profile's fusion only, the dense signals only when a query has a vector, the time
-        window only when a text names one (`has_window`, time_windows.TimeWindows), which
-        candidates name a time only when a text asks when, the entities only for a batch with
-        some (or facts), the facts only for players with some (resolved in the statement only
-        for a query without a save) and their 以前…现在… only when a query holds a past word
-        or a time window, the branch rule's replacement batches only for players with some.
-        The models answer alike without these (every part, decided per query)."""
+        """What a batch's statement plans (each operator is planned on every call): each part
+        only for a batch that needs it, as said beside it; the time window only when a text
+        names one (`has_window`, time_windows.TimeWindows). The models answer alike without
+        these (every part, decided per query)."""
         store = self.context.store
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
@@ -410,6 +408,7 @@ class Recall:
             # a query without a save resolves its facts in the statement (the others read
             # their save's resolution)
             "recall_saveless": any(values["save_id"] is None for values in inputs),
+            # the profile's fusion only; the dense signals only when a query has a vector
             "recall_fusion": self.context.settings["fusion"],
             "recall_dense": any(values["query_embedding"] is not None for values in inputs),
             "recall_time_windows": has_window,
@@ -425,13 +424,6 @@ class Recall:
             "recall_fact_history": has_window
             or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
-
-    def _query_vector(self, text: str | None, vector: list[float] | None = None) -> dict[str, Any]:
-        """A query's vector and its cosines with the reference sentences (None: no vector)."""
-        if text is None or vector is None:
-            return {"query_embedding": None, "reference_cosines": None}
-        reference = self.vectors.reference_cosines(text, vector)
-        return {"query_embedding": vector, "reference_cosines": reference}
 
     def _after_recall_retried(
         self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]

@@ -100,10 +100,8 @@ class Events:
         events: Sequence[Mapping[str, Any]],
         progress: Callable[[int, int], None] | None = None,
     ) -> tuple[list[dict[str, Any]], list[EventVectors | None]]:
-        """Checked rows and their vectors, before a transaction (for the memory loop's
-        extraction, which writes them with its own rows): the vectors of the description, and
-        of its context texts (model int_memory_event_context_texts); everything slow happens
-        before a transaction."""
+        """Checked rows and their vectors (EventVectors): everything slow, before a transaction
+        (the memory loop's extraction writes them with its own rows)."""
         rows = [self._event_row(event, index) for index, event in enumerate(events)]
         if self.context.embedder is None or not rows:
             return rows, [None] * len(rows)

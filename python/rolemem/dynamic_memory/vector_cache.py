@@ -15,9 +15,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-import duckdb
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
@@ -42,18 +41,13 @@ _LOAD = with_official(
 )
 
 
-def duckdb_fetch(cur: duckdb.DuckDBPyConnection) -> Fetch:
-    return lambda sql, params: cur.execute(sql, dict(params)).fetchnumpy()
-
-
-class _Vectors:
+class _Vectors(NamedTuple):
     """Sorted event ids, their unit vectors (one matrix per VECTOR_COLUMNS column) row for
     row, and whether the context vectors were stored (else the description's stands in)."""
 
-    def __init__(
-        self, ids: np.ndarray, matrices: tuple[np.ndarray, ...], has_context: np.ndarray
-    ) -> None:
-        self.ids, self.matrices, self.has_context = ids, matrices, has_context
+    ids: np.ndarray
+    matrices: tuple[np.ndarray, ...]
+    has_context: np.ndarray
 
     def without(self, ids: np.ndarray) -> _Vectors:
         keep = ~np.isin(self.ids, ids)
