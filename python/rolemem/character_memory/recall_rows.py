@@ -19,7 +19,7 @@ import duckdb
 
 from ..sql.project import render_macro
 from ..text.names import names_filled
-from ..text.recall_words import Word
+from ..text.recall_words import Word, answer_words
 
 # Past this many entries with explain rows asked (one per entry, every turn) the statement
 # answers: a cautious bound (Python was still faster at 5,000 entries all matched, ~130
@@ -151,8 +151,7 @@ class RecallRows:
                 for key, turn, quality in sorted(queue.values(), key=lambda item: item[0])
             ]
             or None,
-            [{"word": w, "word_source": source, "level": level} for w, source, level, _ in words]
-            or None,
+            answer_words(words) or None,
         )
 
     def _ranked(
