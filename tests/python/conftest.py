@@ -312,18 +312,27 @@ def new_save(
     return int(made.json()["save_id"])
 
 
+def memory_status(
+    client: Any, save: int, player: str, role: int = 1, agent_id: str | None = "qiyu"
+) -> dict[str, Any]:
+    """Save `save`'s memory status for `player` and role `role` (as `agent_id`, if given), the
+    test failing unless it is 200."""
+    params = {"user_id": player, "role_id": role}
+    if agent_id is not None:
+        params["agent_id"] = agent_id
+    answer = client.get(f"/saves/{save}/memory_status", headers=GAME_KEY, params=params)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
 def wait_for_status(client: Any, save_id: int, test: Any) -> dict[str, Any]:
     """Save `save_id`'s memory status for aya and qiyu (role 1) once `test(status)` holds, or
     after 30 s as it is then."""
     deadline = time.monotonic() + 30
     while True:
-        status = client.get(
-            f"/saves/{save_id}/memory_status",
-            headers=GAME_KEY,
-            params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
-        ).json()
+        status = memory_status(client, save_id, "aya")
         if test(status) or time.monotonic() > deadline:
-            return dict(status)
+            return status
         time.sleep(0.05)
 
 
@@ -385,16 +394,13 @@ def settled(
 ) -> None:
     """Wait until the scripted LLM had `calls` requests and `player`'s extraction is idle on
     each of `saves` for each of `roles` (as `agent_id`, if given)."""
-    agent = {} if agent_id is None else {"agent_id": agent_id}
     statuses = [
-        (save, {"user_id": player, "role_id": role, **agent})
-        for save in ([saves] if isinstance(saves, int) else saves)
-        for role in roles
+        (save, role) for save in ([saves] if isinstance(saves, int) else saves) for role in roles
     ]
     deadline = time.monotonic() + timeout
     while len(llm.requests) < calls or any(
-        client.get(f"/saves/{save}/memory_status", params=params).json()["extraction"] != "idle"
-        for save, params in statuses
+        memory_status(client, save, player, role, agent_id)["extraction"] != "idle"
+        for save, role in statuses
     ):
         assert time.monotonic() < deadline, [sent_turns(request) for request in llm.requests]
         time.sleep(0.05)

@@ -23,6 +23,7 @@ PLAYER = "fay"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
 play = functools.partial(conftest.play, player=PLAYER, observe=OBSERVE)
 settled = functools.partial(conftest.settled, player=PLAYER)
+status = functools.partial(conftest.memory_status, player=PLAYER)
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
@@ -43,15 +44,6 @@ def game(request, tmp_path_factory):
         request, tmp_path_factory, "rolemem_forks", settings=ServiceSettings(), responder=extracted
     ) as (client, _, llm_server):
         yield client, llm_server
-
-
-def status(client: httpx.Client, save: int) -> dict[str, Any]:
-    answer = client.get(
-        f"/saves/{save}/memory_status",
-        params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
-    )
-    assert answer.status_code == 200, answer.text
-    return answer.json()
 
 
 def prompt(client: httpx.Client, save: int, *saves: int) -> dict[str, Any]:
