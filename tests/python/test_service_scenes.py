@@ -53,19 +53,11 @@ def game(request, tmp_path_factory):
 
 
 def append(client: httpx.Client, save: int, player: str, reply: str, scene: str) -> None:
-    answer = client.post(
-        f"/saves/{save}/lines",
-        json={
-            "user_id": PLAYER,
-            "lines": [
-                {"attribute": "user", "content": player},
-                {"attribute": "assistant", "content": reply, "role_id": 1},
-            ],
-            "now": "2024-05-01T20:00:00",
-            "observe": {**OBSERVE, "scene": scene},
-        },
-    )
-    assert answer.status_code == 200, answer.text
+    lines = [
+        {"attribute": "user", "content": player},
+        {"attribute": "assistant", "content": reply, "role_id": 1},
+    ]
+    conftest.append(client, save, lines, {**OBSERVE, "scene": scene}, player=PLAYER)
 
 
 def play(client: httpx.Client, save: int, turns: range, scene: str) -> None:
