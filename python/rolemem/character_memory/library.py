@@ -144,9 +144,7 @@ select
     words.words
 from int_recall_requests as requests
 left join {blocks} as blocks on blocks.request_id = requests.request_id
-{queue_join}
-{words_join}
-{explain_join}
+{lists}
 order by requests.request_id
 """
 # on DuckDB a request's words and keyword matches are computed in Python (text.recall_words,
@@ -161,12 +159,23 @@ _PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynam
 def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
     """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
 
-    def objects(name: str, model: str, columns: tuple[str, ...], order_by: str) -> str:
+    def objects(columns: tuple[str, ...], order_by: str) -> str:
         fields = [(column, column) for column in columns]
-        rows = render_macro("list_of_objects", fields, order_by, engine=engine)
-        return _LIST_JOIN.format(rows=rows, name=name, model=model)
+        return render_macro("list_of_objects", fields, order_by, engine=engine)
 
-    explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+    lists = {
+        "queue": (
+            "int_recall_queue_updated",
+            objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
+        ),
+        "words": (
+            "int_recall_words_expanded",
+            objects(("word", "word_source", "level"), "word_order"),
+        ),
+    }
+    if explain:
+        rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+        lists["explained"] = ("character_memory_recall", rows)
     return _RECALL_SELECT.format(
         prompts=",\n    ".join(
             f"blocks.{name}" if prompts else f"cast(null as varchar) as {name}"
@@ -175,19 +184,9 @@ def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
         # with a template the prompts mart carries the blocks too: they are computed once
         blocks="character_memory_prompts" if prompts else "character_memory_blocks",
         explain="explained.explained" if explain else "cast(null as integer[])",
-        explain_join=_LIST_JOIN.format(
-            rows=explain_rows, name="explained", model="character_memory_recall"
-        )
-        if explain
-        else "",
-        queue_join=objects(
-            "queue",
-            "int_recall_queue_updated",
-            ("entry_key", "recalled_turn", "match_quality"),
-            "entry_key",
-        ),
-        words_join=objects(
-            "words", "int_recall_words_expanded", ("word", "word_source", "level"), "word_order"
+        lists="\n".join(
+            _LIST_JOIN.format(name=name, model=model, rows=rows)
+            for name, (model, rows) in lists.items()
         ),
     )
 
