@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -312,18 +312,97 @@ def new_save(
     return int(made.json()["save_id"])
 
 
+def memory_status(
+    client: Any, save: int, player: str, role: int = 1, agent_id: str | None = "qiyu"
+) -> dict[str, Any]:
+    """Save `save`'s memory status for `player` and role `role` (as `agent_id`, if given), the
+    test failing unless it is 200."""
+    params = {"user_id": player, "role_id": role}
+    if agent_id is not None:
+        params["agent_id"] = agent_id
+    answer = client.get(f"/saves/{save}/memory_status", headers=GAME_KEY, params=params)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
 def wait_for_status(client: Any, save_id: int, test: Any) -> dict[str, Any]:
     """Save `save_id`'s memory status for aya and qiyu (role 1) once `test(status)` holds, or
     after 30 s as it is then."""
     deadline = time.monotonic() + 30
     while True:
-        status = client.get(
-            f"/saves/{save_id}/memory_status",
-            headers=GAME_KEY,
-            params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
-        ).json()
+        status = memory_status(client, save_id, "aya")
         if test(status) or time.monotonic() > deadline:
-            return dict(status)
+            return status
+        time.sleep(0.05)
+
+
+def append(
+    client: Any,
+    save: int,
+    lines: list[dict[str, Any]],
+    observe: Any = None,
+    *,
+    player: str,
+    now: str = "2024-05-01T20:00:00",
+) -> dict[str, Any]:
+    """`lines` appended to save `save` by `player` at `now`, observed as `observe` if given;
+    the answer, the test failing unless it is 200."""
+    body: dict[str, Any] = {"user_id": player, "lines": lines, "now": now}
+    if observe is not None:
+        body["observe"] = observe
+    answer = client.post(f"/saves/{save}/lines", json=body)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def play(
+    client: Any,
+    save: int,
+    turns: range,
+    scene: str,
+    *,
+    player: str,
+    observe: dict[str, Any],
+    said: Callable[[int], str] = "玩家第{}句".format,
+) -> list[int]:
+    """The turns appended one request each (turn n: the player's line `said(n)` and qiyu's
+    reply, role 1, at minute n), observed as `observe` in `scene`; the lines' ids."""
+    ids: list[int] = []
+    for n in turns:
+        lines = [
+            {"attribute": "user", "content": said(n)},
+            {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
+        ]
+        observed = {**observe, "scene": scene}
+        answer = append(
+            client, save, lines, observed, player=player, now=f"2024-05-01T20:{n:02d}:00"
+        )
+        ids += answer["line_ids"]
+    return ids
+
+
+def settled(
+    client: Any,
+    llm: Any,
+    saves: int | list[int],
+    calls: int,
+    *,
+    player: str,
+    roles: Iterable[int] = (1,),
+    agent_id: str | None = "qiyu",
+    timeout: float = 30,
+) -> None:
+    """Wait until the scripted LLM had `calls` requests and `player`'s extraction is idle on
+    each of `saves` for each of `roles` (as `agent_id`, if given)."""
+    statuses = [
+        (save, role) for save in ([saves] if isinstance(saves, int) else saves) for role in roles
+    ]
+    deadline = time.monotonic() + timeout
+    while len(llm.requests) < calls or any(
+        memory_status(client, save, player, role, agent_id)["extraction"] != "idle"
+        for save, role in statuses
+    ):
+        assert time.monotonic() < deadline, [sent_turns(request) for request in llm.requests]
         time.sleep(0.05)
 
 

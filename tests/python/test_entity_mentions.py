@@ -6,21 +6,23 @@ DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import time
 from typing import Any
 
 import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import scripted_game, sent_turns
 
 PLAYER = "lin"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "琳"}
+play = functools.partial(conftest.play, player=PLAYER, observe=OBSERVE)
+settled = functools.partial(conftest.settled, player=PLAYER)
 # what the batches starting at turn 1 (a save) and 10 (its fork) say of one entity (the same
 # name, kind and keyword: one row); any other batch speaks of 雨伞
 FRAGMENTS = {1: "画廊的贝壳是琳在海边捡的", 10: "画廊的贝壳被琳送给了钦灵"}
@@ -69,45 +71,6 @@ def game(request, tmp_path_factory):
         responder=answer,
     ) as (client, _, llm_server):
         yield client, llm_server
-
-
-def play(
-    client: httpx.Client, save: int, turns: range, scene: str, player: str = PLAYER
-) -> list[int]:
-    """The turns appended one request each, observed in `scene`; the lines' ids."""
-    ids: list[int] = []
-    for n in turns:
-        answer = client.post(
-            f"/saves/{save}/lines",
-            json={
-                "user_id": player,
-                "lines": [
-                    {"attribute": "user", "content": f"玩家第{n}句"},
-                    {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
-                ],
-                "now": f"2024-05-01T20:{n:02d}:00",
-                "observe": {**OBSERVE, "scene": scene},
-            },
-        )
-        assert answer.status_code == 200, answer.text
-        ids += answer.json()["line_ids"]
-    return ids
-
-
-def settled(
-    client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int, player: str = PLAYER
-) -> None:
-    """Wait until the LLM had `calls` requests and the save's extraction is idle."""
-    deadline = time.monotonic() + 30
-    while True:
-        answer = client.get(
-            f"/saves/{save}/memory_status",
-            params={"user_id": player, "agent_id": "qiyu", "role_id": 1},
-        )
-        if len(llm.requests) >= calls and answer.json()["extraction"] == "idle":
-            return
-        assert time.monotonic() < deadline, [sent_turns(r) for r in llm.requests]
-        time.sleep(0.05)
 
 
 def shown_entities(
@@ -252,17 +215,17 @@ def test_a_reload_into_a_mentions_lines_replays_them_and_going_back_costs_nothin
     player = "yun"
     save = client.post("/saves", json={"user_id": player}).json()["save_id"]
     calls = len(llm.requests)
-    lines = play(client, save, range(30, 34), "gallery", player)
-    lines += play(client, save, range(34, 35), "beach", player)  # turns 30-33 sent
-    settled(client, llm, save, calls + 1, player)
+    lines = play(client, save, range(30, 34), "gallery", player=player)
+    lines += play(client, save, range(34, 35), "beach", player=player)  # turns 30-33 sent
+    settled(client, llm, save, calls + 1, player=player)
     # no message named: the mention cites the whole batch
     assert shown_entities(client, save, player) == [("风筝第1次", save, lines[0:8])]
     # reloaded at turn 31's reply: the mention is cut off, and its lines still on the chain
     # go to the LLM again as a replacement as soon as play goes on
     move_tip(client, save, lines[3], player)
     assert shown_entities(client, save, player) == []
-    lines += play(client, save, range(35, 36), "park", player)
-    settled(client, llm, save, calls + 2, player)
+    lines += play(client, save, range(35, 36), "park", player=player)
+    settled(client, llm, save, calls + 2, player=player)
     assert sent_turns(llm.requests[-1]) == [30, 31]
     assert shown_entities(client, save, player) == [("风筝第2次", save, lines[0:4])]
     # back at the old tip: the original shows, the replacement not, with no LLM call

@@ -17,7 +17,7 @@ from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import demo_store, demo_store_on, error_of, serving
 
 KEY = {"X-API-Key": "secret"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -29,11 +29,7 @@ def service(request, tmp_path_factory):
     """The service on the demo store: an embedded file, or the same rows in a PostgreSQL
     database (every test using this fixture runs on both)."""
     folder = tmp_path_factory.mktemp("service")
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_service")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(folder / "service.duckdb"))
+    path = demo_store_on(request, tmp_path_factory, "rolemem_service")
     llm_server = ScriptedChatServer().start()
     llm = OpenAICompatibleLLM(base_url=llm_server.base_url, model="scripted", max_retries=0)
     app = create_app(

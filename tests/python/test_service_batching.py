@@ -9,10 +9,9 @@ import threading
 import httpx
 import pytest
 
-from rolemem.cli import main
 from rolemem.service import create_app
 
-from .conftest import demo_store, fresh_database, serving
+from .conftest import demo_store_on, serving
 from .test_batch import gated
 
 CONTEXT = {"intimacy": 5, "exploration": 5, "scene": "studio"}
@@ -20,11 +19,7 @@ CONTEXT = {"intimacy": 5, "exploration": 5, "scene": "studio"}
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
 def game(request, tmp_path_factory):
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_batching")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(tmp_path_factory.mktemp("batching") / "game.duckdb"))
+    path = demo_store_on(request, tmp_path_factory, "rolemem_batching")
     app = create_app(path, embedder=None)
     with serving(app) as client:
         roles = {

@@ -14,11 +14,10 @@ import httpx
 import pytest
 
 from rolemem.character_memory.contract import ENTRIES
-from rolemem.cli import main
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import demo_store, error_of, fresh_database, serving
+from .conftest import demo_store, demo_store_on, error_of, serving
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -28,11 +27,7 @@ DESIGNER = {"X-API-Key": "designer"}
 def service(request, tmp_path_factory):
     """The service on the demo store, over the embedded file and over PostgreSQL."""
     folder = tmp_path_factory.mktemp("contract")
-    if request.param == "postgres":
-        path = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_contract")
-        assert main(["init-db", "--db", path, "--demo"]) == 0
-    else:
-        path = demo_store(str(folder / "contract.duckdb"))
+    path = demo_store_on(request, tmp_path_factory, "rolemem_contract")
     app = create_app(
         path,
         embedder=None,

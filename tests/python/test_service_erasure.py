@@ -15,7 +15,7 @@ from rolemem.schema.game import APP_TABLES, CONFIG_TABLES
 from rolemem.schema.memory import MEMORY_TABLES
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, post, scripted_game
+from .conftest import error_of, memory_status, post, scripted_game
 
 KEY = {"X-API-Key": "game"}
 ANA = "player-ana-7f3"
@@ -57,11 +57,7 @@ def append(client, save: int, player: str, turns, now: str, scene: str = "galler
 def wait_for_batch(client: httpx.Client, save: int, player: str) -> dict:
     deadline = time.monotonic() + 30
     while True:
-        status = client.get(
-            f"/saves/{save}/memory_status",
-            headers=KEY,
-            params={"user_id": player, "agent_id": "qiyu", "role_id": 1},
-        ).json()
+        status = memory_status(client, save, player)
         if status["last_batch_key"] is not None and status["extraction"] == "idle":
             return status
         assert time.monotonic() < deadline, status

@@ -5,16 +5,16 @@ and write nothing."""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from typing import Any
 
 import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import error_of, scripted_game
 
 PLAYER = "yuan"
@@ -26,6 +26,8 @@ SAID = {
     4: "今天天气不错",
     5: "我们去公园吧",
 }
+play = functools.partial(conftest.play, player=PLAYER, observe=OBSERVE, said=SAID.__getitem__)
+settled = functools.partial(conftest.settled, player=PLAYER)
 # the batch of turns 1-3: message n of its transcript is turn (n + 1) // 2's player line
 # (odd) or reply (even)
 FACTS = [
@@ -48,40 +50,6 @@ def game(request, tmp_path_factory):
         request, tmp_path_factory, "rolemem_facts", settings=ServiceSettings(), responder=extracted
     ) as (client, app, llm_server):
         yield client, app, llm_server
-
-
-def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
-    ids: list[int] = []
-    for n in turns:
-        lines = [
-            {"attribute": "user", "content": SAID[n]},
-            {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
-        ]
-        answer = client.post(
-            f"/saves/{save}/lines",
-            json={
-                "user_id": PLAYER,
-                "lines": lines,
-                "now": f"2024-05-01T20:{n:02d}:00",
-                "observe": {**OBSERVE, "scene": scene},
-            },
-        )
-        assert answer.status_code == 200, answer.text
-        ids += answer.json()["line_ids"]
-    return ids
-
-
-def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        status = client.get(
-            f"/saves/{save}/memory_status",
-            params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
-        ).json()
-        if len(llm.requests) >= calls and status["extraction"] == "idle":
-            return
-        assert time.monotonic() < deadline, status
-        time.sleep(0.05)
 
 
 def turn(client: httpx.Client, save: int, message: str = "你还记得我的住址吗") -> dict[str, Any]:

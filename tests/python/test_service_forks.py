@@ -6,21 +6,24 @@ on every save that shares its lines. Runs on the embedded DuckDB file and on Pos
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-import time
 from typing import Any
 
 import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import scripted_game, sent_turns
 
 PLAYER = "fay"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "菲"}
+play = functools.partial(conftest.play, player=PLAYER, observe=OBSERVE)
+settled = functools.partial(conftest.settled, player=PLAYER)
+status = functools.partial(conftest.memory_status, player=PLAYER)
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
@@ -41,49 +44,6 @@ def game(request, tmp_path_factory):
         request, tmp_path_factory, "rolemem_forks", settings=ServiceSettings(), responder=extracted
     ) as (client, _, llm_server):
         yield client, llm_server
-
-
-def turn(n: int) -> list[dict[str, Any]]:
-    return [
-        {"attribute": "user", "content": f"玩家第{n}句"},
-        {"attribute": "assistant", "content": f"钦灵第{n}句", "role_id": 1},
-    ]
-
-
-def play(client: httpx.Client, save: int, turns: range, scene: str) -> list[int]:
-    """The turns appended one request each, observed in `scene`; the lines' ids."""
-    ids: list[int] = []
-    for n in turns:
-        answer = client.post(
-            f"/saves/{save}/lines",
-            json={
-                "user_id": PLAYER,
-                "lines": turn(n),
-                "now": f"2024-05-01T20:{n:02d}:00",
-                "observe": {**OBSERVE, "scene": scene},
-            },
-        )
-        assert answer.status_code == 200, answer.text
-        ids += answer.json()["line_ids"]
-    return ids
-
-
-def status(client: httpx.Client, save: int) -> dict[str, Any]:
-    answer = client.get(
-        f"/saves/{save}/memory_status",
-        params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
-    )
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
-def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int) -> None:
-    """Wait until the LLM had `calls` requests and the save's extraction is idle."""
-    deadline = time.monotonic() + 30
-    while len(llm.requests) < calls or status(client, save)["extraction"] != "idle":
-        sent = [sent_turns(request) for request in llm.requests]
-        assert time.monotonic() < deadline, (sent, status(client, save))
-        time.sleep(0.05)
 
 
 def prompt(client: httpx.Client, save: int, *saves: int) -> dict[str, Any]:

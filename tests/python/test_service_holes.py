@@ -26,7 +26,7 @@ from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
 
-from .conftest import REPO, demo_store, error_of, raw_connection, serving
+from .conftest import REPO, demo_store, error_of, memory_status, raw_connection, serving
 
 GAME = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -237,11 +237,6 @@ def _append(client: httpx.Client, save: int, scene: str, minute: int) -> dict[st
     return dict(answer.json())
 
 
-def _status(client: httpx.Client, save: int) -> dict[str, Any]:
-    params = {"user_id": "ivy", "agent_id": "qiyu", "role_id": 1}
-    return dict(client.get(f"/saves/{save}/memory_status", params=params, headers=GAME).json())
-
-
 def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing):
     client, server = failing
     save = client.post("/saves", json={"user_id": "ivy"}, headers=GAME).json()["save_id"]
@@ -252,7 +247,7 @@ def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing)
     # then more right after the third: none of them calls the LLM again
     deadline = time.monotonic() + 60
     minute = 4
-    while _status(client, save)["failed_attempts"] < 3:
+    while memory_status(client, save, "ivy")["failed_attempts"] < 3:
         assert time.monotonic() < deadline, len(server.requests)
         _append(client, save, "beach", minute)
         minute += 1
@@ -262,7 +257,7 @@ def test_a_failing_batch_costs_at_most_its_retries_whatever_the_appends(failing)
     # the end state: the late appends' observations out of the queue (a loaded machine may
     # still hold one), each having found the batch backing off
     deadline = time.monotonic() + 30
-    while (status := _status(client, save))["extraction"] == "queued":
+    while (status := memory_status(client, save, "ivy"))["extraction"] == "queued":
         assert time.monotonic() < deadline, status
         time.sleep(0.05)
     assert len(server.requests) == 3, len(server.requests)

@@ -13,7 +13,7 @@ import pytest
 
 from rolemem.service.core.settings import ServiceSettings
 
-from .conftest import error_of, new_save, scripted_game
+from .conftest import error_of, memory_status, new_save, scripted_game
 
 KEY = {"X-API-Key": "game"}
 NDJSON = {**KEY, "Content-Type": "application/x-ndjson"}
@@ -68,16 +68,6 @@ def role(game):
     return answer.json()["role_id"]
 
 
-def status_of(client, save_id, user_id, role):
-    answer = client.get(
-        f"/saves/{save_id}/memory_status",
-        headers=KEY,
-        params={"user_id": user_id, "role_id": role},
-    )
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
 def lines_of(app, save_id: int) -> int:
     return count(app, f"select count(*) from line where save_id = {int(save_id)}")
 
@@ -121,13 +111,13 @@ def test_a_2000_line_chat_is_imported_and_the_loop_catches_up(game, role):
     seen = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        status = status_of(client, save, "nana", role)
+        status = memory_status(client, save, "nana", role, agent_id=None)
         seen.append(status["pending_turns"])
         if status["extraction"] == "idle":
             break
         time.sleep(0.1)
     # (a status reads the pending turns before the queue's state: read it once more)
-    status = status_of(client, save, "nana", role)
+    status = memory_status(client, save, "nana", role, agent_id=None)
     # progress is sampled, never asserted: how many distinct counts a poll sees depends on load
     assert seen == sorted(seen, reverse=True) and seen[0] <= 1000
     assert (status["pending_turns"], status["watermark_line_id"]) == (10, first + 1979)

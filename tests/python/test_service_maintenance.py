@@ -8,15 +8,13 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime
-from typing import Any
 
-import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import Status
 
-from .conftest import error_of, scripted_game
+from .conftest import error_of, memory_status, scripted_game
 
 GAME, DESIGNER = {"X-API-Key": "game"}, {"X-API-Key": "designer"}
 EXTRACTED = json.dumps(
@@ -70,14 +68,6 @@ def test_maintenance_runs_while_serving_one_run_at_a_time(game):
     assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
 
 
-def status_of(client: httpx.Client, save: int) -> dict[str, Any]:
-    return client.get(
-        f"/saves/{save}/memory_status",
-        headers=GAME,
-        params={"user_id": "aya", "agent_id": "qiyu", "role_id": 1},
-    ).json()
-
-
 def test_a_failed_extraction_is_tried_again_without_an_append(game):
     client, _, llm = game
     save = client.post("/saves", headers=GAME, json={"user_id": "aya"}).json()["save_id"]
@@ -102,7 +92,7 @@ def test_a_failed_extraction_is_tried_again_without_an_append(game):
     deadline = time.monotonic() + 30
     seen = []
     # (the status reads the pending turns and the batch in two statements: both settled)
-    while (status := status_of(client, save))["last_batch_key"] is None or status[
+    while (status := memory_status(client, save, "aya"))["last_batch_key"] is None or status[
         "pending_turns"
     ] != 1:
         seen.append((status["extraction"], status["failed_attempts"], status["last_error"]))

@@ -6,19 +6,21 @@ everything."""
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from typing import Any
 
 import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import error_of, new_save, scripted_game
 
 PLAYER = "lulu"
+append = functools.partial(conftest.append, player=PLAYER)
+settled = functools.partial(conftest.settled, player=PLAYER, agent_id=None)
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
@@ -79,15 +81,6 @@ def story(roles: dict[str, int]) -> list[dict[str, Any]]:
     ]
 
 
-def append(client: httpx.Client, save: int, lines: list[dict[str, Any]], observe: Any = None):
-    body: dict[str, Any] = {"user_id": PLAYER, "lines": lines, "now": "2024-05-01T20:00:00"}
-    if observe is not None:
-        body["observe"] = observe
-    answer = client.post(f"/saves/{save}/lines", json=body)
-    assert answer.status_code == 200, answer.text
-    return answer.json()
-
-
 def history(client: httpx.Client, save: int, role: int) -> list[dict[str, str]]:
     answer = client.post(
         "/turn",
@@ -102,19 +95,6 @@ def history(client: httpx.Client, save: int, role: int) -> list[dict[str, str]]:
     )
     assert answer.status_code == 200, answer.text
     return [message for message in answer.json()["messages"] if message["role"] != "system"]
-
-
-def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, calls: int, roles):
-    deadline = time.monotonic() + 30
-    while len(llm.requests) < calls or any(
-        client.get(
-            f"/saves/{save}/memory_status", params={"user_id": PLAYER, "role_id": role}
-        ).json()["extraction"]
-        != "idle"
-        for role in roles
-    ):
-        assert time.monotonic() < deadline, len(llm.requests)
-        time.sleep(0.05)
 
 
 SECRET = ("祁煜，我其实怕黑", "我会陪着你", "别告诉钦灵")
@@ -149,7 +129,7 @@ def test_an_absent_character_never_sees_what_was_said_without_it(game):
     calls = len(llm.requests)
     observed = [{"role_id": roles[agent], "scene": "park"} for agent in roles]
     append(client, save, [{"attribute": "user", "content": "走吧"}], observed)
-    settled(client, llm, save, calls + 3, roles.values())
+    settled(client, llm, save, calls + 3, roles=roles.values())
     transcripts = [request["messages"][1]["content"] for request in llm.requests[calls:]]
     assert len(transcripts) == 3
     sent = sorted(transcripts, key=lambda text: sum(said in text for said in SECRET))

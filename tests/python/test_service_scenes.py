@@ -5,6 +5,7 @@ three appends in the new scene). Runs on the embedded DuckDB file and on Postgre
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -14,12 +15,13 @@ import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import new_save, scripted_game, sent_turns
 
 PLAYER = "sena"
 OBSERVE = {"agent_id": "qiyu", "role_id": 1, "user_name": "瀬名"}
+settled = functools.partial(conftest.settled, player=PLAYER, timeout=60)
 # the extraction worker waits here on its first LLM call: what is queued behind it is
 # extracted later, after the appends that follow
 GATE = threading.Event()
@@ -51,38 +53,16 @@ def game(request, tmp_path_factory):
 
 
 def append(client: httpx.Client, save: int, player: str, reply: str, scene: str) -> None:
-    answer = client.post(
-        f"/saves/{save}/lines",
-        json={
-            "user_id": PLAYER,
-            "lines": [
-                {"attribute": "user", "content": player},
-                {"attribute": "assistant", "content": reply, "role_id": 1},
-            ],
-            "now": "2024-05-01T20:00:00",
-            "observe": {**OBSERVE, "scene": scene},
-        },
-    )
-    assert answer.status_code == 200, answer.text
+    lines = [
+        {"attribute": "user", "content": player},
+        {"attribute": "assistant", "content": reply, "role_id": 1},
+    ]
+    conftest.append(client, save, lines, {**OBSERVE, "scene": scene}, player=PLAYER)
 
 
 def play(client: httpx.Client, save: int, turns: range, scene: str) -> None:
     for n in turns:
         append(client, save, f"玩家第{n}句", f"钦灵第{n}句", scene)
-
-
-def settled(client: httpx.Client, llm: ScriptedChatServer, saves: list[int], calls: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(llm.requests) < calls or any(
-        client.get(
-            f"/saves/{save}/memory_status",
-            params={"user_id": PLAYER, "agent_id": "qiyu", "role_id": 1},
-        ).json()["extraction"]
-        != "idle"
-        for save in saves
-    ):
-        assert time.monotonic() < deadline, len(llm.requests)
-        time.sleep(0.05)
 
 
 def events(client: httpx.Client) -> list[tuple[str, str | None]]:

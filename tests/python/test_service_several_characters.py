@@ -6,19 +6,21 @@ an append observes a list of characters, each one's batch extracted when due, wh
 
 from __future__ import annotations
 
+import functools
 import json
-import time
 from typing import Any
 
 import httpx
 import pytest
 
 from rolemem.service.core.settings import ServiceSettings
-from rolemem.testing.scripted_llm import ScriptedChatServer
 
+from . import conftest
 from .conftest import error_of, new_save, scripted_game
 
 PLAYER = "nana"
+append = functools.partial(conftest.append, player=PLAYER)
+settled = functools.partial(conftest.settled, player=PLAYER, agent_id=None)
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])
@@ -41,17 +43,6 @@ def game(request, tmp_path_factory):
             for agent, name in (("qiyu", "祁煜"), ("qinling", "钦灵"))
         }
         yield client, llm_server, roles
-
-
-def append(
-    client: httpx.Client, save: int, lines: list[dict[str, Any]], observe: Any = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"user_id": PLAYER, "lines": lines, "now": "2024-05-01T20:00:00"}
-    if observe is not None:
-        body["observe"] = observe
-    answer = client.post(f"/saves/{save}/lines", json=body)
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
 
 
 def scene(roles: dict[str, int]) -> list[dict[str, Any]]:
@@ -84,19 +75,6 @@ def turn(client: httpx.Client, save: int, role: int, **fields: Any) -> dict[str,
 def history(prompt: dict[str, Any]) -> list[dict[str, str]]:
     """The conversation of a /turn prompt: its messages after the system ones."""
     return [message for message in prompt["messages"] if message["role"] != "system"]
-
-
-def settled(client: httpx.Client, llm: ScriptedChatServer, save: int, role: int, calls: int):
-    deadline = time.monotonic() + 30
-    while (
-        len(llm.requests) < calls
-        or client.get(
-            f"/saves/{save}/memory_status", params={"user_id": PLAYER, "role_id": role}
-        ).json()["extraction"]
-        != "idle"
-    ):
-        assert time.monotonic() < deadline, len(llm.requests)
-        time.sleep(0.05)
 
 
 def memories(client: httpx.Client, agent: str) -> list[dict[str, Any]]:
@@ -144,7 +122,7 @@ def test_the_player_is_named_in_other_characters_histories_and_transcripts(game)
         [{"attribute": "user", "content": "走吧"}],
         {"role_id": roles["qinling"], "scene": "beach"},
     )
-    settled(client, llm, save, roles["qinling"], calls + 1)
+    settled(client, llm, save, calls + 1, roles=[roles["qinling"]])
     transcript = llm.requests[calls]["messages"][1]["content"]
     assert transcript.startswith(
         "[1] user: {木木：祁煜，你还记得海吗？\n祁煜：记得。}\n钦灵，你呢？\n"
@@ -196,8 +174,8 @@ def test_a_list_of_observe_targets_extracts_each_characters_batch_when_due(game)
     )
     assert moved["extraction"] == "scheduled"
     assert [item["extraction"] for item in moved["observed"]] == ["scheduled", "scheduled"]
-    settled(client, llm, save, roles["qiyu"], calls + 2)
-    settled(client, llm, save, roles["qinling"], calls + 2)
+    settled(client, llm, save, calls + 2, roles=[roles["qiyu"]])
+    settled(client, llm, save, calls + 2, roles=[roles["qinling"]])
     transcripts = sorted(request["messages"][1]["content"] for request in llm.requests[calls:])
     # each character's own batch, from its point of view (its own line is the assistant's)
     assert transcripts == [

@@ -124,13 +124,14 @@ _QUEUE_SQL = """
         unnest(cast($queued_turns as integer[])) as recalled_turn,
         unnest(cast($queued_qualities as integer[])) as match_quality
 """
-# every entry's explain row: only when a request of the batch asks (a row per entry)
-_EXPLAIN_JOIN = """left join (
-    select request_id, {explain_rows} as explain
-    from character_memory_recall as explained
+# a model's rows of each request as one list column `name` (the model aliased `name` too)
+_LIST_JOIN = """left join (
+    select request_id, {rows} as {name}
+    from {model} as {name}
     group by request_id
-) as explained on explained.request_id = requests.request_id"""
-# one row per request of the batch, in request_id order
+) as {name} on {name}.request_id = requests.request_id"""
+# one row per request of the batch, in request_id order; every entry's explain row only when a
+# request of the batch asks (a row per entry)
 _RECALL_SELECT = """
 select
     requests.request_id,
@@ -143,17 +144,7 @@ select
     words.words
 from int_recall_requests as requests
 left join {blocks} as blocks on blocks.request_id = requests.request_id
-left join (
-    select request_id, {queue} as queue
-    from int_recall_queue_updated
-    group by request_id
-) as queue on queue.request_id = requests.request_id
-left join (
-    select request_id, {words} as words
-    from int_recall_words_expanded
-    group by request_id
-) as words on words.request_id = requests.request_id
-{explain_join}
+{lists}
 order by requests.request_id
 """
 # on DuckDB a request's words and keyword matches are computed in Python (text.recall_words,
@@ -168,11 +159,23 @@ _PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynam
 def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
     """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
 
-    def objects(names: tuple[str, ...], order_by: str) -> str:
-        fields = [(name, name) for name in names]
+    def objects(columns: tuple[str, ...], order_by: str) -> str:
+        fields = [(column, column) for column in columns]
         return render_macro("list_of_objects", fields, order_by, engine=engine)
 
-    explain_rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+    lists = {
+        "queue": (
+            "int_recall_queue_updated",
+            objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
+        ),
+        "words": (
+            "int_recall_words_expanded",
+            objects(("word", "word_source", "level"), "word_order"),
+        ),
+    }
+    if explain:
+        rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
+        lists["explained"] = ("character_memory_recall", rows)
     return _RECALL_SELECT.format(
         prompts=",\n    ".join(
             f"blocks.{name}" if prompts else f"cast(null as varchar) as {name}"
@@ -180,10 +183,11 @@ def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
         ),
         # with a template the prompts mart carries the blocks too: they are computed once
         blocks="character_memory_prompts" if prompts else "character_memory_blocks",
-        explain="explained.explain" if explain else "cast(null as integer[])",
-        explain_join=_EXPLAIN_JOIN.format(explain_rows=explain_rows) if explain else "",
-        queue=objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
-        words=objects(("word", "word_source", "level"), "word_order"),
+        explain="explained.explained" if explain else "cast(null as integer[])",
+        lists="\n".join(
+            _LIST_JOIN.format(name=name, model=model, rows=rows)
+            for name, (model, rows) in lists.items()
+        ),
     )
 
 
@@ -349,11 +353,6 @@ class CharacterLibrary:
             # another engine: the seeds are this library's own copies
             renamed=None if self._engine is None else _OWN_SEEDS,
         )
-        for number, request in enumerate(requests, start=1):
-            queued = request.values["queued_keys"]
-            params["queued_request_id"] += [number] * len(queued)
-            for name in ("queued_keys", "queued_turns", "queued_qualities"):
-                params[name] += request.values[name]
         if self._engine is not None:
             rows = self._engine.run(
                 sql,
@@ -496,12 +495,16 @@ class CharacterLibrary:
 
 
 def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """Bound lists for `request_rows_sql`: a position per request, and empty queue lists."""
+    """Bound lists for `request_rows_sql` (a position per request) and `_QUEUE_SQL` (the
+    requests' queues flattened, each item with its request's position)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
     for name in REQUEST_FIELDS:
         params[name] = [values.get(name) for values in requests]
-    for name in ("queued_request_id", "queued_keys", "queued_turns", "queued_qualities"):
-        params[name] = []
+    params["queued_request_id"] = [
+        number for number, values in enumerate(requests, 1) for _ in values.get("queued_keys", ())
+    ]
+    for name in ("queued_keys", "queued_turns", "queued_qualities"):
+        params[name] = [item for values in requests for item in values.get(name, ())]
     return params
 
 
@@ -656,15 +659,9 @@ def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
     `config_dir` (`rolemem config import --out` writes them), default the demo config. For
     installs without dbt."""
     names = [name for name in seed_specs() if not name.startswith(("demo_", "fixture_"))]
-    with duckdb_connect.cursor(db) as cur:
-        cur.execute("begin")
-        try:
-            for name in names:
-                load_seed(cur, name)
-            cur.execute("commit")
-        except BaseException:
-            cur.execute("rollback")
-            raise
+    with duckdb_connect.cursor(db) as con, duckdb_connect.transaction(con) as cur:
+        for name in names:
+            load_seed(cur, name)
     with warnings.catch_warnings():  # size advice is for designers importing their JSON
         warnings.simplefilter("ignore", ConfigWarning)
         written = store_config(db, read_seed_csvs(config_dir))

@@ -31,21 +31,7 @@ from .config import (
     ConfigError,
     parse_designer_json,
 )
-from .library import (
-    LIMIT_NAMES,
-    CharacterLibrary,
-    RecallRequest,
-    validate_config,
-)
-
-__all__ = [
-    "CharacterLibrary",
-    "CharacterMemory",
-    "RecallResult",
-    "RecallSession",
-    "stored_config",
-    "validate_config",
-]
+from .library import LIMIT_NAMES, CharacterLibrary, RecallRequest
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ one fails, a concatenation with one is one (`_joined`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import duckdb
 
 from ..sql.project import render_macro
 from ..text.names import names_filled
-from ..text.recall_words import Word
+from ..text.recall_words import Word, answer_words
 
 # Past this many entries with explain rows asked (one per entry, every turn) the statement
 # answers: a cautious bound (Python was still faster at 5,000 entries all matched, ~130
@@ -81,17 +81,17 @@ def _joined(*parts: Any) -> str | None:
 
 
 def _numbered(
-    rows: Iterable[Any], partition: Callable[[Any], Any], order: Callable[[Any], Any]
-) -> dict[int, int]:
-    """row_number() over (partition by … order by …), keyed by id(row)."""
-    groups: defaultdict[Any, list[Any]] = defaultdict(list)
-    for row in rows:
-        groups[partition(row)].append(row)
-    return {
-        id(row): number
-        for members in groups.values()
-        for number, row in enumerate(sorted(members, key=order), start=1)
-    }
+    rows: Sequence[Any], partition: Callable[[Any], Any], order: Callable[[Any], Any]
+) -> list[int]:
+    """row_number() over (partition by … order by …): each row's, in the rows' order."""
+    groups: defaultdict[Any, list[int]] = defaultdict(list)
+    for at, row in enumerate(rows):
+        groups[partition(row)].append(at)
+    numbers = [0] * len(rows)
+    for members in groups.values():
+        for number, at in enumerate(sorted(members, key=lambda at: order(rows[at])), start=1):
+            numbers[at] = number
+    return numbers
 
 
 class RecallRows:
@@ -151,8 +151,7 @@ class RecallRows:
                 for key, turn, quality in sorted(queue.values(), key=lambda item: item[0])
             ]
             or None,
-            [{"word": w, "word_source": source, "level": level} for w, source, level, _ in words]
-            or None,
+            answer_words(words) or None,
         )
 
     def _ranked(
@@ -195,84 +194,35 @@ class RecallRows:
                 row.entry.ordinal,
             ),
         )
-        for row in recalled:
-            row.recall_rank = ranks[id(row)]
+        for row, rank in zip(recalled, ranks, strict=True):
+            row.recall_rank = rank
         return ranked
 
     def _queue(self, request: Mapping[str, Any], ranked: Mapping[str, _Ranked]) -> dict[str, _Item]:
         """int_recall_queue_updated: this turn's recalls and the unlocked earlier ones still
         within their sticky turns, the oldest dropped where a queue is full."""
-        turn, turns = request["turn_number"], request["queue_turns"]
-        pool: list[_Item] = [
-            (key, turn, row.match_quality) for key, row in ranked.items() if row.is_recalled is True
-        ]
-        for key, recalled_turn, quality in zip(
-            request["queued_keys"],
-            request["queued_turns"],
-            request["queued_qualities"],
-            strict=True,
-        ):
-            row = ranked.get(key)
-            if row is None or recalled_turn is None:
-                continue
-            if row.is_unlocked is not True or row.is_recalled is not False:
-                continue
-            stays = row.entry.sticky_turns if row.entry.sticky_turns is not None else turns
-            if stays is not None and turn - recalled_turn < stays:
-                pool.append((key, recalled_turn, quality))
-
-        def entry(item: _Item) -> _Entry:
-            return ranked[item[0]].entry
-
-        def group(item: _Item) -> tuple[str, str | None]:
-            return entry(item).kind, entry(item).group_name
-
+        pool = _queue_pool(request, ranked)
+        entries = [ranked[key].entry for key, _, _ in pool]
+        # the items of each attribute category, of each other kind, newest first
         recency = _numbered(
-            pool,
-            lambda item: (
-                entry(item).kind,
-                group(item)[1] if entry(item).kind == "attribute" else 0,
-            ),
-            lambda item: (
-                _descending(item[1]),
-                _descending(entry(item).strength),
-                _last(item[2]),
-                entry(item).ordinal,
+            list(zip(pool, entries, strict=True)),
+            lambda pair: (pair[1].kind, pair[1].group_name if pair[1].kind == "attribute" else 0),
+            lambda pair: (
+                _descending(pair[0][1]),
+                _descending(pair[1].strength),
+                _last(pair[0][2]),
+                pair[1].ordinal,
             ),
         )
-        latest: dict[tuple[str, str | None], tuple[int | None, int | None, int | None]] = {}
-        for item in pool:
-            turn_then, strength, _ = latest.get(group(item), (None, None, None))
-            latest[group(item)] = (
-                _largest(turn_then, item[1]),
-                _largest(strength, entry(item).strength),
-                entry(item).group_order,  # the group's first ordinal: one value a group
-            )
-        # dense_rank() of the groups in each kind: newest first, then the strongest
-        order = {
-            key: (
-                _descending(turn_then),
-                _descending(strength),
-                _last(group_order),
-                _last(key[1]),
-            )
-            for key, (turn_then, strength, group_order) in latest.items()
-        }
-        group_rank: dict[tuple[str, str | None], int] = {}
-        for kind in {key[0] for key in order}:
-            distinct = sorted({value for key, value in order.items() if key[0] == kind})
-            for key, value in order.items():
-                if key[0] == kind:
-                    group_rank[key] = distinct.index(value) + 1
+        group_rank = _group_ranks(pool, entries)
         kept = {}
-        for item in pool:
-            kind, rank = entry(item).kind, recency[id(item)]
-            if kind == "attribute":
+        for item, entry, rank in zip(pool, entries, recency, strict=True):
+            if entry.kind == "attribute":
                 keep = _within(rank, request["queue_items_per_category"]) and _within(
-                    group_rank[group(item)], request["queue_attribute_categories"]
+                    group_rank[entry.kind, entry.group_name], request["queue_attribute_categories"]
                 )
             else:
-                limit = "queue_events" if kind == "event" else "queue_dialogue_styles"
+                limit = "queue_events" if entry.kind == "event" else "queue_dialogue_styles"
                 keep = _within(rank, request[limit])
             if keep:
                 kept[item[0]] = item
@@ -299,16 +249,16 @@ class RecallRows:
         )
         capped = [
             item
-            for item in items
+            for item, rank in zip(items, in_group, strict=True)
             if ranked[item[0]].entry.kind != "attribute"
-            or _within(in_group[id(item)], request["attributes_per_category"])
+            or _within(rank, request["attributes_per_category"])
         ]
         in_kind = _numbered(capped, lambda item: ranked[item[0]].entry.kind, order)
         shown = {}
-        for item in capped:
+        for item, rank in zip(capped, in_kind, strict=True):
             kind = ranked[item[0]].entry.kind
-            if _within(in_kind[id(item)], request[_TOTALS.get(kind, "dialogue_styles_total")]):
-                shown[item[0]] = in_kind[id(item)]
+            if _within(rank, request[_TOTALS.get(kind, "dialogue_styles_total")]):
+                shown[item[0]] = rank
         return shown
 
     def _blocks(self, request: Mapping[str, Any], shown: Mapping[str, int]) -> tuple[str, ...]:
@@ -435,6 +385,60 @@ class RecallRows:
                 }
             )
         return rows
+
+
+def _queue_pool(request: Mapping[str, Any], ranked: Mapping[str, _Ranked]) -> list[_Item]:
+    """The queue's candidates: this turn's recalls, then the queued entries unlocked, not
+    recalled again, and still within their sticky turns."""
+    turn, turns = request["turn_number"], request["queue_turns"]
+    pool: list[_Item] = [
+        (key, turn, row.match_quality) for key, row in ranked.items() if row.is_recalled is True
+    ]
+    for key, recalled_turn, quality in zip(
+        request["queued_keys"],
+        request["queued_turns"],
+        request["queued_qualities"],
+        strict=True,
+    ):
+        row = ranked.get(key)
+        if row is None or recalled_turn is None:
+            continue
+        if row.is_unlocked is not True or row.is_recalled is not False:
+            continue
+        stays = row.entry.sticky_turns if row.entry.sticky_turns is not None else turns
+        if stays is not None and turn - recalled_turn < stays:
+            pool.append((key, recalled_turn, quality))
+    return pool
+
+
+def _group_ranks(
+    pool: Sequence[_Item], entries: Sequence[_Entry]
+) -> dict[tuple[str, str | None], int]:
+    """dense_rank() of the queue's groups (kind, group name) in each kind: newest first, then
+    the strongest."""
+    latest: dict[tuple[str, str | None], tuple[int | None, int | None, int | None]] = {}
+    for item, entry in zip(pool, entries, strict=True):
+        group = (entry.kind, entry.group_name)
+        turn_then, strength, _ = latest.get(group, (None, None, None))
+        latest[group] = (
+            _largest(turn_then, item[1]),
+            _largest(strength, entry.strength),
+            entry.group_order,  # the group's first ordinal: one value a group
+        )
+    order = {
+        group: (
+            _descending(turn_then),
+            _descending(strength),
+            _last(group_order),
+            _last(group[1]),
+        )
+        for group, (turn_then, strength, group_order) in latest.items()
+    }
+    ranks = {}
+    for group, value in order.items():
+        distinct = sorted({other for (kind, _), other in order.items() if kind == group[0]})
+        ranks[group] = distinct.index(value) + 1
+    return ranks
 
 
 def _largest(a: int | None, b: int | None) -> int | None:
