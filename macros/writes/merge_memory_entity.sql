@@ -6,10 +6,12 @@
     dropping the oldest appended parts, whole, at the separator '；' (the newest text kept),
     and a new description that leaves no room for any replaces the old.
     Answers its id, or no row when there is none (the caller then inserts it). `table`:
-    memory_entity, or official_entity for a designer's.
+    memory_entity (a player's, $user_id given), or official_entity for a designer's.
 #}
 {% macro merge_memory_entity(table='memory_entity') -%}
     {%- set increment = strength_increment('updated_at', '$at', 'memory_strength_increments') -%}
+    {%- set player = 'user_id = $user_id' if table == 'memory_entity'
+        else 'user_id is not distinct from $user_id' -%}
     update {{ table }}
     set
         description = case
@@ -42,7 +44,8 @@
     where
         scope = $scope
         and agent_id = $agent_id
-        and user_id is not distinct from $user_id
+        -- a player's by equality: Citus routes it to the player's shard (one task)
+        and {{ player }}
         and entity_name = $entity_name
         and kind = $kind
         and keyword = $keyword

@@ -357,6 +357,43 @@ def test_an_official_entity_merge_is_one_task(citus_store):
     assert _tasks(citus_store, sql, bound) == "1"
 
 
+def test_a_players_entity_merges_on_citus(citus_store):
+    """A player's entity mentioned again merges into its row (one task, the player's shard):
+    the extraction loop's entity writes on a cluster."""
+    with DynamicMemory(citus_store, embedder=None) as memory:
+        first, again = (
+            memory.add_entity(
+                user_id=PLAYER,
+                agent_id="qiyu",
+                entity_name="木木",
+                entity_type="主体",
+                kind="用户属性",
+                keyword="爱好",
+                description=description,
+                updated_at=datetime(2026, 1, day),
+            )
+            for day, description in ((1, "喜欢画画"), (9, "喜欢大海"))
+        )
+        assert again == first
+        [row] = memory.store.run(
+            "select description, merge_count from memory_entity where id = $id", {"id": first}
+        )
+    assert row == ("喜欢画画；喜欢大海", 1)
+    sql = transpile(write_sql("merge_memory_entity", "memory_entity", engine="citus"))
+    bound = {
+        "scope": "user",
+        "agent_id": "qiyu",
+        "user_id": PLAYER,
+        "user_name": None,
+        "entity_name": "木木",
+        "kind": "用户属性",
+        "keyword": "爱好",
+        "description": "喜欢猫",
+        "at": datetime(2026, 1, 20),
+    }
+    assert _tasks(citus_store, sql, bound) == "1"
+
+
 @pytest.mark.parametrize("name", ["record_recalls", "record_batched_recalls"])
 @pytest.mark.parametrize("table", ["official_event", "official_entity"])
 def test_an_official_memorys_recall_bookkeeping_is_one_task(name, table, citus_store):
