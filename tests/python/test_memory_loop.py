@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
-from rolemem.errors import SaveNotFoundError
+from rolemem.errors import RolememError, SaveNotFoundError
 from rolemem.memory_loop import MemoryLoop, archived
 from rolemem.memory_loop.extraction_reply import ExtractionError
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
@@ -273,6 +273,25 @@ def test_a_second_observation_writes_nothing_new(con, server):
     again = observe(loop)
     assert first.extracted_turns == 10 and again.extracted_turns == 0
     assert (events(con), batches(con), len(server.requests)) == before
+
+
+def test_a_scene_past_the_memory_limit_is_refused_or_cut_never_a_stuck_batch(con, server):
+    """A scene longer than a memory holds (128 characters): the Python API refuses it; one a
+    game wrote into its own lines is cut to the limit on the events, and the batch extracts."""
+    from rolemem.memory_builder.contract import NAME_LENGTH
+    from rolemem.memory_builder.saves import append
+
+    dialogue = Dialogue(con)
+    for n in range(20):
+        dialogue.turn(n)
+    with pytest.raises(RolememError, match="scene must be at most 128") as refused:
+        append(con.cursor(), 1, [{"attribute": "user", "content": "嗨"}], USER, scene="场" * 129)
+    assert refused.value.field == "scene"
+    con.execute("update line set scene = ?", ["场" * 200])  # the game's own rows
+    loop = make_loop(con, server)
+    server.push(reply("在很长的场景里画画"))
+    assert observe(loop, scene=None).extracted_turns == 10
+    assert con.execute("select scene from memory_event").fetchall() == [("场" * NAME_LENGTH,)]
 
 
 def test_a_scene_change_sends_every_pending_turn_in_the_old_scene(con, server):

@@ -317,6 +317,7 @@ def test_official_memories_round_trip_over_http(service):
     }
     bad = client.patch(f"/official/events/{event_id}", headers=DESIGNER, json={"importance": 5})
     assert bad.status_code == 422 and error_of(bad)["field"] == "importance"
+    assert error_of(bad)["message"] == "importance: must be a number from 0 to 1"
 
 
 def test_merged_official_entities_stay_within_the_limit_and_their_export_imports(service):

@@ -531,6 +531,10 @@ def append(
     Lines without `created_at` get `default_time` (None: no time); every line is stored with
     `scene`, the scene it was played in (None: the scene of the line before it)."""
     _text(scene, "scene")
+    if scene is not None and len(scene) > contract.NAME_LENGTH:  # its memories keep it
+        raise RolememError(
+            f"scene must be at most {contract.NAME_LENGTH} characters", field="scene"
+        )
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..dynamic_memory import DynamicMemory, EventVectors, checked_entity
 from ..memory_builder import message_spans
+from ..memory_builder.contract import NAME_LENGTH
 from ..sql.project import update_else_upsert, write_sql
 from .extraction_reply import ExtractionReply, extract
 from .facts import current_facts, fact_attributes, fact_rows, write_facts
@@ -142,7 +143,9 @@ class Extraction:
                 "last_line_id": batch["last_line_id"],
                 "turn_count": batch["turn_count"],
                 "reason": batch["reason"],
-                "scene": batch["scene"],
+                # the lines' scene; one the game wrote past the memory's limit is cut to it
+                # (the batch's lines are never refused over it)
+                "scene": None if batch["scene"] is None else batch["scene"][:NAME_LENGTH],
                 "event_count": len(event_rows),
                 "entity_count": len(entity_params),
                 "llm_model": getattr(self.llm, "model", None),
@@ -244,7 +247,9 @@ class Extraction:
                 "deepinsight": event.deepinsight,
                 "keywords": list(event.keywords),
                 "place": event.place,
-                "scene": batch["scene"],
+                # the lines' scene; one the game wrote past the memory's limit is cut to it
+                # (the batch's lines are never refused over it)
+                "scene": None if batch["scene"] is None else batch["scene"][:NAME_LENGTH],
                 "importance": event.importance,
                 "created_at": created_at,
                 **Extraction._source(line_ids, batch, state),

@@ -248,7 +248,7 @@ class MemoryLoop:
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
         if scene is not None and len(scene) > NAME_LENGTH:  # its batches' events keep it
-            raise MemoryInputError(f"scene must be at most {NAME_LENGTH} characters")
+            raise MemoryInputError(f"scene must be at most {NAME_LENGTH} characters", field="scene")
         role, script_role = observed_target(role_id, script_role_id)
         return self._plans.observation(
             save, role, script_role, user_id, agent_id, scene, flush=flush

@@ -12,13 +12,12 @@ does the budget's statement run."""
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engines.duckdb_connect import PreparedCursor, scratch_cursor
+from ..engines.duckdb_connect import PreparedCursor
 from ..sql.project import compose
-from ..sql.seeds import load_seed
+from ..sql.seeds import scratch_seeded
 from .token_counts import counted
 
 # one row per piece, every column bound as one list
@@ -43,9 +42,6 @@ _TURN = """
         cast($template_alone as varchar) as template_alone"""
 _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place", "kind", "day_text")
 
-_lock = threading.Lock()
-_is_seeded = False
-
 
 @functools.cache
 def _sql() -> str:
@@ -61,13 +57,7 @@ def _sql() -> str:
 def _prepared() -> PreparedCursor:
     """This thread's cursor on rolemem's in-memory database (each statement kept as a table
     macro, parsed once), where the shipped designer config is loaded once."""
-    global _is_seeded
-    prepared = scratch_cursor()
-    with _lock:
-        if not _is_seeded:
-            load_seed(prepared.cursor, "memory_prompt_budgets")
-            _is_seeded = True
-    return prepared
+    return scratch_seeded("memory_prompt_budgets")
 
 
 @functools.cache

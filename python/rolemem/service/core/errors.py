@@ -163,7 +163,8 @@ def install(app: FastAPI) -> None:
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         field = field_path(first.get("loc", ()))
-        message = str(first.get("msg", "invalid request"))
+        # a validator's own words without pydantic's "Value error, " before them
+        message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
         if first.get("type") == "json_invalid":
             field, message = None, "the body is not valid JSON"
         elif first.get("type") == "missing":
