@@ -8,7 +8,6 @@ from datetime import datetime
 
 from ..engines import duckdb_connect
 from ..sql.project import compose, render_macro
-from ..sql.seeds import scratch_seeded
 from .checks import checked_text, naive_time
 
 _TIME_QUERY_SQL = """
@@ -27,7 +26,7 @@ def time_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         "select window_start, window_end from int_memory_query_time_windows",
         existing=("time_expressions",),
     )
-    cur = scratch_seeded("time_expressions")
+    cur = duckdb_connect.scratch_seeded("time_expressions")
     rows = cur.run(sql, {"text": text, "now": naive_time(now, "now")})
     return (rows[0][0], rows[0][1]) if rows else None
 

@@ -16,6 +16,7 @@ from ..errors import BusyError, DatabaseLockedError, LineError, RolememError
 from ..sql import cancel
 from ..sql.project import PARAMETER
 from ..sql.project import used as used  # the callers read it here, beside the cursors
+from ..sql.seeds import load_seed
 
 DEFAULT_DB = "rolemem.duckdb"
 _RAISED_PREFIX = "rolemem: "
@@ -143,6 +144,24 @@ def scratch_cursor() -> PreparedCursor:
         with _scratch_lock:  # functools.cache alone may build two at once
             con = _scratch()
         cur = _local.cursor = PreparedCursor(con.cursor())
+    return cur
+
+
+_scratch_seeds: set[str] = set()
+_seeds_lock = threading.Lock()
+
+
+def scratch_seeded(*seeds: str) -> PreparedCursor:
+    """This thread's scratch cursor (scratch_cursor) with `seeds` loaded in
+    the scratch database, each once per process (two threads creating one table at once
+    would conflict: DuckDB's catalog write-write conflict)."""
+    cur = scratch_cursor()
+    if not _scratch_seeds.issuperset(seeds):  # once loaded, no lock on the per-turn path
+        with _seeds_lock:
+            for seed in seeds:
+                if seed not in _scratch_seeds:
+                    load_seed(cur.cursor, seed)
+                    _scratch_seeds.add(seed)
     return cur
 
 

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 
 from .project import project_dir
-
-if TYPE_CHECKING:
-    from ..engines.duckdb_connect import PreparedCursor
 
 
 @functools.cache
@@ -45,26 +41,6 @@ def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = Non
         "select * from read_csv($path, header = true, columns = $columns)",
         params,
     )
-
-
-_scratch_seeds: set[str] = set()
-_scratch_lock = threading.Lock()
-
-
-def scratch_seeded(*seeds: str) -> PreparedCursor:
-    """This thread's scratch cursor (duckdb_connect.scratch_cursor) with `seeds` loaded in
-    the scratch database, each once per process (two threads creating one table at once
-    would conflict: DuckDB's catalog write-write conflict)."""
-    from ..engines.duckdb_connect import scratch_cursor
-
-    cur = scratch_cursor()
-    if not _scratch_seeds.issuperset(seeds):  # once loaded, no lock on the per-turn path
-        with _scratch_lock:
-            for seed in seeds:
-                if seed not in _scratch_seeds:
-                    load_seed(cur.cursor, seed)
-                    _scratch_seeds.add(seed)
-    return cur
 
 
 def read_settings(con: duckdb.DuckDBPyConnection, *seeds: str) -> dict[str, Any]:

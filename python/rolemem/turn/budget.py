@@ -15,9 +15,8 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engines.duckdb_connect import PreparedCursor
+from ..engines.duckdb_connect import PreparedCursor, scratch_seeded
 from ..sql.project import compose
-from ..sql.seeds import scratch_seeded
 from .token_counts import counted
 
 # one row per piece, every column bound as one list
