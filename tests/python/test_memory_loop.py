@@ -292,6 +292,8 @@ def test_a_scene_past_the_memory_limit_is_refused_or_cut_never_a_stuck_batch(con
     server.push(reply("在很长的场景里画画"))
     assert observe(loop, scene=None).extracted_turns == 10
     assert con.execute("select scene from memory_event").fetchall() == [("场" * NAME_LENGTH,)]
+    # the batch's own record keeps the lines' scene as they hold it
+    assert con.execute("select scene from memory_extraction_batch").fetchall() == [("场" * 200,)]
 
 
 def test_a_scene_change_sends_every_pending_turn_in_the_old_scene(con, server):

@@ -143,9 +143,7 @@ class Extraction:
                 "last_line_id": batch["last_line_id"],
                 "turn_count": batch["turn_count"],
                 "reason": batch["reason"],
-                # the lines' scene; one the game wrote past the memory's limit is cut to it
-                # (the batch's lines are never refused over it)
-                "scene": None if batch["scene"] is None else batch["scene"][:NAME_LENGTH],
+                "scene": batch["scene"],
                 "event_count": len(event_rows),
                 "entity_count": len(entity_params),
                 "llm_model": getattr(self.llm, "model", None),
