@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class RolememError(Exception):
     """Base class for every error rolemem raises on purpose."""
@@ -58,3 +60,19 @@ class SaveNotFoundError(NotFoundError):
 
 class DatabaseLockedError(RolememError):
     """Another process holds the DuckDB file (DuckDB allows one writing process per file)."""
+
+
+def field_path(location: tuple[Any, ...] | list[Any]) -> str | None:
+    """A pydantic error's location as `field` names it: ('body', 'lines', 0, 'role_id') ->
+    'lines[0].role_id' (the request part dropped), for the service's 422s and the Python
+    API's contract errors alike."""
+    parts = list(location)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part and not str(part).startswith("~"):  # a tagged union's tag is no field
+            text += f".{part}" if text else str(part)
+    return text or None

@@ -17,6 +17,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from ..errors import field_path
 from ..memory_builder.contract import (
     ID_LENGTH,
     NAME_LENGTH,
@@ -175,11 +176,11 @@ def checked(model: type[Contract], values: Any, where: str = "") -> Any:
     except ValidationError as exc:
         said = []
         for error in exc.errors()[:5]:
-            name = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+            name = field_path(error["loc"]) or ""
             said_so = _SAID.get(error["type"])
             words = said_so.format(**error.get("ctx", {})) if said_so else error["msg"]
             words = words.removeprefix("Value error, ")
             joint = " " if words.startswith("must") else ": "
-            said.append((name.lstrip("."), f"{joint}{words}, got {error['input']!r:.80}"))
+            said.append((name, f"{joint}{words}, got {error['input']!r:.80}"))
         message = "; ".join(f"{where}{name}{words}" for name, words in said)
         raise MemoryInputError(message, field=said[0][0]) from None

@@ -13,7 +13,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ...errors import BusyError, ConflictError, ForbiddenError, NotFoundError, RolememError
+from ...errors import (
+    BusyError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    RolememError,
+    field_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -131,20 +138,6 @@ def status_of(exc: RolememError) -> int:
     if isinstance(exc, BusyError):
         return 503
     return 400
-
-
-def field_path(location: tuple[Any, ...] | list[Any]) -> str | None:
-    """('body', 'lines', 0, 'role_id') -> 'lines[0].role_id'; the request part is dropped."""
-    parts = list(location)
-    if parts and parts[0] in ("body", "query", "path", "header"):
-        parts = parts[1:]
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif part and not str(part).startswith("~"):  # a tagged union's tag is no field
-            text += f".{part}" if text else str(part)
-    return text or None
 
 
 def install(app: FastAPI) -> None:
