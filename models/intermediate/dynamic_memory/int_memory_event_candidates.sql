@@ -1,16 +1,12 @@
 -- The events a query scores: only those that can be in the answer, never the whole store.
--- A candidate shares a word with the query (BM25 postings: description and tag words), is
--- among the dense_candidates nearest by meaning, or falls inside the time window the query
--- names; it is one of the agent's official events or the player's own, on the branch being
--- played (macro is_event_in_scope). Each comes with its raw signals: BM25 (document
--- frequencies and lengths over the query's events), the best word tier (equal to a tag, part
--- of a tag, in the description), its three cosines, and whether it is in the window. A
--- caller that knows its batch before the statement plans only what it needs (each operator
--- is planned on every call): var recall_dense false (no query has a vector) leaves the dense
--- candidates out, var recall_time_windows false (no query names a time) the window's, var
+-- A candidate has a signal (int_memory_query_signals: a shared word, a near meaning, the time
+-- the query names) and is one of the agent's official events or the player's own, on the
+-- branch being played (macro is_event_in_scope). Each comes with its raw signals, the fields
+-- scoring reads and those its answer shows. A caller that knows its batch before the
+-- statement plans only what it needs (each operator is planned on every call): var
+-- recall_time_windows false (no query names a time) leaves the window out, var
 -- recall_time_answers false (no query asks when) which candidates name a time (asks_when,
 -- names_time: the docs block memory_event_score).
-{%- set dense = var('recall_dense', true) %}
 {%- set time_windows = var('recall_time_windows', true) %}
 {%- set when_questions = var('recall_time_answers', true) %}
 with
@@ -22,12 +18,6 @@ queries as (
 events as (
     select * from {{ ref('int_memory_events_with_official') }}
 ),
-
-{% if dense %}
-    dense as (
-        select * from {{ ref('int_memory_query_dense_candidates') }}
-    ),
-{% endif %}
 
 {% if time_windows %}
     time_windows as (
@@ -62,93 +52,10 @@ query_chains as (
     ),
 {%- endif %}
 
-lexical as (
-    select
-        query_id,
-        event_id,
-        bm25_raw,
-        word_tier,
-        cast(null as double precision) as cosine,
-        cast(null as double precision) as context_cosine,
-        cast(null as double precision) as long_context_cosine,
-        false as is_in_time_window
-    from {{ ref('int_memory_query_lexical') }}
+-- one row per (query, event) with its raw signals
+per_event as (
+    select * from {{ ref('int_memory_query_signals') }}
 ),
-
-{% if time_windows %}
-    -- the query's events (the agent's official ones and the player's own) by creation time
-    reachable as (
-        select
-            queries.query_id,
-            events.event_id,
-            events.created_at
-        from events
-        inner join queries
-            on
-                events.agent_id = queries.agent_id
-                and (events.scope = 'official' or events.user_id = queries.user_id)
-    ),
-
-    in_time_window as (
-        select
-            reachable.query_id,
-            reachable.event_id,
-            0.0 as bm25_raw,
-            0.0 as word_tier,
-            cast(null as double precision) as cosine,
-            cast(null as double precision) as context_cosine,
-            cast(null as double precision) as long_context_cosine,
-            true as is_in_time_window
-        from reachable
-        inner join time_windows
-            on
-                time_windows.query_id = reachable.query_id
-                and reachable.created_at >= time_windows.window_start
-                and reachable.created_at < time_windows.window_end
-    ),
-{% endif %}
-
-signals as (
-    select * from lexical
-    {% if dense %}
-        union all
-        select
-            query_id,
-            event_id,
-            0.0 as bm25_raw,
-            0.0 as word_tier,
-            cosine,
-            context_cosine,
-            long_context_cosine,
-            false as is_in_time_window
-        from dense
-    {% endif %}
-    {% if time_windows %}
-        union all
-        select * from in_time_window
-    {% endif %}
-),
-
--- one row per (query, event): lexical's already are when it is the only signal
-{% if dense or time_windows %}
-    per_event as (
-        select
-            query_id,
-            event_id,
-            max(bm25_raw) as bm25_raw,
-            max(word_tier) as word_tier,
-            max(cosine) as cosine,
-            max(context_cosine) as context_cosine,
-            max(long_context_cosine) as long_context_cosine,
-            bool_or(is_in_time_window) as is_in_time_window
-        from signals
-        group by query_id, event_id
-    ),
-{% else %}
-    per_event as (
-        select * from signals
-    ),
-{% endif %}
 
 {% if when_questions %}
     -- the queries asking when (semi joins: each once, however many words match)
@@ -218,7 +125,15 @@ final as (
         events.feedback,
         events.recall_count,
         events.created_at,
-        events.last_recalled_at
+        events.last_recalled_at,
+        -- what the answer shows of it (the scoring reads none of these)
+        events.scope,
+        events.description,
+        events.deepinsight,
+        events.place,
+        {{ json_text_list('events.keywords_json') }} as keywords,
+        {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
+        {{ format_memory_time('events.created_at', 'queries.now') }} as time_text
     from per_event
     -- every signal comes from the query's reachable events: the event by its key, no sort
     -- of them all

@@ -1,43 +1,31 @@
 -- One row per event memory a query returns, best first, in the spec's QueryResponse shape.
 with
 
-queries as (
-    select * from {{ ref('int_memory_queries') }}
-),
-
 selected as (
     select * from {{ ref('int_memory_events_selected') }}
 ),
 
-events as (
-    select * from {{ ref('int_memory_events_with_official') }}
-),
-
+-- the event's fields and times as text come with it (int_memory_event_candidates)
 final as (
     select
-        selected.query_id,
-        selected.selection_rank - 1 as result_index,
-        selected.event_id,
-        events.scope,
-        events.description,
-        events.deepinsight,
-        events.place,
-        {{ json_text_list('events.keywords_json') }} as keywords,
-        {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
-        {{ format_memory_time('events.created_at', 'queries.now') }} as time_text,
-        '[记忆事件]--score=' || {{ format_decimal('selected.score', 4) }} || ',index='
-        || cast(selected.event_id as varchar) || '.在'
-        || {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} || '左右, 地点：'
-        || coalesce(events.place, '未知') || '。详细记忆事件为' || events.description
-        || coalesce('这表明了' || events.deepinsight, '') as log,
-        {{ round_to('selected.score', 4) }} as score,
-        events.created_at
+        query_id,
+        selection_rank - 1 as result_index,
+        event_id,
+        scope,
+        description,
+        deepinsight,
+        place,
+        keywords,
+        updatetime,
+        time_text,
+        '[记忆事件]--score=' || {{ format_decimal('score', 4) }} || ',index='
+        || cast(event_id as varchar) || '.在' || updatetime || '左右, 地点：'
+        || coalesce(place, '未知') || '。详细记忆事件为' || description
+        || coalesce('这表明了' || deepinsight, '') as log,
+        {{ round_to('score', 4) }} as score,
+        created_at
     from selected
-    inner join events
-        on events.event_id = selected.event_id
-    inner join queries
-        on queries.query_id = selected.query_id
-    where selected.is_selected
+    where is_selected
 )
 
 select * from final

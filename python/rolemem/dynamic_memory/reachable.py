@@ -34,13 +34,15 @@ def _reachable_sql(owners: bool, vectors: bool) -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
     if not vectors:
         return " union all ".join(
-            f"select {named}events.id as event_id, events.token_count from ({events}) as events"
+            f"select {named}events.id as event_id, events.token_count, events.created_at "
+            f"from ({events}) as events"
             for events in PLAYER_EVENTS.values()
         )
     return " union all ".join(
         f"""select
             {named}events.id as event_id,
             events.token_count,
+            events.created_at,
             vectors.event_id is not null as has_vector,
             coalesce({has_context("vectors")}, false) as has_context
         from ({events}) as events
@@ -60,11 +62,13 @@ REACHABLE = _REACHABLE[True, False]
 
 
 class Reachable(NamedTuple):
-    """One query's reachable events, ascending ids, and their token counts (NaN: none); read
-    with vectors, whether each has its vectors and its context vectors (else None)."""
+    """One query's reachable events, ascending ids, their token counts (NaN: none) and
+    creation times; read with vectors, whether each has its vectors and its context vectors
+    (else None)."""
 
     ids: np.ndarray
     lengths: np.ndarray
+    created_at: np.ndarray
     has_vector: np.ndarray | None = None
     has_context: np.ndarray | None = None
 
@@ -104,14 +108,15 @@ def _sorted(columns: Mapping[str, Any], rows: Any = slice(None)) -> Reachable:
     """The events of `rows` (all: a batch of one player) by ascending id."""
     ids = np.asarray(values_filled(columns["event_id"], 0), dtype=np.int64)[rows]
     lengths = floats(columns["token_count"])[rows]
+    created = np.asarray(columns["created_at"], dtype="datetime64[us]")[rows]
     order = np.argsort(ids)
     if "has_vector" not in columns:
-        return Reachable(ids[order], lengths[order])
+        return Reachable(ids[order], lengths[order], created[order])
     has_vector, has_context = (
         np.asarray(values_filled(columns[name], False), dtype=bool)[rows][order]
         for name in ("has_vector", "has_context")
     )
-    return Reachable(ids[order], lengths[order], has_vector, has_context)
+    return Reachable(ids[order], lengths[order], created[order], has_vector, has_context)
 
 
 def floats(column: Any) -> np.ndarray:

@@ -21,15 +21,17 @@ from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
 from ..text.tokens import search_keywords, search_terms, simple_lower
-from . import prompt_texts
+from . import event_scores, prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
 from .postings_cache import EventPostingsCache
 from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
+from .signals import signal_rows
 from .sql import (
     FAST_LEXICAL,
+    FAST_SIGNALS,
     FAST_TIME_WINDOWS,
     LEXICAL_COLUMNS,
     LOGGED,
@@ -50,6 +52,8 @@ _TARGETS = (
     "memory_recall_candidates",
 )
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
+# what it answers when the caller scores the candidates (event_scores)
+_SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_entities", "memory_query_timeline")
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -86,6 +90,24 @@ class _Query:
     update: bool
     log: bool
     wants_prompt_text: bool = True
+
+
+def _scored(
+    row: tuple[Any, ...],
+    query: Mapping[str, Any],
+    stats: Mapping[str, Any],
+    fusion: str | None,
+    dense: bool,
+    candidates: bool,
+) -> tuple[Any, ...]:
+    """One query's answer row with its candidates (the statement's events column: every
+    candidate) scored and selected in Python (event_scores): its selected events, and every
+    scored candidate when the batch asks (`candidates`), in the places the statement's are.
+    `fusion`, `dense`: the batch's vars recall_fusion and recall_dense."""
+    scored = event_scores.scored(row[1] or [], query, stats, fusion, dense)
+    event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
+    judged = event_scores.judged(scored, query) if candidates else None
+    return (row[0], event_scores.shown_events(scored), *row[2:5], judged, *row[6:])
 
 
 class Recall:
@@ -268,10 +290,17 @@ class Recall:
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
+        # and scores and selects the candidates the statement answers (event_scores), unless
+        # the statement renders the prompt text, which reads the selected events
+        scores = self._fast is not None and (rendered or not prompt_text)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
         sql = self.lookups.models_sql(
-            _TARGETS if prompt_text and not rendered else _TARGETS_WITHOUT_PROMPT_TEXT,
+            _SCORED_TARGETS
+            if scores
+            else _TARGETS
+            if prompt_text and not rendered
+            else _TARGETS_WITHOUT_PROMPT_TEXT,
             query_select(
                 candidates,
                 context.store.name,
@@ -279,11 +308,16 @@ class Recall:
                 prompt_text=prompt_text and not rendered,
                 entities=variables.get("recall_entities", True),
                 words=words is None,
+                scored=scores,
             ),
             variables,
             None
             if self._fast is None
-            else {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
+            else {
+                **FAST_LEXICAL,
+                # with the windows known here, the signal rows too (the model's union)
+                **({**FAST_TIME_WINDOWS, **FAST_SIGNALS} if windows is not None else {}),
+            },
         )
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
         reachable = (
@@ -303,12 +337,25 @@ class Recall:
             int(context.settings["dense_candidates"]),
             None if reachable is None else [events.with_vectors() for events in reachable],
         )
-        bound = {
-            **stats,
-            **self._lexical(inputs, reachable, words),
-            **(windows if self._fast is not None and windows is not None else {}),
-        }
+        lexical = self._lexical(inputs, reachable, words)
+        bound = {**stats, **lexical}
+        if self._fast is not None and windows is not None and reachable is not None:
+            bound |= windows | signal_rows(
+                lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
+            )
         rows = self.lookups.run_models(sql, inputs, bound, dense)
+        if scores:
+            rows = [
+                _scored(
+                    row,
+                    values,
+                    {name: stats[name][number] for name in stats},
+                    variables.get("recall_fusion"),
+                    variables.get("recall_dense", True),
+                    candidates,
+                )
+                for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
+            ]
         results = (
             [row[1:] for row in rows]
             if words is None

@@ -257,6 +257,20 @@ FAST_LEXICAL = {
     "int_memory_query_lexical": bound_rows("lexical", LEXICAL_COLUMNS),
 }
 FAST_TIME_WINDOWS = {"int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS)}
+# the rows of model int_memory_query_signals
+SIGNAL_COLUMNS = {
+    "query_id": "integer",
+    "event_id": "bigint",
+    "bm25_raw": "double",
+    "word_tier": "double",
+    "cosine": "double",
+    "context_cosine": "double",
+    "long_context_cosine": "double",
+    "is_in_time_window": "boolean",
+}
+# and, with the windows known, every (query, event) signal row (signals), so the statement
+# plans none of the signals' union either (~15 operators)
+FAST_SIGNALS = {"int_memory_query_signals": bound_rows("signals", SIGNAL_COLUMNS)}
 
 
 # one row per query of the batch, in query_id order
@@ -273,7 +287,7 @@ select
 from int_memory_queries as queries
 left join (
     select query_id, {events} as events
-    from memory_query_events as events
+    from {events_from}
     group by query_id
 ) as events on events.query_id = queries.query_id
 {entities_join}{prompt_join}left join (
@@ -325,19 +339,25 @@ def query_select(
     prompt_text: bool = True,
     entities: bool = True,
     words: bool = True,
+    scored: bool = False,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
     `prompt_text`: a query of the batch wants the prompt text (memory_prompt_texts);
     `entities`: the batch plans the entities (else none, null); `words`: the statement
-    computes the words (else null: the caller has them, answer_words)."""
+    computes the words (else null: the caller has them, answer_words); `scored`: the events
+    column holds every candidate (int_memory_event_candidates), which the caller scores and
+    selects (event_scores), and the candidates column is null."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
 
     fields = [(name, name) for name in ("word", "word_source", "level")]
+    # every candidate (each with the fields its answer row shows), for the caller to score
+    events = "int_memory_event_candidates" if scored else "memory_query_events"
     return _QUERY_SELECT.format(
-        events=rows("events", "events.result_index"),
+        events=rows("events", "events.event_id" if scored else "events.result_index"),
+        events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
         entities_join=_ENTITIES_JOIN.format(entities=rows("entities", "entities.result_index"))
         if entities
@@ -349,7 +369,9 @@ def query_select(
         )
         if words
         else "",
-        candidates="candidates.candidates" if candidates else "cast(null as integer[])",
+        candidates="candidates.candidates"
+        if candidates and not scored
+        else "cast(null as integer[])",
         superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
         prompt_text="prompts.prompt_text" if prompt_text else "cast(null as varchar)",
         prompt_join=_PROMPT_JOIN if prompt_text else "",
@@ -357,7 +379,7 @@ def query_select(
         candidates_join=_CANDIDATES_JOIN.format(
             candidates=rows("candidates", "candidates.score desc, candidates.event_id")
         )
-        if candidates
+        if candidates and not scored
         else "",
     )
 

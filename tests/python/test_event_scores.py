@@ -1,0 +1,123 @@
+"""The candidates scored and selected in Python (rolemem.dynamic_memory.event_scores) answer as
+the models do (int_memory_events_scored, int_memory_events_selected, memory_query_events,
+memory_recall_candidates): the same events, scores, logs, every candidate's components,
+status and reason, for both fusions, with and without vectors, with thresholds and roulette
+draws, over events recalled before (their use counts and last recall times)."""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+import duckdb
+import pytest
+
+from rolemem import DynamicMemory
+from rolemem.dynamic_memory import event_scores
+from rolemem.sql.project import render_macro
+
+from .test_embedders import CharacterEmbedder
+from .test_recall_follows_every_write import VOCABULARY, same
+
+NOW = datetime(2026, 5, 1, 12, 30)
+USER, AGENT = "mumu", "qiyu"
+
+
+def _question(rng: random.Random) -> tuple[str, dict]:
+    return " ".join(rng.sample(VOCABULARY, rng.randint(1, 3))), {
+        "user_id": USER,
+        "agent_id": AGENT,
+        "now": NOW + timedelta(hours=rng.randint(-48, 24 * 40)),
+        "limit": rng.randint(1, 6),
+        "score_threshold": rng.choice([None, None, 0.2, 0.45]),
+        "roulette_seed": rng.choice([None, None, 7, -3, 2**31 - 1]),
+        "explain": True,
+        "update": False,
+    }
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+@pytest.mark.parametrize("vectors", [False, True], ids=["no embedder", "embedder"])
+def test_the_candidates_scored_in_python_are_the_models(fusion, vectors):
+    rng = random.Random(f"{fusion}{vectors}")
+    con = duckdb.connect()
+    embedder = CharacterEmbedder() if vectors else None
+    profile = {"fusion": fusion}
+    with (
+        DynamicMemory(con, embedder=embedder) as writer,
+        DynamicMemory(con, embedder=embedder, profile=profile, max_batch=16) as fast,
+        DynamicMemory(con, embedder=embedder, profile=profile, max_batch=16) as model,
+    ):
+        model._recall._fast = None  # every model planned
+        writer.add_events(
+            [
+                {
+                    "user_id": USER,
+                    "agent_id": AGENT,
+                    "description": "木木和祁煜" + "，".join(rng.sample(VOCABULARY, 3)),
+                    "keywords": rng.sample(VOCABULARY, rng.randint(0, 2)),
+                    "importance": rng.random(),
+                    # a few after the questions' clocks: no evidence of recency
+                    "created_at": NOW - timedelta(days=rng.randint(-3, 200), minutes=rng.random()),
+                }
+                for _ in range(40)
+            ]
+        )
+        # recalls before: use counts and last recall times that differ
+        for _ in range(12):
+            text, kwargs = _question(rng)
+            writer.query(text, **{**kwargs, "update": True, "explain": False})
+        asked = [_question(rng) for _ in range(48)]
+        with ThreadPoolExecutor(16) as pool:
+            answers = [
+                [
+                    future.result()
+                    for future in [pool.submit(reader.query, t, **kw) for t, kw in asked]
+                ]
+                for reader in (fast, model)
+            ]
+    shown = 0
+    for (text, _), mine, theirs in zip(asked, *answers, strict=True):
+        for name in ("memory_events", "timeline", "prompt_text", "candidates"):
+            same(getattr(mine, name), getattr(theirs, name), f"{text}: {name}")
+        shown += len(mine.memory_events)
+    assert shown > 0
+    statuses = {c["status"] for answer in answers[0] for c in answer.candidates}
+    assert {"shown", "over the limit", "in the timeline"} <= statuses
+    candidates = [c for answer in answers[0] for c in answer.candidates]
+    assert any(c["recent_use_score"] > 0 for c in candidates)  # recalled before
+
+
+def test_the_macros_written_out():
+    """The cross-database macros the answer rows read, as DuckDB computes them."""
+    con = duckdb.connect()
+    rounded_sql = render_macro("round_to", "cast($v as double)", 4)
+    printed_sql = render_macro("format_decimal", "cast($v as double)", 4)
+    # scores are fractions: the ties printf and round meet, and random ones
+    rng = random.Random(4)
+    values = [0.5, 1.00005, -2.34565, 0.123456789, 12.678951, 2.5e-5, -0.00005, 0.00015]
+    values += [rng.uniform(-2, 2) for _ in range(300)]
+    for value in values:
+        [(rounded, printed)] = con.execute(
+            f"select {rounded_sql}, {printed_sql}",
+            {"v": value},
+        ).fetchall()
+        assert event_scores.round_to(value, 4) == rounded, value
+        assert event_scores.format_decimal(value, 4) == printed, value
+    for event_id, seed in [(1, 7), (2**40 + 3, -3), (9, 2**31 - 1), (0, 0)]:
+        [(hashed,)] = con.execute(
+            "select " + render_macro("roulette_hash", "$e::bigint", "$s::integer"),
+            {"e": event_id, "s": seed},
+        ).fetchall()
+        assert event_scores.roulette_hash(event_id, seed) == hashed
+    for start, finish in [
+        (datetime(2026, 1, 1, 0, 0, 0, 999999), datetime(2026, 1, 1, 0, 0, 1)),
+        (datetime(1969, 12, 31, 23, 59, 59, 500000), datetime(1970, 1, 1)),
+        (datetime(2026, 5, 1), datetime(2025, 5, 1, 0, 0, 0, 1)),
+    ]:
+        [(seconds,)] = con.execute(
+            "select " + render_macro("seconds_between", "$a::timestamp", "$b::timestamp"),
+            {"a": start, "b": finish},
+        ).fetchall()
+        assert event_scores.seconds_between(start, finish) == seconds
