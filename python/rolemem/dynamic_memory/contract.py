@@ -31,11 +31,12 @@ from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from ..sql.project import render_macro
 from .checks import MemoryInputError
 
-# length limits (characters) besides a line's (memory_builder.contract): a memory's text is
-# the SQL's (macro memory_length: a merge keeps an entity's description within it)
+# limits besides a line's (memory_builder.contract), the SQL's (macros/rules: a merge keeps an
+# entity's description within memory_length, a migration brings older rows within them all):
+# a memory's text and a keyword (characters), an event's tags
 MEMORY_LENGTH = int(render_macro("memory_length"))
-KEYWORD_LENGTH = 64
-MAX_KEYWORDS = 50
+KEYWORD_LENGTH = int(render_macro("keyword_length"))
+MAX_KEYWORDS = int(render_macro("max_keywords"))
 
 EntityType = Literal[ENTITY_TYPES]  # type: ignore[valid-type]
 EntityKind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
