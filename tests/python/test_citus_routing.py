@@ -240,12 +240,14 @@ def test_every_statement_of_a_turn_and_an_observation_is_one_task(played, citus_
     assert phases == set(PER_TURN), phases
     heads = {" ".join(sql.split()) for sql in planned}
     # what the phases must have sent: recall's reads of the memory tables and its updates,
-    # the loop's plan and its window read, the extraction's event
+    # the loop's plan and its window read, the extraction's event (merged: a mention of one
+    # the player holds reinforces it, else it is inserted)
     for expected in (
         "FROM memory_event_term",
         "UPDATE memory_event SET recall_count",
         "FROM memory_loop_state",
         "FROM memory_extraction_batch",
+        "UPDATE memory_event SET strength = strength + (SELECT increment",
         "INSERT INTO memory_event",
         "FROM character_recall_queue",
     ):
@@ -383,6 +385,31 @@ def test_a_players_entity_merges_on_citus(citus_store):
             "select description, merge_count from memory_entity where id = $id", {"id": first}
         )
     assert row == ("喜欢画画；喜欢大海", 1)
+
+
+def test_a_players_event_mentioned_again_is_reinforced_on_citus_in_one_task(citus_store):
+    """The extraction's merge of an event the player holds: the statement every engine runs
+    (its increment a scalar subquery, its player by equality) is one task on the player's
+    shard, and the event mentioned again grows stronger in its row."""
+    sql = transpile(write_sql("reinforce_memory_event", engine="citus"))
+    event = {
+        "scope": "user",
+        "agent_id": "qiyu",
+        "user_id": PLAYER,
+        "description": "木木说喜欢海",
+        "created_at": datetime(2026, 1, 1),
+    }
+    with DynamicMemory(citus_store, embedder=None) as memory:  # its seeds: the increments
+        assert _tasks(citus_store, sql, event) == "1"
+        ids = []
+        for day in (1, 9):
+            rows, vectors = memory.prepare_events([{**event, "created_at": datetime(2026, 1, day)}])
+            with memory.store.transaction() as cur:
+                ids += memory.write_events(cur, rows, vectors, merge=True)
+        [row] = memory.store.run(
+            "select strength, updated_at from memory_event where id = $id", {"id": ids[0]}
+        )
+    assert ids[1] == ids[0] and row[0] > 1 and row[1] == datetime(2026, 1, 9)
 
 
 @pytest.mark.parametrize("name", ["record_recalls", "record_batched_recalls"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta
+from typing import Any
 
 import duckdb
 import pytest
@@ -497,6 +498,15 @@ def test_official_export_import_round_trip(memory):
     assert other.export_official(AGENT) == exported
 
 
+def fact(memory: DynamicMemory, **given: Any) -> int:
+    """A fact of the player's, its fields `given` or 木木's 住址."""
+    return memory.add_fact(
+        user_id=USER,
+        agent_id=AGENT,
+        **{"subject": "木木", "attribute": "住址", "value": "海边", **given},
+    )
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -526,6 +536,16 @@ def test_official_export_import_round_trip(memory):
                 }
             ),
             "events[0].description: String should have at most 2000 characters",
+        ),
+        (lambda m: fact(m, value="海" * 2001), "value: String should have at most 2000"),
+        (lambda m: fact(m, subject=" "), "subject must be a non-empty string, got ' '"),
+        (
+            lambda m: fact(m, supersedes=["山" * 2001]),
+            "supersedes[0]: String should have at most 2000 characters",
+        ),
+        (
+            lambda m: m.change_fact(user_id=USER, fact_id=1, value="海" * 2001),
+            "value: String should have at most 2000 characters",
         ),
     ],
 )

@@ -4,7 +4,9 @@ DuckDB and PostgreSQL, processes opening one store together run a step once."""
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator
 
 import duckdb
 import psycopg
@@ -15,6 +17,7 @@ from rolemem.engines.postgres_setup import init_database, migrate_database
 from rolemem.engines.sqlalchemy_engines import engine_for
 from rolemem.schema.migrations import STEPS, migrate
 from rolemem.schema.store import create_all, create_memory_tables
+from rolemem.text.postings import postings
 
 from .conftest import fresh_database
 
@@ -269,3 +272,90 @@ def test_init_db_on_a_games_duckdb_rows_moves_the_sequences_past_their_ids(tmp_p
             for sequence in ("role_id_seq", "save_id_seq", "line_id_seq")
         ]
     assert nexts == [8, 41, 901]
+
+
+# a tag past keyword_length and more tags than max_keywords
+_TAGS = json.dumps(["海" * 70, *(f"词{n}" for n in range(55))], ensure_ascii=False)
+_EVENT = (
+    "insert into {} (id, scope, agent_id, user_id, scene, place, description, keywords, "
+    "importance, feedback, strength, recall_count, token_count, created_at) values ({}, '{}', "
+    f"'qiyu', {{}}, '{'景' * 130}', '', '祁煜在海边作画', '{_TAGS}', 0.5, 0.5, 1, 0, 0, "
+    "'2024-05-01 20:00:00')"
+)
+# memories as an older rolemem stored them (no limit on the Python API's writes, a line's
+# scene kept whole), the step that fits them not recorded
+_OLD_ROWS = [
+    _EVENT.format("official_event", 901, "official", "null"),
+    _EVENT.format("memory_event", 902, "user", "'mumu'"),
+    "insert into official_entity (id, scope, agent_id, entity_name, entity_type, kind, keyword, "
+    "description, strength, recall_count, created_at, updated_at) values (903, 'official', "
+    f"'qiyu', '祁煜', '主体', '特殊实体属性', '{'职' * 70}', '是画家', 1, 0, "
+    "'2024-05-01 20:00:00', '2024-05-01 20:00:00')",
+    "insert into memory_fact (id, agent_id, user_id, subject, attribute, value, supersedes, "
+    f"line_ids, created_at) values (904, 'qiyu', 'mumu', '{'阿' * 200}', '住址', '上海', "
+    "'[]', '[]', '2024-05-01 20:00:00')",
+    "delete from rolemem_migration where name = 'memory_limits'",
+]
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def old_rows(request, tmp_path) -> Iterator[DynamicMemory]:
+    """A store holding memories past today's limits, written raw as an older rolemem wrote
+    them; then opened."""
+    if request.param == "duckdb":
+        path = str(tmp_path / "old.duckdb")
+        DynamicMemory(path, embedder=None).close()
+        with duckdb.connect(path) as con:
+            for statement in _OLD_ROWS:
+                con.execute(statement)
+        memory = DynamicMemory(path, embedder=None)
+    else:
+        from rolemem.engines import PostgresEngine
+
+        url = fresh_database(request.getfixturevalue("postgres_url"), "rolemem_old_rows")
+        init_database(url)
+        with psycopg.connect(url, autocommit=True) as con:
+            for statement in _OLD_ROWS:
+                con.execute(statement)
+        engine = PostgresEngine(url, max_size=2)
+        memory = DynamicMemory(engine=engine, embedder=None)
+    yield memory
+    memory.close()
+    if request.param == "postgres":
+        engine.close()
+
+
+def test_memories_stored_past_todays_limits_are_fitted_once_then_edit_and_round_trip(old_rows):
+    """Opened, the store brings them within the limits once (texts cut, a blank place null, an
+    event's first 50 tags kept): an event's text edits (the whole event is checked again),
+    the official memories' export imports, and a fact changes (only its value is checked)."""
+    memory = old_rows
+    fitted = ["海" * 64, *(f"词{n}" for n in range(49))]
+    events = memory.list_events(agent_id="qiyu", user_id="mumu")
+    assert [(e["scene"], e["place"], e["keywords"]) for e in events] == [("景" * 128, None, fitted)]
+    edited = memory.update_event(902, description="祁煜在海边画木木")
+    [event] = memory.list_events(agent_id="qiyu", user_id="mumu")
+    assert (event["id"], event["description"], event["keywords"]) == (
+        edited,
+        "祁煜在海边画木木",
+        fitted,
+    )
+    # the fitted event's postings are its fitted text's and tags'
+    terms = memory.store.run("select term from official_event_term where event_id = 901", {})
+    assert sorted(term for (term,) in terms) == sorted(postings("祁煜在海边作画", fitted)["terms"])
+    exported = memory.export_official("qiyu")
+    assert [e["keyword"] for e in exported["entities"]] == ["职" * 64]
+    assert [(e["scene"], e["place"], e["keywords"]) for e in exported["events"]] == [
+        ("景" * 128, None, fitted)
+    ]
+    other = DynamicMemory(duckdb.connect(), embedder=None)
+    assert other.import_official(json.loads(json.dumps(exported))) == (1, 1)
+    assert other.export_official("qiyu") == exported
+    changed = memory.change_fact(user_id="mumu", fact_id=904, value="北京")
+    assert memory.store.run(
+        "select subject, value from memory_fact where id = $id", {"id": changed}
+    ) == [("阿" * 200, "北京")]
+    records = memory.store.run(
+        "select count(*) from rolemem_migration where name = 'memory_limits'", {}
+    )
+    assert records == [(1,)]

@@ -1,6 +1,6 @@
-"""A memory, once: an event's and an entity's fields as the Python API writes, edits and
-imports them (store, entities, edits, official) and the service reads and documents (its
-memory routes' bodies, by subclassing), with the limits and types they are written in (the
+"""A memory, once: an event's, an entity's and a fact's fields as the Python API writes, edits
+and imports them (store, entities, facts, edits, official) and the service reads and documents
+(its memory routes' bodies, by subclassing), with the limits and types they are written in (the
 service's schemas share them: service.schemas.common). Types and sizes only: the store's
 checks and the SQL models judge the rest (whose memory it is, what a merge keeps)."""
 
@@ -31,11 +31,12 @@ from ..schema.memory import ENTITY_KINDS, ENTITY_TYPES
 from ..sql.project import render_macro
 from .checks import MemoryInputError
 
-# length limits (characters) besides a line's (memory_builder.contract): a memory's text is
-# the SQL's (macro memory_length: a merge keeps an entity's description within it)
+# limits besides a line's (memory_builder.contract), the SQL's (macros/rules: a merge keeps an
+# entity's description within memory_length, a migration brings older rows within them all):
+# a memory's text and a keyword (characters), an event's tags
 MEMORY_LENGTH = int(render_macro("memory_length"))
-KEYWORD_LENGTH = 64
-MAX_KEYWORDS = 50
+KEYWORD_LENGTH = int(render_macro("keyword_length"))
+MAX_KEYWORDS = int(render_macro("max_keywords"))
 
 EntityType = Literal[ENTITY_TYPES]  # type: ignore[valid-type]
 EntityKind = Literal[ENTITY_KINDS]  # type: ignore[valid-type]
@@ -61,6 +62,8 @@ Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(not_text)]
 Keywords = list[
     Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH, pattern=r"\S")]
 ]
+# a value a fact ends: a fact's value
+FactValue = Annotated[str, StringConstraints(min_length=1, max_length=MEMORY_LENGTH, pattern=r"\S")]
 AGENT_ID = "The agent whose memories these are (the memory owner: required here)."
 
 
@@ -147,6 +150,25 @@ class EntityEdit(Contract):
     user_name: str | None = text(
         "Entity: the player's name.", "木木", max_length=NAME_LENGTH, default=None
     )
+
+
+class FactRecord(Contract):
+    """A player's fact as it is written: a slot (subject, attribute), its value, and the
+    values of the slot it ends."""
+
+    subject: str = text("Whom it is about.", "阿远", max_length=NAME_LENGTH)
+    attribute: str = text(
+        "The attribute as stated (an alias maps it to its slot).", "居住地", max_length=NAME_LENGTH
+    )
+    value: str = text("The value.", "北京", max_length=MEMORY_LENGTH)
+    supersedes: list[FactValue] = field("Values of the slot it ends.", ["上海"], default=[])
+    created_at: GameTime = field("When it was written.", "2024-05-01T20:05:00")
+
+
+class FactEdit(Contract):
+    """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
+
+    value: str = text("The new value.", "杭州", max_length=MEMORY_LENGTH)
 
 
 class MemoryEdit(EventEdit, EntityEdit):

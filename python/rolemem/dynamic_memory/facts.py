@@ -20,6 +20,7 @@ from ..sql.project import render_macro, write_sql
 from .archive import archived_columns
 from .base import Context
 from .checks import MemoryInputError, _count, checked_text, naive_time
+from .contract import FactEdit, FactRecord, checked
 from .lookups import Lookups
 
 # whether the listing's player holds a fact with its agent (on Citus the player's filter
@@ -146,57 +147,73 @@ class Facts:
         created_at: datetime | None = None,
     ) -> int:
         """A fact stated at `line_id` of save `save_id` (its message's lines: `line_ids`,
-        default that line); its id. Whether it is current is resolved per chain."""
+        default that line); its id. Whether it is current is resolved per chain. Its own fields
+        by the memory's contract (FactRecord)."""
         self.context.writable()
-        row = {
-            "user_id": checked_text(user_id, "user_id"),
-            "agent_id": checked_text(agent_id, "agent_id"),
-            "subject": checked_text(subject, "subject"),
-            "attribute": checked_text(attribute, "attribute"),
-            "value": checked_text(value, "value"),
-            "supersedes": json.dumps(
-                [checked_text(item, "supersedes") for item in supersedes], ensure_ascii=False
-            ),
-            "save_id": save_id,
-            "line_id": line_id,
-            "line_ids": json.dumps(
-                [int(item) for item in line_ids]
-                if line_ids is not None
-                else ([line_id] if line_id is not None else [])
-            ),
-            "batch_key": None,
-            "created_at": naive_time(created_at or datetime.now(), "created_at"),
-        }
-        store = self.context.store
-        with store.transaction() as cur:
-            inserted = cur.execute(write_sql("insert_memory_fact", engine=store.name), row)
-            found = inserted.fetchone()
-            if store.name == "duckdb":
-                history.refresh_facts(
-                    cur, str(row["user_id"]), str(row["agent_id"]), str(row["subject"])
-                )
-        assert found is not None  # insert ... returning answers one row
-        return int(found[0])
+        at = naive_time(created_at or datetime.now(), "created_at")
+        fact = checked(
+            FactRecord,
+            {
+                "subject": subject,
+                "attribute": attribute,
+                "value": value,
+                "supersedes": supersedes,
+                "created_at": at,
+            },
+        )
+        lines = [line_id] if line_ids is None and line_id is not None else line_ids or []
+        return self._write(
+            {
+                "user_id": checked_text(user_id, "user_id"),
+                "agent_id": checked_text(agent_id, "agent_id"),
+                **fact.model_dump(),
+                "save_id": save_id,
+                "line_id": line_id,
+                "line_ids": [int(item) for item in lines],
+            }
+        )
 
     def change_fact(
         self, *, user_id: str, fact_id: int, value: str, now: datetime | None = None
     ) -> int:
         """The player's fact `fact_id` with a new value: a new fact at the same line (so it
         ends the old one in a `one` slot, and names it in `supersedes` for a `many`); the old
-        row stays as it was. The new fact's id."""
+        row stays as it was. The new fact's id. Only the new value is checked (FactEdit): the
+        rest is the old row's, as stored."""
+        self.context.writable()
+        value = checked(FactEdit, {"value": value}).value
+        at = naive_time(now or datetime.now(), "now")
         old = self._own_fact(user_id, fact_id)
-        return self.add_fact(
-            user_id=user_id,
-            agent_id=old["agent_id"],
-            subject=old["subject"],
-            attribute=old["attribute"],
-            value=value,
-            save_id=old["save_id"],
-            line_id=old["line_id"],
-            line_ids=_ids(old["line_ids"]),
-            supersedes=[old["value"]],
-            created_at=now,
+        return self._write(
+            {
+                **{name: old[name] for name in ("agent_id", "subject", "attribute")},
+                **{name: old[name] for name in ("save_id", "line_id")},
+                "user_id": user_id,
+                "value": value,
+                "supersedes": [old["value"]],
+                "line_ids": _ids(old["line_ids"]),
+                "created_at": at,
+            }
         )
+
+    def _write(self, fact: dict[str, Any]) -> int:
+        """Insert a checked fact (insert_memory_fact's parameters, its lists as lists); its
+        id. DuckDB's resolved facts of the slot's subject are refreshed in the same
+        transaction."""
+        row = {
+            **fact,
+            "supersedes": json.dumps(fact["supersedes"], ensure_ascii=False),
+            "line_ids": json.dumps(fact["line_ids"]),
+            "batch_key": None,
+        }
+        store = self.context.store
+        with store.transaction() as cur:
+            inserted = cur.execute(write_sql("insert_memory_fact", engine=store.name), row)
+            found = inserted.fetchone()
+            if store.name == "duckdb":
+                history.refresh_facts(cur, row["user_id"], row["agent_id"], row["subject"])
+        assert found is not None  # insert ... returning answers one row
+        return int(found[0])
 
     def delete_fact(self, *, user_id: str, fact_id: int, now: datetime | None = None) -> int:
         """The player's fact `fact_id` archived (reason `deleted`) and removed: the value stated

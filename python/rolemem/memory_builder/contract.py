@@ -24,10 +24,13 @@ from pydantic import (
 
 from ..engines import duckdb_connect
 from ..errors import RolememError
+from ..sql.project import render_macro
 
-# length limits (characters): ids and names, a player's message, a dialogue line
+# length limits (characters): ids and names (a name's is the SQL's, macro name_length: a
+# memory's place and scene, which older rows are brought within, are names), a player's
+# message, a dialogue line
 ID_LENGTH = 128
-NAME_LENGTH = 128
+NAME_LENGTH = int(render_macro("name_length"))
 MESSAGE_LENGTH = 4000
 LINE_LENGTH = 20000
 # ids: what a JavaScript number holds exactly (a caller choosing an id cannot push a key

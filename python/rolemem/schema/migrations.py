@@ -29,6 +29,7 @@ import sqlalchemy as sa
 from ..sql.project import write_sql
 from ..sql.seeds import shipped_rows
 from ..text.postings import postings
+from . import limits
 from .game import APP_TABLES, CONFIG_TABLES, is_distributed
 from .memory import MEMORY_TABLES, OFFICIAL_TABLES, VECTOR_COLUMNS
 
@@ -172,11 +173,19 @@ def _recompute_postings(tables: Sequence[tuple[str, str]], connection: Any) -> N
         _recompute_table_postings(connection, events, terms)
 
 
-def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> None:
-    """`table`'s events' postings (into `terms_table`) and token counts recomputed (names from
-    this module, never from input)."""
-    events = connection.exec_driver_sql(
-        f"select id, description, keywords, agent_id, scope, user_id from {table}"
+def _recompute_table_postings(
+    connection: Any, table: str, terms_table: str, ids: Sequence[int] | None = None
+) -> None:
+    """`table`'s events' postings (into `terms_table`) and token counts recomputed, of the
+    events `ids` only if given (names from this module, never from input)."""
+    params, only, only_terms = {}, "", ""
+    if ids is not None:
+        params = {"ids": list(ids)}
+        only = " where id in (select unnest(cast(:ids as bigint[])))"
+        only_terms = only.replace("where id", "where event_id")
+    events = connection.execute(
+        sa.text(f"select id, description, keywords, agent_id, scope, user_id from {table}{only}"),
+        params,
     ).fetchall()
     owner_names = ("ids", "agent_ids", "scopes", "user_ids")
     columns: dict[str, list[Any]] = {
@@ -192,7 +201,7 @@ def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> 
         for name, values in terms.items():
             columns[name] += values
         lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
-    connection.exec_driver_sql(f"delete from {terms_table}")
+    connection.execute(sa.text(f"delete from {terms_table}{only_terms}"), params)
     if not events:
         return
     connection.execute(sa.text(_POSTINGS_SQL.format(terms=terms_table)), columns)
@@ -201,6 +210,17 @@ def _recompute_table_postings(connection: Any, table: str, terms_table: str) -> 
         sa.text(_TOKEN_COUNTS_SQL.format(events=table)), {"ids": ids, "lengths": lengths}
     )
     log.info("recomputed the postings of %d events", len(events))
+
+
+def _fit_to_limits(connection: Any) -> None:
+    """Memories an older rolemem stored past today's limits brought inside them
+    (schema.limits); an event whose text or tags were cut gets its postings again."""
+    for events, terms in (_POSTINGS, _OFFICIAL_POSTINGS):
+        changed = limits.fit_rows(connection, events, limits.EVENT_TEXTS, tags=True)
+        if changed:
+            _recompute_table_postings(connection, events, terms, changed)
+    for entities in ("memory_entity", "official_entity"):
+        limits.fit_rows(connection, entities, limits.ENTITY_TEXTS, tags=False)
 
 
 def _write_macro(name: str, args: Sequence[str], connection: Any) -> None:
@@ -288,6 +308,14 @@ STEPS = (
         "time_expression_rows",
         ("time_expressions",),
         partial(_packaged_rows, "time_expressions", "expression"),
+    ),
+    # memories stored before a memory's limits held every write path (the contract checks an
+    # event again when its text is edited, an official memory when its export is imported)
+    Step(
+        "memory_limits",
+        (*_POSTINGS, *_OFFICIAL_POSTINGS, "memory_entity", "official_entity"),
+        _fit_to_limits,
+        is_local_only=True,
     ),
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ...dynamic_memory import contract
 from ...dynamic_memory.contract import (
     EntityEdit,
     EntityRecord,
@@ -13,7 +14,6 @@ from ...dynamic_memory.contract import (
 )
 from .common import (
     ID_LENGTH,
-    MEMORY_LENGTH,
     GameTime,
     Request,
     Response,
@@ -266,7 +266,6 @@ class Knowledge(Response):
     )
 
 
-class FactEdit(Request):
+# a fact's edit, its one contract (the Python API's change_fact too), as a request
+class FactEdit(Request, contract.FactEdit):
     """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
-
-    value: str = text("The new value.", "杭州", max_length=MEMORY_LENGTH)
