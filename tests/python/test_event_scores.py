@@ -14,13 +14,14 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
-from rolemem.dynamic_memory import event_scores
+from rolemem.dynamic_memory import event_scores, recall
 from rolemem.sql.project import render_macro
 
 from .test_embedders import CharacterEmbedder
 from .test_recall_follows_every_write import VOCABULARY, same
 
 NOW = datetime(2026, 5, 1, 12, 30)
+original = event_scores.scored
 USER, AGENT = "mumu", "qiyu"
 
 
@@ -37,9 +38,21 @@ def _question(rng: random.Random) -> tuple[str, dict]:
     }
 
 
-@pytest.mark.parametrize("fusion", ["convex", "rrf"])
-@pytest.mark.parametrize("vectors", [False, True], ids=["no embedder", "embedder"])
-def test_the_candidates_scored_in_python_are_the_models(fusion, vectors):
+@pytest.mark.parametrize(
+    ("fusion", "vectors", "most"),
+    [
+        ("convex", False, recall.MOST_SCORED),
+        ("rrf", False, recall.MOST_SCORED),
+        ("convex", True, recall.MOST_SCORED),
+        ("rrf", True, recall.MOST_SCORED),
+        # a batch with more signal rows than Python scores faster: the statement scores them
+        ("convex", True, 0),
+    ],
+)
+def test_the_candidates_scored_in_python_are_the_models(fusion, vectors, most, monkeypatch):
+    monkeypatch.setattr(recall, "MOST_SCORED", most)
+    scored = []
+    monkeypatch.setattr(event_scores, "scored", lambda *args: scored.append(1) or original(*args))
     rng = random.Random(f"{fusion}{vectors}")
     con = duckdb.connect()
     embedder = CharacterEmbedder() if vectors else None
@@ -77,6 +90,7 @@ def test_the_candidates_scored_in_python_are_the_models(fusion, vectors):
                 ]
                 for reader in (fast, model)
             ]
+    assert bool(scored) == bool(most)  # scored in Python, or by the models past the most
     shown = 0
     for (text, _), mine, theirs in zip(asked, *answers, strict=True):
         for name in ("memory_events", "timeline", "prompt_text", "candidates"):
