@@ -32,7 +32,7 @@ def _question(rng: random.Random) -> tuple[str, dict]:
         "now": NOW + timedelta(hours=rng.randint(-48, 24 * 40)),
         "limit": rng.randint(1, 6),
         "score_threshold": rng.choice([None, None, 0.2, 0.45]),
-        "roulette_seed": rng.choice([None, None, 7, -3, 2**31 - 1]),
+        "roulette_seed": rng.choice([None, None, 7, -3, 2**31 - 1, -(2**31)]),
         "explain": True,
         "update": False,
     }
@@ -119,7 +119,7 @@ def test_the_macros_written_out():
         ).fetchall()
         assert event_scores.round_to(value, 4) == rounded, value
         assert event_scores.format_decimal(value, 4) == printed, value
-    for event_id, seed in [(1, 7), (2**40 + 3, -3), (9, 2**31 - 1), (0, 0)]:
+    for event_id, seed in [(1, 7), (2**40 + 3, -3), (9, 2**31 - 1), (5, -(2**31)), (0, 0)]:
         [(hashed,)] = con.execute(
             "select " + render_macro("roulette_hash", "$e::bigint", "$s::integer"),
             {"e": event_id, "s": seed},
