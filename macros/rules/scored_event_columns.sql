@@ -13,7 +13,6 @@
     'time_answer_score',
     'recency_score', 'use_count_score', 'recent_use_score', 'is_in_future', 'has_evidence',
     'bm25_score', 'relevance_score',
-    'scope', 'description', 'deepinsight', 'place', 'keywords', 'updatetime', 'time_text',
 ] -%}
 {{ columns | join(',\n        ') }}
 {%- endmacro %}

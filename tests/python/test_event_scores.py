@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
-from rolemem.dynamic_memory import event_scores, recall
+from rolemem.dynamic_memory import MemoryInputError, event_scores, recall
 from rolemem.sql.project import render_macro
 
 from .test_embedders import CharacterEmbedder
@@ -26,9 +26,11 @@ USER, AGENT = "mumu", "qiyu"
 
 
 def _question(rng: random.Random) -> tuple[str, dict]:
-    return " ".join(rng.sample(VOCABULARY, rng.randint(1, 3))), {
-        "user_id": USER,
-        "agent_id": AGENT,
+    # some ask when (seed memory_time_question_words); two players and agents share a batch
+    asks = rng.choice(["", "", "什么时候"])
+    return asks + " ".join(rng.sample(VOCABULARY, rng.randint(1, 3))), {
+        "user_id": rng.choice([USER, USER, "other"]),
+        "agent_id": rng.choice([AGENT, AGENT, "qinling"]),
         "now": NOW + timedelta(hours=rng.randint(-48, 24 * 40)),
         "limit": rng.randint(1, 6),
         "score_threshold": rng.choice([None, None, 0.2, 0.45]),
@@ -66,15 +68,15 @@ def test_the_candidates_scored_in_python_are_the_models(fusion, vectors, most, m
         writer.add_events(
             [
                 {
-                    "user_id": USER,
-                    "agent_id": AGENT,
+                    "user_id": rng.choice([USER, USER, "other"]),
+                    "agent_id": rng.choice([AGENT, AGENT, "qinling"]),
                     "description": "木木和祁煜" + "，".join(rng.sample(VOCABULARY, 3)),
                     "keywords": rng.sample(VOCABULARY, rng.randint(0, 2)),
                     "importance": rng.random(),
                     # a few after the questions' clocks: no evidence of recency
                     "created_at": NOW - timedelta(days=rng.randint(-3, 200), minutes=rng.random()),
                 }
-                for _ in range(40)
+                for _ in range(90)
             ]
         )
         # recalls before: use counts and last recall times that differ
@@ -90,6 +92,15 @@ def test_the_candidates_scored_in_python_are_the_models(fusion, vectors, most, m
                 ]
                 for reader in (fast, model)
             ]
+        # the same questions scored by the statement on the same reader: equal to the bit
+        monkeypatch.setattr(recall, "MOST_SCORED", 0)
+        with ThreadPoolExecutor(16) as pool:
+            by_statement = [
+                future.result() for future in [pool.submit(fast.query, t, **kw) for t, kw in asked]
+            ]
+    for mine, theirs in zip(answers[0], by_statement, strict=True):
+        for name in ("memory_events", "timeline", "prompt_text", "candidates"):
+            same(getattr(mine, name), getattr(theirs, name), name, exact=True)
     assert bool(scored) == bool(most)  # scored in Python, or by the models past the most
     shown = 0
     for (text, _), mine, theirs in zip(asked, *answers, strict=True):
@@ -111,13 +122,14 @@ def test_the_macros_written_out():
     # scores are fractions: the ties printf and round meet, and random ones
     rng = random.Random(4)
     values = [0.5, 1.00005, -2.34565, 0.123456789, 12.678951, 2.5e-5, -0.00005, 0.00015]
+    values += [-0.0, -0.00004, 0.0]
     values += [rng.uniform(-2, 2) for _ in range(300)]
     for value in values:
         [(rounded, printed)] = con.execute(
             f"select {rounded_sql}, {printed_sql}",
             {"v": value},
         ).fetchall()
-        assert event_scores.round_to(value, 4) == rounded, value
+        assert repr(event_scores.round_to(value, 4)) == repr(rounded), value
         assert event_scores.format_decimal(value, 4) == printed, value
     for event_id, seed in [(1, 7), (2**40 + 3, -3), (9, 2**31 - 1), (5, -(2**31)), (0, 0)]:
         [(hashed,)] = con.execute(
@@ -135,3 +147,17 @@ def test_the_macros_written_out():
             {"a": start, "b": finish},
         ).fetchall()
         assert event_scores.seconds_between(start, finish) == seconds
+
+
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        ({"recency_half_life_days": 0}, "recency_half_life_days must be more than 0"),
+        ({"recent_use_hours": 0}, "recent_use_hours must be more than 0"),
+        ({"bm25_weight": 0, "keyword_weight": 0}, "cannot both be 0"),
+    ],
+)
+def test_a_profile_a_score_would_divide_by_zero_by_is_refused(profile, message):
+    with pytest.raises(MemoryInputError, match=message):
+        DynamicMemory(duckdb.connect(), embedder=None, profile=profile)
+    DynamicMemory(duckdb.connect(), embedder=None, profile={"bm25_weight": 0}).close()

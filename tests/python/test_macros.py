@@ -66,7 +66,6 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "blank_as_null": ("sample.a",),
     "calendar_day_start": ("sample", "sample.now", "sample.year", "1"),
     "cosine_similarity": ("sample.a", "sample.b"),
-    "dot_product": ("sample.a", "sample.b"),
     "empty_list_of_objects": (),
     "fill_name_placeholders": ("sample.a", "sample.b", "sample.c"),
     "format_decimal": ("sample.a", 4),
@@ -89,12 +88,10 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
     "lists_overlap": ("sample.a", "sample.b"),
     "is_witnessed": ("sample", "sample", "sample"),
     "says_presence": ("sample",),
-    "list_length": ("sample.a",),
     "list_prepend": ("sample.a", "sample.b"),
     "list_of_objects": ((("name", "sample.a"), ("kind", "sample.b")), "sample.c"),
     "list_of_rows": ("sample", "sample.a"),
     "list_text": ("sample.a",),
-    "list_total": ("sample.a",),
     "memory_length": (),
     "keyword_length": (),
     "max_keywords": (),
@@ -123,6 +120,7 @@ EXPRESSIONS: dict[str, tuple[object, ...]] = {
 COLUMNS: dict[str, tuple[object, ...]] = {
     "time_expression_window": ("sample", "sample.now", "sample.year"),
     "inherited_presence": ("sample.a", "sample.b", "sample.c", "sample.d"),
+    "memory_event_fields": ("sample", "sample"),
 }
 JOINS: dict[str, tuple[object, ...]] = {
     "anti_join": ("other", "other.id = sample.id"),

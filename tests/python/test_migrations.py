@@ -359,3 +359,25 @@ def test_memories_stored_past_todays_limits_are_fitted_once_then_edit_and_round_
         "select count(*) from rolemem_migration where name = 'memory_limits'", {}
     )
     assert records == [(1,)]
+
+
+def test_tags_an_older_version_stored_in_another_shape_never_keep_a_store_closed(tmp_path):
+    """A number among the tags is read as its text, one text as one tag, anything else as
+    none: the step fits them and the store opens (a step that raised would keep it closed on
+    every open)."""
+    path = str(tmp_path / "tags.duckdb")
+    DynamicMemory(path, embedder=None).close()
+    odd = {905: '[2020, "海边"]', 906: '"海边"', 907: '{"a": 1}'}
+    with duckdb.connect(path) as con:
+        for event_id, tags in odd.items():
+            con.execute(
+                _EVENT.format("memory_event", event_id, "user", "'mumu'").replace(_TAGS, tags)
+            )
+        con.execute("delete from rolemem_migration where name = 'memory_limits'")
+    with DynamicMemory(path, embedder=None) as memory:
+        events = memory.list_events(agent_id="qiyu", user_id="mumu")
+        assert {e["id"]: e["keywords"] for e in events} == {
+            905: ["2020", "海边"],
+            906: ["海边"],
+            907: [],
+        }

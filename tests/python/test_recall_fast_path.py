@@ -17,7 +17,7 @@ from rolemem import DynamicMemory
 from rolemem.dynamic_memory.player_memories import forget
 from rolemem.dynamic_memory.postings_cache import EventPostingsCache
 from rolemem.dynamic_memory.reachable import REACHABLE, read_reachable
-from rolemem.dynamic_memory.sql import batched, query_sql, recall_sources
+from rolemem.dynamic_memory.sql import NO_REFERENCES, batched, query_sql, recall_sources
 from rolemem.sql.project import compose
 from rolemem.text.recall_words import RecallWords
 from rolemem.text.tokens import search_keywords, search_terms
@@ -60,7 +60,7 @@ def inputs(memory: DynamicMemory, text: str, **settings: Any) -> dict[str, Any]:
         "query_text": text,
         "tokens": search_terms(search_keywords(text, top_k=10), names=("木木", "祁煜")),
         "query_embedding": None,
-        "reference_cosines": None,
+        **NO_REFERENCES,
         "now": NOW,
         "result_limit": 5,
         "score_threshold": None,

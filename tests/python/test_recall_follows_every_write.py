@@ -39,19 +39,25 @@ def sentence(rng: random.Random) -> str:
     return "木木和祁煜" + "，".join(rng.sample(VOCABULARY, rng.randint(2, 4)))
 
 
-def same(got: Any, expected: Any, where: str) -> None:
+def same(got: Any, expected: Any, where: str, exact: bool = False) -> None:
     """Equal, floats within float32's precision (the vectors are float32: a cache's cosines
-    and a fresh read's are summed in other orders, as test_rules_in_sql's dense test allows)."""
+    and a fresh read's are summed in other orders, as test_rules_in_sql's dense test allows);
+    `exact`: to the bit, each value of the same type (a float's repr, -0.0 included)."""
+    if exact:
+        assert type(got) is type(expected), where
     if isinstance(expected, float) and isinstance(got, float):
-        assert math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-6), where
+        if exact:
+            assert repr(got) == repr(expected), where
+        else:
+            assert math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-6), where
     elif isinstance(expected, dict):
         assert isinstance(got, dict) and got.keys() == expected.keys(), where
         for key in expected:
-            same(got[key], expected[key], f"{where}.{key}")
+            same(got[key], expected[key], f"{where}.{key}", exact)
     elif isinstance(expected, list | tuple):
         assert isinstance(got, list | tuple) and len(got) == len(expected), where
         for number, (mine, theirs) in enumerate(zip(got, expected, strict=True)):
-            same(mine, theirs, f"{where}[{number}]")
+            same(mine, theirs, f"{where}[{number}]", exact)
     else:
         assert got == expected, where
 

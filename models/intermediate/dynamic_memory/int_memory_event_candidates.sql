@@ -1,8 +1,8 @@
 -- The events a query scores: only those that can be in the answer, never the whole store.
 -- A candidate has a signal (int_memory_query_signals: a shared word, a near meaning, the time
 -- the query names) and is one of the agent's official events or the player's own, on the
--- branch being played (macro is_event_in_scope). Each comes with its raw signals, the fields
--- scoring reads and those its answer shows. A caller that knows its batch before the
+-- branch being played (macro is_event_in_scope). Each comes with its raw signals and the
+-- fields scoring reads. A caller that knows its batch before the
 -- statement plans only what it needs (each operator is planned on every call): var
 -- recall_time_windows false (no query names a time) leaves the window out, var
 -- recall_time_answers false (no query asks when) which candidates name a time (asks_when,
@@ -125,15 +125,7 @@ final as (
         events.feedback,
         events.recall_count,
         events.created_at,
-        events.last_recalled_at,
-        -- what the answer shows of it (the scoring reads none of these)
-        events.scope,
-        events.description,
-        events.deepinsight,
-        events.place,
-        {{ json_text_list('events.keywords_json') }} as keywords,
-        {{ format_timestamp('events.created_at', '%Y-%m-%d %H:%M:%S') }} as updatetime,
-        {{ format_memory_time('events.created_at', 'queries.now') }} as time_text
+        events.last_recalled_at
     from per_event
     -- every signal comes from the query's reachable events: the event by its key, no sort
     -- of them all

@@ -51,24 +51,19 @@ candidates as (
             cosine_stats.context_cosine_max,
             cosine_stats.long_context_cosine_min,
             cosine_stats.long_context_cosine_max,
-            (
-                coalesce(cosine_stats.cosine_sum, 0)
-                + coalesce({{ list_total('queries.reference_cosines') }}, 0)
-            )
+            (coalesce(cosine_stats.cosine_sum, 0) + coalesce(queries.reference_cosine_sum, 0))
             / nullif(
                 coalesce(cosine_stats.cosine_count, 0)
-                + coalesce({{ list_length('queries.reference_cosines') }}, 0),
+                + coalesce(queries.reference_cosine_count, 0),
                 0
             ) as cosine_mean,
             (
                 coalesce(cosine_stats.cosine_square_sum, 0)
-                + coalesce(
-                    {{ dot_product('queries.reference_cosines', 'queries.reference_cosines') }}, 0
-                )
+                + coalesce(queries.reference_cosine_square_sum, 0)
             )
             / nullif(
                 coalesce(cosine_stats.cosine_count, 0)
-                + coalesce({{ list_length('queries.reference_cosines') }}, 0),
+                + coalesce(queries.reference_cosine_count, 0),
                 0
             ) as cosine_square_mean
         from queries

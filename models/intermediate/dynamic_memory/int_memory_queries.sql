@@ -29,7 +29,9 @@ final as (
         {{ json_text_list('queries.tokens') }} as tokens,
         -- the batch path has no embedder: dense relevance is left out of the score
         cast(null as float[]) as query_embedding,
-        cast(null as double precision[]) as reference_cosines,
+        cast(null as integer) as reference_cosine_count,
+        cast(null as double precision) as reference_cosine_sum,
+        cast(null as double precision) as reference_cosine_square_sum,
         queries.now,
         queries.result_limit,
         queries.score_threshold,

@@ -18,7 +18,7 @@ from ..engines.duckdb import DuckDBEngine
 from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
-from .checks import MemoryInputError, _setting
+from .checks import MemoryInputError, _setting, checked_weights
 from .settings import PROFILE_NAMES, SETTING_SEEDS
 from .time_windows import TimeWindows
 
@@ -102,6 +102,7 @@ class Context:
                     f"unknown profile setting {name!r}; known: {', '.join(sorted(self.settings))}"
                 )
             self.settings[name] = _setting(name, value)
+        checked_weights(self.settings)
         # the seed's time expressions: the windows a batch names (recall.py), read once, as
         # the settings are
         with self.con.cursor() as cur:

@@ -5,6 +5,7 @@ its contract, `contract`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -104,4 +105,20 @@ def _setting(name: str, value: Any) -> Any:
         or value > 1e9
     ):
         raise MemoryInputError(f"{name} must be a finite number from 0, got {value!r}")
+    if name in _DIVISORS and value == 0:
+        raise MemoryInputError(f"{name} must be more than 0 (scores divide by it), got {value!r}")
     return float(value)
+
+
+# the settings a score divides by (model int_memory_events_scored)
+_DIVISORS = ("recency_half_life_days", "recent_use_hours")
+
+
+def checked_weights(settings: Mapping[str, Any]) -> None:
+    """A profile whose word weights are both 0 is refused: a query without a vector has no
+    other relevance, and its score would divide 0 by 0 (model int_memory_events_scored)."""
+    if settings["bm25_weight"] + settings["keyword_weight"] == 0:
+        raise MemoryInputError(
+            "bm25_weight and keyword_weight cannot both be 0 (a query without a vector would "
+            "have no relevance to divide by)"
+        )

@@ -46,7 +46,7 @@ def round_to(value: float, places: int) -> float:
     away from zero, divided back; an infinite or undefined result keeps the value."""
     power = 10.0**places
     scaled = value * power
-    whole = float(math.trunc(scaled))
+    whole = math.copysign(float(math.trunc(scaled)), scaled)  # -0.0 stays -0.0
     if abs(scaled - whole) >= 0.5:
         whole += math.copysign(1.0, scaled)
     rounded = whole / power
@@ -65,12 +65,8 @@ def _coalesce(value: float | None) -> float:
 def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, Any]:
     """Model int_memory_events_scored's baselines: the cosines' min-max scale and the pooled
     mean and square mean the evidence gate reads (the player's events and the reference
-    sentences)."""
-    references = query["reference_cosines"]
-    total = stats.get("cosine_count")
-    count = _coalesce(total) + (0 if references is None else len(references))
-    reference_sum = sum(references) if references else None
-    reference_squares = sum(c * c for c in references) if references else None
+    sentences, each summed once before: vector_cache, Vectors.reference_stats)."""
+    count = _count(stats.get("cosine_count")) + _count(query["reference_cosine_count"])
     return {
         "has_vector": query["query_embedding"] is not None,
         **{
@@ -80,11 +76,20 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
         },
         "cosine_mean": None
         if count == 0
-        else (_coalesce(stats.get("cosine_sum")) + _coalesce(reference_sum)) / count,
+        else (_coalesce(stats.get("cosine_sum")) + _coalesce(query["reference_cosine_sum"]))
+        / count,
         "cosine_square_mean": None
         if count == 0
-        else (_coalesce(stats.get("cosine_square_sum")) + _coalesce(reference_squares)) / count,
+        else (
+            _coalesce(stats.get("cosine_square_sum"))
+            + _coalesce(query["reference_cosine_square_sum"])
+        )
+        / count,
     }
+
+
+def _count(value: int | None) -> int:
+    return 0 if value is None else value
 
 
 def _dense_z(cosine: float | None, base: Mapping[str, Any]) -> float | None:
@@ -255,7 +260,7 @@ def scored(
 
 def selected(
     rows: Sequence[dict[str, Any]], query: Mapping[str, Any], timeline: Iterable[int]
-) -> list[dict[str, Any]]:
+) -> None:
     """Model int_memory_events_selected for one query: with evidence, not in its `timeline`
     (event ids), at or above the threshold, then the top result_limit by score or, with a
     roulette seed, a weighted draw."""
@@ -280,7 +285,6 @@ def selected(
     for row in rows:
         rank = row["selection_rank"]
         row["is_selected"] = rank is not None and rank <= query["result_limit"]
-    return list(rows)
 
 
 def shown_events(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

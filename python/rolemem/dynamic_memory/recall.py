@@ -35,6 +35,7 @@ from .sql import (
     FAST_TIME_WINDOWS,
     LEXICAL_COLUMNS,
     LOGGED,
+    NO_REFERENCES,
     logged_columns,
     query_select,
 )
@@ -55,7 +56,8 @@ _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_
 # The signal rows a batch's candidates are scored in Python for (event_scores), at most: a
 # candidate costs ~33 us there (its row made a dict, scored, judged) against ~12 in the
 # statement, which plans ~40 operators more (~18 ms), so they cross at ~850 candidates
-# (bench_recall_scale: 394 candidates a query 40 ms against 52; ~6,900 took 260 against 128).
+# (bench_recall_scale, 2026-11-30: 394 candidates a query 38-45 ms scored here against 52-53
+# in the statement; ~6,900 took 236-289 against 128).
 MOST_SCORED = 800
 # what it answers when the caller scores the candidates (event_scores)
 _SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_entities", "memory_query_timeline")
@@ -275,16 +277,13 @@ class Recall:
         started = time.perf_counter()
         context = self.context
         # each query's vector and its cosines with the reference sentences (None: no embedder)
-        inputs = [
-            {**query.params, "query_embedding": None, "reference_cosines": None}
-            for query in queries
-        ]
+        inputs = [{**query.params, "query_embedding": None, **NO_REFERENCES} for query in queries]
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
             vectors = self.vectors.embed_queries(texts)
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
                 values["query_embedding"] = vector
-                values["reference_cosines"] = self.vectors.reference_cosines(text, vector)
+                values |= self.vectors.reference_stats(text, vector)
         embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         # the windows the texts name: whether the statement plans one, and (embedded) its
@@ -317,6 +316,8 @@ class Recall:
         )
         lexical = self._lexical(inputs, reachable, words)
         bound = {**stats, **lexical}
+        if self._fast is not None and windows is not None:
+            bound |= windows
         # with the windows known here, the signal rows too (the model's union: FAST_SIGNALS),
         # unless its words and meanings alone make too many to score here (below)
         signals = None
@@ -330,7 +331,7 @@ class Recall:
             signals = signal_rows(
                 lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
             )
-            bound |= windows | signals
+            bound |= signals
         # and then scores and selects the candidates the statement answers (event_scores),
         # unless the statement renders the prompt text (which reads the selected events) or
         # the batch has more signal rows than Python scores faster than the models
@@ -359,7 +360,8 @@ class Recall:
             if self._fast is None
             else {
                 **FAST_LEXICAL,
-                **({**FAST_TIME_WINDOWS, **FAST_SIGNALS} if signals is not None else {}),
+                **(FAST_TIME_WINDOWS if windows is not None else {}),
+                **(FAST_SIGNALS if signals is not None else {}),
             },
         )
         rows = self.lookups.run_models(sql, inputs, bound, dense)

@@ -41,6 +41,15 @@ DENSE_COLUMNS = {
 }
 
 
+# the query's cosines with the reference sentences, pooled (Vectors.reference_stats)
+REFERENCE_FIELDS = {
+    "reference_cosine_count": "integer",
+    "reference_cosine_sum": "double",
+    "reference_cosine_square_sum": "double",
+}
+NO_REFERENCES = dict.fromkeys(REFERENCE_FIELDS)
+
+
 # What each query of a batch brings (one list per name, a position per query: the models
 # carry query_id, so one statement answers every query waiting); the settings are the
 # DynamicMemory's, the same for all.
@@ -53,7 +62,7 @@ QUERY_FIELDS = {
     "query_text": "varchar",
     "tokens": "varchar[]",
     "query_embedding": "float[]",
-    "reference_cosines": "double[]",
+    **REFERENCE_FIELDS,
     "now": "timestamp",
     "result_limit": "integer",
     "score_threshold": "double",
@@ -331,6 +340,19 @@ _CANDIDATES_JOIN = """left join (
 ) as candidates on candidates.query_id = queries.query_id"""
 
 
+# Every candidate of a query with what its answer row shows (macro memory_event_fields), for
+# the caller to score and select (event_scores): the fields joined here, not carried through
+# the scoring models' windows (PostgreSQL's plan pays per candidate for each column carried).
+_CANDIDATE_ROWS = """(
+    select candidates.*, {fields}
+    from int_memory_event_candidates as candidates
+    inner join int_memory_events_with_official as events
+        on events.event_id = candidates.event_id
+    inner join int_memory_queries as queries
+        on queries.query_id = candidates.query_id
+)"""
+
+
 @functools.cache  # rendered once per set of arguments, not per batch
 def query_select(
     candidates: bool,
@@ -353,8 +375,12 @@ def query_select(
         return render_macro("list_of_rows", relation, order_by, engine=engine)
 
     fields = [(name, name) for name in ("word", "word_source", "level")]
-    # every candidate (each with the fields its answer row shows), for the caller to score
-    events = "int_memory_event_candidates" if scored else "memory_query_events"
+    # every candidate, with the fields its answer row shows, for the caller to score
+    events = (
+        _CANDIDATE_ROWS.format(fields=render_macro("memory_event_fields", engine=engine))
+        if scored
+        else "memory_query_events"
+    )
     return _QUERY_SELECT.format(
         events=rows("events", "events.event_id" if scored else "events.result_index"),
         events_from=f"{events} as events",

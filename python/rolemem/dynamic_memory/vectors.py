@@ -75,10 +75,12 @@ class Vectors:
                 progress(start + len(chunk), len(missing))
         return len(missing)
 
-    def reference_cosines(self, text: str, vector: list[float]) -> list[float]:
-        """Cosines of the query with fixed unrelated sentences in its language: the baseline a
-        memory found by meaning alone must clearly exceed, even in a store of a few memories
-        (cross-language cosines sit lower and would blur it)."""
+    def reference_stats(self, text: str, vector: list[float]) -> dict[str, float | int]:
+        """The count, sum and sum of squares of the query's cosines with fixed unrelated
+        sentences in its language: the baseline a memory found by meaning alone must clearly
+        exceed, even in a store of a few memories (cross-language cosines sit lower and would
+        blur it). Summed here once, so every engine and the Python scoring pool the same
+        doubles (QUERY_FIELDS)."""
         import numpy as np
 
         language = "zh" if any("\u4e00" <= char <= "\u9fff" for char in text) else "en"
@@ -98,4 +100,9 @@ class Vectors:
                     matrix, axis=1, keepdims=True
                 )
         query = np.asarray(vector) / (np.linalg.norm(vector) or 1.0)
-        return [float(c) for c in matrix @ query]
+        cosines = matrix @ query
+        return {
+            "reference_cosine_count": len(cosines),
+            "reference_cosine_sum": float(cosines.sum()),
+            "reference_cosine_square_sum": float((cosines * cosines).sum()),
+        }

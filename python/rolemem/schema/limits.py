@@ -8,12 +8,15 @@ an event keeps its first max_keywords tags, each cut to keyword_length."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
 from ..sql.project import render_macro
+
+log = logging.getLogger(__name__)
 
 MEMORY_LENGTH, KEYWORD_LENGTH, MAX_KEYWORDS, NAME_LENGTH = (
     int(render_macro(name))
@@ -38,13 +41,28 @@ def _fit(value: str | None, limit: int, optional: bool) -> str | None:
     return value if len(value) <= limit else value.strip()[:limit]
 
 
-def _tags(tags: list[str] | None) -> list[str] | None:
+def _tags(tags: Any) -> list[str] | None:
     """An event's tags within the limits: each cut, the blank ones dropped, the first
-    MAX_KEYWORDS kept."""
+    MAX_KEYWORDS kept. Whatever an older version stored is read as tags, never refused (a
+    step that raised would keep the store from opening): a number as its text, one text as
+    one tag, anything else as none."""
     if tags is None:
         return None
-    fitted = (_fit(tag, KEYWORD_LENGTH, optional=True) for tag in tags)
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list):
+        return []
+    texts = (tag if isinstance(tag, str) else json.dumps(tag) for tag in tags if tag is not None)
+    fitted = (_fit(tag, KEYWORD_LENGTH, optional=True) for tag in texts)
     return [tag for tag in fitted if tag is not None][:MAX_KEYWORDS]
+
+
+def _json(text: str) -> Any:
+    """Stored JSON text read; text that is not JSON: itself (one tag)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def fit_rows(connection: Any, table: str, texts: Mapping[str, int], *, tags: bool) -> list[int]:
@@ -57,7 +75,7 @@ def fit_rows(connection: Any, table: str, texts: Mapping[str, int], *, tags: boo
     for stored in selected.mappings():
         row = dict(stored)
         if tags and isinstance(row["keywords"], str):  # DuckDB's JSON is text
-            row["keywords"] = json.loads(row["keywords"])
+            row["keywords"] = _json(row["keywords"])
         fitted: dict[str, Any] = {
             name: _fit(row[name], limit, name in _OPTIONAL) for name, limit in texts.items()
         }
@@ -74,4 +92,6 @@ def fit_rows(connection: Any, table: str, texts: Mapping[str, int], *, tags: boo
     if changed:
         update = sa.text(f"update {table} set {', '.join(sets)} where id = :id")
         connection.execute(update, changed)
+        # what was cut is gone: said, not silent
+        log.warning("%s: %d rows brought within today's limits", table, len(changed))
     return [fitted["id"] for fitted in changed]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ...dynamic_memory import contract
 from ...dynamic_memory.contract import (
     EntityEdit,
     EntityRecord,
@@ -12,6 +11,7 @@ from ...dynamic_memory.contract import (
     EventRecord,
     Owned,
 )
+from ...dynamic_memory.contract import FactEdit as FactValue
 from .common import (
     ID_LENGTH,
     GameTime,
@@ -267,5 +267,5 @@ class Knowledge(Response):
 
 
 # a fact's edit, its one contract (the Python API's change_fact too), as a request
-class FactEdit(Request, contract.FactEdit):
+class FactEdit(Request, FactValue):
     """A fact's new value: stored as a new fact at the same line (the old one stays, ended)."""
