@@ -21,7 +21,7 @@ from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
 from ..text.tokens import search_keywords, search_terms, simple_lower
-from . import event_scores, prompt_texts
+from . import entity_scores, event_scores, prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
@@ -52,8 +52,12 @@ _TARGETS = (
     "memory_recall_candidates",
 )
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
-# what it answers when the caller scores the candidates (event_scores)
-_SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_entities", "memory_query_timeline")
+# what it answers when the caller scores the candidates (event_scores) and gathers the entity
+# hits (entity_scores): the hits when the batch plans entities, with their mention lines when
+# any came from lines (vars recall_entities, recall_mention_lines)
+_SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
+_HITS = ("int_memory_entity_hits",)
+_HITS_WITH_LINES = (*_HITS, "int_memory_entity_mention_lines")
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -108,6 +112,19 @@ def _scored(
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
     return (row[0], event_scores.shown_events(scored), *row[2:5], judged, *row[6:])
+
+
+def _gathered(row: tuple[Any, ...], words: Sequence[Word]) -> tuple[Any, ...]:
+    """One query's answer row with its entity hits (the statement's entities column: ranked
+    and cut, each with its mention lines where the batch joins them) gathered and shaped in
+    Python (entity_scores), in the place the statement's recalled entities are. `words`: the
+    query's words."""
+    hits = row[2] or []
+    lines = {
+        hit["entity_id"]: (hit["save_id"], hit["line_ids"]) for hit in hits if "save_id" in hit
+    }
+    recalled = entity_scores.recalled(hits, entity_scores.base_word_count(words))
+    return (*row[:2], entity_scores.shown_entities(recalled, lines) or None, *row[3:])
 
 
 class Recall:
@@ -295,8 +312,10 @@ class Recall:
         scores = self._fast is not None and (rendered or not prompt_text)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
+        entities = variables.get("recall_entities", True)
+        lines = variables.get("recall_mention_lines", True)
         sql = self.lookups.models_sql(
-            _SCORED_TARGETS
+            (*_SCORED_TARGETS, *((_HITS_WITH_LINES if lines else _HITS) if entities else ()))
             if scores
             else _TARGETS
             if prompt_text and not rendered
@@ -306,9 +325,10 @@ class Recall:
                 context.store.name,
                 variables.get("recall_facts", True),
                 prompt_text=prompt_text and not rendered,
-                entities=variables.get("recall_entities", True),
+                entities=entities,
                 words=words is None,
                 scored=scores,
+                lines=lines,
             ),
             variables,
             None
@@ -356,6 +376,8 @@ class Recall:
                 )
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
+            if words is not None and entities:
+                rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
         results = (
             [row[1:] for row in rows]
             if words is None
