@@ -43,21 +43,25 @@ from .vectors import Vectors
 
 log = logging.getLogger(__name__)
 
-# what one recall statement answers
+# what one recall statement answers, with the entities (_entity_targets)
 _TARGETS = (
     "memory_query_events",
-    "memory_query_entities",
     "memory_prompt_texts",
     "memory_query_timeline",
     "memory_recall_candidates",
 )
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
-# what it answers when the caller scores the candidates (event_scores) and gathers the entity
-# hits (entity_scores): the hits when the batch plans entities, with their mention lines when
-# any came from lines (vars recall_entities, recall_mention_lines)
+# what it answers when the caller scores the candidates (event_scores)
 _SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
-_HITS = ("int_memory_entity_hits",)
-_HITS_WITH_LINES = (*_HITS, "int_memory_entity_mention_lines")
+
+
+def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
+    """The entities a statement answers: the recalled ones, or the hits the caller gathers
+    (entity_scores, `gathers`) with their mention lines when any came from lines (`lines`,
+    var recall_mention_lines)."""
+    if not gathers:
+        return ("memory_query_entities",)
+    return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -310,16 +314,24 @@ class Recall:
         # and scores and selects the candidates the statement answers (event_scores), unless
         # the statement renders the prompt text, which reads the selected events
         scores = self._fast is not None and (rendered or not prompt_text)
+        # and gathers the entity hits it answers (entity_scores), unless the statement renders
+        # the prompt text, which reads the recalled entities
+        entities = variables.get("recall_entities", True)
+        gathers = entities and self._fast is not None and (rendered or not prompt_text)
+        lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
-        entities = variables.get("recall_entities", True)
-        lines = variables.get("recall_mention_lines", True)
         sql = self.lookups.models_sql(
-            (*_SCORED_TARGETS, *((_HITS_WITH_LINES if lines else _HITS) if entities else ()))
-            if scores
-            else _TARGETS
-            if prompt_text and not rendered
-            else _TARGETS_WITHOUT_PROMPT_TEXT,
+            (
+                *(
+                    _SCORED_TARGETS
+                    if scores
+                    else _TARGETS
+                    if prompt_text and not rendered
+                    else _TARGETS_WITHOUT_PROMPT_TEXT
+                ),
+                *_entity_targets(gathers, lines),
+            ),
             query_select(
                 candidates,
                 context.store.name,
@@ -328,6 +340,7 @@ class Recall:
                 entities=entities,
                 words=words is None,
                 scored=scores,
+                hits=gathers,
                 lines=lines,
             ),
             variables,
@@ -376,8 +389,8 @@ class Recall:
                 )
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
-            if words is not None and entities:
-                rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
+        if gathers and words is not None:
+            rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
         results = (
             [row[1:] for row in rows]
             if words is None

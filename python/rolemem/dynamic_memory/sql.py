@@ -348,6 +348,7 @@ def query_select(
     entities: bool = True,
     words: bool = True,
     scored: bool = False,
+    hits: bool = False,
     lines: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
@@ -356,9 +357,9 @@ def query_select(
     `entities`: the batch plans the entities (else none, null); `words`: the statement
     computes the words (else null: the caller has them, answer_words); `scored`: the events
     column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), the candidates column is null, and the entities column holds
-    every entity hit (int_memory_entity_hits), which the caller gathers (entity_scores), each
-    with its mention lines' save_id and line_ids when `lines` (var recall_mention_lines)."""
+    selects (event_scores), and the candidates column is null; `hits`: the entities column
+    holds every entity hit (int_memory_entity_hits), which the caller gathers (entity_scores),
+    each with its mention lines' save_id and line_ids when `lines` (var recall_mention_lines)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -371,9 +372,9 @@ def query_select(
         events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
         entities_join=_ENTITIES_JOIN.format(
-            entities=rows("entities", "entities.entity_id" if scored else "entities.result_index"),
+            entities=rows("entities", "entities.entity_id" if hits else "entities.result_index"),
             entities_from=(_HITS_WITH_LINES if lines else "int_memory_entity_hits as entities")
-            if scored
+            if hits
             else "memory_query_entities as entities",
         )
         if entities
