@@ -51,6 +51,11 @@ _TARGETS = (
     "memory_recall_candidates",
 )
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
+# The signal rows a batch's candidates are scored in Python for (event_scores), at most: a
+# candidate costs ~33 us there (its row made a dict, scored, judged) against ~12 in the
+# statement, which plans ~40 operators more (~18 ms), so they cross at ~850 candidates
+# (bench_recall_scale: 394 candidates a query 40 ms against 52; ~6,900 took 260 against 128).
+MOST_SCORED = 800
 # what it answers when the caller scores the candidates (event_scores)
 _SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
 
@@ -311,9 +316,6 @@ class Recall:
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
-        # and scores and selects the candidates the statement answers (event_scores), unless
-        # the statement renders the prompt text, which reads the selected events
-        scores = self._fast is not None and (rendered or not prompt_text)
         # and gathers the entity hits it answers (entity_scores), unless the statement renders
         # the prompt text, which reads the recalled entities
         entities = variables.get("recall_entities", True)
@@ -321,6 +323,48 @@ class Recall:
         lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
+        # the fast path reads the queries' reachable events once, for BM25 and the vectors
+        reachable = (
+            None
+            if self._fast is None
+            else read_reachable(
+                context.store.columns,
+                [(values["agent_id"], values["user_id"]) for values in inputs],
+                vectors=self._cache is not None
+                and any(values["query_embedding"] is not None for values in inputs),
+            )
+        )
+        dense, stats = dense_batch(
+            self._cache,
+            context.store.columns,
+            inputs,
+            int(context.settings["dense_candidates"]),
+            None if reachable is None else [events.with_vectors() for events in reachable],
+        )
+        lexical = self._lexical(inputs, reachable, words)
+        bound = {**stats, **lexical}
+        # with the windows known here, the signal rows too (the model's union: FAST_SIGNALS),
+        # unless its words and meanings alone make too many to score here (below)
+        signals = None
+        known = len(lexical.get("lexical_event_id", ())) + len(dense["event_id"])
+        if (
+            self._fast is not None
+            and windows is not None
+            and reachable is not None
+            and known <= MOST_SCORED
+        ):
+            signals = signal_rows(
+                lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
+            )
+            bound |= windows | signals
+        # and then scores and selects the candidates the statement answers (event_scores),
+        # unless the statement renders the prompt text (which reads the selected events) or
+        # the batch has more signal rows than Python scores faster than the models
+        scores = (
+            signals is not None
+            and (rendered or not prompt_text)
+            and len(signals["signals_event_id"]) <= MOST_SCORED
+        )
         sql = self.lookups.models_sql(
             (
                 *(
@@ -348,34 +392,9 @@ class Recall:
             if self._fast is None
             else {
                 **FAST_LEXICAL,
-                # with the windows known here, the signal rows too (the model's union)
-                **({**FAST_TIME_WINDOWS, **FAST_SIGNALS} if windows is not None else {}),
+                **({**FAST_TIME_WINDOWS, **FAST_SIGNALS} if signals is not None else {}),
             },
         )
-        # the fast path reads the queries' reachable events once, for BM25 and the vectors
-        reachable = (
-            None
-            if self._fast is None
-            else read_reachable(
-                context.store.columns,
-                [(values["agent_id"], values["user_id"]) for values in inputs],
-                vectors=self._cache is not None
-                and any(values["query_embedding"] is not None for values in inputs),
-            )
-        )
-        dense, stats = dense_batch(
-            self._cache,
-            context.store.columns,
-            inputs,
-            int(context.settings["dense_candidates"]),
-            None if reachable is None else [events.with_vectors() for events in reachable],
-        )
-        lexical = self._lexical(inputs, reachable, words)
-        bound = {**stats, **lexical}
-        if self._fast is not None and windows is not None and reachable is not None:
-            bound |= windows | signal_rows(
-                lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
-            )
         rows = self.lookups.run_models(sql, inputs, bound, dense)
         if scores:
             rows = [
