@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
-from rolemem.dynamic_memory import entity_scores
+from rolemem.dynamic_memory import entity_scores, recall
 from rolemem.memory_loop import MemoryLoop
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.sql.project import render_macro
@@ -54,8 +54,14 @@ def _question(rng: random.Random, saves: list[int]) -> tuple[str, dict]:
     }
 
 
-@pytest.mark.parametrize("entity_limit", [2, 6])
-def test_the_entities_gathered_in_python_are_the_models(entity_limit):
+@pytest.mark.parametrize(
+    ("entity_limit", "most_scored"),
+    [(2, recall.MOST_SCORED), (6, recall.MOST_SCORED), (3, 0)],
+    ids=["limit 2", "limit 6", "events by the models"],
+)
+def test_the_entities_gathered_in_python_are_the_models(entity_limit, most_scored, monkeypatch):
+    # most_scored 0: the events fall back to the models, the entities are gathered still
+    monkeypatch.setattr(recall, "MOST_SCORED", most_scored)
     rng = random.Random(entity_limit)
     con = duckdb.connect()
     profile = {"entity_limit": entity_limit}
