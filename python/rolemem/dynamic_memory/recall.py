@@ -21,7 +21,7 @@ from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
 from ..text.tokens import search_keywords, search_terms, simple_lower
-from . import event_scores, prompt_texts
+from . import entity_scores, event_scores, prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .lookups import Lookups
@@ -44,10 +44,9 @@ from .vectors import Vectors
 
 log = logging.getLogger(__name__)
 
-# what one recall statement answers
+# what one recall statement answers, with the entities (_entity_targets)
 _TARGETS = (
     "memory_query_events",
-    "memory_query_entities",
     "memory_prompt_texts",
     "memory_query_timeline",
     "memory_recall_candidates",
@@ -60,7 +59,16 @@ _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_
 # in the statement; ~6,900 took 236-289 against 128).
 MOST_SCORED = 800
 # what it answers when the caller scores the candidates (event_scores)
-_SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_entities", "memory_query_timeline")
+_SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
+
+
+def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
+    """The entities a statement answers: the recalled ones, or the hits the caller gathers
+    (entity_scores, `gathers`) with their mention lines when any came from lines (`lines`,
+    var recall_mention_lines)."""
+    if not gathers:
+        return ("memory_query_entities",)
+    return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -115,6 +123,19 @@ def _scored(
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
     return (row[0], event_scores.shown_events(scored), *row[2:5], judged, *row[6:])
+
+
+def _gathered(row: tuple[Any, ...], words: Sequence[Word]) -> tuple[Any, ...]:
+    """One query's answer row with its entity hits (the statement's entities column: ranked
+    and cut, each with its mention lines where the batch joins them) gathered and shaped in
+    Python (entity_scores), in the place the statement's recalled entities are. `words`: the
+    query's words."""
+    hits = row[2] or []
+    lines = {
+        hit["entity_id"]: (hit["save_id"], hit["line_ids"]) for hit in hits if "save_id" in hit
+    }
+    recalled = entity_scores.recalled(hits, entity_scores.base_word_count(words))
+    return (*row[:2], entity_scores.shown_entities(recalled, lines) or None, *row[3:])
 
 
 class Recall:
@@ -294,6 +315,11 @@ class Recall:
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
+        # and gathers the entity hits it answers (entity_scores), unless the statement renders
+        # the prompt text, which reads the recalled entities
+        entities = variables.get("recall_entities", True)
+        gathers = entities and self._fast is not None and (rendered or not prompt_text)
+        lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
@@ -341,19 +367,26 @@ class Recall:
             and len(signals["signals_event_id"]) <= MOST_SCORED
         )
         sql = self.lookups.models_sql(
-            _SCORED_TARGETS
-            if scores
-            else _TARGETS
-            if prompt_text and not rendered
-            else _TARGETS_WITHOUT_PROMPT_TEXT,
+            (
+                *(
+                    _SCORED_TARGETS
+                    if scores
+                    else _TARGETS
+                    if prompt_text and not rendered
+                    else _TARGETS_WITHOUT_PROMPT_TEXT
+                ),
+                *_entity_targets(gathers, lines),
+            ),
             query_select(
                 candidates,
                 context.store.name,
                 variables.get("recall_facts", True),
                 prompt_text=prompt_text and not rendered,
-                entities=variables.get("recall_entities", True),
+                entities=entities,
                 words=words is None,
                 scored=scores,
+                hits=gathers,
+                lines=lines,
             ),
             variables,
             None
@@ -377,6 +410,8 @@ class Recall:
                 )
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
+        if gathers and words is not None:
+            rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
         results = (
             [row[1:] for row in rows]
             if words is None

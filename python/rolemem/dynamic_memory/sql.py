@@ -312,10 +312,18 @@ order by queries.query_id
 # only when the statement computes them (not on the fast path, which has them already).
 _ENTITIES_JOIN = """left join (
     select query_id, {entities} as entities
-    from memory_query_entities as entities
+    from {entities_from}
     group by query_id
 ) as entities on entities.query_id = queries.query_id
 """
+# Every entity hit, for the caller to gather (entity_scores), with the lines the save sees a
+# player's entity came from when any came from lines (var recall_mention_lines).
+_HITS_WITH_LINES = """(
+        select hits.*, sources.save_id, sources.line_ids
+        from int_memory_entity_hits as hits
+        left join int_memory_entity_mention_lines as sources
+            on sources.query_id = hits.query_id and sources.entity_id = hits.entity_id
+    ) as entities"""
 _WORDS_JOIN = """left join (
     select query_id, {words} as words
     from int_memory_query_words
@@ -362,6 +370,8 @@ def query_select(
     entities: bool = True,
     words: bool = True,
     scored: bool = False,
+    hits: bool = False,
+    lines: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
@@ -369,7 +379,9 @@ def query_select(
     `entities`: the batch plans the entities (else none, null); `words`: the statement
     computes the words (else null: the caller has them, answer_words); `scored`: the events
     column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), and the candidates column is null."""
+    selects (event_scores), and the candidates column is null; `hits`: the entities column
+    holds every entity hit (int_memory_entity_hits), which the caller gathers (entity_scores),
+    each with its mention lines' save_id and line_ids when `lines` (var recall_mention_lines)."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -385,7 +397,12 @@ def query_select(
         events=rows("events", "events.event_id" if scored else "events.result_index"),
         events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
-        entities_join=_ENTITIES_JOIN.format(entities=rows("entities", "entities.result_index"))
+        entities_join=_ENTITIES_JOIN.format(
+            entities=rows("entities", "entities.entity_id" if hits else "entities.result_index"),
+            entities_from=(_HITS_WITH_LINES if lines else "int_memory_entity_hits as entities")
+            if hits
+            else "memory_query_entities as entities",
+        )
         if entities
         else "",
         timeline=rows("timeline", "timeline.result_index"),
