@@ -144,8 +144,7 @@ def test_the_entities_gathered_in_python_are_the_models(entity_limit, most_score
     shown, cut, lines, history = 0, 0, 0, 0
     for (text, _), mine, theirs in zip(asked, *answers, strict=True):
         for name in ("memory_entities", "prompt_text", "superseded_facts"):
-            same(getattr(mine, name), getattr(theirs, name), f"{text}: {name}")
-        assert mine.memory_entities == theirs.memory_entities, text  # exact, floats too
+            same(getattr(mine, name), getattr(theirs, name), f"{text}: {name}", exact=True)
         shown += len(mine.memory_entities)
         cut += len(mine.memory_entities) == entity_limit
         lines += sum(entity["line_ids"] is not None for entity in mine.memory_entities)
@@ -161,6 +160,8 @@ def test_the_list_text_macro_written_out():
     sql = "select " + render_macro("list_text", "cast($v as varchar[])")
     rng = random.Random(9)
     pieces = ["画画", "a", " ", "\t", "'", '"', "\\", ",", "(", ")", ":", "=", "[", "]", "{", "}"]
+    # what DuckDB 2.0.1 does not take for a space, and spellings of null inside words
+    pieces += ["\u3000", "\u00a0", "\x1c", "\x85", "😀", "null", "NULL"]
     values = [[], ["画画", "猫"], [""], ["null"], ["NULL"], ["Null"], ["nul"], [None, "x"]]
     values += [
         ["".join(rng.choices(pieces, k=rng.randint(1, 4))) for _ in range(rng.randint(1, 3))]
