@@ -15,11 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from .vector_cache import COSINE_NAMES
+
 _MODULUS = 2147483647  # macro roulette_hash's Lehmer generator
-_COSINES = (
-    ("cosine", "dense_score"),
-    ("context_cosine", "context_score"),
-    ("long_context_cosine", "long_context_score"),
+# each cosine with the score column the models derive from it
+_COSINES = tuple(
+    zip(COSINE_NAMES, ("dense_score", "context_score", "long_context_score"), strict=True)
 )
 
 

@@ -315,10 +315,11 @@ class Recall:
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
-        # and gathers the entity hits it answers (entity_scores), unless the statement renders
-        # the prompt text, which reads the recalled entities
+        # Python reads what the statement selects (the entities' hits, the events' scores)
+        # unless the statement renders the prompt text, which reads the recalled ones
+        python_reads = self._fast is not None and (rendered or not prompt_text)
         entities = variables.get("recall_entities", True)
-        gathers = entities and self._fast is not None and (rendered or not prompt_text)
+        gathers = entities and python_reads
         lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
@@ -362,9 +363,7 @@ class Recall:
         # unless the statement renders the prompt text (which reads the selected events) or
         # the batch has more signal rows than Python scores faster than the models
         scores = (
-            signals is not None
-            and (rendered or not prompt_text)
-            and len(signals["signals_event_id"]) <= MOST_SCORED
+            signals is not None and python_reads and len(signals["signals_event_id"]) <= MOST_SCORED
         )
         sql = self.lookups.models_sql(
             (

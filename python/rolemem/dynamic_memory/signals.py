@@ -13,8 +13,7 @@ import numpy as np
 
 from .reachable import Reachable
 from .sql import SIGNAL_COLUMNS
-
-_COSINES = ("cosine", "context_cosine", "long_context_cosine")
+from .vector_cache import COSINE_NAMES
 
 
 def signal_rows(
@@ -44,7 +43,7 @@ def signal_rows(
 
     if dense is not None:
         for query_id, event_id, *cosines in zip(
-            *(dense[name].tolist() for name in ("query_id", "event_id", *_COSINES)), strict=True
+            *(dense[name].tolist() for name in ("query_id", "event_id", *COSINE_NAMES)), strict=True
         ):
             row((query_id, event_id))[2:5] = cosines  # one dense row per (query, event)
     for query_id, start, end in zip(
