@@ -288,9 +288,9 @@ def test_dense_batch_equals_the_sql_dense_models(dense_store):
 
 
 def test_the_turns_descriptions_read_is_the_models_union(dense_store):
-    """The turn's trace reads its recalled events' descriptions from
-    int_memory_events_with_official over sources narrowed to those ids (a per-turn read); it
-    returns what the whole model holds for them, the designers' and the player's."""
+    """The turn's trace reads its recalled events' descriptions from the tables, written out
+    (a per-turn read); it returns what int_memory_events_with_official holds for them, the
+    designers' and the player's."""
     from rolemem import DynamicMemory
     from rolemem.dynamic_memory.sql import with_official
     from rolemem.turn.companion import _descriptions_sql
