@@ -9,6 +9,8 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent import futures
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +19,7 @@ from ..engines.postgres import CITUS
 from ..memory_builder import history
 from ..retry import retry
 from ..schema.memory import SCOPES, memory_table
+from ..sql import cancel
 from ..sql.batching import Coalescer, per_player, sole_player
 from ..sql.project import render_macro, write_sql
 from ..text.recall_words import RecallWords, Word, answer_words, words_params
@@ -36,6 +39,7 @@ from .sql import (
     LEXICAL_COLUMNS,
     LOGGED,
     NO_REFERENCES,
+    entity_select,
     logged_columns,
     query_select,
 )
@@ -69,6 +73,12 @@ def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
     if not gathers:
         return ("memory_query_entities",)
     return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
+
+
+# The threads that run a batch's entities' statement beside the rest (sql.entity_select):
+# DuckDB plans and runs each on its own cursor, outside the GIL, so a lone turn waits for the
+# longer half (~70 operators each on the demo's turn) instead of one statement of both.
+_ENTITY_PARTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-entities")
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -290,11 +300,22 @@ class Recall:
     def _recall_batch(
         self, queries: Sequence[_Query]
     ) -> list[tuple[tuple[Any, ...], dict[str, float]]]:
-        """A batch of queries: their texts embedded in one call, then one statement, then the
-        side effects the queries ask for in one transaction (before the next batch's statement,
-        which sees them). Per query (in order) its events, entities, prompt text, timeline,
-        candidates (when any query of the batch asks) and words, with the batch's embed, SQL
-        and update times."""
+        """A batch of queries: their texts embedded in one call, then one statement (two on
+        the embedded store, beside each other), then the side effects the queries ask for in
+        one transaction (before the next batch's statement, which sees them). Per query (in
+        order) its events, entities, prompt text, timeline, candidates (when any query of the
+        batch asks) and words, with the batch's embed, SQL and update times."""
+        parts: list[Future[Any]] = []
+        try:
+            return self._answered_batch(queries, parts)
+        finally:
+            # a statement started beside the batch's ends with it, even when the batch fails
+            futures.wait(parts)
+
+    def _answered_batch(
+        self, queries: Sequence[_Query], parts: list[Future[Any]]
+    ) -> list[tuple[tuple[Any, ...], dict[str, float]]]:
+        """_recall_batch's work; each statement it starts beside its own goes in `parts`."""
         started = time.perf_counter()
         context = self.context
         # each query's vector and its cosines with the reference sentences (None: no embedder)
@@ -323,6 +344,24 @@ class Recall:
         lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
+        # the entity hits Python gathers come from a statement of their own (sql.entity_select,
+        # with the superseded facts its models resolve anyway), which runs beside the rest of
+        # the recall from here: it needs neither the reachable events nor the signals
+        facts = variables.get("recall_facts", True)
+        apart: Future[list[tuple[Any, ...]]] | None = None
+        if gathers and words is not None:
+            apart = _ENTITY_PARTS.submit(
+                cancel.carried(self.lookups.run_models),
+                self.lookups.models_sql(
+                    _entity_targets(gathers, lines),
+                    entity_select(context.store.name, facts, lines),
+                    variables,
+                    {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
+                ),
+                inputs,
+                {**words_params(words, "query_id"), **(windows or {})},
+            )
+            parts.append(apart)
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
         reachable = (
             None
@@ -365,6 +404,15 @@ class Recall:
         scores = (
             signals is not None and python_reads and len(signals["signals_event_id"]) <= MOST_SCORED
         )
+        provided = (
+            None
+            if self._fast is None
+            else {
+                **FAST_LEXICAL,
+                **(FAST_TIME_WINDOWS if windows is not None else {}),
+                **(FAST_SIGNALS if signals is not None else {}),
+            }
+        )
         sql = self.lookups.models_sql(
             (
                 *(
@@ -374,27 +422,19 @@ class Recall:
                     if prompt_text and not rendered
                     else _TARGETS_WITHOUT_PROMPT_TEXT
                 ),
-                *_entity_targets(gathers, lines),
+                *(() if apart is not None else _entity_targets(gathers, lines)),
             ),
             query_select(
                 candidates,
                 context.store.name,
-                variables.get("recall_facts", True),
+                facts and apart is None,
                 prompt_text=prompt_text and not rendered,
-                entities=entities,
+                entities=entities and apart is None,
                 words=words is None,
                 scored=scores,
-                hits=gathers,
-                lines=lines,
             ),
             variables,
-            None
-            if self._fast is None
-            else {
-                **FAST_LEXICAL,
-                **(FAST_TIME_WINDOWS if windows is not None else {}),
-                **(FAST_SIGNALS if signals is not None else {}),
-            },
+            provided,
         )
         rows = self.lookups.run_models(sql, inputs, bound, dense)
         if scores:
@@ -409,8 +449,14 @@ class Recall:
                 )
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
-        if gathers and words is not None:
-            rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
+        if apart is not None and words is not None:
+            # the entities' statement's rows in their place (query_id order, as these)
+            rows = [
+                _gathered((*row[:2], hits, *row[3:7], superseded), found)
+                for row, (_, hits, superseded), found in zip(
+                    rows, apart.result(), words, strict=True
+                )
+            ]
         results = (
             [row[1:] for row in rows]
             if words is None

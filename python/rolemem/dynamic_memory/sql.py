@@ -370,8 +370,6 @@ def query_select(
     entities: bool = True,
     words: bool = True,
     scored: bool = False,
-    hits: bool = False,
-    lines: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
@@ -379,9 +377,8 @@ def query_select(
     `entities`: the batch plans the entities (else none, null); `words`: the statement
     computes the words (else null: the caller has them, answer_words); `scored`: the events
     column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), and the candidates column is null; `hits`: the entities column
-    holds every entity hit (int_memory_entity_hits), which the caller gathers (entity_scores),
-    each with its mention lines' save_id and line_ids when `lines` (var recall_mention_lines)."""
+    selects (event_scores), and the candidates column is null. The entity hits a caller
+    gathers itself come from entity_select."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -397,14 +394,7 @@ def query_select(
         events=rows("events", "events.event_id" if scored else "events.result_index"),
         events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
-        entities_join=_ENTITIES_JOIN.format(
-            entities=rows("entities", "entities.entity_id" if hits else "entities.result_index"),
-            entities_from=(_HITS_WITH_LINES if lines else "int_memory_entity_hits as entities")
-            if hits
-            else "memory_query_entities as entities",
-        )
-        if entities
-        else "",
+        entities_join=_entities_join(engine, False, False) if entities else "",
         timeline=rows("timeline", "timeline.result_index"),
         words="words.words" if words else "cast(null as integer[])",
         words_join=_WORDS_JOIN.format(
@@ -424,6 +414,47 @@ def query_select(
         )
         if candidates and not scored
         else "",
+    )
+
+
+def _entities_join(engine: str, hits: bool, lines: bool) -> str:
+    """The batch's entities as a list per query: the recalled ones (memory_query_entities), or
+    with `hits` every entity hit (int_memory_entity_hits), which the caller gathers
+    (entity_scores), each with its mention lines' save_id and line_ids when `lines` (var
+    recall_mention_lines)."""
+    return _ENTITIES_JOIN.format(
+        entities=render_macro(
+            "list_of_rows",
+            "entities",
+            "entities.entity_id" if hits else "entities.result_index",
+            engine=engine,
+        ),
+        entities_from=(_HITS_WITH_LINES if lines else "int_memory_entity_hits as entities")
+        if hits
+        else "memory_query_entities as entities",
+    )
+
+
+# A batch's entity hits and superseded facts alone, one row per query in query_id order: the
+# embedded store's recall runs it on a second cursor beside the statement of the rest
+# (query_select without them), so a lone turn waits for the longer half, not for both.
+_ENTITY_SELECT = """
+select
+    queries.query_id,
+    entities.entities,
+    {superseded} as superseded_fact_count
+from int_memory_queries as queries
+{entities_join}{superseded_join}
+order by queries.query_id
+"""
+
+
+def entity_select(engine: str, facts: bool, lines: bool) -> str:
+    """The entities' half of query_select with `hits` (`facts`, `lines`: as there)."""
+    return _ENTITY_SELECT.format(
+        entities_join=_entities_join(engine, True, lines),
+        superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
+        superseded_join=_SUPERSEDED_JOIN if facts else "",
     )
 
 
