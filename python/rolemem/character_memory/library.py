@@ -84,19 +84,9 @@ _INDEXES: dict[str, list[tuple[str, ...]]] = {
     "int_character_condition_values": [("entry_key", "condition_index")],
     "association_words": [("word",)],
 }
-LIMIT_NAMES = (
-    "attributes_per_category",
-    "attributes_total",
-    "events_total",
-    "dialogue_styles_total",
-    "queue_turns",
-    "queue_attribute_categories",
-    "queue_items_per_category",
-    "queue_events",
-    "queue_dialogue_styles",
-    "expand_strategy",
-    "max_expanded_words",
-)
+# the limits a request may set: the seed recall_limits' integer columns (filter_levels, the
+# list, is bound apart)
+LIMIT_NAMES = tuple(name for name in seed_specs()["recall_limits"][1] if name != "filter_levels")
 
 # What each request of a batch brings: a list per name, a position per request (the models
 # carry request_id and character_id, so one statement answers requests of several
