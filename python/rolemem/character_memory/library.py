@@ -235,12 +235,10 @@ class CharacterLibrary:
             )
         # each character's entry keys: a session's queue is of its own entries (a stored one
         # may name a key a re-import handed to another entry since)
-        keys: dict[str, set[str]] = {}
-        for character_id, entry_key in self._con.execute(
-            "select character_id, entry_key from int_character_entries_unioned"
-        ).fetchall():
-            keys.setdefault(character_id, set()).add(entry_key)
-        self.entry_keys = {character: frozenset(found) for character, found in keys.items()}
+        keys = self._con.execute(
+            "select character_id, list(entry_key) from int_character_entries_unioned group by 1"
+        ).fetchall()
+        self.entry_keys = {character: frozenset(found) for character, found in keys}
         self.characters = frozenset(self.entry_keys)
         self.default_limits = read_settings(self._con, "recall_limits")
         # a config without secondary keywords plans none of their rule (each operator is
