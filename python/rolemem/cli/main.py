@@ -1,5 +1,5 @@
-"""Command line: `rolemem init-db | memory | recall | query | observe | timeline | maintain |
-official | config`. Errors are one line and exit code 2; `--verbose` shows the library logs."""
+"""Command line: `rolemem <command>` (`rolemem --help` lists them). Errors are one line and exit
+code 2; `--verbose` shows the library logs."""
 
 from __future__ import annotations
 
