@@ -233,18 +233,37 @@ def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: li
     with open(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
-        for row in config.tables[table]:
-            row = {**RULE_DEFAULTS, **row}  # rows built before the recall rules have defaults
+        for row in zip(*config_columns(config, table).values(), strict=True):
             writer.writerow(
                 [
-                    json.dumps(row[c], ensure_ascii=False, separators=(",", ":"))
-                    if c in JSON_COLUMNS
-                    else ("" if row[c] is None else str(row[c]).lower())
-                    if c == "is_constant"
-                    else ("" if row[c] is None else row[c])
-                    for c in columns
+                    "" if value is None else str(value).lower() if c == "is_constant" else value
+                    for c, value in zip(columns, row, strict=True)
                 ]
             )
+
+
+def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
+    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
+    shifted by `offset`)."""
+    rows = config.tables[seed]
+    return {
+        column: [
+            row[column] + offset
+            if column == "ordinal"
+            # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
+            # quotes a condition's value the same way
+            else json.dumps(
+                row.get(column, RULE_DEFAULTS.get(column)),
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            if column in JSON_COLUMNS
+            # rows built before the recall rules (or by hand) have their defaults
+            else row.get(column, RULE_DEFAULTS.get(column))
+            for row in rows
+        ]
+        for column in SEED_COLUMNS[seed]
+    }
 
 
 def report_problems(

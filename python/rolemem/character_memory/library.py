@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,12 +33,11 @@ from ..text.recall_words import RecallWords, Word, word_columns, words_params
 from . import entry_matches, prompt_fill, recall_rows
 from .config import (
     COLUMN_TYPES,
-    JSON_COLUMNS,
-    RULE_DEFAULTS,
     SEED_COLUMNS,
     CharacterConfig,
     ConfigError,
     ConfigWarning,
+    config_columns,
     demo_config,
     read_seed_csvs,
     report_problems,
@@ -86,19 +84,9 @@ _INDEXES: dict[str, list[tuple[str, ...]]] = {
     "int_character_condition_values": [("entry_key", "condition_index")],
     "association_words": [("word",)],
 }
-LIMIT_NAMES = (
-    "attributes_per_category",
-    "attributes_total",
-    "events_total",
-    "dialogue_styles_total",
-    "queue_turns",
-    "queue_attribute_categories",
-    "queue_items_per_category",
-    "queue_events",
-    "queue_dialogue_styles",
-    "expand_strategy",
-    "max_expanded_words",
-)
+# the limits a request may set: the seed recall_limits' integer columns (filter_levels, the
+# list, is bound apart)
+LIMIT_NAMES = tuple(name for name in seed_specs()["recall_limits"][1] if name != "filter_levels")
 
 # What each request of a batch brings: a list per name, a position per request (the models
 # carry request_id and character_id, so one statement answers requests of several
@@ -247,12 +235,10 @@ class CharacterLibrary:
             )
         # each character's entry keys: a session's queue is of its own entries (a stored one
         # may name a key a re-import handed to another entry since)
-        keys: dict[str, set[str]] = {}
-        for character_id, entry_key in self._con.execute(
-            "select character_id, entry_key from int_character_entries_unioned"
-        ).fetchall():
-            keys.setdefault(character_id, set()).add(entry_key)
-        self.entry_keys = {character: frozenset(found) for character, found in keys.items()}
+        keys = self._con.execute(
+            "select character_id, list(entry_key) from int_character_entries_unioned group by 1"
+        ).fetchall()
+        self.entry_keys = {character: frozenset(found) for character, found in keys}
         self.characters = frozenset(self.entry_keys)
         self.default_limits = read_settings(self._con, "recall_limits")
         # a config without secondary keywords plans none of their rule (each operator is
@@ -372,16 +358,7 @@ class CharacterLibrary:
         if not self._fills_prompts:
             return [tuple(row[1:]) for row in rows]
         return [
-            (
-                *row[1:4],
-                *prompt_fill.prompts(
-                    request.values.get("template"),
-                    row[1:4],
-                    request.values["user_name"],
-                    request.values["char_name"],
-                ),
-                *row[7:],
-            )
+            (*_prompted(request.values, row[1:4]), *row[7:])
             for request, row in zip(requests, rows, strict=True)
         ]
 
@@ -410,11 +387,7 @@ class CharacterLibrary:
             values = request.values
             matched = matcher.matched(number, values, found, self._has_secondary_keywords)
             answer = rows.recall(number, values, matched, unlocked, found, request.explain)
-            blocks = answer[:3]
-            fills = prompt_fill.prompts(
-                values.get("template"), blocks, values["user_name"], values["char_name"]
-            )
-            answers.append((*blocks, *fills, *answer[3:]))
+            answers.append((*_prompted(values, answer[:3]), *answer[3:]))
         return answers
 
     def _matched_params(
@@ -508,6 +481,12 @@ def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]
     return params
 
 
+def _prompted(values: Mapping[str, Any], blocks: Sequence[Any]) -> tuple[Any, ...]:
+    """A request's three blocks and its template filled with them here (prompt_fill)."""
+    names = (values["user_name"], values["char_name"])
+    return (*blocks, *prompt_fill.prompts(values.get("template"), blocks, *names))
+
+
 def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> None:
     """The verdicts of new (character, context) pairs, judged by the model."""
     sql = write_sql(
@@ -559,30 +538,6 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, seed: str, columns: dict[str, l
     con.execute(write_sql("delete_all_rows", seed))
     if any(len(values) for values in columns.values()):
         con.execute(write_sql("append_columns", seed, tuple(columns)), columns)
-
-
-def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
-    """One seed table's rows of `config` as bound columns (JSON columns as text, ordinals
-    shifted by `offset`)."""
-    rows = config.tables[seed]
-    return {
-        column: [
-            row[column] + offset
-            if column == "ordinal"
-            # compact, as the seed CSVs and DuckDB's json_extract write it: every engine
-            # quotes a condition's value the same way
-            else json.dumps(
-                row.get(column, RULE_DEFAULTS.get(column)),
-                ensure_ascii=False,
-                separators=(",", ":"),
-            )
-            if column in JSON_COLUMNS
-            # rows built before the recall rules (or by hand) have their defaults
-            else row.get(column, RULE_DEFAULTS.get(column))
-            for row in rows
-        ]
-        for column in SEED_COLUMNS[seed]
-    }
 
 
 def _insert_config_rows(con: duckdb.DuckDBPyConnection, config: CharacterConfig) -> None:

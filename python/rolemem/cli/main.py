@@ -1,5 +1,5 @@
-"""Command line: `rolemem init-db | memory | recall | query | observe | timeline | maintain |
-official | config`. Errors are one line and exit code 2; `--verbose` shows the library logs."""
+"""Command line: `rolemem <command>` (`rolemem --help` lists them). Errors are one line and exit
+code 2; `--verbose` shows the library logs."""
 
 from __future__ import annotations
 
@@ -34,13 +34,21 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "--now": {"help": "ISO time (default: now)"},
     "--llm-base-url": {"help": "OpenAI-compatible base URL (.../v1)"},
     "--llm-model": {"help": "model name"},
+    "--param": {"action": "append", "default": [], "metavar": "FIELD=VALUE"},
 }
 
 
-def _add(parser: Any, *flags: str) -> None:
-    """The shared options `flags` names, in that order."""
+def _add(parser: Any, *flags: str | tuple[str, str]) -> None:
+    """The shared options `flags` names, in that order; a (flag, help) pair: the option with
+    this command's own help."""
     for flag in flags:
-        parser.add_argument(flag, **_OPTIONS[flag])
+        name, text = flag if isinstance(flag, tuple) else (flag, _OPTIONS[flag]["help"])
+        parser.add_argument(name, **{**_OPTIONS[name], "help": text})
+
+
+def _switch(parser: Any, flag: str, text: str) -> None:
+    """An on/off option (off unless given)."""
+    parser.add_argument(flag, action="store_true", help=text)
 
 
 def _version() -> str:
@@ -67,11 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         "database: --db postgresql://…)",
     )
     init.add_argument("--db", help=_DB_HELP + "; or a postgresql:// URL")
-    init.add_argument(
-        "--demo",
-        action="store_true",
-        help="drop and reload the demo saves (the spec's two examples)",
-    )
+    _switch(init, "--demo", "drop and reload the demo saves (the spec's two examples)")
     init.add_argument(
         "--copy-from",
         metavar="PATH",
@@ -91,10 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     _add(memory, "--save", "--role")
     memory.add_argument("--script-role", help="the character's script_role_id (script NPC)")
     memory.add_argument("--name", help="the character's display_name")
-    memory.add_argument(
-        "--no-context-emotion",
-        action="store_true",
-        help="omit 【emotion】 from other speakers' background lines",
+    _switch(
+        memory, "--no-context-emotion", "omit 【emotion】 from other speakers' background lines"
     )
 
     recall = commands.add_parser(
@@ -105,19 +107,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add(recall, "--character")
     recall.add_argument("--text", required=True, help="the player's input")
-    recall.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help='context field, repeatable; VALUE is JSON if it parses (2, ["a","b"], true) else text',
+    _add(
+        recall,
+        (
+            "--param",
+            'context field, repeatable; VALUE is JSON if it parses (2, ["a","b"], true) else text',
+        ),
     )
-    recall.add_argument(
-        "--all-unlocked", action="store_true", help="recall every unlocked entry, relevant or not"
-    )
+    _switch(recall, "--all-unlocked", "recall every unlocked entry, relevant or not")
     recall.add_argument("--user-name", help="player name ({{user}}; never a recall word)")
     recall.add_argument("--char-name", help="character name ({{char}}; never a recall word)")
-    recall.add_argument("--explain", action="store_true", help="add why each entry is shown")
+    _switch(recall, "--explain", "add why each entry is shown")
     recall.add_argument(
         "--db", help="DuckDB file with the dbt seeds (default: the shipped demo config)"
     )
@@ -140,16 +140,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--user-name", help="player name (never a recall word)")
     query.add_argument("--agent-name", help="agent name (never a recall word)")
     query.add_argument("--save", type=int, help="the save being played (branch-aware recall)")
-    query.add_argument(
-        "--keyword-only",
-        action="store_true",
-        help="no embedder (default: the bundled multilingual-e5-small)",
-    )
-    query.add_argument(
+    _switch(query, "--keyword-only", "no embedder (default: the bundled multilingual-e5-small)")
+    _switch(
+        query,
         "--update",
-        action="store_true",
-        help="count this recall (strength +15, recall_count); off by default "
-        "here, so looking never changes the store",
+        "count this recall (strength +15, recall_count); off by default here, so looking never "
+        "changes the store",
     )
     _add(query, "--db")
 
@@ -213,16 +209,9 @@ stored, not extracted).""",
     explain.add_argument("--agent", help="agent_id of the dynamic memories (default: character)")
     _add(explain, "--save", "--user", "--role", "--script-role")
     explain.add_argument("--message", required=True, help="the player's new message")
-    explain.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="game context (queryParams), repeatable",
-    )
-    _add(explain, "--now")
-    explain.add_argument("--keyword-only", action="store_true", help="no embedder")
-    explain.add_argument("--messages", action="store_true", help="also print the messages")
+    _add(explain, ("--param", "game context (queryParams), repeatable"), "--now")
+    _switch(explain, "--keyword-only", "no embedder")
+    _switch(explain, "--messages", "also print the messages")
 
     official = commands.add_parser(
         "official", help="import/export an agent's official (designer) memories as JSON"
@@ -233,9 +222,7 @@ stored, not extracted).""",
     )
     official_import.add_argument("file", help="JSON as `official export` writes it")
     _add(official_import, "--db")
-    official_import.add_argument(
-        "--keyword-only", action="store_true", help="no vectors (default: the bundled e5 embedder)"
-    )
+    _switch(official_import, "--keyword-only", "no vectors (default: the bundled e5 embedder)")
     official_export = official_commands.add_parser("export", help="print an agent's as JSON")
     official_export.add_argument("--agent", required=True)
     _add(official_export, "--db")
@@ -533,15 +520,8 @@ def _query(args: argparse.Namespace) -> None:
             update=args.update,
             save_id=args.save,
         )
-    _print_json(
-        {
-            "memory_events": response.memory_events,
-            "memory_entities": response.memory_entities,
-            "additional_info": response.additional_info,
-            "timeline": response.timeline,
-            "prompt_text": response.prompt_text,
-        }
-    )
+    fields = ("memory_events", "memory_entities", "additional_info", "timeline", "prompt_text")
+    _print_json({name: getattr(response, name) for name in fields})
 
 
 def _config(args: argparse.Namespace) -> None:

@@ -120,9 +120,8 @@ STORED_LINE_FIELDS = (
     "present_role_ids",
     "present_script_role_ids",
 )
-_STORED_LINES_SQL = """
-select line_id, role_id, script_role_id, attribute, display_name, content, original_emotion,
-    tts_content, action_content, role_name, present_role_ids, present_script_role_ids
+_STORED_LINES_SQL = f"""
+select line_id, {", ".join(STORED_LINE_FIELDS[1:])}
 from int_lines_chained_to_root
 where save_id = $save_id
 order by line_position

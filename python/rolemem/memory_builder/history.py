@@ -38,10 +38,6 @@ FACTS_TABLE = "int_save_facts_resolved"
 WRITE_TIME_TABLES = (*TABLES, FACTS_TABLE)
 
 
-def _tables(facts: bool) -> tuple[str, ...]:
-    return WRITE_TIME_TABLES if facts else TABLES
-
-
 # The saves' own lines and those of the saves they were forked from ($lineage_ids, see
 # `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
 # leaves its save off a fork point is seen and reported.
@@ -475,23 +471,26 @@ _FACT_SOURCES = (
     "memory_fact_attributes.attribute",
     "memory_fact_attribute_aliases.alias",
 )
+# the columns ensure_tables looks for: each history table's save_id (it exists), the newest
+# columns, the facts' sources and the role table's key
 _SCHEMA_SQL = """
 select table_name || '.' || column_name
 from duckdb_columns()
 where
     schema_name = 'main'
-    and (
-        table_name in (
-            'int_lines_chained_to_root', 'memory_messages', 'int_save_history_tips',
-            'int_save_facts_resolved'
-        )
-        and column_name in ('save_id', 'scene', 'user_name', 'present_role_ids')
-        or table_name = 'memory_fact' and column_name = 'line_id'
-        or table_name = 'memory_fact_attributes' and column_name = 'attribute'
-        or table_name = 'memory_fact_attribute_aliases' and column_name = 'alias'
-        or table_name = 'role' and column_name = 'id'
-    )
+    and list_contains(cast($columns as varchar[]), table_name || '.' || column_name)
 """
+_SCHEMA_COLUMNS = [
+    *(f"{table}.save_id" for table in WRITE_TIME_TABLES),
+    *_NEWEST_HISTORY_COLUMNS,
+    *_FACT_SOURCES,
+    "role.id",
+]
+
+
+def _found_columns(cur: duckdb.DuckDBPyConnection) -> set[str]:
+    """Which of _SCHEMA_COLUMNS the store has, as `table.column`."""
+    return {row[0] for row in cur.execute(_SCHEMA_SQL, {"columns": _SCHEMA_COLUMNS}).fetchall()}
 
 
 class Shape(NamedTuple):
@@ -510,15 +509,11 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
     and `role` get the columns rolemem reads) and create the write-time history tables (empty)
     where dbt has not built them yet. Returns the store's shape."""
     _migrate(cur)
-    found = {row[0] for row in cur.execute(_SCHEMA_SQL).fetchall()}
+    found = _found_columns(cur)
     roles = "role.id" in found
     facts = set(_FACT_SOURCES) <= found
-    tables = _tables(facts)
-    existing = {
-        column.split(".")[0]
-        for column in found
-        if column.endswith(".save_id") and column.split(".")[0] in tables
-    }
+    tables = WRITE_TIME_TABLES if facts else TABLES
+    existing = {table for table in tables if f"{table}.save_id" in found}
     # a table missing beside the others (the facts' table, new) is rebuilt with them
     if existing and not (set(_NEWEST_HISTORY_COLUMNS) <= found and set(tables) <= existing):
         for table in tables:  # derived rows only: every save is rebuilt when next read
@@ -633,7 +628,7 @@ def refresh(
         if filled:
             cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
-        for table in _tables(facts):
+        for table in WRITE_TIME_TABLES if facts else TABLES:
             _replace_rows(cur, table, statements[table], params)
         cur.execute("commit")
     except BaseException:
@@ -793,20 +788,13 @@ def refresh_history(
         return len(ensure_fresh(cur, save_ids, store))
 
 
-_EXISTING_TABLES_SQL = """
-select list(table_name) from duckdb_tables()
-where schema_name = 'main' and list_contains(cast($tables as varchar[]), table_name)
-"""
-
-
 def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
     """Delete the write-time history rows of `save_ids` (DuckDB's tables, where they exist;
     an engine that keeps none has nothing to delete), in the caller's transaction (macro
     delete_save_rows). Counts per table."""
     if engine != "duckdb" or not save_ids:
         return {}
-    row = cur.execute(_EXISTING_TABLES_SQL, {"tables": list(WRITE_TIME_TABLES)}).fetchone()
-    existing = set(row[0] or []) if row else set()
+    found = _found_columns(cur)
     return {
         table: len(
             cur.execute(
@@ -814,5 +802,5 @@ def erase(cur: Any, engine: str, save_ids: list[int]) -> dict[str, int]:
             ).fetchall()
         )
         for table in WRITE_TIME_TABLES
-        if table in existing
+        if f"{table}.save_id" in found
     }

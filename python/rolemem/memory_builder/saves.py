@@ -45,7 +45,8 @@ LINE_FIELDS = tuple(Line.model_fields)
 _FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
 
 _SAVE_SQL = """
-select id, user_id, name, last_message_id, forked_from_line_id, user_name
+select
+    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name
 from save where id = $save_id and {player}
 """
 
@@ -57,9 +58,6 @@ def _save_sql(engine: str, lock: bool) -> str:
     and moves it is not interleaved with another process's (macro row_lock)."""
     sql = _SAVE_SQL.format(player=render_macro("player_filter", "user_id", engine=engine))
     return sql + (render_macro("row_lock", engine=engine) if lock else "")
-
-
-_SAVE_COLUMNS = ("save_id", "user_id", "name", "tip_line_id", "forked_from_line_id", "user_name")
 
 
 def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
@@ -154,18 +152,10 @@ where
 order by chain.line_position desc
 limit $limit + 1
 """
-_BRANCH_COLUMNS = (
-    "line_position",
-    "line_id",
-    "parent_line_id",
-    "save_id",
-    *LINE_FIELDS,
-)
 
 
-def _branch_line(row: Sequence[Any]) -> dict[str, Any]:
+def _branch_line(line: dict[str, Any]) -> dict[str, Any]:
     """A branch row as a line, its presence (JSON text, as the chain inherited it) as lists."""
-    line = dict(zip(_BRANCH_COLUMNS, row, strict=True))
     for name in ("present_role_ids", "present_script_role_ids"):
         if isinstance(line[name], str):
             line[name] = json.loads(line[name])
@@ -263,10 +253,10 @@ def owned_save(
     `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
     caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    row = _run(cur, _save_sql(engine, lock), {"save_id": save_id, "user_id": user_id}).fetchone()
-    if row is None or (row[1] is not None and row[1] != user_id):
+    save = _row(cur, _save_sql(engine, lock), {"save_id": save_id, "user_id": user_id})
+    if not save or save["user_id"] not in (None, user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
-    if row[1] is None and not open_ownerless:
+    if save["user_id"] is None and not open_ownerless:
         raise OwnerlessSaveError(
             f"save {save_id} has no owner, so no player may use it: create saves with their "
             "player (POST /saves with user_id), set the owner of a save your game wrote "
@@ -274,7 +264,7 @@ def owned_save(
             "keeps ownership itself, start the service with --open-ownerless-saves",
             field="save_id",
         )
-    return dict(zip(_SAVE_COLUMNS, row, strict=True))
+    return save
 
 
 def create_role(
@@ -428,10 +418,11 @@ def branch_lines(
                 field="before",
             )
         position = found[0]
-    rows = cur.execute(
+    rows = _rows(
+        cur,
         statements["branch"],
         {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
-    ).fetchall()
+    )
     page = [_branch_line(row) for row in rows[:limit]][::-1]
     more = len(rows) > limit
     return {
@@ -793,24 +784,9 @@ class Saves:
         ownerless saves are open."""
         return {"engine": self._store.name, "open_ownerless": self._open}
 
-    def create_role(
-        self,
-        name: str,
-        *,
-        role_id: int | None = None,
-        character_id: str | None = None,
-        agent_id: str | None = None,
-        omniscient: bool = False,
-    ) -> dict[str, Any]:
-        return self._write(
-            create_role,
-            name,
-            role_id=role_id,
-            character_id=character_id,
-            agent_id=agent_id,
-            omniscient=omniscient,
-            engine=self._store.name,
-        )
+    def create_role(self, name: str, **fields: Any) -> dict[str, Any]:
+        """A new role (its fields: the module's `create_role`)."""
+        return self._write(create_role, name, engine=self._store.name, **fields)
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
         return self._write(create_save, **self._on_saves, **fields)
