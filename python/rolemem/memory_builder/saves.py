@@ -784,9 +784,24 @@ class Saves:
         ownerless saves are open."""
         return {"engine": self._store.name, "open_ownerless": self._open}
 
-    def create_role(self, name: str, **fields: Any) -> dict[str, Any]:
-        """A new role (its fields: the module's `create_role`)."""
-        return self._write(create_role, name, engine=self._store.name, **fields)
+    def create_role(
+        self,
+        name: str,
+        *,
+        role_id: int | None = None,
+        character_id: str | None = None,
+        agent_id: str | None = None,
+        omniscient: bool = False,
+    ) -> dict[str, Any]:
+        return self._write(
+            create_role,
+            name,
+            role_id=role_id,
+            character_id=character_id,
+            agent_id=agent_id,
+            omniscient=omniscient,
+            engine=self._store.name,
+        )
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
         return self._write(create_save, **self._on_saves, **fields)
