@@ -318,21 +318,15 @@ class Recall:
         """_recall_batch's work; each statement it starts beside its own goes in `parts`."""
         started = time.perf_counter()
         context = self.context
-        # each query's vector and its cosines with the reference sentences (None: no embedder)
+        # each query's vector and its cosines with the reference sentences, once embedded
+        # (below; None: no embedder)
         inputs = [{**query.params, "query_embedding": None, **NO_REFERENCES} for query in queries]
-        if context.embedder is not None:
-            texts = [query.params["query_text"] for query in queries]
-            vectors = self.vectors.embed_queries(texts)
-            for values, text, vector in zip(inputs, texts, vectors, strict=True):
-                values["query_embedding"] = vector
-                values |= self.vectors.reference_stats(text, vector)
-        embedded = time.perf_counter()
         candidates = any(query.wants_candidates for query in queries)
         # the windows the texts name: whether the statement plans one, and (embedded) its
         # rows; None: a clock out of Python's calendar, the model decides in the statement
         windows = context.time_windows.rows(inputs)
         has_window = windows is None or bool(windows["windows_query_id"])
-        variables = self._plan_variables(inputs, has_window)
+        variables = self._plan_variables(inputs, has_window, context.embedder is not None)
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
@@ -358,10 +352,19 @@ class Recall:
                     variables,
                     {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
                 ),
-                inputs,
+                [dict(values) for values in inputs],  # as they are before the embedding
                 {**words_params(words, "query_id"), **(windows or {})},
             )
             parts.append(apart)
+        # the texts embedded while the entities' statement works (it reads no vector)
+        embedding = time.perf_counter()
+        if context.embedder is not None:
+            texts = [query.params["query_text"] for query in queries]
+            vectors = self.vectors.embed_queries(texts)
+            for values, text, vector in zip(inputs, texts, vectors, strict=True):
+                values["query_embedding"] = vector
+                values |= self.vectors.reference_stats(text, vector)
+        embedded = time.perf_counter()
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
         reachable = (
             None
@@ -490,8 +493,8 @@ class Recall:
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
         timings = {
-            "embed": (embedded - started) * 1000,
-            "sql": (answered - embedded) * 1000,
+            "embed": (embedded - embedding) * 1000,
+            "sql": (answered - started - (embedded - embedding)) * 1000,
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
@@ -522,12 +525,13 @@ class Recall:
         return {**lexical, **words_params(words, "query_id")}
 
     def _plan_variables(
-        self, inputs: Sequence[Mapping[str, Any]], has_window: bool
+        self, inputs: Sequence[Mapping[str, Any]], has_window: bool, dense: bool
     ) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): each part
         only for a batch that needs it, as said beside it; the time window only when a text
-        names one (`has_window`, time_windows.TimeWindows). The models answer alike without
-        these (every part, decided per query)."""
+        names one (`has_window`, time_windows.TimeWindows); the dense signals only when the
+        queries will have vectors (`dense`). The models answer alike without these (every
+        part, decided per query)."""
         store = self.context.store
         [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
             _has_sql(store.name),
@@ -556,9 +560,9 @@ class Recall:
             # a query without a save resolves its facts in the statement (the others read
             # their save's resolution)
             "recall_saveless": any(values["save_id"] is None for values in inputs),
-            # the profile's fusion only; the dense signals only when a query has a vector
+            # the profile's fusion only
             "recall_fusion": self.context.settings["fusion"],
-            "recall_dense": any(values["query_embedding"] is not None for values in inputs),
+            "recall_dense": dense,
             "recall_time_windows": has_window,
             # which events name a time only for a batch with a query asking when (a word of
             # seed memory_time_question_words in its lowercased text, as the model tests)
