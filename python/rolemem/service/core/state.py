@@ -210,7 +210,6 @@ class Store:
     ) -> dict[str, Any]:
         """A write whose first answer is replayed for the same Idempotency-Key of the same
         `player` (None: a request of no player; one player's keys never meet another's)."""
-        key = idempotency.check_key(key)
         request_hash = idempotency.fingerprint(route, request)
         return self.write(
             lambda cur: idempotency.once(
