@@ -56,14 +56,7 @@ async def _query(request: Request, store: Store, body: QueryRequest) -> Answer:
     "recall counts (+strength) unless `dry_run`.",
 )
 async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
-    answer = await _query(request, store, body)
-    return {
-        "memory_events": answer.memory_events,
-        "memory_entities": answer.memory_entities,
-        "additional_info": answer.additional_info,
-        "timeline": answer.timeline,
-        "prompt_text": answer.prompt_text,
-    }
+    return await _query(request, store, body)  # QueryResponse reads its fields off the answer
 
 
 @router.post(
