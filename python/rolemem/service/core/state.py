@@ -146,12 +146,12 @@ class Store:
         request: Request | None,
         function: Callable[..., T],
         *args: Any,
-        timeout: float | None = None,
         pool: WorkerPool | None = None,
         **kwargs: Any,
     ) -> T:
-        """`function(*args, **kwargs)` on a pool thread, for this request: with `timeout`, work
-        past it is interrupted and answered 503; work whose client left is interrupted."""
+        """`function(*args, **kwargs)` on a pool thread. With `request` (a recall's or a
+        read's), the work has the request's time budget (request_timeout): past it, or once the
+        client left, it is interrupted (503)."""
         token = cancel.WorkToken()
         reset = cancel.current.set(token)
         try:
@@ -163,12 +163,13 @@ class Store:
         # an answer nobody waits for any more (a timeout, a client gone) is not an error
         waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
+        timeout = self.settings.request_timeout
+        deadline = None if request is None else loop.time() + timeout
         while True:
             done, _ = await asyncio.wait({waiter}, timeout=_POLL_SECONDS)
             if done:
                 return waiter.result()
-            if timeout is not None and request is not None and await request.is_disconnected():
+            if request is not None and await request.is_disconnected():
                 token.cancel("the client went away")
                 future.cancel()
                 raise ClientGone()

@@ -68,7 +68,7 @@ async def _on_save(
         check_own_save(store, save_id, user_id)
         return read(user_id=user_id, agent_id=agent_id, save_id=save_id, **more)
 
-    return await store.run(request, checked, timeout=store.settings.request_timeout)
+    return await store.run(request, checked)
 
 
 @router.get(
@@ -102,7 +102,6 @@ async def list_memories(
         q=q,
         limit=limit,
         offset=offset,
-        timeout=store.settings.request_timeout,
     )
 
 
@@ -121,7 +120,7 @@ async def list_saves(
         with store.engine.reading() as cur:
             return erasure.list_saves(cur, user_id, limit=limit, offset=offset)
 
-    return await store.run(request, read, timeout=store.settings.request_timeout)
+    return await store.run(request, read)
 
 
 @router.get(
