@@ -207,21 +207,18 @@ class Store:
         route: str,
         request: Any,
         function: Callable[..., dict[str, Any]],
-        *args: Any,
     ) -> dict[str, Any]:
-        """A write whose first answer is replayed for the same Idempotency-Key of the same
-        `player` (None: a request of no player; one player's keys never meet another's)."""
-        request_hash = idempotency.fingerprint(route, request)
+        """The write `function(cur)`, whose first answer is replayed for the same
+        Idempotency-Key of the same `player` (None: a request of no player; one player's keys
+        never meet another's)."""
         return self.write(
-            lambda cur: idempotency.once(
-                cur,
-                key,
-                player,
-                request_hash,
-                lambda inner: function(inner, *args),
-                hours=self.settings.idempotency_hours,
-                engine=self.engine.name,
-            )
+            idempotency.once,
+            key,
+            player,
+            idempotency.fingerprint(route, request),
+            function,
+            hours=self.settings.idempotency_hours,
+            engine=self.engine.name,
         )
 
     def refresh_later(self, save_id: int) -> None:
