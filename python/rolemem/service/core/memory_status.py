@@ -56,7 +56,7 @@ def status_of(
     """The extraction state of one save x character: pending turns, watermark, the last
     batch, the last failure and whether a batch is queued. A character not fully named
     (no agent, or no role) is the one the loop observed last on the save among those
-    the request names."""
+    the request names (none named: any)."""
     with store.engine.reading() as cur:
         save = saves.owned_save(
             cur,
@@ -66,8 +66,6 @@ def status_of(
             open_ownerless=store.settings.open_ownerless_saves,
         )
         if agent_id is None or (role_id is None and script_role_id is None):
-            # the character the loop observed last on this save, among those the
-            # request names (none named: any)
             last = _last_observed_sql(store.engine.name)
             named = {
                 "save_id": save["save_id"],

@@ -1,11 +1,7 @@
-"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, one line
-object per row of an `application/x-ndjson` body, the fields of an append's line), in one
-transaction written a chunk at a time by the append's own statements
-(rolemem.memory_builder.saves.import_lines), idempotent by key, with a size limit of its own
-(import_body). Afterwards the memory loop observes the save for every character that spoke,
-as an append with `observe` does, and extracts the due turns in the background a batch at a
-time: `memory_status` shows the pending turns going down. `flush=true` makes every imported
-turn due, the remainder below the batch size included."""
+"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, as its
+description says), in one transaction written a chunk at a time by the append's own statements
+(rolemem.memory_builder.saves.import_lines), its body read and bounded before the request
+guard (core/import_body.py)."""
 
 from __future__ import annotations
 
