@@ -41,6 +41,7 @@ from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
+from .metrics import Metrics
 from .settings import ServiceSettings
 from .webhooks import Webhooks
 from .workers import WorkerPool
@@ -62,8 +63,7 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
-    # the service's metrics (core.metrics.Metrics), moved by extraction and maintenance
-    metrics: Any = None
+    metrics: Metrics | None = None  # moved by extraction and maintenance
     engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
@@ -276,9 +276,7 @@ class Store:
         if self._library is None:
             self._library_version = config_version(self.engine)
             self._version_checked = time.monotonic()
-            # where the config tables are, as CharacterLibrary reads them
-            db = self.engine.con if isinstance(self.engine, DuckDBEngine) else self.engine
-            self._library = CharacterLibrary(db, max_batch=self.settings.max_batch)
+            self._library = CharacterLibrary(self.engine, max_batch=self.settings.max_batch)
         return self._library
 
     def status(self) -> dict[str, Any]:
