@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-import duckdb
 from starlette.requests import Request
 
 from ...character_memory import CharacterLibrary, CharacterMemory, config_version
@@ -78,13 +77,6 @@ class Store:
     _library_version: int = 0
     _version_checked: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def con(self) -> duckdb.DuckDBPyConnection:
-        """The embedded store's connection (DuckDB only: a server database has a pool)."""
-        if not isinstance(self.engine, DuckDBEngine):
-            raise AttributeError("a service on PostgreSQL has no DuckDB connection")
-        return self.engine.con
 
     def open(self) -> None:
         if is_postgres_url(self.path):
