@@ -471,7 +471,7 @@ def test_appended_lines_bring_the_save_up_to_date_off_the_request_path(tmp_path)
         store = app.state.store
 
         def recorded_tip() -> int | None:
-            with store.con.cursor() as cur:
+            with store.engine.con.cursor() as cur:
                 row = cur.execute(
                     "select tip_line_id from int_save_history_tips where save_id = 2"
                 ).fetchone()
@@ -552,7 +552,7 @@ def test_the_service_runs_each_statement_on_its_engine_threads(tmp_path):
         app = create_app(path, embedder=None, settings=ServiceSettings(engine_threads=threads))
         with serving(app) as client:
             assert client.get("/health").status_code == 200
-            con = app.state.store.con
+            con = app.state.store.engine.con
             assert con.execute("select current_setting('threads')").fetchone() == (threads,)
     assert ServiceSettings().engine_threads == 1
     with pytest.raises(RolememError, match="engine_threads must be at least 1") as refused:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,7 +27,7 @@ from .core.guard import RequestGuard
 from .core.keys import KeyFileWatcher, KeyRing
 from .core.metrics import Metrics, TimedChatModel
 from .core.quotas import Buckets, Rate
-from .core.readiness import Readiness, check_schema, warm_tokenizer
+from .core.readiness import Readiness, Step, check_schema, warm_tokenizer
 from .core.settings import ServiceSettings
 from .core.state import Store
 from .mcp import http as mcp_http
@@ -136,8 +136,8 @@ def create_app(
             except Exception as exc:  # another process's run, or a failure: the next one
                 log.warning("scheduled maintenance did not run: %s", exc)
 
-    def warm_up_steps() -> list[tuple[str, str, Callable[[], object]]]:
-        steps: list[tuple[str, str, Callable[[], object]]] = [
+    def warm_up_steps() -> list[Step]:
+        steps: list[Step] = [
             ("store", "checking its tables", lambda: check_schema(store.engine)),
             ("config", "loading the designer config", store.characters),
             # the word lists every recall cuts its text with (jieba's dictionary, the IDF table)

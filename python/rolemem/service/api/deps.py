@@ -25,14 +25,10 @@ API_KEY = APIKeyHeader(
 )
 
 
-def store_of(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
-
-
 async def _store(request: Request) -> Store:
     # async: FastAPI runs a plain function's dependency on its thread pool
-    return store_of(request)
+    store: Store = request.app.state.store
+    return store
 
 
 # the store, as a route takes it

@@ -11,6 +11,7 @@ from starlette.routing import Match
 from starlette.types import Scope
 
 from ..core import openapi_for_clients, slashes
+from ..core.access import flat_routes
 from ..core.errors import gate_responses
 from ..core.gate import OPEN, Routed, RouteOf
 from .deps import API_KEY
@@ -78,10 +79,7 @@ def route_groups(app: FastAPI) -> RouteOf:
     route, checked there too)."""
     groups = {id(router): group for group, routers in ROUTE_GROUPS.items() for router in routers}
     shared = {id(router) for router in SHARED_READS}
-    players = {id(route): _players_taken(route) for route in app.routes}
-    for routers in ROUTE_GROUPS.values():
-        for router in routers:
-            players.update((id(route), _players_taken(route)) for route in router.routes)
+    players = {id(route): _players_taken(route) for route in flat_routes(app.routes)}
 
     def group_of(scope: Scope) -> Routed:
         partial: Routed | None = None

@@ -18,7 +18,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from starlette.routing import Match
@@ -42,21 +42,20 @@ def route_of(scope: Scope) -> str:
     a refusal came before routing (a 413), else `unmatched`."""
     route = scope.get("route")
     if route is None:
-        router = getattr(scope.get("app"), "router", None)
-        route = _matching(getattr(router, "routes", ()), scope)
+        routes = getattr(getattr(scope.get("app"), "router", None), "routes", ())
+        matching = (each for each in flat_routes(routes) if each.matches(scope)[0] != Match.NONE)
+        route = next(matching, None)
     return str(getattr(route, "path", None) or UNMATCHED)
 
 
-def _matching(routes: Any, scope: Scope) -> Any:
-    for candidate in routes:
-        included = getattr(candidate, "original_router", None)  # FastAPI's included router
-        if included is not None:
-            found = _matching(included.routes, scope)
-            if found is not None:
-                return found
-        elif candidate.matches(scope)[0] != Match.NONE:
-            return candidate
-    return None
+def flat_routes(routes: Iterable[Any]) -> Iterator[Any]:
+    """`routes`, an included router's in its place (FastAPI keeps the router as one entry)."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is None:
+            yield route
+        else:
+            yield from flat_routes(included.routes)
 
 
 class AccessLog:

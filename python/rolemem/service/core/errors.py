@@ -21,6 +21,7 @@ from ...errors import (
     RolememError,
     field_path,
 )
+from .access import flat_routes
 
 log = logging.getLogger(__name__)
 
@@ -187,9 +188,7 @@ def allowed_methods(request: Request) -> str:
     path = request.url.path
     matching = [
         route
-        for entry in request.app.routes
-        # an included router's routes (FastAPI keeps the router as one entry)
-        for route in getattr(getattr(entry, "original_router", None), "routes", None) or (entry,)
+        for route in flat_routes(request.app.routes)
         if getattr(route, "methods", None) and route.path_regex.fullmatch(path)
     ]
     fixed = [route for route in matching if not route.param_convertors]

@@ -44,10 +44,9 @@ class ExtractionQueue:
         self.loop = loop
         self.enabled = loop.llm is not None
         self._pool = WorkerPool("rolemem-extract", threads, size)
-        self._queued: set[tuple[int, str]] = set()
-        # the newest observation of each queued job (a job reads it when it starts), the jobs
-        # running, and those a newer observation reached while they ran (run once more: it
-        # may find another batch due, e.g. a scene changed meanwhile)
+        # the jobs queued (or running), each with its newest observation (a job reads it when
+        # it starts); the jobs running, and those a newer observation reached while they ran
+        # (run once more: it may find another batch due, e.g. a scene changed meanwhile)
         self._latest: dict[tuple[int, str], dict[str, Any]] = {}
         self._running: set[tuple[int, str]] = set()
         self._again: set[tuple[int, str]] = set()
@@ -66,7 +65,7 @@ class ExtractionQueue:
     def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
         with self._lock:
-            if key in self._queued:
+            if key in self._latest:
                 self._latest[key] = dict(observation)  # the newest observation wins
                 if key in self._running:
                     self._again.add(key)
@@ -77,7 +76,6 @@ class ExtractionQueue:
             if not self._submit(key):
                 return "deferred"
             self._latest[key] = dict(observation)
-            self._queued.add(key)
             self._depth()
         return "scheduled"
 
@@ -95,14 +93,14 @@ class ExtractionQueue:
         if not self.enabled:
             return "disabled"
         with self._lock:
-            if key in self._queued:
+            if key in self._latest:
                 return "queued"
             return "retrying" if key in self._waiting else "idle"
 
     def _depth(self) -> None:
         """(Under self._lock.)"""
         if self._metrics is not None:
-            self._metrics.queue_depth(len(self._queued))
+            self._metrics.queue_depth(len(self._latest))
 
     def _observe(self, key: tuple[int, str]) -> None:
         with self._lock:
@@ -158,7 +156,6 @@ class ExtractionQueue:
         when it ends, while its failures are fewer than the cap."""
         self._again.discard(key)
         observation = self._latest.pop(key)
-        self._queued.discard(key)
         self._depth()
         if backoff is None:
             return
@@ -183,7 +180,7 @@ class ExtractionQueue:
     def queued(self) -> int:
         """Batches queued or being extracted."""
         with self._lock:
-            return len(self._queued)
+            return len(self._latest)
 
     def close(self, wait: float = 0.0) -> None:
         with self._lock:

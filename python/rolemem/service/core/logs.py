@@ -9,7 +9,7 @@ import json
 import logging
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 # the id of the request this code serves (request threads inherit it: Store.run carries the
 # context), "-" outside a request
@@ -19,7 +19,6 @@ request_id: ContextVar[str] = ContextVar("rolemem_request_id", default="-")
 ACCESS_LOGGER = "rolemem.service.core.access"
 SERVE_LOGGER = "rolemem.cli.serve"
 KEYS_LOGGER = "rolemem.service.core.keys"
-FORMATS = ("text", "json")
 
 
 def _time(record: logging.LogRecord) -> str:
@@ -91,14 +90,12 @@ class JsonFormatter(logging.Formatter):
 
 
 def logging_config(
-    log_format: str = "text", *, access_log: bool = True, verbose: bool = False
+    log_format: Literal["text", "json"] = "text", *, access_log: bool = True, verbose: bool = False
 ) -> dict[str, Any]:
     """The `logging.config.dictConfig` of `rolemem serve` (uvicorn applies it again in each
     worker process): rolemem's warnings and errors, its start-up line, the access log unless
     turned off (`verbose`: rolemem's info lines too); uvicorn's own lines at warning and above,
     in the same format."""
-    if log_format not in FORMATS:
-        raise ValueError(f"log format must be one of {FORMATS}, got {log_format!r}")
     formatter = TextFormatter if log_format == "text" else JsonFormatter
     return {
         "version": 1,

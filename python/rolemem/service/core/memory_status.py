@@ -23,9 +23,10 @@ def _last_observed_sql(engine: str) -> str:
 # a save x character's loop state, last batch and the player's last maintenance run (on
 # Citus each read names the save's player $user_id: macro player_filter, one shard)
 _STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
-    coalesce(s.failed_attempts, 0), s.next_attempt_at, b.batch_key, b.extracted_at,
+    coalesce(s.failed_attempts, 0) as failed_attempts, s.next_attempt_at,
+    b.batch_key as last_batch_key, b.extracted_at as last_extracted_at,
     (select max(ran_at) from memory_maintenance_run
-    where user_id = $user_id and agent_id = $agent_id)
+    where user_id = $user_id and agent_id = $agent_id) as last_maintained_at
 from (select 1 as one) as anchor
 left join memory_loop_state as s
     on s.save_id = $save_id and s.target_key = $target_key and {state_player}
@@ -55,7 +56,7 @@ def status_of(
     """The extraction state of one save x character: pending turns, watermark, the last
     batch, the last failure and whether a batch is queued. A character not fully named
     (no agent, or no role) is the one the loop observed last on the save among those
-    the request names."""
+    the request names (none named: any)."""
     with store.engine.reading() as cur:
         save = saves.owned_save(
             cur,
@@ -65,8 +66,6 @@ def status_of(
             open_ownerless=store.settings.open_ownerless_saves,
         )
         if agent_id is None or (role_id is None and script_role_id is None):
-            # the character the loop observed last on this save, among those the
-            # request names (none named: any)
             last = _last_observed_sql(store.engine.name)
             named = {
                 "save_id": save["save_id"],
@@ -93,31 +92,21 @@ def status_of(
     )
     # one statement, one snapshot: the batch and the state it cleared are read together
     # (two reads could see the failure before the commit and the batch after it)
-    with store.engine.reading() as cur:
-        row = cur.execute(
-            _status_sql(store.engine.name),
-            {
-                "save_id": save["save_id"],
-                "target_key": due["target_key"],
-                "user_id": save["user_id"],
-                "agent_id": agent_id,
-            },
-        ).fetchone()
-    assert row is not None  # the anchor's one row, joined or not
-    observed, error, error_at, attempts, retry_at, batch_key, extracted_at, maintained = row
+    (state,) = store.engine.records(  # the anchor's one row, joined or not
+        _status_sql(store.engine.name),
+        {
+            "save_id": save["save_id"],
+            "target_key": due["target_key"],
+            "user_id": save["user_id"],
+            "agent_id": agent_id,
+        },
+    )
     return {
         "save_id": save["save_id"],
         "agent_id": agent_id,
         "target_key": due["target_key"],
         "pending_turns": due["pending_turns"],
         "watermark_line_id": due["watermark_line_id"],
-        "last_batch_key": batch_key,
-        "last_extracted_at": extracted_at,
-        "last_observed_at": observed,
-        "last_error": error,
-        "last_error_at": error_at,
-        "failed_attempts": attempts,
-        "next_attempt_at": retry_at,
+        **state,
         "extraction": store.extraction.state((save["save_id"], due["target_key"])),
-        "last_maintained_at": maintained,
     }

@@ -42,10 +42,6 @@ _LLM_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 REFUSALS = ("key", "players", "rate_key", "rate_player")
 
 
-def is_multiprocess() -> bool:
-    return bool(os.environ.get(MULTIPROCESS_VARIABLE))
-
-
 class Metrics:
     """The families, and what the service calls to move them. `count_memories(engine name
     and cursor)`: the memories-per-kind reader (None: the family is left out)."""
@@ -54,7 +50,7 @@ class Metrics:
         # no `_created` series (multiprocess mode has none): one process or several expose
         # the same families (a setting of prometheus-client for the whole process)
         disable_created_metrics()
-        self.multiprocess = is_multiprocess()
+        self.multiprocess = bool(os.environ.get(MULTIPROCESS_VARIABLE))
         self.registry = CollectorRegistry(auto_describe=True)
         # in multiprocess mode the values are files: nothing registers, a scrape reads them
         into = None if self.multiprocess else self.registry

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-import duckdb
 from starlette.requests import Request
 
 from ...character_memory import CharacterLibrary, CharacterMemory, config_version
@@ -41,6 +40,7 @@ from ...turn.companion import Companion
 from . import idempotency
 from .errors import ClientGone
 from .extraction import ExtractionQueue, run_logged
+from .metrics import Metrics
 from .settings import ServiceSettings
 from .webhooks import Webhooks
 from .workers import WorkerPool
@@ -62,8 +62,7 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
-    # the service's metrics (core.metrics.Metrics), moved by extraction and maintenance
-    metrics: Any = None
+    metrics: Metrics | None = None  # moved by extraction and maintenance
     engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
@@ -78,13 +77,6 @@ class Store:
     _library_version: int = 0
     _version_checked: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def con(self) -> duckdb.DuckDBPyConnection:
-        """The embedded store's connection (DuckDB only: a server database has a pool)."""
-        if not isinstance(self.engine, DuckDBEngine):
-            raise AttributeError("a service on PostgreSQL has no DuckDB connection")
-        return self.engine.con
 
     def open(self) -> None:
         if is_postgres_url(self.path):
@@ -146,12 +138,12 @@ class Store:
         request: Request | None,
         function: Callable[..., T],
         *args: Any,
-        timeout: float | None = None,
         pool: WorkerPool | None = None,
         **kwargs: Any,
     ) -> T:
-        """`function(*args, **kwargs)` on a pool thread, for this request: with `timeout`, work
-        past it is interrupted and answered 503; work whose client left is interrupted."""
+        """`function(*args, **kwargs)` on a pool thread. With `request` (a recall's or a
+        read's), the work has the request's time budget (request_timeout): past it, or once the
+        client left, it is interrupted (503)."""
         token = cancel.WorkToken()
         reset = cancel.current.set(token)
         try:
@@ -163,12 +155,13 @@ class Store:
         # an answer nobody waits for any more (a timeout, a client gone) is not an error
         waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
+        timeout = self.settings.request_timeout
+        deadline = None if request is None else loop.time() + timeout
         while True:
             done, _ = await asyncio.wait({waiter}, timeout=_POLL_SECONDS)
             if done:
                 return waiter.result()
-            if timeout is not None and request is not None and await request.is_disconnected():
+            if request is not None and await request.is_disconnected():
                 token.cancel("the client went away")
                 future.cancel()
                 raise ClientGone()
@@ -206,22 +199,18 @@ class Store:
         route: str,
         request: Any,
         function: Callable[..., dict[str, Any]],
-        *args: Any,
     ) -> dict[str, Any]:
-        """A write whose first answer is replayed for the same Idempotency-Key of the same
-        `player` (None: a request of no player; one player's keys never meet another's)."""
-        key = idempotency.check_key(key)
-        request_hash = idempotency.fingerprint(route, request)
+        """The write `function(cur)`, whose first answer is replayed for the same
+        Idempotency-Key of the same `player` (None: a request of no player; one player's keys
+        never meet another's)."""
         return self.write(
-            lambda cur: idempotency.once(
-                cur,
-                key,
-                player,
-                request_hash,
-                lambda inner: function(inner, *args),
-                hours=self.settings.idempotency_hours,
-                engine=self.engine.name,
-            )
+            idempotency.once,
+            key,
+            player,
+            idempotency.fingerprint(route, request),
+            function,
+            hours=self.settings.idempotency_hours,
+            engine=self.engine.name,
         )
 
     def refresh_later(self, save_id: int) -> None:
@@ -279,9 +268,7 @@ class Store:
         if self._library is None:
             self._library_version = config_version(self.engine)
             self._version_checked = time.monotonic()
-            # where the config tables are, as CharacterLibrary reads them
-            db = self.engine.con if isinstance(self.engine, DuckDBEngine) else self.engine
-            self._library = CharacterLibrary(db, max_batch=self.settings.max_batch)
+            self._library = CharacterLibrary(self.engine, max_batch=self.settings.max_batch)
         return self._library
 
     def status(self) -> dict[str, Any]:

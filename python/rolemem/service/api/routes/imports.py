@@ -1,11 +1,7 @@
-"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, one line
-object per row of an `application/x-ndjson` body, the fields of an append's line), in one
-transaction written a chunk at a time by the append's own statements
-(rolemem.memory_builder.saves.import_lines), idempotent by key, with a size limit of its own
-(import_body). Afterwards the memory loop observes the save for every character that spoke,
-as an append with `observe` does, and extracts the due turns in the background a batch at a
-time: `memory_status` shows the pending turns going down. `flush=true` makes every imported
-turn due, the remainder below the batch size included."""
+"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, as its
+description says), in one transaction written a chunk at a time by the append's own statements
+(rolemem.memory_builder.saves.import_lines), its body read and bounded before the request
+guard (core/import_body.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ....memory_builder import saves
 from ...core.body_route import BodyRoute
@@ -29,6 +25,7 @@ from ..deps import StoreDep, for_store, resolve_role
 from .saves import IdempotencyKey, SaveId
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
+_LINES: TypeAdapter[list[LineIn]] = TypeAdapter(list[LineIn])
 
 
 def install(app: FastAPI, settings: ServiceSettings) -> None:
@@ -49,15 +46,11 @@ def checked_rows(rows: Any) -> list[dict[str, Any]]:
         raise invalid(
             ("header", "Content-Type"), "must be application/x-ndjson: one line object per row"
         )
-    lines = []
-    for index, row in enumerate(rows):
-        try:
-            lines.append(LineIn.model_validate(row).model_dump())
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise RequestValidationError(
-                [{**first, "loc": ("body", "lines", index, *first["loc"])}]
-            ) from None
+    try:
+        lines = [line.model_dump() for line in _LINES.validate_python(rows)]
+    except ValidationError as exc:  # the first row refused, as `lines[i].field`
+        first = exc.errors()[0]
+        raise RequestValidationError([{**first, "loc": ("body", "lines", *first["loc"])}]) from None
     if not lines:
         raise invalid(("body", "lines"), "at least one line")
     return lines

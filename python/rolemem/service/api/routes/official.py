@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 
 from ....dynamic_memory import player_memories
 from ...core.body_route import BodyRoute
@@ -25,7 +25,7 @@ from ...schemas.memories import (
     OfficialImported,
     OfficialMemoryEdit,
 )
-from ..deps import store_of
+from ..deps import StoreDep
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -45,9 +45,8 @@ MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", 
     description="Every official event and entity of the agent, in the shape the import takes.",
     responses=responses(422),
 )
-async def export_official(request: Request, agent_id: AgentId) -> Any:
-    store = store_of(request)
-    return await store.run(request, store.memory.export_official, agent_id)
+async def export_official(store: StoreDep, agent_id: AgentId) -> Any:
+    return await store.run(None, store.memory.export_official, agent_id)
 
 
 @router.post(
@@ -58,8 +57,7 @@ async def export_official(request: Request, agent_id: AgentId) -> Any:
     "nothing; events are embedded first, apart from requests and outside any lock.",
     responses=responses(400, 413, 422),
 )
-async def import_official(request: Request, body: OfficialImport) -> Any:
-    store = store_of(request)
+async def import_official(store: StoreDep, body: OfficialImport) -> Any:
     events, entities = await store.run(
         None, store.memory.import_official, body.model_dump(), pool=store.bulk
     )
@@ -73,8 +71,7 @@ async def import_official(request: Request, body: OfficialImport) -> Any:
     description="One event of the agent's story, recalled for every player of the agent.",
     responses=responses(400, 413, 422),
 )
-async def add_event(request: Request, body: OfficialEvent) -> Any:
-    store = store_of(request)
+async def add_event(store: StoreDep, body: OfficialEvent) -> Any:
     event_id = await store.run(
         None,
         store.memory.add_event,
@@ -93,8 +90,7 @@ async def add_event(request: Request, body: OfficialEvent) -> Any:
     description="One attribute or relation of the agent's world, for every player.",
     responses=responses(400, 413, 422),
 )
-async def add_entity(request: Request, body: OfficialEntity) -> Any:
-    store = store_of(request)
+async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
     fields = body.model_dump(exclude_none=True)  # no updated_at: add_entity's now
     entity_id = await store.run(
         None, store.memory.add_entity, user_id=None, scope="official", **fields
@@ -109,8 +105,7 @@ async def add_entity(request: Request, body: OfficialEntity) -> Any:
     description="Change the given fields of an official memory (a player's id is a 404).",
     responses=responses(400, 404, 413, 422),
 )
-async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
-    store = store_of(request)
+async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
     return await store.run(
         None,
         player_memories.edit,
@@ -130,8 +125,7 @@ async def edit(request: Request, kind: Kind, memory_id: MemoryId, body: Official
     description="Moved to the archive (reason deleted); a player's id is a 404.",
     responses=responses(404, 422),
 )
-async def delete(request: Request, kind: Kind, memory_id: MemoryId) -> Any:
-    store = store_of(request)
+async def delete(store: StoreDep, kind: Kind, memory_id: MemoryId) -> Any:
     return await store.run(
         None, player_memories.delete, store.engine, kind, memory_id, scope="official"
     )

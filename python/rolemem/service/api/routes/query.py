@@ -43,10 +43,6 @@ def _recall(store: Store, body: QueryRequest) -> Answer:
     )
 
 
-async def _query(request: Request, store: Store, body: QueryRequest) -> Answer:
-    return await store.run(request, _recall, store, body, timeout=store.settings.request_timeout)
-
-
 @router.post(
     "/query",
     response_model=QueryResponse,
@@ -56,14 +52,8 @@ async def _query(request: Request, store: Store, body: QueryRequest) -> Answer:
     "recall counts (+strength) unless `dry_run`.",
 )
 async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
-    answer = await _query(request, store, body)
-    return {
-        "memory_events": answer.memory_events,
-        "memory_entities": answer.memory_entities,
-        "additional_info": answer.additional_info,
-        "timeline": answer.timeline,
-        "prompt_text": answer.prompt_text,
-    }
+    # QueryResponse reads its fields off the answer
+    return await store.run(request, _recall, store, body)
 
 
 @router.post(
@@ -73,7 +63,7 @@ async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
     description="As /query, only the memories' texts and the prompt text.",
 )
 async def query_simple(request: Request, store: StoreDep, body: QueryRequest) -> Any:
-    answer = await _query(request, store, body)
+    answer: Answer = await store.run(request, _recall, store, body)
     return {
         "memory_events": [e["description"] for e in answer.memory_events],
         "memory_entities": [e["description"] for e in answer.memory_entities],
@@ -98,6 +88,5 @@ async def expand_words(request: Request, store: StoreDep, body: ExpandWordsReque
         count=body.chinese_rd_count,
         strategy=0 if body.logic_type == "first" else 1,
         filter_levels=body.filter_values,
-        timeout=store.settings.request_timeout,
     )
     return ExpandWordsResponse(**words)

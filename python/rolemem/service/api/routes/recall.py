@@ -32,7 +32,7 @@ async def _recall(
             explain=explain,
         )
 
-    result = await store.run(request, run, timeout=store.settings.request_timeout)
+    result = await store.run(request, run)
     return {
         "character_memory_attributes": result.attributes,
         "character_memory_event": result.events,

@@ -68,7 +68,7 @@ async def _on_save(
         check_own_save(store, save_id, user_id)
         return read(user_id=user_id, agent_id=agent_id, save_id=save_id, **more)
 
-    return await store.run(request, checked, timeout=store.settings.request_timeout)
+    return await store.run(request, checked)
 
 
 @router.get(
@@ -102,7 +102,6 @@ async def list_memories(
         q=q,
         limit=limit,
         offset=offset,
-        timeout=store.settings.request_timeout,
     )
 
 
@@ -121,7 +120,7 @@ async def list_saves(
         with store.engine.reading() as cur:
             return erasure.list_saves(cur, user_id, limit=limit, offset=offset)
 
-    return await store.run(request, read, timeout=store.settings.request_timeout)
+    return await store.run(request, read)
 
 
 @router.get(
@@ -223,12 +222,9 @@ async def archive(
     responses=responses(400, 404, 413, 422),
 )
 async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
-
-    def change() -> dict[str, Any]:
-        new_id = store.memory.change_fact(user_id=user_id, fact_id=memory_id, value=body.value)
-        return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
-
-    return await store.run(None, change)
+    change = store.memory.change_fact
+    new_id = await store.run(None, change, user_id=user_id, fact_id=memory_id, value=body.value)
+    return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
 
 
 @router.delete(
@@ -240,12 +236,8 @@ async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body:
     responses=responses(404, 422),
 )
 async def delete_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId) -> Any:
-
-    def delete() -> dict[str, Any]:
-        store.memory.delete_fact(user_id=user_id, fact_id=memory_id)
-        return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
-
-    return await store.run(None, delete)
+    await store.run(None, store.memory.delete_fact, user_id=user_id, fact_id=memory_id)
+    return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
 
 
 @router.patch(
