@@ -42,7 +42,6 @@ from .sql import (
     entity_select,
     logged_columns,
     query_select,
-    timeline_select,
 )
 from .vector_cache import EventVectorCache, dense_batch
 from .vectors import Vectors
@@ -76,10 +75,10 @@ def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
     return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
 
 
-# The threads that run parts of a lone query's statement beside the rest (sql.entity_select,
-# sql.timeline_select): DuckDB plans and runs each on its own cursor, outside the GIL, so the
-# query waits for the longest part instead of one statement of all.
-_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-recall")
+# The threads that run a batch's entities' statement beside the rest (sql.entity_select):
+# DuckDB plans and runs each on its own cursor, outside the GIL, so a lone turn waits for the
+# longer half (~70 operators each on the demo's turn) instead of one statement of both.
+_ENTITY_PARTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-entities")
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -339,39 +338,25 @@ class Recall:
         lines = variables.get("recall_mention_lines", True)
         # the fast path has the words before the statement, which then only reads them
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
-        # a lone query (a turn's; a busy service batches several) splits its statement: the
-        # entity hits Python gathers (sql.entity_select, with the superseded facts their
-        # models resolve anyway) and the timeline (sql.timeline_select) run beside the rest
-        # from here, as neither needs the reachable events, the signals or a vector
+        # the entity hits Python gathers come from a statement of their own (sql.entity_select,
+        # with the superseded facts its models resolve anyway), which runs beside the rest of
+        # the recall from here: it needs neither the reachable events nor the signals
         facts = variables.get("recall_facts", True)
-        beside = len(queries) == 1 and python_reads and words is not None
-        beside_provided = {
-            **FAST_LEXICAL,
-            **(FAST_TIME_WINDOWS if windows is not None else {}),
-        }
-        beside_bound = {**words_params(words or [], "query_id"), **(windows or {})}
-        apart, timeline_apart = (
-            self._beside(
-                parts,
-                targets,
-                select,
-                variables,
-                beside_provided,
-                [dict(values) for values in inputs],  # as they are before the embedding
-                beside_bound,
-            )
-            if wanted
-            else None
-            for wanted, targets, select in (
-                (
-                    beside and gathers,
+        apart: Future[list[tuple[Any, ...]]] | None = None
+        if gathers and words is not None:
+            apart = _ENTITY_PARTS.submit(
+                cancel.carried(self.lookups.run_models),
+                self.lookups.models_sql(
                     _entity_targets(gathers, lines),
                     entity_select(context.store.name, facts, lines),
+                    variables,
+                    {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
                 ),
-                (beside, ("memory_query_timeline",), timeline_select(context.store.name)),
+                [dict(values) for values in inputs],  # as they are before the embedding
+                {**words_params(words, "query_id"), **(windows or {})},
             )
-        )
-        # the texts embedded while those statements work
+            parts.append(apart)
+        # the texts embedded while the entities' statement works (it reads no vector)
         embedding = time.perf_counter()
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
@@ -434,15 +419,11 @@ class Recall:
         sql = self.lookups.models_sql(
             (
                 *(
-                    target
-                    for target in (
-                        _SCORED_TARGETS
-                        if scores
-                        else _TARGETS
-                        if prompt_text and not rendered
-                        else _TARGETS_WITHOUT_PROMPT_TEXT
-                    )
-                    if timeline_apart is None or target != "memory_query_timeline"
+                    _SCORED_TARGETS
+                    if scores
+                    else _TARGETS
+                    if prompt_text and not rendered
+                    else _TARGETS_WITHOUT_PROMPT_TEXT
                 ),
                 *(() if apart is not None else _entity_targets(gathers, lines)),
             ),
@@ -454,19 +435,11 @@ class Recall:
                 entities=entities and apart is None,
                 words=words is None,
                 scored=scores,
-                timeline=timeline_apart is None,
             ),
             variables,
             provided,
         )
         rows = self.lookups.run_models(sql, inputs, bound, dense)
-        # the statements beside this one: their rows in their places (query_id order); the
-        # timeline first, which the selection reads
-        if timeline_apart is not None:
-            rows = [
-                (*row[:4], timeline, *row[5:])
-                for row, (_, timeline) in zip(rows, timeline_apart.result(), strict=True)
-            ]
         if scores:
             rows = [
                 _scored(
@@ -480,6 +453,7 @@ class Recall:
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
         if apart is not None and words is not None:
+            # the entities' statement's rows in their place (query_id order, as these)
             rows = [
                 _gathered((*row[:2], hits, *row[3:7], superseded), found)
                 for row, (_, hits, superseded), found in zip(
@@ -524,27 +498,6 @@ class Recall:
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
-
-    def _beside(
-        self,
-        parts: list[Future[Any]],
-        targets: tuple[str, ...],
-        select: str,
-        variables: Mapping[str, Any],
-        provided: Mapping[str, str],
-        inputs: Sequence[Mapping[str, Any]],
-        bound: Mapping[str, Any],
-    ) -> Future[list[tuple[Any, ...]]]:
-        """`select` over the query models `targets` started on another thread (its own
-        cursor), for the same work token; its future goes in the batch's `parts`."""
-        started = _BESIDE.submit(
-            cancel.carried(self.lookups.run_models),
-            self.lookups.models_sql(targets, select, variables, provided),
-            inputs,
-            bound,
-        )
-        parts.append(started)
-        return started
 
     def _lexical(
         self,

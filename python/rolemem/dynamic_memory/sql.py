@@ -289,7 +289,7 @@ select
     events.events,
     {entities} as entities,
     {prompt_text} as prompt_text,
-    {timeline} as timeline,
+    timeline.timeline,
     {candidates} as candidates,
     {words} as words,
     {superseded} as superseded_fact_count
@@ -299,19 +299,17 @@ left join (
     from {events_from}
     group by query_id
 ) as events on events.query_id = queries.query_id
-{entities_join}{prompt_join}{timeline_join}{words_join}{superseded_join}
+{entities_join}{prompt_join}left join (
+    select query_id, {timeline} as timeline
+    from memory_query_timeline as timeline
+    group by query_id
+) as timeline on timeline.query_id = queries.query_id
+{words_join}{superseded_join}
 {candidates_join}
 order by queries.query_id
 """
 # The entities recalled, only when the batch plans them (var recall_entities); the words,
 # only when the statement computes them (not on the fast path, which has them already).
-# The overview timeline, unless the caller reads it from timeline_select.
-_TIMELINE_JOIN = """left join (
-    select query_id, {timeline} as timeline
-    from memory_query_timeline as timeline
-    group by query_id
-) as timeline on timeline.query_id = queries.query_id
-"""
 _ENTITIES_JOIN = """left join (
     select query_id, {entities} as entities
     from {entities_from}
@@ -372,7 +370,6 @@ def query_select(
     entities: bool = True,
     words: bool = True,
     scored: bool = False,
-    timeline: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
@@ -380,9 +377,8 @@ def query_select(
     `entities`: the batch plans the entities (else none, null); `words`: the statement
     computes the words (else null: the caller has them, answer_words); `scored`: the events
     column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), and the candidates column is null; `timeline`: the statement
-    answers the timeline (else null: the caller reads it from timeline_select). The entity
-    hits a caller gathers itself come from entity_select."""
+    selects (event_scores), and the candidates column is null. The entity hits a caller
+    gathers itself come from entity_select."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -399,8 +395,7 @@ def query_select(
         events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
         entities_join=_entities_join(engine, False, False) if entities else "",
-        timeline="timeline.timeline" if timeline else "cast(null as integer[])",
-        timeline_join=_timeline_join(engine) if timeline else "",
+        timeline=rows("timeline", "timeline.result_index"),
         words="words.words" if words else "cast(null as integer[])",
         words_join=_WORDS_JOIN.format(
             words=render_macro("list_of_objects", fields, "word_order", engine=engine)
@@ -438,26 +433,6 @@ def _entities_join(engine: str, hits: bool, lines: bool) -> str:
         if hits
         else "memory_query_entities as entities",
     )
-
-
-def _timeline_join(engine: str) -> str:
-    return _TIMELINE_JOIN.format(
-        timeline=render_macro("list_of_rows", "timeline", "timeline.result_index", engine=engine)
-    )
-
-
-# A batch's timeline alone, one row per query in query_id order: as entity_select, a
-# statement of its own beside the rest.
-_TIMELINE_PART = """
-select queries.query_id, timeline.timeline
-from int_memory_queries as queries
-{timeline_join}order by queries.query_id
-"""
-
-
-def timeline_select(engine: str) -> str:
-    """The timeline's part of query_select (model memory_query_timeline)."""
-    return _TIMELINE_PART.format(timeline_join=_timeline_join(engine))
 
 
 # A batch's entity hits and superseded facts alone, one row per query in query_id order: the
