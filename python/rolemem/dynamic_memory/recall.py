@@ -340,10 +340,12 @@ class Recall:
         words = None if self._fast is None else [self._fast[0].words(values) for values in inputs]
         # the entity hits Python gathers come from a statement of their own (sql.entity_select,
         # with the superseded facts its models resolve anyway), which runs beside the rest of
-        # the recall from here: it needs neither the reachable events nor the signals
+        # the recall from here: it needs neither the reachable events nor the signals. Only
+        # for a lone query (a turn's): a busy service batches several, and where every core
+        # is busy the work the two statements share is only added
         facts = variables.get("recall_facts", True)
         apart: Future[list[tuple[Any, ...]]] | None = None
-        if gathers and words is not None:
+        if gathers and words is not None and len(queries) == 1:
             apart = _ENTITY_PARTS.submit(
                 cancel.carried(self.lookups.run_models),
                 self.lookups.models_sql(
