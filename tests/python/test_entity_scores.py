@@ -141,10 +141,13 @@ def test_the_entities_gathered_in_python_are_the_models(entity_limit, most_score
                 ]
                 for reader in (fast, model)
             ]
+        # one at a time too: a lone query's entities come from a statement of their own
+        lone = [fast.query(t, **kw) for t, kw in asked]
     shown, cut, lines, history = 0, 0, 0, 0
-    for (text, _), mine, theirs in zip(asked, *answers, strict=True):
+    for (text, _), mine, theirs, alone in zip(asked, *answers, lone, strict=True):
         for name in ("memory_entities", "prompt_text", "superseded_facts"):
             same(getattr(mine, name), getattr(theirs, name), f"{text}: {name}", exact=True)
+            same(getattr(alone, name), getattr(theirs, name), f"{text}: {name}", exact=True)
         shown += len(mine.memory_entities)
         cut += len(mine.memory_entities) == entity_limit
         lines += sum(entity["line_ids"] is not None for entity in mine.memory_entities)
