@@ -8,7 +8,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -75,10 +75,21 @@ def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
     return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
 
 
-# The threads that run a batch's entities' statement beside the rest (sql.entity_select):
-# DuckDB plans and runs each on its own cursor, outside the GIL, so a lone turn waits for the
-# longer half (~70 operators each on the demo's turn) instead of one statement of both.
-_ENTITY_PARTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-entities")
+# The threads that work beside a batch's own: its texts' embedding, and a lone query's
+# entities' statement (sql.entity_select). DuckDB plans and runs each statement on its own
+# cursor outside the GIL, so a lone turn waits for the longer half (~70 operators each on the
+# demo's turn) instead of one statement of both.
+_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-recall")
+
+
+def _timed(embed: Callable[[list[str]], list[list[float]]]) -> Callable[..., Any]:
+    """`embed` answering its vectors and the milliseconds it took (the batch's embed time)."""
+
+    def timed(texts: list[str]) -> tuple[list[list[float]], float]:
+        started = time.perf_counter()
+        return embed(texts), (time.perf_counter() - started) * 1000
+
+    return timed
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -346,7 +357,7 @@ class Recall:
         facts = variables.get("recall_facts", True)
         apart: Future[list[tuple[Any, ...]]] | None = None
         if gathers and words is not None and len(queries) == 1:
-            apart = _ENTITY_PARTS.submit(
+            apart = _BESIDE.submit(
                 cancel.carried(self.lookups.run_models),
                 self.lookups.models_sql(
                     _entity_targets(gathers, lines),
@@ -358,26 +369,36 @@ class Recall:
                 {**words_params(words, "query_id"), **(windows or {})},
             )
             parts.append(apart)
-        # the texts embedded while the entities' statement works (it reads no vector)
-        embedding = time.perf_counter()
-        if context.embedder is not None:
-            texts = [query.params["query_text"] for query in queries]
-            vectors = self.vectors.embed_queries(texts)
-            for values, text, vector in zip(inputs, texts, vectors, strict=True):
-                values["query_embedding"] = vector
-                values |= self.vectors.reference_stats(text, vector)
-        embedded = time.perf_counter()
+        # the texts embedded on a thread of their own (the model computes outside the GIL for
+        # the most part) while the reads that need no vector go on here
+        texts = [query.params["query_text"] for query in queries]
+        embedding = (
+            None
+            if context.embedder is None
+            else _BESIDE.submit(cancel.carried(_timed(self.vectors.embed_queries)), texts)
+        )
+        if embedding is not None:
+            parts.append(embedding)
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
+        # (with an embedder every query has one)
         reachable = (
             None
             if self._fast is None
             else read_reachable(
                 context.store.columns,
                 [(values["agent_id"], values["user_id"]) for values in inputs],
-                vectors=self._cache is not None
-                and any(values["query_embedding"] is not None for values in inputs),
+                vectors=self._cache is not None,
             )
         )
+        lexical = self._lexical(inputs, reachable, words)
+        waiting = time.perf_counter()
+        embed_ms = 0.0
+        if embedding is not None:
+            vectors, embed_ms = embedding.result()
+            for values, text, vector in zip(inputs, texts, vectors, strict=True):
+                values["query_embedding"] = vector
+                values |= self.vectors.reference_stats(text, vector)
+        waited = time.perf_counter() - waiting
         dense, stats = dense_batch(
             self._cache,
             context.store.columns,
@@ -385,7 +406,6 @@ class Recall:
             int(context.settings["dense_candidates"]),
             None if reachable is None else [events.with_vectors() for events in reachable],
         )
-        lexical = self._lexical(inputs, reachable, words)
         bound = {**stats, **lexical}
         if self._fast is not None and windows is not None:
             bound |= windows
@@ -495,8 +515,8 @@ class Recall:
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
         timings = {
-            "embed": (embedded - embedding) * 1000,
-            "sql": (answered - started - (embedded - embedding)) * 1000,
+            "embed": embed_ms,
+            "sql": (answered - started - waited) * 1000,
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
