@@ -143,6 +143,23 @@ def test_the_entities_gathered_in_python_are_the_models(entity_limit, most_score
             ]
         # one at a time too: a lone query's entities come from a statement of their own
         lone = [fast.query(t, **kw) for t, kw in asked]
+        # and a batch of several in one statement (the Coalescer would answer each alone if
+        # the batch failed): the same answers as each alone
+        recall_of = fast._recall
+        items, alone_answers = [], []
+
+        def kept(item):
+            items.append(item)
+            answer = submit(item)
+            alone_answers.append(answer[0])
+            return answer
+
+        submit, recall_of.batches.submit = recall_of.batches.submit, kept
+        for text, kw in asked[:8]:
+            fast.query(text, **kw)
+        recall_of.batches.submit = submit
+        batched = [answer for answer, _ in recall_of._recall_batch(items)]
+        assert _answered(batched) == _answered(alone_answers)
     shown, cut, lines, history = 0, 0, 0, 0
     for (text, _), mine, theirs, alone in zip(asked, *answers, lone, strict=True):
         for name in ("memory_entities", "prompt_text", "superseded_facts"):
@@ -155,6 +172,26 @@ def test_the_entities_gathered_in_python_are_the_models(entity_limit, most_score
     assert shown > 0 and cut > 0 and lines > 0 and history > 0
     kinds = {entity["kind"] for answer in answers[0] for entity in answer.memory_entities}
     assert {"用户属性", "特殊实体属性"} <= kinds
+
+
+def _answered(rows):
+    """Recall's raw answer rows as DynamicMemory.query reads them: no list is None (a batch
+    the models score aggregates none where Python answers []), and without the statement's
+    query keys (a query's number in its batch, which the answer leaves out)."""
+
+    def without_query_ids(value):
+        if isinstance(value, list | tuple):
+            return type(value)(without_query_ids(item) for item in value)
+        if isinstance(value, dict):
+            return {k: without_query_ids(v) for k, v in value.items() if k != "query_id"}
+        return value
+
+    return [
+        without_query_ids(
+            (events or [], entities or [], prompt, timeline or [], candidates or [], *rest)
+        )
+        for events, entities, prompt, timeline, candidates, *rest in rows
+    ]
 
 
 def test_the_list_text_macro_written_out():

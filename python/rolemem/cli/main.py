@@ -22,7 +22,8 @@ from . import import_chat, mcp_stdio
 from .progress import progress_bar, stage_bars
 
 _DB_HELP = "DuckDB file (default: $ROLEMEM_DB or ./rolemem.duckdb)"
-# the options several commands share, each with one help text
+# the options several commands share, each with one help text (--param's is each
+# command's own: _add takes it as a (flag, help) pair)
 _OPTIONS: dict[str, dict[str, Any]] = {
     "--db": {"help": _DB_HELP},
     "--character": {"required": True, "help": "character_id in the config"},

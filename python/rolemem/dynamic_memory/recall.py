@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -79,7 +80,21 @@ def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
 # entities' statement (sql.entity_select). DuckDB plans and runs each statement on its own
 # cursor outside the GIL, so a lone turn waits for the longer half (~70 operators each on the
 # demo's turn) instead of one statement of both.
-_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-recall")
+def _threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-recall")
+
+
+_BESIDE = _threads()
+
+
+def _new_threads_after_fork() -> None:
+    """A forked child has none of the parent's threads: a pool of its own, else its first
+    recall would wait forever for workers that do not exist there."""
+    global _BESIDE
+    _BESIDE = _threads()
+
+
+os.register_at_fork(after_in_child=_new_threads_after_fork)
 
 
 def _timed(embed: Callable[[list[str]], list[list[float]]]) -> Callable[..., Any]:
@@ -319,8 +334,12 @@ class Recall:
         parts: list[Future[Any]] = []
         try:
             return self._answered_batch(queries, parts)
+        except BaseException:
+            for part in parts:  # what has not started yet never will
+                part.cancel()
+            raise
         finally:
-            # a statement started beside the batch's ends with it, even when the batch fails
+            # what started beside the batch ends with it, even when the batch fails
             futures.wait(parts)
 
     def _answered_batch(
@@ -391,14 +410,12 @@ class Recall:
             )
         )
         lexical = self._lexical(inputs, reachable, words)
-        waiting = time.perf_counter()
         embed_ms = 0.0
         if embedding is not None:
             vectors, embed_ms = embedding.result()
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
                 values["query_embedding"] = vector
                 values |= self.vectors.reference_stats(text, vector)
-        waited = time.perf_counter() - waiting
         dense, stats = dense_batch(
             self._cache,
             context.store.columns,
@@ -457,6 +474,8 @@ class Recall:
                 entities=entities and apart is None,
                 words=words is None,
                 scored=scores,
+                hits=gathers,
+                lines=lines,
             ),
             variables,
             provided,
@@ -474,14 +493,13 @@ class Recall:
                 )
                 for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
-        if apart is not None and words is not None:
-            # the entities' statement's rows in their place (query_id order, as these)
-            rows = [
-                _gathered((*row[:2], hits, *row[3:7], superseded), found)
-                for row, (_, hits, superseded), found in zip(
-                    rows, apart.result(), words, strict=True
-                )
-            ]
+        if gathers and words is not None:
+            if apart is not None:  # the entities' statement's rows in their place
+                rows = [
+                    (*row[:2], hits, *row[3:7], superseded)
+                    for row, (_, hits, superseded) in zip(rows, apart.result(), strict=True)
+                ]
+            rows = [_gathered(row, found) for row, found in zip(rows, words, strict=True)]
         results = (
             [row[1:] for row in rows]
             if words is None
@@ -514,9 +532,11 @@ class Recall:
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
+        # the embedding overlaps the reads beside it: they count as the embedder's time, so
+        # the three add up to the batch's
         timings = {
             "embed": embed_ms,
-            "sql": (answered - started - waited) * 1000,
+            "sql": (answered - started) * 1000 - embed_ms,
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]

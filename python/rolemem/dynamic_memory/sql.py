@@ -370,6 +370,8 @@ def query_select(
     entities: bool = True,
     words: bool = True,
     scored: bool = False,
+    hits: bool = False,
+    lines: bool = True,
 ) -> str:
     """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
     `facts`: a player of the batch has facts (their superseded ones are counted);
@@ -377,8 +379,9 @@ def query_select(
     `entities`: the batch plans the entities (else none, null); `words`: the statement
     computes the words (else null: the caller has them, answer_words); `scored`: the events
     column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), and the candidates column is null. The entity hits a caller
-    gathers itself come from entity_select."""
+    selects (event_scores), and the candidates column is null; `hits`, `lines`: the entities
+    column holds every entity hit, which the caller gathers (_entities_join). A lone query's
+    hits come from entity_select instead."""
 
     def rows(relation: str, order_by: str) -> str:
         return render_macro("list_of_rows", relation, order_by, engine=engine)
@@ -394,7 +397,7 @@ def query_select(
         events=rows("events", "events.event_id" if scored else "events.result_index"),
         events_from=f"{events} as events",
         entities="entities.entities" if entities else "cast(null as integer[])",
-        entities_join=_entities_join(engine, False, False) if entities else "",
+        entities_join=_entities_join(engine, hits, lines) if entities else "",
         timeline=rows("timeline", "timeline.result_index"),
         words="words.words" if words else "cast(null as integer[])",
         words_join=_WORDS_JOIN.format(

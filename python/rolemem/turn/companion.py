@@ -71,7 +71,10 @@ def _descriptions_sql(engine: str) -> str:
     events are a reference table there)."""
 
     def recalled(column: str) -> str:
-        return render_macro("list_has", "cast($ids as bigint[])", column, engine=engine)
+        # DuckDB tests a list fastest; PostgreSQL seeks its index only for an `in` of rows
+        if engine == "duckdb":
+            return render_macro("list_has", "cast($ids as bigint[])", column, engine=engine)
+        return f"{column} in (select unnest(cast($ids as bigint[])))"
 
     def player(column: str) -> str:
         return render_macro("player_filter", column, engine=engine)
