@@ -9,7 +9,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -76,10 +76,9 @@ def _entity_targets(gathers: bool, lines: bool) -> tuple[str, ...]:
     return ("int_memory_entity_hits", *(("int_memory_entity_mention_lines",) if lines else ()))
 
 
-# The threads that work beside a batch's own: its texts' embedding, and a lone query's
-# entities' statement (sql.entity_select). DuckDB plans and runs each statement on its own
-# cursor outside the GIL, so a lone turn waits for the longer half (~70 operators each on the
-# demo's turn) instead of one statement of both.
+# The threads that run a lone query's entities' statement beside the rest (sql.entity_select):
+# DuckDB plans and runs each statement on its own cursor, outside the GIL, so a lone turn waits
+# for the longer half (~70 operators each on the demo's turn) instead of one statement of both.
 def _threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="rolemem-recall")
 
@@ -95,16 +94,6 @@ def _new_threads_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_new_threads_after_fork)
-
-
-def _timed(embed: Callable[[list[str]], list[list[float]]]) -> Callable[..., Any]:
-    """`embed` answering its vectors and the milliseconds it took (the batch's embed time)."""
-
-    def timed(texts: list[str]) -> tuple[list[list[float]], float]:
-        started = time.perf_counter()
-        return embed(texts), (time.perf_counter() - started) * 1000
-
-    return timed
 
 
 _USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
@@ -388,34 +377,26 @@ class Recall:
                 {**words_params(words, "query_id"), **(windows or {})},
             )
             parts.append(apart)
-        # the texts embedded on a thread of their own (the model computes outside the GIL for
-        # the most part) while the reads that need no vector go on here
-        texts = [query.params["query_text"] for query in queries]
-        embedding = (
-            None
-            if context.embedder is None
-            else _BESIDE.submit(cancel.carried(_timed(self.vectors.embed_queries)), texts)
-        )
-        if embedding is not None:
-            parts.append(embedding)
+        # the texts embedded while the entities' statement works (it reads no vector)
+        embedding = time.perf_counter()
+        if context.embedder is not None:
+            texts = [query.params["query_text"] for query in queries]
+            vectors = self.vectors.embed_queries(texts)
+            for values, text, vector in zip(inputs, texts, vectors, strict=True):
+                values["query_embedding"] = vector
+                values |= self.vectors.reference_stats(text, vector)
+        embed_ms = (time.perf_counter() - embedding) * 1000
         # the fast path reads the queries' reachable events once, for BM25 and the vectors
-        # (with an embedder every query has one)
         reachable = (
             None
             if self._fast is None
             else read_reachable(
                 context.store.columns,
                 [(values["agent_id"], values["user_id"]) for values in inputs],
-                vectors=self._cache is not None,
+                vectors=self._cache is not None
+                and any(values["query_embedding"] is not None for values in inputs),
             )
         )
-        lexical = self._lexical(inputs, reachable, words)
-        embed_ms = 0.0
-        if embedding is not None:
-            vectors, embed_ms = embedding.result()
-            for values, text, vector in zip(inputs, texts, vectors, strict=True):
-                values["query_embedding"] = vector
-                values |= self.vectors.reference_stats(text, vector)
         dense, stats = dense_batch(
             self._cache,
             context.store.columns,
@@ -423,6 +404,7 @@ class Recall:
             int(context.settings["dense_candidates"]),
             None if reachable is None else [events.with_vectors() for events in reachable],
         )
+        lexical = self._lexical(inputs, reachable, words)
         bound = {**stats, **lexical}
         if self._fast is not None and windows is not None:
             bound |= windows
@@ -532,8 +514,6 @@ class Recall:
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
             self._after_recall_retried(queries, results)
-        # the embedding overlaps the reads beside it: they count as the embedder's time, so
-        # the three add up to the batch's
         timings = {
             "embed": embed_ms,
             "sql": (answered - started) * 1000 - embed_ms,
