@@ -104,6 +104,12 @@ def played(
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(psycopg.Cursor, "execute", recording)
             with serving(app) as client:
+                # warm first (the designer config loaded, the word lists read): on a slow host
+                # the warm-up's reads would otherwise land in the turn's phase
+                deadline = time.monotonic() + 120
+                while client.get("/ready").status_code != 200:
+                    assert time.monotonic() < deadline, "the service never became ready"
+                    time.sleep(0.1)
                 yield _play(client, recorder, citus_store), recorder.sent
 
 

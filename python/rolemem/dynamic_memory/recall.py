@@ -315,11 +315,12 @@ class Recall:
     def _recall_batch(
         self, queries: Sequence[_Query]
     ) -> list[tuple[tuple[Any, ...], dict[str, float]]]:
-        """A batch of queries: their texts embedded in one call, then one statement (two on
-        the embedded store, beside each other), then the side effects the queries ask for in
-        one transaction (before the next batch's statement, which sees them). Per query (in
-        order) its events, entities, prompt text, timeline, candidates (when any query of the
-        batch asks) and words, with the batch's embed, SQL and update times."""
+        """A batch of queries: their texts embedded in one call, then one statement (a lone
+        query's two on the embedded store, beside each other), then the side effects the
+        queries ask for in one transaction (before the next batch's statement, which sees
+        them). Per query (in order) its events, entities, prompt text, timeline, candidates
+        (when any query of the batch asks) and words, with the batch's embed, SQL and update
+        times."""
         parts: list[Future[Any]] = []
         try:
             return self._answered_batch(queries, parts)
