@@ -67,7 +67,7 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
     """Model int_memory_events_scored's baselines: the cosines' min-max scale and the pooled
     mean and square mean the evidence gate reads (the player's events and the reference
     sentences, each summed once before: vector_cache, Vectors.reference_stats)."""
-    count = _count(stats.get("cosine_count")) + _count(query["reference_cosine_count"])
+    count = _coalesce(stats.get("cosine_count")) + _coalesce(query["reference_cosine_count"])
     return {
         "has_vector": query["query_embedding"] is not None,
         **{
@@ -87,10 +87,6 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
         )
         / count,
     }
-
-
-def _count(value: int | None) -> int:
-    return 0 if value is None else value
 
 
 def _dense_z(cosine: float | None, base: Mapping[str, Any]) -> float | None:
