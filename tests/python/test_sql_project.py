@@ -127,3 +127,27 @@ def test_a_composed_statement_has_no_import_ctes_left():
         and isinstance(cte.this.args["from_"].this, exp.Table)
     ]
     assert imports == []
+
+
+def test_a_narrowed_request_select_keeps_only_the_columns_something_reads():
+    from rolemem.sql.request_rows import request_rows_sql
+
+    rows = request_rows_sql(
+        "query_id", {"agent_id": "varchar", "query_text": "varchar"}, "duckdb", {"rrf_k": "double"}
+    )
+    select = "select query_id, agent_id from int_memory_queries"
+    narrowed = compose((), {"int_memory_queries": rows}, select, narrowed=["int_memory_queries"])
+    assert narrowed == (
+        "with\nint_memory_queries as (\n    select\n"
+        "        unnest(cast($query_id as integer[])) as query_id,\n"
+        "        unnest(cast($agent_id as varchar[])) as agent_id\n\n)\n" + select
+    )
+    # nothing narrowed unless asked, nor on another engine, nor a select of another shape
+    assert "rrf_k" in compose((), {"int_memory_queries": rows}, select)
+    assert "rrf_k" in compose(
+        (), {"int_memory_queries": rows}, select, engine="postgres", narrowed=["int_memory_queries"]
+    )
+    other = "select * from queries_table"
+    assert other in compose(
+        (), {"int_memory_queries": other}, select, narrowed=["int_memory_queries"]
+    )

@@ -215,6 +215,7 @@ class Lookups:
             variables=variables,
             existing=SETTING_SEEDS,
             engine=engine,
+            narrowed=("int_memory_queries",),
         )
 
     def bound(
