@@ -274,3 +274,30 @@ def test_bad_lines_name_the_field_and_write_nothing(saves):
             saves.append(save, [{"attribute": "user", "content": "ok"}, bad], user_id="mumu")
         assert caught.value.field == field, (bad, caught.value)
     assert line_count(saves) == before
+
+
+def test_a_saves_lineage_is_itself_and_every_save_it_was_forked_from(saves):
+    """A read of a save's memory (`fresh_lineage`) walks the fork links only for a fork, and
+    answers as the walk (`lineage`) does for forks and others alike."""
+    from rolemem.memory_builder import history
+
+    _, save, ids = played(saves)
+    fork = saves.create_save(user_id="mumu", from_line_id=ids[1])["save_id"]
+    grand = saves.create_save(user_id="mumu", from_line_id=ids[0])["save_id"]
+    [own] = saves.append(fork, [{"attribute": "user", "content": "去海边吧"}], user_id="mumu")[
+        "line_ids"
+    ]
+    grandchild = saves.create_save(user_id="mumu", from_line_id=own)["save_id"]
+    cur = saves._con.cursor()
+    history.ensure_fresh(cur, [save])  # the tables checked on this cursor: the one-statement read
+    expected = {
+        save: [save],
+        fork: [save, fork],
+        grand: [save, grand],
+        grandchild: [save, fork, grandchild],
+    }
+    for save_id, lineage in expected.items():
+        # the first read may bring the save up to date; the second finds it fresh
+        assert history.fresh_lineage(cur, [save_id]) == lineage
+        assert history.fresh_lineage(cur, [save_id]) == lineage
+        assert history.lineage(cur, [save_id]) == lineage

@@ -560,22 +560,28 @@ def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     return list(rows[0][0] or []) if rows else list(save_ids)
 
 
-# `lineage`'s answer and whether any of the saves is stale (`_stale`), in one statement: a
-# read of a save's memory makes it current first, and it mostly is already
-_FRESH_LINEAGE_SQL = (
-    f"select ({_lineage_sql('duckdb')}), exists (select 1 from ({_STALE_SQL}) as stale)"
-)
+# whether any of the saves is stale (`_stale`) and whether any was forked from another save's
+# line, in one statement: a read of a save's memory makes it current first, and it mostly is
+# already; a save forked from none is its own lineage (the walk of `lineage` finds no fork
+# link to follow), so most reads plan no recursive walk (~2 ms of ~3.3)
+_FRESH_SQL = f"""
+select
+    exists (select 1 from ({_STALE_SQL}) as stale),
+    exists (
+        select 1 from save
+        where list_contains(cast($save_ids as bigint[]), id) and forked_from_line_id is not null
+    )"""
 
 
 def fresh_lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
-    """`ensure_fresh` then `lineage`, in one statement when no save is stale (on a cursor
-    whose tables were checked already; else as the two do it)."""
+    """`ensure_fresh` then `lineage` (on a cursor whose tables were checked already, one
+    statement when no save is stale and none is a fork; else as the two do it)."""
     if _CHECKED.get(cur) is not None:
         with contextlib.suppress(duckdb.CatalogException):  # a table dropped since: as below
             # every row fetched, as `lineage` does: no pending result on the cursor
-            [(found, is_stale)] = cur.execute(_FRESH_LINEAGE_SQL, {"save_ids": save_ids}).fetchall()
+            [(is_stale, is_fork)] = cur.execute(_FRESH_SQL, {"save_ids": save_ids}).fetchall()
             if not is_stale:
-                return list(found or save_ids)
+                return lineage(cur, save_ids) if is_fork else sorted(set(save_ids))
     ensure_fresh(cur, save_ids)
     return lineage(cur, save_ids)
 
