@@ -97,8 +97,10 @@ class QueryRequest(Request):
     )
 
 
-class RecalledEvent(Response):
-    id: int = field("Rank, best first (0-based).", 0)
+class _SpecEvent(Response):
+    """An event in the spec's shape, as a recall ranks it and as the timeline lists it."""
+
+    id: int = field("Its place in the list, 0-based: rank best first, or position oldest first.", 0)
     scope: str = field("user or official.", "user")
     index: str = field("The event's id as text (the spec's shape).", "17")
     event_id: int = field("The event.", 17)
@@ -110,6 +112,9 @@ class RecalledEvent(Response):
         "When, as the prompt reads it (dynamic-memory §七).", "2019-03-12"
     )
     keyword: list[str] = field("Tags.", ["室友", "火锅"])
+
+
+class RecalledEvent(_SpecEvent):
     score: float | None = field("Fused score, 0-1.", 0.71)
     log: str | None = field("The spec's log line.", "[记忆事件]--score=0.71,…")
 
@@ -134,17 +139,7 @@ class RecalledEntity(Response):
     )
 
 
-class TimelineEvent(Response):
-    id: int = field("Position, oldest first.", 0)
-    scope: str = field("user or official.", "user")
-    index: str = field("The event's id as text.", "1")
-    event_id: int = field("The event.", 1)
-    description: str = field("The event.", "木木第一次走进祁煜的画廊")
-    deepinsight: str | None = field("The insight.", None)
-    place: str | None = field("Where.", "画廊")
-    updatetime: str | None = field("When.", "2021-02-01 15:00:00")
-    time_text: str | None = field("When, as the prompt reads it.", "2021-02-01 下午")
-    keyword: list[str] = field("Tags.", [])
+class TimelineEvent(_SpecEvent):
     save_id: int | None = field("The save it was extracted from.", None)
 
 
