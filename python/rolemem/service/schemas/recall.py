@@ -38,6 +38,7 @@ from .common import (
     TokenCount,
     Whole,
     field,
+    flag,
     key,
 )
 from .common import text as text_field
@@ -92,9 +93,7 @@ class QueryRequest(Request):
         max_length=MESSAGE_LENGTH,
         default=None,
     )
-    dry_run: bool = field(
-        "Only look: recalled memories get no strength or count.", False, default=False, strict=True
-    )
+    dry_run: bool = flag("Only look: recalled memories get no strength or count.")
 
 
 class _SpecEvent(Response):
@@ -211,23 +210,14 @@ class RecallPreviewRequest(Request):
     char_name: str | None = text_field(
         "The character's name ({{char}}).", "祁煜", max_length=NAME_LENGTH, default=None
     )
-    require_match: bool = field(
-        "false: every unlocked entry, relevant or not.", True, default=True, strict=True
-    )
+    require_match: bool = flag("false: every unlocked entry, relevant or not.", default=True)
 
 
 class RecallRequest(RecallPreviewRequest):
     """Character (designer) memory for one player input under a game context."""
 
-    explain: bool = field(
-        "Also say, per entry, why it is or is not shown.", True, default=False, strict=True
-    )
-    dry_run: bool = field(
-        "A preview: the sticky queue and turn counter do not move.",
-        False,
-        default=False,
-        strict=True,
-    )
+    explain: bool = flag("Also say, per entry, why it is or is not shown.", example=True)
+    dry_run: bool = flag("A preview: the sticky queue and turn counter do not move.")
 
 
 class Match(Response):
@@ -311,14 +301,11 @@ class TurnRequest(_Target):
     )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
     # before message: message's check reads it
-    regenerate: bool = field(
+    regenerate: bool = flag(
         "The prompt for a new reply in place of the save's tip (a swipe), with no message: "
         "the conversation up to the player line the tip answered, that line once and last. "
         "The tip must be a reply (409 naming regenerate); nothing is stored or counted (as "
-        "dry_run): store the new reply with POST /saves/{save_id}/regenerate.",
-        False,
-        default=False,
-        strict=True,
+        "dry_run): store the new reply with POST /saves/{save_id}/regenerate."
     )
     message: str | None = text_field(
         "The player's new message (required, unless regenerate).",
@@ -351,12 +338,7 @@ class TurnRequest(_Target):
         4000,
         default=None,
     )
-    dry_run: bool = field(
-        "A preview or a retry: no strength, count or sticky queue changes.",
-        False,
-        default=False,
-        strict=True,
-    )
+    dry_run: bool = flag("A preview or a retry: no strength, count or sticky queue changes.")
 
     @field_validator("message")
     @classmethod
