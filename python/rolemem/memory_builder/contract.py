@@ -105,6 +105,13 @@ def field(description: str, example: Any, *, default: Any = ..., **limits: Any) 
 key = field  # an id field: its type, Id, holds the bounds
 
 
+def flag(description: str, *, default: bool = False, example: bool | None = None) -> Any:
+    """A boolean field: JSON's true or false only (strict: no 1, no "true"), `default` when
+    absent (the example, unless one is given)."""
+    shown = default if example is None else example
+    return Field(default, description=description, examples=[shown], strict=True)
+
+
 PresentRoles = Annotated[list[Id], Field(max_length=MAX_PRESENT)]
 PresentScriptRoles = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=ID_LENGTH)]], Field(max_length=MAX_PRESENT)
@@ -202,12 +209,7 @@ class NewRole(Contract):
         max_length=ID_LENGTH,
         default=None,
     )
-    omniscient: bool = field(
-        "A narrator: it witnessed every line, whoever a line says was present.",
-        False,
-        default=False,
-        strict=True,
-    )
+    omniscient: bool = flag("A narrator: it witnessed every line, whoever a line says was present.")
 
 
 class NewSave(Contract):

@@ -1,19 +1,22 @@
-"""What the routes share: the key header keyed routes declare, the store, and the checks
-several routes make the same way. Whether a key may call a route is decided once, before the
-body is read, by the gate (core/gate.py, by core/keys.py's rule)."""
+"""What the routes share: the key header keyed routes declare, the store, the parameters
+several routes name alike, and the checks several routes make the same way. Whether a key may
+call a route is decided once, before the body is read, by the gate (core/gate.py, by
+core/keys.py's rule)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
 
 from ...errors import ConflictError
 from ...memory_builder import roles, saves
 from ..core.errors import missing
 from ..core.state import Store
+from ..schemas.common import ID_LENGTH
+from ..schemas.memories import MemoryKind
 
 T = TypeVar("T")
 
@@ -33,6 +36,17 @@ async def _store(request: Request) -> Store:
 
 # the store, as a route takes it
 StoreDep = Annotated[Store, Depends(_store)]
+
+
+def text_id(where: Callable[..., Any], description: str, example: str | None = None) -> Any:
+    """A text id (a player, an agent, a character) as a path or query parameter (`where`:
+    FastAPI's Path or Query): not empty, at most ID_LENGTH characters, as in a body."""
+    examples = None if example is None else [example]
+    return where(min_length=1, max_length=ID_LENGTH, description=description, examples=examples)
+
+
+# the kind of memory the paths that edit or delete one name (a player's or an official one)
+Kind = Annotated[MemoryKind, Path(description="event or entity (or events, entities).")]
 
 
 def for_store(

@@ -36,6 +36,7 @@ from ...memory_builder.contract import NAME_LENGTH as NAME_LENGTH
 from ...memory_builder.contract import GameTime as GameTime
 from ...memory_builder.contract import Id as Id
 from ...memory_builder.contract import field as field
+from ...memory_builder.contract import flag as flag
 from ...memory_builder.contract import key as key
 from ...memory_builder.contract import not_text
 from ...memory_builder.contract import text as text

@@ -18,6 +18,7 @@ from .common import (
     Request,
     Response,
     field,
+    flag,
     text,
 )
 
@@ -100,14 +101,11 @@ class ForgetRequest(Request):
     agent_id: str | None = text(
         "Only this agent's memories (default: all).", "qiyu", max_length=ID_LENGTH, default=None
     )
-    purge: bool = field(
+    purge: bool = flag(
         "false: archive everything (reason forgotten); true: remove the memories, their "
         "archive and recall log for good (privacy requests), and, without agent_id, the "
         "player's saves and lines and everything kept of them (saves are not per agent: a "
-        "purge with agent_id keeps them).",
-        False,
-        default=False,
-        strict=True,
+        "purge with agent_id keeps them)."
     )
 
 

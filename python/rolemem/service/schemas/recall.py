@@ -38,6 +38,7 @@ from .common import (
     TokenCount,
     Whole,
     field,
+    flag,
     key,
 )
 from .common import text as text_field
@@ -92,13 +93,13 @@ class QueryRequest(Request):
         max_length=MESSAGE_LENGTH,
         default=None,
     )
-    dry_run: bool = field(
-        "Only look: recalled memories get no strength or count.", False, default=False, strict=True
-    )
+    dry_run: bool = flag("Only look: recalled memories get no strength or count.")
 
 
-class RecalledEvent(Response):
-    id: int = field("Rank, best first (0-based).", 0)
+class _SpecEvent(Response):
+    """An event in the spec's shape, as a recall ranks it and as the timeline lists it."""
+
+    id: int = field("Its place in the list, 0-based: rank best first, or position oldest first.", 0)
     scope: str = field("user or official.", "user")
     index: str = field("The event's id as text (the spec's shape).", "17")
     event_id: int = field("The event.", 17)
@@ -110,6 +111,9 @@ class RecalledEvent(Response):
         "When, as the prompt reads it (dynamic-memory §七).", "2019-03-12"
     )
     keyword: list[str] = field("Tags.", ["室友", "火锅"])
+
+
+class RecalledEvent(_SpecEvent):
     score: float | None = field("Fused score, 0-1.", 0.71)
     log: str | None = field("The spec's log line.", "[记忆事件]--score=0.71,…")
 
@@ -134,17 +138,7 @@ class RecalledEntity(Response):
     )
 
 
-class TimelineEvent(Response):
-    id: int = field("Position, oldest first.", 0)
-    scope: str = field("user or official.", "user")
-    index: str = field("The event's id as text.", "1")
-    event_id: int = field("The event.", 1)
-    description: str = field("The event.", "木木第一次走进祁煜的画廊")
-    deepinsight: str | None = field("The insight.", None)
-    place: str | None = field("Where.", "画廊")
-    updatetime: str | None = field("When.", "2021-02-01 15:00:00")
-    time_text: str | None = field("When, as the prompt reads it.", "2021-02-01 下午")
-    keyword: list[str] = field("Tags.", [])
+class TimelineEvent(_SpecEvent):
     save_id: int | None = field("The save it was extracted from.", None)
 
 
@@ -216,23 +210,14 @@ class RecallPreviewRequest(Request):
     char_name: str | None = text_field(
         "The character's name ({{char}}).", "祁煜", max_length=NAME_LENGTH, default=None
     )
-    require_match: bool = field(
-        "false: every unlocked entry, relevant or not.", True, default=True, strict=True
-    )
+    require_match: bool = flag("false: every unlocked entry, relevant or not.", default=True)
 
 
 class RecallRequest(RecallPreviewRequest):
     """Character (designer) memory for one player input under a game context."""
 
-    explain: bool = field(
-        "Also say, per entry, why it is or is not shown.", True, default=False, strict=True
-    )
-    dry_run: bool = field(
-        "A preview: the sticky queue and turn counter do not move.",
-        False,
-        default=False,
-        strict=True,
-    )
+    explain: bool = flag("Also say, per entry, why it is or is not shown.", example=True)
+    dry_run: bool = flag("A preview: the sticky queue and turn counter do not move.")
 
 
 class Match(Response):
@@ -316,14 +301,11 @@ class TurnRequest(_Target):
     )
     user_id: str = text_field(USER_ID, "mumu", max_length=ID_LENGTH)
     # before message: message's check reads it
-    regenerate: bool = field(
+    regenerate: bool = flag(
         "The prompt for a new reply in place of the save's tip (a swipe), with no message: "
         "the conversation up to the player line the tip answered, that line once and last. "
         "The tip must be a reply (409 naming regenerate); nothing is stored or counted (as "
-        "dry_run): store the new reply with POST /saves/{save_id}/regenerate.",
-        False,
-        default=False,
-        strict=True,
+        "dry_run): store the new reply with POST /saves/{save_id}/regenerate."
     )
     message: str | None = text_field(
         "The player's new message (required, unless regenerate).",
@@ -356,12 +338,7 @@ class TurnRequest(_Target):
         4000,
         default=None,
     )
-    dry_run: bool = field(
-        "A preview or a retry: no strength, count or sticky queue changes.",
-        False,
-        default=False,
-        strict=True,
-    )
+    dry_run: bool = flag("A preview or a retry: no strength, count or sticky queue changes.")
 
     @field_validator("message")
     @classmethod

@@ -30,19 +30,15 @@ from ...schemas.admin import (
     UnlockMatrix,
     lorebook_schema,
 )
-from ...schemas.common import ID_LENGTH
 from ...schemas.component import Component
 from ...schemas.storable import StorableJson
-from ..deps import StoreDep
+from ..deps import StoreDep, text_id
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
-CharacterId = Annotated[
-    str,
-    Path(min_length=1, max_length=ID_LENGTH, description="The character.", examples=["qiyu"]),
-]
+CharacterId = Annotated[str, text_id(Path, "The character.", "qiyu")]
 
 
 @router.post(

@@ -18,10 +18,10 @@ from ...core.errors import invalid, responses
 from ...core.import_body import NDJSON, ROWS, ImportBodies
 from ...core.settings import ServiceSettings
 from ...core.state import Store
-from ...schemas.common import ID_LENGTH, USER_ID
+from ...schemas.common import USER_ID
 from ...schemas.imports import Imported
 from ...schemas.saves import LineIn, Observe
-from ..deps import StoreDep, for_store, resolve_role
+from ..deps import StoreDep, for_store, resolve_role, text_id
 from .saves import IdempotencyKey, SaveId
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
@@ -113,9 +113,7 @@ async def import_lines(
     request: Request,
     store: StoreDep,
     save_id: SaveId,
-    user_id: Annotated[
-        str, Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"])
-    ],
+    user_id: Annotated[str, text_id(Query, USER_ID, "mumu")],
     key: IdempotencyKey = None,
     flush: Annotated[
         bool,

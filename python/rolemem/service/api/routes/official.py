@@ -11,13 +11,12 @@ from fastapi import APIRouter, Path
 from ....dynamic_memory import player_memories
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
-from ...schemas.common import ID_LENGTH, MAX_ID
+from ...schemas.common import MAX_ID
 from ...schemas.memories import (
     Archived,
     CreatedEntity,
     CreatedEvent,
     Edited,
-    MemoryKind,
     OfficialEntity,
     OfficialEvent,
     OfficialExport,
@@ -25,16 +24,13 @@ from ...schemas.memories import (
     OfficialImported,
     OfficialMemoryEdit,
 )
-from ..deps import StoreDep
+from ..deps import Kind, StoreDep, text_id
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 
-AgentId = Annotated[
-    str, Path(min_length=1, max_length=ID_LENGTH, description="The agent.", examples=["qiyu"])
-]
-Kind = Annotated[MemoryKind, Path(description="events or entities (event, entity).")]
+AgentId = Annotated[str, text_id(Path, "The agent.", "qiyu")]
 MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[3])]
 
 

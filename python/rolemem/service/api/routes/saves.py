@@ -36,15 +36,12 @@ from ...schemas.saves import (
     Tip,
     TipMove,
 )
-from ..deps import StoreDep, for_store, read_on, required_from_role, resolve_role
+from ..deps import StoreDep, for_store, read_on, required_from_role, resolve_role, text_id
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
 SaveId = Annotated[int, Path(ge=1, le=MAX_ID, description="The save.", examples=[2])]
-UserQuery = Annotated[
-    str | None,
-    Query(min_length=1, max_length=ID_LENGTH, description=USER_ID, examples=["mumu"]),
-]
+UserQuery = Annotated[str | None, text_id(Query, USER_ID, "mumu")]
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -376,11 +373,10 @@ async def memory_status(
     save_id: SaveId,
     agent_id: Annotated[
         str | None,
-        Query(
-            min_length=1,
-            max_length=ID_LENGTH,
-            description="The agent (default: the role's agent_id; given for a role that has "
-            "one, it must be the role's).",
+        text_id(
+            Query,
+            "The agent (default: the role's agent_id; given for a role that has one, it must "
+            "be the role's).",
         ),
     ] = None,
     user_id: UserQuery = None,

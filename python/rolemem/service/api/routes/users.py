@@ -15,7 +15,7 @@ from ....memory_builder import erasure
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...core.state import Store
-from ...schemas.common import ID_LENGTH, MAX_ID, MESSAGE_LENGTH
+from ...schemas.common import MAX_ID, MESSAGE_LENGTH
 from ...schemas.memories import (
     Archived,
     ArchivePage,
@@ -32,22 +32,15 @@ from ...schemas.memories import (
     TimelineItem,
 )
 from ...schemas.saves import SavePage
-from ..deps import StoreDep, check_own_save
+from ..deps import Kind, StoreDep, check_own_save, text_id
 
 router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
-UserId = Annotated[
-    str,
-    Path(min_length=1, max_length=ID_LENGTH, description="The player.", examples=["mumu"]),
-]
-Kind = Annotated[MemoryKind, Path(description="event or entity.")]
+UserId = Annotated[str, text_id(Path, "The player.", "mumu")]
 MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[17])]
-AgentQuery = Annotated[
-    str | None,
-    Query(min_length=1, max_length=ID_LENGTH, description="Only this agent's memories."),
-]
+AgentQuery = Annotated[str | None, text_id(Query, "Only this agent's memories.")]
 # the character and the save a listing of what it holds is read for (timeline, facts, knowledge)
-AgentRequired = Annotated[str, Query(min_length=1, max_length=ID_LENGTH, description="The agent.")]
+AgentRequired = Annotated[str, text_id(Query, "The agent.")]
 SaveQuery = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The save being played.")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
