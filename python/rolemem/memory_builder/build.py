@@ -548,13 +548,8 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
 
     from ..schema import APP_TABLES  # the models (SQLModel): not on `import rolemem`
 
-    present = {
-        row[0]
-        for row in cur.execute(
-            """select table_name || '.' || column_name from duckdb_columns()
-            where schema_name = 'main' and table_name in ('save', 'line', 'role')"""
-        ).fetchall()
-    }
+    wanted = [f"{table.name}.{column.name}" for table in APP_TABLES for column in table.columns]
+    present = history._found_columns(cur, wanted)
 
     def with_added(table: str, sql: str) -> str:
         columns = next(model for model in APP_TABLES if model.name == table).columns
