@@ -9,11 +9,10 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..engines import duckdb_connect
 from ..errors import ConflictError
 from ..sql.project import render_macro
 from . import history
-from .saves import _rows, _text, owned_save
+from .saves import _rows, _run, _text, owned_save
 
 # The saves outside $save_ids that branch from their lines: a fork made at one of them, or a
 # save whose own lines continue from one (a fork's first line points into its parent)
@@ -118,11 +117,8 @@ def erase_step(
     counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
-    saves = statements["save"]
     counts["save"] = (
-        len(cur.execute(saves, duckdb_connect.used(saves, player)).fetchall())
-        if may_delete_saves
-        else 0
+        len(_run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
     )
     return counts
 
