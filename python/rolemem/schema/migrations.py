@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -182,10 +183,7 @@ def _recompute_table_postings(
         params,
     ).fetchall()
     owner_names = ("ids", "agent_ids", "scopes", "user_ids")
-    columns: dict[str, list[Any]] = {
-        name: []
-        for name in (*owner_names, "terms", "description_counts", "keyword_counts", "tag_counts")
-    }
+    columns: defaultdict[str, list[Any]] = defaultdict(list)  # _POSTINGS_SQL's lists
     lengths = []
     for event_id, description, keywords, *owner in events:
         tags = json.loads(keywords) if isinstance(keywords, str) else keywords
