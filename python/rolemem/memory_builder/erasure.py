@@ -6,6 +6,7 @@ until they go (their chains pass through its lines)."""
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -137,14 +138,13 @@ def erase(
     are gone or a step finds nothing left to delete (another call finished them). Every step
     deletes only the saves' rows, so an erasure cut short is finished by the next one. The
     counts per table, summed."""
-    total = dict(counts)
-    done = total.get("save", 0) >= len(save_ids)
+    total = Counter(counts)
+    done = total["save"] >= len(save_ids)
     while not done:
         step = write(lambda cur: erase_step(cur, save_ids, user_id=user_id, engine=engine))
-        for table, count in step.items():
-            total[table] = total.get(table, 0) + count
+        total.update(step)
         done = not (step["line"] or step["save"]) or total["save"] >= len(save_ids)
-    return total
+    return dict(total)
 
 
 def delete_save(
