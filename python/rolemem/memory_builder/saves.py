@@ -399,24 +399,21 @@ def branch_lines(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
     statements = _statements(engine)
-    chain = history.chained(cur, engine, [save["save_id"]], save["user_id"])
+    chain = {
+        "save_id": save["save_id"],
+        **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
+    }
     position = None
     if before is not None:
         before = _id(before, "before")
-        found = cur.execute(
-            statements["position"], {"save_id": save["save_id"], "line_id": before, **chain}
-        ).fetchone()
+        found = cur.execute(statements["position"], {**chain, "line_id": before}).fetchone()
         if found is None:
             raise RolememError(
                 f"line {before} is not on the current branch of save {save['save_id']}",
                 field="before",
             )
         position = found[0]
-    rows = _rows(
-        cur,
-        statements["branch"],
-        {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
-    )
+    rows = _rows(cur, statements["branch"], {**chain, "before_position": position, "limit": limit})
     page = [_presence_lists(row) for row in rows[:limit]][::-1]
     more = len(rows) > limit
     return {
