@@ -464,7 +464,6 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
 
 def drop_memory_tables(engine: sa.Engine) -> None:
     with engine.begin() as connection:
-        for table in VECTOR_TABLES:
+        for table in (*VECTOR_TABLES, "rolemem_migration"):
             connection.exec_driver_sql(f"drop table if exists {table}")
-        connection.exec_driver_sql("drop table if exists rolemem_migration")
     drop_tables(engine, MEMORY_TABLES)
