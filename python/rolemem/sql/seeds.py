@@ -88,10 +88,7 @@ def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
 @contextlib.contextmanager
 def _shipped(*seeds: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory database holding the shipped CSVs of `seeds`, closed on the way out."""
-    con = duckdb.connect(":memory:")
-    try:
+    with duckdb.connect(":memory:") as con:
         for seed in seeds:
             load_seed(con, seed)
         yield con
-    finally:
-        con.close()
