@@ -575,20 +575,19 @@ def import_lines(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    first = None
-    answer: dict[str, Any] = {}
+    ids: list[int] = []
     for start in range(0, len(checked), chunk):
         # each chunk chained onto the one before (the save read and lines checked once)
         answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
         save = {**save, "tip_line_id": answer["tip_line_id"]}
-        first = answer["line_ids"][0] if first is None else first
+        ids += answer["line_ids"]
         if progress is not None:
-            progress(start + len(answer["line_ids"]), len(lines))
+            progress(len(ids), len(lines))
     return {
-        "save_id": answer["save_id"],
+        "save_id": save["save_id"],
         "line_count": len(lines),
-        "first_line_id": first,
-        "tip_line_id": answer["tip_line_id"],
+        "first_line_id": ids[0],
+        "tip_line_id": save["tip_line_id"],
     }
 
 
