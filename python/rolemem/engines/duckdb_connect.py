@@ -70,21 +70,17 @@ def cursor(
     (for point reads, where one statement less is a quarter of the call)."""
     if isinstance(db, duckdb.DuckDBPyConnection):
         cur = tuned_cursor(db) if tuned else db.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
-        return
-    path = Path(db if db is not None else default_db_path())
-    if not path.exists():  # connecting would create an empty database file
-        raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
-    con = connect(path, read_only=read_only)
-    if tuned:
-        con.execute(_TUNING)
+    else:
+        path = Path(db if db is not None else default_db_path())
+        if not path.exists():  # connecting would create an empty database file
+            raise RolememError(f"{path}: no such database file (run `rolemem init-db`)")
+        cur = connect(path, read_only=read_only)
+        if tuned:
+            cur.execute(_TUNING)
     try:
-        yield con
+        yield cur
     finally:
-        con.close()
+        cur.close()
 
 
 @contextlib.contextmanager

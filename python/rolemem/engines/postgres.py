@@ -176,8 +176,7 @@ def _configure(con: Any) -> None:
 
     class ExactReal(Loader):
         def load(self, data: Any) -> float:
-            value: float = struct.unpack("f", struct.pack("f", float(bytes(data))))[0]
-            return value
+            return float(struct.unpack("f", struct.pack("f", float(bytes(data))))[0])
 
     con.adapters.register_loader("float4", ExactReal)
 

@@ -111,12 +111,12 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     from ..schema.store import move_sequences_past_keys
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
+        present = {
+            row[0] for row in source.execute("select table_name from duckdb_tables()").fetchall()
+        }
         # a store older than the official tables is upgraded where it is (opened once by
         # rolemem), not half-copied here: on Citus its official rows would be left out
-        (upgraded,) = source.execute(
-            "select count(*) from duckdb_tables() where table_name = 'official_event'"
-        ).fetchone() or (0,)
-        if not upgraded:
+        if "official_event" not in present:
             raise RolememError(
                 f"{path} was written before official memories had tables of their own: "
                 f"upgrade it first (`rolemem init-db --db {path}`), then copy it"
@@ -135,13 +135,10 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
             owned = {table: "user_id is not null" for table in PLAYER_TABLES}
         # the store's own migration records come with it
         connection.exec_driver_sql("delete from rolemem_migration")
-        # a store written before facts or entity mentions has none to copy
-        present = {
-            row[0] for row in source.execute("select table_name from duckdb_tables()").fetchall()
-        }
         left_out = copy_rows(
             source,
             connection.connection.dbapi_connection.cursor(),
+            # a store written before facts or entity mentions has none to copy
             [table for table in _STORE_TABLES if table not in _NEWER or table in present],
             owned,
             # rows whose player is their save's or event's (a store written before it was

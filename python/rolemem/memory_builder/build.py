@@ -96,10 +96,9 @@ left join int_save_history_tips as tips on tips.save_id = saves.id
 where saves.id = $save_id
 """
 # the character's key by the models' rule (macro memory_target_key), rendered once
-_TARGET_KEY = render_macro(
+_TARGET_KEY_SQL = "select " + render_macro(
     "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
 )
-_TARGET_KEY_SQL = f"select {_TARGET_KEY}"
 _STORED_MESSAGES_SQL = """
 select role, content from memory_messages
 where save_id = $save_id and target_key = $target_key
@@ -131,16 +130,14 @@ _MESSAGES_SELECT = """
 select role, content, first_line_position, last_line_position
 from memory_messages order by message_index
 """
+# the save's messages, else what is wrong with its chain (the tips' rule: a tip that does not
+# exist too), else that it is missing
+_SAVE_MODELS = ("memory_messages", "int_save_history_tips")
 _SAVE_SELECT = """
 select 'message' as row_kind, message_index, role, content from memory_messages
 union all
-select 'problem', null, null, chain_problem from int_save_chain_problems
-union all
-select 'problem', null, null, 'save ' || id || ': last_message_id ' || last_message_id
-    || ' does not exist'
-from source_save
-where last_message_id is not null
-    and last_message_id not in (select id from source_line)
+select 'problem', null, null, chain_problem from int_save_history_tips
+where chain_problem is not null
 union all
 select 'missing', null, null, null where not exists (select 1 from source_save)
 order by row_kind, message_index
@@ -301,15 +298,12 @@ def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
         rows.append(values)
     columns: dict[str, list[Any]] = {"positions": list(range(len(rows)))}
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in _COLUMNS]
-    for index, (param, field, check) in enumerate(_COLUMNS):
-        column = list(by_column[index])
-        valid = _VALID_TYPES[check]
-        if not _all_valid(column, valid):
+    for (param, field, check), given in zip(_COLUMNS, by_column, strict=True):
+        column = list(given)
+        if not _all_valid(column, _VALID_TYPES[check]):
             for position, value in enumerate(column):  # slow path: convert or name the culprit
                 line_id = rows[position][0]
-                where = (
-                    f"line {line_id}" if line_id is not None else (f"line at position {position}")
-                )
+                where = f"line {line_id}" if line_id is not None else f"line at position {position}"
                 column[position] = check(value, field, where)
         columns[param] = column
     return columns
@@ -501,7 +495,8 @@ def build_memory_for_save(
         # (a blank name too) is rendered from the chain (the save keeps its own name; the
         # request's wins here)
         if _is_materialized(target) and target["user_name"] in (None, tip[2]):
-            key = {"save_id": save_id, "target_key": _target_key(cur, target)}
+            character = _target_key(target["role_id"], target["script_role_id"])
+            key = {"save_id": save_id, "target_key": character}
             rows = cur.execute(_STORED_MESSAGES_SQL, key).fetchall()
             if rows:
                 return [{"role": role, "content": content} for role, content in rows]
@@ -516,19 +511,14 @@ def build_memory_for_save(
     return [{"role": role, "content": content} for role, content, _, _ in rows]
 
 
-# memory_messages' key of each character asked for, by the models' rule: computed inside the
-# per-call read it was a CASE on parameters DuckDB evaluated per row, 0.6 ms of a 1.4 ms read
-_target_keys: dict[tuple[int | None, str | None], str | None] = {}
-
-
-def _target_key(cur: duckdb.DuckDBPyConnection, target: Mapping[str, Any]) -> str | None:
-    character = (target["role_id"], target["script_role_id"])
-    if character not in _target_keys:
-        if len(_target_keys) >= 10_000:  # a bound on what a long-lived process keeps
-            _target_keys.clear()
-        bound = {"role_id": character[0], "script_role_id": character[1]}
-        (_target_keys[character],) = cur.execute(_TARGET_KEY_SQL, bound).fetchone() or (None,)
-    return _target_keys[character]
+# memory_messages' key of each character asked for, by the models' rule (on this thread's
+# scratch cursor: parameters only): computed inside the per-call read it was a CASE on
+# parameters DuckDB evaluated per row, 0.6 ms of a 1.4 ms read
+@functools.lru_cache(maxsize=10_000)  # a bound on what a long-lived process keeps
+def _target_key(role_id: int | None, script_role_id: str | None) -> str | None:
+    bound = {"role_id": role_id, "script_role_id": script_role_id}
+    [(key,)] = duckdb_connect.scratch_cursor().cursor.execute(_TARGET_KEY_SQL, bound).fetchall()
+    return key  # type: ignore[no-any-return]
 
 
 def _is_materialized(target: Mapping[str, Any]) -> bool:
@@ -558,13 +548,8 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
 
     from ..schema import APP_TABLES  # the models (SQLModel): not on `import rolemem`
 
-    present = {
-        row[0]
-        for row in cur.execute(
-            """select table_name || '.' || column_name from duckdb_columns()
-            where schema_name = 'main' and table_name in ('save', 'line', 'role')"""
-        ).fetchall()
-    }
+    wanted = [f"{table.name}.{column.name}" for table in APP_TABLES for column in table.columns]
+    present = history._found_columns(cur, wanted)
 
     def with_added(table: str, sql: str) -> str:
         columns = next(model for model in APP_TABLES if model.name == table).columns
@@ -578,7 +563,7 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     has_forks = "save.forked_from_line_id" in present
     sources = history.walked_sources("duckdb")
     sql = compose(
-        "memory_messages",
+        _SAVE_MODELS,
         {
             "source_line": with_added("line", history.saves_lines_sql()),
             "source_save": with_added("save", sources["source_save"]),
@@ -606,7 +591,7 @@ def _build_on_engine(
     """Every model over the save's lines in the game's own tables (the SQLModel schema) on
     another engine: the same statement as a read-only DuckDB file, transpiled."""
     sql = compose(
-        "memory_messages",
+        _SAVE_MODELS,
         {**history.walked_sources(engine.name), "int_memory_targets": _SAVE_TARGET_SQL},
         _SAVE_SELECT,
         engine=engine.name,

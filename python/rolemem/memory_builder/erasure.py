@@ -6,14 +6,14 @@ until they go (their chains pass through its lines)."""
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..engines import duckdb_connect
 from ..errors import ConflictError
 from ..sql.project import render_macro
 from . import history
-from .saves import _rows, _text, owned_save
+from .saves import _rows, _run, _text, owned_save
 
 # The saves outside $save_ids that branch from their lines: a fork made at one of them, or a
 # save whose own lines continue from one (a fork's first line points into its parent)
@@ -118,11 +118,8 @@ def erase_step(
     counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
-    saves = statements["save"]
     counts["save"] = (
-        len(cur.execute(saves, duckdb_connect.used(saves, player)).fetchall())
-        if may_delete_saves
-        else 0
+        len(_run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
     )
     return counts
 
@@ -141,14 +138,13 @@ def erase(
     are gone or a step finds nothing left to delete (another call finished them). Every step
     deletes only the saves' rows, so an erasure cut short is finished by the next one. The
     counts per table, summed."""
-    total = dict(counts)
-    done = total.get("save", 0) >= len(save_ids)
+    total = Counter(counts)
+    done = total["save"] >= len(save_ids)
     while not done:
         step = write(lambda cur: erase_step(cur, save_ids, user_id=user_id, engine=engine))
-        for table, count in step.items():
-            total[table] = total.get(table, 0) + count
+        total.update(step)
         done = not (step["line"] or step["save"]) or total["save"] >= len(save_ids)
-    return total
+    return dict(total)
 
 
 def delete_save(

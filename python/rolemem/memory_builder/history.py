@@ -488,9 +488,11 @@ _SCHEMA_COLUMNS = [
 ]
 
 
-def _found_columns(cur: duckdb.DuckDBPyConnection) -> set[str]:
-    """Which of _SCHEMA_COLUMNS the store has, as `table.column`."""
-    return {row[0] for row in cur.execute(_SCHEMA_SQL, {"columns": _SCHEMA_COLUMNS}).fetchall()}
+def _found_columns(
+    cur: duckdb.DuckDBPyConnection, columns: list[str] = _SCHEMA_COLUMNS
+) -> set[str]:
+    """Which of `columns` (`table.column`) the store has."""
+    return {row[0] for row in cur.execute(_SCHEMA_SQL, {"columns": columns}).fetchall()}
 
 
 class Shape(NamedTuple):

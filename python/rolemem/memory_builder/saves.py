@@ -42,22 +42,18 @@ from .contract import Line
 
 LINE_FIELDS = tuple(Line.model_fields)
 
+# The reads of a save's and its lines' rows name their player $user_id ({player},
+# {line_player}, {save_player}: macro player_filter): on Citus they run on that player's
+# shard, where another player's save or line is not found.
 _FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
 
+# the save's row; locked (_statements' "locked_save") until the transaction ends, so a write
+# that reads the tip and moves it is not interleaved with another process's (macro row_lock)
 _SAVE_SQL = """
 select
     id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name
 from save where id = $save_id and {player}
 """
-
-
-@functools.cache
-def _save_sql(engine: str, lock: bool) -> str:
-    """The save's row (on Citus, read on the shard of the player $user_id: macro
-    player_filter); `lock`: held until the transaction ends, so a write that reads the tip
-    and moves it is not interleaved with another process's (macro row_lock)."""
-    sql = _SAVE_SQL.format(player=render_macro("player_filter", "user_id", engine=engine))
-    return sql + (render_macro("row_lock", engine=engine) if lock else "")
 
 
 def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
@@ -81,7 +77,7 @@ def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
 # the save's own; the first line of another save is the fork point (none: the save's own root).
 # `shared`: $line_id is on the history the save shares through its current fork point.
 # On Citus both walks and the read of the line's save stay on the shard of the save's player
-# $user_id (a fork stays within one player): {player} is macro player_filter.
+# $user_id (a fork stays within one player).
 _TIP_TARGET_SQL = """
 with recursive
 up (line_id, parent_line_id, save_id, depth) as (
@@ -119,25 +115,6 @@ from line where id = $id and {line_player}
 """
 
 
-@functools.cache
-def _tip_statements(engine: str) -> tuple[str, str, str]:
-    """_LINE_COUNT_SQL, _TIP_TARGET_SQL and _LINE_SQL for `engine`."""
-    players = {
-        name: render_macro("player_filter", f"{table}.user_id", engine=engine)
-        for name, table in (("line_player", "line"), ("save_player", "save"))
-    }
-    return (
-        _LINE_COUNT_SQL.format(**players),
-        _TIP_TARGET_SQL.format(**players),
-        _LINE_SQL.format(**players),
-    )
-
-
-def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
-    """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
-    return _row(cur, _tip_statements(engine)[2], {"id": line_id, "user_id": user_id})
-
-
 _BRANCH_SQL = """
 select
     chain.line_position, chain.line_id, lines.parent_line_id, lines.save_id, chain.attribute,
@@ -154,11 +131,16 @@ limit $limit + 1
 """
 
 
-def _branch_line(line: dict[str, Any]) -> dict[str, Any]:
-    """A branch row as a line, its presence (JSON text, as the chain inherited it) as lists."""
-    for name in ("present_role_ids", "present_script_role_ids"):
-        if isinstance(line[name], str):
-            line[name] = json.loads(line[name])
+_PRESENCE = ("present_role_ids", "present_script_role_ids")
+
+
+def _presence_lists(line: dict[str, Any]) -> dict[str, Any]:
+    """`line` with its presence as lists where it is JSON text (as the line table stores it
+    and the chain inherits it; text that is not JSON is left for the contract to refuse)."""
+    for name in _PRESENCE:
+        if isinstance(line.get(name), str):
+            with contextlib.suppress(ValueError):
+                line[name] = json.loads(line[name])
     return line
 
 
@@ -182,26 +164,40 @@ where save_id = $save_id and line_id = $line_id
 
 
 @functools.cache
-def _chain_statements(engine: str) -> dict[str, str]:
-    """The statements reading a save's chain, for `engine` (history.chain_sql)."""
-    speakers = _SPEAKERS_SQL.format(
-        display_name=render_macro(
-            "arg_max", "chain.display_name", "chain.line_position", engine=engine
-        )
-    )
-    # on Citus the page's lines are read on the saves' player's shard, as the chain is
-    branch = _BRANCH_SQL.format(
-        lines_player=render_macro("player_filter", "lines.user_id", history.PLAYER, engine=engine)
-    )
-    return {
-        name: history.chain_sql(sql, engine)
-        for name, sql in (
-            ("tip", _TIP_SQL),
-            ("speakers", speakers),
-            ("position", _POSITION_SQL),
-            ("branch", branch),
-        )
+def _statements(engine: str) -> dict[str, str]:
+    """The module's statements for `engine`; those reading a save's chain by
+    history.chain_sql."""
+
+    def player(column: str, *param: str) -> str:
+        return render_macro("player_filter", column, *param, engine=engine)
+
+    players = {"line_player": player("line.user_id"), "save_player": player("save.user_id")}
+    save = _SAVE_SQL.format(player=player("user_id"))
+    chain = {
+        "tip": _TIP_SQL,
+        "speakers": _SPEAKERS_SQL.format(
+            display_name=render_macro(
+                "arg_max", "chain.display_name", "chain.line_position", engine=engine
+            )
+        ),
+        "position": _POSITION_SQL,
+        # on Citus the page's lines are read on the saves' player's shard, as the chain is
+        "branch": _BRANCH_SQL.format(lines_player=player("lines.user_id", history.PLAYER)),
     }
+    return {
+        "save": save,
+        "locked_save": save + render_macro("row_lock", engine=engine),
+        "forked_line": _FORKED_LINE_SQL.format(player=player("user_id")),
+        "line_count": _LINE_COUNT_SQL.format(**players),
+        "tip_target": _TIP_TARGET_SQL.format(**players),
+        "line": _LINE_SQL.format(**players),
+        **{name: history.chain_sql(sql, engine) for name, sql in chain.items()},
+    }
+
+
+def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
+    """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
+    return _row(cur, _statements(engine)["line"], {"id": line_id, "user_id": user_id})
 
 
 def _run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
@@ -253,7 +249,8 @@ def owned_save(
     `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
     caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    save = _row(cur, _save_sql(engine, lock), {"save_id": save_id, "user_id": user_id})
+    sql = _statements(engine)["locked_save" if lock else "save"]
+    save = _row(cur, sql, {"save_id": save_id, "user_id": user_id})
     if not save or save["user_id"] not in (None, user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     if save["user_id"] is None and not open_ownerless:
@@ -333,11 +330,8 @@ def create_save(
     )
     user_id, user_name, from_line_id = new.user_id, new.user_name, new.from_line_id
     if from_line_id is not None:
-        # on Citus read on the player's shard (another player's line is not found there)
-        sql = _FORKED_LINE_SQL.format(
-            player=render_macro("player_filter", "user_id", engine=engine)
-        )
-        line = _run(cur, sql, {"id": from_line_id, "user_id": user_id}).fetchone()
+        forked_line = _statements(engine)["forked_line"]
+        line = _run(cur, forked_line, {"id": from_line_id, "user_id": user_id}).fetchone()
         if line is None:
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
         try:
@@ -375,7 +369,7 @@ def describe(
     """The save: owner, tip, number of lines on its current branch, the characters that speak
     on it, its fork point; `chain_problem` when its chain is broken."""
     save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
-    statements = _chain_statements(engine)
+    statements = _statements(engine)
     params = {
         "save_id": save["save_id"],
         **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
@@ -404,26 +398,23 @@ def branch_lines(
     save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
-    statements = _chain_statements(engine)
-    chain = history.chained(cur, engine, [save["save_id"]], save["user_id"])
+    statements = _statements(engine)
+    chain = {
+        "save_id": save["save_id"],
+        **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
+    }
     position = None
     if before is not None:
         before = _id(before, "before")
-        found = cur.execute(
-            statements["position"], {"save_id": save["save_id"], "line_id": before, **chain}
-        ).fetchone()
+        found = cur.execute(statements["position"], {**chain, "line_id": before}).fetchone()
         if found is None:
             raise RolememError(
                 f"line {before} is not on the current branch of save {save['save_id']}",
                 field="before",
             )
         position = found[0]
-    rows = _rows(
-        cur,
-        statements["branch"],
-        {"save_id": save["save_id"], "before_position": position, "limit": limit, **chain},
-    )
-    page = [_branch_line(row) for row in rows[:limit]][::-1]
+    rows = _rows(cur, statements["branch"], {**chain, "before_position": position, "limit": limit})
+    page = [_presence_lists(row) for row in rows[:limit]][::-1]
     more = len(rows) > limit
     return {
         "save_id": save["save_id"],
@@ -443,7 +434,7 @@ def check_lines(
     checked = []
     for index, line in enumerate(lines):
         row = contract.checked(Line, _spelled(line), f"{where}[{index}]").model_dump()
-        for name in ("present_role_ids", "present_script_role_ids"):
+        for name in _PRESENCE:
             if row[name] is not None:
                 row[name] = json.dumps(row[name], ensure_ascii=False)
         checked.append(row)
@@ -455,11 +446,7 @@ def _spelled(line: Any) -> Any:
     (1 and "1" are one NPC), presence as a list (JSON text, as stored, read)."""
     if not isinstance(line, Mapping):
         return line
-    line = dict(line)
-    for name in ("present_role_ids", "present_script_role_ids"):
-        if isinstance(line.get(name), str):
-            with contextlib.suppress(ValueError):
-                line[name] = json.loads(line[name])
+    line = _presence_lists(dict(line))
     scripts = line.get("present_script_role_ids")
     if isinstance(scripts, list | tuple):
         line["present_script_role_ids"] = [_script_id(item) for item in scripts]
@@ -588,20 +575,19 @@ def import_lines(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    first = None
-    answer: dict[str, Any] = {}
+    ids: list[int] = []
     for start in range(0, len(checked), chunk):
         # each chunk chained onto the one before (the save read and lines checked once)
         answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
         save = {**save, "tip_line_id": answer["tip_line_id"]}
-        first = answer["line_ids"][0] if first is None else first
+        ids += answer["line_ids"]
         if progress is not None:
-            progress(start + len(answer["line_ids"]), len(lines))
+            progress(len(ids), len(lines))
     return {
-        "save_id": answer["save_id"],
+        "save_id": save["save_id"],
         "line_count": len(lines),
-        "first_line_id": first,
-        "tip_line_id": answer["tip_line_id"],
+        "first_line_id": ids[0],
+        "tip_line_id": save["tip_line_id"],
     }
 
 
@@ -686,9 +672,9 @@ def set_tip(
 
 def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> None:
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
-    count_sql, target_sql, _ = _tip_statements(engine)
+    statements = _statements(engine)
     player = {"user_id": save["user_id"]}
-    budget = _run(cur, count_sql, player).fetchone()[0]
+    budget = _run(cur, statements["line_count"], player).fetchone()[0]
     params = {
         "line_id": line_id,
         "save_id": save["save_id"],
@@ -696,7 +682,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
         "budget": budget,
         **player,
     }
-    target = _row(cur, target_sql, params)
+    target = _row(cur, statements["tip_target"], params)
     if target.get("line_save_id") is None:
         raise NotFoundError(f"no line with id {line_id}", field="line_id")
     if target["line_save_id"] == save["save_id"]:

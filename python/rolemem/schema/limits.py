@@ -7,6 +7,7 @@ an event keeps its first max_keywords tags, each cut to keyword_length."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Mapping
@@ -57,14 +58,6 @@ def _tags(tags: Any) -> list[str] | None:
     return [tag for tag in fitted if tag is not None][:MAX_KEYWORDS]
 
 
-def _json(text: str) -> Any:
-    """Stored JSON text read; text that is not JSON: itself (one tag)."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def fit_rows(connection: Any, table: str, texts: Mapping[str, int], *, tags: bool) -> list[int]:
     """`table`'s rows past the limits of `texts` (and, with `tags`, of an event's keywords)
     brought inside them; the ids of the rows changed (names from this package, never from
@@ -75,7 +68,8 @@ def fit_rows(connection: Any, table: str, texts: Mapping[str, int], *, tags: boo
     for stored in selected.mappings():
         row = dict(stored)
         if tags and isinstance(row["keywords"], str):  # DuckDB's JSON is text
-            row["keywords"] = _json(row["keywords"])
+            with contextlib.suppress(ValueError):  # text that is not JSON: itself (one tag)
+                row["keywords"] = json.loads(row["keywords"])
         fitted: dict[str, Any] = {
             name: _fit(row[name], limit, name in _OPTIONAL) for name, limit in texts.items()
         }

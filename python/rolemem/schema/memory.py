@@ -379,6 +379,10 @@ OFFICIAL_TABLES = {
 }
 
 
+# the vectors' tables, made by DDL (create_vector_tables), not by SQLModel
+VECTOR_TABLES = ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
+
+
 def memory_table(table: str, scope: str | None) -> str:
     """The table holding `table`'s rows of `scope`: its official twin for `official`."""
     return OFFICIAL_TABLES[table] if scope == "official" else table
@@ -451,7 +455,7 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
                 "where table_name = 'memory_event_embedding'"
             ).fetchall()
         )
-    for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"]):
+    for table in VECTOR_TABLES:
         # user_id: the event's player (null: an official event), the shard key on Citus
         columns = ["event_id bigint primary key", "user_id varchar"]
         columns += [f"{name} {widths[name]}" for name in VECTOR_COLUMNS]
@@ -460,7 +464,6 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
 
 def drop_memory_tables(engine: sa.Engine) -> None:
     with engine.begin() as connection:
-        for table in ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"]):
+        for table in (*VECTOR_TABLES, "rolemem_migration"):
             connection.exec_driver_sql(f"drop table if exists {table}")
-        connection.exec_driver_sql("drop table if exists rolemem_migration")
     drop_tables(engine, MEMORY_TABLES)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -63,24 +64,18 @@ def _add_model_columns(connection: Any) -> None:
             sql_type = column.type.compile(dialect=connection.dialect)
             default = getattr(column.server_default, "arg", None)
             scalar = column.default
-            if isinstance(default, str):
-                sql_type += f" default '{default}'"
-            elif default is not None:  # an expression: false()
-                sql_type += f" default {default.compile(dialect=connection.dialect)}"
-            elif isinstance(scalar, sa.ColumnDefault) and scalar.is_scalar:
-                sql_type += f" default {_literal(scalar.arg)}"
+            if default is None and isinstance(scalar, sa.ColumnDefault) and scalar.is_scalar:
+                default = scalar.arg
+            if default is not None:  # a value, or an expression: false()
+                # as SQL literals (values from the models, never from input)
+                clause = default if isinstance(default, sa.ClauseElement) else sa.literal(default)
+                literal = clause.compile(
+                    dialect=connection.dialect, compile_kwargs={"literal_binds": True}
+                )
+                sql_type += f" default {literal}"
             connection.exec_driver_sql(
                 f"alter table {table.name} add column if not exists {column.name} {sql_type}"
             )
-
-
-def _literal(value: Any) -> str:
-    """A model's scalar default as SQL (names and values from the models, never from input)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def _add_vector_columns(connection: Any) -> None:
@@ -188,10 +183,7 @@ def _recompute_table_postings(
         params,
     ).fetchall()
     owner_names = ("ids", "agent_ids", "scopes", "user_ids")
-    columns: dict[str, list[Any]] = {
-        name: []
-        for name in (*owner_names, "terms", "description_counts", "keyword_counts", "tag_counts")
-    }
+    columns: defaultdict[str, list[Any]] = defaultdict(list)  # _POSTINGS_SQL's lists
     lengths = []
     for event_id, description, keywords, *owner in events:
         tags = json.loads(keywords) if isinstance(keywords, str) else keywords

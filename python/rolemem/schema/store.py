@@ -20,7 +20,7 @@ from .game import (
 from .memory import (
     MEMORY_POSTGRES_INDEXES,
     MEMORY_TABLES,
-    OFFICIAL_TABLES,
+    VECTOR_TABLES,
     create_vector_tables,
 )
 from .migrations import migrate, tables
@@ -46,8 +46,7 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
     SQLModel.metadata.create_all(engine, tables=MEMORY_TABLES)
     with engine.begin() as connection:
         create_vector_tables(connection, embedding_dim)
-    vectors = ("memory_event_embedding", OFFICIAL_TABLES["memory_event_embedding"])
-    made = {table.name for table in MEMORY_TABLES} | set(vectors)
+    made = {table.name for table in MEMORY_TABLES} | set(VECTOR_TABLES)
     migrate(engine, made - before)
     create_postgres_indexes(engine, MEMORY_POSTGRES_INDEXES)
 

@@ -32,14 +32,13 @@ def seed_specs() -> dict[str, tuple[Path, dict[str, str]]]:
     return specs
 
 
-def load_seed(con: duckdb.DuckDBPyConnection, name: str, path: Path | None = None) -> None:
-    """Create table `name` from the seed's CSV (or another CSV with the same columns)."""
-    default_path, columns = seed_specs()[name]
-    params: dict[str, Any] = {"path": str(path or default_path), "columns": columns}
+def load_seed(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Create table `name` from the seed's CSV."""
+    path, columns = seed_specs()[name]
     con.execute(
         f'create or replace table "{name}" as '
         "select * from read_csv($path, header = true, columns = $columns)",
-        params,
+        {"path": str(path), "columns": columns},
     )
 
 
@@ -89,10 +88,7 @@ def _shipped_settings(seeds: tuple[str, ...]) -> dict[str, Any]:
 @contextlib.contextmanager
 def _shipped(*seeds: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory database holding the shipped CSVs of `seeds`, closed on the way out."""
-    con = duckdb.connect(":memory:")
-    try:
+    with duckdb.connect(":memory:") as con:
         for seed in seeds:
             load_seed(con, seed)
         yield con
-    finally:
-        con.close()
