@@ -11,7 +11,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..schema.memory import OFFICIAL_TABLES, memory_table
+from ..engines import reading
+from ..schema.memory import OFFICIAL_TABLES, MemoryEntity, MemoryEvent, memory_table
 from ..sql.project import write_sql
 from ..sql.seeds import seed_specs
 from .sql import with_official
@@ -50,8 +51,6 @@ def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
 def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
     """The insert archiving memories of a type and scope, the whole row as JSON (macro
     row_as_json, its columns from the schema: an official table has its player twin's)."""
-    from ..schema.memory import MemoryEntity, MemoryEvent
-
     table = memory_table(TABLES[memory_type], scope)
     model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
     archive = memory_table("memory_archive", scope)
@@ -146,8 +145,6 @@ def archived(
     """The archive (optionally one player's, one agent's; official memories have no player),
     oldest first, each row's memory parsed. `db`: a DuckDB path or connection, or an engine
     (rolemem.engines)."""
-    from ..engines import reading
-
     with reading(db) as cur:
         result = cur.execute(
             _archived_sql(),
