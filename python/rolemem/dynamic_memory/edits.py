@@ -93,13 +93,11 @@ class Edits:
             "order by line_id",
             {"id": event_id},
         )
+        kept = (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS, "scope", "agent_id", "user_id")
         event = {
-            **{key: old[key] for key in (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            **{key: old[key] for key in kept},
             "line_ids": [line_id for line_id, _ in lines],
             "target_key": lines[0][1] if lines else None,
-            "scope": old["scope"],
-            "agent_id": old["agent_id"],
-            "user_id": old["user_id"],
             "keywords": json.loads(old["keywords"] or "[]"),
             **fields,
         }
@@ -145,16 +143,11 @@ class Edits:
 
     def _delete(self, kind: str, memory_id: int) -> None:
         self.context.writable()
-        with self.context.store.transaction() as cur:
+        store = self.context.store
+        with store.transaction() as cur:
             scope = self._scope_of(cur, TABLES[kind], memory_id)
             archive(
-                cur,
-                kind,
-                "deleted",
-                [memory_id],
-                datetime.now(),
-                engine=self.context.store.name,
-                scope=scope,
+                cur, kind, "deleted", [memory_id], datetime.now(), engine=store.name, scope=scope
             )
 
     def _list(
