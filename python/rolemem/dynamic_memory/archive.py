@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from ..engines import reading
 from ..schema.memory import OFFICIAL_TABLES, MemoryEntity, MemoryEvent, memory_table
 from ..sql.project import write_sql
-from ..sql.seeds import seed_specs
+from ..sql.seeds import shipped_rows
 from .sql import with_official
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
@@ -24,11 +24,7 @@ TABLES = {"event": "memory_event", "entity": "memory_entity"}
 def archive_reasons() -> tuple[str, ...]:
     """The reasons a memory may be archived with: seed memory_archive_reasons, the list the
     archive's data test checks too, so the service never writes a row the test rejects."""
-    import csv
-
-    path, _ = seed_specs()["memory_archive_reasons"]
-    with path.open(encoding="utf-8", newline="") as file:
-        return tuple(row["reason"] for row in csv.DictReader(file))
+    return tuple(row["reason"] for row in shipped_rows("memory_archive_reasons"))
 
 
 def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
