@@ -11,9 +11,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..schema.memory import OFFICIAL_TABLES, memory_table
+from ..engines import reading
+from ..schema.memory import OFFICIAL_TABLES, MemoryEntity, MemoryEvent, memory_table
 from ..sql.project import write_sql
-from ..sql.seeds import seed_specs
+from ..sql.seeds import shipped_rows
 from .sql import with_official
 
 TABLES = {"event": "memory_event", "entity": "memory_entity"}
@@ -23,11 +24,7 @@ TABLES = {"event": "memory_event", "entity": "memory_entity"}
 def archive_reasons() -> tuple[str, ...]:
     """The reasons a memory may be archived with: seed memory_archive_reasons, the list the
     archive's data test checks too, so the service never writes a row the test rejects."""
-    import csv
-
-    path, _ = seed_specs()["memory_archive_reasons"]
-    with path.open(encoding="utf-8", newline="") as file:
-        return tuple(row["reason"] for row in csv.DictReader(file))
+    return tuple(row["reason"] for row in shipped_rows("memory_archive_reasons"))
 
 
 def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
@@ -50,8 +47,6 @@ def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
 def _archive_sql(memory_type: str, engine: str, scope: str = "user") -> str:
     """The insert archiving memories of a type and scope, the whole row as JSON (macro
     row_as_json, its columns from the schema: an official table has its player twin's)."""
-    from ..schema.memory import MemoryEntity, MemoryEvent
-
     table = memory_table(TABLES[memory_type], scope)
     model = {"event": MemoryEvent, "entity": MemoryEntity}[memory_type]
     archive = memory_table("memory_archive", scope)
@@ -146,8 +141,6 @@ def archived(
     """The archive (optionally one player's, one agent's; official memories have no player),
     oldest first, each row's memory parsed. `db`: a DuckDB path or connection, or an engine
     (rolemem.engines)."""
-    from ..engines import reading
-
     with reading(db) as cur:
         result = cur.execute(
             _archived_sql(),

@@ -38,9 +38,7 @@ def forward(
     docstring its own); `tracked`: counted while it runs (close() waits for it)."""
 
     def call(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
-        if not tracked:
-            return method(getattr(self, part), *args, **kwargs)
-        with self._context.call():
+        with self._context.call() if tracked else contextlib.nullcontext():
             return method(getattr(self, part), *args, **kwargs)
 
     functools.update_wrapper(call, method)

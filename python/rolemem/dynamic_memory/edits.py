@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..schema.memory import OFFICIAL_TABLES, memory_table
+from ..schema.memory import memory_table
 from ..sql.project import write_sql
 from .archive import TABLES, archive
 from .base import Context
 from .checks import MemoryInputError, _memory_id, _scope
-from .contract import OFFICIAL_FIELDS, MemoryEdit, checked
+from .contract import OFFICIAL_FIELDS, EntityEdit, EventEdit, MemoryEdit, checked
 from .entities import rewrite_mentions
 from .sql import _SOURCE_FIELDS
 from .store import Events
@@ -22,27 +22,11 @@ from .store import Events
 class Edits:
     """Memories edited, archived, listed."""
 
+    # the edits' contract: an event's fields, an entity's own with an event's description,
+    # strength and pin
     _EDITABLE = {
-        "memory_event": {
-            "is_pinned",
-            "scene",
-            "place",
-            "description",
-            "deepinsight",
-            "importance",
-            "feedback",
-            "strength",
-        },
-        "memory_entity": {
-            "is_pinned",
-            "entity_name",
-            "entity_type",
-            "kind",
-            "keyword",
-            "description",
-            "strength",
-            "user_name",
-        },
+        "memory_event": set(EventEdit.model_fields),
+        "memory_entity": set(EntityEdit.model_fields) | {"description", "strength", "is_pinned"},
     }
 
     _CLEARABLE = {"scene", "place", "deepinsight", "user_name"}
@@ -74,26 +58,26 @@ class Edits:
             return self._replace_event(memory_id, fields)
         store = self.context.store
         with store.transaction() as cur:
-            scope = self._scope_of(cur, table, memory_id)
-            home = memory_table(table, scope)
-            changed = cur.execute(
+            home = memory_table(table, self._scope_of(cur, table, memory_id))
+            cur.execute(
                 write_sql("update_memory_fields", home, tuple(fields), engine=store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
-            if changed and table == "memory_entity" and "description" in fields:
+            if table == "memory_entity" and "description" in fields:
                 # the edited text is the player's word: one mention without lines, shown
                 # wherever the entity is (a designer's entity has no mentions)
                 rewrite_mentions(cur, memory_id, {}, datetime.now(), engine=store.name)
-        if not changed:
-            raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
         return memory_id
 
     def _scope_of(self, cur: Any, table: str, memory_id: int) -> str:
         """Whose memory `memory_id` of `table`'s kind is: `official` when a designer's memory
-        (in the official twin) has the id (ids are unique across both), else `user`."""
-        official = OFFICIAL_TABLES[table]
-        found = cur.execute(f"select 1 from {official} where id = $id", {"id": memory_id})
-        return "official" if found.fetchone() is not None else "user"
+        (in the official twin) has the id (ids are unique across both), `user` when a
+        player's has it; MemoryInputError when neither has."""
+        for scope in ("official", "user"):
+            home = memory_table(table, scope)
+            if cur.execute(f"select 1 from {home} where id = $id", {"id": memory_id}).fetchone():
+                return scope
+        raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
 
     def _replace_event(self, event_id: int, fields: Mapping[str, Any]) -> int:
         store = self.context.store
@@ -109,13 +93,11 @@ class Edits:
             "order by line_id",
             {"id": event_id},
         )
+        kept = (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS, "scope", "agent_id", "user_id")
         event = {
-            **{key: old[key] for key in (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS)},
+            **{key: old[key] for key in kept},
             "line_ids": [line_id for line_id, _ in lines],
             "target_key": lines[0][1] if lines else None,
-            "scope": old["scope"],
-            "agent_id": old["agent_id"],
-            "user_id": old["user_id"],
             "keywords": json.loads(old["keywords"] or "[]"),
             **fields,
         }
@@ -161,20 +143,11 @@ class Edits:
 
     def _delete(self, kind: str, memory_id: int) -> None:
         self.context.writable()
-        with self.context.store.transaction() as cur:
+        store = self.context.store
+        with store.transaction() as cur:
             scope = self._scope_of(cur, TABLES[kind], memory_id)
-            home = memory_table(TABLES[kind], scope)
-            found = cur.execute(f"select id from {home} where id = $id", {"id": memory_id})
-            if not found.fetchall():
-                raise MemoryInputError(f"no {TABLES[kind]} with id {memory_id}", field="id")
             archive(
-                cur,
-                kind,
-                "deleted",
-                [memory_id],
-                datetime.now(),
-                engine=self.context.store.name,
-                scope=scope,
+                cur, kind, "deleted", [memory_id], datetime.now(), engine=store.name, scope=scope
             )
 
     def _list(

@@ -7,7 +7,6 @@ again."""
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable
 from datetime import datetime
@@ -245,13 +244,6 @@ from memory_fact
 where id = $id and user_id = $user_id"""
 
 
-@functools.cache
-def _archive_facts_sql(engine: str) -> str:
-    """macro archive_facts over memory_fact's columns (times as text, as the archive keeps
-    them)."""
-    return write_sql("archive_facts", archived_columns(MemoryFact), engine=engine)
-
-
 def remove_facts(
     cur: Any, engine: str, user_id: str, ids: list[int], reason: str | None, now: datetime
 ) -> int:
@@ -259,7 +251,9 @@ def remove_facts(
     them, inside the caller's transaction; the rows deleted. The caller refreshes the chains'
     resolution (DuckDB's write-time table)."""
     if reason is not None:
+        # macro archive_facts over memory_fact's columns (times as text, as the archive keeps them)
+        archive = write_sql("archive_facts", archived_columns(MemoryFact), engine=engine)
         params = {"user_id": user_id, "ids": ids, "reason": reason, "now": now}
-        cur.execute(_archive_facts_sql(engine), params).fetchall()
+        cur.execute(archive, params).fetchall()
     delete = write_sql("delete_memories", "memory_fact", "id", engine=engine)
     return len(cur.execute(delete, {"ids": ids}).fetchall())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,23 +25,13 @@ class Official:
 
     def export_official(self, agent_id: str) -> dict[str, Any]:
         """The agent's official memories as JSON-ready data (timestamps ISO 8601)."""
-
-        def plain(rows: list[dict[str, Any]], keep: Sequence[str]) -> list[dict[str, Any]]:
-            return [
-                {k: (row[k].isoformat() if isinstance(row[k], datetime) else row[k]) for k in keep}
-                for row in rows
+        listed = {"events": self.edits.list_events, "entities": self.edits.list_entities}
+        return {"agent_id": agent_id} | {
+            name: [
+                {k: row[k].isoformat() if isinstance(row[k], datetime) else row[k] for k in fields}
+                for row in listed[name](agent_id=agent_id, scope="official")
             ]
-
-        return {
-            "agent_id": agent_id,
-            "events": plain(
-                self.edits.list_events(agent_id=agent_id, scope="official"),
-                OFFICIAL_FIELDS["events"],
-            ),
-            "entities": plain(
-                self.edits.list_entities(agent_id=agent_id, scope="official"),
-                OFFICIAL_FIELDS["entities"],
-            ),
+            for name, fields in OFFICIAL_FIELDS.items()
         }
 
     def export_official_csv(self, agent_id: str, directory: str | Path) -> None:
@@ -50,13 +40,11 @@ class Official:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         doc = self.export_official(agent_id)
-        for name, rows in (("events", doc["events"]), ("entities", doc["entities"])):
+        for name, fields in OFFICIAL_FIELDS.items():
             with open(directory / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
-                writer = csv.DictWriter(
-                    handle, fieldnames=OFFICIAL_FIELDS[name], lineterminator="\n"
-                )
+                writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
                 writer.writeheader()
-                for row in rows:
+                for row in doc[name]:
                     writer.writerow(
                         {
                             k: json.dumps(v, ensure_ascii=False) if k == "keywords" else v

@@ -13,6 +13,7 @@ over the player's rows only.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,6 @@ from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
 from .facts import remove_facts
 
-KINDS = ("event", "entity")
 _PLURAL = {"event": "events", "entity": "entities"}
 # the path segment may be singular or plural (designer routes have always said events/entities)
 _KIND_NAMES = {"event": "event", "events": "event", "entity": "entity", "entities": "entity"}
@@ -87,8 +87,7 @@ def kind_of(value: Any) -> str:
 
 
 def _page(limit: Any, offset: Any) -> tuple[int, int]:
-    for value, name, high in ((limit, "limit", 1000), (offset, "offset", 2**31 - 1)):
-        low = 1 if name == "limit" else 0
+    for value, name, low, high in ((limit, "limit", 1, 1000), (offset, "offset", 0, 2**31 - 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise RolememError(
                 f"{name} must be an integer from {low} to {high}, got {value!r}", field=name
@@ -227,7 +226,7 @@ def forget(
     if not isinstance(purge, bool):
         raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
     counts: dict[str, Any] = {}
-    deleted: dict[str, int] = {}
+    deleted: Counter[str] = Counter()  # rows per table, summed
     params = {"user_id": user_id, "agent_id": agent_id}
     engine = engine_name(db)
     save_ids: list[int] = []
@@ -239,7 +238,7 @@ def forget(
             ids = list(row[0] or []) if row else []
             counts[_PLURAL[kind]] = len(ids)
             if ids and purge:
-                _add(deleted, remove(cur, kind, ids))
+                deleted.update(remove(cur, kind, ids))
             elif ids:
                 archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
         # the player's facts go the same way (table of their own, no scope)
@@ -250,7 +249,7 @@ def forget(
             reason = None if purge else "forgotten"
             gone = remove_facts(cur, engine, user_id, fact_ids, reason, now or datetime.now())
             if purge:
-                _add(deleted, {"memory_fact": gone})
+                deleted["memory_fact"] += gone
             if engine == "duckdb":  # the earlier values on each chain are current again
                 history.refresh_facts(cur, user_id, agent_id)
         if purge:
@@ -268,10 +267,10 @@ def forget(
                     "them first",
                     field="save_id",
                 )
-            _add(deleted, erasure.erase_step(cur, save_ids, user_id=user_id, engine=engine))
+            deleted.update(erasure.erase_step(cur, save_ids, user_id=user_id, engine=engine))
             for table in ERASED_PLAYER_TABLES:
                 sql = write_sql("delete_player_rows", table, engine=engine)
-                _add(deleted, {table: len(cur.execute(sql, {"user_id": user_id}).fetchall())})
+                deleted[table] += len(cur.execute(sql, {"user_id": user_id}).fetchall())
     if save_ids:
 
         def write(step: Any) -> dict[str, int]:
@@ -279,9 +278,9 @@ def forget(
                 result: dict[str, int] = step(cur)
                 return result
 
-        deleted = erasure.erase(write, save_ids, deleted, user_id=user_id, engine=engine)
-    if purge:
-        counts["deleted"] = deleted
+        counts["deleted"] = erasure.erase(write, save_ids, deleted, user_id=user_id, engine=engine)
+    elif purge:
+        counts["deleted"] = dict(deleted)
     return counts
 
 
@@ -302,19 +301,13 @@ ERASED_PLAYER_TABLES = (
 )
 
 
-def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:
-    for table, count in counts.items():
-        total[table] = total.get(table, 0) + count
-
-
 def export(db: Any, user_id: str, *, agent_id: str | None = None) -> dict[str, Any]:
     """Every live and archived memory of the player, JSON-ready (times ISO 8601)."""
-    live = list_memories(db, user_id, agent_id=agent_id, limit=1000)
-    items = live["items"]
-    offset = len(items)
-    while offset < live["total"]:
-        items += list_memories(db, user_id, agent_id=agent_id, limit=1000, offset=offset)["items"]
-        offset = len(items)
+    page = list_memories(db, user_id, agent_id=agent_id, limit=1000)
+    items = page["items"]
+    while len(items) < page["total"]:  # each page counts anew: one past the end counts 0
+        page = list_memories(db, user_id, agent_id=agent_id, limit=1000, offset=len(items))
+        items += page["items"]
     return to_jsonable_python(
         {
             "user_id": user_id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..sql.seeds import seed_specs
+
 SETTING_SEEDS = (
     "recall_stopwords",
     "association_words",
@@ -17,50 +19,14 @@ SETTING_SEEDS = (
 )
 
 
-PROFILE_NAMES = (
-    "bm25_weight",
-    "keyword_weight",
-    "dense_weight",
-    "relevance_share",
-    "importance_weight",
-    "recency_weight",
-    "use_count_weight",
-    "recent_use_penalty_weight",
-    "content_match_weight",
-    "feedback_weight",
-    "recency_half_life_days",
-    "recent_use_hours",
-    "bm25_k1",
-    "bm25_b",
-    "expanded_word_weight",
-    "tier_exact_tag",
-    "tier_partial_tag",
-    "tier_exact_content",
-    "tier_partial_content",
-    "recall_strength_bonus",
-    "entity_limit",
-    "timeline_size",
-    "dense_candidates",
-    "time_weight",
-    "dense_gate_sigma",
-    "fusion",
-    "rrf_k",
-    "context_dense_weight",
-    "time_answer_weight",
-)
+# the scoring profile's settings: seed memory_scoring_profile's columns, in its order
+PROFILE_NAMES = tuple(seed_specs()["memory_scoring_profile"][1])
 
-
+# the settings that are not doubles, typed as the seeds' YAML types them for dbt (the profile's
+# and recall_limits')
 _SETTING_TYPES = {
-    **{
-        name: "integer"
-        for name in (
-            "recall_strength_bonus",
-            "entity_limit",
-            "timeline_size",
-            "dense_candidates",
-            "expand_strategy",
-            "max_expanded_words",
-        )
-    },
-    "fusion": "varchar",
+    name: kind.lower()
+    for seed in ("memory_scoring_profile", "recall_limits")
+    for name, kind in seed_specs()[seed][1].items()
+    if kind in ("INTEGER", "VARCHAR")
 }

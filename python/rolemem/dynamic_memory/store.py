@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..schema.memory import EVENT_ID_SEQUENCE, VECTOR_COLUMNS, memory_table
-from ..sql.project import compose, write_sql
+from ..sql.project import compose, used, write_sql
 from ..sql.request_rows import bound_lists
 from ..text.postings import postings
 from .base import Context
@@ -175,13 +175,7 @@ class Events:
             # a repeat of a waiting event's description mentions that event: insert it first
             if row["description"] in waiting_descriptions:
                 insert_waiting()
-            existing = cur.execute(
-                reinforce,
-                {
-                    name: row[name]
-                    for name in ("scope", "agent_id", "user_id", "description", "created_at")
-                },
-            ).fetchone()
+            existing = cur.execute(reinforce, used(reinforce, row)).fetchone()
             if existing is None:
                 waiting.append(index)
                 waiting_descriptions.add(row["description"])
@@ -208,10 +202,12 @@ class Events:
         for index, row in enumerate(rows):
             by_scope.setdefault(row["scope"], []).append(index)
         for scope, indexes in by_scope.items():  # an official event goes to the official tables
+            events, terms, embeddings = (
+                memory_table(name, scope)
+                for name in ("memory_event", "memory_event_term", "memory_event_embedding")
+            )
             cur.execute(
-                write_sql(
-                    "insert_memory_events", memory_table("memory_event", scope), engine=engine
-                ),
+                write_sql("insert_memory_events", events, engine=engine),
                 {"id": [ids[i] for i in indexes]}
                 | {name: [rows[i][name] for i in indexes] for name in columns},
             )
@@ -226,24 +222,12 @@ class Events:
                 for i in indexes
             )
             if postings:
-                cur.execute(
-                    write_sql(
-                        "insert_event_postings",
-                        memory_table("memory_event_term", scope),
-                        engine=engine,
-                    ),
-                    postings,
-                )
+                cur.execute(write_sql("insert_event_postings", terms, engine=engine), postings)
             embedded = [i for i in indexes if vectors[i] is not None]
             if embedded:
                 by_column = zip(*(vectors[i] or () for i in embedded), strict=True)
                 cur.execute(
-                    write_sql(
-                        "insert_event_vectors",
-                        VECTOR_COLUMNS,
-                        memory_table("memory_event_embedding", scope),
-                        engine=engine,
-                    ),
+                    write_sql("insert_event_vectors", VECTOR_COLUMNS, embeddings, engine=engine),
                     {
                         "event_id": [ids[i] for i in embedded],
                         "user_id": [rows[i]["user_id"] for i in embedded],
@@ -292,8 +276,7 @@ class Events:
             "importance": 0.5 if record.importance is None else record.importance,
             "feedback": 0.5 if record.feedback is None else record.feedback,
             "token_count": sum(terms["description_counts"]) + sum(terms["keyword_counts"]),
-            **{name: event.get(name) for name in _SOURCE_FIELDS},
-            **{name: event.get(name) for name in _LINE_FIELDS},
+            **{name: event.get(name) for name in (*_SOURCE_FIELDS, *_LINE_FIELDS)},
             "terms": terms,
         }
 

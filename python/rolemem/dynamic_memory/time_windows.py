@@ -126,11 +126,9 @@ def _window(
             return None
         step = e.step
         if e.unit == "day":
-            start_hour = 0 if e.start_hour is None else e.start_hour
+            start = day + timedelta(days=step)
             end_hour = 24 if e.end_hour is None else e.end_hour
-            return day + timedelta(days=step, hours=start_hour), day + timedelta(
-                days=step, hours=end_hour
-            )
+            return start + timedelta(hours=e.start_hour or 0), start + timedelta(hours=end_hour)
         if e.unit == "week":
             monday = day - timedelta(days=day.weekday())
             return monday + timedelta(weeks=step), monday + timedelta(weeks=step + 1)

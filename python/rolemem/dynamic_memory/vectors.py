@@ -8,7 +8,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from ..schema.memory import SCOPES, VECTOR_COLUMNS, memory_table
+from ..schema.memory import VECTOR_COLUMNS, memory_table
 from ..sql.project import write_sql
 from ..text.embedders import EmbeddingError, checked
 from .base import Context
@@ -51,24 +51,16 @@ class Vectors:
             return 0
         missing = store.run(_MISSING_CONTEXT_SQL(store.name), {})
         columns = VECTOR_COLUMNS[1:]
-        # one statement per event: a list of vectors is one flat array on PostgreSQL
-        fill = {
-            scope: write_sql(
-                "fill_event_vectors",
-                columns,
-                memory_table("memory_event_embedding", scope),
-                engine=store.name,
-            )
-            for scope in SCOPES
-        }
         for start in range(0, len(missing), _EMBED_BATCH):
             chunk = missing[start : start + _EMBED_BATCH]
             vectors = self.embedded([text for _, _, *row_texts in chunk for text in row_texts])
             with store.transaction() as cur:
+                # one statement per event: a list of vectors is one flat array on PostgreSQL
                 for index, (event_id, scope, *_) in enumerate(chunk):
                     filled = vectors[index * len(columns) : (index + 1) * len(columns)]
+                    home = memory_table("memory_event_embedding", scope)
                     cur.execute(
-                        fill[scope],
+                        write_sql("fill_event_vectors", columns, home, engine=store.name),
                         {"event_id": event_id, **dict(zip(columns, filled, strict=True))},
                     )
             if progress is not None:
