@@ -7,21 +7,10 @@ import functools
 
 from ..memory_builder import history
 from ..sql.project import compose, render_macro
+from ..sql.seeds import seed_specs
 
-SETTING_NAMES = (
-    "min_window_turns",
-    "context_max_turns",
-    "extract_at_turns",
-    "extract_turns",
-    "memory_scope",
-    "cleanup_threshold",
-    "cleanup_share",
-    "cleanup_interval_days",
-    "inactive_days",
-    "inactive_min_keep",
-    "consolidation_batch_size",
-    "llm_max_attempts",
-)
+# the loop settings a MemoryLoop may override: the seed memory_loop_settings' columns
+SETTING_NAMES = tuple(seed_specs()["memory_loop_settings"][1])
 
 
 # the loop settings an observation brings
