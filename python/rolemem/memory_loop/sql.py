@@ -202,29 +202,3 @@ MAINTENANCE_SQL = "select " + ", ".join(
     f"cast(${name} as {kind}) as {name}"
     for name, kind in {"now": "timestamp", **MAINTENANCE_SETTINGS}.items()
 )
-
-
-_MAINTENANCE_SELECT = """
-select
-    (select {quotas}
-     from int_memory_cleanup_quotas as quotas) as quotas,
-    (select {candidates}
-     from int_memory_cleanup_candidates as candidates) as candidates
-"""
-
-
-def maintenance_select(engine: str) -> str:
-    """What a maintenance run reads: the players due and the memories to archive, as the
-    engine aggregates rows."""
-    fields = ("memory_type", "memory_id", "agent_id", "user_id", "reason")
-    return _MAINTENANCE_SELECT.format(
-        quotas=render_macro(
-            "list_of_rows", "quotas", "quotas.agent_id, quotas.user_id", engine=engine
-        ),
-        candidates=render_macro(
-            "list_of_objects",
-            [(f, f"candidates.{f}") for f in fields],
-            "candidates.memory_type, candidates.memory_id",
-            engine=engine,
-        ),
-    )
