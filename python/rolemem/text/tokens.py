@@ -15,6 +15,7 @@ as jieba cuts them.
 
 from __future__ import annotations
 
+import statistics
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,8 +82,7 @@ def _read_idf() -> tuple[dict[str, float], float]:
         word, _, value = line.partition(" ")
         if value:
             idf[word] = float(value)
-    values = sorted(idf.values())
-    return idf, values[len(values) // 2]
+    return idf, statistics.median_high(idf.values())
 
 
 def _is_word(token: str) -> bool:
