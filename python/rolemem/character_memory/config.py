@@ -92,16 +92,11 @@ class CharacterConfig:
             table: max((r["ordinal"] for r in rows), default=0)
             for table, rows in self.tables.items()
         }
-        for table, rows in other.tables.items():
-            for row in rows:
+        for table, _, kind in KINDS.values():
+            for row in other.tables[table]:
                 new = {**row, "ordinal": row["ordinal"] + offset[table]}
                 self.tables[table].append(new)
-                kind = _table_kind(table)
                 self.locations[(kind, new["ordinal"])] = other.locations[(kind, row["ordinal"])]
-
-
-def _table_kind(table: str) -> str:
-    return next(kind for t, _, kind in KINDS.values() if t == table)
 
 
 def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
@@ -308,7 +303,7 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
     if directory is None:
         return demo_config()
     config = CharacterConfig()
-    for kind, (table, _, _) in KINDS.items():
+    for kind, (table, _, entry_kind) in KINDS.items():
         columns = SEED_COLUMNS[table]
         path = Path(directory) / f"{table}.csv"
         try:
@@ -342,7 +337,7 @@ def read_seed_csvs(directory: str | Path | None = None) -> CharacterConfig:
                 _entry_row({f.alias: row[c] for c, f in fields.items() if c in row}, kind, where)
             )
             config.tables[table].append(row)
-            config.locations[(_table_kind(table), row["ordinal"])] = where
+            config.locations[(entry_kind, row["ordinal"])] = where
         config.tables[table].sort(key=lambda row: row["ordinal"])
     return config
 

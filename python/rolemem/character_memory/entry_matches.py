@@ -7,6 +7,7 @@ PostgreSQL read; test_character_matches_fast_path holds the two equal."""
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,10 +50,8 @@ class _Contents:
 
     @classmethod
     def of(cls, pairs: Sequence[tuple[str, str]]) -> _Contents:
-        starts, offset = [], 0
-        for _, content in pairs:
-            starts.append(offset)
-            offset += len(content) + 1
+        # where each content starts in the joined text (each followed by one NUL)
+        starts = list(itertools.accumulate((len(c) + 1 for _, c in pairs), initial=0))[:-1]
         return cls("\0".join(c for _, c in pairs), starts, [key for key, _ in pairs])
 
     def holding(self, word: str) -> list[str]:

@@ -63,8 +63,8 @@ class _Ranked:
     recall_rank: int | None = None
 
 
-def _last(value: Any) -> tuple[bool, Any]:
-    """An ascending sort key with NULLs last."""
+def nulls_last(value: Any) -> tuple[bool, Any]:
+    """An ascending sort key with NULLs last, as the engines order."""
     return (value is None, value)
 
 
@@ -210,7 +210,7 @@ class RecallRows:
             lambda pair: (
                 _descending(pair[0][1]),
                 _descending(pair[1].strength),
-                _last(pair[0][2]),
+                nulls_last(pair[0][2]),
                 pair[1].ordinal,
             ),
         )
@@ -239,7 +239,7 @@ class RecallRows:
 
         def order(item: _Item) -> tuple[Any, ...]:
             entry = ranked[item[0]].entry
-            return (_descending(entry.strength), _last(item[2]), entry.ordinal)
+            return (_descending(entry.strength), nulls_last(item[2]), entry.ordinal)
 
         items = list(queue.values())
         in_group = _numbered(
@@ -275,7 +275,7 @@ class RecallRows:
                 if of == kind
             ]
             return "\n".join(
-                text for _, text in sorted(lines, key=lambda pair: _last(pair[0])) if text
+                text for _, text in sorted(lines, key=lambda pair: nulls_last(pair[0])) if text
             )
 
         def attribute_line(name: str | None, members: list[_Entry]) -> str | None:
@@ -429,8 +429,8 @@ def _group_ranks(
         group: (
             _descending(turn_then),
             _descending(strength),
-            _last(group_order),
-            _last(group[1]),
+            nulls_last(group_order),
+            nulls_last(group[1]),
         )
         for group, (turn_then, strength, group_order) in latest.items()
     }

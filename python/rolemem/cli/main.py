@@ -792,7 +792,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rolemem: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

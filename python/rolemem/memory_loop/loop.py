@@ -16,7 +16,6 @@ from ..dynamic_memory import (
 )
 from ..dynamic_memory.base import forward
 from ..engines import PostgresEngine, duckdb_connect
-from ..memory_builder import int_or_none
 from ..memory_builder.contract import NAME_LENGTH
 from ..sql.project import update_else_upsert
 from ..sql.seeds import read_settings, shipped_settings
@@ -25,7 +24,7 @@ from .extraction import Extraction
 from .llm import ChatModel
 from .maintenance import Maintenance
 from .plans import Plans
-from .reports import ObserveReport, _state_params, observed_target
+from .reports import ObserveReport, _state_params, observed_target, required_id
 from .sql import SETTING_NAMES
 from .windows import WindowCache
 
@@ -104,9 +103,9 @@ class MemoryLoop:
             raise MemoryInputError(f"pinned must be True or False, got {pinned!r}")
         # the store's own edit: it finds the memory's table, a player's or a designer's
         if event_id is not None:
-            self.memory.update_event(_id(event_id, "event_id"), is_pinned=pinned)
+            self.memory.update_event(required_id(event_id, "event_id", "pin"), is_pinned=pinned)
         else:
-            self.memory.update_entity(_id(entity_id, "entity_id"), is_pinned=pinned)
+            self.memory.update_entity(required_id(entity_id, "entity_id", "pin"), is_pinned=pinned)
 
     def observe(
         self,
@@ -241,9 +240,7 @@ class MemoryLoop:
         flush: bool,
     ) -> dict[str, Any]:
         """An observation's arguments, checked, as the plan's bound parameters."""
-        save = int_or_none(save_id, "save_id", "observe")
-        if save is None:
-            raise MemoryInputError("save_id is required")
+        save = required_id(save_id, "save_id", "observe")
         checked_text(user_id, "user_id")
         checked_text(agent_id, "agent_id")
         checked_text(scene, "scene", required=False)
@@ -299,10 +296,3 @@ def _loop_settings(memory: DynamicMemory, overrides: Mapping[str, Any]) -> dict[
     if settings["extract_turns"] < 1 or settings["llm_max_attempts"] < 1:
         raise MemoryInputError("extract_turns and llm_max_attempts must be at least 1")
     return settings
-
-
-def _id(value: Any, name: str) -> int:
-    """A memory id to pin (int_or_none's checks; given, so never None)."""
-    checked = int_or_none(value, name, "pin")
-    assert checked is not None
-    return checked

@@ -15,7 +15,7 @@ from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
 from .llm import ChatModel
 from .reports import MaintenanceReport
-from .sql import MAINTENANCE_SETTINGS, MAINTENANCE_SQL, maintenance_select
+from .sql import MAINTENANCE_SETTINGS, MAINTENANCE_SQL
 
 
 class Maintenance:
@@ -44,7 +44,7 @@ class Maintenance:
         params = {"now": now, **{name: self.settings[name] for name in MAINTENANCE_SETTINGS}}
         store = self.memory.store
         sql = compose(
-            ("int_memory_cleanup_quotas", "int_memory_cleanup_candidates"),
+            "int_memory_maintenance_due",
             {
                 "int_memory_maintenance_requests": MAINTENANCE_SQL,
                 **{
@@ -57,7 +57,7 @@ class Maintenance:
                     )
                 },
             },
-            maintenance_select(store.name),
+            "select quotas, candidates from int_memory_maintenance_due",
             existing=SETTING_SEEDS,
             engine=store.name,
         )

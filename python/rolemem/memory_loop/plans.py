@@ -7,17 +7,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..dynamic_memory import (
-    DynamicMemory,
-    MemoryInputError,
-)
+from ..dynamic_memory import DynamicMemory
 from ..dynamic_memory.responses import from_json
 from ..engines.postgres import CITUS
 from ..errors import ChainError, SaveNotFoundError
-from ..memory_builder import int_or_none
 from ..memory_builder.history import chain_params
 from ..sql.batching import Coalescer, per_player, sole_player
-from .reports import observed_target
+from .reports import observed_target, required_id
 from .sql import OBSERVATION_FIELDS, OBSERVED_SETTINGS, plan_sql
 from .windows import WindowCache, window_of
 
@@ -163,9 +159,7 @@ class Plans:
         """The lines of the context window (the newest `context_max_turns` turns after the
         watermark) of one save x character, with the watermark and the pending turn count.
         `user_id`: the player (default: the save's owner), whose extracted lines count."""
-        save = int_or_none(save_id, "save_id", "context")
-        if save is None:
-            raise MemoryInputError("save_id is required")
+        save = required_id(save_id, "save_id", "context")
         role, script_role = observed_target(role_id, script_role_id)
         if user_id is None:
             owner = self.memory.store.run("select user_id from save where id = $id", {"id": save})

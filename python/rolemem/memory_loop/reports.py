@@ -57,6 +57,14 @@ class _AlreadyExtracted(Exception):
     """Another caller committed this batch first: roll back ours, write nothing."""
 
 
+def required_id(value: Any, name: str, where: str) -> int:
+    """An id the call needs: int_or_none's checks, and MemoryInputError when it is None."""
+    checked = int_or_none(value, name, where)
+    if checked is None:
+        raise MemoryInputError(f"{name} is required")
+    return checked
+
+
 def observed_target(role_id: Any, script_role_id: Any) -> tuple[int | None, str | None]:
     """The observed character, checked: exactly one of a role id or a script role id (its
     key, `target_key`, is the models' rule: macro memory_target_key, read from the plan)."""

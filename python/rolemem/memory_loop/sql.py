@@ -7,21 +7,10 @@ import functools
 
 from ..memory_builder import history
 from ..sql.project import compose, render_macro
+from ..sql.seeds import seed_specs
 
-SETTING_NAMES = (
-    "min_window_turns",
-    "context_max_turns",
-    "extract_at_turns",
-    "extract_turns",
-    "memory_scope",
-    "cleanup_threshold",
-    "cleanup_share",
-    "cleanup_interval_days",
-    "inactive_days",
-    "inactive_min_keep",
-    "consolidation_batch_size",
-    "llm_max_attempts",
-)
+# the loop settings a MemoryLoop may override: the seed memory_loop_settings' columns
+SETTING_NAMES = tuple(seed_specs()["memory_loop_settings"][1])
 
 
 # the loop settings an observation brings
@@ -213,29 +202,3 @@ MAINTENANCE_SQL = "select " + ", ".join(
     f"cast(${name} as {kind}) as {name}"
     for name, kind in {"now": "timestamp", **MAINTENANCE_SETTINGS}.items()
 )
-
-
-_MAINTENANCE_SELECT = """
-select
-    (select {quotas}
-     from int_memory_cleanup_quotas as quotas) as quotas,
-    (select {candidates}
-     from int_memory_cleanup_candidates as candidates) as candidates
-"""
-
-
-def maintenance_select(engine: str) -> str:
-    """What a maintenance run reads: the players due and the memories to archive, as the
-    engine aggregates rows."""
-    fields = ("memory_type", "memory_id", "agent_id", "user_id", "reason")
-    return _MAINTENANCE_SELECT.format(
-        quotas=render_macro(
-            "list_of_rows", "quotas", "quotas.agent_id, quotas.user_id", engine=engine
-        ),
-        candidates=render_macro(
-            "list_of_objects",
-            [(f, f"candidates.{f}") for f in fields],
-            "candidates.memory_type, candidates.memory_id",
-            engine=engine,
-        ),
-    )

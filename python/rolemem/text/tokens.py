@@ -15,6 +15,7 @@ as jieba cuts them.
 
 from __future__ import annotations
 
+import statistics
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,8 +82,7 @@ def _read_idf() -> tuple[dict[str, float], float]:
         word, _, value = line.partition(" ")
         if value:
             idf[word] = float(value)
-    values = sorted(idf.values())
-    return idf, values[len(values) // 2]
+    return idf, statistics.median_high(idf.values())
 
 
 def _is_word(token: str) -> bool:
@@ -115,12 +115,6 @@ def search_keywords(text: str, top_k: int = 10) -> list[str]:
     return list(dict.fromkeys(part for word in keywords for part in search_words(word)))
 
 
-def case_folded(words: list[str]) -> list[str]:
-    """Words with their letters lower-cased: dynamic recall's postings and query words, so
-    'Hiking', 'hiking' and 'HIKING' meet (SQL folds tags and descriptions with lower())."""
-    return [word.lower() for word in words]
-
-
 def simple_lower(text: str) -> str:
     """`text` lowercased a character at a time, as the engines' lower() does (Python's
     str.lower maps İ to two characters, and Σ by its place in a word)."""
@@ -144,11 +138,13 @@ def _english_stem(word: str) -> str:
 
 def search_terms(words: list[str], names: Sequence[str | None] = ()) -> list[str]:
     """Dynamic recall's terms of `words`, the same at index time (postings) and query time:
-    letters case-folded, English words stemmed (Researching -> research), Chinese as cut.
-    `names` (the player's and the character's, any case) are kept whole, so the query words'
-    rule that drops names (SQL, macro expand_recall_words) still knows them."""
+    letters case-folded (so 'Hiking', 'hiking' and 'HIKING' meet: SQL folds tags and
+    descriptions with lower()), English words stemmed (Researching -> research), Chinese as
+    cut. `names` (the player's and the character's, any case) are kept whole, so the query
+    words' rule that drops names (SQL, macro expand_recall_words) still knows them."""
     whole = {name.lower() for name in names if name}
-    return [word if word in whole else _english_stem(word) for word in case_folded(words)]
+    folded = (word.lower() for word in words)
+    return [word if word in whole else _english_stem(word) for word in folded]
 
 
 def extract_keywords(

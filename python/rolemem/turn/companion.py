@@ -396,18 +396,17 @@ class Companion:
         cuts: Mapping[tuple[str, int], str],
     ) -> list[dict[str, Any]]:
         """Every item that went in and every candidate that did not, one row each."""
-        rows: list[dict[str, Any]] = []
-        for entry in recalled.explain:
-            rows.append(
-                {
-                    "layer": "character",
-                    "item": entry["content"],
-                    "kind": entry["entry_kind"],
-                    "status": entry["status"],
-                    "why": entry["reason"],  # the recall mart's (character_memory_recall)
-                    "sticky_turns_left": entry.get("sticky_turns_left"),
-                }
-            )
+        rows: list[dict[str, Any]] = [
+            {
+                "layer": "character",
+                "item": entry["content"],
+                "kind": entry["entry_kind"],
+                "status": entry["status"],
+                "why": entry["reason"],  # the recall mart's (character_memory_recall)
+                "sticky_turns_left": entry.get("sticky_turns_left"),
+            }
+            for entry in recalled.explain
+        ]
         for candidate in dynamic.candidates:
             budgeted = candidate["status"] == "shown" and cuts.get(
                 ("dynamic_event", candidate["event_id"])

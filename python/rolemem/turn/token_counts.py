@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ..character_memory.recall_rows import nulls_last
 from ..dynamic_memory.prompt_texts import (
     HEADERS,
     entity_line,
@@ -60,11 +61,6 @@ def _line(piece: Mapping[str, Any], user_name: str | None, agent_name: str | Non
     return None if line is None else names_filled(line, user_name, agent_name)
 
 
-def _last(value: Any) -> tuple[bool, Any]:
-    """An ascending sort key with nulls last, as the engines order."""
-    return value is None, value
-
-
 def counted(
     pieces: Sequence[Mapping[str, Any]],
     budgets: Mapping[str, int],
@@ -99,11 +95,13 @@ def counted(
             if index in (0, 1) and line is not None:
                 template[index] = line if index not in template else max(template[index], line)
         elif layer == "timeline":
-            timeline.append((_last(piece.get("item_index")), line))
+            timeline.append((nulls_last(piece.get("item_index")), line))
         elif layer == "dynamic_entity":
-            entities.append(((kind_order(piece.get("kind")), _last(piece.get("item_rank"))), line))
+            entities.append(
+                ((kind_order(piece.get("kind")), nulls_last(piece.get("item_rank"))), line)
+            )
         elif layer == "dynamic_event":
-            key = (_last(piece.get("day_text")), _last(piece.get("item_index")))
+            key = (nulls_last(piece.get("day_text")), nulls_last(piece.get("item_index")))
             events.append((key, line))
     dynamic_text = memory_text((joined(timeline), joined(entities), joined(events)))
     if has_memory:
