@@ -142,6 +142,17 @@ def test_a_narrowed_request_select_keeps_only_the_columns_something_reads():
         "        unnest(cast($query_id as integer[])) as query_id,\n"
         "        unnest(cast($agent_id as varchar[])) as agent_id\n\n)\n" + select
     )
+    # a name in a string or a comment keeps its column; the key stays, named or not
+    quoted = "select 'a--b' || agent_id as x from int_memory_queries -- query_text"
+    kept = compose((), {"int_memory_queries": rows}, quoted, narrowed=["int_memory_queries"])
+    assert "as agent_id" in kept and "as query_text" in kept and "rrf_k" not in kept
+    keyless = compose(
+        (),
+        {"int_memory_queries": rows},
+        "select 1 from int_memory_queries",
+        narrowed=["int_memory_queries"],
+    )
+    assert "as query_id" in keyless and "as agent_id" not in keyless
     # nothing narrowed unless asked, nor on another engine, nor a select of another shape
     assert "rrf_k" in compose((), {"int_memory_queries": rows}, select)
     assert "rrf_k" in compose(

@@ -228,9 +228,10 @@ def _compose(
             ctes.insert(0, (name, sql))
             readers.append(sql)
     if engine == "duckdb" and narrowed:
-        bare = {id(text): _LINE_COMMENT.sub("", text) for text in readers}
+        # the readers as written, comments too: a name only a comment holds keeps its column
+        # (harmless), where stripping `--` would also cut a string literal holding it
         ctes = [
-            (name, _narrowed(sql, [text for key, text in bare.items() if key != id(sql)]))
+            (name, _narrowed(sql, [text for text in readers if text is not sql]))
             if name in narrowed
             else (name, sql)
             for name, sql in ctes
@@ -260,8 +261,9 @@ _ROW_COLUMN = re.compile(r"^\s+.+ as (\w+),?$")
 def _narrowed(sql: str, readers: list[str]) -> str:
     """A provided select of one row per request (request_rows_sql on DuckDB: a column a line,
     no FROM) without the columns no reader names: DuckDB binds every column of a CTE on every
-    call, read or not (a recall's queries carry ~50 settings; ~0.7 ms of its statement's CPU).
-    Its first column, the key, always stays; any other text is returned as it is."""
+    call, read or not (a recall's queries carry ~50 settings). Its first column, the key,
+    always stays; any other text is returned as it is. Only for a relation whose readers name
+    every column they use: a `select *` of it that reaches the answer would lose the rest."""
     head, *lines = sql.strip("\n").split("\n")
     names = [match.group(1) for match in map(_ROW_COLUMN.match, lines) if match]
     if head.strip() != "select" or not lines or len(names) != len(lines):
