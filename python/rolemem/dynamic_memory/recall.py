@@ -130,6 +130,9 @@ class _Query:
     update: bool
     log: bool
     wants_prompt_text: bool = True
+    # what its player holds (_has_sql's row), read beside its scope from the query's start
+    # (the embedded store); None: read by its batch
+    holds: Future[tuple[Any, ...]] | None = None
 
 
 def _scored(
@@ -246,35 +249,48 @@ class Recall:
         now = naive_time(now or datetime.now(), "now")
         if last_reply is not None:
             text = f"{checked_text(last_reply, 'last_reply')}\n{text}"
-        # TF-IDF drops one-character words; a query made only of them still has its tokens
-        tokens = search_terms(search_keywords(text, top_k=10), names=(user_name, agent_name))
-        tokenized = time.perf_counter()
-        params = {
-            **self.lookups.scope_params(save_id, memory_scope, user_id),
-            "agent_id": agent_id,
-            "user_id": user_id,
-            "user_name": user_name,
-            "agent_name": agent_name,
-            "query_text": text,
-            "tokens": tokens,
-            "now": now,
-            "result_limit": limit,
-            "score_threshold": threshold,
-            "roulette_seed": roulette_seed,
-        }
-        # answered with the other queries waiting for a statement, if any (rolemem.sql.batching):
-        # their texts embedded together, then one statement, then their side effects
-        (events, entities, prompt, timeline, candidates, words, superseded), timings = (
-            self.batches.submit(
-                _Query(
-                    params,
-                    wants_candidates=log or explain,
-                    update=update,
-                    log=log,
-                    wants_prompt_text=prompt_text,
+        # what the player holds is read beside the scope's read (the save made current, its
+        # lineage): both are a statement the statements of the batch wait for
+        holds = (
+            None
+            if self._fast is None
+            else _BESIDE.submit(cancel.carried(self._holds), [user_id], [agent_id])
+        )
+        try:
+            # TF-IDF drops one-character words; a query made only of them still has its tokens
+            tokens = search_terms(search_keywords(text, top_k=10), names=(user_name, agent_name))
+            tokenized = time.perf_counter()
+            params = {
+                **self.lookups.scope_params(save_id, memory_scope, user_id),
+                "agent_id": agent_id,
+                "user_id": user_id,
+                "user_name": user_name,
+                "agent_name": agent_name,
+                "query_text": text,
+                "tokens": tokens,
+                "now": now,
+                "result_limit": limit,
+                "score_threshold": threshold,
+                "roulette_seed": roulette_seed,
+            }
+            # answered with the other queries waiting for a statement, if any
+            # (rolemem.sql.batching): their texts embedded together, then one statement, then
+            # their side effects
+            (events, entities, prompt, timeline, candidates, words, superseded), timings = (
+                self.batches.submit(
+                    _Query(
+                        params,
+                        wants_candidates=log or explain,
+                        update=update,
+                        log=log,
+                        wants_prompt_text=prompt_text,
+                        holds=holds,
+                    )
                 )
             )
-        )
+        finally:
+            if holds is not None:  # what started beside the query ends with it
+                futures.wait([holds])
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -346,7 +362,9 @@ class Recall:
         # rows; None: a clock out of Python's calendar, the model decides in the statement
         windows = context.time_windows.rows(inputs)
         has_window = windows is None or bool(windows["windows_query_id"])
-        variables = self._plan_variables(inputs, has_window, context.embedder is not None)
+        variables = self._plan_variables(
+            inputs, [query.holds for query in queries], has_window, context.embedder is not None
+        )
         # the prompt text: rendered here on the fast path (prompt_texts), else by the statement
         prompt_text = any(query.wants_prompt_text for query in queries)
         rendered = prompt_text and self._fast is not None and self._renders_prompt_text
@@ -547,27 +565,41 @@ class Recall:
             lexical["lexical_word_tier"] += tiers
         return {**lexical, **words_params(words, "query_id")}
 
+    def _holds(self, user_ids: list[str], agent_ids: list[str]) -> tuple[Any, ...]:
+        """_has_sql's row: whether any of the players has a fact with any of the agents, a
+        replacement batch, an entity mention from lines, an entity."""
+        store = self.context.store
+        params: dict[str, Any] = {"user_ids": user_ids, "agent_ids": agent_ids}
+        if self.context.engine is not None:  # the batch's one player, where it is one's
+            params[history.PLAYER] = sole_player(user_ids)
+        [row] = store.run(_has_sql(store.name), params)
+        return tuple(row)
+
     def _plan_variables(
-        self, inputs: Sequence[Mapping[str, Any]], has_window: bool, dense: bool
+        self,
+        inputs: Sequence[Mapping[str, Any]],
+        holds: Sequence[Future[tuple[Any, ...]] | None],
+        has_window: bool,
+        dense: bool,
     ) -> dict[str, Any]:
         """What a batch's statement plans (each operator is planned on every call): each part
         only for a batch that needs it, as said beside it; the time window only when a text
         names one (`has_window`, time_windows.TimeWindows); the dense signals only when the
         queries will have vectors (`dense`). The models answer alike without these (every
         part, decided per query)."""
-        store = self.context.store
-        [(has_facts, has_replacements, has_mention_lines, has_entities)] = store.run(
-            _has_sql(store.name),
-            {
-                "user_ids": [values["user_id"] for values in inputs],
-                "agent_ids": [values["agent_id"] for values in inputs],
-                # the batch's one player, where it is one's (on Citus always)
-                **(
-                    {history.PLAYER: sole_player(v["user_id"] for v in inputs)}
-                    if self.context.engine is not None
-                    else {}
-                ),
-            },
+        # each query's own read (exact for its player and agent), or one for the batch
+        rows = (
+            [read.result() for read in holds if read is not None]
+            if all(read is not None for read in holds)
+            else [
+                self._holds(
+                    [values["user_id"] for values in inputs],
+                    [values["agent_id"] for values in inputs],
+                )
+            ]
+        )
+        has_facts, has_replacements, has_mention_lines, has_entities = (
+            any(column) for column in zip(*rows, strict=True)
         )
         return {
             # the facts' models only for a batch whose players have facts (most have none)
