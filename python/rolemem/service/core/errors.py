@@ -26,10 +26,6 @@ from .access import flat_routes
 log = logging.getLogger(__name__)
 
 
-class Unauthorized(RolememError):
-    """A missing or wrong key."""
-
-
 class ClientGone(Exception):
     """The client left before the answer: nothing to send."""
 
@@ -127,18 +123,13 @@ def missing(field: str, how: str) -> RequestValidationError:
     return invalid(("body", *field.split(".")), f"is required: {how}")
 
 
+# an error's status: that of the first kind it is, else 400 (a missing or wrong key is the
+# gate's 401, before any route runs)
+_STATUSES = ((ForbiddenError, 403), (NotFoundError, 404), (ConflictError, 409), (BusyError, 503))
+
+
 def status_of(exc: RolememError) -> int:
-    if isinstance(exc, Unauthorized):
-        return 401
-    if isinstance(exc, ForbiddenError):
-        return 403
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, ConflictError):
-        return 409
-    if isinstance(exc, BusyError):
-        return 503
-    return 400
+    return next((status for kind, status in _STATUSES if isinstance(exc, kind)), 400)
 
 
 def install(app: FastAPI) -> None:
