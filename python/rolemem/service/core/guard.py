@@ -65,6 +65,11 @@ class Invalid(ValueError):
         super().__init__(message)
         self.field = field
 
+    def response(self) -> Response:
+        """The 422 of a refused JSON body, its message naming the field when it has one."""
+        text = f"{self.field}: {self}" if self.field else str(self)
+        return error_response(422, "ValidationError", text, self.field)
+
 
 class _ClientLeft(Exception):
     pass
@@ -252,8 +257,7 @@ class RequestGuard:
             try:
                 document = check_json(body) if lane is None else await lane.run(check_json, body)
             except Invalid as exc:
-                response = error_response(422, "ValidationError", said(exc), exc.field)
-                await response(scope, receive, send)
+                await exc.response()(scope, receive, send)
                 return
             scope.setdefault("state", {})[PARSED_BODY] = ParsedBody(document, lane)
         # the players the body names (None: no JSON body), before validation and store work
@@ -371,8 +375,3 @@ async def send_refusal(
                     message = await receive()
                     more = message["type"] == "http.request" and message.get("more_body", False)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-def said(exc: Invalid) -> str:
-    """A refused JSON body's message, naming its field when it has one."""
-    return f"{exc.field}: {exc}" if exc.field else str(exc)

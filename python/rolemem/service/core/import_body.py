@@ -15,8 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import error_response
-from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying, said
+from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -97,8 +96,7 @@ class ImportBodies:
         try:  # parsing megabytes takes a while: never on the event loop
             rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
         except Invalid as exc:
-            response = error_response(422, "ValidationError", said(exc), exc.field)
-            await response(scope, receive, send)
+            await exc.response()(scope, receive, send)
             return
         if len(rows) > self.max_lines:  # the whole body is read: nothing to discard
             await refuse(scope, receive, send, {}, 413, "PayloadTooLarge", self._too_many_lines())
