@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -145,12 +146,10 @@ class Store:
         read's), the work has the request's time budget (request_timeout): past it, or once the
         client left, it is interrupted (503)."""
         token = cancel.WorkToken()
-        reset = cancel.current.set(token)
-        try:
-            job = cancel.carried(function)
-        finally:
-            cancel.current.reset(reset)
-        future = (pool or self.requests).submit(job, *args, **kwargs)
+        # the job runs in a copy of the request's context (its request id), with its token
+        context = contextvars.copy_context()
+        context.run(cancel.current.set, token)
+        future = (pool or self.requests).submit(context.run, function, *args, **kwargs)
         waiter = asyncio.wrap_future(future)
         # an answer nobody waits for any more (a timeout, a client gone) is not an error
         waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
