@@ -176,20 +176,19 @@ class Store:
         per file); retried when it met another thread's or process's conflicting write (a
         history refresh, a recall's bookkeeping, an append to the same save)."""
 
+        # DuckDB's one writer per file; PostgreSQL's transactions lock what they change
+        writer = (
+            self.write_lock if isinstance(self.engine, DuckDBEngine) else contextlib.nullcontext()
+        )
+
         def once() -> T:
-            with self._writer(), self.engine.transaction() as cur:
+            with writer, self.engine.transaction() as cur:
                 return function(cur, *args, **kwargs)
 
         try:
             return retry(once, attempts=_WRITE_ATTEMPTS, on=self.engine.conflicts)
         except self.engine.conflicts:
             raise BusyError("the store is busy with a conflicting write; try again") from None
-
-    def _writer(self) -> contextlib.AbstractContextManager[Any]:
-        """DuckDB's one writer per file; PostgreSQL's transactions lock what they change."""
-        if isinstance(self.engine, DuckDBEngine):
-            return self.write_lock
-        return contextlib.nullcontext()
 
     def idempotent(
         self,
