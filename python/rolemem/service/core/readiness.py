@@ -90,9 +90,8 @@ class Readiness:
             except Exception as exc:
                 with self._lock:
                     self._reasons[name] = f"failed: {exc}"
-                if self._stopped:
-                    return
-                log.error("not ready: %s failed: %s: %s", name, type(exc).__name__, exc)
+                if not self._stopped:  # stopping, a step fails as its store closes: not news
+                    log.error("not ready: %s failed: %s: %s", name, type(exc).__name__, exc)
                 return
             with self._lock:
                 del self._reasons[name]
