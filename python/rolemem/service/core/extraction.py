@@ -56,8 +56,7 @@ class ExtractionQueue:
             loop.retry_seconds = retry_seconds
         # jobs in a back-off this process will try again when it ends: their timers, and
         # the newest observation (an append meanwhile updates it, and waits)
-        self._waiting: dict[tuple[int, str], threading.Timer] = {}
-        self._waiting_observation: dict[tuple[int, str], dict[str, Any]] = {}
+        self._waiting: dict[tuple[int, str], tuple[threading.Timer, dict[str, Any]]] = {}
         self._closed = False
         self._metrics = metrics
         self._emit = emit  # the webhooks' (None: no webhook, nothing built per job)
@@ -71,7 +70,7 @@ class ExtractionQueue:
                     self._again.add(key)
                 return "scheduled"
             if key in self._waiting:  # in its back-off: the timer tries it, not this append
-                self._waiting_observation[key] = dict(observation)
+                self._waiting[key] = (self._waiting[key][0], dict(observation))
                 return "scheduled"
             if not self._submit(key):
                 return "deferred"
@@ -166,16 +165,15 @@ class ExtractionQueue:
         delay = max(0.0, (retry_at - datetime.now()).total_seconds())
         timer = threading.Timer(delay, self._retry, (key,))
         timer.daemon = True
-        self._waiting[key] = timer
-        self._waiting_observation[key] = observation
+        self._waiting[key] = (timer, observation)
         timer.start()
 
     def _retry(self, key: tuple[int, str]) -> None:
         with self._lock:
-            if self._waiting.pop(key, None) is None:  # closed meanwhile
+            waiting = self._waiting.pop(key, None)
+            if waiting is None:  # closed meanwhile
                 return
-            observation = self._waiting_observation.pop(key)
-        self.schedule(key, observation)  # deferred (a full queue): the next append queues it
+        self.schedule(key, waiting[1])  # deferred (a full queue): the next append queues it
 
     def queued(self) -> int:
         """Batches queued or being extracted."""
@@ -185,10 +183,9 @@ class ExtractionQueue:
     def close(self, wait: float = 0.0) -> None:
         with self._lock:
             self._closed = True
-            for timer in self._waiting.values():
+            for timer, _ in self._waiting.values():
                 timer.cancel()
             self._waiting.clear()
-            self._waiting_observation.clear()
         self._pool.close(wait)
 
 
