@@ -67,12 +67,10 @@ class Readiness:
 
     @property
     def reason(self) -> str | None:
-        """Why the service is not ready (the first step not done), or None."""
+        """Why the service is not ready (the first step not done: the reasons keep the steps'
+        order), or None."""
         with self._lock:
-            for name, _, _ in self._steps:
-                if name in self._reasons:
-                    return f"{name}: {self._reasons[name]}"
-        return None
+            return next((f"{name}: {why}" for name, why in self._reasons.items()), None)
 
     def stop(self) -> None:
         """The service stops: a step failing from here on (its store closed) is not news."""
