@@ -5,9 +5,10 @@ batch pending and the next append queues it again. A failed extraction
 is one log line and shows in the save's memory status. Its back-off is the store's
 (memory_loop_state: failed_attempts and next_attempt_at, written with the failure): no
 attempt before next_attempt_at, whatever the appends and in every process; this process tries
-again at that time while the failures since the last success are fewer than `retries`, then
-only an append after it does. So `retries` failing attempts in a row cost `retries` calls,
-then the batch rests for its back-off (`retry_seconds`, doubling per failure)."""
+again at that time while the failures since the last success are fewer than
+`extraction_retries`, then only an append after it does. So N failing attempts in a row cost
+N calls, then the batch rests for its back-off (`extraction_retry_seconds`, doubling per
+failure)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from ...memory_loop import MemoryLoop
 from .metrics import Metrics
+from .settings import ServiceSettings
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -33,16 +35,14 @@ class ExtractionQueue:
     def __init__(
         self,
         loop: MemoryLoop,
+        settings: ServiceSettings,
         *,
-        threads: int,
-        size: int,
-        retries: int = 3,
-        retry_seconds: float = 30.0,
         metrics: Metrics | None = None,
         emit: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.loop = loop
         self.enabled = loop.llm is not None
+        threads, size = settings.extraction_threads, settings.extraction_queue
         self._pool = WorkerPool("rolemem-extract", threads, size)
         # the jobs queued (or running), each with its newest observation (a job reads it when
         # it starts); the jobs running, and those a newer observation reached while they ran
@@ -51,9 +51,9 @@ class ExtractionQueue:
         self._running: set[tuple[int, str]] = set()
         self._again: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
-        self._retries = retries
+        self._retries = settings.extraction_retries
         if self.enabled:  # the loop writes the back-off with each failure, and honours it
-            loop.retry_seconds = retry_seconds
+            loop.retry_seconds = settings.extraction_retry_seconds
         # jobs in a back-off this process will try again when it ends: their timers, and
         # the newest observation (an append meanwhile updates it, and waits)
         self._waiting: dict[tuple[int, str], tuple[threading.Timer, dict[str, Any]]] = {}

@@ -105,11 +105,8 @@ class Store:
         self.webhooks = self._webhooks()
         self.extraction = ExtractionQueue(
             self.loop,
+            self.settings,
             emit=None if self.webhooks is None else self.webhooks.emit,
-            threads=self.settings.extraction_threads,
-            size=self.settings.extraction_queue,
-            retries=self.settings.extraction_retries,
-            retry_seconds=self.settings.extraction_retry_seconds,
             metrics=self.metrics,
         )
 
@@ -284,10 +281,8 @@ class Store:
     def _webhooks(self) -> Webhooks | None:
         """The webhook deliveries (None without URLs: nothing runs, nothing is emitted);
         their failed ones kept in the store."""
-        settings = self.settings
-        if not settings.webhooks:
+        if not self.settings.webhooks:
             return None
-        assert settings.webhook_secret is not None  # the settings refuse URLs without one
 
         def write(sql: str, parameters: dict[str, Any]) -> None:
             self.write(lambda cur: cur.execute(sql, parameters))
@@ -299,14 +294,7 @@ class Store:
                 ).fetchall()
             return [(str(url), str(body)) for url, body in rows]
 
-        return Webhooks(
-            settings.webhooks,
-            settings.webhook_secret,
-            write=write,
-            read=read,
-            retries=settings.webhook_retries,
-            backoff=settings.webhook_backoff,
-        )
+        return Webhooks(self.settings, write=write, read=read)
 
     def forget_character(self, character_id: str) -> None:
         """Its config changed: the next request loads the config again (every character's:
