@@ -200,12 +200,7 @@ def create_app(
     include_routers(app, keyed=ring.keyed, limited=bool(player_rate or key_rate))
     mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
-    app.add_middleware(
-        RequestGuard,
-        max_body_bytes=settings.max_body_bytes,
-        body_timeout=settings.body_timeout,
-        lane=lane,
-    )
+    app.add_middleware(RequestGuard, settings=settings, lane=lane)
     imports.install(app, settings)  # its body reader runs before the guard
     # before any body is read: the key, its route group and players, the rates
     app.add_middleware(

@@ -35,6 +35,7 @@ from ...engines.duckdb_connect import is_storable_text
 from .access import route_of
 from .body_lane import BodyLane
 from .errors import error_response
+from .settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -204,12 +205,10 @@ async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
 class RequestGuard:
     """Size, time and strict JSON for every HTTP request (see the module docstring)."""
 
-    def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, body_timeout: float, lane: BodyLane
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
-        self.body_timeout = body_timeout
+        self.max_body_bytes = settings.max_body_bytes
+        self.body_timeout = settings.body_timeout
         self.lane = lane
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
