@@ -208,6 +208,9 @@ class RequestGuard:
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
         self.max_body_bytes = settings.max_body_bytes
+        self.too_large = (
+            f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
+        )
         self.body_timeout = settings.body_timeout
         self.lane = lane
 
@@ -227,7 +230,7 @@ class RequestGuard:
                 await refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
             if size > self.max_body_bytes:
-                await self._too_large(scope, receive, send, headers)
+                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
                 return
         try:
             async with asyncio.timeout(self.body_timeout):
@@ -240,7 +243,7 @@ class RequestGuard:
             await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
             return
         if body is None:
-            await self._too_large(scope, receive, send, headers)
+            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         # what FastAPI parses as JSON: no Content-Type at all, or application/json or
@@ -304,12 +307,6 @@ class RequestGuard:
             if not started:
                 response = error_response(500, "InternalError", "the service failed; see its log")
                 await response(scope, receive, send)
-
-    async def _too_large(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
-    ) -> None:
-        message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:
