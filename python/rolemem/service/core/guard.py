@@ -180,11 +180,9 @@ _SINGLE = {
 
 
 def first_values(scope: Scope) -> dict[bytes, bytes]:
-    """The request's headers, the first value of each, as Starlette reads them."""
-    headers: dict[bytes, bytes] = {}
-    for name, value in scope.get("headers") or []:
-        headers.setdefault(name, value)
-    return headers
+    """The request's headers, the first value of each, as Starlette reads them (read from
+    the last, a first value is the one kept)."""
+    return {name: value for name, value in reversed(scope.get("headers") or [])}
 
 
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
