@@ -41,12 +41,7 @@ class ImportBodies:
     """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_bytes: int,
-        max_lines: int,
-        body_timeout: float = 15.0,
+        self, app: ASGIApp, *, max_bytes: int, max_lines: int, body_timeout: float
     ) -> None:
         self.app = app
         self.max_bytes, self.max_lines = max_bytes, max_lines
