@@ -37,7 +37,7 @@ class ExtractionQueue:
         loop: MemoryLoop,
         settings: ServiceSettings,
         *,
-        metrics: Metrics | None = None,
+        metrics: Metrics,
         emit: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.loop = loop
@@ -98,8 +98,7 @@ class ExtractionQueue:
 
     def _depth(self) -> None:
         """(Under self._lock.)"""
-        if self._metrics is not None:
-            self._metrics.queue_depth(len(self._latest))
+        self._metrics.queue_depth(len(self._latest))
 
     def _observe(self, key: tuple[int, str]) -> None:
         with self._lock:
@@ -131,7 +130,7 @@ class ExtractionQueue:
                 )
             log.warning("extraction of save %s (%s) failed: %s: %s", *key, type(exc).__name__, exc)
         finally:
-            if self._metrics is not None and (failed or backoff is None):
+            if failed or backoff is None:
                 self._metrics.extraction(time.perf_counter() - started, failed)
             with self._lock:
                 self._running.discard(key)

@@ -63,7 +63,7 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
-    metrics: Metrics | None = None  # moved by extraction and maintenance
+    metrics: Metrics = field(default_factory=Metrics)  # moved by extraction and maintenance
     engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
