@@ -26,8 +26,9 @@ from .access import flat_routes
 log = logging.getLogger(__name__)
 
 
-class ClientGone(Exception):
-    """The client left before the answer: nothing to send."""
+class ClientGone(BusyError):
+    """The client left before the answer: its work was stopped, and the 503 nobody reads is
+    the one shape's."""
 
 
 class ErrorDetail(BaseModel):
@@ -138,11 +139,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RolememError)
     async def rolemem_error(request: Request, exc: RolememError) -> JSONResponse:
         return error_response(status_of(exc), type(exc).__name__, str(exc), exc.field)
-
-    @app.exception_handler(ClientGone)
-    async def gone(request: Request, exc: ClientGone) -> JSONResponse:
-        # nobody reads it: the work was stopped when the client left
-        return error_response(503, "ClientGone", "the client went away")
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

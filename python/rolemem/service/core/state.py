@@ -160,7 +160,7 @@ class Store:
             if request is not None and await request.is_disconnected():
                 token.cancel("the client went away")
                 future.cancel()
-                raise ClientGone()
+                raise ClientGone("the client went away")
             if deadline is not None and loop.time() > deadline:
                 token.cancel(
                     f"the request took longer than its time budget ({timeout:g} s); try again"
