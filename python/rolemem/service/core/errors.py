@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,8 +21,6 @@ from ...errors import (
     field_path,
 )
 from .access import flat_routes
-
-log = logging.getLogger(__name__)
 
 
 class ClientGone(BusyError):
