@@ -24,7 +24,7 @@ from .core.body_lane import BodyLane
 from .core.connections import HeaderLimit
 from .core.gate import Gate
 from .core.guard import RequestGuard
-from .core.keys import KeyFileWatcher, KeyRing
+from .core.keys import KeyRing
 from .core.metrics import Metrics, TimedChatModel
 from .core.quotas import Buckets, Rate
 from .core.readiness import Readiness, Step, check_schema, warm_tokenizer
@@ -108,7 +108,6 @@ def create_app(
     ring = KeyRing(
         api_key=settings.api_key, designer_key=settings.designer_key, path=settings.keys_file
     )
-    watcher = KeyFileWatcher(ring)
     metrics = Metrics()
     lane = BodyLane()  # large bodies' parse and validation, one at a time
     store = Store(
@@ -166,7 +165,7 @@ def create_app(
         metrics.read_memories_with(store.engine)
         app.state.readiness = Readiness(warm_up_steps())
         app.state.readiness.start()  # the event loop answers /health meanwhile
-        watcher.start()
+        ring.start()  # the key file's watcher
         schedules = [
             asyncio.create_task(task(seconds))
             for task, seconds in (
@@ -184,7 +183,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await schedule
             app.state.readiness.stop()
-            watcher.stop()
+            ring.stop()
             lane.close()
             store.close()
             metrics.process_stopped()
@@ -201,12 +200,7 @@ def create_app(
     include_routers(app, keyed=ring.keyed, limited=bool(player_rate or key_rate))
     mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
-    app.add_middleware(
-        RequestGuard,
-        max_body_bytes=settings.max_body_bytes,
-        body_timeout=settings.body_timeout,
-        lane=lane,
-    )
+    app.add_middleware(RequestGuard, settings=settings, lane=lane)
     imports.install(app, settings)  # its body reader runs before the guard
     # before any body is read: the key, its route group and players, the rates
     app.add_middleware(

@@ -7,8 +7,7 @@
   the path: ids and player names stay out of the log), status, duration, and the name of the
   key the request carried (never its secret; the gate keeps it in the scope's state). Built
   only when that logger is on (`rolemem serve` turns it on; the library leaves it off).
-- `observe(method, route, status, seconds)`, when given, is called once per request (the
-  metrics).
+- `observe(method, route, status, seconds)` is called once per request (the metrics).
 
 Per request: two perf_counter calls, a header scan, a context variable set and reset."""
 
@@ -61,7 +60,7 @@ def flat_routes(routes: Iterable[Any]) -> Iterator[Any]:
 class AccessLog:
     """See the module docstring."""
 
-    def __init__(self, app: ASGIApp, *, observe: Observer | None = None) -> None:
+    def __init__(self, app: ASGIApp, *, observe: Observer) -> None:
         self.app = app
         self.observe = observe
 
@@ -98,14 +97,12 @@ class AccessLog:
             await self.app(scope, received, answer)
         finally:
             seconds = time.perf_counter() - started
-            if self.observe is not None or access.isEnabledFor(logging.INFO):
-                self._record(scope, status, seconds)
+            self._record(scope, status, seconds)
             request_id.reset(token)
 
     def _record(self, scope: Scope, status: int, seconds: float) -> None:
         method, route = scope["method"], route_of(scope)
-        if self.observe is not None:
-            self.observe(method, route, status, seconds)
+        self.observe(method, route, status, seconds)
         if access.isEnabledFor(logging.INFO):
             fields: dict[str, Any] = {
                 "method": method,

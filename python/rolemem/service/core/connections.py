@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import resource
 import time
+from http import HTTPStatus
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -36,12 +37,12 @@ _HEAD_TOO_LARGE = f"the request's headers are larger than {MAX_HEADER_BYTES // 1
 _SPARE_FILES = 64
 
 
-def _raw_error(status: int, reason: str, kind: str, message: str) -> bytes:
+def _raw_error(status: int, kind: str, message: str) -> bytes:
     """A whole HTTP/1.1 answer in the one error shape that closes the connection (written
     before or instead of a request, where no ASGI cycle exists)."""
     body = bytes(error_response(status, kind, message).body)
     head = (
-        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
@@ -62,9 +63,7 @@ class GuardedProtocol(H11Protocol):
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         if len(self.connections) > self.max_connections and not self._make_room():
-            transport.write(
-                _raw_error(503, "Service Unavailable", "Busy", "too many open connections")
-            )
+            transport.write(_raw_error(503, "Busy", "too many open connections"))
             transport.close()
             return
         self._wait_for_headers()
@@ -77,11 +76,9 @@ class GuardedProtocol(H11Protocol):
         """uvicorn's answer to a request h11 refused: a head past h11's limit is a 431, the
         rest a 400, each in the one error shape."""
         if len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
-            answer = _raw_error(
-                431, "Request Header Fields Too Large", "HeadersTooLarge", _HEAD_TOO_LARGE
-            )
+            answer = _raw_error(431, "HeadersTooLarge", _HEAD_TOO_LARGE)
         else:
-            answer = _raw_error(400, "Bad Request", "BadRequest", "not a valid HTTP/1.1 request")
+            answer = _raw_error(400, "BadRequest", "not a valid HTTP/1.1 request")
         self.transport.write(answer)
         self.transport.close()
 
@@ -112,7 +109,7 @@ class GuardedProtocol(H11Protocol):
         if self.transport.is_closing():
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
-        self.transport.write(_raw_error(408, "Request Timeout", "RequestTimeout", message))
+        self.transport.write(_raw_error(408, "RequestTimeout", message))
         self.transport.close()
 
     def _make_room(self) -> bool:

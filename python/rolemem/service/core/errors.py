@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -23,15 +22,10 @@ from ...errors import (
 )
 from .access import flat_routes
 
-log = logging.getLogger(__name__)
 
-
-class Unauthorized(RolememError):
-    """A missing or wrong key."""
-
-
-class ClientGone(Exception):
-    """The client left before the answer: nothing to send."""
+class ClientGone(BusyError):
+    """The client left before the answer: its work was stopped, and the 503 nobody reads is
+    the one shape's."""
 
 
 class ErrorDetail(BaseModel):
@@ -127,18 +121,13 @@ def missing(field: str, how: str) -> RequestValidationError:
     return invalid(("body", *field.split(".")), f"is required: {how}")
 
 
+# an error's status: that of the first kind it is, else 400 (a missing or wrong key is the
+# gate's 401, before any route runs)
+_STATUSES = ((ForbiddenError, 403), (NotFoundError, 404), (ConflictError, 409), (BusyError, 503))
+
+
 def status_of(exc: RolememError) -> int:
-    if isinstance(exc, Unauthorized):
-        return 401
-    if isinstance(exc, ForbiddenError):
-        return 403
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, ConflictError):
-        return 409
-    if isinstance(exc, BusyError):
-        return 503
-    return 400
+    return next((status for kind, status in _STATUSES if isinstance(exc, kind)), 400)
 
 
 def install(app: FastAPI) -> None:
@@ -147,11 +136,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RolememError)
     async def rolemem_error(request: Request, exc: RolememError) -> JSONResponse:
         return error_response(status_of(exc), type(exc).__name__, str(exc), exc.field)
-
-    @app.exception_handler(ClientGone)
-    async def gone(request: Request, exc: ClientGone) -> JSONResponse:
-        # nobody reads it: the work was stopped when the client left
-        return error_response(503, "ClientGone", "the client went away")
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

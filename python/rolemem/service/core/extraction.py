@@ -5,9 +5,10 @@ batch pending and the next append queues it again. A failed extraction
 is one log line and shows in the save's memory status. Its back-off is the store's
 (memory_loop_state: failed_attempts and next_attempt_at, written with the failure): no
 attempt before next_attempt_at, whatever the appends and in every process; this process tries
-again at that time while the failures since the last success are fewer than `retries`, then
-only an append after it does. So `retries` failing attempts in a row cost `retries` calls,
-then the batch rests for its back-off (`retry_seconds`, doubling per failure)."""
+again at that time while the failures since the last success are fewer than
+`extraction_retries`, then only an append after it does. So N failing attempts in a row cost
+N calls, then the batch rests for its back-off (`extraction_retry_seconds`, doubling per
+failure)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from ...memory_loop import MemoryLoop
 from .metrics import Metrics
+from .settings import ServiceSettings
 from .workers import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -33,16 +35,14 @@ class ExtractionQueue:
     def __init__(
         self,
         loop: MemoryLoop,
+        settings: ServiceSettings,
         *,
-        threads: int,
-        size: int,
-        retries: int = 3,
-        retry_seconds: float = 30.0,
-        metrics: Metrics | None = None,
+        metrics: Metrics,
         emit: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.loop = loop
         self.enabled = loop.llm is not None
+        threads, size = settings.extraction_threads, settings.extraction_queue
         self._pool = WorkerPool("rolemem-extract", threads, size)
         # the jobs queued (or running), each with its newest observation (a job reads it when
         # it starts); the jobs running, and those a newer observation reached while they ran
@@ -51,13 +51,12 @@ class ExtractionQueue:
         self._running: set[tuple[int, str]] = set()
         self._again: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
-        self._retries = retries
+        self._retries = settings.extraction_retries
         if self.enabled:  # the loop writes the back-off with each failure, and honours it
-            loop.retry_seconds = retry_seconds
+            loop.retry_seconds = settings.extraction_retry_seconds
         # jobs in a back-off this process will try again when it ends: their timers, and
         # the newest observation (an append meanwhile updates it, and waits)
-        self._waiting: dict[tuple[int, str], threading.Timer] = {}
-        self._waiting_observation: dict[tuple[int, str], dict[str, Any]] = {}
+        self._waiting: dict[tuple[int, str], tuple[threading.Timer, dict[str, Any]]] = {}
         self._closed = False
         self._metrics = metrics
         self._emit = emit  # the webhooks' (None: no webhook, nothing built per job)
@@ -71,7 +70,7 @@ class ExtractionQueue:
                     self._again.add(key)
                 return "scheduled"
             if key in self._waiting:  # in its back-off: the timer tries it, not this append
-                self._waiting_observation[key] = dict(observation)
+                self._waiting[key] = (self._waiting[key][0], dict(observation))
                 return "scheduled"
             if not self._submit(key):
                 return "deferred"
@@ -99,8 +98,7 @@ class ExtractionQueue:
 
     def _depth(self) -> None:
         """(Under self._lock.)"""
-        if self._metrics is not None:
-            self._metrics.queue_depth(len(self._latest))
+        self._metrics.queue_depth(len(self._latest))
 
     def _observe(self, key: tuple[int, str]) -> None:
         with self._lock:
@@ -132,7 +130,7 @@ class ExtractionQueue:
                 )
             log.warning("extraction of save %s (%s) failed: %s: %s", *key, type(exc).__name__, exc)
         finally:
-            if self._metrics is not None and (failed or backoff is None):
+            if failed or backoff is None:
                 self._metrics.extraction(time.perf_counter() - started, failed)
             with self._lock:
                 self._running.discard(key)
@@ -166,16 +164,15 @@ class ExtractionQueue:
         delay = max(0.0, (retry_at - datetime.now()).total_seconds())
         timer = threading.Timer(delay, self._retry, (key,))
         timer.daemon = True
-        self._waiting[key] = timer
-        self._waiting_observation[key] = observation
+        self._waiting[key] = (timer, observation)
         timer.start()
 
     def _retry(self, key: tuple[int, str]) -> None:
         with self._lock:
-            if self._waiting.pop(key, None) is None:  # closed meanwhile
+            waiting = self._waiting.pop(key, None)
+            if waiting is None:  # closed meanwhile
                 return
-            observation = self._waiting_observation.pop(key)
-        self.schedule(key, observation)  # deferred (a full queue): the next append queues it
+        self.schedule(key, waiting[1])  # deferred (a full queue): the next append queues it
 
     def queued(self) -> int:
         """Batches queued or being extracted."""
@@ -185,10 +182,9 @@ class ExtractionQueue:
     def close(self, wait: float = 0.0) -> None:
         with self._lock:
             self._closed = True
-            for timer in self._waiting.values():
+            for timer, _ in self._waiting.values():
                 timer.cancel()
             self._waiting.clear()
-            self._waiting_observation.clear()
         self._pool.close(wait)
 
 

@@ -39,7 +39,7 @@ from .access import KEY_NAME
 from .errors import error_response
 from .guard import BODY_CHECK, NO_KEY, first_values, refuse, send_refusal
 from .keys import Key, KeyRing
-from .quotas import Buckets, Budget, Limited
+from .quotas import Buckets, Budget
 
 OPEN = "open"  # the group of routes that need no key
 _NOT_THEIRS = "this key may not act for that player (the key's players glob does not match)"
@@ -126,11 +126,7 @@ class Gate:
             if relayed is not None and relayed.key == name and relayed.left > 0:
                 relayed.left -= 1  # a tool call: the /mcp request took its token
             else:
-                limited = self.keys.take(name)
-                if limited is not None:
-                    refusal = self._limited("rate_key", limited, self.keys, "X-API-Key")
-                else:
-                    budgets.append(self.keys.budget(name))
+                refusal = self._spend(self.keys, "key", name, "X-API-Key", budgets)
         taken: set[str] = set()
         if refusal is None:
             refusal = self._take(named, taken, budgets)
@@ -216,15 +212,20 @@ class Gate:
             if player in taken or not 0 < len(player) <= ID_LENGTH:
                 continue
             taken.add(player)
-            limited = self.players.take(player)
-            if limited is not None:
-                return self._limited("rate_player", limited, self.players, where)
-            budgets.append(self.players.budget(player))
+            refusal = self._spend(self.players, "player", player, where, budgets)
+            if refusal is not None:
+                return refusal
         return None
 
-    def _limited(self, reason: str, limited: Limited, buckets: Buckets, field: str) -> Response:
-        self.refused(reason)
-        whose = "player" if reason == "rate_player" else "key"
+    def _spend(
+        self, buckets: Buckets, whose: str, name: str, field: str, budgets: list[Budget]
+    ) -> Response | None:
+        """A token of `name`'s bucket (its budget kept for the answer), else the 429."""
+        limited = buckets.take(name)
+        if limited is None:
+            budgets.append(buckets.budget(name))
+            return None
+        self.refused(f"rate_{whose}")
         text = f"over the {whose} rate limit ({buckets.rate}): try again in {limited.retry_after} s"
         response = error_response(429, "TooManyRequests", text, field)
         response.headers.update(limited.headers())

@@ -35,6 +35,7 @@ from ...engines.duckdb_connect import is_storable_text
 from .access import route_of
 from .body_lane import BodyLane
 from .errors import error_response
+from .settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,11 @@ class Invalid(ValueError):
     def __init__(self, field: str | None, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+    def response(self) -> Response:
+        """The 422 of a refused JSON body, its message naming the field when it has one."""
+        text = f"{self.field}: {self}" if self.field else str(self)
+        return error_response(422, "ValidationError", text, self.field)
 
 
 class _ClientLeft(Exception):
@@ -174,11 +180,9 @@ _SINGLE = {
 
 
 def first_values(scope: Scope) -> dict[bytes, bytes]:
-    """The request's headers, the first value of each, as Starlette reads them."""
-    headers: dict[bytes, bytes] = {}
-    for name, value in scope.get("headers") or []:
-        headers.setdefault(name, value)
-    return headers
+    """The request's headers, the first value of each, as Starlette reads them (read from
+    the last, a first value is the one kept)."""
+    return {name: value for name, value in reversed(scope.get("headers") or [])}
 
 
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
@@ -199,12 +203,13 @@ async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
 class RequestGuard:
     """Size, time and strict JSON for every HTTP request (see the module docstring)."""
 
-    def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, body_timeout: float, lane: BodyLane
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
-        self.body_timeout = body_timeout
+        self.max_body_bytes = settings.max_body_bytes
+        self.too_large = (
+            f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
+        )
+        self.body_timeout = settings.body_timeout
         self.lane = lane
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -223,7 +228,7 @@ class RequestGuard:
                 await refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
             if size > self.max_body_bytes:
-                await self._too_large(scope, receive, send, headers)
+                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
                 return
         try:
             async with asyncio.timeout(self.body_timeout):
@@ -236,7 +241,7 @@ class RequestGuard:
             await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
             return
         if body is None:
-            await self._too_large(scope, receive, send, headers)
+            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         # what FastAPI parses as JSON: no Content-Type at all, or application/json or
@@ -252,8 +257,7 @@ class RequestGuard:
             try:
                 document = check_json(body) if lane is None else await lane.run(check_json, body)
             except Invalid as exc:
-                response = error_response(422, "ValidationError", said(exc), exc.field)
-                await response(scope, receive, send)
+                await exc.response()(scope, receive, send)
                 return
             scope.setdefault("state", {})[PARSED_BODY] = ParsedBody(document, lane)
         # the players the body names (None: no JSON body), before validation and store work
@@ -301,12 +305,6 @@ class RequestGuard:
             if not started:
                 response = error_response(500, "InternalError", "the service failed; see its log")
                 await response(scope, receive, send)
-
-    async def _too_large(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]
-    ) -> None:
-        message = f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", message)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:
@@ -371,8 +369,3 @@ async def send_refusal(
                     message = await receive()
                     more = message["type"] == "http.request" and message.get("more_body", False)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-def said(exc: Invalid) -> str:
-    """A refused JSON body's message, naming its field when it has one."""
-    return f"{exc.field}: {exc}" if exc.field else str(exc)

@@ -15,8 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import error_response
-from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying, said
+from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -42,15 +41,12 @@ class ImportBodies:
     """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_bytes: int,
-        max_lines: int,
-        body_timeout: float = 15.0,
+        self, app: ASGIApp, *, max_bytes: int, max_lines: int, body_timeout: float
     ) -> None:
         self.app = app
         self.max_bytes, self.max_lines = max_bytes, max_lines
+        self.too_many_bytes = f"the import is larger than the service accepts ({max_bytes} bytes)"
+        self.too_many_lines = f"the import holds more lines than the service accepts ({max_lines})"
         # as the request guard: each read within the body deadline (the key, the player and
         # the rates were the gate's, before any of the body was read)
         self.body_timeout = body_timeout
@@ -69,7 +65,7 @@ class ImportBodies:
         named = first_values(scope)
         declared = named.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._too_large(scope, receive, send, named, self._too_many_bytes())
+            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", self.too_many_bytes)
             return
         chunks: list[bytes] = []
         size = newlines = 0
@@ -86,22 +82,20 @@ class ImportBodies:
             chunk = message.get("body", b"")
             size += len(chunk)
             newlines += chunk.count(b"\n")
-            if size > self.max_bytes:
-                await self._too_large(scope, receive, send, named, self._too_many_bytes())
-                return
-            if newlines > self.max_lines:
-                await self._too_large(scope, receive, send, named, self._too_many_lines())
+            if size > self.max_bytes or newlines > self.max_lines:
+                # as the guard refuses: at once, the rest of the body discarded a moment
+                text = self.too_many_bytes if size > self.max_bytes else self.too_many_lines
+                await refuse(scope, receive, send, named, 413, "PayloadTooLarge", text)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
         try:  # parsing megabytes takes a while: never on the event loop
             rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
         except Invalid as exc:
-            response = error_response(422, "ValidationError", said(exc), exc.field)
-            await response(scope, receive, send)
+            await exc.response()(scope, receive, send)
             return
         if len(rows) > self.max_lines:  # the whole body is read: nothing to discard
-            await refuse(scope, receive, send, {}, 413, "PayloadTooLarge", self._too_many_lines())
+            await refuse(scope, receive, send, {}, 413, "PayloadTooLarge", self.too_many_lines)
             return
         headers = [
             (name, value)
@@ -114,19 +108,6 @@ class ImportBodies:
             "state": {**scope.get("state", {}), ROWS: rows},
         }
         await self.app(inner, replaying(b"", receive), send)
-
-    def _too_many_bytes(self) -> str:
-        return f"the import is larger than the service accepts ({self.max_bytes} bytes)"
-
-    def _too_many_lines(self) -> str:
-        return f"the import holds more lines than the service accepts ({self.max_lines})"
-
-    @staticmethod
-    async def _too_large(
-        scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], text: str
-    ) -> None:
-        # as the guard refuses: the answer at once, the rest of the body discarded a moment
-        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", text)
 
 
 def _content_type(scope: Scope) -> bytes:

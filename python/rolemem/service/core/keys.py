@@ -10,7 +10,7 @@ it may act for; and the one rule deciding whether a key may call a route group (
   reaches are open (a service with no key at all is open).
 - A key file (`--keys keys.toml`) adds `[[keys]]` tables: `name`, `secret` (the key itself, or
   `sha256:<hex>` of it), `role`, optional `players` (an fnmatch glob the request's user_id must
-  match). It is read again when it changes (`KeyFileWatcher`): a file that fails to load
+  match). It is read again when it changes (`KeyRing.start`): a file that fails to load
   keeps the previous keys and logs an error.
 
 Every secret is kept as its SHA-256: a request's key is hashed once and compared with every
@@ -170,6 +170,8 @@ class KeyRing:
         self._keys = self._flags
         self._signature: tuple[int, int, int] | None = None
         self._seen: tuple[int, int, int] | None = None
+        self._stopped = threading.Event()
+        self._watcher: threading.Thread | None = None
         if path is not None:
             self._signature = self._seen = _signature(path)
             self._keys = self._with_flags(read_key_file(path))
@@ -202,6 +204,26 @@ class KeyRing:
             return key is not None or bool(self.open_groups)
         return group in self.open_groups or (key is not None and group in key.reach)
 
+    def start(self) -> None:
+        """Look at the key file every WATCH_SECONDS on a thread of its own (a stat each time;
+        the file is read only when it changed), so a rotated key is refused within 2 s with
+        no request paying for the look."""
+        if self.path is not None:
+            self._watcher = threading.Thread(target=self._watch, name="rolemem-keys", daemon=True)
+            self._watcher.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._watcher is not None:
+            self._watcher.join(5)
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(WATCH_SECONDS):
+            try:
+                self.reload()
+            except Exception as exc:  # the watcher must outlive any surprise
+                log.error("the key file was not reloaded: %s: %s", type(exc).__name__, exc)
+
     def reload(self) -> None:
         """Read the key file again if it changed and has held still since the last look
         (a file caught mid-write is not read); a file that fails keeps the keys in force."""
@@ -233,32 +255,3 @@ def _signature(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-
-
-class KeyFileWatcher:
-    """Looks at the key file every WATCH_SECONDS on a thread of its own (a stat each time;
-    the file is read only when it changed), so a rotated key is refused within 2 s with no
-    request paying for the look."""
-
-    def __init__(self, ring: KeyRing, every: float = WATCH_SECONDS) -> None:
-        self.ring, self.every = ring, every
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self.ring.path is None:
-            return
-        self._thread = threading.Thread(target=self._watch, name="rolemem-keys", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                self.ring.reload()
-            except Exception as exc:  # the watcher must outlive any surprise
-                log.error("the key file was not reloaded: %s: %s", type(exc).__name__, exc)

@@ -54,22 +54,19 @@ def _text_value(value: Any) -> str:
 
 class TextFormatter(logging.Formatter):
     """`<time> <LEVEL> <logger> <message> key=value… request_id=<id>`: one line per record (a
-    traceback, when asked for, on the lines after)."""
+    traceback, when asked for, on the lines after: logging.Formatter.format adds it)."""
 
-    def format(self, record: logging.LogRecord) -> str:
+    def formatMessage(self, record: logging.LogRecord) -> str:
         fields = {**_fields(record), "request_id": _request_id(record)}
-        text = " ".join(
+        return " ".join(
             [
                 _time(record),
                 record.levelname,
                 record.name,
-                record.getMessage(),
+                record.message,
                 *(f"{key}={_text_value(value)}" for key, value in fields.items()),
             ]
         )
-        if record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
-        return text
 
 
 class JsonFormatter(logging.Formatter):

@@ -30,7 +30,7 @@ def maintain(store: Store) -> dict[str, Any]:
     process of the store: ConflictError while another runs."""
     with store.engine.only_one("maintenance") as mine:
         if not mine:
-            _counted(store, "skipped")
+            store.metrics.maintenance("skipped")
             raise ConflictError(
                 "a maintenance run is under way (here or in another process of the store); "
                 "try again when it ends"
@@ -43,10 +43,10 @@ def maintain(store: Store) -> dict[str, Any]:
                 idempotency.forget_expired, hours=store.settings.idempotency_hours
             )
         except Exception:
-            _counted(store, "failed")
+            store.metrics.maintenance("failed")
             raise
         finished = datetime.now()
-    _counted(store, "finished")
+    store.metrics.maintenance("finished")
     store.last_maintenance = {
         "started_at": started,
         "finished_at": finished,
@@ -65,8 +65,3 @@ def maintain(store: Store) -> dict[str, Any]:
         report.consolidated_entities,
     )
     return store.last_maintenance
-
-
-def _counted(store: Store, outcome: str) -> None:
-    if store.metrics is not None:
-        store.metrics.maintenance(outcome)

@@ -13,7 +13,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from prometheus_client import (
@@ -26,7 +26,8 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from ...sql.project import write_sql
 
@@ -43,8 +44,9 @@ REFUSALS = ("key", "players", "rate_key", "rate_player")
 
 
 class Metrics:
-    """The families, and what the service calls to move them. `count_memories(engine name
-    and cursor)`: the memories-per-kind reader (None: the family is left out)."""
+    """The families, and what the service calls to move them; for a scrape, the collector
+    of them all, rolemem_memories read from the store `read_memories_with` names (none: the
+    family is left out)."""
 
     def __init__(self) -> None:
         # no `_created` series (multiprocess mode has none): one process or several expose
@@ -117,7 +119,7 @@ class Metrics:
         # each label set's child looked up once (labels() takes a lock and builds a key)
         self._timing = functools.cache(self.request_seconds.labels)
         self._counted = functools.cache(self.requests.labels)
-        self._memories: Callable[[], Sequence[tuple[str, int]]] | None = None
+        self._memories_of: Any = None  # the engine whose memories are counted
 
     # -- what the service calls ------------------------------------------------------------
 
@@ -144,54 +146,24 @@ class Metrics:
 
     def read_memories_with(self, engine: Any) -> None:
         """Count memories per kind on `engine` at each scrape (one statement)."""
-        sql = write_sql("count_memories", engine=engine.name)
-
-        def read() -> Sequence[tuple[str, int]]:
-            with engine.reading() as cur:
-                return [(str(kind), int(count)) for kind, count in cur.execute(sql).fetchall()]
-
-        self._memories = read
+        self._memories_of = engine
 
     # -- a scrape ----------------------------------------------------------------------------
 
     def exposition(self) -> bytes:
         """The text format of every family (blocking: the memories' statement runs here)."""
-        sources: list[Any] = [
+        return generate_latest(self)
+
+    def collect(self) -> Iterator[Metric]:
+        """Every family, for one scrape (a collector of its own: generate_latest reads it,
+        no registry claims its names)."""
+        values: Collector = (
             multiprocess.MultiProcessCollector(None) if self.multiprocess else self.registry
-        ]
-        if self._memories is not None:
-            sources.append(_Memories(self._memories))
-        scrape = CollectorRegistry(auto_describe=False)
-        scrape.register(_Sources(sources))
-        return generate_latest(scrape)
-
-    def process_stopped(self) -> None:
-        """This worker's live gauges leave the sums (multiprocess mode)."""
-        if self.multiprocess:
-            multiprocess.mark_process_dead(os.getpid())
-
-
-class _Sources:
-    """Several collectors as one, for one scrape (describes nothing: no name is claimed)."""
-
-    def __init__(self, sources: Sequence[Any]) -> None:
-        self.sources = sources
-
-    def describe(self) -> list[Any]:
-        return []
-
-    def collect(self) -> Iterator[Any]:
-        for source in self.sources:
-            yield from source.collect()
-
-
-class _Memories:
-    """rolemem_memories{kind}, read from the store at the scrape."""
-
-    def __init__(self, read: Callable[[], Sequence[tuple[str, int]]]) -> None:
-        self.read = read
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+        )
+        yield from values.collect()
+        engine = self._memories_of
+        if engine is None:
+            return
         family = GaugeMetricFamily(
             "rolemem_memories",
             "Memories per kind (event, entity, archived): exact on DuckDB, the planner's "
@@ -199,13 +171,19 @@ class _Memories:
             labels=["kind"],
         )
         try:
-            rows = self.read()
+            with engine.reading() as cur:
+                rows = cur.execute(write_sql("count_memories", engine=engine.name)).fetchall()
         except Exception as exc:  # a scrape still answers the other families
             log.warning("memories per kind not read: %s: %s", type(exc).__name__, exc)
             return
         for kind, count in rows:
-            family.add_metric([kind], count)
+            family.add_metric([str(kind)], int(count))
         yield family
+
+    def process_stopped(self) -> None:
+        """This worker's live gauges leave the sums (multiprocess mode)."""
+        if self.multiprocess:
+            multiprocess.mark_process_dead(os.getpid())
 
 
 class TimedChatModel:

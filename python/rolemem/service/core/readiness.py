@@ -67,12 +67,10 @@ class Readiness:
 
     @property
     def reason(self) -> str | None:
-        """Why the service is not ready (the first step not done), or None."""
+        """Why the service is not ready (the first step not done: the reasons keep the steps'
+        order), or None."""
         with self._lock:
-            for name, _, _ in self._steps:
-                if name in self._reasons:
-                    return f"{name}: {self._reasons[name]}"
-        return None
+            return next((f"{name}: {why}" for name, why in self._reasons.items()), None)
 
     def stop(self) -> None:
         """The service stops: a step failing from here on (its store closed) is not news."""
@@ -90,9 +88,8 @@ class Readiness:
             except Exception as exc:
                 with self._lock:
                     self._reasons[name] = f"failed: {exc}"
-                if self._stopped:
-                    return
-                log.error("not ready: %s failed: %s: %s", name, type(exc).__name__, exc)
+                if not self._stopped:  # stopping, a step fails as its store closes: not news
+                    log.error("not ready: %s failed: %s: %s", name, type(exc).__name__, exc)
                 return
             with self._lock:
                 del self._reasons[name]

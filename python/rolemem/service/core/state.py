@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 import time
@@ -62,7 +63,7 @@ class Store:
     llm: ChatModel | None = None
     embedder: Any = "default"
     snapshot_path: str | None = None
-    metrics: Metrics | None = None  # moved by extraction and maintenance
+    metrics: Metrics = field(default_factory=Metrics)  # moved by extraction and maintenance
     engine: Engine = field(init=False)
     memory: DynamicMemory = field(init=False)
     loop: MemoryLoop = field(init=False)
@@ -104,11 +105,8 @@ class Store:
         self.webhooks = self._webhooks()
         self.extraction = ExtractionQueue(
             self.loop,
+            self.settings,
             emit=None if self.webhooks is None else self.webhooks.emit,
-            threads=self.settings.extraction_threads,
-            size=self.settings.extraction_queue,
-            retries=self.settings.extraction_retries,
-            retry_seconds=self.settings.extraction_retry_seconds,
             metrics=self.metrics,
         )
 
@@ -145,12 +143,10 @@ class Store:
         read's), the work has the request's time budget (request_timeout): past it, or once the
         client left, it is interrupted (503)."""
         token = cancel.WorkToken()
-        reset = cancel.current.set(token)
-        try:
-            job = cancel.carried(function)
-        finally:
-            cancel.current.reset(reset)
-        future = (pool or self.requests).submit(job, *args, **kwargs)
+        # the job runs in a copy of the request's context (its request id), with its token
+        context = contextvars.copy_context()
+        context.run(cancel.current.set, token)
+        future = (pool or self.requests).submit(context.run, function, *args, **kwargs)
         waiter = asyncio.wrap_future(future)
         # an answer nobody waits for any more (a timeout, a client gone) is not an error
         waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -164,7 +160,7 @@ class Store:
             if request is not None and await request.is_disconnected():
                 token.cancel("the client went away")
                 future.cancel()
-                raise ClientGone()
+                raise ClientGone("the client went away")
             if deadline is not None and loop.time() > deadline:
                 token.cancel(
                     f"the request took longer than its time budget ({timeout:g} s); try again"
@@ -177,20 +173,19 @@ class Store:
         per file); retried when it met another thread's or process's conflicting write (a
         history refresh, a recall's bookkeeping, an append to the same save)."""
 
+        # DuckDB's one writer per file; PostgreSQL's transactions lock what they change
+        writer = (
+            self.write_lock if isinstance(self.engine, DuckDBEngine) else contextlib.nullcontext()
+        )
+
         def once() -> T:
-            with self._writer(), self.engine.transaction() as cur:
+            with writer, self.engine.transaction() as cur:
                 return function(cur, *args, **kwargs)
 
         try:
             return retry(once, attempts=_WRITE_ATTEMPTS, on=self.engine.conflicts)
         except self.engine.conflicts:
             raise BusyError("the store is busy with a conflicting write; try again") from None
-
-    def _writer(self) -> contextlib.AbstractContextManager[Any]:
-        """DuckDB's one writer per file; PostgreSQL's transactions lock what they change."""
-        if isinstance(self.engine, DuckDBEngine):
-            return self.write_lock
-        return contextlib.nullcontext()
 
     def idempotent(
         self,
@@ -286,10 +281,8 @@ class Store:
     def _webhooks(self) -> Webhooks | None:
         """The webhook deliveries (None without URLs: nothing runs, nothing is emitted);
         their failed ones kept in the store."""
-        settings = self.settings
-        if not settings.webhooks:
+        if not self.settings.webhooks:
             return None
-        assert settings.webhook_secret is not None  # the settings refuse URLs without one
 
         def write(sql: str, parameters: dict[str, Any]) -> None:
             self.write(lambda cur: cur.execute(sql, parameters))
@@ -301,14 +294,7 @@ class Store:
                 ).fetchall()
             return [(str(url), str(body)) for url, body in rows]
 
-        return Webhooks(
-            settings.webhooks,
-            settings.webhook_secret,
-            write=write,
-            read=read,
-            retries=settings.webhook_retries,
-            backoff=settings.webhook_backoff,
-        )
+        return Webhooks(self.settings, write=write, read=read)
 
     def forget_character(self, character_id: str) -> None:
         """Its config changed: the next request loads the config again (every character's:

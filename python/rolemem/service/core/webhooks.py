@@ -4,8 +4,8 @@ Each event is `{"id", "type", "created", "data"}` (JSON), signed as Stripe signs
 `X-Rolemem-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the
 secret>`, so a receiver checks that rolemem sent it and that it is recent. One thread delivers
 them in order of their due time, straight to the URL (no proxy, no redirect followed). A
-delivery that fails (no 2xx within 5 s) is tried again after `backoff` seconds, doubling,
-`retries` times, then kept in the store as a failed delivery (table
+delivery that fails (no 2xx within 5 s) is tried again after `webhook_backoff` seconds,
+doubling, `webhook_retries` times, then kept in the store as a failed delivery (table
 `rolemem_webhook_delivery`, surviving a restart) until a replay delivers it
 (`POST /admin/webhooks/replay`). A service without webhook URLs builds none of this: the
 places that emit events test for None."""
@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from ...sql.project import write_sql
+from .settings import ServiceSettings
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +63,11 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
 class Webhooks:
     """The delivery thread, its queue and the counts /status shows."""
 
-    def __init__(
-        self,
-        urls: tuple[str, ...],
-        secret: str,
-        *,
-        write: Writer,
-        read: Reader,
-        retries: int = 5,
-        backoff: float = 1.0,
-    ) -> None:
-        self.urls, self._secret = urls, secret
+    def __init__(self, settings: ServiceSettings, *, write: Writer, read: Reader) -> None:
+        assert settings.webhook_secret is not None  # the settings refuse URLs without one
+        self.urls, self._secret = settings.webhooks, settings.webhook_secret
         self._write, self._read = write, read
-        self._retries, self._backoff = retries, backoff
+        self._retries, self._backoff = settings.webhook_retries, settings.webhook_backoff
         # (due time, sequence, url, event, attempts so far, replayed) by due time
         self._due: list[tuple[float, int, str, dict[str, Any], int, bool]] = []
         self._sequence = 0

@@ -5,7 +5,6 @@ of letting it pile up."""
 
 from __future__ import annotations
 
-import logging
 import queue
 import threading
 import time
@@ -13,7 +12,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 

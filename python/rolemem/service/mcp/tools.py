@@ -161,8 +161,7 @@ def input_schema(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
             if key not in {"properties", "required", "title", "description", "type"}
         )
     schema.update(properties=properties, required=required, additionalProperties=False)
-    text = json.dumps(schema)
-    names = _referenced(text, components)
+    names = _referenced(json.dumps(schema), components)
     if names:
         schema["$defs"] = {name: components[name] for name in sorted(names)}
     return json.loads(json.dumps(schema).replace(f'"{COMPONENT_REF}', '"#/$defs/'))
