@@ -264,7 +264,7 @@ def entities_planned(
         | {"tokens": [], "query_embedding": None}
     ]
     return (
-        memories[0]._recall._plan_variables(inputs, False, False)["recall_entities"],
+        memories[0]._recall._plan_variables(inputs, [None], False, False)["recall_entities"],
         [e["keyword"] for e in answers[0].memory_entities],
     )
 

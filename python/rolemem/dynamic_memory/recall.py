@@ -250,12 +250,10 @@ class Recall:
         if last_reply is not None:
             text = f"{checked_text(last_reply, 'last_reply')}\n{text}"
         # what the player holds is read beside the scope's read (the save made current, its
-        # lineage): both are a statement the statements of the batch wait for
-        holds = (
-            None
-            if self._fast is None
-            else _BESIDE.submit(cancel.carried(self._holds), [user_id], [agent_id])
-        )
+        # lineage): both are a statement the statements of the batch wait for. Not for the
+        # request's work token: a batch reads it for every query it answers, and one client
+        # leaving must not fail the others' batch (as the batch itself runs: Coalescer)
+        holds = None if self._fast is None else _BESIDE.submit(self._holds, [user_id], [agent_id])
         try:
             # TF-IDF drops one-character words; a query made only of them still has its tokens
             tokens = search_terms(search_keywords(text, top_k=10), names=(user_name, agent_name))
@@ -290,6 +288,7 @@ class Recall:
             )
         finally:
             if holds is not None:  # what started beside the query ends with it
+                holds.cancel()  # (not started: a query that failed first never needs it)
                 futures.wait([holds])
         done = time.perf_counter()
         return QueryResponse(
