@@ -50,24 +50,28 @@ class SaveCreate(Request, NewSave):
     """A new save, empty or forked from a line of one of the player's saves."""
 
 
-class SaveItem(Response):
-    """A save as the player's list shows it."""
+class Save(Response):
+    save_id: int = field("The save's key.", 12)
+    user_id: str | None = field(
+        "The player it belongs to (null only for a save the game wrote without one, open to "
+        "all when the service runs with --open-ownerless-saves).",
+        "mumu",
+    )
+    name: str | None = field("The slot's name.", "第一章")
+    tip_line_id: int | None = field("The last line of the branch being played.", 15)
+    forked_from_line_id: int | None = field(
+        "For a fork, where its chain passes into the save it was forked from.", None
+    )
+    user_name: str | None = field("The player's name as prompts say it.", "木木")
 
+
+class SaveItem(Response):
     save_id: int = field("The save's key.", 12)
     name: str | None = field("The slot's name.", "第一章")
     tip_line_id: int | None = field("The last line of the branch being played.", 15)
     forked_from_line_id: int | None = field(
         "For a fork, where its chain passes into the save it was forked from.", None
     )
-
-
-class Save(SaveItem):
-    user_id: str | None = field(
-        "The player it belongs to (null only for a save the game wrote without one, open to "
-        "all when the service runs with --open-ownerless-saves).",
-        "mumu",
-    )
-    user_name: str | None = field("The player's name as prompts say it.", "木木")
 
 
 class SavePage(Response):
