@@ -92,15 +92,18 @@ def test_the_candidates_scored_in_python_are_the_models(fusion, vectors, most, m
                 ]
                 for reader in (fast, model)
             ]
+        # each question asked alone: answered from its scope, without the statement
+        alone = [fast.query(text, **kwargs) for text, kwargs in asked]
         # the same questions scored by the statement on the same reader: equal to the bit
         monkeypatch.setattr(recall, "MOST_SCORED", 0)
         with ThreadPoolExecutor(16) as pool:
             by_statement = [
                 future.result() for future in [pool.submit(fast.query, t, **kw) for t, kw in asked]
             ]
-    for mine, theirs in zip(answers[0], by_statement, strict=True):
+    for mine, lone, theirs in zip(answers[0], alone, by_statement, strict=True):
         for name in ("memory_events", "timeline", "prompt_text", "candidates"):
             same(getattr(mine, name), getattr(theirs, name), name, exact=True)
+            same(getattr(lone, name), getattr(theirs, name), f"alone: {name}", exact=True)
     assert bool(scored) == bool(most)  # scored in Python, or by the models past the most
     shown = 0
     for (text, _), mine, theirs in zip(asked, *answers, strict=True):

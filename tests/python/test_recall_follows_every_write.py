@@ -183,6 +183,13 @@ def test_caches_held_through_random_writes_answer_as_the_models(played):
                 for reader in (fast, model)
             ]
             answers = [[future.result() for future in futures] for futures in waiting]
+        # and five asked alone: answered from their scope, without the statement
+        alone = {number: fast.query(*asked[number][:1], **asked[number][1]) for number in range(5)}
+        for number, answer in alone.items():
+            theirs, text = answers[1][number], asked[number][0]
+            for name in ("memory_events", "memory_entities", "timeline", "prompt_text"):
+                same(getattr(answer, name), getattr(theirs, name), f"alone {text}: {name}")
+            same(answer.candidates, theirs.candidates, f"alone {text}: candidates")
         for (text, _), mine, theirs in zip(asked, *answers, strict=True):
             for name in ("memory_events", "memory_entities", "timeline", "prompt_text"):
                 same(getattr(mine, name), getattr(theirs, name), f"{text}: {name}")

@@ -117,6 +117,16 @@ class Context:
                     "select lower(word) from memory_time_question_words where word is not null"
                 ).fetchall()
             )
+            # which candidates name a time, tested in Python for a lone recall (scope): each
+            # expression with whether it is lowercase, as model int_memory_event_candidates
+            # reads them
+            self.time_words: tuple[tuple[str, bool], ...] = tuple(
+                (row[0], row[1])
+                for row in cur.execute(
+                    "select expression, expression = lower(expression) from time_expressions"
+                    " where expression is not null"
+                ).fetchall()
+            )
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self.con, SETTING_SEEDS)
 

@@ -28,10 +28,12 @@ from ..text.tokens import search_keywords, search_terms, simple_lower
 from . import entity_scores, event_scores, prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
+from .description_cache import DescriptionCache
 from .lookups import Lookups
 from .postings_cache import EventPostingsCache
 from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
+from .scope import Scope, candidates_in_scope, read_fields, read_scope, timeline_ids
 from .signals import signal_rows
 from .sql import (
     FAST_LEXICAL,
@@ -182,6 +184,11 @@ class Recall:
         # neither (the embedded store; PostgreSQL keeps generic plans, so its statement
         # computes them)
         self._fast: tuple[RecallWords, EventPostingsCache] | None = None
+        # and answers a lone query without the recall statement when it scores its candidates
+        # (scope), over the descriptions held here; False: the statement answers (the parity
+        # tests' other side)
+        self._alone = True
+        self._texts = DescriptionCache()
         # and renders the prompt text from the statement's rows (prompt_texts): False plans
         # model memory_prompt_texts instead, as PostgreSQL does (the parity test's other side)
         self._renders_prompt_text = True
@@ -404,17 +411,26 @@ class Recall:
                 values["query_embedding"] = vector
                 values |= self.vectors.reference_stats(text, vector)
         embed_ms = (time.perf_counter() - embedding) * 1000
-        # the fast path reads the queries' reachable events once, for BM25 and the vectors
-        reachable = (
-            None
-            if self._fast is None
-            else read_reachable(
+        # the fast path reads the queries' reachable events once, for BM25 and the vectors; a
+        # lone query's with its scope (the branch rule), so it may need no statement (below)
+        scope: Scope | None = None
+        reachable: list[Reachable] | None = None
+        if (
+            self._fast is not None
+            and self._alone
+            and len(queries) == 1
+            and windows is not None
+            and not variables.get("recall_replacements", True)
+        ):
+            scope = read_scope(context.store.columns, inputs[0])
+            reachable = [scope.reachable]
+        elif self._fast is not None:
+            reachable = read_reachable(
                 context.store.columns,
                 [(values["agent_id"], values["user_id"]) for values in inputs],
                 vectors=self._cache is not None
                 and any(values["query_embedding"] is not None for values in inputs),
             )
-        )
         dense, stats = dense_batch(
             self._cache,
             context.store.columns,
@@ -446,53 +462,69 @@ class Recall:
         scores = (
             signals is not None and python_reads and len(signals["signals_event_id"]) <= MOST_SCORED
         )
-        provided = (
-            None
-            if self._fast is None
-            else {
-                **FAST_LEXICAL,
-                **(FAST_TIME_WINDOWS if windows is not None else {}),
-                **(FAST_SIGNALS if signals is not None else {}),
-            }
-        )
-        sql = self.lookups.models_sql(
-            (
-                *(
-                    _SCORED_TARGETS
-                    if scores
-                    else _TARGETS
-                    if prompt_text and not rendered
-                    else _TARGETS_WITHOUT_PROMPT_TEXT
-                ),
-                *(() if apart is not None else _entity_targets(gathers, lines)),
-            ),
-            query_select(
-                candidates,
-                context.store.name,
-                facts and apart is None,
-                prompt_text=prompt_text and not rendered,
-                entities=entities and apart is None,
-                words=words is None,
-                scored=scores,
-                hits=gathers,
-                lines=lines,
-            ),
-            variables,
-            provided,
-        )
-        rows = self.lookups.run_models(sql, inputs, bound, dense)
-        if scores:
+        # a lone query whose candidates Python scores needs no statement: its answer is built
+        # from its scope (the entities come from their own statement, beside)
+        alone = scores and (apart is not None or not entities)
+        if alone and scope is not None and signals is not None and windows is not None:
             rows = [
-                _scored(
-                    row,
-                    values,
-                    {name: stats[name][number] for name in stats},
-                    variables.get("recall_fusion"),
-                    variables.get("recall_dense", True),
+                self._answered_alone(
+                    scope,
+                    signals,
+                    inputs[0],
+                    {name: stats[name][0] for name in stats},
+                    variables,
                     candidates,
+                    windows,
                 )
-                for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
             ]
+        else:
+            provided = (
+                None
+                if self._fast is None
+                else {
+                    **FAST_LEXICAL,
+                    **(FAST_TIME_WINDOWS if windows is not None else {}),
+                    **(FAST_SIGNALS if signals is not None else {}),
+                }
+            )
+            sql = self.lookups.models_sql(
+                (
+                    *(
+                        _SCORED_TARGETS
+                        if scores
+                        else _TARGETS
+                        if prompt_text and not rendered
+                        else _TARGETS_WITHOUT_PROMPT_TEXT
+                    ),
+                    *(() if apart is not None else _entity_targets(gathers, lines)),
+                ),
+                query_select(
+                    candidates,
+                    context.store.name,
+                    facts and apart is None,
+                    prompt_text=prompt_text and not rendered,
+                    entities=entities and apart is None,
+                    words=words is None,
+                    scored=scores,
+                    hits=gathers,
+                    lines=lines,
+                ),
+                variables,
+                provided,
+            )
+            rows = self.lookups.run_models(sql, inputs, bound, dense)
+            if scores:
+                rows = [
+                    _scored(
+                        row,
+                        values,
+                        {name: stats[name][number] for name in stats},
+                        variables.get("recall_fusion"),
+                        variables.get("recall_dense", True),
+                        candidates,
+                    )
+                    for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
+                ]
         if gathers and words is not None:
             if apart is not None:  # the entities' statement's rows in their place
                 rows = [
@@ -538,6 +570,58 @@ class Recall:
             "update": (time.perf_counter() - answered) * 1000,
         }
         return [(result, timings) for result in results]
+
+    def _answered_alone(
+        self,
+        scope: Scope,
+        signals: Mapping[str, Sequence[Any]],
+        values: Mapping[str, Any],
+        stats: Mapping[str, Any],
+        variables: Mapping[str, Any],
+        explain: bool,
+        windows: Mapping[str, Sequence[Any]],
+    ) -> tuple[Any, ...]:
+        """A lone query's answer row, as the statement and _scored give it, from its `scope`:
+        its candidates scored and selected (event_scores), its timeline, and the fields of the
+        events shown, read by id (an event deleted since its scope was read is not shown)."""
+        context = self.context
+        owner = (values["agent_id"], values["user_id"])
+        scored = event_scores.scored(
+            candidates_in_scope(
+                scope,
+                signals,
+                bool(windows["windows_query_id"]),
+                functools.partial(self._texts.texts, context.store.columns, owner),
+                context.time_question_words,
+                context.time_words,
+            ),
+            values,
+            stats,
+            variables.get("recall_fusion"),
+            variables.get("recall_dense", True),
+        )
+        timeline = timeline_ids(scope, values["timeline_size"])
+        event_scores.selected(scored, values, timeline)
+        shown = [row for row in scored if row["is_selected"]]
+        fields = read_fields(
+            context.store.records, [row["event_id"] for row in shown] + timeline, values["now"]
+        )
+        for row in shown:
+            row.update(fields.get(row["event_id"], {"is_selected": False}))
+        timeline_rows = [
+            {"query_id": 1, "result_index": index, **fields[event_id]}
+            for index, event_id in enumerate(e for e in timeline if e in fields)
+        ]
+        return (
+            1,
+            event_scores.shown_events(scored),
+            None,
+            None,
+            timeline_rows or None,
+            event_scores.judged(scored, values) if explain else None,
+            None,
+            0,
+        )
 
     def _lexical(
         self,

@@ -1,0 +1,56 @@
+"""A player's event descriptions held in memory, as written and as the engine lowercases them,
+so a lone recall scored in Python (scope) tests which candidates hold the whole query or name
+a time (model int_memory_event_candidates' has_query_in_description and names_time) without
+reading or lowercasing every description on every turn (~2 ms of a 400-event player's read).
+
+A description never changes once written (a new description is a new event with a new id), so
+the cache loads only the events it has not seen; which events are reachable and in scope is
+read on every recall (scope.read_scope), and only those are looked up. Bounded by events held
+(least recently used players go first; ~200 bytes an event); thread-safe."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from .reachable import Fetch
+from .sql import with_official
+
+_LOAD = with_official(
+    "int_memory_events_with_official",
+    """select event_id, description, lower(description) as lowered
+    from int_memory_events_with_official
+    where event_id in (select unnest(cast($ids as bigint[])))""",
+)
+
+# an event's description as written and lowercased by the engine (None: none)
+Texts = tuple[str | None, str | None]
+
+
+class DescriptionCache:
+    """Each player's event descriptions, by event id."""
+
+    def __init__(self, max_events: int = 500_000) -> None:
+        self.max_events = max_events
+        self._players: OrderedDict[tuple[str, str], dict[int, Texts]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def texts(self, fetch: Fetch, owner: tuple[str, str], ids: Sequence[int]) -> dict[int, Texts]:
+        """The player's descriptions (`owner`: agent and player), once every event of `ids`
+        is loaded."""
+        with self._lock:
+            held = self._players.pop(owner, None) or {}
+            missing = [event for event in ids if event not in held]
+            if missing:
+                loaded = fetch(_LOAD, {"ids": missing})
+                for event, text, lowered in zip(
+                    *(column.tolist() for column in loaded.values()), strict=True
+                ):
+                    held[event] = (text, lowered)
+            self._players[owner] = held  # most recently used last
+            total = sum(len(player) for player in self._players.values())
+            while total > self.max_events and len(self._players) > 1:
+                _, evicted = self._players.popitem(last=False)
+                total -= len(evicted)
+            return held

@@ -1,0 +1,245 @@
+"""A lone query's recall answered without the recall statement (embedded store): its reachable
+events read once with whether each is in the query's scope, then its candidates, timeline and
+answer rows built here from the signal rows, and the shown events' fields read by id.
+
+The scope stays decided in SQL on every call: the read applies macro is_event_in_scope (the
+branch being played, the players) to every reachable event, with the query's chain joined
+from the write-time table int_lines_chained_to_root. What Python adds is model
+int_memory_event_candidates' join of the signal rows to those events (and its tests of the
+whole query and of time words, over descriptions the engine lowercased: description_cache)
+and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
+scope, by creation time, then id). The shown events' fields come from macro
+memory_event_fields. test_event_scores and test_recall_follows_every_write hold the answers
+equal to the statement's. A recall statement plans ~65 operators (~18 ms on LoCoMo's 400-event
+players); these two reads plan 30 (docs/decisions/recall-without-its-statement.md)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..schema.memory import OFFICIAL_TABLES
+from ..sql.project import render_macro
+from .description_cache import Texts
+from .reachable import Fetch, Reachable, floats, has_context, values_filled
+from .sql import PLAYER_EVENTS, SIGNAL_COLUMNS
+
+
+class Scope(NamedTuple):
+    """One query's reachable events (ascending ids, as read_reachable gives them) with, row
+    for row, whether each is in its scope and is the player's own (not an official one), its
+    importance, feedback, use count and last recall time; and the query's text as the engine
+    lowercases it, and whether it is longer than one character."""
+
+    reachable: Reachable
+    in_scope: np.ndarray
+    is_own: np.ndarray
+    importance: np.ndarray
+    feedback: np.ndarray
+    recall_count: np.ndarray
+    last_recalled_at: np.ndarray  # datetimes and None
+    lowered_query: str
+    is_long_query: bool
+
+
+@functools.cache
+def _scope_sql(chained: bool) -> str:
+    """The read: each part of the union of int_memory_events_with_official beside its vectors
+    (as read_reachable's), with the branch rule; `chained`: the query has a save, whose chain
+    is joined (else no event's line is on one)."""
+    chain = (
+        "(select line_id from main.int_lines_chained_to_root "
+        "where save_id = cast($save_id as bigint))"
+    )
+    in_scope = render_macro(
+        "is_event_in_scope",
+        "events",
+        "queries",
+        "query_chains.line_id" if chained else "null",
+        "tree_roots.line_id" if chained else "null",
+        None,
+    )
+    joins = (
+        f"""
+        left join {chain} as query_chains on query_chains.line_id = events.last_line_id
+        left join {chain} as tree_roots on tree_roots.line_id = events.root_line_id"""
+        if chained
+        else ""
+    )
+    return " union all ".join(
+        f"""select
+            events.id as event_id,
+            events.token_count,
+            events.created_at,
+            vectors.event_id is not null as has_vector,
+            coalesce({has_context("vectors")}, false) as has_context,
+            {in_scope} as is_in_scope,
+            events.scope = 'user' as is_own,
+            cast(events.importance as double) as importance,
+            cast(events.feedback as double) as feedback,
+            events.recall_count,
+            events.last_recalled_at,
+            queries.lowered_query,
+            queries.is_long_query
+        from ({events}) as events
+        cross join (
+            select
+                cast($save_id as bigint) as save_id,
+                cast($memory_scope as varchar) as memory_scope,
+                cast($lineage_save_ids as bigint[]) as lineage_save_ids,
+                lower(cast($query_text as varchar)) as lowered_query,
+                length(cast($query_text as varchar)) > 1 as is_long_query
+        ) as queries
+        left join {table} as vectors on vectors.event_id = events.id{joins}"""
+        for table, events in PLAYER_EVENTS.items()
+    )
+
+
+def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
+    """The lone `query`'s scope."""
+    columns = fetch(
+        _scope_sql(query["save_id"] is not None),
+        {
+            **{name: query[name] for name in ("save_id", "memory_scope", "query_text")},
+            "lineage_save_ids": query["lineage_save_ids"],
+            "agent_id": [query["agent_id"]],
+            "user_id": [query["user_id"]],
+        },
+    )
+    ids = np.asarray(values_filled(columns["event_id"], 0), dtype=np.int64)
+    order = np.argsort(ids)
+
+    def flags(name: str) -> np.ndarray:
+        return np.asarray(values_filled(columns[name], False), dtype=bool)[order]
+
+    reachable = Reachable(
+        ids[order],
+        floats(columns["token_count"])[order],
+        np.asarray(columns["created_at"], dtype="datetime64[us]")[order],
+        flags("has_vector"),
+        flags("has_context"),
+    )
+    return Scope(
+        reachable,
+        flags("is_in_scope"),
+        flags("is_own"),
+        floats(columns["importance"])[order],
+        floats(columns["feedback"])[order],
+        np.asarray(columns["recall_count"], dtype=np.int64)[order],
+        np.asarray(values_filled(columns["last_recalled_at"], None), dtype=object)[order],
+        str(columns["lowered_query"][0]) if len(ids) else "",  # no event: no candidate
+        bool(len(ids) and columns["is_long_query"][0]),
+    )
+
+
+def _datetime(at: Any) -> Any:
+    """A fetched timestamp as the statement's rows give it: a datetime, or None."""
+    return at.astype("datetime64[us]").item() if isinstance(at, np.datetime64) else at
+
+
+def timeline_ids(scope: Scope, size: int) -> list[int]:
+    """Macro newest_events_per_query for the query: its newest `size` own events in scope
+    (creation time, then id, newest first), oldest first (memory_query_timeline's order)."""
+    events = scope.reachable
+    shown = np.flatnonzero(scope.in_scope & scope.is_own)
+    newest = shown[np.lexsort((-events.ids[shown], -events.created_at[shown].astype(np.int64)))]
+    return events.ids[newest[: max(size, 0)][::-1]].tolist()
+
+
+def candidates_in_scope(
+    scope: Scope,
+    signals: Mapping[str, Sequence[Any]],
+    has_window: bool,
+    texts: Callable[[list[int]], Mapping[int, Texts]],
+    time_question_words: Sequence[str],
+    time_words: tuple[tuple[str, bool], ...],
+) -> list[dict[str, Any]]:
+    """Model int_memory_event_candidates for the query: each signal row (`signals`: bound
+    lists, signals.signal_rows) of an event in scope, with what scoring reads. `has_window`:
+    its text names a time window; `texts`: the descriptions of events by id
+    (description_cache); `time_question_words`: seed memory_time_question_words lowercased
+    (the query asks when when its lowered text holds one); `time_words`: seed
+    time_expressions, each with whether it is lowercase (then found in the lowered
+    description, else in the description as written)."""
+    events = scope.reachable
+    lowered = scope.lowered_query
+    asks_when = any(word in lowered for word in time_question_words)
+    in_lowered, as_written = _time_patterns(time_words)
+    ids = np.asarray(signals["signals_event_id"], dtype=np.int64)
+    at = np.minimum(np.searchsorted(events.ids, ids), len(events.ids) - 1)
+    kept = np.flatnonzero((events.ids[at] == ids) & scope.in_scope[at]).tolist()
+    created = events.created_at[at].tolist()
+    importance, feedback = scope.importance[at].tolist(), scope.feedback[at].tolist()
+    uses = scope.recall_count[at].tolist()
+    held = texts(ids[kept].tolist())
+    columns = [(name, signals[f"signals_{name}"]) for name in SIGNAL_COLUMNS]
+    rows = []
+    for number in kept:
+        text, lowered_text = held.get(int(ids[number]), (None, None))
+        row = {name: values[number] for name, values in columns}
+        row["has_time_window"] = has_window
+        row["has_query_in_description"] = (
+            scope.is_long_query and lowered_text is not None and lowered in lowered_text
+        )
+        row["asks_when"] = asks_when
+        row["names_time"] = (
+            asks_when
+            and text is not None
+            and lowered_text is not None
+            and (
+                (in_lowered is not None and in_lowered.search(lowered_text) is not None)
+                or (as_written is not None and as_written.search(text) is not None)
+            )
+        )
+        row["importance"] = importance[number]
+        row["feedback"] = feedback[number]
+        row["recall_count"] = uses[number]
+        row["created_at"] = created[number]
+        row["last_recalled_at"] = _datetime(scope.last_recalled_at[int(at[number])])
+        rows.append(row)
+    return rows
+
+
+@functools.cache
+def _time_patterns(
+    time_words: tuple[tuple[str, bool], ...],
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """One search for any of the lowercase time words (in a lowered text) and one for the
+    others (as written): a literal alternation finds a text exactly when one word is in it."""
+
+    def pattern(words: list[str]) -> re.Pattern[str] | None:
+        return re.compile("|".join(map(re.escape, words))) if words else None
+
+    return (
+        pattern([word for word, lowercase in time_words if lowercase]),
+        pattern([word for word, lowercase in time_words if not lowercase]),
+    )
+
+
+# the shown events' fields (macro memory_event_fields) by id, at the query's now
+_FIELDS = f"""
+select events.id as event_id, events.save_id, events.created_at, {
+    render_macro("memory_event_fields", "events", "queries")
+}
+from (
+    {
+    " union all ".join(
+        "select id, scope, save_id, created_at, description, deepinsight, place, "
+        f"keywords as keywords_json from {table} "
+        "where list_contains(cast($ids as bigint[]), id)"
+        for table in ("memory_event", OFFICIAL_TABLES["memory_event"])
+    )
+}
+) as events
+cross join (select cast($now as timestamp) as now) as queries"""
+
+
+def read_fields(fetch_rows: Any, ids: Sequence[int], now: Any) -> dict[int, dict[str, Any]]:
+    """The fields of events `ids` at `now`, by id (`fetch_rows`: sql -> params -> dicts)."""
+    if not ids:
+        return {}
+    return {row["event_id"]: row for row in fetch_rows(_FIELDS, {"ids": list(ids), "now": now})}
