@@ -10,8 +10,9 @@ whole query and of time words, over descriptions the engine lowercased: descript
 and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
 scope, by creation time, then id). The shown events' fields come from macro
 memory_event_fields. test_event_scores and test_recall_follows_every_write hold the answers
-equal to the statement's. A recall statement plans ~65 operators (~18 ms on LoCoMo's 400-event
-players); these two reads plan 30 (docs/decisions/recall-without-its-statement.md)."""
+equal to the statement's. On LoCoMo's 400-event players the recall statement and the
+reachable read before it plan 74 operators; these two reads plan 25
+(docs/decisions/recall-without-its-statement.md)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,14 @@ class Scope(NamedTuple):
     is_long_query: bool
 
 
+# the query's values the branch rule reads, as one bound struct (a relation of them would cost
+# each part of the union a cross product and two projections to plan)
+_QUERY = (
+    "(cast($scope_query as struct(save_id bigint, memory_scope varchar, lineage_save_ids "
+    "bigint[])))"
+)
+
+
 @functools.cache
 def _scope_sql(chained: bool) -> str:
     """The read: each part of the union of int_memory_events_with_official beside its vectors
@@ -58,7 +67,7 @@ def _scope_sql(chained: bool) -> str:
     in_scope = render_macro(
         "is_event_in_scope",
         "events",
-        "queries",
+        _QUERY,
         "query_chains.line_id" if chained else "null",
         "tree_roots.line_id" if chained else "null",
         None,
@@ -83,17 +92,9 @@ def _scope_sql(chained: bool) -> str:
             cast(events.feedback as double) as feedback,
             events.recall_count,
             events.last_recalled_at,
-            queries.lowered_query,
-            queries.is_long_query
+            lower(cast($query_text as varchar)) as lowered_query,
+            length(cast($query_text as varchar)) > 1 as is_long_query
         from ({events}) as events
-        cross join (
-            select
-                cast($save_id as bigint) as save_id,
-                cast($memory_scope as varchar) as memory_scope,
-                cast($lineage_save_ids as bigint[]) as lineage_save_ids,
-                lower(cast($query_text as varchar)) as lowered_query,
-                length(cast($query_text as varchar)) > 1 as is_long_query
-        ) as queries
         left join {table} as vectors on vectors.event_id = events.id{joins}"""
         for table, events in PLAYER_EVENTS.items()
     )
@@ -104,8 +105,11 @@ def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
     columns = fetch(
         _scope_sql(query["save_id"] is not None),
         {
-            **{name: query[name] for name in ("save_id", "memory_scope", "query_text")},
-            "lineage_save_ids": query["lineage_save_ids"],
+            "scope_query": {
+                name: query[name] for name in ("save_id", "memory_scope", "lineage_save_ids")
+            },
+            "save_id": query["save_id"],
+            "query_text": query["query_text"],
             "agent_id": [query["agent_id"]],
             "user_id": [query["user_id"]],
         },
