@@ -28,12 +28,15 @@ def operator_count(
 
 @contextlib.contextmanager
 def captured_queries() -> Iterator[list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]]:
-    """Record each composed query rolemem runs on its per-thread cursors (text, parameters,
-    cursor), so a benchmark can count the operators of exactly what it timed."""
+    """Record each statement rolemem runs on its per-thread cursors (text, parameters,
+    cursor), composed queries and reads as columns alike, so a benchmark can count the
+    operators of exactly what it timed."""
     from rolemem.engines import duckdb_connect
+    from rolemem.engines.duckdb import DuckDBEngine
 
     seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]] = []
     original = duckdb_connect.PreparedCursor.run
+    original_columns = DuckDBEngine.columns
 
     def run(
         self: duckdb_connect.PreparedCursor,
@@ -45,18 +48,24 @@ def captured_queries() -> Iterator[list[tuple[str, dict[str, Any], duckdb.DuckDB
         seen.append((sql, dict(params), self.cursor))
         return original(self, sql, params, *args, **kw)
 
+    def columns(self: DuckDBEngine, sql: str, params: Mapping[str, Any]) -> Any:
+        seen.append((sql, dict(params), self.cursor().cursor))
+        return original_columns(self, sql, params)
+
     duckdb_connect.PreparedCursor.run = run  # type: ignore[method-assign]
+    DuckDBEngine.columns = columns  # type: ignore[method-assign]
     try:
         yield seen
     finally:
         duckdb_connect.PreparedCursor.run = original  # type: ignore[method-assign]
+        DuckDBEngine.columns = original_columns  # type: ignore[method-assign]
 
 
 def operators_of(seen: list[tuple[str, dict[str, Any], duckdb.DuckDBPyConnection]]) -> int:
-    """Operators of the last captured query, planned on the cursor it ran on (0: none ran,
-    the answer was computed in Python)."""
-    if not seen:
-        return 0
-    sql, params, cur = seen[-1]
-    names = set(re.findall(r"\$(\w+)", sql))
-    return operator_count(cur, sql, {name: params[name] for name in names})
+    """Operators of every captured statement, each planned on the cursor it ran on (0: none
+    ran, the answer was computed in Python)."""
+    total = 0
+    for sql, params, cur in seen:
+        names = set(re.findall(r"\$(\w+)", sql))
+        total += operator_count(cur, sql, {name: params[name] for name in names})
+    return total

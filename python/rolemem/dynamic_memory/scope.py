@@ -42,7 +42,7 @@ class Scope(NamedTuple):
     importance: np.ndarray
     feedback: np.ndarray
     recall_count: np.ndarray
-    last_recalled_at: np.ndarray  # datetimes and None
+    last_recalled_at: np.ndarray  # datetime64, NaT: never recalled
     lowered_query: str
     is_long_query: bool
 
@@ -134,15 +134,17 @@ def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
         floats(columns["importance"])[order],
         floats(columns["feedback"])[order],
         np.asarray(columns["recall_count"], dtype=np.int64)[order],
-        np.asarray(values_filled(columns["last_recalled_at"], None), dtype=object)[order],
+        _times(columns["last_recalled_at"])[order],
         str(columns["lowered_query"][0]) if len(ids) else "",  # no event: no candidate
         bool(len(ids) and columns["is_long_query"][0]),
     )
 
 
-def _datetime(at: Any) -> Any:
-    """A fetched timestamp as the statement's rows give it: a datetime, or None."""
-    return at.astype("datetime64[us]").item() if isinstance(at, np.datetime64) else at
+def _times(column: Any) -> np.ndarray:
+    """A fetched timestamp column as datetime64[us], NaT for null (a masked array's)."""
+    if isinstance(column, np.ma.MaskedArray):
+        return np.ma.filled(column.astype("datetime64[us]"), np.datetime64("NaT"))
+    return np.asarray(column, dtype="datetime64[us]")
 
 
 def timeline_ids(scope: Scope, size: int) -> list[int]:
@@ -179,6 +181,7 @@ def candidates_in_scope(
     created = events.created_at[at].tolist()
     importance, feedback = scope.importance[at].tolist(), scope.feedback[at].tolist()
     uses = scope.recall_count[at].tolist()
+    last = [None if np.isnat(when) else when.item() for when in scope.last_recalled_at[at]]
     held = texts(ids[kept].tolist())
     columns = [(name, signals[f"signals_{name}"]) for name in SIGNAL_COLUMNS]
     rows = []
@@ -203,7 +206,7 @@ def candidates_in_scope(
         row["feedback"] = feedback[number]
         row["recall_count"] = uses[number]
         row["created_at"] = created[number]
-        row["last_recalled_at"] = _datetime(scope.last_recalled_at[int(at[number])])
+        row["last_recalled_at"] = last[number]
         rows.append(row)
     return rows
 
