@@ -7,10 +7,11 @@ This module only binds the caller's lines and target as parameters, asks for the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -196,14 +197,13 @@ def _target_params(
     context_emotion: bool,
     user_name: Any = None,
 ) -> dict[str, Any]:
-    where = "target"
     if not isinstance(context_emotion, bool):
         raise TypeError(f"context_emotion must be True or False, got {context_emotion!r}")
     return {
-        "role_id": int_or_none(role_id, "role_id", where),
-        "script_role_id": script_role_or_none(script_role_id, "script_role_id", where),
-        "display_name": _text_or_none(display_name, "display_name", where),
-        "user_name": _text_or_none(user_name, "user_name", where),
+        "role_id": int_or_none(role_id, "role_id", "target"),
+        "script_role_id": script_role_or_none(script_role_id, "script_role_id", "target"),
+        "display_name": _text_or_none(display_name, "display_name", "target"),
+        "user_name": _text_or_none(user_name, "user_name", "target"),
         "context_emotion": context_emotion,
     }
 
@@ -330,8 +330,12 @@ def build_memory(
     in-memory DuckDB, or on `engine` (e.g. `rolemem.engines.PostgresEngine`).
     """
     target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
-    rows = _messages(lines, target, engine=engine)
-    return [{"role": role, "content": content} for role, content, _, _ in rows]
+    return _chat(_messages(lines, target, engine=engine))
+
+
+def _chat(rows: Iterable[Sequence[Any]]) -> list[dict[str, str]]:
+    """Rows starting (role, content) as OpenAI-style messages."""
+    return [{"role": row[0], "content": row[1]} for row in rows]
 
 
 def message_spans(
@@ -353,6 +357,7 @@ def message_spans(
 
 # The target role's row of `int_role_witnesses` as bound values (none: a role no role table
 # holds, which witnessed what its own role was present for)
+_WITNESS = ("witness_role_id", "witness_is_omniscient", "witness_role_ids")
 _WITNESS_SQL = """
     select
         cast($witness_role_id as bigint) as role_id,
@@ -373,19 +378,11 @@ def _stored_witness_sql() -> str:
 def stored_witness(cur: duckdb.DuckDBPyConnection, role_id: int | None) -> dict[str, Any]:
     """What the store's role table says role `role_id` witnessed beyond its own presence
     (model int_role_witnesses), as `_messages`' `witness` (empty: no such role or table)."""
-    if role_id is None:
-        return {}
-    try:
-        found = cur.execute(_stored_witness_sql(), {"role_id": role_id}).fetchone()
-    except duckdb.CatalogException:  # a game's database without a role table
-        return {}
-    if found is None:
-        return {}
-    return {
-        "witness_role_id": role_id,
-        "witness_is_omniscient": found[0],
-        "witness_role_ids": found[1],
-    }
+    found = None
+    if role_id is not None:
+        with contextlib.suppress(duckdb.CatalogException):  # a game's database without roles
+            found = cur.execute(_stored_witness_sql(), {"role_id": role_id}).fetchone()
+    return {} if found is None else dict(zip(_WITNESS, (role_id, *found), strict=True))
 
 
 def _messages(
@@ -403,9 +400,7 @@ def _messages(
         **target,
         "save_user_name": save_user_name,
         "save_id": 0,
-        "witness_role_id": None,
-        "witness_is_omniscient": None,
-        "witness_role_ids": None,
+        **dict.fromkeys(_WITNESS),
         **(witness or {}),
     }
     runner = engine or duckdb_connect.scratch_cursor()
@@ -499,16 +494,11 @@ def build_memory_for_save(
             key = {"save_id": save_id, "target_key": character}
             rows = cur.execute(_STORED_MESSAGES_SQL, key).fetchall()
             if rows:
-                return [{"role": role, "content": content} for role, content in rows]
+                return _chat(rows)
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
         witness = stored_witness(cur, target["role_id"])
-    rows = _messages(
-        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines],
-        target,
-        tip[2],
-        witness=witness,
-    )
-    return [{"role": role, "content": content} for role, content, _, _ in rows]
+    chain = [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines]
+    return _chat(_messages(chain, target, tip[2], witness=witness))
 
 
 # memory_messages' key of each character asked for, by the models' rule (on this thread's
@@ -535,10 +525,10 @@ def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] |
     try:
         return cur.execute(_STORED_TIP_SQL, {"save_id": save_id}).fetchone()
     except duckdb.CatalogException:  # the history tables do not exist yet
-        exists = cur.execute(
+        [(exists,)] = cur.execute(
             "select count(*) from save where id = $save_id", {"save_id": save_id}
-        ).fetchone()
-        return (False, None, None) if exists and exists[0] else None
+        ).fetchall()
+        return (False, None, None) if exists else None
 
 
 def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[dict[str, str]]:
