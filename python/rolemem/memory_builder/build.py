@@ -214,11 +214,9 @@ def presence_or_none(value: Any, field: str, where: str) -> str | None:
     does not say."""
     if value is None:
         return None
-    if isinstance(value, str):  # as stored: JSON text
-        try:
+    if isinstance(value, str):  # as stored: JSON text (refused below when it is not JSON)
+        with contextlib.suppress(ValueError):
             value = json.loads(value)
-        except ValueError:
-            raise LineError(f"{where}: {field} must be a list or None, got {value!r}") from None
     if not isinstance(value, list | tuple):
         raise LineError(f"{where}: {field} must be a list or None, got {value!r}")
     check = int_or_none if field == "present_role_ids" else script_role_or_none
@@ -259,6 +257,7 @@ _VALID_TYPES = {
 _FIELDS = [field for _, field, _ in _COLUMNS]
 
 
+@functools.lru_cache(maxsize=64)  # worked out once per class
 def _reader(cls: type) -> Callable[[Any], list[Any]]:
     """How a line of class `cls` gives its `_COLUMNS` values. A pydantic model's (SQLModel's
     `Line`) has every field it declares and none it lacks (no extras allowed): its fields are
@@ -284,17 +283,13 @@ def _reader(cls: type) -> Callable[[Any], list[Any]]:
 
 def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
     rows = []
-    readers: dict[type, Callable[[Any], list[Any]]] = {}
     for line in lines:
         if isinstance(line, Mapping):
-            values = [line.get(field) for _, field, _ in _COLUMNS]
+            values = [line.get(field) for field in _FIELDS]
             if values[0] is None:
                 values[0] = line.get("line_id")
         else:
-            read = readers.get(type(line))
-            if read is None:
-                read = readers[type(line)] = _reader(type(line))
-            values = read(line)
+            values = _reader(line.__class__)(line)
         rows.append(values)
     columns: dict[str, list[Any]] = {"positions": list(range(len(rows)))}
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in _COLUMNS]
@@ -459,11 +454,16 @@ def build_memory_for_save(
     save_id = int_or_none(save_id, "save_id", "request")  # type: ignore[assignment]
     if save_id is None:
         raise TypeError("save_id is required")
-    target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
+    target = {
+        **_target_params(role_id, script_role_id, display_name, context_emotion, user_name),
+        "save_id": save_id,
+    }
     source, engine, owned = resolve(db)  # what the CLI takes, a postgresql:// URL too
-    if engine is not None:  # a game's own database on another engine
+    if engine is not None:  # a game's own database: the read-only file's statement, transpiled
         try:
-            return _build_on_engine(engine, {**target, "save_id": save_id}, user_id)
+            chains = history.chain_params(engine, [save_id], user_id)
+            sources = history.walked_sources(engine.name)
+            return _save_messages(engine.run, sources, {**target, **chains}, engine.name)
         finally:
             if owned:
                 engine.close()
@@ -480,7 +480,7 @@ def build_memory_for_save(
             except duckdb.InvalidInputException as exc:
                 if "read-only" not in str(exc):
                     raise
-                return _build_live(cur, {**target, "save_id": save_id})
+                return _build_live(cur, target)
             tip = _read_tip(cur, save_id)
         if tip is None:
             raise SaveNotFoundError(f"save {save_id} does not exist")
@@ -551,52 +551,38 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
         return f"select *, {', '.join(missing)} from ({sql})" if missing else sql
 
     has_forks = "save.forked_from_line_id" in present
-    sources = history.walked_sources("duckdb")
-    sql = compose(
-        _SAVE_MODELS,
-        {
-            "source_line": with_added("line", history.saves_lines_sql()),
-            "source_save": with_added("save", sources["source_save"]),
-            "source_role": (
-                with_added("role", history.ROLES_SQL)
-                if "role.id" in present
-                else history.NO_ROLES_SQL
-            ),
-            "int_save_fork_points": (
-                sources["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
-            ),
-            "int_memory_targets": _SAVE_TARGET_SQL,
-        },
-        _SAVE_SELECT,
-    )
+    walked = history.walked_sources("duckdb")
+    sources = {
+        "source_line": with_added("line", history.saves_lines_sql()),
+        "source_save": with_added("save", walked["source_save"]),
+        "source_role": (
+            with_added("role", history.ROLES_SQL) if "role.id" in present else history.NO_ROLES_SQL
+        ),
+        "int_save_fork_points": (
+            walked["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
+        ),
+    }
     save_ids = [params["save_id"]]
     lineage = history.lineage(cur, save_ids) if has_forks else save_ids
-    rows = duckdb_connect.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
-    return _save_messages(rows, params["save_id"])
+    run = functools.partial(duckdb_connect.run, cur)
+    return _save_messages(run, sources, {**params, "save_ids": save_ids, "lineage_ids": lineage})
 
 
-def _build_on_engine(
-    engine: Engine, params: dict[str, Any], user_id: str | None = None
+def _save_messages(
+    run: Callable[[str, dict[str, Any]], list[Any]],
+    sources: dict[str, str],
+    params: dict[str, Any],
+    engine: str = "duckdb",
 ) -> list[dict[str, str]]:
-    """Every model over the save's lines in the game's own tables (the SQLModel schema) on
-    another engine: the same statement as a read-only DuckDB file, transpiled."""
-    sql = compose(
-        _SAVE_MODELS,
-        {**history.walked_sources(engine.name), "int_memory_targets": _SAVE_TARGET_SQL},
-        _SAVE_SELECT,
-        engine=engine.name,
-    )
-    chains = history.chain_params(engine, [params["save_id"]], user_id)
-    rows = engine.run(sql, {**params, **chains})
-    return _save_messages(rows, params["save_id"])
-
-
-def _save_messages(rows: list[tuple[Any, ...]], save_id: int) -> list[dict[str, str]]:
-    """`_SAVE_SELECT`'s rows as messages, or the save's problem as an error."""
+    """Every model over the save's lines (`sources`; `run(sql, params)`: the rows) in one
+    statement: the save's messages, or its problem as an error."""
+    targets = {**sources, "int_memory_targets": _SAVE_TARGET_SQL}
     messages = []
-    for row_kind, _index, role, content in rows:
+    for row_kind, _index, role, content in run(
+        compose(_SAVE_MODELS, targets, _SAVE_SELECT, engine=engine), params
+    ):
         if row_kind == "missing":
-            raise SaveNotFoundError(f"save {save_id} does not exist")
+            raise SaveNotFoundError(f"save {params['save_id']} does not exist")
         if row_kind == "problem":
             raise ChainError(content)
         messages.append({"role": role, "content": content})
