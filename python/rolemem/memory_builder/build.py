@@ -343,10 +343,9 @@ def message_spans(
     """`build_memory`'s messages, each with the positions (0-based, in `lines`) of its first
     and last line: which lines a message (and what is extracted from it) came from."""
     target = _target_params(role_id, script_role_id, None, True, user_name)
-    rows = _messages(lines, target)
     return [
         {"role": role, "content": content, "first_line": first, "last_line": last}
-        for role, content, first, last in rows
+        for role, content, first, last in _messages(lines, target)
     ]
 
 
@@ -398,7 +397,6 @@ def _messages(
         **dict.fromkeys(_WITNESS),
         **(witness or {}),
     }
-    runner = engine or duckdb_connect.scratch_cursor()
     name = engine.name if engine else "duckdb"
     # a chain where no line says who was present plans none of the presence rule
     presence = any(
@@ -417,7 +415,7 @@ def _messages(
         variables={"history_presence": presence},
         engine=name,
     )
-    return runner.run(sql, params)
+    return (engine or duckdb_connect.scratch_cursor()).run(sql, params)
 
 
 def build_memory_for_save(

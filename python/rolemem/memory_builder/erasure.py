@@ -130,11 +130,10 @@ def erase(
     engine: str = "duckdb",
 ) -> dict[str, int]:
     """Finish erasing `save_ids` (of the player `user_id`) after a first `erase_step` (the
-    caller's, with its checks)
-    answered `counts`: `write(step)` runs a step in a transaction of its own until the saves
-    are gone or a step finds nothing left to delete (another call finished them). Every step
-    deletes only the saves' rows, so an erasure cut short is finished by the next one. The
-    counts per table, summed."""
+    caller's, with its checks) answered `counts`: `write(step)` runs a step in a transaction
+    of its own until the saves are gone or a step finds nothing left to delete (another call
+    finished them). Every step deletes only the saves' rows, so an erasure cut short is
+    finished by the next one. The counts per table, summed."""
     total = Counter(counts)
     done = total["save"] >= len(save_ids)
     while not done:

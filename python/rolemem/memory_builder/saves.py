@@ -226,11 +226,7 @@ def _id(value: Any, name: str) -> int:
 def _text(value: Any, name: str, *, required: bool = False) -> str | None:
     if value is None and not required:
         return None
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or not duckdb_connect.is_storable_text(value)
-    ):
+    if not (isinstance(value, str) and value.strip() and duckdb_connect.is_storable_text(value)):
         raise RolememError(f"{name} must be non-empty text, got {value!r}", field=name)
     return value
 
