@@ -7,10 +7,11 @@ This module only binds the caller's lines and target as parameters, asks for the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -196,14 +197,13 @@ def _target_params(
     context_emotion: bool,
     user_name: Any = None,
 ) -> dict[str, Any]:
-    where = "target"
     if not isinstance(context_emotion, bool):
         raise TypeError(f"context_emotion must be True or False, got {context_emotion!r}")
     return {
-        "role_id": int_or_none(role_id, "role_id", where),
-        "script_role_id": script_role_or_none(script_role_id, "script_role_id", where),
-        "display_name": _text_or_none(display_name, "display_name", where),
-        "user_name": _text_or_none(user_name, "user_name", where),
+        "role_id": int_or_none(role_id, "role_id", "target"),
+        "script_role_id": script_role_or_none(script_role_id, "script_role_id", "target"),
+        "display_name": _text_or_none(display_name, "display_name", "target"),
+        "user_name": _text_or_none(user_name, "user_name", "target"),
         "context_emotion": context_emotion,
     }
 
@@ -214,11 +214,9 @@ def presence_or_none(value: Any, field: str, where: str) -> str | None:
     does not say."""
     if value is None:
         return None
-    if isinstance(value, str):  # as stored: JSON text
-        try:
+    if isinstance(value, str):  # as stored: JSON text (refused below when it is not JSON)
+        with contextlib.suppress(ValueError):
             value = json.loads(value)
-        except ValueError:
-            raise LineError(f"{where}: {field} must be a list or None, got {value!r}") from None
     if not isinstance(value, list | tuple):
         raise LineError(f"{where}: {field} must be a list or None, got {value!r}")
     check = int_or_none if field == "present_role_ids" else script_role_or_none
@@ -259,6 +257,7 @@ _VALID_TYPES = {
 _FIELDS = [field for _, field, _ in _COLUMNS]
 
 
+@functools.lru_cache(maxsize=64)  # worked out once per class
 def _reader(cls: type) -> Callable[[Any], list[Any]]:
     """How a line of class `cls` gives its `_COLUMNS` values. A pydantic model's (SQLModel's
     `Line`) has every field it declares and none it lacks (no extras allowed): its fields are
@@ -284,17 +283,13 @@ def _reader(cls: type) -> Callable[[Any], list[Any]]:
 
 def _line_params(lines: Iterable[Any]) -> dict[str, list[Any]]:
     rows = []
-    readers: dict[type, Callable[[Any], list[Any]]] = {}
     for line in lines:
         if isinstance(line, Mapping):
-            values = [line.get(field) for _, field, _ in _COLUMNS]
+            values = [line.get(field) for field in _FIELDS]
             if values[0] is None:
                 values[0] = line.get("line_id")
         else:
-            read = readers.get(type(line))
-            if read is None:
-                read = readers[type(line)] = _reader(type(line))
-            values = read(line)
+            values = _reader(line.__class__)(line)
         rows.append(values)
     columns: dict[str, list[Any]] = {"positions": list(range(len(rows)))}
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in _COLUMNS]
@@ -330,8 +325,12 @@ def build_memory(
     in-memory DuckDB, or on `engine` (e.g. `rolemem.engines.PostgresEngine`).
     """
     target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
-    rows = _messages(lines, target, engine=engine)
-    return [{"role": role, "content": content} for role, content, _, _ in rows]
+    return _chat(_messages(lines, target, engine=engine))
+
+
+def _chat(rows: Iterable[Sequence[Any]]) -> list[dict[str, str]]:
+    """Rows starting (role, content) as OpenAI-style messages."""
+    return [{"role": row[0], "content": row[1]} for row in rows]
 
 
 def message_spans(
@@ -344,15 +343,15 @@ def message_spans(
     """`build_memory`'s messages, each with the positions (0-based, in `lines`) of its first
     and last line: which lines a message (and what is extracted from it) came from."""
     target = _target_params(role_id, script_role_id, None, True, user_name)
-    rows = _messages(lines, target)
     return [
         {"role": role, "content": content, "first_line": first, "last_line": last}
-        for role, content, first, last in rows
+        for role, content, first, last in _messages(lines, target)
     ]
 
 
 # The target role's row of `int_role_witnesses` as bound values (none: a role no role table
 # holds, which witnessed what its own role was present for)
+_WITNESS = ("witness_role_id", "witness_is_omniscient", "witness_role_ids")
 _WITNESS_SQL = """
     select
         cast($witness_role_id as bigint) as role_id,
@@ -373,19 +372,11 @@ def _stored_witness_sql() -> str:
 def stored_witness(cur: duckdb.DuckDBPyConnection, role_id: int | None) -> dict[str, Any]:
     """What the store's role table says role `role_id` witnessed beyond its own presence
     (model int_role_witnesses), as `_messages`' `witness` (empty: no such role or table)."""
-    if role_id is None:
-        return {}
-    try:
-        found = cur.execute(_stored_witness_sql(), {"role_id": role_id}).fetchone()
-    except duckdb.CatalogException:  # a game's database without a role table
-        return {}
-    if found is None:
-        return {}
-    return {
-        "witness_role_id": role_id,
-        "witness_is_omniscient": found[0],
-        "witness_role_ids": found[1],
-    }
+    found = None
+    if role_id is not None:
+        with contextlib.suppress(duckdb.CatalogException):  # a game's database without roles
+            found = cur.execute(_stored_witness_sql(), {"role_id": role_id}).fetchone()
+    return {} if found is None else dict(zip(_WITNESS, (role_id, *found), strict=True))
 
 
 def _messages(
@@ -403,12 +394,9 @@ def _messages(
         **target,
         "save_user_name": save_user_name,
         "save_id": 0,
-        "witness_role_id": None,
-        "witness_is_omniscient": None,
-        "witness_role_ids": None,
+        **dict.fromkeys(_WITNESS),
         **(witness or {}),
     }
-    runner = engine or duckdb_connect.scratch_cursor()
     name = engine.name if engine else "duckdb"
     # a chain where no line says who was present plans none of the presence rule
     presence = any(
@@ -427,7 +415,7 @@ def _messages(
         variables={"history_presence": presence},
         engine=name,
     )
-    return runner.run(sql, params)
+    return (engine or duckdb_connect.scratch_cursor()).run(sql, params)
 
 
 def build_memory_for_save(
@@ -464,11 +452,16 @@ def build_memory_for_save(
     save_id = int_or_none(save_id, "save_id", "request")  # type: ignore[assignment]
     if save_id is None:
         raise TypeError("save_id is required")
-    target = _target_params(role_id, script_role_id, display_name, context_emotion, user_name)
+    target = {
+        **_target_params(role_id, script_role_id, display_name, context_emotion, user_name),
+        "save_id": save_id,
+    }
     source, engine, owned = resolve(db)  # what the CLI takes, a postgresql:// URL too
-    if engine is not None:  # a game's own database on another engine
+    if engine is not None:  # a game's own database: the read-only file's statement, transpiled
         try:
-            return _build_on_engine(engine, {**target, "save_id": save_id}, user_id)
+            chains = history.chain_params(engine, [save_id], user_id)
+            sources = history.walked_sources(engine.name)
+            return _save_messages(engine.run, sources, {**target, **chains}, engine.name)
         finally:
             if owned:
                 engine.close()
@@ -485,7 +478,7 @@ def build_memory_for_save(
             except duckdb.InvalidInputException as exc:
                 if "read-only" not in str(exc):
                     raise
-                return _build_live(cur, {**target, "save_id": save_id})
+                return _build_live(cur, target)
             tip = _read_tip(cur, save_id)
         if tip is None:
             raise SaveNotFoundError(f"save {save_id} does not exist")
@@ -499,16 +492,11 @@ def build_memory_for_save(
             key = {"save_id": save_id, "target_key": character}
             rows = cur.execute(_STORED_MESSAGES_SQL, key).fetchall()
             if rows:
-                return [{"role": role, "content": content} for role, content in rows]
+                return _chat(rows)
         lines = cur.execute(_STORED_LINES_SQL, {"save_id": save_id}).fetchall()
         witness = stored_witness(cur, target["role_id"])
-    rows = _messages(
-        [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines],
-        target,
-        tip[2],
-        witness=witness,
-    )
-    return [{"role": role, "content": content} for role, content, _, _ in rows]
+    chain = [dict(zip(STORED_LINE_FIELDS, line, strict=True)) for line in lines]
+    return _chat(_messages(chain, target, tip[2], witness=witness))
 
 
 # memory_messages' key of each character asked for, by the models' rule (on this thread's
@@ -535,10 +523,10 @@ def _read_tip(cur: duckdb.DuckDBPyConnection, save_id: int) -> tuple[Any, ...] |
     try:
         return cur.execute(_STORED_TIP_SQL, {"save_id": save_id}).fetchone()
     except duckdb.CatalogException:  # the history tables do not exist yet
-        exists = cur.execute(
+        [(exists,)] = cur.execute(
             "select count(*) from save where id = $save_id", {"save_id": save_id}
-        ).fetchone()
-        return (False, None, None) if exists and exists[0] else None
+        ).fetchall()
+        return (False, None, None) if exists else None
 
 
 def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[dict[str, str]]:
@@ -561,52 +549,38 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
         return f"select *, {', '.join(missing)} from ({sql})" if missing else sql
 
     has_forks = "save.forked_from_line_id" in present
-    sources = history.walked_sources("duckdb")
-    sql = compose(
-        _SAVE_MODELS,
-        {
-            "source_line": with_added("line", history.saves_lines_sql()),
-            "source_save": with_added("save", sources["source_save"]),
-            "source_role": (
-                with_added("role", history.ROLES_SQL)
-                if "role.id" in present
-                else history.NO_ROLES_SQL
-            ),
-            "int_save_fork_points": (
-                sources["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
-            ),
-            "int_memory_targets": _SAVE_TARGET_SQL,
-        },
-        _SAVE_SELECT,
-    )
+    walked = history.walked_sources("duckdb")
+    sources = {
+        "source_line": with_added("line", history.saves_lines_sql()),
+        "source_save": with_added("save", walked["source_save"]),
+        "source_role": (
+            with_added("role", history.ROLES_SQL) if "role.id" in present else history.NO_ROLES_SQL
+        ),
+        "int_save_fork_points": (
+            walked["int_save_fork_points"] if has_forks else history._NO_FORKS_SQL
+        ),
+    }
     save_ids = [params["save_id"]]
     lineage = history.lineage(cur, save_ids) if has_forks else save_ids
-    rows = duckdb_connect.run(cur, sql, {**params, "save_ids": save_ids, "lineage_ids": lineage})
-    return _save_messages(rows, params["save_id"])
+    run = functools.partial(duckdb_connect.run, cur)
+    return _save_messages(run, sources, {**params, "save_ids": save_ids, "lineage_ids": lineage})
 
 
-def _build_on_engine(
-    engine: Engine, params: dict[str, Any], user_id: str | None = None
+def _save_messages(
+    run: Callable[[str, dict[str, Any]], list[Any]],
+    sources: dict[str, str],
+    params: dict[str, Any],
+    engine: str = "duckdb",
 ) -> list[dict[str, str]]:
-    """Every model over the save's lines in the game's own tables (the SQLModel schema) on
-    another engine: the same statement as a read-only DuckDB file, transpiled."""
-    sql = compose(
-        _SAVE_MODELS,
-        {**history.walked_sources(engine.name), "int_memory_targets": _SAVE_TARGET_SQL},
-        _SAVE_SELECT,
-        engine=engine.name,
-    )
-    chains = history.chain_params(engine, [params["save_id"]], user_id)
-    rows = engine.run(sql, {**params, **chains})
-    return _save_messages(rows, params["save_id"])
-
-
-def _save_messages(rows: list[tuple[Any, ...]], save_id: int) -> list[dict[str, str]]:
-    """`_SAVE_SELECT`'s rows as messages, or the save's problem as an error."""
+    """Every model over the save's lines (`sources`; `run(sql, params)`: the rows) in one
+    statement: the save's messages, or its problem as an error."""
+    targets = {**sources, "int_memory_targets": _SAVE_TARGET_SQL}
     messages = []
-    for row_kind, _index, role, content in rows:
+    for row_kind, _index, role, content in run(
+        compose(_SAVE_MODELS, targets, _SAVE_SELECT, engine=engine), params
+    ):
         if row_kind == "missing":
-            raise SaveNotFoundError(f"save {save_id} does not exist")
+            raise SaveNotFoundError(f"save {params['save_id']} does not exist")
         if row_kind == "problem":
             raise ChainError(content)
         messages.append({"role": role, "content": content})

@@ -91,12 +91,7 @@ def _openai(row: dict[str, Any], at: str, speaker: dict[str, Any]) -> dict[str, 
 
 
 def _sillytavern(row: dict[str, Any], speaker: dict[str, Any]) -> dict[str, Any] | None:
-    if row.get("is_user"):
-        attribute = "user"
-    elif row.get("is_system"):
-        attribute = "system"
-    else:
-        attribute = "assistant"
+    attribute = "user" if row.get("is_user") else "system" if row.get("is_system") else "assistant"
     line = _message(row, attribute, row.get("mes"), speaker)
     if line is not None:  # a row without text is skipped whatever its date
         created = _send_date(row.get("send_date"))

@@ -31,6 +31,10 @@ where save_id not in (select unnest(cast($save_ids as bigint[])))
 order by save_id
 """
 _PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
+_OWNERS_SQL = """
+select distinct user_id from save
+where list_contains(cast($save_ids as bigint[]), id) and user_id is not null
+"""
 _LIST_SAVES_SQL = """
 select
     id as save_id, name, last_message_id as tip_line_id, forked_from_line_id,
@@ -75,25 +79,18 @@ def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> d
     return {"items": rows, "total": totals[0] if totals else 0, "limit": limit, "offset": offset}
 
 
+def _column(cur: Any, sql: str, params: Mapping[str, Any]) -> list[Any]:
+    return [row[0] for row in cur.execute(sql, params).fetchall()]
+
+
 def forks_of(cur: Any, save_ids: Sequence[int]) -> list[int]:
     """The saves (not among `save_ids`) that branch from a line of one of `save_ids`."""
-    return [row[0] for row in cur.execute(_FORKS_OF_SQL, {"save_ids": list(save_ids)}).fetchall()]
+    return _column(cur, _FORKS_OF_SQL, {"save_ids": list(save_ids)})
 
 
 def player_save_ids(cur: Any, user_id: str) -> list[int]:
     """Every save of the player, forks included."""
-    return [row[0] for row in cur.execute(_PLAYER_SAVES_SQL, {"user_id": user_id}).fetchall()]
-
-
-def _owners(cur: Any, save_ids: Sequence[int]) -> list[str]:
-    return [
-        row[0]
-        for row in cur.execute(
-            "select distinct user_id from save "
-            "where list_contains(cast($save_ids as bigint[]), id) and user_id is not null",
-            {"save_ids": list(save_ids)},
-        ).fetchall()
-    ]
+    return _column(cur, _PLAYER_SAVES_SQL, {"user_id": user_id})
 
 
 def erase_step(
@@ -112,7 +109,7 @@ def erase_step(
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
         # the facts gone end no value on the saves left (a parent sharing their lines)
-        owners = [user_id] if user_id is not None else _owners(cur, save_ids)
+        owners = [user_id] if user_id is not None else _column(cur, _OWNERS_SQL, ids)
         for owner in owners:
             history.refresh_facts(cur, owner, None)
     counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
@@ -133,11 +130,10 @@ def erase(
     engine: str = "duckdb",
 ) -> dict[str, int]:
     """Finish erasing `save_ids` (of the player `user_id`) after a first `erase_step` (the
-    caller's, with its checks)
-    answered `counts`: `write(step)` runs a step in a transaction of its own until the saves
-    are gone or a step finds nothing left to delete (another call finished them). Every step
-    deletes only the saves' rows, so an erasure cut short is finished by the next one. The
-    counts per table, summed."""
+    caller's, with its checks) answered `counts`: `write(step)` runs a step in a transaction
+    of its own until the saves are gone or a step finds nothing left to delete (another call
+    finished them). Every step deletes only the saves' rows, so an erasure cut short is
+    finished by the next one. The counts per table, summed."""
     total = Counter(counts)
     done = total["save"] >= len(save_ids)
     while not done:

@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import duckdb
@@ -503,9 +503,6 @@ class Shape(NamedTuple):
     facts: bool
 
 
-_FULL = Shape(roles=True, facts=True)  # a store made by init-db
-
-
 def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
     """Bring an older store's tables up to date (schema.migrations: the game's `save`, `line`
     and `role` get the columns rolemem reads) and create the write-time history tables (empty)
@@ -604,26 +601,19 @@ def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> di
     return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
 
-def refresh(
-    cur: duckdb.DuckDBPyConnection,
-    save_ids: list[int],
-    shape: Shape = _FULL,
-    owned: Container[int] | None = None,
-) -> None:
-    """Recompute the history rows of `save_ids` in one transaction (same model SQL as dbt);
-    `shape`: what the store holds (ensure_tables says); `owned`: the saves that have a player
-    (None: any may), whose lines the game wrote without one get it (an ownerless save's stay
-    null, with no statement spent on them)."""
-    if not save_ids:
+def refresh(cur: duckdb.DuckDBPyConnection, stale: Mapping[int, bool], shape: Shape) -> None:
+    """Recompute the history rows of the `stale` saves in one transaction (same model SQL as
+    dbt); `shape`: what the store holds (ensure_tables says). A save `stale` maps to True has
+    a player, whose lines the game wrote without one get it (an ownerless save's stay null,
+    with no statement spent on them)."""
+    if not stale:
         return
     roles, facts = shape
     statements = _statements(roles)
     cur.execute("begin")
     try:
         rebuilt = [
-            save_id
-            for save_id in save_ids
-            if not _append(cur, save_id, roles, owned is None or save_id in owned, facts)
+            save_id for save_id in stale if not _append(cur, save_id, roles, stale[save_id], facts)
         ]
         # a save another thread refreshed before this one took its lock has no new lines to
         # append: it is left as that thread made it, not rebuilt
@@ -632,7 +622,7 @@ def refresh(
             cur.execute("commit")
             return
         params = {"save_ids": rebuilt, "lineage_ids": lineage(cur, rebuilt)}
-        filled = [save_id for save_id in rebuilt if owned is None or save_id in owned]
+        filled = [save_id for save_id in rebuilt if stale[save_id]]
         if filled:
             cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
         cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
@@ -716,8 +706,7 @@ def ensure_fresh(
             held.enter_context(_STRIPES[stripe])
 
         def refreshed() -> list[int]:
-            owned = {save_id for save_id, is_owned in stale.items() if is_owned}
-            refresh(cur, list(stale), shape, owned)
+            refresh(cur, stale, shape)
             return list(stale)
 
         def still_stale(_error: Exception, _attempt: int) -> None:

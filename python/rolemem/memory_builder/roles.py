@@ -16,7 +16,8 @@ from ..sql.project import compose
 
 # the one role, standing in for the game's whole `role` table
 _ONE_ROLE_SQL = "select * from role where id = $role_id"
-_ROLE_SELECT = "select role_name, character_id, agent_id from stg_app__roles"
+_IDS = ("role_name", "character_id", "agent_id")
+_ROLE_SELECT = f"select {', '.join(_IDS)} from stg_app__roles"
 
 
 @functools.cache  # rendered once per engine
@@ -28,9 +29,7 @@ def role_sql(engine: str) -> str:
 def role_ids(cur: Any, role_id: int, *, engine: str = "duckdb") -> dict[str, Any] | None:
     """The role's `role_name`, `character_id` and `agent_id` (resolved); None if no such role."""
     row = cur.execute(role_sql(engine), {"role_id": role_id}).fetchone()
-    if row is None:
-        return None
-    return dict(zip(("role_name", "character_id", "agent_id"), row, strict=True))
+    return None if row is None else dict(zip(_IDS, row, strict=True))
 
 
 def resolve(

@@ -226,11 +226,7 @@ def _id(value: Any, name: str) -> int:
 def _text(value: Any, name: str, *, required: bool = False) -> str | None:
     if value is None and not required:
         return None
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or not duckdb_connect.is_storable_text(value)
-    ):
+    if not (isinstance(value, str) and value.strip() and duckdb_connect.is_storable_text(value)):
         raise RolememError(f"{name} must be non-empty text, got {value!r}", field=name)
     return value
 
@@ -369,11 +365,8 @@ def describe(
     """The save: owner, tip, number of lines on its current branch, the characters that speak
     on it, its fork point; `chain_problem` when its chain is broken."""
     save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
+    params = _chain_params(cur, save, engine)
     statements = _statements(engine)
-    params = {
-        "save_id": save["save_id"],
-        **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
-    }
     tip = _row(cur, statements["tip"], params)
     return {
         **save,
@@ -381,6 +374,12 @@ def describe(
         "chain_problem": tip.get("chain_problem"),
         "speakers": _rows(cur, statements["speakers"], params),
     }
+
+
+def _chain_params(cur: Any, save: Mapping[str, Any], engine: str) -> dict[str, Any]:
+    """What a read of the save's chain binds: its id and what history.chained made readable."""
+    chained = history.chained(cur, engine, [save["save_id"]], save["user_id"])
+    return {"save_id": save["save_id"], **chained}
 
 
 def branch_lines(
@@ -399,10 +398,7 @@ def branch_lines(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise RolememError(f"limit must be an integer from 1 to 1000, got {limit!r}", field="limit")
     statements = _statements(engine)
-    chain = {
-        "save_id": save["save_id"],
-        **history.chained(cur, engine, [save["save_id"]], save["user_id"]),
-    }
+    chain = _chain_params(cur, save, engine)
     position = None
     if before is not None:
         before = _id(before, "before")
@@ -463,11 +459,11 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
     wanted = sorted({line["role_id"] for line in lines if line["role_id"] is not None})
     if not wanted:
         return
-    found = cur.execute(
+    [(found,)] = cur.execute(
         "select list(id) from role where list_contains(cast($ids as bigint[]), id)",
         {"ids": wanted},
-    ).fetchone()
-    known = set(found[0] or []) if found else set()
+    ).fetchall()
+    known = set(found or [])
     for index, line in enumerate(lines):
         if line["role_id"] is not None and line["role_id"] not in known:
             raise RolememError(
@@ -716,39 +712,34 @@ class Saves:
         *,
         open_ownerless_saves: bool = False,
     ) -> None:
-        self._open = open_ownerless_saves
         source, engine, self._owned = resolve(db)
         self._con: duckdb.DuckDBPyConnection | None = None
-        if engine is not None:
-            self._store: Engine = engine
-            return
-        if source is not None and not isinstance(
-            source, str | os.PathLike | duckdb.DuckDBPyConnection
-        ):
-            raise RolememError(
-                "db must be a DuckDB file path or connection, a postgresql:// URL or an "
-                f"engine, got {type(source).__name__}"
-            )
-        if isinstance(source, duckdb.DuckDBPyConnection):
+        if engine is None:
+            if source is not None and not isinstance(
+                source, str | os.PathLike | duckdb.DuckDBPyConnection
+            ):
+                raise RolememError(
+                    "db must be a DuckDB file path or connection, a postgresql:// URL or an "
+                    f"engine, got {type(source).__name__}"
+                )
+            if not isinstance(source, duckdb.DuckDBPyConnection):
+                source = duckdb_connect.connect(source or duckdb_connect.default_db_path())
+                self._owned = True
             self._con = source
-        else:
-            self._con = duckdb_connect.connect(source or duckdb_connect.default_db_path())
-            self._owned = True
-        self._store = DuckDBEngine(self._con)
-        from ..engines.sqlalchemy_engines import engine_on
-        from ..schema import create_all
+            from ..engines.sqlalchemy_engines import engine_on
+            from ..schema import create_all
 
-        engine_on_con = engine_on(self._con)
-        create_all(engine_on_con)
-        engine_on_con.dispose()
+            engine_on_con = engine_on(source)
+            create_all(engine_on_con)
+            engine_on_con.dispose()
+        self._store: Engine = engine or DuckDBEngine(source)
+        # what every function on a player's save is told: the cursor's engine, and whether
+        # ownerless saves are open
+        self._on_saves = {"engine": self._store.name, "open_ownerless": open_ownerless_saves}
 
     def close(self) -> None:
-        if not self._owned:
-            return
-        if self._con is not None:
-            self._con.close()
-        else:
-            self._store.close()  # type: ignore[union-attr]
+        if self._owned:
+            (self._store if self._con is None else self._con).close()  # type: ignore[union-attr]
 
     def __enter__(self) -> Saves:
         return self
@@ -763,12 +754,6 @@ class Saves:
     def _read(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         with self._store.reading() as cur:
             return function(cur, *args, **self._on_saves, **kwargs)
-
-    @property
-    def _on_saves(self) -> dict[str, Any]:
-        """What every function on a player's save is told: the cursor's engine, and whether
-        ownerless saves are open."""
-        return {"engine": self._store.name, "open_ownerless": self._open}
 
     def create_role(
         self,
