@@ -71,15 +71,11 @@ class RecallResult:
         placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
         left in the prompt; a wrapping tag such as `<events>` stays). The rule is the macro
         fill_prompt_template, written out in prompt_fill."""
-        values = dict(
-            zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
-        )
-        values.update(extra or {})
-        if self.user_name is not None:
-            values["{{user}}"] = self.user_name
-        if self.char_name is not None:
-            values["{{char}}"] = self.char_name
-        return prompt_fill.fill_values(template, values)
+        blocks = (self.attributes, self.events, self.dialogue_style)
+        names = {"{{user}}": self.user_name, "{{char}}": self.char_name}
+        values = {**dict(zip(self.PLACEHOLDERS, blocks, strict=True)), **(extra or {})}
+        values.update({key: name for key, name in names.items() if name is not None})
+        return prompt_fill.fill(template, list(values.items()))
 
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
@@ -238,12 +234,9 @@ class RecallSession:
             # newest recall, as a re-recall refreshes an entry
             own = self.memory.library.entry_keys.get(self.memory.character_id, frozenset())
             newest: dict[str, dict[str, Any]] = {}
-            for item in queue:
-                kept = newest.get(item["entry_key"])
-                if item["entry_key"] in own and (
-                    kept is None or (item["recalled_turn"] or 0) > (kept["recalled_turn"] or 0)
-                ):
-                    newest[item["entry_key"]] = item
+            for item in sorted(queue, key=lambda item: -(item["recalled_turn"] or 0)):
+                if item["entry_key"] in own:
+                    newest.setdefault(item["entry_key"], item)
             queue = list(newest.values())
             values = {
                 "character_id": self.memory.character_id,
@@ -274,10 +267,8 @@ class RecallSession:
             # statement's key for this recall, not the caller's business
             [
                 {name: value for name, value in row.items() if name != "request_id"}
-                for row in explained or []
-            ]
-            if explain
-            else [],
+                for row in (explained or [] if explain else [])
+            ],
             list(words or []),
             turn + 1,
             user_name or None,
