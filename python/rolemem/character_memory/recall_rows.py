@@ -75,9 +75,7 @@ def _descending(value: int | None) -> tuple[bool, int]:
 
 def _joined(*parts: Any) -> str | None:
     """SQL's `||`: None when any part is."""
-    if any(part is None for part in parts):
-        return None
-    return "".join(str(part) for part in parts)
+    return None if None in parts else "".join(map(str, parts))
 
 
 def _numbered(
@@ -137,15 +135,11 @@ class RecallRows:
         ranked = self._ranked(request, by_match, verdicts)
         queue = self._queue(request, ranked)
         shown = self._shown(request, queue, ranked)
-        blocks = self._blocks(request, shown)
-        rows = (
+        return (
+            *self._blocks(request, shown),
             self._explained(request_id, request, ranked, by_match, queue, shown)
             if explain
-            else None
-        )
-        return (
-            *blocks,
-            rows,
+            else None,
             [
                 {"entry_key": key, "recalled_turn": turn, "match_quality": quality}
                 for key, turn, quality in sorted(queue.values(), key=lambda item: item[0])
@@ -165,24 +159,21 @@ class RecallRows:
         not, ranked in its kind."""
         every = self.entries.get(request["character_id"], ())
         required = request["require_match"]
-        keys = {entry.key for entry in every if entry.is_constant or not required}
-        keys.update(matched)
-        keys.update(request["queued_keys"])
+        candidates = {*matched, *request["queued_keys"]}
         ranked = {}
         for entry in every:
-            if entry.key not in keys:
+            if required and not entry.is_constant and entry.key not in candidates:
                 continue
             is_unlocked, failed = verdicts.get(entry.key, (True, None))
             is_unlocked = True if is_unlocked is None else is_unlocked  # the model's coalesce
             match = matched.get(entry.key)
             quality = match[2] if match is not None and match[6] is True else None
-            relevant = quality is not None
             ranked[entry.key] = _Ranked(
                 entry,
                 is_unlocked,
                 failed,
                 quality,
-                _and(is_unlocked, _or(relevant, entry.is_constant, not required)),
+                _and(is_unlocked, _or(quality is not None, entry.is_constant, not required)),
             )
         recalled = [row for row in ranked.values() if row.is_recalled is True]
         ranks = _numbered(
