@@ -6,8 +6,8 @@ All rules are the dbt models under models/intermediate/character_memory and
 models/marts/character_memory; every request value is a bound parameter. On the embedded
 store a recall is answered in Python over the config loaded here (recall_rows, entry_matches,
 prompt_fill: the models written out, each held equal to them by a test), the statement
-answering where that costs more. The config reaches a
-database's tables here too (`store_config`, and `load_seeds_into` with every seed).
+answering where that costs more. The config reaches a database's tables here too
+(`store_config`, and `load_seeds_into` with every seed).
 """
 
 from __future__ import annotations

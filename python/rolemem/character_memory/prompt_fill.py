@@ -101,12 +101,8 @@ def prompts(
     marked = fill(labelled(template), pairs, values_unmarked=True)
     marked_prompt = tidy(marked)
     system_prompt = tidy(_DYNAMIC_HEADER.sub("", marked).replace(DYNAMIC_MARK, ""))
-    at = marked_prompt.find(DYNAMIC_MARK)
-    if at < 0:
+    before, found, after = marked_prompt.partition(DYNAMIC_MARK)
+    if not found:
         return system_prompt, None, None
     # the first place only: the memory is told once
-    return (
-        system_prompt,
-        marked_prompt[:at],
-        marked_prompt[at + 1 :].replace(DYNAMIC_MARK, ""),
-    )
+    return system_prompt, before, after.replace(DYNAMIC_MARK, "")

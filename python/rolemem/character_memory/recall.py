@@ -1,12 +1,7 @@
 """Character (solidified) memory: designer entries unlocked by game state, recalled by words.
-
-All rules are the dbt models under models/intermediate/character_memory and
-models/marts/character_memory. A `CharacterMemory` recalls from a CharacterLibrary (the config
-in a private in-memory DuckDB, static models built once): each `session.recall()` binds its
-inputs (tokens, context, queue, limits) as parameters of one statement, shared with the other
-recalls waiting for it; on the embedded store the library answers it in Python instead, the
-models written out (recall_rows) and held equal to them by a test.
-"""
+A `CharacterMemory` recalls from a CharacterLibrary (library: the config and the rules): each
+`session.recall()` binds its inputs (tokens, context, queue, limits) to one statement shared
+with the other recalls waiting for it, or is answered in Python on the embedded store."""
 
 from __future__ import annotations
 
@@ -63,14 +58,12 @@ class RecallResult:
         return prompt_fill.labelled(template)
 
     def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
-        """A character prompt template with its placeholders filled in one pass over the
-        template: the three memory blocks, {{user}} / {{char}} with the names given to
-        recall, and any `extra` placeholders ({"{{name}}": text}). Text that comes in (a block,
-        a name) is never substituted again. A block that is empty takes its header with it:
-        a header line (ending in 】, ： or :, or a markdown `#` line) directly above a
-        placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
-        left in the prompt; a wrapping tag such as `<events>` stays). The rule is the macro
-        fill_prompt_template, written out in prompt_fill."""
+        """A character prompt template with its placeholders filled in one pass: the three
+        memory blocks, {{user}} / {{char}} with the names given to recall, and any `extra`
+        ({"{{name}}": text}); text that comes in is never substituted again. An empty block takes
+        its header line (ending in 】, ： or :, or a markdown `#` line, directly above its
+        placeholder alone on a line) with it: no bare `【经历】` left, a wrapping tag such as
+        `<events>` stays. The rule is the macro fill_prompt_template (prompt_fill)."""
         blocks = (self.attributes, self.events, self.dialogue_style)
         names = {"{{user}}": self.user_name, "{{char}}": self.char_name}
         values = {**dict(zip(self.PLACEHOLDERS, blocks, strict=True)), **(extra or {})}
@@ -84,8 +77,7 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
     if not isinstance(context, Mapping) or not all(isinstance(k, str) for k in context):
         raise TypeError("context must be a mapping of field names to values")
     for key, value in context.items():
-        items = value if isinstance(value, list | tuple) else [value]
-        for item in items:
+        for item in value if isinstance(value, list | tuple) else [value]:
             if item is not None and not isinstance(item, str | int | float | bool):
                 raise TypeError(
                     f"context[{key!r}] must be a number, string, bool or a list of them, "
