@@ -56,7 +56,7 @@ class _Ranked:
     """An entry of int_recall_entries_ranked (a candidate) for one request."""
 
     entry: _Entry
-    is_unlocked: bool | None
+    is_unlocked: bool  # the model's coalesce: a null verdict unlocks
     failed_condition: str | None
     match_quality: int | None  # a relevant match's, else None
     is_recalled: bool | None  # SQL's three values: None is neither recalled nor not
@@ -259,27 +259,19 @@ class RecallRows:
         for entry in entries:
             groups.setdefault((entry.kind, entry.group_name, entry.group_order), []).append(entry)
 
-        def block(kind: str, line: Callable[[str | None, list[_Entry]], str | None]) -> str:
-            lines = [
-                (order, line(name, members))
-                for (of, name, order), members in groups.items()
-                if of == kind
-            ]
+        def block(kind: str, head: str, item: Callable[[_Entry], Any], joiner: str) -> str:
+            """A kind's groups in their order, each `name` `head` and its items joined."""
+            lines = []
+            for (of, name, order), members in groups.items():
+                items = [item(entry) for entry in members if entry.content is not None]
+                if of == kind and items:
+                    lines.append((order, _joined(name, head, joiner.join(items))))
             return "\n".join(
                 text for _, text in sorted(lines, key=lambda pair: nulls_last(pair[0])) if text
             )
 
-        def attribute_line(name: str | None, members: list[_Entry]) -> str | None:
-            contents = [entry.content for entry in members if entry.content is not None]
-            return _joined(name, "：", "、".join(contents)) if contents else None
-
-        def event_block(name: str | None, members: list[_Entry]) -> str | None:
-            items = [
-                f"-{entry.event_date + '，' if entry.event_date else ''}{entry.content}\n"
-                for entry in members
-                if entry.content is not None
-            ]
-            return _joined(name, "：\n", "".join(items)) if items else None
+        def event(entry: _Entry) -> str:
+            return f"-{entry.event_date + '，' if entry.event_date else ''}{entry.content}\n"
 
         styles = "".join(
             f"-{entry.content}\n"
@@ -288,7 +280,11 @@ class RecallRows:
         )
         return tuple(
             names_filled(text, request["user_name"], request["char_name"])
-            for text in (block("attribute", attribute_line), block("event", event_block), styles)
+            for text in (
+                block("attribute", "：", lambda entry: entry.content, "、"),
+                block("event", "：\n", event, ""),
+                styles,
+            )
         )
 
     def _explained(
@@ -306,8 +302,7 @@ class RecallRows:
         rows = []
         for entry in self.entries.get(request["character_id"], ()):
             row, match, item = ranked.get(entry.key), matched.get(entry.key), queue.get(entry.key)
-            quality = None if match is None else match[2]
-            words = None if match is None else match[3]
+            quality, words = (None, None) if match is None else match[2:4]
             secondary_failed = match is not None and match[6] is False
             is_recalled = row is not None and row.is_recalled is True
             carried = item is not None and not is_recalled
@@ -355,7 +350,7 @@ class RecallRows:
                     "content": entry.content,
                     "status": status,
                     "failed_condition": None if row is None else row.failed_condition,
-                    "match_kind": _MATCH_KINDS.get(quality) if quality is not None else None,
+                    "match_kind": _MATCH_KINDS.get(quality),
                     "matched_words": words,
                     "matches": [] if match is None else match[4],
                     "strength": entry.strength,
@@ -366,9 +361,7 @@ class RecallRows:
                     "sticky_turns_left": None
                     if stays is None or recalled_turn is None
                     else stays - (turn - recalled_turn),
-                    "is_unlocked": True
-                    if row is None or row.is_unlocked is None
-                    else row.is_unlocked,
+                    "is_unlocked": True if row is None else row.is_unlocked,
                     "is_recalled": is_recalled,
                     "is_carried_over": carried,
                     "is_shown": entry.key in shown,
