@@ -88,13 +88,10 @@ class CharacterConfig:
                 f"character {sorted(mine & theirs)[0]!r} is configured twice "
                 f"(again in {where[0] if where else 'another file'}): one file per character"
             )
-        offset = {
-            table: max((r["ordinal"] for r in rows), default=0)
-            for table, rows in self.tables.items()
-        }
         for table, _, kind in KINDS.values():
+            offset = max((r["ordinal"] for r in self.tables[table]), default=0)
             for row in other.tables[table]:
-                new = {**row, "ordinal": row["ordinal"] + offset[table]}
+                new = {**row, "ordinal": row["ordinal"] + offset}
                 self.tables[table].append(new)
                 self.locations[(kind, new["ordinal"])] = other.locations[(kind, row["ordinal"])]
 
