@@ -85,9 +85,8 @@ class EntryMatcher:
     def read(cls, cur: duckdb.DuckDBPyConnection) -> EntryMatcher:
         folded: defaultdict[str, defaultdict[str, list[tuple[str, str, bool]]]]
         folded = defaultdict(lambda: defaultdict(list))
-        primary: defaultdict[str, defaultdict[str, list[str]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
+        primary: defaultdict[str, defaultdict[str, list[str]]]
+        primary = defaultdict(lambda: defaultdict(list))
         for entry_key, character_id, keyword, folded_keyword, is_secondary in cur.execute(
             "select entry_key, character_id, keyword, folded_keyword, is_secondary "
             "from int_character_entry_keywords order by entry_key, keyword"

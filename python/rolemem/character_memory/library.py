@@ -462,8 +462,7 @@ def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]
     """Bound lists for `request_rows_sql` (a position per request) and `_QUEUE_SQL` (the
     requests' queues flattened, each item with its request's position)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
-    for name in REQUEST_FIELDS:
-        params[name] = [values.get(name) for values in requests]
+    params.update({name: [values.get(name) for values in requests] for name in REQUEST_FIELDS})
     params["queued_request_id"] = [
         number for number, values in enumerate(requests, 1) for _ in values.get("queued_keys", ())
     ]
@@ -549,12 +548,9 @@ def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 def validate_config(config: CharacterConfig) -> None:
     """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
     advice. Used before writing seeds, so a bad file writes nothing."""
-    con = duckdb_connect.private_connection()
-    try:
+    with contextlib.closing(duckdb_connect.private_connection()) as con:
         _insert_config_rows(con, config)
         report_problems(config, _config_problems(con))
-    finally:
-        con.close()
 
 
 def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
