@@ -83,10 +83,10 @@ class CharacterConfig:
         mine = {row["character_id"] for rows in self.tables.values() for row in rows}
         theirs = {row["character_id"] for rows in other.tables.values() for row in rows}
         if mine & theirs:
-            where = sorted(set(other.locations.values()))[:1]
+            where = min(other.locations.values(), default="another file")
             raise ConfigError(
-                f"character {sorted(mine & theirs)[0]!r} is configured twice "
-                f"(again in {where[0] if where else 'another file'}): one file per character"
+                f"character {min(mine & theirs)!r} is configured twice "
+                f"(again in {where}): one file per character"
             )
         for table, _, kind in KINDS.values():
             offset = max((r["ordinal"] for r in self.tables[table]), default=0)
