@@ -122,8 +122,7 @@ class CharacterMemory:
             raise CharacterNotFoundError(
                 f"no config for character {character_id!r}", field="character_id"
             )
-        self.limits = dict(self.library.default_limits)
-        self.limits.update(self._check_limits(limits or {}))
+        self.limits = {**self.library.default_limits, **self._check_limits(limits or {})}
         self._sessions: dict[str, RecallSession] = {}
         self._save_locks: dict[int, threading.Lock] = {}
         self._sessions_lock = threading.Lock()
