@@ -148,10 +148,7 @@ class CharacterMemory:
         """The conversation of `user_id` with this character (same id, same session), its
         sticky queue in this process."""
         with self._sessions_lock:
-            session = self._sessions.get(user_id)
-            if session is None:
-                session = self._sessions[user_id] = RecallSession(self, user_id)
-            return session
+            return self._sessions.setdefault(user_id, RecallSession(self, user_id))
 
     def save_lock(self, save_id: int) -> threading.Lock:
         """The lock of one save's stored queue in this process (its turns one at a time)."""
