@@ -83,18 +83,15 @@ class CharacterConfig:
         mine = {row["character_id"] for rows in self.tables.values() for row in rows}
         theirs = {row["character_id"] for rows in other.tables.values() for row in rows}
         if mine & theirs:
-            where = sorted(set(other.locations.values()))[:1]
+            where = min(other.locations.values(), default="another file")
             raise ConfigError(
-                f"character {sorted(mine & theirs)[0]!r} is configured twice "
-                f"(again in {where[0] if where else 'another file'}): one file per character"
+                f"character {min(mine & theirs)!r} is configured twice "
+                f"(again in {where}): one file per character"
             )
-        offset = {
-            table: max((r["ordinal"] for r in rows), default=0)
-            for table, rows in self.tables.items()
-        }
         for table, _, kind in KINDS.values():
+            offset = max((r["ordinal"] for r in self.tables[table]), default=0)
             for row in other.tables[table]:
-                new = {**row, "ordinal": row["ordinal"] + offset[table]}
+                new = {**row, "ordinal": row["ordinal"] + offset}
                 self.tables[table].append(new)
                 self.locations[(kind, new["ordinal"])] = other.locations[(kind, row["ordinal"])]
 
@@ -214,27 +211,21 @@ def write_seed_csvs(config: CharacterConfig, directory: str | Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     staged: list[Path] = []
     try:
-        for table, columns in SEED_COLUMNS.items():
+        for table in SEED_COLUMNS:
+            columns = config_columns(config, table)
+            # true and false as dbt's seeds read them (None: an empty field, as csv writes it)
+            flags = columns["is_constant"]
+            columns["is_constant"] = [None if flag is None else str(flag).lower() for flag in flags]
             staged.append(directory / f".{table}.csv.tmp")
-            _write_seed_csv(config, staged[-1], table, columns)
+            with open(staged[-1], "w", encoding="utf-8", newline="") as handle:
+                writer = csv.writer(handle, lineterminator="\n")
+                writer.writerow(columns)
+                writer.writerows(zip(*columns.values(), strict=True))
         for path in staged:  # every file written: move them into place
             path.replace(path.with_name(path.name[1:].removesuffix(".tmp")))
     finally:
         for path in staged:
             path.unlink(missing_ok=True)
-
-
-def _write_seed_csv(config: CharacterConfig, path: Path, table: str, columns: list[str]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(columns)
-        for row in zip(*config_columns(config, table).values(), strict=True):
-            writer.writerow(
-                [
-                    "" if value is None else str(value).lower() if c == "is_constant" else value
-                    for c, value in zip(columns, row, strict=True)
-                ]
-            )
 
 
 def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[str, list[Any]]:
@@ -272,12 +263,9 @@ def report_problems(
     advice: list[str] = []
     for entry_kind, ordinal, field_name, severity, message in problems:
         where = config.locations.get((entry_kind, ordinal), f"{entry_kind} #{ordinal}")
-        # a recall rule is named as the designers' JSON names it too
-        label = field_name
-        if field_name in RULE_DEFAULTS:
-            label = f"{AttributeEntry.model_fields[field_name].alias} ({field_name})"
-        text = f"{where}: {label}: {message}"
-        (errors if severity == "error" else advice).append(text)
+        if field_name in RULE_DEFAULTS:  # named as the designers' JSON names it too
+            field_name = f"{AttributeEntry.model_fields[field_name].alias} ({field_name})"
+        (errors if severity == "error" else advice).append(f"{where}: {field_name}: {message}")
     for text in advice:
         warnings.warn(text, ConfigWarning, stacklevel=3)
     if errors:

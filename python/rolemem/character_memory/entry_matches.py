@@ -59,13 +59,10 @@ class _Contents:
         found: list[str] = []
         at = self.text.find(word)
         while at >= 0:
-            entry = bisect.bisect_right(self.starts, at) - 1
-            found.append(self.keys[entry])
+            after = bisect.bisect_right(self.starts, at)  # the entry after the hit's
+            found.append(self.keys[after - 1])
             # on from the next entry's start: one hit per entry
-            following = entry + 1
-            if following == len(self.starts):
-                break
-            at = self.text.find(word, self.starts[following])
+            at = self.text.find(word, self.starts[after]) if after < len(self.starts) else -1
         return found
 
 
@@ -88,9 +85,8 @@ class EntryMatcher:
     def read(cls, cur: duckdb.DuckDBPyConnection) -> EntryMatcher:
         folded: defaultdict[str, defaultdict[str, list[tuple[str, str, bool]]]]
         folded = defaultdict(lambda: defaultdict(list))
-        primary: defaultdict[str, defaultdict[str, list[str]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
+        primary: defaultdict[str, defaultdict[str, list[str]]]
+        primary = defaultdict(lambda: defaultdict(list))
         for entry_key, character_id, keyword, folded_keyword, is_secondary in cur.execute(
             "select entry_key, character_id, keyword, folded_keyword, is_secondary "
             "from int_character_entry_keywords order by entry_key, keyword"
@@ -198,12 +194,6 @@ class EntryMatcher:
         """Whether the entry's secondary keywords found in the text pass its logic (the
         model's; the entries model gives every entry a count and a logic)."""
         count, logic = self.secondary[entry_key]
-        if count == 0:
-            return True
-        if logic == "NOT_ALL":
-            return len(secondary or ()) < count
-        if logic == "NOT_ANY":
-            return not secondary
-        if logic == "AND_ALL":
-            return len(secondary or ()) == count
-        return bool(secondary)
+        found = len(secondary or ())
+        rules = {"NOT_ALL": found < count, "NOT_ANY": found == 0, "AND_ALL": found == count}
+        return count == 0 or rules.get(logic, found > 0)  # else AND_ANY

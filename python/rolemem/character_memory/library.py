@@ -6,8 +6,8 @@ All rules are the dbt models under models/intermediate/character_memory and
 models/marts/character_memory; every request value is a bound parameter. On the embedded
 store a recall is answered in Python over the config loaded here (recall_rows, entry_matches,
 prompt_fill: the models written out, each held equal to them by a test), the statement
-answering where that costs more. The config reaches a
-database's tables here too (`store_config`, and `load_seeds_into` with every seed).
+answering where that costs more. The config reaches a database's tables here too
+(`store_config`, and `load_seeds_into` with every seed).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import contextlib
 import functools
 import threading
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,12 +211,16 @@ class CharacterLibrary:
     ) -> None:
         # what the CLI takes: a DuckDB path or connection, a postgresql:// URL or an engine;
         # the config's database is where recall runs
-        named = db
         source, engine, self._owns_engine = resolve(db, engine)
         # the config is read from the store `db` names (none: the demo config)
-        db = engine if named is not None and source is None else source
+        db = engine if db is not None and source is None else source
         self._con = duckdb_connect.private_connection()
-        self._load(db, config, character_id)
+        for seed in _RECALL_SEEDS:
+            load_seed(self._con, seed)
+        if config is not None or db is None:
+            _insert_config_rows(self._con, config or demo_config())
+        else:
+            self._copy_config_tables(db, character_id)
         self._check(config)
         for model in _STATIC_MODELS:
             sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
@@ -250,20 +254,17 @@ class CharacterLibrary:
         # on DuckDB a turn looks unlock verdicts up (judged once per context); PostgreSQL
         # caches the plan and judges a turn's candidates in its statement: its tables are
         # shared by every process, and one process's eviction would be another's wrong answer
-        self._verdicts = (
-            None if engine is not None else VerdictCache(self._con, _fill_verdicts, max_contexts)
-        )
-        # on DuckDB a request's words are computed before its statement, which then does not
-        # plan them (PostgreSQL keeps its plan, so its statement computes them)
-        self._words = RecallWords.read(self._con) if engine is None else None
-        # and so are its keyword matches (model int_recall_entries_matched) from the config
-        # loaded here
-        self._matcher = EntryMatcher.read(self._con) if engine is None else None
-        # and fills a request's template here (prompt_fill), its statement planning none
-        self._fills_prompts = engine is None
+        embedded = engine is None
+        self._verdicts = VerdictCache(self._con, _fill_verdicts, max_contexts) if embedded else None
+        # there a request's words, keyword matches (int_recall_entries_matched) and template
+        # (prompt_fill) are computed before its statement, which then plans none of them
+        # (PostgreSQL keeps its plan, so its statement computes them)
+        self._words = RecallWords.read(self._con) if embedded else None
+        self._matcher = EntryMatcher.read(self._con) if embedded else None
+        self._fills_prompts = embedded
         # and, where its matches are computed here, answers it all here (recall_rows): no
         # statement, but the judging of a context new to the library
-        self._rows = recall_rows.RecallRows.read(self._con) if engine is None else None
+        self._rows = recall_rows.RecallRows.read(self._con) if embedded else None
         self._local = threading.local()
         self._batches: Coalescer[RecallRequest, tuple[Any, ...]] = Coalescer(
             self._recall_batch, max_batch=max_batch
@@ -414,16 +415,6 @@ class CharacterLibrary:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def _load(
-        self, db: duckdb_connect.Database, config: CharacterConfig | None, character_id: str | None
-    ) -> None:
-        for seed in _RECALL_SEEDS:
-            load_seed(self._con, seed)
-        if config is not None or db is None:
-            _insert_config_rows(self._con, config or demo_config())
-        else:
-            self._copy_config_tables(db, character_id)
-
     def _copy_config_tables(self, db: duckdb_connect.Database, character_id: str | None) -> None:
         """The config rows (of one character, or all) from the database's config tables; the
         lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
@@ -471,8 +462,7 @@ def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]
     """Bound lists for `request_rows_sql` (a position per request) and `_QUEUE_SQL` (the
     requests' queues flattened, each item with its request's position)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
-    for name in REQUEST_FIELDS:
-        params[name] = [values.get(name) for values in requests]
+    params.update({name: [values.get(name) for values in requests] for name in REQUEST_FIELDS})
     params["queued_request_id"] = [
         number for number, values in enumerate(requests, 1) for _ in values.get("queued_keys", ())
     ]
@@ -504,16 +494,12 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
     duckdb_connect.run(cur, sql, used(sql, params), ConfigError)
 
 
-@contextlib.contextmanager
-def _reading(db: Any) -> Iterator[Any]:
+def _reading(db: Any) -> contextlib.AbstractContextManager[Any]:
     """A cursor on the config's database: an engine's, or a DuckDB file opened read-only
     (several readers may share a file no process writes) or a connection."""
     if isinstance(db, PostgresEngine):
-        with db.reading() as cur:
-            yield cur
-        return
-    with duckdb_connect.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection)) as cur:
-        yield cur
+        return db.reading()
+    return duckdb_connect.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection))
 
 
 # what reading a table a database lacks raises, on each engine
@@ -562,12 +548,9 @@ def _config_problems(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 def validate_config(config: CharacterConfig) -> None:
     """Check designer config with the SQL rules: ConfigError on errors, ConfigWarning on
     advice. Used before writing seeds, so a bad file writes nothing."""
-    con = duckdb_connect.private_connection()
-    try:
+    with contextlib.closing(duckdb_connect.private_connection()) as con:
         _insert_config_rows(con, config)
         report_problems(config, _config_problems(con))
-    finally:
-        con.close()
 
 
 def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:

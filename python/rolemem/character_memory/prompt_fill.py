@@ -8,7 +8,7 @@ rule dbt and PostgreSQL read; test_prompt_fill_in_python holds the two equal."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 BLOCK_PLACEHOLDERS = (
     "{{character_memory_attributes}}",
@@ -59,6 +59,10 @@ def fill(
 ) -> str:
     """Macro fill_prompt_template: each placeholder becomes its value (a None value keeps the
     placeholder) in one pass, an empty block's header line going with it."""
+    if not isinstance(template, str):
+        raise TypeError("template must be a string")
+    if len(pairs) > MAX_PLACEHOLDERS:  # the macro's marks
+        raise TypeError(f"at most {MAX_PLACEHOLDERS} placeholders can be filled at once")
     text = _FILL_MARKS.sub("", template)
     for index, (placeholder, value) in enumerate(pairs, start=1):
         if value is None or not placeholder:  # SQL's replace of '' changes nothing
@@ -76,15 +80,6 @@ def fill(
         text = text.replace(chr(_VALUE_MARK + index), given)
         text = text.replace(chr(_BLANK_MARK + index), given)
     return text
-
-
-def fill_values(template: str, values: Mapping[str, str | None]) -> str:
-    """`template` with each placeholder of `values` ({"{{name}}": text}) filled in one pass."""
-    if not isinstance(template, str):
-        raise TypeError("template must be a string")
-    if len(values) > MAX_PLACEHOLDERS:  # the macro's marks
-        raise TypeError(f"at most {MAX_PLACEHOLDERS} placeholders can be filled at once")
-    return fill(template, list(values.items()))
 
 
 def prompts(
@@ -106,12 +101,8 @@ def prompts(
     marked = fill(labelled(template), pairs, values_unmarked=True)
     marked_prompt = tidy(marked)
     system_prompt = tidy(_DYNAMIC_HEADER.sub("", marked).replace(DYNAMIC_MARK, ""))
-    at = marked_prompt.find(DYNAMIC_MARK)
-    if at < 0:
+    before, found, after = marked_prompt.partition(DYNAMIC_MARK)
+    if not found:
         return system_prompt, None, None
     # the first place only: the memory is told once
-    return (
-        system_prompt,
-        marked_prompt[:at],
-        marked_prompt[at + 1 :].replace(DYNAMIC_MARK, ""),
-    )
+    return system_prompt, before, after.replace(DYNAMIC_MARK, "")

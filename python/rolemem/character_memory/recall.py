@@ -1,12 +1,7 @@
 """Character (solidified) memory: designer entries unlocked by game state, recalled by words.
-
-All rules are the dbt models under models/intermediate/character_memory and
-models/marts/character_memory. A `CharacterMemory` recalls from a CharacterLibrary (the config
-in a private in-memory DuckDB, static models built once): each `session.recall()` binds its
-inputs (tokens, context, queue, limits) as parameters of one statement, shared with the other
-recalls waiting for it; on the embedded store the library answers it in Python instead, the
-models written out (recall_rows) and held equal to them by a test.
-"""
+A `CharacterMemory` recalls from a CharacterLibrary (library: the config and the rules): each
+`session.recall()` binds its inputs (tokens, context, queue, limits) to one statement shared
+with the other recalls waiting for it, or is answered in Python on the embedded store."""
 
 from __future__ import annotations
 
@@ -63,23 +58,17 @@ class RecallResult:
         return prompt_fill.labelled(template)
 
     def fill(self, template: str, extra: Mapping[str, str] | None = None) -> str:
-        """A character prompt template with its placeholders filled in one pass over the
-        template: the three memory blocks, {{user}} / {{char}} with the names given to
-        recall, and any `extra` placeholders ({"{{name}}": text}). Text that comes in (a block,
-        a name) is never substituted again. A block that is empty takes its header with it:
-        a header line (ending in 】, ： or :, or a markdown `#` line) directly above a
-        placeholder alone on its line is dropped when that block is empty (no bare `【经历】`
-        left in the prompt; a wrapping tag such as `<events>` stays). The rule is the macro
-        fill_prompt_template, written out in prompt_fill."""
-        values = dict(
-            zip(self.PLACEHOLDERS, (self.attributes, self.events, self.dialogue_style), strict=True)
-        )
-        values.update(extra or {})
-        if self.user_name is not None:
-            values["{{user}}"] = self.user_name
-        if self.char_name is not None:
-            values["{{char}}"] = self.char_name
-        return prompt_fill.fill_values(template, values)
+        """A character prompt template with its placeholders filled in one pass: the three
+        memory blocks, {{user}} / {{char}} with the names given to recall, and any `extra`
+        ({"{{name}}": text}); text that comes in is never substituted again. An empty block takes
+        its header line (ending in 】, ： or :, or a markdown `#` line, directly above its
+        placeholder alone on a line) with it: no bare `【经历】` left, a wrapping tag such as
+        `<events>` stays. The rule is the macro fill_prompt_template (prompt_fill)."""
+        blocks = (self.attributes, self.events, self.dialogue_style)
+        names = {"{{user}}": self.user_name, "{{char}}": self.char_name}
+        values = {**dict(zip(self.PLACEHOLDERS, blocks, strict=True)), **(extra or {})}
+        values.update({key: name for key, name in names.items() if name is not None})
+        return prompt_fill.fill(template, list(values.items()))
 
 
 def _check_context(context: Mapping[str, Any] | None) -> str:
@@ -88,8 +77,7 @@ def _check_context(context: Mapping[str, Any] | None) -> str:
     if not isinstance(context, Mapping) or not all(isinstance(k, str) for k in context):
         raise TypeError("context must be a mapping of field names to values")
     for key, value in context.items():
-        items = value if isinstance(value, list | tuple) else [value]
-        for item in items:
+        for item in value if isinstance(value, list | tuple) else [value]:
             if item is not None and not isinstance(item, str | int | float | bool):
                 raise TypeError(
                     f"context[{key!r}] must be a number, string, bool or a list of them, "
@@ -134,8 +122,7 @@ class CharacterMemory:
             raise CharacterNotFoundError(
                 f"no config for character {character_id!r}", field="character_id"
             )
-        self.limits = dict(self.library.default_limits)
-        self.limits.update(self._check_limits(limits or {}))
+        self.limits = {**self.library.default_limits, **self._check_limits(limits or {})}
         self._sessions: dict[str, RecallSession] = {}
         self._save_locks: dict[int, threading.Lock] = {}
         self._sessions_lock = threading.Lock()
@@ -161,10 +148,7 @@ class CharacterMemory:
         """The conversation of `user_id` with this character (same id, same session), its
         sticky queue in this process."""
         with self._sessions_lock:
-            session = self._sessions.get(user_id)
-            if session is None:
-                session = self._sessions[user_id] = RecallSession(self, user_id)
-            return session
+            return self._sessions.setdefault(user_id, RecallSession(self, user_id))
 
     def save_lock(self, save_id: int) -> threading.Lock:
         """The lock of one save's stored queue in this process (its turns one at a time)."""
@@ -238,12 +222,9 @@ class RecallSession:
             # newest recall, as a re-recall refreshes an entry
             own = self.memory.library.entry_keys.get(self.memory.character_id, frozenset())
             newest: dict[str, dict[str, Any]] = {}
-            for item in queue:
-                kept = newest.get(item["entry_key"])
-                if item["entry_key"] in own and (
-                    kept is None or (item["recalled_turn"] or 0) > (kept["recalled_turn"] or 0)
-                ):
-                    newest[item["entry_key"]] = item
+            for item in sorted(queue, key=lambda item: -(item["recalled_turn"] or 0)):
+                if item["entry_key"] in own:
+                    newest.setdefault(item["entry_key"], item)
             queue = list(newest.values())
             values = {
                 "character_id": self.memory.character_id,
@@ -274,10 +255,8 @@ class RecallSession:
             # statement's key for this recall, not the caller's business
             [
                 {name: value for name, value in row.items() if name != "request_id"}
-                for row in explained or []
-            ]
-            if explain
-            else [],
+                for row in (explained or [] if explain else [])
+            ],
             list(words or []),
             turn + 1,
             user_name or None,

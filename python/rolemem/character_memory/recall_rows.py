@@ -56,7 +56,7 @@ class _Ranked:
     """An entry of int_recall_entries_ranked (a candidate) for one request."""
 
     entry: _Entry
-    is_unlocked: bool | None
+    is_unlocked: bool  # the model's coalesce: a null verdict unlocks
     failed_condition: str | None
     match_quality: int | None  # a relevant match's, else None
     is_recalled: bool | None  # SQL's three values: None is neither recalled nor not
@@ -75,9 +75,7 @@ def _descending(value: int | None) -> tuple[bool, int]:
 
 def _joined(*parts: Any) -> str | None:
     """SQL's `||`: None when any part is."""
-    if any(part is None for part in parts):
-        return None
-    return "".join(str(part) for part in parts)
+    return None if None in parts else "".join(map(str, parts))
 
 
 def _numbered(
@@ -137,15 +135,11 @@ class RecallRows:
         ranked = self._ranked(request, by_match, verdicts)
         queue = self._queue(request, ranked)
         shown = self._shown(request, queue, ranked)
-        blocks = self._blocks(request, shown)
-        rows = (
+        return (
+            *self._blocks(request, shown),
             self._explained(request_id, request, ranked, by_match, queue, shown)
             if explain
-            else None
-        )
-        return (
-            *blocks,
-            rows,
+            else None,
             [
                 {"entry_key": key, "recalled_turn": turn, "match_quality": quality}
                 for key, turn, quality in sorted(queue.values(), key=lambda item: item[0])
@@ -165,24 +159,21 @@ class RecallRows:
         not, ranked in its kind."""
         every = self.entries.get(request["character_id"], ())
         required = request["require_match"]
-        keys = {entry.key for entry in every if entry.is_constant or not required}
-        keys.update(matched)
-        keys.update(request["queued_keys"])
+        candidates = {*matched, *request["queued_keys"]}
         ranked = {}
         for entry in every:
-            if entry.key not in keys:
+            if required and not entry.is_constant and entry.key not in candidates:
                 continue
             is_unlocked, failed = verdicts.get(entry.key, (True, None))
             is_unlocked = True if is_unlocked is None else is_unlocked  # the model's coalesce
             match = matched.get(entry.key)
             quality = match[2] if match is not None and match[6] is True else None
-            relevant = quality is not None
             ranked[entry.key] = _Ranked(
                 entry,
                 is_unlocked,
                 failed,
                 quality,
-                _and(is_unlocked, _or(relevant, entry.is_constant, not required)),
+                _and(is_unlocked, _or(quality is not None, entry.is_constant, not required)),
             )
         recalled = [row for row in ranked.values() if row.is_recalled is True]
         ranks = _numbered(
@@ -268,27 +259,19 @@ class RecallRows:
         for entry in entries:
             groups.setdefault((entry.kind, entry.group_name, entry.group_order), []).append(entry)
 
-        def block(kind: str, line: Callable[[str | None, list[_Entry]], str | None]) -> str:
-            lines = [
-                (order, line(name, members))
-                for (of, name, order), members in groups.items()
-                if of == kind
-            ]
+        def block(kind: str, head: str, item: Callable[[_Entry], Any], joiner: str) -> str:
+            """A kind's groups in their order, each `name` `head` and its items joined."""
+            lines = []
+            for (of, name, order), members in groups.items():
+                items = [item(entry) for entry in members if entry.content is not None]
+                if of == kind and items:
+                    lines.append((order, _joined(name, head, joiner.join(items))))
             return "\n".join(
                 text for _, text in sorted(lines, key=lambda pair: nulls_last(pair[0])) if text
             )
 
-        def attribute_line(name: str | None, members: list[_Entry]) -> str | None:
-            contents = [entry.content for entry in members if entry.content is not None]
-            return _joined(name, "：", "、".join(contents)) if contents else None
-
-        def event_block(name: str | None, members: list[_Entry]) -> str | None:
-            items = [
-                f"-{entry.event_date + '，' if entry.event_date else ''}{entry.content}\n"
-                for entry in members
-                if entry.content is not None
-            ]
-            return _joined(name, "：\n", "".join(items)) if items else None
+        def event(entry: _Entry) -> str:
+            return f"-{entry.event_date + '，' if entry.event_date else ''}{entry.content}\n"
 
         styles = "".join(
             f"-{entry.content}\n"
@@ -297,7 +280,11 @@ class RecallRows:
         )
         return tuple(
             names_filled(text, request["user_name"], request["char_name"])
-            for text in (block("attribute", attribute_line), block("event", event_block), styles)
+            for text in (
+                block("attribute", "：", lambda entry: entry.content, "、"),
+                block("event", "：\n", event, ""),
+                styles,
+            )
         )
 
     def _explained(
@@ -315,8 +302,7 @@ class RecallRows:
         rows = []
         for entry in self.entries.get(request["character_id"], ()):
             row, match, item = ranked.get(entry.key), matched.get(entry.key), queue.get(entry.key)
-            quality = None if match is None else match[2]
-            words = None if match is None else match[3]
+            quality, words = (None, None) if match is None else match[2:4]
             secondary_failed = match is not None and match[6] is False
             is_recalled = row is not None and row.is_recalled is True
             carried = item is not None and not is_recalled
@@ -364,7 +350,7 @@ class RecallRows:
                     "content": entry.content,
                     "status": status,
                     "failed_condition": None if row is None else row.failed_condition,
-                    "match_kind": _MATCH_KINDS.get(quality) if quality is not None else None,
+                    "match_kind": _MATCH_KINDS.get(quality),
                     "matched_words": words,
                     "matches": [] if match is None else match[4],
                     "strength": entry.strength,
@@ -375,9 +361,7 @@ class RecallRows:
                     "sticky_turns_left": None
                     if stays is None or recalled_turn is None
                     else stays - (turn - recalled_turn),
-                    "is_unlocked": True
-                    if row is None or row.is_unlocked is None
-                    else row.is_unlocked,
+                    "is_unlocked": True if row is None else row.is_unlocked,
                     "is_recalled": is_recalled,
                     "is_carried_over": carried,
                     "is_shown": entry.key in shown,

@@ -18,6 +18,7 @@ values a designer changed since written back.
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,14 +84,13 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     entries = [(uid, _checked(layout, entry, f"entry {uid}")) for uid, entry in entries]
     orders = sorted({entry.get(order_field, 100) for _, entry in entries})
     document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
-    noted: dict[str, list[str]] = {}
+    noted: defaultdict[str, list[str]] = defaultdict(list)
     for position, (uid, entry) in enumerate(entries):
         extensions = dict(entry.get("extensions") or {})
         ours = extensions.pop("rolemem", None) or {}
         kind = ours.get("kind", "attributes")
         name = None if world_info else entry.get("name")
         group = ours.get("group") or entry.get("comment") or name or DEFAULT_GROUP
-        flag = "disable" if world_info else "enabled"
         disabled = entry.get("disable", False) if world_info else not entry.get("enabled", True)
         conditions = [*ours.get("queryParams", []), *([dict(DISABLED)] if disabled else [])]
         carried = {k: copy.deepcopy(v) for k, v in entry.items() if k not in mapped}
@@ -106,7 +106,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             carried["_book"]["no_extensions"] = True
         rules, ignored = _rules(entry, world_info)
         if ignored:
-            noted.setdefault(ignored, []).append(str(uid))
+            noted[ignored].append(str(uid))
         row: dict[str, Any] = {
             "关键词": list(entry.get(keys_field, [])),
             "内容": entry.get("content", ""),
@@ -123,9 +123,9 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
         # a card keeps SillyTavern's own fields (sticky, group_weight…) under extensions
         for key, value in [*entry.items(), *extensions.items()]:
             if key in _NOT_APPLIED and value not in _DEFAULTS:
-                noted.setdefault(key, []).append(str(uid))
+                noted[key].append(str(uid))
         if disabled:
-            noted.setdefault(flag, []).append(str(uid))
+            noted["disable" if world_info else "enabled"].append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
         f"{key}: {_NOTES[key]} (entries {', '.join(uids)})" for key, uids in sorted(noted.items())
@@ -186,11 +186,10 @@ _RULE_FIELDS = (
 
 
 def _write_rules(
-    out: dict[str, Any], entry: Mapping[str, Any], extensions: dict[str, Any], layout: str
+    out: dict[str, Any], entry: Mapping[str, Any], extensions: dict[str, Any], world_info: bool
 ) -> None:
     """The entry's recall rules as SillyTavern writes them (a card keeps the logic and sticky
     under extensions)."""
-    world_info = layout == "world_info"
     settings = out if world_info else extensions
     secondary = list(entry.get("次要关键词") or [])
     out["keysecondary" if world_info else "secondary_keys"] = secondary
@@ -250,36 +249,33 @@ def _lorebook_entry(
         out_extensions["rolemem"] = ours
     native = not book  # written here, not imported: every field SillyTavern reads
     order = 20 * (entry.get("强度") or 3)
+    world_info = layout == "world_info"
     out: dict[str, Any] = dict(carried)
-    if layout == "world_info":
-        out["key"] = list(entry.get("关键词", []))
-        values = {"comment": group, "order": order, "disable": disabled}
-    else:
-        out["keys"] = list(entry.get("关键词", []))
-        values = {"comment": group, "insertion_order": order, "enabled": not disabled}
+    out["key" if world_info else "keys"] = list(entry.get("关键词", []))
+    flag, flagged = ("disable", disabled) if world_info else ("enabled", not disabled)
+    values = {"comment": group, "order" if world_info else "insertion_order": order, flag: flagged}
     for name, value in values.items():
-        if native or name in book or name in ("disable", "enabled") and disabled:
+        if native or name in book or name == flag and disabled:
             # the file's own value, except where rolemem now says otherwise (disabled)
-            out[name] = value if name in ("disable", "enabled") else book.get(name, value)
+            out[name] = value if name == flag else book.get(name, value)
     if "name" in book:
         out["name"] = book["name"]
     # the file's own fields stand while they still say what rolemem's do: only the rules'
     # fields are checked (the rest is carried as it is, as the import carried it)
-    world_info = layout == "world_info"
     written = {name: carried[name] for name in _RULE_FIELDS if name in carried}
     if not world_info:  # a card keeps its logic and sticky under extensions
         written["extensions"] = {k: v for k, v in out_extensions.items() if k in _RULE_FIELDS}
     imported, _ = _rules(_checked(layout, written, "entry"), world_info)
     if native or imported != {k: entry[k] for k in _RULE_NAMES if k in entry}:
-        _write_rules(out, entry, out_extensions, layout)
+        _write_rules(out, entry, out_extensions, world_info)
     out["content"] = entry.get("内容", "")
     if (
         out_extensions
         or (not native and not book.get("no_extensions"))
-        or (native and layout != "world_info")
+        or (native and not world_info)
     ):
         out["extensions"] = out_extensions
-    if native and layout == "world_info":
+    if native and world_info:
         out.setdefault("uid", None)
     return (book.get("position", 10**9), book.get("uid")), out
 
