@@ -6,7 +6,9 @@ reading or lowercasing every description on every turn (~2 ms of a 400-event pla
 A description never changes once written (a new description is a new event with a new id), so
 the cache loads only the events it has not seen; which events are reachable and in scope is
 read on every recall (scope.read_scope), and only those are looked up. Bounded by events held
-(least recently used players go first; ~200 bytes an event); thread-safe."""
+(least recently used players go first; an event of 40 Chinese characters takes about 450
+bytes: both texts, their tuple and its entry, so the default 200,000 events is about 90 MB);
+thread-safe."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ Texts = tuple[str | None, str | None]
 class DescriptionCache:
     """Each player's event descriptions, by event id."""
 
-    def __init__(self, max_events: int = 500_000) -> None:
+    def __init__(self, max_events: int = 200_000) -> None:
         self.max_events = max_events
         self._players: OrderedDict[tuple[str, str], dict[int, Texts]] = OrderedDict()
         self._lock = threading.Lock()
