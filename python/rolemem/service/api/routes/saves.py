@@ -24,7 +24,6 @@ from ...schemas.saves import (
     LinesAppend,
     LinesAppended,
     MemoryStatus,
-    Observe,
     Regenerate,
     Regenerated,
     Role,
@@ -198,7 +197,12 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
         # answers; only an ownerless save a game opens lacks the player observe needs
         read_on(store, saves.owned_save, save_id, None)
         raise RolememError("observe needs the player: give user_id", field="user_id")
-    observed = [_observed(store, target, where) for where, target in targets]
+    # each one's agent (the request's, else its role's), checked before anything is written
+    observed = []
+    for where, target in targets:
+        _, agent_id = resolve_role(store, target.role_id, agent_id=target.agent_id, where=where)
+        agent_id = required_from_role(agent_id, target.role_id, "agent_id", where)
+        observed.append(target.model_copy(update={"agent_id": agent_id}))
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
@@ -236,15 +240,6 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
         state for state in ("scheduled", "deferred", "not_due", "disabled") if state in states
     )
     return answer
-
-
-def _observed(store: Store, observe: Observe, where: str) -> Observe:
-    """`observe` with its agent: the request's, else its role's (checked before anything is
-    written: a mismatch, or a role without one, is a 409; a script NPC without one a 422).
-    `where`: how errors name it (`observe.`, or `observe[i].` in a list)."""
-    _, agent_id = resolve_role(store, observe.role_id, agent_id=observe.agent_id, where=where)
-    agent_id = required_from_role(agent_id, observe.role_id, "agent_id", where)
-    return observe.model_copy(update={"agent_id": agent_id})
 
 
 @router.post(
