@@ -56,6 +56,9 @@ async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
     return await store.run(request, _recall, store, body)
 
 
+_LISTS = ("memory_events", "memory_entities", "timeline")
+
+
 @router.post(
     "/query_simple",
     response_model=QuerySimpleResponse,
@@ -64,12 +67,8 @@ async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
 )
 async def query_simple(request: Request, store: StoreDep, body: QueryRequest) -> Any:
     answer: Answer = await store.run(request, _recall, store, body)
-    return {
-        "memory_events": [e["description"] for e in answer.memory_events],
-        "memory_entities": [e["description"] for e in answer.memory_entities],
-        "timeline": [e["description"] for e in answer.timeline],
-        "prompt_text": answer.prompt_text,
-    }
+    texts = {name: [e["description"] for e in getattr(answer, name)] for name in _LISTS}
+    return {**texts, "prompt_text": answer.prompt_text}
 
 
 @shared.post(

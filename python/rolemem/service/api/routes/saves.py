@@ -383,9 +383,6 @@ async def memory_status(
 ) -> Any:
     if role_id is not None and script_role_id is not None:
         raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
-
-    def status() -> dict[str, Any]:
-        _, agent = resolve_role(store, role_id, agent_id=agent_id)
-        return status_of(store, save_id, user_id, agent, role_id, script_role_id)
-
-    return await store.run(None, status)
+    return await store.run(
+        None, status_of, store, save_id, user_id, agent_id, role_id, script_role_id
+    )
