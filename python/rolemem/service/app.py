@@ -162,7 +162,7 @@ def create_app(
         store.open()
         app.state.store = store
         app.state.metrics = metrics
-        metrics.read_memories_with(store.engine)
+        metrics.memories_of = store.engine
         app.state.readiness = Readiness(warm_up_steps())
         app.state.readiness.start()  # the event loop answers /health meanwhile
         ring.start()  # the key file's watcher

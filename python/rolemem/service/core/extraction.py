@@ -75,7 +75,7 @@ class ExtractionQueue:
             if not self._submit(key):
                 return "deferred"
             self._latest[key] = dict(observation)
-            self._depth()
+            self._metrics.extraction_queue.set(len(self._latest))
         return "scheduled"
 
     def _submit(self, key: tuple[int, str]) -> bool:
@@ -95,10 +95,6 @@ class ExtractionQueue:
             if key in self._latest:
                 return "queued"
             return "retrying" if key in self._waiting else "idle"
-
-    def _depth(self) -> None:
-        """(Under self._lock.)"""
-        self._metrics.queue_depth(len(self._latest))
 
     def _observe(self, key: tuple[int, str]) -> None:
         with self._lock:
@@ -154,7 +150,7 @@ class ExtractionQueue:
         when it ends, while its failures are fewer than the cap."""
         self._again.discard(key)
         observation = self._latest.pop(key)
-        self._depth()
+        self._metrics.extraction_queue.set(len(self._latest))
         if backoff is None:
             return
         failures, retry_at = backoff
