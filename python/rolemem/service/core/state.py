@@ -104,12 +104,7 @@ class Store:
         self.last_maintenance: dict[str, Any] | None = None
         # without URLs nothing runs, nothing is emitted
         self.webhooks = Webhooks(self) if self.settings.webhooks else None
-        self.extraction = ExtractionQueue(
-            self.loop,
-            self.settings,
-            emit=None if self.webhooks is None else self.webhooks.emit,
-            metrics=self.metrics,
-        )
+        self.extraction = ExtractionQueue(self)
 
     def close(self) -> None:
         """Stop taking work, give running work a moment (never a hanging LLM call), close."""
