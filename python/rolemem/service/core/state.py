@@ -129,9 +129,9 @@ class Store:
 
     async def run(
         self,
-        request: Request | None,
         function: Callable[..., T],
         *args: Any,
+        request: Request | None = None,
         pool: WorkerPool | None = None,
         **kwargs: Any,
     ) -> T:

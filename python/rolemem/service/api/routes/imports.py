@@ -112,4 +112,4 @@ async def import_lines(
     ] = False,
 ) -> Any:
     rows = getattr(request.state, ROWS, None)
-    return await store.run(None, _import, store, save_id, user_id, rows, key, flush)
+    return await store.run(_import, store, save_id, user_id, rows, key, flush)

@@ -71,7 +71,6 @@ _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
 )
 async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
-        None,
         store.idempotent,
         key,
         None,
@@ -101,7 +100,6 @@ async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = N
 )
 async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
-        None,
         store.idempotent,
         key,
         body.user_id,
@@ -128,7 +126,7 @@ async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = N
     responses=responses(403, 404, 422),
 )
 async def get_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    return await store.run(None, read_on, store, saves.describe, save_id, user_id)
+    return await store.run(read_on, store, saves.describe, save_id, user_id)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
@@ -154,7 +152,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    return await store.run(None, _delete, store, save_id, user_id)
+    return await store.run(_delete, store, save_id, user_id)
 
 
 @router.get(
@@ -175,7 +173,7 @@ async def branch_lines(
     ] = None,
 ) -> Any:
     return await store.run(
-        None, read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+        read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
     )
 
 
@@ -255,7 +253,7 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
 async def append_lines(
     store: StoreDep, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    return await store.run(None, _append, store, save_id, body, key)
+    return await store.run(_append, store, save_id, body, key)
 
 
 @router.post(
@@ -269,7 +267,7 @@ async def append_lines_legacy(
     store: StoreDep, body: LegacyLinesAppend, key: IdempotencyKey = None
 ) -> Any:
     lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
-    return await store.run(None, _append, store, body.save_id, lines, key)
+    return await store.run(_append, store, body.save_id, lines, key)
 
 
 @router.post(
@@ -286,7 +284,6 @@ async def regenerate(
 ) -> Any:
     now = body.now or datetime.now()
     answer = await store.run(
-        None,
         store.idempotent,
         key,
         body.user_id,
@@ -312,7 +309,7 @@ async def regenerate(
 )
 async def move_tip(store: StoreDep, save_id: SaveId, body: TipMove) -> Any:
     tip = for_store(store, saves.set_tip, save_id, body.line_id, body.user_id)
-    answer = await store.run(None, store.write, tip)
+    answer = await store.run(store.write, tip)
     store.refresh_later(save_id)
     return answer
 
@@ -383,6 +380,4 @@ async def memory_status(
 ) -> Any:
     if role_id is not None and script_role_id is not None:
         raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
-    return await store.run(
-        None, status_of, store, save_id, user_id, agent_id, role_id, script_role_id
-    )
+    return await store.run(status_of, store, save_id, user_id, agent_id, role_id, script_role_id)
