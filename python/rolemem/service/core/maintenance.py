@@ -25,9 +25,7 @@ def start_maintenance(store: Store) -> Future[dict[str, Any]]:
 
 
 def maintain(store: Store) -> dict[str, Any]:
-    """One maintenance run on the running store (MemoryLoop.maintain: cleanup, then
-    consolidation with the LLM, then missing context vectors), one at a time across every
-    process of the store: ConflictError while another runs."""
+    """One maintenance run (the module docstring's): ConflictError while another runs."""
     with store.engine.only_one("maintenance") as mine:
         if not mine:
             store.metrics.maintenance_runs.labels("skipped").inc()

@@ -55,9 +55,8 @@ def _import(
         [save_id, user_id, rows],
         for_store(store, saves.import_lines, save_id, lines, user_id, default_time=now),
     )
-    spoke = list(dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None))
     observed = []
-    for role_id in spoke:
+    for role_id in dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None):
         _, agent_id = resolve_role(store, role_id)
         extraction = "disabled"
         if agent_id is not None:
