@@ -193,12 +193,7 @@ async def archive(
     offset: Offset = 0,
 ) -> Any:
     items = await store.run(
-        archived,
-        store.engine,
-        user_id=user_id,
-        agent_id=agent_id,
-        limit=limit,
-        offset=offset,
+        archived, store.engine, user_id=user_id, agent_id=agent_id, limit=limit, offset=offset
     )
     return {"items": items, "limit": limit, "offset": offset}
 
@@ -268,12 +263,7 @@ async def edit(
 )
 async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
     return await store.run(
-        player_memories.delete,
-        store.engine,
-        kind,
-        memory_id,
-        scope="user",
-        user_id=user_id,
+        player_memories.delete, store.engine, kind, memory_id, scope="user", user_id=user_id
     )
 
 
@@ -290,11 +280,7 @@ async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: Memory
 )
 async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     forgotten = await store.run(
-        player_memories.forget,
-        store.engine,
-        user_id,
-        agent_id=body.agent_id,
-        purge=body.purge,
+        player_memories.forget, store.engine, user_id, agent_id=body.agent_id, purge=body.purge
     )
     if body.purge and store.webhooks is not None:
         store.webhooks.emit(
