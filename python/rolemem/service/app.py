@@ -17,13 +17,13 @@ from fastapi import FastAPI
 from ..errors import RolememError
 from ..memory_loop.llm import ChatModel
 from .api.main import include_routers, route_groups
-from .api.routes import imports
 from .core import errors, maintenance
 from .core.access import AccessLog
 from .core.body_lane import BodyLane
 from .core.connections import HeaderLimit
 from .core.gate import Gate
 from .core.guard import RequestGuard
+from .core.import_body import ImportBodies
 from .core.keys import KeyRing
 from .core.metrics import Metrics, TimedChatModel
 from .core.quotas import Buckets, Rate
@@ -162,7 +162,7 @@ def create_app(
         store.open()
         app.state.store = store
         app.state.metrics = metrics
-        metrics.read_memories_with(store.engine)
+        metrics.memories_of = store.engine
         app.state.readiness = Readiness(warm_up_steps())
         app.state.readiness.start()  # the event loop answers /health meanwhile
         ring.start()  # the key file's watcher
@@ -201,7 +201,9 @@ def create_app(
     mcp_endpoint = mcp_http.install(app)  # before route_groups reads the routes
     errors.install(app)
     app.add_middleware(RequestGuard, settings=settings, lane=lane)
-    imports.install(app, settings)  # its body reader runs before the guard
+    # added after the guard, so it runs before it: the guard holds every other body to
+    # max_body_bytes (the import route is a game group's)
+    app.add_middleware(ImportBodies, settings=settings)
     # before any body is read: the key, its route group and players, the rates
     app.add_middleware(
         Gate,

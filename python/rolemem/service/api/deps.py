@@ -13,7 +13,7 @@ from fastapi.security import APIKeyHeader
 
 from ...errors import ConflictError
 from ...memory_builder import roles, saves
-from ..core.errors import missing
+from ..core.errors import invalid
 from ..core.state import Store
 from ..schemas.common import ID_LENGTH
 from ..schemas.memories import MemoryKind
@@ -93,4 +93,5 @@ def required_from_role(value: str | None, role_id: int | None, field: str, where
         raise ConflictError(
             f"role {role_id} has no {field}: give {where}{field}", field=f"{where}{field}"
         )
-    raise missing(f"{where}{field}", "give it: a script NPC has no role")
+    path = ("body", *f"{where}{field}".split("."))  # as a missing field's 422
+    raise invalid(path, "is required: give it: a script NPC has no role")

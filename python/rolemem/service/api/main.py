@@ -85,10 +85,8 @@ def route_groups(app: FastAPI) -> RouteOf:
         partial: Routed | None = None
         for route in app.router.routes:
             included = getattr(route, "original_router", None)  # FastAPI's included router
-            group: str | None = OPEN if included is None else groups.get(id(included), OPEN)
             relay = bool(getattr(route, "keyed", False))
-            if relay:
-                group = None
+            group = None if relay else groups.get(id(included), OPEN)  # id(None): no router's
             for candidate in (route,) if included is None else included.routes:
                 match, child = candidate.matches(scope)
                 params = child.get("path_params", {})

@@ -115,12 +115,6 @@ def invalid(location: tuple[Any, ...], message: str) -> RequestValidationError:
     return RequestValidationError([{"type": "value_error", "loc": location, "msg": message}])
 
 
-def missing(field: str, how: str) -> RequestValidationError:
-    """A required value neither the request nor what it names (a role) gives: the 422 a
-    missing field gets, naming it and saying where it can come from."""
-    return invalid(("body", *field.split(".")), f"is required: {how}")
-
-
 # an error's status: that of the first kind it is, else 400 (a missing or wrong key is the
 # gate's 401, before any route runs)
 _STATUSES = ((ForbiddenError, 403), (NotFoundError, 404), (ConflictError, 409), (BusyError, 503))

@@ -19,29 +19,23 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...memory_loop import MemoryLoop
-from .metrics import Metrics
-from .settings import ServiceSettings
 from .workers import WorkerPool
+
+if TYPE_CHECKING:
+    from .state import Store
 
 log = logging.getLogger(__name__)
 
 
 class ExtractionQueue:
-    """Observations waiting for (or with) the LLM, at most one per save x character."""
+    """Observations waiting for (or with) the LLM, at most one per save x character: the
+    store's memory loop, settings, metrics and webhooks."""
 
-    def __init__(
-        self,
-        loop: MemoryLoop,
-        settings: ServiceSettings,
-        *,
-        metrics: Metrics,
-        emit: Callable[[str, dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.loop = loop
-        self.enabled = loop.llm is not None
+    def __init__(self, store: Store) -> None:
+        self.loop, settings = store.loop, store.settings
+        self.enabled = self.loop.llm is not None
         threads, size = settings.extraction_threads, settings.extraction_queue
         self._pool = WorkerPool("rolemem-extract", threads, size)
         # the jobs queued (or running), each with its newest observation (a job reads it when
@@ -53,13 +47,14 @@ class ExtractionQueue:
         self._lock = threading.Lock()
         self._retries = settings.extraction_retries
         if self.enabled:  # the loop writes the back-off with each failure, and honours it
-            loop.retry_seconds = settings.extraction_retry_seconds
+            self.loop.retry_seconds = settings.extraction_retry_seconds
         # jobs in a back-off this process will try again when it ends: their timers, and
         # the newest observation (an append meanwhile updates it, and waits)
         self._waiting: dict[tuple[int, str], tuple[threading.Timer, dict[str, Any]]] = {}
         self._closed = False
-        self._metrics = metrics
-        self._emit = emit  # the webhooks' (None: no webhook, nothing built per job)
+        self._metrics = store.metrics
+        # the webhooks' (None: no webhook, nothing built per job)
+        self._emit = None if store.webhooks is None else store.webhooks.emit
 
     def schedule(self, key: tuple[int, str], observation: Mapping[str, Any]) -> str:
         """'scheduled' (queued, or already queued), or 'deferred' when the queue is full."""
@@ -75,7 +70,7 @@ class ExtractionQueue:
             if not self._submit(key):
                 return "deferred"
             self._latest[key] = dict(observation)
-            self._depth()
+            self._metrics.extraction_queue.set(len(self._latest))
         return "scheduled"
 
     def _submit(self, key: tuple[int, str]) -> bool:
@@ -95,10 +90,6 @@ class ExtractionQueue:
             if key in self._latest:
                 return "queued"
             return "retrying" if key in self._waiting else "idle"
-
-    def _depth(self) -> None:
-        """(Under self._lock.)"""
-        self._metrics.queue_depth(len(self._latest))
 
     def _observe(self, key: tuple[int, str]) -> None:
         with self._lock:
@@ -154,7 +145,7 @@ class ExtractionQueue:
         when it ends, while its failures are fewer than the cap."""
         self._again.discard(key)
         observation = self._latest.pop(key)
-        self._depth()
+        self._metrics.extraction_queue.set(len(self._latest))
         if backoff is None:
             return
         failures, retry_at = backoff

@@ -32,15 +32,10 @@ def fingerprint(route: str, request: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def scoped(key: str, player: str | None) -> str:
-    """The stored key: the caller's key within its player's scope (JSON: no two pairs meet)."""
-    return json.dumps([player, key], ensure_ascii=False)
-
-
 # On Citus the records are distributed by their player (`user_id`, never null there): a
 # request of no player (a role, the config) keeps its record under this fixed partition, one
 # shard, which no player can name (a player id is non-empty text). Its key is still scoped to
-# no player (`scoped(key, None)`).
+# no player.
 NO_PLAYER = ""
 
 
@@ -66,7 +61,7 @@ def once(
     if key is None:
         return write(cur)
     now = datetime.now()
-    stored = scoped(key, player)
+    stored = json.dumps([player, key], ensure_ascii=False)  # in its player's scope: no two meet
     owner = NO_PLAYER if player is None and engine == CITUS else player
     forget = write_sql("forget_idempotency_key", engine=engine)
     expired = {"key": stored, "expired": now - timedelta(hours=hours), "user_id": owner}

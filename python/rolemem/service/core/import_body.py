@@ -16,6 +16,7 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying
+from .settings import ServiceSettings
 
 # where the route finds the parsed lines (request.state.import_rows)
 ROWS = "import_rows"
@@ -40,16 +41,15 @@ def parse_lines(body: bytes) -> list[Any]:
 class ImportBodies:
     """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
 
-    def __init__(
-        self, app: ASGIApp, *, max_bytes: int, max_lines: int, body_timeout: float
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
-        self.max_bytes, self.max_lines = max_bytes, max_lines
+        self.max_bytes = max_bytes = settings.import_max_bytes
+        self.max_lines = max_lines = settings.import_max_lines
         self.too_many_bytes = f"the import is larger than the service accepts ({max_bytes} bytes)"
         self.too_many_lines = f"the import holds more lines than the service accepts ({max_lines})"
         # as the request guard: each read within the body deadline (the key, the player and
         # the rates were the gate's, before any of the body was read)
-        self.body_timeout = body_timeout
+        self.body_timeout = settings.body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not (

@@ -25,12 +25,10 @@ def start_maintenance(store: Store) -> Future[dict[str, Any]]:
 
 
 def maintain(store: Store) -> dict[str, Any]:
-    """One maintenance run on the running store (MemoryLoop.maintain: cleanup, then
-    consolidation with the LLM, then missing context vectors), one at a time across every
-    process of the store: ConflictError while another runs."""
+    """One maintenance run (the module docstring's): ConflictError while another runs."""
     with store.engine.only_one("maintenance") as mine:
         if not mine:
-            store.metrics.maintenance("skipped")
+            store.metrics.maintenance_runs.labels("skipped").inc()
             raise ConflictError(
                 "a maintenance run is under way (here or in another process of the store); "
                 "try again when it ends"
@@ -43,10 +41,10 @@ def maintain(store: Store) -> dict[str, Any]:
                 idempotency.forget_expired, hours=store.settings.idempotency_hours
             )
         except Exception:
-            store.metrics.maintenance("failed")
+            store.metrics.maintenance_runs.labels("failed").inc()
             raise
         finished = datetime.now()
-    store.metrics.maintenance("finished")
+    store.metrics.maintenance_runs.labels("finished").inc()
     store.last_maintenance = {
         "started_at": started,
         "finished_at": finished,

@@ -8,7 +8,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from ...errors import NotFoundError
-from ...memory_builder import saves
+from ...memory_builder import roles, saves
 from ...sql.project import render_macro, used
 
 if TYPE_CHECKING:
@@ -53,11 +53,11 @@ def status_of(
     role_id: int | None,
     script_role_id: str | None,
 ) -> dict[str, Any]:
-    """The extraction state of one save x character: pending turns, watermark, the last
-    batch, the last failure and whether a batch is queued. A character not fully named
-    (no agent, or no role) is the one the loop observed last on the save among those
+    """The agent is the request's, else its role's (roles.resolve); a character not fully
+    named (no agent, or no role) is the one the loop observed last on the save among those
     the request names (none named: any)."""
     with store.engine.reading() as cur:
+        _, agent_id = roles.resolve(cur, role_id, engine=store.engine.name, agent_id=agent_id)
         save = saves.owned_save(
             cur,
             save_id,

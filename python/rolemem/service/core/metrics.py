@@ -45,8 +45,8 @@ REFUSALS = ("key", "players", "rate_key", "rate_player")
 
 class Metrics:
     """The families, and what the service calls to move them; for a scrape, the collector
-    of them all, rolemem_memories read from the store `read_memories_with` names (none: the
-    family is left out)."""
+    of them all, rolemem_memories read from the engine `memories_of` (none: the family is
+    left out)."""
 
     def __init__(self) -> None:
         # no `_created` series (multiprocess mode has none): one process or several expose
@@ -119,7 +119,7 @@ class Metrics:
         # each label set's child looked up once (labels() takes a lock and builds a key)
         self._timing = functools.cache(self.request_seconds.labels)
         self._counted = functools.cache(self.requests.labels)
-        self._memories_of: Any = None  # the engine whose memories are counted
+        self.memories_of: Any = None  # the engine whose memories a scrape counts
 
     # -- what the service calls ------------------------------------------------------------
 
@@ -138,16 +138,6 @@ class Metrics:
         if failed:
             self.extraction_failures.inc()
 
-    def queue_depth(self, jobs: int) -> None:
-        self.extraction_queue.set(jobs)
-
-    def maintenance(self, outcome: str) -> None:
-        self.maintenance_runs.labels(outcome).inc()
-
-    def read_memories_with(self, engine: Any) -> None:
-        """Count memories per kind on `engine` at each scrape (one statement)."""
-        self._memories_of = engine
-
     # -- a scrape ----------------------------------------------------------------------------
 
     def exposition(self) -> bytes:
@@ -161,7 +151,7 @@ class Metrics:
             multiprocess.MultiProcessCollector(None) if self.multiprocess else self.registry
         )
         yield from values.collect()
-        engine = self._memories_of
+        engine = self.memories_of
         if engine is None:
             return
         family = GaugeMetricFamily(

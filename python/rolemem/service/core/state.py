@@ -102,13 +102,9 @@ class Store:
         # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
         self.maintenance = WorkerPool("rolemem-maintenance", 1)
         self.last_maintenance: dict[str, Any] | None = None
-        self.webhooks = self._webhooks()
-        self.extraction = ExtractionQueue(
-            self.loop,
-            self.settings,
-            emit=None if self.webhooks is None else self.webhooks.emit,
-            metrics=self.metrics,
-        )
+        # without URLs nothing runs, nothing is emitted
+        self.webhooks = Webhooks(self) if self.settings.webhooks else None
+        self.extraction = ExtractionQueue(self)
 
     def close(self) -> None:
         """Stop taking work, give running work a moment (never a hanging LLM call), close."""
@@ -133,9 +129,9 @@ class Store:
 
     async def run(
         self,
-        request: Request | None,
         function: Callable[..., T],
         *args: Any,
+        request: Request | None = None,
         pool: WorkerPool | None = None,
         **kwargs: Any,
     ) -> T:
@@ -277,24 +273,6 @@ class Store:
             "last_maintenance": self.last_maintenance,
             "webhooks": None if self.webhooks is None else self.webhooks.state(),
         }
-
-    def _webhooks(self) -> Webhooks | None:
-        """The webhook deliveries (None without URLs: nothing runs, nothing is emitted);
-        their failed ones kept in the store."""
-        if not self.settings.webhooks:
-            return None
-
-        def write(sql: str, parameters: dict[str, Any]) -> None:
-            self.write(lambda cur: cur.execute(sql, parameters))
-
-        def read() -> list[tuple[str, str]]:
-            with self.engine.reading() as cur:
-                rows = cur.execute(
-                    "select url, body from rolemem_webhook_delivery order by failed_at"
-                ).fetchall()
-            return [(str(url), str(body)) for url, body in rows]
-
-        return Webhooks(self.settings, write=write, read=read)
 
     def forget_character(self, character_id: str) -> None:
         """Its config changed: the next request loads the config again (every character's:

@@ -22,12 +22,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...sql.project import write_sql
-from .settings import ServiceSettings
+
+if TYPE_CHECKING:
+    from .state import Store
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +36,6 @@ SIGNATURE_HEADER = "X-Rolemem-Signature"
 _TIMEOUT = 5.0  # seconds a receiver has to answer one delivery
 # deliveries queued or waiting for a retry; past it, a new event is logged and counted failed
 _MAX_PENDING = 10_000
-
-# a write statement and its parameters, run in one transaction of the store
-Writer = Callable[[str, dict[str, Any]], None]
-# the kept deliveries: (url, event JSON) rows
-Reader = Callable[[], list[tuple[str, str]]]
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -61,12 +57,13 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
 
 
 class Webhooks:
-    """The delivery thread, its queue and the counts /status shows."""
+    """The delivery thread, its queue and the counts /status shows; the failed deliveries kept
+    in `store`."""
 
-    def __init__(self, settings: ServiceSettings, *, write: Writer, read: Reader) -> None:
+    def __init__(self, store: Store) -> None:
+        settings, self._store = store.settings, store
         assert settings.webhook_secret is not None  # the settings refuse URLs without one
         self.urls, self._secret = settings.webhooks, settings.webhook_secret
-        self._write, self._read = write, read
         self._retries, self._backoff = settings.webhook_retries, settings.webhook_backoff
         # (due time, sequence, url, event, attempts so far, replayed) by due time
         self._due: list[tuple[float, int, str, dict[str, Any], int, bool]] = []
@@ -76,7 +73,7 @@ class Webhooks:
         self.counts = {"delivered": 0, "retried": 0, "failed": 0}
         self.last_error: str | None = None
         # deliveries kept in the store, and those of them a replay has queued
-        self.kept = len(read())
+        self.kept = len(self._read())
         self._replaying: set[tuple[str, str]] = set()
         self._thread = threading.Thread(target=self._run, name="rolemem-webhooks", daemon=True)
         self._thread.start()
@@ -196,23 +193,25 @@ class Webhooks:
         """Keep the failed delivery (error given), or forget it once delivered."""
         with self._wake:
             self._replaying.discard((event["id"], url))
+        parameters: dict[str, Any] = {"event_id": event["id"], "url": url}
+        if error is not None:
+            parameters.update(
+                event_type=event["type"],
+                body=json.dumps(event, ensure_ascii=False, default=str),
+                attempts=attempts,
+                error=error[:2000],
+                now=datetime.now(),
+            )
+        sql = write_sql("delete_webhook_delivery" if error is None else "keep_webhook_delivery")
         try:
-            if error is None:
-                self._write(
-                    write_sql("delete_webhook_delivery"), {"event_id": event["id"], "url": url}
-                )
-            else:
-                self._write(
-                    write_sql("keep_webhook_delivery"),
-                    {
-                        "event_id": event["id"],
-                        "url": url,
-                        "event_type": event["type"],
-                        "body": json.dumps(event, ensure_ascii=False, default=str),
-                        "attempts": attempts,
-                        "error": error[:2000],
-                        "now": datetime.now(),
-                    },
-                )
+            self._store.write(lambda cur: cur.execute(sql, parameters))
         except Exception as exc:  # the store is closing or failing: the log keeps the id
             log.warning("webhook %s of %s not kept: %s", event["id"], url, exc)
+
+    def _read(self) -> list[tuple[str, str]]:
+        """The kept deliveries: (url, event JSON)."""
+        with self._store.engine.reading() as cur:
+            rows = cur.execute(
+                "select url, body from rolemem_webhook_delivery order by failed_at"
+            ).fetchall()
+        return [(str(url), str(body)) for url, body in rows]

@@ -24,10 +24,7 @@ from pydantic_core import CoreSchema
 
 from ...dynamic_memory.contract import AGENT_ID as AGENT_ID
 from ...dynamic_memory.contract import KEYWORD_LENGTH as KEYWORD_LENGTH
-from ...dynamic_memory.contract import MAX_KEYWORDS as MAX_KEYWORDS
-from ...dynamic_memory.contract import MEMORY_LENGTH as MEMORY_LENGTH
 from ...dynamic_memory.contract import Share as Share
-from ...dynamic_memory.contract import Strength as Strength
 from ...memory_builder.contract import ID_LENGTH as ID_LENGTH
 from ...memory_builder.contract import LINE_LENGTH as LINE_LENGTH
 from ...memory_builder.contract import MAX_ID as MAX_ID

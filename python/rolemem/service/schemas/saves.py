@@ -279,9 +279,7 @@ class LinesAppend(Request):
     @field_validator("observe")
     @classmethod
     def _one_scene(cls, observe: Observe | list[Observe] | None) -> Any:
-        if not isinstance(observe, list):
-            return observe
-        if len({target.scene for target in observe if target.scene is not None}) > 1:
+        if isinstance(observe, list) and len({item.scene for item in observe} - {None}) > 1:
             raise ValueError("one scene: the appended lines are played in one")
         return observe
 

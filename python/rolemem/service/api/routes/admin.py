@@ -45,7 +45,7 @@ async def status(store: StoreDep) -> Any:
     responses=responses(404),
 )
 async def snapshot(store: StoreDep) -> Any:
-    path, size = await store.run(None, store.snapshot)
+    path, size = await store.run(store.snapshot)
     return {"path": path, "bytes": size}
 
 

@@ -97,7 +97,7 @@ async def _import(store: Store, character_id: str, document: dict[str, Any]) -> 
             "advice": [str(item.message) for item in advice],
         }
 
-    return await store.run(None, write)
+    return await store.run(write)
 
 
 @shared.get(
@@ -108,7 +108,7 @@ async def _import(store: Store, character_id: str, document: dict[str, Any]) -> 
     "id, with its entries per kind: what the other /config routes take.",
 )
 async def list_characters(store: StoreDep) -> Any:
-    counts = await store.run(None, store.characters)
+    counts = await store.run(store.characters)
     return {
         "characters": [
             {"character_id": character_id, "entries": entries}
@@ -126,7 +126,7 @@ async def list_characters(store: StoreDep) -> Any:
     responses=responses(404, 422),
 )
 async def export_config(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
-    config = await store.run(None, stored_config, store.engine, character_id)
+    config = await store.run(stored_config, store.engine, character_id)
     return export_designer_json(config, character_id)
 
 
@@ -154,5 +154,5 @@ async def export_lorebook(store: StoreDep, character_id: CharacterId) -> dict[st
     responses=responses(404, 422),
 )
 async def export_unlock_matrix(store: StoreDep, character_id: CharacterId) -> Any:
-    cells = await store.run(None, unlock_matrix, store.engine, character_id)
+    cells = await store.run(unlock_matrix, store.engine, character_id)
     return {"character_id": character_id, "cells": cells}

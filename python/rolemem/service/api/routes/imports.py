@@ -8,15 +8,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from ....memory_builder import saves
 from ...core.body_route import BodyRoute
 from ...core.errors import invalid, responses
-from ...core.import_body import NDJSON, ROWS, ImportBodies
-from ...core.settings import ServiceSettings
+from ...core.import_body import NDJSON, ROWS
 from ...core.state import Store
 from ...schemas.common import USER_ID
 from ...schemas.imports import Imported
@@ -26,18 +25,6 @@ from .saves import IdempotencyKey, SaveId
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 _LINES: TypeAdapter[list[LineIn]] = TypeAdapter(list[LineIn])
-
-
-def install(app: FastAPI, settings: ServiceSettings) -> None:
-    """The import's body reader (the route is a game group's: api/main.py), added after the
-    request guard so it runs before it (the guard holds every other body to
-    max_body_bytes)."""
-    app.add_middleware(
-        ImportBodies,
-        max_bytes=settings.import_max_bytes,
-        max_lines=settings.import_max_lines,
-        body_timeout=settings.body_timeout,
-    )
 
 
 def checked_rows(rows: Any) -> list[dict[str, Any]]:
@@ -68,9 +55,8 @@ def _import(
         [save_id, user_id, rows],
         for_store(store, saves.import_lines, save_id, lines, user_id, default_time=now),
     )
-    spoke = list(dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None))
     observed = []
-    for role_id in spoke:
+    for role_id in dict.fromkeys(line["role_id"] for line in lines if line["role_id"] is not None):
         _, agent_id = resolve_role(store, role_id)
         extraction = "disabled"
         if agent_id is not None:
@@ -125,4 +111,4 @@ async def import_lines(
     ] = False,
 ) -> Any:
     rows = getattr(request.state, ROWS, None)
-    return await store.run(None, _import, store, save_id, user_id, rows, key, flush)
+    return await store.run(_import, store, save_id, user_id, rows, key, flush)

@@ -42,7 +42,7 @@ MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", 
     responses=responses(422),
 )
 async def export_official(store: StoreDep, agent_id: AgentId) -> Any:
-    return await store.run(None, store.memory.export_official, agent_id)
+    return await store.run(store.memory.export_official, agent_id)
 
 
 @router.post(
@@ -55,7 +55,7 @@ async def export_official(store: StoreDep, agent_id: AgentId) -> Any:
 )
 async def import_official(store: StoreDep, body: OfficialImport) -> Any:
     events, entities = await store.run(
-        None, store.memory.import_official, body.model_dump(), pool=store.bulk
+        store.memory.import_official, body.model_dump(), pool=store.bulk
     )
     return {"events": events, "entities": entities}
 
@@ -69,7 +69,6 @@ async def import_official(store: StoreDep, body: OfficialImport) -> Any:
 )
 async def add_event(store: StoreDep, body: OfficialEvent) -> Any:
     event_id = await store.run(
-        None,
         store.memory.add_event,
         user_id=None,
         scope="official",
@@ -88,9 +87,7 @@ async def add_event(store: StoreDep, body: OfficialEvent) -> Any:
 )
 async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
     fields = body.model_dump(exclude_none=True)  # no updated_at: add_entity's now
-    entity_id = await store.run(
-        None, store.memory.add_entity, user_id=None, scope="official", **fields
-    )
+    entity_id = await store.run(store.memory.add_entity, user_id=None, scope="official", **fields)
     return {"entity_id": entity_id}
 
 
@@ -103,7 +100,6 @@ async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
 )
 async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
     return await store.run(
-        None,
         player_memories.edit,
         store.memory,
         kind,
@@ -122,6 +118,4 @@ async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialM
     responses=responses(404, 422),
 )
 async def delete(store: StoreDep, kind: Kind, memory_id: MemoryId) -> Any:
-    return await store.run(
-        None, player_memories.delete, store.engine, kind, memory_id, scope="official"
-    )
+    return await store.run(player_memories.delete, store.engine, kind, memory_id, scope="official")

@@ -53,7 +53,10 @@ def _recall(store: Store, body: QueryRequest) -> Answer:
 )
 async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
     # QueryResponse reads its fields off the answer
-    return await store.run(request, _recall, store, body)
+    return await store.run(_recall, store, body, request=request)
+
+
+_LISTS = ("memory_events", "memory_entities", "timeline")
 
 
 @router.post(
@@ -63,13 +66,9 @@ async def query(request: Request, store: StoreDep, body: QueryRequest) -> Any:
     description="As /query, only the memories' texts and the prompt text.",
 )
 async def query_simple(request: Request, store: StoreDep, body: QueryRequest) -> Any:
-    answer: Answer = await store.run(request, _recall, store, body)
-    return {
-        "memory_events": [e["description"] for e in answer.memory_events],
-        "memory_entities": [e["description"] for e in answer.memory_entities],
-        "timeline": [e["description"] for e in answer.timeline],
-        "prompt_text": answer.prompt_text,
-    }
+    answer: Answer = await store.run(_recall, store, body, request=request)
+    texts = {name: [e["description"] for e in getattr(answer, name)] for name in _LISTS}
+    return {**texts, "prompt_text": answer.prompt_text}
 
 
 @shared.post(
@@ -82,11 +81,11 @@ async def query_simple(request: Request, store: StoreDep, body: QueryRequest) ->
 )
 async def expand_words(request: Request, store: StoreDep, body: ExpandWordsRequest) -> Any:
     words = await store.run(
-        request,
         store.memory.expand_words,
         body.sentence,
         count=body.chinese_rd_count,
         strategy=0 if body.logic_type == "first" else 1,
         filter_levels=body.filter_values,
+        request=request,
     )
     return ExpandWordsResponse(**words)

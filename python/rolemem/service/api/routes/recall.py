@@ -32,7 +32,7 @@ async def _recall(
             explain=explain,
         )
 
-    result = await store.run(request, run)
+    result = await store.run(run, request=request)
     return {
         "character_memory_attributes": result.attributes,
         "character_memory_event": result.events,

@@ -24,7 +24,6 @@ from ...schemas.saves import (
     LinesAppend,
     LinesAppended,
     MemoryStatus,
-    Observe,
     Regenerate,
     Regenerated,
     Role,
@@ -72,7 +71,6 @@ _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
 )
 async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
-        None,
         store.idempotent,
         key,
         None,
@@ -102,7 +100,6 @@ async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = N
 )
 async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
-        None,
         store.idempotent,
         key,
         body.user_id,
@@ -129,7 +126,7 @@ async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = N
     responses=responses(403, 404, 422),
 )
 async def get_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    return await store.run(None, read_on, store, saves.describe, save_id, user_id)
+    return await store.run(read_on, store, saves.describe, save_id, user_id)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
@@ -155,7 +152,7 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    return await store.run(None, _delete, store, save_id, user_id)
+    return await store.run(_delete, store, save_id, user_id)
 
 
 @router.get(
@@ -176,7 +173,7 @@ async def branch_lines(
     ] = None,
 ) -> Any:
     return await store.run(
-        None, read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+        read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
     )
 
 
@@ -198,7 +195,12 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
         # answers; only an ownerless save a game opens lacks the player observe needs
         read_on(store, saves.owned_save, save_id, None)
         raise RolememError("observe needs the player: give user_id", field="user_id")
-    observed = [_observed(store, target, where) for where, target in targets]
+    # each one's agent (the request's, else its role's), checked before anything is written
+    observed = []
+    for where, target in targets:
+        _, agent_id = resolve_role(store, target.role_id, agent_id=target.agent_id, where=where)
+        agent_id = required_from_role(agent_id, target.role_id, "agent_id", where)
+        observed.append(target.model_copy(update={"agent_id": agent_id}))
     now = body.now or datetime.now()
     lines = [line.model_dump() for line in body.lines]
     answer = store.idempotent(
@@ -238,15 +240,6 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
     return answer
 
 
-def _observed(store: Store, observe: Observe, where: str) -> Observe:
-    """`observe` with its agent: the request's, else its role's (checked before anything is
-    written: a mismatch, or a role without one, is a 409; a script NPC without one a 422).
-    `where`: how errors name it (`observe.`, or `observe[i].` in a list)."""
-    _, agent_id = resolve_role(store, observe.role_id, agent_id=observe.agent_id, where=where)
-    agent_id = required_from_role(agent_id, observe.role_id, "agent_id", where)
-    return observe.model_copy(update={"agent_id": agent_id})
-
-
 @router.post(
     "/saves/{save_id}/lines",
     response_model=LinesAppended,
@@ -260,7 +253,7 @@ def _observed(store: Store, observe: Observe, where: str) -> Observe:
 async def append_lines(
     store: StoreDep, save_id: SaveId, body: LinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    return await store.run(None, _append, store, save_id, body, key)
+    return await store.run(_append, store, save_id, body, key)
 
 
 @router.post(
@@ -274,7 +267,7 @@ async def append_lines_legacy(
     store: StoreDep, body: LegacyLinesAppend, key: IdempotencyKey = None
 ) -> Any:
     lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
-    return await store.run(None, _append, store, body.save_id, lines, key)
+    return await store.run(_append, store, body.save_id, lines, key)
 
 
 @router.post(
@@ -291,7 +284,6 @@ async def regenerate(
 ) -> Any:
     now = body.now or datetime.now()
     answer = await store.run(
-        None,
         store.idempotent,
         key,
         body.user_id,
@@ -317,7 +309,7 @@ async def regenerate(
 )
 async def move_tip(store: StoreDep, save_id: SaveId, body: TipMove) -> Any:
     tip = for_store(store, saves.set_tip, save_id, body.line_id, body.user_id)
-    answer = await store.run(None, store.write, tip)
+    answer = await store.run(store.write, tip)
     store.refresh_later(save_id)
     return answer
 
@@ -388,9 +380,4 @@ async def memory_status(
 ) -> Any:
     if role_id is not None and script_role_id is not None:
         raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
-
-    def status() -> dict[str, Any]:
-        _, agent = resolve_role(store, role_id, agent_id=agent_id)
-        return status_of(store, save_id, user_id, agent, role_id, script_role_id)
-
-    return await store.run(None, status)
+    return await store.run(status_of, store, save_id, user_id, agent_id, role_id, script_role_id)

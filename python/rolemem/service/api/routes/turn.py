@@ -51,7 +51,7 @@ async def turn(request: Request, store: StoreDep, body: TurnRequest) -> Any:
             max_prompt_tokens=body.max_prompt_tokens,
         )
 
-    result = await store.run(request, run)
+    result = await store.run(run, request=request)
     return {
         "messages": result.messages,
         "prompt_tokens": result.prompt_tokens,

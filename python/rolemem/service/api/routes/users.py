@@ -61,7 +61,7 @@ async def _on_save(
         check_own_save(store, save_id, user_id)
         return read(user_id=user_id, agent_id=agent_id, save_id=save_id, **more)
 
-    return await store.run(request, checked)
+    return await store.run(checked, request=request)
 
 
 @router.get(
@@ -86,7 +86,6 @@ async def list_memories(
     offset: Offset = 0,
 ) -> Any:
     return await store.run(
-        request,
         player_memories.list_memories,
         store.engine,
         user_id,
@@ -95,6 +94,7 @@ async def list_memories(
         q=q,
         limit=limit,
         offset=offset,
+        request=request,
     )
 
 
@@ -113,7 +113,7 @@ async def list_saves(
         with store.engine.reading() as cur:
             return erasure.list_saves(cur, user_id, limit=limit, offset=offset)
 
-    return await store.run(request, read)
+    return await store.run(read, request=request)
 
 
 @router.get(
@@ -193,13 +193,7 @@ async def archive(
     offset: Offset = 0,
 ) -> Any:
     items = await store.run(
-        None,
-        archived,
-        store.engine,
-        user_id=user_id,
-        agent_id=agent_id,
-        limit=limit,
-        offset=offset,
+        archived, store.engine, user_id=user_id, agent_id=agent_id, limit=limit, offset=offset
     )
     return {"items": items, "limit": limit, "offset": offset}
 
@@ -216,7 +210,7 @@ async def archive(
 )
 async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
     change = store.memory.change_fact
-    new_id = await store.run(None, change, user_id=user_id, fact_id=memory_id, value=body.value)
+    new_id = await store.run(change, user_id=user_id, fact_id=memory_id, value=body.value)
     return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
 
 
@@ -229,7 +223,7 @@ async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body:
     responses=responses(404, 422),
 )
 async def delete_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId) -> Any:
-    await store.run(None, store.memory.delete_fact, user_id=user_id, fact_id=memory_id)
+    await store.run(store.memory.delete_fact, user_id=user_id, fact_id=memory_id)
     return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
 
 
@@ -249,7 +243,6 @@ async def edit(
     memory_id: MemoryId,
 ) -> Any:
     return await store.run(
-        None,
         player_memories.edit,
         store.memory,
         kind,
@@ -270,13 +263,7 @@ async def edit(
 )
 async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
     return await store.run(
-        None,
-        player_memories.delete,
-        store.engine,
-        kind,
-        memory_id,
-        scope="user",
-        user_id=user_id,
+        player_memories.delete, store.engine, kind, memory_id, scope="user", user_id=user_id
     )
 
 
@@ -293,12 +280,7 @@ async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: Memory
 )
 async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     forgotten = await store.run(
-        None,
-        player_memories.forget,
-        store.engine,
-        user_id,
-        agent_id=body.agent_id,
-        purge=body.purge,
+        player_memories.forget, store.engine, user_id, agent_id=body.agent_id, purge=body.purge
     )
     if body.purge and store.webhooks is not None:
         store.webhooks.emit(
@@ -315,4 +297,4 @@ async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     responses=responses(422),
 )
 async def export(store: StoreDep, user_id: UserId, agent_id: AgentQuery = None) -> Any:
-    return await store.run(None, player_memories.export, store.engine, user_id, agent_id=agent_id)
+    return await store.run(player_memories.export, store.engine, user_id, agent_id=agent_id)
