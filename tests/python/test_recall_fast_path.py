@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
+from rolemem.dynamic_memory import recall
 from rolemem.dynamic_memory.player_memories import forget
 from rolemem.dynamic_memory.postings_cache import EventPostingsCache
 from rolemem.dynamic_memory.reachable import REACHABLE, read_reachable
@@ -316,3 +317,51 @@ def test_the_fast_path_stays_the_models_through_random_writes():
                 checked += 1
         assert checked == 200
         assert done == {"add", "edit", "importance", "delete", "forget", "official"}
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_a_memory_changed_between_a_lone_recalls_reads_is_answered_as_the_statement_does(
+    change, monkeypatch
+):
+    """A lone recall reads its scope, then its descriptions, then the fields of what it shows,
+    each in its own snapshot: a shown event deleted (or edited: a new id) in between sends the
+    query to the statement, which reads one snapshot: the answer still holds `limit` events
+    (after a delete the statement's after it: only its word statistics were read before), and
+    its candidates say which were shown."""
+    con = duckdb.connect()
+    writer = DynamicMemory(con, embedder=None)
+    reader = DynamicMemory(con, embedder=None, profile={"timeline_size": 2})
+    owner = {"user_id": USER, "agent_id": AGENT}
+    writer.add_events(  # the overview timeline: the newest (fillers, the race's second id)
+        [
+            {**owner, "description": f"猫 咖啡 {i}", "created_at": NOW - timedelta(days=9 + i)}
+            for i in range(1, 8)
+        ]
+        + [
+            {**owner, "description": f"书 {i}", "created_at": NOW - timedelta(days=i)}
+            for i in range(1, 5)
+        ]
+    )
+    read_fields = recall.read_fields
+    gone: list[int] = []
+
+    def racing(fetch_rows: Any, ids: list[int], now: datetime) -> Any:
+        gone.append(ids[0])
+        if change == "delete":
+            writer.delete_event(ids[0])
+        else:
+            writer.update_event(ids[0], description="猫 咖啡 改")
+        return read_fields(fetch_rows, ids, now)
+
+    asked = {**owner, "limit": 3, "explain": True, "update": False, "now": NOW}
+    with monkeypatch.context() as patched:
+        patched.setattr(recall, "read_fields", racing)
+        raced = reader.query("猫 咖啡", **asked)
+    reader._recall._alone = False  # the statement, after the change
+    after = reader.query("猫 咖啡", **asked)
+    shown = [event["event_id"] for event in raced.memory_events]
+    assert len(shown) == 3 and gone[0] not in shown
+    assert [c["event_id"] for c in raced.candidates if c["status"] == "shown"] == shown
+    assert raced.timeline == after.timeline
+    if change == "delete":  # an edit's new id has no signal rows before it: none to show yet
+        assert shown == [event["event_id"] for event in after.memory_events]

@@ -6,9 +6,9 @@ reading or lowercasing every description on every turn (~2 ms of a 400-event pla
 A description never changes once written (a new description is a new event with a new id), so
 the cache loads only the events it has not seen; which events are reachable and in scope is
 read on every recall (scope.read_scope), and only those are looked up. Bounded by events held
-(least recently used players go first; an event of 40 Chinese characters takes about 450
-bytes: both texts, their tuple and its entry, so the default 200,000 events is about 90 MB);
-thread-safe."""
+(least recently used players go first; an event of 40 Chinese characters takes about 270
+bytes, its text held once where lowercasing changes nothing, measured: the default 200,000
+events is about 55 MB); thread-safe."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class DescriptionCache:
                 for event, text, lowered in zip(
                     *(column.tolist() for column in loaded.values()), strict=True
                 ):
-                    held[event] = (text, lowered)
+                    # one string where lowercasing changes nothing (Chinese text)
+                    held[event] = (text, text if lowered == text else lowered)
             self._players[owner] = held  # most recently used last
             total = sum(len(player) for player in self._players.values())
             while total > self.max_events and len(self._players) > 1:

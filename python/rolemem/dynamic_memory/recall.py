@@ -464,19 +464,25 @@ class Recall:
         )
         # a lone query whose candidates Python scores needs no statement: its answer is built
         # from its scope (the entities come from their own statement, beside)
-        alone = scores and (apart is not None or not entities)
-        if alone and scope is not None and signals is not None and windows is not None:
-            rows = [
-                self._answered_alone(
-                    scope,
-                    signals,
-                    inputs[0],
-                    {name: stats[name][0] for name in stats},
-                    variables,
-                    candidates,
-                    windows,
-                )
-            ]
+        alone = None
+        if (
+            scores
+            and (apart is not None or not entities)
+            and scope is not None
+            and signals is not None
+            and windows is not None
+        ):
+            alone = self._answered_alone(
+                scope,
+                signals,
+                inputs[0],
+                {name: stats[name][0] for name in stats},
+                variables,
+                candidates,
+                windows,
+            )
+        if alone is not None:
+            rows = [alone]
         else:
             provided = (
                 None
@@ -580,21 +586,25 @@ class Recall:
         variables: Mapping[str, Any],
         explain: bool,
         windows: Mapping[str, Sequence[Any]],
-    ) -> tuple[Any, ...]:
+    ) -> tuple[Any, ...] | None:
         """A lone query's answer row, as the statement and _scored give it, from its `scope`:
         its candidates scored and selected (event_scores), its timeline, and the fields of the
-        events shown, read by id (an event deleted since its scope was read is not shown)."""
+        events shown, read by id. None: an event was deleted since the scope was read (each
+        read has its snapshot; the statement's one reads them all)."""
         context = self.context
         owner = (values["agent_id"], values["user_id"])
+        found = candidates_in_scope(
+            scope,
+            signals,
+            bool(windows["windows_query_id"]),
+            functools.partial(self._texts.texts, context.store.columns, owner),
+            context.time_question_words,
+            context.time_words,
+        )
+        if found is None:
+            return None
         scored = event_scores.scored(
-            candidates_in_scope(
-                scope,
-                signals,
-                bool(windows["windows_query_id"]),
-                functools.partial(self._texts.texts, context.store.columns, owner),
-                context.time_question_words,
-                context.time_words,
-            ),
+            found,
             values,
             stats,
             variables.get("recall_fusion"),
@@ -606,11 +616,13 @@ class Recall:
         fields = read_fields(
             context.store.records, [row["event_id"] for row in shown] + timeline, values["now"]
         )
+        if len(fields) < len({row["event_id"] for row in shown} | set(timeline)):
+            return None
         for row in shown:
-            row.update(fields.get(row["event_id"], {"is_selected": False}))
+            row.update(fields[row["event_id"]])
         timeline_rows = [
             {"query_id": 1, "result_index": index, **fields[event_id]}
-            for index, event_id in enumerate(e for e in timeline if e in fields)
+            for index, event_id in enumerate(timeline)
         ]
         return (
             1,

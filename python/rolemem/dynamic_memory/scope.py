@@ -163,14 +163,15 @@ def candidates_in_scope(
     texts: Callable[[list[int]], Mapping[int, Texts]],
     time_question_words: Sequence[str],
     time_words: tuple[tuple[str, bool], ...],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]] | None:
     """Model int_memory_event_candidates for the query: each signal row (`signals`: bound
     lists, signals.signal_rows) of an event in scope, with what scoring reads. `has_window`:
     its text names a time window; `texts`: the descriptions of events by id
     (description_cache); `time_question_words`: seed memory_time_question_words lowercased
     (the query asks when when its lowered text holds one); `time_words`: seed
     time_expressions, each with whether it is lowercase (then found in the lowered
-    description, else in the description as written)."""
+    description, else in the description as written). None: an event was deleted since the
+    scope was read."""
     events = scope.reachable
     lowered = scope.lowered_query
     asks_when = any(word in lowered for word in time_question_words)
@@ -183,10 +184,12 @@ def candidates_in_scope(
     uses = scope.recall_count[at].tolist()
     last = [None if np.isnat(when) else when.item() for when in scope.last_recalled_at[at]]
     held = texts(ids[kept].tolist())
+    if any(int(ids[number]) not in held for number in kept):
+        return None  # deleted since its scope was read: the statement answers alone
     columns = [(name, signals[f"signals_{name}"]) for name in SIGNAL_COLUMNS]
     rows = []
     for number in kept:
-        text, lowered_text = held.get(int(ids[number]), (None, None))
+        text, lowered_text = held[int(ids[number])]
         row = {name: values[number] for name, values in columns}
         row["has_time_window"] = has_window
         row["has_query_in_description"] = (
