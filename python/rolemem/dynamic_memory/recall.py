@@ -402,6 +402,21 @@ class Recall:
                 {**words_params(words, "query_id"), **(windows or {})},
             )
             parts.append(apart)
+        # a lone query's reachable events are read with its scope (the branch rule), so it may
+        # need no statement (below); beside its embedding, which they do not need
+        lone = (
+            self._fast is not None
+            and self._alone
+            and len(queries) == 1
+            and windows is not None
+            and not variables.get("recall_replacements", True)
+        )
+        scoping: Future[Scope] | None = None
+        if lone and context.embedder is not None:
+            scoping = _BESIDE.submit(
+                cancel.carried(read_scope), context.store.columns, dict(inputs[0])
+            )
+            parts.append(scoping)
         # the texts embedded while the entities' statement works (it reads no vector)
         embedding = time.perf_counter()
         if context.embedder is not None:
@@ -411,18 +426,15 @@ class Recall:
                 values["query_embedding"] = vector
                 values |= self.vectors.reference_stats(text, vector)
         embed_ms = (time.perf_counter() - embedding) * 1000
-        # the fast path reads the queries' reachable events once, for BM25 and the vectors; a
-        # lone query's with its scope (the branch rule), so it may need no statement (below)
+        # the fast path reads the queries' reachable events once, for BM25 and the vectors
         scope: Scope | None = None
         reachable: list[Reachable] | None = None
-        if (
-            self._fast is not None
-            and self._alone
-            and len(queries) == 1
-            and windows is not None
-            and not variables.get("recall_replacements", True)
-        ):
-            scope = read_scope(context.store.columns, inputs[0])
+        if lone:
+            scope = (
+                read_scope(context.store.columns, inputs[0])
+                if scoping is None
+                else scoping.result()
+            )
             reachable = [scope.reachable]
         elif self._fast is not None:
             reachable = read_reachable(
