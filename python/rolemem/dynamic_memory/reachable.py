@@ -30,7 +30,9 @@ def has_context(alias: str = "") -> str:
 # written out rather than composed (a per-recall read: the model's staging costs ~1.2 ms more
 # to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
 # vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
-def _reachable_sql(owners: bool, vectors: bool) -> str:
+# `columns`, `joins`: more of each event, and the joins they read (with vectors only: the
+# lone recall's scope read, scope.py)
+def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "") -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
     if not vectors:
         return " union all ".join(
@@ -44,9 +46,9 @@ def _reachable_sql(owners: bool, vectors: bool) -> str:
             events.token_count,
             events.created_at,
             vectors.event_id is not null as has_vector,
-            coalesce({has_context("vectors")}, false) as has_context
+            coalesce({has_context("vectors")}, false) as has_context{columns}
         from ({events}) as events
-        left join {table} as vectors on vectors.event_id = events.id"""
+        left join {table} as vectors on vectors.event_id = events.id{joins}"""
         for table, events in PLAYER_EVENTS.items()
     )
 
@@ -54,7 +56,7 @@ def _reachable_sql(owners: bool, vectors: bool) -> str:
 # (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
 # read its owners
 _REACHABLE = {
-    (owners, vectors): _reachable_sql(owners, vectors)
+    (owners, vectors): reachable_sql(owners, vectors)
     for owners in (True, False)
     for vectors in (True, False)
 }
@@ -89,7 +91,7 @@ def read_reachable(
     users = sorted({user for _, user in owners})
     params = {"agent_id": agents, "user_id": users}
     if len(agents) == len(users) == 1:
-        one = _sorted(fetch(_REACHABLE[False, vectors], params))
+        one, _ = by_id(fetch(_REACHABLE[False, vectors], params))
         return [one for _ in owners]
     columns = fetch(_REACHABLE[True, vectors], params)
     return [reachable_lengths(columns, agent, user) for agent, user in owners]
@@ -101,22 +103,28 @@ def reachable_lengths(columns: Mapping[str, Any], agent_id: str, user_id: str) -
         np.asarray(values_filled(columns[name], None), dtype=object)
         for name in ("agent_id", "scope", "user_id")
     )
-    return _sorted(columns, (agents == agent_id) & ((scopes == "official") | (users == user_id)))
+    owned = (agents == agent_id) & ((scopes == "official") | (users == user_id))
+    return by_id(columns, owned)[0]
 
 
-def _sorted(columns: Mapping[str, Any], rows: Any = slice(None)) -> Reachable:
-    """The events of `rows` (all: a batch of one player) by ascending id."""
+def by_id(columns: Mapping[str, Any], rows: Any = slice(None)) -> tuple[Reachable, np.ndarray]:
+    """The events of `rows` (all: a batch of one player) by ascending id, and that order (the
+    positions among `rows` a further column of them is taken in)."""
     ids = np.asarray(values_filled(columns["event_id"], 0), dtype=np.int64)[rows]
     lengths = floats(columns["token_count"])[rows]
     created = np.asarray(columns["created_at"], dtype="datetime64[us]")[rows]
     order = np.argsort(ids)
     if "has_vector" not in columns:
-        return Reachable(ids[order], lengths[order], created[order])
+        return Reachable(ids[order], lengths[order], created[order]), order
     has_vector, has_context = (
-        np.asarray(values_filled(columns[name], False), dtype=bool)[rows][order]
-        for name in ("has_vector", "has_context")
+        flags(columns[name])[rows][order] for name in ("has_vector", "has_context")
     )
-    return Reachable(ids[order], lengths[order], created[order], has_vector, has_context)
+    return Reachable(ids[order], lengths[order], created[order], has_vector, has_context), order
+
+
+def flags(column: Any) -> np.ndarray:
+    """A fetched boolean column as booleans, False for null."""
+    return np.asarray(values_filled(column, False), dtype=bool)
 
 
 def floats(column: Any) -> np.ndarray:

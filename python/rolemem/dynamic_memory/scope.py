@@ -26,8 +26,8 @@ import numpy as np
 from ..schema.memory import OFFICIAL_TABLES
 from ..sql.project import render_macro
 from .description_cache import Texts
-from .reachable import Fetch, Reachable, floats, has_context, values_filled
-from .sql import PLAYER_EVENTS, SIGNAL_COLUMNS
+from .reachable import Fetch, Reachable, by_id, flags, floats, reachable_sql
+from .sql import SIGNAL_COLUMNS
 
 
 class Scope(NamedTuple):
@@ -57,9 +57,9 @@ _QUERY = (
 
 @functools.cache
 def _scope_sql(chained: bool) -> str:
-    """The read: each part of the union of int_memory_events_with_official beside its vectors
-    (as read_reachable's), with the branch rule; `chained`: the query has a save, whose chain
-    is joined (else no event's line is on one)."""
+    """The read: the reachable read with vectors (reachable.reachable_sql), with the branch
+    rule and what scoring reads; `chained`: the query has a save, whose chain is joined (else
+    no event's line is on one)."""
     chain = (
         "(select line_id from main.int_lines_chained_to_root "
         "where save_id = cast($save_id as bigint))"
@@ -72,20 +72,10 @@ def _scope_sql(chained: bool) -> str:
         "tree_roots.line_id" if chained else "null",
         None,
     )
-    joins = (
-        f"""
-        left join {chain} as query_chains on query_chains.line_id = events.last_line_id
-        left join {chain} as tree_roots on tree_roots.line_id = events.root_line_id"""
-        if chained
-        else ""
-    )
-    return " union all ".join(
-        f"""select
-            events.id as event_id,
-            events.token_count,
-            events.created_at,
-            vectors.event_id is not null as has_vector,
-            coalesce({has_context("vectors")}, false) as has_context,
+    return reachable_sql(
+        owners=False,
+        vectors=True,
+        columns=f""",
             {in_scope} as is_in_scope,
             events.scope = 'user' as is_own,
             cast(events.importance as double) as importance,
@@ -93,10 +83,12 @@ def _scope_sql(chained: bool) -> str:
             events.recall_count,
             events.last_recalled_at,
             lower(cast($query_text as varchar)) as lowered_query,
-            length(cast($query_text as varchar)) > 1 as is_long_query
-        from ({events}) as events
-        left join {table} as vectors on vectors.event_id = events.id{joins}"""
-        for table, events in PLAYER_EVENTS.items()
+            length(cast($query_text as varchar)) > 1 as is_long_query""",
+        joins=f"""
+        left join {chain} as query_chains on query_chains.line_id = events.last_line_id
+        left join {chain} as tree_roots on tree_roots.line_id = events.root_line_id"""
+        if chained
+        else "",
     )
 
 
@@ -114,29 +106,17 @@ def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
             "user_id": [query["user_id"]],
         },
     )
-    ids = np.asarray(values_filled(columns["event_id"], 0), dtype=np.int64)
-    order = np.argsort(ids)
-
-    def flags(name: str) -> np.ndarray:
-        return np.asarray(values_filled(columns[name], False), dtype=bool)[order]
-
-    reachable = Reachable(
-        ids[order],
-        floats(columns["token_count"])[order],
-        np.asarray(columns["created_at"], dtype="datetime64[us]")[order],
-        flags("has_vector"),
-        flags("has_context"),
-    )
+    reachable, order = by_id(columns)
     return Scope(
         reachable,
-        flags("is_in_scope"),
-        flags("is_own"),
+        flags(columns["is_in_scope"])[order],
+        flags(columns["is_own"])[order],
         floats(columns["importance"])[order],
         floats(columns["feedback"])[order],
         np.asarray(columns["recall_count"], dtype=np.int64)[order],
         _times(columns["last_recalled_at"])[order],
-        str(columns["lowered_query"][0]) if len(ids) else "",  # no event: no candidate
-        bool(len(ids) and columns["is_long_query"][0]),
+        str(columns["lowered_query"][0]) if len(order) else "",  # no event: no candidate
+        bool(len(order) and columns["is_long_query"][0]),
     )
 
 
