@@ -37,15 +37,16 @@ _HEAD_TOO_LARGE = f"the request's headers are larger than {MAX_HEADER_BYTES // 1
 _SPARE_FILES = 64
 
 
-def _raw_error(status: int, kind: str, message: str) -> bytes:
-    """A whole HTTP/1.1 answer in the one error shape that closes the connection (written
-    before or instead of a request, where no ASGI cycle exists)."""
+def _close_with(transport: Any, status: int, kind: str, message: str) -> None:
+    """Write a whole HTTP/1.1 answer in the one error shape and close the connection (before
+    or instead of a request, where no ASGI cycle exists)."""
     body = bytes(error_response(status, kind, message).body)
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
-    return head.encode("ascii") + body
+    transport.write(head.encode("ascii") + body)
+    transport.close()
 
 
 class GuardedProtocol(H11Protocol):
@@ -63,8 +64,7 @@ class GuardedProtocol(H11Protocol):
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         if len(self.connections) > self.max_connections and not self._make_room():
-            transport.write(_raw_error(503, "Busy", "too many open connections"))
-            transport.close()
+            _close_with(transport, 503, "Busy", "too many open connections")
             return
         self._wait_for_headers()
 
@@ -76,11 +76,9 @@ class GuardedProtocol(H11Protocol):
         """uvicorn's answer to a request h11 refused: a head past h11's limit is a 431, the
         rest a 400, each in the one error shape."""
         if len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
-            answer = _raw_error(431, "HeadersTooLarge", _HEAD_TOO_LARGE)
+            _close_with(self.transport, 431, "HeadersTooLarge", _HEAD_TOO_LARGE)
         else:
-            answer = _raw_error(400, "BadRequest", "not a valid HTTP/1.1 request")
-        self.transport.write(answer)
-        self.transport.close()
+            _close_with(self.transport, 400, "BadRequest", "not a valid HTTP/1.1 request")
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -109,8 +107,7 @@ class GuardedProtocol(H11Protocol):
         if self.transport.is_closing():
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
-        self.transport.write(_raw_error(408, "RequestTimeout", message))
-        self.transport.close()
+        _close_with(self.transport, 408, "RequestTimeout", message)
 
     def _make_room(self) -> bool:
         """Close the connection that has waited longest for its headers; False if none is

@@ -76,15 +76,13 @@ class _ClientLeft(Exception):
     pass
 
 
+@dataclass(frozen=True)
 class _NotANumber:
     """Where the JSON said NaN, Infinity or a number too large for a double: found by the walk,
     so the error can name the field."""
 
-    def __init__(
-        self, text: str, why: str = "is not a finite number (NaN and infinity are refused)"
-    ) -> None:
-        self.text = text
-        self.why = why
+    text: str
+    why: str = "is not a finite number (NaN and infinity are refused)"
 
 
 def _finite(text: str) -> float | _NotANumber:
