@@ -1,20 +1,11 @@
-"""Connections that cost nothing when they stall: uvicorn's h11 protocol with
-
-- a header deadline: a request's headers must arrive within `header_timeout` seconds of the
-  connection opening (or of the previous answer on a kept-alive connection), else a 408 in the
-  one error shape and the connection is closed (uvicorn itself waits forever);
-- a cap on open connections (`max_connections`, per process): at the cap, the connection that
-  has waited longest for its headers (stalled, or idle between requests) is closed to make
-  room, so a flood of stalled connections never locks out a client that sends its request;
-  when every connection is serving a request, the new one gets a 503 and is closed.
-
-The body's deadline is the request guard's (guard.py): it sees the body, this sees the bytes
-before a request exists. Nothing here runs per request but a timer armed and cancelled.
-
-The request head's limit (MAX_HEADER_BYTES) is h11's `max_incomplete_event_size` for a head
-still arriving, answered 431 (uvicorn answers h11's refusal 400); a head that arrives whole in
-one read h11 takes at any size, so `HeaderLimit` (ASGI, inside the access log: counted and
-logged) refuses it 431 too (docs/decisions/service-machinery.md)."""
+"""Connections that cost nothing when they stall: uvicorn's h11 protocol with a header
+deadline (`header_timeout`, from the connection's opening or the previous answer: 408 and
+closed; uvicorn itself waits forever) and a cap on open connections (`max_connections`: at
+the cap the one waiting longest for its headers is closed, so a flood of stalled connections
+never locks out a client that sends its request; when every one is serving, the new one gets
+a 503). The body's deadline is the request guard's. A request head past MAX_HEADER_BYTES is a
+431, whether h11 refuses it or it arrived whole in one read (`HeaderLimit`:
+docs/decisions/service-machinery.md)."""
 
 from __future__ import annotations
 
@@ -50,8 +41,8 @@ def _close_with(transport: Any, status: int, kind: str, message: str) -> None:
 
 
 class GuardedProtocol(H11Protocol):
-    """See the module docstring. Built by uvicorn through `functools.partial` (server_options)
-    so that its limits reach the workers of `serve --workers N` too."""
+    """Built by uvicorn through `functools.partial` (server_options), so that its limits reach
+    the workers of `serve --workers N` too."""
 
     def __init__(self, *args: Any, header_timeout: float, max_connections: int, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -73,8 +64,7 @@ class GuardedProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
-        """uvicorn's answer to a request h11 refused: a head past h11's limit is a 431, the
-        rest a 400, each in the one error shape."""
+        """uvicorn's answer to a request h11 refused, in the one error shape."""
         if len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
             _close_with(self.transport, 431, "HeadersTooLarge", _HEAD_TOO_LARGE)
         else:
@@ -137,8 +127,7 @@ def connection_cap(wanted: int) -> int:
 
 
 def server_options(settings: ServiceSettings) -> dict[str, Any]:
-    """uvicorn's Config arguments for these settings: the guarded protocol and h11's header
-    limit."""
+    """uvicorn's Config arguments for these settings."""
     return {
         "http": functools.partial(
             GuardedProtocol,
@@ -156,8 +145,7 @@ def head_bytes(scope: Scope) -> int:
 
 
 class HeaderLimit:
-    """A request whose head is larger than MAX_HEADER_BYTES is a 431 (see the module
-    docstring): one sum of lengths per request."""
+    """A request whose head is larger than MAX_HEADER_BYTES is a 431."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
