@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -119,21 +119,19 @@ def create_app(
         metrics=metrics,
     )
 
-    async def scheduled_snapshots(seconds: float) -> None:
+    async def every(seconds: float, work: Callable[[], Awaitable[Any]], failed: str) -> None:
         while True:
             await asyncio.sleep(seconds)
-            try:  # in a worker thread: a copy must not hold up requests
-                await asyncio.to_thread(store.snapshot)
+            try:  # off the event loop: a copy on a thread, maintenance on its worker
+                await work()
             except Exception as exc:  # the next one may succeed; a failed copy never replaces one
-                log.warning("scheduled snapshot to %s failed: %s", snapshot_path, exc)
+                log.warning("scheduled %s: %s", failed, exc)
 
-    async def scheduled_maintenance(seconds: float) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            try:  # on the maintenance worker: never a request's
-                await asyncio.wrap_future(maintenance.start_maintenance(store))
-            except Exception as exc:  # another process's run, or a failure: the next one
-                log.warning("scheduled maintenance did not run: %s", exc)
+    def snapshot() -> Awaitable[Any]:
+        return asyncio.to_thread(store.snapshot)
+
+    def maintain() -> Awaitable[Any]:
+        return asyncio.wrap_future(maintenance.start_maintenance(store))
 
     def warm_up_steps() -> list[Step]:
         steps: list[Step] = [
@@ -167,10 +165,10 @@ def create_app(
         app.state.readiness.start()  # the event loop answers /health meanwhile
         ring.start()  # the key file's watcher
         schedules = [
-            asyncio.create_task(task(seconds))
-            for task, seconds in (
-                (scheduled_snapshots, snapshot_every),
-                (scheduled_maintenance, maintain_every),
+            asyncio.create_task(every(seconds, work, failed))
+            for seconds, work, failed in (
+                (snapshot_every, snapshot, f"snapshot to {snapshot_path} failed"),
+                (maintain_every, maintain, "maintenance did not run"),  # or another process's
             )
             if seconds
         ]

@@ -1,15 +1,8 @@
-"""Every HTTP request's id, access log line and timing (plain ASGI middleware, outermost).
-
-- The request id is the caller's `X-Request-Id` when it sends a usable one (1-128 visible
-  ASCII characters), else a new random one; it is answered in `X-Request-Id` and stamped on
-  every log line logged while the request is served (request threads carry it).
-- One access line per request on this module's logger: method, route template (never
-  the path: ids and player names stay out of the log), status, duration, and the name of the
-  key the request carried (never its secret; the gate keeps it in the scope's state). Built
-  only when that logger is on (`rolemem serve` turns it on; the library leaves it off).
-- `observe(method, route, status, seconds)` is called once per request (the metrics).
-
-Per request: two perf_counter calls, a header scan, a context variable set and reset."""
+"""Every HTTP request's id, access log line and timing (plain ASGI middleware, outermost). The
+id is the caller's usable `X-Request-Id`, else a new one, answered and stamped on every log
+line of the request. The access line names the route's template, never the path (ids and
+player names stay out of the log), and the key's name, never its secret; it is built only
+when its logger is on (`rolemem serve` turns it on; the library leaves it off)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
 """Where the CPU work of large request bodies runs (the strict-JSON parse, the route's
-validation): one job at a time, on a thread of its own, and after each job the event loop
-has twice as long to itself before the next one starts.
-
-Why: parsing or validating 1 MiB of JSON is one C call that holds the GIL for tens of
-milliseconds; moving it to a thread alone does not free the event loop (it waits for the GIL
-at its next system call), and many of them in a row, on the loop or on a pool, would hold
-every other request (and /health) for as many calls. One at a time, each followed by a gap,
-the loop waits for at most one such call and then runs freely: clients that send large
-bodies wait for each other, not the others for them. A request's second job (its
-validation, after its parse) goes before the first jobs of requests behind it, so that each
-request is answered as soon as its own work is done."""
+validation): one job at a time, on a thread of its own, each followed by twice its time for
+the event loop. Parsing or validating 1 MiB of JSON is one C call that holds the GIL for tens
+of milliseconds: on a thread alone it still holds the loop (which waits for the GIL at its
+next system call), and many in a row would hold every other request (and /health). So clients
+that send large bodies wait for each other, not the others for them; a request's second job
+(its validation) goes before the first jobs of requests behind it."""
 
 from __future__ import annotations
 
@@ -25,8 +20,8 @@ GAP = 2.0  # the loop's time after a job, in the job's durations
 
 
 class BodyLane:
-    """See the module docstring. Made outside the event loop; its thread starts with the
-    first job (again after close: an app may be started more than once)."""
+    """Made outside the event loop; its thread starts with the first job (again after close:
+    an app may be started more than once)."""
 
     def __init__(self) -> None:
         self._executor: ThreadPoolExecutor | None = None

@@ -1,20 +1,11 @@
-"""Connections that cost nothing when they stall: uvicorn's h11 protocol with
-
-- a header deadline: a request's headers must arrive within `header_timeout` seconds of the
-  connection opening (or of the previous answer on a kept-alive connection), else a 408 in the
-  one error shape and the connection is closed (uvicorn itself waits forever);
-- a cap on open connections (`max_connections`, per process): at the cap, the connection that
-  has waited longest for its headers (stalled, or idle between requests) is closed to make
-  room, so a flood of stalled connections never locks out a client that sends its request;
-  when every connection is serving a request, the new one gets a 503 and is closed.
-
-The body's deadline is the request guard's (guard.py): it sees the body, this sees the bytes
-before a request exists. Nothing here runs per request but a timer armed and cancelled.
-
-The request head's limit (MAX_HEADER_BYTES) is h11's `max_incomplete_event_size` for a head
-still arriving, answered 431 (uvicorn answers h11's refusal 400); a head that arrives whole in
-one read h11 takes at any size, so `HeaderLimit` (ASGI, inside the access log: counted and
-logged) refuses it 431 too (docs/decisions/service-machinery.md)."""
+"""Connections that cost nothing when they stall: uvicorn's h11 protocol with a header
+deadline (`header_timeout`, from the connection's opening or the previous answer: 408 and
+closed; uvicorn itself waits forever) and a cap on open connections (`max_connections`: at
+the cap the one waiting longest for its headers is closed, so a flood of stalled connections
+never locks out a client that sends its request; when every one is serving, the new one gets
+a 503). The body's deadline is the request guard's. A request head past MAX_HEADER_BYTES is a
+431, whether h11 refuses it or it arrived whole in one read (`HeaderLimit`:
+docs/decisions/service-machinery.md)."""
 
 from __future__ import annotations
 
@@ -37,20 +28,21 @@ _HEAD_TOO_LARGE = f"the request's headers are larger than {MAX_HEADER_BYTES // 1
 _SPARE_FILES = 64
 
 
-def _raw_error(status: int, kind: str, message: str) -> bytes:
-    """A whole HTTP/1.1 answer in the one error shape that closes the connection (written
-    before or instead of a request, where no ASGI cycle exists)."""
+def _close_with(transport: Any, status: int, kind: str, message: str) -> None:
+    """Write a whole HTTP/1.1 answer in the one error shape and close the connection (before
+    or instead of a request, where no ASGI cycle exists)."""
     body = bytes(error_response(status, kind, message).body)
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
-    return head.encode("ascii") + body
+    transport.write(head.encode("ascii") + body)
+    transport.close()
 
 
 class GuardedProtocol(H11Protocol):
-    """See the module docstring. Built by uvicorn through `functools.partial` (server_options)
-    so that its limits reach the workers of `serve --workers N` too."""
+    """Built by uvicorn through `functools.partial` (server_options), so that its limits reach
+    the workers of `serve --workers N` too."""
 
     def __init__(self, *args: Any, header_timeout: float, max_connections: int, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -63,8 +55,7 @@ class GuardedProtocol(H11Protocol):
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         if len(self.connections) > self.max_connections and not self._make_room():
-            transport.write(_raw_error(503, "Busy", "too many open connections"))
-            transport.close()
+            _close_with(transport, 503, "Busy", "too many open connections")
             return
         self._wait_for_headers()
 
@@ -73,14 +64,11 @@ class GuardedProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
-        """uvicorn's answer to a request h11 refused: a head past h11's limit is a 431, the
-        rest a 400, each in the one error shape."""
+        """uvicorn's answer to a request h11 refused, in the one error shape."""
         if len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
-            answer = _raw_error(431, "HeadersTooLarge", _HEAD_TOO_LARGE)
+            _close_with(self.transport, 431, "HeadersTooLarge", _HEAD_TOO_LARGE)
         else:
-            answer = _raw_error(400, "BadRequest", "not a valid HTTP/1.1 request")
-        self.transport.write(answer)
-        self.transport.close()
+            _close_with(self.transport, 400, "BadRequest", "not a valid HTTP/1.1 request")
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -109,8 +97,7 @@ class GuardedProtocol(H11Protocol):
         if self.transport.is_closing():
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
-        self.transport.write(_raw_error(408, "RequestTimeout", message))
-        self.transport.close()
+        _close_with(self.transport, 408, "RequestTimeout", message)
 
     def _make_room(self) -> bool:
         """Close the connection that has waited longest for its headers; False if none is
@@ -140,8 +127,7 @@ def connection_cap(wanted: int) -> int:
 
 
 def server_options(settings: ServiceSettings) -> dict[str, Any]:
-    """uvicorn's Config arguments for these settings: the guarded protocol and h11's header
-    limit."""
+    """uvicorn's Config arguments for these settings."""
     return {
         "http": functools.partial(
             GuardedProtocol,
@@ -159,8 +145,7 @@ def head_bytes(scope: Scope) -> int:
 
 
 class HeaderLimit:
-    """A request whose head is larger than MAX_HEADER_BYTES is a 431 (see the module
-    docstring): one sum of lengths per request."""
+    """A request whose head is larger than MAX_HEADER_BYTES is a 431."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

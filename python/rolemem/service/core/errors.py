@@ -87,10 +87,8 @@ BUDGET_HEADERS = {
 
 
 def gate_responses(*, keyed: bool, limited: bool, shared: bool) -> dict[int | str, Any]:
-    """`responses=` for the routers of a route group: the gate's answers (gate.py). `keyed`:
-    a key is checked (401), and a key with a players glob may not name another player, or
-    none on a route that is not a read every player shares (`shared`: 403, unless the route
-    declares its own); `limited`: a rate is set (429 and its headers)."""
+    """`responses=` for the routers of a route group: the gate's answers (gate.py); a read
+    every player shares (`shared`) has no 403 of the players glob."""
     answers = responses(401) if keyed else {}
     if keyed and not shared:
         answers |= responses(403)

@@ -1,14 +1,8 @@
-"""Extraction apart from the request path: its own bounded workers and queue. An append that
-makes a batch due queues one job per save x character (a job already waiting covers it, with
-the newest observation; one already running runs once more after); a full queue leaves the
-batch pending and the next append queues it again. A failed extraction
-is one log line and shows in the save's memory status. Its back-off is the store's
-(memory_loop_state: failed_attempts and next_attempt_at, written with the failure): no
-attempt before next_attempt_at, whatever the appends and in every process; this process tries
-again at that time while the failures since the last success are fewer than
-`extraction_retries`, then only an append after it does. So N failing attempts in a row cost
-N calls, then the batch rests for its back-off (`extraction_retry_seconds`, doubling per
-failure)."""
+"""Extraction apart from the request path: its own bounded workers and queue, one job per save
+x character (a job already waiting covers a newer append; one already running runs once more
+after); a full queue leaves the batch pending for the next append. The back-off is the
+store's (docs/decisions/extraction-back-off.md); this process's timer tries again when it
+ends, while the failures in a row are fewer than `extraction_retries`."""
 
 from __future__ import annotations
 

@@ -1,26 +1,11 @@
 """Who may call what, and how often, decided before a request's body is read (plain ASGI
-middleware, between the access log and the body readers):
-
-1. the route's group (`Routed`: the route that will take the request; the probes, the docs
-   and the console are open) and the request's key (`KeyRing.identify`): a key the group does
-   not allow (`KeyRing.allows`, the one rule) is a 401 naming `X-API-Key`;
-2. the players the request names in its path (`/users/{user_id}/…`) and query (`?user_id=`):
-   one outside the key's `players` glob is a 403 naming `user_id`. A key with a glob acts for
-   its players only: a route that names none is refused (403), but for the reads of what
-   every player shares (`Routed.shared_read`: the designer config, the official memories,
-   the word lists), and a route that takes the player in its body must be given one there;
-3. `--key-rate`, then `--player-rate` for those players: an empty bucket is a 429 with
-   `Retry-After` and `RateLimit-*`; an answer that took a token carries `RateLimit-*` too
-   (of the bucket with the fewest requests left).
-
-A JSON body's `user_id` and `observe.user_id` (each `observe[i].user_id` of a list) are
-checked the same way once the request guard has parsed the body, before validation and any
-store work: the gate leaves the check in the request's scope (guard.BODY_CHECK). A save named
-by a request is then checked against the user_id by its route (another player's save is a
-404), so a key reaches only its players' saves. A tool call over /mcp is a request of its own
-route, checked here too; its key token is the /mcp request's (one token a call, not two).
-Every refusal is counted (`refused(reason)`: key, players, rate_key, rate_player) and the
-key's name (never its secret) is kept for the access log line."""
+middleware, between the access log and the body readers), so a refusal costs no body read,
+validation or store work (docs/decisions/where-keys-are-checked.md; the rules are
+docs/service.md's "Keys, roles and quotas"): the key against the route's group (401), the
+players the path and query name against the key's glob (403), the key's and then the
+players' rates (429). A parsed JSON body's players are checked by what the gate leaves the
+request guard (guard.BODY_CHECK). A tool call over /mcp is a request of its own route,
+checked here too, spending the /mcp request's key token (one token a call, not two)."""
 
 from __future__ import annotations
 
@@ -148,9 +133,8 @@ class Gate:
             _RELAYED.reset(token)
 
     def _unnamed(self, key: Key | None, routed: Routed, named: list[Any]) -> Response | None:
-        """The refusal of a request from a key with a players glob that names no player in
-        its path or query, on a route that does not take one in its body either (those are
-        checked once the body is parsed) and reads nothing all players share."""
+        """The 403 of a key with a players glob on a route that names no player (a body's
+        are checked once it is parsed) and reads nothing all players share."""
         if key is None or key.players is None or named or routed.body_player:
             return None
         if routed.relay or routed.group is None or routed.shared_read:
@@ -171,9 +155,8 @@ class Gate:
         *,
         required: bool,
     ) -> Response | None:
-        """The refusal of a parsed JSON body (None: no JSON body) naming a player the key
-        may not act for, or one over their rate (players the path or query named were
-        counted already), or, `required`, naming none."""
+        """The refusal of a parsed JSON body (None: none) by its players, or, `required`,
+        for naming none."""
         named = []
         if isinstance(document, dict):
             if isinstance(document.get("user_id"), str):
@@ -204,8 +187,8 @@ class Gate:
     def _take(
         self, named: list[tuple[str, str]], taken: set[str], budgets: list[Budget]
     ) -> Response | None:
-        """A token from each named player's bucket, each player once per request. An id
-        validation refuses anyway (empty, too long) gets no bucket: buckets stay small."""
+        """A token from each named player's bucket, once per request; an id validation
+        refuses anyway (empty, too long) gets no bucket: buckets stay small."""
         if self.players is None:
             return None
         for where, player in named:
@@ -220,7 +203,6 @@ class Gate:
     def _spend(
         self, buckets: Buckets, whose: str, name: str, field: str, budgets: list[Budget]
     ) -> Response | None:
-        """A token of `name`'s bucket (its budget kept for the answer), else the 429."""
         limited = buckets.take(name)
         if limited is None:
             budgets.append(buckets.budget(name))
@@ -233,9 +215,8 @@ class Gate:
 
 
 def _with_budget(send: Send, budgets: list[Budget]) -> Send:
-    """`send`, the answer's start given the RateLimit-* headers of the bucket with the fewest
-    requests left (read when the answer starts: a body's players are counted by then); a
-    429 keeps its own."""
+    """`send`, adding the RateLimit-* headers of the bucket with the fewest requests left
+    (read when the answer starts: a body's players are counted by then)."""
 
     async def answer(message: Message) -> None:
         if message["type"] == "http.response.start" and budgets:
@@ -251,10 +232,9 @@ def _with_budget(send: Send, budgets: list[Budget]) -> Send:
 
 
 def _players_named(scope: Scope, params: Mapping[str, Any]) -> list[str]:
-    """The user_ids in the path and the query (every one: a repeated parameter too). The
-    query is decoded by Starlette's QueryParams, the very class a route's `Query` parameters
-    are read from, so the gate, the keys' players check, the rates and the route see one
-    decoding (`?user%5Fid=x` is `user_id` to each: the raw bytes are never searched)."""
+    """The user_ids in the path and the query (a repeated parameter too), the query decoded
+    by the class a route's `Query` parameters are read from, so the gate and the route see
+    one decoding (`?user%5Fid=x` is `user_id` to both)."""
     named = []
     if isinstance(params.get("user_id"), str):
         named.append(params["user_id"])

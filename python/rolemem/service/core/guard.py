@@ -1,19 +1,10 @@
-"""What every request passes before a route sees it (plain ASGI middleware):
-
-- (the key, the players and the rates are the gate's, before this guard: gate.py; a JSON
-  body's players are checked here, once it is parsed, by what the gate left in BODY_CHECK;)
-- the body must arrive within `body_timeout` seconds of the headers, else 408;
-- a body larger than `max_body_bytes` is refused with 413, decided from Content-Length before
-  any of it is read (or as soon as a chunked body passes the limit); answered at once, then
-  the rest of the body is discarded unread for a bounded time, never stored, so the client
-  can read the answer;
-- a JSON body must be strict JSON that rolemem can store: no NaN or infinity, integers that fit
-  in 64 bits, text without lone surrogates (which no UTF-8 store can hold) or NUL characters
-  (which PostgreSQL's text cannot). Anything else is a 422 naming the field, before any
-  route, validator or error handler touches the value. The parsed body is left for the
-  route (PARSED_BODY: parsed once); a large body is parsed, then validated by its route, on
-  the body lane (body_lane.py), off the event loop.
-"""
+"""What every request passes before a route sees it (plain ASGI middleware, behind the gate):
+its body within `body_timeout` of its headers (408) and at most `max_body_bytes` (413, from
+Content-Length before any of it is read); a JSON body strict JSON that rolemem can store (no
+NaN or infinity, 64-bit integers, no lone surrogates, which no UTF-8 store can hold, and no
+NUL, which PostgreSQL's text cannot), else a 422 naming the field before any route,
+validator or error handler touches the value. The parsed body is left for the route
+(PARSED_BODY), a large one parsed and validated on the body lane (body_lane.py)."""
 
 from __future__ import annotations
 
@@ -67,7 +58,6 @@ class Invalid(ValueError):
         self.field = field
 
     def response(self) -> Response:
-        """The 422 of a refused JSON body, its message naming the field when it has one."""
         text = f"{self.field}: {self}" if self.field else str(self)
         return error_response(422, "ValidationError", text, self.field)
 
@@ -76,15 +66,13 @@ class _ClientLeft(Exception):
     pass
 
 
+@dataclass(frozen=True)
 class _NotANumber:
     """Where the JSON said NaN, Infinity or a number too large for a double: found by the walk,
     so the error can name the field."""
 
-    def __init__(
-        self, text: str, why: str = "is not a finite number (NaN and infinity are refused)"
-    ) -> None:
-        self.text = text
-        self.why = why
+    text: str
+    why: str = "is not a finite number (NaN and infinity are refused)"
 
 
 def _finite(text: str) -> float | _NotANumber:
@@ -117,10 +105,8 @@ _UNSTORABLE_TEXT = re.compile(
 
 def _may_be_unstorable(body: bytes) -> bool:
     """Whether the walk of check_json could refuse `body` (False: json.loads alone gives
-    what the walk would). Errs on the side of True: a NUL byte (UTF-16 or 32, or no JSON),
-    NaN or Infinity, a lone surrogate or a NUL escaped, 19 digits in a row (an integer past
-    64 bits, or a float past a double's range without an exponent) or an exponent of 3
-    digits (past a double's range, or below its normal range)."""
+    what the walk would), erring on the side of True: 19 digits in a row may pass 64 bits
+    or a double's range, an exponent of 3 digits a double's range."""
     if b"\x00" in body or b"NaN" in body or b"Infinity" in body:
         return True
     if b"\\u" in body or b"\xed" in body:
@@ -131,9 +117,8 @@ def _may_be_unstorable(body: bytes) -> bool:
 
 
 def check_json(body: bytes) -> Any:
-    """The body as strict JSON rolemem can store, or Invalid naming the field. Most bodies
-    are parsed by json.loads alone (in C); one the prefilter cannot clear is walked value by
-    value (in Python: ~1 µs a value)."""
+    """The body as strict JSON rolemem can store, or Invalid naming the field; only a body
+    the prefilter cannot clear is walked value by value (in Python: ~1 µs a value)."""
     quick = not _may_be_unstorable(body)
     try:
         if quick:  # decoded first: json.loads of bytes decodes them with a slower error handler
@@ -201,7 +186,7 @@ async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
 
 
 class RequestGuard:
-    """Size, time and strict JSON for every HTTP request (see the module docstring)."""
+    """See the module docstring."""
 
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
@@ -334,7 +319,6 @@ async def refuse(
     *,
     drain: bool = True,
 ) -> None:
-    """Answer at once, before the body is read (see send_refusal)."""
     response = error_response(status, kind, text, field)
     await send_refusal(scope, receive, send, headers, response, drain=drain)
 
@@ -348,10 +332,9 @@ async def send_refusal(
     *,
     drain: bool = True,
 ) -> None:
-    """Send `response` at once, before the body is read. Where a body may follow, the
-    connection is closed after the answer, and the body is first discarded unread for at
-    most _DRAIN_SECONDS (closing on unread bytes resets the connection, and the client might
-    never read the answer); a client waiting for 100-continue has not sent it."""
+    """Send `response` before the body is read, then close the connection where a body may
+    follow, first discarding it unread for at most _DRAIN_SECONDS: closing on unread bytes
+    resets the connection, and the client might never read the answer."""
     status = response.status_code
     has_body = headers.get(b"content-length", b"0") != b"0" or b"transfer-encoding" in headers
     if not has_body and drain:

@@ -1,11 +1,8 @@
-"""The body of a bulk import (`POST /saves/{id}/import`, `application/x-ndjson`), read before
-the request guard, which holds every other body to `max_body_bytes`: an import has a limit of
-its own, in bytes and in lines, refused with 413 as soon as the body says so (its
-Content-Length, or the bytes and lines read so far), before any work. The body is read a chunk
-at a time, counting, never past the limit; its lines are then parsed off the event loop, each
-as strict JSON (`guard.check_json`: what every JSON body passes), and handed to the route in
-the request's state; the guard behind sees an empty body. A line that is not strict JSON is a
-422 naming `lines[i]` (and the field inside it)."""
+"""The body of a bulk import (`POST /saves/{id}/import`, NDJSON), read before the request
+guard, which holds every other body to `max_body_bytes`: an import has limits of its own, in
+bytes and in lines (413 as soon as the body passes one, before any work). Its lines, each
+strict JSON as every JSON body (`guard.check_json`), are parsed off the event loop and handed
+to the route in the request's state; the guard behind sees an empty body."""
 
 from __future__ import annotations
 

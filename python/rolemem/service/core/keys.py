@@ -1,18 +1,6 @@
-"""Who may call what: the service's keys, each with a name, a role and, optionally, the players
-it may act for; and the one rule deciding whether a key may call a route group (`allows`).
-
-- Route groups: `game` (saves, turn, recall, player memories, /status), `designer` (official
-  memories, config, /recall_preview), `snapshot` (POST /snapshot), `admin` (/admin/*). Roles:
-  `game` and `designer` reach their group, `admin` every group.
-- `--api-key` and `--designer-key` keep the reach they always had: alone, `--api-key` is an
-  `admin` key; with `--designer-key`, it reaches `game` and `snapshot`, and the designer key
-  `designer` and `admin`. Without `--api-key` and without a key file, the groups no key
-  reaches are open (a service with no key at all is open).
-- A key file (`--keys keys.toml`) adds `[[keys]]` tables: `name`, `secret` (the key itself, or
-  `sha256:<hex>` of it), `role`, optional `players` (an fnmatch glob the request's user_id must
-  match). It is read again when it changes (`KeyRing.start`): a file that fails to load
-  keeps the previous keys and logs an error.
-
+"""Who may call what: the service's keys (a name, a role, optionally the players it may act
+for) and the one rule deciding whether a key may call a route group (`KeyRing.allows`); the
+roles, the flags' keys and the key file are docs/service.md's "Keys, roles and quotas".
 Every secret is kept as its SHA-256: a request's key is hashed once and compared with every
 key's digest in constant time (the time says neither which key nearly matched nor its
 length)."""
@@ -51,8 +39,7 @@ _FIELDS = {"name", "secret", "role", "players"}
 
 @dataclass(frozen=True)
 class Key:
-    """One key: its name (logged, never the secret), role, the route groups it reaches and
-    the players it may act for (`players`: a glob; None: any)."""
+    """A key: its name is logged, never its secret; `players`: a glob (None: any)."""
 
     name: str
     role: str
@@ -154,9 +141,8 @@ def checked(keys: Iterable[Key], *, where: str) -> None:
 
 
 class KeyRing:
-    """The keys in force (see the module docstring). Read on the event loop, replaced whole by
-    `reload` on the watcher's thread (one attribute assignment: readers see the old keys or
-    the new ones, never a mix)."""
+    """The keys in force: read on the event loop, replaced whole by `reload` on the watcher's
+    thread (one assignment: readers see the old keys or the new ones, never a mix)."""
 
     def __init__(
         self,
@@ -205,9 +191,7 @@ class KeyRing:
         return group in self.open_groups or (key is not None and group in key.reach)
 
     def start(self) -> None:
-        """Look at the key file every WATCH_SECONDS on a thread of its own (a stat each time;
-        the file is read only when it changed), so a rotated key is refused within 2 s with
-        no request paying for the look."""
+        """Look at the key file on a thread of its own, so no request pays for the look."""
         if self.path is not None:
             self._watcher = threading.Thread(target=self._watch, name="rolemem-keys", daemon=True)
             self._watcher.start()
@@ -225,8 +209,8 @@ class KeyRing:
                 log.error("the key file was not reloaded: %s: %s", type(exc).__name__, exc)
 
     def reload(self) -> None:
-        """Read the key file again if it changed and has held still since the last look
-        (a file caught mid-write is not read); a file that fails keeps the keys in force."""
+        """Read the key file again once a change has held still for a look (a file caught
+        mid-write is not read); a file that fails keeps the keys in force."""
         if self.path is None:
             return
         signature = _signature(self.path)

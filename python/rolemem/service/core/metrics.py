@@ -1,11 +1,7 @@
 """The service's metrics in Prometheus' text format (prometheus-client), families prefixed
-`rolemem_`: requests (latency per route template, counts by status), refusals of the gate (by
-reason), extraction (attempts, failures, latency, queue depth), LLM calls, maintenance runs,
-and memories per kind (read at each scrape by one statement).
-
-One registry per app. With several worker processes (`rolemem serve --workers N` on
-PostgreSQL) the values live in `PROMETHEUS_MULTIPROC_DIR`, as prometheus-client's multiprocess
-mode keeps them, and any worker's /metrics answers for all of them."""
+`rolemem_`, one registry per app. With several worker processes (`rolemem serve --workers N`
+on PostgreSQL) the values live in `PROMETHEUS_MULTIPROC_DIR`, as prometheus-client's
+multiprocess mode keeps them, and any worker's /metrics answers for all of them."""
 
 from __future__ import annotations
 
@@ -56,32 +52,30 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         # in multiprocess mode the values are files: nothing registers, a scrape reads them
         into = None if self.multiprocess else self.registry
-        self.request_seconds = Histogram(
+        counter = functools.partial(Counter, registry=into)
+        histogram = functools.partial(Histogram, registry=into)
+        self.request_seconds = histogram(
             "rolemem_http_request_duration_seconds",
             "Time from a request's arrival to its answer, by method and route template.",
             ["method", "route"],
             buckets=_REQUEST_BUCKETS,
-            registry=into,
         )
-        self.requests = Counter(
+        self.requests = counter(
             "rolemem_http_requests",
             "Requests answered, by method, route template and status.",
             ["method", "route", "status"],
-            registry=into,
         )
-        self.extraction_attempts = Counter(
+        self.extraction_attempts = counter(
             "rolemem_extraction_attempts",
             "Extraction jobs run (a save x character's due batches, retries included).",
-            registry=into,
         )
-        self.extraction_failures = Counter(
-            "rolemem_extraction_failures", "Extraction jobs that failed.", registry=into
+        self.extraction_failures = counter(
+            "rolemem_extraction_failures", "Extraction jobs that failed."
         )
-        self.extraction_seconds = Histogram(
+        self.extraction_seconds = histogram(
             "rolemem_extraction_duration_seconds",
             "Time an extraction job took (LLM calls and the writes).",
             buckets=_LLM_BUCKETS,
-            registry=into,
         )
         self.extraction_queue = Gauge(
             "rolemem_extraction_queue_depth",
@@ -89,26 +83,23 @@ class Metrics:
             registry=into,
             multiprocess_mode="livesum",
         )
-        self.llm_seconds = Histogram(
+        self.llm_seconds = histogram(
             "rolemem_llm_call_duration_seconds",
             "Time of one LLM chat completion, by outcome (ok, error).",
             ["outcome"],
             buckets=_LLM_BUCKETS,
-            registry=into,
         )
-        self.maintenance_runs = Counter(
+        self.maintenance_runs = counter(
             "rolemem_maintenance_runs",
             "Maintenance runs, by outcome (finished, failed, skipped: another was under way).",
             ["outcome"],
-            registry=into,
         )
-        self.refusals = Counter(
+        self.refusals = counter(
             "rolemem_refusals",
             "Requests refused by the gate, by reason (key: no key or one the route does not "
             "allow; players: a player outside the key's glob; rate_key, rate_player: over a "
             "rate limit).",
             ["reason"],
-            registry=into,
         )
         # the known outcomes at 0 from the start: every family shows before its first event
         for outcome in ("ok", "error"):

@@ -1,19 +1,13 @@
 """The two things the OpenAPI document says that no declaration can, written after FastAPI
-builds it (the rest is declared where FastAPI and pydantic read it: the schemas' types and
-hooks, the routes' `responses=` and `openapi_extra=`, the route groups' `responses=` and key
-dependency in api/main.py):
+builds it:
 
-- The RateLimit-* headers of a rate-limited operation's 2xx answer. Whether there is a rate
-  is the service's setting, so the route groups declare the 429 when they are included
-  (errors.gate_responses); but `responses=` for a group applies to every route of it alike,
-  and the headers belong on each route's own success status (200, 201 or 202), which a
-  group's declaration cannot name without declaring the others too.
-- The exact 64-bit bounds of a request's integers (schemas.storable.INT64). FastAPI
-  validates its document through its OpenAPI model, whose bounds are floats: 2**63 - 1 has
-  no float, and -(2**63) written as a float (-9.223372036854776e+18) reads, as a decimal,
-  past 64 bits, so a client or fuzzer taking the bound at its word sends what the service
-  refuses.
-"""
+- The RateLimit-* headers of a rate-limited operation's 2xx answer: a route group's
+  `responses=` (errors.gate_responses) applies to every route of it alike, and cannot name
+  each route's own success status (200, 201 or 202) without declaring the others too.
+- The exact 64-bit bounds of a request's integers (schemas.storable.INT64): FastAPI's
+  OpenAPI model keeps bounds as floats, where 2**63 - 1 has no float and -(2**63), read as
+  a decimal, is past 64 bits, so a client taking the bound at its word sends what the
+  service refuses."""
 
 from __future__ import annotations
 
@@ -37,8 +31,7 @@ def install(app: FastAPI) -> None:
 
 
 def finish(document: dict[str, Any]) -> dict[str, Any]:
-    """`document` with the 2xx answers of the operations that declare a 429 carrying the
-    RateLimit-* headers, and 64-bit bounds as integers."""
+    """`document`, finished (see the module docstring)."""
     for item in document.get("paths", {}).values():
         for operation in item.values():
             answers = operation.get("responses", {}) if isinstance(operation, dict) else {}
@@ -51,8 +44,7 @@ def finish(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _exact_integers(schema: Any) -> None:
-    """INT64's bounds (storable writes `minimum` -(2**63) and `exclusiveMaximum` 2**63, the
-    two that are exact as floats) as the integers they are."""
+    """INT64's bounds (storable writes the two that are exact as floats) as integers."""
     if isinstance(schema, dict):
         if schema.get("minimum") == -(2**63):
             schema["minimum"] = -(2**63)

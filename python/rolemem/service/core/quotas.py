@@ -1,14 +1,8 @@
-"""Request limits: `--player-rate` (per player, the request's user_id) and `--key-rate` (per
-key), each `N/s` or `N/min`, kept as token buckets in the process (with `--workers N`, each
-process has its own budget). A bucket holds N tokens, refills at N per second or minute, and a
-request takes one; an empty bucket is a 429 with `Retry-After` (seconds until a token is back)
-and the IETF draft's `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds
-until the bucket is full again); an answer that took a token carries the same
-`RateLimit-*` headers, with the requests left.
-
-Buckets are touched on the event loop only (no lock). At most MOST_BUCKETS names are kept,
-the least recently used forgotten first: a forgotten bucket is a full one, which matters only
-when more players than that are active within one refill."""
+"""Request limits (`--player-rate`, `--key-rate`: `N/s` or `N/min`) as token buckets in the
+process (with `--workers N`, each process has its own budget); the 429 and the RateLimit-*
+headers are the gate's. Buckets are touched on the event loop only (no lock). At most
+MOST_BUCKETS names are kept, the least recently used forgotten first: a forgotten bucket is
+a full one, which matters only when more players than that are active within one refill."""
 
 from __future__ import annotations
 
@@ -50,8 +44,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Budget:
-    """What a bucket holds once a request took its token: its size, the requests left now,
-    the seconds until it is full again (whole seconds, at least 1)."""
+    """A bucket once a request took its token (`reset`: whole seconds until it is full,
+    at least 1)."""
 
     limit: int
     remaining: int
@@ -67,8 +61,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Limited(Budget):
-    """A refused request's numbers: its bucket's (no request left), and the seconds until a
-    token is back (whole seconds, at least 1)."""
+    """A refused request's bucket (`retry_after`: whole seconds until a token is back, at
+    least 1)."""
 
     retry_after: int = field(kw_only=True)
 
@@ -77,8 +71,8 @@ class Limited(Budget):
 
 
 class Buckets:
-    """Token buckets by name (see the module docstring), each kept as one number: the time at
-    which it will be full again (GCRA, the same arithmetic as a bucket of tokens)."""
+    """Token buckets by name, each kept as one number: the time at which it will be full
+    again (GCRA, the same arithmetic as a bucket of tokens)."""
 
     def __init__(
         self,

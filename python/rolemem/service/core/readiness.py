@@ -1,10 +1,7 @@
-"""Readiness: what `/ready` waits for. The service answers `/health` as soon as it listens; it
-is ready once the store is reachable with every table rolemem's schema defines, the designer
-config is loaded and the embedder (unless keyword-only) has embedded once. Until then, and
-whenever the store stops answering, `/ready` is a 503 naming the reason.
-
-The warm-up runs on a daemon thread of its own, so the event loop answers meanwhile and a
-stopping service never waits for a model load."""
+"""What `/ready` waits for: the store reachable with every table rolemem's schema defines, the
+designer config loaded, the embedder (unless keyword-only) warm. The warm-up runs on a daemon
+thread of its own, so the event loop answers `/health` meanwhile and a stopping service
+never waits for a model load."""
 
 from __future__ import annotations
 

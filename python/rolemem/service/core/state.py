@@ -1,15 +1,8 @@
 """What the service owns: the store's engine (the one DuckDB connection, DuckDB allowing one
 writing process per file; or a connection pool to a PostgreSQL database, which several service
-processes share), the objects that read and write through it (each call on a cursor of its
-own), and the pools its work runs on.
-
-- Requests' engine work runs on the request pool, each unit with a work token: past its time
-  budget, or when its client goes away, its DuckDB statements are interrupted (503).
-- Writes (lines, saves, memories, config, snapshots) are one transaction each; on DuckDB they
-  also take one lock (one writer per file), on PostgreSQL the rows a write changes are
-  locked by the transaction itself (a save's tip), so processes interleave safely.
-- Extraction (the LLM) and bulk embedding run on pools of their own, never a request's.
-"""
+processes share), the objects that read and write through it, and the pools its work runs
+on: requests' engine work on the request pool, interrupted past its time budget or once its
+client left; extraction (the LLM), bulk embedding and maintenance on pools of their own."""
 
 from __future__ import annotations
 
@@ -165,10 +158,9 @@ class Store:
                 raise BusyError(str(token.reason))
 
     def write(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """`function(cur, ...)` in one transaction (under the write lock on DuckDB, one writer
-        per file); retried when it met another thread's or process's conflicting write (a
-        history refresh, a recall's bookkeeping, an append to the same save)."""
-
+        """`function(cur, ...)` in one transaction, retried when it met another thread's or
+        process's conflicting write (a history refresh, a recall's bookkeeping, an append to
+        the same save)."""
         # DuckDB's one writer per file; PostgreSQL's transactions lock what they change
         writer = (
             self.write_lock if isinstance(self.engine, DuckDBEngine) else contextlib.nullcontext()

@@ -1,14 +1,8 @@
-"""Webhooks: what happened, POSTed to the game's URLs apart from the request path.
-
-Each event is `{"id", "type", "created", "data"}` (JSON), signed as Stripe signs its events:
-`X-Rolemem-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the
-secret>`, so a receiver checks that rolemem sent it and that it is recent. One thread delivers
-them in order of their due time, straight to the URL (no proxy, no redirect followed). A
-delivery that fails (no 2xx within 5 s) is tried again after `webhook_backoff` seconds,
-doubling, `webhook_retries` times, then kept in the store as a failed delivery (table
-`rolemem_webhook_delivery`, surviving a restart) until a replay delivers it
-(`POST /admin/webhooks/replay`). A service without webhook URLs builds none of this: the
-places that emit events test for None."""
+"""Webhooks: what happened, POSTed to the game's URLs apart from the request path, signed as
+Stripe signs its events, so a receiver checks that rolemem sent it and that it is recent. One
+thread delivers them in order of their due time; the retries, the failed deliveries kept in
+the store and their replay are docs/service.md's "Webhooks". A service without webhook URLs
+builds none of this: the places that emit events test for None."""
 
 from __future__ import annotations
 
@@ -57,8 +51,7 @@ def sign(secret: str, timestamp: int, body: bytes) -> str:
 
 
 class Webhooks:
-    """The delivery thread, its queue and the counts /status shows; the failed deliveries kept
-    in `store`."""
+    """The delivery thread, its queue and the counts /status shows."""
 
     def __init__(self, store: Store) -> None:
         settings, self._store = store.settings, store
@@ -121,8 +114,7 @@ class Webhooks:
         }
 
     def close(self) -> None:
-        """Stop delivering (one under way finishes); what is still queued is kept in the
-        store, to be replayed after a restart."""
+        """Stop delivering; what is still queued is kept, to be replayed after a restart."""
         with self._wake:
             self._closed = True
             self._wake.notify()
