@@ -93,12 +93,20 @@ def _trickle(sock: socket.socket, data: bytes, stop: threading.Event) -> threadi
     return thread
 
 
-def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service):
+@pytest.mark.parametrize(
+    ("target", "content_type"),
+    [
+        (b"/query", b"application/json"),
+        # a bulk import's body is read by a reader of its own: the same deadline, whole
+        (b"/saves/1/import?user_id=mumu", b"application/x-ndjson"),
+    ],
+)
+def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service, target, content_type):
     sock = raw_connection(service)
     stop = threading.Event()
     sock.sendall(
-        b"POST /query HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
-        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        b"POST " + target + b" HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n"
+        b"Content-Type: " + content_type + b"\r\nContent-Length: 100\r\n\r\n"
     )
     started = time.monotonic()
     _trickle(sock, b"{" + b" " * 99, stop)

@@ -44,8 +44,8 @@ class ImportBodies:
         self.max_lines = max_lines = settings.import_max_lines
         self.too_many_bytes = f"the import is larger than the service accepts ({max_bytes} bytes)"
         self.too_many_lines = f"the import holds more lines than the service accepts ({max_lines})"
-        # as the request guard: each read within the body deadline (the key, the player and
-        # the rates were the gate's, before any of the body was read)
+        # as the request guard: the whole body within the body deadline of the headers (the
+        # key, the player and the rates were the gate's, before any of the body was read)
         self.body_timeout = settings.body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -67,9 +67,11 @@ class ImportBodies:
         chunks: list[bytes] = []
         size = newlines = 0
         more = True
+        deadline = asyncio.get_running_loop().time() + self.body_timeout
         while more:
             try:
-                message = await asyncio.wait_for(receive(), self.body_timeout)
+                async with asyncio.timeout_at(deadline):  # a trickle too, not each read
+                    message = await receive()
             except TimeoutError:
                 text = f"the body did not arrive within {self.body_timeout:g} s"
                 await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
