@@ -113,12 +113,8 @@ def shown_entities(
 
 def _timestamp_text(at: datetime | None) -> str | None:
     """Macro format_timestamp(at, '%Y-%m-%dT%H:%M:%S') as DuckDB writes it (a year of four
-    digits, which Python's strftime does not pad)."""
-    if at is None:
-        return None
-    return (
-        f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}"
-    )
+    digits, which Python's strftime does not pad but isoformat does)."""
+    return None if at is None else at.isoformat(timespec="seconds")
 
 
 def _joined(*parts: str | None) -> str | None:

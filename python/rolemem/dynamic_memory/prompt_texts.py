@@ -54,7 +54,7 @@ def joined(rows: Iterable[tuple[Any, str | None]]) -> str | None:
 
 def _day(at: datetime | None) -> str | None:
     """macro format_timestamp(at, '%Y-%m-%d') as DuckDB writes it (a year of four digits)."""
-    return None if at is None else f"{at.year:04d}-{at.month:02d}-{at.day:02d}"
+    return None if at is None else at.date().isoformat()
 
 
 def prompt_text(
