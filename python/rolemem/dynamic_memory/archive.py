@@ -28,8 +28,7 @@ def archive_reasons() -> tuple[str, ...]:
 
 
 def archived_columns(model: Any) -> tuple[tuple[str, str | None], ...]:
-    """A memory table's columns as macro row_as_json writes them into the archive: times as
-    text, REAL as double precision, the rest as stored."""
+    """A memory table's columns with the cast macro row_as_json archives each with."""
     return tuple(
         (
             column.name,
@@ -77,10 +76,9 @@ def archive(
     engine: str = "duckdb",
     scope: str = "user",
 ) -> None:
-    """Archive the memories (the whole row as JSON, with the reason) and remove them from the
-    live tables, inside the caller's transaction (a cursor of `engine`, rolemem.engines);
-    `keep`: archive this version only (the row is about to be rewritten, as consolidation
-    does); `scope` official: a designer's, from and into the official tables."""
+    """Archive the memories and remove them from the live tables, inside the caller's
+    transaction; `keep`: archive this version only (the row is about to be rewritten, as
+    consolidation does); `scope` official: a designer's, from and into the official tables."""
     if reason not in archive_reasons():
         raise ValueError(
             f"archive reason {reason!r} is not in seed memory_archive_reasons: "
@@ -95,8 +93,7 @@ def archive(
 
 
 def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -> dict[str, int]:
-    """Remove the memories from the live tables of `scope` (archive first, unless purging);
-    the rows deleted per table."""
+    """Remove the memories from `scope`'s live tables (archive first, unless purging)."""
     deleted = {}
     for player_table, key in _DELETED_BY[memory_type]:
         if scope == "official" and player_table not in OFFICIAL_TABLES:
@@ -139,8 +136,7 @@ def archived(
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """The archive (optionally one player's, one agent's; official memories have no player),
-    oldest first, each row's memory parsed. `db`: a DuckDB path or connection, or an engine
-    (rolemem.engines)."""
+    oldest first, each row's memory parsed."""
     with reading(db) as cur:
         result = cur.execute(
             _archived_sql(),

@@ -58,7 +58,6 @@ Share = Annotated[
 ]
 # a memory's strength as an edit sets it
 Strength = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(not_text)]
-# a tag: not blank, at most KEYWORD_LENGTH characters
 Keywords = list[
     Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH, pattern=r"\S")]
 ]

@@ -22,8 +22,6 @@ from .store import Events
 class Edits:
     """Memories edited, archived, listed."""
 
-    # the edits' contract: an event's fields, an entity's own with an event's description,
-    # strength and pin
     _EDITABLE = {
         "memory_event": set(EventEdit.model_fields),
         "memory_entity": set(EntityEdit.model_fields) | {"description", "strength", "is_pinned"},
@@ -70,9 +68,8 @@ class Edits:
         return memory_id
 
     def _scope_of(self, cur: Any, table: str, memory_id: int) -> str:
-        """Whose memory `memory_id` of `table`'s kind is: `official` when a designer's memory
-        (in the official twin) has the id (ids are unique across both), `user` when a
-        player's has it; MemoryInputError when neither has."""
+        """`official` or `user`: whose twin of `table` holds `memory_id` (ids are unique
+        across both); MemoryInputError when neither does."""
         for scope in ("official", "user"):
             home = memory_table(table, scope)
             if cur.execute(f"select 1 from {home} where id = $id", {"id": memory_id}).fetchone():

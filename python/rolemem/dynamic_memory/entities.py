@@ -83,9 +83,8 @@ class Entities:
         self, cur: Any, params: Mapping[str, Any], source: Mapping[str, Any] | None = None
     ) -> int:
         """Insert or merge one entity (params from `checked_entity`) inside the caller's
-        transaction, with its mention (a player's: the fragment and, extracted, the lines it
-        came from, `source`: save_id, first/last/root_line_id, line_ids, target_key,
-        batch_key; none: added by hand, shown wherever the entity is)."""
+        transaction, with its mention (a player's: the lines it came from, `source`'s
+        _MENTION_SOURCE and line_ids; none: added by hand, shown wherever the entity is)."""
         table = memory_table("memory_entity", params["scope"])
         engine = self.context.store.name
         row = cur.execute(

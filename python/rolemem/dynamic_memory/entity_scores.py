@@ -1,9 +1,7 @@
-"""A query's entity hits gathered and shaped, written out in Python: models
-int_memory_entities_recalled and memory_query_entities. A recall on the embedded store reads
-its hits (int_memory_entity_hits: the scope, the words' matches and the rank stay in SQL, so a
-word matching thousands of a player's entities sends back only entity_limit of them), and its
-statement plans neither model (8 operators of the demo turn's 140); the models stay the rule
-dbt and PostgreSQL read, and test_entity_scores holds the two equal."""
+"""Models int_memory_entities_recalled and memory_query_entities written out in Python, over
+the hits a recall on the embedded store reads (int_memory_entity_hits: scope, matches and rank
+stay in SQL, so a query sends back at most entity_limit), so its statement plans neither. The
+models stay the rule dbt and PostgreSQL read; test_entity_scores holds the two equal."""
 
 from __future__ import annotations
 
@@ -113,12 +111,8 @@ def shown_entities(
 
 def _timestamp_text(at: datetime | None) -> str | None:
     """Macro format_timestamp(at, '%Y-%m-%dT%H:%M:%S') as DuckDB writes it (a year of four
-    digits, which Python's strftime does not pad)."""
-    if at is None:
-        return None
-    return (
-        f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}"
-    )
+    digits, which Python's strftime does not pad but isoformat does)."""
+    return None if at is None else at.isoformat(timespec="seconds")
 
 
 def _joined(*parts: str | None) -> str | None:

@@ -196,9 +196,8 @@ class Facts:
         )
 
     def _write(self, fact: dict[str, Any]) -> int:
-        """Insert a checked fact (insert_memory_fact's parameters, its lists as lists); its
-        id. DuckDB's resolved facts of the slot's subject are refreshed in the same
-        transaction."""
+        """Insert a checked fact (its lists as lists); its id. DuckDB's resolved facts of the
+        slot's subject are refreshed in the same transaction."""
         row = {
             **fact,
             "supersedes": json.dumps(fact["supersedes"], ensure_ascii=False),
@@ -247,9 +246,8 @@ where id = $id and user_id = $user_id"""
 def remove_facts(
     cur: Any, engine: str, user_id: str, ids: list[int], reason: str | None, now: datetime
 ) -> int:
-    """Archive the player's facts `ids` (with `reason`; None: a purge, no archive) and delete
-    them, inside the caller's transaction; the rows deleted. The caller refreshes the chains'
-    resolution (DuckDB's write-time table)."""
+    """Archive (with `reason`; None: a purge, no archive) and delete the player's facts `ids`
+    in the caller's transaction; the rows deleted. The caller refreshes DuckDB's resolution."""
     if reason is not None:
         # macro archive_facts over memory_fact's columns (times as text, as the archive keeps them)
         archive = write_sql("archive_facts", archived_columns(MemoryFact), engine=engine)

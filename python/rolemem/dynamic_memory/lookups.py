@@ -95,13 +95,10 @@ class Lookups:
             if filter_levels is not None
             else None,
         }
-        settings = {
-            **self.context.settings,
-            **{k: _setting(k, v) for k, v in overrides.items() if v is not None},
-        }
         words = tokenize(sentence)
         params = {
-            **settings,
+            **self.context.settings,
+            **{k: _setting(k, v) for k, v in overrides.items() if v is not None},
             "save_id": None,
             "lineage_save_ids": None,
             "agent_id": "",

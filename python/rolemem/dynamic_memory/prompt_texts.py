@@ -1,10 +1,7 @@
-"""The recalled memory as the chat prompt reads it, written out in Python: model
-memory_prompt_texts and its macros (memory_event_line, memory_entity_line,
-memory_entity_kind_order, dynamic_memory_text, fill_name_placeholders). A recall on the
-embedded store renders its prompt text here from the rows its statement answers, which then
-plans none of it (about 20 operators); a turn's count (turn.token_counts) reads the same lines.
-The models stay the rule dbt and PostgreSQL read; test_prompt_texts_in_python holds the two
-equal."""
+"""The recalled memory as the chat prompt reads it: model memory_prompt_texts and its macros
+written out in Python. A recall on the embedded store renders it here from its statement's rows
+(which then plans none of it); a turn's count (turn.token_counts) reads the same lines. The
+model stays the rule dbt and PostgreSQL read; test_prompt_texts_in_python holds the two equal."""
 
 from __future__ import annotations
 
@@ -54,7 +51,7 @@ def joined(rows: Iterable[tuple[Any, str | None]]) -> str | None:
 
 def _day(at: datetime | None) -> str | None:
     """macro format_timestamp(at, '%Y-%m-%d') as DuckDB writes it (a year of four digits)."""
-    return None if at is None else f"{at.year:04d}-{at.month:02d}-{at.day:02d}"
+    return None if at is None else at.date().isoformat()
 
 
 def prompt_text(

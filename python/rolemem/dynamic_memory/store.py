@@ -159,26 +159,24 @@ class Events:
             return self._insert_events(cur, rows, vectors)
         reinforce = write_sql("reinforce_memory_event", engine=self.context.store.name)
         ids = [0] * len(rows)
-        waiting: list[int] = []  # not held yet: inserted together
-        waiting_descriptions: set[str] = set()
+        waiting: dict[str, int] = {}  # not held yet, index by description: inserted together
 
         def insert_waiting() -> None:
+            indexes = list(waiting.values())
             new_ids = self._insert_events(
-                cur, [rows[i] for i in waiting], [vectors[i] for i in waiting]
+                cur, [rows[i] for i in indexes], [vectors[i] for i in indexes]
             )
-            for index, new_id in zip(waiting, new_ids, strict=True):
+            for index, new_id in zip(indexes, new_ids, strict=True):
                 ids[index] = new_id
             waiting.clear()
-            waiting_descriptions.clear()
 
         for index, row in enumerate(rows):
             # a repeat of a waiting event's description mentions that event: insert it first
-            if row["description"] in waiting_descriptions:
+            if row["description"] in waiting:
                 insert_waiting()
             existing = cur.execute(reinforce, used(reinforce, row)).fetchone()
             if existing is None:
-                waiting.append(index)
-                waiting_descriptions.add(row["description"])
+                waiting[row["description"]] = index
             else:
                 ids[index] = int(existing[0])
         insert_waiting()

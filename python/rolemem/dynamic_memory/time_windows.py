@@ -10,7 +10,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,10 +50,8 @@ class TimeWindows:
 
     @classmethod
     def read(cls, cur: duckdb.DuckDBPyConnection) -> TimeWindows:
-        rows = cur.execute(
-            "select expression, unit, step, start_hour, end_hour, month_number, day_number,"
-            " days from time_expressions"
-        ).fetchall()
+        columns = ", ".join(column.name for column in fields(Expression))
+        rows = cur.execute(f"select {columns} from time_expressions").fetchall()
         return cls(tuple(Expression(*row) for row in rows))
 
     def window(self, text: str, now: datetime) -> Window | None:

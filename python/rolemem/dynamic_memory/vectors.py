@@ -79,14 +79,8 @@ class Vectors:
         with self._reference_lock:
             matrix = self._reference.get(language)
             if matrix is None:
-                sentences = [
-                    line
-                    for line in resources.files("rolemem")
-                    .joinpath(f"data/reference_sentences.{language}.txt")
-                    .read_text("utf-8")
-                    .splitlines()
-                    if line.strip()
-                ]
+                path = resources.files("rolemem") / f"data/reference_sentences.{language}.txt"
+                sentences = [line for line in path.read_text("utf-8").splitlines() if line.strip()]
                 matrix = np.array(self.embedded(sentences, "reference sentences"))
                 matrix = self._reference[language] = matrix / np.linalg.norm(
                     matrix, axis=1, keepdims=True
