@@ -27,7 +27,6 @@ from .common import (
     NOW,
     QUERY_LIMIT,
     ROLE_CHARACTER_ID,
-    SAVE_ID,
     USER_ID,
     GameTime,
     Id,
@@ -292,7 +291,7 @@ class TurnRequest(_Target):
         )
     )
 
-    save_id: Id = key(SAVE_ID, 2)
+    save_id: Id = key("The save (slot) being played.", 2)
     character_id: str | None = text_field(
         ROLE_CHARACTER_ID, "qiyu", max_length=ID_LENGTH, default=None
     )
