@@ -6,7 +6,6 @@ one owner), its key from the environment as for any HTTP client."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import httpx2
@@ -30,18 +29,13 @@ def environment_key(ctx: ServerRequestContext[Any], tool: Tool) -> str | None:
     return game
 
 
-def offered(designer: bool) -> tuple[Tool, ...]:
-    """The player-facing tools, and the designer's when asked for (`--designer`)."""
-    return tuple(tool for tool in TOOLS if designer or tool.scope == "game")
-
-
 async def serve_store(db: str, *, designer: bool, keyword_only: bool, version: str) -> None:
     """Serve the tools over stdio on the store `db` (a DuckDB file or a PostgreSQL URL)."""
     from ..app import create_app
 
     app = create_app(db, embedder=None if keyword_only else "default")
     async with app.router.lifespan_context(app), Routes.in_process(app) as routes:
-        await _serve(routes, offered(designer), version)
+        await _serve(routes, designer, version)
 
 
 async def serve_url(url: str, *, designer: bool, timeout: float, version: str) -> None:
@@ -49,10 +43,12 @@ async def serve_url(url: str, *, designer: bool, timeout: float, version: str) -
     async with httpx2.AsyncClient(base_url=url, timeout=timeout) as client:
         document = await client.get("/openapi.json")
         document.raise_for_status()
-        await _serve(Routes(client, document.json()), offered(designer), version)
+        await _serve(Routes(client, document.json()), designer, version)
 
 
-async def _serve(routes: Routes, tools: Sequence[Tool], version: str) -> None:
+async def _serve(routes: Routes, designer: bool, version: str) -> None:
+    """The player-facing tools, and the designer's when asked for (`--designer`)."""
+    tools = [tool for tool in TOOLS if designer or tool.scope == "game"]
     server = build_server(routes, tools, environment_key, version=version)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

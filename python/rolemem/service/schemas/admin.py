@@ -9,7 +9,7 @@ from pydantic import ConfigDict, TypeAdapter
 from ...character_memory import lorebook_contract
 from ...character_memory.contract import ENTRIES, AttributeEntry, EventEntry, StyleEntry
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
-from .storable import StorableJson, storable_copy
+from .storable import StorableJson, storable
 
 
 class Health(Response):
@@ -166,7 +166,7 @@ def lorebook_schema(_: dict[str, Any]) -> dict[str, Any]:
     """The lorebook contract's schema as one component the guard stores, no defaults in it
     (openapi-typescript types a property with one as required)."""
     schema = TypeAdapter(lorebook_contract.Lorebook).json_schema()
-    return storable_copy(_inlined(schema, schema.pop("$defs")))
+    return storable(_inlined(schema, schema.pop("$defs")))
 
 
 def _inlined(schema: Any, models: dict[str, Any]) -> Any:

@@ -115,5 +115,4 @@ AGENT_ID_DEFAULTED = (
     "The agent whose memories these are (default: the role's agent_id, else the "
     "character_id; given for a role that has one, it must be the role's: 409 otherwise)."
 )
-SAVE_ID = "The save (slot) being played."
 NOW = "The game's clock now (naive ISO time; default: the server's clock)."

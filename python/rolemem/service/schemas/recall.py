@@ -27,7 +27,6 @@ from .common import (
     NOW,
     QUERY_LIMIT,
     ROLE_CHARACTER_ID,
-    SAVE_ID,
     USER_ID,
     GameTime,
     Id,
@@ -44,7 +43,7 @@ from .common import (
 from .common import text as text_field
 from .component import Component
 from .saves import _Target, one_target
-from .storable import storable_copy
+from .storable import storable
 
 ContextText = Annotated[str, StringConstraints(max_length=256)]
 # strict: a text too long for ContextText must not pass as the number its digits spell
@@ -292,7 +291,7 @@ class TurnRequest(_Target):
         )
     )
 
-    save_id: Id = key(SAVE_ID, 2)
+    save_id: Id = key("The save (slot) being played.", 2)
     character_id: str | None = text_field(
         ROLE_CHARACTER_ID, "qiyu", max_length=ID_LENGTH, default=None
     )
@@ -315,7 +314,7 @@ class TurnRequest(_Target):
         validate_default=True,
     )
     # one component both branches name (a generator would make it once a branch)
-    context: Annotated[Context, Component("TurnRequestContext", storable_copy)] = context_field()
+    context: Annotated[Context, Component("TurnRequestContext", storable)] = context_field()
     now: GameTime | None = field(NOW, "2021-02-21T12:00:00", default=None)
     user_name: str | None = text_field(
         "The player's name: {{user}}, and the name of the player's lines that show no "

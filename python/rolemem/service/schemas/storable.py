@@ -73,8 +73,8 @@ def _storable_json(_: dict[str, Any]) -> dict[str, Any]:
 StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
 
 
-def storable(schema: Any) -> None:
-    """Every string, number and free-form value of `schema` (not through $refs: each
+def storable(schema: Any) -> Any:
+    """`schema`, every string, number and free-form value of it (not through $refs: each
     component is shaped once) as the guard stores them: a pattern where a string had none,
     the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
     PostgreSQL holds; objects' keys storable, their free-form values StorableJson."""
@@ -108,11 +108,6 @@ def storable(schema: Any) -> None:
     elif isinstance(schema, list):
         for value in schema:
             storable(value)
-
-
-def storable_copy(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` shaped by `storable` (a Component's schema, which no request walk reaches)."""
-    storable(schema)
     return schema
 
 

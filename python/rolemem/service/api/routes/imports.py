@@ -18,8 +18,7 @@ from ...core.errors import invalid, responses
 from ...core.import_body import NDJSON, ROWS
 from ...core.state import Store
 from ...schemas.common import USER_ID
-from ...schemas.imports import Imported
-from ...schemas.saves import LineIn, Observe
+from ...schemas.saves import Imported, LineIn, Observe
 from ..deps import StoreDep, for_store, resolve_role, text_id
 from .saves import IdempotencyKey, SaveId
 
