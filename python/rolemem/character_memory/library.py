@@ -561,7 +561,6 @@ def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
     path or connection, or an engine (rolemem.engines). Returns rows written per table."""
     validate_config(config)
     characters = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
-    written = {}
     if engine_name(db) == "duckdb":
         with reading(db) as cur:  # a store written before the config tables, or their columns
             create_config_tables(cur)
@@ -571,13 +570,12 @@ def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
                 write_sql("delete_character_rows", seed),
                 {"ids": characters},
             )
-            offset = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchone()
-            columns = config_columns(config, seed, offset[0] if offset else 0)
+            [(offset,)] = cur.execute(f"select coalesce(max(ordinal), 0) from {seed}").fetchall()
+            columns = config_columns(config, seed, offset)
             if any(columns.values()):
                 cur.execute(_insert_sql(seed), columns)
-            written[seed] = len(config.tables[seed])
         cur.execute(write_sql("bump_config_version"))
-    return written
+    return {seed: len(config.tables[seed]) for seed in _CONFIG_SEEDS}
 
 
 @functools.cache

@@ -282,10 +282,10 @@ def config_version(db: Any) -> int:
     counter)."""
     with reading(db) as cur:
         try:
-            row = cur.execute("select max(version) from rolemem_config_version").fetchone()
+            [(version,)] = cur.execute("select max(version) from rolemem_config_version").fetchall()
         except Exception:  # a store written before the counter: no import since
             return 0
-    return int(row[0] or 0) if row else 0
+    return int(version or 0)
 
 
 def stored_config(db: Any, character_id: str | None = None) -> CharacterConfig:

@@ -1,9 +1,6 @@
-"""`rolemem import-chat`: a chat history (rolemem ndjson, OpenAI-style messages, a SillyTavern
-chat) onto a save's tip in one transaction: into a DuckDB file or PostgreSQL database
-(`--db`), or through a running service (`--url`, its `POST /saves/{id}/import`, which then
-lets the memory loop catch up; `--wait` follows it, pending turns going down; `--flush` has it
-extract the remainder below the batch size too, and follows it). A progress bar
-on a terminal's stderr, as other commands draw."""
+"""`rolemem import-chat`: a chat file (memory_builder.chat_files reads its formats) onto a
+save's tip, into a store (`--db`) or through a running service (`--url`), whose memory loop
+`--wait` and `--flush` follow with a progress bar."""
 
 from __future__ import annotations
 

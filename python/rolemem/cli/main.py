@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -396,18 +396,13 @@ def _existing_db(args: argparse.Namespace) -> str:
     return path
 
 
-@contextlib.contextmanager
-def _store(args: argparse.Namespace) -> Iterator[Any]:
+def _store(args: argparse.Namespace) -> contextlib.AbstractContextManager[Any]:
     """The store --db names, for commands that run on either engine: an existing DuckDB file,
     or a PostgreSQL database (an engine, closed afterwards)."""
     from ..engines import PostgresEngine
 
-    db = args.db or duckdb_connect.default_db_path()
-    if not is_postgres_url(db):
-        yield _existing_db(args)
-        return
-    with PostgresEngine(db, max_size=2) as engine:
-        yield engine
+    db = _db_or_url(args)
+    return PostgresEngine(db, max_size=2) if is_postgres_url(db) else contextlib.nullcontext(db)
 
 
 def _init_db(args: argparse.Namespace) -> None:

@@ -1,7 +1,5 @@
-"""`rolemem mcp`: the service's tools over MCP (stdio) for an agent that starts the server
-itself: on a store this process opens (`--db`, as `rolemem serve` opens it), or through a
-running service (`--url`; its key in $ROLEMEM_API_KEY, the designer's in
-$ROLEMEM_DESIGNER_KEY). The designer's tools are offered with `--designer`."""
+"""`rolemem mcp`: the service's tools over MCP (stdio), on a store this process opens (`--db`)
+or through a running service (`--url`); the flags' help says the rest."""
 
 from __future__ import annotations
 

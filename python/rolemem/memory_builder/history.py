@@ -554,9 +554,9 @@ def _migrate(cur: duckdb.DuckDBPyConnection) -> None:
 
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
-    # every row fetched: the cursor is left with no pending result for its next statement
-    rows = cur.execute(_lineage_sql("duckdb"), {"save_ids": save_ids}).fetchall()
-    return list(rows[0][0] or []) if rows else list(save_ids)
+    # every row fetched (the aggregate's one): no pending result is left on the cursor
+    [(found,)] = cur.execute(_lineage_sql("duckdb"), {"save_ids": save_ids}).fetchall()
+    return list(found or [])
 
 
 # whether any of the saves is stale (`_stale`) and whether any was forked from another save's

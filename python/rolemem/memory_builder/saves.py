@@ -476,7 +476,7 @@ def _insert_line(
     cur: Any, save: Mapping[str, Any], parent: int | None, line: Mapping[str, Any]
 ) -> int:
     """The line stored under `parent` in `save`, with the save's player (the shard key)."""
-    row = cur.execute(
+    [(line_id,)] = cur.execute(  # insert ... returning: one row
         write_sql("insert_line", (*LINE_FIELDS, "scene")),
         {
             **{name: line[name] for name in LINE_FIELDS},
@@ -485,9 +485,8 @@ def _insert_line(
             "parent": parent,
             "user_id": save["user_id"],
         },
-    ).fetchone()
-    assert row is not None  # insert ... returning always answers one row
-    return int(row[0])
+    ).fetchall()
+    return int(line_id)
 
 
 def append(

@@ -33,22 +33,17 @@ def _load_dynamic_demo(path: str) -> None:
         memory.add_events(
             [
                 {
-                    **e,
+                    **event,
                     "agent_id": agent,
-                    "user_id": None,
-                    "scope": "official",
-                    "created_at": datetime.fromisoformat(e["created_at"]),
+                    "user_id": owner,
+                    "scope": scope,
+                    "created_at": datetime.fromisoformat(event["created_at"]),
                 }
-                for e in demo["official_events"]
-            ]
-            + [
-                {
-                    **e,
-                    "agent_id": agent,
-                    "user_id": user,
-                    "created_at": datetime.fromisoformat(e["created_at"]),
-                }
-                for e in demo["events"]
+                for events, scope, owner in (
+                    (demo["official_events"], "official", None),
+                    (demo["events"], "user", user),
+                )
+                for event in events
             ]
         )
         for entity in demo["entities"]:
@@ -62,18 +57,16 @@ def _load_dynamic_demo(path: str) -> None:
         # a demo save (`line`: its n-th line)
         for fact in demo["facts"]:
             lines = memory.store.run(
-                "select line.id from line inner join save on save.id = line.save_id "
+                "select line.id, line.save_id from line inner join save on save.id = line.save_id "
                 "where save.name = $name order by line.id",
                 {"name": fact["save"]},
             )
-            line_id = lines[fact["line"] - 1][0]
+            line_id, save_id = lines[fact["line"] - 1]
             memory.add_fact(
                 **{k: v for k, v in fact.items() if k not in ("save", "line")},
                 agent_id=agent,
                 user_id=user,
-                save_id=memory.store.run(
-                    "select save_id from line where id = $id", {"id": line_id}
-                )[0][0],
+                save_id=save_id,
                 line_id=line_id,
                 created_at=datetime(2024, 5, 1, 20, 0),
             )

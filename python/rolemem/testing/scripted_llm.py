@@ -110,7 +110,8 @@ class ScriptedChatServer:
                     time.sleep(item.seconds)
                     item = item.then
                 if isinstance(item, Trickle):
-                    self._trickle(item.seconds)
+                    body = {"choices": [{"message": {"content": EMPTY_REPLY}}]}
+                    self._send(200, body, every=item.seconds)
                     return
                 if isinstance(item, Status):
                     self._send(
@@ -135,29 +136,19 @@ class ScriptedChatServer:
                     },
                 )
 
-            def _trickle(self, seconds: float) -> None:
-                data = json.dumps({"choices": [{"message": {"content": EMPTY_REPLY}}]}).encode()
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    for byte in data:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                        time.sleep(seconds)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up: what a deadline test wants
-
-            def _send(self, code: int, body: dict[str, Any]) -> None:
+            def _send(self, code: int, body: dict[str, Any], every: float = 0.0) -> None:
+                """`body` as JSON; `every` > 0: a byte at a time, `every` seconds apart."""
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    for chunk in [bytes([byte]) for byte in data] if every else [data]:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        time.sleep(every)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
+                    pass  # the client gave up (a timeout or deadline test)
 
         return Handler
