@@ -1,10 +1,11 @@
 """What every request passes before a route sees it (plain ASGI middleware, behind the gate):
 its body within `body_timeout` of its headers (408) and at most `max_body_bytes` (413, from
-Content-Length before any of it is read); a JSON body strict JSON that rolemem can store (no
-NaN or infinity, 64-bit integers, no lone surrogates, which no UTF-8 store can hold, and no
-NUL, which PostgreSQL's text cannot), else a 422 naming the field before any route,
-validator or error handler touches the value. The parsed body is left for the route
-(PARSED_BODY), a large one parsed and validated on the body lane (body_lane.py)."""
+Content-Length before any of it is read, or as soon as a chunked body passes it); a JSON body
+strict JSON that rolemem can store (no NaN or infinity, 64-bit integers, no lone surrogates,
+which no UTF-8 store can hold, and no NUL, which PostgreSQL's text cannot), else a 422 naming
+the field before any route, validator or error handler touches the value. The parsed body is
+left for the route (PARSED_BODY), a large one parsed and validated on the body lane
+(body_lane.py)."""
 
 from __future__ import annotations
 
@@ -334,7 +335,8 @@ async def send_refusal(
 ) -> None:
     """Send `response` before the body is read, then close the connection where a body may
     follow, first discarding it unread for at most _DRAIN_SECONDS: closing on unread bytes
-    resets the connection, and the client might never read the answer."""
+    resets the connection, and the client might never read the answer (a client waiting for
+    100-continue has sent none)."""
     status = response.status_code
     has_body = headers.get(b"content-length", b"0") != b"0" or b"transfer-encoding" in headers
     if not has_body and drain:
