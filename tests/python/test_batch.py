@@ -13,7 +13,6 @@ import pytest
 
 from rolemem import DynamicMemory
 from rolemem.character_memory import CharacterLibrary, CharacterMemory
-from rolemem.dynamic_memory import MemoryInputError
 from rolemem.errors import BusyError
 from rolemem.sql import cancel
 from rolemem.sql.batching import Coalescer
@@ -155,9 +154,8 @@ def gated(coalescer: Coalescer, waiting: int) -> None:
     coalescer._run_batch = run  # type: ignore[method-assign]
 
 
-def concurrently(calls: list, leading: Coalescer | None = None) -> list:  # type: ignore[type-arg]
-    """calls[0] first (it leads the first statement), then the others while it runs
-    (`leading`: once that coalescer is busy, else 50 ms later)."""
+def concurrently(calls: list) -> list:  # type: ignore[type-arg]
+    """calls[0] first (it leads the first statement), then the others while it runs."""
     answers: list = [None] * len(calls)  # type: ignore[type-arg]
 
     def one(index: int) -> None:
@@ -169,8 +167,6 @@ def concurrently(calls: list, leading: Coalescer | None = None) -> list:  # type
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(calls))]
     threads[0].start()
     time.sleep(0.05)
-    while leading is not None and not leading.busy:
-        time.sleep(0.001)
     for thread in threads[1:]:
         thread.start()
     for thread in threads:
@@ -250,14 +246,11 @@ def test_a_lone_query_is_embedded_alone_and_the_waiting_ones_in_one_call(tmp_pat
     def ask(text: str):  # type: ignore[no-untyped-def]
         return lambda: memory.query(text, user_id="mumu", agent_id="qiyu", now=now, update=False)
 
-    with pytest.raises(MemoryInputError, match="memory_scope must be"):
-        memory.query("海边", user_id="mumu", agent_id="qiyu", memory_scope="branch")
-    assert embedder.calls == []  # its arguments are checked before any work
     alone = [recall_shown(ask(text)()) for text in texts]
     assert embedder.calls == [[text] for text in texts]
     embedder.calls.clear()
     gated(memory._recall.batches, waiting=len(texts) - 1)
-    together = concurrently([ask(text) for text in texts], leading=memory._recall.batches)
+    together = concurrently([ask(text) for text in texts])
     assert [recall_shown(answer) for answer in together] == alone
     assert embedder.calls[0] == texts[:1]
     assert sorted(embedder.calls[1]) == sorted(texts[1:])

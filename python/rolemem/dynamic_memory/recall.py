@@ -257,7 +257,6 @@ class Recall:
         if roulette_seed is not None:
             roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
         now = naive_time(now or datetime.now(), "now")
-        self.lookups.checked_scope(save_id, memory_scope)  # every argument, before any work
         if last_reply is not None:
             text = f"{checked_text(last_reply, 'last_reply')}\n{text}"
         # what the player holds is read beside the scope's read (the save made current, its
@@ -291,8 +290,8 @@ class Recall:
                 "roulette_seed": roulette_seed,
             }
             # answered with the other queries waiting for a statement, if any
-            # (rolemem.sql.batching): their texts embedded together (but one embedded from its
-            # start), then one statement, then their side effects
+            # (rolemem.sql.batching): their texts embedded together, then one statement, then
+            # their side effects
             (events, entities, prompt, timeline, candidates, words, superseded), timings = (
                 self.batches.submit(
                     _Query(
@@ -325,8 +324,7 @@ class Recall:
                     "更新强度": f"{timings['update']:.2f} 毫秒",
                 },
                 # embed, sql and update: of the batch this query was answered in (shared
-                # work; embed: what it waited for its vectors, some embedded from the start of
-                # their query); wait: queued behind another batch
+                # work); wait: queued behind another batch
                 "timings_ms": {
                     "tokenize": (tokenized - started) * 1000,
                     "wait": max((done - tokenized) * 1000 - sum(timings.values()), 0.0),
@@ -438,19 +436,22 @@ class Recall:
         embedding = time.perf_counter()
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
-            # the texts not embedded from their query's start, in one call; in a batch of
-            # several, an early embedding that failed too (the batch's call is its retry, as
-            # it was before embeddings started early)
-            early = [
-                None
-                if query.embedding is None
-                or (len(queries) > 1 and query.embedding.exception() is not None)
-                else query.embedding
+            # the texts not embedded from their query's start, in one call
+            embedded = iter(
+                self.vectors.embed_queries(
+                    [
+                        text
+                        for text, query in zip(texts, queries, strict=True)
+                        if query.embedding is None
+                    ]
+                )
+                if any(query.embedding is None for query in queries)
+                else ()
+            )
+            vectors = [
+                next(embedded) if query.embedding is None else query.embedding.result()[0]
                 for query in queries
             ]
-            missing = [text for text, vector in zip(texts, early, strict=True) if vector is None]
-            embedded = iter(self.vectors.embed_queries(missing) if missing else ())
-            vectors = [next(embedded) if vector is None else vector.result()[0] for vector in early]
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
                 values["query_embedding"] = vector
                 values |= self.vectors.reference_stats(text, vector)
