@@ -209,55 +209,6 @@ def test_dynamic_recall_answers_waiting_queries_together_as_each_alone(tmp_path)
     memory.close()
 
 
-class CountingEmbedder:
-    """A fixed vector per text, each call's texts recorded."""
-
-    dim = 384
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def vector(self, text: str) -> list[float]:
-        return [float(ord(char) % 7 + 1) for char in (text * 384)[:384]]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.embed_queries([text])[0]
-
-    def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        return [self.vector(text) for text in texts]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.vector(text) for text in texts]
-
-
-def test_a_lone_query_is_embedded_alone_and_the_waiting_ones_in_one_call(tmp_path):
-    """A query that finds no batch running has its text embedded as it starts (a call of its own);
-    the queries waiting for the next statement are embedded together; both answer as alone."""
-    embedder = CountingEmbedder()
-    memory = DynamicMemory(duckdb.connect(), embedder=embedder)
-    now = datetime(2021, 2, 21, 20, 0)
-    for text in ("木木和祁煜在海边捡贝壳", "木木请祁煜吃火锅", "木木和祁煜一起画画"):
-        memory.add_event(
-            user_id="mumu", agent_id="qiyu", description=text, created_at=now - timedelta(days=3)
-        )
-    texts = ["海边", "火锅", "画画", "贝壳"]
-
-    def ask(text: str):  # type: ignore[no-untyped-def]
-        return lambda: memory.query(text, user_id="mumu", agent_id="qiyu", now=now, update=False)
-
-    alone = [recall_shown(ask(text)()) for text in texts]
-    assert embedder.calls == [[text] for text in texts]
-    embedder.calls.clear()
-    gated(memory._recall.batches, waiting=len(texts) - 1)
-    together = concurrently([ask(text) for text in texts])
-    assert [recall_shown(answer) for answer in together] == alone
-    assert embedder.calls[0] == texts[:1]
-    assert sorted(embedder.calls[1]) == sorted(texts[1:])
-    assert len(embedder.calls) == 2
-    memory.close()
-
-
 def test_recall_side_effects_of_a_batch_are_those_of_its_queries_one_by_one(tmp_path):
     """Queries answered together update the store in one transaction as if each had updated
     it alone, in the order of their times: a memory recalled by three queries gets

@@ -135,9 +135,6 @@ class _Query:
     # what its player holds (_has_sql's row), read beside its scope from the query's start
     # (the embedded store); None: read by its batch
     holds: Future[tuple[Any, ...]] | None = None
-    # its text's vector, embedded from the query's start when no batch was running (then it
-    # is most likely a batch of its own); None: embedded with its batch's texts
-    embedding: Future[list[list[float]]] | None = None
 
 
 def _scored(
@@ -264,14 +261,6 @@ class Recall:
         # request's work token: a batch reads it for every query it answers, and one client
         # leaving must not fail the others' batch (as the batch itself runs: Coalescer)
         holds = None if self._fast is None else _BESIDE.submit(self._holds, [user_id], [agent_id])
-        # the text's embedding, the longest part of a lone recall, from here too: tokenizing,
-        # the plan and the statements started before it need no vector. Not when a batch is
-        # running: this query then waits for the next, whose texts are embedded in one call
-        embedding = (
-            _BESIDE.submit(self.vectors.embed_queries, [text])
-            if self.context.embedder is not None and not self.batches.busy
-            else None
-        )
         try:
             # TF-IDF drops one-character words; a query made only of them still has its tokens
             tokens = search_terms(search_keywords(text, top_k=10), names=(user_name, agent_name))
@@ -301,17 +290,13 @@ class Recall:
                         log=log,
                         wants_prompt_text=prompt_text,
                         holds=holds,
-                        embedding=embedding,
                     )
                 )
             )
         finally:
-            # what started beside the query ends with it (one not started yet: a query that
-            # failed first never needs it)
-            beside: list[Future[Any]] = [part for part in (holds, embedding) if part is not None]
-            for part in beside:
-                part.cancel()
-            futures.wait(beside)
+            if holds is not None:  # what started beside the query ends with it
+                holds.cancel()  # (not started: a query that failed first never needs it)
+                futures.wait([holds])
         done = time.perf_counter()
         return QueryResponse(
             memory_events=[_event_out(e) for e in events or []],
@@ -436,22 +421,7 @@ class Recall:
         embedding = time.perf_counter()
         if context.embedder is not None:
             texts = [query.params["query_text"] for query in queries]
-            # the texts not embedded from their query's start, in one call
-            embedded = iter(
-                self.vectors.embed_queries(
-                    [
-                        text
-                        for text, query in zip(texts, queries, strict=True)
-                        if query.embedding is None
-                    ]
-                )
-                if any(query.embedding is None for query in queries)
-                else ()
-            )
-            vectors = [
-                next(embedded) if query.embedding is None else query.embedding.result()[0]
-                for query in queries
-            ]
+            vectors = self.vectors.embed_queries(texts)
             for values, text, vector in zip(inputs, texts, vectors, strict=True):
                 values["query_embedding"] = vector
                 values |= self.vectors.reference_stats(text, vector)

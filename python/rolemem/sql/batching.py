@@ -74,11 +74,6 @@ class Coalescer(Generic[Item, Result]):
             raise slot.error
         return slot.result  # type: ignore[return-value] # set with the batch
 
-    @property
-    def busy(self) -> bool:
-        """Whether a batch is running (a request submitted now would wait for the next)."""
-        return self._busy
-
     def _wait(self, slot: _Slot[Item, Result]) -> None:
         while not slot.ready.wait(_POLL_SECONDS):
             token = cancel.current.get()
