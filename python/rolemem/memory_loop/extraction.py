@@ -157,12 +157,12 @@ class Extraction:
         # committed the new ones meanwhile makes this batch a duplicate (the transaction is
         # undone); a replacement's lines were sent before, and it records them as its own
         sent = [line["id"] for line in chosen]
+        owner = {"target_key": state["target_key"], "user_id": state["user_id"]}
         recorded = cur.execute(
             write_sql("insert_extracted_lines", engine=engine),
             {
+                **owner,
                 "line_ids": sent,
-                "target_key": state["target_key"],
-                "user_id": state["user_id"],
                 "batch_key": batch["batch_key"],
                 "batch_last_line_id": batch["last_line_id"],
             },
@@ -177,11 +177,10 @@ class Extraction:
                 cur.execute(
                     write_sql("insert_batch_lines", engine=engine),
                     {
+                        **owner,
                         "batch_key": batch["batch_key"],
                         "line_ids": list(line_ids),
                         "relation": relation,
-                        "user_id": state["user_id"],
-                        "target_key": state["target_key"],
                         "last_line_id": last,
                     },
                 )
