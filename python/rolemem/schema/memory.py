@@ -458,10 +458,8 @@ def create_vector_tables(connection: Any, embedding_dim: int) -> None:
     fixed-size)."""
     # single precision, as the embedders give them (PostgreSQL's float is 8 bytes); a store's
     # own widths where it has the table: its official twin is made with them
-    widths = {
-        **dict.fromkeys(VECTOR_COLUMNS, f"real[{int(embedding_dim)}]"),
-        **stored_vector_types(connection),
-    }
+    widths = dict.fromkeys(VECTOR_COLUMNS, f"real[{int(embedding_dim)}]")
+    widths |= stored_vector_types(connection)
     for table in VECTOR_TABLES:
         # user_id: the event's player (null: an official event), the shard key on Citus
         columns = ["event_id bigint primary key", "user_id varchar"]
