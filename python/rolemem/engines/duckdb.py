@@ -82,12 +82,10 @@ class DuckDBEngine:
         cur = self.cursor().cursor
         return cur.execute(sql, duckdb_connect.used(sql, params)).fetchnumpy()
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
         """A cursor inside BEGIN ... COMMIT: `execute(sql, params)` then `fetchone`/
         `fetchall`; any error rolls everything back."""
-        with duckdb_connect.transaction(self.con) as cur:
-            yield cur
+        return duckdb_connect.transaction(self.con)
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write statements in one transaction: all or nothing."""
@@ -95,9 +93,7 @@ class DuckDBEngine:
             for sql, params in statements:
                 cur.execute(sql, duckdb_connect.used(sql, params))
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def reading(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
         """A cursor of its own to read with (no transaction opened; point reads, so without
         the planner setting of the composed statements')."""
-        with duckdb_connect.cursor(self.con, tuned=False) as cur:
-            yield cur
+        return duckdb_connect.cursor(self.con, tuned=False)

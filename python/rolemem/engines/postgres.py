@@ -64,15 +64,16 @@ def transpile(sql: str, materialize: bool = False) -> str:
     if materialize:
         tree = _materialize_ctes(tree)
     _inline_table_aliases(tree)
-    _make_date(tree)
-    _any_value(tree)
+    _functions_as_written(tree)
     _membership_filters(tree)
     return _LITERAL_PERCENT.sub("%%", tree.sql(dialect="postgres"))
 
 
-def _make_date(tree: Any) -> None:
-    """make_date(year, month, day), which both engines have: sqlglot reads it as
-    DateFromParts and writes DATE_FROM_PARTS, a function PostgreSQL lacks."""
+def _functions_as_written(tree: Any) -> None:
+    """Functions both engines have that sqlglot reads as something PostgreSQL lacks:
+    make_date(year, month, day), written DATE_FROM_PARTS; any_value, which skips nulls on
+    both, read as ANY_VALUE ... IGNORE NULLS (sqlglot warns that PostgreSQL has no such
+    clause)."""
     from sqlglot import exp
 
     for node in list(tree.find_all(exp.DateFromParts)):
@@ -82,13 +83,6 @@ def _make_date(tree: Any) -> None:
                 expressions=[node.args.get(part) for part in ("year", "month", "day")],
             )
         )
-
-
-def _any_value(tree: Any) -> None:
-    """DuckDB's any_value skips nulls, and so does PostgreSQL's: sqlglot reads the DuckDB
-    one as ANY_VALUE ... IGNORE NULLS and warns that PostgreSQL has no such clause."""
-    from sqlglot import exp
-
     for node in list(tree.find_all(exp.IgnoreNulls)):
         if isinstance(node.this, exp.AnyValue):
             node.replace(node.this)
@@ -234,11 +228,8 @@ class _Cursor:
             self._cur.execute(transpile(sql, self._materialize), dict(params or {}))
         return self
 
-    def fetchone(self) -> tuple[Any, ...] | None:
-        return self._cur.fetchone()  # type: ignore[no-any-return]
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self._cur.fetchall()  # type: ignore[no-any-return]
+    def __getattr__(self, name: str) -> Any:  # fetchone, fetchall: psycopg's own
+        return getattr(self._cur, name)
 
     @property
     def description(self) -> list[tuple[str]]:

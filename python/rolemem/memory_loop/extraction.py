@@ -14,11 +14,11 @@ from typing import Any
 from ..dynamic_memory import DynamicMemory, EventVectors, checked_entity
 from ..memory_builder import message_spans
 from ..memory_builder.contract import NAME_LENGTH
-from ..sql.project import update_else_upsert, write_sql
+from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply, extract
 from .facts import current_facts, fact_attributes, fact_rows, write_facts
 from .llm import ChatModel
-from .reports import _AlreadyExtracted, _state_params, event_times, source_lines
+from .reports import _AlreadyExtracted, event_times, source_lines, write_state
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,10 @@ select failed_attempts, next_attempt_at from memory_loop_state
 where save_id = $save_id and target_key = $target_key and user_id = $user_id
 """
 _LONGEST_BACKOFF = 24 * 3600.0  # seconds: a failing LLM is tried at least once a day
+# the loop state row of a save x character: its key and its player
+_KEY = ("save_id", "target_key", "user_id")
+# the plan's batch columns its row keeps
+_BATCH_COLUMNS = ("batch_key", "first_line_id", "last_line_id", "turn_count", "reason", "scene")
 
 
 class Extraction:
@@ -131,23 +135,15 @@ class Extraction:
     ) -> tuple[list[int], list[int]]:
         """The batch row, its lines (the watermark), its memories and the loop state: one
         transaction."""
+        engine = self.memory.store.name
         claimed = cur.execute(
-            write_sql("insert_extraction_batch", engine=self.memory.store.name),
+            write_sql("insert_extraction_batch", engine=engine),
             {
-                "batch_key": batch["batch_key"],
-                "save_id": state["save_id"],
-                "target_key": state["target_key"],
-                "user_id": state["user_id"],
-                "agent_id": state["agent_id"],
-                "first_line_id": batch["first_line_id"],
-                "last_line_id": batch["last_line_id"],
-                "turn_count": batch["turn_count"],
-                "reason": batch["reason"],
-                "scene": batch["scene"],
+                **{name: state[name] for name in (*_KEY, "agent_id", "now")},
+                **{name: batch[name] for name in _BATCH_COLUMNS},
                 "event_count": len(event_rows),
                 "entity_count": len(entity_params),
                 "llm_model": getattr(self.llm, "model", None),
-                "now": state["now"],
                 "replaced_batch_keys": (
                     json.dumps(list(batch["replaced_batch_keys"]))
                     if batch["replaced_batch_keys"]
@@ -157,17 +153,16 @@ class Extraction:
         ).fetchall()
         if not claimed:
             raise _AlreadyExtracted(batch["batch_key"])
-        engine = self.memory.store.name
         # its lines, once per character: a save sharing them (a fork, a branch reloaded) that
         # committed the new ones meanwhile makes this batch a duplicate (the transaction is
         # undone); a replacement's lines were sent before, and it records them as its own
         sent = [line["id"] for line in chosen]
+        owner = {"target_key": state["target_key"], "user_id": state["user_id"]}
         recorded = cur.execute(
             write_sql("insert_extracted_lines", engine=engine),
             {
+                **owner,
                 "line_ids": sent,
-                "target_key": state["target_key"],
-                "user_id": state["user_id"],
                 "batch_key": batch["batch_key"],
                 "batch_last_line_id": batch["last_line_id"],
             },
@@ -182,11 +177,10 @@ class Extraction:
                 cur.execute(
                     write_sql("insert_batch_lines", engine=engine),
                     {
+                        **owner,
                         "batch_key": batch["batch_key"],
                         "line_ids": list(line_ids),
                         "relation": relation,
-                        "user_id": state["user_id"],
-                        "target_key": state["target_key"],
                         "last_line_id": last,
                     },
                 )
@@ -196,13 +190,7 @@ class Extraction:
             cur, event_rows, vectors, merge=batch["reason"] != "replacement"
         )
         entities = [self.memory.write_entity(cur, *entity) for entity in entity_params]
-        update_else_upsert(
-            cur,
-            "update_loop_state",
-            "upsert_loop_state",
-            _state_params(state, keep_scene=keep_scene, extracted=True),
-            engine=self.memory.store.name,
-        )
+        write_state(cur, state, engine=engine, keep_scene=keep_scene, extracted=True)
         return events, entities
 
     @staticmethod
@@ -285,9 +273,7 @@ class Extraction:
     def backoff(self, cur: Any, state: Mapping[str, Any]) -> tuple[int, datetime | None]:
         """The save x character's failures since its last success and the end of its
         back-off (None: none), as stored (every process reads the same)."""
-        row = cur.execute(
-            _BACKOFF_SQL, {name: state[name] for name in ("save_id", "target_key", "user_id")}
-        ).fetchone()
+        row = cur.execute(_BACKOFF_SQL, {name: state[name] for name in _KEY}).fetchone()
         return (0, None) if row is None else (int(row[0] or 0), row[1])
 
     def record_failure(
@@ -312,8 +298,7 @@ class Extraction:
                 cur.execute(
                     write_sql("record_loop_failure", engine=self.memory.store.name),
                     {
-                        **{name: state[name] for name in ("save_id", "target_key", "user_id")},
-                        "agent_id": state["agent_id"],
+                        **{name: state[name] for name in (*_KEY, "agent_id")},
                         "role_id": role_id,
                         "script_role_id": script_role_id,
                         "error": f"{type(error).__name__}: {error}"[:1000],

@@ -5,7 +5,7 @@ reached with the `openai` client. Timeouts and retries are explicit; failures be
 A call has a total deadline (`timeout`): the `openai` client's own timeout is httpx's, per
 phase (a read waits at most that long for the next bytes), so a server that trickles a byte a
 second would hold a call for ever. Every read and write of the call's sockets is bounded by the
-time left (`_DeadlineBackend`, under httpx's transport), so the call is abandoned at its deadline
+time left (`_Deadlined`, under httpx's transport), so the call is abandoned at its deadline
 whatever the server does (docs/decisions/service-machinery.md).
 """
 
@@ -33,15 +33,20 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 
 
-class _DeadlineStream:
-    """A network stream whose every read and write waits at most the call's time left; past
-    the deadline, the HTTP core's own ReadTimeout (its client maps it to a timeout)."""
+class _Deadlined:
+    """An HTTP core's network backend, or a stream it opened, whose every call that waits
+    (connect, read, write, TLS) waits at most the call's time left, the streams it opens
+    bounded too; past the deadline, the HTTP core's own ReadTimeout (`timed_out`: its client
+    maps it to a timeout). Everything else is the wrapped object's own."""
 
-    def __init__(self, stream: Any, timed_out: type[Exception]) -> None:
-        self._stream = stream
+    def __init__(self, inner: Any, timed_out: type[Exception]) -> None:
+        self._inner = inner
         self._timed_out = timed_out
 
-    def _time_left(self, timeout: float | None) -> float | None:
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _left(self, timeout: float | None) -> float | None:
         deadline = _DEADLINE.get()
         if deadline is None:
             return timeout
@@ -51,33 +56,16 @@ class _DeadlineStream:
         return left if timeout is None else min(timeout, left)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return bytes(self._stream.read(max_bytes, self._time_left(timeout)))
+        return bytes(self._inner.read(max_bytes, self._left(timeout)))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._stream.write(buffer, self._time_left(timeout))
-
-    def close(self) -> None:
-        self._stream.close()
+        self._inner.write(buffer, self._left(timeout))
 
     def start_tls(
         self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
     ) -> Any:
-        stream = self._stream.start_tls(ssl_context, server_hostname, self._time_left(timeout))
-        return _DeadlineStream(stream, self._timed_out)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._stream.get_extra_info(info)
-
-
-class _DeadlineBackend:
-    """An HTTP core's network backend, its streams bounded by the call's deadline."""
-
-    def __init__(self, backend: Any, timed_out: type[Exception]) -> None:
-        self._backend = backend
-        self._timed_out = timed_out
-
-    def _left(self, timeout: float | None) -> float | None:
-        return _DeadlineStream(None, self._timed_out)._time_left(timeout)
+        stream = self._inner.start_tls(ssl_context, server_hostname, self._left(timeout))
+        return _Deadlined(stream, self._timed_out)
 
     def connect_tcp(
         self,
@@ -87,24 +75,21 @@ class _DeadlineBackend:
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> Any:
-        stream = self._backend.connect_tcp(
+        stream = self._inner.connect_tcp(
             host, port, self._left(timeout), local_address, socket_options
         )
-        return _DeadlineStream(stream, self._timed_out)
+        return _Deadlined(stream, self._timed_out)
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> Any:
-        stream = self._backend.connect_unix_socket(path, self._left(timeout), socket_options)
-        return _DeadlineStream(stream, self._timed_out)
-
-    def sleep(self, seconds: float) -> None:
-        self._backend.sleep(seconds)
+        stream = self._inner.connect_unix_socket(path, self._left(timeout), socket_options)
+        return _Deadlined(stream, self._timed_out)
 
 
 def _deadline_client(timeout: float) -> Any:
     """The `openai` client's own HTTP client class (httpx, or the httpx2 fork newer clients
-    use), its pool's sockets under _DeadlineBackend. The client takes no network backend, so
+    use), its pool's sockets under _Deadlined. The client takes no network backend, so
     the pool's is wrapped before any connection is made."""
     import importlib
 
@@ -116,7 +101,7 @@ def _deadline_client(timeout: float) -> Any:
     pool = transport._pool
     assert hasattr(pool, "_network_backend"), "the HTTP core's pool changed: _deadline_client"
     core = importlib.import_module(type(pool).__module__.partition(".")[0])
-    pool._network_backend = _DeadlineBackend(pool._network_backend, core.ReadTimeout)
+    pool._network_backend = _Deadlined(pool._network_backend, core.ReadTimeout)
     return client_class(transport=transport, timeout=timeout)
 
 
@@ -187,14 +172,10 @@ class OpenAICompatibleLLM:
             raise LLMError(f"{self.base_url}: {type(exc).__name__}: {exc}") from None
         finally:
             _DEADLINE.reset(token)
-        content = _first_content(response)
+        try:
+            content = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            content = None
         if content is None:
             raise LLMError(f"{self.base_url}: the LLM answered without message content")
         return content
-
-
-def _first_content(response: Any) -> str | None:
-    try:
-        return response.choices[0].message.content
-    except (AttributeError, IndexError, TypeError):
-        return None

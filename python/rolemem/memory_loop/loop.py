@@ -17,14 +17,13 @@ from ..dynamic_memory import (
 from ..dynamic_memory.base import forward
 from ..engines import PostgresEngine, duckdb_connect
 from ..memory_builder.contract import NAME_LENGTH
-from ..sql.project import update_else_upsert
 from ..sql.seeds import read_settings, shipped_settings
 from ..text.embedders import Embedder
 from .extraction import Extraction
 from .llm import ChatModel
 from .maintenance import Maintenance
 from .plans import Plans
-from .reports import ObserveReport, _state_params, observed_target, required_id
+from .reports import ObserveReport, observed_target, required_id, write_state
 from .sql import SETTING_NAMES
 from .windows import WindowCache
 
@@ -254,12 +253,8 @@ class MemoryLoop:
     def _record_observed(self, state: Mapping[str, Any]) -> None:
         """An observation with nothing due noted (the scene seen, the player active)."""
         with self.memory.store.transaction() as cur:
-            update_else_upsert(
-                cur,
-                "update_loop_state",
-                "upsert_loop_state",
-                _state_params(state, keep_scene=state["scene"] is None),
-                engine=self.memory.store.name,
+            write_state(
+                cur, state, engine=self.memory.store.name, keep_scene=state["scene"] is None
             )
 
 

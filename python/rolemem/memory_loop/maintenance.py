@@ -17,6 +17,8 @@ from .llm import ChatModel
 from .reports import MaintenanceReport
 from .sql import MAINTENANCE_SETTINGS, MAINTENANCE_SQL
 
+_SOURCES = ("memory_event", "memory_entity", "memory_loop_state", "memory_maintenance_run")
+
 
 class Maintenance:
     """Cleanup, consolidation, context vectors."""
@@ -45,20 +47,10 @@ class Maintenance:
         store = self.memory.store
         sql = compose(
             "int_memory_maintenance_due",
-            {
-                "int_memory_maintenance_requests": MAINTENANCE_SQL,
-                **{
-                    f"source_{table}": f"select * from {table}"
-                    for table in (
-                        "memory_event",
-                        "memory_entity",
-                        "memory_loop_state",
-                        "memory_maintenance_run",
-                    )
-                },
-            },
+            {"int_memory_maintenance_requests": MAINTENANCE_SQL},
             "select quotas, candidates from int_memory_maintenance_due",
-            existing=SETTING_SEEDS,
+            # the sources are the store's tables of their names
+            existing=(*SETTING_SEEDS, *_SOURCES),
             engine=store.name,
         )
         [due] = store.records(sql, params, json_as_text=False)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..dynamic_memory import MemoryInputError
 from ..memory_builder import int_or_none, script_role_or_none
+from ..sql.project import update_else_upsert
 
 
 @dataclass
@@ -42,15 +43,18 @@ class MaintenanceReport:
     archived_ids: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _state_params(
-    state: Mapping[str, Any], *, keep_scene: bool, extracted: bool = False
-) -> dict[str, Any]:
+def write_state(
+    cur: Any, state: Mapping[str, Any], *, engine: str, keep_scene: bool, extracted: bool = False
+) -> None:
+    """The save x character's loop state as the observation `state` leaves it, in the caller's
+    transaction."""
     names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now", "role_id")
-    return {
+    params = {
         **{name: state[name] for name in (*names, "script_role_id")},
         "keep_scene": keep_scene,
         "extracted": extracted,
     }
+    update_else_upsert(cur, "update_loop_state", "upsert_loop_state", params, engine=engine)
 
 
 class _AlreadyExtracted(Exception):

@@ -155,12 +155,6 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     )
 
 
-# the key of the character bound as $role_id / $script_role_id (the models' rule)
-_BOUND_TARGET_KEY = render_macro(
-    "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
-)
-
-
 # the same versions read now: a cached context window whose plan read these is current
 # (lines are append-only and the window depends only on the chain, the lines extracted for the
 # character (the player's, on any save: lines are only ever added), the save's own batches and
@@ -185,7 +179,10 @@ select
 def window_version_sql(engine: str) -> str:
     return _WINDOW_VERSION_SQL.format(
         player=render_macro("player_filter", "user_id", engine=engine),
-        target_key=_BOUND_TARGET_KEY,
+        # the key of the character bound as $role_id / $script_role_id (the models' rule)
+        target_key=render_macro(
+            "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
+        ),
     )
 
 

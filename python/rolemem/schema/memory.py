@@ -440,21 +440,26 @@ MEMORY_POSTGRES_INDEXES = (
 )
 
 
+def stored_vector_types(connection: Any) -> dict[str, str]:
+    """The column types of the store's memory_event_embedding on DuckDB, whose arrays are
+    fixed-size (an older store's may be another embedder's); none on PostgreSQL."""
+    if connection.dialect.name != "duckdb":
+        return {}
+    found = connection.exec_driver_sql(
+        "select column_name, data_type from duckdb_columns() "
+        "where table_name = 'memory_event_embedding'"
+    )
+    return dict(found.fetchall())
+
+
 def create_vector_tables(connection: Any, embedding_dim: int) -> None:
     """memory_event_embedding with vectors of `embedding_dim` (a SQLAlchemy connection), and
     its official twin with the store's widths: made by DDL, not SQLModel (DuckDB's arrays are
     fixed-size)."""
-    # single precision, as the embedders give them (PostgreSQL's float is 8 bytes)
+    # single precision, as the embedders give them (PostgreSQL's float is 8 bytes); a store's
+    # own widths where it has the table: its official twin is made with them
     widths = dict.fromkeys(VECTOR_COLUMNS, f"real[{int(embedding_dim)}]")
-    # a store's own widths where it has the table (an older store's may be another embedder's):
-    # its official twin is made with them
-    if connection.dialect.name == "duckdb":
-        widths.update(
-            connection.exec_driver_sql(
-                "select column_name, data_type from duckdb_columns() "
-                "where table_name = 'memory_event_embedding'"
-            ).fetchall()
-        )
+    widths |= stored_vector_types(connection)
     for table in VECTOR_TABLES:
         # user_id: the event's player (null: an official event), the shard key on Citus
         columns = ["event_id bigint primary key", "user_id varchar"]

@@ -32,7 +32,7 @@ from ..sql.seeds import shipped_rows
 from ..text.postings import postings
 from . import limits
 from .game import APP_TABLES, CONFIG_TABLES, is_distributed
-from .memory import MEMORY_TABLES, OFFICIAL_TABLES, VECTOR_COLUMNS
+from .memory import MEMORY_TABLES, OFFICIAL_TABLES, VECTOR_COLUMNS, stored_vector_types
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +79,8 @@ def _add_model_columns(connection: Any) -> None:
 
 
 def _add_vector_columns(connection: Any) -> None:
-    """The event vectors' player and context vectors, of the store's own vector type
-    (DuckDB's arrays are fixed-size: an older store's may be another embedder's)."""
-    vector = "real[]"
-    if connection.dialect.name == "duckdb":
-        vector = connection.exec_driver_sql(
-            "select data_type from duckdb_columns() "
-            "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
-        ).scalar()
+    """The event vectors' player and context vectors, of the store's own vector type."""
+    vector = stored_vector_types(connection).get("embedding", "real[]")
     for name, sql_type in (("user_id", "varchar"), *((n, vector) for n in VECTOR_COLUMNS[1:])):
         connection.exec_driver_sql(
             f"alter table memory_event_embedding add column if not exists {name} {sql_type}"

@@ -15,6 +15,8 @@ as jieba cuts them.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import statistics
 import threading
 from collections.abc import Sequence
@@ -26,19 +28,13 @@ _modules: dict[str, Any] = {}
 
 
 def _load(name: str) -> Any:
-    module = _modules.get(name)
-    if module is None:
+    """rjieba, or (`idf`) jieba's IDF table, once per process."""
+    if name not in _modules:
         with _lock:
-            module = _modules.get(name)
-            if module is None:
-                if name == "rjieba":
-                    import rjieba
-
-                    module = rjieba
-                else:
-                    module = _read_idf()
-                _modules[name] = module
-    return module
+            if name not in _modules:
+                is_module = name == "rjieba"
+                _modules[name] = importlib.import_module(name) if is_module else _read_idf()
+    return _modules[name]
 
 
 # jieba.analyse.TFIDF.stop_words: English function words its keyword rule skips
@@ -72,8 +68,6 @@ ENGLISH_STOPWORDS = frozenset(
 
 def _read_idf() -> tuple[dict[str, float], float]:
     """jieba's IDF table (word -> idf) and its median, the idf of an unknown word."""
-    import importlib.util
-
     spec = importlib.util.find_spec("jieba")
     assert spec is not None and spec.submodule_search_locations
     path = Path(spec.submodule_search_locations[0]) / "analyse" / "idf.txt"

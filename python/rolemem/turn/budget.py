@@ -15,7 +15,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engines.duckdb_connect import PreparedCursor, scratch_seeded
+from ..engines.duckdb_connect import scratch_seeded
 from ..sql.project import compose
 from .token_counts import counted
 
@@ -39,6 +39,9 @@ _TURN = """
         cast($max_prompt_tokens as integer) as max_prompt_tokens,
         cast($is_dynamic_inline as boolean) as is_dynamic_inline,
         cast($template_alone as varchar) as template_alone"""
+# the seed the statements read, loaded once in rolemem's in-memory database (its cursor per
+# thread keeps each statement as a table macro, parsed once)
+_SEED = "memory_prompt_budgets"
 _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place", "kind", "day_text")
 
 
@@ -49,21 +52,15 @@ def _sql() -> str:
         {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
         "select layer, item_index, is_cut, cut_reason, dynamic_text, prompt_tokens "
         "from memory_prompt_budget_cuts",
-        existing=("memory_prompt_budgets",),
+        existing=(_SEED,),
     )
-
-
-def _prepared() -> PreparedCursor:
-    """This thread's cursor on rolemem's in-memory database (each statement kept as a table
-    macro, parsed once), where the shipped designer config is loaded once."""
-    return scratch_seeded("memory_prompt_budgets")
 
 
 @functools.cache
 def _seed_budgets() -> dict[str, int]:
     """The seed's budget per layer, as the statements read it (for token_counts)."""
     sql = "select layer, max_tokens from memory_prompt_budgets where max_tokens is not null"
-    return dict(_prepared().cursor.execute(sql).fetchall())
+    return dict(scratch_seeded(_SEED).cursor.execute(sql).fetchall())
 
 
 def cut(
@@ -103,7 +100,7 @@ def _params(pieces: Sequence[Mapping[str, Any]], **turn: Any) -> dict[str, Any]:
 def _cut(
     pieces: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
 ) -> tuple[list[dict[str, Any]], str, int]:
-    rows = _prepared().run(_sql(), params)
+    rows = scratch_seeded(_SEED).run(_sql(), params)
     by_piece = {
         (layer, item_index): {"is_cut": is_cut, "cut_reason": reason}
         for layer, item_index, is_cut, reason, _, _ in rows

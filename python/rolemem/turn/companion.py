@@ -48,17 +48,6 @@ from . import budget
 
 log = logging.getLogger(__name__)
 
-# the player's message as a line of the save (not stored): the window's next line
-_PLAYER_LINE = {
-    "attribute": "user",
-    "role_id": None,
-    "script_role_id": None,
-    "display_name": None,
-    "original_emotion": None,
-    "tts_content": None,
-    "action_content": None,
-}
-
 
 @functools.cache  # rendered once per engine
 def _descriptions_sql(engine: str) -> str:
@@ -301,7 +290,7 @@ class Companion:
         # the player's message is the window's next line: the memory builder's rule makes the
         # conversation (background voices before it merge with it as `{background}\nfocus`)
         said = {
-            **_PLAYER_LINE,
+            "attribute": "user",
             "id": max((line["id"] for line in window["lines"]), default=0) + 1,
             "content": message,
             "created_at": now,
