@@ -197,6 +197,21 @@ def test_over_http_a_request_without_the_key_is_refused_before_its_body(game):
     assert "/mcp" not in client.get("/openapi.json").json()["paths"]
 
 
+def test_over_http_mcp_takes_post_only_no_stream_held_open(game):
+    """A stateless server offers no stream of its own messages: GET (which would hold a
+    connection open without end) and DELETE are a 405 at once, in the one error shape."""
+    client, _, _ = game
+    for method in ("GET", "DELETE"):
+        refused = client.request(
+            method, "/mcp", headers={**GAME, "Accept": "text/event-stream"}, timeout=10
+        )
+        assert refused.status_code == 405 and refused.headers["allow"] == "POST"
+        assert error_of(refused) == {
+            "type": "MethodNotAllowed",
+            "message": "/mcp takes POST: the service keeps no MCP session",
+        }
+
+
 def test_a_player_reaches_nothing_of_another_players_through_any_tool(game):
     client, _, _ = game
     base = str(client.base_url)

@@ -1,8 +1,9 @@
 """/mcp on `rolemem serve`: the tools over MCP's streamable HTTP transport, stateless (any
-worker of a PostgreSQL service answers any call) with JSON answers. The request guard checks
-/mcp like every keyed route (a request with none of the service's keys is refused before its
-body is read); each tool call then carries the caller's X-API-Key to its route, whose key
-decides, as over HTTP."""
+worker of a PostgreSQL service answers any call) with JSON answers, POST only (a stateless
+server has no session to end and offers no stream of its own messages: MCP lets it answer
+GET and DELETE 405). The request guard checks /mcp like every keyed route (a request with
+none of the service's keys is refused before its body is read); each tool call then carries
+the caller's X-API-Key to its route, whose key decides, as over HTTP."""
 
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ class Endpoint:
             await error_response(503, "Busy", "the MCP endpoint is not running")(
                 scope, receive, send
             )
+            return
+        if scope["method"] != "POST":
+            # stateless: no session to end (DELETE), and no stream of the server's own
+            # messages (GET), which would hold its connection open without end
+            refused = error_response(
+                405, "MethodNotAllowed", f"{PATH} takes POST: the service keeps no MCP session"
+            )
+            refused.headers["Allow"] = "POST"
+            await refused(scope, receive, send)
             return
         await self.manager.handle_request(scope, receive, send)
 
