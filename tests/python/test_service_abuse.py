@@ -124,6 +124,64 @@ def test_a_body_at_one_byte_a_second_gets_408_within_its_deadline(service, targe
     assert _closed_within(sock, 5)
 
 
+@pytest.mark.parametrize(
+    ("method", "target", "field"),
+    [
+        ("GET", "/users/alice%00/export", "user_id"),
+        ("GET", "/users/alice/timeline?agent_id=q%00iyu", "agent_id"),
+        ("GET", "/saves/1?user_id=%FF", "user_id"),
+        ("POST", "/config/import/sillytavern/x%ED%A0%80", "character_id"),  # a lone surrogate
+        ("POST", "/saves/1/import?user_id=mumu%00", "user_id"),
+        ("GET", "/health/%00", "path"),
+        ("GET", "/users/alice/memories?%00=1", "query"),
+    ],
+)
+def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
+    service, method, target, field
+):
+    """A NUL, or bytes that are not UTF-8, in a path or query value is refused as the same in
+    a body is, before any route reads it (PostgreSQL's text holds no NUL; a byte that is not
+    UTF-8 would be stored as U+FFFD)."""
+    answer = service.request(
+        method,
+        target,
+        headers={"X-API-Key": KEY, "Content-Type": "application/json"},
+        content=b"{}",
+    )
+    assert answer.status_code == 422
+    assert error_of(answer) == {
+        "type": "ValidationError",
+        "message": f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)",
+        "field": field,
+    }
+
+
+def test_a_body_nested_deeper_than_64_levels_is_a_422_and_writes_nothing(service):
+    """A lorebook carries its free-form fields into the answer, which pydantic cannot
+    serialize some 250 levels deep: a body nested past 64 levels is refused before any route
+    reads it, naming where; 64 levels pass."""
+
+    def lorebook(depth: int) -> dict[str, Any]:  # root, entries, "0", extensions: 4 levels
+        deep: Any = 1
+        for _ in range(depth - 4):
+            deep = [deep]
+        entry = {"uid": 0, "key": ["a"], "content": "x", "extensions": {"foo": deep}}
+        return {"entries": {"0": entry}}
+
+    headers = {"X-API-Key": KEY}
+    refused = service.post("/config/import/sillytavern/deep", headers=headers, json=lorebook(65))
+    assert refused.status_code == 422
+    field = "entries.0.extensions.foo" + "[0]" * 60
+    assert error_of(refused) == {
+        "type": "ValidationError",
+        "message": f"{field}: nests deeper than 64 levels",
+        "field": field,
+    }
+    assert service.get("/config/deep", headers=headers).status_code == 404
+    imported = service.post("/config/import/sillytavern/deep", headers=headers, json=lorebook(64))
+    assert imported.status_code == 200
+
+
 def test_headers_at_one_byte_a_second_get_408_and_a_silent_connection_is_closed(service):
     slow, silent = raw_connection(service), raw_connection(service)
     stop = threading.Event()

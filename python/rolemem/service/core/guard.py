@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -117,18 +118,30 @@ def _may_be_unstorable(body: bytes) -> bool:
     return b"0" * 19 in shapes or b"e000" in shapes or b"e+000" in shapes
 
 
+# how deep a JSON body may nest: past it a body is refused (an answer that echoes a value
+# nested some 250 deep cannot be serialized, and a write must not succeed with a 500)
+MAX_DEPTH = 64
+_TOO_DEEP = f"nests deeper than {MAX_DEPTH} levels"
+
+
 def check_json(body: bytes) -> Any:
-    """The body as strict JSON rolemem can store, or Invalid naming the field; only a body
-    the prefilter cannot clear is walked value by value (in Python: ~1 µs a value)."""
+    """The body as strict JSON rolemem can store, nested at most MAX_DEPTH deep, or Invalid
+    naming the field; only a body the prefilters cannot clear is walked value by value (in
+    Python: ~1 µs a value), or container by container for its depth."""
     quick = not _may_be_unstorable(body)
     try:
         if quick:  # decoded first: json.loads of bytes decodes them with a slower error handler
-            return json.loads(body.decode("utf-8-sig"))
-        document = json.loads(body, parse_constant=_NotANumber, parse_float=_finite)
+            document = json.loads(body.decode("utf-8-sig"))
+        else:
+            document = json.loads(body, parse_constant=_NotANumber, parse_float=_finite)
     except RecursionError:
         raise Invalid(None, "the JSON nests too deeply") from None
     except (ValueError, UnicodeDecodeError):
         raise Invalid(None, "the body is not valid JSON (UTF-8)") from None
+    if quick:
+        if _may_nest_too_deep(body):
+            _check_depth(document)
+        return document
     stack: list[tuple[str, Any]] = [("", document)]
     while stack:  # iterative: the depth json.loads accepted may exceed Python's recursion
         path, value = stack.pop()
@@ -139,7 +152,7 @@ def check_json(body: bytes) -> Any:
                     "is not text rolemem can store (a lone surrogate or a NUL character)",
                 )
         elif isinstance(value, _NotANumber):
-            raise Invalid(path or None, f"{value.text} {value.why}")
+            raise Invalid(path or None, value.why)  # not the number: no value is echoed
         elif isinstance(value, bool):
             continue
         elif isinstance(value, int):
@@ -152,7 +165,45 @@ def check_json(body: bytes) -> Any:
                 stack.append((_path(path, key), item))
         elif isinstance(value, list):
             stack.extend((_path(path, index), item) for index, item in enumerate(value))
+    _check_depth(document)
     return document
+
+
+# every byte but the brackets (deleted: what remains is the body's nesting), and an innermost
+# pair of them
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def _may_nest_too_deep(body: bytes) -> bool:
+    """Whether `body` may nest deeper than MAX_DEPTH (False: it does not), at C speed: its
+    brackets alone, each pass removing the innermost pairs, are gone within MAX_DEPTH passes
+    (brackets inside strings, which may leave some, err on the side of True)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return False
+    brackets = body.translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_DEPTH):
+        brackets, removed = _INNERMOST.subn(b"", brackets)
+        if not brackets:
+            return False
+        if not removed:
+            return True
+    return True
+
+
+def _check_depth(document: Any) -> None:
+    """Invalid naming the first container nested deeper than MAX_DEPTH."""
+    stack: list[tuple[str, Any, int]] = [("", document, 1)] if _nests(document) else []
+    while stack:
+        path, value, depth = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        if depth > MAX_DEPTH:
+            raise Invalid(path or None, _TOO_DEEP)
+        stack.extend((_path(path, key), item, depth + 1) for key, item in items if _nests(item))
+
+
+def _nests(value: Any) -> bool:
+    return isinstance(value, dict | list)
 
 
 # headers a request gives once: a second Content-Type could make the guard and the route read
@@ -169,6 +220,47 @@ def first_values(scope: Scope) -> dict[bytes, bytes]:
     """The request's headers, the first value of each, as Starlette reads them (read from
     the last, a first value is the one kept)."""
     return {name: value for name, value in reversed(scope.get("headers") or [])}
+
+
+def _storable_bytes(value: bytes) -> bool:
+    """Percent-decoded bytes that are text rolemem can store: UTF-8 (no lone surrogate) and no
+    NUL, as the guard holds every string of a body."""
+    try:
+        return is_storable_text(value.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
+def unstorable_parameter(scope: Scope) -> str | None:
+    """The first path or query parameter of the request that is not text rolemem can store,
+    by name (a path segment outside the route's parameters: `path`), else None. Read from the
+    raw bytes: the decoded path and query hold a byte that is not UTF-8 as U+FFFD."""
+    raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogatepass")
+    segments = raw_path.split(b"/")
+    for at, segment in enumerate(segments):
+        if not _storable_bytes(unquote_to_bytes(segment)):
+            template = route_of(scope).split("/")  # looked up only for a refusal
+            named = template[at] if len(template) == len(segments) else ""
+            return named.strip("{}").split(":")[0] if named.startswith("{") else "path"
+    for pair in scope.get("query_string", b"").split(b"&"):
+        name, _, value = (
+            unquote_to_bytes(part.replace(b"+", b" ")) for part in pair.partition(b"=")
+        )
+        if not (_storable_bytes(name) and _storable_bytes(value)):
+            named = name.decode("utf-8") if _storable_bytes(name) else ""
+            return named if named.isidentifier() else "query"  # no other name echoed
+    return None
+
+
+async def refused_parameter(scope: Scope, receive: Receive, send: Send) -> bool:
+    """Whether a path or query parameter is not text rolemem can store, refused (422 naming
+    it) before the body is read: no route, validator or store sees it."""
+    field = unstorable_parameter(scope)
+    if field is None:
+        return False
+    text = f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)"
+    await refuse(scope, receive, send, first_values(scope), 422, "ValidationError", text, field)
+    return True
 
 
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
@@ -202,7 +294,9 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if await refused_repeat(scope, receive, send):
+        if await refused_repeat(scope, receive, send) or await refused_parameter(
+            scope, receive, send
+        ):
             return
         headers = first_values(scope)
         declared = headers.get(b"content-length")

@@ -12,7 +12,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .guard import Invalid, check_json, first_values, refuse, refused_repeat, replaying
+from .guard import (
+    Invalid,
+    check_json,
+    first_values,
+    refuse,
+    refused_parameter,
+    refused_repeat,
+    replaying,
+)
 from .settings import ServiceSettings
 
 # where the route finds the parsed lines (request.state.import_rows)
@@ -57,7 +65,10 @@ class ImportBodies:
         ):
             await self.app(scope, receive, send)  # the route refuses other content types
             return
-        if await refused_repeat(scope, receive, send):  # as the guard: read as the route reads
+        # as the guard: read as the route reads, its parameters storable
+        if await refused_repeat(scope, receive, send) or await refused_parameter(
+            scope, receive, send
+        ):
             return
         named = first_values(scope)
         declared = named.get(b"content-length")
