@@ -159,17 +159,21 @@ def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
 def test_a_body_nested_deeper_than_64_levels_is_a_422_and_writes_nothing(service):
     """A lorebook carries its free-form fields into the answer, which pydantic cannot
     serialize some 250 levels deep: a body nested past 64 levels is refused before any route
-    reads it, naming where; 64 levels pass."""
+    reads it, naming where (brackets inside its strings hide no level); 64 levels pass."""
 
-    def lorebook(depth: int) -> dict[str, Any]:  # root, entries, "0", extensions: 4 levels
-        deep: Any = 1
-        for _ in range(depth - 4):
-            deep = [deep]
-        entry = {"uid": 0, "key": ["a"], "content": "x", "extensions": {"foo": deep}}
+    def nested(value: Any, levels: int) -> Any:
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    def lorebook(foo: Any) -> dict[str, Any]:  # root, entries, "0", extensions: 4 levels
+        entry = {"uid": 0, "key": ["a"], "content": "x", "extensions": {"foo": foo}}
         return {"entries": {"0": entry}}
 
     headers = {"X-API-Key": KEY}
-    refused = service.post("/config/import/sillytavern/deep", headers=headers, json=lorebook(65))
+    refused = service.post(
+        "/config/import/sillytavern/deep", headers=headers, json=lorebook(nested(1, 61))
+    )
     assert refused.status_code == 422
     field = "entries.0.extensions.foo" + "[0]" * 60
     assert error_of(refused) == {
@@ -177,8 +181,18 @@ def test_a_body_nested_deeper_than_64_levels_is_a_422_and_writes_nothing(service
         "message": f"{field}: nests deeper than 64 levels",
         "field": field,
     }
+    # 40 levels, then 40 more between a string of 40 closing brackets and one of 40 opening
+    # ones: the body's brackets alone nest 40 deep
+    hidden = nested(["]" * 40, nested(1, 40), "[" * 40], 39)
+    refused = service.post(
+        "/config/import/sillytavern/deep", headers=headers, json=lorebook(hidden)
+    )
+    field = "entries.0.extensions.foo" + "[0]" * 39 + "[1]" + "[0]" * 20
+    assert (refused.status_code, error_of(refused)["field"]) == (422, field)
     assert service.get("/config/deep", headers=headers).status_code == 404
-    imported = service.post("/config/import/sillytavern/deep", headers=headers, json=lorebook(64))
+    imported = service.post(
+        "/config/import/sillytavern/deep", headers=headers, json=lorebook(nested(1, 60))
+    )
     assert imported.status_code == 200
 
 
