@@ -525,8 +525,11 @@ def _chain(
     default_time: datetime | None,
     scene: str | None,
     engine: str,
+    progress: Callable[[int, int], None] | None = None,
+    chunk: int = 1,
 ) -> dict[str, Any]:
-    """Checked lines inserted on the save's tip, each the parent of the next; the tip moved."""
+    """Checked lines inserted on the save's tip, each the parent of the next; the tip moved.
+    `progress(done, total)` after every `chunk` lines and the last."""
     parent = save["tip_line_id"]
     ids = []
     for line in checked:
@@ -534,6 +537,8 @@ def _chain(
             line["created_at"] = default_time
         parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
+        if progress is not None and (len(ids) % chunk == 0 or len(ids) == len(checked)):
+            progress(len(ids), len(checked))
     _run(
         cur,
         write_sql("move_save_tip", engine=engine),
@@ -542,8 +547,7 @@ def _chain(
     return {"save_id": save["save_id"], "line_ids": ids, "tip_line_id": parent}
 
 
-# lines an import writes per append: each chunk is checked and chained by `append`'s own
-# statements, all in the caller's one transaction
+# lines an import writes between two calls of its progress
 IMPORT_CHUNK = 500
 
 
@@ -560,9 +564,8 @@ def import_lines(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """A whole history on the save's tip, in order, in the caller's one transaction: every
-    line is checked first (errors name `lines[i]` of the whole import), then the lines are
-    appended a chunk at a time, each chunk chained onto the one before; `progress(done,
-    total)` after each chunk."""
+    line is checked first (errors name `lines[i]` of the whole import), then appended by
+    `append`'s own statements; `progress(done, total)` after each `chunk` lines."""
     if not lines:
         raise RolememError("an import holds at least one line", field="lines")
     checked = check_lines(lines)
@@ -570,19 +573,12 @@ def import_lines(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    ids: list[int] = []
-    for start in range(0, len(checked), chunk):
-        # each chunk chained onto the one before (the save read and lines checked once)
-        answer = _chain(cur, save, checked[start : start + chunk], default_time, None, engine)
-        save = {**save, "tip_line_id": answer["tip_line_id"]}
-        ids += answer["line_ids"]
-        if progress is not None:
-            progress(len(ids), len(lines))
+    answer = _chain(cur, save, checked, default_time, None, engine, progress, chunk)
     return {
         "save_id": save["save_id"],
         "line_count": len(lines),
-        "first_line_id": ids[0],
-        "tip_line_id": save["tip_line_id"],
+        "first_line_id": answer["line_ids"][0],
+        "tip_line_id": answer["tip_line_id"],
     }
 
 
