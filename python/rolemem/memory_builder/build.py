@@ -105,27 +105,6 @@ select role, content from memory_messages
 where save_id = $save_id and target_key = $target_key
 order by message_index
 """
-# what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
-STORED_LINE_FIELDS = (
-    "id",
-    "role_id",
-    "script_role_id",
-    "attribute",
-    "display_name",
-    "content",
-    "original_emotion",
-    "tts_content",
-    "action_content",
-    "role_name",
-    "present_role_ids",
-    "present_script_role_ids",
-)
-_STORED_LINES_SQL = f"""
-select line_id, {", ".join(STORED_LINE_FIELDS[1:])}
-from int_lines_chained_to_root
-where save_id = $save_id
-order by line_position
-"""
 
 _MESSAGES_SELECT = """
 select role, content, first_line_position, last_line_position
@@ -255,6 +234,14 @@ _VALID_TYPES = {
 
 
 _FIELDS = [field for _, field, _ in _COLUMNS]
+# what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
+STORED_LINE_FIELDS = tuple(_FIELDS)
+_STORED_LINES_SQL = f"""
+select line_id, {", ".join(STORED_LINE_FIELDS[1:])}
+from int_lines_chained_to_root
+where save_id = $save_id
+order by line_position
+"""
 
 
 @functools.lru_cache(maxsize=64)  # worked out once per class
