@@ -742,12 +742,9 @@ class Saves:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        with self._store.transaction() as cur:
-            return function(cur, *args, **kwargs)
-
-    def _read(self, function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        with self._store.reading() as cur:
+    def _on(self, function: Any, *args: Any, write: bool = True, **kwargs: Any) -> dict[str, Any]:
+        """`function` on the player's save, in a transaction of its own (or a read)."""
+        with self._store.transaction() if write else self._store.reading() as cur:
             return function(cur, *args, **self._on_saves, **kwargs)
 
     def create_role(
@@ -759,21 +756,22 @@ class Saves:
         agent_id: str | None = None,
         omniscient: bool = False,
     ) -> dict[str, Any]:
-        return self._write(
-            create_role,
-            name,
-            role_id=role_id,
-            character_id=character_id,
-            agent_id=agent_id,
-            omniscient=omniscient,
-            engine=self._store.name,
-        )
+        with self._store.transaction() as cur:
+            return create_role(
+                cur,
+                name,
+                role_id=role_id,
+                character_id=character_id,
+                agent_id=agent_id,
+                omniscient=omniscient,
+                engine=self._store.name,
+            )
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
-        return self._write(create_save, **self._on_saves, **fields)
+        return self._on(create_save, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._read(describe, save_id, user_id)
+        return self._on(describe, save_id, user_id, write=False)
 
     def lines(
         self,
@@ -783,12 +781,12 @@ class Saves:
         limit: int = 50,
         before: int | None = None,
     ) -> dict[str, Any]:
-        return self._read(branch_lines, save_id, user_id, limit=limit, before=before)
+        return self._on(branch_lines, save_id, user_id, write=False, limit=limit, before=before)
 
     def append(
         self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(append, save_id, list(lines), user_id, **self._on_saves)
+        return self._on(append, save_id, list(lines), user_id)
 
     def import_lines(
         self,
@@ -799,20 +797,19 @@ class Saves:
         progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
         """A whole history on the save's tip, in one transaction (see `import_lines`)."""
-        return self._write(
+        return self._on(
             import_lines,
             save_id,
             list(lines),
             user_id,
             default_time=datetime.now(),
             progress=progress,
-            **self._on_saves,
         )
 
     def regenerate(
         self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._write(regenerate, save_id, line, user_id, **self._on_saves)
+        return self._on(regenerate, save_id, line, user_id)
 
     def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._write(set_tip, save_id, line_id, user_id, **self._on_saves)
+        return self._on(set_tip, save_id, line_id, user_id)
