@@ -48,14 +48,6 @@ SEED_COLUMNS = {
 }
 # columns holding JSON (written as compact JSON text)
 JSON_COLUMNS = ("keywords", "query_params", "secondary_keywords")
-# every config column's SQL type (the SQLModel schema's), for inserts bound as lists
-COLUMN_TYPES = {
-    "ordinal": "bigint",
-    "strength": "integer",
-    "sticky_turns": "integer",
-    "is_constant": "boolean",
-    **dict.fromkeys(JSON_COLUMNS, "json"),
-}
 
 
 class ConfigError(RolememError, ValueError):

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from ..engines import PostgresEngine, duckdb_connect, engine_name, reading, resolve, writing
-from ..schema import create_config_tables
+from ..schema import CONFIG_TABLES, create_config_tables
 from ..sql.batching import Coalescer
 from ..sql.project import compose, render_macro, used, write_sql
 from ..sql.request_rows import bound_lists, bound_rows, request_rows_sql
@@ -32,7 +32,6 @@ from ..sql.seeds import load_seed, read_settings, seed_specs
 from ..text.recall_words import RecallWords, Word, word_columns, words_params
 from . import entry_matches, prompt_fill, recall_rows
 from .config import (
-    COLUMN_TYPES,
     SEED_COLUMNS,
     CharacterConfig,
     ConfigError,
@@ -580,13 +579,16 @@ def store_config(db: Any, config: CharacterConfig) -> dict[str, int]:
 
 @functools.cache
 def _insert_sql(seed: str) -> str:
-    """Rows of a config table bound as one list per column (macro insert_config_rows)."""
-    columns = SEED_COLUMNS[seed]
-    return write_sql(
-        "insert_config_rows",
-        seed,
-        tuple((name, COLUMN_TYPES.get(name, "varchar")) for name in columns),
-    )
+    """Rows of a config table bound as one list per column (macro insert_config_rows), each
+    of its type in the SQLModel schema."""
+    from duckdb_engine import Dialect
+
+    [table] = [table for table in CONFIG_TABLES if table.name == seed]
+    types = {
+        column.name: column.type.compile(dialect=Dialect()).lower() for column in table.columns
+    }
+    columns = tuple((name, types[name]) for name in SEED_COLUMNS[seed])
+    return write_sql("insert_config_rows", seed, columns)
 
 
 def load_seeds_into(db: str, config_dir: str | Path | None = None) -> list[str]:
