@@ -211,6 +211,65 @@ def test_a_players_glob_refuses_another_player_wherever_named(keyed):
     assert client.get("/users/studio-b-glob/saves", headers=GAME).status_code == 200
 
 
+def test_a_header_given_twice_is_a_400_naming_it_before_any_key_is_judged(keyed):
+    """Two X-API-Keys were judged by the first (a glob key's 403 or a wrong key's 401 while
+    the second was good): now any route, /mcp and the open ones too, answers 400 first."""
+    client, _, _ = keyed
+    mcp = {"Accept": "application/json, text/event-stream"}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    requests = {
+        "glob key first": ("GET", "/users/studio-b-twice/saves", [STUDIO_A, GAME], None),
+        "wrong key first": (
+            "GET",
+            "/users/studio-b-twice/saves",
+            [{"X-API-Key": "no"}, GAME],
+            None,
+        ),
+        "mcp": ("POST", "/mcp", [{"X-API-Key": "no"}, GAME, mcp], rpc),
+        "open route": ("GET", "/health", [GAME, GAME], None),
+        "type": ("POST", "/saves", [{"Content-Type": "application/json"}] * 2, None),
+        "import type": (
+            "POST",
+            "/saves/1/import?user_id=mumu",
+            [{"Content-Type": "application/x-ndjson"}] * 2,
+            None,
+        ),
+        "idempotency": (
+            "POST",
+            "/saves",
+            [{"Idempotency-Key": "a"}, {"Idempotency-Key": "b"}],
+            None,
+        ),
+    }
+    answers = {
+        name: client.request(
+            method,
+            path,
+            headers=[pair for headers in given for pair in headers.items()],
+            content=json.dumps(body or {"user_id": "x"}),
+        )
+        for name, (method, path, given, body) in requests.items()
+    }
+    named = {
+        "type": "Content-Type",
+        "import type": "Content-Type",
+        "idempotency": "Idempotency-Key",
+    }
+    assert {name: (a.status_code, error_of(a)) for name, a in answers.items()} == {
+        name: (
+            400,
+            {
+                "type": "BadRequest",
+                "message": f"the {named.get(name, 'X-API-Key')} header is given more than once",
+                "field": named.get(name, "X-API-Key"),
+            },
+        )
+        for name in requests
+    }
+    # one key alone: its own answer
+    assert client.get("/users/studio-b-twice/saves", headers=STUDIO_A).status_code == 403
+
+
 def test_a_glob_restricted_key_never_reaches_another_players_save(keyed):
     client, app, _ = keyed
     theirs = client.post("/saves", headers=GAME, json={"user_id": "studio-b-save"}).json()

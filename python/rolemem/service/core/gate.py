@@ -1,7 +1,8 @@
 """Who may call what, and how often, decided before a request's body is read (plain ASGI
 middleware, between the access log and the body readers), so a refusal costs no body read,
 validation or store work (docs/decisions/where-keys-are-checked.md; the rules are
-docs/service.md's "Keys, roles and quotas"): the key against the route's group (401), the
+docs/service.md's "Keys, roles and quotas"): a header given twice that must be given once
+(400: which of two keys would be judged?), the key against the route's group (401), the
 players the path and query name against the key's glob (403), the key's and then the
 players' rates (429). A parsed JSON body's players are checked by what the gate leaves the
 request guard (guard.BODY_CHECK). A tool call over /mcp is a request of its own route,
@@ -22,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..schemas.common import ID_LENGTH
 from .access import KEY_NAME
 from .errors import error_response
-from .guard import BODY_CHECK, NO_KEY, first_values, refuse, send_refusal
+from .guard import BODY_CHECK, NO_KEY, first_values, refuse, refused_repeat, send_refusal
 from .keys import Key, KeyRing
 from .quotas import Buckets, Budget
 
@@ -86,6 +87,8 @@ class Gate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         idle = not self.ring.keyed and self.players is None and self.keys is None
+        if scope["type"] == "http" and await refused_repeat(scope, receive, send):
+            return  # before the key: which of two would be judged?
         if scope["type"] != "http" or idle:
             await self.app(scope, receive, send)
             return

@@ -257,7 +257,8 @@ async def refused_parameter(scope: Scope, receive: Receive, send: Send) -> bool:
 
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
     """Whether a header a request gives once (_SINGLE) is given twice, refused (400 naming
-    it): whatever reads the request before the route must read what the route reads."""
+    it; the gate asks first, before any key is judged): whatever reads the request before
+    the route must read what the route reads."""
     seen: set[bytes] = set()
     for name, _ in scope.get("headers") or []:
         if name in _SINGLE:
@@ -286,9 +287,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if await refused_repeat(scope, receive, send) or await refused_parameter(
-            scope, receive, send
-        ):
+        if await refused_parameter(scope, receive, send):
             return
         headers = first_values(scope)
         declared = headers.get(b"content-length")

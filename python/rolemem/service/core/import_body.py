@@ -18,7 +18,6 @@ from .guard import (
     first_values,
     refuse,
     refused_parameter,
-    refused_repeat,
     replaying,
 )
 from .settings import ServiceSettings
@@ -65,10 +64,8 @@ class ImportBodies:
         ):
             await self.app(scope, receive, send)  # the route refuses other content types
             return
-        # as the guard: read as the route reads, its parameters storable
-        if await refused_repeat(scope, receive, send) or await refused_parameter(
-            scope, receive, send
-        ):
+        # as the guard: its parameters storable
+        if await refused_parameter(scope, receive, send):
             return
         named = first_values(scope)
         declared = named.get(b"content-length")
