@@ -156,6 +156,33 @@ def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
     }
 
 
+@pytest.mark.parametrize("written", ["5_0", "5.0", "%205", "5%20", "+5", "%2B5", "-5", "%D9%A5"])
+@pytest.mark.parametrize(
+    ("target", "field"),
+    [
+        ("/saves/{}?user_id=mumu", "save_id"),
+        ("/saves/1/lines?user_id=mumu&limit={}", "limit"),
+        ("/saves/1/lines?user_id=mumu&before={}", "before"),
+        ("/users/mumu/memories?offset={}", "offset"),
+        ("/users/mumu/timeline?agent_id=qiyu&save_id={}", "save_id"),
+    ],
+)
+def test_a_path_or_query_integer_is_ascii_digits_only(service, target, field, written):
+    """pydantic's lax int read '5_0' as 50 (another save, a longer page), '5.0', ' 5', '+5'
+    as 5: a path or query integer is its digits, nothing else, and the value is not echoed."""
+    answer = service.get(target.format(written), headers={"X-API-Key": KEY})
+    assert (answer.status_code, error_of(answer)) == (
+        422,
+        {
+            "type": "ValidationError",
+            "message": f"{field}: must be a whole number in ASCII digits (0-9)",
+            "field": field,
+        },
+    )
+    # the digits themselves are read
+    assert service.get(target.format("01"), headers={"X-API-Key": KEY}).status_code == 200
+
+
 def test_a_body_nested_deeper_than_64_levels_is_a_422_and_writes_nothing(service):
     """A lorebook carries its free-form fields into the answer, which pydantic cannot
     serialize some 250 levels deep: a body nested past 64 levels is refused before any route

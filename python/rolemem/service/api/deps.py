@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
+from pydantic import BeforeValidator
 
 from ...errors import ConflictError
 from ...memory_builder import roles, saves
@@ -43,6 +44,19 @@ def text_id(where: Callable[..., Any], description: str, example: str | None = N
     FastAPI's Path or Query): not empty, at most ID_LENGTH characters, as in a body."""
     examples = None if example is None else [example]
     return where(min_length=1, max_length=ID_LENGTH, description=description, examples=examples)
+
+
+def _digits(value: Any) -> Any:
+    # pydantic reads '5_0' as 50 and '5.0', ' 5', '+5' as 5; no path or query integer is
+    # negative
+    if isinstance(value, str) and not (value.isascii() and value.isdigit()):
+        raise ValueError("must be a whole number in ASCII digits (0-9)")
+    return value
+
+
+# after an integer parameter's Path or Query: its bounds stay the integer's (JSON Schema's
+# minimum and maximum)
+DIGITS = BeforeValidator(_digits)
 
 
 # the kind of memory the paths that edit or delete one name (a player's or an official one)

@@ -24,14 +24,16 @@ from ...schemas.memories import (
     OfficialImported,
     OfficialMemoryEdit,
 )
-from ..deps import Kind, StoreDep, text_id
+from ..deps import DIGITS, Kind, StoreDep, text_id
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 
 AgentId = Annotated[str, text_id(Path, "The agent.", "qiyu")]
-MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[3])]
+MemoryId = Annotated[
+    int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[3]), DIGITS
+]
 
 
 @shared.get(

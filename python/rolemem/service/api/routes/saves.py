@@ -35,11 +35,11 @@ from ...schemas.saves import (
     Tip,
     TipMove,
 )
-from ..deps import StoreDep, for_store, read_on, required_from_role, resolve_role, text_id
+from ..deps import DIGITS, StoreDep, for_store, read_on, required_from_role, resolve_role, text_id
 
 router = APIRouter(tags=["saves"], route_class=BodyRoute)
 
-SaveId = Annotated[int, Path(ge=1, le=MAX_ID, description="The save.", examples=[2])]
+SaveId = Annotated[int, Path(ge=1, le=MAX_ID, description="The save.", examples=[2]), DIGITS]
 UserQuery = Annotated[str | None, text_id(Query, USER_ID, "mumu")]
 IdempotencyKey = Annotated[
     str | None,
@@ -167,9 +167,9 @@ async def branch_lines(
     store: StoreDep,
     save_id: SaveId,
     user_id: UserQuery = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="Lines per page.")] = 50,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Lines per page."), DIGITS] = 50,
     before: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="Only lines before this one.")
+        int | None, Query(ge=1, le=MAX_ID, description="Only lines before this one."), DIGITS
     ] = None,
 ) -> Any:
     return await store.run(
@@ -373,7 +373,7 @@ async def memory_status(
     ] = None,
     user_id: UserQuery = None,
     # declared as ONE_ROLE
-    role_id: Annotated[int | None, Query(ge=1, le=MAX_ID, include_in_schema=False)] = None,
+    role_id: Annotated[int | None, Query(ge=1, le=MAX_ID, include_in_schema=False), DIGITS] = None,
     script_role_id: Annotated[
         str | None, Query(min_length=1, max_length=ID_LENGTH, include_in_schema=False)
     ] = None,

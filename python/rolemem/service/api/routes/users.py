@@ -32,18 +32,22 @@ from ...schemas.memories import (
     TimelineItem,
 )
 from ...schemas.saves import SavePage
-from ..deps import Kind, StoreDep, check_own_save, text_id
+from ..deps import DIGITS, Kind, StoreDep, check_own_save, text_id
 
 router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
 UserId = Annotated[str, text_id(Path, "The player.", "mumu")]
-MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[17])]
+MemoryId = Annotated[
+    int, Path(ge=1, le=MAX_ID, description="The memory's id.", examples=[17]), DIGITS
+]
 AgentQuery = Annotated[str | None, text_id(Query, "Only this agent's memories.")]
 # the character and the save a listing of what it holds is read for (timeline, facts, knowledge)
 AgentRequired = Annotated[str, text_id(Query, "The agent.")]
-SaveQuery = Annotated[int | None, Query(ge=1, le=MAX_ID, description="The save being played.")]
-Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
-Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip.")]
+SaveQuery = Annotated[
+    int | None, Query(ge=1, le=MAX_ID, description="The save being played."), DIGITS
+]
+Limit = Annotated[int, Query(ge=1, le=1000, description="Page size."), DIGITS]
+Offset = Annotated[int, Query(ge=0, le=2**31 - 1, description="Items to skip."), DIGITS]
 
 
 async def _on_save(
@@ -171,7 +175,7 @@ async def knowledge(
     user_id: UserId,
     agent_id: AgentRequired,
     save_id: SaveQuery = None,
-    limit: Annotated[int, Query(ge=1, le=100, description="Events at most.")] = 10,
+    limit: Annotated[int, Query(ge=1, le=100, description="Events at most."), DIGITS] = 10,
 ) -> Any:
     read = store.loop.memory.knowledge
     return await _on_save(request, store, read, user_id, agent_id, save_id, limit=limit)
