@@ -110,6 +110,48 @@ def test_the_rates_read_the_query_as_the_route_does(service):
     assert error_of(encoded)["type"] == "TooManyRequests"
 
 
+def test_head_is_answered_as_get_without_a_body(service):
+    """HEAD was a 405 on every GET route, /health too: now the GET's status and headers
+    (RFC 9110 9.3.2), no body, the keys and the player's rate as for the GET."""
+    targets = [
+        ("/health", {}),
+        ("/console", {}),
+        ("/saves/1?user_id=mumu", GAME),
+        ("/config/qiyu", DESIGNER),
+        ("/config/qiyu", GAME),  # another role's route: 401
+        ("/saves/1_0?user_id=mumu", GAME),  # 422
+        ("/no/such/route", GAME),  # 404
+        ("/mcp", GAME),  # POST only: 405
+    ]
+    varying = {"date", "x-request-id", "ratelimit-remaining", "ratelimit-reset"}
+
+    def seen(answer: httpx.Response) -> tuple[int, dict[str, str]]:
+        kept = {name: value for name, value in answer.headers.items() if name not in varying}
+        return answer.status_code, kept
+
+    gets = [seen(service.get(target, headers=headers)) for target, headers in targets]
+    heads = [seen(service.head(target, headers=headers)) for target, headers in targets]
+    assert heads == gets
+    assert [status for status, _ in heads] == [200] * 4 + [401, 422, 404, 405]
+    assert heads[-1][1]["allow"] == "POST"
+    # the server sends the head only: the next answer on the connection follows at once
+    with raw_connection(service) as sock:
+        sock.sendall(
+            b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, rest = received.partition(b"\r\n\r\n")
+    assert b"content-length: 15" in head and rest.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert rest.endswith(b'\r\n\r\n{"status":"ok"}')
+    # a HEAD takes the player's token as the GET does (twenty a minute)
+    statuses = [service.head("/users/hal/saves", headers=GAME).status_code for _ in range(21)]
+    assert statuses == [200] * 20 + [429]
+    assert service.get("/users/hal/saves", headers=GAME).status_code == 429
+
+
 def _status_of_answer(sock: socket.socket) -> tuple[int, bytes]:
     data = b""
     while b"\r\n\r\n" not in data:

@@ -2,7 +2,9 @@
 id is the caller's usable `X-Request-Id`, else a new one, answered and stamped on every log
 line of the request. The access line names the route's template, never the path (ids and
 player names stay out of the log), and the key's name, never its secret; it is built only
-when its logger is on (`rolemem serve` turns it on; the library leaves it off)."""
+when its logger is on (`rolemem serve` turns it on; the library leaves it off). A HEAD is
+served as the GET it asks about, keys and limits alike (RFC 9110 9.3.2; FastAPI's routes take
+no HEAD): the server sends the answer's head only, its Content-Length the GET's."""
 
 from __future__ import annotations
 
@@ -85,16 +87,17 @@ class AccessLog:
                 status = CLIENT_LEFT
             return message
 
+        served = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
         token = request_id.set(rid)
         try:
-            await self.app(scope, received, answer)
+            await self.app(served, received, answer)
         finally:
             seconds = time.perf_counter() - started
-            self._record(scope, status, seconds)
+            self._record(scope["method"], served, status, seconds)
             request_id.reset(token)
 
-    def _record(self, scope: Scope, status: int, seconds: float) -> None:
-        method, route = scope["method"], route_of(scope)
+    def _record(self, method: str, scope: Scope, status: int, seconds: float) -> None:
+        route = route_of(scope)
         self.observe(method, route, status, seconds)
         if access.isEnabledFor(logging.INFO):
             fields: dict[str, Any] = {

@@ -160,7 +160,7 @@ def allowed_methods(request: Request) -> str:
     """The methods of every route the path names, where Starlette lists only the first
     route's: GET and DELETE share /saves/{id} as two routes. A fixed path (POST
     /official/events) names only its own routes, never a template it also matches
-    (GET /official/{agent_id})."""
+    (GET /official/{agent_id}). HEAD where GET is: it is served as GET (access.AccessLog)."""
     path = request.url.path
     matching = [
         route
@@ -169,4 +169,6 @@ def allowed_methods(request: Request) -> str:
     ]
     fixed = [route for route in matching if not route.param_convertors]
     methods = {method for route in fixed or matching for method in route.methods}
+    if "GET" in methods:
+        methods.add("HEAD")
     return ", ".join(sorted(methods))
