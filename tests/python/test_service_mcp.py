@@ -212,6 +212,55 @@ def test_over_http_mcp_takes_post_only_no_stream_held_open(game):
         }
 
 
+def test_over_http_a_malformed_message_is_named_never_quoted(game):
+    """The SDK answered a body that is no JSON-RPC message with pydantic's text (each value
+    quoted, its version and links), the unknown method or tool by name, and a request whose
+    id is no id as a notification (202, never answered): now an Invalid Request naming where,
+    "Method not found" alone, and the SDK's client still works (the tests above)."""
+    client, _, _ = game
+    headers = {**GAME, "Accept": "application/json, text/event-stream"}
+    invalid = {
+        "jsonrpc": ({"jsonrpc": "1.0", "id": 1, "method": "tools/list", "x": "SECRET"}, 400),
+        "params": ({"jsonrpc": "2.0", "method": "notifications/x", "params": "SECRET"}, 400),
+        "method": ({"jsonrpc": "2.0", "id": 1, "method": {"SECRET": 1}}, 400),
+        "batch": (["SECRET"], 400),
+        "id": ({"jsonrpc": "2.0", "id": {"SECRET": 1}, "method": "tools/list"}, 400),
+        "unknown method": ({"jsonrpc": "2.0", "id": 7, "method": "SECRET/x"}, 200),
+        "unknown tool": (
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "SECRET"}},
+            200,
+        ),
+    }
+    answers = {
+        name: client.post("/mcp", headers=headers, json=body) for name, (body, _) in invalid.items()
+    }
+    assert {name: answer.status_code for name, answer in answers.items()} == {
+        name: status for name, (_, status) in invalid.items()
+    }
+    assert not [name for name, answer in answers.items() if "SECRET" in answer.text]
+
+    def rejected(message: str) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+
+    assert {name: answer.json() for name, answer in answers.items()} == {
+        "jsonrpc": rejected("Invalid Request: jsonrpc is not valid"),
+        "params": rejected("Invalid Request: params is not valid"),
+        "method": rejected("Invalid Request: method is not valid"),
+        "batch": rejected("Invalid Request: the body must be one JSON-RPC message (an object)"),
+        "id": rejected("Invalid Request: id must be a string or an integer"),
+        "unknown method": {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "error": {"code": -32601, "message": "Method not found"},
+        },
+        "unknown tool": {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "error": {"code": -32602, "message": "no tool of that name (tools/list names them)"},
+        },
+    }
+
+
 def test_a_player_reaches_nothing_of_another_players_through_any_tool(game):
     client, _, _ = game
     base = str(client.base_url)

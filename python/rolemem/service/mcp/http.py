@@ -3,7 +3,8 @@ worker of a PostgreSQL service answers any call) with JSON answers, POST only (a
 server has no session to end and offers no stream of its own messages: MCP lets it answer
 GET and DELETE 405). The request guard checks /mcp like every keyed route (a request with
 none of the service's keys is refused before its body is read); each tool call then carries
-the caller's X-API-Key to its route, whose key decides, as over HTTP."""
+the caller's X-API-Key to its route, whose key decides, as over HTTP. A body that is no MCP
+message is a JSON-RPC Invalid Request naming where, never quoting a value."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ...errors import field_path
 from ..core.errors import error_response
+from ..core.guard import PARSED_BODY
 from .tools import TOOLS, Tool
 
 if TYPE_CHECKING:  # the SDK is imported when the app starts, not with the service
@@ -53,6 +58,10 @@ class Endpoint:
             refused.headers["Allow"] = "POST"
             await refused(scope, receive, send)
             return
+        malformed = _malformed(scope)
+        if malformed is not None:
+            await malformed(scope, receive, send)
+            return
         await self.manager.handle_request(scope, receive, send)
 
     @contextlib.asynccontextmanager
@@ -71,6 +80,33 @@ class Endpoint:
                     yield
                 finally:
                     self.manager = None
+
+
+def _malformed(scope: Scope) -> Response | None:
+    """The JSON-RPC error of a JSON body that is no MCP message (None: it is one), naming where
+    without a value: the SDK's answer quotes the values, with pydantic's version and links. A
+    message with an id that is not a request is one: the SDK would take it as a notification,
+    never answered."""
+    from mcp_types import INVALID_REQUEST, JSONRPCNotification, jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    parsed = scope.get("state", {}).get(PARSED_BODY)  # None: no JSON body, the SDK's answer
+    try:
+        message = parsed and jsonrpc_message_adapter.validate_python(parsed.document, by_name=False)
+    except ValidationError as exc:
+        kinds: dict[Any, list[Any]] = {}  # a request, a notification, a response, an error
+        for error in exc.errors():
+            kinds.setdefault(error["loc"][0], []).append(error)
+        closest = min(kinds.values(), key=len)[0]  # of the kind it comes closest to
+        where = field_path(closest["loc"][1:])
+        wrong = "is required" if closest["type"] == "missing" else "is not valid"
+        text = f"{where} {wrong}" if where else "the body must be one JSON-RPC message (an object)"
+    else:
+        if not (isinstance(message, JSONRPCNotification) and "id" in parsed.document):
+            return None
+        text = "id must be a string or an integer"
+    detail = {"code": INVALID_REQUEST, "message": f"Invalid Request: {text}"}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": detail}, status_code=400)
 
 
 def install(app: FastAPI) -> Endpoint:

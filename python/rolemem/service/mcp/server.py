@@ -96,7 +96,7 @@ def build_server(
     ) -> types.CallToolResult:
         tool = by_name.get(params.name)
         if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"no tool named {params.name!r}")
+            raise MCPError(types.INVALID_PARAMS, "no tool of that name (tools/list names them)")
         ok, answer = await routes.call(tool, params.arguments or {}, key_of(ctx, tool))
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(answer, ensure_ascii=False))],
@@ -104,7 +104,7 @@ def build_server(
             is_error=not ok,
         )
 
-    return Server(
+    server = Server(
         "rolemem",
         version=version,
         instructions="Memory of LLM role-play characters: recall a character's designer "
@@ -112,3 +112,16 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(_unechoed)
+    return server
+
+
+async def _unechoed(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+    """The SDK's "Method not found" without the method it names (its `data`): no request
+    value comes back."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if exc.error.code != types.METHOD_NOT_FOUND:
+            raise
+        raise MCPError(types.METHOD_NOT_FOUND, "Method not found") from None
