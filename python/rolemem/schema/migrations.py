@@ -155,47 +155,44 @@ from (
 where {events}.id = lengths.id"""
 
 
-def _recompute_postings(tables: Sequence[tuple[str, str]], connection: Any) -> None:
-    """The postings and token counts of the events of each (events, postings) table pair
-    recomputed by today's rules (text.postings: search-mode words, whole tags)."""
-    for events, terms in tables:
-        _recompute_table_postings(connection, events, terms)
-
-
-def _recompute_table_postings(
-    connection: Any, table: str, terms_table: str, ids: Sequence[int] | None = None
+def _recompute_postings(
+    pairs: Sequence[tuple[str, str]], connection: Any, ids: Sequence[int] | None = None
 ) -> None:
-    """`table`'s events' postings (into `terms_table`) and token counts recomputed, of the
-    events `ids` only if given (names from this module, never from input)."""
+    """The postings and token counts of the events of each (events, postings) table pair
+    recomputed by today's rules (text.postings: search-mode words, whole tags), of the events
+    `ids` only if given (names from this module, never from input)."""
     params, only, only_terms = {}, "", ""
     if ids is not None:
         params = {"ids": list(ids)}
         only = " where id in (select unnest(cast(:ids as bigint[])))"
         only_terms = only.replace("where id", "where event_id")
-    events = connection.execute(
-        sa.text(f"select id, description, keywords, agent_id, scope, user_id from {table}{only}"),
-        params,
-    ).fetchall()
-    owner_names = ("ids", "agent_ids", "scopes", "user_ids")
-    columns: defaultdict[str, list[Any]] = defaultdict(list)  # _POSTINGS_SQL's lists
-    lengths = []
-    for event_id, description, keywords, *owner in events:
-        tags = json.loads(keywords) if isinstance(keywords, str) else keywords
-        terms = postings(description or "", tags or [])
-        for name, value in zip(owner_names, (event_id, *owner), strict=True):
-            columns[name] += [value] * len(terms["terms"])
-        for name, values in terms.items():
-            columns[name] += values
-        lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
-    connection.execute(sa.text(f"delete from {terms_table}{only_terms}"), params)
-    if not events:
-        return
-    connection.execute(sa.text(_POSTINGS_SQL.format(terms=terms_table)), columns)
-    ids = [row[0] for row in events]
-    connection.execute(
-        sa.text(_TOKEN_COUNTS_SQL.format(events=table)), {"ids": ids, "lengths": lengths}
-    )
-    log.info("recomputed the postings of %d events", len(events))
+    for table, terms_table in pairs:
+        events = connection.execute(
+            sa.text(
+                f"select id, description, keywords, agent_id, scope, user_id from {table}{only}"
+            ),
+            params,
+        ).fetchall()
+        owner_names = ("ids", "agent_ids", "scopes", "user_ids")
+        columns: defaultdict[str, list[Any]] = defaultdict(list)  # _POSTINGS_SQL's lists
+        lengths = []
+        for event_id, description, keywords, *owner in events:
+            tags = json.loads(keywords) if isinstance(keywords, str) else keywords
+            terms = postings(description or "", tags or [])
+            for name, value in zip(owner_names, (event_id, *owner), strict=True):
+                columns[name] += [value] * len(terms["terms"])
+            for name, values in terms.items():
+                columns[name] += values
+            lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
+        connection.execute(sa.text(f"delete from {terms_table}{only_terms}"), params)
+        if not events:
+            continue
+        connection.execute(sa.text(_POSTINGS_SQL.format(terms=terms_table)), columns)
+        connection.execute(
+            sa.text(_TOKEN_COUNTS_SQL.format(events=table)),
+            {"ids": [row[0] for row in events], "lengths": lengths},
+        )
+        log.info("recomputed the postings of %d events", len(events))
 
 
 def _fit_to_limits(connection: Any) -> None:
@@ -204,7 +201,7 @@ def _fit_to_limits(connection: Any) -> None:
     for events, terms in (_POSTINGS, _OFFICIAL_POSTINGS):
         changed = limits.fit_rows(connection, events, limits.EVENT_TEXTS, tags=True)
         if changed:
-            _recompute_table_postings(connection, events, terms, changed)
+            _recompute_postings([(events, terms)], connection, changed)
     for entities in ("memory_entity", "official_entity"):
         limits.fit_rows(connection, entities, limits.ENTITY_TEXTS, tags=False)
 
