@@ -27,7 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..sql.project import write_sql
+from ..sql.project import PARAMETER, write_sql
 from ..sql.seeds import shipped_rows
 from ..text.postings import postings
 from . import limits
@@ -140,13 +140,6 @@ def _fill_vector_owners(connection: Any) -> None:
     )
 
 
-_POSTINGS_SQL = """
-insert into {terms} (event_id, agent_id, scope, user_id, term,
-    description_count, keyword_count, tag_count)
-select unnest(cast(:ids as bigint[])), unnest(cast(:agent_ids as varchar[])),
-    unnest(cast(:scopes as varchar[])), unnest(cast(:user_ids as varchar[])),
-    unnest(cast(:terms as varchar[])), unnest(cast(:description_counts as integer[])),
-    unnest(cast(:keyword_counts as integer[])), unnest(cast(:tag_counts as integer[]))"""
 _TOKEN_COUNTS_SQL = """
 update {events} set token_count = lengths.token_count
 from (
@@ -173,8 +166,9 @@ def _recompute_postings(
             ),
             params,
         ).fetchall()
-        owner_names = ("ids", "agent_ids", "scopes", "user_ids")
-        columns: defaultdict[str, list[Any]] = defaultdict(list)  # _POSTINGS_SQL's lists
+        owner_names = ("event_id", "agent_id", "scope", "user_id")
+        # macro insert_event_postings's lists, named as text.postings' without their plural
+        columns: defaultdict[str, list[Any]] = defaultdict(list)
         lengths = []
         for event_id, description, keywords, *owner in events:
             tags = json.loads(keywords) if isinstance(keywords, str) else keywords
@@ -182,12 +176,13 @@ def _recompute_postings(
             for name, value in zip(owner_names, (event_id, *owner), strict=True):
                 columns[name] += [value] * len(terms["terms"])
             for name, values in terms.items():
-                columns[name] += values
+                columns[name.removesuffix("s")] += values
             lengths.append(sum(terms["description_counts"]) + sum(terms["keyword_counts"]))
         connection.execute(sa.text(f"delete from {terms_table}{only_terms}"), params)
         if not events:
             continue
-        connection.execute(sa.text(_POSTINGS_SQL.format(terms=terms_table)), columns)
+        insert = write_sql("insert_event_postings", terms_table)
+        connection.execute(sa.text(PARAMETER.sub(r":\1", insert)), columns)
         connection.execute(
             sa.text(_TOKEN_COUNTS_SQL.format(events=table)),
             {"ids": [row[0] for row in events], "lengths": lengths},
