@@ -8,9 +8,10 @@ went away, stops using the engine.
 from __future__ import annotations
 
 import contextvars
+import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import duckdb
 
@@ -68,9 +69,4 @@ def check() -> None:
 def carried(function: Callable[..., T]) -> Callable[..., T]:
     """`function` bound to the caller's context, so the thread that runs it works for the same
     token (executors do not carry context variables by themselves)."""
-    context = contextvars.copy_context()
-
-    def run(*args: Any, **kwargs: Any) -> T:
-        return context.run(function, *args, **kwargs)
-
-    return run
+    return functools.partial(contextvars.copy_context().run, function)
