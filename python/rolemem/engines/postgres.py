@@ -236,7 +236,7 @@ class _Cursor:
         return [(column.name,) for column in self._cur.description or ()]
 
 
-class PostgresEngine:
+class PostgresEngine(contextlib.AbstractContextManager["PostgresEngine"]):
     """A PostgreSQL database by URL (`postgresql://…`). Threads share the pool; each call takes
     a connection for one statement. Statements are prepared server-side (psycopg prepares each
     on its first run on a connection). rolemem's tables go to `schema`."""
@@ -510,9 +510,6 @@ class PostgresEngine:
 
     def close(self) -> None:
         self._pool.close()
-
-    def __enter__(self) -> PostgresEngine:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -19,6 +19,7 @@ the same rule written out in Python (rolemem.turn.token_counts, held equal to th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
@@ -93,7 +94,7 @@ class TurnResult:
     trace: list[dict[str, Any]] = field(repr=False)
 
 
-class Companion:
+class Companion(contextlib.AbstractContextManager["Companion"]):
     """One character's memory for its players' turns, over one store.
 
     `db`: a DuckDB path or connection, a `postgresql://` URL or an engine (what the CLI takes),
@@ -148,9 +149,6 @@ class Companion:
         self._recalls.shutdown(wait=True)
         if self._owns_loop:
             self.loop.close()
-
-    def __enter__(self) -> Companion:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
