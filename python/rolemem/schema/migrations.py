@@ -216,12 +216,7 @@ def _packaged_rows(seed: str, key: str, connection: Any) -> None:
     held = {value for (value,) in connection.exec_driver_sql(f"select {key} from {seed}")}
     missing = [row for row in shipped_rows(seed) if row[key] not in held]
     if missing:  # names from this package's seeds, values bound
-        names = list(missing[0])
-        insert = sa.text(
-            f"insert into {seed} ({', '.join(names)}) "
-            f"values ({', '.join(':' + name for name in names)})"
-        )
-        connection.execute(insert, missing)
+        connection.execute(sa.table(seed, *map(sa.column, missing[0])).insert(), missing)
 
 
 _POSTINGS = ("memory_event", "memory_event_term")
