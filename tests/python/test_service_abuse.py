@@ -156,7 +156,9 @@ def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
     }
 
 
-@pytest.mark.parametrize("written", ["5_0", "5.0", "%205", "5%20", "+5", "%2B5", "-5", "%D9%A5"])
+@pytest.mark.parametrize(
+    "written", ["5_0", "5.0", "%205", "5%20", "+5", "%2B5", "--5", "-", "%D9%A5"]
+)
 @pytest.mark.parametrize(
     ("target", "field"),
     [
@@ -181,6 +183,27 @@ def test_a_path_or_query_integer_is_ascii_digits_only(service, target, field, wr
     )
     # the digits themselves are read
     assert service.get(target.format("01"), headers={"X-API-Key": KEY}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("target", "field", "bound"),
+    [
+        (
+            "/saves/1/lines?user_id=mumu&limit=-5",
+            "limit",
+            "Input should be greater than or equal to 1",
+        ),
+        ("/users/mumu/memories?offset=-1", "offset", "Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_negative_path_or_query_integer_is_told_its_bound(service, target, field, bound):
+    """No path or query integer is negative: a '-' gets the bound's own message, not the
+    digits' one, so the caller learns the range."""
+    answer = service.get(target, headers={"X-API-Key": KEY})
+    assert (answer.status_code, error_of(answer)) == (
+        422,
+        {"type": "ValidationError", "message": f"{field}: {bound}", "field": field},
+    )
 
 
 def test_a_body_nested_deeper_than_64_levels_is_a_422_and_writes_nothing(service):

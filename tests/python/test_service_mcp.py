@@ -153,11 +153,13 @@ def test_over_http_the_tools_answer_as_their_routes(game):
     search = {"user_id": "mumu", "agent_id": "qiyu", "query": "画画", "dry_run": True}
     search["now"] = turn["now"]
     listing = {"user_id": "mumu", "kind": "event", "limit": 3, "offset": 1}
-    _, prompt, found, listed = run(
+    _, prompt, found, listed, listed_by_floats = run(
         over_http(base, "game"),
         ("turn_prompt", turn),
         ("search_memories", search),
         ("list_memories", listing),
+        # a whole number as a JSON float is an integer to JSON Schema, in a query as in a body
+        ("list_memories", {**listing, "limit": 3.0, "offset": 1.0}),
     )
     assert answer(prompt) == client.post("/turn", headers=GAME, json=turn).json()
     assert untimed(answer(found)) == untimed(
@@ -166,6 +168,7 @@ def test_over_http_the_tools_answer_as_their_routes(game):
     assert answer(found)["memory_events"], "memories found"
     query = {key: value for key, value in listing.items() if key != "user_id"}
     assert answer(listed) == client.get("/users/mumu/memories", headers=GAME, params=query).json()
+    assert answer(listed_by_floats) == answer(listed)
 
     preview = {key: value for key, value in RECALL.items() if key not in ("explain", "dry_run")}
     _, matrix, previewed = run(
@@ -242,6 +245,28 @@ def test_over_http_a_malformed_message_is_named_never_quoted(game):
     def rejected(message: str) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
 
+    # a body the guard does not read as JSON (another Content-Type, or none) is not the SDK's
+    # to read either: it quoted it
+    for content_type, body in (
+        ("application/json, text/plain", b'{"jsonrpc": "1.0", "id": 1, "x": "SECRET"}'),
+        ("text/plain", b"SECRET"),
+        ("application/json", b""),
+    ):
+        answer = client.post(
+            "/mcp", headers={**headers, "Content-Type": content_type}, content=body
+        )
+        assert (answer.status_code, answer.json()) == (
+            400,
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {
+                    "code": -32700,
+                    "message": "Parse error: the body must be one JSON-RPC message in JSON "
+                    "(Content-Type: application/json)",
+                },
+            },
+        )
     assert {name: answer.json() for name, answer in answers.items()} == {
         "jsonrpc": rejected("Invalid Request: jsonrpc is not valid"),
         "params": rejected("Invalid Request: params is not valid"),

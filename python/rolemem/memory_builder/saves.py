@@ -742,8 +742,9 @@ class Saves:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _on(self, function: Any, *args: Any, write: bool = True, **kwargs: Any) -> dict[str, Any]:
-        """`function` on the player's save, in a transaction of its own (or a read)."""
+    def _on(self, write: bool, function: Any, /, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """`function` on the player's save, in a transaction of its own (`write`) or a read
+        (positional: every keyword is the function's, a caller's `write=` too)."""
         with self._store.transaction() if write else self._store.reading() as cur:
             return function(cur, *args, **self._on_saves, **kwargs)
 
@@ -768,10 +769,10 @@ class Saves:
             )
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
-        return self._on(create_save, **fields)
+        return self._on(True, create_save, **fields)
 
     def get(self, save_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._on(describe, save_id, user_id, write=False)
+        return self._on(False, describe, save_id, user_id)
 
     def lines(
         self,
@@ -781,12 +782,12 @@ class Saves:
         limit: int = 50,
         before: int | None = None,
     ) -> dict[str, Any]:
-        return self._on(branch_lines, save_id, user_id, write=False, limit=limit, before=before)
+        return self._on(False, branch_lines, save_id, user_id, limit=limit, before=before)
 
     def append(
         self, save_id: int, lines: Iterable[Mapping[str, Any]], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._on(append, save_id, list(lines), user_id)
+        return self._on(True, append, save_id, list(lines), user_id)
 
     def import_lines(
         self,
@@ -798,6 +799,7 @@ class Saves:
     ) -> dict[str, Any]:
         """A whole history on the save's tip, in one transaction (see `import_lines`)."""
         return self._on(
+            True,
             import_lines,
             save_id,
             list(lines),
@@ -809,7 +811,7 @@ class Saves:
     def regenerate(
         self, save_id: int, line: Mapping[str, Any], *, user_id: str | None = None
     ) -> dict[str, Any]:
-        return self._on(regenerate, save_id, line, user_id)
+        return self._on(True, regenerate, save_id, line, user_id)
 
     def set_tip(self, save_id: int, line_id: int, *, user_id: str | None = None) -> dict[str, Any]:
-        return self._on(set_tip, save_id, line_id, user_id)
+        return self._on(True, set_tip, save_id, line_id, user_id)

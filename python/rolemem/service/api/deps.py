@@ -47,9 +47,9 @@ def text_id(where: Callable[..., Any], description: str, example: str | None = N
 
 
 def _digits(value: Any) -> Any:
-    # pydantic reads '5_0' as 50 and '5.0', ' 5', '+5' as 5; no path or query integer is
-    # negative
-    if isinstance(value, str) and not (value.isascii() and value.isdigit()):
+    # pydantic reads '5_0' as 50 and '5.0', ' 5', '+5' as 5; a '-' is let through to the
+    # bound's own message (no path or query integer is negative)
+    if isinstance(value, str) and not (value.isascii() and value.removeprefix("-").isdigit()):
         raise ValueError("must be a whole number in ASCII digits (0-9)")
     return value
 

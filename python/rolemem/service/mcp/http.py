@@ -87,12 +87,16 @@ def _malformed(scope: Scope) -> Response | None:
     without a value: the SDK's answer quotes the values, with pydantic's version and links. A
     message with an id that is not a request is one: the SDK would take it as a notification,
     never answered."""
-    from mcp_types import INVALID_REQUEST, JSONRPCNotification, jsonrpc_message_adapter
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification
+    from mcp_types import jsonrpc_message_adapter as messages
     from pydantic import ValidationError
 
-    parsed = scope.get("state", {}).get(PARSED_BODY)  # None: no JSON body, the SDK's answer
+    parsed = scope.get("state", {}).get(PARSED_BODY)
+    if parsed is None:  # no body, or one the guard does not read as JSON: the SDK quoted it
+        text = "the body must be one JSON-RPC message in JSON (Content-Type: application/json)"
+        return _error(PARSE_ERROR, f"Parse error: {text}")
     try:
-        message = parsed and jsonrpc_message_adapter.validate_python(parsed.document, by_name=False)
+        message = messages.validate_python(parsed.document, by_name=False)
     except ValidationError as exc:
         kinds: dict[Any, list[Any]] = {}  # a request, a notification, a response, an error
         for error in exc.errors():
@@ -105,7 +109,11 @@ def _malformed(scope: Scope) -> Response | None:
         if not (isinstance(message, JSONRPCNotification) and "id" in parsed.document):
             return None
         text = "id must be a string or an integer"
-    detail = {"code": INVALID_REQUEST, "message": f"Invalid Request: {text}"}
+    return _error(INVALID_REQUEST, f"Invalid Request: {text}")
+
+
+def _error(code: int, message: str) -> Response:
+    detail = {"code": code, "message": message}
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": detail}, status_code=400)
 
 

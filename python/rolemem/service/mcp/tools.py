@@ -210,12 +210,12 @@ def route_call(openapi: dict[str, Any], tool: Tool, arguments: dict[str, Any]) -
         if where.get(name) == "path":
             if value is None:
                 continue
-            text = value if isinstance(value, str) else json.dumps(value)
+            text = _as_text(value)
             # "." too: a dot segment would move the call to another route
             path = path.replace("{" + name + "}", quote(text, safe="").replace(".", "%2E"))
         elif where.get(name) == "query":
             if value is not None:
-                query[name] = value if isinstance(value, str) else json.dumps(value)
+                query[name] = _as_text(value)
         elif has_body:
             body[name] = value  # the body's model refuses fields it does not have
         else:
@@ -224,3 +224,11 @@ def route_call(openapi: dict[str, Any], tool: Tool, arguments: dict[str, Any]) -
         if part == "path" and "{" + name + "}" in path:
             raise BadArgument(name, "is required")
     return RouteCall(tool.method, path, query, body if has_body else None)
+
+
+def _as_text(value: Any) -> str:
+    """A path or query argument as the route reads it: a whole number given as a JSON float
+    (2.0: an integer to JSON Schema, and in a body) in digits."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, str) else json.dumps(value)
