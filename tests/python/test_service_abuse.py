@@ -18,12 +18,15 @@ import socket
 import statistics
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
+from rolemem.character_memory import store_config
+from rolemem.character_memory.config import ConfigWarning, parse_designer_json
 from rolemem.service import create_app
 from rolemem.service.core.body_lane import GAP, BodyLane
 from rolemem.service.core.connections import server_options
@@ -275,6 +278,79 @@ def test_a_kept_alive_connection_gets_a_new_header_deadline(service):
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: rolemem\r\n\r\n")
         status, _, body = _answer(sock)
         assert (status, json.loads(body)) == (200, {"status": "ok"})
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def large_answer(tmp_path_factory) -> Iterator[httpx.Client]:
+    """A service whose designer config export of `large` is ~10 MB (past what the kernel's
+    buffers hold on loopback), with short header and send deadlines; uvicorn's keep-alive
+    long enough for a slow reader to ask again on its connection."""
+    path = demo_store(str(tmp_path_factory.mktemp("large") / "large.duckdb"))
+    entries = [
+        {"内容": f"画廊里的第{i:05d}幅画" * 70, "关键词": ["画廊", "海神", f"画{i}"], "强度": 3}
+        for i in range(5000)
+    ]
+    document = {"character_id": "large", "attributes": {"收藏": entries}}
+    with warnings.catch_warnings():  # advice on the contents' length
+        warnings.simplefilter("ignore", ConfigWarning)
+        store_config(path, parse_designer_json(document))
+    settings = ServiceSettings(api_key=KEY, header_timeout=1.0, send_timeout=1.0)
+    app = create_app(path, embedder=None, settings=settings)
+    with serving(app, timeout_keep_alive=30, **server_options(settings)) as client:
+        yield client
+
+
+def _ask_large(client: httpx.Client, receive_buffer: int | None = None) -> socket.socket:
+    """A raw connection that asked for the large answer."""
+    sock = socket.socket()
+    if receive_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.connect(("127.0.0.1", client.base_url.port))
+    sock.sendall(b"GET /config/large HTTP/1.1\r\nHost: rolemem\r\nX-API-Key: game\r\n\r\n")
+    return sock
+
+
+def test_an_answer_its_client_does_not_read_is_reset_after_the_send_deadline(large_answer):
+    stalled = _ask_large(large_answer, receive_buffer=4096)
+    started = time.monotonic()
+    # meanwhile another client takes the same answer whole, and the probes answer
+    whole = large_answer.get("/config/large", headers={"X-API-Key": KEY})
+    assert whole.status_code == 200 and len(whole.content) > 8_000_000
+    assert len(whole.json()["attributes"]["收藏"]) == 5000
+    assert large_answer.get("/health").status_code == 200
+    # reset (its buffers dropped) without the client reading a byte
+    while not stalled.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+        assert time.monotonic() - started < 30, "the stalled connection is still open"
+        time.sleep(0.1)
+    assert time.monotonic() - started >= 1.0
+    stalled.close()
+
+
+def test_a_slow_reader_takes_its_whole_answer_then_asks_again(large_answer):
+    sock = _ask_large(large_answer, receive_buffer=65536)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    body = bytearray(rest)
+    # slowly (1 MiB every 0.3 s: within the send deadline, past the header deadline in all)
+    # while the service still holds some of the answer, then at once what the kernel may hold
+    kernel_holds = int(open("/proc/sys/net/ipv4/tcp_wmem").read().split()[2]) + 2 * 65536
+    while len(body) < length:
+        target = min(length, len(body) + 1024 * 1024)
+        if target < length - kernel_holds:
+            time.sleep(0.3)
+        else:
+            target = length
+        while len(body) < target:
+            body += sock.recv(target - len(body))
+    assert len(json.loads(body)["attributes"]["收藏"]) == 5000
+    # the header deadline began when the service had sent the answer: no 408 behind it
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: rolemem\r\n\r\n")
+    status, _, answer = _answer(sock)
+    assert (status, json.loads(answer)) == (200, {"status": "ok"})
     sock.close()
 
 

@@ -1,9 +1,13 @@
 """Connections that cost nothing when they stall: uvicorn's h11 protocol with a header
-deadline (`header_timeout`, from the connection's opening or the previous answer: 408 and
-closed; uvicorn itself waits forever) and a cap on open connections (`max_connections`: at
-the cap the one waiting longest for its headers is closed, so a flood of stalled connections
-never locks out a client that sends its request; when every one is serving, the new one gets
-a 503). The body's deadline is the request guard's. A request head past MAX_HEADER_BYTES is a
+deadline (`header_timeout`, from the connection's opening or the previous answer taken: 408
+and closed; uvicorn itself waits forever), a send deadline (`send_timeout`: an answer the
+client has not taken must go out at least HIGH_WATER_LIMIT at a time within it, else the
+connection is reset and its buffer dropped; uvicorn pauses the app past that mark, but a
+body sent in one message is by then all in the buffer, and uvicorn keeps it for as long as
+the client reads nothing) and a cap on open connections (`max_connections`: at the cap the
+one waiting longest for its headers is closed, so a flood of stalled connections never
+locks out a client that sends its request; when every one is serving, the new one gets a
+503). The body's deadline is the request guard's. A request head past MAX_HEADER_BYTES is a
 431, whether h11 refuses it or it arrived whole in one read (`HeaderLimit`:
 docs/decisions/service-machinery.md)."""
 
@@ -11,11 +15,14 @@ from __future__ import annotations
 
 import functools
 import resource
+import struct
 import time
 from http import HTTPStatus
+from socket import SO_LINGER, SOL_SOCKET
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .errors import error_response
@@ -44,13 +51,23 @@ class GuardedProtocol(H11Protocol):
     """Built by uvicorn through `functools.partial` (server_options), so that its limits reach
     the workers of `serve --workers N` too."""
 
-    def __init__(self, *args: Any, header_timeout: float, max_connections: int, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        header_timeout: float,
+        send_timeout: float,
+        max_connections: int,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         self.header_timeout = header_timeout
+        self.send_timeout = send_timeout
         self.max_connections = max_connections
         # when this connection began waiting for a request's headers; None while serving one
         self.waiting_since: float | None = None
-        self.header_timer: Any = None
+        # the header deadline while waiting for a request, the send deadline while an answer
+        # waits for the client (never both)
+        self.timer: Any = None
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
@@ -78,22 +95,50 @@ class GuardedProtocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+        self._wait_if_answered()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._stop_waiting()
+        self._expect_progress(self.transport.get_write_buffer_size())
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stop_waiting()
+        self._wait_if_answered()
+
+    def _wait_if_answered(self) -> None:
+        """The header deadline starts once the answer is sent and taken (below the mark)."""
+        answered = self.cycle is None or self.cycle.response_complete
+        if answered and not self.flow.write_paused and not self.transport.is_closing():
             self._wait_for_headers()
+
+    def _expect_progress(self, waiting: int) -> None:
+        self.timer = self.loop.call_later(self.send_timeout, self._sent_since, waiting)
+
+    def _sent_since(self, waiting: int) -> None:
+        left = self.transport.get_write_buffer_size()
+        if left <= waiting - HIGH_WATER_LIMIT:
+            self._expect_progress(left)
+        else:  # a reset, not close (which waits for the client to take the buffer): the
+            # kernel drops what it holds too and the client learns it at once
+            linger = struct.pack("ii", 1, 0)
+            self.transport.get_extra_info("socket").setsockopt(SOL_SOCKET, SO_LINGER, linger)
+            self.transport.abort()
 
     def _wait_for_headers(self) -> None:
         self._stop_waiting()
         self.waiting_since = time.monotonic()
-        self.header_timer = self.loop.call_later(self.header_timeout, self._headers_late)
+        self.timer = self.loop.call_later(self.header_timeout, self._headers_late)
 
     def _stop_waiting(self) -> None:
         self.waiting_since = None
-        if self.header_timer is not None:
-            self.header_timer.cancel()
-            self.header_timer = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def _headers_late(self) -> None:
-        self.header_timer = None
+        self.timer = None
         if self.transport.is_closing():
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
@@ -132,6 +177,7 @@ def server_options(settings: ServiceSettings) -> dict[str, Any]:
         "http": functools.partial(
             GuardedProtocol,
             header_timeout=settings.header_timeout,
+            send_timeout=settings.send_timeout,
             max_connections=connection_cap(settings.max_connections),
         ),
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,

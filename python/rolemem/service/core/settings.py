@@ -69,6 +69,11 @@ class ServiceSettings(BaseSettings):
     body_timeout: float = _seconds(
         15.0, "a request's body must arrive within this of its headers; else 408"
     )
+    send_timeout: float = _seconds(
+        30.0,
+        "a client must take at least 64 KiB of an answer the service still holds every this "
+        "many seconds; else its connection is reset and the answer dropped",
+    )
     max_connections: int = Field(
         1000,
         ge=1,
