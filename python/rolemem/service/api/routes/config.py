@@ -6,7 +6,8 @@ from __future__ import annotations
 import warnings
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path
+from fastapi import APIRouter, Body, Path, Response
+from pydantic import TypeAdapter
 
 from ....character_memory import store_config, stored_config
 from ....character_memory.config import (
@@ -38,6 +39,7 @@ router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
+_EXPORT: TypeAdapter[DesignerConfig] = TypeAdapter(DesignerConfig)
 CharacterId = Annotated[str, text_id(Path, "The character.", "qiyu")]
 
 
@@ -125,9 +127,14 @@ async def list_characters(store: StoreDep) -> Any:
     description="The character's config as the designers' JSON (what the import takes).",
     responses=responses(404, 422),
 )
-async def export_config(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
-    config = await store.run(stored_config, store.engine, character_id)
-    return export_designer_json(config, character_id)
+async def export_config(store: StoreDep, character_id: CharacterId) -> Response:
+    # checked and serialized as FastAPI would, on a request thread: a large config's answer
+    # (tens of MB) takes seconds the event loop keeps for other requests
+    def export() -> bytes:
+        config = _EXPORT.validate_python(_document(store, character_id))
+        return _EXPORT.dump_json(config, by_alias=True, exclude_none=True)
+
+    return Response(await store.run(export), media_type="application/json")
 
 
 @shared.get(
@@ -140,7 +147,11 @@ async def export_config(store: StoreDep, character_id: CharacterId) -> dict[str,
     responses=responses(404, 422),
 )
 async def export_lorebook(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
-    return to_lorebook(await export_config(store, character_id))
+    return await store.run(lambda: to_lorebook(_document(store, character_id)))
+
+
+def _document(store: Store, character_id: str) -> dict[str, Any]:
+    return export_designer_json(stored_config(store.engine, character_id), character_id)
 
 
 @shared.get(
