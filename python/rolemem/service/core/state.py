@@ -90,7 +90,7 @@ class Store:
         self.embedder = self.memory.embedder  # one model for every companion
         self.loop = MemoryLoop(llm=self.llm, memory=self.memory)
         self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
-        # bulk embedding (official imports) one at a time, apart from requests
+        # bulk embedding (official imports) and config exports one at a time, apart from requests
         self.bulk = WorkerPool("rolemem-bulk", 1)
         # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
         self.maintenance = WorkerPool("rolemem-maintenance", 1)
