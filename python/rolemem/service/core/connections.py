@@ -13,9 +13,12 @@ docs/decisions/service-machinery.md)."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import functools
 import resource
 import struct
+import termios
 import time
 from http import HTTPStatus
 from socket import SO_LINGER, SOL_SOCKET
@@ -100,7 +103,7 @@ class GuardedProtocol(H11Protocol):
     def pause_writing(self) -> None:
         super().pause_writing()
         self._stop_waiting()
-        self._expect_progress(self.transport.get_write_buffer_size())
+        self._expect_progress(self._untaken())
 
     def resume_writing(self) -> None:
         super().resume_writing()
@@ -116,8 +119,16 @@ class GuardedProtocol(H11Protocol):
     def _expect_progress(self, waiting: int) -> None:
         self.timer = self.loop.call_later(self.send_timeout, self._sent_since, waiting)
 
+    def _untaken(self) -> int:
+        """What the client has not taken: the transport's buffer and the kernel's send queue
+        (the socket takes more only once a third of that queue is free, so the buffer alone
+        moves in lumps of MBs however steadily the client reads)."""
+        queued = array.array("i", [0])
+        fcntl.ioctl(self.transport.get_extra_info("socket").fileno(), termios.TIOCOUTQ, queued)
+        return self.transport.get_write_buffer_size() + queued[0]
+
     def _sent_since(self, waiting: int) -> None:
-        left = self.transport.get_write_buffer_size()
+        left = self._untaken()
         if left <= waiting - HIGH_WATER_LIMIT:
             self._expect_progress(left)
         else:  # a reset, not close (which waits for the client to take the buffer): the
