@@ -111,7 +111,7 @@ class GuardedProtocol(H11Protocol):
         self._wait_if_answered()
 
     def _wait_if_answered(self) -> None:
-        """The header deadline starts once the answer is sent and taken (below the mark)."""
+        """The header deadline starts once the answer has left the transport's buffer."""
         answered = self.cycle is None or self.cycle.response_complete
         if answered and not self.flow.write_paused and not self.transport.is_closing():
             self._wait_for_headers()
