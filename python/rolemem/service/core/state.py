@@ -2,7 +2,8 @@
 writing process per file; or a connection pool to a PostgreSQL database, which several service
 processes share), the objects that read and write through it, and the pools its work runs
 on: requests' engine work on the request pool, interrupted past its time budget or once its
-client left; extraction (the LLM), bulk embedding and maintenance on pools of their own."""
+client left; extraction (the LLM), bulk embedding, config exports and maintenance on pools
+of their own."""
 
 from __future__ import annotations
 
@@ -90,8 +91,11 @@ class Store:
         self.embedder = self.memory.embedder  # one model for every companion
         self.loop = MemoryLoop(llm=self.llm, memory=self.memory)
         self.requests = WorkerPool("rolemem-request", self.settings.request_threads)
-        # bulk embedding (official imports) and config exports one at a time, apart from requests
+        # bulk embedding (official imports) one at a time, apart from requests
         self.bulk = WorkerPool("rolemem-bulk", 1)
+        # config exports one at a time (a build holds several times its answer), not behind
+        # an import's minutes of embedding
+        self.exports = WorkerPool("rolemem-export", 1)
         # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
         self.maintenance = WorkerPool("rolemem-maintenance", 1)
         self.last_maintenance: dict[str, Any] | None = None
@@ -107,6 +111,7 @@ class Store:
             self.webhooks.close()
         self.requests.close(wait=grace)
         self.bulk.close(wait=0.0)
+        self.exports.close(wait=0.0)
         self.maintenance.close(wait=0.0)
         for companion in self._companions.values():
             companion.close()

@@ -129,12 +129,12 @@ async def list_characters(store: StoreDep) -> Any:
 )
 async def export_config(store: StoreDep, character_id: CharacterId) -> Response:
     # checked and serialized as FastAPI would, off the event loop (seconds for tens of MB),
-    # one at a time on the bulk pool: a build holds several times its answer's size
+    # one at a time on the exports' pool (a build holds several times its answer's size)
     def export() -> bytes:
         config = _EXPORT.validate_python(_document(store, character_id))
         return _EXPORT.dump_json(config, by_alias=True, exclude_none=True)
 
-    return Response(await store.run(export, pool=store.bulk), media_type="application/json")
+    return Response(await store.run(export, pool=store.exports), media_type="application/json")
 
 
 @shared.get(
@@ -147,7 +147,7 @@ async def export_config(store: StoreDep, character_id: CharacterId) -> Response:
     responses=responses(404, 422),
 )
 async def export_lorebook(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
-    return await store.run(lambda: to_lorebook(_document(store, character_id)), pool=store.bulk)
+    return await store.run(lambda: to_lorebook(_document(store, character_id)), pool=store.exports)
 
 
 def _document(store: Store, character_id: str) -> dict[str, Any]:
