@@ -174,9 +174,10 @@ def export_designer_json(config: CharacterConfig, character_id: str) -> dict[str
     """Seed rows of one character -> the designers' nested JSON (keys as in the spec)."""
     known = sorted({row["character_id"] for rows in config.tables.values() for row in rows})
     if character_id not in known:
-        raise CharacterNotFoundError(
-            f"no config for character {character_id!r}; configured: {known}", field="character_id"
-        )
+        # (the service reads one character's rows: no list to offer there)
+        others = f"; configured: {known}" if known else ""
+        message = f"no config for character {character_id!r}{others}"
+        raise CharacterNotFoundError(message, field="character_id")
     document: dict[str, Any] = {"character_id": character_id}
     for kind, (table, group_column, _) in KINDS.items():
         groups: dict[str, list[dict[str, Any]]] = {}
