@@ -20,6 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
@@ -245,28 +246,42 @@ def test_over_http_a_malformed_message_is_named_never_quoted(game):
     def rejected(message: str) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
 
-    # a body the guard does not read as JSON (another Content-Type, or none) is not the SDK's
-    # to read either: it quoted it
-    for content_type, body in (
-        ("application/json, text/plain", b'{"jsonrpc": "1.0", "id": 1, "x": "SECRET"}'),
-        ("text/plain", b"SECRET"),
-        ("application/json", b""),
+    # another Content-Type than JSON's (the SDK answered in plain text, or read a body the
+    # guard had not checked), no body, a protocol version the SDK does not speak: never quoted
+    def sent(content_type: str | None, body: bytes, **more: str) -> Any:
+        given = {**headers, **more}
+        given.pop("Content-Type", None)
+        if content_type is not None:
+            given["Content-Type"] = content_type
+        answer = client.post("/mcp", headers=given, content=body)
+        assert "SECRET" not in answer.text
+        return answer.status_code, answer.json()["error"]
+
+    message = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": "SECRET"}'
+    unsupported = {
+        "code": -32600,
+        "message": "Unsupported Media Type: /mcp takes Content-Type: application/json",
+    }
+    for content_type in (
+        "application/json, text/plain",
+        "text/plain",
+        None,
+        "application/vnd.api+json",
+        "APPLICATION/JSON",
     ):
-        answer = client.post(
-            "/mcp", headers={**headers, "Content-Type": content_type}, content=body
-        )
-        assert (answer.status_code, answer.json()) == (
-            400,
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {
-                    "code": -32700,
-                    "message": "Parse error: the body must be one JSON-RPC message in JSON "
-                    "(Content-Type: application/json)",
-                },
-            },
-        )
+        assert sent(content_type, message) == (415, unsupported)
+    assert sent("application/json", b"") == (
+        400,
+        {"code": -32700, "message": "Parse error: the body must be one JSON-RPC message"},
+    )
+    assert sent("application/json", message, **{"MCP-Protocol-Version": "SECRET"}) == (
+        400,
+        {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": list(SUPPORTED_PROTOCOL_VERSIONS)},
+        },
+    )
     assert {name: answer.json() for name, answer in answers.items()} == {
         "jsonrpc": rejected("Invalid Request: jsonrpc is not valid"),
         "params": rejected("Invalid Request: params is not valid"),

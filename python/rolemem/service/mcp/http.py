@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from ...errors import field_path
 from ..core.errors import error_response
-from ..core.guard import PARSED_BODY
+from ..core.guard import PARSED_BODY, first_values
 from .tools import TOOLS, Tool
 
 if TYPE_CHECKING:  # the SDK is imported when the app starts, not with the service
@@ -88,13 +88,24 @@ def _malformed(scope: Scope) -> Response | None:
     message with an id that is not a request is one: the SDK would take it as a notification,
     never answered."""
     from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification
+    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED
     from mcp_types import jsonrpc_message_adapter as messages
+    from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS as VERSIONS
     from pydantic import ValidationError
 
+    headers = first_values(scope)
+    if headers.get(b"content-type", b"").split(b";")[0].strip() != b"application/json":
+        # what the guard reads as JSON and the SDK too (the SDK answered others in plain
+        # text, or took 'application/json, text/plain' unread by the guard)
+        text = "Unsupported Media Type: /mcp takes Content-Type: application/json"
+        return _error(INVALID_REQUEST, text, 415)
+    version = headers.get(b"mcp-protocol-version")
+    if version is not None and version.decode("latin-1") not in VERSIONS:
+        # the SDK's answer named the version asked for, whole
+        return _error(UNSUPPORTED, "Unsupported protocol version", data={"supported": VERSIONS})
     parsed = scope.get("state", {}).get(PARSED_BODY)
-    if parsed is None:  # no body, or one the guard does not read as JSON: the SDK quoted it
-        text = "the body must be one JSON-RPC message in JSON (Content-Type: application/json)"
-        return _error(PARSE_ERROR, f"Parse error: {text}")
+    if parsed is None:  # no body: the SDK's answer quoted it
+        return _error(PARSE_ERROR, "Parse error: the body must be one JSON-RPC message")
     try:
         message = messages.validate_python(parsed.document, by_name=False)
     except ValidationError as exc:
@@ -112,9 +123,9 @@ def _malformed(scope: Scope) -> Response | None:
     return _error(INVALID_REQUEST, f"Invalid Request: {text}")
 
 
-def _error(code: int, message: str) -> Response:
-    detail = {"code": code, "message": message}
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": detail}, status_code=400)
+def _error(code: int, message: str, status: int = 400, **data: Any) -> Response:
+    detail = {"code": code, "message": message, **data}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": detail}, status_code=status)
 
 
 def install(app: FastAPI) -> Endpoint:
