@@ -320,7 +320,7 @@ def test_an_answer_its_client_does_not_take_is_reset_after_the_send_deadline(lar
     assert whole.status_code == 200 and len(whole.content) > 8_000_000
     assert len(whole.json()["attributes"]["收藏"]) == 5000
     assert large_answer.get("/health").status_code == 200
-    # reset (its buffers dropped): taking less than 64 KiB a second is as good as nothing
+    # reset (its buffers dropped): taking less than 32 KiB a second is as good as nothing
     with pytest.raises(ConnectionResetError):
         while time.monotonic() - started < 30:
             time.sleep(0.5)

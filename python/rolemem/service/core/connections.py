@@ -1,7 +1,7 @@
 """Connections that cost nothing when they stall: uvicorn's h11 protocol with a header
 deadline (`header_timeout`, from the connection's opening or the previous answer taken: 408
 and closed; uvicorn itself waits forever), a send deadline (`send_timeout`: an answer the
-client has not taken must go out at least HIGH_WATER_LIMIT at a time within it, else the
+client has not taken must go out at least SEND_FLOOR at a time within it, else the
 connection is reset and its buffer dropped; uvicorn pauses the app past that mark, but a
 body sent in one message is by then all in the buffer, and uvicorn keeps it for as long as
 the client reads nothing) and a cap on open connections (`max_connections`: at the cap the
@@ -14,6 +14,7 @@ docs/decisions/service-machinery.md)."""
 from __future__ import annotations
 
 import array
+import contextlib
 import fcntl
 import functools
 import resource
@@ -25,7 +26,6 @@ from socket import SO_LINGER, SOL_SOCKET
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .errors import error_response
@@ -34,6 +34,12 @@ from .settings import ServiceSettings
 # a request's head (request line and headers) at most: h11's default, said here on purpose
 MAX_HEADER_BYTES = 16 * 1024
 _HEAD_TOO_LARGE = f"the request's headers are larger than {MAX_HEADER_BYTES // 1024} KiB"
+# what a client must take of an answer the service holds per send deadline: below a TCP
+# segment on loopback (64 KiB), as the client's acknowledgements come a segment at a time
+SEND_FLOOR = 32 * 1024
+# the kernel's send queue (Linux); elsewhere what the client has not taken is the transport's
+# buffer alone
+_OUTQ = getattr(termios, "TIOCOUTQ", None)
 # open files kept for the store, logs and the like when the cap is taken from the file limit
 _SPARE_FILES = 64
 
@@ -124,12 +130,14 @@ class GuardedProtocol(H11Protocol):
         (the socket takes more only once a third of that queue is free, so the buffer alone
         moves in lumps of MBs however steadily the client reads)."""
         queued = array.array("i", [0])
-        fcntl.ioctl(self.transport.get_extra_info("socket").fileno(), termios.TIOCOUTQ, queued)
+        if _OUTQ is not None:
+            with contextlib.suppress(OSError):
+                fcntl.ioctl(self.transport.get_extra_info("socket").fileno(), _OUTQ, queued)
         return self.transport.get_write_buffer_size() + queued[0]
 
     def _sent_since(self, waiting: int) -> None:
         left = self._untaken()
-        if left <= waiting - HIGH_WATER_LIMIT:
+        if left <= waiting - SEND_FLOOR:
             self._expect_progress(left)
         else:  # a reset, not close (which waits for the client to take the buffer): the
             # kernel drops what it holds too and the client learns it at once

@@ -71,7 +71,7 @@ class ServiceSettings(BaseSettings):
     )
     send_timeout: float = _seconds(
         30.0,
-        "a client must take at least 64 KiB of an answer the service still holds every this "
+        "a client must take at least 32 KiB of an answer the service still holds every this "
         "many seconds; else its connection is reset and the answer dropped",
     )
     max_connections: int = Field(

@@ -111,7 +111,7 @@ class Store:
             self.webhooks.close()
         self.requests.close(wait=grace)
         self.bulk.close(wait=0.0)
-        self.exports.close(wait=0.0)
+        self.exports.close(wait=grace)  # its reads end before the engine closes
         self.maintenance.close(wait=0.0)
         for companion in self._companions.values():
             companion.close()
