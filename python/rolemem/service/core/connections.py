@@ -137,7 +137,9 @@ class GuardedProtocol(H11Protocol):
 
     def _sent_since(self, waiting: int) -> None:
         left = self._untaken()
-        if left <= waiting - SEND_FLOOR:
+        if not left:  # taken whole (the kernel's queue past the header deadline): its next
+            self._wait_if_answered()
+        elif left <= waiting - SEND_FLOOR:
             self._expect_progress(left)
         else:  # a reset, not close (which waits for the client to take the buffer): the
             # kernel drops what it holds too and the client learns it at once
@@ -159,6 +161,11 @@ class GuardedProtocol(H11Protocol):
     def _headers_late(self) -> None:
         self.timer = None
         if self.transport.is_closing():
+            return
+        left = self._untaken()
+        if left:  # the answer is still in the kernel's queue: the send deadline's, not a 408
+            self._stop_waiting()  # behind it, read as the next request's answer
+            self._expect_progress(left)
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
         _close_with(self.transport, 408, "RequestTimeout", message)
