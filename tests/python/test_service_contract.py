@@ -7,6 +7,7 @@ both engines."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -338,8 +339,45 @@ def test_work_past_its_time_budget_is_a_503(tmp_path):
             "type": "BusyError",
             "message": "the request took longer than its time budget (0.001 s); try again",
         }
-        # the service goes on: the next request (without a tiny budget) is answered
-        assert client.get("/saves/2", params={"user_id": "mumu"}).status_code == 200
+        # a read has the budget too: a config export waiting behind another on the exports'
+        # one thread
+        store, gate = app.state.store, threading.Event()
+        store.exports.submit(gate.wait, 10)
+        answer = client.get("/config/qiyu")
+        gate.set()
+        assert (answer.status_code, error_of(answer)["message"]) == (
+            503,
+            "the request took longer than its time budget (0.001 s); try again",
+        )
+        # the service goes on
+        assert client.get("/health").status_code == 200
+
+
+def test_a_read_whose_client_leaves_while_it_waits_never_runs(tmp_path, monkeypatch):
+    """Config exports run one at a time: one abandoned while another runs is never built."""
+    from rolemem.service.api.routes import config
+
+    path = str(tmp_path / "gone.duckdb")
+    demo_store(path)
+    app = create_app(path, embedder=None)
+    built: list[str] = []
+    document = config._document
+    monkeypatch.setattr(
+        config,
+        "_document",
+        lambda store, character_id: built.append(character_id) or document(store, character_id),
+    )
+    with serving(app) as client:
+        gate = threading.Event()
+        app.state.store.exports.submit(gate.wait, 10)  # the export before them, running
+        with httpx.Client(base_url=client.base_url, timeout=0.3) as impatient:
+            for route in ("/config/qiyu", "/config/qiyu/sillytavern"):
+                with pytest.raises(httpx.TimeoutException):
+                    impatient.get(route)
+        time.sleep(1)  # the service notices the clients are gone
+        gate.set()
+        assert client.get("/config/qiyu").status_code == 200
+    assert built == ["qiyu"]
 
 
 def test_a_client_that_leaves_stops_its_work(tmp_path):

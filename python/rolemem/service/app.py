@@ -39,7 +39,7 @@ point of view, designer memory unlocked by game state, and per-player memories e
 LLM, recalled by keyword, meaning and time, and forgotten by strength.
 
 Every non-2xx answer is `{"error": {"type", "message", "field"}}`. Bodies are at most 1 MiB
-(413), text fields have the `maxLength` shown, recall work has a time budget (503)."""
+(413), text fields have the `maxLength` shown, reads and recalls have a time budget (503)."""
 
 # the environment variable `rolemem serve --workers N` passes each worker's arguments in
 SPEC_VARIABLE = "ROLEMEM_SERVE_SPEC"

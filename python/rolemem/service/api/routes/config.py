@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Response
+from fastapi import APIRouter, Body, Path, Request, Response
 from pydantic import TypeAdapter
 
 from ....character_memory import store_config, stored_config
@@ -108,9 +108,10 @@ async def _import(store: Store, character_id: str, document: dict[str, Any]) -> 
     summary="List the configured characters",
     description="Every character the designer config holds (imported JSON or lorebooks), by "
     "id, with its entries per kind: what the other /config routes take.",
+    responses=responses(503),
 )
-async def list_characters(store: StoreDep) -> Any:
-    counts = await store.run(store.characters)
+async def list_characters(request: Request, store: StoreDep) -> Any:
+    counts = await store.run(store.characters, request=request)
     return {
         "characters": [
             {"character_id": character_id, "entries": entries}
@@ -125,16 +126,17 @@ async def list_characters(store: StoreDep) -> Any:
     response_model_exclude_none=True,
     summary="Export a character's designer config",
     description="The character's config as the designers' JSON (what the import takes).",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
-async def export_config(store: StoreDep, character_id: CharacterId) -> Response:
+async def export_config(request: Request, store: StoreDep, character_id: CharacterId) -> Response:
     # checked and serialized as FastAPI would, off the event loop (seconds for tens of MB),
     # one at a time on the exports' pool (a build holds several times its answer's size)
     def export() -> bytes:
         config = _EXPORT.validate_python(_document(store, character_id))
         return _EXPORT.dump_json(config, by_alias=True, exclude_none=True)
 
-    return Response(await store.run(export, pool=store.exports), media_type="application/json")
+    built = await store.run(export, pool=store.exports, request=request)
+    return Response(built, media_type="application/json")
 
 
 @shared.get(
@@ -144,10 +146,15 @@ async def export_config(store: StoreDep, character_id: CharacterId) -> Response:
     description="The character's entries as World Info (keys, content, comment = category, "
     "order from 强度, disable) with rolemem's kind, date and queryParams under "
     "`extensions.rolemem`. The fields an import carried are in the document it returned.",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
-async def export_lorebook(store: StoreDep, character_id: CharacterId) -> dict[str, Any]:
-    return await store.run(lambda: to_lorebook(_document(store, character_id)), pool=store.exports)
+async def export_lorebook(
+    request: Request, store: StoreDep, character_id: CharacterId
+) -> dict[str, Any]:
+    def export() -> dict[str, Any]:
+        return to_lorebook(_document(store, character_id))
+
+    return await store.run(export, pool=store.exports, request=request)
 
 
 def _document(store: Store, character_id: str) -> dict[str, Any]:
@@ -162,8 +169,8 @@ def _document(store: Store, character_id: str) -> dict[str, Any]:
     "(1-5): whether a context holding those levels unlocks it, and whether its level "
     "conditions alone hold (a condition on another field, e.g. scene, is named in "
     "`other_fields`). The mart character_unlock_matrix over the stored config.",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
-async def export_unlock_matrix(store: StoreDep, character_id: CharacterId) -> Any:
-    cells = await store.run(unlock_matrix, store.engine, character_id)
+async def export_unlock_matrix(request: Request, store: StoreDep, character_id: CharacterId) -> Any:
+    cells = await store.run(unlock_matrix, store.engine, character_id, request=request)
     return {"character_id": character_id, "cells": cells}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
 from ....dynamic_memory import player_memories
 from ...core.body_route import BodyRoute
@@ -41,10 +41,10 @@ MemoryId = Annotated[
     response_model=OfficialExport,
     summary="Export an agent's official memories",
     description="Every official event and entity of the agent, in the shape the import takes.",
-    responses=responses(422),
+    responses=responses(422, 503),
 )
-async def export_official(store: StoreDep, agent_id: AgentId) -> Any:
-    return await store.run(store.memory.export_official, agent_id)
+async def export_official(request: Request, store: StoreDep, agent_id: AgentId) -> Any:
+    return await store.run(store.memory.export_official, agent_id, request=request)
 
 
 @router.post(

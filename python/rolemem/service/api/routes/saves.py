@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Path, Query, Request
 
 from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, saves
@@ -123,10 +123,12 @@ async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = N
     summary="Describe a save",
     description="Its tip, the number of lines on its current branch and the characters that "
     "speak on it.",
-    responses=responses(403, 404, 422),
+    responses=responses(403, 404, 422, 503),
 )
-async def get_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
-    return await store.run(read_on, store, saves.describe, save_id, user_id)
+async def get_save(
+    request: Request, store: StoreDep, save_id: SaveId, user_id: UserQuery = None
+) -> Any:
+    return await store.run(read_on, store, saves.describe, save_id, user_id, request=request)
 
 
 def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
@@ -161,9 +163,10 @@ async def delete_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = Non
     summary="Page through a save's branch",
     description="The current branch root to tip, `limit` lines at a time from the tip: pass "
     "`next_before` as `before` for the page before.",
-    responses=responses(400, 403, 404, 422),
+    responses=responses(400, 403, 404, 422, 503),
 )
 async def branch_lines(
+    request: Request,
     store: StoreDep,
     save_id: SaveId,
     user_id: UserQuery = None,
@@ -173,7 +176,14 @@ async def branch_lines(
     ] = None,
 ) -> Any:
     return await store.run(
-        read_on, store, saves.branch_lines, save_id, user_id, limit=limit, before=before
+        read_on,
+        store,
+        saves.branch_lines,
+        save_id,
+        user_id,
+        limit=limit,
+        before=before,
+        request=request,
     )
 
 
@@ -357,10 +367,11 @@ ONE_ROLE = {
     "the last batch, the last failure and whether a batch is queued for the LLM. A character "
     "not fully named (no agent, or no role) is the one the memory loop observed last on the "
     "save among those named (none named: any); 404 when it has observed none.",
-    responses=responses(403, 404, 409, 422),
+    responses=responses(403, 404, 409, 422, 503),
     openapi_extra={"parameters": [ONE_ROLE]},
 )
 async def memory_status(
+    request: Request,
     store: StoreDep,
     save_id: SaveId,
     agent_id: Annotated[
@@ -380,4 +391,6 @@ async def memory_status(
 ) -> Any:
     if role_id is not None and script_role_id is not None:
         raise invalid(("query", "script_role_id"), "give at most one of role_id or script_role_id")
-    return await store.run(status_of, store, save_id, user_id, agent_id, role_id, script_role_id)
+    return await store.run(
+        status_of, store, save_id, user_id, agent_id, role_id, script_role_id, request=request
+    )

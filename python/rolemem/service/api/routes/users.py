@@ -74,7 +74,7 @@ async def _on_save(
     summary="List a player's memories",
     description="Live events and entity memories, newest first, with strength, time, the save "
     "an event came from and whether that save's current branch shows it.",
-    responses=responses(400, 422),
+    responses=responses(400, 422, 503),
 )
 async def list_memories(
     request: Request,
@@ -108,7 +108,7 @@ async def list_memories(
     summary="List a player's saves",
     description="The player's saves, oldest first, forks included: each with its tip and, "
     "for a fork, its fork point.",
-    responses=responses(422),
+    responses=responses(422, 503),
 )
 async def list_saves(
     request: Request, store: StoreDep, user_id: UserId, limit: Limit = 50, offset: Offset = 0
@@ -125,7 +125,7 @@ async def list_saves(
     response_model=list[TimelineItem],
     summary="A player's overview timeline",
     description="The newest events (前情提要) on the save's current branch, oldest first.",
-    responses=responses(400, 403, 404, 422),
+    responses=responses(400, 403, 404, 422, 503),
 )
 async def timeline(
     request: Request,
@@ -146,7 +146,7 @@ async def timeline(
     "value lasts until a later fact supersedes it), each with its lines. `history=true` "
     "adds the values a later fact ended, with the line that ended them. Without `save_id`, "
     "the facts of every save, ordered by their lines.",
-    responses=responses(400, 403, 404, 422),
+    responses=responses(400, 403, 404, 422, 503),
 )
 async def facts(
     request: Request,
@@ -167,7 +167,7 @@ async def facts(
     description="What the character holds about the player on the save: the facts current on "
     "its branch, the player's entities and the `limit` strongest events the save may see, "
     "each with the lines it came from.",
-    responses=responses(400, 403, 404, 422),
+    responses=responses(400, 403, 404, 422, 503),
 )
 async def knowledge(
     request: Request,
@@ -187,9 +187,10 @@ async def knowledge(
     summary="A player's archived memories",
     description="Memories cleanup, consolidation, edits, deletes and forgetting moved out of "
     "the live store, with the reason and the whole row as it was; oldest first.",
-    responses=responses(422),
+    responses=responses(422, 503),
 )
 async def archive(
+    request: Request,
     store: StoreDep,
     user_id: UserId,
     agent_id: AgentQuery = None,
@@ -197,7 +198,13 @@ async def archive(
     offset: Offset = 0,
 ) -> Any:
     items = await store.run(
-        archived, store.engine, user_id=user_id, agent_id=agent_id, limit=limit, offset=offset
+        archived,
+        store.engine,
+        user_id=user_id,
+        agent_id=agent_id,
+        limit=limit,
+        offset=offset,
+        request=request,
     )
     return {"items": items, "limit": limit, "offset": offset}
 
@@ -298,7 +305,11 @@ async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     response_model=Export,
     summary="Export a player's memories",
     description="Every live and archived memory of the player as JSON.",
-    responses=responses(422),
+    responses=responses(422, 503),
 )
-async def export(store: StoreDep, user_id: UserId, agent_id: AgentQuery = None) -> Any:
-    return await store.run(player_memories.export, store.engine, user_id, agent_id=agent_id)
+async def export(
+    request: Request, store: StoreDep, user_id: UserId, agent_id: AgentQuery = None
+) -> Any:
+    return await store.run(
+        player_memories.export, store.engine, user_id, agent_id=agent_id, request=request
+    )
