@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.routing import Match
 
+from rolemem.service.core.access import flat_routes
 from rolemem.service.core.settings import ServiceSettings
 
 from .conftest import REPO, error_of, scripted_game
@@ -308,3 +310,10 @@ def test_each_row_of_the_error_table(game, status, kind, when):
     client, app, _ = game
     answer = _request_for(when)(Game(client, app))
     assert (answer.status_code, error_of(answer)["type"]) == (status, kind), answer.text
+    # and the OpenAPI document declares it on the route that answered (if one did)
+    method = answer.request.method
+    scope = {"type": "http", "path": answer.request.url.path, "method": method}
+    for route in flat_routes(app.routes):
+        if route.matches(scope)[0] == Match.FULL:
+            declared = app.openapi()["paths"][route.path][method.lower()]["responses"]
+            assert str(status) in declared, (route.path, sorted(declared))

@@ -12,7 +12,7 @@ from starlette.types import Scope
 
 from ..core import openapi_for_clients, slashes
 from ..core.access import flat_routes
-from ..core.errors import gate_responses
+from ..core.errors import EVERY_ROUTE, gate_responses
 from ..core.gate import OPEN, Routed, RouteOf
 from .deps import API_KEY
 from .routes import (
@@ -55,14 +55,14 @@ ROUTE_GROUPS: Mapping[str, tuple[APIRouter, ...]] = {
 def include_routers(app: FastAPI, *, keyed: bool, limited: bool) -> None:
     """Every router on `app`. `keyed`: some route needs a key; `limited`: a rate is set (what
     the client-facing schema declares)."""
-    app.include_router(probes.router)
+    app.include_router(probes.router, responses=EVERY_ROUTE)
     # the key header and the gate's answers, declared (the gate checks the key, before any
     # body is read); a service without keys declares none
     declared = [Security(API_KEY)] if keyed else []
     for routers in ROUTE_GROUPS.values():
         for router in routers:
             shared = any(router is read for read in SHARED_READS)
-            answers = gate_responses(keyed=keyed, limited=limited, shared=shared)
+            answers = EVERY_ROUTE | gate_responses(keyed=keyed, limited=limited, shared=shared)
             app.include_router(router, dependencies=declared, responses=answers)
     docs.install(app)
     openapi_for_clients.install(app)

@@ -52,16 +52,20 @@ class ErrorBody(BaseModel):
 
 
 DESCRIPTIONS = {
-    400: "The request is well formed but a value is refused (the message says why).",
+    400: "A value is refused, or a header given once (X-API-Key, Content-Type, "
+    "Content-Length, Idempotency-Key) is given twice: the message says which.",
     401: "Missing or wrong X-API-Key (or designer key).",
     403: "The save has no owner (set one, or start the service with --open-ownerless-saves), "
     "or the key may not act for the player named (its players glob), or a key with a "
     "players glob names no player.",
     404: "No such resource, or not the caller's (another player's save is never revealed).",
+    408: "The body did not arrive within --body-timeout of the headers.",
     409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
     413: "The body is larger than the service accepts.",
-    422: "A field is missing, of the wrong type, out of range or too long.",
+    422: "A field is missing, of the wrong type, out of range or too long, or the body is not "
+    "JSON rolemem can store (or is nested too deep).",
     429: "Over the player's or the key's rate limit: try again after Retry-After seconds.",
+    431: "The request head (request line and headers) is over 16 KiB.",
     503: "The work did not fit its time budget or queue; nothing changed, try again.",
 }
 
@@ -84,6 +88,11 @@ BUDGET_HEADERS = {
     "RateLimit-Remaining": {"description": "Requests left now.", **_SECONDS},
     "RateLimit-Reset": RATE_HEADERS["RateLimit-Reset"],
 }
+
+
+# what any request may be answered before its route (the gate's repeated header, guard.py's
+# body checks, connections.py's head limit)
+EVERY_ROUTE = responses(400, 408, 413, 422, 431)
 
 
 def gate_responses(*, keyed: bool, limited: bool, shared: bool) -> dict[int | str, Any]:
