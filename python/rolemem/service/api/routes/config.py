@@ -67,7 +67,7 @@ async def import_config(store: StoreDep, body: DesignerConfigIn) -> Any:
     "keys -> 关键词, content -> 内容, comment -> category, order -> 强度, disabled -> never "
     "unlocked, game-state conditions from `extensions.rolemem` ({kind, date, queryParams}). "
     "Every other field is carried in the returned `document` and listed in `report`.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def import_lorebook(
     store: StoreDep,

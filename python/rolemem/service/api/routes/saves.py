@@ -67,7 +67,7 @@ _WRITE_ERRORS = responses(400, 403, 404, 409, 413, 422, 503)
     "(its designer config) and `agent_id` (its memory owner; default: the character_id), "
     "`/turn` and `observe` need only the role_id: an id they give anyway must be the "
     "role's (409 naming the field).",
-    responses=responses(409, 413, 422),
+    responses=responses(409, 413, 422, 503),
 )
 async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
@@ -96,7 +96,7 @@ async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = N
     description="A new empty save for a player, or a fork whose tip is `from_line_id` (a line "
     "of one of the player's saves): the fork shares the lines up to it, nothing is copied, "
     "and its memory follows its own branch from there.",
-    responses=responses(403, 404, 409, 413, 422),
+    responses=responses(403, 404, 409, 413, 422, 503),
 )
 async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = None) -> Any:
     return await store.run(
