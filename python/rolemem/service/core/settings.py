@@ -91,8 +91,8 @@ class ServiceSettings(BaseSettings):
     )
     request_timeout: float = _seconds(
         10.0,
-        "time budget of reads and recalls (every GET that reads the store, /turn, /query, "
-        "/recall, /expand_words); past it, 503",
+        "time budget of reads and recalls (every GET that reads the store but the exports, "
+        "/turn, /query, /recall, /expand_words); past it, 503",
     )
     request_threads: int = Field(8, ge=1, description="threads doing requests' engine work")
     # requests already run side by side on the request threads, and per-turn statements are

@@ -109,9 +109,13 @@ class Store:
         self.extraction.close(wait=0.0)
         if self.webhooks is not None:
             self.webhooks.close()
-        self.requests.close(wait=grace)
+        # requests and exports read the store: one grace for both, then the engine closes
+        self.requests.close()
+        self.exports.close()
+        until = time.monotonic() + grace
+        self.requests.join(until)
+        self.exports.join(until)
         self.bulk.close(wait=0.0)
-        self.exports.close(wait=grace)  # its reads end before the engine closes
         self.maintenance.close(wait=0.0)
         for companion in self._companions.values():
             companion.close()
@@ -131,11 +135,13 @@ class Store:
         *args: Any,
         request: Request | None = None,
         pool: WorkerPool | None = None,
+        budget: bool = True,
         **kwargs: Any,
     ) -> T:
         """`function(*args, **kwargs)` on a pool thread. With `request` (a recall's or a
         read's), the work has the request's time budget (request_timeout): past it, or once the
-        client left, it is interrupted (503)."""
+        client left, it is interrupted (503). `budget=False` (an export, as large as what it
+        exports): only once the client left."""
         token = cancel.WorkToken()
         # the job runs in a copy of the request's context (its request id), with its token
         context = contextvars.copy_context()
@@ -146,7 +152,7 @@ class Store:
         waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
         loop = asyncio.get_running_loop()
         timeout = self.settings.request_timeout
-        deadline = None if request is None else loop.time() + timeout
+        deadline = None if request is None or not budget else loop.time() + timeout
         while True:
             done, _ = await asyncio.wait({waiter}, timeout=_POLL_SECONDS)
             if done:

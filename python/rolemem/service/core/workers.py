@@ -59,6 +59,9 @@ class WorkerPool:
                 self._jobs.get_nowait()[0].cancel()
             except queue.Empty:
                 break
-        deadline = time.monotonic() + wait
+        self.join(time.monotonic() + wait)
+
+    def join(self, until: float) -> None:
+        """Wait for the running jobs until `until` (time.monotonic) at the latest."""
         for thread in self._threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            thread.join(max(0.0, until - time.monotonic()))

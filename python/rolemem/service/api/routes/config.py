@@ -67,7 +67,7 @@ async def import_config(store: StoreDep, body: DesignerConfigIn) -> Any:
     "keys -> 关键词, content -> 内容, comment -> category, order -> 强度, disabled -> never "
     "unlocked, game-state conditions from `extensions.rolemem` ({kind, date, queryParams}). "
     "Every other field is carried in the returned `document` and listed in `report`.",
-    responses=responses(400, 413, 422, 503),
+    responses=responses(400, 413, 422),
 )
 async def import_lorebook(
     store: StoreDep,
@@ -135,7 +135,7 @@ async def export_config(request: Request, store: StoreDep, character_id: Charact
         config = _EXPORT.validate_python(_document(store, character_id))
         return _EXPORT.dump_json(config, by_alias=True, exclude_none=True)
 
-    built = await store.run(export, pool=store.exports, request=request)
+    built = await store.run(export, pool=store.exports, request=request, budget=False)
     return Response(built, media_type="application/json")
 
 
@@ -154,7 +154,7 @@ async def export_lorebook(
     def export() -> dict[str, Any]:
         return to_lorebook(_document(store, character_id))
 
-    return await store.run(export, pool=store.exports, request=request)
+    return await store.run(export, pool=store.exports, request=request, budget=False)
 
 
 def _document(store: Store, character_id: str) -> dict[str, Any]:

@@ -44,7 +44,7 @@ MemoryId = Annotated[
     responses=responses(422, 503),
 )
 async def export_official(request: Request, store: StoreDep, agent_id: AgentId) -> Any:
-    return await store.run(store.memory.export_official, agent_id, request=request)
+    return await store.run(store.memory.export_official, agent_id, request=request, budget=False)
 
 
 @router.post(

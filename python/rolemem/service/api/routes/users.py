@@ -311,5 +311,10 @@ async def export(
     request: Request, store: StoreDep, user_id: UserId, agent_id: AgentQuery = None
 ) -> Any:
     return await store.run(
-        player_memories.export, store.engine, user_id, agent_id=agent_id, request=request
+        player_memories.export,
+        store.engine,
+        user_id,
+        agent_id=agent_id,
+        request=request,
+        budget=False,
     )
