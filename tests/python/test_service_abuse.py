@@ -332,48 +332,17 @@ def test_an_answer_its_client_does_not_take_is_reset_after_the_send_deadline(lar
     stalled.close()
 
 
-def test_a_slow_reader_takes_its_whole_answer_then_asks_again(large_answer):
-    sock = _ask_large(large_answer, receive_buffer=65536)
+def _taken_then_asked_again(client: httpx.Client, take: Any) -> None:
+    """The large answer taken by `take(sock, body, length)` (the head read), then whole, and
+    the next request on the connection answered: no 408 behind the answer."""
+    sock = _ask_large(client, receive_buffer=65536)
     data = b""
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, _, rest = data.partition(b"\r\n\r\n")
     length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
     body = bytearray(rest)
-    # slowly (1 MiB every 0.3 s: within the send deadline, past the header deadline in all)
-    # while the service still holds some of the answer, then at once what the kernel may hold
-    kernel_holds = int(open("/proc/sys/net/ipv4/tcp_wmem").read().split()[2]) + 2 * 65536
-    while len(body) < length:
-        target = min(length, len(body) + 1024 * 1024)
-        if target < length - kernel_holds:
-            time.sleep(0.3)
-        else:
-            target = length
-        while len(body) < target:
-            body += sock.recv(target - len(body))
-    assert len(json.loads(body)["attributes"]["收藏"]) == 5000
-    # the header deadline began when the service had sent the answer: no 408 behind it
-    sock.sendall(b"GET /health HTTP/1.1\r\nHost: rolemem\r\n\r\n")
-    status, _, answer = _answer(sock)
-    assert (status, json.loads(answer)) == (200, {"status": "ok"})
-    sock.close()
-
-
-def test_a_reader_pausing_on_the_kernels_part_of_its_answer_gets_it_whole_then_asks_again(
-    large_answer,
-):
-    """Past the header deadline, the kernel's queue still holding part of the answer: the
-    send deadline waits for it (a 408 was written behind the answer, the next request's)."""
-    sock = _ask_large(large_answer, receive_buffer=65536)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, _, rest = data.partition(b"\r\n\r\n")
-    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-    body = bytearray(rest)
-    while len(body) < length - 2_000_000:  # at once, but for what the kernel holds
-        body += sock.recv(length - 2_000_000 - len(body))
-    time.sleep(2)  # past the header deadline (1 s), within the send deadline (3 s)
+    take(sock, body, length)
     while len(body) < length:
         body += sock.recv(length - len(body))
     assert len(json.loads(body)["attributes"]["收藏"]) == 5000
@@ -381,6 +350,36 @@ def test_a_reader_pausing_on_the_kernels_part_of_its_answer_gets_it_whole_then_a
     status, _, answer = _answer(sock)
     assert (status, json.loads(answer)) == (200, {"status": "ok"})
     sock.close()
+
+
+def test_a_slow_reader_takes_its_whole_answer_then_asks_again(large_answer):
+    """1 MiB every 0.3 s (within the send deadline, past the header deadline in all) while the
+    service still holds some of the answer, then at once what the kernel may hold: the
+    header deadline begins once the service has sent the answer."""
+    kernel_holds = int(open("/proc/sys/net/ipv4/tcp_wmem").read().split()[2]) + 2 * 65536
+
+    def slowly(sock: socket.socket, body: bytearray, length: int) -> None:
+        while len(body) < length - kernel_holds:
+            time.sleep(0.3)
+            target = min(length - kernel_holds, len(body) + 1024 * 1024)
+            while len(body) < target:
+                body += sock.recv(target - len(body))
+
+    _taken_then_asked_again(large_answer, slowly)
+
+
+def test_a_reader_pausing_on_the_kernels_part_of_its_answer_gets_it_whole_then_asks_again(
+    large_answer,
+):
+    """Past the header deadline, the kernel's queue still holding part of the answer: the
+    send deadline waits for it (a 408 was written behind the answer, the next request's)."""
+
+    def pausing(sock: socket.socket, body: bytearray, length: int) -> None:
+        while len(body) < length - 2_000_000:  # at once, but for what the kernel holds
+            body += sock.recv(length - 2_000_000 - len(body))
+        time.sleep(2)  # past the header deadline (1 s), within the send deadline (3 s)
+
+    _taken_then_asked_again(large_answer, pausing)
 
 
 def test_a_body_too_large_is_answered_413_at_once_and_the_connection_closed(service):
