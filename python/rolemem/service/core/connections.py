@@ -108,7 +108,6 @@ class GuardedProtocol(H11Protocol):
 
     def pause_writing(self) -> None:
         super().pause_writing()
-        self._stop_waiting()
         self._expect_progress(self._untaken())
 
     def resume_writing(self) -> None:
@@ -123,6 +122,8 @@ class GuardedProtocol(H11Protocol):
             self._wait_for_headers()
 
     def _expect_progress(self, waiting: int) -> None:
+        """The send deadline: `waiting` bytes not taken yet (the header deadline stopped)."""
+        self._stop_waiting()
         self.timer = self.loop.call_later(self.send_timeout, self._sent_since, waiting)
 
     def _untaken(self) -> int:
@@ -164,8 +165,7 @@ class GuardedProtocol(H11Protocol):
             return
         left = self._untaken()
         if left:  # the answer is still in the kernel's queue: the send deadline's, not a 408
-            self._stop_waiting()  # behind it, read as the next request's answer
-            self._expect_progress(left)
+            self._expect_progress(left)  # behind it, read as the next request's answer
             return
         message = f"the request's headers did not arrive within {self.header_timeout:g} s"
         _close_with(self.transport, 408, "RequestTimeout", message)

@@ -83,10 +83,11 @@ class Endpoint:
 
 
 def _malformed(scope: Scope) -> Response | None:
-    """The JSON-RPC error of a JSON body that is no MCP message (None: it is one), naming where
-    without a value: the SDK's answer quotes the values, with pydantic's version and links. A
-    message with an id that is not a request is one: the SDK would take it as a notification,
-    never answered."""
+    """The JSON-RPC error of a request the SDK would answer quoting what it was sent (None:
+    none): another Content-Type than JSON's, a protocol version it does not speak, no body,
+    or a body that is no MCP message (named where, without a value; the SDK's answer quoted
+    the values, with pydantic's version and links). A message with an id that is not a
+    request is one: the SDK would take it as a notification, never answered."""
     from mcp_types import INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification
     from mcp_types import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED
     from mcp_types import jsonrpc_message_adapter as messages
