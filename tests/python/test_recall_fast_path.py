@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from rolemem import DynamicMemory
-from rolemem.dynamic_memory import recall
+from rolemem.dynamic_memory import event_fields
 from rolemem.dynamic_memory.player_memories import forget
 from rolemem.dynamic_memory.postings_cache import EventPostingsCache
 from rolemem.dynamic_memory.reachable import REACHABLE, read_reachable
@@ -342,20 +342,20 @@ def test_a_memory_changed_between_a_lone_recalls_reads_is_answered_as_the_statem
             for i in range(1, 5)
         ]
     )
-    read_fields = recall.read_fields
+    read_fields = event_fields.read_fields
     gone: list[int] = []
 
-    def racing(fetch_rows: Any, ids: list[int], now: datetime) -> Any:
+    def racing(fetch_rows: Any, ids: list[int]) -> Any:
         gone.append(ids[0])
         if change == "delete":
             writer.delete_event(ids[0])
         else:
             writer.update_event(ids[0], description="猫 咖啡 改")
-        return read_fields(fetch_rows, ids, now)
+        return read_fields(fetch_rows, ids)
 
     asked = {**owner, "limit": 3, "explain": True, "update": False, "now": NOW}
     with monkeypatch.context() as patched:
-        patched.setattr(recall, "read_fields", racing)
+        patched.setattr(event_fields, "read_fields", racing)
         raced = reader.query("猫 咖啡", **asked)
     reader._recall._alone = False  # the statement, after the change
     after = reader.query("猫 咖啡", **asked)

@@ -1,9 +1,10 @@
 """Recall's write-time structures (the postings held for BM25, the vectors held for the dense
 signals) stay exact through every write path: a store played at random (turns extracted by
-the loop, forks and returns along the line tree, events added, edited, re-weighted and
-deleted by hand, designers' imports, maintenance's cleanup) answers 200 random queries alike
-from a reader holding its caches throughout and from one whose statement plans every model
-(words, BM25, time windows, prompt text) and reads the vectors afresh each time."""
+the loop, forks and returns along the line tree, events added, edited, re-weighted, given a
+place and insight in place and deleted by hand, designers' imports, maintenance's cleanup)
+answers 200 random queries alike from a reader holding its caches throughout and from one
+whose statement plans every model (words, BM25, time windows, prompt text) and reads the
+vectors afresh each time."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ VOCABULARY = [
     "作业", "室友", "侦探", "小说", "雨", "月亮", "咖啡", "昨天", "上周", "去年",
 ]  # fmt: skip
 ACTIONS = [
-    "turns", "turns", "fork", "save", "back", "add", "edit", "importance", "delete",
+    "turns", "turns", "fork", "save", "back", "add", "edit", "place", "importance", "delete",
     "official", "maintain",
 ]  # fmt: skip
 
@@ -156,6 +157,9 @@ def test_caches_held_through_random_writes_answer_as_the_models(played):
         elif action == "edit":  # a new description is a new event
             old = live.pop(rng.randrange(len(live)))
             live.append(loop.memory.update_event(old, description=sentence(rng)))
+        elif action == "place":  # shown fields changed in place: the same id
+            event = rng.choice(live)
+            loop.memory.update_event(event, place=rng.choice(VOCABULARY), deepinsight=sentence(rng))
         elif action == "importance":
             loop.memory.update_event(rng.choice(live), importance=rng.random())
         elif action == "delete":

@@ -1,23 +1,61 @@
-"""A player's event descriptions held in memory, as written and as the engine lowercases them,
-so a lone recall scored in Python (scope) tests which candidates hold the whole query or name
-a time (model int_memory_event_candidates' has_query_in_description and names_time) without
-reading or lowercasing every description on every turn (~2 ms of a 400-event player's read).
+"""Per-event values held in memory for a lone recall scored in Python (scope): each player's
+event descriptions, as written and as the engine lowercases them, so it tests which
+candidates hold the whole query or name a time (model int_memory_event_candidates'
+has_query_in_description and names_time) without reading or lowercasing every description on
+every turn (~2 ms of a 400-event player's read); and the shown events' fields (event_fields).
 
-A description never changes once written (a new description is a new event with a new id), so
-the cache loads only the events it has not seen; which events are reachable and in scope is
-read on every recall (scope.read_scope), and only those are looked up. Bounded by events held
-(least recently used players go first; an event of 40 Chinese characters takes about 270
-bytes, its text held once where lowercasing changes nothing, measured: the default 200,000
-events is about 55 MB); thread-safe."""
+Which events are reachable and in scope is read on every recall (scope.read_scope), and only
+those are looked up. A description never changes once written (a new description is a new
+event with a new id), so it is loaded once; a value that can change in place is checked
+against what the scope read says of its event. Bounded by events held (least recently used
+players go first; an event of 40 Chinese characters takes about 270 bytes, its text held once
+where lowercasing changes nothing, measured: the default 200,000 events is about 55 MB);
+thread-safe."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Generic, TypeVar
 
 from .reachable import Fetch
 from .sql import with_official
+
+Value = TypeVar("Value")
+
+
+class EventCache(Generic[Value]):
+    """Each player's values of events, by event id."""
+
+    def __init__(self, max_events: int) -> None:
+        self.max_events = max_events
+        self._players: OrderedDict[tuple[str, str], dict[int, Value]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def held(
+        self,
+        owner: tuple[str, str],
+        ids: Sequence[int],
+        load: Callable[[list[int]], Mapping[int, Value]],
+        is_current: Callable[[int, Value], bool] = lambda event, value: True,
+    ) -> dict[int, Value]:
+        """The player's values (`owner`: agent and player), once every event of `ids` is held
+        and current: `load` reads those that are not."""
+        with self._lock:
+            held = self._players.pop(owner, None) or {}
+            missing = [
+                event for event in ids if event not in held or not is_current(event, held[event])
+            ]
+            if missing:
+                held.update(load(missing))
+            self._players[owner] = held  # most recently used last
+            total = sum(len(player) for player in self._players.values())
+            while total > self.max_events and len(self._players) > 1:
+                _, evicted = self._players.popitem(last=False)
+                total -= len(evicted)
+            return held
+
 
 _LOAD = with_official(
     "int_memory_events_with_official",
@@ -34,26 +72,20 @@ class DescriptionCache:
     """Each player's event descriptions, by event id."""
 
     def __init__(self, max_events: int = 200_000) -> None:
-        self.max_events = max_events
-        self._players: OrderedDict[tuple[str, str], dict[int, Texts]] = OrderedDict()
-        self._lock = threading.Lock()
+        self.cache: EventCache[Texts] = EventCache(max_events)
 
     def texts(self, fetch: Fetch, owner: tuple[str, str], ids: Sequence[int]) -> dict[int, Texts]:
         """The player's descriptions (`owner`: agent and player), once every event of `ids`
         is loaded."""
-        with self._lock:
-            held = self._players.pop(owner, None) or {}
-            missing = [event for event in ids if event not in held]
-            if missing:
-                loaded = fetch(_LOAD, {"ids": missing})
+
+        def load(missing: list[int]) -> dict[int, Texts]:
+            loaded = fetch(_LOAD, {"ids": missing})
+            return {
+                # one string where lowercasing changes nothing (Chinese text)
+                event: (text, text if lowered == text else lowered)
                 for event, text, lowered in zip(
                     *(column.tolist() for column in loaded.values()), strict=True
-                ):
-                    # one string where lowercasing changes nothing (Chinese text)
-                    held[event] = (text, text if lowered == text else lowered)
-            self._players[owner] = held  # most recently used last
-            total = sum(len(player) for player in self._players.values())
-            while total > self.max_events and len(self._players) > 1:
-                _, evicted = self._players.popitem(last=False)
-                total -= len(evicted)
-            return held
+                )
+            }
+
+        return self.cache.held(owner, ids, load)

@@ -29,11 +29,12 @@ from . import entity_scores, event_scores, prompt_texts
 from .base import Context
 from .checks import MemoryInputError, _count, _unit, checked_text, naive_time
 from .description_cache import DescriptionCache
+from .event_fields import EventFields, revisions_of
 from .lookups import Lookups
 from .postings_cache import EventPostingsCache
 from .reachable import Reachable, read_reachable
 from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
-from .scope import Scope, candidates_in_scope, read_fields, read_scope, timeline_ids
+from .scope import Scope, candidates_in_scope, read_scope, timeline_ids
 from .signals import signal_rows
 from .sql import (
     FAST_LEXICAL,
@@ -189,6 +190,7 @@ class Recall:
         # tests' other side)
         self._alone = True
         self._texts = DescriptionCache()
+        self._fields = EventFields()
         # and renders the prompt text from the statement's rows (prompt_texts): False plans
         # model memory_prompt_texts instead, as PostgreSQL does (the parity test's other side)
         self._renders_prompt_text = True
@@ -625,10 +627,14 @@ class Recall:
         timeline = timeline_ids(scope, values["timeline_size"])
         event_scores.selected(scored, values, timeline)
         shown = [row for row in scored if row["is_selected"]]
-        fields = read_fields(
-            context.store.records, [row["event_id"] for row in shown] + timeline, values["now"]
+        wanted = sorted({row["event_id"] for row in shown} | set(timeline))
+        fields = self._fields.fields(
+            context.store.records,
+            owner,
+            revisions_of(scope.reachable.ids, scope.revision, wanted),
+            values["now"],
         )
-        if len(fields) < len({row["event_id"] for row in shown} | set(timeline)):
+        if len(fields) < len(wanted):
             return None
         for row in shown:
             row.update(fields[row["event_id"]])

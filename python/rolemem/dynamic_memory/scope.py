@@ -9,10 +9,10 @@ int_memory_event_candidates' join of the signal rows to those events (and its te
 whole query and of time words, over descriptions the engine lowercased: description_cache)
 and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
 scope, by creation time, then id). The shown events' fields come from macro
-memory_event_fields. test_event_scores and test_recall_follows_every_write hold the answers
-equal to the statement's. On LoCoMo's 400-event players the recall statement and the
-reachable read before it plan 74 operators; these two reads plan 25
-(docs/decisions/recall-without-its-statement.md)."""
+memory_event_fields, held in memory (event_fields). test_event_scores and
+test_recall_follows_every_write hold the answers equal to the statement's. On LoCoMo's
+400-event players the recall statement and the reachable read before it plan 74 operators;
+these two reads plan 25 (docs/decisions/recall-without-its-statement.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..schema.memory import OFFICIAL_TABLES
 from ..sql.project import render_macro
 from .description_cache import Texts
 from .reachable import Fetch, Reachable, by_id, flags, floats, reachable_sql
@@ -33,8 +32,8 @@ from .sql import SIGNAL_COLUMNS
 class Scope(NamedTuple):
     """One query's reachable events (ascending ids, as read_reachable gives them) with, row
     for row, whether each is in its scope and is the player's own (not an official one), its
-    importance, feedback, use count and last recall time; and the query's text as the engine
-    lowercases it, and whether it is longer than one character."""
+    importance, feedback, use count, last recall time and revision (event_fields); and the
+    query's text as the engine lowercases it, and whether it is longer than one character."""
 
     reachable: Reachable
     in_scope: np.ndarray
@@ -43,6 +42,7 @@ class Scope(NamedTuple):
     feedback: np.ndarray
     recall_count: np.ndarray
     last_recalled_at: np.ndarray  # datetime64, NaT: never recalled
+    revision: np.ndarray
     lowered_query: str
     is_long_query: bool
 
@@ -82,6 +82,7 @@ def _scope_sql(chained: bool) -> str:
             cast(events.feedback as double) as feedback,
             events.recall_count,
             events.last_recalled_at,
+            events.revision,
             lower(cast($query_text as varchar)) as lowered_query,
             length(cast($query_text as varchar)) > 1 as is_long_query""",
         joins=f"""
@@ -115,6 +116,7 @@ def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
         floats(columns["feedback"])[order],
         np.asarray(columns["recall_count"], dtype=np.int64)[order],
         _times(columns["last_recalled_at"])[order],
+        np.asarray(columns["revision"], dtype=np.int64)[order],
         str(columns["lowered_query"][0]) if len(order) else "",  # no event: no candidate
         bool(len(order) and columns["is_long_query"][0]),
     )
@@ -208,28 +210,3 @@ def _time_patterns(
         pattern([word for word, lowercase in time_words if lowercase]),
         pattern([word for word, lowercase in time_words if not lowercase]),
     )
-
-
-# the shown events' fields (macro memory_event_fields) by id, at the query's now
-_FIELDS = f"""
-select events.id as event_id, events.save_id, events.created_at, {
-    render_macro("memory_event_fields", "events", "queries")
-}
-from (
-    {
-    " union all ".join(
-        "select id, scope, save_id, created_at, description, deepinsight, place, "
-        f"keywords as keywords_json from {table} "
-        "where list_contains(cast($ids as bigint[]), id)"
-        for table in ("memory_event", OFFICIAL_TABLES["memory_event"])
-    )
-}
-) as events
-cross join (select cast($now as timestamp) as now) as queries"""
-
-
-def read_fields(fetch_rows: Any, ids: Sequence[int], now: Any) -> dict[int, dict[str, Any]]:
-    """The fields of events `ids` at `now`, by id (`fetch_rows`: sql -> params -> dicts)."""
-    if not ids:
-        return {}
-    return {row["event_id"]: row for row in fetch_rows(_FIELDS, {"ids": list(ids), "now": now})}

@@ -4,7 +4,7 @@ prompt, both by the project's SQL."""
 from __future__ import annotations
 
 import functools
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..engines import duckdb_connect
 from ..sql.project import compose, render_macro
@@ -44,3 +44,19 @@ def format_memory_time(ts: datetime, now: datetime) -> str:
         _format_time_sql(), {"ts": naive_time(ts, "ts"), "now": naive_time(now, "now")}
     )
     return rows[0][0]
+
+
+def memory_time_text(ts: datetime | None, now: datetime) -> str | None:
+    """Macro format_memory_time written out, for the embedded recall's shown events (their
+    other fields come from memory: event_fields); test_event_fields holds it equal to the
+    macro. Years are four digits, as DuckDB's strftime writes them."""
+    if ts is None:
+        return None
+    day = f"{ts.year:04d}-{ts.month:02d}-{ts.day:02d}"
+    if ts.date() == now.date():
+        return f"{day} {ts.hour:02d}:{ts.minute:02d}"
+    if now - ts < timedelta(days=7):
+        return f"{day} {ts.hour:02d}点"
+    if now - ts < timedelta(days=30):
+        return f"{day} {'上午' if 6 <= ts.hour < 12 else '下午' if 12 <= ts.hour < 18 else '晚上'}"
+    return day

@@ -96,6 +96,9 @@ class MemoryEvent(SQLModel, table=True):
     created_at: datetime = Field(sa_type=_TS)
     updated_at: datetime | None = Field(default=None, sa_type=_TS)
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
+    # bumped by every change of the row in place (macro update_memory_fields): the embedded
+    # recall holds the fields it shows in memory and checks them against it
+    revision: int = Field(default=0, sa_column_kwargs={"server_default": sa.text("0")})
 
 
 class MemoryFact(SQLModel, table=True):

@@ -290,6 +290,9 @@ STEPS = (
         _fit_to_limits,
         is_local_only=True,
     ),
+    # events count their changes in place (MemoryEvent.revision); memory_limits' cuts come
+    # before any recall of the store could hold what they change
+    Step("event_revisions", ("memory_event", "official_event"), _add_model_columns),
 )
 
 

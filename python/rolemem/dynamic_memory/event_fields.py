@@ -1,0 +1,85 @@
+"""The fields a lone recall shows of its events (macro memory_event_fields) on the embedded
+store: read by id once and held per player (description_cache.EventCache), each checked
+against its event's `revision` as the recall's scope read gives it (every in-place change of
+an event bumps it: macro update_memory_fields), and the time as the prompt reads it relative
+to the query's now written out (times.memory_time_text). A read of the fields of the ~15
+events shown cost ~2.4 ms of a LoCoMo recall (docs/decisions/recall-without-its-statement.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..schema.memory import OFFICIAL_TABLES
+from ..sql.project import render_macro
+from .description_cache import EventCache
+from .times import memory_time_text
+
+# the fields by id, as read at no particular now (the time text is the query's: not held)
+_FIELDS = f"""
+select events.id as event_id, events.revision, events.save_id, events.created_at, {
+    render_macro("memory_event_fields", "events", "queries")
+}
+from (
+    {
+    " union all ".join(
+        "select id, revision, scope, save_id, created_at, description, deepinsight, place, "
+        f"keywords as keywords_json from {table} "
+        "where list_contains(cast($ids as bigint[]), id)"
+        for table in ("memory_event", OFFICIAL_TABLES["memory_event"])
+    )
+}
+) as events
+cross join (select cast(null as timestamp) as now) as queries"""
+
+Fields = dict[str, Any]
+
+
+class EventFields:
+    """Each player's shown events' fields, by event id."""
+
+    def __init__(self, max_events: int = 50_000) -> None:
+        self.cache: EventCache[Fields] = EventCache(max_events)
+
+    def fields(
+        self,
+        fetch_rows: Callable[[str, Mapping[str, Any]], list[Fields]],
+        owner: tuple[str, str],
+        revisions: Mapping[int, int],
+        now: Any,
+    ) -> dict[int, Fields]:
+        """The fields of the events of `revisions` (id -> revision, as the scope read them) at
+        `now`, by id (`fetch_rows`: sql -> params -> dicts); an event since deleted is
+        missing."""
+        if not revisions:
+            return {}
+
+        held = self.cache.held(
+            owner,
+            list(revisions),
+            lambda missing: read_fields(fetch_rows, missing),
+            lambda event, row: row["revision"] == revisions[event],
+        )
+        return {
+            event: {
+                **{name: value for name, value in held[event].items() if name != "revision"},
+                "time_text": memory_time_text(held[event]["created_at"], now),
+            }
+            for event in revisions
+            if event in held
+        }
+
+
+def read_fields(
+    fetch_rows: Callable[[str, Mapping[str, Any]], list[Fields]], ids: list[int]
+) -> dict[int, Fields]:
+    """The fields of events `ids` as stored, by id (an event since deleted: none)."""
+    return {row["event_id"]: row for row in fetch_rows(_FIELDS, {"ids": ids})}
+
+
+def revisions_of(ids: np.ndarray, revision: np.ndarray, wanted: Sequence[int]) -> dict[int, int]:
+    """The revisions of events `wanted` among `ids` (ascending) and their `revision`s."""
+    at = np.searchsorted(ids, np.asarray(wanted, dtype=np.int64))
+    return dict(zip(wanted, revision[at].tolist(), strict=True))
