@@ -252,6 +252,42 @@ def test_every_keyed_route_declares_its_401_and_429(service):
     assert missing == []
 
 
+# the routes that never answer 503: no time budget (writes, the probes) and no write through
+# the store's retried one (store.write), whose conflicts past its retries are the 503
+NEVER_BUSY = {
+    ("get", "/health"),
+    ("get", "/metrics"),
+    ("get", "/status"),
+    ("patch", "/users/{user_id}/memories/fact/{memory_id}"),
+    ("delete", "/users/{user_id}/memories/fact/{memory_id}"),
+    ("patch", "/users/{user_id}/memories/{kind}/{memory_id}"),
+    ("delete", "/users/{user_id}/memories/{kind}/{memory_id}"),
+    ("post", "/official/import"),
+    ("post", "/official/events"),
+    ("post", "/official/entities"),
+    ("patch", "/official/{kind}/{memory_id}"),
+    ("delete", "/official/{kind}/{memory_id}"),
+    ("post", "/config/import"),
+    ("post", "/config/import/sillytavern/{character_id}"),
+    ("post", "/snapshot"),
+    ("post", "/admin/webhooks/replay"),
+}
+
+
+def test_every_route_that_can_answer_503_declares_it(service):
+    """The reads (their time budget), the writes through store.write (POST /roles, /saves,
+    the lines, maintenance's sweep) and the exports (a client gone): every other route
+    declares none."""
+    document = service.get("/openapi.json").json()
+    undeclared = {
+        (method, path)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if "503" not in operation["responses"]
+    }
+    assert undeclared == NEVER_BUSY
+
+
 def test_maintenance_sweeps_expired_idempotency_records(service):
     key = {"Idempotency-Key": "sweep-me"}
     assert service.post("/saves", json={"user_id": "gus"}, headers={**GAME, **key}).is_success
