@@ -8,8 +8,8 @@ import json
 import duckdb
 import pytest
 
-from rolemem.character_memory import CharacterMemory
-from rolemem.character_memory.config import demo_config, read_seed_csvs
+from rolemem.character_memory import CharacterMemory, stored_config
+from rolemem.character_memory.config import ConfigError, demo_config, read_seed_csvs
 from rolemem.cli import main
 from rolemem.text.tokens import tokenize
 
@@ -87,6 +87,8 @@ def test_database_without_config_tables_is_a_clear_error(tmp_path):
     with duckdb.connect(str(tmp_path / "empty.duckdb")) as con:
         with pytest.raises(Exception, match="has no config table 'character_attributes'"):
             CharacterMemory(con, character_id="qiyu")
+        with pytest.raises(ConfigError, match="no config table 'character_attributes'"):
+            stored_config(con, "qiyu")
 
 
 def test_cli_recall_prints_the_blocks(capsys):

@@ -10,10 +10,13 @@ import warnings
 import pytest
 
 from rolemem import CharacterMemory
-from rolemem.character_memory.config import parse_designer_json
+from rolemem.character_memory import stored_config
+from rolemem.character_memory.config import ConfigError, parse_designer_json
 from rolemem.character_memory.library import CharacterLibrary
 from rolemem.character_memory.sillytavern import from_lorebook
+from rolemem.engines import PostgresEngine
 
+from .conftest import fresh_database
 from .test_sillytavern import LOGIC_BOOK, lorebook
 
 TEXTS = [
@@ -106,3 +109,13 @@ def test_lorebook_recall_rules_are_equal_on_both_engines(postgres):
             ]
             assert dataclasses.asdict(answers[1]) == dataclasses.asdict(answers[0]), text
         assert sessions[1]._queue == sessions[0]._queue
+
+
+def test_a_database_without_config_tables_is_a_config_error_on_postgres(postgres_url):
+    """The config read on a database `rolemem init-db` never filled: the ConfigError saying
+    so (the service's 400), as on DuckDB, not psycopg's UndefinedTable (a 500)."""
+    url = fresh_database(postgres_url, "no_config_tables")
+    with PostgresEngine(url) as engine:
+        for character_id in ("qiyu", None):
+            with pytest.raises(ConfigError, match="no config table 'character_attributes'"):
+                stored_config(engine, character_id)

@@ -160,7 +160,7 @@ def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
 
 
 @pytest.mark.parametrize(
-    "written", ["5_0", "5.0", "%205", "5%20", "+5", "%2B5", "--5", "-", "%D9%A5"]
+    "written", ["5_0", "5.0", "%205", "5%20", "+5", "%2B5", "--5", "-", "-0", "-00", "%D9%A5"]
 )
 @pytest.mark.parametrize(
     ("target", "field"),
@@ -174,7 +174,8 @@ def test_a_path_or_query_value_that_is_not_storable_text_is_a_422_naming_it(
 )
 def test_a_path_or_query_integer_is_ascii_digits_only(service, target, field, written):
     """pydantic's lax int read '5_0' as 50 (another save, a longer page), '5.0', ' 5', '+5'
-    as 5: a path or query integer is its digits, nothing else, and the value is not echoed."""
+    as 5, '-0' as 0: a path or query integer is its digits, nothing else, and the value is
+    not echoed."""
     answer = service.get(target.format(written), headers={"X-API-Key": KEY})
     assert (answer.status_code, error_of(answer)) == (
         422,
@@ -197,6 +198,7 @@ def test_a_path_or_query_integer_is_ascii_digits_only(service, target, field, wr
             "Input should be greater than or equal to 1",
         ),
         ("/users/mumu/memories?offset=-1", "offset", "Input should be greater than or equal to 0"),
+        ("/saves/-01?user_id=mumu", "save_id", "Input should be greater than or equal to 1"),
     ],
 )
 def test_a_negative_path_or_query_integer_is_told_its_bound(service, target, field, bound):

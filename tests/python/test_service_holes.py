@@ -101,6 +101,47 @@ def test_a_reused_idempotency_key_is_not_echoed(service):
     assert error_of(reused)["field"] == "Idempotency-Key"
 
 
+def _bounded(text: str) -> str:
+    """What an error quotes of `text`: at most 500 characters, its start and end kept."""
+    return text if len(text) <= 500 else f"{text[:249]}…{text[-250:]}"
+
+
+def test_a_huge_field_name_is_quoted_within_the_bound(service):
+    """An unknown key 50,000 characters long was echoed whole, twice (a 100 KB 422): the
+    message and the field keep its start and end, at most 500 characters each."""
+    key = "a" + "k" * 49_998 + "z"
+    line = {"attribute": "user", "content": "在吗", key: 1}
+    answers = {
+        key: service.post("/saves", json={"user_id": "huge", key: 1}, headers=GAME),
+        f"lines[0].{key}": service.post(
+            "/saves/1/lines", json={"user_id": "huge", "lines": [line]}, headers=GAME
+        ),
+    }
+    for field, answer in answers.items():
+        assert (answer.status_code, error_of(answer)) == (
+            422,
+            {
+                "type": "ValidationError",
+                "message": _bounded(f"{field}: Extra inputs are not permitted"),
+                "field": _bounded(field),
+            },
+        )
+        assert len(answer.content) < 1200
+    # a parameter's name the guard refuses, as well
+    name = "q" * 10_000
+    refused = service.get(f"/users/huge/saves?{name}=%00", headers=GAME)
+    assert error_of(refused)["field"] == _bounded(name)
+    assert len(refused.content) < 1200
+    # a path id is at most 128 characters: a 404 quotes it whole
+    character = "c" * 128
+    missing = service.get(f"/config/{character}", headers=DESIGNER)
+    assert (missing.status_code, error_of(missing)["message"]) == (
+        404,
+        f"no config for character '{character}'",
+    )
+    assert service.get(f"/config/{character}c", headers=DESIGNER).status_code == 422
+
+
 def test_the_rates_read_the_query_as_the_route_does(service):
     statuses = {service.get("/users/eve/saves", headers=GAME).status_code for _ in range(20)}
     assert statuses == {200}  # eve's twenty a minute
@@ -209,6 +250,42 @@ def test_every_keyed_route_declares_its_401_and_429(service):
         if status not in operation["responses"]
     ]
     assert missing == []
+
+
+# the routes that never answer 503: no time budget (writes, the probes) and no write through
+# the store's retried one (store.write), whose conflicts past its retries are the 503
+NEVER_BUSY = {
+    ("get", "/health"),
+    ("get", "/metrics"),
+    ("get", "/status"),
+    ("patch", "/users/{user_id}/memories/fact/{memory_id}"),
+    ("delete", "/users/{user_id}/memories/fact/{memory_id}"),
+    ("patch", "/users/{user_id}/memories/{kind}/{memory_id}"),
+    ("delete", "/users/{user_id}/memories/{kind}/{memory_id}"),
+    ("post", "/official/import"),
+    ("post", "/official/events"),
+    ("post", "/official/entities"),
+    ("patch", "/official/{kind}/{memory_id}"),
+    ("delete", "/official/{kind}/{memory_id}"),
+    ("post", "/config/import"),
+    ("post", "/config/import/sillytavern/{character_id}"),
+    ("post", "/snapshot"),
+    ("post", "/admin/webhooks/replay"),
+}
+
+
+def test_every_route_that_can_answer_503_declares_it(service):
+    """The reads (their time budget), the writes through store.write (POST /roles, /saves,
+    the lines, maintenance's sweep) and the exports (a client gone): every other route
+    declares none."""
+    document = service.get("/openapi.json").json()
+    undeclared = {
+        (method, path)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if "503" not in operation["responses"]
+    }
+    assert undeclared == NEVER_BUSY
 
 
 def test_maintenance_sweeps_expired_idempotency_records(service):

@@ -429,7 +429,7 @@ class CharacterLibrary:
                         else f"select * from {seed}",
                         {"id": character_id} if is_config else {},
                     )
-                except _MISSING_TABLE:
+                except MISSING_TABLE:
                     if not is_config:
                         continue
                     raise ConfigError(
@@ -502,11 +502,11 @@ def _reading(db: Any) -> contextlib.AbstractContextManager[Any]:
 
 
 # what reading a table a database lacks raises, on each engine
-_MISSING_TABLE: tuple[type[Exception], ...] = (duckdb.CatalogException,)
+MISSING_TABLE: tuple[type[Exception], ...] = (duckdb.CatalogException,)
 with contextlib.suppress(ImportError):
     from psycopg.errors import UndefinedTable
 
-    _MISSING_TABLE += (UndefinedTable,)
+    MISSING_TABLE += (UndefinedTable,)
 
 
 def _table_names(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from ..engines import duckdb_connect, reading
 from ..text.tokens import tokenize
 from . import prompt_fill
@@ -26,7 +24,7 @@ from .config import (
     ConfigError,
     parse_designer_json,
 )
-from .library import LIMIT_NAMES, CharacterLibrary, RecallRequest
+from .library import LIMIT_NAMES, MISSING_TABLE, CharacterLibrary, RecallRequest
 
 
 @dataclass(frozen=True)
@@ -300,7 +298,7 @@ def stored_config(db: Any, character_id: str | None = None) -> CharacterConfig:
                     "where cast($id as varchar) is null or character_id = $id order by ordinal",
                     {"id": character_id},
                 ).fetchall()
-            except duckdb.CatalogException:
+            except MISSING_TABLE:  # on either engine
                 raise ConfigError(
                     f"the database has no config table {table!r}: run `rolemem init-db`"
                 ) from None

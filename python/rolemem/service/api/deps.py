@@ -47,10 +47,13 @@ def text_id(where: Callable[..., Any], description: str, example: str | None = N
 
 
 def _digits(value: Any) -> Any:
-    # pydantic reads '5_0' as 50 and '5.0', ' 5', '+5' as 5; a '-' is let through to the
-    # bound's own message (no path or query integer is negative)
-    if isinstance(value, str) and not (value.isascii() and value.removeprefix("-").isdigit()):
-        raise ValueError("must be a whole number in ASCII digits (0-9)")
+    # pydantic reads '5_0' as 50 and '5.0', ' 5', '+5' as 5; a '-' before a number other
+    # than 0 is let through to the bound's own message (no path or query integer is
+    # negative), '-0' is refused as '+0' is (it is no negative number)
+    if isinstance(value, str):
+        digits = value.removeprefix("-")
+        if not (value.isascii() and digits.isdigit() and (digits == value or digits.strip("0"))):
+            raise ValueError("must be a whole number in ASCII digits (0-9)")
     return value
 
 

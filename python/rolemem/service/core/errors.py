@@ -1,6 +1,7 @@
 """One error shape for every non-2xx answer, built here and nowhere else:
 `{"error": {"type", "message", "field"?}}`. Handlers never echo the request's values back
-(a lone surrogate or a NaN in them would make the error itself unencodable)."""
+(a lone surrogate or a NaN in them would make the error itself unencodable); what an error
+quotes of a request (a field's name, an id) is bounded here, once for every error."""
 
 from __future__ import annotations
 
@@ -28,14 +29,32 @@ class ClientGone(BusyError):
     the one shape's."""
 
 
+# the longest message or field an error has: one that would be longer (it quotes a request's
+# own text: a key 50,000 characters long, an id) keeps its start and its end around a "…", so
+# a client learns where, and a request cannot make its error as large as itself
+QUOTED_LENGTH = 500
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= QUOTED_LENGTH:
+        return text
+    head = (QUOTED_LENGTH - 1) // 2  # and the tail the rest, around the "…"
+    return f"{text[:head]}…{text[head + 1 - QUOTED_LENGTH :]}"
+
+
 class ErrorDetail(BaseModel):
     type: str = Field(description="What kind of error.", examples=["SaveNotFoundError"])
     message: str = Field(
-        description="What is wrong and what would be valid.", examples=["no save with id 7"]
+        max_length=QUOTED_LENGTH,
+        description="What is wrong and what would be valid; a longer one is cut to its start "
+        "and its end around a …",
+        examples=["no save with id 7"],
     )
     field: str | None = Field(
         default=None,
-        description="The request field it is about (`lines[2].content`, `save_id`), if one.",
+        max_length=QUOTED_LENGTH,
+        description="The request field it is about (`lines[2].content`, `save_id`), if one; "
+        "a longer one is cut to its start and its end around a …",
         examples=["save_id"],
     )
 
@@ -107,9 +126,9 @@ def gate_responses(*, keyed: bool, limited: bool, shared: bool) -> dict[int | st
 
 
 def error_body(kind: str, message: str, field: str | None = None) -> dict[str, Any]:
-    detail: dict[str, Any] = {"type": kind, "message": message}
+    detail: dict[str, Any] = {"type": kind, "message": _bounded(message)}
     if field is not None:
-        detail["field"] = field
+        detail["field"] = _bounded(field)
     return {"error": detail}
 
 
