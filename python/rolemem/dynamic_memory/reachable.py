@@ -30,27 +30,29 @@ def has_context(alias: str = "") -> str:
 # written out rather than composed (a per-recall read: the model's staging costs ~1.2 ms more
 # to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
 # vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
-# `columns`, `joins`: more of each event, and the joins they read (with vectors only: the
-# lone recall's scope read, scope.py)
+# `columns`, `joins`: more of each event, and the joins they read (the lone recall's scope
+# read, scope.py)
 def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "") -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
-    if not vectors:
-        return " union all ".join(
-            f"select {named}events.id as event_id, events.token_count, events.created_at "
-            f"from ({events}) as events"
-            for events in PLAYER_EVENTS.values()
-        )
+    flags = (
+        f""",
+            vectors.event_id is not null as has_vector,
+            coalesce({has_context("vectors")}, false) as has_context"""
+        if vectors
+        else ""
+    )
     return " union all ".join(
         f"""select
             {named}events.id as event_id,
             events.token_count,
-            events.created_at,
-            vectors.event_id is not null as has_vector,
-            coalesce({has_context("vectors")}, false) as has_context{columns}
-        from ({events}) as events
-        left join {table} as vectors on vectors.event_id = events.id{joins}"""
+            events.created_at{flags}{columns}
+        from ({events}) as events{_vectors_join(table) if vectors else ""}{joins}"""
         for table, events in PLAYER_EVENTS.items()
     )
+
+
+def _vectors_join(table: str) -> str:
+    return f"\n        left join {table} as vectors on vectors.event_id = events.id"
 
 
 # (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
@@ -74,11 +76,11 @@ class Reachable(NamedTuple):
     has_vector: np.ndarray | None = None
     has_context: np.ndarray | None = None
 
-    def with_vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def with_vectors(self) -> tuple[np.ndarray, np.ndarray | None]:
         """The events with vectors and whether each has its context vectors, as the vector
-        cache takes them (None: not read)."""
+        cache takes them; not read: every event, and None (the cache reads what it lacks)."""
         if self.has_vector is None or self.has_context is None:
-            return None
+            return self.ids, None
         return self.ids[self.has_vector], self.has_context[self.has_vector]
 
 

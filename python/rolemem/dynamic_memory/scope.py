@@ -57,7 +57,7 @@ _QUERY = (
 
 @functools.cache
 def _scope_sql(chained: bool) -> str:
-    """The read: the reachable read with vectors (reachable.reachable_sql), with the branch
+    """The read: the reachable read (reachable.reachable_sql), with the branch
     rule and what scoring reads; `chained`: the query has a save, whose chain is joined (else
     no event's line is on one)."""
     chain = (
@@ -74,7 +74,7 @@ def _scope_sql(chained: bool) -> str:
     )
     return reachable_sql(
         owners=False,
-        vectors=True,
+        vectors=False,  # the vector cache reads what it lacks (vector_cache)
         columns=f""",
             {in_scope} as is_in_scope,
             events.scope = 'user' as is_own,

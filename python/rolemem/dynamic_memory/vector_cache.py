@@ -77,22 +77,25 @@ class EventVectorCache:
         agent_id: str,
         user_id: str,
         query: list[float],
-        reachable: tuple[np.ndarray, np.ndarray] | None = None,
+        reachable: tuple[np.ndarray, np.ndarray | None] | None = None,
     ) -> dict[str, np.ndarray]:
         """`{"event_id": ids, "cosine": …, "context_cosine": …, "long_context_cosine": …}`
         for the player's events that have vectors. `reachable`: those events (ascending ids)
         and whether each has its context vectors, when the caller read them already
-        (reachable.read_reachable); else they are read here."""
+        (reachable.read_reachable); the reachable events and None when the caller did not
+        read which have vectors (scope.read_scope): those not held, or held without their
+        context vectors, are read here; none: they are all read here."""
         if reachable is None:  # the recall's own read, for this one query
             [read] = read_reachable(fetch, [(agent_id, user_id)], vectors=True)
             reachable = read.with_vectors()
-        ids, has_context = reachable or (np.empty(0, dtype=np.int64), np.empty(0, dtype=bool))
+        ids, has_context = reachable
         vectors = self._vectors(fetch, (agent_id, user_id), ids, has_context)
+        rows, found = vectors.positions(ids)
+        ids, rows = ids[found], rows[found]  # the events with vectors
         if not len(ids):
             return _no_cosines()
         vector = np.asarray(query, dtype=np.float32)
         vector /= np.linalg.norm(vector) or 1.0
-        rows, _ = vectors.positions(ids)
         return {
             "event_id": ids,
             **{
@@ -106,7 +109,7 @@ class EventVectorCache:
         fetch: Fetch,
         key: tuple[str, str],
         ids: np.ndarray,
-        has_context: np.ndarray,
+        has_context: np.ndarray | None,
     ) -> _Vectors:
         with self._lock:
             cached = self._players.pop(key, None) or _Vectors(
@@ -115,8 +118,11 @@ class EventVectorCache:
                 np.zeros(0, dtype=bool),
             )
             rows, found = cached.positions(ids)
-            # context vectors filled in since they were loaded (the only vectors that change)
-            filled = found & has_context & ~cached.has_context[rows] if len(cached.ids) else found
+            # context vectors filled in since they were loaded (the only vectors that change),
+            # or, unread, possibly filled in
+            filled = found & ~cached.has_context[rows] if len(cached.ids) else found
+            if has_context is not None:
+                filled &= has_context
             if filled.any():
                 cached, found = cached.without(ids[filled]), found & ~filled
             if not found.all():
@@ -161,7 +167,7 @@ def dense_batch(
     fetch: Fetch,
     queries: Sequence[Mapping[str, Any]],
     candidates: int,
-    reachable: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
+    reachable: Sequence[tuple[np.ndarray, np.ndarray | None] | None] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, list[float | int | None]]]:
     """What a batch of queries' dense recall binds (models int_memory_query_dense_candidates
     and int_memory_query_cosine_stats, computed here in numpy as the SQL models define them),
@@ -190,7 +196,7 @@ def _dense_inputs(
     fetch: Fetch,
     query: Mapping[str, Any],
     candidates: int,
-    reachable: tuple[np.ndarray, np.ndarray] | None,
+    reachable: tuple[np.ndarray, np.ndarray | None] | None,
 ) -> tuple[dict[str, np.ndarray], dict[str, float | int | None]]:
     stats: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
     vector = query["query_embedding"]
