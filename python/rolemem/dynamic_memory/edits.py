@@ -58,13 +58,7 @@ class Edits:
         with store.transaction() as cur:
             home = memory_table(table, self._scope_of(cur, table, memory_id))
             cur.execute(
-                write_sql(
-                    "update_memory_fields",
-                    home,
-                    tuple(fields),
-                    table == "memory_event",
-                    engine=store.name,
-                ),
+                write_sql("update_memory_fields", home, tuple(fields), engine=store.name),
                 {**fields, "id": memory_id},
             ).fetchall()
             if table == "memory_entity" and "description" in fields:

@@ -1,9 +1,11 @@
 """The fields a lone recall shows of its events (macro memory_event_fields) on the embedded
 store: read by id once and held per player (description_cache.EventCache), each checked
-against its event's `revision` as the recall's scope read gives it (every in-place change of
-an event bumps it: macro update_memory_fields), and the time as the prompt reads it relative
-to the query's now written out (times.memory_time_text). A read of the fields of the ~15
-events shown cost ~2.4 ms of a LoCoMo recall (docs/decisions/recall-without-its-statement.md)."""
+against its event's `revision` as the recall's scope read gives it (every change of a field a
+recall shows bumps it: macro update_memory_fields), and the time as the prompt reads it
+relative to the query's now written out (times.memory_time_text). A read of the fields of
+the ~15 events shown cost ~2.4 ms of a LoCoMo recall
+(docs/decisions/recall-without-its-statement.md). A held event takes about 1.5 KB (texts of
+40 characters): the default 20,000 events is about 30 MB."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from ..sql.project import render_macro
 from .description_cache import EventCache
 from .times import memory_time_text
 
-# the fields by id, as read at no particular now (the time text is the query's: not held)
+# the fields by id, read at no particular now: the time text is the query's, not held
 _FIELDS = f"""
+select * exclude (time_text) from (
 select events.id as event_id, events.revision, events.save_id, events.created_at, {
     render_macro("memory_event_fields", "events", "queries")
 }
@@ -32,7 +35,8 @@ from (
     )
 }
 ) as events
-cross join (select cast(null as timestamp) as now) as queries"""
+cross join (select cast(null as timestamp) as now) as queries
+) as fields"""
 
 Fields = dict[str, Any]
 
@@ -40,7 +44,7 @@ Fields = dict[str, Any]
 class EventFields:
     """Each player's shown events' fields, by event id."""
 
-    def __init__(self, max_events: int = 50_000) -> None:
+    def __init__(self, max_events: int = 20_000) -> None:
         self.cache: EventCache[Fields] = EventCache(max_events)
 
     def fields(
@@ -64,11 +68,10 @@ class EventFields:
         )
         return {
             event: {
-                **{name: value for name, value in held[event].items() if name != "revision"},
-                "time_text": memory_time_text(held[event]["created_at"], now),
+                **{name: value for name, value in row.items() if name != "revision"},
+                "time_text": memory_time_text(row["created_at"], now),
             }
-            for event in revisions
-            if event in held
+            for event, row in held.items()
         }
 
 

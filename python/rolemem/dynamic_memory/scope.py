@@ -1,6 +1,6 @@
 """A lone query's recall answered without the recall statement (embedded store): its reachable
 events read once with whether each is in the query's scope, then its candidates, timeline and
-answer rows built here from the signal rows, and the shown events' fields read by id.
+answer rows built here from the signal rows, with the shown events' fields (event_fields).
 
 The scope stays decided in SQL on every call: the read applies macro is_event_in_scope (the
 branch being played, the players) to every reachable event, with the query's chain joined

@@ -3,11 +3,15 @@
 Scanning 20,000 stored FLOAT[384] vectors in SQL costs ~57 ms a query; the same cosines in
 numpy take a few ms. An event's vectors (its description's and its context texts') never
 change after they are written (a new description is a new event with a new id; context vectors
-missing from an older store are filled in once, and then reloaded), so the cache only loads the
-events it has not seen yet; a deleted event's cached vectors are harmless: its cosines match no
-event in the scoring SQL, which still decides what is in scope and how cosines count. Bounded
-by event count (three 384-float vectors each: the default 87,381 events is about 400 MB; least
-recently used players go first); thread-safe.
+missing from an older store are filled in once, and then reloaded), and a vectors row is only
+ever written with its event, so the cache loads only the events it has not seen yet and notes
+those found with none; a deleted event's cached vectors are harmless: its cosines match no
+event in the scoring SQL, which still decides what is in scope and how cosines count. When
+the caller did not read which events have vectors (a lone recall's scope read), those held
+without context vectors are read again on each recall until maintenance fills them in (one
+small read; a copy only when one was filled). Bounded by event count (three 384-float vectors
+each: the default 87,381 events is about 400 MB; least recently used players go first);
+thread-safe.
 """
 
 from __future__ import annotations
@@ -43,16 +47,21 @@ _LOAD = with_official(
 
 class _Vectors(NamedTuple):
     """Sorted event ids, their unit vectors (one matrix per VECTOR_COLUMNS column) row for
-    row, and whether the context vectors were stored (else the description's stands in)."""
+    row, and whether the context vectors were stored (else the description's stands in); and
+    the ids looked for and found with no vectors (a vectors row is only ever written with its
+    event: store.Events._insert_events)."""
 
     ids: np.ndarray
     matrices: tuple[np.ndarray, ...]
     has_context: np.ndarray
+    without_vectors: frozenset[int] = frozenset()
 
     def without(self, ids: np.ndarray) -> _Vectors:
         keep = ~np.isin(self.ids, ids)
-        return _Vectors(
-            self.ids[keep], tuple(m[keep] for m in self.matrices), self.has_context[keep]
+        return self._replace(
+            ids=self.ids[keep],
+            matrices=tuple(m[keep] for m in self.matrices),
+            has_context=self.has_context[keep],
         )
 
     def positions(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +69,9 @@ class _Vectors(NamedTuple):
         rows = np.minimum(np.searchsorted(self.ids, ids), max(len(self.ids) - 1, 0))
         found = self.ids[rows] == ids if len(self.ids) else np.zeros(len(ids), dtype=bool)
         return rows, found
+
+    def size(self) -> int:
+        return len(self.ids) + len(self.without_vectors)
 
 
 class EventVectorCache:
@@ -118,35 +130,60 @@ class EventVectorCache:
                 np.zeros(0, dtype=bool),
             )
             rows, found = cached.positions(ids)
-            # context vectors filled in since they were loaded (the only vectors that change),
-            # or, unread, possibly filled in
-            filled = found & ~cached.has_context[rows] if len(cached.ids) else found
-            if has_context is not None:
-                filled &= has_context
-            if filled.any():
-                cached, found = cached.without(ids[filled]), found & ~filled
-            if not found.all():
+            lacking = found & ~cached.has_context[rows] if len(cached.ids) else found
+            if has_context is None:  # unread: which have vectors is found here, once
+                unseen = ~found & ~np.isin(ids, list(cached.without_vectors))
+                # and whether those held without context vectors have them now: read again
+                cached = self._merged(fetch, cached, ids[unseen], ids[lacking])
+            else:  # context vectors filled in since they were loaded (the only vectors that
+                # change)
+                filled = lacking & has_context
+                if filled.any():
+                    cached, found = cached.without(ids[filled]), found & ~filled
                 cached = self._merged(fetch, cached, ids[~found])
             self._players[key] = cached  # most recently used last
-            total = sum(len(v.ids) for v in self._players.values())
+            total = sum(v.size() for v in self._players.values())
             while total > self.max_vectors and len(self._players) > 1:
                 _, evicted = self._players.popitem(last=False)
-                total -= len(evicted.ids)
+                total -= evicted.size()
             return cached
 
-    def _merged(self, fetch: Fetch, cached: _Vectors, missing: np.ndarray) -> _Vectors:
-        loaded = fetch(_LOAD, {"ids": missing.tolist()})
-        ids = np.concatenate([cached.ids, np.asarray(loaded["event_id"], dtype=np.int64)])
+    def _merged(
+        self,
+        fetch: Fetch,
+        cached: _Vectors,
+        missing: np.ndarray,
+        lacking: np.ndarray | None = None,
+    ) -> _Vectors:
+        """`cached` with the vectors of events `missing` (those found with none noted), and
+        those of events `lacking` (held without context vectors) that have them now; no copy
+        when nothing changed."""
+        lacking = np.zeros(0, dtype=np.int64) if lacking is None else lacking
+        if not len(missing) and not len(lacking):
+            return cached
+        loaded = fetch(_LOAD, {"ids": [*missing.tolist(), *lacking.tolist()]})
+        got = np.asarray(loaded["event_id"], dtype=np.int64)
+        was_lacking = np.isin(got, lacking)
+        keep = ~was_lacking | np.asarray(loaded["has_context"], dtype=bool)
+        noted = set(missing.tolist()) - set(got.tolist())
+        if not noted and not keep.any():
+            return cached
+        cached = cached.without(got[keep & was_lacking])._replace(
+            without_vectors=cached.without_vectors | noted
+        )
+        if not keep.any():
+            return cached
+        ids = np.concatenate([cached.ids, got[keep]])
         order = np.argsort(ids, kind="stable")
-        return _Vectors(
-            ids[order],
-            tuple(
-                np.concatenate([matrix, self._unit(loaded[name])])[order]
+        return cached._replace(
+            ids=ids[order],
+            matrices=tuple(
+                np.concatenate([matrix, self._unit(loaded[name][keep])])[order]
                 for matrix, name in zip(cached.matrices, VECTOR_COLUMNS, strict=True)
             ),
-            np.concatenate([cached.has_context, np.asarray(loaded["has_context"], dtype=bool)])[
-                order
-            ],
+            has_context=np.concatenate(
+                [cached.has_context, np.asarray(loaded["has_context"], dtype=bool)[keep]]
+            )[order],
         )
 
     def _unit(self, column: np.ndarray) -> np.ndarray:
@@ -174,7 +211,8 @@ def dense_batch(
     query_id numbered 1.. in order: each query's `candidates` events nearest by the best of
     their three cosines (ties by id), and the count, sum, sum of squares, min and max of its
     reachable events' cosines (None without a vector). `reachable`: each query's events with
-    vectors, when the caller read them (EventVectorCache.cosines)."""
+    vectors, or its reachable events when it did not read which have them, as
+    EventVectorCache.cosines takes them."""
     tables = []
     stats: dict[str, list[float | int | None]] = {name: [] for name in STAT_NAMES}
     for number, query in enumerate(queries, start=1):

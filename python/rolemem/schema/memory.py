@@ -96,7 +96,8 @@ class MemoryEvent(SQLModel, table=True):
     created_at: datetime = Field(sa_type=_TS)
     updated_at: datetime | None = Field(default=None, sa_type=_TS)
     last_recalled_at: datetime | None = Field(default=None, sa_type=_TS)
-    # bumped by every change of the row in place (macro update_memory_fields): the embedded
+    # bumped by every change in place of a field a recall shows (macro update_memory_fields,
+    # rolemem's one such write; a game changing events itself bumps it too): the embedded
     # recall holds the fields it shows in memory and checks them against it
     revision: int = Field(default=0, sa_column_kwargs={"server_default": sa.text("0")})
 

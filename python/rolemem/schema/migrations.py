@@ -290,8 +290,8 @@ STEPS = (
         _fit_to_limits,
         is_local_only=True,
     ),
-    # events count their changes in place (MemoryEvent.revision); memory_limits' cuts come
-    # before any recall of the store could hold what they change
+    # events count the changes of their shown fields (MemoryEvent.revision); the steps run
+    # when a store is opened, before any recall of it holds a field (memory_limits' cuts)
     Step("event_revisions", ("memory_event", "official_event"), _add_model_columns),
 )
 
