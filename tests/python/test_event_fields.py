@@ -120,3 +120,26 @@ def test_the_time_text_follows_the_querys_now(store):
     assert near["time_text"] == format_memory_time(created, NOW)
     assert later["time_text"] == format_memory_time(created, NOW + timedelta(days=60))
     assert near["time_text"] != later["time_text"]
+
+
+def test_an_official_events_change_in_place_shows_too(store):
+    """A designer's event (the official twin table) changed in place between lone recalls."""
+    store.import_official(
+        {
+            "agent_id": AGENT,
+            "events": [{"description": "祁煜在画廊画贝壳", "created_at": "2021-01-01T00:00:00"}],
+        }
+    )
+    asked = {"user_id": USER, "agent_id": AGENT, "limit": 5, "update": False, "now": NOW}
+
+    def official() -> dict:
+        shown = store.query("画廊", **asked).memory_events
+        [event] = [event for event in shown if event["scope"] == "official"]
+        return event
+
+    before = official()
+    store.update_event(before["event_id"], place="画廊")
+    after = official()
+    assert (before["place"], after["place"]) == (None, "画廊")
+    store._recall._alone = False  # the statement
+    assert official() == after
