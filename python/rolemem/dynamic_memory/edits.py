@@ -107,6 +107,7 @@ class Edits:
         strength = fields.get("strength", old["strength"])
         rows, vectors = self.events.prepare_events([event])  # slow work before the transaction
         with store.transaction() as cur:
+            self._scope_of(cur, "memory_event", event_id)  # not deleted or replaced meanwhile
             archive(
                 cur,
                 "event",
