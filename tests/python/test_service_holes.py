@@ -27,7 +27,15 @@ from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
 
-from .conftest import REPO, demo_store, error_of, memory_status, raw_connection, serving
+from .conftest import (
+    REPO,
+    demo_store,
+    demo_store_on,
+    error_of,
+    memory_status,
+    raw_connection,
+    serving,
+)
 
 GAME = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -287,10 +295,11 @@ def test_maintenance_sweeps_expired_idempotency_records(service):
     assert report.json()["idempotency_records_forgotten"] >= 1
 
 
-@pytest.fixture(scope="module")
-def racing(tmp_path_factory: Any) -> Iterator[httpx.Client]:
-    """The service without a player rate: one player's clients racing each other."""
-    path = demo_store(str(tmp_path_factory.mktemp("races") / "races.duckdb"))
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def racing(request: Any, tmp_path_factory: Any) -> Iterator[httpx.Client]:
+    """The service without a player rate: one player's clients racing each other (DuckDB's
+    conflicts; PostgreSQL's waits on a row another transaction deleted)."""
+    path = demo_store_on(request, tmp_path_factory, "rolemem_races")
     settings = ServiceSettings(api_key="game", designer_key="designer")
     app = create_app(path, embedder=None, settings=settings)
     with serving(app, **server_options(settings)) as client:

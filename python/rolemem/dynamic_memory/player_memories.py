@@ -158,9 +158,13 @@ def _in_scope(
         {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
     ).fetchone()
     if found is None:
-        owner = "official" if scope == "official" else f"player {user_id!r}"
-        raise NotFoundError(f"no {kind} memory {memory_id} of {owner}", field="id")
+        raise _not_found(kind, memory_id, scope, user_id)
     return memory_id
+
+
+def _not_found(kind: str, memory_id: int, scope: str, user_id: str | None) -> NotFoundError:
+    owner = "official" if scope == "official" else f"player {user_id!r}"
+    return NotFoundError(f"no {kind} memory {memory_id} of {owner}", field="id")
 
 
 def delete(
@@ -177,7 +181,7 @@ def delete(
     kind = kind_of(kind)
     with writing(db) as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-        archive(
+        removed = archive(
             cur,
             kind,
             "deleted",
@@ -186,6 +190,8 @@ def delete(
             engine=engine_name(db),
             scope=scope,
         )
+        if not removed[memory_table(TABLES[kind], scope)]:  # a racing delete's, archived once
+            raise _not_found(kind, memory_id, scope, user_id)
     return {"memory_type": kind, "memory_id": memory_id, "status": "archived"}
 
 
