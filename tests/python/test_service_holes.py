@@ -2,8 +2,10 @@
 server on loopback: server ids never pushed out of range by a chosen one, the query decoded
 once (the rates read `?user%5Fid=`), no answer that reveals another player's save or echoes a
 request value, the 16 KiB head limit answered 431, a malformed body counted as the client's
-400, every keyed route declaring its 401 and 429, expired idempotency records swept by
-maintenance, and `rolemem serve` refusing to start open off loopback."""
+400, every keyed route declaring its 401 and 429 (and each that may, its 503), expired
+idempotency records swept by maintenance, deletes and edits racing for one memory answered
+200, 404 or 503 and archiving it once, and `rolemem serve` refusing to start open off
+loopback."""
 
 from __future__ import annotations
 
