@@ -43,7 +43,8 @@ class PlayerRequiredError(RolememError, ValueError):
 
 
 class BusyError(RolememError):
-    """The work did not fit its time budget or queue; nothing was changed, try again."""
+    """The work did not fit its time budget or queue, or kept meeting other writes; nothing
+    was changed, try again."""
 
 
 class ChainError(RolememError, ValueError):

@@ -2,8 +2,10 @@
 server on loopback: server ids never pushed out of range by a chosen one, the query decoded
 once (the rates read `?user%5Fid=`), no answer that reveals another player's save or echoes a
 request value, the 16 KiB head limit answered 431, a malformed body counted as the client's
-400, every keyed route declaring its 401 and 429, expired idempotency records swept by
-maintenance, and `rolemem serve` refusing to start open off loopback."""
+400, every keyed route declaring its 401 and 429 (and each that may, its 503), expired
+idempotency records swept by maintenance, deletes and edits racing for one memory answered
+200, 404 or 503 and archiving it once, and `rolemem serve` refusing to start open off
+loopback."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -26,7 +29,15 @@ from rolemem.service.core.connections import server_options
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status, Trickle
 
-from .conftest import REPO, demo_store, error_of, memory_status, raw_connection, serving
+from .conftest import (
+    REPO,
+    demo_store,
+    demo_store_on,
+    error_of,
+    memory_status,
+    raw_connection,
+    serving,
+)
 
 GAME = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -252,32 +263,21 @@ def test_every_keyed_route_declares_its_401_and_429(service):
     assert missing == []
 
 
-# the routes that never answer 503: no time budget (writes, the probes) and no write through
-# the store's retried one (store.write), whose conflicts past its retries are the 503
+# the routes that never answer 503: no time budget and no write retried by the store
+# (store.write, store.retried), whose conflicts past their retries are the 503
 NEVER_BUSY = {
     ("get", "/health"),
     ("get", "/metrics"),
     ("get", "/status"),
-    ("patch", "/users/{user_id}/memories/fact/{memory_id}"),
-    ("delete", "/users/{user_id}/memories/fact/{memory_id}"),
-    ("patch", "/users/{user_id}/memories/{kind}/{memory_id}"),
-    ("delete", "/users/{user_id}/memories/{kind}/{memory_id}"),
-    ("post", "/official/import"),
-    ("post", "/official/events"),
-    ("post", "/official/entities"),
-    ("patch", "/official/{kind}/{memory_id}"),
-    ("delete", "/official/{kind}/{memory_id}"),
-    ("post", "/config/import"),
-    ("post", "/config/import/sillytavern/{character_id}"),
     ("post", "/snapshot"),
     ("post", "/admin/webhooks/replay"),
 }
 
 
 def test_every_route_that_can_answer_503_declares_it(service):
-    """The reads (their time budget), the writes through store.write (POST /roles, /saves,
-    the lines, maintenance's sweep) and the exports (a client gone): every other route
-    declares none."""
+    """The reads (their time budget), the writes the store retries (POST /roles, /saves, the
+    lines, a player's and the official memory edits and deletes, the imports, forget,
+    maintenance) and the exports (a client gone): every other route declares none."""
     document = service.get("/openapi.json").json()
     undeclared = {
         (method, path)
@@ -295,6 +295,86 @@ def test_maintenance_sweeps_expired_idempotency_records(service):
     report = service.post("/admin/maintenance", headers=DESIGNER)
     assert report.status_code == 200, report.text
     assert report.json()["idempotency_records_forgotten"] >= 1
+
+
+@pytest.fixture(scope="module", params=["duckdb", "postgres"])
+def racing(request: Any, tmp_path_factory: Any) -> Iterator[httpx.Client]:
+    """The service without a player rate: one player's clients racing each other (DuckDB's
+    conflicts; PostgreSQL's waits on a row another transaction deleted)."""
+    path = demo_store_on(request, tmp_path_factory, "rolemem_races")
+    settings = ServiceSettings(api_key="game", designer_key="designer")
+    app = create_app(path, embedder=None, settings=settings)
+    with serving(app, **server_options(settings)) as client:
+        yield client
+
+
+def _race(client: httpx.Client, calls: list[list[tuple[str, str, Any]]]) -> list[Any]:
+    """Each list of (method, route, body) on a thread of its own, the threads started
+    together; every (method, route, body, answer)."""
+    start = threading.Barrier(len(calls))
+    answers: list[Any] = []
+
+    def play(mine: list[tuple[str, str, Any]]) -> None:
+        with httpx.Client(base_url=client.base_url, headers=GAME, timeout=60) as own:
+            start.wait()
+            for method, route, body in mine:
+                answer = own.request(method, route, json=body)
+                answers.append((method, route, body, answer))
+
+    threads = [threading.Thread(target=play, args=(mine,)) for mine in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return answers
+
+
+def test_racing_deletes_and_edits_of_one_memory_answer_no_500(racing):
+    """8 clients delete and edit (pin, strength, text) the same events at once: each answer
+    is 200, 404 (gone already) or the declared 503 (conflicts outlasting the retries), and
+    each event is gone at most once: archived once (deleted or edited, as the 200 said) or
+    still live, and an edited text is one new event."""
+    listed = racing.get("/users/mumu/memories", params={"kind": "event"}, headers=GAME).json()
+    before = {item["memory_id"] for item in listed["items"]}
+    ids = sorted(before)[:3]
+    edits = [{"is_pinned": True}, {"strength": 7}, {"description": "改过的记忆"}]
+    calls = [
+        [
+            ("DELETE", f"/users/mumu/memories/event/{ids[(n + i) % 3]}", None)
+            if (n + i) % 2 == 0
+            else ("PATCH", f"/users/mumu/memories/event/{ids[(n + i) % 3]}", edits[(n + i) % 3])
+            for i in range(4)
+        ]
+        for n in range(8)
+    ]
+    answers = _race(racing, calls)
+    assert len(answers) == 32
+    statuses = {answer.status_code for *_, answer in answers}
+    assert statuses <= {200, 404, 503}, [(a.status_code, a.text) for *_, a in answers]
+    for *_, answer in answers:
+        if answer.status_code == 503:
+            assert error_of(answer)["type"] == "BusyError"
+    archive = racing.get("/users/mumu/archive", params={"limit": 1000}, headers=GAME).json()
+    archived = [(row["memory_id"], row["reason"]) for row in archive["items"]]
+    listed = racing.get("/users/mumu/memories", params={"kind": "event"}, headers=GAME).json()
+    live = {item["memory_id"] for item in listed["items"]}
+    # the answers that removed an event: a delete's, a new text's
+    removed = [
+        (path, "deleted" if method == "DELETE" else "edited")
+        for method, path, body, answer in answers
+        if answer.status_code == 200 and (body is None or "description" in body)
+    ]
+    for memory_id in ids:
+        won = [why for path, why in removed if path.endswith(f"/{memory_id}")]
+        reasons = [reason for archived_id, reason in archived if archived_id == memory_id]
+        assert reasons == won, (memory_id, reasons, won)
+        assert (memory_id in live) == (not won)
+    replaced = {
+        answer.json()["memory_id"]
+        for method, _, body, answer in answers
+        if method == "PATCH" and "description" in body and answer.status_code == 200
+    }
+    assert live - before == replaced
 
 
 def _serve(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

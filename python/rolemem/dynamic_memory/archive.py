@@ -75,10 +75,13 @@ def archive(
     keep: bool = False,
     engine: str = "duckdb",
     scope: str = "user",
-) -> None:
+) -> dict[str, int]:
     """Archive the memories and remove them from the live tables, inside the caller's
     transaction; `keep`: archive this version only (the row is about to be rewritten, as
-    consolidation does); `scope` official: a designer's, from and into the official tables."""
+    consolidation does); `scope` official: a designer's, from and into the official tables.
+    The rows removed per live table (none with `keep`): fewer than `ids` when another
+    transaction removed some first (on PostgreSQL this one waited for it, then found them
+    gone after archiving them again, so the caller that must remove every one rolls back)."""
     if reason not in archive_reasons():
         raise ValueError(
             f"archive reason {reason!r} is not in seed memory_archive_reasons: "
@@ -88,8 +91,7 @@ def archive(
         _archive_sql(memory_type, engine, scope),
         {"memory_type": memory_type, "reason": reason, "now": now, "ids": ids},
     )
-    if not keep:
-        remove(cur, memory_type, ids, scope=scope)
+    return {} if keep else remove(cur, memory_type, ids, scope=scope)
 
 
 def remove(cur: Any, memory_type: str, ids: list[int], *, scope: str = "user") -> dict[str, int]:

@@ -101,7 +101,7 @@ class Edits:
         strength = fields.get("strength", old["strength"])
         rows, vectors = self.events.prepare_events([event])  # slow work before the transaction
         with store.transaction() as cur:
-            archive(
+            removed = archive(
                 cur,
                 "event",
                 "edited",
@@ -110,6 +110,8 @@ class Edits:
                 engine=store.name,
                 scope=old["scope"],
             )
+            if not removed[home]:  # deleted or replaced meanwhile: no new event of it
+                raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
             (new_id,) = self.events.write_events(cur, rows, vectors)
             cur.execute(
                 write_sql("restore_event_counters", home, engine=store.name),

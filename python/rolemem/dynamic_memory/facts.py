@@ -221,7 +221,9 @@ class Facts:
         store = self.context.store
         at = naive_time(now or datetime.now(), "now")
         with store.transaction() as cur:
-            remove_facts(cur, store.name, user_id, [fact_id], "deleted", at)
+            if not remove_facts(cur, store.name, user_id, [fact_id], "deleted", at):
+                # a racing delete's (PostgreSQL waited for it): archived once, by it
+                raise NotFoundError(f"no fact {fact_id} of player {user_id!r}", field="id")
             if store.name == "duckdb":
                 history.refresh_facts(cur, user_id, fact["agent_id"], fact["subject"])
         return fact_id

@@ -14,7 +14,7 @@ over the player's rows only.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
 from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
+from .checks import MemoryInputError
 from .facts import remove_facts
 
 _PLURAL = {"event": "events", "entity": "entities"}
@@ -157,9 +158,13 @@ def _in_scope(
         {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
     ).fetchone()
     if found is None:
-        owner = "official" if scope == "official" else f"player {user_id!r}"
-        raise NotFoundError(f"no {kind} memory {memory_id} of {owner}", field="id")
+        raise _not_found(kind, memory_id, scope, user_id)
     return memory_id
+
+
+def _not_found(kind: str, memory_id: int, scope: str, user_id: str | None) -> NotFoundError:
+    owner = "official" if scope == "official" else f"player {user_id!r}"
+    return NotFoundError(f"no {kind} memory {memory_id} of {owner}", field="id")
 
 
 def delete(
@@ -176,7 +181,7 @@ def delete(
     kind = kind_of(kind)
     with writing(db) as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-        archive(
+        removed = archive(
             cur,
             kind,
             "deleted",
@@ -185,6 +190,8 @@ def delete(
             engine=engine_name(db),
             scope=scope,
         )
+        if not removed[memory_table(TABLES[kind], scope)]:  # a racing delete's, archived once
+            raise _not_found(kind, memory_id, scope, user_id)
     return {"memory_type": kind, "memory_id": memory_id, "status": "archived"}
 
 
@@ -203,7 +210,13 @@ def edit(
     kind = kind_of(kind)
     with memory.store.reading() as cur:
         memory_id = _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
-    new_id = memory._edits.update(TABLES[kind], memory_id, fields)
+    try:
+        new_id = memory._edits.update(TABLES[kind], memory_id, fields)
+    except MemoryInputError:
+        # gone since the check (a delete or an edit that won the race): not found, as after it
+        with memory.store.reading() as cur:
+            _in_scope(cur, kind, memory_id, scope=scope, user_id=user_id, agent_id=agent_id)
+        raise
     return {"memory_type": kind, "memory_id": new_id, "status": "updated"}
 
 
@@ -214,6 +227,7 @@ def forget(
     agent_id: str | None = None,
     purge: bool = False,
     now: datetime | None = None,
+    write: Callable[[Callable[[Any], dict[str, int]]], dict[str, int]] | None = None,
 ) -> dict[str, Any]:
     """Everything of the player (with one agent, or all): archived (reason `forgotten`), or with
     `purge` removed together with its archive and recall log (a privacy request); a purge
@@ -222,7 +236,8 @@ def forget(
     the memory loop and the service kept of the player (ERASED_PLAYER_TABLES). One transaction
     (on DuckDB the saves' lines finish in steps of their own, erasure.erase); returns the counts,
     with purge per table (`deleted`). ConflictError if another player's save was forked from
-    the player's."""
+    the player's. `write(step)` runs each of those steps in a transaction of its own (default:
+    on `db`; the service's retries a step that met a conflicting write)."""
     if not isinstance(purge, bool):
         raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
     counts: dict[str, Any] = {}
@@ -273,12 +288,13 @@ def forget(
                 deleted[table] += len(cur.execute(sql, {"user_id": user_id}).fetchall())
     if save_ids:
 
-        def write(step: Any) -> dict[str, int]:
+        def in_transaction(step: Any) -> dict[str, int]:
             with writing(db) as cur:
                 result: dict[str, int] = step(cur)
                 return result
 
-        counts["deleted"] = erasure.erase(write, save_ids, deleted, user_id=user_id, engine=engine)
+        steps = write or in_transaction
+        counts["deleted"] = erasure.erase(steps, save_ids, deleted, user_id=user_id, engine=engine)
     elif purge:
         counts["deleted"] = dict(deleted)
     return counts

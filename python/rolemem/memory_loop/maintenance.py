@@ -33,12 +33,15 @@ class Maintenance:
         *,
         now: datetime | None = None,
         progress: Callable[[str, int, int], None] | None = None,
+        write: Callable[[Callable[[Any], None]], None] | None = None,
     ) -> MaintenanceReport:
         """Cleanup (archive the weakest memories of players due, per the SQL rules), then, with
         an LLM, consolidate entities whose descriptions were merged since the last time; then,
         with an embedder, give events stored without a context vector theirs.
         `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation',
-        'context vectors') advances (the CLI draws bars with it)."""
+        'context vectors') advances (the CLI draws bars with it). `write(work)` runs the
+        cleanup's and each consolidation batch's `work(cur)` in one transaction (default: the
+        store's; the service's retries one that met a conflicting write)."""
         now = naive_time(now or datetime.now(), "now")
         step = progress or (lambda stage, done, total: None)
         step("cleanup", 0, 1)
@@ -58,11 +61,11 @@ class Maintenance:
         by_kind: dict[tuple[str, str], list[int]] = {}
         for item in candidates:
             by_kind.setdefault((item["memory_type"], item["reason"]), []).append(item["memory_id"])
-        with store.transaction() as cur:
+        write = write or self._in_transaction
+
+        def clean(cur: Any) -> None:
             for (memory_type, reason), ids in sorted(by_kind.items()):
                 archive(cur, memory_type, reason, ids, now, engine=store.name)
-                report.archived[reason] = report.archived.get(reason, 0) + len(ids)
-                report.archived_ids += [(memory_type, i) for i in ids]
             for quota in quotas:
                 archived = sum(
                     1
@@ -80,16 +83,30 @@ class Maintenance:
                         "now": now,
                     },
                 )
+
+        write(clean)
+        for (memory_type, reason), ids in sorted(by_kind.items()):
+            report.archived[reason] = report.archived.get(reason, 0) + len(ids)
+            report.archived_ids += [(memory_type, i) for i in ids]
         report.players_cleaned = len(quotas)
         step("cleanup", 1, 1)
         if self.llm is not None:
-            report.consolidated_entities = self._consolidate(now, step)
+            report.consolidated_entities = self._consolidate(now, step, write)
         report.context_vectors = self.memory.fill_context_vectors(
             lambda done, total: step("context vectors", done, total)
         )
         return report
 
-    def _consolidate(self, now: datetime, step: Callable[[str, int, int], None]) -> int:
+    def _in_transaction(self, work: Callable[[Any], None]) -> None:
+        with self.memory.store.transaction() as cur:
+            work(cur)
+
+    def _consolidate(
+        self,
+        now: datetime,
+        step: Callable[[str, int, int], None],
+        write: Callable[[Callable[[Any], None]], None],
+    ) -> int:
         """Entities with merged descriptions whose mentions lie on one chain, in batches to
         the LLM; each batch rewritten in one transaction (each entity's mentions replaced by
         one citing all their lines), the old rows archived with reason 'consolidated'."""
@@ -107,7 +124,8 @@ class Maintenance:
             merged = consolidate(self.llm, batch, max_attempts=self.settings["llm_max_attempts"])
             if not merged:
                 continue
-            with store.transaction() as tx:
+
+            def rewrite(tx: Any, merged: dict[Any, Any] = merged) -> None:
                 archive(
                     tx, "entity", "consolidated", list(merged), now, keep=True, engine=store.name
                 )
@@ -117,6 +135,8 @@ class Maintenance:
                 )
                 for entity_id in merged:
                     rewrite_mentions(tx, entity_id, sources[entity_id], now, engine=store.name)
+
+            write(rewrite)
             done += len(merged)
             step("consolidation", min(start + size, len(entities)), len(entities))
         return done

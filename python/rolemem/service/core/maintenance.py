@@ -35,7 +35,8 @@ def maintain(store: Store) -> dict[str, Any]:
             )
         started = datetime.now()
         try:
-            report = store.loop.maintain(now=started)
+            # its writes retried as the store's (store.write): a cleanup meeting a delete
+            report = store.loop.maintain(now=started, write=store.write)
             # a write of its own (all or nothing); a key still within its retention stays
             forgotten = store.write(
                 idempotency.forget_expired, hours=store.settings.idempotency_hours

@@ -181,8 +181,20 @@ class Store:
             with writer, self.engine.transaction() as cur:
                 return function(cur, *args, **kwargs)
 
+        return self.retried(once)
+
+    def retried(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`function(*args, **kwargs)`, a write that opens its transactions itself (the
+        library's edits, deletes and imports; `write`'s one), run again when it met another
+        thread's or process's conflicting write: it must be safe to run again, one transaction
+        (a conflict rolled it all back) or a repeat that finds its work done. BusyError (503)
+        when the conflicts outlast the retries."""
         try:
-            return retry(once, attempts=_WRITE_ATTEMPTS, on=self.engine.conflicts)
+            return retry(
+                lambda: function(*args, **kwargs),
+                attempts=_WRITE_ATTEMPTS,
+                on=self.engine.conflicts,
+            )
         except self.engine.conflicts:
             raise BusyError("the store is busy with a conflicting write; try again") from None
 

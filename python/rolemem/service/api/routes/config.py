@@ -52,7 +52,7 @@ CharacterId = Annotated[str, text_id(Path, "The character.", "qiyu")]
     "by the SQL rules, then that character's rows replaced. It is the deployment's config: "
     "`dbt build` reads it and never replaces it. Sizes outside the spec's advice come back "
     "as advice.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def import_config(store: StoreDep, body: DesignerConfigIn) -> Any:
     return await _import(store, body.character_id, body.model_dump())
@@ -67,7 +67,7 @@ async def import_config(store: StoreDep, body: DesignerConfigIn) -> Any:
     "keys -> 关键词, content -> 内容, comment -> category, order -> 强度, disabled -> never "
     "unlocked, game-state conditions from `extensions.rolemem` ({kind, date, queryParams}). "
     "Every other field is carried in the returned `document` and listed in `report`.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def import_lorebook(
     store: StoreDep,
@@ -84,14 +84,17 @@ async def import_lorebook(
 
 
 async def _import(store: Store, character_id: str, document: dict[str, Any]) -> Any:
+    def stored(config: Any) -> dict[str, int]:
+        with store.write_lock:  # one transaction: a retry replaces the rows again
+            return store_config(store.engine, config)
+
     def write() -> dict[str, Any]:
         with warnings.catch_warnings(record=True) as advice:
             warnings.simplefilter("always", ConfigWarning)
             config = parse_designer_json(document)
             if not any(config.tables.values()):
                 raise ConfigError("the designer config has no entries")
-            with store.write_lock:
-                written = store_config(store.engine, config)
+            written = store.retried(stored, config)
         store.forget_character(character_id)
         return {
             "character_id": character_id,

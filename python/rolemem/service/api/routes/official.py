@@ -53,11 +53,11 @@ async def export_official(request: Request, store: StoreDep, agent_id: AgentId) 
     summary="Import official memories",
     description="Add an agent's official events and entities (the export's shape), all or "
     "nothing; events are embedded first, apart from requests and outside any lock.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def import_official(store: StoreDep, body: OfficialImport) -> Any:
     events, entities = await store.run(
-        store.memory.import_official, body.model_dump(), pool=store.bulk
+        store.retried, store.memory.import_official, body.model_dump(), pool=store.bulk
     )
     return {"events": events, "entities": entities}
 
@@ -67,10 +67,11 @@ async def import_official(store: StoreDep, body: OfficialImport) -> Any:
     response_model=CreatedEvent,
     summary="Add an official event",
     description="One event of the agent's story, recalled for every player of the agent.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def add_event(store: StoreDep, body: OfficialEvent) -> Any:
     event_id = await store.run(
+        store.retried,
         store.memory.add_event,
         user_id=None,
         scope="official",
@@ -85,11 +86,13 @@ async def add_event(store: StoreDep, body: OfficialEvent) -> Any:
     response_model=CreatedEntity,
     summary="Add an official entity memory",
     description="One attribute or relation of the agent's world, for every player.",
-    responses=responses(400, 413, 422),
+    responses=responses(400, 413, 422, 503),
 )
 async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
     fields = body.model_dump(exclude_none=True)  # no updated_at: add_entity's now
-    entity_id = await store.run(store.memory.add_entity, user_id=None, scope="official", **fields)
+    entity_id = await store.run(
+        store.retried, store.memory.add_entity, user_id=None, scope="official", **fields
+    )
     return {"entity_id": entity_id}
 
 
@@ -98,10 +101,11 @@ async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
     response_model=Edited,
     summary="Edit an official memory",
     description="Change the given fields of an official memory (a player's id is a 404).",
-    responses=responses(400, 404, 413, 422),
+    responses=responses(400, 404, 413, 422, 503),
 )
 async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
     return await store.run(
+        store.retried,
         player_memories.edit,
         store.memory,
         kind,
@@ -117,7 +121,9 @@ async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialM
     response_model=Archived,
     summary="Delete an official memory",
     description="Moved to the archive (reason deleted); a player's id is a 404.",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
 async def delete(store: StoreDep, kind: Kind, memory_id: MemoryId) -> Any:
-    return await store.run(player_memories.delete, store.engine, kind, memory_id, scope="official")
+    return await store.run(
+        store.retried, player_memories.delete, store.engine, kind, memory_id, scope="official"
+    )

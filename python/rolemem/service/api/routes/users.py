@@ -217,11 +217,13 @@ async def archive(
     description="A new value is a new fact stated at the same line, so it is current wherever "
     "the old one was; the old row stays (`GET /users/{user_id}/facts?history=true` shows it "
     "ended). Answers the new fact's id.",
-    responses=responses(400, 404, 413, 422),
+    responses=responses(400, 404, 413, 422, 503),
 )
 async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body: FactEdit) -> Any:
     change = store.memory.change_fact
-    new_id = await store.run(change, user_id=user_id, fact_id=memory_id, value=body.value)
+    new_id = await store.run(
+        store.retried, change, user_id=user_id, fact_id=memory_id, value=body.value
+    )
     return {"memory_type": "fact", "memory_id": new_id, "status": "updated"}
 
 
@@ -231,10 +233,10 @@ async def edit_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId, body:
     summary="Delete a player's fact",
     description="Moved to the archive (reason deleted): the value stated before it on a "
     "branch is current there again.",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
 async def delete_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId) -> Any:
-    await store.run(store.memory.delete_fact, user_id=user_id, fact_id=memory_id)
+    await store.run(store.retried, store.memory.delete_fact, user_id=user_id, fact_id=memory_id)
     return {"memory_type": "fact", "memory_id": memory_id, "status": "archived"}
 
 
@@ -244,7 +246,7 @@ async def delete_fact(store: StoreDep, user_id: UserId, memory_id: MemoryId) -> 
     summary="Edit a player's memory",
     description="Change the given fields (pin it, correct it). An event's new text is stored "
     "as a new event (its words and vectors follow the text); the old one is archived.",
-    responses=responses(400, 404, 413, 422),
+    responses=responses(400, 404, 413, 422, 503),
 )
 async def edit(
     store: StoreDep,
@@ -254,6 +256,7 @@ async def edit(
     memory_id: MemoryId,
 ) -> Any:
     return await store.run(
+        store.retried,
         player_memories.edit,
         store.memory,
         kind,
@@ -270,11 +273,17 @@ async def edit(
     summary="Delete a player's memory",
     description="Moved to the archive (reason deleted), never destroyed; `forget` with purge "
     "destroys.",
-    responses=responses(404, 422),
+    responses=responses(404, 422, 503),
 )
 async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
     return await store.run(
-        player_memories.delete, store.engine, kind, memory_id, scope="user", user_id=user_id
+        store.retried,
+        player_memories.delete,
+        store.engine,
+        kind,
+        memory_id,
+        scope="user",
+        user_id=user_id,
     )
 
 
@@ -286,12 +295,19 @@ async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: Memory
     "`purge: true`, remove the memories, their archive and recall log for good and, without "
     "`agent_id`, the player's saves (forks included), lines, extraction batches, loop state, "
     "maintenance runs and idempotency records too (saves are not per agent), answering the "
-    "rows deleted per table. A save of another player forked from the player's: 409.",
+    "rows deleted per table. A save of another player forked from the player's: 409. A 503 "
+    "may leave a purge's saves part erased: the same request again finishes them.",
     responses=responses(400, 409, 413, 422, 503),
 )
 async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
     forgotten = await store.run(
-        player_memories.forget, store.engine, user_id, agent_id=body.agent_id, purge=body.purge
+        store.retried,
+        player_memories.forget,
+        store.engine,
+        user_id,
+        agent_id=body.agent_id,
+        purge=body.purge,
+        write=store.write,
     )
     if body.purge and store.webhooks is not None:
         store.webhooks.emit(
