@@ -178,7 +178,7 @@ class EventVectorCache:
         return cached._replace(
             ids=ids[order],
             matrices=tuple(
-                np.concatenate([matrix, self._unit(loaded[name][keep])])[order]
+                np.concatenate([matrix, self._unit(_kept(loaded[name], keep))])[order]
                 for matrix, name in zip(cached.matrices, VECTOR_COLUMNS, strict=True)
             ),
             has_context=np.concatenate(
@@ -186,13 +186,19 @@ class EventVectorCache:
             )[order],
         )
 
-    def _unit(self, column: np.ndarray) -> np.ndarray:
+    def _unit(self, column: Sequence[Any]) -> np.ndarray:
         if not len(column):
             return np.zeros((0, self.dim), dtype=np.float32)
         matrix = np.stack(list(column)).astype(np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms == 0, 1.0, norms)
         return matrix
+
+
+def _kept(column: Sequence[Any], keep: np.ndarray) -> list[Any]:
+    """The values of a fetched column (a numpy array on DuckDB, a list on PostgreSQL) where
+    `keep` is true."""
+    return [value for value, kept in zip(column, keep.tolist(), strict=True) if kept]
 
 
 def _no_cosines() -> dict[str, np.ndarray]:
