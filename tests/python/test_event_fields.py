@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from typing import Any
 
 import duckdb
 import pytest
@@ -143,3 +144,24 @@ def test_an_official_events_change_in_place_shows_too(store):
     assert (before["place"], after["place"]) == (None, "画廊")
     store._recall._alone = False  # the statement
     assert official() == after
+
+
+def test_a_new_text_keeps_what_changed_in_place_while_it_was_embedded(store, monkeypatch):
+    """An event's text edited (a new event) while another edit changes its place and a recall
+    its counters, between the edit's first read and its transaction (the embedding): the new
+    event takes the row as it is when replaced, not as it was read."""
+    asked = {"user_id": USER, "agent_id": AGENT, "limit": 3, "update": False, "now": NOW}
+    event = store.query("贝壳", **asked).memory_events[0]["event_id"]
+    events = store._edits.events
+    prepare = events.prepare_events
+
+    def meanwhile(rows: Any, *args: Any) -> Any:
+        store.update_event(event, place="画廊", is_pinned=True)
+        return prepare(rows, *args)
+
+    monkeypatch.setattr(events, "prepare_events", meanwhile)
+    new = store.update_event(event, description="木木在海边捡贝壳 改")
+    [row] = store.store.records(
+        "select place, is_pinned, revision from memory_event where id = $id", {"id": new}
+    )
+    assert row == {"place": "画廊", "is_pinned": True, "revision": 0}

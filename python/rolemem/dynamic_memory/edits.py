@@ -18,6 +18,11 @@ from .entities import rewrite_mentions
 from .sql import _SOURCE_FIELDS
 from .store import Events
 
+# an event's fields an edit changes in place (EventEdit's but its text), and its counters:
+# what a new text's event takes from the row it replaces as it is when replaced
+_FIELDS_IN_PLACE = ("place", "deepinsight", "scene", "importance", "feedback")
+_KEPT_IN_PLACE = (*_FIELDS_IN_PLACE, "strength", "recall_count", "is_pinned", "last_recalled_at")
+
 
 class Edits:
     """Memories edited, archived, listed."""
@@ -98,9 +103,20 @@ class Edits:
             "keywords": json.loads(old["keywords"] or "[]"),
             **fields,
         }
-        strength = fields.get("strength", old["strength"])
         rows, vectors = self.events.prepare_events([event])  # slow work before the transaction
         with store.transaction() as cur:
+            # the fields and counters as they are now: an edit in place or a recall since the
+            # read above is kept (on PostgreSQL the row is locked till the end; on DuckDB a
+            # change after this transaction's start makes the archive below a conflict)
+            lock = "" if store.name == "duckdb" else " for update"
+            now = cur.execute(
+                f"select {', '.join(_KEPT_IN_PLACE)} from {home} where id = $id{lock}",
+                {"id": event_id},
+            ).fetchone()
+            if now is None:  # deleted or replaced meanwhile: no new event of it
+                raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
+            current = dict(zip(_KEPT_IN_PLACE, now, strict=True))
+            rows[0].update({name: current[name] for name in _FIELDS_IN_PLACE if name not in fields})
             removed = archive(
                 cur,
                 "event",
@@ -116,10 +132,10 @@ class Edits:
             cur.execute(
                 write_sql("restore_event_counters", home, engine=store.name),
                 {
-                    "strength": strength,
-                    "recalls": old["recall_count"],
-                    "pinned": old["is_pinned"],
-                    "recalled": old["last_recalled_at"],
+                    "strength": fields.get("strength", current["strength"]),
+                    "recalls": current["recall_count"],
+                    "pinned": fields.get("is_pinned", current["is_pinned"]),
+                    "recalled": current["last_recalled_at"],
                     "id": new_id,
                 },
             )
