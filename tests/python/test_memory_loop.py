@@ -635,6 +635,37 @@ def test_cleanup_archives_the_weakest_share_of_an_active_player_oldest_first(con
     ).fetchall() == [("weakest_share", 10, 2)]
 
 
+def test_a_memory_pinned_while_cleanup_runs_is_not_archived(con, server, monkeypatch):
+    """A pin that commits after cleanup read its candidates and before it archives them: the
+    archive meets the pin as a conflicting write, and a writer that retries (the service's)
+    reads the candidates again, without the pinned one."""
+    from rolemem.memory_loop import maintenance
+    from rolemem.retry import retry
+
+    loop = make_loop(con, server, cleanup_threshold=10, cleanup_share=0.2, cleanup_interval_days=7)
+    ids = add_events(loop.memory, USER, [3, 1, 5, 1, 1, 9, 2, 4, 6, 7], NOW.replace(hour=9))
+    archive, pinned = maintenance.archive, []
+
+    def pinning_first(cur, memory_type, reason, archived_ids, *args, **kwargs):
+        if not pinned:  # the first attempt, between its read and its archive
+            pinned.append(archived_ids[0])
+            loop.pin(event_id=archived_ids[0])
+        return archive(cur, memory_type, reason, archived_ids, *args, **kwargs)
+
+    def retried(work):
+        def once():
+            with loop.memory.store.transaction() as cur:
+                work(cur)
+
+        retry(once, attempts=3, on=(duckdb.TransactionException,))
+
+    monkeypatch.setattr(maintenance, "archive", pinning_first)
+    report = loop.maintain(now=NOW, write=retried)
+    assert pinned == [ids[1]]
+    assert report.archived_ids == [("event", ids[3]), ("event", ids[4])]
+    assert [r["memory_id"] for r in archived(con, user_id=USER)] == [ids[3], ids[4]]
+
+
 def test_cleanup_is_deterministic_for_the_same_database_and_now(tmp_path, server):
     results = []
     for name in ("a", "b"):

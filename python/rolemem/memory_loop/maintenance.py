@@ -11,6 +11,7 @@ from ..dynamic_memory import SETTING_SEEDS, DynamicMemory, naive_time
 from ..dynamic_memory.archive import archive
 from ..dynamic_memory.entities import rewrite_mentions
 from ..dynamic_memory.responses import from_json
+from ..engines.duckdb_connect import used
 from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
 from .llm import ChatModel
@@ -56,14 +57,27 @@ class Maintenance:
             existing=(*SETTING_SEEDS, *_SOURCES),
             engine=store.name,
         )
-        [due] = store.records(sql, params, json_as_text=False)
-        quotas, candidates = from_json(due["quotas"] or []), list(due["candidates"] or [])
-        by_kind: dict[tuple[str, str], list[int]] = {}
-        for item in candidates:
-            by_kind.setdefault((item["memory_type"], item["reason"]), []).append(item["memory_id"])
         write = write or self._in_transaction
+        cleaned: dict[str, Any] = {}
+
+        def due(cur: Any) -> dict[str, Any]:
+            # the candidates as the cleanup's transaction sees them: on DuckDB read in it, so a
+            # memory pinned (or otherwise changed) after it began makes the archive a conflict,
+            # which the writer may retry (reading them again); on PostgreSQL read just before
+            if store.name != "duckdb":
+                return store.records(sql, params, json_as_text=False)[0]
+            found = cur.execute(sql, used(sql, params))
+            names = [column[0] for column in found.description]
+            return dict(zip(names, found.fetchone(), strict=True))
 
         def clean(cur: Any) -> None:
+            row = due(cur)
+            quotas, candidates = from_json(row["quotas"] or []), list(row["candidates"] or [])
+            by_kind: dict[tuple[str, str], list[int]] = {}
+            for item in candidates:
+                by_kind.setdefault((item["memory_type"], item["reason"]), []).append(
+                    item["memory_id"]
+                )
             for (memory_type, reason), ids in sorted(by_kind.items()):
                 archive(cur, memory_type, reason, ids, now, engine=store.name)
             for quota in quotas:
@@ -83,12 +97,13 @@ class Maintenance:
                         "now": now,
                     },
                 )
+            cleaned.update(quotas=quotas, by_kind=by_kind)  # the attempt that commits: the last
 
         write(clean)
-        for (memory_type, reason), ids in sorted(by_kind.items()):
+        for (memory_type, reason), ids in sorted(cleaned["by_kind"].items()):
             report.archived[reason] = report.archived.get(reason, 0) + len(ids)
             report.archived_ids += [(memory_type, i) for i in ids]
-        report.players_cleaned = len(quotas)
+        report.players_cleaned = len(cleaned["quotas"])
         step("cleanup", 1, 1)
         if self.llm is not None:
             report.consolidated_entities = self._consolidate(now, step, write)
