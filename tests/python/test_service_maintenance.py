@@ -6,7 +6,9 @@ on the embedded DuckDB file and on PostgreSQL."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import pytest
@@ -65,6 +67,31 @@ def test_maintenance_runs_while_serving_one_run_at_a_time(game):
         busy = client.post("/admin/maintenance", headers=DESIGNER)
     assert busy.status_code == 409
     assert error_of(busy)["message"].startswith("a maintenance run is under way")
+    assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
+
+
+def test_a_run_asked_while_one_of_this_process_runs_is_refused_at_once(game, monkeypatch):
+    """The worker runs one maintenance at a time: a second asked meanwhile is the documented
+    409 at once, not a run queued behind the first."""
+    client, app, _ = game
+    loop = app.state.store.loop
+    maintain, started, release = loop.maintain, threading.Event(), threading.Event()
+
+    def held(**kwargs):
+        started.set()
+        release.wait(30)
+        return maintain(**kwargs)
+
+    monkeypatch.setattr(loop, "maintain", held)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(client.post, "/admin/maintenance", headers=DESIGNER)
+        assert started.wait(30)
+        busy = client.post("/admin/maintenance", headers=DESIGNER)
+        release.set()
+        assert first.result().status_code == 200
+    assert busy.status_code == 409
+    assert error_of(busy)["message"].startswith("a maintenance run is under way")
+    monkeypatch.undo()
     assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
 
 

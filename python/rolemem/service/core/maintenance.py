@@ -19,9 +19,34 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_UNDER_WAY = (
+    "a maintenance run is under way (here or in another process of the store); "
+    "try again when it ends"
+)
+
+
 def start_maintenance(store: Store) -> Future[dict[str, Any]]:
-    """A maintenance run on the maintenance worker (its future: the run's report)."""
-    return store.maintenance.submit(maintain, store)
+    """A maintenance run on the maintenance worker (its future: the run's report, or
+    ConflictError while another runs). One asked while a run of this process is queued or
+    running is refused at once, as one of another process is (the worker runs one at a time:
+    it would wait, then run again for nothing)."""
+    if not store.maintenance_asked.acquire(blocking=False):
+        store.metrics.maintenance_runs.labels("skipped").inc()
+        refused: Future[dict[str, Any]] = Future()
+        refused.set_exception(ConflictError(_UNDER_WAY))
+        return refused
+
+    def run() -> dict[str, Any]:
+        try:
+            return maintain(store)
+        finally:
+            store.maintenance_asked.release()
+
+    try:
+        return store.maintenance.submit(run)
+    except BaseException:
+        store.maintenance_asked.release()
+        raise
 
 
 def maintain(store: Store) -> dict[str, Any]:
@@ -29,10 +54,7 @@ def maintain(store: Store) -> dict[str, Any]:
     with store.engine.only_one("maintenance") as mine:
         if not mine:
             store.metrics.maintenance_runs.labels("skipped").inc()
-            raise ConflictError(
-                "a maintenance run is under way (here or in another process of the store); "
-                "try again when it ends"
-            )
+            raise ConflictError(_UNDER_WAY)
         started = datetime.now()
         try:
             # its writes retried as the store's (store.write): a cleanup meeting a delete

@@ -98,6 +98,8 @@ class Store:
         self.exports = WorkerPool("rolemem-export", 1)
         # maintenance (cleanup, consolidation with the LLM) one run at a time, apart too
         self.maintenance = WorkerPool("rolemem-maintenance", 1)
+        # held while a run of this process is queued or running (maintenance.start_maintenance)
+        self.maintenance_asked = threading.Lock()
         self.last_maintenance: dict[str, Any] | None = None
         # without URLs nothing runs, nothing is emitted
         self.webhooks = Webhooks(self) if self.settings.webhooks else None
