@@ -655,9 +655,9 @@ def test_a_memory_pinned_while_cleanup_runs_is_not_archived(con, server, monkeyp
     def retried(work):
         def once():
             with loop.memory.store.transaction() as cur:
-                work(cur)
+                return work(cur)
 
-        retry(once, attempts=3, on=(duckdb.TransactionException,))
+        return retry(once, attempts=3, on=(duckdb.TransactionException,))
 
     monkeypatch.setattr(maintenance, "archive", pinning_first)
     report = loop.maintain(now=NOW, write=retried)

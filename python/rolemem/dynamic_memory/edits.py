@@ -18,10 +18,13 @@ from .entities import rewrite_mentions
 from .sql import _SOURCE_FIELDS
 from .store import Events
 
-# an event's fields an edit changes in place (EventEdit's but its text), and its counters:
-# what a new text's event takes from the row it replaces as it is when replaced
-_FIELDS_IN_PLACE = ("place", "deepinsight", "scene", "importance", "feedback")
-_KEPT_IN_PLACE = (*_FIELDS_IN_PLACE, "strength", "recall_count", "is_pinned", "last_recalled_at")
+# what a new text's event takes from the row it replaces, as it is when replaced: its counters
+# (macro restore_event_counters) and the fields an edit changes in place (EventEdit's others)
+_COUNTERS = ("strength", "recall_count", "is_pinned", "last_recalled_at")
+_FIELDS_IN_PLACE = tuple(
+    name for name in EventEdit.model_fields if name != "description" and name not in _COUNTERS
+)
+_KEPT_IN_PLACE = (*_FIELDS_IN_PLACE, *_COUNTERS)
 
 
 class Edits:
@@ -117,7 +120,7 @@ class Edits:
                 raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
             current = dict(zip(_KEPT_IN_PLACE, now, strict=True))
             rows[0].update({name: current[name] for name in _FIELDS_IN_PLACE if name not in fields})
-            removed = archive(
+            archive(
                 cur,
                 "event",
                 "edited",
@@ -126,8 +129,6 @@ class Edits:
                 engine=store.name,
                 scope=old["scope"],
             )
-            if not removed[home]:  # deleted or replaced meanwhile: no new event of it
-                raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
             (new_id,) = self.events.write_events(cur, rows, vectors)
             cur.execute(
                 write_sql("restore_event_counters", home, engine=store.name),

@@ -34,15 +34,16 @@ class Maintenance:
         *,
         now: datetime | None = None,
         progress: Callable[[str, int, int], None] | None = None,
-        write: Callable[[Callable[[Any], None]], None] | None = None,
+        write: Callable[[Callable[[Any], Any]], Any] | None = None,
     ) -> MaintenanceReport:
         """Cleanup (archive the weakest memories of players due, per the SQL rules), then, with
         an LLM, consolidate entities whose descriptions were merged since the last time; then,
         with an embedder, give events stored without a context vector theirs.
         `progress(stage, done, total)` is called as each stage ('cleanup', 'consolidation',
         'context vectors') advances (the CLI draws bars with it). `write(work)` runs the
-        cleanup's and each consolidation batch's `work(cur)` in one transaction (default: the
-        store's; the service's retries one that met a conflicting write)."""
+        cleanup's and each consolidation batch's `work(cur)` in one transaction and answers what
+        it answers (default: the store's; the service's retries one that met a conflicting
+        write)."""
         now = naive_time(now or datetime.now(), "now")
         step = progress or (lambda stage, done, total: None)
         step("cleanup", 0, 1)
@@ -58,7 +59,6 @@ class Maintenance:
             engine=store.name,
         )
         write = write or self._in_transaction
-        cleaned: dict[str, Any] = {}
 
         def due(cur: Any) -> dict[str, Any]:
             # the candidates as the cleanup's transaction sees them: on DuckDB read in it, so a
@@ -70,7 +70,7 @@ class Maintenance:
             names = [column[0] for column in found.description]
             return dict(zip(names, found.fetchone(), strict=True))
 
-        def clean(cur: Any) -> None:
+        def clean(cur: Any) -> tuple[list[Any], dict[tuple[str, str], list[int]]]:
             row = due(cur)
             quotas, candidates = from_json(row["quotas"] or []), list(row["candidates"] or [])
             by_kind: dict[tuple[str, str], list[int]] = {}
@@ -97,13 +97,13 @@ class Maintenance:
                         "now": now,
                     },
                 )
-            cleaned.update(quotas=quotas, by_kind=by_kind)  # the attempt that commits: the last
+            return quotas, by_kind
 
-        write(clean)
-        for (memory_type, reason), ids in sorted(cleaned["by_kind"].items()):
+        quotas, by_kind = write(clean)  # the attempt that committed
+        for (memory_type, reason), ids in sorted(by_kind.items()):
             report.archived[reason] = report.archived.get(reason, 0) + len(ids)
             report.archived_ids += [(memory_type, i) for i in ids]
-        report.players_cleaned = len(cleaned["quotas"])
+        report.players_cleaned = len(quotas)
         step("cleanup", 1, 1)
         if self.llm is not None:
             report.consolidated_entities = self._consolidate(now, step, write)
@@ -112,15 +112,15 @@ class Maintenance:
         )
         return report
 
-    def _in_transaction(self, work: Callable[[Any], None]) -> None:
+    def _in_transaction(self, work: Callable[[Any], Any]) -> Any:
         with self.memory.store.transaction() as cur:
-            work(cur)
+            return work(cur)
 
     def _consolidate(
         self,
         now: datetime,
         step: Callable[[str, int, int], None],
-        write: Callable[[Callable[[Any], None]], None],
+        write: Callable[[Callable[[Any], Any]], Any],
     ) -> int:
         """Entities with merged descriptions whose mentions lie on one chain, in batches to
         the LLM; each batch rewritten in one transaction (each entity's mentions replaced by
