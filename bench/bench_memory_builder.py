@@ -35,7 +35,9 @@ from rolemem import DynamicMemory, build_memory, build_memory_for_save  # noqa: 
 from rolemem.memory_builder.build import _STORED_MESSAGES_SQL, _STORED_TIP_SQL  # noqa: E402
 from rolemem.memory_builder.history import ensure_tables, refresh_history  # noqa: E402
 from rolemem.sql.project import compose  # noqa: E402
-from rolemem.testing.synthetic_dialogue import generate_dialogue  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' synthetic dialogue
+from tests.python.synthetic_dialogue import generate_dialogue  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

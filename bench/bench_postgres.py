@@ -42,8 +42,10 @@ from rolemem.character_memory.library import CharacterLibrary  # noqa: E402
 from rolemem.engines import PostgresEngine  # noqa: E402
 from rolemem.engines.postgres_setup import init_database  # noqa: E402
 from rolemem.memory_builder import STORED_LINE_FIELDS  # noqa: E402
-from rolemem.testing.synthetic_dialogue import generate_dialogue  # noqa: E402
 from rolemem.text.tokens import tokenize  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' synthetic dialogue
+from tests.python.synthetic_dialogue import generate_dialogue  # noqa: E402
 
 CONTEXT = {"intimacy": 2, "exploration": 3, "scene": "studio", "time": "day"}
 

@@ -3,7 +3,7 @@
     million in seconds): three system lines open each save, then the player, two roles, a
     script NPC, a narrator and blank names mix by a hash of ($seed, line); every tenth line
     starts a regenerated branch, so each tree has dead siblings off the played chain
-    (rolemem.testing).
+    (tests/python/synthetic_dialogue.py).
 #}
 {% macro insert_synthetic_lines() -%}
     insert into line (

@@ -1,5 +1,5 @@
 {#
-    The two roles every synthetic dialogue speaks with (rolemem.testing).
+    The two roles every synthetic dialogue speaks with (tests/python/synthetic_dialogue.py).
 #}
 {% macro insert_synthetic_roles() -%}
     insert into role (id, name)

@@ -1,6 +1,6 @@
 {#
     $saves synthetic saves from $first_save_id, each with its tip at the last of its $per_save
-    lines (rolemem.testing).
+    lines (tests/python/synthetic_dialogue.py).
 #}
 {% macro insert_synthetic_saves() -%}
     insert into save (id, name, last_message_id)

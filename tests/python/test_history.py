@@ -151,7 +151,7 @@ def test_a_read_only_database_is_answered_from_the_lines(tmp_path):
 
 
 def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
-    from rolemem.testing.synthetic_dialogue import generate_dialogue
+    from .synthetic_dialogue import generate_dialogue
 
     path = str(tmp_path / "history.duckdb")
     with duckdb.connect(path) as con:
@@ -191,7 +191,7 @@ def test_appended_lines_give_the_rows_a_full_rebuild_gives(monkeypatch):
     the player, the character, a second line of the same speaker, a narrator, a character
     speaking for the first time, a system line, a regenerated reply (a branch: rebuilt
     whole) — must leave exactly the rows a rebuild from nothing gives."""
-    from rolemem.testing.synthetic_dialogue import generate_dialogue
+    from .synthetic_dialogue import generate_dialogue
 
     taken = []
     append = history._append

@@ -284,7 +284,7 @@ def _problems(sql: str, engine: str) -> list[str]:
 
 
 # statements only ever run on a DuckDB connection: the write-time history's tables, the
-# character library's private database, the verdict cache, rolemem.testing's dialogue
+# character library's private database, the verdict cache, the tests' synthetic dialogue
 DUCKDB_ONLY = {
     "create_table_from_query",
     "create_table_with_columns",

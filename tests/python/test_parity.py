@@ -6,9 +6,9 @@ import duckdb
 import pytest
 
 from rolemem import build_memory_for_save
-from rolemem.testing.synthetic_dialogue import generate_dialogue
 
 from .conftest import run_dbt
+from .synthetic_dialogue import generate_dialogue
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ from sqlmodel import SQLModel
 from rolemem import ChainError, SaveNotFoundError, build_memory_for_save
 from rolemem.memory_builder import history
 from rolemem.schema import Line, Role, Save, create_all
-from rolemem.testing.synthetic_dialogue import generate_dialogue
 
 from .conftest import plan_with_seq_scans_off
+from .synthetic_dialogue import generate_dialogue
 
 # beyond the generated saves 1-4: a fork, a regenerated reply, a cycle, a missing tip
 EXTRA_SAVES = [

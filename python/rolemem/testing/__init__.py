@@ -1,3 +1,3 @@
-"""Test helpers, not the library's runtime: a scripted LLM (`scripted_llm`), synthetic
-dialogue (`synthetic_dialogue`) and the demo data (`demo_data`). The Citus cluster the tests
-start is not shipped: tests/python/citus_cluster.py."""
+"""Helpers for tests and offline demos, not the library's runtime: a scripted LLM
+(`scripted_llm`) and the demo data (`demo_data`). What only the tests and benchmarks use is not
+shipped: tests/python/ (the Citus cluster, synthetic dialogue)."""

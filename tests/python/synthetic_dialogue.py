@@ -1,4 +1,4 @@
-"""Deterministic synthetic dialogue trees for parity tests and benchmarks.
+"""Deterministic synthetic dialogue trees for parity tests and benchmarks (not shipped).
 
 One set-based INSERT writes every line (a million in seconds), into tables with the
 application's columns but no foreign keys: DuckDB checks a self-referencing key against rows
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ..sql.project import write_sql
+from rolemem.sql.project import write_sql
 
 _CREATE_TABLES = """
 create table if not exists role (id bigint primary key, name varchar not null);
