@@ -424,24 +424,14 @@ def _init_db(args: argparse.Namespace) -> None:
         from ..testing.demo_data import load_demo_into
 
         _say_left_out(load_demo_into(path))
-    elif is_postgres_url(path):
-        set_aside = init_database(path)
+    else:
+        set_aside = init_database(path)  # a DuckDB file's tables too (none set aside there)
         if set_aside:
             print(
                 f"{set_aside} rows without a player (requests of no player) moved to schema "
                 f"{SET_ASIDE}: a database sharded by player (Citus) stores players' rows only",
                 file=sys.stderr,
             )
-    else:
-        from ..engines.sqlalchemy_engines import engine_for
-        from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
-
-        engine = engine_for(path)
-        create_all(engine)
-        create_memory_tables(engine)
-        with engine.begin() as connection:  # a game's rows written with ids of their own
-            move_sequences_past_keys(connection)
-        engine.dispose()
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
 
 

@@ -48,10 +48,16 @@ def is_postgres_url(db: object) -> bool:
 
 @contextlib.contextmanager
 def _sqlalchemy_engine(url: str) -> Iterator[Any]:
-    """A SQLAlchemy engine (psycopg) on the database at `url`, disposed of on the way out."""
+    """A SQLAlchemy engine on the database at `url` (psycopg) or on a DuckDB file, disposed
+    of on the way out."""
     import sqlalchemy as sa
 
-    engine = sa.create_engine("postgresql+psycopg://" + url.split("://", 1)[1])
+    from .sqlalchemy_engines import engine_for
+
+    if is_postgres_url(url):
+        engine = sa.create_engine("postgresql+psycopg://" + url.split("://", 1)[1])
+    else:
+        engine = engine_for(url)
     try:
         yield engine
     finally:
@@ -59,12 +65,12 @@ def _sqlalchemy_engine(url: str) -> Iterator[Any]:
 
 
 def init_database(url: str, *, store: str | Path | None = None) -> int:
-    """Create rolemem's tables on the database at `url` if missing; on a database with the
-    citus extension, in Citus's shape (schema.citus). `store`: recreate them (keys restart at
-    1) and copy the rows of that embedded DuckDB store (`rolemem init-db --demo` copies the
-    demo store this way). Returns how many of the store's rows were left out: on Citus, rows
-    of player tables without a player (official memories have tables of their own, copied as
-    reference tables); without `store`, how many rows of a store made
+    """Create rolemem's tables on the database at `url` (or a DuckDB file) if missing; on a
+    database with the citus extension, in Citus's shape (schema.citus). `store`: recreate
+    them (keys restart at 1) and copy the rows of that embedded DuckDB store (`rolemem init-db
+    --demo` copies the demo store this way). Returns how many of the store's rows were left
+    out: on Citus, rows of player tables without a player (official memories have tables of
+    their own, copied as reference tables); without `store`, how many rows of a store made
     here before the extension were set aside when it was distributed in place
     (schema.citus.SET_ASIDE)."""
     from ..schema import drop_all
