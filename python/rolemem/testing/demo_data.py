@@ -72,15 +72,18 @@ def _load_dynamic_demo(path: str) -> None:
             )
 
 
+def _data(name: str) -> Any:
+    """A JSON file of the package's data/."""
+    return json.loads(resources.files("rolemem").joinpath(f"data/{name}").read_text("utf-8"))
+
+
 def _dynamic_demo() -> dict[str, Any]:
     """The demo player's memories (and the demo player: its `user_id` owns the demo saves)."""
-    text = resources.files("rolemem").joinpath("data/dynamic_demo.json").read_text("utf-8")
-    return dict(json.loads(text))
+    return dict(_data("dynamic_demo.json"))
 
 
 def spec_examples() -> dict[str, list[dict[str, Any]]]:
-    text = resources.files("rolemem").joinpath("data/spec_examples.json").read_text("utf-8")
-    return json.loads(text)
+    return dict(_data("spec_examples.json"))
 
 
 def _insert_save(session: Session, name: str, user_id: str, lines: list[dict[str, Any]]) -> Save:
@@ -139,36 +142,6 @@ def load_demo(path: str) -> None:
     load_seeds_into(path)  # the demo designer config and settings, as `dbt seed` would
 
 
-_ABSENT_SCENE: list[dict[str, Any]] = [
-    {"attribute": "user", "display_name": "莱姆", "content": "钦灵，小喵，我回来啦"},
-    {"attribute": "assistant", "role_id": 1, "display_name": "钦灵", "content": "欢迎回来！"},
-    {"attribute": "assistant", "script_role_id": "1", "display_name": "白小喵", "content": "喵~"},
-    {"attribute": "assistant", "role_id": 1, "display_name": "钦灵", "content": "我去泡茶"},
-    {
-        "attribute": "user",
-        "display_name": "莱姆",
-        "content": "小喵，下周是钦灵的生日，我们给她一个惊喜吧",
-        "present_role_ids": [],
-        "present_script_role_ids": ["1"],
-    },
-    {
-        "attribute": "assistant",
-        "script_role_id": "1",
-        "display_name": "白小喵",
-        "content": "好呀，我来准备蛋糕喵",
-    },
-    {
-        "attribute": "assistant",
-        "role_id": 1,
-        "display_name": "钦灵",
-        "content": "茶来啦，你们在聊什么？",
-        "present_role_ids": [1],
-        "present_script_role_ids": ["1"],
-    },
-    {"attribute": "user", "display_name": "莱姆", "content": "没什么～"},
-]
-
-
 def _load_saves(engine: sa.Engine) -> None:
     with Session(engine) as session:
         # role 1: the demo's turns use the qiyu config and the demo player's qiyu memories
@@ -197,5 +170,5 @@ def _load_saves(engine: sa.Engine) -> None:
         )
         # save 3: a character who was absent (钦灵 leaves to make tea while the player and
         # 白小喵 plan her birthday: present_role_ids, docs/memory_builder.md)
-        _insert_save(session, "a character who was absent", player, _ABSENT_SCENE)
+        _insert_save(session, "a character who was absent", player, _data("absent_scene.json"))
         session.commit()
