@@ -140,6 +140,9 @@ QUERIES: dict[str, tuple[object, ...]] = {
     ),
     "walk_parent_chain": ("lines", "saves", "fork_points"),
     "read_recall_queue": (),
+    "recall_queue_items": (),
+    "read_unlock_matrix": (),
+    "character_recall_answer": (True, True),
     "last_observed_target": (),
     "merged_entity_saves": (),
     "store_table_names": (),
@@ -151,6 +154,8 @@ QUERIES: dict[str, tuple[object, ...]] = {
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)
 NOT_LINTED = {
+    # PostgreSQL's index DDL (include, collations), run by the PostgreSQL tests
+    "postgres_indexes",
     "require_app_tables",
     "row_lock",
     "player_key",

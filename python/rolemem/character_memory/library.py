@@ -103,79 +103,15 @@ REQUEST_FIELDS = {
     **dict.fromkeys(LIMIT_NAMES, "integer"),
     "filter_levels": "integer[]",
 }
-# each request's sticky queue, flattened with its request's number
-_QUEUE_SQL = """
-    select
-        unnest(cast($queued_request_id as integer[])) as request_id,
-        unnest(cast($queued_keys as varchar[])) as entry_key,
-        unnest(cast($queued_turns as integer[])) as recalled_turn,
-        unnest(cast($queued_qualities as integer[])) as match_quality
-"""
-# a model's rows of each request as one list column `name` (the model aliased `name` too)
-_LIST_JOIN = """left join (
-    select request_id, {rows} as {name}
-    from {model} as {name}
-    group by request_id
-) as {name} on {name}.request_id = requests.request_id"""
-# one row per request of the batch, in request_id order; every entry's explain row only when a
-# request of the batch asks (a row per entry)
-_RECALL_SELECT = """
-select
-    requests.request_id,
-    blocks.attributes_text,
-    blocks.events_text,
-    blocks.dialogue_style_text,
-    {prompts},
-    {explain} as explain,
-    queue.queue,
-    words.words
-from int_recall_requests as requests
-left join {blocks} as blocks on blocks.request_id = requests.request_id
-{lists}
-order by requests.request_id
-"""
 # on DuckDB a request's words and keyword matches are computed in Python (text.recall_words,
 # entry_matches) and bound as these models' rows
 _WORDS_ROWS = {"int_recall_words_expanded": bound_rows("words", word_columns("request_id"))}
 _MATCHED_ROWS = {"int_recall_entries_matched": bound_rows("matched", MATCHED_COLUMNS)}
-# the filled prompt template: only when a request of the batch brings one (a turn's)
-_PROMPT_COLUMNS = ("system_prompt", "prompt_before_dynamic", "prompt_after_dynamic")
 
 
 @functools.cache  # rendered once per (explain, prompts, engine), not per batch
 def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
-    """The batch's answer rows; the lists as the engine aggregates objects (list_of_objects)."""
-
-    def objects(columns: tuple[str, ...], order_by: str) -> str:
-        fields = [(column, column) for column in columns]
-        return render_macro("list_of_objects", fields, order_by, engine=engine)
-
-    lists = {
-        "queue": (
-            "int_recall_queue_updated",
-            objects(("entry_key", "recalled_turn", "match_quality"), "entry_key"),
-        ),
-        "words": (
-            "int_recall_words_expanded",
-            objects(("word", "word_source", "level"), "word_order"),
-        ),
-    }
-    if explain:
-        rows = render_macro("list_of_rows", "explained", "explained.entry_key", engine=engine)
-        lists["explained"] = ("character_memory_recall", rows)
-    return _RECALL_SELECT.format(
-        prompts=",\n    ".join(
-            f"blocks.{name}" if prompts else f"cast(null as varchar) as {name}"
-            for name in _PROMPT_COLUMNS
-        ),
-        # with a template the prompts mart carries the blocks too: they are computed once
-        blocks="character_memory_prompts" if prompts else "character_memory_blocks",
-        explain="explained.explained" if explain else "cast(null as integer[])",
-        lists="\n".join(
-            _LIST_JOIN.format(name=name, model=model, rows=rows)
-            for name, (model, rows) in lists.items()
-        ),
-    )
+    return render_macro("character_recall_answer", explain, prompts, engine=engine)
 
 
 @dataclass(frozen=True)
@@ -323,7 +259,7 @@ class CharacterLibrary:
             (blocks, "character_memory_recall") if explain else blocks,
             {
                 "int_recall_requests": request_rows_sql("request_id", REQUEST_FIELDS, engine),
-                "int_recall_queue_items": _QUEUE_SQL,
+                "int_recall_queue_items": render_macro("recall_queue_items"),
                 **(_WORDS_ROWS if self._words is not None else {}),
                 **(_MATCHED_ROWS if matched is not None else {}),
             },
@@ -458,8 +394,9 @@ class CharacterLibrary:
 
 
 def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
-    """Bound lists for `request_rows_sql` (a position per request) and `_QUEUE_SQL` (the
-    requests' queues flattened, each item with its request's position)."""
+    """Bound lists for `request_rows_sql` (a position per request) and macro
+    recall_queue_items (the requests' queues flattened, each item with its request's
+    position)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
     params.update({name: [values.get(name) for values in requests] for name in REQUEST_FIELDS})
     params["queued_request_id"] = [

@@ -6,18 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..engines import engine_name, reading
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from .config import KINDS, CharacterNotFoundError
 
 _CONFIG_TABLES = tuple(table for table, _group, _kind in KINDS.values())
-
-_SELECT = """
-select entry_key, entry_kind, group_name, content, other_fields, intimacy, exploration,
-    is_unlocked, is_unlocked_by_levels
-from character_unlock_matrix
-where character_id = $character_id
-order by entry_kind, entry_key, intimacy, exploration
-"""
 
 
 def unlock_matrix(db: Any, character_id: str) -> list[dict[str, Any]]:
@@ -27,7 +19,8 @@ def unlock_matrix(db: Any, character_id: str) -> list[dict[str, Any]]:
     with no config is a ConfigError, as everywhere (every configured entry has its rows).
     `db`: a DuckDB path or connection, or an engine (rolemem.engines)."""
     engine = engine_name(db)
-    sql = compose("character_unlock_matrix", {}, _SELECT, existing=_CONFIG_TABLES, engine=engine)
+    select = render_macro("read_unlock_matrix")
+    sql = compose("character_unlock_matrix", {}, select, existing=_CONFIG_TABLES, engine=engine)
     with reading(db) as cur:
         result = cur.execute(sql, {"character_id": character_id})
         names = [column[0] for column in result.description]

@@ -1,11 +1,9 @@
 """Application tables (SQLModel): the game's roles, saves and dialogue lines, and the
 deployment's character config.
 
-These are the dbt sources `app.role`, `app.save`, `app.line` and `config.character_*`. `Line`
-has the fields of the customer's spec plus an optional `created_at` and the `scene` it was
-played in (columns a game's own table gains, like `save.user_id`); `Save` records its player
-(`user_id`) and, for a fork, the line it was forked at. Integer keys get an explicit sequence:
-DuckDB has no SERIAL, and a sequence is plain SQLAlchemy that PostgreSQL understands too.
+These are the dbt sources `app.role`, `app.save`, `app.line` and `config.character_*`.
+Integer keys get an explicit sequence: DuckDB has no SERIAL, and a sequence is plain
+SQLAlchemy that PostgreSQL understands too.
 
 The character config tables are the deployment's own data (written by `rolemem config import`
 or `POST /config/import`), not dbt seeds: `dbt build` reads them and never replaces them.
@@ -13,12 +11,13 @@ or `POST /config/import`), not dbt seeds: `dbt build` reads them and never repla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
+
+from ..sql.project import render_macro
 
 
 def _key_column(sequence_name: str) -> Any:
@@ -183,16 +182,6 @@ CONFIG_TABLES = [
     _table(ConfigVersion),
 ]
 
-# Every turn reads a save's lines by save_id: on a game's PostgreSQL `line` table, without an
-# index, that is a scan of every save's lines (3 s a call at a million lines, 5 ms with it).
-# DuckDB finds them by its row groups' min/max instead (an index there would only cost writes).
-APP_POSTGRES_INDEXES = (
-    "create index if not exists ix_line_save_id on line (save_id)",
-    # the lines the game wrote without their player: an append fills its save's (macro
-    # move_save_tip) by this index, usually empty, not by reading all of the save's lines
-    "create index if not exists ix_line_unowned on line (save_id) where user_id is null",
-)
-
 
 def has_citus(connection: Any) -> bool:
     """Whether the database (a SQLAlchemy connection) has the citus extension: rolemem's
@@ -215,13 +204,13 @@ def is_distributed(connection: Any, table: str) -> bool:
     return found.first() is not None
 
 
-def create_postgres_indexes(engine: sa.Engine, statements: Sequence[str]) -> None:
-    """The index statements a turn's reads need on PostgreSQL, run there only (DuckDB finds
-    the same rows without them, and an index would only cost its writes)."""
+def create_postgres_indexes(engine: sa.Engine, tables: str) -> None:
+    """The indexes a turn's reads of `tables` (app, memory) need on PostgreSQL (macro
+    postgres_indexes), made there only."""
     if engine.dialect.name != "postgresql":
         return
     with engine.begin() as connection:
-        for statement in statements:
+        for statement in render_macro("postgres_indexes", tables, engine="postgres").split(";"):
             connection.exec_driver_sql(statement)
 
 

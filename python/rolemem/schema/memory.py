@@ -4,10 +4,8 @@ Two scopes, two sets of tables: `user` rows, written by extraction per user x ag
 player tables (`memory_event`, ...); `official` rows, written by designers per agent, in tables
 of their own (`official_event`, ...: OFFICIAL_TABLES) with the same columns (scope `official`,
 user_id null), read by every player's recall (on Citus reference tables, the player tables
-being sharded by player). `memory_event_term` holds each event's
-tokens (for BM25 in SQL) and `memory_event_embedding` its vector; both are written by
-`DynamicMemory` with the event. The embedding column is DuckDB's fixed-size FLOAT[dim], so
-that table is created with the embedder's dimension rather than by SQLModel.
+being sharded by player). The vectors' tables are made by DDL with the embedder's dimension
+(DuckDB's arrays are fixed-size), not by SQLModel.
 """
 
 from __future__ import annotations
@@ -416,32 +414,6 @@ MEMORY_TABLES: list[Any] = [
     _table(WebhookDelivery),
     *(_official(model) for model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive)),
 ]
-
-# What a turn reads by index on PostgreSQL (schema.store.create_memory_tables):
-MEMORY_POSTGRES_INDEXES = (
-    # a player's postings of the turn's words, read from the index alone (the columns recall
-    # reads included). The term compares in collation C: the words it is matched with come
-    # from the config tables, copied in C (PostgresEngine.replace_tables), and an index of
-    # another collation serves no comparison in C (the first index was never used for words:
-    # it read all of a player's postings)
-    "drop index if exists ix_memory_event_term_owner",
-    "create index if not exists ix_memory_event_term_owner_word on memory_event_term "
-    '(agent_id, scope, user_id, term collate "C") '
-    "include (event_id, description_count, keyword_count, tag_count)",
-    # a player's newest events first: the overview timeline reads timeline_size of them
-    "create index if not exists ix_memory_event_owner_time on memory_event "
-    "(agent_id, scope, user_id, created_at desc nulls last, id desc nulls last)",
-    # the agent's official postings of the turn's words, and its newest official events
-    "create index if not exists ix_official_event_term_agent_word on official_event_term "
-    '(agent_id, term collate "C") '
-    "include (event_id, description_count, keyword_count, tag_count, scope, user_id)",
-    "create index if not exists ix_official_event_agent_time on official_event "
-    "(agent_id, created_at desc nulls last, id desc nulls last)",
-    # the vectors without a player (written before the column): the migration filling them
-    # reads this index, not every vector
-    "create index if not exists ix_memory_event_embedding_unowned on memory_event_embedding "
-    "(event_id) where user_id is null",
-)
 
 
 def stored_vector_types(connection: Any) -> dict[str, str]:

@@ -140,14 +140,6 @@ def _fill_vector_owners(connection: Any) -> None:
     )
 
 
-_TOKEN_COUNTS_SQL = """
-update {events} set token_count = lengths.token_count
-from (
-    select unnest(cast(:ids as bigint[])) as id, unnest(cast(:lengths as integer[])) as token_count
-) as lengths
-where {events}.id = lengths.id"""
-
-
 def _recompute_postings(
     pairs: Sequence[tuple[str, str]], connection: Any, ids: Sequence[int] | None = None
 ) -> None:
@@ -183,8 +175,9 @@ def _recompute_postings(
             continue
         insert = write_sql("insert_event_postings", terms_table)
         connection.execute(sa.text(PARAMETER.sub(r":\1", insert)), columns)
+        counts = write_sql("update_event_token_counts", table)
         connection.execute(
-            sa.text(_TOKEN_COUNTS_SQL.format(events=table)),
+            sa.text(PARAMETER.sub(r":\1", counts)),
             {"ids": [row[0] for row in events], "lengths": lengths},
         )
         log.info("recomputed the postings of %d events", len(events))

@@ -11,14 +11,12 @@ from sqlmodel import SQLModel
 
 from ..sql.project import write_sql
 from .game import (
-    APP_POSTGRES_INDEXES,
     APP_TABLES,
     CONFIG_TABLES,
     create_postgres_indexes,
     is_distributed,
 )
 from .memory import (
-    MEMORY_POSTGRES_INDEXES,
     MEMORY_TABLES,
     VECTOR_TABLES,
     create_vector_tables,
@@ -32,7 +30,7 @@ def create_all(engine: sa.Engine) -> None:
     before = _existing(engine)
     SQLModel.metadata.create_all(engine, tables=APP_TABLES + CONFIG_TABLES)  # type: ignore[arg-type]
     migrate(engine, {table.name for table in APP_TABLES + CONFIG_TABLES} - before)
-    create_postgres_indexes(engine, APP_POSTGRES_INDEXES)
+    create_postgres_indexes(engine, "app")
     with engine.begin() as connection:
         # on Citus user_id is NOT NULL (the shard key: schema.citus), and never updated
         if not is_distributed(connection, "line"):
@@ -48,7 +46,7 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
         create_vector_tables(connection, embedding_dim)
     made = {table.name for table in MEMORY_TABLES} | set(VECTOR_TABLES)
     migrate(engine, made - before)
-    create_postgres_indexes(engine, MEMORY_POSTGRES_INDEXES)
+    create_postgres_indexes(engine, "memory")
 
 
 def move_sequences_past_keys(connection: Any) -> None:
