@@ -354,7 +354,7 @@ class CharacterLibrary:
         """The config rows (of one character, or all) from the database's config tables; the
         lexicon, stopwords, defaults and limits too where dbt seeded them (else the shipped
         CSVs)."""
-        with _reading(db) as source:
+        with reading(db, read_only=True) as source:
             for seed in (*_CONFIG_SEEDS, *_RECALL_SEEDS):
                 is_config = seed in _CONFIG_SEEDS
                 try:
@@ -428,14 +428,6 @@ def _fill_verdicts(cur: duckdb.DuckDBPyConnection, pairs: Sequence[Pair]) -> Non
     )
     params = _batch_params([{"character_id": c, "context": context} for c, context in pairs])
     duckdb_connect.run(cur, sql, used(sql, params), ConfigError)
-
-
-def _reading(db: Any) -> contextlib.AbstractContextManager[Any]:
-    """A cursor on the config's database: an engine's, or a DuckDB file opened read-only
-    (several readers may share a file no process writes) or a connection."""
-    if isinstance(db, PostgresEngine):
-        return db.reading()
-    return duckdb_connect.cursor(db, read_only=not isinstance(db, duckdb.DuckDBPyConnection))
 
 
 # what reading a table a database lacks raises, on each engine

@@ -54,11 +54,12 @@ def engine_name(db: Any) -> str:
     return db.name if isinstance(db, DuckDBEngine | PostgresEngine) else "duckdb"
 
 
-def reading(db: Any) -> contextlib.AbstractContextManager[Any]:
-    """A cursor to read with: an engine's, or one on a DuckDB path or connection."""
+def reading(db: Any, read_only: bool = False) -> contextlib.AbstractContextManager[Any]:
+    """A cursor to read with: an engine's, or one on a DuckDB path (opened `read_only`, so
+    several readers may share it) or connection."""
     if isinstance(db, DuckDBEngine | PostgresEngine):
         return db.reading()
-    return duckdb_connect.cursor(db)
+    return duckdb_connect.cursor(db, read_only=read_only)
 
 
 @contextlib.contextmanager
