@@ -74,7 +74,8 @@ def init_database(url: str, *, store: str | Path | None = None) -> int:
     here before the extension were set aside when it was distributed in place
     (schema.citus.SET_ASIDE)."""
     from ..schema import drop_all
-    from ..schema.citus import has_citus, shape_for_citus
+    from ..schema.citus import shape_for_citus
+    from ..schema.game import has_citus
     from ..schema.memory import drop_memory_tables
     from ..schema.store import create_all, create_memory_tables, move_sequences_past_keys
 

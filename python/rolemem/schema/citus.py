@@ -15,16 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import PlayerRequiredError
-from .game import APP_TABLES, CONFIG_TABLES, has_citus
+from .game import APP_TABLES, CONFIG_TABLES
 from .memory import MEMORY_TABLES
-
-__all__ = [
-    "foreign_keys",
-    "has_citus",
-    "primary_key",
-    "reference_tables",
-    "shape_for_citus",
-]
 
 # the colocation group's first table: every other player table is `colocate_with` it
 ANCHOR = "save"
