@@ -751,22 +751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
         logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
     try:
-        {
-            "init-db": _init_db,
-            "memory": _memory,
-            "recall": _recall,
-            "query": _query,
-            "config": _config,
-            "observe": _observe,
-            "maintain": _maintain,
-            "timeline": _timeline,
-            "official": _official,
-            "explain": _explain,
-            "serve": _serve,
-            "snapshot": _snapshot,
-            "import-chat": _import_chat,
-            "mcp": _mcp,
-        }[args.command](args)
+        globals()["_" + args.command.replace("-", "_")](args)  # `init-db` runs _init_db, …
     except BrokenPipeError:  # `rolemem ... | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 0
