@@ -7,6 +7,7 @@ disagree on them. Path and types reach DuckDB's read_csv as bound parameters.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,10 +74,7 @@ def shipped_rows(seed: str) -> list[dict[str, Any]]:
 def shipped_settings(*seeds: str) -> dict[str, Any]:
     """read_settings over the CSVs shipped with rolemem (read once per process; a copy, so
     callers may change theirs)."""
-    return {
-        key: list(value) if isinstance(value, list) else value
-        for key, value in _shipped_settings(seeds).items()
-    }
+    return copy.deepcopy(_shipped_settings(seeds))
 
 
 @functools.cache

@@ -156,5 +156,4 @@ class OpenAICompatibleEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts) if texts else []
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._embed(texts) if texts else []
+    embed_documents = embed_queries  # the endpoint embeds queries and documents alike

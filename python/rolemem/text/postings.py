@@ -11,12 +11,10 @@ from .tokens import ENGLISH_STOPWORDS, search_terms, search_words
 
 
 def postings(description: str, keywords: list[str]) -> dict[str, list[Any]]:
-    """An event's BM25 postings (memory_event_term): its description's words and its tags'
-    words (each tag also whole), in search mode, case-folded and English words stemmed
-    (search_terms, as a query's words are), the description's English stopwords left out, so
-    an event's length counts the words a query can match; each term once, sorted, with its
-    count in the description and in the tags (their sum is the event's token_count), and how
-    many tags it is whole."""
+    """memory_event_term's columns: each term once, sorted, with its count in the description
+    and in the tags (each tag also whole; their sum is the event's token_count), and how many
+    tags it is whole. The description's stopwords are left out, so an event's length counts
+    the words a query can match."""
     in_text = Counter(
         search_terms([w for w in search_words(description) if w.lower() not in ENGLISH_STOPWORDS])
     )
