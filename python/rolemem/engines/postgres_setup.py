@@ -39,6 +39,8 @@ _STORE_TABLES = (
 
 # tables a store written before them lacks (nothing to copy)
 _NEWER = ("memory_fact", "memory_entity_mention")
+# tables whose rows' player is their owner's (by key, in table): macro owners_filled
+_OWNERS = {"line": ("save_id", "save"), "memory_event_embedding": ("event_id", "memory_event")}
 
 
 def is_postgres_url(db: object) -> bool:
@@ -116,6 +118,7 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     from ..schema.citus import PLAYER_TABLES
     from ..schema.migrations import migrate
     from ..schema.store import move_sequences_past_keys
+    from ..sql.project import render_macro
 
     with duckdb.connect(str(path), read_only=True) as source, engine.begin() as connection:
         present = {
@@ -150,7 +153,9 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
             owned,
             # rows whose player is their save's or event's (a store written before it was
             # stored on them): with it, never left out as ownerless
-            _FILLED_OWNERS if citus else None,
+            {table: render_macro("owners_filled", table, *key) for table, key in _OWNERS.items()}
+            if citus
+            else None,
         )
         move_sequences_past_keys(connection)
     migrate(engine)
@@ -159,17 +164,6 @@ def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql(f"vacuum (analyze) {', '.join(_STORE_TABLES)}")
     return left_out
-
-
-# a table's rows with their player filled from the row that owns them (DuckDB's SELECT)
-_FILLED_OWNERS = {
-    "line": "select line.* replace (coalesce(line.user_id, save.user_id) as user_id) "
-    "from line left join save on save.id = line.save_id",
-    "memory_event_embedding": "select vectors.* replace "
-    "(coalesce(vectors.user_id, memory_event.user_id) as user_id) "
-    "from memory_event_embedding as vectors "
-    "left join memory_event on memory_event.id = vectors.event_id",
-}
 
 
 def copy_rows(

@@ -123,16 +123,6 @@ def _moved_columns(connection: Any, table: str) -> tuple[list[str], list[str]]:
     return names, [f"cast({name} as {types[name]})" for name in names]
 
 
-def _fill_postings_owners(connection: Any) -> None:
-    """Postings written before they carried their event's owner get it."""
-    connection.exec_driver_sql(
-        "update memory_event_term set agent_id = memory_event.agent_id, "
-        "scope = memory_event.scope, user_id = memory_event.user_id "
-        "from memory_event "
-        "where memory_event.id = memory_event_term.event_id and memory_event_term.agent_id is null"
-    )
-
-
 def _fill_vector_owners(connection: Any) -> None:
     """Vectors written before they carried their event's player get it."""
     connection.exec_driver_sql(
@@ -222,7 +212,12 @@ STEPS = (
     Step("model_columns", (), _add_model_columns),
     Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns),
     # before the official rows move: their postings go with their owner
-    Step("postings_owners", _POSTINGS, _fill_postings_owners, is_local_only=True),
+    Step(
+        "postings_owners",
+        _POSTINGS,
+        partial(_write_macro, "fill_postings_owners", ()),
+        is_local_only=True,
+    ),
     # designers' memories out of the player tables (docs/decisions/official-memories.md)
     Step(
         "official_tables",
