@@ -147,6 +147,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "staged_memory_rows": ("memory_event", "official_event"),
     "union_official": ("memory_event", "official_event"),
     "prompt_from_lines": ("lines",),
+    "recalled_event_descriptions": (),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)
