@@ -148,6 +148,8 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "union_official": ("memory_event", "official_event"),
     "prompt_from_lines": ("lines",),
     "recalled_event_descriptions": (),
+    "context_window_version": (),
+    "bound_loop_observations": ({"save_id": "bigint", "role_id": "bigint"},),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)
