@@ -684,25 +684,10 @@ class Saves:
         with self._store.transaction() if write else self._store.reading() as cur:
             return function(cur, *args, **self._on_saves, **kwargs)
 
-    def create_role(
-        self,
-        name: str,
-        *,
-        role_id: int | None = None,
-        character_id: str | None = None,
-        agent_id: str | None = None,
-        omniscient: bool = False,
-    ) -> dict[str, Any]:
+    def create_role(self, name: str, **fields: Any) -> dict[str, Any]:
+        """A game character (`create_role`'s role_id, character_id, agent_id, omniscient)."""
         with self._store.transaction() as cur:
-            return create_role(
-                cur,
-                name,
-                role_id=role_id,
-                character_id=character_id,
-                agent_id=agent_id,
-                omniscient=omniscient,
-                engine=self._store.name,
-            )
+            return create_role(cur, name, **fields, engine=self._store.name)
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
         return self._on(True, create_save, **fields)
