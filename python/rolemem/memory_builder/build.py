@@ -23,25 +23,10 @@ from ..errors import ChainError, LineError, SaveNotFoundError
 from ..sql.project import compose, render_macro
 from . import history
 
-# The caller's one target, standing in for the batch model `int_memory_targets`: the player's
-# name the request gives ($user_name) and the save's ({save_user_name}: bound for given lines,
-# read from the save for a stored one).
-_TARGET_SELECT = """
-    select
-        cast($save_id as bigint) as save_id,
-        'caller' as target_key,
-        cast($role_id as bigint) as target_role_id,
-        cast($script_role_id as varchar) as target_script_role_id,
-        cast($display_name as varchar) as target_display_name,
-        cast($user_name as varchar) as request_user_name,
-        cast({save_user_name} as varchar) as save_user_name,
-        cast($context_emotion as boolean) as use_context_emotion,
-        cast(null as bigint) as resume_line_position,
-        cast(null as bigint) as resume_message_index
-"""
-_TARGET_SQL = _TARGET_SELECT.format(save_user_name="$save_user_name")
-_SAVE_TARGET_SQL = _TARGET_SELECT.format(
-    save_user_name="(select user_name from source_save where id = $save_id)"
+# the caller's one target, standing in for the batch model int_memory_targets
+_TARGET_SQL = render_macro("bound_memory_target", "$save_user_name")
+_SAVE_TARGET_SQL = render_macro(
+    "bound_memory_target", "(select user_name from source_save where id = $save_id)"
 )
 
 # Lines given in order, standing in for the recursive walk `int_lines_chained_to_root` (their
@@ -83,19 +68,7 @@ def _given_lines_sql(engine: str, presence: bool = True) -> str:
     )
 
 
-# Two point reads beat one joined query here (about 0.9 ms each on a million lines).
-_STORED_TIP_SQL = """
-select
-    tips.save_id is not null
-    and tips.tip_line_id is not distinct from saves.last_message_id
-    and tips.user_name is not distinct from saves.user_name as is_fresh,
-    tips.chain_problem,
-    -- the name the stored messages call the player by
-    tips.user_name
-from save as saves
-left join int_save_history_tips as tips on tips.save_id = saves.id
-where saves.id = $save_id
-"""
+_STORED_TIP_SQL = render_macro("stored_history_tip")
 # the character's key by the models' rule (macro memory_target_key), rendered once
 _TARGET_KEY_SQL = "select " + render_macro(
     "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"

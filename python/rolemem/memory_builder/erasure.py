@@ -15,21 +15,7 @@ from ..sql.project import render_macro
 from . import history
 from .saves import _rows, _run, _text, owned_save
 
-# The saves outside $save_ids that branch from their lines: a fork made at one of them, or a
-# save whose own lines continue from one (a fork's first line points into its parent)
-_FORKS_OF_SQL = """
-with erased_lines as (
-    select id from line where save_id in (select unnest(cast($save_ids as bigint[])))
-),
-branching as (
-    select save_id from line where parent_line_id in (select id from erased_lines)
-    union
-    select id as save_id from save where forked_from_line_id in (select id from erased_lines)
-)
-select distinct save_id from branching
-where save_id not in (select unnest(cast($save_ids as bigint[])))
-order by save_id
-"""
+_FORKS_OF_SQL = render_macro("save_forks")  # the same on every engine
 _PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
 _OWNERS_SQL = """
 select distinct user_id from save

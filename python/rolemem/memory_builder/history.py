@@ -38,36 +38,6 @@ FACTS_TABLE = "int_save_facts_resolved"
 WRITE_TIME_TABLES = (*TABLES, FACTS_TABLE)
 
 
-# The saves' own lines and those of the saves they were forked from ($lineage_ids, see
-# `lineage`), plus lines of other saves they point at (a parent or the tip), so a chain that
-# leaves its save off a fork point is seen and reported.
-# (list_contains lets DuckDB skip row groups by save_id, as `=` does; `in (select unnest())`
-# made every statement a semi-join over the whole table: 2-3x slower on a million lines.
-# PostgreSQL reads list_contains as `= any`, and the pointed-at lines as an array
-# (macro in_few_rows): both by index, never a scan of the game's whole table.)
-# On Citus every read names the saves' player $save_user_id ({player}: macro player_filter), so
-# the walk, recursion included, runs on that player's shard (a fork stays within one player).
-_SAVES_LINES_SQL = """
-    select * from line
-    where list_contains(cast($lineage_ids as bigint[]), save_id) and {player}
-    union all
-    select * from line
-    where
-        not list_contains(cast($lineage_ids as bigint[]), save_id)
-        and {player}
-        and (
-            {parents}
-            or {tips}
-        )
-"""
-_PARENTS_SQL = (
-    "select parent_line_id from line "
-    "where list_contains(cast($save_ids as bigint[]), save_id) and {player}"
-)
-_TIPS_SQL = (
-    "select last_message_id from save "
-    "where list_contains(cast($save_ids as bigint[]), id) and {player}"
-)
 # every save's fork point (a fork of a fork passes through the one it was forked from)
 _FORKS_SQL = """
     select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
@@ -82,18 +52,6 @@ _LINEAGE_FORKS_SQL = """
         and {player}
 """
 _NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
-# the saves and, transitively, the saves they were forked from (their lines are shared)
-_LINEAGE_SQL = """
-with recursive lineage (save_id) as (
-    select unnest(cast($save_ids as bigint[]))
-    union
-    select line.save_id
-    from lineage
-    inner join save on save.id = lineage.save_id and {save_player}
-    inner join line on line.id = save.forked_from_line_id and {line_player}
-)
-select list(save_id order by save_id) from lineage
-"""
 _SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id) and {player}"
 # the player of saves a caller did not name one for (their owner: one player's saves)
 _OWNER_SQL = """
@@ -105,15 +63,13 @@ select min(user_id) from save where list_contains(cast($save_ids as bigint[]), i
 PLAYER = "save_user_id"
 
 
-def _player(engine: str, column: str = "user_id") -> str:
-    return render_macro("player_filter", column, PLAYER, engine=engine)
+def _player(engine: str) -> str:
+    return render_macro("player_filter", "user_id", PLAYER, engine=engine)
 
 
 @functools.cache
 def _lineage_sql(engine: str) -> str:
-    return _LINEAGE_SQL.format(
-        save_player=_player(engine, "save.user_id"), line_player=_player(engine, "line.user_id")
-    )
+    return render_macro("save_lineage", engine=engine)
 
 
 # the roles naming the chain's lines; a bare game database without a `role` table has none
@@ -144,15 +100,8 @@ def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]
 
 @functools.cache
 def saves_lines_sql(engine: str = "duckdb") -> str:
-    """The lines the walk of $save_ids reads (_SAVES_LINES_SQL) on `engine`."""
-    player = _player(engine)
-    return _SAVES_LINES_SQL.format(
-        player=player,
-        parents=render_macro(
-            "in_few_rows", "id", _PARENTS_SQL.format(player=player), engine=engine
-        ),
-        tips=render_macro("in_few_rows", "id", _TIPS_SQL.format(player=player), engine=engine),
-    )
+    """The lines the walk of $save_ids reads (macro walked_save_lines) on `engine`."""
+    return render_macro("walked_save_lines", engine=engine)
 
 
 _STORED_CHAINS_SQL = """
@@ -167,22 +116,7 @@ _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
 
-# each with whether it has a player (only then are lines the game wrote without one filled)
-_STALE_SQL = """
-select saves.id, saves.user_id is not null as is_owned
-from save as saves
-left join int_save_history_tips as tips
-    on tips.save_id = saves.id
-where
-    ($save_ids is null or list_contains(cast($save_ids as bigint[]), saves.id))
-    and (
-        tips.save_id is null
-        or tips.tip_line_id is distinct from saves.last_message_id
-        -- the stored messages name the player by the save's name: renamed, they are rebuilt
-        or tips.user_name is distinct from saves.user_name
-    )
-order by saves.id
-"""
+_STALE_SQL = render_macro("stale_saves")
 
 
 # -- appended lines: the common write, refreshed without rebuilding the save ------------------
@@ -202,119 +136,6 @@ _NEW_LINES_SQL = """
 """
 _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
-# The walk of the new lines joins the recorded tip: every step in the save, no line twice,
-# and the deepest step's parent is the tip the save's rows were built for (whole). One row,
-# when the append applies (none when the save is rebuilt instead): the recorded and the new
-# line counts; whether the first new line lacks its player (the game wrote it: the save's
-# unowned lines are filled then); whether the chain says who was present, at its recorded tip
-# (what a chain row holds is inherited: a tip that says nothing means no line before it did)
-# or on a new line, so the append plans the presence rule only then; and {facts}.
-_NEW_LINES_WALKED_SQL = f"""
-with walked as (
-    select
-        count(*) > 0
-        and count(distinct walk.line_id) = count(*)
-        and bool_and(walk.line_save_id = walk.save_id) as is_one_run,
-        -- the deepest line's parent even when null (arg_max would take the next line's)
-        arg_max_null(lines.parent_line_id, walk.depth) as first_parent_line_id,
-        arg_max(lines.user_id is null, walk.depth) as is_first_unowned,
-        bool_or(
-            lines.present_role_ids is not null or lines.present_script_role_ids is not null
-        ) as says_presence,
-        count(*) as line_count
-    from {_WALK} as walk
-    inner join line as lines on lines.id = walk.line_id
-)
-select
-    recorded.line_count,
-    walked.line_count,
-    walked.is_first_unowned,
-    tip.present_role_ids is not null
-    or tip.present_script_role_ids is not null
-    or walked.says_presence,
-    {{facts}}
-from walked
-inner join save as saves on saves.id = $save_id
-inner join int_save_history_tips as recorded
-    on
-        recorded.save_id = $save_id
-        and recorded.chain_problem is null
-        and recorded.tip_line_id is not null
-        -- a renamed player changes every stored message: the save is rebuilt whole
-        and recorded.user_name is not distinct from saves.user_name
-left join main.int_lines_chained_to_root as tip
-    on tip.save_id = $save_id and tip.line_position = recorded.line_count - 1
-where walked.is_one_run and walked.first_parent_line_id = recorded.tip_line_id
-"""
-# whether a line the append walked states a fact (the save's player's: an index seek; a
-# count, as an exists plans about 0.7 ms more); a store without facts has no such table
-_NEW_LINES_FACTS = {
-    True: f"""(
-        select count(*) from memory_fact
-        where
-            user_id = (select user_id from save where id = $save_id)
-            and line_id in (select line_id from {_WALK})
-    ) > 0""",
-    False: "false",
-}
-_NEW_LINES_WALKED = {
-    facts: _NEW_LINES_WALKED_SQL.format(facts=check) for facts, check in _NEW_LINES_FACTS.items()
-}
-# every character of the save (the batch model over the stored chain) with the first line and
-# index of its last stored message; a character speaking for the first time has none and is
-# built from the start
-_LAST_MESSAGES_SELECT = """
-select
-    targets.* replace (
-        last_messages.first_line_position as resume_line_position,
-        last_messages.message_index as resume_message_index
-    )
-from int_memory_targets as targets
-left join (
-    select
-        target_key,
-        arg_max(first_line_position, message_index) as first_line_position,
-        max(message_index) as message_index
-    from main.memory_messages
-    where save_id = $save_id
-    group by target_key
-) as last_messages
-    on last_messages.target_key = targets.target_key
-"""
-
-
-# the appended lines' chain rows, placed after the recorded ones; they inherit who was
-# present from the recorded chain's tip too: the tip's row goes first into the chain's own
-# rule (macro inherited_presence, unchanged by a second pass) and is left out after
-_APPENDED_CHAIN_SELECT = """
-select * exclude (is_recorded_tip)
-from (
-    select chain.* replace ({presence})
-    from (
-        select
-            * replace (line_position + $offset as line_position),
-            false as is_recorded_tip
-        from int_lines_chained_to_root
-        union all by name
-        select
-            save_id,
-            line_position,
-            present_role_ids,
-            present_script_role_ids,
-            true as is_recorded_tip
-        from main.int_lines_chained_to_root
-        where save_id = $save_id and line_position = $offset - 1
-    ) as chain
-)
-where not is_recorded_tip
-"""
-
-# the same where no line of the chain says who was present (all null, as the rule gives)
-_APPENDED_ROWS_SELECT = """
-select * replace (line_position + $offset as line_position)
-from int_lines_chained_to_root
-"""
-
 # the player of the saves' lines written without one (by the game), from their save
 _FILL_OWNERS = ("fill_missing_owners", "line", "save_id", "save", True)
 
@@ -346,6 +167,12 @@ def _append_walk(roles: bool) -> str:
 
 
 @functools.cache
+def _appended_walk(facts: bool) -> str:
+    """Whether the save only gained lines at the end (macro appended_lines_walked)."""
+    return render_macro("appended_lines_walked", _WALK, facts)
+
+
+@functools.cache
 def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
     """The append's statements after its walk; `presence`: some line of the chain says who
     was present (else neither the chain's inherited presence nor the messages' rule is
@@ -360,17 +187,7 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
             compose(
                 "int_lines_chained_to_root",
                 {**new_lines, "int_lines_walked_to_root": f"select * from {_WALK}"},
-                _APPENDED_CHAIN_SELECT.format(
-                    presence=render_macro(
-                        "inherited_presence",
-                        "chain.present_role_ids",
-                        "chain.present_script_role_ids",
-                        "chain.line_position",
-                        "chain.save_id",
-                    )
-                )
-                if presence
-                else _APPENDED_ROWS_SELECT,
+                render_macro("appended_chain_rows", presence),
                 {"history_presence": presence},
             ),
             True,
@@ -379,7 +196,7 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
         "resumed_targets": write_sql(
             "replace_temp_table",
             _RESUMED,
-            compose("int_memory_targets", stored, _LAST_MESSAGES_SELECT),
+            compose("int_memory_targets", stored, render_macro("resumed_message_targets")),
         ),
         "delete_resumed": write_sql("delete_resumed_messages", _RESUMED),
         # the chain stays whole, one run longer, up to the save's tip (the walk started there)
@@ -413,7 +230,7 @@ def _append(
     new line states one (a stretch reloaded away and back; a line just written states none)."""
     params = {"save_id": save_id}
     cur.execute(_append_walk(roles), params)
-    rows = cur.execute(_NEW_LINES_WALKED[facts], params).fetchall()
+    rows = cur.execute(_appended_walk(facts), params).fetchall()
     if not rows:
         return False
     [(line_count, new_lines, unowned, presence, states_fact)] = rows
@@ -559,17 +376,7 @@ def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     return list(found or [])
 
 
-# whether any of the saves is stale (`_stale`) and whether any was forked from another save's
-# line, in one statement: a read of a save's memory makes it current first, and it mostly is
-# already; a save forked from none is its own lineage (the walk of `lineage` finds no fork
-# link to follow), so most reads plan no recursive walk (~2 ms of ~3.3)
-_FRESH_SQL = f"""
-select
-    exists (select 1 from ({_STALE_SQL}) as stale),
-    exists (
-        select 1 from save
-        where list_contains(cast($save_ids as bigint[]), id) and forked_from_line_id is not null
-    )"""
+_FRESH_SQL = render_macro("are_saves_stale_or_forked")
 
 
 def fresh_lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:

@@ -73,61 +73,12 @@ def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
             return candidate
 
 
-# Where a save's chain leaves it when its tip is $line_id: walk up from the line while it is
-# the save's own; the first line of another save is the fork point (none: the save's own root).
-# `shared`: $line_id is on the history the save shares through its current fork point.
-# On Citus both walks and the read of the line's save stay on the shard of the save's player
-# $user_id (a fork stays within one player).
-_TIP_TARGET_SQL = """
-with recursive
-up (line_id, parent_line_id, save_id, depth) as (
-    select id, parent_line_id, save_id, 0 from line where id = $line_id and {line_player}
-    union all
-    select line.id, line.parent_line_id, line.save_id, up.depth + 1
-    from up
-    inner join line on line.id = up.parent_line_id
-    where up.save_id = $save_id and up.depth < $budget and {line_player}
-),
-shared (line_id, parent_line_id, depth) as (
-    select id, parent_line_id, 0 from line where id = $fork_line_id and {line_player}
-    union all
-    select line.id, line.parent_line_id, shared.depth + 1
-    from shared
-    inner join line on line.id = shared.parent_line_id
-    where shared.depth < $budget and {line_player}
-)
-select
-    (select save_id from up where depth = 0) as line_save_id,
-    (
-        select user_id from save
-        where id = (select save_id from up where depth = 0) and {save_player}
-    ) as line_save_user_id,
-    (select line_id from up where save_id <> $save_id order by depth limit 1) as fork_line_id,
-    (select count(*) from shared where line_id = $line_id) > 0 as is_shared
-"""
-
 # the walks' step budget: every line a walk may visit (on Citus, the player's)
 _LINE_COUNT_SQL = "select count(*) from line where {line_player}"
 # a line of the save's tree a swipe or a reload reads (on Citus, on the player's shard)
 _LINE_SQL = """
 select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
 from line where id = $id and {line_player}
-"""
-
-
-_BRANCH_SQL = """
-select
-    chain.line_position, chain.line_id, lines.parent_line_id, lines.save_id, chain.attribute,
-    chain.content, chain.role_id, chain.script_role_id, chain.display_name,
-    chain.original_emotion, lines.predicted_emotion, chain.tts_content, chain.action_content,
-    lines.audio_file, chain.created_at, chain.present_role_ids, chain.present_script_role_ids
-from int_lines_chained_to_root as chain
-inner join line as lines on lines.id = chain.line_id and {lines_player}
-where
-    chain.save_id = $save_id
-    and chain.line_position < coalesce($before_position, 9223372036854775807)
-order by chain.line_position desc
-limit $limit + 1
 """
 
 
@@ -144,16 +95,6 @@ def _presence_lists(line: dict[str, Any]) -> dict[str, Any]:
     return line
 
 
-_SPEAKERS_SQL = """
-select
-    chain.role_id, chain.script_role_id, max(roles.name) as role_name,
-    {display_name} as display_name, count(*) as line_count
-from int_lines_chained_to_root as chain
-left join role as roles on roles.id = chain.role_id
-where chain.save_id = $save_id and chain.attribute = 'assistant'
-group by chain.role_id, chain.script_role_id
-order by min(chain.line_position)
-"""
 _TIP_SQL = """
 select line_count, chain_problem from int_save_history_tips where save_id = $save_id
 """
@@ -168,28 +109,23 @@ def _statements(engine: str) -> dict[str, str]:
     """The module's statements for `engine`; those reading a save's chain by
     history.chain_sql."""
 
-    def player(column: str, *param: str) -> str:
-        return render_macro("player_filter", column, *param, engine=engine)
+    def player(column: str) -> str:
+        return render_macro("player_filter", column, engine=engine)
 
     players = {"line_player": player("line.user_id"), "save_player": player("save.user_id")}
     save = _SAVE_SQL.format(player=player("user_id"))
     chain = {
         "tip": _TIP_SQL,
-        "speakers": _SPEAKERS_SQL.format(
-            display_name=render_macro(
-                "arg_max", "chain.display_name", "chain.line_position", engine=engine
-            )
-        ),
+        "speakers": render_macro("save_speakers", engine=engine),
         "position": _POSITION_SQL,
-        # on Citus the page's lines are read on the saves' player's shard, as the chain is
-        "branch": _BRANCH_SQL.format(lines_player=player("lines.user_id", history.PLAYER)),
+        "branch": render_macro("save_branch_page", engine=engine),
     }
     return {
         "save": save,
         "locked_save": save + render_macro("row_lock", engine=engine),
         "forked_line": _FORKED_LINE_SQL.format(player=player("user_id")),
         "line_count": _LINE_COUNT_SQL.format(**players),
-        "tip_target": _TIP_TARGET_SQL.format(**players),
+        "tip_target": render_macro("save_tip_target", engine=engine),
         "line": _LINE_SQL.format(**players),
         **{name: history.chain_sql(sql, engine) for name, sql in chain.items()},
     }
@@ -748,25 +684,10 @@ class Saves:
         with self._store.transaction() if write else self._store.reading() as cur:
             return function(cur, *args, **self._on_saves, **kwargs)
 
-    def create_role(
-        self,
-        name: str,
-        *,
-        role_id: int | None = None,
-        character_id: str | None = None,
-        agent_id: str | None = None,
-        omniscient: bool = False,
-    ) -> dict[str, Any]:
+    def create_role(self, name: str, **fields: Any) -> dict[str, Any]:
+        """A game character (`create_role`'s role_id, character_id, agent_id, omniscient)."""
         with self._store.transaction() as cur:
-            return create_role(
-                cur,
-                name,
-                role_id=role_id,
-                character_id=character_id,
-                agent_id=agent_id,
-                omniscient=omniscient,
-                engine=self._store.name,
-            )
+            return create_role(cur, name, **fields, engine=self._store.name)
 
     def create_save(self, **fields: Any) -> dict[str, Any]:
         return self._on(True, create_save, **fields)

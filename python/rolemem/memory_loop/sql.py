@@ -34,48 +34,6 @@ OBSERVATION_FIELDS = {
 }
 
 
-# The caller's observations, standing in for the batch model int_loop_observations.
-_OBSERVATION_SQL = (
-    """
-    select
-        observations.save_id,
-        observations.target_key,
-        observations.role_id as target_role_id,
-        observations.script_role_id as target_script_role_id,
-        observations.user_id,
-        observations.agent_id,
-        observations.scene,
-        states.last_scene,
-        observations.extract_at_turns,
-        observations.extract_turns,
-        observations.context_max_turns,
-        observations.min_window_turns
-    from (
-        select
-            given.*,
-            """
-    + render_macro("memory_target_key", "given.role_id", "given.script_role_id")
-    + """ as target_key
-        from (
-            select
-"""
-    + ",\n".join(
-        f"                unnest(cast(${name} as {kind}[])) as {name}"
-        for name, kind in OBSERVATION_FIELDS.items()
-    )
-    + """
-        ) as given
-    ) as observations
-    -- the batch's saves only (a join with the whole table scans every save's state)
-    left join (
-        select * from memory_loop_state
-        where list_contains(cast($save_id as bigint[]), save_id) and {player}
-    ) as states
-        on states.save_id = observations.save_id and states.target_key = observations.target_key
-"""
-)
-
-
 # the saves' chains from the write-time table (refreshed first when a save's tip moved)
 _CHAIN_SQL = """
     select * from main.int_lines_chained_to_root
@@ -136,7 +94,9 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
         "int_loop_observations_planned",
         {
             **chains,
-            "int_loop_observations": _OBSERVATION_SQL.format(player=player),
+            "int_loop_observations": render_macro(
+                "bound_loop_observations", OBSERVATION_FIELDS, engine=engine
+            ),
             "source_memory_extraction_batch": _TARGET_ROWS_SQL.format(
                 table="memory_extraction_batch", rows=_OF_SAVES, player=player
             ),
@@ -155,35 +115,9 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     )
 
 
-# the same versions read now: a cached context window whose plan read these is current
-# (lines are append-only and the window depends only on the chain, the lines extracted for the
-# character (the player's, on any save: lines are only ever added), the save's own batches and
-# the window settings; a window whose chain has a memory cut off it is never kept); on Citus
-# each read names the player $user_id (macro player_filter)
-_WINDOW_VERSION_SQL = """
-select
-    (select last_message_id from save where id = $save_id and {player}) as tip_line_id,
-    (
-        select list(last_line_id order by last_line_id)
-        from memory_extraction_batch
-        where save_id = $save_id and target_key = {target_key} and {player}
-    ) as batch_last_line_ids,
-    (
-        select count(*) from memory_extracted_line
-        where user_id = $user_id and target_key = {target_key}
-    ) as extracted_line_count
-"""
-
-
 @functools.cache  # rendered once per engine
 def window_version_sql(engine: str) -> str:
-    return _WINDOW_VERSION_SQL.format(
-        player=render_macro("player_filter", "user_id", engine=engine),
-        # the key of the character bound as $role_id / $script_role_id (the models' rule)
-        target_key=render_macro(
-            "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
-        ),
-    )
+    return render_macro("context_window_version", engine=engine)
 
 
 # the loop settings a maintenance run brings

@@ -50,39 +50,9 @@ from . import budget
 log = logging.getLogger(__name__)
 
 
-@functools.cache  # rendered once per engine
+@functools.cache  # rendered once per engine (test_rules_in_sql holds it equal to the model)
 def _descriptions_sql(engine: str) -> str:
-    """The recalled events' descriptions (a turn's trace): int_memory_events_with_official's,
-    the agent's official ones and the player's, with a player's event's source lines
-    (memory_event_line) in id order; an official event has none (ids are unique across both
-    tables). Written out, not composed from the model: a per-turn read, whose composed form
-    plans the staging and the union for ~2 ms more (test_rules_in_sql holds the two equal).
-    On Citus the read names the player $user_id (macro player_filter: one shard; official
-    events are a reference table there)."""
-
-    def recalled(column: str) -> str:
-        # DuckDB tests a list fastest; PostgreSQL seeks its index only for an `in` of rows
-        if engine == "duckdb":
-            return render_macro("list_has", "cast($ids as bigint[])", column, engine=engine)
-        return f"{column} in (select unnest(cast($ids as bigint[])))"
-
-    def player(column: str) -> str:
-        return render_macro("player_filter", column, engine=engine)
-
-    return f"""
-select events.id, events.description, events.save_id, sources.line_ids
-from memory_event as events
-left join (
-    select source.event_id, array_agg(source.line_id order by source.line_id) as line_ids
-    from memory_event_line as source
-    where {recalled("source.event_id")} and {player("source.user_id")}
-    group by source.event_id
-) as sources on sources.event_id = events.id
-where {recalled("events.id")} and {player("events.user_id")}
-union all
-select id, description, cast(null as bigint), cast(null as bigint[])
-from official_event
-where {recalled("id")}"""
+    return render_macro("recalled_event_descriptions", engine=engine)
 
 
 @dataclass
