@@ -44,7 +44,9 @@ from .sql import (
     LOGGED,
     NO_REFERENCES,
     entity_select,
+    listed_in,
     logged_columns,
+    narrowed,
     query_select,
 )
 from .vector_cache import EventVectorCache, dense_batch
@@ -99,8 +101,7 @@ def _new_threads_after_fork() -> None:
 os.register_at_fork(after_in_child=_new_threads_after_fork)
 
 
-_USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
-_AGENTS = "list_contains(cast($agent_ids as varchar[]), agent_id)"
+_USERS, _AGENTS = listed_in("user_ids", "user_id"), listed_in("agent_ids", "agent_id")
 
 
 @functools.cache
@@ -112,7 +113,7 @@ def _has_sql(engine: str) -> str:
     player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
 
     def exists(table: str, *conditions: str) -> str:
-        return f"exists (select 1 from {table} where {' and '.join(conditions)})"
+        return f"exists ({narrowed(table, *conditions)})"
 
     return f"""
 select
