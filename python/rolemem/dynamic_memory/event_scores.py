@@ -166,6 +166,15 @@ def _dense_sum(row: Mapping[str, Any]) -> float | None:
     return None if any(s is None for s in scores) else scores[0] + scores[1] + scores[2]
 
 
+# the signals a row may lack, each with its weight (the words' two it always has)
+_WEIGHTED = (
+    ("dense_weight", "dense_score"),
+    ("context_dense_weight", "context_score"),
+    ("context_dense_weight", "long_context_score"),
+    ("time_weight", "time_score"),
+)
+
+
 def _relevance(row: Mapping[str, Any], query: Mapping[str, Any], fusion: str) -> float:
     """Model int_memory_events_scored's relevance: one fusion of the signals, over the weights
     of the signals the row has."""
@@ -187,21 +196,10 @@ def _relevance(row: Mapping[str, Any], query: Mapping[str, Any], fusion: str) ->
             query["bm25_weight"] * row["bm25_score"]
             + query["keyword_weight"] * row["keyword_score"]
         )
-        for weight, score in (
-            ("dense_weight", "dense_score"),
-            ("context_dense_weight", "context_score"),
-            ("context_dense_weight", "long_context_score"),
-            ("time_weight", "time_score"),
-            ("time_answer_weight", "time_answer_score"),
-        ):
+        for weight, score in (*_WEIGHTED, ("time_answer_weight", "time_answer_score")):
             fused = fused + (0.0 if row[score] is None else query[weight] * row[score])
     weights = query["bm25_weight"] + query["keyword_weight"]
-    for weight, score in (
-        ("dense_weight", "dense_score"),
-        ("context_dense_weight", "context_score"),
-        ("context_dense_weight", "long_context_score"),
-        ("time_weight", "time_score"),
-    ):
+    for weight, score in _WEIGHTED:
         weights = weights + (0 if row[score] is None else query[weight])
     answer = row["time_answer_score"] is None or query["fusion"] == "rrf"
     weights = weights + (0 if answer else query["time_answer_weight"])
@@ -354,38 +352,26 @@ _CANDIDATE_COLUMNS = (
 def judged(rows: Iterable[Mapping[str, Any]], query: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Model memory_recall_candidates for one query: every scored event with its components,
     its status and why, best first (score descending, then event id)."""
-    answer = []
-    for row in sorted(rows, key=lambda r: (-r["score"], r["event_id"])):
-        status = (
-            "shown"
-            if row["is_selected"]
-            else "in the timeline"
-            if row["is_in_timeline"]
-            else "no evidence"
-            if not row["has_evidence"]
-            else "below the threshold"
-            if not row["is_above_threshold"]
-            else "over the limit"
-        )
-        answer.append(
-            {
-                **{name: row[name] for name in _CANDIDATE_COLUMNS},
-                "status": status,
-                "reason": _reason(status, row, query),
-            }
-        )
-    return answer
+    return [
+        {
+            **{name: row[name] for name in _CANDIDATE_COLUMNS},
+            **dict(zip(("status", "reason"), _status(row, query), strict=True)),
+        }
+        for row in sorted(rows, key=lambda r: (-r["score"], r["event_id"]))
+    ]
 
 
-def _reason(status: str, row: Mapping[str, Any], query: Mapping[str, Any]) -> str:
+def _status(row: Mapping[str, Any], query: Mapping[str, Any]) -> tuple[str, str]:
     score = format_decimal(row["score"], 4)
-    if status == "shown":
-        return f"selected #{row['selection_rank']} (score {score})"
-    if status == "in the timeline":
-        return "already in the overview timeline, delivered beside it"
-    if status == "no evidence":
-        return "no shared word or tag, no clear meaning match, not in the time named"
-    if status == "below the threshold":
+    if row["is_selected"]:
+        return "shown", f"selected #{row['selection_rank']} (score {score})"
+    if row["is_in_timeline"]:
+        return "in the timeline", "already in the overview timeline, delivered beside it"
+    if not row["has_evidence"]:
+        why = "no shared word or tag, no clear meaning match, not in the time named"
+        return "no evidence", why
+    if not row["is_above_threshold"]:
         threshold = format_decimal(query["score_threshold"] or 0, 4)
-        return f"score {score} is under the threshold {threshold}"
-    return f"ranked #{row['selection_rank']}, past the limit of {query['result_limit']}"
+        return "below the threshold", f"score {score} is under the threshold {threshold}"
+    limit = query["result_limit"]
+    return "over the limit", f"ranked #{row['selection_rank']}, past the limit of {limit}"

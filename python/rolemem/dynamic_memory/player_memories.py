@@ -28,6 +28,7 @@ from ..sql.project import compose, write_sql
 from .archive import TABLES, archive, archived, remove
 from .checks import MemoryInputError
 from .facts import remove_facts
+from .sql import listed_in, narrowed
 
 _PLURAL = {"event": "events", "entity": "entities"}
 # the path segment may be singular or plural (designer routes have always said events/entities)
@@ -46,10 +47,9 @@ _PLAYER_SOURCES = {
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
 # models in the statement (history.walked_sources)
 _STORED_CHAINS = {
-    "int_lines_chained_to_root": """
-        select * from main.int_lines_chained_to_root
-        where list_contains(cast($save_ids as bigint[]), save_id)
-    """
+    "int_lines_chained_to_root": narrowed(
+        "main.int_lines_chained_to_root", listed_in("save_ids", "save_id", "bigint")
+    )
 }
 _LIST_SELECT = """
 select *, count(*) over () as total

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .reachable import Reachable
-from .sql import SIGNAL_COLUMNS
+from .sql import LEXICAL_COLUMNS, SIGNAL_COLUMNS
 from .vector_cache import COSINE_NAMES
 
 
@@ -30,7 +30,7 @@ def signal_rows(
     rows = {
         (query_id, event_id): [bm25, tier, None, None, None, False]
         for query_id, event_id, bm25, tier in zip(
-            *(lexical.get(f"lexical_{name}", ()) for name in _LEXICAL), strict=True
+            *(lexical.get(f"lexical_{name}", ()) for name in LEXICAL_COLUMNS), strict=True
         )
     }
 
@@ -61,5 +61,4 @@ def signal_rows(
     return bound
 
 
-_LEXICAL = ("query_id", "event_id", "bm25_raw", "word_tier")
 _WINDOWS = ("query_id", "window_start", "window_end")

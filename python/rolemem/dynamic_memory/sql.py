@@ -251,16 +251,7 @@ FAST_LEXICAL = {
 }
 FAST_TIME_WINDOWS = {"int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS)}
 # the rows of model int_memory_query_signals
-SIGNAL_COLUMNS = {
-    "query_id": "integer",
-    "event_id": "bigint",
-    "bm25_raw": "double",
-    "word_tier": "double",
-    "cosine": "double",
-    "context_cosine": "double",
-    "long_context_cosine": "double",
-    "is_in_time_window": "boolean",
-}
+SIGNAL_COLUMNS = {**LEXICAL_COLUMNS, **DENSE_COLUMNS, "is_in_time_window": "boolean"}
 # and, with the windows known, every (query, event) signal row (signals), so the statement
 # plans none of the signals' union either (~15 operators)
 FAST_SIGNALS = {"int_memory_query_signals": bound_rows("signals", SIGNAL_COLUMNS)}
