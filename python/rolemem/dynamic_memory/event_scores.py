@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from .vector_cache import COSINE_NAMES
+from .sql import COSINE_NAMES, STAT_NAMES
 
 _MODULUS = 2147483647  # macro roulette_hash's Lehmer generator
 # each cosine with the score column the models derive from it
@@ -70,11 +70,7 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
     count = _coalesce(stats.get("cosine_count")) + _coalesce(query["reference_cosine_count"])
     return {
         "has_vector": query["query_embedding"] is not None,
-        **{
-            f"{name}_{end}": stats.get(f"{name}_{end}")
-            for name, _ in _COSINES
-            for end in ("min", "max")
-        },
+        **{name: stats.get(name) for name in STAT_NAMES[3:]},  # each cosine's min and max
         "cosine_mean": None
         if count == 0
         else (_coalesce(stats.get("cosine_sum")) + _coalesce(query["reference_cosine_sum"]))
@@ -210,14 +206,14 @@ def scored(
     candidates: Sequence[Mapping[str, Any]],
     query: Mapping[str, Any],
     stats: Mapping[str, Any],
-    fusion: str | None,
-    dense: bool,
+    variables: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     """Model int_memory_events_scored for one query: its candidates with every component, the
     relevance, the profile score and the fused score. `query`: int_memory_queries' row (its
     values and the settings); `stats`: its cosines' statistics (int_memory_query_cosine_stats);
-    `fusion`: var recall_fusion; `dense`: var recall_dense."""
-    base = _baselines(query, stats) if dense else None
+    `variables`: the batch's (recall_fusion, recall_dense)."""
+    fusion = variables.get("recall_fusion")
+    base = _baselines(query, stats) if variables.get("recall_dense", True) else None
     rows = [_components(candidate, query, base) for candidate in candidates]
     best = max((row["bm25_raw"] for row in rows), default=0.0)
     for row in rows:

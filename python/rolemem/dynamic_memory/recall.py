@@ -143,15 +143,13 @@ def _scored(
     row: tuple[Any, ...],
     query: Mapping[str, Any],
     stats: Mapping[str, Any],
-    fusion: str | None,
-    dense: bool,
+    variables: Mapping[str, Any],
     candidates: bool,
 ) -> tuple[Any, ...]:
     """One query's answer row with its candidates (the statement's events column: every
     candidate) scored and selected in Python (event_scores): its selected events, and every
-    scored candidate when the batch asks (`candidates`), in the places the statement's are.
-    `fusion`, `dense`: the batch's vars recall_fusion and recall_dense."""
-    scored = event_scores.scored(row[1] or [], query, stats, fusion, dense)
+    scored candidate when the batch asks (`candidates`), in the places the statement's are."""
+    scored = event_scores.scored(row[1] or [], query, stats, variables)
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
     return (row[0], event_scores.shown_events(scored), *row[2:5], judged, *row[6:])
@@ -391,6 +389,7 @@ class Recall:
         # for a lone query (a turn's): a busy service batches several, and where every core
         # is busy the work the two statements share is only added
         facts = variables.get("recall_facts", True)
+        fast_models = {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})}
         apart: Future[list[tuple[Any, ...]]] | None = None
         if gathers and words is not None and len(queries) == 1:
             apart = _BESIDE.submit(
@@ -399,7 +398,7 @@ class Recall:
                     _entity_targets(gathers, lines),
                     entity_select(context.store.name, facts, lines),
                     variables,
-                    {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
+                    fast_models,
                 ),
                 [dict(values) for values in inputs],  # as they are before the embedding
                 {**words_params(words, "query_id"), **(windows or {})},
@@ -502,11 +501,7 @@ class Recall:
             provided = (
                 None
                 if self._fast is None
-                else {
-                    **FAST_LEXICAL,
-                    **(FAST_TIME_WINDOWS if windows is not None else {}),
-                    **(FAST_SIGNALS if signals is not None else {}),
-                }
+                else {**fast_models, **(FAST_SIGNALS if signals is not None else {})}
             )
             sql = self.lookups.models_sql(
                 (
@@ -540,8 +535,7 @@ class Recall:
                         row,
                         values,
                         {name: stats[name][number] for name in stats},
-                        variables.get("recall_fusion"),
-                        variables.get("recall_dense", True),
+                        variables,
                         candidates,
                     )
                     for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
@@ -618,13 +612,7 @@ class Recall:
         )
         if found is None:
             return None
-        scored = event_scores.scored(
-            found,
-            values,
-            stats,
-            variables.get("recall_fusion"),
-            variables.get("recall_dense", True),
-        )
+        scored = event_scores.scored(found, values, stats, variables)
         timeline = timeline_ids(scope, values["timeline_size"])
         event_scores.selected(scored, values, timeline)
         shown = [row for row in scored if row["is_selected"]]

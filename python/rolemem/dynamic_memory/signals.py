@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from .reachable import Reachable
-from .sql import LEXICAL_COLUMNS, SIGNAL_COLUMNS
-from .vector_cache import COSINE_NAMES
+from .sql import COSINE_NAMES, LEXICAL_COLUMNS, SIGNAL_COLUMNS
 
 
 def signal_rows(

@@ -17,32 +17,23 @@ from .time_windows import WINDOW_COLUMNS
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
 
+# the cosine each stored vector gives (VECTOR_COLUMNS), column for column
+COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 # what vector_cache computes over a player's cosines (model int_memory_query_cosine_stats)
 STAT_NAMES = (
     "cosine_count",
     "cosine_sum",
     "cosine_square_sum",
-    "cosine_min",
-    "cosine_max",
-    "context_cosine_min",
-    "context_cosine_max",
-    "long_context_cosine_min",
-    "long_context_cosine_max",
+    *(f"{name}_{end}" for name in COSINE_NAMES for end in ("min", "max")),
 )
-
-
 _COSINE_STATS = request_rows_sql(
     "query_id", {"cosine_count": "bigint", **dict.fromkeys(STAT_NAMES[1:], "double")}, "duckdb"
 )
-
-
 # the dense candidates numpy finds (vector_cache.dense_batch), column by column
 DENSE_COLUMNS = {
     "query_id": "integer",
     "event_id": "bigint",
-    "cosine": "double",
-    "context_cosine": "double",
-    "long_context_cosine": "double",
+    **dict.fromkeys(COSINE_NAMES, "double"),
 }
 
 
