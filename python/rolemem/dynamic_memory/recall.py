@@ -37,6 +37,8 @@ from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .scope import Scope, candidates_in_scope, read_scope, timeline_ids
 from .signals import signal_rows
 from .sql import (
+    _AGENTS,
+    _USERS,
     FAST_LEXICAL,
     FAST_SIGNALS,
     FAST_TIME_WINDOWS,
@@ -44,7 +46,6 @@ from .sql import (
     LOGGED,
     NO_REFERENCES,
     entity_select,
-    listed_in,
     logged_columns,
     narrowed,
     query_select,
@@ -64,9 +65,7 @@ _TARGETS = (
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
 # The signal rows a batch's candidates are scored in Python for (event_scores), at most: a
 # candidate costs ~33 us there (its row made a dict, scored, judged) against ~12 in the
-# statement, which plans ~40 operators more (~18 ms), so they cross at ~850 candidates
-# (bench_recall_scale, 2026-11-30: 394 candidates a query 38-45 ms scored here against 52-53
-# in the statement; ~6,900 took 236-289 against 128).
+# statement, which plans ~40 operators more (~18 ms): they cross at ~850 (bench_recall_scale).
 MOST_SCORED = 800
 # what it answers when the caller scores the candidates (event_scores)
 _SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
@@ -99,9 +98,6 @@ def _new_threads_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_new_threads_after_fork)
-
-
-_USERS, _AGENTS = listed_in("user_ids", "user_id"), listed_in("agent_ids", "agent_id")
 
 
 @functools.cache
@@ -249,9 +245,7 @@ class Recall:
             raise MemoryInputError(
                 "this DynamicMemory was opened read_only: query with update=False and log=False"
             )
-        threshold = (
-            None if score_threshold is None else _unit(score_threshold, "score_threshold", 0.0)
-        )
+        threshold = _unit(score_threshold, "score_threshold")
         if roulette_seed is not None:
             roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
         now = naive_time(now or datetime.now(), "now")
@@ -460,12 +454,7 @@ class Recall:
         # unless its words and meanings alone make too many to score here (below)
         signals = None
         known = len(lexical.get("lexical_event_id", ())) + len(dense["event_id"])
-        if (
-            self._fast is not None
-            and windows is not None
-            and reachable is not None
-            and known <= MOST_SCORED
-        ):
+        if windows is not None and reachable is not None and known <= MOST_SCORED:
             signals = signal_rows(
                 lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
             )
@@ -479,21 +468,10 @@ class Recall:
         # a lone query whose candidates Python scores needs no statement: its answer is built
         # from its scope (the entities come from their own statement, beside)
         alone = None
-        if (
-            scores
-            and (apart is not None or not entities)
-            and scope is not None
-            and signals is not None
-            and windows is not None
-        ):
+        if scores and signals is not None and scope is not None and (apart or not entities):
+            stats_of_one = {name: stats[name][0] for name in stats}
             alone = self._answered_alone(
-                scope,
-                signals,
-                inputs[0],
-                {name: stats[name][0] for name in stats},
-                variables,
-                candidates,
-                windows,
+                scope, signals, inputs[0], stats_of_one, variables, candidates, has_window
             )
         if alone is not None:
             rows = [alone]
@@ -594,7 +572,7 @@ class Recall:
         stats: Mapping[str, Any],
         variables: Mapping[str, Any],
         explain: bool,
-        windows: Mapping[str, Sequence[Any]],
+        has_window: bool,
     ) -> tuple[Any, ...] | None:
         """A lone query's answer row, as the statement and _scored give it, from its `scope`:
         its candidates scored and selected (event_scores), its timeline, and the fields of the
@@ -605,7 +583,7 @@ class Recall:
         found = candidates_in_scope(
             scope,
             signals,
-            bool(windows["windows_query_id"]),
+            has_window,
             functools.partial(self._texts.texts, context.store.columns, owner),
             context.time_question_words,
             context.time_words,
@@ -671,7 +649,7 @@ class Recall:
         """_has_sql's row: whether any of the players has a fact with any of the agents, a
         replacement batch, an entity mention from lines, an entity."""
         store = self.context.store
-        params: dict[str, Any] = {"user_ids": user_ids, "agent_ids": agent_ids}
+        params: dict[str, Any] = {"user_id": user_ids, "agent_id": agent_ids}
         if self.context.engine is not None:  # the batch's one player, where it is one's
             params[history.PLAYER] = sole_player(user_ids)
         [row] = store.run(_has_sql(store.name), params)
