@@ -185,8 +185,7 @@ class Facts:
         old = self._own_fact(user_id, fact_id)
         return self._write(
             {
-                **{name: old[name] for name in ("agent_id", "subject", "attribute")},
-                **{name: old[name] for name in ("save_id", "line_id")},
+                **{k: old[k] for k in ("agent_id", "subject", "attribute", "save_id", "line_id")},
                 "user_id": user_id,
                 "value": value,
                 "supersedes": [old["value"]],

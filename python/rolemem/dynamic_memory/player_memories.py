@@ -24,7 +24,7 @@ from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
 from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
-from ..sql.project import compose, write_sql
+from ..sql.project import compose, render_macro, write_sql
 from .archive import TABLES, archive, archived, remove
 from .checks import MemoryInputError
 from .facts import remove_facts
@@ -51,28 +51,6 @@ _STORED_CHAINS = {
         "main.int_lines_chained_to_root", listed_in("save_ids", "save_id", "bigint")
     )
 }
-_LIST_SELECT = """
-select *, count(*) over () as total
-from memory_player_memories
-where
-    (cast($kind as varchar) is null or memory_type = $kind)
-    and (
-        cast($q as varchar) is null
-        or strpos(lower(description), lower($q)) > 0
-        or lower($q) in (select lower(word) from unnest(keywords) as words (word))
-    )
-order by created_at desc, memory_type, memory_id desc
-limit $limit offset $offset
-"""
-# the saves the player's events and entity mentions were extracted on
-_SOURCE_SAVES_SQL = f"""
-select list(distinct save_id) from (
-    select save_id from memory_event where {_PLAYER_MEMORIES}
-    union all
-    select save_id from memory_entity_mention where {_PLAYER}
-) as sources
-where save_id is not null
-"""
 _SCOPE_SQL = (
     "select id from {table} where id = $id and scope = $scope"
     f" and user_id is not distinct from $user_id and {_AGENT}"
@@ -125,11 +103,13 @@ def list_memories(
             **_PLAYER_SOURCES,
             **(_STORED_CHAINS if engine == "duckdb" else history.walked_sources(engine)),
         },
-        _LIST_SELECT,
+        render_macro("player_memories_page", engine=engine),
         engine=engine,
     )
     with reading(db) as cur:
-        row = cur.execute(_SOURCE_SAVES_SQL, {"user_id": user_id, "agent_id": agent_id}).fetchone()
+        row = cur.execute(
+            render_macro("player_source_saves"), {"user_id": user_id, "agent_id": agent_id}
+        ).fetchone()
         save_ids = list(row[0] or []) if row else []
         # "on the current branch" reads each save's chain
         chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids, user_id)}

@@ -37,8 +37,6 @@ from .responses import QueryResponse, _entity_out, _event_out, _timeline_out
 from .scope import Scope, candidates_in_scope, read_scope, timeline_ids
 from .signals import signal_rows
 from .sql import (
-    _AGENTS,
-    _USERS,
     FAST_LEXICAL,
     FAST_SIGNALS,
     FAST_TIME_WINDOWS,
@@ -47,7 +45,6 @@ from .sql import (
     NO_REFERENCES,
     entity_select,
     logged_columns,
-    narrowed,
     query_select,
 )
 from .vector_cache import EventVectorCache, dense_batch
@@ -102,22 +99,9 @@ os.register_at_fork(after_in_child=_new_threads_after_fork)
 
 @functools.cache
 def _has_sql(engine: str) -> str:
-    """Whether any player of a batch has a fact with its agent, a replacement batch, an
-    entity mention extracted from lines, and an entity with its agent or the agent an official
-    one (index seeks: user_id, agent_id); on Citus with the batch's one player (macro
-    player_filter), so it runs on that shard."""
-    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
-
-    def exists(table: str, *conditions: str) -> str:
-        return f"exists ({narrowed(table, *conditions)})"
-
-    return f"""
-select
-    {exists("memory_fact", _USERS, _AGENTS, player)},
-    {exists("memory_batch_line", "relation = 'replaces'", _USERS, player)},
-    {exists("memory_entity_mention", "save_id is not null", _USERS, player)},
-    {exists("memory_entity", _USERS, _AGENTS, player)}
-    or {exists("official_entity", _AGENTS)}"""
+    """Whether any player of a batch has a fact, a replacement batch, an entity mention from
+    lines, an entity (macro recall_batch_holdings)."""
+    return render_macro("recall_batch_holdings", engine=engine)
 
 
 @dataclass(frozen=True)
