@@ -2,7 +2,7 @@
     The fields a lone recall on the embedded store shows of the events $ids, player's or
     official (macro memory_event_fields), with each event's revision, save and time: read at no
     particular now, as the Python holds them (the time text is each query's, written out there:
-    times.memory_time_text). DuckDB's (`* exclude`): only the embedded store reads it.
+    times.memory_time_text).
 #}
 {% macro memory_event_fields_by_id() -%}
     {%- set columns -%}
@@ -42,5 +42,16 @@
         cross join queries
     )
 
-    select * exclude (time_text) from fields
+    select
+        event_id,
+        revision,
+        save_id,
+        created_at,
+        scope,
+        description,
+        deepinsight,
+        place,
+        keywords,
+        updatetime
+    from fields
 {%- endmacro %}

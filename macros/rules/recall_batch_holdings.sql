@@ -13,18 +13,18 @@
         exists (
             select 1 from memory_fact
             where {{ players }} and {{ agents }} and {{ shard }}
-        ),
+        ) as has_facts,
         exists (
             select 1 from memory_batch_line
             where relation = 'replaces' and {{ players }} and {{ shard }}
-        ),
+        ) as has_replacements,
         exists (
             select 1 from memory_entity_mention
             where save_id is not null and {{ players }} and {{ shard }}
-        ),
+        ) as has_mention_lines,
         exists (
             select 1 from memory_entity
             where {{ players }} and {{ agents }} and {{ shard }}
         )
-        or exists (select 1 from official_entity where {{ agents }})
+        or exists (select 1 from official_entity where {{ agents }}) as has_entities
 {%- endmacro %}

@@ -51,10 +51,6 @@ _STORED_CHAINS = {
         "main.int_lines_chained_to_root", listed_in("save_ids", "save_id", "bigint")
     )
 }
-_SCOPE_SQL = (
-    "select id from {table} where id = $id and scope = $scope"
-    f" and user_id is not distinct from $user_id and {_AGENT}"
-)
 
 
 def kind_of(value: Any) -> str:
@@ -134,7 +130,7 @@ def _in_scope(
     if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
         raise RolememError(f"id must be a positive 64-bit integer, got {memory_id!r}", field="id")
     found = cur.execute(
-        _SCOPE_SQL.format(table=memory_table(TABLES[kind], scope)),  # one of four fixed names
+        render_macro("memory_in_scope", memory_table(TABLES[kind], scope)),  # a fixed name
         {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
     ).fetchone()
     if found is None:

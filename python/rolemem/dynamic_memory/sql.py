@@ -8,11 +8,11 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
+from ..schema.memory import OFFICIAL_TABLES
 from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_rows, request_rows_sql
 from ..text.recall_words import word_columns
-from .settings import _SETTING_TYPES, PROFILE_NAMES
+from .settings import QUERY_SETTINGS
 from .time_windows import WINDOW_COLUMNS
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
@@ -69,19 +69,11 @@ QUERY_FIELDS = {
 }
 
 
-_SETTINGS = {
-    "expand_strategy": "integer",
-    "max_expanded_words": "integer",
-    "filter_levels": "integer[]",
-    **{name: _SETTING_TYPES.get(name, "double") for name in PROFILE_NAMES},
-}
-
-
 def query_sql(engine: str = "duckdb") -> str:
     """The batch's queries, one row each (model int_memory_queries): QUERY_FIELDS bound as
     lists, the settings once."""
     fields = {name: kind for name, kind in QUERY_FIELDS.items() if name != "query_id"}
-    return request_rows_sql("query_id", fields, engine, _SETTINGS)
+    return request_rows_sql("query_id", fields, engine, QUERY_SETTINGS)
 
 
 _QUERY_SQL = query_sql()
@@ -487,16 +479,6 @@ def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[An
 def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
     return with_official(
         ("int_memory_event_context_texts", "int_memory_event_embeddings_with_official"),
-        f"""select
-            texts.event_id,
-            events.scope,
-            {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
-        from int_memory_event_context_texts as texts
-        inner join int_memory_events_with_official as events
-            on events.event_id = texts.event_id
-        inner join int_memory_event_embeddings_with_official as vectors
-            on vectors.event_id = texts.event_id
-        where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
-        order by texts.event_id""",
+        render_macro("events_missing_context_vectors", engine=engine),
         engine=engine,
     )
