@@ -167,6 +167,14 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "save_branch_page": (),
     "save_speakers": (),
     "bound_memory_target": ("$save_user_name",),
+    "player_memories_page": (),
+    "player_source_saves": (),
+    "player_has_facts": (),
+    "player_fact": (),
+    "memory_in_scope": ("memory_event",),
+    "recall_batch_holdings": (),
+    "events_missing_context_vectors": (),
+    "memory_event_fields_by_id": (),
 }
 # what renders no SQL of its own: a dbt hook (run_query at compile time), a clause, lists a
 # caller splices, and PostgreSQL's function (DuckDB has error(); sqlfluff reads no plpgsql)

@@ -19,7 +19,7 @@ from ..memory_builder.history import ensure_tables
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting, checked_weights
-from .settings import PROFILE_NAMES, SETTING_SEEDS
+from .settings import QUERY_SETTINGS, SETTING_SEEDS
 from .time_windows import TimeWindows
 
 # the engine holding a store's memories: its own DuckDB connection, or a server's database
@@ -222,12 +222,7 @@ class Context:
         """The seeds' settings: the store's own seed tables (dbt may have loaded edited ones)
         over the CSVs shipped with rolemem, so a setting newer than the store's table still
         has its default."""
-        keep = set(PROFILE_NAMES) | {
-            "expand_strategy",
-            "max_expanded_words",
-            "filter_levels",
-            "memory_scope",
-        }
+        keep = {*QUERY_SETTINGS, "memory_scope"}
         seeds = ("memory_scoring_profile", "recall_limits", "memory_loop_settings")
         settings = {**shipped_settings(*seeds), **read_settings(self.con, *seeds)}
         return {k: v for k, v in settings.items() if k in keep}

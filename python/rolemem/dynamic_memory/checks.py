@@ -59,9 +59,9 @@ def checked_text(value: Any, name: str, *, required: bool = True) -> str | None:
     return value
 
 
-def _unit(value: Any, name: str, default: float) -> float:
+def _unit(value: Any, name: str) -> float | None:
     if value is None:
-        return default
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise MemoryInputError(f"{name} must be a number from 0 to 1, got {value!r}")
     return float(value)

@@ -97,12 +97,10 @@ class Entities:
             ).fetchone()
         assert row is not None  # insert ... returning always answers one row
         if params["scope"] == "user":
-            source = source or {}
             cur.execute(
                 write_sql("insert_entity_mention", engine=engine),
                 {
-                    **{name: source.get(name) for name in _MENTION_SOURCE},
-                    "line_ids": json.dumps(list(source.get("line_ids") or [])),
+                    **_mention_source(source or {}),
                     "entity_id": row[0],
                     "user_id": params["user_id"],
                     "agent_id": params["agent_id"],
@@ -124,6 +122,14 @@ _MENTION_SOURCE = (
 )
 
 
+def _mention_source(source: Mapping[str, Any]) -> dict[str, Any]:
+    """A mention's source as the write statements bind it (its lines as JSON)."""
+    return {
+        **{name: source.get(name) for name in _MENTION_SOURCE},
+        "line_ids": json.dumps([int(line) for line in source.get("line_ids") or []]),
+    }
+
+
 def rewrite_mentions(
     cur: Any,
     entity_id: int,
@@ -141,10 +147,5 @@ def rewrite_mentions(
     )
     cur.execute(
         write_sql("rewrite_entity_mention", engine=engine),
-        {
-            **{name: source.get(name) for name in _MENTION_SOURCE},
-            "line_ids": json.dumps([int(line) for line in source.get("line_ids") or []]),
-            "entity_id": entity_id,
-            "now": now,
-        },
+        {**_mention_source(source), "entity_id": entity_id, "now": now},
     )

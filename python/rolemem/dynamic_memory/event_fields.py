@@ -1,5 +1,5 @@
-"""The fields a lone recall shows of its events (macro memory_event_fields) on the embedded
-store: read by id once and held per player (description_cache.EventCache), each checked
+"""The fields a lone recall shows of its events (macro memory_event_fields_by_id) on the
+embedded store: read by id once and held per player (description_cache.EventCache), checked
 against its event's `revision` as the recall's scope read gives it (every change of a field a
 recall shows bumps it: macro update_memory_fields), and the time as the prompt reads it
 relative to the query's now written out (times.memory_time_text). A read of the fields of
@@ -14,29 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..schema.memory import OFFICIAL_TABLES
 from ..sql.project import render_macro
 from .description_cache import EventCache
 from .times import memory_time_text
 
 # the fields by id, read at no particular now: the time text is the query's, not held
-_FIELDS = f"""
-select * exclude (time_text) from (
-select events.id as event_id, events.revision, events.save_id, events.created_at, {
-    render_macro("memory_event_fields", "events", "queries")
-}
-from (
-    {
-    " union all ".join(
-        "select id, revision, scope, save_id, created_at, description, deepinsight, place, "
-        f"keywords as keywords_json from {table} "
-        "where list_contains(cast($ids as bigint[]), id)"
-        for table in ("memory_event", OFFICIAL_TABLES["memory_event"])
-    )
-}
-) as events
-cross join (select cast(null as timestamp) as now) as queries
-) as fields"""
+_FIELDS = render_macro("memory_event_fields_by_id")
 
 Fields = dict[str, Any]
 

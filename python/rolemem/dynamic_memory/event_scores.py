@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from .vector_cache import COSINE_NAMES
+from .sql import COSINE_NAMES, STAT_NAMES
 
 _MODULUS = 2147483647  # macro roulette_hash's Lehmer generator
 # each cosine with the score column the models derive from it
@@ -70,11 +70,7 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
     count = _coalesce(stats.get("cosine_count")) + _coalesce(query["reference_cosine_count"])
     return {
         "has_vector": query["query_embedding"] is not None,
-        **{
-            f"{name}_{end}": stats.get(f"{name}_{end}")
-            for name, _ in _COSINES
-            for end in ("min", "max")
-        },
+        **{name: stats.get(name) for name in STAT_NAMES[3:]},  # each cosine's min and max
         "cosine_mean": None
         if count == 0
         else (_coalesce(stats.get("cosine_sum")) + _coalesce(query["reference_cosine_sum"]))
@@ -166,6 +162,15 @@ def _dense_sum(row: Mapping[str, Any]) -> float | None:
     return None if any(s is None for s in scores) else scores[0] + scores[1] + scores[2]
 
 
+# the signals a row may lack, each with its weight (the words' two it always has)
+_WEIGHTED = (
+    ("dense_weight", "dense_score"),
+    ("context_dense_weight", "context_score"),
+    ("context_dense_weight", "long_context_score"),
+    ("time_weight", "time_score"),
+)
+
+
 def _relevance(row: Mapping[str, Any], query: Mapping[str, Any], fusion: str) -> float:
     """Model int_memory_events_scored's relevance: one fusion of the signals, over the weights
     of the signals the row has."""
@@ -187,21 +192,10 @@ def _relevance(row: Mapping[str, Any], query: Mapping[str, Any], fusion: str) ->
             query["bm25_weight"] * row["bm25_score"]
             + query["keyword_weight"] * row["keyword_score"]
         )
-        for weight, score in (
-            ("dense_weight", "dense_score"),
-            ("context_dense_weight", "context_score"),
-            ("context_dense_weight", "long_context_score"),
-            ("time_weight", "time_score"),
-            ("time_answer_weight", "time_answer_score"),
-        ):
+        for weight, score in (*_WEIGHTED, ("time_answer_weight", "time_answer_score")):
             fused = fused + (0.0 if row[score] is None else query[weight] * row[score])
     weights = query["bm25_weight"] + query["keyword_weight"]
-    for weight, score in (
-        ("dense_weight", "dense_score"),
-        ("context_dense_weight", "context_score"),
-        ("context_dense_weight", "long_context_score"),
-        ("time_weight", "time_score"),
-    ):
+    for weight, score in _WEIGHTED:
         weights = weights + (0 if row[score] is None else query[weight])
     answer = row["time_answer_score"] is None or query["fusion"] == "rrf"
     weights = weights + (0 if answer else query["time_answer_weight"])
@@ -212,14 +206,14 @@ def scored(
     candidates: Sequence[Mapping[str, Any]],
     query: Mapping[str, Any],
     stats: Mapping[str, Any],
-    fusion: str | None,
-    dense: bool,
+    variables: Mapping[str, Any],
 ) -> list[dict[str, Any]]:
     """Model int_memory_events_scored for one query: its candidates with every component, the
     relevance, the profile score and the fused score. `query`: int_memory_queries' row (its
     values and the settings); `stats`: its cosines' statistics (int_memory_query_cosine_stats);
-    `fusion`: var recall_fusion; `dense`: var recall_dense."""
-    base = _baselines(query, stats) if dense else None
+    `variables`: the batch's (recall_fusion, recall_dense)."""
+    fusion = variables.get("recall_fusion")
+    base = _baselines(query, stats) if variables.get("recall_dense", True) else None
     rows = [_components(candidate, query, base) for candidate in candidates]
     best = max((row["bm25_raw"] for row in rows), default=0.0)
     for row in rows:
@@ -354,38 +348,26 @@ _CANDIDATE_COLUMNS = (
 def judged(rows: Iterable[Mapping[str, Any]], query: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Model memory_recall_candidates for one query: every scored event with its components,
     its status and why, best first (score descending, then event id)."""
-    answer = []
-    for row in sorted(rows, key=lambda r: (-r["score"], r["event_id"])):
-        status = (
-            "shown"
-            if row["is_selected"]
-            else "in the timeline"
-            if row["is_in_timeline"]
-            else "no evidence"
-            if not row["has_evidence"]
-            else "below the threshold"
-            if not row["is_above_threshold"]
-            else "over the limit"
-        )
-        answer.append(
-            {
-                **{name: row[name] for name in _CANDIDATE_COLUMNS},
-                "status": status,
-                "reason": _reason(status, row, query),
-            }
-        )
-    return answer
+    return [
+        {
+            **{name: row[name] for name in _CANDIDATE_COLUMNS},
+            **dict(zip(("status", "reason"), _status(row, query), strict=True)),
+        }
+        for row in sorted(rows, key=lambda r: (-r["score"], r["event_id"]))
+    ]
 
 
-def _reason(status: str, row: Mapping[str, Any], query: Mapping[str, Any]) -> str:
+def _status(row: Mapping[str, Any], query: Mapping[str, Any]) -> tuple[str, str]:
     score = format_decimal(row["score"], 4)
-    if status == "shown":
-        return f"selected #{row['selection_rank']} (score {score})"
-    if status == "in the timeline":
-        return "already in the overview timeline, delivered beside it"
-    if status == "no evidence":
-        return "no shared word or tag, no clear meaning match, not in the time named"
-    if status == "below the threshold":
+    if row["is_selected"]:
+        return "shown", f"selected #{row['selection_rank']} (score {score})"
+    if row["is_in_timeline"]:
+        return "in the timeline", "already in the overview timeline, delivered beside it"
+    if not row["has_evidence"]:
+        why = "no shared word or tag, no clear meaning match, not in the time named"
+        return "no evidence", why
+    if not row["is_above_threshold"]:
         threshold = format_decimal(query["score_threshold"] or 0, 4)
-        return f"score {score} is under the threshold {threshold}"
-    return f"ranked #{row['selection_rank']}, past the limit of {query['result_limit']}"
+        return "below the threshold", f"score {score} is under the threshold {threshold}"
+    limit = query["result_limit"]
+    return "over the limit", f"ranked #{row['selection_rank']}, past the limit of {limit}"

@@ -22,14 +22,6 @@ from .checks import MemoryInputError, _count, checked_text, naive_time
 from .contract import FactEdit, FactRecord, checked
 from .lookups import Lookups
 
-# whether the listing's player holds a fact with its agent (on Citus the player's filter
-# routes it to that shard)
-_HAS_FACTS_SQL = """
-select exists (
-    select 1 from memory_fact where user_id = $user_id and agent_id = $agent_id
-)"""
-
-
 # one row per fact on the chain, a slot's facts in chain order
 _FACTS_SELECT = """
 select
@@ -89,7 +81,9 @@ class Facts:
         store = self.context.store
         # a player holding no facts with the character plans none of the facts' models and
         # reads nothing of the save (a seek of the player's facts first; many players hold none)
-        [(has_facts,)] = store.run(_HAS_FACTS_SQL, {"user_id": user_id, "agent_id": agent_id})
+        [(has_facts,)] = store.run(
+            render_macro("player_has_facts"), {"user_id": user_id, "agent_id": agent_id}
+        )
         if not has_facts:
             return []
         params = lookups.listing(user_id, agent_id, save_id, "save")
@@ -185,8 +179,7 @@ class Facts:
         old = self._own_fact(user_id, fact_id)
         return self._write(
             {
-                **{name: old[name] for name in ("agent_id", "subject", "attribute")},
-                **{name: old[name] for name in ("save_id", "line_id")},
+                **{k: old[k] for k in ("agent_id", "subject", "attribute", "save_id", "line_id")},
                 "user_id": user_id,
                 "value": value,
                 "supersedes": [old["value"]],
@@ -233,16 +226,12 @@ class Facts:
         checked_text(user_id, "user_id")
         if isinstance(fact_id, bool) or not isinstance(fact_id, int) or not 0 < fact_id < 2**63:
             raise MemoryInputError(f"id must be a positive 64-bit integer, got {fact_id!r}")
-        found = self.context.store.records(_OWN_FACT_SQL, {"id": fact_id, "user_id": user_id})
+        found = self.context.store.records(
+            render_macro("player_fact"), {"id": fact_id, "user_id": user_id}
+        )
         if not found:
             raise NotFoundError(f"no fact {fact_id} of player {user_id!r}", field="id")
         return found[0]
-
-
-_OWN_FACT_SQL = """
-select id, agent_id, subject, attribute, value, save_id, line_id, line_ids
-from memory_fact
-where id = $id and user_id = $user_id"""
 
 
 def remove_facts(

@@ -24,10 +24,11 @@ from ..engines import engine_name, reading, writing
 from ..errors import ConflictError, NotFoundError, RolememError
 from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
-from ..sql.project import compose, write_sql
+from ..sql.project import compose, render_macro, write_sql
 from .archive import TABLES, archive, archived, remove
 from .checks import MemoryInputError
 from .facts import remove_facts
+from .sql import listed_in, narrowed
 
 _PLURAL = {"event": "events", "entity": "entities"}
 # the path segment may be singular or plural (designer routes have always said events/entities)
@@ -46,37 +47,10 @@ _PLAYER_SOURCES = {
 # the player's saves' chains: DuckDB's write-time table, or (another engine) walked by the
 # models in the statement (history.walked_sources)
 _STORED_CHAINS = {
-    "int_lines_chained_to_root": """
-        select * from main.int_lines_chained_to_root
-        where list_contains(cast($save_ids as bigint[]), save_id)
-    """
-}
-_LIST_SELECT = """
-select *, count(*) over () as total
-from memory_player_memories
-where
-    (cast($kind as varchar) is null or memory_type = $kind)
-    and (
-        cast($q as varchar) is null
-        or strpos(lower(description), lower($q)) > 0
-        or lower($q) in (select lower(word) from unnest(keywords) as words (word))
+    "int_lines_chained_to_root": narrowed(
+        "main.int_lines_chained_to_root", listed_in("save_ids", "save_id", "bigint")
     )
-order by created_at desc, memory_type, memory_id desc
-limit $limit offset $offset
-"""
-# the saves the player's events and entity mentions were extracted on
-_SOURCE_SAVES_SQL = f"""
-select list(distinct save_id) from (
-    select save_id from memory_event where {_PLAYER_MEMORIES}
-    union all
-    select save_id from memory_entity_mention where {_PLAYER}
-) as sources
-where save_id is not null
-"""
-_SCOPE_SQL = (
-    "select id from {table} where id = $id and scope = $scope"
-    f" and user_id is not distinct from $user_id and {_AGENT}"
-)
+}
 
 
 def kind_of(value: Any) -> str:
@@ -125,11 +99,13 @@ def list_memories(
             **_PLAYER_SOURCES,
             **(_STORED_CHAINS if engine == "duckdb" else history.walked_sources(engine)),
         },
-        _LIST_SELECT,
+        render_macro("player_memories_page", engine=engine),
         engine=engine,
     )
     with reading(db) as cur:
-        row = cur.execute(_SOURCE_SAVES_SQL, {"user_id": user_id, "agent_id": agent_id}).fetchone()
+        row = cur.execute(
+            render_macro("player_source_saves"), {"user_id": user_id, "agent_id": agent_id}
+        ).fetchone()
         save_ids = list(row[0] or []) if row else []
         # "on the current branch" reads each save's chain
         chains = {"save_ids": save_ids, **history.chained(cur, engine, save_ids, user_id)}
@@ -154,7 +130,7 @@ def _in_scope(
     if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
         raise RolememError(f"id must be a positive 64-bit integer, got {memory_id!r}", field="id")
     found = cur.execute(
-        _SCOPE_SQL.format(table=memory_table(TABLES[kind], scope)),  # one of four fixed names
+        render_macro("memory_in_scope", memory_table(TABLES[kind], scope)),  # a fixed name
         {"id": memory_id, "scope": scope, "user_id": user_id, "agent_id": agent_id},
     ).fetchone()
     if found is None:

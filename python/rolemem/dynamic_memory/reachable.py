@@ -34,6 +34,7 @@ def has_context(alias: str = "") -> str:
 # read, scope.py)
 def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "") -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
+    vectors_join = "\n        left join {} as vectors on vectors.event_id = events.id"
     flags = (
         f""",
             vectors.event_id is not null as has_vector,
@@ -46,13 +47,9 @@ def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "
             {named}events.id as event_id,
             events.token_count,
             events.created_at{flags}{columns}
-        from ({events}) as events{_vectors_join(table) if vectors else ""}{joins}"""
+        from ({events}) as events{vectors_join.format(table) if vectors else ""}{joins}"""
         for table, events in PLAYER_EVENTS.items()
     )
-
-
-def _vectors_join(table: str) -> str:
-    return f"\n        left join {table} as vectors on vectors.event_id = events.id"
 
 
 # (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
@@ -96,17 +93,14 @@ def read_reachable(
         one, _ = by_id(fetch(_REACHABLE[False, vectors], params))
         return [one for _ in owners]
     columns = fetch(_REACHABLE[True, vectors], params)
-    return [reachable_lengths(columns, agent, user) for agent, user in owners]
-
-
-def reachable_lengths(columns: Mapping[str, Any], agent_id: str, user_id: str) -> Reachable:
-    """One query's reachable events and their token counts, from REACHABLE's columns."""
-    agents, scopes, users = (
+    agent_ids, scopes, user_ids = (
         np.asarray(values_filled(columns[name], None), dtype=object)
         for name in ("agent_id", "scope", "user_id")
     )
-    owned = (agents == agent_id) & ((scopes == "official") | (users == user_id))
-    return by_id(columns, owned)[0]
+    return [  # each query's own: its agent's, official or its player's
+        by_id(columns, (agent_ids == agent) & ((scopes == "official") | (user_ids == user)))[0]
+        for agent, user in owners
+    ]
 
 
 def by_id(columns: Mapping[str, Any], rows: Any = slice(None)) -> tuple[Reachable, np.ndarray]:

@@ -62,9 +62,7 @@ _TARGETS = (
 _TARGETS_WITHOUT_PROMPT_TEXT = tuple(t for t in _TARGETS if t != "memory_prompt_texts")
 # The signal rows a batch's candidates are scored in Python for (event_scores), at most: a
 # candidate costs ~33 us there (its row made a dict, scored, judged) against ~12 in the
-# statement, which plans ~40 operators more (~18 ms), so they cross at ~850 candidates
-# (bench_recall_scale, 2026-11-30: 394 candidates a query 38-45 ms scored here against 52-53
-# in the statement; ~6,900 took 236-289 against 128).
+# statement, which plans ~40 operators more (~18 ms): they cross at ~850 (bench_recall_scale).
 MOST_SCORED = 800
 # what it answers when the caller scores the candidates (event_scores)
 _SCORED_TARGETS = ("int_memory_event_candidates", "memory_query_timeline")
@@ -99,28 +97,11 @@ def _new_threads_after_fork() -> None:
 os.register_at_fork(after_in_child=_new_threads_after_fork)
 
 
-_USERS = "list_contains(cast($user_ids as varchar[]), user_id)"
-_AGENTS = "list_contains(cast($agent_ids as varchar[]), agent_id)"
-
-
 @functools.cache
 def _has_sql(engine: str) -> str:
-    """Whether any player of a batch has a fact with its agent, a replacement batch, an
-    entity mention extracted from lines, and an entity with its agent or the agent an official
-    one (index seeks: user_id, agent_id); on Citus with the batch's one player (macro
-    player_filter), so it runs on that shard."""
-    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
-
-    def exists(table: str, *conditions: str) -> str:
-        return f"exists (select 1 from {table} where {' and '.join(conditions)})"
-
-    return f"""
-select
-    {exists("memory_fact", _USERS, _AGENTS, player)},
-    {exists("memory_batch_line", "relation = 'replaces'", _USERS, player)},
-    {exists("memory_entity_mention", "save_id is not null", _USERS, player)},
-    {exists("memory_entity", _USERS, _AGENTS, player)}
-    or {exists("official_entity", _AGENTS)}"""
+    """Whether any player of a batch has a fact, a replacement batch, an entity mention from
+    lines, an entity (macro recall_batch_holdings)."""
+    return render_macro("recall_batch_holdings", engine=engine)
 
 
 @dataclass(frozen=True)
@@ -142,15 +123,13 @@ def _scored(
     row: tuple[Any, ...],
     query: Mapping[str, Any],
     stats: Mapping[str, Any],
-    fusion: str | None,
-    dense: bool,
+    variables: Mapping[str, Any],
     candidates: bool,
 ) -> tuple[Any, ...]:
     """One query's answer row with its candidates (the statement's events column: every
     candidate) scored and selected in Python (event_scores): its selected events, and every
-    scored candidate when the batch asks (`candidates`), in the places the statement's are.
-    `fusion`, `dense`: the batch's vars recall_fusion and recall_dense."""
-    scored = event_scores.scored(row[1] or [], query, stats, fusion, dense)
+    scored candidate when the batch asks (`candidates`), in the places the statement's are."""
+    scored = event_scores.scored(row[1] or [], query, stats, variables)
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
     return (row[0], event_scores.shown_events(scored), *row[2:5], judged, *row[6:])
@@ -250,9 +229,7 @@ class Recall:
             raise MemoryInputError(
                 "this DynamicMemory was opened read_only: query with update=False and log=False"
             )
-        threshold = (
-            None if score_threshold is None else _unit(score_threshold, "score_threshold", 0.0)
-        )
+        threshold = _unit(score_threshold, "score_threshold")
         if roulette_seed is not None:
             roulette_seed = _count(roulette_seed, "roulette_seed", low=-(2**31))
         now = naive_time(now or datetime.now(), "now")
@@ -390,6 +367,7 @@ class Recall:
         # for a lone query (a turn's): a busy service batches several, and where every core
         # is busy the work the two statements share is only added
         facts = variables.get("recall_facts", True)
+        fast_models = {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})}
         apart: Future[list[tuple[Any, ...]]] | None = None
         if gathers and words is not None and len(queries) == 1:
             apart = _BESIDE.submit(
@@ -398,7 +376,7 @@ class Recall:
                     _entity_targets(gathers, lines),
                     entity_select(context.store.name, facts, lines),
                     variables,
-                    {**FAST_LEXICAL, **(FAST_TIME_WINDOWS if windows is not None else {})},
+                    fast_models,
                 ),
                 [dict(values) for values in inputs],  # as they are before the embedding
                 {**words_params(words, "query_id"), **(windows or {})},
@@ -460,12 +438,7 @@ class Recall:
         # unless its words and meanings alone make too many to score here (below)
         signals = None
         known = len(lexical.get("lexical_event_id", ())) + len(dense["event_id"])
-        if (
-            self._fast is not None
-            and windows is not None
-            and reachable is not None
-            and known <= MOST_SCORED
-        ):
+        if windows is not None and reachable is not None and known <= MOST_SCORED:
             signals = signal_rows(
                 lexical, dense if variables.get("recall_dense", True) else None, windows, reachable
             )
@@ -479,21 +452,10 @@ class Recall:
         # a lone query whose candidates Python scores needs no statement: its answer is built
         # from its scope (the entities come from their own statement, beside)
         alone = None
-        if (
-            scores
-            and (apart is not None or not entities)
-            and scope is not None
-            and signals is not None
-            and windows is not None
-        ):
+        if scores and signals is not None and scope is not None and (apart or not entities):
+            stats_of_one = {name: stats[name][0] for name in stats}
             alone = self._answered_alone(
-                scope,
-                signals,
-                inputs[0],
-                {name: stats[name][0] for name in stats},
-                variables,
-                candidates,
-                windows,
+                scope, signals, inputs[0], stats_of_one, variables, candidates, has_window
             )
         if alone is not None:
             rows = [alone]
@@ -501,11 +463,7 @@ class Recall:
             provided = (
                 None
                 if self._fast is None
-                else {
-                    **FAST_LEXICAL,
-                    **(FAST_TIME_WINDOWS if windows is not None else {}),
-                    **(FAST_SIGNALS if signals is not None else {}),
-                }
+                else {**fast_models, **(FAST_SIGNALS if signals is not None else {})}
             )
             sql = self.lookups.models_sql(
                 (
@@ -539,8 +497,7 @@ class Recall:
                         row,
                         values,
                         {name: stats[name][number] for name in stats},
-                        variables.get("recall_fusion"),
-                        variables.get("recall_dense", True),
+                        variables,
                         candidates,
                     )
                     for number, (row, values) in enumerate(zip(rows, inputs, strict=True))
@@ -599,7 +556,7 @@ class Recall:
         stats: Mapping[str, Any],
         variables: Mapping[str, Any],
         explain: bool,
-        windows: Mapping[str, Sequence[Any]],
+        has_window: bool,
     ) -> tuple[Any, ...] | None:
         """A lone query's answer row, as the statement and _scored give it, from its `scope`:
         its candidates scored and selected (event_scores), its timeline, and the fields of the
@@ -610,20 +567,14 @@ class Recall:
         found = candidates_in_scope(
             scope,
             signals,
-            bool(windows["windows_query_id"]),
+            has_window,
             functools.partial(self._texts.texts, context.store.columns, owner),
             context.time_question_words,
             context.time_words,
         )
         if found is None:
             return None
-        scored = event_scores.scored(
-            found,
-            values,
-            stats,
-            variables.get("recall_fusion"),
-            variables.get("recall_dense", True),
-        )
+        scored = event_scores.scored(found, values, stats, variables)
         timeline = timeline_ids(scope, values["timeline_size"])
         event_scores.selected(scored, values, timeline)
         shown = [row for row in scored if row["is_selected"]]
@@ -682,7 +633,7 @@ class Recall:
         """_has_sql's row: whether any of the players has a fact with any of the agents, a
         replacement batch, an entity mention from lines, an entity."""
         store = self.context.store
-        params: dict[str, Any] = {"user_ids": user_ids, "agent_ids": agent_ids}
+        params: dict[str, Any] = {"user_id": user_ids, "agent_id": agent_ids}
         if self.context.engine is not None:  # the batch's one player, where it is one's
             params[history.PLAYER] = sole_player(user_ids)
         [row] = store.run(_has_sql(store.name), params)

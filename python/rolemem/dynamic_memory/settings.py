@@ -30,3 +30,10 @@ _SETTING_TYPES = {
     for name, kind in seed_specs()[seed][1].items()
     if kind in ("INTEGER", "VARCHAR")
 }
+# the settings a query binds once for its whole batch (model int_memory_queries), by SQL type
+QUERY_SETTINGS = {
+    "expand_strategy": "integer",
+    "max_expanded_words": "integer",
+    "filter_levels": "integer[]",
+    **{name: _SETTING_TYPES.get(name, "double") for name in PROFILE_NAMES},
+}

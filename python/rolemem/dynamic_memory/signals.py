@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from .reachable import Reachable
-from .sql import SIGNAL_COLUMNS
-from .vector_cache import COSINE_NAMES
+from .sql import COSINE_NAMES, LEXICAL_COLUMNS, SIGNAL_COLUMNS
 
 
 def signal_rows(
@@ -30,7 +29,7 @@ def signal_rows(
     rows = {
         (query_id, event_id): [bm25, tier, None, None, None, False]
         for query_id, event_id, bm25, tier in zip(
-            *(lexical.get(f"lexical_{name}", ()) for name in _LEXICAL), strict=True
+            *(lexical.get(f"lexical_{name}", ()) for name in LEXICAL_COLUMNS), strict=True
         )
     }
 
@@ -61,5 +60,4 @@ def signal_rows(
     return bound
 
 
-_LEXICAL = ("query_id", "event_id", "bm25_raw", "word_tier")
 _WINDOWS = ("query_id", "window_start", "window_end")

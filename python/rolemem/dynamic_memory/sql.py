@@ -8,36 +8,32 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema.memory import OFFICIAL_TABLES, VECTOR_COLUMNS
+from ..schema.memory import OFFICIAL_TABLES
 from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_rows, request_rows_sql
 from ..text.recall_words import word_columns
-from .settings import _SETTING_TYPES, PROFILE_NAMES
+from .settings import QUERY_SETTINGS
 from .time_windows import WINDOW_COLUMNS
 
 _CONTEXT_TEXTS = ("context_text", "long_context_text")
 
+# the cosine each stored vector gives (VECTOR_COLUMNS), column for column
+COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 # what vector_cache computes over a player's cosines (model int_memory_query_cosine_stats)
 STAT_NAMES = (
     "cosine_count",
     "cosine_sum",
     "cosine_square_sum",
-    "cosine_min",
-    "cosine_max",
-    "context_cosine_min",
-    "context_cosine_max",
-    "long_context_cosine_min",
-    "long_context_cosine_max",
+    *(f"{name}_{end}" for name in COSINE_NAMES for end in ("min", "max")),
 )
-
-
+_COSINE_STATS = request_rows_sql(
+    "query_id", {"cosine_count": "bigint", **dict.fromkeys(STAT_NAMES[1:], "double")}, "duckdb"
+)
 # the dense candidates numpy finds (vector_cache.dense_batch), column by column
 DENSE_COLUMNS = {
     "query_id": "integer",
     "event_id": "bigint",
-    "cosine": "double",
-    "context_cosine": "double",
-    "long_context_cosine": "double",
+    **dict.fromkeys(COSINE_NAMES, "double"),
 }
 
 
@@ -73,19 +69,11 @@ QUERY_FIELDS = {
 }
 
 
-_SETTINGS = {
-    "expand_strategy": "integer",
-    "max_expanded_words": "integer",
-    "filter_levels": "integer[]",
-    **{name: _SETTING_TYPES.get(name, "double") for name in PROFILE_NAMES},
-}
-
-
 def query_sql(engine: str = "duckdb") -> str:
     """The batch's queries, one row each (model int_memory_queries): QUERY_FIELDS bound as
     lists, the settings once."""
     fields = {name: kind for name, kind in QUERY_FIELDS.items() if name != "query_id"}
-    return request_rows_sql("query_id", fields, engine, _SETTINGS)
+    return request_rows_sql("query_id", fields, engine, QUERY_SETTINGS)
 
 
 _QUERY_SQL = query_sql()
@@ -103,56 +91,51 @@ def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {**settings, **lists}
 
 
+def listed_in(param: str, column: str, kind: str = "varchar") -> str:
+    """Whether `column` is among the bound list `$param`, as SQL."""
+    return f"list_contains(cast(${param} as {kind}[]), {column})"
+
+
+_AGENTS, _USERS = listed_in("agent_id", "agent_id"), listed_in("user_id", "user_id")
+
+
+def narrowed(table: str, *conditions: str) -> str:
+    """`table`'s rows where every condition holds."""
+    return f"""
+        select * from {table}
+        where {" and ".join(conditions)}"""
+
+
 def _agents_official(table: str) -> str:
     """The batch's agents' official rows (tables of their own, OFFICIAL_TABLES: on Citus
     reference tables, read on the player's shard)."""
-    return f"""
-        select * from {OFFICIAL_TABLES[table]}
-        where list_contains(cast($agent_id as varchar[]), agent_id)"""
+    return narrowed(OFFICIAL_TABLES[table], _AGENTS)
 
 
-def _players_own(table: str, player: str = "") -> str:
-    """The batch's players' own rows of the agents (a player of one query next to an agent of
-    another is read too: the models' joins on the query's agent and player drop it).
-    `player`: a condition added (macro player_filter, engine_sources). The scope (a player
-    table's rows are all `user`) lets PostgreSQL seek its owner indexes, which lead with
-    (agent_id, scope, user_id)."""
-    return f"""
-        select * from {table}
-        where
-            list_contains(cast($agent_id as varchar[]), agent_id) and scope = 'user'
-            and list_contains(cast($user_id as varchar[]), user_id){player}"""
-
-
-def _reachable(player: str = "") -> dict[str, str]:
+def _reachable(*player: str) -> dict[str, str]:
     """The store narrowed to the batch's agents and players, per source the models read (the
-    union of official and player rows is the models' own: int_memory_*_with_official)."""
+    union of official and player rows is the models' own: int_memory_*_with_official). A
+    player of one query next to an agent of another is read too: the models' joins on the
+    query's agent and player drop it. `player`: a condition added (macro player_filter,
+    engine_sources). The scope (a player table's rows are all `user`) lets PostgreSQL seek its
+    owner indexes, which lead with (agent_id, scope, user_id)."""
     tables = ("memory_event", "memory_entity", "memory_event_term")
     return {
-        **{f"source_{table}": _players_own(table, player) for table in tables},
+        **{
+            f"source_{table}": narrowed(table, _AGENTS, "scope = 'user'", _USERS, *player)
+            for table in tables
+        },
         **{f"source_{OFFICIAL_TABLES[table]}": _agents_official(table) for table in tables},
         # facts are a player's only (no scope, no official twin)
-        "source_memory_fact": f"""
-        select * from memory_fact
-        where
-            list_contains(cast($agent_id as varchar[]), agent_id)
-            and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        "source_memory_fact": narrowed("memory_fact", _AGENTS, _USERS, *player),
         # the player's entities' fragments and the lines each came from
-        "source_memory_entity_mention": f"""
-        select * from memory_entity_mention
-        where
-            list_contains(cast($agent_id as varchar[]), agent_id)
-            and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        "source_memory_entity_mention": narrowed("memory_entity_mention", _AGENTS, _USERS, *player),
         # the lines the player's events came from
-        "source_memory_event_line": f"""
-        select * from memory_event_line
-        where list_contains(cast($user_id as varchar[]), user_id){player}""",
+        "source_memory_event_line": narrowed("memory_event_line", _USERS, *player),
         # the lines replacement batches stand in for (the branch rule hides them there)
-        "source_memory_batch_line": f"""
-        select * from memory_batch_line
-        where
-            relation = 'replaces'
-            and list_contains(cast($user_id as varchar[]), user_id){player}""",
+        "source_memory_batch_line": narrowed(
+            "memory_batch_line", "relation = 'replaces'", _USERS, *player
+        ),
     }
 
 
@@ -178,7 +161,7 @@ def with_official(
 # costs PostgreSQL 9 -> 33-41 ms on 20,000 events: docs/decisions/official-memories.md).
 # test_rules_in_sql's dense parity test holds it equal to the models.
 PLAYER_EVENTS = {
-    "memory_event_embedding": _players_own("memory_event"),
+    "memory_event_embedding": _reachable()["source_memory_event"],
     OFFICIAL_TABLES["memory_event_embedding"]: _agents_official("memory_event"),
 }
 
@@ -199,9 +182,7 @@ def engine_sources(engine: str) -> dict[str, str]:
 
     # the batch's player $save_user_id (a batch is one player's there: DynamicMemory splits
     # them), so on Citus every read of the memory tables runs on that player's shard
-    player = "\n            and " + render_macro(
-        "player_filter", "user_id", history.PLAYER, engine=engine
-    )
+    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     return {
         **{name: sql for name, sql in _SOURCES.items() if name not in _WRITE_TIME},
         **_reachable(player),
@@ -222,9 +203,7 @@ _SOURCES = {
     # the queried saves' current chains and the facts resolved on them (write-time tables,
     # refreshed before the query)
     **{
-        table: f"""
-        select * from main.{table}
-        where list_contains(cast($save_id as bigint[]), save_id)"""
+        table: narrowed(f"main.{table}", listed_in("save_id", "save_id", "bigint"))
         for table in _WRITE_TIME
     },
     # what numpy computed over each player's vectors (vector_cache): the dense candidates,
@@ -232,20 +211,8 @@ _SOURCES = {
     "int_memory_query_dense_candidates": """
         select query_id, event_id, cosine, context_cosine, long_context_cosine
         from rolemem_dense_candidates""",
-    "int_memory_query_cosine_stats": """
-        select * from (
-            select
-                unnest(cast($query_id as integer[])) as query_id,
-"""
-    + ",\n".join(
-        f"                unnest(cast(${name} as {kind}[])) as {name}"
-        for name, kind in (
-            ("cosine_count", "bigint"),
-            *((name, "double") for name in STAT_NAMES[1:]),
-        )
-    )
-    + """
-        )
+    "int_memory_query_cosine_stats": f"""
+        select * from ({_COSINE_STATS})
         where cosine_count is not null""",
 }
 
@@ -267,85 +234,50 @@ FAST_LEXICAL = {
 }
 FAST_TIME_WINDOWS = {"int_memory_query_time_windows": bound_rows("windows", WINDOW_COLUMNS)}
 # the rows of model int_memory_query_signals
-SIGNAL_COLUMNS = {
-    "query_id": "integer",
-    "event_id": "bigint",
-    "bm25_raw": "double",
-    "word_tier": "double",
-    "cosine": "double",
-    "context_cosine": "double",
-    "long_context_cosine": "double",
-    "is_in_time_window": "boolean",
-}
+SIGNAL_COLUMNS = {**LEXICAL_COLUMNS, **DENSE_COLUMNS, "is_in_time_window": "boolean"}
 # and, with the windows known, every (query, event) signal row (signals), so the statement
 # plans none of the signals' union either (~15 operators)
 FAST_SIGNALS = {"int_memory_query_signals": bound_rows("signals", SIGNAL_COLUMNS)}
 
 
-# one row per query of the batch, in query_id order
-_QUERY_SELECT = """
+def _answer_select(columns: Mapping[str, str], joins: Sequence[str]) -> str:
+    """One row per query of the batch, in query_id order: `columns` (name -> value) over
+    `joins` (each left joined on the query)."""
+    values = "".join(f",\n    {value} as {name}" for name, value in columns.items())
+    return f"""
 select
-    queries.query_id,
-    events.events,
-    {entities} as entities,
-    {prompt_text} as prompt_text,
-    timeline.timeline,
-    {candidates} as candidates,
-    {words} as words,
-    {superseded} as superseded_fact_count
+    queries.query_id{values}
 from int_memory_queries as queries
-left join (
-    select query_id, {events} as events
-    from {events_from}
-    group by query_id
-) as events on events.query_id = queries.query_id
-{entities_join}{prompt_join}left join (
-    select query_id, {timeline} as timeline
-    from memory_query_timeline as timeline
-    group by query_id
-) as timeline on timeline.query_id = queries.query_id
-{words_join}{superseded_join}
-{candidates_join}
+{"".join(joins)}
 order by queries.query_id
 """
-# The entities recalled, only when the batch plans them (var recall_entities); the words,
-# only when the statement computes them (not on the fast path, which has them already).
-_ENTITIES_JOIN = """left join (
-    select query_id, {entities} as entities
-    from {entities_from}
+
+
+def _per_query(name: str, relation: str, value: str) -> str:
+    """`value` aggregated over `relation` (as `name`) per query, joined as `name`."""
+    return f"""left join (
+    select query_id, {value} as {name}
+    from {relation} as {name}
     group by query_id
-) as entities on entities.query_id = queries.query_id
+) as {name} on {name}.query_id = queries.query_id
 """
-# Every entity hit, for the caller to gather (entity_scores), with the lines the save sees a
-# player's entity came from when any came from lines (var recall_mention_lines).
-_HITS_WITH_LINES = """(
-        select hits.*, sources.save_id, sources.line_ids
-        from int_memory_entity_hits as hits
-        left join int_memory_entity_mention_lines as sources
-            on sources.query_id = hits.query_id and sources.entity_id = hits.entity_id
-    ) as entities"""
-_WORDS_JOIN = """left join (
-    select query_id, {words} as words
-    from int_memory_query_words
-    group by query_id
-) as words on words.query_id = queries.query_id
-"""
-_PROMPT_JOIN = """left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id
-"""
+
+
+def _rows(name: str, relation: str, order_by: str, engine: str) -> str:
+    """`relation`'s rows as a list per query, as the engine aggregates rows (list_of_rows)."""
+    return _per_query(name, relation, render_macro("list_of_rows", name, order_by, engine=engine))
+
+
+_NULL_LIST = "cast(null as integer[])"
 # The facts on the chain a later one ended: never recalled, counted for the trace; only when a
 # player of the batch has facts (var recall_facts), else none of their models is planned.
-_SUPERSEDED_JOIN = """left join (
-    select query_id, count(*) filter (where not is_current) as fact_count
-    from int_memory_facts_resolved
-    group by query_id
-) as superseded on superseded.query_id = queries.query_id"""
-# Every scored candidate as a list, best first: only when asked (log or explain); building
-# ~thousands of dicts costs about a third of a query on a large store.
-_CANDIDATES_JOIN = """left join (
-    select query_id, {candidates} as candidates
-    from memory_recall_candidates as candidates
-    group by query_id
-) as candidates on candidates.query_id = queries.query_id"""
+_SUPERSEDED_JOIN = _per_query(
+    "superseded", "int_memory_facts_resolved", "count(*) filter (where not is_current)"
+)
+
+
+def _superseded(facts: bool) -> str:
+    return "coalesce(superseded.superseded, 0)" if facts else "0"
 
 
 # Every candidate of a query with what its answer row shows (macro memory_event_fields), for
@@ -373,91 +305,89 @@ def query_select(
     hits: bool = False,
     lines: bool = True,
 ) -> str:
-    """The batch's answer rows; the lists as the engine aggregates rows (list_of_rows).
-    `facts`: a player of the batch has facts (their superseded ones are counted);
-    `prompt_text`: a query of the batch wants the prompt text (memory_prompt_texts);
-    `entities`: the batch plans the entities (else none, null); `words`: the statement
-    computes the words (else null: the caller has them, answer_words); `scored`: the events
-    column holds every candidate (int_memory_event_candidates), which the caller scores and
-    selects (event_scores), and the candidates column is null; `hits`, `lines`: the entities
-    column holds every entity hit, which the caller gathers (_entities_join). A lone query's
-    hits come from entity_select instead."""
-
-    def rows(relation: str, order_by: str) -> str:
-        return render_macro("list_of_rows", relation, order_by, engine=engine)
-
+    """The batch's answer rows. `facts`: a player of the batch has facts (their superseded
+    ones are counted); `prompt_text`: a query of the batch wants the prompt text
+    (memory_prompt_texts); `entities`: the batch plans the entities (else none, null); `words`:
+    the statement computes the words (else null: the caller has them, answer_words); `scored`:
+    the events column holds every candidate (int_memory_event_candidates), which the caller
+    scores and selects (event_scores), and the candidates column is null; `hits`, `lines`: the
+    entities column holds every entity hit, which the caller gathers (_entities_join). A lone
+    query's hits come from entity_select instead. The candidates (log or explain) only when
+    asked: building ~thousands of dicts costs about a third of a query on a large store."""
+    listed = candidates and not scored
     fields = [(name, name) for name in ("word", "word_source", "level")]
-    # every candidate, with the fields its answer row shows, for the caller to score
-    events = (
-        _CANDIDATE_ROWS.format(fields=render_macro("memory_event_fields", engine=engine))
-        if scored
-        else "memory_query_events"
-    )
-    return _QUERY_SELECT.format(
-        events=rows("events", "events.event_id" if scored else "events.result_index"),
-        events_from=f"{events} as events",
-        entities="entities.entities" if entities else "cast(null as integer[])",
-        entities_join=_entities_join(engine, hits, lines) if entities else "",
-        timeline=rows("timeline", "timeline.result_index"),
-        words="words.words" if words else "cast(null as integer[])",
-        words_join=_WORDS_JOIN.format(
-            words=render_macro("list_of_objects", fields, "word_order", engine=engine)
-        )
-        if words
-        else "",
-        candidates="candidates.candidates"
-        if candidates and not scored
-        else "cast(null as integer[])",
-        superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
-        prompt_text="prompts.prompt_text" if prompt_text else "cast(null as varchar)",
-        prompt_join=_PROMPT_JOIN if prompt_text else "",
-        superseded_join=_SUPERSEDED_JOIN if facts else "",
-        candidates_join=_CANDIDATES_JOIN.format(
-            candidates=rows("candidates", "candidates.score desc, candidates.event_id")
-        )
-        if candidates and not scored
-        else "",
+    return _answer_select(
+        {
+            "events": "events.events",
+            "entities": "entities.entities" if entities else _NULL_LIST,
+            "prompt_text": "prompts.prompt_text" if prompt_text else "cast(null as varchar)",
+            "timeline": "timeline.timeline",
+            "candidates": "candidates.candidates" if listed else _NULL_LIST,
+            "words": "words.words" if words else _NULL_LIST,
+            "superseded_fact_count": _superseded(facts),
+        },
+        [
+            _rows(
+                "events",
+                _CANDIDATE_ROWS.format(fields=render_macro("memory_event_fields", engine=engine))
+                if scored
+                else "memory_query_events",
+                "events.event_id" if scored else "events.result_index",
+                engine,
+            ),
+            _entities_join(engine, hits, lines) if entities else "",
+            "left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id\n"
+            if prompt_text
+            else "",
+            _rows("timeline", "memory_query_timeline", "timeline.result_index", engine),
+            _per_query(
+                "words",
+                "int_memory_query_words",
+                render_macro("list_of_objects", fields, "word_order", engine=engine),
+            )
+            if words
+            else "",
+            _SUPERSEDED_JOIN if facts else "",
+            _rows(
+                "candidates",
+                "memory_recall_candidates",
+                "candidates.score desc, candidates.event_id",
+                engine,
+            )
+            if listed
+            else "",
+        ],
     )
 
 
 def _entities_join(engine: str, hits: bool, lines: bool) -> str:
     """The batch's entities as a list per query: the recalled ones (memory_query_entities), or
     with `hits` every entity hit (int_memory_entity_hits), which the caller gathers
-    (entity_scores), each with its mention lines' save_id and line_ids when `lines` (var
-    recall_mention_lines)."""
-    return _ENTITIES_JOIN.format(
-        entities=render_macro(
-            "list_of_rows",
-            "entities",
-            "entities.entity_id" if hits else "entities.result_index",
-            engine=engine,
-        ),
-        entities_from=(_HITS_WITH_LINES if lines else "int_memory_entity_hits as entities")
-        if hits
-        else "memory_query_entities as entities",
+    (entity_scores), each with the lines the save sees a player's entity came from when `lines`
+    (var recall_mention_lines)."""
+    if not hits:
+        return _rows("entities", "memory_query_entities", "entities.result_index", engine)
+    relation = (
+        """(
+        select hits.*, sources.save_id, sources.line_ids
+        from int_memory_entity_hits as hits
+        left join int_memory_entity_mention_lines as sources
+            on sources.query_id = hits.query_id and sources.entity_id = hits.entity_id
+    )"""
+        if lines
+        else "int_memory_entity_hits"
     )
+    return _rows("entities", relation, "entities.entity_id", engine)
 
 
-# A batch's entity hits and superseded facts alone, one row per query in query_id order: the
-# embedded store's recall runs it on a second cursor beside the statement of the rest
-# (query_select without them), so a lone turn waits for the longer half, not for both.
-_ENTITY_SELECT = """
-select
-    queries.query_id,
-    entities.entities,
-    {superseded} as superseded_fact_count
-from int_memory_queries as queries
-{entities_join}{superseded_join}
-order by queries.query_id
-"""
-
-
+@functools.cache
 def entity_select(engine: str, facts: bool, lines: bool) -> str:
-    """The entities' half of query_select with `hits` (`facts`, `lines`: as there)."""
-    return _ENTITY_SELECT.format(
-        entities_join=_entities_join(engine, True, lines),
-        superseded="coalesce(superseded.fact_count, 0)" if facts else "0",
-        superseded_join=_SUPERSEDED_JOIN if facts else "",
+    """A batch's entity hits and superseded facts alone (query_select's with `hits`; `facts`,
+    `lines`: as there): the embedded store's recall runs it on a second cursor beside the
+    statement of the rest, so a lone turn waits for the longer half, not for both."""
+    return _answer_select(
+        {"entities": "entities.entities", "superseded_fact_count": _superseded(facts)},
+        [_entities_join(engine, True, lines), _SUPERSEDED_JOIN if facts else ""],
     )
 
 
@@ -474,14 +404,14 @@ def new_and_stored_events(engine: str) -> str:
         "select event_id, agent_id, scope, user_id, created_at, description "
         "from int_memory_events_with_official",
         {
-            "source_memory_event": """
-                select * from memory_event
-                where
-                    list_contains(cast($new_agent_id as varchar[]), agent_id)
-                    and list_contains(cast($new_user_id as varchar[]), user_id)""",
-            "source_official_event": """
-                select * from official_event
-                where list_contains(cast($new_agent_id as varchar[]), agent_id)""",
+            "source_memory_event": narrowed(
+                "memory_event",
+                listed_in("new_agent_id", "agent_id"),
+                listed_in("new_user_id", "user_id"),
+            ),
+            "source_official_event": narrowed(
+                "official_event", listed_in("new_agent_id", "agent_id")
+            ),
         },
         engine=engine,
     )
@@ -549,16 +479,6 @@ def logged_columns(candidates: Sequence[Mapping[str, Any]]) -> dict[str, list[An
 def _MISSING_CONTEXT_SQL(engine: str = "duckdb") -> str:  # noqa: N802 - once per engine
     return with_official(
         ("int_memory_event_context_texts", "int_memory_event_embeddings_with_official"),
-        f"""select
-            texts.event_id,
-            events.scope,
-            {", ".join(f"texts.{name}" for name in _CONTEXT_TEXTS)}
-        from int_memory_event_context_texts as texts
-        inner join int_memory_events_with_official as events
-            on events.event_id = texts.event_id
-        inner join int_memory_event_embeddings_with_official as vectors
-            on vectors.event_id = texts.event_id
-        where {" or ".join(f"vectors.{name} is null" for name in VECTOR_COLUMNS[1:])}
-        order by texts.event_id""",
+        render_macro("events_missing_context_vectors", engine=engine),
         engine=engine,
     )

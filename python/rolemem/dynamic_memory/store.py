@@ -29,12 +29,9 @@ from .vectors import Vectors
 log = logging.getLogger(__name__)
 
 # macro insert_event_postings's lists: each posting's term and counts (text.postings' lists,
-# by their key there)
+# each by its plural there)
 _POSTING_LISTS = {
-    "term": "terms",
-    "description_count": "description_counts",
-    "keyword_count": "keyword_counts",
-    "tag_count": "tag_counts",
+    name: f"{name}s" for name in ("term", "description_count", "keyword_count", "tag_count")
 }
 
 # an event's vectors, one per column of memory_event_embedding: its description's, then its

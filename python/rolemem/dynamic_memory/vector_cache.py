@@ -25,10 +25,8 @@ import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
 from .reachable import CONTEXT_COLUMNS, Fetch, has_context, read_reachable
-from .sql import STAT_NAMES, with_official
+from .sql import COSINE_NAMES, STAT_NAMES, with_official
 
-# the cosine each stored vector gives, column for column
-COSINE_NAMES = ("cosine", "context_cosine", "long_context_cosine")
 _HAS_CONTEXT = has_context()
 # an event stored without context vectors (written before them) has its own vector for each
 # until maintenance fills them in
