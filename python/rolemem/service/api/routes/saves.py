@@ -77,13 +77,7 @@ async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = N
         "/roles",
         body.model_dump(mode="json"),
         lambda cur: saves.create_role(
-            cur,
-            body.name,
-            role_id=body.id,
-            character_id=body.character_id,
-            agent_id=body.agent_id,
-            omniscient=body.omniscient,
-            engine=store.engine.name,
+            cur, **body.model_dump(exclude={"id"}), role_id=body.id, engine=store.engine.name
         ),
     )
 
@@ -105,15 +99,7 @@ async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = N
         body.user_id,
         "/saves",
         body.model_dump(mode="json"),
-        for_store(
-            store,
-            saves.create_save,
-            user_id=body.user_id,
-            name=body.name,
-            save_id=body.id,
-            from_line_id=body.from_line_id,
-            user_name=body.user_name,
-        ),
+        for_store(store, saves.create_save, **body.model_dump(exclude={"id"}), save_id=body.id),
     )
 
 
