@@ -64,10 +64,6 @@ class Invalid(ValueError):
         return error_response(422, "ValidationError", text, self.field)
 
 
-class _ClientLeft(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class _NotANumber:
     """Where the JSON said NaN, Infinity or a number too large for a double: found by the walk,
@@ -301,18 +297,10 @@ class RequestGuard:
             if size > self.max_body_bytes:
                 await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
                 return
-        try:
-            async with asyncio.timeout(self.body_timeout):
-                body = await self._read(receive)
-        except _ClientLeft:
-            return  # before sending its request: nothing to do
-        except TimeoutError:
-            text = f"the body did not arrive within {self.body_timeout:g} s"
-            # no drain: this client is slow by definition
-            await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
-            return
+        body = await read_body(
+            scope, receive, send, headers, self.body_timeout, self.max_body_bytes, self.too_large
+        )
         if body is None:
-            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         # what FastAPI parses as JSON: no Content-Type at all, or application/json or
@@ -339,23 +327,6 @@ class RequestGuard:
             return
         await self._serve(scope, receive, send, body)
 
-    async def _read(self, receive: Receive) -> bytes | None:
-        """The whole body; None past the size limit."""
-        chunks: list[bytes] = []
-        received = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _ClientLeft
-            chunk = message.get("body", b"")
-            received += len(chunk)
-            if received > self.max_body_bytes:
-                return None
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        return b"".join(chunks)
-
     async def _serve(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
         started = False
 
@@ -376,6 +347,49 @@ class RequestGuard:
             if not started:
                 response = error_response(500, "InternalError", "the service failed; see its log")
                 await response(scope, receive, send)
+
+
+async def read_body(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: dict[bytes, bytes],
+    seconds: float,
+    max_bytes: int,
+    too_large: str,
+    max_lines: int | None = None,
+    too_many_lines: str = "",
+) -> bytes | None:
+    """The whole body, arrived within `seconds`; else None, answered: 408 past the time, 413
+    as soon as it passes `max_bytes` (or holds more than `max_lines` newlines), and nothing
+    for a client that left before sending it."""
+    chunks: list[bytes] = []
+    size = newlines = 0
+    passed = None
+    try:
+        async with asyncio.timeout(seconds):  # a trickle too, not each read
+            more = True
+            while more and passed is None:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if max_lines is not None:
+                    newlines += chunk.count(b"\n")
+                if size > max_bytes or (max_lines is not None and newlines > max_lines):
+                    passed = too_large if size > max_bytes else too_many_lines
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+    except TimeoutError:
+        text = f"the body did not arrive within {seconds:g} s"
+        # no drain: this client is slow by definition
+        await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
+        return None
+    if passed is not None:  # at once, the rest of the body discarded a moment
+        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", passed)
+        return None
+    return b"".join(chunks)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

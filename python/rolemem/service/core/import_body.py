@@ -16,6 +16,7 @@ from .guard import (
     Invalid,
     check_json,
     first_values,
+    read_body,
     refuse,
     refused_parameter,
     replaying,
@@ -72,32 +73,21 @@ class ImportBodies:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await refuse(scope, receive, send, named, 413, "PayloadTooLarge", self.too_many_bytes)
             return
-        chunks: list[bytes] = []
-        size = newlines = 0
-        more = True
-        deadline = asyncio.get_running_loop().time() + self.body_timeout
-        while more:
-            try:
-                async with asyncio.timeout_at(deadline):  # a trickle too, not each read
-                    message = await receive()
-            except TimeoutError:
-                text = f"the body did not arrive within {self.body_timeout:g} s"
-                await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
-                return
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            newlines += chunk.count(b"\n")
-            if size > self.max_bytes or newlines > self.max_lines:
-                # as the guard refuses: at once, the rest of the body discarded a moment
-                text = self.too_many_bytes if size > self.max_bytes else self.too_many_lines
-                await refuse(scope, receive, send, named, 413, "PayloadTooLarge", text)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        body = await read_body(
+            scope,
+            receive,
+            send,
+            named,
+            self.body_timeout,
+            self.max_bytes,
+            self.too_many_bytes,
+            self.max_lines,
+            self.too_many_lines,
+        )
+        if body is None:
+            return
         try:  # parsing megabytes takes a while: never on the event loop
-            rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
+            rows = await asyncio.to_thread(parse_lines, body)
         except Invalid as exc:
             await exc.response()(scope, receive, send)
             return
