@@ -141,6 +141,8 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "walk_parent_chain": ("lines", "saves", "fork_points"),
     "read_recall_queue": (),
     "last_observed_target": (),
+    "memory_status_row": (),
+    "seen_idempotency_key": (),
     "merged_entity_saves": (),
     "store_table_names": (),
     "count_memories": (),
