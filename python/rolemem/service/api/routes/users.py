@@ -288,8 +288,7 @@ async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
         player_memories.forget,
         store.engine,
         user_id,
-        agent_id=body.agent_id,
-        purge=body.purge,
+        **body.model_dump(),
         write=store.write,
     )
     if body.purge and store.webhooks is not None:
