@@ -272,11 +272,9 @@ class RequestGuard:
 
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
-        self.max_body_bytes = settings.max_body_bytes
-        self.too_large = (
-            f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        )
-        self.body_timeout = settings.body_timeout
+        size = settings.max_body_bytes
+        too_large = f"the body is larger than the service accepts ({size} bytes)"
+        self.limits = BodyLimits(settings.body_timeout, size, too_large)
         self.lane = lane
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -294,12 +292,11 @@ class RequestGuard:
                 text = "a Content-Length is not a number"
                 await refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
-            if size > self.max_body_bytes:
-                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
+            if size > self.limits.max_bytes:
+                too_large = self.limits.too_large
+                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", too_large)
                 return
-        body = await read_body(
-            scope, receive, send, headers, self.body_timeout, self.max_body_bytes, self.too_large
-        )
+        body = await read_body(scope, receive, send, headers, self.limits)
         if body is None:
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
@@ -349,20 +346,24 @@ class RequestGuard:
                 await response(scope, receive, send)
 
 
+@dataclass(frozen=True)
+class BodyLimits:
+    """How long a body may take to arrive after its headers and how large it may be, with
+    what its 413 says (`max_lines`: newlines, for a body of lines)."""
+
+    seconds: float
+    max_bytes: int
+    too_large: str
+    max_lines: int | None = None
+    too_many_lines: str = ""
+
+
 async def read_body(
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    headers: dict[bytes, bytes],
-    seconds: float,
-    max_bytes: int,
-    too_large: str,
-    max_lines: int | None = None,
-    too_many_lines: str = "",
+    scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], limits: BodyLimits
 ) -> bytes | None:
-    """The whole body, arrived within `seconds`; else None, answered: 408 past the time, 413
-    as soon as it passes `max_bytes` (or holds more than `max_lines` newlines), and nothing
-    for a client that left before sending it."""
+    """The whole body, arrived within its time; else None, answered: 408 past it, 413 as soon
+    as it passes a limit, and nothing for a client that left before sending it."""
+    seconds, max_bytes, max_lines = limits.seconds, limits.max_bytes, limits.max_lines
     chunks: list[bytes] = []
     size = newlines = 0
     passed = None
@@ -378,7 +379,7 @@ async def read_body(
                 if max_lines is not None:
                     newlines += chunk.count(b"\n")
                 if size > max_bytes or (max_lines is not None and newlines > max_lines):
-                    passed = too_large if size > max_bytes else too_many_lines
+                    passed = limits.too_large if size > max_bytes else limits.too_many_lines
                 chunks.append(chunk)
                 more = message.get("more_body", False)
     except TimeoutError:

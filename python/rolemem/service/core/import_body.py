@@ -13,6 +13,7 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .guard import (
+    BodyLimits,
     Invalid,
     check_json,
     first_values,
@@ -48,13 +49,15 @@ class ImportBodies:
 
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
-        self.max_bytes = max_bytes = settings.import_max_bytes
         self.max_lines = max_lines = settings.import_max_lines
-        self.too_many_bytes = f"the import is larger than the service accepts ({max_bytes} bytes)"
         self.too_many_lines = f"the import holds more lines than the service accepts ({max_lines})"
+        max_bytes = settings.import_max_bytes
+        too_large = f"the import is larger than the service accepts ({max_bytes} bytes)"
         # as the request guard: the whole body within the body deadline of the headers (the
         # key, the player and the rates were the gate's, before any of the body was read)
-        self.body_timeout = settings.body_timeout
+        self.limits = BodyLimits(
+            settings.body_timeout, max_bytes, too_large, max_lines, self.too_many_lines
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not (
@@ -70,20 +73,11 @@ class ImportBodies:
             return
         named = first_values(scope)
         declared = named.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", self.too_many_bytes)
+        if declared is not None and declared.isdigit() and int(declared) > self.limits.max_bytes:
+            too_large = self.limits.too_large
+            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", too_large)
             return
-        body = await read_body(
-            scope,
-            receive,
-            send,
-            named,
-            self.body_timeout,
-            self.max_bytes,
-            self.too_many_bytes,
-            self.max_lines,
-            self.too_many_lines,
-        )
+        body = await read_body(scope, receive, send, named, self.limits)
         if body is None:
             return
         try:  # parsing megabytes takes a while: never on the event loop
