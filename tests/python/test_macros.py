@@ -143,6 +143,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "last_observed_target": (),
     "memory_status_row": (),
     "seen_idempotency_key": (),
+    "kept_webhook_deliveries": (),
     "merged_entity_saves": (),
     "store_table_names": (),
     "count_memories": (),
