@@ -134,10 +134,7 @@ def check_json(body: bytes) -> Any:
         raise Invalid(None, "the JSON nests too deeply") from None
     except (ValueError, UnicodeDecodeError):
         raise Invalid(None, "the body is not valid JSON (UTF-8)") from None
-    if quick:
-        _check_depth(body, document)
-        return document
-    stack: list[tuple[str, Any]] = [("", document)]
+    stack: list[tuple[str, Any]] = [] if quick else [("", document)]  # quick: no walk
     while stack:  # iterative: the depth json.loads accepted may exceed Python's recursion
         path, value = stack.pop()
         if isinstance(value, str):
