@@ -10,8 +10,9 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader
-from pydantic import BeforeValidator
+from pydantic import BaseModel, BeforeValidator
 
+from ...dynamic_memory import player_memories
 from ...errors import ConflictError
 from ...memory_builder import roles, saves
 from ..core.errors import invalid
@@ -64,6 +65,19 @@ DIGITS = BeforeValidator(_digits)
 
 # the kind of memory the paths that edit or delete one name (a player's or an official one)
 Kind = Annotated[MemoryKind, Path(description="event or entity (or events, entities).")]
+
+
+async def edit_memory(store: Store, kind: str, memory_id: int, body: BaseModel, **more: Any) -> Any:
+    """The memory's edit of the fields `body` gives (`more`: its scope, the pool), retried."""
+    changes = body.model_dump(exclude_none=True)
+    edit = player_memories.edit
+    return await store.run(store.retried, edit, store.memory, kind, memory_id, changes, **more)
+
+
+async def delete_memory(store: Store, kind: str, memory_id: int, **scope: Any) -> Any:
+    """The memory archived (reason deleted) in `scope`, retried."""
+    delete = player_memories.delete
+    return await store.run(store.retried, delete, store.engine, kind, memory_id, **scope)
 
 
 def for_store(

@@ -30,23 +30,21 @@ from .routes import (
     users,
 )
 
-GAME_GROUPS = (
-    saves.router,
-    imports.router,
-    users.router,
-    query.router,
-    query.shared,
-    recall.router,
-    turn.router,
-    admin.router,
-)
 # the reads every player shares: a key with a players glob reaches them naming no player
 SHARED_READS = (official.shared, config.shared, query.shared)
-DESIGNER_GROUPS = (official.router, official.shared, config.router, config.shared, recall.designer)
 # route group (core/keys.py's GROUPS) -> its routers
 ROUTE_GROUPS: Mapping[str, tuple[APIRouter, ...]] = {
-    "game": GAME_GROUPS,
-    "designer": DESIGNER_GROUPS,
+    "game": (
+        saves.router,
+        imports.router,
+        users.router,
+        query.router,
+        query.shared,
+        recall.router,
+        turn.router,
+        admin.router,
+    ),
+    "designer": (official.router, official.shared, config.router, config.shared, recall.designer),
     "snapshot": (admin.snapshots,),
     "admin": (admin.admin,),
 }

@@ -100,19 +100,12 @@ class ExtractionQueue:
                 backoff = (report.failed_attempts, report.retry_at)
             elif report.batch_keys:
                 log.info("extracted %s", ", ".join(report.batch_keys))
-                if self._emit is not None:
-                    self._emit(
-                        "extraction.succeeded",
-                        {**_about(key, observation), "batch_keys": list(report.batch_keys)},
-                    )
+                batch_keys = list(report.batch_keys)
+                self._announce("extraction.succeeded", key, observation, batch_keys=batch_keys)
         except Exception as exc:  # one line; the save's memory status keeps the details
             failed = True
             backoff = self._stored_backoff(key, observation)
-            if self._emit is not None:
-                self._emit(
-                    "extraction.failed",
-                    {**_about(key, observation), "error": type(exc).__name__},
-                )
+            self._announce("extraction.failed", key, observation, error=type(exc).__name__)
             log.warning("extraction of save %s (%s) failed: %s: %s", *key, type(exc).__name__, exc)
         finally:
             if failed or backoff is None:
@@ -122,6 +115,20 @@ class ExtractionQueue:
                 # still queued when a newer observation came: it runs next (not in a back-off)
                 if backoff is not None or key not in self._again or not self._submit(key):
                     self._done(key, backoff)
+
+    def _announce(
+        self, kind: str, key: tuple[int, str], observation: Mapping[str, Any], **more: Any
+    ) -> None:
+        """The webhook event (none built without a webhook) about the save, the character's
+        target key, the player and agent (no player text), with `more`."""
+        if self._emit is not None:
+            subject = {
+                "save_id": key[0],
+                "target_key": key[1],
+                "user_id": observation.get("user_id"),
+                "agent_id": observation.get("agent_id"),
+            }
+            self._emit(kind, {**subject, **more})
 
     def _stored_backoff(
         self, key: tuple[int, str], observation: Mapping[str, Any]
@@ -171,17 +178,6 @@ class ExtractionQueue:
                 timer.cancel()
             self._waiting.clear()
         self._pool.close(wait)
-
-
-def _about(key: tuple[int, str], observation: Mapping[str, Any]) -> dict[str, Any]:
-    """An extraction event's subject: the save, the character's target key, the player and
-    agent (no player text)."""
-    return {
-        "save_id": key[0],
-        "target_key": key[1],
-        "user_id": observation.get("user_id"),
-        "agent_id": observation.get("agent_id"),
-    }
 
 
 def run_logged(what: str, function: Callable[..., Any], *args: Any) -> None:

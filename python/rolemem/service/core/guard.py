@@ -64,10 +64,6 @@ class Invalid(ValueError):
         return error_response(422, "ValidationError", text, self.field)
 
 
-class _ClientLeft(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class _NotANumber:
     """Where the JSON said NaN, Infinity or a number too large for a double: found by the walk,
@@ -138,10 +134,7 @@ def check_json(body: bytes) -> Any:
         raise Invalid(None, "the JSON nests too deeply") from None
     except (ValueError, UnicodeDecodeError):
         raise Invalid(None, "the body is not valid JSON (UTF-8)") from None
-    if quick:
-        _check_depth(body, document)
-        return document
-    stack: list[tuple[str, Any]] = [("", document)]
+    stack: list[tuple[str, Any]] = [] if quick else [("", document)]  # quick: no walk
     while stack:  # iterative: the depth json.loads accepted may exceed Python's recursion
         path, value = stack.pop()
         if isinstance(value, str):
@@ -276,11 +269,9 @@ class RequestGuard:
 
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
-        self.max_body_bytes = settings.max_body_bytes
-        self.too_large = (
-            f"the body is larger than the service accepts ({self.max_body_bytes} bytes)"
-        )
-        self.body_timeout = settings.body_timeout
+        size = settings.max_body_bytes
+        too_large = f"the body is larger than the service accepts ({size} bytes)"
+        self.limits = BodyLimits(settings.body_timeout, size, too_large)
         self.lane = lane
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -298,21 +289,12 @@ class RequestGuard:
                 text = "a Content-Length is not a number"
                 await refuse(scope, receive, send, headers, 400, "BadRequest", text)
                 return
-            if size > self.max_body_bytes:
-                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
+            if size > self.limits.max_bytes:
+                too_large = self.limits.too_large
+                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", too_large)
                 return
-        try:
-            async with asyncio.timeout(self.body_timeout):
-                body = await self._read(receive)
-        except _ClientLeft:
-            return  # before sending its request: nothing to do
-        except TimeoutError:
-            text = f"the body did not arrive within {self.body_timeout:g} s"
-            # no drain: this client is slow by definition
-            await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
-            return
+        body = await read_body(scope, receive, send, headers, self.limits)
         if body is None:
-            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", self.too_large)
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         # what FastAPI parses as JSON: no Content-Type at all, or application/json or
@@ -339,23 +321,6 @@ class RequestGuard:
             return
         await self._serve(scope, receive, send, body)
 
-    async def _read(self, receive: Receive) -> bytes | None:
-        """The whole body; None past the size limit."""
-        chunks: list[bytes] = []
-        received = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _ClientLeft
-            chunk = message.get("body", b"")
-            received += len(chunk)
-            if received > self.max_body_bytes:
-                return None
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        return b"".join(chunks)
-
     async def _serve(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
         started = False
 
@@ -376,6 +341,53 @@ class RequestGuard:
             if not started:
                 response = error_response(500, "InternalError", "the service failed; see its log")
                 await response(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class BodyLimits:
+    """How long a body may take to arrive after its headers and how large it may be, with
+    what its 413 says (`max_lines`: newlines, for a body of lines)."""
+
+    seconds: float
+    max_bytes: int
+    too_large: str
+    max_lines: int | None = None
+    too_many_lines: str = ""
+
+
+async def read_body(
+    scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], limits: BodyLimits
+) -> bytes | None:
+    """The whole body, arrived within its time; else None, answered: 408 past it, 413 as soon
+    as it passes a limit, and nothing for a client that left before sending it."""
+    seconds, max_bytes, max_lines = limits.seconds, limits.max_bytes, limits.max_lines
+    chunks: list[bytes] = []
+    size = newlines = 0
+    passed = None
+    try:
+        async with asyncio.timeout(seconds):  # a trickle too, not each read
+            more = True
+            while more and passed is None:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if max_lines is not None:
+                    newlines += chunk.count(b"\n")
+                if size > max_bytes or (max_lines is not None and newlines > max_lines):
+                    passed = limits.too_large if size > max_bytes else limits.too_many_lines
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+    except TimeoutError:
+        text = f"the body did not arrive within {seconds:g} s"
+        # no drain: this client is slow by definition
+        await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
+        return None
+    if passed is not None:  # at once, the rest of the body discarded a moment
+        await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", passed)
+        return None
+    return b"".join(chunks)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

@@ -6,7 +6,6 @@ refused (409). Keys are scoped by player: one player's key never answers or bloc
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import duckdb
 
 from ...engines.postgres import CITUS
 from ...errors import ConflictError
-from ...sql.project import render_macro, used, write_sql
+from ...sql.project import used, write_sql
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
@@ -37,12 +36,6 @@ def fingerprint(route: str, request: Any) -> str:
 # shard, which no player can name (a player id is non-empty text). Its key is still scoped to
 # no player.
 NO_PLAYER = ""
-
-
-@functools.cache  # rendered once per engine
-def _seen_sql(engine: str) -> str:
-    player = render_macro("player_filter", "user_id", engine=engine)
-    return f"select request_hash, response from rolemem_idempotency where key = $key and {player}"
 
 
 def once(
@@ -66,7 +59,7 @@ def once(
     forget = write_sql("forget_idempotency_key", engine=engine)
     expired = {"key": stored, "expired": now - timedelta(hours=hours), "user_id": owner}
     cur.execute(forget, used(forget, expired))
-    seen_sql = _seen_sql(engine)
+    seen_sql = write_sql("seen_idempotency_key", engine=engine)
     seen = cur.execute(seen_sql, used(seen_sql, {"key": stored, "user_id": owner})).fetchone()
     if seen is not None:
         if seen[0] != request_hash:

@@ -13,9 +13,11 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .guard import (
+    BodyLimits,
     Invalid,
     check_json,
     first_values,
+    read_body,
     refuse,
     refused_parameter,
     replaying,
@@ -47,13 +49,15 @@ class ImportBodies:
 
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
-        self.max_bytes = max_bytes = settings.import_max_bytes
         self.max_lines = max_lines = settings.import_max_lines
-        self.too_many_bytes = f"the import is larger than the service accepts ({max_bytes} bytes)"
         self.too_many_lines = f"the import holds more lines than the service accepts ({max_lines})"
+        max_bytes = settings.import_max_bytes
+        too_large = f"the import is larger than the service accepts ({max_bytes} bytes)"
         # as the request guard: the whole body within the body deadline of the headers (the
         # key, the player and the rates were the gate's, before any of the body was read)
-        self.body_timeout = settings.body_timeout
+        self.limits = BodyLimits(
+            settings.body_timeout, max_bytes, too_large, max_lines, self.too_many_lines
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not (
@@ -69,35 +73,15 @@ class ImportBodies:
             return
         named = first_values(scope)
         declared = named.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", self.too_many_bytes)
+        if declared is not None and declared.isdigit() and int(declared) > self.limits.max_bytes:
+            too_large = self.limits.too_large
+            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", too_large)
             return
-        chunks: list[bytes] = []
-        size = newlines = 0
-        more = True
-        deadline = asyncio.get_running_loop().time() + self.body_timeout
-        while more:
-            try:
-                async with asyncio.timeout_at(deadline):  # a trickle too, not each read
-                    message = await receive()
-            except TimeoutError:
-                text = f"the body did not arrive within {self.body_timeout:g} s"
-                await refuse(scope, receive, send, {}, 408, "RequestTimeout", text, drain=False)
-                return
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            newlines += chunk.count(b"\n")
-            if size > self.max_bytes or newlines > self.max_lines:
-                # as the guard refuses: at once, the rest of the body discarded a moment
-                text = self.too_many_bytes if size > self.max_bytes else self.too_many_lines
-                await refuse(scope, receive, send, named, 413, "PayloadTooLarge", text)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        body = await read_body(scope, receive, send, named, self.limits)
+        if body is None:
+            return
         try:  # parsing megabytes takes a while: never on the event loop
-            rows = await asyncio.to_thread(parse_lines, b"".join(chunks))
+            rows = await asyncio.to_thread(parse_lines, body)
         except Invalid as exc:
             await exc.response()(scope, receive, send)
             return

@@ -4,45 +4,14 @@ run (one statement, one snapshot), and whether a batch is queued."""
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 from ...errors import NotFoundError
 from ...memory_builder import roles, saves
-from ...sql.project import render_macro, used
+from ...sql.project import used, write_sql
 
 if TYPE_CHECKING:
     from .state import Store
-
-
-@functools.cache  # rendered once per engine
-def _last_observed_sql(engine: str) -> str:
-    return render_macro("last_observed_target", engine=engine)
-
-
-# a save x character's loop state, last batch and the player's last maintenance run (on
-# Citus each read names the save's player $user_id: macro player_filter, one shard)
-_STATUS_SQL = """select s.last_observed_at, s.last_error, s.last_error_at,
-    coalesce(s.failed_attempts, 0) as failed_attempts, s.next_attempt_at,
-    b.batch_key as last_batch_key, b.extracted_at as last_extracted_at,
-    (select max(ran_at) from memory_maintenance_run
-    where user_id = $user_id and agent_id = $agent_id) as last_maintained_at
-from (select 1 as one) as anchor
-left join memory_loop_state as s
-    on s.save_id = $save_id and s.target_key = $target_key and {state_player}
-left join (
-    select batch_key, extracted_at from memory_extraction_batch
-    where save_id = $save_id and target_key = $target_key and {player}
-    order by extracted_at desc, last_line_id desc limit 1
-) as b on true"""
-
-
-@functools.cache  # rendered once per engine
-def _status_sql(engine: str) -> str:
-    return _STATUS_SQL.format(
-        state_player=render_macro("player_filter", "s.user_id", engine=engine),
-        player=render_macro("player_filter", "user_id", engine=engine),
-    )
 
 
 def status_of(
@@ -66,7 +35,7 @@ def status_of(
             open_ownerless=store.settings.open_ownerless_saves,
         )
         if agent_id is None or (role_id is None and script_role_id is None):
-            last = _last_observed_sql(store.engine.name)
+            last = write_sql("last_observed_target", engine=store.engine.name)
             named = {
                 "save_id": save["save_id"],
                 "user_id": save["user_id"],
@@ -90,10 +59,10 @@ def status_of(
         role_id=role_id,
         script_role_id=script_role_id,
     )
-    # one statement, one snapshot: the batch and the state it cleared are read together
-    # (two reads could see the failure before the commit and the batch after it)
-    (state,) = store.engine.records(  # the anchor's one row, joined or not
-        _status_sql(store.engine.name),
+    # one statement, one snapshot (two reads could see the failure before the commit and the
+    # batch after it)
+    (state,) = store.engine.records(
+        write_sql("memory_status_row", engine=store.engine.name),
         {
             "save_id": save["save_id"],
             "target_key": due["target_key"],

@@ -328,12 +328,9 @@ class Store:
             self.refresh_later(save_id)
             return "disabled"
         observation = {
+            **observe.model_dump(include={"agent_id", "role_id", "script_role_id", "scene"}),
             "save_id": save_id,
             "user_id": user_id,
-            "agent_id": observe.agent_id,
-            "role_id": observe.role_id,
-            "script_role_id": observe.script_role_id,
-            "scene": observe.scene,
             "flush": flush,
         }
         try:

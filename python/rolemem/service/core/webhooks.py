@@ -203,7 +203,5 @@ class Webhooks:
     def _read(self) -> list[tuple[str, str]]:
         """The kept deliveries: (url, event JSON)."""
         with self._store.engine.reading() as cur:
-            rows = cur.execute(
-                "select url, body from rolemem_webhook_delivery order by failed_at"
-            ).fetchall()
+            rows = cur.execute(write_sql("kept_webhook_deliveries")).fetchall()
         return [(str(url), str(body)) for url, body in rows]

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 
-from ....dynamic_memory import player_memories
 from ...core.body_route import BodyRoute
 from ...core.errors import responses
 from ...schemas.common import MAX_ID
@@ -24,7 +23,7 @@ from ...schemas.memories import (
     OfficialImported,
     OfficialMemoryEdit,
 )
-from ..deps import DIGITS, Kind, StoreDep, text_id
+from ..deps import DIGITS, Kind, StoreDep, delete_memory, edit_memory, text_id
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 # the reads every player shares (a key with a players glob reaches them naming none)
@@ -104,16 +103,7 @@ async def add_entity(store: StoreDep, body: OfficialEntity) -> Any:
     responses=responses(400, 404, 413, 422, 503),
 )
 async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialMemoryEdit) -> Any:
-    return await store.run(
-        store.retried,
-        player_memories.edit,
-        store.memory,
-        kind,
-        memory_id,
-        body.model_dump(exclude_none=True),
-        scope="official",
-        pool=store.bulk,
-    )
+    return await edit_memory(store, kind, memory_id, body, scope="official", pool=store.bulk)
 
 
 @router.delete(
@@ -124,6 +114,4 @@ async def edit(store: StoreDep, kind: Kind, memory_id: MemoryId, body: OfficialM
     responses=responses(404, 422, 503),
 )
 async def delete(store: StoreDep, kind: Kind, memory_id: MemoryId) -> Any:
-    return await store.run(
-        store.retried, player_memories.delete, store.engine, kind, memory_id, scope="official"
-    )
+    return await delete_memory(store, kind, memory_id, scope="official")

@@ -32,13 +32,8 @@ def _recall(store: Store, body: QueryRequest) -> Answer:
     check_own_save(store, body.save_id, body.user_id)
     return store.memory.query(
         body.query,
-        user_id=body.user_id,
-        agent_id=body.agent_id,
-        limit=body.limit,
-        score_threshold=body.score_threshold,
+        **body.model_dump(exclude={"query", "now", "dry_run"}),
         now=body.now or datetime.now(),
-        save_id=body.save_id,
-        last_reply=body.last_reply,
         update=not body.dry_run,
     )
 

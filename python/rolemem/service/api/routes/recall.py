@@ -22,14 +22,9 @@ async def _recall(
 ) -> dict[str, Any]:
     def run() -> Any:
         memory = store.character(body.character_id)
+        options = body.model_dump(include={"require_match", "user_name", "char_name"})
         return memory.session(body.user_id).recall(
-            body.text,
-            body.context,
-            require_match=body.require_match,
-            user_name=body.user_name,
-            char_name=body.char_name,
-            dry_run=dry_run,
-            explain=explain,
+            body.text, body.context, **options, dry_run=dry_run, explain=explain
         )
 
     result = await store.run(run, request=request)

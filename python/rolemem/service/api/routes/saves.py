@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from ....errors import ConflictError, RolememError
 from ....memory_builder import erasure, saves
@@ -77,13 +78,7 @@ async def create_role(store: StoreDep, body: RoleCreate, key: IdempotencyKey = N
         "/roles",
         body.model_dump(mode="json"),
         lambda cur: saves.create_role(
-            cur,
-            body.name,
-            role_id=body.id,
-            character_id=body.character_id,
-            agent_id=body.agent_id,
-            omniscient=body.omniscient,
-            engine=store.engine.name,
+            cur, **body.model_dump(exclude={"id"}), role_id=body.id, engine=store.engine.name
         ),
     )
 
@@ -105,15 +100,7 @@ async def create_save(store: StoreDep, body: SaveCreate, key: IdempotencyKey = N
         body.user_id,
         "/saves",
         body.model_dump(mode="json"),
-        for_store(
-            store,
-            saves.create_save,
-            user_id=body.user_id,
-            name=body.name,
-            save_id=body.id,
-            from_line_id=body.from_line_id,
-            user_name=body.user_name,
-        ),
+        for_store(store, saves.create_save, **body.model_dump(exclude={"id"}), save_id=body.id),
     )
 
 
@@ -327,6 +314,20 @@ async def move_tip(store: StoreDep, save_id: SaveId, body: TipMove) -> Any:
 # role_id and script_role_id, of which a request gives at most one (the route refuses both),
 # as one object parameter (form, exploded: on the wire each property is its own query
 # parameter): OpenAPI has no other way to relate two parameters
+def _at_most_one(schema: dict[str, Any]) -> None:
+    del schema["required"], schema["title"]  # neither is required: one object parameter
+    schema["maxProperties"] = 1
+
+
+class _OneRole(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_at_most_one)
+
+    role_id: int = Field(ge=1, le=MAX_ID, description="The character, by role.")
+    script_role_id: str = Field(
+        min_length=1, max_length=ID_LENGTH, description="The character, by script NPC."
+    )
+
+
 ONE_ROLE = {
     "name": "role",
     "in": "query",
@@ -335,27 +336,7 @@ ONE_ROLE = {
     "required": False,
     "description": "The character: by role (`role_id`) or by script NPC (`script_role_id`), "
     "at most one.",
-    "schema": {
-        "type": "object",
-        "properties": {
-            "role_id": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_ID,
-                "title": "Role Id",
-                "description": "The character, by role.",
-            },
-            "script_role_id": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": ID_LENGTH,
-                "title": "Script Role Id",
-                "description": "The character, by script NPC.",
-            },
-        },
-        "additionalProperties": False,
-        "maxProperties": 1,
-    },
+    "schema": _OneRole.model_json_schema(),
 }
 
 

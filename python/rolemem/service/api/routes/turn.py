@@ -36,20 +36,8 @@ async def turn(request: Request, store: StoreDep, body: TurnRequest) -> Any:
         )
         character_id = required_from_role(character_id, body.role_id, "character_id")
         companion = store.companion(character_id, agent_id)
-        return companion.turn(
-            save_id=body.save_id,
-            user_id=body.user_id,
-            message=body.message,
-            role_id=body.role_id,
-            script_role_id=body.script_role_id,
-            context=body.context,
-            now=body.now or datetime.now(),
-            user_name=body.user_name,
-            char_name=body.char_name,
-            dry_run=body.dry_run,
-            regenerate=body.regenerate,
-            max_prompt_tokens=body.max_prompt_tokens,
-        )
+        fields = body.model_dump(exclude={"character_id", "agent_id", "now"})
+        return companion.turn(**fields, now=body.now or datetime.now())
 
     result = await store.run(run, request=request)
     return {

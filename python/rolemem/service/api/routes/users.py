@@ -32,7 +32,7 @@ from ...schemas.memories import (
     TimelineItem,
 )
 from ...schemas.saves import SavePage
-from ..deps import DIGITS, Kind, StoreDep, check_own_save, text_id
+from ..deps import DIGITS, Kind, StoreDep, check_own_save, delete_memory, edit_memory, text_id
 
 router = APIRouter(tags=["player memories"], route_class=BodyRoute)
 
@@ -255,16 +255,7 @@ async def edit(
     body: MemoryEdit,
     memory_id: MemoryId,
 ) -> Any:
-    return await store.run(
-        store.retried,
-        player_memories.edit,
-        store.memory,
-        kind,
-        memory_id,
-        body.model_dump(exclude_none=True),
-        scope="user",
-        user_id=user_id,
-    )
+    return await edit_memory(store, kind, memory_id, body, scope="user", user_id=user_id)
 
 
 @router.delete(
@@ -276,15 +267,7 @@ async def edit(
     responses=responses(404, 422, 503),
 )
 async def delete(store: StoreDep, user_id: UserId, kind: Kind, memory_id: MemoryId) -> Any:
-    return await store.run(
-        store.retried,
-        player_memories.delete,
-        store.engine,
-        kind,
-        memory_id,
-        scope="user",
-        user_id=user_id,
-    )
+    return await delete_memory(store, kind, memory_id, scope="user", user_id=user_id)
 
 
 @router.post(
@@ -305,8 +288,7 @@ async def forget(store: StoreDep, user_id: UserId, body: ForgetRequest) -> Any:
         player_memories.forget,
         store.engine,
         user_id,
-        agent_id=body.agent_id,
-        purge=body.purge,
+        **body.model_dump(),
         write=store.write,
     )
     if body.purge and store.webhooks is not None:
