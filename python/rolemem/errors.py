@@ -47,6 +47,12 @@ class BusyError(RolememError):
     was changed, try again."""
 
 
+class WriteConflictError(BusyError):
+    """Another transaction removed rows this write read, after it read them (a delete racing
+    a forget): rolled back whole, safe to run again (one of the engines' `conflicts`, which
+    the service retries)."""
+
+
 class ChainError(RolememError, ValueError):
     """A save's parent chain is broken: a cycle, or a parent line from another save."""
 

@@ -418,6 +418,15 @@ def test_a_players_event_mentioned_again_is_reinforced_on_citus_in_one_task(citu
     assert ids[1] == ids[0] and row[0] > 1 and row[1] == datetime(2026, 1, 9)
 
 
+@pytest.mark.parametrize("table", ["memory_event", "memory_entity"])
+def test_cleanups_lock_of_its_candidates_is_one_task(table, citus_store):
+    """Cleanup locks one player's candidates at a time (macro lock_unpinned_memories): a
+    row lock Citus takes on that player's shard, and the lock a pin waits on."""
+    sql = transpile(write_sql("lock_unpinned_memories", table, engine="citus"))
+    assert "FOR UPDATE" in sql
+    assert _tasks(citus_store, sql, {"user_id": PLAYER, "ids": [1, 2]}) == "1"
+
+
 @pytest.mark.parametrize("name", ["record_recalls", "record_batched_recalls"])
 @pytest.mark.parametrize("table", ["official_event", "official_entity"])
 def test_an_official_memorys_recall_bookkeeping_is_one_task(name, table, citus_store):

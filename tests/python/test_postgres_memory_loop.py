@@ -7,7 +7,9 @@ in PostgreSQL by the same models that DuckDB keeps as write-time tables."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -221,3 +223,39 @@ def test_the_loop_plays_alike_on_both_engines(url, tmp_path):
     # the merged entity's second fragment came from the batch the regenerated reply cut off:
     # its fragments lie on two branches, so they stay apart (not consolidated)
     assert expected[-1][2] == 0
+
+
+def test_a_memory_pinned_while_cleanup_waits_is_not_archived(postgres_url):
+    """On PostgreSQL cleanup reads its candidates before its transaction: a pin in progress
+    then is waited for (the archive locks its candidates) and keeps its memory, which
+    cleanup's read had chosen; the rest of the weakest share is archived."""
+    url = fresh_database(postgres_url, "rolemem_cleanup_race")
+    assert main(["init-db", "--db", url]) == 0
+    settings = {"cleanup_threshold": 4, "cleanup_share": 0.5, "cleanup_interval_days": 7}
+    with PostgresEngine(url) as engine, DynamicMemory(engine=engine, embedder=None) as memory:
+        rows = [
+            {
+                "user_id": USER,
+                "agent_id": AGENT,
+                "description": f"木木的事{i}",
+                "created_at": NOW.replace(hour=9, minute=i),
+            }
+            for i in range(4)
+        ]
+        ids = memory.add_events(rows)
+        engine.run("update memory_event set strength = 1 where id = $id", {"id": ids[0]})
+        loop = MemoryLoop(llm=None, settings=settings, memory=memory)
+        with psycopg.connect(url) as pin, ThreadPoolExecutor(1) as pool:
+            pin.execute("update memory_event set is_pinned = true where id = %s", [ids[0]])
+            cleaned = pool.submit(loop.maintain, now=NOW)
+            while not engine.run(WAITING, {}) and not cleaned.done():
+                time.sleep(0.01)  # till cleanup waits on the row the pin holds
+            pin.commit()
+            report = cleaned.result(timeout=60)
+        assert report.archived_ids == [("event", ids[1])]
+        archived = engine.run("select memory_id from memory_archive", {})
+        assert archived == [(ids[1],)]
+
+
+# a statement of another session waiting for a lock this test's transaction holds
+WAITING = "select pid from pg_stat_activity where wait_event_type = 'Lock'"

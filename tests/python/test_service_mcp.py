@@ -229,6 +229,9 @@ def test_over_http_a_malformed_message_is_named_never_quoted(game):
         "method": ({"jsonrpc": "2.0", "id": 1, "method": {"SECRET": 1}}, 400),
         "batch": (["SECRET"], 400),
         "id": ({"jsonrpc": "2.0", "id": {"SECRET": 1}, "method": "tools/list"}, 400),
+        # every answer echoes the id: a long one would come back whole
+        "long id": ({"jsonrpc": "2.0", "id": "SECRET" * 34, "method": "tools/list"}, 400),
+        "longest id": ({"jsonrpc": "2.0", "id": "x" * 200, "method": "tools/list"}, 200),
         "unknown method": ({"jsonrpc": "2.0", "id": 7, "method": "SECRET/x"}, 200),
         "unknown tool": (
             {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "SECRET"}},
@@ -245,6 +248,8 @@ def test_over_http_a_malformed_message_is_named_never_quoted(game):
 
     def rejected(message: str) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+
+    too_long = "Invalid Request: id must be at most 200 characters"
 
     # another Content-Type than JSON's (the SDK answered in plain text, or read a body the
     # guard had not checked), no body, a protocol version the SDK does not speak: never quoted
@@ -288,6 +293,12 @@ def test_over_http_a_malformed_message_is_named_never_quoted(game):
         "method": rejected("Invalid Request: method is not valid"),
         "batch": rejected("Invalid Request: the body must be one JSON-RPC message (an object)"),
         "id": rejected("Invalid Request: id must be a string or an integer"),
+        "long id": rejected(too_long),
+        "longest id": {
+            "jsonrpc": "2.0",
+            "id": "x" * 200,
+            "result": answers["longest id"].json()["result"],
+        },
         "unknown method": {
             "jsonrpc": "2.0",
             "id": 7,

@@ -65,10 +65,11 @@ class Edits:
         store = self.context.store
         with store.transaction() as cur:
             home = memory_table(table, self._scope_of(cur, table, memory_id))
-            cur.execute(
+            if not cur.execute(
                 write_sql("update_memory_fields", home, tuple(fields), engine=store.name),
                 {**fields, "id": memory_id},
-            ).fetchall()
+            ).fetchall():  # archived since it was found (PostgreSQL waited for that delete)
+                raise MemoryInputError(f"no {table} with id {memory_id}", field="id")
             if table == "memory_entity" and "description" in fields:
                 # the edited text is the player's word: one mention without lines, shown
                 # wherever the entity is (a designer's entity has no mentions)

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from ..engines import engine_name, reading, writing
-from ..errors import ConflictError, NotFoundError, RolememError
+from ..errors import ConflictError, NotFoundError, RolememError, WriteConflictError
 from ..memory_builder import erasure, history
 from ..schema.memory import memory_table
 from ..sql.project import compose, render_macro, write_sql
@@ -231,7 +231,9 @@ def forget(
             if ids and purge:
                 deleted.update(remove(cur, kind, ids))
             elif ids:
-                archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
+                removed = archive(cur, kind, "forgotten", ids, now or datetime.now(), engine=engine)
+                if removed[table] < len(ids):
+                    raise _raced(user_id)
         # the player's facts go the same way (table of their own, no scope)
         found = cur.execute(f"select id from memory_fact where {_PLAYER}", params).fetchall()
         fact_ids = [row[0] for row in found]
@@ -239,6 +241,8 @@ def forget(
         if fact_ids:
             reason = None if purge else "forgotten"
             gone = remove_facts(cur, engine, user_id, fact_ids, reason, now or datetime.now())
+            if gone < len(fact_ids) and not purge:
+                raise _raced(user_id)
             if purge:
                 deleted["memory_fact"] += gone
             if engine == "duckdb":  # the earlier values on each chain are current again
@@ -274,6 +278,12 @@ def forget(
     elif purge:
         counts["deleted"] = dict(deleted)
     return counts
+
+
+def _raced(user_id: str) -> WriteConflictError:
+    # a delete removed some after this forget read them (on PostgreSQL it waited for that
+    # delete, having archived them again): all of it rolls back, and a retry reads anew
+    return WriteConflictError(f"memories of {user_id} were deleted while forgetting them")
 
 
 # what the memory loop and the service keep of a player outside the saves (a purge deletes

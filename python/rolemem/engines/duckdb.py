@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from ..errors import LineError, RolememError
+from ..errors import LineError, RolememError, WriteConflictError
 from . import duckdb_connect
 
 NAME = "duckdb"
@@ -24,7 +24,7 @@ class DuckDBEngine:
 
     name = NAME
     # what a write that met another transaction's write raises (the caller may retry it)
-    conflicts: tuple[type[Exception], ...] = (duckdb.TransactionException,)
+    conflicts: tuple[type[Exception], ...] = (duckdb.TransactionException, WriteConflictError)
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con

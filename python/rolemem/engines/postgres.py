@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import LineError, PlayerRequiredError, RolememError
+from ..errors import LineError, PlayerRequiredError, RolememError, WriteConflictError
 from ..retry import retry
 from ..sql.imports import read_imports_in_place
 from ..sql.project import render_macro
@@ -277,6 +277,7 @@ class PostgresEngine(contextlib.AbstractContextManager["PostgresEngine"]):
             psycopg.errors.DeadlockDetected,
             psycopg.errors.SerializationFailure,
             psycopg.errors.UniqueViolation,
+            WriteConflictError,
         )
         plans = "auto" if self.citus else "force_generic_plan"
         # what every connection has already: a statement asking for it opens no transaction

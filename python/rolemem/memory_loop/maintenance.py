@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..dynamic_memory import SETTING_SEEDS, DynamicMemory, naive_time
-from ..dynamic_memory.archive import archive
+from ..dynamic_memory.archive import TABLES, archive
 from ..dynamic_memory.entities import rewrite_mentions
 from ..dynamic_memory.responses import from_json
 from ..engines.duckdb_connect import used
@@ -70,9 +70,23 @@ class Maintenance:
             names = [column[0] for column in found.description]
             return dict(zip(names, found.fetchone(), strict=True))
 
+        def unpinned(cur: Any, candidates: list[Any]) -> list[Any]:
+            # each player's candidates still unpinned, locked (macro lock_unpinned_memories):
+            # on PostgreSQL a pin committed since the read above keeps its memory
+            ids: dict[tuple[str, str], list[int]] = {}
+            for item in candidates:
+                ids.setdefault((item["memory_type"], item["user_id"]), []).append(item["memory_id"])
+            kept: set[tuple[str, int]] = set()
+            for (memory_type, user_id), memory_ids in sorted(ids.items()):
+                lock = write_sql("lock_unpinned_memories", TABLES[memory_type], engine=store.name)
+                found = cur.execute(lock, {"user_id": user_id, "ids": memory_ids}).fetchall()
+                kept.update((memory_type, memory_id) for (memory_id,) in found)
+            return [item for item in candidates if (item["memory_type"], item["memory_id"]) in kept]
+
         def clean(cur: Any) -> tuple[list[Any], dict[tuple[str, str], list[int]]]:
             row = due(cur)
             quotas, candidates = from_json(row["quotas"] or []), list(row["candidates"] or [])
+            candidates = unpinned(cur, candidates)
             by_kind: dict[tuple[str, str], list[int]] = {}
             for item in candidates:
                 by_kind.setdefault((item["memory_type"], item["reason"]), []).append(

@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConflictError
+from ...errors import BusyError, ConflictError
 from . import idempotency
 
 if TYPE_CHECKING:
@@ -49,6 +49,19 @@ def start_maintenance(store: Store) -> Future[dict[str, Any]]:
         raise
 
 
+def sweep(store: Store, archived: dict[str, int]) -> int:
+    """The idempotency records past their retention deleted; a sweep that kept meeting other
+    writes says what the run had already done (a 503 otherwise reads as nothing changed)."""
+    try:
+        return store.write(idempotency.forget_expired, hours=store.settings.idempotency_hours)
+    except BusyError:
+        done = sum(archived.values())
+        raise BusyError(
+            f"maintenance archived {done} memories, then its sweep of expired idempotency "
+            "records kept meeting conflicting writes: run it again to sweep them"
+        ) from None
+
+
 def maintain(store: Store) -> dict[str, Any]:
     """One maintenance run (the module docstring's): ConflictError while another runs."""
     with store.engine.only_one("maintenance") as mine:
@@ -60,9 +73,7 @@ def maintain(store: Store) -> dict[str, Any]:
             # its writes retried as the store's (store.write): a cleanup meeting a delete
             report = store.loop.maintain(now=started, write=store.write)
             # a write of its own (all or nothing); a key still within its retention stays
-            forgotten = store.write(
-                idempotency.forget_expired, hours=store.settings.idempotency_hours
-            )
+            forgotten = sweep(store, report.archived)
         except Exception:
             store.metrics.maintenance_runs.labels("failed").inc()
             raise
