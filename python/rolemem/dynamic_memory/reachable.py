@@ -30,9 +30,7 @@ def has_context(alias: str = "") -> str:
 # written out rather than composed (a per-recall read: the model's staging costs ~1.2 ms more
 # to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
 # vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
-# `columns`, `joins`: more of each event, and the joins they read (the lone recall's scope
-# read, scope.py)
-def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "") -> str:
+def reachable_sql(owners: bool, vectors: bool) -> str:
     named = "events.agent_id, events.scope, events.user_id, " if owners else ""
     vectors_join = "\n        left join {} as vectors on vectors.event_id = events.id"
     flags = (
@@ -46,8 +44,8 @@ def reachable_sql(owners: bool, vectors: bool, columns: str = "", joins: str = "
         f"""select
             {named}events.id as event_id,
             events.token_count,
-            events.created_at{flags}{columns}
-        from ({events}) as events{vectors_join.format(table) if vectors else ""}{joins}"""
+            events.created_at{flags}
+        from ({events}) as events{vectors_join.format(table) if vectors else ""}"""
         for table, events in PLAYER_EVENTS.items()
     )
 
