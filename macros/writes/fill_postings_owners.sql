@@ -10,5 +10,4 @@
         user_id = events.user_id
     from memory_event as events
     where events.id = memory_event_term.event_id and memory_event_term.agent_id is null
-    returning 1
 {%- endmacro %}

@@ -38,6 +38,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "drop_table_if_exists": ("memory_messages",),
     "delete_all_rows": ("recall_stopwords",),
     "delete_character_rows": ("character_events",),
+    "lock_unpinned_memories": ("memory_event",),
     "delete_memories": ("memory_event_term", "event_id"),
     "delete_player_agent_rows": ("memory_archive",),
     "delete_player_rows": ("memory_loop_state",),

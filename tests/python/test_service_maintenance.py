@@ -95,10 +95,9 @@ def test_a_run_asked_while_one_of_this_process_runs_is_refused_at_once(game, mon
     assert client.post("/admin/maintenance", headers=DESIGNER).status_code == 200
 
 
-def test_a_sweep_that_stays_busy_says_what_the_run_already_did(game, monkeypatch):
+def test_a_run_that_stays_busy_says_what_ran_first_stays_done(game, monkeypatch):
     """Cleanup commits before the idempotency sweep: a sweep whose conflicts outlast the
-    retries is the 503, saying the run archived memories already (it said "nothing
-    changed")."""
+    retries is the 503, saying what ran first stays done (it said "nothing changed")."""
     from rolemem.service.core import idempotency
 
     client, app, _ = game
@@ -111,8 +110,9 @@ def test_a_sweep_that_stays_busy_says_what_the_run_already_did(game, monkeypatch
     answer = client.post("/admin/maintenance", headers=DESIGNER)
     assert answer.status_code == 503
     assert error_of(answer)["message"] == (
-        "maintenance archived 0 memories, then its sweep of expired idempotency records kept "
-        "meeting conflicting writes: run it again to sweep them"
+        "maintenance kept meeting conflicting writes; what it finished first stays done "
+        "(cleanup, then each consolidation batch, then the idempotency sweep commit one by "
+        "one): run it again to finish"
     )
 
 

@@ -10,9 +10,9 @@ whole query and of time words, over descriptions the engine lowercased: descript
 and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
 scope, by creation time, then id). The shown events' fields come from macro
 memory_event_fields, held in memory (event_fields). test_event_scores and
-test_recall_follows_every_write hold the answers equal to the statement's. On LoCoMo's
-400-event players the recall statement and the reachable read before it plan 74 operators;
-these two reads plan 25 (docs/decisions/recall-without-its-statement.md)."""
+test_recall_follows_every_write hold the answers equal to the statement's. The scope read
+plans 7 operators (10 with a save's chain) where the recall statement planned 65
+(docs/decisions/recall-without-its-statement.md)."""
 
 from __future__ import annotations
 

@@ -189,7 +189,9 @@ def _write_macro(name: str, args: Sequence[str], connection: Any) -> None:
     engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
     for arg in args or (None,):
         sql = write_sql(name, *([arg] if arg else []), engine=engine)
-        connection.exec_driver_sql(sql).fetchall()
+        result = connection.exec_driver_sql(sql)
+        if result.returns_rows:  # a backfill answers a row per row written: read, not kept
+            result.fetchall()
 
 
 def _packaged_rows(seed: str, key: str, connection: Any) -> None:

@@ -108,8 +108,9 @@ def render_macro(name: str, *args: Any, engine: str = "duckdb") -> str:
 
 @functools.cache
 def write_sql(name: str, *args: Hashable, engine: str = "duckdb") -> str:
-    """A write statement of macros/writes/ (its `$name` parameters bound by the caller),
-    rendered once per arguments and engine: the per-call cost is a dict lookup."""
+    """A statement of macros/writes/ (or a read macro of macros/rules/ run alone; its `$name`
+    parameters bound by the caller), rendered once per arguments and engine: the per-call cost
+    is a dict lookup."""
     # the macro's body is indented in its file; its first line is not (the tag strips it)
     head, _, rest = render_macro(name, *args, engine=engine).partition("\n")
     return f"{head}\n{textwrap.dedent(rest)}" if rest else head

@@ -86,7 +86,7 @@ DESCRIPTIONS = {
     429: "Over the player's or the key's rate limit: try again after Retry-After seconds.",
     431: "The request head (request line and headers) is over 16 KiB.",
     503: "The work did not fit its time budget or queue, or kept meeting other writes; "
-    "nothing changed (a maintenance run's message names what it did first), try again.",
+    "nothing changed (but for a maintenance run, whose message says so), try again.",
 }
 
 

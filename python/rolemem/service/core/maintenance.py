@@ -25,6 +25,13 @@ _UNDER_WAY = (
 )
 
 
+_PARTLY_DONE = (
+    "maintenance kept meeting conflicting writes; what it finished first stays done (cleanup, "
+    "then each consolidation batch, then the idempotency sweep commit one by one): run it "
+    "again to finish"
+)
+
+
 def start_maintenance(store: Store) -> Future[dict[str, Any]]:
     """A maintenance run on the maintenance worker (its future: the run's report, or
     ConflictError while another runs). One asked while a run of this process is queued or
@@ -49,19 +56,6 @@ def start_maintenance(store: Store) -> Future[dict[str, Any]]:
         raise
 
 
-def sweep(store: Store, archived: dict[str, int]) -> int:
-    """The idempotency records past their retention deleted; a sweep that kept meeting other
-    writes says what the run had already done (a 503 otherwise reads as nothing changed)."""
-    try:
-        return store.write(idempotency.forget_expired, hours=store.settings.idempotency_hours)
-    except BusyError:
-        done = sum(archived.values())
-        raise BusyError(
-            f"maintenance archived {done} memories, then its sweep of expired idempotency "
-            "records kept meeting conflicting writes: run it again to sweep them"
-        ) from None
-
-
 def maintain(store: Store) -> dict[str, Any]:
     """One maintenance run (the module docstring's): ConflictError while another runs."""
     with store.engine.only_one("maintenance") as mine:
@@ -73,7 +67,13 @@ def maintain(store: Store) -> dict[str, Any]:
             # its writes retried as the store's (store.write): a cleanup meeting a delete
             report = store.loop.maintain(now=started, write=store.write)
             # a write of its own (all or nothing); a key still within its retention stays
-            forgotten = sweep(store, report.archived)
+            forgotten = store.write(
+                idempotency.forget_expired, hours=store.settings.idempotency_hours
+            )
+        except BusyError:
+            # each step commits on its own: the generic busy answer would say nothing changed
+            store.metrics.maintenance_runs.labels("failed").inc()
+            raise BusyError(_PARTLY_DONE) from None
         except Exception:
             store.metrics.maintenance_runs.labels("failed").inc()
             raise

@@ -122,18 +122,18 @@ def _malformed(scope: Scope) -> Response | None:
             text = "id must be a string or an integer"
         elif _too_long(parsed.document.get("id")):
             # every answer echoes the id: one as long as the body would come back whole
-            text = f"id must be at most {ID_LENGTH} characters"
+            text = f"id must be at most {REQUEST_ID_LENGTH} characters"
         else:
             return None
     return _error(INVALID_REQUEST, f"Invalid Request: {text}")
 
 
-ID_LENGTH = 200
+REQUEST_ID_LENGTH = 200
 
 
 def _too_long(request_id: Any) -> bool:
     # (an integer past 64 bits never gets here: the guard's strict JSON refuses it, 422)
-    return isinstance(request_id, str) and len(request_id) > ID_LENGTH
+    return isinstance(request_id, str) and len(request_id) > REQUEST_ID_LENGTH
 
 
 def _error(code: int, message: str, status: int = 400, **data: Any) -> Response:

@@ -57,8 +57,8 @@ async def snapshot(store: StoreDep) -> Any:
     "consolidation, on the running store: one run at a time across every process of the "
     "store (409 while another runs), on a worker of its own. The report, or 202 when the run "
     "outlasts the request's time budget (it goes on; /status shows it when it ends); 503 "
-    "when its sweep of expired idempotency records kept meeting conflicting writes (what "
-    "ran before it stays done; try again). An admin key (or the designer key).",
+    "when a step kept meeting conflicting writes (the steps before it stay done; try "
+    "again). An admin key (or the designer key).",
     responses={
         **responses(409, 503),
         202: {"model": MaintenanceStarted, "description": "The run goes on after the answer."},
