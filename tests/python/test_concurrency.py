@@ -9,8 +9,11 @@ import time
 from datetime import datetime, timedelta
 
 import duckdb
+import pytest
 
 from rolemem import DynamicMemory, build_memory_for_save
+from rolemem.engines.duckdb_connect import transaction
+from rolemem.errors import WriteConflictError
 
 from .conftest import demo_store
 
@@ -180,3 +183,18 @@ def test_read_only_stores_look_but_never_write(tmp_path):
     for answer in answers:
         answer.pop("additional_info")  # timings differ
     assert answers[0] == answers[1] and answers[0]["memory_events"]
+
+
+def test_a_row_written_after_the_one_it_refers_to_was_deleted_is_a_conflict(tmp_path):
+    """A line appended while its save was erased (the erasure deletes lines in transactions
+    of its own) met DuckDB's foreign key check and answered 500: it is a WriteConflictError,
+    which the service retries (then 404, or the 503 to try again)."""
+    path = str(tmp_path / "gone.duckdb")
+    demo_store(path)
+    con = duckdb.connect(path)
+    line = "insert into line (id, save_id, parent_line_id, attribute, content) values "
+    with pytest.raises(WriteConflictError), transaction(con) as cur:
+        cur.execute(line + "(999999, 2, 888888, 'user', '你好')")  # a parent deleted meanwhile
+    with pytest.raises(duckdb.ConstraintException), transaction(con) as cur:
+        cur.execute(line + "(1, 2, null, 'user', '你好')")  # a key taken stays what it is
+    assert con.execute("select count(*) from line where id = 999999").fetchone() == (0,)

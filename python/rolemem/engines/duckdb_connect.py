@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from ..errors import BusyError, DatabaseLockedError, LineError, RolememError
+from ..errors import BusyError, DatabaseLockedError, LineError, RolememError, WriteConflictError
 from ..sql import cancel
 from ..sql.project import PARAMETER
 from ..sql.project import used as used  # the callers read it here, beside the cursors
@@ -85,14 +85,18 @@ def cursor(
 
 @contextlib.contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor of its own inside BEGIN ... COMMIT; any error rolls everything back."""
+    """A cursor of its own inside BEGIN ... COMMIT; any error rolls everything back. A row
+    written after one it refers to was deleted meanwhile (a line appended to a save being
+    erased: rolemem checks the rows it refers to first) is a WriteConflictError, to retry."""
     cur = tuned_cursor(con)
     cur.execute("begin")
     try:
         yield cur
         cur.execute("commit")
-    except BaseException:
+    except BaseException as exc:
         cur.execute("rollback")
+        if isinstance(exc, duckdb.ConstraintException) and "foreign key" in str(exc):
+            raise WriteConflictError("a row this write refers to was deleted meanwhile") from exc
         raise
     finally:
         cur.close()

@@ -277,6 +277,8 @@ class PostgresEngine(contextlib.AbstractContextManager["PostgresEngine"]):
             psycopg.errors.DeadlockDetected,
             psycopg.errors.SerializationFailure,
             psycopg.errors.UniqueViolation,
+            # a row written after one it refers to was deleted (rolemem checks them first)
+            psycopg.errors.ForeignKeyViolation,
             WriteConflictError,
         )
         plans = "auto" if self.citus else "force_generic_plan"
