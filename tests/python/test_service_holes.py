@@ -40,6 +40,7 @@ from .conftest import (
 )
 
 GAME = {"X-API-Key": "game"}
+TURN = {"save_id": 2, "user_id": "mumu", "role_id": 1, "message": "你好", "dry_run": True}
 DESIGNER = {"X-API-Key": "designer"}
 SETTINGS = ServiceSettings(
     api_key="game",
@@ -295,6 +296,21 @@ def test_maintenance_sweeps_expired_idempotency_records(service):
     report = service.post("/admin/maintenance", headers=DESIGNER)
     assert report.status_code == 200, report.text
     assert report.json()["idempotency_records_forgotten"] >= 1
+
+
+def test_a_bad_context_value_is_named_by_its_key(service):
+    """A context value of no accepted kind was named by pydantic's tag for one member of the
+    union (`context.a.constrained-str`): it is named by its key, with what a value may be."""
+    kinds = (
+        "a context value is a text of at most 256 characters, a number, true or false, null, "
+        "or a list of at most 64 texts, numbers or true/false"
+    )
+    for value in ({"b": "x"}, "x" * 300, [None], [[1]]):
+        body = {**TURN, "context": {"intimacy": 2, "a": value}}
+        answer = service.post("/turn", json=body, headers=GAME)
+        assert answer.status_code == 422, answer.text
+        error = error_of(answer)
+        assert (error["field"], error["message"]) == ("context.a", f"context.a: {kinds}")
 
 
 @pytest.fixture(scope="module", params=["duckdb", "postgres"])

@@ -11,9 +11,12 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StringConstraints,
+    ValidationError,
     ValidationInfo,
+    WrapValidator,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from .common import (
     AGENT_ID,
@@ -48,10 +51,28 @@ from .storable import storable
 ContextText = Annotated[str, StringConstraints(max_length=256)]
 # strict: a text too long for ContextText must not pass as the number its digits spell
 ContextScalar = ContextText | StrictInt | StrictFloat | StrictBool | None
+
+
+def _one_kind(value: Any, handler: Any) -> Any:
+    # one error naming the value's key, not one per member of the union, each located by
+    # pydantic's tag for it (context.a.constrained-str)
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "context_value",
+            "a context value is a text of at most 256 characters, a number, true or false, "
+            "null, or a list of at most 64 texts, numbers or true/false",
+        ) from None
+
+
 Context = dict[
     Annotated[str, StringConstraints(min_length=1, max_length=KEYWORD_LENGTH)],
-    ContextScalar
-    | Annotated[list[ContextText | StrictInt | StrictFloat | StrictBool], Field(max_length=64)],
+    Annotated[
+        ContextScalar
+        | Annotated[list[ContextText | StrictInt | StrictFloat | StrictBool], Field(max_length=64)],
+        WrapValidator(_one_kind),
+    ],
 ]
 
 
