@@ -36,7 +36,6 @@ async def _store(request: Request) -> Store:
     return store
 
 
-# the store, as a route takes it
 StoreDep = Annotated[Store, Depends(_store)]
 
 

@@ -36,7 +36,6 @@ from ...schemas.storable import StorableJson
 from ..deps import StoreDep, text_id
 
 router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
-# the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 _EXPORT: TypeAdapter[DesignerConfig] = TypeAdapter(DesignerConfig)

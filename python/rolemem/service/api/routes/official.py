@@ -26,7 +26,6 @@ from ...schemas.memories import (
 from ..deps import DIGITS, Kind, StoreDep, delete_memory, edit_memory, text_id
 
 router = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
-# the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["designers: official memories"], route_class=BodyRoute)
 
 AgentId = Annotated[str, text_id(Path, "The agent.", "qiyu")]

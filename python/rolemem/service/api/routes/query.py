@@ -20,10 +20,8 @@ from ...schemas.recall import (
 )
 from ..deps import StoreDep, check_own_save
 
-# every route's errors
 _ERRORS = responses(400, 403, 404, 413, 422, 503)
 router = APIRouter(tags=["recall"], route_class=BodyRoute, responses=_ERRORS)
-# the reads every player shares (a key with a players glob reaches them naming none)
 shared = APIRouter(tags=["recall"], route_class=BodyRoute, responses=_ERRORS)
 
 

@@ -204,7 +204,7 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
         key,
         player,
         "/saves/lines",
-        [save_id, body.model_dump(mode="json")],
+        [save_id, body.model_dump(mode="json", exclude={"save_id"})],  # POST /lines' too
         for_store(
             store,
             saves.append,
@@ -216,10 +216,6 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
             scene=targets[0][1].scene if targets else None,
         ),
     )
-    if not observed:
-        answer["extraction"] = store.observe_after(save_id, player, None, now)
-        answer["observed"] = []
-        return answer
     # every character named is looked at, whoever spoke: each one's batch is queued when due
     answer["observed"] = [
         {
@@ -230,7 +226,10 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
         }
         for target in observed
     ]
-    states = {item["extraction"] for item in answer["observed"]}
+    # none named: disabled (observe_after refreshes the save's history)
+    states = {item["extraction"] for item in answer["observed"]} or {
+        store.observe_after(save_id, player, None, now)
+    }
     answer["extraction"] = next(
         state for state in ("scheduled", "deferred", "not_due", "disabled") if state in states
     )
@@ -263,8 +262,7 @@ async def append_lines(
 async def append_lines_legacy(
     store: StoreDep, body: LegacyLinesAppend, key: IdempotencyKey = None
 ) -> Any:
-    lines = LinesAppend(**body.model_dump(exclude={"save_id"}))
-    return await store.run(_append, store, body.save_id, lines, key)
+    return await store.run(_append, store, body.save_id, body, key)
 
 
 @router.post(
