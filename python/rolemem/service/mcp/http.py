@@ -1,10 +1,7 @@
 """/mcp on `rolemem serve`: the tools over MCP's streamable HTTP transport, stateless (any
-worker of a PostgreSQL service answers any call) with JSON answers, POST only (a stateless
-server has no session to end and offers no stream of its own messages: MCP lets it answer
-GET and DELETE 405). The request guard checks /mcp like every keyed route (a request with
-none of the service's keys is refused before its body is read); each tool call then carries
-the caller's X-API-Key to its route, whose key decides, as over HTTP. A body that is no MCP
-message is a JSON-RPC Invalid Request naming where, never quoting a value."""
+worker of a PostgreSQL service answers any call) with JSON answers, POST only (MCP lets a
+stateless server answer GET and DELETE 405). The request guard checks /mcp like every keyed
+route; each tool call then carries the caller's X-API-Key to its route, whose key decides."""
 
 from __future__ import annotations
 

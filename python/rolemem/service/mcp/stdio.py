@@ -20,9 +20,8 @@ DESIGNER_KEY_VARIABLE = "ROLEMEM_DESIGNER_KEY"
 
 
 def environment_key(ctx: ServerRequestContext[Any], tool: Tool) -> str | None:
-    """The key the route of `tool` takes, from the environment: the designer's
-    ($ROLEMEM_DESIGNER_KEY, else $ROLEMEM_API_KEY, as the service falls back) or the
-    game's ($ROLEMEM_API_KEY)."""
+    """The route's key from the environment (a designer's falls back to the game's, as the
+    service does)."""
     game = os.environ.get(API_KEY_VARIABLE) or None
     if tool.scope == "designer":
         return os.environ.get(DESIGNER_KEY_VARIABLE) or game

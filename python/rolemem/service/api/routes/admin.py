@@ -1,7 +1,5 @@
-"""/status (how the engine's work was shared; the game's group), /snapshot (a read-only copy
-for analysts and dbt; a group of its own) and /admin/maintenance (cleanup and consolidation on
-the running store) and /admin/webhooks/replay (failed webhook deliveries sent again): the
-groups each key reaches are core/keys.py's."""
+"""The service's own routes, a router per route group (core/keys.py's): /status (the game's),
+/snapshot (its own), /admin/maintenance and /admin/webhooks/replay (the admin's)."""
 
 from __future__ import annotations
 

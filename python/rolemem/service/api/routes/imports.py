@@ -1,7 +1,6 @@
-"""Bulk import: a whole chat history onto a save's tip (`POST /saves/{id}/import`, as its
-description says), in one transaction written a chunk at a time by the append's own statements
-(rolemem.memory_builder.saves.import_lines), its body read and bounded before the request
-guard (core/import_body.py)."""
+"""Bulk import (`POST /saves/{id}/import`): one transaction written a chunk at a time by the
+append's own statements (memory_builder.saves.import_lines), its body read and bounded before
+the request guard (core/import_body.py)."""
 
 from __future__ import annotations
 
