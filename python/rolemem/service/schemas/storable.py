@@ -89,8 +89,7 @@ def storable(schema: Any) -> Any:
             elif pattern == "\\S":
                 schema["pattern"] = VISIBLE
         if "integer" in types:
-            if "minimum" not in schema:
-                schema["minimum"] = INT64["minimum"]
+            schema.setdefault("minimum", INT64["minimum"])
             if "maximum" not in schema:
                 schema.setdefault("exclusiveMaximum", INT64["exclusiveMaximum"])
         elif "number" in types and "anyOf" not in schema:
