@@ -117,7 +117,6 @@ def _may_be_unstorable(body: bytes) -> bool:
 # how deep a JSON body may nest: past it a body is refused (an answer that echoes a value
 # nested some 250 deep cannot be serialized, and a write must not succeed with a 500)
 MAX_DEPTH = 64
-_TOO_DEEP = f"nests deeper than {MAX_DEPTH} levels"
 
 
 def check_json(body: bytes) -> Any:
@@ -177,7 +176,7 @@ def _check_depth(body: bytes, document: Any) -> None:
     while stack:
         path, value, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise Invalid(path or None, _TOO_DEEP)
+            raise Invalid(path or None, f"nests deeper than {MAX_DEPTH} levels")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         stack.extend((_path(path, key), item, depth + 1) for key, item in items if _nests(item))
 
@@ -265,8 +264,6 @@ async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
 
 
 class RequestGuard:
-    """See the module docstring."""
-
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
         size = settings.max_body_bytes

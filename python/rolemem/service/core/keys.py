@@ -62,13 +62,9 @@ def digest_of(secret: str) -> bytes:
 
 
 def flag_keys(api_key: str | None, designer_key: str | None) -> tuple[Key, ...]:
-    """The keys of `--api-key` and `--designer-key`, with the reach they always had."""
-    keys = []
-    if api_key:
-        if designer_key:
-            keys.append(Key("api-key", "game", frozenset({"game", "snapshot"}), digest_of(api_key)))
-        else:
-            keys.append(Key("api-key", "admin", ROLES["admin"], digest_of(api_key)))
+    """The keys of `--api-key` and `--designer-key`."""
+    game = ("game", frozenset({"game", "snapshot"})) if designer_key else ("admin", ROLES["admin"])
+    keys = [Key("api-key", *game, digest_of(api_key))] if api_key else []
     if designer_key:
         reach = frozenset({"designer", "admin"})
         keys.append(Key("designer-key", "designer", reach, digest_of(designer_key)))
@@ -162,7 +158,7 @@ class KeyRing:
             self._signature = self._seen = _signature(path)
             self._keys = self._with_flags(read_key_file(path))
         reached = {group for key in self._keys for group in key.reach}
-        # without a game key and a key file, what no key reaches stays open, as it always did
+        # without a game key and a key file, what no key reaches stays open
         self.open_groups = (
             frozenset() if api_key or path is not None else frozenset(GROUPS) - reached
         )
