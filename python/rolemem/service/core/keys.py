@@ -42,7 +42,6 @@ class Key:
     """A key: its name is logged, never its secret; `players`: a glob (None: any)."""
 
     name: str
-    role: str
     reach: frozenset[str]
     digest: bytes = field(repr=False)
     players: str | None = None
@@ -63,11 +62,10 @@ def digest_of(secret: str) -> bytes:
 
 def flag_keys(api_key: str | None, designer_key: str | None) -> tuple[Key, ...]:
     """The keys of `--api-key` and `--designer-key`."""
-    game = ("game", frozenset({"game", "snapshot"})) if designer_key else ("admin", ROLES["admin"])
-    keys = [Key("api-key", *game, digest_of(api_key))] if api_key else []
+    reach = frozenset({"game", "snapshot"}) if designer_key else ROLES["admin"]
+    keys = [Key("api-key", reach, digest_of(api_key))] if api_key else []
     if designer_key:
-        reach = frozenset({"designer", "admin"})
-        keys.append(Key("designer-key", "designer", reach, digest_of(designer_key)))
+        keys.append(Key("designer-key", frozenset({"designer", "admin"}), digest_of(designer_key)))
     return tuple(keys)
 
 
@@ -120,7 +118,7 @@ def _key(path: str, index: int, table: object) -> Key:
     players = table.get("players")
     if players is not None and (not isinstance(players, str) or not players):
         raise _refused(f"{at}: players must be a glob (e.g. 'studio-a-*')")
-    return Key(name, str(role), ROLES[str(role)], digest, players)
+    return Key(name, ROLES[str(role)], digest, players)
 
 
 def checked(keys: Iterable[Key], *, where: str) -> None:
