@@ -275,21 +275,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if await refused_parameter(scope, receive, send):
-            return
         headers = first_values(scope)
-        declared = headers.get(b"content-length")
-        if declared is not None:
-            try:
-                size = int(declared)
-            except ValueError:
-                text = "a Content-Length is not a number"
-                await refuse(scope, receive, send, headers, 400, "BadRequest", text)
-                return
-            if size > self.limits.max_bytes:
-                too_large = self.limits.too_large
-                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", too_large)
-                return
         body = await read_body(scope, receive, send, headers, self.limits)
         if body is None:
             return
@@ -355,9 +341,24 @@ class BodyLimits:
 async def read_body(
     scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], limits: BodyLimits
 ) -> bytes | None:
-    """The whole body, arrived within its time; else None, answered: 408 past it, 413 as soon
-    as it passes a limit, and nothing for a client that left before sending it."""
+    """The whole body, arrived within its time; else None, answered: 422 for a parameter
+    rolemem cannot store, 400 for a Content-Length not a number, 413 as soon as the body passes
+    a limit (before any of it is read where the Content-Length says so), 408 past its time, and
+    nothing for a client that left before sending it."""
     seconds, max_bytes, max_lines = limits.seconds, limits.max_bytes, limits.max_lines
+    if await refused_parameter(scope, receive, send):
+        return None
+    declared = headers.get(b"content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            text = "a Content-Length is not a number"
+            await refuse(scope, receive, send, headers, 400, "BadRequest", text)
+            return None
+        if size > max_bytes:
+            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", limits.too_large)
+            return None
     chunks: list[bytes] = []
     size = newlines = 0
     passed = None
