@@ -44,8 +44,6 @@ def parse_lines(body: bytes) -> list[Any]:
 
 
 class ImportBodies:
-    """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
-
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
         self.max_lines = max_lines = settings.import_max_lines
