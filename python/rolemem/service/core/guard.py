@@ -236,17 +236,6 @@ def unstorable_parameter(scope: Scope) -> str | None:
     return None
 
 
-async def refused_parameter(scope: Scope, receive: Receive, send: Send) -> bool:
-    """Whether a path or query parameter is not text rolemem can store, refused (422 naming
-    it) before the body is read: no route, validator or store sees it."""
-    field = unstorable_parameter(scope)
-    if field is None:
-        return False
-    text = f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)"
-    await refuse(scope, receive, send, first_values(scope), 422, "ValidationError", text, field)
-    return True
-
-
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
     """Whether a header a request gives once (_SINGLE) is given twice, refused (400 naming
     it; the gate asks first, before any key is judged): whatever reads the request before
@@ -346,7 +335,10 @@ async def read_body(
     a limit (before any of it is read where the Content-Length says so), 408 past its time, and
     nothing for a client that left before sending it."""
     seconds, max_bytes, max_lines = limits.seconds, limits.max_bytes, limits.max_lines
-    if await refused_parameter(scope, receive, send):
+    field = unstorable_parameter(scope)
+    if field is not None:  # before the body is read: no route, validator or store sees it
+        text = f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)"
+        await refuse(scope, receive, send, headers, 422, "ValidationError", text, field)
         return None
     declared = headers.get(b"content-length")
     if declared is not None:
