@@ -147,14 +147,10 @@ class KeyRing:
     ) -> None:
         self.path = path
         self._flags = flag_keys(api_key, designer_key)
-        self._keys = self._flags
-        self._signature: tuple[int, int, int] | None = None
-        self._seen: tuple[int, int, int] | None = None
+        self._signature = self._seen = None if path is None else _signature(path)
+        self._keys = self._flags if path is None else self._with_flags(read_key_file(path))
         self._stopped = threading.Event()
         self._watcher: threading.Thread | None = None
-        if path is not None:
-            self._signature = self._seen = _signature(path)
-            self._keys = self._with_flags(read_key_file(path))
         reached = {group for key in self._keys for group in key.reach}
         # without a game key and a key file, what no key reaches stays open
         self.open_groups = (
