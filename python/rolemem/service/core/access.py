@@ -53,8 +53,6 @@ def flat_routes(routes: Iterable[Any]) -> Iterator[Any]:
 
 
 class AccessLog:
-    """See the module docstring."""
-
     def __init__(self, app: ASGIApp, *, observe: Observer) -> None:
         self.app = app
         self.observe = observe

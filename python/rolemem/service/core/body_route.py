@@ -6,6 +6,7 @@ validated model, which FastAPI's own validation then takes as it is."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -33,8 +34,6 @@ class _Parsed(Request):
 
 
 class BodyRoute(APIRoute):
-    """See the module docstring."""
-
     def get_route_handler(self) -> Handler:
         handler: Handler = super().get_route_handler()
         body = self.body_field if _one_model(self.dependant.body_params) else None
@@ -45,7 +44,8 @@ class BodyRoute(APIRoute):
                 return await handler(request)
             document = given.document
             if given.lane and body is not None and document is not None:
-                value, errors = await given.lane.run(_validate, body, document, later=True)
+                validate = functools.partial(body.validate, loc=("body",))
+                value, errors = await given.lane.run(validate, document, later=True)
                 if errors:
                     raise RequestValidationError(errors)
                 document = value  # a model instance: FastAPI does not validate it again
@@ -61,8 +61,3 @@ def _one_model(params: list[Any]) -> bool:
         return False
     model = params[0].field_info.annotation
     return isinstance(model, type) and issubclass(model, BaseModel)
-
-
-def _validate(field: Any, document: Any) -> tuple[Any, list[dict[str, Any]]]:
-    value, errors = field.validate(document, {}, loc=("body",))
-    return value, list(errors)

@@ -17,16 +17,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_until_serving(
-    base: str, process: subprocess.Popen[bytes], timeout: float = 120.0, probe: str = "/ready"
-) -> None:
-    """Return once `base` answers `probe` with 200 (/ready: warm; /health: listening). A
-    process that exits first, or is not up after `timeout` seconds (then stopped), raises
-    RuntimeError with the end of its stderr."""
+def wait_until_serving(base: str, process: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Return once `base` answers /ready with 200. A process that exits first, or is not up
+    after `timeout` seconds (then stopped), raises RuntimeError with the end of its stderr."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            if httpx.get(f"{base}{probe}", timeout=1).status_code == 200:
+            if httpx.get(f"{base}/ready", timeout=1).status_code == 200:
                 return
         except httpx.TransportError:
             pass

@@ -1,15 +1,11 @@
 """Connections that cost nothing when they stall: uvicorn's h11 protocol with a header
 deadline (`header_timeout`, from the connection's opening or the previous answer taken: 408
-and closed; uvicorn itself waits forever), a send deadline (`send_timeout`: an answer the
-client has not taken must go out at least SEND_FLOOR at a time within it, else the
-connection is reset and its buffer dropped; uvicorn pauses the app past that mark, but a
-body sent in one message is by then all in the buffer, and uvicorn keeps it for as long as
-the client reads nothing) and a cap on open connections (`max_connections`: at the cap the
-one waiting longest for its headers is closed, so a flood of stalled connections never
-locks out a client that sends its request; when every one is serving, the new one gets a
-503). The body's deadline is the request guard's. A request head past MAX_HEADER_BYTES is a
-431, whether h11 refuses it or it arrived whole in one read (`HeaderLimit`:
-docs/decisions/service-machinery.md)."""
+and closed; uvicorn itself waits forever), a send deadline (`send_timeout`: SEND_FLOOR of an
+answer taken within it, else a reset) and a cap on open connections (`max_connections`: at
+the cap the one waiting longest for its headers is closed, so stalled connections never lock
+out a client that sends its request; when every one is serving, a 503). A request head past
+MAX_HEADER_BYTES is a 431; why uvicorn's options fall short of these, and how the send
+deadline counts: docs/decisions/service-machinery.md. The body's deadline is the guard's."""
 
 from __future__ import annotations
 

@@ -171,13 +171,13 @@ class ExtractionQueue:
         with self._lock:
             return len(self._latest)
 
-    def close(self, wait: float = 0.0) -> None:
+    def close(self) -> None:
         with self._lock:
             self._closed = True
             for timer, _ in self._waiting.values():
                 timer.cancel()
             self._waiting.clear()
-        self._pool.close(wait)
+        self._pool.close()
 
 
 def run_logged(what: str, function: Callable[..., Any], *args: Any) -> None:

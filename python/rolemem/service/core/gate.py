@@ -68,8 +68,6 @@ _RELAYED: ContextVar[_Relayed | None] = ContextVar("rolemem_relayed", default=No
 
 
 class Gate:
-    """See the module docstring."""
-
     def __init__(
         self,
         app: ASGIApp,
@@ -160,19 +158,18 @@ class Gate:
     ) -> Response | None:
         """The refusal of a parsed JSON body (None: none) by its players, or, `required`,
         for naming none."""
-        named = []
+        places: list[tuple[str, Any]] = []
         if isinstance(document, dict):
-            if isinstance(document.get("user_id"), str):
-                named.append(("user_id", document["user_id"]))
             observe = document.get("observe")
-            if isinstance(observe, dict) and isinstance(observe.get("user_id"), str):
-                named.append(("observe.user_id", observe["user_id"]))
-            if isinstance(observe, list):  # several characters observed: each names its player
-                named += [
-                    (f"observe[{index}].user_id", target["user_id"])
-                    for index, target in enumerate(observe)
-                    if isinstance(target, dict) and isinstance(target.get("user_id"), str)
-                ]
+            # several characters observed: each names its player
+            observed = enumerate(observe) if isinstance(observe, list) else ()
+            places = [("", document), ("observe.", observe)]
+            places += [(f"observe[{index}].", target) for index, target in observed]
+        named = [
+            (f"{at}user_id", place["user_id"])
+            for at, place in places
+            if isinstance(place, dict) and isinstance(place.get("user_id"), str)
+        ]
         if required and not named:
             self.refused("players")
             return error_response(403, "Forbidden", _NAME_ONE, "user_id")

@@ -117,7 +117,6 @@ def _may_be_unstorable(body: bytes) -> bool:
 # how deep a JSON body may nest: past it a body is refused (an answer that echoes a value
 # nested some 250 deep cannot be serialized, and a write must not succeed with a 500)
 MAX_DEPTH = 64
-_TOO_DEEP = f"nests deeper than {MAX_DEPTH} levels"
 
 
 def check_json(body: bytes) -> Any:
@@ -177,7 +176,7 @@ def _check_depth(body: bytes, document: Any) -> None:
     while stack:
         path, value, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise Invalid(path or None, _TOO_DEEP)
+            raise Invalid(path or None, f"nests deeper than {MAX_DEPTH} levels")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         stack.extend((_path(path, key), item, depth + 1) for key, item in items if _nests(item))
 
@@ -237,17 +236,6 @@ def unstorable_parameter(scope: Scope) -> str | None:
     return None
 
 
-async def refused_parameter(scope: Scope, receive: Receive, send: Send) -> bool:
-    """Whether a path or query parameter is not text rolemem can store, refused (422 naming
-    it) before the body is read: no route, validator or store sees it."""
-    field = unstorable_parameter(scope)
-    if field is None:
-        return False
-    text = f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)"
-    await refuse(scope, receive, send, first_values(scope), 422, "ValidationError", text, field)
-    return True
-
-
 async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
     """Whether a header a request gives once (_SINGLE) is given twice, refused (400 naming
     it; the gate asks first, before any key is judged): whatever reads the request before
@@ -265,8 +253,6 @@ async def refused_repeat(scope: Scope, receive: Receive, send: Send) -> bool:
 
 
 class RequestGuard:
-    """See the module docstring."""
-
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings, lane: BodyLane) -> None:
         self.app = app
         size = settings.max_body_bytes
@@ -278,21 +264,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if await refused_parameter(scope, receive, send):
-            return
         headers = first_values(scope)
-        declared = headers.get(b"content-length")
-        if declared is not None:
-            try:
-                size = int(declared)
-            except ValueError:
-                text = "a Content-Length is not a number"
-                await refuse(scope, receive, send, headers, 400, "BadRequest", text)
-                return
-            if size > self.limits.max_bytes:
-                too_large = self.limits.too_large
-                await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", too_large)
-                return
         body = await read_body(scope, receive, send, headers, self.limits)
         if body is None:
             return
@@ -358,9 +330,27 @@ class BodyLimits:
 async def read_body(
     scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], limits: BodyLimits
 ) -> bytes | None:
-    """The whole body, arrived within its time; else None, answered: 408 past it, 413 as soon
-    as it passes a limit, and nothing for a client that left before sending it."""
+    """The whole body, arrived within its time; else None, answered: 422 for a parameter
+    rolemem cannot store, 400 for a Content-Length not a number, 413 as soon as the body passes
+    a limit (before any of it is read where the Content-Length says so), 408 past its time, and
+    nothing for a client that left before sending it."""
     seconds, max_bytes, max_lines = limits.seconds, limits.max_bytes, limits.max_lines
+    field = unstorable_parameter(scope)
+    if field is not None:  # before the body is read: no route, validator or store sees it
+        text = f"{field}: is not text rolemem can store (a NUL character, or bytes not UTF-8)"
+        await refuse(scope, receive, send, headers, 422, "ValidationError", text, field)
+        return None
+    declared = headers.get(b"content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            text = "a Content-Length is not a number"
+            await refuse(scope, receive, send, headers, 400, "BadRequest", text)
+            return None
+        if size > max_bytes:
+            await refuse(scope, receive, send, headers, 413, "PayloadTooLarge", limits.too_large)
+            return None
     chunks: list[bytes] = []
     size = newlines = 0
     passed = None

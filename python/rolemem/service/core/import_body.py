@@ -19,7 +19,6 @@ from .guard import (
     first_values,
     read_body,
     refuse,
-    refused_parameter,
     replaying,
 )
 from .settings import ServiceSettings
@@ -45,8 +44,6 @@ def parse_lines(body: bytes) -> list[Any]:
 
 
 class ImportBodies:
-    """Streamed, bounded reading of bulk import bodies (see the module docstring)."""
-
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
         self.max_lines = max_lines = settings.import_max_lines
@@ -68,16 +65,7 @@ class ImportBodies:
         ):
             await self.app(scope, receive, send)  # the route refuses other content types
             return
-        # as the guard: its parameters storable
-        if await refused_parameter(scope, receive, send):
-            return
-        named = first_values(scope)
-        declared = named.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limits.max_bytes:
-            too_large = self.limits.too_large
-            await refuse(scope, receive, send, named, 413, "PayloadTooLarge", too_large)
-            return
-        body = await read_body(scope, receive, send, named, self.limits)
+        body = await read_body(scope, receive, send, first_values(scope), self.limits)
         if body is None:
             return
         try:  # parsing megabytes takes a while: never on the event loop

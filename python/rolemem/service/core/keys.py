@@ -42,7 +42,6 @@ class Key:
     """A key: its name is logged, never its secret; `players`: a glob (None: any)."""
 
     name: str
-    role: str
     reach: frozenset[str]
     digest: bytes = field(repr=False)
     players: str | None = None
@@ -62,16 +61,11 @@ def digest_of(secret: str) -> bytes:
 
 
 def flag_keys(api_key: str | None, designer_key: str | None) -> tuple[Key, ...]:
-    """The keys of `--api-key` and `--designer-key`, with the reach they always had."""
-    keys = []
-    if api_key:
-        if designer_key:
-            keys.append(Key("api-key", "game", frozenset({"game", "snapshot"}), digest_of(api_key)))
-        else:
-            keys.append(Key("api-key", "admin", ROLES["admin"], digest_of(api_key)))
+    """The keys of `--api-key` and `--designer-key`."""
+    reach = frozenset({"game", "snapshot"}) if designer_key else ROLES["admin"]
+    keys = [Key("api-key", reach, digest_of(api_key))] if api_key else []
     if designer_key:
-        reach = frozenset({"designer", "admin"})
-        keys.append(Key("designer-key", "designer", reach, digest_of(designer_key)))
+        keys.append(Key("designer-key", frozenset({"designer", "admin"}), digest_of(designer_key)))
     return tuple(keys)
 
 
@@ -124,7 +118,7 @@ def _key(path: str, index: int, table: object) -> Key:
     players = table.get("players")
     if players is not None and (not isinstance(players, str) or not players):
         raise _refused(f"{at}: players must be a glob (e.g. 'studio-a-*')")
-    return Key(name, str(role), ROLES[str(role)], digest, players)
+    return Key(name, ROLES[str(role)], digest, players)
 
 
 def checked(keys: Iterable[Key], *, where: str) -> None:
@@ -153,16 +147,12 @@ class KeyRing:
     ) -> None:
         self.path = path
         self._flags = flag_keys(api_key, designer_key)
-        self._keys = self._flags
-        self._signature: tuple[int, int, int] | None = None
-        self._seen: tuple[int, int, int] | None = None
+        self._signature = self._seen = None if path is None else _signature(path)
+        self._keys = self._flags if path is None else self._with_flags(read_key_file(path))
         self._stopped = threading.Event()
         self._watcher: threading.Thread | None = None
-        if path is not None:
-            self._signature = self._seen = _signature(path)
-            self._keys = self._with_flags(read_key_file(path))
         reached = {group for key in self._keys for group in key.reach}
-        # without a game key and a key file, what no key reaches stays open, as it always did
+        # without a game key and a key file, what no key reaches stays open
         self.open_groups = (
             frozenset() if api_key or path is not None else frozenset(GROUPS) - reached
         )

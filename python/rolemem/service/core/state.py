@@ -107,18 +107,17 @@ class Store:
 
     def close(self) -> None:
         """Stop taking work, give running work a moment (never a hanging LLM call), close."""
-        grace = self.settings.shutdown_grace
-        self.extraction.close(wait=0.0)
+        self.extraction.close()
         if self.webhooks is not None:
             self.webhooks.close()
         # requests and exports read the store: one grace for both, then the engine closes
         self.requests.close()
         self.exports.close()
-        until = time.monotonic() + grace
+        until = time.monotonic() + self.settings.shutdown_grace
         self.requests.join(until)
         self.exports.join(until)
-        self.bulk.close(wait=0.0)
-        self.maintenance.close(wait=0.0)
+        self.bulk.close()
+        self.maintenance.close()
         for companion in self._companions.values():
             companion.close()
         self.loop.close()

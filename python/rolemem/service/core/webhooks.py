@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import hmac
+import itertools
 import json
 import logging
 import secrets
@@ -60,7 +61,7 @@ class Webhooks:
         self._retries, self._backoff = settings.webhook_retries, settings.webhook_backoff
         # (due time, sequence, url, event, attempts so far, replayed) by due time
         self._due: list[tuple[float, int, str, dict[str, Any], int, bool]] = []
-        self._sequence = 0
+        self._sequence = itertools.count()  # equal due times: in order of queueing
         self._wake = threading.Condition()
         self._closed = False
         self.counts = {"delivered": 0, "retried": 0, "failed": 0}
@@ -128,8 +129,7 @@ class Webhooks:
         self, url: str, event: dict[str, Any], *, attempts: int, replayed: bool, delay: float = 0
     ) -> None:
         with self._wake:
-            self._sequence += 1
-            item = (time.monotonic() + delay, self._sequence, url, event, attempts, replayed)
+            item = (time.monotonic() + delay, next(self._sequence), url, event, attempts, replayed)
             heapq.heappush(self._due, item)
             self._wake.notify()
 

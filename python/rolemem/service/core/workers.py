@@ -51,15 +51,14 @@ class WorkerPool:
             except BaseException as exc:  # handed to whoever waits on the future
                 future.set_exception(exc)
 
-    def close(self, wait: float = 0.0) -> None:
-        """Take no more jobs; drop those still waiting; give running ones `wait` seconds."""
+    def close(self) -> None:
+        """Take no more jobs; drop those still waiting (`join` waits for the running ones)."""
         self._closed = True
         while True:
             try:
                 self._jobs.get_nowait()[0].cancel()
             except queue.Empty:
                 break
-        self.join(time.monotonic() + wait)
 
     def join(self, until: float) -> None:
         """Wait for the running jobs until `until` (time.monotonic) at the latest."""
