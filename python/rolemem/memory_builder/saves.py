@@ -51,7 +51,8 @@ _FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
 # that reads the tip and moves it is not interleaved with another process's (macro row_lock)
 _SAVE_SQL = """
 select
-    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name
+    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name,
+    erasing
 from save where id = $save_id and {player}
 """
 
@@ -175,15 +176,18 @@ def owned_save(
     lock: bool = False,
     engine: str = "duckdb",
     open_ownerless: bool = False,
+    erasing: bool = False,
 ) -> dict[str, Any]:
     """The save, if it exists and is `user_id`'s; else SaveNotFoundError (another player's
-    save is not revealed to exist). A save without an owner: OwnerlessSaveError, unless
-    `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
-    caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
+    save is not revealed to exist, nor one being erased unless `erasing`: the erasure
+    finishing it). A save without an owner: OwnerlessSaveError, unless `open_ownerless` (the
+    game keeps ownership itself). `lock`: the row is locked until the caller's transaction
+    ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
     sql = _statements(engine)["locked_save" if lock else "save"]
     save = _row(cur, sql, {"save_id": save_id, "user_id": user_id})
-    if not save or save["user_id"] not in (None, user_id):
+    being_erased = save.pop("erasing", None) and not erasing
+    if not save or being_erased or save["user_id"] not in (None, user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     if save["user_id"] is None and not open_ownerless:
         raise OwnerlessSaveError(
