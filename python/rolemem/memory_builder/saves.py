@@ -395,8 +395,10 @@ def _script_id(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
-    wanted = sorted({line["role_id"] for line in lines if line["role_id"] is not None})
+def _check_roles(cur: Any, lines: Mapping[str, dict[str, Any]]) -> None:
+    """Every line's role exists (NotFoundError naming the first that does not, by its path in
+    the request: `lines`' keys)."""
+    wanted = sorted({line["role_id"] for line in lines.values() if line["role_id"] is not None})
     if not wanted:
         return
     [(found,)] = cur.execute(
@@ -404,12 +406,9 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
         {"ids": wanted},
     ).fetchall()
     known = set(found or [])
-    for index, line in enumerate(lines):
+    for path, line in lines.items():
         if line["role_id"] is not None and line["role_id"] not in known:
-            raise RolememError(
-                f"no role with id {line['role_id']} (create it with POST /roles first)",
-                field=f"{where}[{index}].role_id",
-            )
+            raise NotFoundError(roles.unknown_role(line["role_id"]), field=f"{path}.role_id")
 
 
 def _insert_line(
@@ -454,7 +453,7 @@ def append(
     if not lines:
         raise RolememError("lines must hold at least one line", field="lines")
     checked = check_lines(lines)
-    _check_roles(cur, checked, "lines")
+    _check_roles(cur, {f"lines[{i}]": line for i, line in enumerate(checked)})
     return _chain(cur, save, checked, default_time, scene, engine)
 
 
@@ -509,7 +508,7 @@ def import_lines(
     if not lines:
         raise RolememError("an import holds at least one line", field="lines")
     checked = check_lines(lines)
-    _check_roles(cur, checked, "lines")
+    _check_roles(cur, {f"lines[{i}]": line for i, line in enumerate(checked)})
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
@@ -543,7 +542,7 @@ def regenerate(
     # the speaker fields not given: the replaced reply's, as stored (not checked again)
     speaker = ("role_id", "script_role_id", "display_name")
     checked.update({name: tip[name] for name in speaker if checked[name] is None})
-    _check_roles(cur, [checked], "line")
+    _check_roles(cur, {"line": checked})
     if checked["created_at"] is None:
         checked["created_at"] = default_time
     # a swipe is played where the reply it replaces was
