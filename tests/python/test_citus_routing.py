@@ -213,7 +213,7 @@ def test_every_statement_naming_its_player_is_a_single_task_router_plan(played, 
         if any(name in sql for name in _NAMES_PLAYER) and not _MEMORY_TABLE.search(sql)
     }
     # the save's locked read, the tip moves, the tip walk and its budget, the lineage walk,
-    # the chain's reads and the purge's save delete (issue 32 item 2's worklist, 1-4 and 6)
+    # the chain's reads, the purge's save delete and mark (issue 32 item 2's worklist, 1-4 and 6)
     heads = {" ".join(sql.split())[:60] for sql in naming}
     # EXPLAIN plans a statement without running it (the writes change nothing here)
     for expected in (
@@ -222,6 +222,7 @@ def test_every_statement_naming_its_player_is_a_single_task_router_plan(played, 
         "WITH RECURSIVE up",
         "WITH RECURSIVE lineage",
         "DELETE FROM save",
+        "UPDATE save SET erasing",
         "SELECT COUNT(*) FROM line",
     ):
         assert any(expected in " ".join(sql.split()) for sql in naming), (expected, heads)

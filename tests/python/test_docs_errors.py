@@ -244,6 +244,9 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
     "no such line": lambda game: game.client.post(
         "/saves", headers=KEY, json={"user_id": "mumu", "from_line_id": 999_999}
     ),
+    "no such role": lambda game: game.client.get(
+        "/saves/2/memory_status", headers=KEY, params={"user_id": "mumu", "role_id": 99999}
+    ),
     "no such memory, or not the player's": lambda game: game.client.patch(
         "/users/mumu/memories/event/999999", headers=KEY, json={"is_pinned": True}
     ),

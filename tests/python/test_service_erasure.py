@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from rolemem.memory_builder import history
+from rolemem.memory_builder import erasure, history
 from rolemem.schema.game import APP_TABLES, CONFIG_TABLES
 from rolemem.schema.memory import MEMORY_TABLES
 from rolemem.service.core.settings import ServiceSettings
@@ -196,3 +196,35 @@ def test_a_purge_with_an_agent_keeps_the_saves(game):
     assert "save" not in purged["deleted"] and "line" not in purged["deleted"]
     listed = client.get("/users/player-cy/saves", headers=KEY).json()
     assert [item["save_id"] for item in listed["items"]] == [save]
+
+
+def test_a_save_part_erased_reads_as_gone_and_the_next_delete_finishes_it(game):
+    """DuckDB erases a save's lines a level per transaction: after the first step (a delete cut
+    short, or another delete still running) the save reads as gone everywhere, and deleting it
+    again finishes it. PostgreSQL's first step erases it whole."""
+    client, app, _ = game
+    player = "player-dee"
+    save = post(client, "/saves", {"user_id": player})["save_id"]
+    lines = [{"attribute": "user", "content": f"dee: {n}"} for n in range(3)]
+    post(client, f"/saves/{save}/lines", {"user_id": player, "lines": lines})
+    store = app.state.store
+    first = store.write(
+        lambda cur: erasure.delete_save(cur, save, player, engine=store.engine.name)
+    )
+    duckdb = store.engine.name == "duckdb"
+    assert (first["deleted"]["line"], first["deleted"]["save"]) == ((1, 0) if duckdb else (3, 1))
+    mine = {"user_id": player}
+    assert client.get(f"/saves/{save}", headers=KEY, params=mine).status_code == 404
+    assert client.get(f"/saves/{save}/lines", headers=KEY, params=mine).status_code == 404
+    assert client.get(f"/users/{player}/saves", headers=KEY).json()["items"] == []
+    turn = {"save_id": save, "character_id": "qiyu", "role_id": 1, "user_id": player}
+    answer = client.post("/turn", headers=KEY, json={**turn, "message": "dee: 还在吗"})
+    assert (answer.status_code, error_of(answer)["field"]) == (404, "save_id")
+    appended = client.post(f"/saves/{save}/lines", headers=KEY, json={**mine, "lines": lines})
+    assert appended.status_code == 404
+    finished = client.delete(f"/saves/{save}", headers=KEY, params=mine)
+    if duckdb:
+        assert finished.status_code == 200, finished.text
+        assert (finished.json()["deleted"]["line"], finished.json()["deleted"]["save"]) == (2, 1)
+    assert client.delete(f"/saves/{save}", headers=KEY, params=mine).status_code == 404
+    assert store.engine.run("select count(*) from line where save_id = $s", {"s": save}) == [(0,)]

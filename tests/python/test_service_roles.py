@@ -1,7 +1,8 @@
 """One character, one id (issue 30, item 7): a role carries its designer config and its memory
 owner, so `/turn`, appends' `observe` and `memory_status` need only the role (and the player);
-an id a request gives anyway must be the role's (409 naming the field). Also: a line's speaker
-known by its role is named from the role table, and a reload onto a player line is refused.
+an id a request gives anyway must be the role's (409 naming the field); a role id of no role
+is a 404. Also: a line's speaker known by its role is named from the role table, and a reload
+onto a player line is refused.
 Every test runs on the embedded DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
@@ -131,6 +132,46 @@ def test_a_role_without_a_character_keeps_the_character_id_required(game, roles)
     carried = _turn(client, role_id=roles["character"]["role_id"])
     assert given.status_code == carried.status_code == 200
     assert given.json()["messages"][0] == carried.json()["messages"][0]
+
+
+def test_a_role_id_of_no_role_is_a_404_naming_its_field_on_every_route(game):
+    """The turn, the memory status, an append's lines and observe, a regenerate: one answer,
+    whatever else the request gives, and nothing written."""
+    client, app, _ = game
+    lines_before = rows(app, "select count(*) from line")
+    mumu = {"user_id": "mumu"}
+    said = {"attribute": "user", "content": "你好"}
+    reply = {"attribute": "assistant", "content": "你好呀", "role_id": 99999}
+    answers = {
+        "role_id": [
+            _turn(client, role_id=99999),
+            _turn(client, role_id=99999, character_id="qiyu"),
+            client.get("/saves/2/memory_status", headers=KEY, params={**mumu, "role_id": 99999}),
+        ],
+        "lines[1].role_id": [
+            client.post("/saves/2/lines", headers=KEY, json={**mumu, "lines": [said, reply]})
+        ],
+        "observe.role_id": [
+            client.post(
+                "/saves/2/lines",
+                headers=KEY,
+                json={**mumu, "lines": [said], "observe": {"role_id": 99999}},
+            )
+        ],
+        "line.role_id": [
+            client.post(
+                "/saves/2/regenerate",
+                headers=KEY,
+                json={**mumu, "line": {"content": "你好呀", "role_id": 99999}},
+            )
+        ],
+    }
+    message = "no role with id 99999 (create it with POST /roles first)"
+    for field, sent in answers.items():
+        for answer in sent:
+            assert answer.status_code == 404, answer.text
+            assert error_of(answer) == {"type": "NotFoundError", "message": message, "field": field}
+    assert rows(app, "select count(*) from line") == lines_before
 
 
 def test_memory_status_needs_only_the_role(game):

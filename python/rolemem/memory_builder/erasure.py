@@ -26,7 +26,7 @@ select
     id as save_id, name, last_message_id as tip_line_id, forked_from_line_id,
     count(*) over () as total
 from save
-where user_id = $user_id
+where user_id = $user_id and erasing is not true
 order by id
 limit $limit offset $offset
 """
@@ -54,6 +54,7 @@ def _erase_statements(engine: str) -> dict[str, str]:
         },
         "line": render_macro("delete_save_lines", engine=engine),
         "save": render_macro("delete_empty_saves", engine=engine),
+        "mark": render_macro("mark_saves_erasing", engine=engine),
     }
 
 
@@ -86,11 +87,14 @@ def erase_step(
     (ERASED_TABLES, the write-time history), then their lines, then the saves once no line is
     left. PostgreSQL does it all in one step; DuckDB, whose foreign key checks count the rows
     its transaction deleted as still there, deletes a level of lines (the leaves) per step and
-    the saves in a step of their own: `erase` runs the steps. `user_id`: the saves' player
-    (on Citus, the shard their saves are deleted on). Counts per table."""
+    the saves in a step of their own: `erase` runs the steps. Each step first marks the saves
+    as being erased (save.erasing), so that no read sees a save half erased between steps.
+    `user_id`: the saves' player (on Citus, the shard their saves are deleted on). Counts per
+    table."""
     ids = {"save_ids": list(save_ids)}
     player = {**ids, "user_id": user_id}
     statements = _erase_statements(engine)
+    _run(cur, statements["mark"], player)
     counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
@@ -141,7 +145,7 @@ def delete_save(
     ConflictError, nothing deleted, while another save branches from its lines (delete those
     first). `erase` finishes it."""
     save = owned_save(
-        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
+        cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless, erasing=True
     )
     forks = forks_of(cur, [save["save_id"]])
     if forks:

@@ -3,7 +3,8 @@ its dynamic memories (`agent_id`; default: its `character_id`, the rule in `stg_
 
 A request naming the role (`/turn`, an append's `observe`) needs neither id; one it gives
 anyway must be the role's (ConflictError naming both fields otherwise). A role without them
-(or no role: a script NPC) leaves the ids to the request, as before roles carried them.
+(or no role: a script NPC) leaves the ids to the request, as before roles carried them. A
+role id that names no role is not found, as a line's is (the lines' check in `saves`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..errors import ConflictError
+from ..errors import ConflictError, NotFoundError
 from ..sql.project import compose
 
 # the one role, standing in for the game's whole `role` table
@@ -32,6 +33,11 @@ def role_ids(cur: Any, role_id: int, *, engine: str = "duckdb") -> dict[str, Any
     return None if row is None else dict(zip(_IDS, row, strict=True))
 
 
+def unknown_role(role_id: int) -> str:
+    """What a request naming no role is told."""
+    return f"no role with id {role_id} (create it with POST /roles first)"
+
+
 def resolve(
     cur: Any,
     role_id: int | None,
@@ -43,8 +49,11 @@ def resolve(
 ) -> tuple[str | None, str | None]:
     """(character_id, agent_id) of a request for `role_id`: each the request's when given (it
     must then equal the role's, else ConflictError naming the field, `where` its prefix), else
-    the role's; the agent, else the character's id. None where neither says."""
+    the role's; the agent, else the character's id. None where neither says; a `role_id` of
+    no role: NotFoundError."""
     role = role_ids(cur, role_id, engine=engine) if role_id is not None else None
+    if role_id is not None and role is None:
+        raise NotFoundError(unknown_role(role_id), field=f"{where}role_id")
     if role is not None:
         for name, given in (("character_id", character_id), ("agent_id", agent_id)):
             own = role[name]

@@ -51,7 +51,8 @@ _FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
 # that reads the tip and moves it is not interleaved with another process's (macro row_lock)
 _SAVE_SQL = """
 select
-    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name
+    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name,
+    erasing
 from save where id = $save_id and {player}
 """
 
@@ -175,15 +176,18 @@ def owned_save(
     lock: bool = False,
     engine: str = "duckdb",
     open_ownerless: bool = False,
+    erasing: bool = False,
 ) -> dict[str, Any]:
     """The save, if it exists and is `user_id`'s; else SaveNotFoundError (another player's
-    save is not revealed to exist). A save without an owner: OwnerlessSaveError, unless
-    `open_ownerless` (the game keeps ownership itself). `lock`: the row is locked until the
-    caller's transaction ends (a write about to move its tip; `engine`: the cursor's)."""
+    save is not revealed to exist, nor one being erased unless `erasing`: the erasure
+    finishing it). A save without an owner: OwnerlessSaveError, unless `open_ownerless` (the
+    game keeps ownership itself). `lock`: the row is locked until the caller's transaction
+    ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
     sql = _statements(engine)["locked_save" if lock else "save"]
     save = _row(cur, sql, {"save_id": save_id, "user_id": user_id})
-    if not save or save["user_id"] not in (None, user_id):
+    being_erased = save.pop("erasing", None) and not erasing
+    if not save or being_erased or save["user_id"] not in (None, user_id):
         raise SaveNotFoundError(f"no save with id {save_id}", field="save_id")
     if save["user_id"] is None and not open_ownerless:
         raise OwnerlessSaveError(
@@ -391,8 +395,10 @@ def _script_id(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
-    wanted = sorted({line["role_id"] for line in lines if line["role_id"] is not None})
+def _check_roles(cur: Any, lines: Mapping[str, dict[str, Any]]) -> None:
+    """Every line's role exists (NotFoundError naming the first that does not, by its path in
+    the request: `lines`' keys)."""
+    wanted = sorted({line["role_id"] for line in lines.values() if line["role_id"] is not None})
     if not wanted:
         return
     [(found,)] = cur.execute(
@@ -400,12 +406,9 @@ def _check_roles(cur: Any, lines: list[dict[str, Any]], where: str) -> None:
         {"ids": wanted},
     ).fetchall()
     known = set(found or [])
-    for index, line in enumerate(lines):
+    for path, line in lines.items():
         if line["role_id"] is not None and line["role_id"] not in known:
-            raise RolememError(
-                f"no role with id {line['role_id']} (create it with POST /roles first)",
-                field=f"{where}[{index}].role_id",
-            )
+            raise NotFoundError(roles.unknown_role(line["role_id"]), field=f"{path}.role_id")
 
 
 def _insert_line(
@@ -450,7 +453,7 @@ def append(
     if not lines:
         raise RolememError("lines must hold at least one line", field="lines")
     checked = check_lines(lines)
-    _check_roles(cur, checked, "lines")
+    _check_roles(cur, {f"lines[{i}]": line for i, line in enumerate(checked)})
     return _chain(cur, save, checked, default_time, scene, engine)
 
 
@@ -505,7 +508,7 @@ def import_lines(
     if not lines:
         raise RolememError("an import holds at least one line", field="lines")
     checked = check_lines(lines)
-    _check_roles(cur, checked, "lines")
+    _check_roles(cur, {f"lines[{i}]": line for i, line in enumerate(checked)})
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
@@ -539,7 +542,7 @@ def regenerate(
     # the speaker fields not given: the replaced reply's, as stored (not checked again)
     speaker = ("role_id", "script_role_id", "display_name")
     checked.update({name: tip[name] for name in speaker if checked[name] is None})
-    _check_roles(cur, [checked], "line")
+    _check_roles(cur, {"line": checked})
     if checked["created_at"] is None:
         checked["created_at"] = default_time
     # a swipe is played where the reply it replaces was

@@ -56,6 +56,8 @@ class Save(SQLModel, table=True):
     (set once, when the save is made).
     `forked_from_line_id`: a fork starts at that line of another save and shares the lines
     up to it (its chain may pass into that save there, and only there).
+    `erasing`: set by the first step of erasing the save; it reads as gone from then on, while
+    the erasure's later steps (DuckDB deletes its lines over several transactions) finish.
     """
 
     __tablename__ = "save"
@@ -66,6 +68,7 @@ class Save(SQLModel, table=True):
     user_id: str | None = Field(default=None, index=True)
     forked_from_line_id: int | None = Field(default=None, sa_type=sa.BigInteger)
     user_name: str | None = None
+    erasing: bool | None = None
 
 
 class Line(SQLModel, table=True):

@@ -283,6 +283,8 @@ STEPS = (
     # events count the changes of their shown fields (MemoryEvent.revision); the steps run
     # when a store is opened, before any recall of it holds a field (memory_limits' cuts)
     Step("event_revisions", ("memory_event", "official_event"), _add_model_columns),
+    # a save being erased is marked (Save.erasing) so that it reads as gone between steps
+    Step("save_erasing", ("save",), _add_model_columns),
 )
 
 

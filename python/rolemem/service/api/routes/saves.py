@@ -137,7 +137,9 @@ def _delete(store: Store, save_id: int, user_id: str | None) -> dict[str, Any]:
     description="The save, its own lines and what they produced: its extracted events (with "
     "their words and vectors), extraction batches, loop state and history; entities (which "
     "have no save) stay. A save other saves branch from is a 409 naming them: delete the "
-    "forks first. Answers the rows deleted per table; deleting again is a 404.",
+    "forks first. Answers the rows deleted per table; deleting again is a 404. From its "
+    "first step the save reads as gone (404) to every other request; a delete cut short is "
+    "finished by the same request again.",
     responses=responses(403, 404, 409, 422, 503),
 )
 async def delete_save(store: StoreDep, save_id: SaveId, user_id: UserQuery = None) -> Any:
