@@ -48,8 +48,8 @@ class Step:
     name: str
     tables: tuple[str, ...]
     run: Callable[[Any], None]
-    # walks or joins player tables: not on tables Citus distributed
-    is_local_only: bool = False
+    # runs on tables Citus distributed too (the others walk or join player tables)
+    on_citus: bool = False
 
 
 def _add_model_columns(connection: Any) -> None:
@@ -184,7 +184,7 @@ def _fit_to_limits(connection: Any) -> None:
         limits.fit_rows(connection, entities, limits.ENTITY_TEXTS, tags=False)
 
 
-def _write_macro(name: str, args: Sequence[str], connection: Any) -> None:
+def _write_macro(name: str, connection: Any, args: Sequence[str] = ()) -> None:
     """Write macro `name` (macros/writes/) run once per argument (none: once)."""
     engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
     for arg in args or (None,):
@@ -211,44 +211,23 @@ _RECOMPUTE_POSTINGS = partial(_recompute_postings, [_POSTINGS])
 STEPS = (
     # columns added to the models before steps were recorded (a later column: a step of
     # its own with the same function, named for it)
-    Step("model_columns", (), _add_model_columns),
-    Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns),
+    Step("model_columns", (), _add_model_columns, on_citus=True),
+    Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns, on_citus=True),
     # before the official rows move: their postings go with their owner
-    Step(
-        "postings_owners",
-        _POSTINGS,
-        partial(_write_macro, "fill_postings_owners", ()),
-        is_local_only=True,
-    ),
+    Step("postings_owners", _POSTINGS, partial(_write_macro, "fill_postings_owners")),
     # designers' memories out of the player tables (docs/decisions/official-memories.md)
-    Step(
-        "official_tables",
-        (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()),
-        _move_official_rows,
-        is_local_only=True,
-    ),
-    Step(
-        "event_vector_owners",
-        ("memory_event_embedding", "memory_event"),
-        _fill_vector_owners,
-        is_local_only=True,
-    ),
+    Step("official_tables", (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()), _move_official_rows),
+    Step("event_vector_owners", ("memory_event_embedding", "memory_event"), _fill_vector_owners),
     # two changes to what postings hold, each recomputing them
-    Step("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
-    Step("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
+    Step("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
+    Step("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
     # batches written before their lines were recorded: every line up to the root
-    Step(
-        "extracted_lines_backfill",
-        _BATCHES,
-        partial(_write_macro, "backfill_extracted_lines", ()),
-        is_local_only=True,
-    ),
+    Step("extracted_lines_backfill", _BATCHES, partial(_write_macro, "backfill_extracted_lines")),
     # events written before memories kept their lines: their batch's
     Step(
         "event_lines_backfill",
         (*_BATCHES, "memory_event", "memory_event_line"),
-        partial(_write_macro, "backfill_event_lines", ("lines", "events")),
-        is_local_only=True,
+        partial(_write_macro, "backfill_event_lines", args=("lines", "events")),
     ),
     # English words stemmed and stopwords left out (docs/decisions/recall-quality.md): the
     # player's and the designers' postings
@@ -256,21 +235,20 @@ STEPS = (
         "english_terms",
         (*_POSTINGS, *_OFFICIAL_POSTINGS),
         partial(_recompute_postings, [_POSTINGS, _OFFICIAL_POSTINGS]),
-        is_local_only=True,
     ),
     # entities written before they kept mentions: one each, their description and no lines
     # (shown wherever the entity showed)
     Step(
         "entity_mentions_backfill",
         ("memory_entity", "memory_entity_mention"),
-        partial(_write_macro, "backfill_entity_mentions", ()),
-        is_local_only=True,
+        partial(_write_macro, "backfill_entity_mentions"),
     ),
     # time words a release added (English ones, months in digits) for stores seeded before
     Step(
         "time_expression_rows",
         ("time_expressions",),
         partial(_packaged_rows, "time_expressions", "expression"),
+        on_citus=True,
     ),
     # memories stored before a memory's limits held every write path (the contract checks an
     # event again when its text is edited, an official memory when its export is imported)
@@ -278,11 +256,10 @@ STEPS = (
         "memory_limits",
         (*_POSTINGS, *_OFFICIAL_POSTINGS, "memory_entity", "official_entity"),
         _fit_to_limits,
-        is_local_only=True,
     ),
     # events count the changes of their shown fields (MemoryEvent.revision); the steps run
     # when a store is opened, before any recall of it holds a field (memory_limits' cuts)
-    Step("event_revisions", ("memory_event", "official_event"), _add_model_columns),
+    Step("event_revisions", ("memory_event", "official_event"), _add_model_columns, on_citus=True),
 )
 
 
@@ -314,7 +291,7 @@ def migrate(engine: sa.Engine, made: Collection[str] = ()) -> list[str]:
                 break  # an older store's newer tables are not made yet
             # a step of tables made just now, or of none, has nothing to change
             runs = not step.tables or any(table not in made for table in present)
-            if runs and step.is_local_only:
+            if runs and not step.on_citus:
                 runs = not is_distributed(connection, step.tables[0])
             if runs:
                 step.run(connection)
