@@ -83,20 +83,23 @@ def _is_word(token: str) -> bool:
     return any(char.isalnum() for char in token)
 
 
-def tokenize(text: str) -> list[str]:
-    """Words of `text` in order (jieba's precise mode), punctuation and blanks removed."""
+def _cut(text: str, mode: str = "cut") -> list[str]:
+    """rjieba's tokens of `text` in `mode` (cut, cut_for_search)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [token for token in _load("rjieba").cut(text) if _is_word(token)]
+    return list(getattr(_load("rjieba"), mode)(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of `text` in order (jieba's precise mode), punctuation and blanks removed."""
+    return [token for token in _cut(text) if _is_word(token)]
 
 
 def search_words(text: str) -> list[str]:
     """Words of `text` in jieba's search mode: each long word and the shorter words inside it
     (侦探小说 -> 侦探, 小说, 侦探小说), so compounds that share a part meet (推理小说). Dynamic
     recall's postings and query words; punctuation and blanks removed."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [token for token in _load("rjieba").cut_for_search(text) if _is_word(token)]
+    return [token for token in _cut(text, "cut_for_search") if _is_word(token)]
 
 
 def search_keywords(text: str, top_k: int = 10) -> list[str]:
@@ -146,15 +149,13 @@ def extract_keywords(
 ) -> list[str]:
     """The `top_k` TF-IDF keywords of `text`, best first (jieba.analyse.extract_tags; its
     English stop words unless `stop_words`, lower-case, says others)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    idf, median = _load("idf")
     frequency: dict[str, float] = {}
-    for word in _load("rjieba").cut(text):
+    for word in _cut(text):
         if len(word.strip()) < 2 or word.lower() in stop_words:
             continue
         frequency[word] = frequency.get(word, 0.0) + 1.0
     total = sum(frequency.values())
+    idf, median = _load("idf")
     weight = {word: count * idf.get(word, median) / total for word, count in frequency.items()}
     ranked = sorted(weight, key=weight.__getitem__, reverse=True)
     return [word for word in ranked[:top_k] if _is_word(word)]
