@@ -167,6 +167,10 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "appended_chain_rows": (True,),
     "resumed_message_targets": (),
     "context_window_version": (),
+    "loop_back_off": (),
+    "bound_prompt_pieces": (),
+    "bound_prompt_turn": (),
+    "listed_fact_attributes": (),
     "bound_loop_observations": ({"save_id": "bigint", "role_id": "bigint"},),
     "save_branch_page": (),
     "save_speakers": (),
@@ -323,6 +327,11 @@ def _problems(sql: str, engine: str) -> list[str]:
 # character library's private database, the verdict cache, the tests' synthetic dialogue
 DUCKDB_ONLY = {
     "appended_chain_rows",
+    # the seeds of the loop's private DuckDB connection
+    "listed_fact_attributes",
+    # a turn's prompt budget, on rolemem's private in-memory DuckDB whatever the store
+    "bound_prompt_pieces",
+    "bound_prompt_turn",
     "create_table_from_query",
     "create_table_with_columns",
     "delete_all_rows",

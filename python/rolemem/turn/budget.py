@@ -16,29 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..engines.duckdb_connect import scratch_seeded
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from .token_counts import counted
 
-# one row per piece, every column bound as one list
-_PIECES = """
-    select
-        1 as turn_id,
-        unnest(cast($layer as varchar[])) as layer,
-        unnest(cast($item_index as bigint[])) as item_index,
-        unnest(cast($item_rank as integer[])) as item_rank,
-        unnest(cast($content as varchar[])) as content,
-        unnest(cast($time_text as varchar[])) as time_text,
-        unnest(cast($place as varchar[])) as place,
-        unnest(cast($kind as varchar[])) as kind,
-        unnest(cast($day_text as varchar[])) as day_text"""
-_TURN = """
-    select
-        1 as turn_id,
-        cast($user_name as varchar) as user_name,
-        cast($agent_name as varchar) as agent_name,
-        cast($max_prompt_tokens as integer) as max_prompt_tokens,
-        cast($is_dynamic_inline as boolean) as is_dynamic_inline,
-        cast($template_alone as varchar) as template_alone"""
 # the seed the statements read, loaded once in rolemem's in-memory database (its cursor per
 # thread keeps each statement as a table macro, parsed once)
 _SEED = "memory_prompt_budgets"
@@ -49,7 +29,10 @@ _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place",
 def _sql() -> str:
     return compose(
         "memory_prompt_budget_cuts",
-        {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
+        {
+            "int_prompt_pieces": render_macro("bound_prompt_pieces"),
+            "int_prompt_turns": render_macro("bound_prompt_turn"),
+        },
         "select layer, item_index, is_cut, cut_reason, dynamic_text, prompt_tokens "
         "from memory_prompt_budget_cuts",
         existing=(_SEED,),
