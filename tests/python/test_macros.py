@@ -168,6 +168,7 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "resumed_message_targets": (),
     "context_window_version": (),
     "loop_back_off": (),
+    "loop_target_rows": ("memory_extracted_line", "user_id"),
     "bound_prompt_pieces": (),
     "bound_prompt_turn": (),
     "listed_fact_attributes": (),
