@@ -39,6 +39,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "delete_all_rows": ("recall_stopwords",),
     "delete_character_rows": ("character_events",),
     "lock_unpinned_memories": ("memory_event",),
+    "move_sequence_past_keys": ("memory_event_id_seq", (("memory_event", "id"),)),
     "delete_memories": ("memory_event_term", "event_id"),
     "delete_player_agent_rows": ("memory_archive",),
     "delete_player_rows": ("memory_loop_state",),
