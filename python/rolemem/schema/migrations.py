@@ -1,19 +1,14 @@
 """What a store made by an older rolemem lacks, as one ordered list of named steps (STEPS),
-each applied once per store and recorded in `rolemem_migration` (name, applied_at), on DuckDB
-and PostgreSQL alike (a SQLAlchemy engine).
+each applied once per store and recorded in `rolemem_migration`, on DuckDB and PostgreSQL alike
+(docs/decisions/migrations.md).
 
-A step runs when the tables it changes exist. Where none does, or the open has just made
-them all, it is recorded without running: tables are made as the models are now (a new
-store runs no step). Where only some exist (an older
-store whose newer tables are not made yet), it and every later step wait for an open that
-has them all, so the order holds. Each step is one transaction; on PostgreSQL it first takes
-an advisory lock, so processes opening one store together run a step once (the others find
-it recorded once they hold the lock). A step that walks or joins player tables is recorded
-without running on tables Citus distributed: `init-db` migrates a store before it
-distributes it, and Citus refuses such statements across shards.
-
-A new change to the tables is a new step at the end; a step's name never changes (stores
-hold it)."""
+A step runs when the tables it changes exist; where none does, or the open has just made them
+as the models are now, it is recorded without running. Where only some exist, it and every
+later step wait, so the order holds. Each step is one transaction, on PostgreSQL under an
+advisory lock (processes opening a store together run it once). Citus refuses a walk across
+shards: `init-db` migrates a store before it distributes it, and a step not `on_citus` is
+recorded without running on distributed tables. A new change is a new step at the end; a
+step's name never changes (stores hold it)."""
 
 from __future__ import annotations
 
