@@ -1,16 +1,11 @@
 """Text helpers shared by every recall: tokens, TF-IDF keywords, stopwords aside, and the
-terms dynamic recall indexes and looks up (case-folded; English words stemmed).
+terms dynamic recall indexes and looks up (case-folded; English words stemmed by Snowball).
 
-rjieba cuts exactly like jieba's default dictionary and is about ten times faster; it is
-imported on first use (about 0.2 s), once per process, behind a lock. TF-IDF keywords are
-jieba.analyse's rule (same cut, same IDF table, same English stop words, same order) without
-importing jieba.analyse, which costs 1.3-5 s here: the IDF table is read as data from jieba's
-package folder. Punctuation and whitespace tokens are dropped here; stopwords and names are
-dropped in SQL, from the seed, except the English question words below, which must go before
-stemming (the stemmer turns does into doe, so a seed row could not name them).
-English words are stemmed by the Snowball stemmer (snowballstemmer, the Snowball project's
-own Python build): researching, researched and research are one term. Chinese words are left
-as jieba cuts them.
+rjieba cuts exactly like jieba's default dictionary and is about ten times faster. TF-IDF
+keywords are jieba.analyse's rule with its IDF table read as data: importing jieba.analyse
+costs 1.3-5 s here. Punctuation and whitespace tokens are dropped here; stopwords and names
+in SQL, from the seed, except English question words, which must go before stemming (does
+stems to doe, which no seed row could name).
 """
 
 from __future__ import annotations

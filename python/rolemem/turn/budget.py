@@ -1,13 +1,8 @@
-"""A turn's prompt budget (model memory_prompt_budget_cuts): the pieces a turn assembled, each
-counted by the one token rule (macro prompt_token_count), cut where a memory block passes its
-budget (seed memory_prompt_budgets) or the prompt passes the request's max_prompt_tokens, and
-the dynamic memory text rebuilt from what is kept. The pieces are the turn's own values, so
-the statements run on a private in-memory DuckDB connection whatever the store's engine, every
-value bound.
-
-Most turns cut nothing: model memory_prompt_token_counts, written out in Python
-(token_counts), counts the prompt as it is and says whether any budget could cut; only then
-does the budget's statement run."""
+"""A turn's prompt budget (model memory_prompt_budget_cuts): each piece counted (macro
+prompt_token_count), cut where a memory block passes its budget (seed memory_prompt_budgets)
+or the prompt passes max_prompt_tokens, and the dynamic memory text rebuilt from what is kept.
+The pieces are the turn's own values: the statement runs on rolemem's in-memory DuckDB whatever
+the store's engine, and only when token_counts says a budget could cut."""
 
 from __future__ import annotations
 
@@ -57,9 +52,7 @@ def cut(
 ) -> tuple[list[dict[str, Any]], str, int]:
     """Each piece's cut (`is_cut`, `cut_reason`; in `pieces`' order), the kept dynamic memory
     text, the prompt's token count."""
-    # a request that bounds its prompt is the one likely to be cut: the budget's statement
-    # straight away; else the count with nothing cut first, and the statement only when a
-    # budget could cut
+    # a request that bounds its prompt is the one likely to be cut: the statement at once
     turn: dict[str, Any] = {
         "user_name": user_name,
         "agent_name": agent_name,
