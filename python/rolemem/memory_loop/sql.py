@@ -98,11 +98,6 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     )
 
 
-@functools.cache  # rendered once per engine
-def window_version_sql(engine: str) -> str:
-    return render_macro("context_window_version", engine=engine)
-
-
 # the loop settings a maintenance run brings
 MAINTENANCE_SETTINGS = {
     "cleanup_threshold": "integer",

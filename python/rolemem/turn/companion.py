@@ -34,16 +34,11 @@ from ..memory_builder import build_memory, build_memory_for_save, saves
 from ..memory_loop import MemoryLoop, ObserveReport, observed_target
 from ..memory_loop.llm import ChatModel
 from ..sql import cancel
-from ..sql.project import render_macro
+from ..sql.project import write_sql
 from ..text.embedders import Embedder
 from . import budget
 
 log = logging.getLogger(__name__)
-
-
-@functools.cache  # rendered once per engine (test_rules_in_sql holds it equal to the model)
-def _descriptions_sql(engine: str) -> str:
-    return render_macro("recalled_event_descriptions", engine=engine)
 
 
 @dataclass
@@ -457,9 +452,9 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
         """Each event's description, the save it was extracted on and its source lines."""
         if not event_ids:
             return {}
-        rows = self._store.run(
-            _descriptions_sql(self._store.name), {"ids": event_ids, "user_id": user_id}
-        )
+        # macro recalled_event_descriptions (test_rules_in_sql holds it equal to the model)
+        sql = write_sql("recalled_event_descriptions", engine=self._store.name)
+        rows = self._store.run(sql, {"ids": event_ids, "user_id": user_id})
         return {
             event_id: {
                 "item": description,
