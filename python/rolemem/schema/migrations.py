@@ -6,9 +6,9 @@ A step runs when the tables it changes exist; where none does, or the open has j
 as the models are now, it is recorded without running. Where only some exist, it and every
 later step wait, so the order holds. Each step is one transaction, on PostgreSQL under an
 advisory lock (processes opening a store together run it once). Citus refuses a walk across
-shards: `init-db` migrates a store before it distributes it, and a step not `on_citus` is
-recorded without running on distributed tables. A new change is a new step at the end; a
-step's name never changes (stores hold it)."""
+shards: `init-db` migrates a store before it distributes it, and a step that walks or joins
+player tables (`_local`) is recorded without running on distributed tables. A new change is a
+new step at the end; a step's name never changes (stores hold it)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ class Step:
     name: str
     tables: tuple[str, ...]
     run: Callable[[Any], None]
-    # runs on tables Citus distributed too (the others walk or join player tables)
-    on_citus: bool = False
+    # walks or joins player tables: not on tables Citus distributed
+    is_local_only: bool = False
 
 
 def _add_model_columns(connection: Any) -> None:
@@ -203,37 +203,39 @@ _POSTINGS = ("memory_event", "memory_event_term")
 _OFFICIAL_POSTINGS = ("official_event", "official_event_term")
 _BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
 _RECOMPUTE_POSTINGS = partial(_recompute_postings, [_POSTINGS])
+# a step that walks or joins player tables
+_local = partial(Step, is_local_only=True)
 STEPS = (
     # columns added to the models before steps were recorded (a later column: a step of
     # its own with the same function, named for it)
-    Step("model_columns", (), _add_model_columns, on_citus=True),
-    Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns, on_citus=True),
+    Step("model_columns", (), _add_model_columns),
+    Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns),
     # before the official rows move: their postings go with their owner
-    Step("postings_owners", _POSTINGS, partial(_write_macro, "fill_postings_owners")),
+    _local("postings_owners", _POSTINGS, partial(_write_macro, "fill_postings_owners")),
     # designers' memories out of the player tables (docs/decisions/official-memories.md)
-    Step("official_tables", (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()), _move_official_rows),
-    Step("event_vector_owners", ("memory_event_embedding", "memory_event"), _fill_vector_owners),
+    _local("official_tables", (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()), _move_official_rows),
+    _local("event_vector_owners", ("memory_event_embedding", "memory_event"), _fill_vector_owners),
     # two changes to what postings hold, each recomputing them
-    Step("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
-    Step("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
+    _local("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
+    _local("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
     # batches written before their lines were recorded: every line up to the root
-    Step("extracted_lines_backfill", _BATCHES, partial(_write_macro, "backfill_extracted_lines")),
+    _local("extracted_lines_backfill", _BATCHES, partial(_write_macro, "backfill_extracted_lines")),
     # events written before memories kept their lines: their batch's
-    Step(
+    _local(
         "event_lines_backfill",
         (*_BATCHES, "memory_event", "memory_event_line"),
         partial(_write_macro, "backfill_event_lines", args=("lines", "events")),
     ),
     # English words stemmed and stopwords left out (docs/decisions/recall-quality.md): the
     # player's and the designers' postings
-    Step(
+    _local(
         "english_terms",
         (*_POSTINGS, *_OFFICIAL_POSTINGS),
         partial(_recompute_postings, [_POSTINGS, _OFFICIAL_POSTINGS]),
     ),
     # entities written before they kept mentions: one each, their description and no lines
     # (shown wherever the entity showed)
-    Step(
+    _local(
         "entity_mentions_backfill",
         ("memory_entity", "memory_entity_mention"),
         partial(_write_macro, "backfill_entity_mentions"),
@@ -243,18 +245,17 @@ STEPS = (
         "time_expression_rows",
         ("time_expressions",),
         partial(_packaged_rows, "time_expressions", "expression"),
-        on_citus=True,
     ),
     # memories stored before a memory's limits held every write path (the contract checks an
     # event again when its text is edited, an official memory when its export is imported)
-    Step(
+    _local(
         "memory_limits",
         (*_POSTINGS, *_OFFICIAL_POSTINGS, "memory_entity", "official_entity"),
         _fit_to_limits,
     ),
     # events count the changes of their shown fields (MemoryEvent.revision); the steps run
     # when a store is opened, before any recall of it holds a field (memory_limits' cuts)
-    Step("event_revisions", ("memory_event", "official_event"), _add_model_columns, on_citus=True),
+    Step("event_revisions", ("memory_event", "official_event"), _add_model_columns),
 )
 
 
@@ -286,7 +287,7 @@ def migrate(engine: sa.Engine, made: Collection[str] = ()) -> list[str]:
                 break  # an older store's newer tables are not made yet
             # a step of tables made just now, or of none, has nothing to change
             runs = not step.tables or any(table not in made for table in present)
-            if runs and not step.on_citus:
+            if runs and step.is_local_only:
                 runs = not is_distributed(connection, step.tables[0])
             if runs:
                 step.run(connection)
