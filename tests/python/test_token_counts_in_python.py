@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from rolemem.engines.duckdb_connect import private_connection
-from rolemem.sql.project import compose
+from rolemem.sql.project import compose, render_macro
 from rolemem.sql.seeds import load_seed
 from rolemem.turn import budget
 from rolemem.turn.token_counts import counted, token_count
@@ -59,7 +59,10 @@ def test_python_counts_equal_the_model():
     load_seed(con, "memory_prompt_budgets")
     sql = compose(
         "memory_prompt_token_counts",
-        {"int_prompt_pieces": budget._PIECES, "int_prompt_turns": budget._TURN},
+        {
+            "int_prompt_pieces": render_macro("bound_prompt_pieces"),
+            "int_prompt_turns": render_macro("bound_prompt_turn"),
+        },
         "select dynamic_text, prompt_tokens, needs_cuts from memory_prompt_token_counts",
         existing=("memory_prompt_budgets",),
     )

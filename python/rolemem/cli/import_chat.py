@@ -83,20 +83,9 @@ def _into_store(args: argparse.Namespace, db: str, lines: list[dict[str, Any]]) 
         )
 
 
-class _Counted(io.BytesIO):
-    """The body, moving the bar as the connection reads it."""
-
-    def __init__(self, body: bytes, bar: Any) -> None:
-        super().__init__(body)
-        self._bar = bar
-
-    def read(self, size: int | None = -1) -> bytes:
-        chunk = super().read(size)
-        self._bar.update(len(chunk))
-        return chunk
-
-
 def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[str, Any]:
+    from tqdm.utils import CallbackIOWrapper
+
     body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
     headers = {"Content-Type": "application/x-ndjson", "Content-Length": str(len(body))}
     if args.idempotency_key:
@@ -105,9 +94,9 @@ def _over_http(args: argparse.Namespace, lines: list[dict[str, Any]]) -> dict[st
         {"user_id": args.user_id, **({"flush": "true"} if args.flush else {})}
     )
     with progress_bar(len(body), "uploading", "B") as bar:
-        return call(
-            args, "POST", f"/saves/{args.save_id}/import?{query}", _Counted(body, bar), **headers
-        )
+        # the body moves the bar as the connection reads it
+        counted = CallbackIOWrapper(bar.update, io.BytesIO(body))
+        return call(args, "POST", f"/saves/{args.save_id}/import?{query}", counted, **headers)
 
 
 def _follow(args: argparse.Namespace, answer: dict[str, Any]) -> None:

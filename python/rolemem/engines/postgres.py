@@ -120,18 +120,12 @@ def _membership_filters(tree: Any) -> None:
 
 
 def _materialize_ctes(tree: Any) -> Any:
-    """Every CTE that is a query MATERIALIZED, after the import CTEs are read in place
-    (read_imports_in_place: a materialized `events as (select * from stg)` would copy the
-    player's rows once more, and each CTE is one more scope to plan); the tree that replaces
-    `tree`. A statement Citus routes is planned on the coordinator, then its shard query on the
-    worker, on every call (no generic plan off Citus's fast path). With a CTE it may inline,
-    Citus first plans a copy with the CTEs inlined and sends that text (twice the size) to the
-    worker; PostgreSQL then plans each reader's copy again. Materialized, each CTE is planned
-    once on each node: dynamic recall took 19-20 ms instead of 43-44 ms on the test cluster, the
-    same rows (docs/decisions/citus.md). A one-player statement materializes one player's rows.
-    Reads only: Citus routes a write with a CTE (or a read with a writing CTE) otherwise, and
-    refused such a write with its CTEs materialized ("direct joins between distributed and local
-    tables")."""
+    """Every CTE that is a query MATERIALIZED, after the import CTEs are read in place (a
+    materialized `events as (select * from stg)` would copy the player's rows once more); the
+    tree that replaces `tree`. Citus plans a routed statement on every call, and with CTEs it
+    may inline sends the worker an inlined copy that is planned again per reader: materialized,
+    each CTE is planned once on each node (docs/decisions/citus.md). Reads only: Citus refused
+    a write with its CTEs materialized."""
     from sqlglot import exp
 
     ctes = list(tree.find_all(exp.CTE))

@@ -107,12 +107,9 @@ def migrate_database(url: str) -> list[str]:
 
 
 def _copy_store(engine: Any, path: str | Path, *, citus: bool) -> int:
-    """A DuckDB store's rows copied into the (empty) tables in one transaction; then every key
-    sequence is set past the copied keys and the tables are vacuumed and analysed. On Citus
-    its saves must have players (PlayerRequiredError), and rows of player tables without a
-    player are left out (official memories are in tables of their own, reference tables
-    there): how many is returned. The store's migration records come with its rows; what it
-    has not recorded runs after the copy (schema.migrations)."""
+    """A DuckDB store's rows copied into the (empty) tables in one transaction, its own
+    migration records with them (what it has not recorded runs after the copy); on Citus the
+    rows of player tables without a player are left out: how many."""
     import duckdb
 
     from ..schema.citus import PLAYER_TABLES

@@ -23,11 +23,6 @@ from .reports import _AlreadyExtracted, event_times, source_lines, write_state
 log = logging.getLogger(__name__)
 
 
-# a save x character's failures since its last success and the end of its back-off
-_BACKOFF_SQL = """
-select failed_attempts, next_attempt_at from memory_loop_state
-where save_id = $save_id and target_key = $target_key and user_id = $user_id
-"""
 _LONGEST_BACKOFF = 24 * 3600.0  # seconds: a failing LLM is tried at least once a day
 # the loop state row of a save x character: its key and its player
 _KEY = ("save_id", "target_key", "user_id")
@@ -273,7 +268,8 @@ class Extraction:
     def backoff(self, cur: Any, state: Mapping[str, Any]) -> tuple[int, datetime | None]:
         """The save x character's failures since its last success and the end of its
         back-off (None: none), as stored (every process reads the same)."""
-        row = cur.execute(_BACKOFF_SQL, {name: state[name] for name in _KEY}).fetchone()
+        back_off = write_sql("loop_back_off", engine=self.memory.store.name)
+        row = cur.execute(back_off, {name: state[name] for name in _KEY}).fetchone()
         return (0, None) if row is None else (int(row[0] or 0), row[1])
 
     def record_failure(

@@ -13,18 +13,6 @@ from ..sql.project import write_sql
 from .extraction_reply import ExtractionReply
 from .reports import message_span
 
-# the attributes and their aliases as the extraction prompt lists them (the seeds the store
-# holds: memory_fact_attributes, memory_fact_attribute_aliases)
-_ATTRIBUTES_SQL = """
-select
-    attributes.cardinality,
-    attributes.attribute,
-    list(aliases.alias order by aliases.alias) filter (where aliases.alias is not null)
-from memory_fact_attributes as attributes
-left join memory_fact_attribute_aliases as aliases
-    on aliases.attribute = attributes.attribute
-group by attributes.cardinality, attributes.attribute
-order by attributes.cardinality desc, attributes.attribute"""
 # at most this many current facts are shown to the LLM (the newest on the chain)
 _SHOWN_FACTS = 100
 _CARDINALITY = {"one": "一个值", "many": "多个值"}
@@ -83,7 +71,7 @@ def fact_attributes(memory: Any) -> str:
     aliases (the seeds, read once per loop like the recall words: a changed seed is read at
     the next open)."""
     with memory.con.cursor() as cur:
-        rows = cur.execute(_ATTRIBUTES_SQL).fetchall()
+        rows = cur.execute(write_sql("listed_fact_attributes")).fetchall()
     listed: dict[str, list[str]] = {}
     for cardinality, attribute, aliases in rows:
         named = f"{attribute}（{'、'.join(aliases)}）" if aliases else attribute

@@ -3,6 +3,7 @@ consolidation asks the LLM to merge entity descriptions, context vectors are fil
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -94,12 +95,8 @@ class Maintenance:
                 )
             for (memory_type, reason), ids in sorted(by_kind.items()):
                 archive(cur, memory_type, reason, ids, now, engine=store.name)
+            archived = Counter((item["agent_id"], item["user_id"]) for item in candidates)
             for quota in quotas:
-                archived = sum(
-                    1
-                    for item in candidates
-                    if (item["agent_id"], item["user_id"]) == (quota["agent_id"], quota["user_id"])
-                )
                 cur.execute(
                     write_sql("insert_maintenance_run", engine=store.name),
                     {
@@ -107,7 +104,7 @@ class Maintenance:
                         "user_id": quota["user_id"],
                         "rule": quota["rule"],
                         "memory_count": quota["memory_count"],
-                        "archived": archived,
+                        "archived": archived[(quota["agent_id"], quota["user_id"])],
                         "now": now,
                     },
                 )

@@ -40,32 +40,23 @@ _CHAIN_SQL = """
     where list_contains(cast($save_id as bigint[]), save_id)"""
 
 
-# a table's rows of the observed characters, on the observations' saves or of their players
-_TARGET_ROWS_SQL = """
-    select * from {table}
-    where
-        {rows}
-        and {player}
-        and target_key in (select observed.target_key from int_loop_observations as observed)
-"""
-_OF_SAVES = "list_contains(cast($save_id as bigint[]), save_id)"
-# The observations' players' rows of their characters, by table: the extracted lines (a
-# fork's shared lines are among them, whichever save extracted them), and the memories'
-# source lines (events' and entity mentions') and the replacement batches' lines, which decide
-# whether a cut left a line without its memory
-_OF_PLAYERS = "list_contains(cast($user_id as varchar[]), user_id)"
-_PLAYER_TARGET_TABLES = (
-    "memory_extracted_line",
-    "memory_event_line",
-    "memory_entity_mention",
-    "memory_batch_line",
-)
+# The observations' players' rows of their characters, by table (macro loop_target_rows):
+# the extracted lines (a fork's shared lines are among them, whichever save extracted them),
+# and the memories' source lines (events' and entity mentions') and the replacement batches'
+# lines, which decide whether a cut left a line without its memory
+_TARGET_TABLES = {
+    "memory_extraction_batch": "save_id",  # the observations' saves' batches
+    "memory_extracted_line": "user_id",
+    "memory_event_line": "user_id",
+    "memory_entity_mention": "user_id",
+    "memory_batch_line": "user_id",
+}
 
 
 # the batch's saves only: a join with the whole table is a scan of every save of the game
 _SAVES_SQL = """
     select * from save
-    where list_contains(cast($save_id as bigint[]), id) and {player}"""
+    where list_contains(cast($save_id as bigint[]), id)"""
 
 
 @functools.cache  # composed once per engine and variant
@@ -78,14 +69,11 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     holds where no memory was cut off the chain and no line of it says who was present, and
     says where either may not hold (`has_cut`, `has_presence`: model int_loop_watermarks), for
     those to be planned again with it."""
-    # on Citus every read of a player table names the batch's player $save_user_id (the
-    # loop splits batches per player there), so the plan runs on that player's shard
-    player = render_macro("player_filter", "user_id", history.PLAYER, engine=engine)
     chains = (
         {
             "int_lines_chained_to_root": _CHAIN_SQL,
             "source_role": history.ROLES_SQL,
-            "source_save": _SAVES_SQL.format(player=player),
+            "source_save": _SAVES_SQL,
         }
         if engine == "duckdb"
         else history.walked_sources(engine)
@@ -97,14 +85,9 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
             "int_loop_observations": render_macro(
                 "bound_loop_observations", OBSERVATION_FIELDS, engine=engine
             ),
-            "source_memory_extraction_batch": _TARGET_ROWS_SQL.format(
-                table="memory_extraction_batch", rows=_OF_SAVES, player=player
-            ),
             **{
-                f"source_{table}": _TARGET_ROWS_SQL.format(
-                    table=table, rows=_OF_PLAYERS, player=player
-                )
-                for table in _PLAYER_TARGET_TABLES
+                f"source_{table}": render_macro("loop_target_rows", table, key, engine=engine)
+                for table, key in _TARGET_TABLES.items()
             },
         },
         "select * from int_loop_observations_planned",
@@ -113,11 +96,6 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
         existing=("int_save_history_tips",) if engine == "duckdb" else (),
         engine=engine,
     )
-
-
-@functools.cache  # rendered once per engine
-def window_version_sql(engine: str) -> str:
-    return render_macro("context_window_version", engine=engine)
 
 
 # the loop settings a maintenance run brings

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from .sql import window_version_sql
+from ..sql.project import write_sql
 
 # a window's save x character and player (what the version statement binds); with the window
 # settings, its key
@@ -88,7 +88,7 @@ class WindowCache:
             kept = self._windows.get(_key(params))
         if kept is not None:
             [(tip, batches, extracted)] = store.run(
-                window_version_sql(store.name),
+                write_sql("context_window_version", engine=store.name),
                 {name: params[name] for name in _BOUND},
             )
             if _version(tip, batches, extracted) == kept[0]:

@@ -1,13 +1,10 @@
-"""The tables' shape on Citus, decided here once: a database with the citus
-extension shards the player tables by the player (`user_id`), so there the column is NOT NULL,
-every primary key leads with it and a foreign key between player tables includes it (a fork
-stays within one player's shard); plain PostgreSQL and DuckDB keep the keys SQLModel declares
-(a save without a player keeps working there).
-
-`init-db` creates the tables as everywhere, then `shape_for_citus` rekeys the player tables,
-distributes them by `user_id` in one colocation group (`save` first) and makes every other
-table a reference table (copied to every node). Ids stay the coordinator's: an insert through
-the coordinator draws its key sequence there (measured in tests/python/test_citus_schema.py).
+"""The tables' shape on Citus, decided here once: a database with the citus extension shards
+the player tables by the player (`user_id`), so there the column is NOT NULL, every primary key
+leads with it and a foreign key between player tables includes it (a fork stays within one
+player's shard); plain PostgreSQL and DuckDB keep the keys SQLModel declares (a save without a
+player keeps working there). `init-db` makes the tables as everywhere, then shapes them
+(`shape_for_citus`). Ids stay the coordinator's: an insert through the coordinator draws its
+key sequence there (tests/python/test_citus_schema.py).
 """
 
 from __future__ import annotations

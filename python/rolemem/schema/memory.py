@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .game import _key_column, _table, drop_tables
+from .game import APP_TABLES, CONFIG_TABLES, _key_column, _table, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -390,29 +390,14 @@ def memory_table(table: str, scope: str | None) -> str:
     return OFFICIAL_TABLES[table] if scope == "official" else table
 
 
-def _official(model: type[SQLModel]) -> Any:
-    table = _table(model)
-    return table.to_metadata(SQLModel.metadata, name=OFFICIAL_TABLES[table.name])
-
-
+# the official twins: copies of their player tables in the same metadata
+for _model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive):
+    _table(_model).to_metadata(SQLModel.metadata, name=OFFICIAL_TABLES[_table(_model).name])
+# every table of this module, official twins last (the metadata's others are schema.game's)
 MEMORY_TABLES: list[Any] = [
-    _table(MemoryEntity),
-    _table(MemoryEvent),
-    _table(MemoryEventTerm),
-    _table(MemoryFact),
-    _table(MemoryRecallLog),
-    _table(MemoryExtractionBatch),
-    _table(MemoryExtractedLine),
-    _table(MemoryEventLine),
-    _table(MemoryEntityMention),
-    _table(MemoryBatchLine),
-    _table(MemoryLoopState),
-    _table(CharacterRecallQueue),
-    _table(MemoryArchive),
-    _table(MemoryMaintenanceRun),
-    _table(IdempotentRequest),
-    _table(WebhookDelivery),
-    *(_official(model) for model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive)),
+    table
+    for table in SQLModel.metadata.tables.values()
+    if table.name not in {other.name for other in APP_TABLES + CONFIG_TABLES}
 ]
 
 

@@ -1,19 +1,14 @@
 """What a store made by an older rolemem lacks, as one ordered list of named steps (STEPS),
-each applied once per store and recorded in `rolemem_migration` (name, applied_at), on DuckDB
-and PostgreSQL alike (a SQLAlchemy engine).
+each applied once per store and recorded in `rolemem_migration`, on DuckDB and PostgreSQL alike
+(docs/decisions/migrations.md).
 
-A step runs when the tables it changes exist. Where none does, or the open has just made
-them all, it is recorded without running: tables are made as the models are now (a new
-store runs no step). Where only some exist (an older
-store whose newer tables are not made yet), it and every later step wait for an open that
-has them all, so the order holds. Each step is one transaction; on PostgreSQL it first takes
-an advisory lock, so processes opening one store together run a step once (the others find
-it recorded once they hold the lock). A step that walks or joins player tables is recorded
-without running on tables Citus distributed: `init-db` migrates a store before it
-distributes it, and Citus refuses such statements across shards.
-
-A new change to the tables is a new step at the end; a step's name never changes (stores
-hold it)."""
+A step runs when the tables it changes exist; where none does, or the open has just made them
+as the models are now, it is recorded without running. Where only some exist, it and every
+later step wait, so the order holds. Each step is one transaction, on PostgreSQL under an
+advisory lock (processes opening a store together run it once). Citus refuses a walk across
+shards: `init-db` migrates a store before it distributes it, and a step that walks or joins
+player tables (`_local`) is recorded without running on distributed tables. A new change is a
+new step at the end; a step's name never changes (stores hold it)."""
 
 from __future__ import annotations
 
@@ -184,7 +179,7 @@ def _fit_to_limits(connection: Any) -> None:
         limits.fit_rows(connection, entities, limits.ENTITY_TEXTS, tags=False)
 
 
-def _write_macro(name: str, args: Sequence[str], connection: Any) -> None:
+def _write_macro(name: str, connection: Any, args: Sequence[str] = ()) -> None:
     """Write macro `name` (macros/writes/) run once per argument (none: once)."""
     engine = "postgres" if connection.dialect.name == "postgresql" else "duckdb"
     for arg in args or (None,):
@@ -208,63 +203,42 @@ _POSTINGS = ("memory_event", "memory_event_term")
 _OFFICIAL_POSTINGS = ("official_event", "official_event_term")
 _BATCHES = ("memory_extraction_batch", "memory_extracted_line", "line")
 _RECOMPUTE_POSTINGS = partial(_recompute_postings, [_POSTINGS])
+# a step that walks or joins player tables
+_local = partial(Step, is_local_only=True)
 STEPS = (
     # columns added to the models before steps were recorded (a later column: a step of
     # its own with the same function, named for it)
     Step("model_columns", (), _add_model_columns),
     Step("event_vector_columns", ("memory_event_embedding",), _add_vector_columns),
     # before the official rows move: their postings go with their owner
-    Step(
-        "postings_owners",
-        _POSTINGS,
-        partial(_write_macro, "fill_postings_owners", ()),
-        is_local_only=True,
-    ),
+    _local("postings_owners", _POSTINGS, partial(_write_macro, "fill_postings_owners")),
     # designers' memories out of the player tables (docs/decisions/official-memories.md)
-    Step(
-        "official_tables",
-        (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()),
-        _move_official_rows,
-        is_local_only=True,
-    ),
-    Step(
-        "event_vector_owners",
-        ("memory_event_embedding", "memory_event"),
-        _fill_vector_owners,
-        is_local_only=True,
-    ),
+    _local("official_tables", (*OFFICIAL_TABLES, *OFFICIAL_TABLES.values()), _move_official_rows),
+    _local("event_vector_owners", ("memory_event_embedding", "memory_event"), _fill_vector_owners),
     # two changes to what postings hold, each recomputing them
-    Step("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
-    Step("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS, is_local_only=True),
+    _local("search_mode_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
+    _local("whole_tag_terms", _POSTINGS, _RECOMPUTE_POSTINGS),
     # batches written before their lines were recorded: every line up to the root
-    Step(
-        "extracted_lines_backfill",
-        _BATCHES,
-        partial(_write_macro, "backfill_extracted_lines", ()),
-        is_local_only=True,
-    ),
+    _local("extracted_lines_backfill", _BATCHES, partial(_write_macro, "backfill_extracted_lines")),
     # events written before memories kept their lines: their batch's
-    Step(
+    _local(
         "event_lines_backfill",
         (*_BATCHES, "memory_event", "memory_event_line"),
-        partial(_write_macro, "backfill_event_lines", ("lines", "events")),
-        is_local_only=True,
+        partial(_write_macro, "backfill_event_lines", args=("lines", "events")),
     ),
     # English words stemmed and stopwords left out (docs/decisions/recall-quality.md): the
     # player's and the designers' postings
-    Step(
+    _local(
         "english_terms",
         (*_POSTINGS, *_OFFICIAL_POSTINGS),
         partial(_recompute_postings, [_POSTINGS, _OFFICIAL_POSTINGS]),
-        is_local_only=True,
     ),
     # entities written before they kept mentions: one each, their description and no lines
     # (shown wherever the entity showed)
-    Step(
+    _local(
         "entity_mentions_backfill",
         ("memory_entity", "memory_entity_mention"),
-        partial(_write_macro, "backfill_entity_mentions", ()),
-        is_local_only=True,
+        partial(_write_macro, "backfill_entity_mentions"),
     ),
     # time words a release added (English ones, months in digits) for stores seeded before
     Step(
@@ -274,11 +248,10 @@ STEPS = (
     ),
     # memories stored before a memory's limits held every write path (the contract checks an
     # event again when its text is edited, an official memory when its export is imported)
-    Step(
+    _local(
         "memory_limits",
         (*_POSTINGS, *_OFFICIAL_POSTINGS, "memory_entity", "official_entity"),
         _fit_to_limits,
-        is_local_only=True,
     ),
     # events count the changes of their shown fields (MemoryEvent.revision); the steps run
     # when a store is opened, before any recall of it holds a field (memory_limits' cuts)

@@ -51,33 +51,19 @@ def create_memory_tables(engine: sa.Engine, embedding_dim: int = 384) -> None:
 
 def move_sequences_past_keys(connection: Any) -> None:
     """Every key sequence moved past the keys its tables hold, never back (the caller's
-    transaction): rows a game wrote with ids of its own, or a copied store's, are never
-    handed out again (docs/decisions/server-ids.md). A sequence shared by a player table and
-    its official twin continues after both; one a game's table lacks is made."""
-    keyed: dict[str, list[str]] = {}
+    transaction; macro move_sequence_past_keys). A sequence shared by a player table and its
+    official twin continues after both; one a game's table lacks is made."""
+    keyed: dict[str, list[tuple[str, str]]] = {}
     for table in APP_TABLES + CONFIG_TABLES + MEMORY_TABLES:
         for column in table.columns:
             if isinstance(column.default, sa.Sequence):
-                keyed.setdefault(column.default.name, []).append(
-                    f"select max({column.name}) as key from {table.name}"
-                )
-    for sequence, maxima in keyed.items():
+                keyed.setdefault(column.default.name, []).append((table.name, column.name))
+    engine = "duckdb" if connection.dialect.name == "duckdb" else "postgres"
+    for sequence, keys in keyed.items():
         # a game's own table made before rolemem's came without its sequence
         connection.exec_driver_sql(f"create sequence if not exists {sequence}")
-        top = f"coalesce((select max(key) from ({' union all '.join(maxima)}) as keys), 0)"
-        if connection.dialect.name == "duckdb":  # a DuckDB sequence cannot be set: drawn on
-            handed = (
-                "select coalesce(last_value, start_value - 1) from duckdb_sequences() "
-                f"where sequence_name = '{sequence}'"
-            )
-            connection.exec_driver_sql(
-                f"select max(nextval('{sequence}')) from range({top} - ({handed}))"
-            )
-            continue
-        handed = f"select last_value - case when is_called then 0 else 1 end from {sequence}"
-        connection.exec_driver_sql(
-            f"select setval('{sequence}', greatest({top}, ({handed})) + 1, false)"
-        )
+        moved = write_sql("move_sequence_past_keys", sequence, tuple(keys), engine=engine)
+        connection.exec_driver_sql(moved)
 
 
 def create_config_tables(con: Any) -> None:

@@ -1,16 +1,11 @@
 """Text helpers shared by every recall: tokens, TF-IDF keywords, stopwords aside, and the
-terms dynamic recall indexes and looks up (case-folded; English words stemmed).
+terms dynamic recall indexes and looks up (case-folded; English words stemmed by Snowball).
 
-rjieba cuts exactly like jieba's default dictionary and is about ten times faster; it is
-imported on first use (about 0.2 s), once per process, behind a lock. TF-IDF keywords are
-jieba.analyse's rule (same cut, same IDF table, same English stop words, same order) without
-importing jieba.analyse, which costs 1.3-5 s here: the IDF table is read as data from jieba's
-package folder. Punctuation and whitespace tokens are dropped here; stopwords and names are
-dropped in SQL, from the seed, except the English question words below, which must go before
-stemming (the stemmer turns does into doe, so a seed row could not name them).
-English words are stemmed by the Snowball stemmer (snowballstemmer, the Snowball project's
-own Python build): researching, researched and research are one term. Chinese words are left
-as jieba cuts them.
+rjieba cuts exactly like jieba's default dictionary and is about ten times faster. TF-IDF
+keywords are jieba.analyse's rule with its IDF table read as data: importing jieba.analyse
+costs 1.3-5 s here. Punctuation and whitespace tokens are dropped here; stopwords and names
+in SQL, from the seed, except English question words, which must go before stemming (does
+stems to doe, which no seed row could name).
 """
 
 from __future__ import annotations
@@ -83,20 +78,23 @@ def _is_word(token: str) -> bool:
     return any(char.isalnum() for char in token)
 
 
-def tokenize(text: str) -> list[str]:
-    """Words of `text` in order (jieba's precise mode), punctuation and blanks removed."""
+def _cut(text: str, mode: str = "cut") -> list[str]:
+    """rjieba's tokens of `text` in `mode` (cut, cut_for_search)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [token for token in _load("rjieba").cut(text) if _is_word(token)]
+    return list(getattr(_load("rjieba"), mode)(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of `text` in order (jieba's precise mode), punctuation and blanks removed."""
+    return [token for token in _cut(text) if _is_word(token)]
 
 
 def search_words(text: str) -> list[str]:
     """Words of `text` in jieba's search mode: each long word and the shorter words inside it
     (侦探小说 -> 侦探, 小说, 侦探小说), so compounds that share a part meet (推理小说). Dynamic
     recall's postings and query words; punctuation and blanks removed."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return [token for token in _load("rjieba").cut_for_search(text) if _is_word(token)]
+    return [token for token in _cut(text, "cut_for_search") if _is_word(token)]
 
 
 def search_keywords(text: str, top_k: int = 10) -> list[str]:
@@ -146,15 +144,13 @@ def extract_keywords(
 ) -> list[str]:
     """The `top_k` TF-IDF keywords of `text`, best first (jieba.analyse.extract_tags; its
     English stop words unless `stop_words`, lower-case, says others)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    idf, median = _load("idf")
     frequency: dict[str, float] = {}
-    for word in _load("rjieba").cut(text):
+    for word in _cut(text):
         if len(word.strip()) < 2 or word.lower() in stop_words:
             continue
         frequency[word] = frequency.get(word, 0.0) + 1.0
     total = sum(frequency.values())
+    idf, median = _load("idf")
     weight = {word: count * idf.get(word, median) / total for word, count in frequency.items()}
     ranked = sorted(weight, key=weight.__getitem__, reverse=True)
     return [word for word in ranked[:top_k] if _is_word(word)]

@@ -1,13 +1,8 @@
-"""A turn's prompt budget (model memory_prompt_budget_cuts): the pieces a turn assembled, each
-counted by the one token rule (macro prompt_token_count), cut where a memory block passes its
-budget (seed memory_prompt_budgets) or the prompt passes the request's max_prompt_tokens, and
-the dynamic memory text rebuilt from what is kept. The pieces are the turn's own values, so
-the statements run on a private in-memory DuckDB connection whatever the store's engine, every
-value bound.
-
-Most turns cut nothing: model memory_prompt_token_counts, written out in Python
-(token_counts), counts the prompt as it is and says whether any budget could cut; only then
-does the budget's statement run."""
+"""A turn's prompt budget (model memory_prompt_budget_cuts): each piece counted (macro
+prompt_token_count), cut where a memory block passes its budget (seed memory_prompt_budgets)
+or the prompt passes max_prompt_tokens, and the dynamic memory text rebuilt from what is kept.
+The pieces are the turn's own values: the statement runs on rolemem's in-memory DuckDB whatever
+the store's engine, and only when token_counts says a budget could cut."""
 
 from __future__ import annotations
 
@@ -16,29 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..engines.duckdb_connect import scratch_seeded
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from .token_counts import counted
 
-# one row per piece, every column bound as one list
-_PIECES = """
-    select
-        1 as turn_id,
-        unnest(cast($layer as varchar[])) as layer,
-        unnest(cast($item_index as bigint[])) as item_index,
-        unnest(cast($item_rank as integer[])) as item_rank,
-        unnest(cast($content as varchar[])) as content,
-        unnest(cast($time_text as varchar[])) as time_text,
-        unnest(cast($place as varchar[])) as place,
-        unnest(cast($kind as varchar[])) as kind,
-        unnest(cast($day_text as varchar[])) as day_text"""
-_TURN = """
-    select
-        1 as turn_id,
-        cast($user_name as varchar) as user_name,
-        cast($agent_name as varchar) as agent_name,
-        cast($max_prompt_tokens as integer) as max_prompt_tokens,
-        cast($is_dynamic_inline as boolean) as is_dynamic_inline,
-        cast($template_alone as varchar) as template_alone"""
 # the seed the statements read, loaded once in rolemem's in-memory database (its cursor per
 # thread keeps each statement as a table macro, parsed once)
 _SEED = "memory_prompt_budgets"
@@ -49,7 +24,10 @@ _COLUMNS = ("layer", "item_index", "item_rank", "content", "time_text", "place",
 def _sql() -> str:
     return compose(
         "memory_prompt_budget_cuts",
-        {"int_prompt_pieces": _PIECES, "int_prompt_turns": _TURN},
+        {
+            "int_prompt_pieces": render_macro("bound_prompt_pieces"),
+            "int_prompt_turns": render_macro("bound_prompt_turn"),
+        },
         "select layer, item_index, is_cut, cut_reason, dynamic_text, prompt_tokens "
         "from memory_prompt_budget_cuts",
         existing=(_SEED,),
@@ -74,9 +52,7 @@ def cut(
 ) -> tuple[list[dict[str, Any]], str, int]:
     """Each piece's cut (`is_cut`, `cut_reason`; in `pieces`' order), the kept dynamic memory
     text, the prompt's token count."""
-    # a request that bounds its prompt is the one likely to be cut: the budget's statement
-    # straight away; else the count with nothing cut first, and the statement only when a
-    # budget could cut
+    # a request that bounds its prompt is the one likely to be cut: the statement at once
     turn: dict[str, Any] = {
         "user_name": user_name,
         "agent_name": agent_name,

@@ -1,20 +1,11 @@
 """One prompt per turn: every memory layer of one character, assembled, with one trace of why.
 
-`Companion.turn` builds the reply prompt for a save from what the other modules compute (no
-rule is restated here): the character's system line from the memory builder as the template,
-filled once with the character memory blocks (designer config, `CharacterMemory`) and names;
-the dynamic memory text (`DynamicMemory.query`: overview timeline and recalled fragments and
-events) right after it; the context window (the newest turns after the extraction watermark,
-`MemoryLoop.context_window`, rendered by the memory builder); the player's new message. The
-two recalls run concurrently. `record` appends the player line and the reply to the save and
-runs the memory loop's `observe` in the background, off the reply path.
-
-The prompt's size is one token rule in SQL (macro prompt_token_count: a character outside
-ASCII counts 1, ASCII 1 per 4 characters), a model-independent estimate, not any provider's
-billing tokens; the turn's budget statement (rolemem.turn.budget, model
-memory_prompt_budget_cuts) counts the pieces, cuts what passes a block's budget or the
-request's `max_prompt_tokens`, and sums the prompt. A turn that can cut nothing is counted by
-the same rule written out in Python (rolemem.turn.token_counts, held equal to the model).
+`Companion.turn` assembles what the other modules compute (no rule is restated here): the
+save's system line filled by the character recall, the dynamic memory (`DynamicMemory.query`),
+the context window (`MemoryLoop.context_window`) and the player's message, the two recalls run
+concurrently. `record` appends the turn and runs the loop's `observe` off the reply path. The
+prompt's size is macro prompt_token_count's model-independent estimate, not a provider's
+billing tokens, cut to its budgets by one statement (rolemem.turn.budget).
 """
 
 from __future__ import annotations
@@ -43,16 +34,11 @@ from ..memory_builder import build_memory, build_memory_for_save, saves
 from ..memory_loop import MemoryLoop, ObserveReport, observed_target
 from ..memory_loop.llm import ChatModel
 from ..sql import cancel
-from ..sql.project import render_macro
+from ..sql.project import write_sql
 from ..text.embedders import Embedder
 from . import budget
 
 log = logging.getLogger(__name__)
-
-
-@functools.cache  # rendered once per engine (test_rules_in_sql holds it equal to the model)
-def _descriptions_sql(engine: str) -> str:
-    return render_macro("recalled_event_descriptions", engine=engine)
 
 
 @dataclass
@@ -466,9 +452,9 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
         """Each event's description, the save it was extracted on and its source lines."""
         if not event_ids:
             return {}
-        rows = self._store.run(
-            _descriptions_sql(self._store.name), {"ids": event_ids, "user_id": user_id}
-        )
+        # macro recalled_event_descriptions (test_rules_in_sql holds it equal to the model)
+        sql = write_sql("recalled_event_descriptions", engine=self._store.name)
+        rows = self._store.run(sql, {"ids": event_ids, "user_id": user_id})
         return {
             event_id: {
                 "item": description,
