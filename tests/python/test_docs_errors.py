@@ -251,6 +251,9 @@ REQUESTS: dict[str, Callable[[Game], httpx.Response]] = {
         "/users/mumu/memories/event/999999", headers=KEY, json={"is_pinned": True}
     ),
     "no such route": lambda game: game.client.get("/no/such/route", headers=KEY),
+    "a body sent without": lambda game: game.client.post(
+        "/saves", headers={**KEY, "Content-Type": "text/plain"}, content=b'{"user_id": "mumu"}'
+    ),
     "no designer config for the character": lambda game: game.client.get(
         "/config/nobody", headers=DESIGNER
     ),
@@ -300,7 +303,7 @@ def _request_for(when: str) -> Callable[[Game], httpx.Response]:
 def test_every_row_has_its_request_and_every_request_its_row():
     rows = error_table()
     assert len(rows) >= 20
-    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 422, 429, 431, 503}
+    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 415, 422, 429, 431, 503}
     for _, _, when in rows:
         _request_for(when)
     assert len(rows) == len(REQUESTS)

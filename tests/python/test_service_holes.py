@@ -9,6 +9,7 @@ loopback."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -111,6 +112,23 @@ def test_a_reused_idempotency_key_is_not_echoed(service):
     assert reused.status_code == 409
     assert "k-9f3c" not in reused.text
     assert error_of(reused)["field"] == "Idempotency-Key"
+
+
+def test_a_body_not_sent_as_json_is_a_415_naming_the_content_type(service):
+    """FastAPI reads a body as JSON only under application/json or application/*+json;
+    another (or none) was validated as bytes, a 422 naming no field."""
+    body = json.dumps(TURN).encode()
+    expected = {
+        "type": "UnsupportedMediaType",
+        "message": "the body must be JSON: send it with Content-Type: application/json",
+        "field": "Content-Type",
+    }
+    for content_type in ("text/plain", "application/x-www-form-urlencoded", None):
+        headers = GAME if content_type is None else {**GAME, "Content-Type": content_type}
+        answer = service.post("/turn", content=body, headers=headers)
+        assert (answer.status_code, error_of(answer)) == (415, expected)
+    suffixed = {**GAME, "Content-Type": "application/vnd.rolemem+json"}
+    assert service.post("/turn", content=body, headers=suffixed).status_code == 200
 
 
 def _bounded(text: str) -> str:

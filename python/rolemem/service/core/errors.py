@@ -81,6 +81,7 @@ DESCRIPTIONS = {
     408: "The body did not arrive within --body-timeout of the headers.",
     409: "Conflicts with what is stored (an id taken, an idempotency key reused).",
     413: "The body is larger than the service accepts.",
+    415: "The body is not sent as JSON (Content-Type: application/json).",
     422: "A field is missing, of the wrong type, out of range or too long, or the body is not "
     "JSON rolemem can store (or is nested too deep).",
     429: "Over the player's or the key's rate limit: try again after Retry-After seconds.",

@@ -43,6 +43,8 @@ BODY_CHECK = "rolemem.body_check"
 # where the guard leaves, in the request's scope state, the JSON body it parsed (a
 # ParsedBody): the route takes it instead of parsing the body again (body_route.py)
 PARSED_BODY = "rolemem.parsed_body"
+# set when a body came with a Content-Type FastAPI does not read as JSON (body_route's 415)
+NOT_JSON_BODY = "rolemem.not_json_body"
 
 
 @dataclass(frozen=True)
@@ -269,12 +271,10 @@ class RequestGuard:
         if body is None:
             return
         content_type = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
-        # what FastAPI parses as JSON: no Content-Type at all, or application/json or
-        # application/*+json (the body route relies on it: a parsed body is a JSON one)
+        # what FastAPI parses as JSON (its strict_content_type, the default): application/json
+        # or application/*+json (the body route relies on it: a parsed body is a JSON one)
         main, _, sub = content_type.partition(b"/")
-        json_like = not content_type or (
-            main == b"application" and (sub == b"json" or sub.endswith(b"+json"))
-        )
+        json_like = main == b"application" and (sub == b"json" or sub.endswith(b"+json"))
         document: Any = None
         lane: BodyLane | None = None
         if body and json_like:
@@ -285,6 +285,8 @@ class RequestGuard:
                 await exc.response()(scope, receive, send)
                 return
             scope.setdefault("state", {})[PARSED_BODY] = ParsedBody(document, lane)
+        elif body:
+            scope.setdefault("state", {})[NOT_JSON_BODY] = True
         # the players the body names (None: no JSON body), before validation and store work
         players: Callable[[Any], Response | None] | None = scope.get("state", {}).get(BODY_CHECK)
         refusal = None if players is None else players(document)
