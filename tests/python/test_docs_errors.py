@@ -303,7 +303,19 @@ def _request_for(when: str) -> Callable[[Game], httpx.Response]:
 def test_every_row_has_its_request_and_every_request_its_row():
     rows = error_table()
     assert len(rows) >= 20
-    assert {status for status, _, _ in rows} == {400, 401, 403, 404, 409, 413, 415, 422, 429, 431, 503}
+    assert {status for status, _, _ in rows} == {
+        400,
+        401,
+        403,
+        404,
+        409,
+        413,
+        415,
+        422,
+        429,
+        431,
+        503,
+    }
     for _, _, when in rows:
         _request_for(when)
     assert len(rows) == len(REQUESTS)
