@@ -346,7 +346,7 @@ class IdempotentRequest(SQLModel, table=True):
 
     __tablename__ = "rolemem_idempotency"
 
-    # the caller's key within its player's scope (service.core.idempotency.scoped)
+    # the caller's key within its player's scope (service.core.idempotency.once)
     key: str = Field(primary_key=True)
     user_id: str | None = None  # the player whose request it was (None: no player's)
     request_hash: str  # sha256 of the route and the request body

@@ -290,9 +290,9 @@ class Store:
             "webhooks": None if self.webhooks is None else self.webhooks.state(),
         }
 
-    def forget_character(self, character_id: str) -> None:
-        """Its config changed: the next request loads the config again (every character's:
-        they share one library)."""
+    def forget_configs(self) -> None:
+        """A character's config changed: the next request loads the config again (every
+        character's: they share one library)."""
         with self._lock:
             self._forget_configs()
 

@@ -94,7 +94,7 @@ async def _import(store: Store, character_id: str, document: dict[str, Any]) -> 
             if not any(config.tables.values()):
                 raise ConfigError("the designer config has no entries")
             written = store.retried(stored, config)
-        store.forget_character(character_id)
+        store.forget_configs()
         return {
             "character_id": character_id,
             "written": written,
