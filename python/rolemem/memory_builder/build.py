@@ -73,28 +73,10 @@ _STORED_TIP_SQL = render_macro("stored_history_tip")
 _TARGET_KEY_SQL = "select " + render_macro(
     "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
 )
-_STORED_MESSAGES_SQL = """
-select role, content from memory_messages
-where save_id = $save_id and target_key = $target_key
-order by message_index
-"""
-
-_MESSAGES_SELECT = """
-select role, content, first_line_position, last_line_position
-from memory_messages order by message_index
-"""
-# the save's messages, else what is wrong with its chain (the tips' rule: a tip that does not
-# exist too), else that it is missing
+_STORED_MESSAGES_SQL = render_macro("stored_target_messages")
+_MESSAGES_SELECT = render_macro("spanned_messages")
 _SAVE_MODELS = ("memory_messages", "int_save_history_tips")
-_SAVE_SELECT = """
-select 'message' as row_kind, message_index, role, content from memory_messages
-union all
-select 'problem', null, null, chain_problem from int_save_history_tips
-where chain_problem is not null
-union all
-select 'missing', null, null, null where not exists (select 1 from source_save)
-order by row_kind, message_index
-"""
+_SAVE_SELECT = render_macro("save_messages_or_problem")
 
 
 def _all_valid(column: list[Any], valid: type) -> bool:
@@ -309,15 +291,9 @@ def message_spans(
     ]
 
 
-# The target role's row of `int_role_witnesses` as bound values (none: a role no role table
-# holds, which witnessed what its own role was present for)
+# the target role's row of `int_role_witnesses` as bound values
 _WITNESS = ("witness_role_id", "witness_is_omniscient", "witness_role_ids")
-_WITNESS_SQL = """
-    select
-        cast($witness_role_id as bigint) as role_id,
-        coalesce(cast($witness_is_omniscient as boolean), false) as is_omniscient,
-        cast($witness_role_ids as varchar[]) as witness_role_ids
-"""
+_WITNESS_SQL = render_macro("bound_role_witness")
 
 
 @functools.cache  # composed once

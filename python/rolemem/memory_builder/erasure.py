@@ -13,23 +13,12 @@ from typing import Any
 from ..errors import ConflictError
 from ..sql.project import render_macro
 from . import history
-from .saves import _rows, _run, _text, owned_save
+from .saves import _rows, _text, owned_save
 
 _FORKS_OF_SQL = render_macro("save_forks")  # the same on every engine
 _PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
-_OWNERS_SQL = """
-select distinct user_id from save
-where list_contains(cast($save_ids as bigint[]), id) and user_id is not null
-"""
-_LIST_SAVES_SQL = """
-select
-    id as save_id, name, last_message_id as tip_line_id, forked_from_line_id,
-    count(*) over () as total
-from save
-where user_id = $user_id and erasing is not true
-order by id
-limit $limit offset $offset
-"""
+_OWNERS_SQL = render_macro("erased_saves_owners")
+_LIST_SAVES_SQL = render_macro("player_saves_page")
 # what a save's lines produced, deleted with them (macro delete_save_rows), children first
 ERASED_TABLES = (
     "memory_event_term",
@@ -94,7 +83,7 @@ def erase_step(
     ids = {"save_ids": list(save_ids)}
     player = {**ids, "user_id": user_id}
     statements = _erase_statements(engine)
-    _run(cur, statements["mark"], player)
+    history.run(cur, statements["mark"], player)
     counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
@@ -106,7 +95,7 @@ def erase_step(
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
     counts["save"] = (
-        len(_run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
+        len(history.run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
     )
     return counts
 
