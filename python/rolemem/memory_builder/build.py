@@ -20,7 +20,7 @@ from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
-from ..sql.project import compose, render_macro
+from ..sql.project import compose, render_macro, write_sql
 from . import history
 
 # the caller's one target, standing in for the batch model int_memory_targets
@@ -41,31 +41,13 @@ _CHAIN_NAMES = {
 
 @functools.cache  # rendered once per engine
 def _given_lines_sql(engine: str, presence: bool = True) -> str:
-    """The given lines as the chain; `presence` false: none says who was present, so none
-    inherits it (no window planned)."""
-    inherited = (
-        render_macro(
-            "inherited_presence",
-            "given_present_role_ids",
-            "given_present_script_role_ids",
-            "line_position",
-            "save_id",
-            engine=engine,
-        )
-        if presence
-        else "given_present_role_ids as present_role_ids, "
-        "given_present_script_role_ids as present_script_role_ids"
-    )
-    bound = [
+    """The given lines as the chain (macro given_lines); `presence` false: none says who was
+    present, so none inherits it."""
+    bound = tuple(
         (param, _CHAIN_NAMES.get(field, field), "bigint" if check is int_or_none else "varchar")
         for param, field, check in (("positions", "line_position", int_or_none), *_COLUMNS)
-    ]
-    given = ", ".join(f"unnest(${param}::{kind}[]) as {name}" for param, name, kind in bound)
-    columns = ", ".join(name for _, name, _ in bound if not name.startswith("given_"))
-    return (
-        f"select save_id, {columns}, {inherited} "
-        f"from (select cast(0 as bigint) as save_id, {given}) as given"
     )
+    return write_sql("given_lines", bound, presence, engine=engine)
 
 
 _STORED_TIP_SQL = render_macro("stored_history_tip")
@@ -191,12 +173,7 @@ _VALID_TYPES = {
 _FIELDS = [field for _, field, _ in _COLUMNS]
 # what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
 STORED_LINE_FIELDS = tuple(_FIELDS)
-_STORED_LINES_SQL = f"""
-select line_id, {", ".join(STORED_LINE_FIELDS[1:])}
-from int_lines_chained_to_root
-where save_id = $save_id
-order by line_position
-"""
+_STORED_LINES_SQL = render_macro("stored_chain_lines", STORED_LINE_FIELDS[1:])
 
 
 @functools.lru_cache(maxsize=64)  # worked out once per class

@@ -5,13 +5,12 @@ until they go (their chains pass through its lines)."""
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConflictError
-from ..sql.project import render_macro
+from ..sql.project import render_macro, write_sql
 from . import history
 from .saves import _rows, _text, owned_save
 
@@ -33,18 +32,6 @@ ERASED_TABLES = (
     "memory_loop_state",
     "character_recall_queue",
 )
-
-
-@functools.cache
-def _erase_statements(engine: str) -> dict[str, str]:
-    return {
-        **{
-            table: render_macro("delete_save_rows", table, engine=engine) for table in ERASED_TABLES
-        },
-        "line": render_macro("delete_save_lines", engine=engine),
-        "save": render_macro("delete_empty_saves", engine=engine),
-        "mark": render_macro("mark_saves_erasing", engine=engine),
-    }
 
 
 def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
@@ -82,21 +69,23 @@ def erase_step(
     table."""
     ids = {"save_ids": list(save_ids)}
     player = {**ids, "user_id": user_id}
-    statements = _erase_statements(engine)
-    history.run(cur, statements["mark"], player)
-    counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
+
+    def deleted(macro: str, *args: str) -> int:
+        """How many rows the delete `macro` deleted."""
+        return len(history.run(cur, write_sql(macro, *args, engine=engine), player).fetchall())
+
+    history.run(cur, write_sql("mark_saves_erasing", engine=engine), player)
+    counts = {table: deleted("delete_save_rows", table) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
         # the facts gone end no value on the saves left (a parent sharing their lines)
         owners = [user_id] if user_id is not None else _column(cur, _OWNERS_SQL, ids)
         for owner in owners:
             history.refresh_facts(cur, owner, None)
-    counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
+    counts["line"] = deleted("delete_save_lines")
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
-    counts["save"] = (
-        len(history.run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
-    )
+    counts["save"] = deleted("delete_empty_saves") if may_delete_saves else 0
     return counts
 
 

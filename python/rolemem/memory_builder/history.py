@@ -44,11 +44,6 @@ PLAYER = "save_user_id"
 _OWNER_SQL = render_macro("saves_owner")
 
 
-@functools.cache
-def _lineage_sql(engine: str) -> str:
-    return render_macro("save_lineage", engine=engine)
-
-
 # the roles naming the chain's lines; a bare game database without a `role` table has none
 ROLES_SQL = "select * from role"
 NO_ROLES_SQL = render_macro("no_roles")
@@ -119,12 +114,6 @@ def _append_walk(roles: bool) -> str:
 
 
 @functools.cache
-def _appended_walk(facts: bool) -> str:
-    """Whether the save only gained lines at the end (macro appended_lines_walked)."""
-    return render_macro("appended_lines_walked", _WALK, facts)
-
-
-@functools.cache
 def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
     """The append's statements after its walk; `presence`: some line of the chain says who
     was present (else neither the chain's inherited presence nor the messages' rule is
@@ -161,10 +150,7 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
                 {
                     "int_memory_targets": f"select * from {_RESUMED}",
                     "source_role": new_lines["source_role"],
-                    # only the lines from the earliest resumed message on are read
-                    "int_lines_chained_to_root": _STORED_CHAIN_SQL
-                    + " and line_position >= (select min(coalesce(resume_line_position, 0))"
-                    " from int_memory_targets)",
+                    "int_lines_chained_to_root": render_macro("resumed_chain_lines"),
                 },
                 {"history_presence": presence},
             ),
@@ -182,7 +168,8 @@ def _append(
     new line states one (a stretch reloaded away and back; a line just written states none)."""
     params = {"save_id": save_id}
     cur.execute(_append_walk(roles), params)
-    rows = cur.execute(_appended_walk(facts), params).fetchall()
+    # whether the save only gained lines at the end
+    rows = cur.execute(write_sql("appended_lines_walked", _WALK, facts), params).fetchall()
     if not rows:
         return False
     [(line_count, new_lines, unowned, presence, states_fact)] = rows
@@ -320,7 +307,7 @@ def _migrate(cur: duckdb.DuckDBPyConnection) -> None:
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
     # every row fetched (the aggregate's one): no pending result is left on the cursor
-    [(found,)] = cur.execute(_lineage_sql("duckdb"), {"save_ids": save_ids}).fetchall()
+    [(found,)] = cur.execute(write_sql("save_lineage"), {"save_ids": save_ids}).fetchall()
     return list(found or [])
 
 
@@ -345,7 +332,7 @@ def engine_lineage(engine: Any, save_ids: list[int], user_id: str | None = None)
     the player `user_id` (see `chain_params`)."""
     if not save_ids:
         return []
-    sql = _lineage_sql(engine.name)
+    sql = write_sql("save_lineage", engine=engine.name)
     return list(engine.run(sql, {"save_ids": save_ids, PLAYER: user_id})[0][0] or save_ids)
 
 
@@ -499,7 +486,7 @@ def _walk_params(
 ) -> dict[str, Any]:
     """What a statement walking the saves' chains on `engine` binds (`run(sql, params)`: the
     rows): the saves, their lineage and their player (None: found from the saves)."""
-    sql = _lineage_sql(engine)
+    sql = write_sql("save_lineage", engine=engine)
     if user_id is None and f"${PLAYER}" in sql:
         user_id = run(_OWNER_SQL, {"save_ids": save_ids})[0][0]
     [(lineage_ids,)] = run(sql, {"save_ids": save_ids, PLAYER: user_id})
