@@ -109,11 +109,6 @@ _WORDS_ROWS = {"int_recall_words_expanded": bound_rows("words", word_columns("re
 _MATCHED_ROWS = {"int_recall_entries_matched": bound_rows("matched", MATCHED_COLUMNS)}
 
 
-@functools.cache  # rendered once per (explain, prompts, engine), not per batch
-def _recall_select(explain: bool, prompts: bool, engine: str) -> str:
-    return render_macro("character_recall_answer", explain, prompts, engine=engine)
-
-
 @dataclass(frozen=True)
 class RecallRequest:
     """One recall's bound values (REQUEST_FIELDS, its queue as `queued_*` lists) and whether
@@ -174,9 +169,7 @@ class CharacterLibrary:
             )
         # each character's entry keys: a session's queue is of its own entries (a stored one
         # may name a key a re-import handed to another entry since)
-        keys = self._con.execute(
-            "select character_id, list(entry_key) from int_character_entries_unioned group by 1"
-        ).fetchall()
+        keys = self._con.execute(render_macro("character_entry_keys")).fetchall()
         self.entry_keys = {character: frozenset(found) for character, found in keys}
         self.characters = frozenset(self.entry_keys)
         self.default_limits = read_settings(self._con, "recall_limits")
@@ -210,10 +203,7 @@ class CharacterLibrary:
         dialogue_style)."""
         # its own cursor: recalls run on other threads meanwhile
         with contextlib.closing(self._con.cursor()) as cur:
-            rows = cur.execute(
-                "select character_id, entry_kind, count(*) from int_character_entries_unioned "
-                "group by character_id, entry_kind order by character_id, entry_kind"
-            ).fetchall()
+            rows = cur.execute(write_sql("character_entry_counts")).fetchall()
         counts: dict[str, dict[str, int]] = {}
         for character_id, kind, count in rows:
             counts.setdefault(character_id, {})[kind] = count
@@ -263,7 +253,7 @@ class CharacterLibrary:
                 **(_WORDS_ROWS if self._words is not None else {}),
                 **(_MATCHED_ROWS if matched is not None else {}),
             },
-            _recall_select(explain, prompts, engine),
+            write_sql("character_recall_answer", explain, prompts, engine=engine),
             {
                 "judge_verdicts_per_turn": self._verdicts is None,
                 "recall_secondary_keywords": self._has_secondary_keywords,

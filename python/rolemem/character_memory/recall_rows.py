@@ -101,16 +101,8 @@ class RecallRows:
 
     @classmethod
     def read(cls, cur: duckdb.DuckDBPyConnection) -> RecallRows:
-        keywords = render_macro("json_text_list", "keywords", engine="duckdb")
-        secondary = render_macro("json_text_list", "secondary_keywords", engine="duckdb")
-        rows = cur.execute(
-            "select character_id, entry_key, entry_kind, group_name, group_order, entry_ordinal,"
-            " event_date, content, strength, is_constant, sticky_turns,"
-            f" array_to_string({keywords}, '、'), array_to_string({secondary}, '、'),"
-            " secondary_logic from int_character_entries_unioned order by entry_key"
-        ).fetchall()
         entries: defaultdict[str, list[_Entry]] = defaultdict(list)
-        for character_id, *values in rows:
+        for character_id, *values in cur.execute(render_macro("loaded_recall_entries")).fetchall():
             entries[character_id].append(_Entry(*values))
         return cls(dict(entries))
 

@@ -6,19 +6,13 @@ write_recall_queue)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from datetime import datetime
 from typing import Any
 
-from ..sql.project import render_macro, update_else_upsert
+from ..sql.project import update_else_upsert, write_sql
 from .recall import CharacterMemory, RecallSession
-
-
-@functools.cache  # rendered once per engine
-def _read_sql(engine: str) -> str:
-    return render_macro("read_recall_queue", engine=engine)
 
 
 class StoredRecallSession(RecallSession):
@@ -38,7 +32,7 @@ class StoredRecallSession(RecallSession):
         return self.memory.save_lock(self.save_id)
 
     def _state(self) -> tuple[int, list[dict[str, Any]]]:
-        rows = self.store.run(_read_sql(self.store.name), self._key)
+        rows = self.store.run(write_sql("read_recall_queue", engine=self.store.name), self._key)
         return (int(rows[0][0]), json.loads(rows[0][1])) if rows else (0, [])
 
     def _keep(self, turn: int, queue: list[dict[str, Any]]) -> None:

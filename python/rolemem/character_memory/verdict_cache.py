@@ -21,13 +21,6 @@ import duckdb
 from ..sql.project import write_sql
 
 TABLE = "int_recall_context_verdicts"
-_COLUMNS = """
-    character_id varchar,
-    context_signature varchar,
-    entry_key varchar,
-    is_unlocked boolean,
-    failed_condition varchar
-"""
 
 Pair = tuple[str, str]  # (character_id, context JSON text as bound)
 # a pair's verdicts as Python reads them: entry_key -> (is_unlocked, failed_condition)
@@ -45,7 +38,7 @@ class VerdictCache:
         fill: Callable[[duckdb.DuckDBPyConnection, Sequence[Pair]], None],
         max_contexts: int = 256,
     ) -> None:
-        con.execute(write_sql("create_table_with_columns", TABLE, _COLUMNS))
+        con.execute(write_sql("create_verdict_cache", TABLE))
         self._cursor = con.cursor()
         self._fill = fill
         self._max = max_contexts

@@ -20,7 +20,7 @@ from ..engines import PostgresEngine as Engine
 from ..engines import duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..errors import ChainError, LineError, SaveNotFoundError
-from ..sql.project import compose, render_macro
+from ..sql.project import compose, render_macro, write_sql
 from . import history
 
 # the caller's one target, standing in for the batch model int_memory_targets
@@ -41,31 +41,13 @@ _CHAIN_NAMES = {
 
 @functools.cache  # rendered once per engine
 def _given_lines_sql(engine: str, presence: bool = True) -> str:
-    """The given lines as the chain; `presence` false: none says who was present, so none
-    inherits it (no window planned)."""
-    inherited = (
-        render_macro(
-            "inherited_presence",
-            "given_present_role_ids",
-            "given_present_script_role_ids",
-            "line_position",
-            "save_id",
-            engine=engine,
-        )
-        if presence
-        else "given_present_role_ids as present_role_ids, "
-        "given_present_script_role_ids as present_script_role_ids"
-    )
-    bound = [
+    """The given lines as the chain (macro given_lines); `presence` false: none says who was
+    present, so none inherits it."""
+    bound = tuple(
         (param, _CHAIN_NAMES.get(field, field), "bigint" if check is int_or_none else "varchar")
         for param, field, check in (("positions", "line_position", int_or_none), *_COLUMNS)
-    ]
-    given = ", ".join(f"unnest(${param}::{kind}[]) as {name}" for param, name, kind in bound)
-    columns = ", ".join(name for _, name, _ in bound if not name.startswith("given_"))
-    return (
-        f"select save_id, {columns}, {inherited} "
-        f"from (select cast(0 as bigint) as save_id, {given}) as given"
     )
+    return write_sql("given_lines", bound, presence, engine=engine)
 
 
 _STORED_TIP_SQL = render_macro("stored_history_tip")
@@ -73,28 +55,10 @@ _STORED_TIP_SQL = render_macro("stored_history_tip")
 _TARGET_KEY_SQL = "select " + render_macro(
     "memory_target_key", "cast($role_id as bigint)", "cast($script_role_id as varchar)"
 )
-_STORED_MESSAGES_SQL = """
-select role, content from memory_messages
-where save_id = $save_id and target_key = $target_key
-order by message_index
-"""
-
-_MESSAGES_SELECT = """
-select role, content, first_line_position, last_line_position
-from memory_messages order by message_index
-"""
-# the save's messages, else what is wrong with its chain (the tips' rule: a tip that does not
-# exist too), else that it is missing
+_STORED_MESSAGES_SQL = render_macro("stored_target_messages")
+_MESSAGES_SELECT = render_macro("spanned_messages")
 _SAVE_MODELS = ("memory_messages", "int_save_history_tips")
-_SAVE_SELECT = """
-select 'message' as row_kind, message_index, role, content from memory_messages
-union all
-select 'problem', null, null, chain_problem from int_save_history_tips
-where chain_problem is not null
-union all
-select 'missing', null, null, null where not exists (select 1 from source_save)
-order by row_kind, message_index
-"""
+_SAVE_SELECT = render_macro("save_messages_or_problem")
 
 
 def _all_valid(column: list[Any], valid: type) -> bool:
@@ -209,12 +173,7 @@ _VALID_TYPES = {
 _FIELDS = [field for _, field, _ in _COLUMNS]
 # what _STORED_LINES_SQL reads of each line, in its order (`line_id` read as `id`)
 STORED_LINE_FIELDS = tuple(_FIELDS)
-_STORED_LINES_SQL = f"""
-select line_id, {", ".join(STORED_LINE_FIELDS[1:])}
-from int_lines_chained_to_root
-where save_id = $save_id
-order by line_position
-"""
+_STORED_LINES_SQL = render_macro("stored_chain_lines", STORED_LINE_FIELDS[1:])
 
 
 @functools.lru_cache(maxsize=64)  # worked out once per class
@@ -309,15 +268,9 @@ def message_spans(
     ]
 
 
-# The target role's row of `int_role_witnesses` as bound values (none: a role no role table
-# holds, which witnessed what its own role was present for)
+# the target role's row of `int_role_witnesses` as bound values
 _WITNESS = ("witness_role_id", "witness_is_omniscient", "witness_role_ids")
-_WITNESS_SQL = """
-    select
-        cast($witness_role_id as bigint) as role_id,
-        coalesce(cast($witness_is_omniscient as boolean), false) as is_omniscient,
-        cast($witness_role_ids as varchar[]) as witness_role_ids
-"""
+_WITNESS_SQL = render_macro("bound_role_witness")
 
 
 @functools.cache  # composed once

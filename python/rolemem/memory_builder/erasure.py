@@ -5,31 +5,19 @@ until they go (their chains pass through its lines)."""
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConflictError
-from ..sql.project import render_macro
+from ..sql.project import render_macro, write_sql
 from . import history
-from .saves import _rows, _run, _text, owned_save
+from .saves import _rows, _text, owned_save
 
 _FORKS_OF_SQL = render_macro("save_forks")  # the same on every engine
 _PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
-_OWNERS_SQL = """
-select distinct user_id from save
-where list_contains(cast($save_ids as bigint[]), id) and user_id is not null
-"""
-_LIST_SAVES_SQL = """
-select
-    id as save_id, name, last_message_id as tip_line_id, forked_from_line_id,
-    count(*) over () as total
-from save
-where user_id = $user_id and erasing is not true
-order by id
-limit $limit offset $offset
-"""
+_OWNERS_SQL = render_macro("erased_saves_owners")
+_LIST_SAVES_SQL = render_macro("player_saves_page")
 # what a save's lines produced, deleted with them (macro delete_save_rows), children first
 ERASED_TABLES = (
     "memory_event_term",
@@ -44,18 +32,6 @@ ERASED_TABLES = (
     "memory_loop_state",
     "character_recall_queue",
 )
-
-
-@functools.cache
-def _erase_statements(engine: str) -> dict[str, str]:
-    return {
-        **{
-            table: render_macro("delete_save_rows", table, engine=engine) for table in ERASED_TABLES
-        },
-        "line": render_macro("delete_save_lines", engine=engine),
-        "save": render_macro("delete_empty_saves", engine=engine),
-        "mark": render_macro("mark_saves_erasing", engine=engine),
-    }
 
 
 def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
@@ -93,21 +69,23 @@ def erase_step(
     table."""
     ids = {"save_ids": list(save_ids)}
     player = {**ids, "user_id": user_id}
-    statements = _erase_statements(engine)
-    _run(cur, statements["mark"], player)
-    counts = {table: len(cur.execute(statements[table], ids).fetchall()) for table in ERASED_TABLES}
+
+    def deleted(macro: str, *args: str) -> int:
+        """How many rows the delete `macro` deleted."""
+        return len(history.run(cur, write_sql(macro, *args, engine=engine), player).fetchall())
+
+    history.run(cur, write_sql("mark_saves_erasing", engine=engine), player)
+    counts = {table: deleted("delete_save_rows", table) for table in ERASED_TABLES}
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
         # the facts gone end no value on the saves left (a parent sharing their lines)
         owners = [user_id] if user_id is not None else _column(cur, _OWNERS_SQL, ids)
         for owner in owners:
             history.refresh_facts(cur, owner, None)
-    counts["line"] = len(cur.execute(statements["line"], ids).fetchall())
+    counts["line"] = deleted("delete_save_lines")
     # on DuckDB a save goes only in a transaction that deleted none of its lines
     may_delete_saves = counts["line"] == 0 or engine != "duckdb"
-    counts["save"] = (
-        len(_run(cur, statements["save"], player).fetchall()) if may_delete_saves else 0
-    )
+    counts["save"] = deleted("delete_empty_saves") if may_delete_saves else 0
     return counts
 
 

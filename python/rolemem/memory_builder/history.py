@@ -38,51 +38,15 @@ FACTS_TABLE = "int_save_facts_resolved"
 WRITE_TIME_TABLES = (*TABLES, FACTS_TABLE)
 
 
-# every save's fork point (a fork of a fork passes through the one it was forked from)
-_FORKS_SQL = """
-    select id as save_id, forked_from_line_id from save where forked_from_line_id is not null
-"""
-# the fork points a walk of $save_ids can cross: those of the saves and the saves they were
-# forked from ($lineage_ids), not every save's (a scan of the game's whole `save` table)
-_LINEAGE_FORKS_SQL = """
-    select id as save_id, forked_from_line_id from save
-    where
-        forked_from_line_id is not null
-        and list_contains(cast($lineage_ids as bigint[]), id)
-        and {player}
-"""
 _NO_FORKS_SQL = "select null::bigint as save_id, null::bigint as forked_from_line_id where false"
-_SAVES_SQL = "select * from save where list_contains(cast($save_ids as bigint[]), id) and {player}"
-# the player of saves a caller did not name one for (their owner: one player's saves)
-_OWNER_SQL = """
-select min(user_id) from save where list_contains(cast($save_ids as bigint[]), id)
-"""
-
-
 # the saves' player as the chain's reads bind it (beside a batch's $user_id list)
 PLAYER = "save_user_id"
-
-
-def _player(engine: str) -> str:
-    return render_macro("player_filter", "user_id", PLAYER, engine=engine)
-
-
-@functools.cache
-def _lineage_sql(engine: str) -> str:
-    return render_macro("save_lineage", engine=engine)
+_OWNER_SQL = render_macro("saves_owner")
 
 
 # the roles naming the chain's lines; a bare game database without a `role` table has none
 ROLES_SQL = "select * from role"
-NO_ROLES_SQL = """
-    select
-        cast(null as bigint) as id,
-        cast(null as varchar) as name,
-        cast(null as varchar) as character_id,
-        cast(null as varchar) as agent_id,
-        false as omniscient
-    where false
-"""
+NO_ROLES_SQL = render_macro("no_roles")
 
 
 @functools.cache  # rendered once per engine
@@ -92,9 +56,9 @@ def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]
     the refresh of those tables here. `roles`: the store has a `role` table."""
     return {
         "source_line": saves_lines_sql(engine),
-        "source_save": _SAVES_SQL.format(player=_player(engine)),
+        "source_save": render_macro("walked_saves", engine=engine),
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
-        "int_save_fork_points": _LINEAGE_FORKS_SQL.format(player=_player(engine)),
+        "int_save_fork_points": render_macro("lineage_fork_points", engine=engine),
     }
 
 
@@ -104,14 +68,6 @@ def saves_lines_sql(engine: str = "duckdb") -> str:
     return render_macro("walked_save_lines", engine=engine)
 
 
-_STORED_CHAINS_SQL = """
-    select * from main.int_lines_chained_to_root
-    where list_contains(cast($save_ids as bigint[]), save_id)
-"""
-_SAVES_FACTS_SQL = """
-    select * from memory_fact
-    where user_id in (select user_id from save where list_contains(cast($save_ids as bigint[]), id))
-"""
 _WALK = "rolemem_walk"  # temporary tables of this cursor's session
 _RESUMED = "rolemem_resumed_targets"
 _ATTEMPTS = 6  # a refresh that meets another thread's refresh of the same save retries
@@ -126,14 +82,6 @@ _STALE_SQL = render_macro("stale_saves")
 # line can change: see int_memory_targets.resume_line_position; a character speaking for the
 # first time is built from the start). Anything else (a branch switch, a chain problem)
 # rebuilds the save whole.
-_NEW_LINES_SQL = """
-    select * from line
-    where
-        save_id = $save_id
-        and id not in (
-            select line_id from main.int_lines_chained_to_root where save_id = $save_id
-        )
-"""
 _ONE_SAVE_SQL = "select * from save where id = $save_id"
 _STORED_CHAIN_SQL = "select * from main.int_lines_chained_to_root where save_id = $save_id"
 # the player of the saves' lines written without one (by the game), from their save
@@ -153,23 +101,16 @@ def _walk(sources: dict[str, str]) -> str:
 def _new_lines(roles: bool) -> dict[str, str]:
     """The sources an append's walk and chain read: the save's new lines only."""
     return {
-        "source_line": _NEW_LINES_SQL,
+        "source_line": render_macro("save_new_lines"),
         "source_save": _ONE_SAVE_SQL,
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
-        "int_save_fork_points": _FORKS_SQL,
+        "int_save_fork_points": render_macro("every_fork_point"),
     }
 
 
 @functools.cache
 def _append_walk(roles: bool) -> str:
-    """The walk of a save's new lines (into the temporary table the append reads)."""
     return _walk(_new_lines(roles))
-
-
-@functools.cache
-def _appended_walk(facts: bool) -> str:
-    """Whether the save only gained lines at the end (macro appended_lines_walked)."""
-    return render_macro("appended_lines_walked", _WALK, facts)
 
 
 @functools.cache
@@ -209,10 +150,7 @@ def _append_statements(roles: bool, presence: bool) -> dict[str, str]:
                 {
                     "int_memory_targets": f"select * from {_RESUMED}",
                     "source_role": new_lines["source_role"],
-                    # only the lines from the earliest resumed message on are read
-                    "int_lines_chained_to_root": _STORED_CHAIN_SQL
-                    + " and line_position >= (select min(coalesce(resume_line_position, 0))"
-                    " from int_memory_targets)",
+                    "int_lines_chained_to_root": render_macro("resumed_chain_lines"),
                 },
                 {"history_presence": presence},
             ),
@@ -230,7 +168,8 @@ def _append(
     new line states one (a stretch reloaded away and back; a line just written states none)."""
     params = {"save_id": save_id}
     cur.execute(_append_walk(roles), params)
-    rows = cur.execute(_appended_walk(facts), params).fetchall()
+    # whether the save only gained lines at the end
+    rows = cur.execute(write_sql("appended_lines_walked", _WALK, facts), params).fetchall()
     if not rows:
         return False
     [(line_count, new_lines, unowned, presence, states_fact)] = rows
@@ -248,28 +187,34 @@ def _append(
     return True
 
 
+def run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
+    """`sql` executed with the parameters it names (DuckDB refuses any other)."""
+    return cur.execute(sql, duckdb_connect.used(sql, params))
+
+
 def _replace_rows(
     cur: duckdb.DuckDBPyConnection, table: str, select: str, params: dict[str, Any]
 ) -> None:
     """The rows of the saves $save_ids in write-time `table` replaced by `select`'s."""
     delete = write_sql("delete_save_rows", table, engine="duckdb")
     cur.execute(delete, {"save_ids": params["save_ids"]}).fetchall()
-    sql = write_sql("insert_from_query", table, select, True)
-    cur.execute(sql, duckdb_connect.used(sql, params))
+    run(cur, write_sql("insert_from_query", table, select, True), params)
 
 
 @functools.cache
 def _statements(roles: bool = True) -> dict[str, str]:
     sources = walked_sources("duckdb", roles)
     walked = {**sources, "int_lines_walked_to_root": f"select * from {_WALK}"}
-    stored = {**walked, "int_lines_chained_to_root": _STORED_CHAINS_SQL}
+    stored = {**walked, "int_lines_chained_to_root": render_macro("stored_save_chains")}
     return {
         "walk": _walk(sources),
         "int_lines_chained_to_root": _model("int_lines_chained_to_root", walked),
         "memory_messages": _model("memory_messages", stored),
         "int_save_history_tips": _model("int_save_history_tips", stored),
         # the saves' players' facts over the stored chains
-        FACTS_TABLE: _model(FACTS_TABLE, {**stored, "source_memory_fact": _SAVES_FACTS_SQL}),
+        FACTS_TABLE: _model(
+            FACTS_TABLE, {**stored, "source_memory_fact": render_macro("saves_player_facts")}
+        ),
     }
 
 
@@ -290,13 +235,7 @@ _FACT_SOURCES = (
 )
 # the columns ensure_tables looks for: each history table's save_id (it exists), the newest
 # columns, the facts' sources and the role table's key
-_SCHEMA_SQL = """
-select table_name || '.' || column_name
-from duckdb_columns()
-where
-    schema_name = 'main'
-    and list_contains(cast($columns as varchar[]), table_name || '.' || column_name)
-"""
+_SCHEMA_SQL = render_macro("store_columns_found")
 _SCHEMA_COLUMNS = [
     *(f"{table}.save_id" for table in WRITE_TIME_TABLES),
     *_NEWEST_HISTORY_COLUMNS,
@@ -341,14 +280,10 @@ def ensure_tables(cur: duckdb.DuckDBPyConnection) -> Shape:
     _CHECKED.clear()
     statements = _statements(roles)
     empty: dict[str, list[int]] = {"save_ids": [], "lineage_ids": []}
-    cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], empty))
+    run(cur, statements["walk"], empty)
     for table in tables:
         if table not in existing:  # names from this module, never from data
-            sql = statements[table]
-            cur.execute(
-                write_sql("create_table_from_query", table, sql, True),
-                duckdb_connect.used(sql, empty),
-            )
+            run(cur, write_sql("create_table_from_query", table, statements[table], True), empty)
     return Shape(roles, facts)
 
 
@@ -372,7 +307,7 @@ def _migrate(cur: duckdb.DuckDBPyConnection) -> None:
 def lineage(cur: duckdb.DuckDBPyConnection, save_ids: list[int]) -> list[int]:
     """`save_ids` and every save they were forked from, transitively."""
     # every row fetched (the aggregate's one): no pending result is left on the cursor
-    [(found,)] = cur.execute(_lineage_sql("duckdb"), {"save_ids": save_ids}).fetchall()
+    [(found,)] = cur.execute(write_sql("save_lineage"), {"save_ids": save_ids}).fetchall()
     return list(found or [])
 
 
@@ -397,7 +332,7 @@ def engine_lineage(engine: Any, save_ids: list[int], user_id: str | None = None)
     the player `user_id` (see `chain_params`)."""
     if not save_ids:
         return []
-    sql = _lineage_sql(engine.name)
+    sql = write_sql("save_lineage", engine=engine.name)
     return list(engine.run(sql, {"save_ids": save_ids, PLAYER: user_id})[0][0] or save_ids)
 
 
@@ -432,7 +367,7 @@ def refresh(cur: duckdb.DuckDBPyConnection, stale: Mapping[int, bool], shape: Sh
         filled = [save_id for save_id in rebuilt if stale[save_id]]
         if filled:
             cur.execute(write_sql(*_FILL_OWNERS), {"keys": filled})
-        cur.execute(statements["walk"], duckdb_connect.used(statements["walk"], params))
+        run(cur, statements["walk"], params)
         for table in WRITE_TIME_TABLES if facts else TABLES:
             _replace_rows(cur, table, statements[table], params)
         cur.execute("commit")
@@ -441,26 +376,17 @@ def refresh(cur: duckdb.DuckDBPyConnection, stale: Mapping[int, bool], shape: Sh
         raise
 
 
-# A player's facts heard by one agent (null: every agent), over the stored chains of the
-# player's saves: what a fact write re-resolves (refresh_facts)
-_PLAYER_FACTS = {
-    "int_lines_chained_to_root": """
-        select * from main.int_lines_chained_to_root
-        where save_id in (select id from save where user_id = $user_id)""",
-    "source_memory_fact": """
-        select * from memory_fact
-        where
-            user_id = $user_id
-            and (cast($agent_id as varchar) is null or agent_id = $agent_id)
-            and (cast($subject as varchar) is null or subject = $subject)""",
-}
-
-
 @functools.cache
 def _refresh_facts_statements() -> tuple[str, str]:
+    """A player's facts heard by one agent (null: every agent) re-resolved over the stored
+    chains of the player's saves."""
+    facts = {
+        "int_lines_chained_to_root": render_macro("player_save_chains"),
+        "source_memory_fact": render_macro("heard_player_facts"),
+    }
     return (
         write_sql("delete_resolved_facts"),
-        write_sql("insert_from_query", FACTS_TABLE, _model(FACTS_TABLE, _PLAYER_FACTS), True),
+        write_sql("insert_from_query", FACTS_TABLE, _model(FACTS_TABLE, facts), True),
     )
 
 
@@ -560,7 +486,7 @@ def _walk_params(
 ) -> dict[str, Any]:
     """What a statement walking the saves' chains on `engine` binds (`run(sql, params)`: the
     rows): the saves, their lineage and their player (None: found from the saves)."""
-    sql = _lineage_sql(engine)
+    sql = write_sql("save_lineage", engine=engine)
     if user_id is None and f"${PLAYER}" in sql:
         user_id = run(_OWNER_SQL, {"save_ids": save_ids})[0][0]
     [(lineage_ids,)] = run(sql, {"save_ids": save_ids, PLAYER: user_id})

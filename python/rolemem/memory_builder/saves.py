@@ -42,27 +42,11 @@ from .contract import Line
 
 LINE_FIELDS = tuple(Line.model_fields)
 
-# The reads of a save's and its lines' rows name their player $user_id ({player},
-# {line_player}, {save_player}: macro player_filter): on Citus they run on that player's
-# shard, where another player's save or line is not found.
-_FORKED_LINE_SQL = "select save_id from line where id = $id and {player}"
-
-# the save's row; locked (_statements' "locked_save") until the transaction ends, so a write
-# that reads the tip and moves it is not interleaved with another process's (macro row_lock)
-_SAVE_SQL = """
-select
-    id as save_id, user_id, name, last_message_id as tip_line_id, forked_from_line_id, user_name,
-    erasing
-from save where id = $save_id and {player}
-"""
-
 
 def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
-    """The key of a new row of `table` (role, save): `chosen` if no row holds it (else
-    ConflictError saying `taken`), else the table's sequence's next value that no row holds
-    yet (an id a caller chose, or the game wrote itself, is skipped; each is drawn once, so
-    they bound the loop). Never max(id) + 1: a caller's id near the ceiling would push every
-    later key past it; the sequence moves by one per key it hands out or skips."""
+    """The key of a new row of `table`: `chosen` if free (else ConflictError saying `taken`),
+    else the sequence's next value no row holds. Never max(id) + 1: a caller's id near the
+    ceiling would push every later key past it."""
     taken_sql = f"select count(*) from {table} where id = $id"  # names from this module
     if chosen is not None:
         if cur.execute(taken_sql, {"id": chosen}).fetchone()[0]:
@@ -72,15 +56,6 @@ def _new_id(cur: Any, table: str, chosen: int | None, taken: str) -> int:
         candidate = int(cur.execute(f"select nextval('{table}_id_seq')").fetchone()[0])
         if not cur.execute(taken_sql, {"id": candidate}).fetchone()[0]:
             return candidate
-
-
-# the walks' step budget: every line a walk may visit (on Citus, the player's)
-_LINE_COUNT_SQL = "select count(*) from line where {line_player}"
-# a line of the save's tree a swipe or a reload reads (on Citus, on the player's shard)
-_LINE_SQL = """
-select id, parent_line_id, attribute, role_id, script_role_id, display_name, scene
-from line where id = $id and {line_player}
-"""
 
 
 _PRESENCE = ("present_role_ids", "present_script_role_ids")
@@ -96,55 +71,38 @@ def _presence_lists(line: dict[str, Any]) -> dict[str, Any]:
     return line
 
 
-_TIP_SQL = """
-select line_count, chain_problem from int_save_history_tips where save_id = $save_id
-"""
-_POSITION_SQL = """
-select line_position from int_lines_chained_to_root
-where save_id = $save_id and line_id = $line_id
-"""
+_READS = (
+    "owned_save_row",
+    "forked_line_save",
+    "player_line_count",
+    "save_tip_target",
+    "save_tree_line",
+)
+# the reads of a save's chain (history.chain_sql)
+_CHAIN_READS = ("save_history_size", "save_speakers", "save_line_position", "save_branch_page")
 
 
 @functools.cache
 def _statements(engine: str) -> dict[str, str]:
-    """The module's statements for `engine`; those reading a save's chain by
-    history.chain_sql."""
-
-    def player(column: str) -> str:
-        return render_macro("player_filter", column, engine=engine)
-
-    players = {"line_player": player("line.user_id"), "save_player": player("save.user_id")}
-    save = _SAVE_SQL.format(player=player("user_id"))
+    """The module's statements (macros of the same names) for `engine`."""
+    statements = {name: render_macro(name, engine=engine) for name in _READS}
     chain = {
-        "tip": _TIP_SQL,
-        "speakers": render_macro("save_speakers", engine=engine),
-        "position": _POSITION_SQL,
-        "branch": render_macro("save_branch_page", engine=engine),
+        name: history.chain_sql(render_macro(name, engine=engine), engine) for name in _CHAIN_READS
     }
-    return {
-        "save": save,
-        "locked_save": save + render_macro("row_lock", engine=engine),
-        "forked_line": _FORKED_LINE_SQL.format(player=player("user_id")),
-        "line_count": _LINE_COUNT_SQL.format(**players),
-        "tip_target": render_macro("save_tip_target", engine=engine),
-        "line": _LINE_SQL.format(**players),
-        **{name: history.chain_sql(sql, engine) for name, sql in chain.items()},
-    }
+    # locked until the transaction ends, so a write that reads the tip and moves it is not
+    # interleaved with another process's
+    locked = statements["owned_save_row"] + "\n" + render_macro("row_lock", engine=engine)
+    return {**statements, **chain, "locked_save": locked}
 
 
 def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str, Any]:
-    """The line `line_id` (_LINE_SQL) of the player `user_id`'s save; {} when none."""
-    return _row(cur, _statements(engine)["line"], {"id": line_id, "user_id": user_id})
-
-
-def _run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
-    """`sql` executed with the parameters it names (DuckDB refuses any other)."""
-    return cur.execute(sql, duckdb_connect.used(sql, params))
+    """The line `line_id` of the player `user_id`'s save; {} when none."""
+    return _row(cur, _statements(engine)["save_tree_line"], {"id": line_id, "user_id": user_id})
 
 
 def _rows(cur: Any, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """`sql`'s rows (`_run`) by column name."""
-    result = _run(cur, sql, params)
+    """`sql`'s rows by column name."""
+    result = history.run(cur, sql, params)
     names = [d[0] for d in result.description]
     return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
 
@@ -184,7 +142,7 @@ def owned_save(
     game keeps ownership itself). `lock`: the row is locked until the caller's transaction
     ends (a write about to move its tip; `engine`: the cursor's)."""
     save_id = _id(save_id, "save_id")
-    sql = _statements(engine)["locked_save" if lock else "save"]
+    sql = _statements(engine)["locked_save" if lock else "owned_save_row"]
     save = _row(cur, sql, {"save_id": save_id, "user_id": user_id})
     being_erased = save.pop("erasing", None) and not erasing
     if not save or being_erased or save["user_id"] not in (None, user_id):
@@ -266,8 +224,8 @@ def create_save(
     )
     user_id, user_name, from_line_id = new.user_id, new.user_name, new.from_line_id
     if from_line_id is not None:
-        forked_line = _statements(engine)["forked_line"]
-        line = _run(cur, forked_line, {"id": from_line_id, "user_id": user_id}).fetchone()
+        forked_line = _statements(engine)["forked_line_save"]
+        line = history.run(cur, forked_line, {"id": from_line_id, "user_id": user_id}).fetchone()
         if line is None:
             raise NotFoundError(f"no line with id {from_line_id}", field="from_line_id")
         try:
@@ -307,12 +265,12 @@ def describe(
     save = owned_save(cur, save_id, user_id, engine=engine, open_ownerless=open_ownerless)
     params = _chain_params(cur, save, engine)
     statements = _statements(engine)
-    tip = _row(cur, statements["tip"], params)
+    tip = _row(cur, statements["save_history_size"], params)
     return {
         **save,
         "line_count": tip.get("line_count", 0),
         "chain_problem": tip.get("chain_problem"),
-        "speakers": _rows(cur, statements["speakers"], params),
+        "speakers": _rows(cur, statements["save_speakers"], params),
     }
 
 
@@ -342,14 +300,18 @@ def branch_lines(
     position = None
     if before is not None:
         before = _id(before, "before")
-        found = cur.execute(statements["position"], {**chain, "line_id": before}).fetchone()
+        found = cur.execute(
+            statements["save_line_position"], {**chain, "line_id": before}
+        ).fetchone()
         if found is None:
             raise RolememError(
                 f"line {before} is not on the current branch of save {save['save_id']}",
                 field="before",
             )
         position = found[0]
-    rows = _rows(cur, statements["branch"], {**chain, "before_position": position, "limit": limit})
+    rows = _rows(
+        cur, statements["save_branch_page"], {**chain, "before_position": position, "limit": limit}
+    )
     page = [_presence_lists(row) for row in rows[:limit]][::-1]
     more = len(rows) > limit
     return {
@@ -395,16 +357,16 @@ def _script_id(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+_KNOWN_ROLES_SQL = render_macro("known_role_ids")
+
+
 def _check_roles(cur: Any, lines: Mapping[str, dict[str, Any]]) -> None:
     """Every line's role exists (NotFoundError naming the first that does not, by its path in
     the request: `lines`' keys)."""
     wanted = sorted({line["role_id"] for line in lines.values() if line["role_id"] is not None})
     if not wanted:
         return
-    [(found,)] = cur.execute(
-        "select list(id) from role where list_contains(cast($ids as bigint[]), id)",
-        {"ids": wanted},
-    ).fetchall()
+    [(found,)] = cur.execute(_KNOWN_ROLES_SQL, {"ids": wanted}).fetchall()
     known = set(found or [])
     for path, line in lines.items():
         if line["role_id"] is not None and line["role_id"] not in known:
@@ -465,10 +427,9 @@ def _chain(
     scene: str | None,
     engine: str,
     progress: Callable[[int, int], None] | None = None,
-    chunk: int = 1,
 ) -> dict[str, Any]:
     """Checked lines inserted on the save's tip, each the parent of the next; the tip moved.
-    `progress(done, total)` after every `chunk` lines and the last."""
+    `progress(done, total)` after every IMPORT_CHUNK lines and the last."""
     parent = save["tip_line_id"]
     ids = []
     for line in checked:
@@ -476,9 +437,9 @@ def _chain(
             line["created_at"] = default_time
         parent = _insert_line(cur, save, parent, {**line, "scene": scene})
         ids.append(parent)
-        if progress is not None and (len(ids) % chunk == 0 or len(ids) == len(checked)):
+        if progress is not None and (len(ids) % IMPORT_CHUNK == 0 or len(ids) == len(checked)):
             progress(len(ids), len(checked))
-    _run(
+    history.run(
         cur,
         write_sql("move_save_tip", engine=engine),
         {"tip": parent, "id": save["save_id"], "user_id": save["user_id"]},
@@ -499,12 +460,11 @@ def import_lines(
     default_time: datetime | None = None,
     engine: str = "duckdb",
     open_ownerless: bool = False,
-    chunk: int = IMPORT_CHUNK,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """A whole history on the save's tip, in order, in the caller's one transaction: every
     line is checked first (errors name `lines[i]` of the whole import), then appended by
-    `append`'s own statements; `progress(done, total)` after each `chunk` lines."""
+    `append`'s own statements; `progress(done, total)` after each IMPORT_CHUNK lines."""
     if not lines:
         raise RolememError("an import holds at least one line", field="lines")
     checked = check_lines(lines)
@@ -512,7 +472,7 @@ def import_lines(
     save = owned_save(
         cur, save_id, user_id, lock=True, engine=engine, open_ownerless=open_ownerless
     )
-    answer = _chain(cur, save, checked, default_time, None, engine, progress, chunk)
+    answer = _chain(cur, save, checked, default_time, None, engine, progress)
     return {
         "save_id": save["save_id"],
         "line_count": len(lines),
@@ -604,7 +564,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
     """Point the save at `line_id` and keep its fork point where the new chain leaves it."""
     statements = _statements(engine)
     player = {"user_id": save["user_id"]}
-    budget = _run(cur, statements["line_count"], player).fetchone()[0]
+    budget = history.run(cur, statements["player_line_count"], player).fetchone()[0]
     params = {
         "line_id": line_id,
         "save_id": save["save_id"],
@@ -612,7 +572,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
         "budget": budget,
         **player,
     }
-    target = _row(cur, statements["tip_target"], params)
+    target = _row(cur, statements["save_tip_target"], params)
     if target.get("line_save_id") is None:
         raise NotFoundError(f"no line with id {line_id}", field="line_id")
     if target["line_save_id"] == save["save_id"]:
@@ -630,7 +590,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
             field="line_id",
         )
     reload = write_sql("reload_save_point", engine=engine)
-    _run(cur, reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player})
+    history.run(cur, reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player})
 
 
 class Saves:
