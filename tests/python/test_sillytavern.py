@@ -333,6 +333,19 @@ def test_bad_lorebooks_are_named(doc, message):
         from_lorebook(doc, "atelier")
 
 
+def test_a_bad_entry_is_named_by_its_path_its_long_key_and_value_cut_short():
+    uid, value = "k" * 500, ["c" * 500]
+    with pytest.raises(ConfigError) as caught:
+        from_lorebook({"entries": {uid: {"key": [], "comment": value}}}, "atelier")
+    key = "k" * 59 + "…"
+    assert str(caught.value) == (f"entry {key}: comment must be a string, got {repr(value)[:59]}…")
+    assert caught.value.field == f"entries.{key}"
+    card = {"data": {"character_book": {"entries": [{"keys": []}, {"keys": [], "enabled": 1}]}}}
+    with pytest.raises(ConfigError) as caught:
+        from_lorebook(card, "atelier")
+    assert caught.value.field == "data.character_book.entries[1]"
+
+
 def test_cli_imports_a_lorebook_and_exports_it_back(tmp_path, capsys):
     path = str(tmp_path / "t.duckdb")
     converted = tmp_path / "atelier.json"

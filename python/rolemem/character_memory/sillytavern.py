@@ -81,7 +81,16 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     world_info = layout == "world_info"
     mapped = _WORLD_INFO_MAPPED if world_info else _CARD_MAPPED
     keys_field, order_field = ("key", "order") if world_info else ("keys", "insertion_order")
-    entries = [(uid, _checked(layout, entry, f"entry {uid}")) for uid, entry in entries]
+    # an entry named by its path in the file (its uid cut short: a file's key may be long)
+    within = "entries" if layout != "card" else "data.character_book.entries"
+    paths = (
+        f"{within}.{_short(uid)}" if world_info else f"{within}[{i}]"
+        for i, (uid, _) in enumerate(entries)
+    )
+    entries = [
+        (uid, _checked(layout, entry, f"entry {_short(uid)}", path))
+        for (uid, entry), path in zip(entries, paths, strict=True)
+    ]
     orders = sorted({entry.get(order_field, 100) for _, entry in entries})
     document: dict[str, Any] = {"character_id": character_id, **{kind: {} for kind in KINDS}}
     noted: defaultdict[str, list[str]] = defaultdict(list)
@@ -133,8 +142,9 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     return Conversion(document, report)
 
 
-def _checked(layout: str, entry: Any, where: str) -> Mapping[str, Any]:
-    """`entry`, its types as its layout's contract model reads them (the wrong one named)."""
+def _checked(layout: str, entry: Any, where: str, path: str | None = None) -> Mapping[str, Any]:
+    """`entry`, its types as its layout's contract model reads them (the wrong one named;
+    `path`: the entry's in the file, the error's field)."""
     try:
         (WorldInfoEntry if layout == "world_info" else CardEntry).model_validate(entry)
         return entry
@@ -142,7 +152,14 @@ def _checked(layout: str, entry: Any, where: str) -> Mapping[str, Any]:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"] if isinstance(part, str)) or "the entry"
         expected = _EXPECTED[field.rsplit(".", 1)[-1]]
-        raise ConfigError(f"{where}: {field} must be {expected}, got {error['input']!r}") from None
+        got = _short(repr(error["input"]))
+        raise ConfigError(f"{where}: {field} must be {expected}, got {got}", field=path) from None
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """`value` as text, cut to `limit` characters (a file's own keys and values, quoted)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 # what a field's value must be, by its name (the models' types)
