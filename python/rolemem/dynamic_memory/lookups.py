@@ -9,7 +9,7 @@ from typing import Any
 
 from ..memory_builder import history
 from ..sql.batching import sole_player
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_lists
 from ..text.tokens import tokenize
 from .base import Context
@@ -18,7 +18,6 @@ from .responses import from_json
 from .settings import SETTING_SEEDS
 from .sql import (
     _QUERY_SQL,
-    _TIMELINE_SELECT,
     DENSE_COLUMNS,
     NO_REFERENCES,
     QUERY_FIELDS,
@@ -140,7 +139,7 @@ class Lookups:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
         params = self.listing(user_id, agent_id, save_id, memory_scope)
-        return self.listed("int_memory_timeline", _TIMELINE_SELECT, params)
+        return self.listed("int_memory_timeline", render_macro("timeline_rows"), params)
 
     def listing(
         self,

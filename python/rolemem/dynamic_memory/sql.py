@@ -438,24 +438,13 @@ _SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "root_line_id", "b
 _LINE_FIELDS = ("line_ids", "target_key")
 
 
-_TIMELINE_SELECT = """
-select
-    event_id, scope, description, deepinsight, place, scene, keywords, importance, strength,
-    save_id, first_line_id, last_line_id, created_at
-from int_memory_timeline
-order by created_at, event_id
-"""
-
-
 # One query's scored candidates into the recall log, a list per column (macro log_recalls)
 LOGGED_COLUMNS = {
     "event_id": "bigint",
-    "bm25_score": "double",
-    "keyword_score": "double",
-    "dense_score": "double",
-    "recency_score": "double",
-    "profile_score": "double",
-    "score": "double",
+    **dict.fromkeys(
+        ("bm25_score", "keyword_score", "dense_score", "recency_score", "profile_score", "score"),
+        "double",
+    ),
     "is_selected": "boolean",
 }
 
