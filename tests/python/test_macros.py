@@ -175,6 +175,13 @@ QUERIES: dict[str, tuple[object, ...]] = {
     "player_source_saves": (),
     "player_has_facts": (),
     "player_fact": (),
+    "event_descriptions_by_id": (),
+    "event_postings_by_id": (),
+    "archive_page": (),
+    "stored_and_new_events": (
+        "select event_id, agent_id, scope, user_id, created_at, description from memory_event",
+    ),
+    "owner_memories": ("memory_event",),
     "facts_on_chain": (),
     "character_knowledge_rows": (),
     "consolidable_entity_rows": (),

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
+from ..sql.project import render_macro
 from .reachable import Fetch
 from .sql import with_official
 
@@ -62,12 +63,7 @@ class EventCache(Generic[Value]):
             return {event: player[event] for event in ids if event in player}
 
 
-_LOAD = with_official(
-    "int_memory_events_with_official",
-    """select event_id, description, lower(description) as lowered
-    from int_memory_events_with_official
-    where event_id in (select unnest(cast($ids as bigint[])))""",
-)
+_LOAD = with_official("int_memory_events_with_official", render_macro("event_descriptions_by_id"))
 
 # an event's description as written and lowercased by the engine (None: none)
 Texts = tuple[str | None, str | None]

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..schema.memory import memory_table
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from .archive import TABLES, archive
 from .base import Context
 from .checks import MemoryInputError, _memory_id, _scope
@@ -172,9 +172,7 @@ class Edits:
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
         rows = self.context.store.records(
-            f"select * from {memory_table(table, scope)} where agent_id = $agent_id "
-            "and scope = $scope "
-            "and user_id is not distinct from $user_id order by id",
+            render_macro("owner_memories", memory_table(table, scope)),
             {"agent_id": agent_id, "scope": scope, "user_id": user_id},
         )
         for row in rows:

@@ -391,14 +391,13 @@ def entity_select(engine: str, facts: bool, lines: bool) -> str:
     )
 
 
-# The events a batch's context texts read: the stored events of its agents' timelines and the
-# new ones, numbered from _FIRST_NEW_ID in batch order (after every stored id).
+# the new events a batch's context texts read are numbered from here (after every stored id)
 _FIRST_NEW_ID = 2**62
 
 
 def new_and_stored_events(engine: str) -> str:
-    """The events of the batch's timelines (`$new_*` lists, one per new event) and the new
-    events, as int_memory_event_context_texts reads them."""
+    """The events of the batch's timelines and the new ones (macro stored_and_new_events), as
+    int_memory_event_context_texts reads them."""
     stored = with_official(
         "int_memory_events_with_official",
         "select event_id, agent_id, scope, user_id, created_at, description "
@@ -415,18 +414,7 @@ def new_and_stored_events(engine: str) -> str:
         },
         engine=engine,
     )
-    return f"""
-    select * from ({stored}) as stored
-    union all
-    select
-        cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
-        - 1,
-        unnest(cast($new_agent_id as varchar[])),
-        unnest(cast($new_scope as varchar[])),
-        unnest(cast($new_user_id as varchar[])),
-        unnest(cast($new_created_at as timestamp[])),
-        unnest(cast($new_description as varchar[]))
-"""
+    return render_macro("stored_and_new_events", stored)
 
 
 _EMBED_BATCH = 64  # documents per embedder call (and per progress step)
