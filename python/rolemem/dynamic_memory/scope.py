@@ -47,14 +47,6 @@ class Scope(NamedTuple):
     is_long_query: bool
 
 
-# the query's values the branch rule reads, as one bound struct (a relation of them would cost
-# each part of the union a cross product and two projections to plan)
-_QUERY = (
-    "(cast($scope_query as struct(save_id bigint, memory_scope varchar, lineage_save_ids "
-    "bigint[])))"
-)
-
-
 # what the read takes of each reachable event: the two tables' parts are unioned first, so the
 # branch rule and the chain's joins are planned once over both (each part binding its own cost
 # ~0.5 ms a read on LoCoMo's players)
@@ -66,45 +58,12 @@ _EVENT_COLUMNS = (
 
 @functools.cache
 def _scope_sql(chained: bool) -> str:
-    """The read: the reachable events (sql.PLAYER_EVENTS, as reachable.reachable_sql reads
-    them), with the branch rule and what scoring reads; `chained`: the query has a save,
-    whose chain is joined (else no event's line is on one)."""
-    chain = (
-        "(select line_id from main.int_lines_chained_to_root "
-        "where save_id = cast($save_id as bigint))"
-    )
-    in_scope = render_macro(
-        "is_event_in_scope",
-        "events",
-        _QUERY,
-        "query_chains.line_id" if chained else "null",
-        "tree_roots.line_id" if chained else "null",
-        None,
-    )
+    """The read (macro lone_query_scope) of the reachable events (sql.PLAYER_EVENTS, as
+    reachable.reachable_sql reads them); `chained`: the query has a save."""
     parts = " union all ".join(
         f"select {_EVENT_COLUMNS} from ({events}) as events" for events in PLAYER_EVENTS.values()
     )
-    joins = (
-        f"""
-        left join {chain} as query_chains on query_chains.line_id = events.last_line_id
-        left join {chain} as tree_roots on tree_roots.line_id = events.root_line_id"""
-        if chained
-        else ""
-    )
-    return f"""select
-            events.id as event_id,
-            events.token_count,
-            events.created_at,
-            {in_scope} as is_in_scope,
-            events.scope = 'user' as is_own,
-            cast(events.importance as double) as importance,
-            cast(events.feedback as double) as feedback,
-            events.recall_count,
-            events.last_recalled_at,
-            events.revision,
-            lower(cast($query_text as varchar)) as lowered_query,
-            length(cast($query_text as varchar)) > 1 as is_long_query
-        from ({parts}) as events{joins}"""
+    return render_macro("lone_query_scope", parts, chained)
 
 
 def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:
