@@ -1,17 +1,9 @@
 """A lone query's recall answered without the recall statement (embedded store): its reachable
-events read once with whether each is in the query's scope, then its candidates, timeline and
-answer rows built here from the signal rows, with the shown events' fields (event_fields).
-
-The scope stays decided in SQL on every call: the read applies macro is_event_in_scope (the
-branch being played, the players) to every reachable event, with the query's chain joined
-from the write-time table int_lines_chained_to_root. What Python adds is model
-int_memory_event_candidates' join of the signal rows to those events (and its tests of the
-whole query and of time words, over descriptions the engine lowercased: description_cache)
-and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
-scope, by creation time, then id). The shown events' fields come from macro
-memory_event_fields, held in memory (event_fields). test_event_scores and
-test_recall_follows_every_write hold the answers equal to the statement's. The scope read
-plans 7 operators (10 with a save's chain) where the recall statement planned 65
+events read once with whether each is in its scope (macro is_event_in_scope: the scope stays
+decided in SQL on every call), then model int_memory_event_candidates' join and tests and the
+timeline's pick (macro newest_events_per_query) done here over the signal rows, the shown
+events' fields held in memory (event_fields). test_event_scores and
+test_recall_follows_every_write hold the answers equal to the statement's
 (docs/decisions/recall-without-its-statement.md)."""
 
 from __future__ import annotations
