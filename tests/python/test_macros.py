@@ -182,6 +182,16 @@ QUERIES: dict[str, tuple[object, ...]] = {
         "select event_id, agent_id, scope, user_id, created_at, description from memory_event",
     ),
     "owner_memories": ("memory_event",),
+    "event_source_lines": (),
+    "reachable_events": (
+        "select id, agent_id, scope, user_id, token_count, created_at from memory_event",
+        True,
+        "memory_event_embedding",
+        "vectors.context_embedding is not null",
+    ),
+    "time_question_words": (),
+    "time_words": (),
+    "stored_embedding_type": (),
     "facts_on_chain": (),
     "character_knowledge_rows": (),
     "consolidable_entity_rows": (),
@@ -338,6 +348,7 @@ def _problems(sql: str, engine: str) -> list[str]:
 # statements only ever run on a DuckDB connection: the write-time history's tables, the
 # character library's private database, the verdict cache, the tests' synthetic dialogue
 DUCKDB_ONLY = {
+    "stored_embedding_type",
     "appended_chain_rows",
     "create_table_from_query",
     "create_table_with_columns",

@@ -94,11 +94,7 @@ class Edits:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
         old = found[0]
         # an edit is the same memory of the same lines: the new row keeps them
-        lines = store.run(
-            "select line_id, target_key from memory_event_line where event_id = $id "
-            "order by line_id",
-            {"id": event_id},
-        )
+        lines = store.run(render_macro("event_source_lines"), {"id": event_id})
         kept = (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS, "scope", "agent_id", "user_id")
         event = {
             **{key: old[key] for key in kept},

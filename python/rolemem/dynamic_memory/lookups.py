@@ -17,7 +17,6 @@ from .checks import MemoryInputError, _setting, checked_text
 from .responses import from_json
 from .settings import SETTING_SEEDS
 from .sql import (
-    _QUERY_SQL,
     DENSE_COLUMNS,
     NO_REFERENCES,
     QUERY_FIELDS,
@@ -115,7 +114,7 @@ class Lookups:
         }
         sql = compose(
             "int_memory_query_words",
-            {"int_memory_queries": _QUERY_SQL},
+            {"int_memory_queries": query_sql()},
             "select word, word_source, level from int_memory_query_words order by word_order",
             existing=SETTING_SEEDS,
         )

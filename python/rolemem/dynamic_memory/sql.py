@@ -69,14 +69,12 @@ QUERY_FIELDS = {
 }
 
 
+@functools.cache  # rendered once per engine, not per batch
 def query_sql(engine: str = "duckdb") -> str:
     """The batch's queries, one row each (model int_memory_queries): QUERY_FIELDS bound as
     lists, the settings once."""
     fields = {name: kind for name, kind in QUERY_FIELDS.items() if name != "query_id"}
     return request_rows_sql("query_id", fields, engine, QUERY_SETTINGS)
-
-
-_QUERY_SQL = query_sql()
 
 
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
