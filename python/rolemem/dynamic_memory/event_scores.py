@@ -74,17 +74,13 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
     return {
         "has_vector": query["query_embedding"] is not None,
         **{name: stats.get(name) for name in STAT_NAMES[3:]},  # each cosine's min and max
-        "cosine_mean": None
-        if count == 0
-        else (_coalesce(stats.get("cosine_sum")) + _coalesce(query["reference_cosine_sum"]))
-        / count,
-        "cosine_square_mean": None
-        if count == 0
-        else (
-            _coalesce(stats.get("cosine_square_sum"))
-            + _coalesce(query["reference_cosine_square_sum"])
-        )
-        / count,
+        **{
+            f"{name}_mean": None
+            if count == 0
+            else (_coalesce(stats.get(f"{name}_sum")) + _coalesce(query[f"reference_{name}_sum"]))
+            / count
+            for name in ("cosine", "cosine_square")
+        },
     }
 
 
