@@ -718,11 +718,9 @@ class Recall:
         statements = []
         engine = self.context.store.name
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
+        bonus = self.context.settings["recall_strength_bonus"]
         # the batch's player where it is one's (on Citus always: DynamicMemory splits)
-        shared = {
-            "bonus": self.context.settings["recall_strength_bonus"],
-            "user_id": sole_player(query.params["user_id"] for query in queries),
-        }
+        player = sole_player(query.params["user_id"] for query in queries)
         # an official memory's counters are in its own table (of no player): its statement
         # only when one was recalled
         for (player_table, position, key), scope in itertools.product(tables, SCOPES):
@@ -742,7 +740,7 @@ class Recall:
                 continue
             table = memory_table(player_table, scope)
             sql = write_sql(name, table, scope == "user", engine=engine)
-            statements.append((sql, {**shared, **params}))
+            statements.append((sql, {"bonus": bonus, "user_id": player, **params}))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(
