@@ -183,6 +183,10 @@ QUERIES: dict[str, tuple[object, ...]] = {
     ),
     "owner_memories": ("memory_event",),
     "event_source_lines": (),
+    "event_vectors_by_id": (
+        ("context_embedding",),
+        "context_embedding is not null",
+    ),
     "reachable_events": (
         "select id, agent_id, scope, user_id, token_count, created_at from memory_event",
         True,

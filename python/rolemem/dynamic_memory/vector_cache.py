@@ -20,22 +20,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import render_macro
 from .reachable import CONTEXT_COLUMNS, Fetch, has_context, read_reachable
 from .sql import COSINE_NAMES, STAT_NAMES, with_official
 
-_HAS_CONTEXT = has_context()
-# an event stored without context vectors (written before them) has its own vector for each
-# until maintenance fills them in
 _LOAD = with_official(
     "int_memory_event_embeddings_with_official",
-    f"""select
-        event_id,
-        embedding,
-        {", ".join(f"coalesce({name}, embedding) as {name}" for name in CONTEXT_COLUMNS)},
-        {_HAS_CONTEXT} as has_context
-    from int_memory_event_embeddings_with_official
-    where event_id in (select unnest(cast($ids as bigint[])))
-    order by event_id""",
+    render_macro("event_vectors_by_id", CONTEXT_COLUMNS, has_context()),
 )
 
 
