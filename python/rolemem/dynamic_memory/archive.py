@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from ..engines import reading
 from ..schema.memory import OFFICIAL_TABLES, MemoryEntity, MemoryEvent, memory_table
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from ..sql.seeds import shipped_rows
 from .sql import with_official
 
@@ -117,11 +117,7 @@ def _archived_sql() -> str:
     (on Citus a read of the players' names the player: one shard) and paged."""
     return with_official(
         "int_memory_archive_with_official",
-        """select
-            archive_id as id, memory_type, memory_id, agent_id, user_id, reason, strength,
-            memory, archived_at
-        from int_memory_archive_with_official
-        order by archive_id limit $limit offset $offset""",
+        render_macro("archive_page"),
         {
             f"source_{table}": f"select * from {table}{_FILTER}"
             for table in ("memory_archive", "official_archive")

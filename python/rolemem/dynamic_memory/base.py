@@ -16,6 +16,7 @@ import duckdb
 from ..engines import PostgresEngine, duckdb_connect, resolve
 from ..engines.duckdb import DuckDBEngine
 from ..memory_builder.history import ensure_tables
+from ..sql.project import render_macro
 from ..sql.seeds import load_seed, read_settings, shipped_settings
 from ..text.embedders import Embedder, EmbeddingError, default_embedder
 from .checks import MemoryInputError, _setting, checked_weights
@@ -109,23 +110,13 @@ class Context:
             self.past_words = frozenset(
                 row[0] for row in cur.execute("select word from memory_fact_past_words").fetchall()
             )
-            # a batch whose texts hold none of these plans no test of which events name a
-            # time (lowercased by the engine, as the model lowercases them)
+            # a batch whose texts hold none of these plans no test of which events name a time
             self.time_question_words = tuple(
-                row[0]
-                for row in cur.execute(
-                    "select lower(word) from memory_time_question_words where word is not null"
-                ).fetchall()
+                row[0] for row in cur.execute(render_macro("time_question_words")).fetchall()
             )
-            # which candidates name a time, tested in Python for a lone recall (scope): each
-            # expression with whether it is lowercase, as model int_memory_event_candidates
-            # reads them
+            # which candidates name a time, tested in Python for a lone recall (scope)
             self.time_words: tuple[tuple[str, bool], ...] = tuple(
-                (row[0], row[1])
-                for row in cur.execute(
-                    "select expression, expression = lower(expression) from time_expressions"
-                    " where expression is not null"
-                ).fetchall()
+                (row[0], row[1]) for row in cur.execute(render_macro("time_words")).fetchall()
             )
         if engine is not None:  # recall there reads its copies of the seeds
             engine.replace_tables(self.con, SETTING_SEEDS)
@@ -169,14 +160,7 @@ class Context:
             from ..engines.postgres_setup import migrate_database
 
             migrate_database(self.engine.url)
-        row = (
-            self.con.cursor()
-            .execute(
-                "select data_type from duckdb_columns() "
-                "where table_name = 'memory_event_embedding' and column_name = 'embedding'"
-            )
-            .fetchone()
-        )
+        row = self.con.cursor().execute(render_macro("stored_embedding_type")).fetchone()
         if self.embedder is not None and row and row[0] != f"FLOAT[{dim}]":
             raise EmbeddingError(
                 f"the store's embeddings are {row[0]} but the embedder gives FLOAT[{dim}]"

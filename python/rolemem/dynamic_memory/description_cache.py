@@ -1,16 +1,11 @@
-"""Per-event values held in memory for a lone recall scored in Python (scope): each player's
-event descriptions, as written and as the engine lowercases them, so it tests which
-candidates hold the whole query or name a time (model int_memory_event_candidates'
-has_query_in_description and names_time) without reading or lowercasing every description on
-every turn (~2 ms of a 400-event player's read); and the shown events' fields (event_fields).
-
-Which events are reachable and in scope is read on every recall (scope.read_scope), and only
-those are looked up. A description never changes once written (a new description is a new
-event with a new id), so it is loaded once; a value that can change in place is checked
-against what the scope read says of its event. Bounded by events held (least recently used
-players go first; an event of 40 Chinese characters takes about 270 bytes, its text held once
-where lowercasing changes nothing, measured: the default 200,000 events is about 55 MB);
-thread-safe."""
+"""Per-event values a lone recall scored in Python (scope) holds per player: the descriptions,
+as written and as the engine lowercases them, for model int_memory_event_candidates' tests of
+the whole query and of time words without reading or lowercasing every description each turn
+(~2 ms of a 400-event player's read); and the shown events' fields (event_fields). Only the
+events the scope read finds reachable are looked up: a description never changes once written
+(a new one is a new event), a value that can change in place is checked against that read.
+Bounded by events held, least recently used players first (an event of 40 Chinese characters
+takes about 270 bytes: the default 200,000 is about 55 MB); thread-safe."""
 
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
+from ..sql.project import render_macro
 from .reachable import Fetch
 from .sql import with_official
 
@@ -62,12 +58,7 @@ class EventCache(Generic[Value]):
             return {event: player[event] for event in ids if event in player}
 
 
-_LOAD = with_official(
-    "int_memory_events_with_official",
-    """select event_id, description, lower(description) as lowered
-    from int_memory_events_with_official
-    where event_id in (select unnest(cast($ids as bigint[])))""",
-)
+_LOAD = with_official("int_memory_events_with_official", render_macro("event_descriptions_by_id"))
 
 # an event's description as written and lowercased by the engine (None: none)
 Texts = tuple[str | None, str | None]

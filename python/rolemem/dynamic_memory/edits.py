@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..schema.memory import memory_table
-from ..sql.project import write_sql
+from ..sql.project import render_macro, write_sql
 from .archive import TABLES, archive
 from .base import Context
 from .checks import MemoryInputError, _memory_id, _scope
@@ -94,11 +94,7 @@ class Edits:
             raise MemoryInputError(f"no memory_event with id {event_id}", field="id")
         old = found[0]
         # an edit is the same memory of the same lines: the new row keeps them
-        lines = store.run(
-            "select line_id, target_key from memory_event_line where event_id = $id "
-            "order by line_id",
-            {"id": event_id},
-        )
+        lines = store.run(render_macro("event_source_lines"), {"id": event_id})
         kept = (*OFFICIAL_FIELDS["events"], *_SOURCE_FIELDS, "scope", "agent_id", "user_id")
         event = {
             **{key: old[key] for key in kept},
@@ -172,9 +168,7 @@ class Edits:
     ) -> list[dict[str, Any]]:
         user_id = _scope(scope, user_id)
         rows = self.context.store.records(
-            f"select * from {memory_table(table, scope)} where agent_id = $agent_id "
-            "and scope = $scope "
-            "and user_id is not distinct from $user_id order by id",
+            render_macro("owner_memories", memory_table(table, scope)),
             {"agent_id": agent_id, "scope": scope, "user_id": user_id},
         )
         for row in rows:

@@ -12,6 +12,7 @@ from ..sql.project import write_sql
 from .base import Context
 from .checks import _scope, checked_text, naive_time
 from .contract import EntityRecord, checked
+from .sql import _SOURCE_FIELDS
 
 
 def checked_entity(
@@ -112,14 +113,7 @@ class Entities:
 
 
 # where a mention came from (macro insert_entity_mention); all null for one added by hand
-_MENTION_SOURCE = (
-    "save_id",
-    "first_line_id",
-    "last_line_id",
-    "root_line_id",
-    "target_key",
-    "batch_key",
-)
+_MENTION_SOURCE = (*_SOURCE_FIELDS, "target_key")
 
 
 def _mention_source(source: Mapping[str, Any]) -> dict[str, Any]:

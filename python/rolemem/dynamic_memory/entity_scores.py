@@ -87,10 +87,7 @@ def shown_entities(
             {
                 "query_id": row["query_id"],
                 "result_index": row["entity_rank"] - 1,
-                "entity_id": row["entity_id"],
-                "scope": row["scope"],
-                "kind": kind,
-                "keyword": row["keyword"],
+                **{name: row[name] for name in ("entity_id", "scope", "kind", "keyword")},
                 "entity_name": row["entity_name"],
                 # an entity's own attribute reads whole only with its name in front (v22 note)
                 "description": _joined(row["entity_name"], description)

@@ -1,11 +1,8 @@
 """The fields a lone recall shows of its events (macro memory_event_fields_by_id) on the
-embedded store: read by id once and held per player (description_cache.EventCache), checked
-against its event's `revision` as the recall's scope read gives it (every change of a field a
-recall shows bumps it: macro update_memory_fields), and the time as the prompt reads it
-relative to the query's now written out (times.memory_time_text). A read of the fields of
-the ~15 events shown cost ~2.4 ms of a LoCoMo recall
-(docs/decisions/recall-without-its-statement.md). A held event takes about 1.5 KB (texts of
-40 characters): the default 20,000 events is about 30 MB."""
+embedded store, held per player (description_cache.EventCache) and read again when the scope
+read gives its event another `revision` (every change of a field a recall shows bumps it:
+macro update_memory_fields); the time text is the query's (times.memory_time_text). A held
+event takes about 1.5 KB: the default 20,000 events is about 30 MB."""
 
 from __future__ import annotations
 

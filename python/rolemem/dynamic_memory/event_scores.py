@@ -15,6 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import yaml
+
+from ..sql.project import model_paths
 from .sql import COSINE_NAMES, STAT_NAMES
 
 _MODULUS = 2147483647  # macro roulette_hash's Lehmer generator
@@ -71,17 +74,13 @@ def _baselines(query: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, 
     return {
         "has_vector": query["query_embedding"] is not None,
         **{name: stats.get(name) for name in STAT_NAMES[3:]},  # each cosine's min and max
-        "cosine_mean": None
-        if count == 0
-        else (_coalesce(stats.get("cosine_sum")) + _coalesce(query["reference_cosine_sum"]))
-        / count,
-        "cosine_square_mean": None
-        if count == 0
-        else (
-            _coalesce(stats.get("cosine_square_sum"))
-            + _coalesce(query["reference_cosine_square_sum"])
-        )
-        / count,
+        **{
+            f"{name}_mean": None
+            if count == 0
+            else (_coalesce(stats.get(f"{name}_sum")) + _coalesce(query[f"reference_{name}_sum"]))
+            / count
+            for name in ("cosine", "cosine_square")
+        },
     }
 
 
@@ -314,34 +313,13 @@ def _event_log(row: Mapping[str, Any]) -> str | None:
     )
 
 
-_CANDIDATE_COLUMNS = (
-    "query_id",
-    "event_id",
-    "bm25_raw",
-    "bm25_score",
-    "keyword_score",
-    "cosine",
-    "dense_score",
-    "dense_z",
-    "context_cosine",
-    "context_score",
-    "long_context_cosine",
-    "long_context_score",
-    "time_score",
-    "time_answer_score",
-    "recency_score",
-    "use_count_score",
-    "recent_use_score",
-    "importance",
-    "feedback",
-    "relevance_score",
-    "profile_score",
-    "score",
-    "has_evidence",
-    "selection_rank",
-    "is_in_timeline",
-    "is_above_threshold",
-    "is_selected",
+# model memory_recall_candidates' columns as its YAML lists them, but its status and reason
+_CANDIDATE_COLUMNS = tuple(
+    column["name"]
+    for column in yaml.safe_load(
+        model_paths()["memory_recall_candidates"].with_suffix(".yml").read_text(encoding="utf-8")
+    )["models"][0]["columns"]
+    if column["name"] not in ("status", "reason")
 )
 
 

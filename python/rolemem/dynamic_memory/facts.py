@@ -22,33 +22,10 @@ from .checks import MemoryInputError, _count, checked_text, naive_time
 from .contract import FactEdit, FactRecord, checked
 from .lookups import Lookups
 
-# one row per fact on the chain, a slot's facts in chain order
-_FACTS_SELECT = """
-select
-    fact_id, subject, attribute, stated_attribute, value, cardinality, save_id, line_id,
-    line_ids_json, is_current, ended_by_fact_id, ended_at_line_id, created_at
-from int_memory_facts_resolved
-where is_current or cast($history as boolean)
-order by subject, attribute, line_position, fact_id
-"""
-
-
-# what the character holds about the player, one row per memory (mart
-# memory_character_knowledge), by kind and rank
-_KNOWLEDGE_SELECT = """
-select memory_type, memory_id, subject, attribute, content, strength, save_id, line_ids
-from memory_character_knowledge
-order by memory_type, knowledge_rank
-"""
+_FACTS_SELECT = render_macro("facts_on_chain")
+_KNOWLEDGE_SELECT = render_macro("character_knowledge_rows")
 _KNOWLEDGE_KINDS = {"fact": "facts", "entity": "entities", "event": "events"}
-# the merged entities a save's chain holds every mention of (what consolidation rewrites)
-_CONSOLIDABLE_SELECT = """
-select
-    entity_id as id, entity_name, kind, keyword, description, save_id, first_line_id,
-    last_line_id, root_line_id, target_key, batch_key, line_ids
-from int_memory_entities_consolidable
-order by entity_id
-"""
+_CONSOLIDABLE_SELECT = render_macro("consolidable_entity_rows")
 
 
 def _ids(value: Any) -> list[int]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..memory_builder import history
 from ..sql.batching import sole_player
-from ..sql.project import compose
+from ..sql.project import compose, render_macro
 from ..sql.request_rows import bound_lists
 from ..text.tokens import tokenize
 from .base import Context
@@ -17,8 +17,6 @@ from .checks import MemoryInputError, _setting, checked_text
 from .responses import from_json
 from .settings import SETTING_SEEDS
 from .sql import (
-    _QUERY_SQL,
-    _TIMELINE_SELECT,
     DENSE_COLUMNS,
     NO_REFERENCES,
     QUERY_FIELDS,
@@ -116,7 +114,7 @@ class Lookups:
         }
         sql = compose(
             "int_memory_query_words",
-            {"int_memory_queries": _QUERY_SQL},
+            {"int_memory_queries": query_sql()},
             "select word, word_source, level from int_memory_query_words order by word_order",
             existing=SETTING_SEEDS,
         )
@@ -140,7 +138,7 @@ class Lookups:
         """The overview timeline (前情提要): the player's newest `timeline_size` events in
         scope (on the save's current branch), oldest first, as event dicts."""
         params = self.listing(user_id, agent_id, save_id, memory_scope)
-        return self.listed("int_memory_timeline", _TIMELINE_SELECT, params)
+        return self.listed("int_memory_timeline", render_macro("timeline_rows"), params)
 
     def listing(
         self,

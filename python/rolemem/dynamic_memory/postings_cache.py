@@ -21,16 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ..sql.project import render_macro
 from ..text.recall_words import Word
 from .reachable import Fetch, Reachable
 from .sql import with_official
 
-_LOAD = with_official(
-    "int_memory_event_terms_with_official",
-    """select event_id, term, keyword_count, description_count, tag_count
-    from int_memory_event_terms_with_official
-    where event_id in (select unnest(cast($ids as bigint[])))""",
-)
+_LOAD = with_official("int_memory_event_terms_with_official", render_macro("event_postings_by_id"))
 
 
 # a query's BM25 rows as columns: event ids, bm25_raw (None: null), word_tier

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import render_macro
 from .sql import PLAYER_EVENTS
 
 # A statement's result as columns (name -> values), on whichever engine holds the store
@@ -31,21 +32,8 @@ def has_context(alias: str = "") -> str:
 # to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
 # vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
 def reachable_sql(owners: bool, vectors: bool) -> str:
-    named = "events.agent_id, events.scope, events.user_id, " if owners else ""
-    vectors_join = "\n        left join {} as vectors on vectors.event_id = events.id"
-    flags = (
-        f""",
-            vectors.event_id is not null as has_vector,
-            coalesce({has_context("vectors")}, false) as has_context"""
-        if vectors
-        else ""
-    )
     return " union all ".join(
-        f"""select
-            {named}events.id as event_id,
-            events.token_count,
-            events.created_at{flags}
-        from ({events}) as events{vectors_join.format(table) if vectors else ""}"""
+        render_macro("reachable_events", events, owners, vectors and table, has_context("vectors"))
         for table, events in PLAYER_EVENTS.items()
     )
 

@@ -718,10 +718,12 @@ class Recall:
         statements = []
         engine = self.context.store.name
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
+        bonus = self.context.settings["recall_strength_bonus"]
+        # the batch's player where it is one's (on Citus always: DynamicMemory splits)
+        player = sole_player(query.params["user_id"] for query in queries)
         # an official memory's counters are in its own table (of no player): its statement
         # only when one was recalled
         for (player_table, position, key), scope in itertools.product(tables, SCOPES):
-            table = memory_table(player_table, scope)
             recalled = [
                 (row[key], query.params["now"])
                 for query, result in zip(queries, results, strict=True)
@@ -730,17 +732,15 @@ class Recall:
                 if row["scope"] == scope
             ]
             ids, times = [item_id for item_id, _ in recalled], [at for _, at in recalled]
-            bonus = self.context.settings["recall_strength_bonus"]
-            # the batch's player where it is one's (on Citus always: DynamicMemory splits)
-            player = {"user_id": sole_player(query.params["user_id"] for query in queries)}
             if len(set(ids)) == len(ids) and len(set(times)) == 1:
-                once = {"bonus": bonus, "ids": ids, "now": times[0], **player}
-                sql = write_sql("record_recalls", table, scope == "user", engine=engine)
-                statements.append((sql, once))
+                name, params = "record_recalls", {"ids": ids, "now": times[0]}
             elif recalled:
-                grouped = {"bonus": bonus, "ids": ids, "recalled_at": times, **player}
-                sql = write_sql("record_batched_recalls", table, scope == "user", engine=engine)
-                statements.append((sql, grouped))
+                name, params = "record_batched_recalls", {"ids": ids, "recalled_at": times}
+            else:
+                continue
+            table = memory_table(player_table, scope)
+            sql = write_sql(name, table, scope == "user", engine=engine)
+            statements.append((sql, {"bonus": bonus, "user_id": player, **params}))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(

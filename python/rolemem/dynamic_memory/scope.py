@@ -1,17 +1,9 @@
 """A lone query's recall answered without the recall statement (embedded store): its reachable
-events read once with whether each is in the query's scope, then its candidates, timeline and
-answer rows built here from the signal rows, with the shown events' fields (event_fields).
-
-The scope stays decided in SQL on every call: the read applies macro is_event_in_scope (the
-branch being played, the players) to every reachable event, with the query's chain joined
-from the write-time table int_lines_chained_to_root. What Python adds is model
-int_memory_event_candidates' join of the signal rows to those events (and its tests of the
-whole query and of time words, over descriptions the engine lowercased: description_cache)
-and the timeline's pick (macro newest_events_per_query: the newest timeline_size events in
-scope, by creation time, then id). The shown events' fields come from macro
-memory_event_fields, held in memory (event_fields). test_event_scores and
-test_recall_follows_every_write hold the answers equal to the statement's. The scope read
-plans 7 operators (10 with a save's chain) where the recall statement planned 65
+events read once with whether each is in its scope (macro is_event_in_scope: the scope stays
+decided in SQL on every call), then model int_memory_event_candidates' join and tests and the
+timeline's pick (macro newest_events_per_query) done here over the signal rows, the shown
+events' fields held in memory (event_fields). test_event_scores and
+test_recall_follows_every_write hold the answers equal to the statement's
 (docs/decisions/recall-without-its-statement.md)."""
 
 from __future__ import annotations
@@ -47,14 +39,6 @@ class Scope(NamedTuple):
     is_long_query: bool
 
 
-# the query's values the branch rule reads, as one bound struct (a relation of them would cost
-# each part of the union a cross product and two projections to plan)
-_QUERY = (
-    "(cast($scope_query as struct(save_id bigint, memory_scope varchar, lineage_save_ids "
-    "bigint[])))"
-)
-
-
 # what the read takes of each reachable event: the two tables' parts are unioned first, so the
 # branch rule and the chain's joins are planned once over both (each part binding its own cost
 # ~0.5 ms a read on LoCoMo's players)
@@ -66,45 +50,12 @@ _EVENT_COLUMNS = (
 
 @functools.cache
 def _scope_sql(chained: bool) -> str:
-    """The read: the reachable events (sql.PLAYER_EVENTS, as reachable.reachable_sql reads
-    them), with the branch rule and what scoring reads; `chained`: the query has a save,
-    whose chain is joined (else no event's line is on one)."""
-    chain = (
-        "(select line_id from main.int_lines_chained_to_root "
-        "where save_id = cast($save_id as bigint))"
-    )
-    in_scope = render_macro(
-        "is_event_in_scope",
-        "events",
-        _QUERY,
-        "query_chains.line_id" if chained else "null",
-        "tree_roots.line_id" if chained else "null",
-        None,
-    )
+    """The read (macro lone_query_scope) of the reachable events (sql.PLAYER_EVENTS, as
+    reachable.reachable_sql reads them); `chained`: the query has a save."""
     parts = " union all ".join(
         f"select {_EVENT_COLUMNS} from ({events}) as events" for events in PLAYER_EVENTS.values()
     )
-    joins = (
-        f"""
-        left join {chain} as query_chains on query_chains.line_id = events.last_line_id
-        left join {chain} as tree_roots on tree_roots.line_id = events.root_line_id"""
-        if chained
-        else ""
-    )
-    return f"""select
-            events.id as event_id,
-            events.token_count,
-            events.created_at,
-            {in_scope} as is_in_scope,
-            events.scope = 'user' as is_own,
-            cast(events.importance as double) as importance,
-            cast(events.feedback as double) as feedback,
-            events.recall_count,
-            events.last_recalled_at,
-            events.revision,
-            lower(cast($query_text as varchar)) as lowered_query,
-            length(cast($query_text as varchar)) > 1 as is_long_query
-        from ({parts}) as events{joins}"""
+    return render_macro("lone_query_scope", parts, chained)
 
 
 def read_scope(fetch: Fetch, query: Mapping[str, Any]) -> Scope:

@@ -69,14 +69,12 @@ QUERY_FIELDS = {
 }
 
 
+@functools.cache  # rendered once per engine, not per batch
 def query_sql(engine: str = "duckdb") -> str:
     """The batch's queries, one row each (model int_memory_queries): QUERY_FIELDS bound as
     lists, the settings once."""
     fields = {name: kind for name, kind in QUERY_FIELDS.items() if name != "query_id"}
     return request_rows_sql("query_id", fields, engine, QUERY_SETTINGS)
-
-
-_QUERY_SQL = query_sql()
 
 
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -240,59 +238,6 @@ SIGNAL_COLUMNS = {**LEXICAL_COLUMNS, **DENSE_COLUMNS, "is_in_time_window": "bool
 FAST_SIGNALS = {"int_memory_query_signals": bound_rows("signals", SIGNAL_COLUMNS)}
 
 
-def _answer_select(columns: Mapping[str, str], joins: Sequence[str]) -> str:
-    """One row per query of the batch, in query_id order: `columns` (name -> value) over
-    `joins` (each left joined on the query)."""
-    values = "".join(f",\n    {value} as {name}" for name, value in columns.items())
-    return f"""
-select
-    queries.query_id{values}
-from int_memory_queries as queries
-{"".join(joins)}
-order by queries.query_id
-"""
-
-
-def _per_query(name: str, relation: str, value: str) -> str:
-    """`value` aggregated over `relation` (as `name`) per query, joined as `name`."""
-    return f"""left join (
-    select query_id, {value} as {name}
-    from {relation} as {name}
-    group by query_id
-) as {name} on {name}.query_id = queries.query_id
-"""
-
-
-def _rows(name: str, relation: str, order_by: str, engine: str) -> str:
-    """`relation`'s rows as a list per query, as the engine aggregates rows (list_of_rows)."""
-    return _per_query(name, relation, render_macro("list_of_rows", name, order_by, engine=engine))
-
-
-_NULL_LIST = "cast(null as integer[])"
-# The facts on the chain a later one ended: never recalled, counted for the trace; only when a
-# player of the batch has facts (var recall_facts), else none of their models is planned.
-_SUPERSEDED_JOIN = _per_query(
-    "superseded", "int_memory_facts_resolved", "count(*) filter (where not is_current)"
-)
-
-
-def _superseded(facts: bool) -> str:
-    return "coalesce(superseded.superseded, 0)" if facts else "0"
-
-
-# Every candidate of a query with what its answer row shows (macro memory_event_fields), for
-# the caller to score and select (event_scores): the fields joined here, not carried through
-# the scoring models' windows (PostgreSQL's plan pays per candidate for each column carried).
-_CANDIDATE_ROWS = """(
-    select candidates.*, {fields}
-    from int_memory_event_candidates as candidates
-    inner join int_memory_events_with_official as events
-        on events.event_id = candidates.event_id
-    inner join int_memory_queries as queries
-        on queries.query_id = candidates.query_id
-)"""
-
-
 @functools.cache  # rendered once per set of arguments, not per batch
 def query_select(
     candidates: bool,
@@ -305,100 +250,28 @@ def query_select(
     hits: bool = False,
     lines: bool = True,
 ) -> str:
-    """The batch's answer rows. `facts`: a player of the batch has facts (their superseded
-    ones are counted); `prompt_text`: a query of the batch wants the prompt text
-    (memory_prompt_texts); `entities`: the batch plans the entities (else none, null); `words`:
-    the statement computes the words (else null: the caller has them, answer_words); `scored`:
-    the events column holds every candidate (int_memory_event_candidates), which the caller
-    scores and selects (event_scores), and the candidates column is null; `hits`, `lines`: the
-    entities column holds every entity hit, which the caller gathers (_entities_join). A lone
-    query's hits come from entity_select instead. The candidates (log or explain) only when
-    asked: building ~thousands of dicts costs about a third of a query on a large store."""
-    listed = candidates and not scored
-    fields = [(name, name) for name in ("word", "word_source", "level")]
-    return _answer_select(
-        {
-            "events": "events.events",
-            "entities": "entities.entities" if entities else _NULL_LIST,
-            "prompt_text": "prompts.prompt_text" if prompt_text else "cast(null as varchar)",
-            "timeline": "timeline.timeline",
-            "candidates": "candidates.candidates" if listed else _NULL_LIST,
-            "words": "words.words" if words else _NULL_LIST,
-            "superseded_fact_count": _superseded(facts),
-        },
-        [
-            _rows(
-                "events",
-                _CANDIDATE_ROWS.format(fields=render_macro("memory_event_fields", engine=engine))
-                if scored
-                else "memory_query_events",
-                "events.event_id" if scored else "events.result_index",
-                engine,
-            ),
-            _entities_join(engine, hits, lines) if entities else "",
-            "left join memory_prompt_texts as prompts on prompts.query_id = queries.query_id\n"
-            if prompt_text
-            else "",
-            _rows("timeline", "memory_query_timeline", "timeline.result_index", engine),
-            _per_query(
-                "words",
-                "int_memory_query_words",
-                render_macro("list_of_objects", fields, "word_order", engine=engine),
-            )
-            if words
-            else "",
-            _SUPERSEDED_JOIN if facts else "",
-            _rows(
-                "candidates",
-                "memory_recall_candidates",
-                "candidates.score desc, candidates.event_id",
-                engine,
-            )
-            if listed
-            else "",
-        ],
-    )
-
-
-def _entities_join(engine: str, hits: bool, lines: bool) -> str:
-    """The batch's entities as a list per query: the recalled ones (memory_query_entities), or
-    with `hits` every entity hit (int_memory_entity_hits), which the caller gathers
-    (entity_scores), each with the lines the save sees a player's entity came from when `lines`
-    (var recall_mention_lines)."""
-    if not hits:
-        return _rows("entities", "memory_query_entities", "entities.result_index", engine)
-    relation = (
-        """(
-        select hits.*, sources.save_id, sources.line_ids
-        from int_memory_entity_hits as hits
-        left join int_memory_entity_mention_lines as sources
-            on sources.query_id = hits.query_id and sources.entity_id = hits.entity_id
-    )"""
-        if lines
-        else "int_memory_entity_hits"
-    )
-    return _rows("entities", relation, "entities.entity_id", engine)
+    """The batch's answer rows (macro recall_answer, whose arguments these are). A lone
+    query's hits come from entity_select instead."""
+    flags = (candidates, facts, prompt_text, entities, words, scored, hits, lines)
+    return render_macro("recall_answer", *flags, engine=engine)
 
 
 @functools.cache
 def entity_select(engine: str, facts: bool, lines: bool) -> str:
-    """A batch's entity hits and superseded facts alone (query_select's with `hits`; `facts`,
-    `lines`: as there): the embedded store's recall runs it on a second cursor beside the
-    statement of the rest, so a lone turn waits for the longer half, not for both."""
-    return _answer_select(
-        {"entities": "entities.entities", "superseded_fact_count": _superseded(facts)},
-        [_entities_join(engine, True, lines), _SUPERSEDED_JOIN if facts else ""],
-    )
+    """A batch's entity hits and superseded facts alone (query_select's with `hits`): the
+    embedded store's recall runs it on a second cursor beside the statement of the rest, so a
+    lone turn waits for the longer half, not for both."""
+    flags = (False, facts, False, True, False, False, True, lines, True)
+    return render_macro("recall_answer", *flags, engine=engine)
 
 
-# The events a batch's context texts read: the stored events of its agents' timelines and the
-# new ones, numbered from _FIRST_NEW_ID in batch order (after every stored id).
+# the new events a batch's context texts read are numbered from here (after every stored id)
 _FIRST_NEW_ID = 2**62
 
 
 def new_and_stored_events(engine: str) -> str:
-    """The events of the batch's timelines (`$new_*` lists, one per new event) and the new
-    events, as int_memory_event_context_texts reads them."""
+    """The events of the batch's timelines and the new ones (macro stored_and_new_events), as
+    int_memory_event_context_texts reads them."""
     stored = with_official(
         "int_memory_events_with_official",
         "select event_id, agent_id, scope, user_id, created_at, description "
@@ -415,18 +288,7 @@ def new_and_stored_events(engine: str) -> str:
         },
         engine=engine,
     )
-    return f"""
-    select * from ({stored}) as stored
-    union all
-    select
-        cast($first_new_id as bigint) + generate_subscripts(cast($new_agent_id as varchar[]), 1)
-        - 1,
-        unnest(cast($new_agent_id as varchar[])),
-        unnest(cast($new_scope as varchar[])),
-        unnest(cast($new_user_id as varchar[])),
-        unnest(cast($new_created_at as timestamp[])),
-        unnest(cast($new_description as varchar[]))
-"""
+    return render_macro("stored_and_new_events", stored)
 
 
 _EMBED_BATCH = 64  # documents per embedder call (and per progress step)
@@ -438,24 +300,13 @@ _SOURCE_FIELDS = ("save_id", "first_line_id", "last_line_id", "root_line_id", "b
 _LINE_FIELDS = ("line_ids", "target_key")
 
 
-_TIMELINE_SELECT = """
-select
-    event_id, scope, description, deepinsight, place, scene, keywords, importance, strength,
-    save_id, first_line_id, last_line_id, created_at
-from int_memory_timeline
-order by created_at, event_id
-"""
-
-
 # One query's scored candidates into the recall log, a list per column (macro log_recalls)
 LOGGED_COLUMNS = {
     "event_id": "bigint",
-    "bm25_score": "double",
-    "keyword_score": "double",
-    "dense_score": "double",
-    "recency_score": "double",
-    "profile_score": "double",
-    "score": "double",
+    **dict.fromkeys(
+        ("bm25_score", "keyword_score", "dense_score", "recency_score", "profile_score", "score"),
+        "double",
+    ),
     "is_selected": "boolean",
 }
 

@@ -1,18 +1,14 @@
-"""A player's event vectors held in memory, so dense recall is a numpy product per turn.
+"""A player's event vectors held in memory, so dense recall is a numpy product per turn
+(20,000 stored FLOAT[384] vectors scanned in SQL cost ~57 ms a query, a few ms in numpy).
 
-Scanning 20,000 stored FLOAT[384] vectors in SQL costs ~57 ms a query; the same cosines in
-numpy take a few ms. An event's vectors (its description's and its context texts') never
-change after they are written (a new description is a new event with a new id; context vectors
-missing from an older store are filled in once, and then reloaded), and a vectors row is only
-ever written with its event, so the cache loads only the events it has not seen yet and notes
-those found with none; a deleted event's cached vectors are harmless: its cosines match no
-event in the scoring SQL, which still decides what is in scope and how cosines count. When
-the caller did not read which events have vectors (a lone recall's scope read), those held
-without context vectors are read again on each recall until maintenance fills them in (one
-small read; a copy only when one was filled). Bounded by event count (three 384-float vectors
-each: the default 87,381 events is about 400 MB; least recently used players go first);
-thread-safe.
-"""
+An event's vectors never change once written (a new description is a new event; missing
+context vectors are filled in once, then reloaded) and are only written with their event, so
+only unseen events are loaded and those found with none are noted; a deleted event's cached
+vectors match no event in the scoring SQL, which still decides scope and how cosines count.
+Without the caller's read of which events have vectors (a lone recall's scope read), those
+held without context vectors are read again each recall until maintenance fills them in.
+Bounded by events held (three 384-float vectors each: the default 87,381 is about 400 MB; least
+recently used players first); thread-safe."""
 
 from __future__ import annotations
 
@@ -24,22 +20,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..schema.memory import VECTOR_COLUMNS
+from ..sql.project import render_macro
 from .reachable import CONTEXT_COLUMNS, Fetch, has_context, read_reachable
 from .sql import COSINE_NAMES, STAT_NAMES, with_official
 
-_HAS_CONTEXT = has_context()
-# an event stored without context vectors (written before them) has its own vector for each
-# until maintenance fills them in
 _LOAD = with_official(
     "int_memory_event_embeddings_with_official",
-    f"""select
-        event_id,
-        embedding,
-        {", ".join(f"coalesce({name}, embedding) as {name}" for name in CONTEXT_COLUMNS)},
-        {_HAS_CONTEXT} as has_context
-    from int_memory_event_embeddings_with_official
-    where event_id in (select unnest(cast($ids as bigint[])))
-    order by event_id""",
+    render_macro("event_vectors_by_id", CONTEXT_COLUMNS, has_context()),
 )
 
 
