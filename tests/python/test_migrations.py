@@ -5,6 +5,8 @@ DuckDB and PostgreSQL, processes opening one store together run a step once."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -15,6 +17,7 @@ import pytest
 from rolemem.dynamic_memory import DynamicMemory
 from rolemem.engines.postgres_setup import init_database, migrate_database
 from rolemem.engines.sqlalchemy_engines import engine_for
+from rolemem.schema.memory import MEMORY_TABLES
 from rolemem.schema.migrations import STEPS, migrate
 from rolemem.schema.store import create_all, create_memory_tables
 from rolemem.text.postings import postings
@@ -172,6 +175,20 @@ def test_an_older_postgres_store_gets_a_steps_column_back_once_on_init(older_pos
     init_database(older_postgres)
     assert _postgres_state(older_postgres) == (sorted((name, 1) for name in NAMES), True)
     assert migrate_database(older_postgres) == []  # opened again: nothing runs
+
+
+def test_a_postgres_store_from_before_the_erasing_mark_gets_it_on_init(postgres_url):
+    """save.erasing (a save being erased reads as gone): added by its own step to a store
+    made before it, its saves kept."""
+    url = fresh_database(postgres_url, "rolemem_migrations_erasing")
+    init_database(url)
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("insert into save (id, user_id) values (7, 'mumu')")
+        con.execute("alter table save drop column erasing")
+        con.execute("delete from rolemem_migration where name = 'save_erasing'")
+    assert migrate_database(url) == ["save_erasing"]
+    with psycopg.connect(url, autocommit=True) as con:
+        assert con.execute("select id, erasing from save").fetchall() == [(7, None)]
 
 
 def test_processes_opening_an_older_postgres_store_together_run_a_step_once(older_postgres):
@@ -381,3 +398,20 @@ def test_tags_an_older_version_stored_in_another_shape_never_keep_a_store_closed
             906: ["海边"],
             907: [],
         }
+
+
+def test_a_games_own_sqlmodel_table_is_not_a_memory_table():
+    """A game defining its SQLModel tables before rolemem's (the same metadata): its table is
+    neither made, dropped nor checked as one of rolemem's."""
+    script = (
+        "from sqlmodel import Field, SQLModel\n"
+        "class GamePlayer(SQLModel, table=True):\n"
+        "    id: int | None = Field(default=None, primary_key=True)\n"
+        "from rolemem.schema.memory import MEMORY_TABLES\n"
+        "print(sorted(table.name for table in MEMORY_TABLES))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert "gameplayer" not in found
+    assert found.strip() == str(sorted(table.name for table in MEMORY_TABLES))

@@ -184,11 +184,12 @@ def test_a_players_glob_refuses_another_player_wherever_named(keyed):
             ("recall", "user_id"),
         ]
     }
-    # the body read as the route reads it: without a Content-Type (FastAPI parses it as
-    # JSON), and a second Content-Type (refused: Starlette would read the first)
+    # the body read as the route reads it: without a Content-Type (FastAPI does not parse
+    # it as JSON: the route's 415, nothing done), and a second Content-Type (refused:
+    # Starlette would read the first)
     body = json.dumps({"query": "海", "user_id": "studio-b-glob", "agent_id": "qiyu"})
     untyped = client.post("/query", headers=STUDIO_A, content=body)  # no Content-Type
-    assert (untyped.status_code, error_of(untyped)["field"]) == (403, "user_id")
+    assert (untyped.status_code, error_of(untyped)["field"]) == (415, "Content-Type")
     twice = client.post(
         "/query",
         headers=[
@@ -268,6 +269,18 @@ def test_a_header_given_twice_is_a_400_naming_it_before_any_key_is_judged(keyed)
     }
     # one key alone: its own answer
     assert client.get("/users/studio-b-twice/saves", headers=STUDIO_A).status_code == 403
+
+
+def test_a_glob_keys_body_sent_without_json_is_the_415_not_the_name_the_player_403(keyed):
+    """The body is not read as JSON, so the player it names is not seen: the route's 415
+    (no work done), not the players check's 403 asking to name the player it named."""
+    client, _, _ = keyed
+    body = b'{"user_id": "studio-a-plain"}'
+    for headers in (STUDIO_A, {**STUDIO_A, "Content-Type": "text/plain"}):
+        answer = client.post("/saves", headers=headers, content=body)
+        assert (answer.status_code, error_of(answer)["field"]) == (415, "Content-Type")
+    as_json = {**STUDIO_A, "Content-Type": "application/json"}
+    assert client.post("/saves", headers=as_json, content=body).status_code == 201
 
 
 def test_a_glob_restricted_key_never_reaches_another_players_save(keyed):

@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from .game import APP_TABLES, CONFIG_TABLES, _key_column, _table, drop_tables
+from .game import _key_column, _table, drop_tables
 
 # memory_event_embedding's vectors of an event: its description's, then its context texts'
 # (model int_memory_event_context_texts)
@@ -391,13 +391,22 @@ def memory_table(table: str, scope: str | None) -> str:
 
 
 # the official twins: copies of their player tables in the same metadata
-for _model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive):
-    _table(_model).to_metadata(SQLModel.metadata, name=OFFICIAL_TABLES[_table(_model).name])
-# every table of this module, official twins last (the metadata's others are schema.game's)
+_TWINS = [
+    _table(model).to_metadata(SQLModel.metadata, name=OFFICIAL_TABLES[_table(model).name])
+    for model in (MemoryEntity, MemoryEvent, MemoryEventTerm, MemoryArchive)
+]
+# every table of this module, official twins last: not every table of the metadata, which a
+# game's own SQLModel tables may share
 MEMORY_TABLES: list[Any] = [
-    table
-    for table in SQLModel.metadata.tables.values()
-    if table.name not in {other.name for other in APP_TABLES + CONFIG_TABLES}
+    *(
+        _table(model)
+        for model in list(globals().values())
+        if isinstance(model, type)
+        and issubclass(model, SQLModel)
+        and model.__module__ == __name__
+        and hasattr(model, "__table__")
+    ),
+    *_TWINS,
 ]
 
 

@@ -2,7 +2,8 @@
 prompt_token_count), cut where a memory block passes its budget (seed memory_prompt_budgets)
 or the prompt passes max_prompt_tokens, and the dynamic memory text rebuilt from what is kept.
 The pieces are the turn's own values: the statement runs on rolemem's in-memory DuckDB whatever
-the store's engine, and only when token_counts says a budget could cut."""
+the store's engine, and only when token_counts (model memory_prompt_token_counts in Python)
+says a budget could cut, or at once for a request with max_prompt_tokens."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def cut(
 ) -> tuple[list[dict[str, Any]], str, int]:
     """Each piece's cut (`is_cut`, `cut_reason`; in `pieces`' order), the kept dynamic memory
     text, the prompt's token count."""
-    # a request that bounds its prompt is the one likely to be cut: the statement at once
+    # a request that bounds its prompt is the one likely to be cut: the statement at once,
+    # without counting first
     turn: dict[str, Any] = {
         "user_name": user_name,
         "agent_name": agent_name,

@@ -286,10 +286,13 @@ class RequestGuard:
                 return
             scope.setdefault("state", {})[PARSED_BODY] = ParsedBody(document, lane)
         elif body:
+            # the route's 415, not the players check's 403 for a body that names none: a
+            # route whose body names its player takes JSON, so it answers 415 without work
             scope.setdefault("state", {})[NOT_JSON_BODY] = True
         # the players the body names (None: no JSON body), before validation and store work
-        players: Callable[[Any], Response | None] | None = scope.get("state", {}).get(BODY_CHECK)
-        refusal = None if players is None else players(document)
+        state = scope.get("state", {})
+        players: Callable[[Any], Response | None] | None = state.get(BODY_CHECK)
+        refusal = None if players is None or NOT_JSON_BODY in state else players(document)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
