@@ -206,7 +206,8 @@ def test_a_save_part_erased_reads_as_gone_and_the_next_delete_finishes_it(game):
     player = "player-dee"
     save = post(client, "/saves", {"user_id": player})["save_id"]
     lines = [{"attribute": "user", "content": f"dee: {n}"} for n in range(3)]
-    post(client, f"/saves/{save}/lines", {"user_id": player, "lines": lines})
+    keyed = {"Idempotency-Key": "k-dee"}
+    post(client, f"/saves/{save}/lines", {"user_id": player, "lines": lines}, keyed)
     store = app.state.store
     first = store.write(
         lambda cur: erasure.delete_save(cur, save, player, engine=store.engine.name)
@@ -228,3 +229,8 @@ def test_a_save_part_erased_reads_as_gone_and_the_next_delete_finishes_it(game):
         assert (finished.json()["deleted"]["line"], finished.json()["deleted"]["save"]) == (2, 1)
     assert client.delete(f"/saves/{save}", headers=KEY, params=mine).status_code == 404
     assert store.engine.run("select count(*) from line where save_id = $s", {"s": save}) == [(0,)]
+    # its idempotency records went with it: the append replayed runs again, and is not found
+    replayed = client.post(
+        f"/saves/{save}/lines", headers={**KEY, **keyed}, json={**mine, "lines": lines}
+    )
+    assert (replayed.status_code, error_of(replayed)["field"]) == (404, "save_id")

@@ -60,13 +60,13 @@ def erase_step(
     cur: Any, save_ids: Sequence[int], *, user_id: str | None = None, engine: str = "duckdb"
 ) -> dict[str, int]:
     """One transaction's share of erasing the saves `save_ids`: what their lines produced
-    (ERASED_TABLES, the write-time history), then their lines, then the saves once no line is
-    left. PostgreSQL does it all in one step; DuckDB, whose foreign key checks count the rows
-    its transaction deleted as still there, deletes a level of lines (the leaves) per step and
-    the saves in a step of their own: `erase` runs the steps. Each step first marks the saves
-    as being erased (save.erasing), so that no read sees a save half erased between steps.
-    `user_id`: the saves' player (on Citus, the shard their saves are deleted on). Counts per
-    table."""
+    (ERASED_TABLES, the write-time history) and the idempotency records whose answer names
+    them, then their lines, then the saves once no line is left. PostgreSQL does it all in one
+    step; DuckDB, whose foreign key checks count the rows its transaction deleted as still
+    there, deletes a level of lines (the leaves) per step and the saves in a step of their
+    own: `erase` runs the steps. Each step first marks the saves as being erased
+    (save.erasing), so that no read sees a save half erased between steps. `user_id`: the
+    saves' player (on Citus, the shard their saves are deleted on). Counts per table."""
     ids = {"save_ids": list(save_ids)}
     player = {**ids, "user_id": user_id}
 
@@ -76,6 +76,7 @@ def erase_step(
 
     history.run(cur, write_sql("mark_saves_erasing", engine=engine), player)
     counts = {table: deleted("delete_save_rows", table) for table in ERASED_TABLES}
+    counts["rolemem_idempotency"] = deleted("delete_save_idempotency")
     counts.update(history.erase(cur, engine, list(save_ids)))
     if engine == "duckdb" and counts.get("memory_fact"):
         # the facts gone end no value on the saves left (a parent sharing their lines)
