@@ -135,8 +135,8 @@ def test_a_role_without_a_character_keeps_the_character_id_required(game, roles)
 
 
 def test_a_role_id_of_no_role_is_a_404_naming_its_field_on_every_route(game):
-    """The turn, the memory status, an append's lines and observe, a regenerate: one answer,
-    whatever else the request gives, and nothing written."""
+    """The turn, the memory status, an append's lines (a speaker or one present) and observe,
+    a regenerate: one answer, whatever else the request gives, and nothing written."""
     client, app, _ = game
     lines_before = rows(app, "select count(*) from line")
     mumu = {"user_id": "mumu"}
@@ -150,6 +150,13 @@ def test_a_role_id_of_no_role_is_a_404_naming_its_field_on_every_route(game):
         ],
         "lines[1].role_id": [
             client.post("/saves/2/lines", headers=KEY, json={**mumu, "lines": [said, reply]})
+        ],
+        "lines[0].present_role_ids[1]": [
+            client.post(
+                "/saves/2/lines",
+                headers=KEY,
+                json={**mumu, "lines": [{**said, "present_role_ids": [1, 99999]}]},
+            )
         ],
         "observe.role_id": [
             client.post(

@@ -361,16 +361,28 @@ _KNOWN_ROLES_SQL = render_macro("known_role_ids")
 
 
 def _check_roles(cur: Any, lines: Mapping[str, dict[str, Any]]) -> None:
-    """Every line's role exists (NotFoundError naming the first that does not, by its path in
-    the request: `lines`' keys)."""
-    wanted = sorted({line["role_id"] for line in lines.values() if line["role_id"] is not None})
-    if not wanted:
+    """Every role a checked line names (its speaker, those present) exists: NotFoundError
+    naming the first that does not, by its path in the request (`lines`' keys)."""
+    named = [
+        (where, role_id)
+        for path, line in ((path, _presence_lists(dict(line))) for path, line in lines.items())
+        for where, role_id in [
+            (f"{path}.role_id", line["role_id"]),
+            *(
+                (f"{path}.present_role_ids[{index}]", present)
+                for index, present in enumerate(line.get("present_role_ids") or ())
+            ),
+        ]
+        if role_id is not None
+    ]
+    if not named:
         return
+    wanted = sorted({role_id for _, role_id in named})
     [(found,)] = cur.execute(_KNOWN_ROLES_SQL, {"ids": wanted}).fetchall()
     known = set(found or [])
-    for path, line in lines.items():
-        if line["role_id"] is not None and line["role_id"] not in known:
-            raise NotFoundError(roles.unknown_role(line["role_id"]), field=f"{path}.role_id")
+    for where, role_id in named:
+        if role_id not in known:
+            raise NotFoundError(roles.unknown_role(role_id), field=where)
 
 
 def _insert_line(
