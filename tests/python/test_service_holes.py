@@ -131,6 +131,17 @@ def test_a_body_not_sent_as_json_is_a_415_naming_the_content_type(service):
     assert service.post("/turn", content=body, headers=suffixed).status_code == 200
 
 
+def test_a_json_body_in_utf_16_is_refused_as_not_utf_8(service):
+    """JSON between systems is UTF-8 (RFC 8259); json.loads of bytes took UTF-16 and 32."""
+    typed = {**GAME, "Content-Type": "application/json"}
+    for encoding in ("utf-16", "utf-16-le", "utf-32"):
+        answer = service.post("/turn", content=json.dumps(TURN).encode(encoding), headers=typed)
+        assert (answer.status_code, error_of(answer)["message"]) == (
+            422,
+            "the body is not valid JSON (UTF-8)",
+        )
+
+
 def _bounded(text: str) -> str:
     """What an error quotes of `text`: at most 500 characters, its start and end kept."""
     return text if len(text) <= 500 else f"{text[:249]}…{text[-250:]}"

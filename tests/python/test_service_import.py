@@ -178,7 +178,7 @@ def test_a_bad_row_is_refused_and_nothing_is_written(game, role):
     no_role = [*rows[:5], {**rows[5], "role_id": 999}]
     assert refused(ndjson(no_role)) == (404, "lines[5].role_id")
     assert refused(b"\n\n") == (422, "lines")
-    assert refused(ndjson(rows), **{"Content-Type": "text/plain"}) == (422, "Content-Type")
+    assert refused(ndjson(rows), **{"Content-Type": "text/plain"}) == (415, "Content-Type")
     assert refused(ndjson(rows), **{"X-API-Key": "wrong"}) == (401, "X-API-Key")
     # a second Content-Type is refused before the body is read, as every request's is
     twice = client.post(

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .errors import error_response, responses
+from .errors import UnsupportedMediaType, responses
 from .guard import NOT_JSON_BODY, PARSED_BODY, ParsedBody
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -51,7 +51,7 @@ class BodyRoute(APIRoute):
             state = request.scope.get("state", {})
             if takes_json and state.get(NOT_JSON_BODY):
                 text = "the body must be JSON: send it with Content-Type: application/json"
-                return error_response(415, "UnsupportedMediaType", text, "Content-Type")
+                raise UnsupportedMediaType(text, field="Content-Type")
             given = state.get(PARSED_BODY)
             if not isinstance(given, ParsedBody):
                 return await handler(request)

@@ -143,9 +143,19 @@ def invalid(location: tuple[Any, ...], message: str) -> RequestValidationError:
     return RequestValidationError([{"type": "value_error", "loc": location, "msg": message}])
 
 
+class UnsupportedMediaType(RolememError):
+    """A body sent as another Content-Type than the route reads (field: Content-Type)."""
+
+
 # an error's status: that of the first kind it is, else 400 (a missing or wrong key is the
 # gate's 401, before any route runs)
-_STATUSES = ((ForbiddenError, 403), (NotFoundError, 404), (ConflictError, 409), (BusyError, 503))
+_STATUSES = (
+    (ForbiddenError, 403),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (UnsupportedMediaType, 415),
+    (BusyError, 503),
+)
 
 
 def status_of(exc: RolememError) -> int:
@@ -168,7 +178,7 @@ def install(app: FastAPI) -> None:
         if first.get("type") == "json_invalid":
             field, message = None, "the body is not valid JSON"
         elif first.get("type") == "missing":
-            message = "is required"
+            message = "is required" if field else "the body is required (a JSON object)"
         return error_response(
             422, "ValidationError", f"{field}: {message}" if field else message, field
         )

@@ -129,8 +129,10 @@ def check_json(body: bytes) -> Any:
     try:
         if quick:  # decoded first: json.loads of bytes decodes them with a slower error handler
             document = json.loads(body.decode("utf-8-sig"))
-        else:
-            document = json.loads(body, parse_constant=_NotANumber, parse_float=_finite)
+        else:  # UTF-8 only (json.loads of bytes would take UTF-16 or 32 too); lone surrogates
+            # kept to be named below
+            text = body.decode("utf-8-sig", "surrogatepass")
+            document = json.loads(text, parse_constant=_NotANumber, parse_float=_finite)
     except RecursionError:
         raise Invalid(None, "the JSON nests too deeply") from None
     except (ValueError, UnicodeDecodeError):

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ....memory_builder import saves
 from ...core.body_route import BodyRoute
-from ...core.errors import invalid, responses
+from ...core.errors import UnsupportedMediaType, invalid, responses
 from ...core.import_body import NDJSON, ROWS
 from ...core.state import Store
 from ...schemas.common import USER_ID
@@ -28,8 +28,10 @@ _LINES: TypeAdapter[list[LineIn]] = TypeAdapter(list[LineIn])
 def checked_rows(rows: Any) -> list[dict[str, Any]]:
     """Each row as an append's line (LineIn), or the 422 naming `lines[i].field`."""
     if rows is None:
-        raise invalid(
-            ("header", "Content-Type"), "must be application/x-ndjson: one line object per row"
+        raise UnsupportedMediaType(
+            "the body must be NDJSON: send it with Content-Type: application/x-ndjson, one "
+            "line object per row",
+            field="Content-Type",
         )
     try:
         lines = [line.model_dump() for line in _LINES.validate_python(rows)]
@@ -79,7 +81,7 @@ def _import(
     "with an agent_id) and extracts the due turns in the background, a batch at a time "
     "(`memory_status`: pending turns going down); with `flush=true` every imported turn, the "
     "remainder below the batch size included. Send an Idempotency-Key to retry safely.",
-    responses=responses(400, 403, 404, 409, 413, 422, 503),
+    responses=responses(400, 403, 404, 409, 413, 415, 422, 503),
     openapi_extra={
         "requestBody": {
             "required": True,
