@@ -129,6 +129,12 @@ def test_a_body_not_sent_as_json_is_a_415_naming_the_content_type(service):
         assert (answer.status_code, error_of(answer)) == (415, expected)
     suffixed = {**GAME, "Content-Type": "application/vnd.rolemem+json"}
     assert service.post("/turn", content=body, headers=suffixed).status_code == 200
+    # no body at all: the 422 says what is missing
+    empty = service.post("/turn", headers={**GAME, "Content-Type": "application/json"})
+    assert (empty.status_code, error_of(empty)) == (
+        422,
+        {"type": "ValidationError", "message": "the body is required (a JSON object)"},
+    )
 
 
 def test_a_json_body_in_utf_16_is_refused_as_not_utf_8(service):
