@@ -203,7 +203,7 @@ def forget(
     agent_id: str | None = None,
     purge: bool = False,
     now: datetime | None = None,
-    write: Callable[[Callable[[Any], dict[str, int]]], dict[str, int]] | None = None,
+    write: Callable[[Callable[[Any], Any]], Any] | None = None,
 ) -> dict[str, Any]:
     """Everything of the player (with one agent, or all): archived (reason `forgotten`), or with
     `purge` removed together with its archive and recall log (a privacy request); a purge
@@ -212,16 +212,25 @@ def forget(
     the memory loop and the service kept of the player (ERASED_PLAYER_TABLES). One transaction
     (on DuckDB the saves' lines finish in steps of their own, erasure.erase); returns the counts,
     with purge per table (`deleted`). ConflictError if another player's save was forked from
-    the player's. `write(step)` runs each of those steps in a transaction of its own (default:
-    on `db`; the service's retries a step that met a conflicting write)."""
+    the player's. `write(step)` runs the first transaction and each step in a transaction of
+    its own (default: on `db`; the service's takes its write lock, as a save's erasure does,
+    and retries a step that met a conflicting write)."""
     if not isinstance(purge, bool):
         raise RolememError(f"purge must be true or false, got {purge!r}", field="purge")
-    counts: dict[str, Any] = {}
-    deleted: Counter[str] = Counter()  # rows per table, summed
     params = {"user_id": user_id, "agent_id": agent_id}
     engine = engine_name(db)
-    save_ids: list[int] = []
-    with writing(db) as cur:
+
+    def in_transaction(step: Any) -> Any:
+        with writing(db) as cur:
+            return step(cur)
+
+    steps = write or in_transaction
+
+    def first(cur: Any) -> tuple[dict[str, Any], Counter[str], list[int]]:
+        """The memories, and with a purge the player's rows and a first step of its saves."""
+        counts: dict[str, Any] = {}
+        deleted: Counter[str] = Counter()  # rows per table, summed
+        save_ids: list[int] = []
         for kind, table in TABLES.items():
             row = cur.execute(
                 f"select list(id order by id) from {table} where {_PLAYER_MEMORIES}", params
@@ -266,14 +275,10 @@ def forget(
             for table in ERASED_PLAYER_TABLES:
                 sql = write_sql("delete_player_rows", table, engine=engine)
                 deleted[table] += len(cur.execute(sql, {"user_id": user_id}).fetchall())
+        return counts, deleted, save_ids
+
+    counts, deleted, save_ids = steps(first)
     if save_ids:
-
-        def in_transaction(step: Any) -> dict[str, int]:
-            with writing(db) as cur:
-                result: dict[str, int] = step(cur)
-                return result
-
-        steps = write or in_transaction
         counts["deleted"] = erasure.erase(steps, save_ids, deleted, user_id=user_id, engine=engine)
     elif purge:
         counts["deleted"] = dict(deleted)
