@@ -1,7 +1,7 @@
 {#
     Save $save_id's row as the save lifecycle reads it (its owner, tip, fork point, the
-    player's name and whether it is being erased). On Citus the read stays on the shard of its player $user_id, where another
-    player's save is not found.
+    player's name and whether it is being erased). On Citus the read stays on the shard of
+    its player $user_id, where another player's save is not found.
 #}
 {% macro owned_save_row() -%}
     select
