@@ -4,6 +4,7 @@ rolemem writes, while another player's rows all stay. Both engines."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import time
 
@@ -234,3 +235,26 @@ def test_a_save_part_erased_reads_as_gone_and_the_next_delete_finishes_it(game):
         f"/saves/{save}/lines", headers={**KEY, **keyed}, json={**mine, "lines": lines}
     )
     assert (replayed.status_code, error_of(replayed)["field"]) == (404, "save_id")
+
+
+def test_a_purge_waits_for_the_write_lock_a_saves_erasure_steps_hold(game):
+    """On DuckDB a save's erasure runs step by step under the service's write lock (one writer
+    per file); a purge's first transaction takes it too, so it waits for a step instead of
+    meeting it as a conflict (503 until the erasure ended). The lock is held here as a step
+    holds it; PostgreSQL's transactions lock the rows they change instead."""
+    client, app, _ = game
+    store = app.state.store
+    if store.engine.name != "duckdb":
+        pytest.skip("the write lock is DuckDB's one writer")
+    player = "player-eve"
+    post(client, "/saves", {"user_id": player})
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with store.write_lock:
+            purge = pool.submit(
+                client.post, f"/users/{player}/forget", headers=KEY, json={"purge": True}
+            )
+            time.sleep(1.0)
+            assert not purge.done()  # waiting for the lock, not answered
+        answer = purge.result(timeout=30)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["deleted"]["save"] == 1
