@@ -363,18 +363,12 @@ _KNOWN_ROLES_SQL = render_macro("known_role_ids")
 def _check_roles(cur: Any, lines: Mapping[str, dict[str, Any]]) -> None:
     """Every role a checked line names (its speaker, those present) exists: NotFoundError
     naming the first that does not, by its path in the request (`lines`' keys)."""
-    named = [
-        (where, role_id)
-        for path, line in ((path, _presence_lists(dict(line))) for path, line in lines.items())
-        for where, role_id in [
-            (f"{path}.role_id", line["role_id"]),
-            *(
-                (f"{path}.present_role_ids[{index}]", present)
-                for index, present in enumerate(line.get("present_role_ids") or ())
-            ),
-        ]
-        if role_id is not None
-    ]
+    named: list[tuple[str, Any]] = []
+    for path, line in lines.items():
+        present = _presence_lists(dict(line)).get("present_role_ids") or ()  # stored as JSON
+        named.append((f"{path}.role_id", line["role_id"]))
+        named += [(f"{path}.present_role_ids[{i}]", role) for i, role in enumerate(present)]
+    named = [(where, role_id) for where, role_id in named if role_id is not None]
     if not named:
         return
     wanted = sorted({role_id for _, role_id in named})

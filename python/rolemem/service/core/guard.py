@@ -277,6 +277,7 @@ class RequestGuard:
         # or application/*+json (the body route relies on it: a parsed body is a JSON one)
         main, _, sub = content_type.partition(b"/")
         json_like = main == b"application" and (sub == b"json" or sub.endswith(b"+json"))
+        state = scope.setdefault("state", {})
         document: Any = None
         lane: BodyLane | None = None
         if body and json_like:
@@ -286,13 +287,12 @@ class RequestGuard:
             except Invalid as exc:
                 await exc.response()(scope, receive, send)
                 return
-            scope.setdefault("state", {})[PARSED_BODY] = ParsedBody(document, lane)
+            state[PARSED_BODY] = ParsedBody(document, lane)
         elif body:
             # the route's 415, not the players check's 403 for a body that names none: a
             # route whose body names its player takes JSON, so it answers 415 without work
-            scope.setdefault("state", {})[NOT_JSON_BODY] = True
+            state[NOT_JSON_BODY] = True
         # the players the body names (None: no JSON body), before validation and store work
-        state = scope.get("state", {})
         players: Callable[[Any], Response | None] | None = state.get(BODY_CHECK)
         refusal = None if players is None or NOT_JSON_BODY in state else players(document)
         if refusal is not None:
