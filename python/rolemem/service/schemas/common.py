@@ -70,8 +70,13 @@ class Request(BaseModel):
         return schema
 
 
-class Response(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+# answers: no aliases to populate by, no limits to state (a plain model)
+Response = BaseModel
+
+
+class Page(Response):
+    limit: int = field("Page size.", 50)
+    offset: int = field("Skipped.", 0)
 
 
 def _with_offset(value: datetime) -> datetime:

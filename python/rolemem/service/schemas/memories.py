@@ -15,6 +15,7 @@ from ...dynamic_memory.contract import FactEdit as FactValue
 from .common import (
     ID_LENGTH,
     GameTime,
+    Page,
     Request,
     Response,
     field,
@@ -67,11 +68,9 @@ class MemoryItem(Response):
     last_recalled_at: GameTime | None = field("When a recall last returned it.", None)
 
 
-class MemoryPage(Response):
+class MemoryPage(Page):
     items: list[MemoryItem] = field("Newest first.", [])
     total: int = field("Memories matching the filters.", 20)
-    limit: int = field("Page size.", 50)
-    offset: int = field("Skipped.", 0)
 
 
 # a memory's edit, its one contract (the Python API's edits too), as requests
@@ -137,10 +136,8 @@ class ArchivedMemory(Response):
     archived_at: GameTime = field("When.", "2024-05-02T04:00:00")
 
 
-class ArchivePage(Response):
+class ArchivePage(Page):
     items: list[ArchivedMemory] = field("Oldest first.", [])
-    limit: int = field("Page size.", 50)
-    offset: int = field("Skipped.", 0)
 
 
 class TimelineItem(Response):

@@ -20,6 +20,7 @@ from .common import (
     USER_ID,
     GameTime,
     Id,
+    Page,
     Request,
     Response,
     ServiceTime,
@@ -50,21 +51,6 @@ class SaveCreate(Request, NewSave):
     """A new save, empty or forked from a line of one of the player's saves."""
 
 
-class Save(Response):
-    save_id: int = field("The save's key.", 12)
-    user_id: str | None = field(
-        "The player it belongs to (null only for a save the game wrote without one, open to "
-        "all when the service runs with --open-ownerless-saves).",
-        "mumu",
-    )
-    name: str | None = field("The slot's name.", "第一章")
-    tip_line_id: int | None = field("The last line of the branch being played.", 15)
-    forked_from_line_id: int | None = field(
-        "For a fork, where its chain passes into the save it was forked from.", None
-    )
-    user_name: str | None = field("The player's name as prompts say it.", "木木")
-
-
 class SaveItem(Response):
     save_id: int = field("The save's key.", 12)
     name: str | None = field("The slot's name.", "第一章")
@@ -74,11 +60,18 @@ class SaveItem(Response):
     )
 
 
-class SavePage(Response):
+class Save(SaveItem):
+    user_id: str | None = field(
+        "The player it belongs to (null only for a save the game wrote without one, open to "
+        "all when the service runs with --open-ownerless-saves).",
+        "mumu",
+    )
+    user_name: str | None = field("The player's name as prompts say it.", "木木")
+
+
+class SavePage(Page):
     items: list[SaveItem] = field("The player's saves, oldest first.", [])
     total: int = field("The player's saves in all.", 2)
-    limit: int = field("Page size.", 50)
-    offset: int = field("Skipped.", 0)
 
 
 class SaveDeleted(Response):

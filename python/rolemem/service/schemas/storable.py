@@ -1,22 +1,17 @@
 """What the request guard stores (guard.check_json refuses the rest anywhere in a body, keys
 included), said in every request model's JSON Schema (common.Request runs `storable` on it):
 
-- text holds no NUL (PostgreSQL's text cannot): a pattern on every string, and on free-form
-  objects' keys, that reads alike in Python's re, Rust's regex (jsonschema-rs, and so
-  schemathesis) and ECMA-262. Nor a lone surrogate (no UTF-8 store can hold one), which no
-  pattern says: such a string is not Unicode text, so not a JSON Schema string (RFC 8259
-  8.2; I-JSON, RFC 7493, refuses it); a regex engine over UTF-8 cannot name one, and one
-  that cannot compile a pattern drops it (the pattern then says nothing). A class of the
-  characters allowed instead (all but NUL and the surrogates) compiles everywhere, but
-  schemathesis then takes minutes an operation to draw from it.
-- an integer fits in 64 bits;
-- a number is one PostgreSQL's double holds: 0, or a normal double of either sign (no
-  subnormal, nothing past the largest double);
+- text without NUL (PostgreSQL's text holds none): a pattern on every string and free-form
+  object key that Python's re, Rust's regex (jsonschema-rs: schemathesis) and ECMA-262 read
+  alike. No pattern says "no lone surrogate" (no UTF-8 store holds one; RFC 8259 8.2 and
+  I-JSON make it no JSON string): a regex engine over UTF-8 cannot name one (and drops a
+  pattern it cannot compile), and a class of the allowed characters compiles but costs
+  schemathesis minutes an operation to draw from;
+- an integer fits in 64 bits; a number is 0 or a normal double (PostgreSQL's double);
 - a free-form value (`true`, `{}`) is any JSON of those: the StorableJson type.
 
 A walk, not a type per field: the rule is the guard's, for every field of every request, and
-pydantic has no per-direction string type to hang it on.
-"""
+pydantic has no per-direction string type to hang it on."""
 
 from __future__ import annotations
 
@@ -74,10 +69,8 @@ StorableJson = Annotated[Any, Component("StorableJson", _storable_json)]
 
 
 def storable(schema: Any) -> Any:
-    """`schema`, every string, number and free-form value of it (not through $refs: each
-    component is shaped once) as the guard stores them: a pattern where a string had none,
-    the not-blank one made storable too; integers bounded to 64 bits, numbers to doubles
-    PostgreSQL holds; objects' keys storable, their free-form values StorableJson."""
+    """`schema` (in place) as the guard stores it, by the rules above; not through $refs:
+    each component is shaped once."""
     if isinstance(schema, dict):
         _nullable_as_type(schema)
         types = schema.get("type")
