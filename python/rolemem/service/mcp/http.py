@@ -41,25 +41,22 @@ class Endpoint:
         self.manager: StreamableHTTPSessionManager | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused: Response | None
         if self.manager is None:  # before start-up or after shut-down
-            await error_response(503, "Busy", "the MCP endpoint is not running")(
-                scope, receive, send
-            )
-            return
-        if scope["method"] != "POST":
+            refused = error_response(503, "Busy", "the MCP endpoint is not running")
+        elif scope["method"] != "POST":
             # stateless: no session to end (DELETE), and no stream of the server's own
             # messages (GET), which would hold its connection open without end
             refused = error_response(
                 405, "MethodNotAllowed", f"{PATH} takes POST: the service keeps no MCP session"
             )
             refused.headers["Allow"] = "POST"
+        else:
+            refused = _malformed(scope)
+        if refused is not None:
             await refused(scope, receive, send)
-            return
-        malformed = _malformed(scope)
-        if malformed is not None:
-            await malformed(scope, receive, send)
-            return
-        await self.manager.handle_request(scope, receive, send)
+        elif self.manager is not None:
+            await self.manager.handle_request(scope, receive, send)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

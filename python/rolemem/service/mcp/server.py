@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -23,13 +24,13 @@ from .tools import BadArgument, Tool, input_schema, route_call
 KeyOf = Callable[[ServerRequestContext[Any], Tool], "str | None"]
 
 
+@dataclass(frozen=True)
 class Routes:
     """Where the tools' requests go: `client` is bound to the app in this process (an ASGI
     transport) or to a service's URL; `openapi` is that service's document."""
 
-    def __init__(self, client: httpx2.AsyncClient, openapi: dict[str, Any]) -> None:
-        self.client = client
-        self.openapi = openapi
+    client: httpx2.AsyncClient
+    openapi: dict[str, Any]
 
     @classmethod
     @contextlib.asynccontextmanager

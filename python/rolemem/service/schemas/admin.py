@@ -142,7 +142,7 @@ class DesignerConfigIn(Request):
     """One character's designer JSON; its entries as the entry contract reads them (keys by the
     spec's names or the English ones), checked by the import."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_entries)
+    model_config = ConfigDict(json_schema_extra=_entries)
 
     character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
     attributes: dict[str, list[dict[str, StorableJson]]] = field(
@@ -194,7 +194,7 @@ class LorebookImported(ConfigImported):
 class Lorebook(Response):
     """A SillyTavern World Info file: its entries by uid (other top-level fields pass)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    model_config = ConfigDict(extra="allow")
 
     entries: dict[str, dict[str, Any]] = field(
         "World Info entries by uid: key, content, comment, order, disable, extensions.rolemem.",
