@@ -221,9 +221,7 @@ def _append(store: Store, save_id: int, body: LinesAppend, key: str | None) -> d
     # every character named is looked at, whoever spoke: each one's batch is queued when due
     answer["observed"] = [
         {
-            "role_id": target.role_id,
-            "script_role_id": target.script_role_id,
-            "agent_id": target.agent_id,
+            **target.model_dump(include={"role_id", "script_role_id", "agent_id"}),
             "extraction": store.observe_after(save_id, player, target, now),
         }
         for target in observed
