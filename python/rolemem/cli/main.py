@@ -322,11 +322,11 @@ def _time(raw: str | None) -> Any:
         raise RolememError(f"--now {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
 
 
-def _llm(args: Any, timeout: float = 60.0) -> Any:
+def _llm(args: Any) -> Any:
     from ..memory_loop.llm import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
-        base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1
+        base_url=args.llm_base_url, model=args.llm_model, timeout=60.0, max_retries=1
     )
 
 
@@ -681,10 +681,10 @@ def _serve(args: argparse.Namespace) -> None:
         )
     # before the service (and prometheus-client) is imported: it reads the variable then
     with metrics_directory(settings.workers):
-        _run_service(settings, db, verbose=args.verbose)
+        _run_service(settings.model_copy(update={"db": db}), verbose=args.verbose)
 
 
-def _run_service(settings: Any, db: str, verbose: bool) -> None:
+def _run_service(settings: Any, verbose: bool) -> None:
     import uvicorn
 
     from ..service import create_app
@@ -692,23 +692,12 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
     from ..service.core.connections import server_options
     from .serve import announce
 
-    llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
-    spec = {
-        "db": db,
-        "settings": settings.service(),
-        "llm": None
-        if llm is None
-        else {"base_url": llm.base_url, "model": llm.model, "timeout": settings.llm_timeout},
-        "keyword_only": settings.keyword_only,
-        "snapshot_path": settings.snapshot,
-        "snapshot_every": settings.snapshot_every,
-        "maintain_every": settings.maintain_every,
-    }
-    log_config = announce(settings, spec, verbose)
-    app: Any = create_app(**arguments_of(spec))
+    arguments = arguments_of(settings)  # an LLM without a model refused before the start-up line
+    log_config = announce(settings, verbose)
+    app: Any = create_app(**arguments)
     if settings.workers > 1:
-        # each worker process builds its app from the same arguments (uvicorn starts them)
-        os.environ[SPEC_VARIABLE] = json.dumps(spec)
+        # each worker process builds its app from the same settings (uvicorn starts them)
+        os.environ[SPEC_VARIABLE] = settings.model_dump_json()
         app = "rolemem.service.app:from_environment"
     uvicorn.run(
         app,
