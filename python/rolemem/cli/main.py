@@ -418,28 +418,23 @@ def _init_db(args: argparse.Namespace) -> None:
             raise RolememError(f"{args.copy_from}: no such database file")
         left_out = init_database(path, store=args.copy_from)
         print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
-        _say_left_out(left_out)
+        _say_without_player(left_out)
         return
     if args.demo:
         from ..testing.demo_data import load_demo_into
 
-        _say_left_out(load_demo_into(path))
-    else:
-        set_aside = init_database(path)  # a DuckDB file's tables too (none set aside there)
-        if set_aside:
-            print(
-                f"{set_aside} rows without a player (requests of no player) moved to schema "
-                f"{SET_ASIDE}: a database sharded by player (Citus) stores players' rows only",
-                file=sys.stderr,
-            )
+        _say_without_player(load_demo_into(path))
+    else:  # a DuckDB file's tables too (none set aside there)
+        moved = f"(requests of no player) moved to schema {SET_ASIDE}"
+        _say_without_player(init_database(path), moved)
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
 
 
-def _say_left_out(count: int) -> None:
+def _say_without_player(count: int, fate: str = "left out") -> None:
     if count:
         print(
-            f"{count} rows without a player left out: a database sharded "
-            "by player (Citus) stores players' rows only",
+            f"{count} rows without a player {fate}: a database sharded by player (Citus) stores "
+            "players' rows only",
             file=sys.stderr,
         )
 
