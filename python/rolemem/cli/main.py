@@ -377,8 +377,7 @@ def _mcp(args: argparse.Namespace) -> None:
 
 
 def _db_or_url(args: argparse.Namespace) -> str:
-    """The PostgreSQL URL --db (or $ROLEMEM_DB) names, else the DuckDB file, which must
-    exist."""
+    """The PostgreSQL URL --db (or $ROLEMEM_DB) names, else the DuckDB file (which must exist)."""
     db = args.db or duckdb_connect.default_db_path()
     return db if is_postgres_url(db) else _existing_db(args)
 

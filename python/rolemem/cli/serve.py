@@ -85,9 +85,8 @@ def redact_url(url: str) -> str:
 
 
 def announce(settings: Any, verbose: bool) -> dict[str, Any]:
-    """Install the service's logging here and log the start-up line (its fields JSON-ready,
-    every key and password redacted); the logging config, which uvicorn installs in each
-    worker too. `settings`: serve's, its store resolved."""
+    """Install the service's logging and log the start-up line (every key and password
+    redacted); the logging config, which uvicorn installs in each worker too."""
     from importlib.metadata import version
 
     from ..service.core.logs import SERVE_LOGGER, logging_config

@@ -46,8 +46,7 @@ SPEC_VARIABLE = "ROLEMEM_SERVE_SPEC"
 
 
 def arguments_of(serve: ServeSettings) -> dict[str, Any]:
-    """create_app's arguments from `rolemem serve`'s settings (`db` resolved): the database, the
-    service's settings, the LLM, the embedder, the snapshot."""
+    """create_app's arguments from `rolemem serve`'s settings (`db` resolved)."""
     llm = None
     if serve.llm_base_url:
         from ..memory_loop.llm import OpenAICompatibleLLM

@@ -198,8 +198,7 @@ class ServiceSettings(BaseSettings):
 
 
 class ServeSettings(ServiceSettings):
-    """The service's settings and the process's: the store, the address, the workers, the
-    schedules, the logs, the LLM."""
+    """The service's settings and the process's (store, address, workers, schedules, logs, LLM)."""
 
     db: str | None = Field(
         None, description="the DuckDB file (else ./rolemem.duckdb), or a postgresql:// URL"
@@ -250,8 +249,7 @@ def _extra(field: FieldInfo) -> dict[str, Any]:
 
 
 def _options() -> dict[str, tuple[FieldInfo, str, str, str]]:
-    """serve's options, the process's first (the store, the address) then the service's: each
-    field's (field, flag, default shown, what)."""
+    """Each field's (field, flag, default shown, what): the process's first, then the service's."""
     service = ServiceSettings.model_fields
     own = {name: field for name, field in ServeSettings.model_fields.items() if name not in service}
     options = {}
