@@ -322,11 +322,11 @@ def _time(raw: str | None) -> Any:
         raise RolememError(f"--now {raw!r}: expected an ISO time like 2021-02-21T12:00") from None
 
 
-def _llm(args: Any, timeout: float = 60.0) -> Any:
+def _llm(args: Any) -> Any:
     from ..memory_loop.llm import OpenAICompatibleLLM
 
     return OpenAICompatibleLLM(
-        base_url=args.llm_base_url, model=args.llm_model, timeout=timeout, max_retries=1
+        base_url=args.llm_base_url, model=args.llm_model, timeout=60.0, max_retries=1
     )
 
 
@@ -377,8 +377,7 @@ def _mcp(args: argparse.Namespace) -> None:
 
 
 def _db_or_url(args: argparse.Namespace) -> str:
-    """The PostgreSQL URL --db (or $ROLEMEM_DB) names, else the DuckDB file, which must
-    exist."""
+    """The PostgreSQL URL --db (or $ROLEMEM_DB) names, else the DuckDB file (which must exist)."""
     db = args.db or duckdb_connect.default_db_path()
     return db if is_postgres_url(db) else _existing_db(args)
 
@@ -418,28 +417,23 @@ def _init_db(args: argparse.Namespace) -> None:
             raise RolememError(f"{args.copy_from}: no such database file")
         left_out = init_database(path, store=args.copy_from)
         print(f"application tables ready in {path} (rows of {args.copy_from} copied)")
-        _say_left_out(left_out)
+        _say_without_player(left_out)
         return
     if args.demo:
         from ..testing.demo_data import load_demo_into
 
-        _say_left_out(load_demo_into(path))
-    else:
-        set_aside = init_database(path)  # a DuckDB file's tables too (none set aside there)
-        if set_aside:
-            print(
-                f"{set_aside} rows without a player (requests of no player) moved to schema "
-                f"{SET_ASIDE}: a database sharded by player (Citus) stores players' rows only",
-                file=sys.stderr,
-            )
+        _say_without_player(load_demo_into(path))
+    else:  # a DuckDB file's tables too (none set aside there)
+        moved = f"(requests of no player) moved to schema {SET_ASIDE}"
+        _say_without_player(init_database(path), moved)
     print(f"application tables ready in {path}" + (" (demo data loaded)" if args.demo else ""))
 
 
-def _say_left_out(count: int) -> None:
+def _say_without_player(count: int, fate: str = "left out") -> None:
     if count:
         print(
-            f"{count} rows without a player left out: a database sharded "
-            "by player (Citus) stores players' rows only",
+            f"{count} rows without a player {fate}: a database sharded by player (Citus) stores "
+            "players' rows only",
             file=sys.stderr,
         )
 
@@ -681,10 +675,10 @@ def _serve(args: argparse.Namespace) -> None:
         )
     # before the service (and prometheus-client) is imported: it reads the variable then
     with metrics_directory(settings.workers):
-        _run_service(settings, db, verbose=args.verbose)
+        _run_service(settings.model_copy(update={"db": db}), verbose=args.verbose)
 
 
-def _run_service(settings: Any, db: str, verbose: bool) -> None:
+def _run_service(settings: Any, verbose: bool) -> None:
     import uvicorn
 
     from ..service import create_app
@@ -692,23 +686,12 @@ def _run_service(settings: Any, db: str, verbose: bool) -> None:
     from ..service.core.connections import server_options
     from .serve import announce
 
-    llm = _llm(settings, timeout=settings.llm_timeout) if settings.llm_base_url else None
-    spec = {
-        "db": db,
-        "settings": settings.service(),
-        "llm": None
-        if llm is None
-        else {"base_url": llm.base_url, "model": llm.model, "timeout": settings.llm_timeout},
-        "keyword_only": settings.keyword_only,
-        "snapshot_path": settings.snapshot,
-        "snapshot_every": settings.snapshot_every,
-        "maintain_every": settings.maintain_every,
-    }
-    log_config = announce(settings, spec, verbose)
-    app: Any = create_app(**arguments_of(spec))
+    arguments = arguments_of(settings)  # an LLM without a model refused before the start-up line
+    log_config = announce(settings, verbose)
+    app: Any = create_app(**arguments)
     if settings.workers > 1:
-        # each worker process builds its app from the same arguments (uvicorn starts them)
-        os.environ[SPEC_VARIABLE] = json.dumps(spec)
+        # each worker process builds its app from the same settings (uvicorn starts them)
+        os.environ[SPEC_VARIABLE] = settings.model_dump_json()
         app = "rolemem.service.app:from_environment"
     uvicorn.run(
         app,

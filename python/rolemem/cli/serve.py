@@ -84,17 +84,17 @@ def redact_url(url: str) -> str:
     return text + (f"#{parts.fragment}" if parts.fragment else "")
 
 
-def announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, Any]:
-    """Install the service's logging here and log the start-up line (its fields JSON-ready,
-    every key and password redacted); the logging config, which uvicorn installs in each
-    worker too. `spec`: what `serve` builds the app from."""
+def announce(settings: Any, verbose: bool) -> dict[str, Any]:
+    """Install the service's logging and log the start-up line (every key and password
+    redacted); the logging config, which uvicorn installs in each worker too."""
     from importlib.metadata import version
 
     from ..service.core.logs import SERVE_LOGGER, logging_config
 
     config = logging_config(settings.log_format, access_log=settings.access_log, verbose=verbose)
-    db, llm = spec["db"], spec["llm"]
+    db, llm_url = settings.db, settings.llm_base_url
     postgres = is_postgres_url(db)
+    llm = {"model": settings.llm_model, "timeout": settings.llm_timeout}
     fields = {
         "version": version("rolemem"),
         "engine": "postgres" if postgres else "duckdb",
@@ -102,17 +102,17 @@ def announce(settings: Any, spec: dict[str, Any], verbose: bool) -> dict[str, An
         "workers": settings.workers,
         "address": f"{settings.host}:{settings.port}",
         "embedder": None if settings.keyword_only else "default",
-        "llm": None if llm is None else {**llm, "base_url": redact_url(llm["base_url"])},
-        "snapshot": spec["snapshot_path"],
-        "snapshot_every": spec["snapshot_every"],
-        "maintain_every": spec["maintain_every"],
+        "llm": {"base_url": redact_url(llm_url), **llm} if llm_url else None,
+        "snapshot": settings.snapshot,
+        "snapshot_every": settings.snapshot_every,
+        "maintain_every": settings.maintain_every,
         "settings": {
             name: REDACTED
             if name.endswith(("_key", "_secret")) and value is not None
             else [redact_url(url) for url in value]
             if name == "webhooks"
             else value
-            for name, value in spec["settings"].items()
+            for name, value in settings.service().items()
         },
     }
     logging.config.dictConfig(config)

@@ -28,7 +28,7 @@ from .core.keys import KeyRing
 from .core.metrics import Metrics, TimedChatModel
 from .core.quotas import Buckets, Rate
 from .core.readiness import Readiness, Step, check_schema, warm_tokenizer
-from .core.settings import ServiceSettings
+from .core.settings import ServeSettings, ServiceSettings
 from .core.state import Store
 from .mcp import http as mcp_http
 
@@ -41,33 +41,32 @@ LLM, recalled by keyword, meaning and time, and forgotten by strength.
 Every non-2xx answer is `{"error": {"type", "message", "field"}}`. Bodies are at most 1 MiB
 (413), text fields have the `maxLength` shown, reads and recalls have a time budget (503)."""
 
-# the environment variable `rolemem serve --workers N` passes each worker's arguments in
+# the environment variable `rolemem serve --workers N` passes each worker its settings in
 SPEC_VARIABLE = "ROLEMEM_SERVE_SPEC"
 
 
-def arguments_of(spec: dict[str, Any]) -> dict[str, Any]:
-    """create_app's arguments from `rolemem serve`'s (JSON-ready) spec: the database, the
-    settings, the LLM's address, the embedder, the snapshot."""
+def arguments_of(serve: ServeSettings) -> dict[str, Any]:
+    """create_app's arguments from `rolemem serve`'s settings (`db` resolved)."""
     llm = None
-    if spec.get("llm"):
+    if serve.llm_base_url:
         from ..memory_loop.llm import OpenAICompatibleLLM
 
         llm = OpenAICompatibleLLM(
-            base_url=spec["llm"]["base_url"],
-            model=spec["llm"]["model"],
-            timeout=spec["llm"]["timeout"],  # the whole call's deadline
+            base_url=serve.llm_base_url,
+            model=serve.llm_model,
+            timeout=serve.llm_timeout,  # the whole call's deadline
             # one attempt is one call: the service's back-off retries (memory_loop_state),
             # counted against --extraction-retries, not the client's hidden ones
             max_retries=0,
         )
     return {
-        "db": spec["db"],
+        "db": serve.db,
         "llm": llm,
-        "embedder": None if spec.get("keyword_only") else "default",
-        "snapshot_path": spec.get("snapshot_path"),
-        "snapshot_every": spec.get("snapshot_every"),
-        "maintain_every": spec.get("maintain_every"),
-        "settings": ServiceSettings(**spec["settings"]),
+        "embedder": None if serve.keyword_only else "default",
+        "snapshot_path": serve.snapshot,
+        "snapshot_every": serve.snapshot_every,
+        "maintain_every": serve.maintain_every,
+        "settings": ServiceSettings(**serve.service()),
     }
 
 
@@ -76,7 +75,7 @@ def from_environment() -> FastAPI:
     import json
     import os
 
-    return create_app(**arguments_of(json.loads(os.environ[SPEC_VARIABLE])))
+    return create_app(**arguments_of(ServeSettings(**json.loads(os.environ[SPEC_VARIABLE]))))
 
 
 def create_app(

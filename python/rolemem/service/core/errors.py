@@ -158,16 +158,13 @@ _STATUSES = (
 )
 
 
-def status_of(exc: RolememError) -> int:
-    return next((status for kind, status in _STATUSES if isinstance(exc, kind)), 400)
-
-
 def install(app: FastAPI) -> None:
     """The handlers that turn every failure into the one shape."""
 
     @app.exception_handler(RolememError)
     async def rolemem_error(request: Request, exc: RolememError) -> JSONResponse:
-        return error_response(status_of(exc), type(exc).__name__, str(exc), exc.field)
+        status = next((status for kind, status in _STATUSES if isinstance(exc, kind)), 400)
+        return error_response(status, type(exc).__name__, str(exc), exc.field)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -53,8 +53,7 @@ Step = tuple[str, str, Callable[[], object]]
 
 
 class Readiness:
-    """The warm-up's steps, each waiting (saying what it does), failed (with the error) or
-    done."""
+    """The warm-up's steps, each waiting (saying what it does), failed (with the error) or done."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
         self._steps = list(steps)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
@@ -19,6 +19,8 @@ from .quotas import Rate
 _PREFIX = "ROLEMEM_"
 _SECONDS: Any = {"metavar": "SECONDS"}
 _RATE: Any = {"metavar": "N/s|N/min"}
+_Positive = Annotated[int, Field(ge=1)]
+_Count = Annotated[int, Field(ge=0)]
 
 
 def _seconds(default: float, description: str) -> Any:
@@ -58,8 +60,8 @@ class ServiceSettings(BaseSettings):
         "it, 429",
         json_schema_extra=_RATE,
     )
-    max_body_bytes: int = Field(
-        1024 * 1024, ge=1, description="larger bodies are refused with 413 before they are read"
+    max_body_bytes: _Positive = Field(
+        1024 * 1024, description="larger bodies are refused with 413 before they are read"
     )
     header_timeout: float = _seconds(
         10.0,
@@ -74,46 +76,41 @@ class ServiceSettings(BaseSettings):
         "a client must take at least 32 KiB of an answer the service still holds every this "
         "many seconds; else its connection is reset and the answer dropped",
     )
-    max_connections: int = Field(
+    max_connections: _Positive = Field(
         1000,
-        ge=1,
         description="open connections per process (fewer if the open-file limit is lower); at "
         "the cap the one waiting longest for its headers is closed",
     )
     # past either limit a bulk import is refused as soon as the body says so, before any work
-    import_max_bytes: int = Field(
+    import_max_bytes: _Positive = Field(
         20 * 1024 * 1024,
-        ge=1,
         description="a bulk import (POST /saves/{id}/import) larger than this is refused with 413",
     )
-    import_max_lines: int = Field(
-        50_000, ge=1, description="a bulk import of more lines is refused with 413"
+    import_max_lines: _Positive = Field(
+        50_000, description="a bulk import of more lines is refused with 413"
     )
     request_timeout: float = _seconds(
         10.0,
         "time budget of reads and recalls (every GET that reads the store but the exports, "
         "/turn, /query, /recall, /expand_words); past it, 503",
     )
-    request_threads: int = Field(8, ge=1, description="threads doing requests' engine work")
+    request_threads: _Positive = Field(8, description="threads doing requests' engine work")
     # requests already run side by side on the request threads, and per-turn statements are
     # planning-bound, so splitting each one over the cores only adds task switching (1 gave
     # 4-31% more turns/s at 8 clients on 2 cores); maintenance and snapshots run on these too
-    engine_threads: int = Field(
-        1, ge=1, description="DuckDB threads per statement; requests already run side by side"
+    engine_threads: _Positive = Field(
+        1, description="DuckDB threads per statement; requests already run side by side"
     )
-    max_batch: int = Field(
+    max_batch: _Positive = Field(
         8,
-        ge=1,
         description="recalls waiting while one runs are answered by the next statement, at most "
         "this many (1: one statement each)",
     )
-    extraction_threads: int = Field(
-        2, ge=1, description="extraction (LLM) workers, apart from requests"
+    extraction_threads: _Positive = Field(
+        2, description="extraction (LLM) workers, apart from requests"
     )
-    extraction_queue: int = Field(
-        64,
-        ge=0,
-        description="batches that may wait for a worker; when full, the next append retries",
+    extraction_queue: _Count = Field(
+        64, description="batches that may wait for a worker; when full, the next append retries"
     )
     # the back-off is stored in memory_loop_state, so it holds in every process
     extraction_retry_seconds: float = _seconds(
@@ -121,9 +118,8 @@ class ServiceSettings(BaseSettings):
         "back-off after an extraction's first failure, doubled for each next; no "
         "attempt before it ends, whatever the appends",
     )
-    extraction_retries: int = Field(
+    extraction_retries: _Count = Field(
         3,
-        ge=0,
         description="attempts in a row (each one LLM call) before a failing batch rests for its "
         "back-off; only an append after it tries again",
     )
@@ -148,10 +144,8 @@ class ServiceSettings(BaseSettings):
     webhook_secret: str | None = Field(
         None, validate_default=True, description="the secret webhooks are signed with"
     )
-    webhook_retries: int = Field(
-        5,
-        ge=0,
-        description="times a failed delivery is tried again before it is kept to be replayed",
+    webhook_retries: _Count = Field(
+        5, description="times a failed delivery is tried again before it is kept to be replayed"
     )
     webhook_backoff: float = _seconds(
         1.0, "wait after a delivery's first failure, doubled for each next"
@@ -204,16 +198,15 @@ class ServiceSettings(BaseSettings):
 
 
 class ServeSettings(ServiceSettings):
-    """The service's settings and the process's: the store, the address, the workers, the
-    schedules, the logs, the LLM."""
+    """The service's settings and the process's (store, address, workers, schedules, logs, LLM)."""
 
     db: str | None = Field(
         None, description="the DuckDB file (else ./rolemem.duckdb), or a postgresql:// URL"
     )
     host: str = Field("127.0.0.1", description="the address to listen on")
     port: int = Field(8000, description="the port to listen on")
-    workers: int = Field(
-        1, ge=1, description="service processes (PostgreSQL only: one process owns a DuckDB file)"
+    workers: _Positive = Field(
+        1, description="service processes (PostgreSQL only: one process owns a DuckDB file)"
     )
     snapshot: str | None = Field(None, description="where POST /snapshot writes a read-only copy")
     snapshot_every: float | None = Field(
@@ -255,33 +248,26 @@ def _extra(field: FieldInfo) -> dict[str, Any]:
     return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
 
 
-def _flag(name: str, field: FieldInfo) -> str:
-    default = "--" + ("no-" if field.default is True else "") + name.replace("_", "-")
-    return str(_extra(field).get("flag", default))
-
-
-def _default(field: FieldInfo) -> str:
-    hidden = isinstance(field.default, bool) or field.default in (None, ())
-    return "" if hidden else str(field.default)
-
-
-def _what(field: FieldInfo) -> str:
-    return ("turns off " if field.default is True else "") + str(field.description)
-
-
-def _fields() -> dict[str, FieldInfo]:
-    """serve's fields, the process's first (the store, the address) then the service's."""
+def _options() -> dict[str, tuple[FieldInfo, str, str, str]]:
+    """Each field's (field, flag, default shown, what): the process's first, then the service's."""
     service = ServiceSettings.model_fields
     own = {name: field for name, field in ServeSettings.model_fields.items() if name not in service}
-    return {**own, **service}
+    options = {}
+    for name, field in {**own, **service}.items():
+        negated = field.default is True
+        flag = "--" + ("no-" if negated else "") + name.replace("_", "-")
+        hidden = isinstance(field.default, bool) or field.default in (None, ())
+        what = ("turns off " if negated else "") + str(field.description)
+        flag = str(_extra(field).get("flag", flag))
+        options[name] = (field, flag, "" if hidden else str(field.default), what)
+    return options
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     """`serve`'s flags, one per field, each with its variable and default in its help; a flag
     not given stays out of the namespace (its variable or default holds)."""
-    for name, field in _fields().items():
-        default = _default(field)
-        help_text = f"{_what(field)} (${_PREFIX}{name.upper()}"
+    for name, (field, flag, default, what) in _options().items():
+        help_text = f"{what} (${_PREFIX}{name.upper()}"
         help_text += f"; default: {default})" if default else ")"
         options: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS}
         if field.annotation is bool:
@@ -289,7 +275,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         else:
             options["metavar"] = _extra(field).get("metavar")
             options["action"] = "append" if field.annotation == tuple[str, ...] else "store"
-        parser.add_argument(_flag(name, field), help=help_text.replace("%", "%%"), **options)
+        parser.add_argument(flag, help=help_text.replace("%", "%%"), **options)
 
 
 def from_flags(args: argparse.Namespace) -> ServeSettings:
@@ -304,15 +290,16 @@ def from_flags(args: argparse.Namespace) -> ServeSettings:
             raise
         variable = _PREFIX + exc.field.upper()
         from_variable = exc.field not in given and os.environ.get(variable)
-        where = f"${variable}" if from_variable else _flag(exc.field, fields[exc.field])
+        where = f"${variable}" if from_variable else _options()[exc.field][1]
         raise RolememError(str(exc).replace(exc.field, where, 1), field=exc.field) from None
 
 
 def options_table() -> str:
     """docs/service.md's table of `serve`'s options (a test keeps the page's equal to it)."""
     rows = ["| flag | variable | default | what |", "|---|---|---|---|"]
-    for name, field in _fields().items():
-        cells = (f"`{_flag(name, field)}`", f"`{_PREFIX}{name.upper()}`", _default(field))
-        what = _what(field).replace("|", "\\|").replace("<", "&lt;")
-        rows.append(f"| {cells[0]} | {cells[1]} | {cells[2] and f'`{cells[2]}`'} | {what} |")
+    for name, (_, flag, default, what) in _options().items():
+        what = what.replace("|", "\\|").replace("<", "&lt;")
+        rows.append(
+            f"| `{flag}` | `{_PREFIX}{name.upper()}` | {default and f'`{default}`'} | {what} |"
+        )
     return "\n".join(rows)
