@@ -55,17 +55,11 @@ def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]
     ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
     the refresh of those tables here. `roles`: the store has a `role` table."""
     return {
-        "source_line": saves_lines_sql(engine),
+        "source_line": render_macro("walked_save_lines", engine=engine),
         "source_save": render_macro("walked_saves", engine=engine),
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": render_macro("lineage_fork_points", engine=engine),
     }
-
-
-@functools.cache
-def saves_lines_sql(engine: str = "duckdb") -> str:
-    """The lines the walk of $save_ids reads (macro walked_save_lines) on `engine`."""
-    return render_macro("walked_save_lines", engine=engine)
 
 
 _WALK = "rolemem_walk"  # temporary tables of this cursor's session
@@ -190,6 +184,13 @@ def _append(
 def run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
     """`sql` executed with the parameters it names (DuckDB refuses any other)."""
     return cur.execute(sql, duckdb_connect.used(sql, params))
+
+
+def records(cur: Any, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`sql`'s rows (`run`) by column name."""
+    result = run(cur, sql, params)
+    names = [d[0] for d in result.description]
+    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
 
 
 def _replace_rows(
