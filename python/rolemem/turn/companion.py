@@ -422,13 +422,14 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
                     "why": "a later fact on the current branch replaced them",
                 }
             )
+        turns = window["window_turns"]
         rows.append(
             {
                 "layer": "history",
                 "item": f"{window_messages} messages",
                 "status": "shown",
                 "why": f"save {save_id}, current branch: the newest "
-                f"{_turns(window['window_turns'])} ({window['pending_turns']} after the "
+                f"{turns} turn{'' if turns == 1 else 's'} ({window['pending_turns']} after the "
                 + (
                     f"extraction watermark, line {window['watermark_line_id']})"
                     if window["watermark_line_id"] is not None
@@ -568,10 +569,6 @@ def _before_reply(
 def _last_reply(messages: list[dict[str, str]]) -> str | None:
     """The character's newest reply among the memory builder's messages."""
     return next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), None)
-
-
-def _turns(count: int) -> str:
-    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _prompt_pieces(
