@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import threading
 from collections.abc import Mapping
 from concurrent import futures
@@ -37,8 +36,6 @@ from ..sql import cancel
 from ..sql.project import write_sql
 from ..text.embedders import Embedder
 from . import budget
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
