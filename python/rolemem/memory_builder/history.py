@@ -338,8 +338,7 @@ def engine_lineage(engine: Any, save_ids: list[int], user_id: str | None = None)
 
 
 def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> dict[int, bool]:
-    """The stale saves of `save_ids` (None: every save), in id order, each with whether it has
-    a player."""
+    """The stale saves of `save_ids` (None: all) in id order, each with whether it has a player."""
     ids = None if save_ids is None else list(save_ids)
     return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
@@ -512,8 +511,7 @@ def chain_sql(select: str, engine: str) -> str:
 def refresh_history(
     db: duckdb_connect.Database = None, save_ids: Iterable[int] | None = None
 ) -> int:
-    """Bring the write-time history tables up to date for `save_ids` (None: every stale
-    save); returns how many saves were recomputed."""
+    """Refresh the stale saves of `save_ids` (None: every save); how many were recomputed."""
     with duckdb_connect.cursor(db) as cur:
         store = db if isinstance(db, duckdb.DuckDBPyConnection) else None
         return len(ensure_fresh(cur, save_ids, store))

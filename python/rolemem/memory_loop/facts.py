@@ -81,8 +81,7 @@ def fact_attributes(memory: Any) -> str:
 
 
 def current_facts(memory: Any, user_id: str, agent_id: str, save_id: int) -> str:
-    """The extraction prompt's `current_facts`: what is current on the save's chain, newest
-    last."""
+    """The extraction prompt's `current_facts`: what is current on the save's chain, newest last."""
     current = sorted(
         memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
         key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),

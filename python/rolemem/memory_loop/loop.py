@@ -264,8 +264,7 @@ def _state(params: Mapping[str, Any], plan: Mapping[str, Any], now: datetime) ->
 
 
 def _loop_settings(memory: DynamicMemory, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The seed memory_loop_settings (the store's over the shipped ones) with `overrides`,
-    checked."""
+    """The seed memory_loop_settings (the store's over shipped ones) with `overrides`, checked."""
     settings = {
         **shipped_settings("memory_loop_settings"),
         **read_settings(memory.con, "memory_loop_settings"),

@@ -479,9 +479,8 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
         char_name: str | None = None,
         emotion: str | None = None,
     ) -> tuple[int, int]:
-        """Append the player's line and the reply to the save (on its current tip, in one
-        transaction) and schedule the memory loop for it in the background. Returns the two
-        line ids."""
+        """Append the player's line and the reply on the save's tip (one transaction), schedule
+        the memory loop for them in the background; the two line ids."""
         for value, field_name in ((message, "message"), (reply, "reply"), (user_id, "user_id")):
             checked_text(value, field_name)
         observed_target(role_id, script_role_id)
