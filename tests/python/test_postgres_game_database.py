@@ -147,7 +147,7 @@ def test_a_saves_lines_are_found_by_index_not_by_scanning_the_game(postgres_url)
         postgres_url,
         "rolemem_line_index",
         create_all,  # what `rolemem init-db` does on the game's database: ix_line_save_id
-        history.saves_lines_sql("postgres"),
+        history.walked_sources("postgres")["source_line"],
         {"save_ids": [5], "lineage_ids": [1, 5]},
     )
     assert "Seq Scan" not in plan, plan

@@ -83,8 +83,7 @@ class DuckDBEngine:
         return cur.execute(sql, duckdb_connect.used(sql, params)).fetchnumpy()
 
     def transaction(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """A cursor inside BEGIN ... COMMIT: `execute(sql, params)` then `fetchone`/
-        `fetchall`; any error rolls everything back."""
+        """A cursor inside BEGIN ... COMMIT; any error rolls everything back."""
         return duckdb_connect.transaction(self.con)
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:

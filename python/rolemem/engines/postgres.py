@@ -402,15 +402,12 @@ class PostgresEngine(contextlib.AbstractContextManager["PostgresEngine"]):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[_Cursor]:
-        """A cursor inside one transaction: `execute(sql, params)` (the project's dialect,
-        transpiled) then `fetchone`/`fetchall`, as a DuckDB cursor; any error rolls
-        everything back."""
+        """A cursor in one transaction, called as a DuckDB cursor is; an error rolls it back."""
         with self._pool.connection() as con, con.transaction(), con.cursor() as cur:
             yield _Cursor(cur, materialize=self.citus)
 
     def run_all(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        """Write statements (the project's dialect, bound parameters) in one transaction:
-        all or nothing."""
+        """Write statements in one transaction: all or nothing."""
         with self.transaction() as cur:
             for sql, params in statements:
                 cur.execute(sql, params)

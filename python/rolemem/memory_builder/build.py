@@ -464,7 +464,7 @@ def _build_live(cur: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> list[
     has_forks = "save.forked_from_line_id" in present
     walked = history.walked_sources("duckdb")
     sources = {
-        "source_line": with_added("line", history.saves_lines_sql()),
+        "source_line": with_added("line", walked["source_line"]),
         "source_save": with_added("save", walked["source_save"]),
         "source_role": (
             with_added("role", history.ROLES_SQL) if "role.id" in present else history.NO_ROLES_SQL

@@ -125,18 +125,15 @@ def _send_date(value: Any) -> str | None:
             return None
     if not isinstance(value, str):
         return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        parsed = None
-        for pattern in _SILLYTAVERN_TIMES:
-            try:
+    for pattern in (None, *_SILLYTAVERN_TIMES):  # ISO first
+        try:
+            if pattern is None:
+                parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            else:
                 parsed = datetime.strptime(value, pattern)
-                break
-            except ValueError:
-                continue
-    if parsed is None:
-        return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed.isoformat()
+        except ValueError:
+            continue
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+        return parsed.isoformat()
+    return None

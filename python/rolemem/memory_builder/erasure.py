@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import ConflictError
 from ..sql.project import render_macro, write_sql
 from . import history
-from .saves import _rows, _text, owned_save
+from .saves import _text, owned_save
 
 _FORKS_OF_SQL = render_macro("save_forks")  # the same on every engine
 _PLAYER_SAVES_SQL = "select id from save where user_id = $user_id order by id"
@@ -37,7 +37,9 @@ ERASED_TABLES = (
 def list_saves(cur: Any, user_id: str, *, limit: int = 50, offset: int = 0) -> dict[str, Any]:
     """The player's saves, oldest first, a page at a time (`total`: all of them)."""
     user_id = _text(user_id, "user_id", required=True)  # type: ignore[assignment]
-    rows = _rows(cur, _LIST_SAVES_SQL, {"user_id": user_id, "limit": limit, "offset": offset})
+    rows = history.records(
+        cur, _LIST_SAVES_SQL, {"user_id": user_id, "limit": limit, "offset": offset}
+    )
     totals = [row.pop("total") for row in rows]
     return {"items": rows, "total": totals[0] if totals else 0, "limit": limit, "offset": offset}
 

@@ -55,17 +55,11 @@ def walked_sources(engine: str = "duckdb", roles: bool = True) -> dict[str, str]
     ($save_ids, $lineage_ids) on an engine that keeps no write-time chains (PostgreSQL), and by
     the refresh of those tables here. `roles`: the store has a `role` table."""
     return {
-        "source_line": saves_lines_sql(engine),
+        "source_line": render_macro("walked_save_lines", engine=engine),
         "source_save": render_macro("walked_saves", engine=engine),
         "source_role": ROLES_SQL if roles else NO_ROLES_SQL,
         "int_save_fork_points": render_macro("lineage_fork_points", engine=engine),
     }
-
-
-@functools.cache
-def saves_lines_sql(engine: str = "duckdb") -> str:
-    """The lines the walk of $save_ids reads (macro walked_save_lines) on `engine`."""
-    return render_macro("walked_save_lines", engine=engine)
 
 
 _WALK = "rolemem_walk"  # temporary tables of this cursor's session
@@ -190,6 +184,13 @@ def _append(
 def run(cur: Any, sql: str, params: Mapping[str, Any]) -> Any:
     """`sql` executed with the parameters it names (DuckDB refuses any other)."""
     return cur.execute(sql, duckdb_connect.used(sql, params))
+
+
+def records(cur: Any, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`sql`'s rows (`run`) by column name."""
+    result = run(cur, sql, params)
+    names = [d[0] for d in result.description]
+    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
 
 
 def _replace_rows(
@@ -337,8 +338,7 @@ def engine_lineage(engine: Any, save_ids: list[int], user_id: str | None = None)
 
 
 def _stale(cur: duckdb.DuckDBPyConnection, save_ids: Iterable[int] | None) -> dict[int, bool]:
-    """The stale saves of `save_ids` (None: every save), in id order, each with whether it has
-    a player."""
+    """The stale saves of `save_ids` (None: all) in id order, each with whether it has a player."""
     ids = None if save_ids is None else list(save_ids)
     return dict(cur.execute(_STALE_SQL, {"save_ids": ids}).fetchall())
 
@@ -511,8 +511,7 @@ def chain_sql(select: str, engine: str) -> str:
 def refresh_history(
     db: duckdb_connect.Database = None, save_ids: Iterable[int] | None = None
 ) -> int:
-    """Bring the write-time history tables up to date for `save_ids` (None: every stale
-    save); returns how many saves were recomputed."""
+    """Refresh the stale saves of `save_ids` (None: every save); how many were recomputed."""
     with duckdb_connect.cursor(db) as cur:
         store = db if isinstance(db, duckdb.DuckDBPyConnection) else None
         return len(ensure_fresh(cur, save_ids, store))

@@ -100,16 +100,9 @@ def _line(cur: Any, line_id: int, user_id: str | None, engine: str) -> dict[str,
     return _row(cur, _statements(engine)["save_tree_line"], {"id": line_id, "user_id": user_id})
 
 
-def _rows(cur: Any, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """`sql`'s rows by column name."""
-    result = history.run(cur, sql, params)
-    names = [d[0] for d in result.description]
-    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
-
-
 def _row(cur: Any, sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """`sql`'s one row by column name; {} when none."""
-    return next(iter(_rows(cur, sql, params)), {})
+    return next(iter(history.records(cur, sql, params)), {})
 
 
 def _id(value: Any, name: str) -> int:
@@ -270,7 +263,7 @@ def describe(
         **save,
         "line_count": tip.get("line_count", 0),
         "chain_problem": tip.get("chain_problem"),
-        "speakers": _rows(cur, statements["save_speakers"], params),
+        "speakers": history.records(cur, statements["save_speakers"], params),
     }
 
 
@@ -309,7 +302,7 @@ def branch_lines(
                 field="before",
             )
         position = found[0]
-    rows = _rows(
+    rows = history.records(
         cur, statements["save_branch_page"], {**chain, "before_position": position, "limit": limit}
     )
     page = [_presence_lists(row) for row in rows[:limit]][::-1]
@@ -599,7 +592,7 @@ def _move_tip(cur: Any, save: Mapping[str, Any], line_id: int, engine: str) -> N
     history.run(cur, reload, {"tip": line_id, "fork": fork_line, "id": save["save_id"], **player})
 
 
-class Saves:
+class Saves(contextlib.AbstractContextManager["Saves"]):
     """The save lifecycle over one store: what the CLI takes (a DuckDB path or connection, a
     `postgresql://` URL or an engine; a PostgreSQL store holds the tables `rolemem init-db`
     made); each call is one transaction. `user_id`: the player making the call (see the module
@@ -640,9 +633,6 @@ class Saves:
     def close(self) -> None:
         if self._owned:
             (self._store if self._con is None else self._con).close()  # type: ignore[union-attr]
-
-    def __enter__(self) -> Saves:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

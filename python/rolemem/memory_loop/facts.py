@@ -54,11 +54,8 @@ def write_facts(cur: Any, rows: Sequence[Mapping[str, Any]], *, engine: str) -> 
     """The facts inserted in the caller's transaction (on DuckDB re-resolved on the player's
     saves there too); their ids."""
     sql = write_sql("insert_memory_fact", engine=engine)
-    ids = []
-    for row in rows:
-        inserted = cur.execute(sql, dict(row)).fetchone()
-        assert inserted is not None  # insert ... returning answers one row
-        ids.append(inserted[0])
+    # insert ... returning: one row each
+    ids = [cur.execute(sql, dict(row)).fetchall()[0][0] for row in rows]
     if engine == "duckdb":
         slots = {(row["user_id"], row["agent_id"], row["subject"]) for row in rows}
         for user_id, agent_id, subject in sorted(slots):
@@ -84,8 +81,7 @@ def fact_attributes(memory: Any) -> str:
 
 
 def current_facts(memory: Any, user_id: str, agent_id: str, save_id: int) -> str:
-    """The extraction prompt's `current_facts`: what is current on the save's chain, newest
-    last."""
+    """The extraction prompt's `current_facts`: what is current on the save's chain, newest last."""
     current = sorted(
         memory.facts(user_id=user_id, agent_id=agent_id, save_id=save_id),
         key=lambda fact: (fact["line_id"] or 0, fact["fact_id"]),

@@ -12,15 +12,12 @@ whatever the server does (docs/decisions/service-machinery.md).
 from __future__ import annotations
 
 import contextvars
-import logging
 import os
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import RolememError
-
-log = logging.getLogger(__name__)
 
 
 class LLMError(RolememError):

@@ -4,9 +4,10 @@ plans, the extraction of one batch, maintenance."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from ..dynamic_memory import (
     DynamicMemory,
@@ -28,7 +29,7 @@ from .sql import SETTING_NAMES
 from .windows import WindowCache
 
 
-class MemoryLoop:
+class MemoryLoop(contextlib.AbstractContextManager["MemoryLoop"]):
     """Extraction, timeline, cleanup and consolidation for one store.
 
     `db`: a DuckDB path or connection (the game's `save`/`line` tables and the memory tables),
@@ -69,9 +70,6 @@ class MemoryLoop:
     def close(self) -> None:
         if self._owns_memory:
             self.memory.close()
-
-    def __enter__(self) -> Self:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -266,8 +264,7 @@ def _state(params: Mapping[str, Any], plan: Mapping[str, Any], now: datetime) ->
 
 
 def _loop_settings(memory: DynamicMemory, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The seed memory_loop_settings (the store's over the shipped ones) with `overrides`,
-    checked."""
+    """The seed memory_loop_settings (the store's over shipped ones) with `overrides`, checked."""
     settings = {
         **shipped_settings("memory_loop_settings"),
         **read_settings(memory.con, "memory_loop_settings"),

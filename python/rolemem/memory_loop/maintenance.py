@@ -12,7 +12,7 @@ from ..dynamic_memory import SETTING_SEEDS, DynamicMemory, naive_time
 from ..dynamic_memory.archive import TABLES, archive
 from ..dynamic_memory.entities import rewrite_mentions
 from ..dynamic_memory.responses import from_json
-from ..engines.duckdb_connect import used
+from ..memory_builder import history
 from ..sql.project import compose, write_sql
 from .extraction_reply import consolidate
 from .llm import ChatModel
@@ -67,9 +67,7 @@ class Maintenance:
             # which the writer may retry (reading them again); on PostgreSQL read just before
             if store.name != "duckdb":
                 return store.records(sql, params, json_as_text=False)[0]
-            found = cur.execute(sql, used(sql, params))
-            names = [column[0] for column in found.description]
-            return dict(zip(names, found.fetchone(), strict=True))
+            return history.records(cur, sql, params)[0]
 
         def unpinned(cur: Any, candidates: list[Any]) -> list[Any]:
             # each player's candidates still unpinned, locked (macro lock_unpinned_memories):

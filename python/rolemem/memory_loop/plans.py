@@ -91,11 +91,9 @@ class Plans:
         second observation of the same one with other values waits for the next)."""
         store = self.memory.store
         # a batch of one player's saves names its player (on Citus, the walk's shard)
-        chains = chain_params(
-            store,
-            sorted({o["save_id"] for o in observations}),
-            sole_player(o.get("user_id") for o in observations),
-        )
+        save_ids = sorted({o["save_id"] for o in observations})
+        player = sole_player(o.get("user_id") for o in observations)
+        chains = {"save_ids": save_ids, **chain_params(store, save_ids, player)}
         plans: list[dict[str, Any] | None] = [None] * len(observations)
         remaining = list(range(len(observations)))
         while remaining:

@@ -46,8 +46,7 @@ class MaintenanceReport:
 def write_state(
     cur: Any, state: Mapping[str, Any], *, engine: str, keep_scene: bool, extracted: bool = False
 ) -> None:
-    """The save x character's loop state as the observation `state` leaves it, in the caller's
-    transaction."""
+    """The save x character's loop state as `state` leaves it, in the caller's transaction."""
     names = ("save_id", "target_key", "user_id", "agent_id", "scene", "now", "role_id")
     params = {
         **{name: state[name] for name in (*names, "script_role_id")},

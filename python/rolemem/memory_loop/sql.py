@@ -34,12 +34,6 @@ OBSERVATION_FIELDS = {
 }
 
 
-# the saves' chains from the write-time table (refreshed first when a save's tip moved)
-_CHAIN_SQL = """
-    select * from main.int_lines_chained_to_root
-    where list_contains(cast($save_id as bigint[]), save_id)"""
-
-
 # The observations' players' rows of their characters, by table (macro loop_target_rows):
 # the extracted lines (a fork's shared lines are among them, whichever save extracted them),
 # and the memories' source lines (events' and entity mentions') and the replacement batches'
@@ -53,12 +47,6 @@ _TARGET_TABLES = {
 }
 
 
-# the batch's saves only: a join with the whole table is a scan of every save of the game
-_SAVES_SQL = """
-    select * from save
-    where list_contains(cast($save_id as bigint[]), id)"""
-
-
 @functools.cache  # composed once per engine and variant
 def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     """The plan of a batch of observations (the loop's models over their saves' chains): on
@@ -69,15 +57,11 @@ def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     holds where no memory was cut off the chain and no line of it says who was present, and
     says where either may not hold (`has_cut`, `has_presence`: model int_loop_watermarks), for
     those to be planned again with it."""
-    chains = (
-        {
-            "int_lines_chained_to_root": _CHAIN_SQL,
-            "source_role": history.ROLES_SQL,
-            "source_save": _SAVES_SQL,
-        }
-        if engine == "duckdb"
-        else history.walked_sources(engine)
-    )
+    # the batch's saves only ($save_ids: a join with the whole table is a scan of every save
+    # of the game); on DuckDB their stored chains (refreshed first when a save's tip moved)
+    chains = dict(history.walked_sources(engine))
+    if engine == "duckdb":
+        chains["int_lines_chained_to_root"] = render_macro("stored_save_chains")
     return compose(
         "int_loop_observations_planned",
         {

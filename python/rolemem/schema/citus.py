@@ -78,13 +78,14 @@ def foreign_keys(table: str) -> list[tuple[tuple[str, ...], str, tuple[str, ...]
     return keys
 
 
-def _constraints(connection: Any, table: str, kind: str) -> list[str]:
+def _drop_constraints(connection: Any, table: str, kind: str) -> None:
     rows = connection.exec_driver_sql(
         "select conname from pg_constraint "
         "where conrelid = to_regclass(%(table)s) and contype = %(kind)s",
         {"table": table, "kind": kind},
-    )
-    return [name for (name,) in rows]
+    ).fetchall()
+    for (name,) in rows:
+        connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
 
 
 def _leads_with_player(connection: Any, table: str) -> bool:
@@ -152,14 +153,12 @@ def shape_for_citus(connection: Any) -> int:
     # reference table only so, after distributing tables in the same transaction
     connection.exec_driver_sql("set local citus.multi_shard_modify_mode to 'sequential'")
     for table in PLAYER_TABLES:
-        for name in _constraints(connection, table, "f"):
-            connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
+        _drop_constraints(connection, table, "f")
     set_aside = _set_aside_ownerless(
         connection, [table for table in PLAYER_TABLES if table not in distributed]
     )
     for table in rekeyed:
-        for name in _constraints(connection, table, "p"):
-            connection.exec_driver_sql(f'alter table {table} drop constraint "{name}"')
+        _drop_constraints(connection, table, "p")
         connection.exec_driver_sql(f"alter table {table} alter column user_id set not null")
         connection.exec_driver_sql(
             f"alter table {table} add primary key ({', '.join(primary_key(table))})"

@@ -179,10 +179,8 @@ def _table(model: type[SQLModel]) -> Any:
 
 APP_TABLES = [_table(Role), _table(Save), _table(Line)]
 CONFIG_TABLES = [
-    _table(CharacterAttributes),
-    _table(CharacterEvents),
-    _table(CharacterDialogueStyles),
-    _table(ConfigVersion),
+    _table(model)
+    for model in (CharacterAttributes, CharacterEvents, CharacterDialogueStyles, ConfigVersion)
 ]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 import threading
 from collections.abc import Mapping
 from concurrent import futures
@@ -37,8 +36,6 @@ from ..sql import cancel
 from ..sql.project import write_sql
 from ..text.embedders import Embedder
 from . import budget
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -422,13 +419,14 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
                     "why": "a later fact on the current branch replaced them",
                 }
             )
+        turns = window["window_turns"]
         rows.append(
             {
                 "layer": "history",
                 "item": f"{window_messages} messages",
                 "status": "shown",
                 "why": f"save {save_id}, current branch: the newest "
-                f"{_turns(window['window_turns'])} ({window['pending_turns']} after the "
+                f"{turns} turn{'' if turns == 1 else 's'} ({window['pending_turns']} after the "
                 + (
                     f"extraction watermark, line {window['watermark_line_id']})"
                     if window["watermark_line_id"] is not None
@@ -481,9 +479,8 @@ class Companion(contextlib.AbstractContextManager["Companion"]):
         char_name: str | None = None,
         emotion: str | None = None,
     ) -> tuple[int, int]:
-        """Append the player's line and the reply to the save (on its current tip, in one
-        transaction) and schedule the memory loop for it in the background. Returns the two
-        line ids."""
+        """Append the player's line and the reply on the save's tip (one transaction), schedule
+        the memory loop for them in the background; the two line ids."""
         for value, field_name in ((message, "message"), (reply, "reply"), (user_id, "user_id")):
             checked_text(value, field_name)
         observed_target(role_id, script_role_id)
@@ -568,10 +565,6 @@ def _before_reply(
 def _last_reply(messages: list[dict[str, str]]) -> str | None:
     """The character's newest reply among the memory builder's messages."""
     return next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), None)
-
-
-def _turns(count: int) -> str:
-    return f"{count} turn" if count == 1 else f"{count} turns"
 
 
 def _prompt_pieces(
