@@ -483,6 +483,26 @@ def test_turn_prompt_lists_its_fields_and_exactly_one_character(tmp_path):
             jsonschema.validate(refused, schema)
 
 
+def test_a_tool_is_described_by_its_route(game):
+    """One text for a route and its tool: the operation's summary and description."""
+    client, _, _ = game
+
+    async def listed() -> dict[str, str]:
+        async with over_http(str(client.base_url), "game")() as session:
+            tools = (await session.list_tools()).tools
+            return {tool.name: tool.description for tool in tools}
+
+    described = anyio.run(listed)
+    assert described["delete_memory"] == (
+        "Delete a player's memory (DELETE /users/{user_id}/memories/{kind}/{memory_id}). Moved "
+        "to the archive (reason deleted), never destroyed; `forget` with purge destroys."
+    )
+    operation = client.get("/openapi.json").json()["paths"]["/query"]["post"]
+    assert described["search_memories"] == (
+        f"{operation['summary']} (POST /query). {operation['description']}"
+    )
+
+
 def test_a_tool_call_takes_one_key_token(tmp_path):
     """--key-rate: a tool call is one request of the key's (the /mcp request's token; the
     route it calls inside takes none), as its answer's RateLimit-Remaining says."""

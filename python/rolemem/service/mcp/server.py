@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..core.errors import error_body
 from ..core.logs import request_id
-from .tools import BadArgument, Tool, input_schema, route_call
+from .tools import BadArgument, Tool, description_of, input_schema, route_call
 
 # which key a call carries as X-API-Key (None: none)
 KeyOf = Callable[[ServerRequestContext[Any], Tool], "str | None"]
@@ -81,7 +81,7 @@ def build_server(
     listed = [
         types.Tool(
             name=tool.name,
-            description=tool.description,
+            description=description_of(routes.openapi, tool),
             input_schema=input_schema(routes.openapi, tool),
         )
         for tool in tools

@@ -20,80 +20,28 @@ class Tool:
     method: str
     path: str  # the route's template, e.g. /users/{user_id}/memories
     scope: Scope  # whose key the route takes
-    description: str
 
 
 TOOLS = (
-    Tool(
-        "recall",
-        "POST",
-        "/recall",
-        "game",
-        "The character's designer memory for the player's input under the game context "
-        "(POST /recall): the attribute, event and dialogue-style blocks for the prompt.",
-    ),
-    Tool(
-        "turn_prompt",
-        "POST",
-        "/turn",
-        "game",
-        "The reply prompt for a save (POST /turn): OpenAI-style messages with every memory "
-        "layer of the character, and the trace of why each piece is there. dry_run previews.",
-    ),
-    Tool(
-        "list_memories",
-        "GET",
-        "/users/{user_id}/memories",
-        "game",
-        "A player's live memories, newest first (GET /users/{user_id}/memories): events and "
-        "entity memories, filtered by agent, kind or text.",
-    ),
-    Tool(
-        "search_memories",
-        "POST",
-        "/query",
-        "game",
-        "Recall a player's memories relevant to a text (POST /query): keywords, meaning and "
-        "the time it names, best first, with the timeline and the prompt text. A recall counts "
-        "(strength) unless dry_run.",
-    ),
-    Tool(
-        "delete_memory",
-        "DELETE",
-        "/users/{user_id}/memories/{kind}/{memory_id}",
-        "game",
-        "Delete one of the player's memories (DELETE /users/{user_id}/memories/{kind}/"
-        "{memory_id}): moved to the archive, reason deleted. Another player's id is not found.",
-    ),
-    Tool(
-        "memory_status",
-        "GET",
-        "/saves/{save_id}/memory_status",
-        "game",
-        "The extraction state of a save for one character (GET /saves/{save_id}/"
-        "memory_status): turns waiting, the last batch, the last failure.",
-    ),
-    Tool(
-        "recall_preview",
-        "POST",
-        "/recall_preview",
-        "designer",
-        "Designers: what recall would answer, with why each entry is in or not, recording "
-        "nothing (POST /recall_preview).",
-    ),
-    Tool(
-        "unlock_matrix",
-        "GET",
-        "/config/{character_id}/unlock_matrix",
-        "designer",
-        "Designers: per entry of the character and per intimacy x exploration level (1-5), "
-        "whether it unlocks (GET /config/{character_id}/unlock_matrix).",
-    ),
+    Tool("recall", "POST", "/recall", "game"),
+    Tool("turn_prompt", "POST", "/turn", "game"),
+    Tool("list_memories", "GET", "/users/{user_id}/memories", "game"),
+    Tool("search_memories", "POST", "/query", "game"),
+    Tool("delete_memory", "DELETE", "/users/{user_id}/memories/{kind}/{memory_id}", "game"),
+    Tool("memory_status", "GET", "/saves/{save_id}/memory_status", "game"),
+    Tool("recall_preview", "POST", "/recall_preview", "designer"),
+    Tool("unlock_matrix", "GET", "/config/{character_id}/unlock_matrix", "designer"),
 )
 
 
 def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
     return openapi["paths"][tool.path][tool.method.lower()]
+
+
+def description_of(openapi: dict[str, Any], tool: Tool) -> str:
+    """The route's own summary and description (one text for the route and its tool)."""
+    operation = operation_of(openapi, tool)
+    return f"{operation['summary']} ({tool.method} {tool.path}). {operation['description']}"
 
 
 def _parameters(operation: dict[str, Any]) -> list[dict[str, Any]]:
