@@ -67,6 +67,8 @@ QUERY_FIELDS = {
     "memory_scope": "varchar",
     "lineage_save_ids": "bigint[]",
 }
+# every query field null: what a query without a text (a listing, expand_words) does not give
+QUERY_NULLS = dict.fromkeys(QUERY_FIELDS)
 
 
 @functools.cache  # rendered once per engine, not per batch
