@@ -51,7 +51,7 @@ _EVENT_COLUMNS = (
 @functools.cache
 def _scope_sql(chained: bool) -> str:
     """The read (macro lone_query_scope) of the reachable events (sql.PLAYER_EVENTS, as
-    reachable.reachable_sql reads them); `chained`: the query has a save."""
+    reachable.REACHABLE reads them); `chained`: the query has a save."""
     parts = " union all ".join(
         f"select {_EVENT_COLUMNS} from ({events}) as events" for events in PLAYER_EVENTS.values()
     )
