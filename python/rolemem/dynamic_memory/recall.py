@@ -540,7 +540,7 @@ class Recall:
             ]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
-            self._after_recall_retried(queries, results)
+            self._after_recall(queries, results)
         timings = {
             "embed": embed_ms,
             "sql": (answered - started) * 1000 - embed_ms,
@@ -696,27 +696,14 @@ class Recall:
             or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
 
-    def _after_recall_retried(
-        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
-    ) -> None:
-        """The side effects, retried on a write conflict (another writer touching a recalled
-        memory); if they still conflict the batch is answered anyway and its bookkeeping is
-        skipped (logged), never the answer."""
-        statements = self._side_effects(queries, results)
-        store = self.context.store
-        try:
-            retry(lambda: store.run_all(statements), attempts=3, on=store.conflicts, wait=0.005)
-        except store.conflicts as exc:
-            log.warning("recall side effects skipped after 3 conflicts: %s", exc)
-
-    def _side_effects(
-        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """A batch's side effects, run in one transaction: one update per table for every
-        recall asking for it (as if applied one by one in the order of their times), one log
-        insert per query asking for its log."""
+    def _after_recall(self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]) -> None:
+        """A batch's side effects in one transaction: one update per table for every recall
+        asking for it (as if applied one by one in the order of their times), one log insert
+        per query asking for its log; retried on a write conflict (another writer touching a
+        recalled memory), and if they still conflict the batch is answered anyway and its
+        bookkeeping is skipped (logged), never the answer."""
         statements = []
-        engine = self.context.store.name
+        store = self.context.store
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
         bonus = self.context.settings["recall_strength_bonus"]
         # the batch's player where it is one's (on Citus always: DynamicMemory splits)
@@ -739,13 +726,13 @@ class Recall:
             else:
                 continue
             table = memory_table(player_table, scope)
-            sql = write_sql(name, table, scope == "user", engine=engine)
+            sql = write_sql(name, table, scope == "user", engine=store.name)
             statements.append((sql, {"bonus": bonus, "user_id": player, **params}))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(
                     (
-                        write_sql("log_recalls", LOGGED, engine=engine),
+                        write_sql("log_recalls", LOGGED, engine=store.name),
                         {
                             "query_id": uuid.uuid4().hex,
                             "now": query.params["now"],
@@ -755,7 +742,10 @@ class Recall:
                         },
                     )
                 )
-        return statements
+        try:
+            retry(lambda: store.run_all(statements), attempts=3, on=store.conflicts, wait=0.005)
+        except store.conflicts as exc:
+            log.warning("recall side effects skipped after 3 conflicts: %s", exc)
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""
