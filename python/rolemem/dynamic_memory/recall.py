@@ -126,9 +126,8 @@ def _scored(
     variables: Mapping[str, Any],
     candidates: bool,
 ) -> tuple[Any, ...]:
-    """One query's answer row with its candidates (the statement's events column: every
-    candidate) scored and selected in Python (event_scores): its selected events, and every
-    scored candidate when the batch asks (`candidates`), in the places the statement's are."""
+    """One query's answer row with its candidates (the statement's events column) scored and
+    selected in Python (event_scores), in the places the statement's are."""
     scored = event_scores.scored(row[1] or [], query, stats, variables)
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
@@ -136,10 +135,8 @@ def _scored(
 
 
 def _gathered(row: tuple[Any, ...], words: Sequence[Word]) -> tuple[Any, ...]:
-    """One query's answer row with its entity hits (the statement's entities column: ranked
-    and cut, each with its mention lines where the batch joins them) gathered and shaped in
-    Python (entity_scores), in the place the statement's recalled entities are. `words`: the
-    query's words."""
+    """One query's answer row with its entity hits (the statement's entities column, ranked
+    and cut) shaped in Python (entity_scores), in the place the statement's entities are."""
     hits = row[2] or []
     lines = {
         hit["entity_id"]: (hit["save_id"], hit["line_ids"]) for hit in hits if "save_id" in hit
@@ -610,10 +607,8 @@ class Recall:
         reachable: Sequence[Reachable] | None,
         words: Sequence[list[Word]] | None,
     ) -> dict[str, list[Any]]:
-        """The batch's words and BM25 rows (models int_memory_query_words and
-        int_memory_query_lexical, computed here) over each query's `reachable` events, bound
-        as FAST_LEXICAL's lists (`words`: the batch's, recall_words); none without the fast
-        path."""
+        """The batch's words and BM25 rows over each query's `reachable` events, bound as
+        FAST_LEXICAL's lists; none without the fast path."""
         if self._fast is None or reachable is None or words is None:
             return {}
         postings = self._fast[1]

@@ -80,9 +80,8 @@ def query_sql(engine: str = "duckdb") -> str:
 
 
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The bound parameters of a batch of queries (each a mapping of QUERY_FIELDS and the
-    settings): a list per query field, query_id numbered 1.. in order; the settings of the
-    first (a DynamicMemory's, the same for all)."""
+    """A batch's bound parameters: a list per query field (query_id 1.. in order), and the
+    settings of the first query (a DynamicMemory's, the same for all)."""
     lists: dict[str, list[Any]] = {name: [] for name in QUERY_FIELDS}
     for number, query in enumerate(queries, start=1):
         for name in QUERY_FIELDS:
