@@ -82,12 +82,11 @@ def query_sql(engine: str = "duckdb") -> str:
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A batch's bound parameters: a list per query field (query_id 1.. in order), and the
     settings of the first query (a DynamicMemory's, the same for all)."""
-    lists: dict[str, list[Any]] = {name: [] for name in QUERY_FIELDS}
-    for number, query in enumerate(queries, start=1):
-        for name in QUERY_FIELDS:
-            lists[name].append(number if name == "query_id" else query[name])
     settings = {name: value for name, value in queries[0].items() if name not in QUERY_FIELDS}
-    return {**settings, **lists}
+    lists = {
+        name: [query[name] for query in queries] for name in QUERY_FIELDS if name != "query_id"
+    }
+    return {**settings, "query_id": list(range(1, len(queries) + 1)), **lists}
 
 
 def listed_in(param: str, column: str, kind: str = "varchar") -> str:
