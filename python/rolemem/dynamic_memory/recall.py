@@ -618,10 +618,9 @@ class Recall:
             zip(inputs, words, reachable, strict=True), 1
         ):
             event_ids, bm25, tiers = postings.lexical(fetch, values, query_words, events)
-            lexical["lexical_query_id"] += [query_id] * len(event_ids)
-            lexical["lexical_event_id"] += event_ids
-            lexical["lexical_bm25_raw"] += bm25
-            lexical["lexical_word_tier"] += tiers
+            found: tuple[list[Any], ...] = ([query_id] * len(event_ids), event_ids, bm25, tiers)
+            for name, column in zip(LEXICAL_COLUMNS, found, strict=True):
+                lexical[f"lexical_{name}"] += column
         return {**lexical, **words_params(words, "query_id")}
 
     def _holds(self, user_ids: list[str], agent_ids: list[str]) -> tuple[Any, ...]:
