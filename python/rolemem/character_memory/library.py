@@ -382,8 +382,7 @@ class CharacterLibrary:
 
 def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Bound lists for `request_rows_sql` (a position per request) and macro
-    recall_queue_items (the requests' queues flattened, each item with its request's
-    position)."""
+    recall_queue_items (the requests' queues flattened)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
     params.update({name: [values.get(name) for values in requests] for name in REQUEST_FIELDS})
     params["queued_request_id"] = [
