@@ -151,7 +151,11 @@ class CharacterLibrary:
             _insert_config_rows(self._con, config or demo_config())
         else:
             self._copy_config_tables(db, character_id)
-        self._check(config)
+        # errors raise; advice on sizes warns only for designer JSON being imported
+        problems = _config_problems(self._con)
+        if config is None:
+            problems = [p for p in problems if p[3] == "error"]
+        report_problems(config or CharacterConfig(), problems)
         for model in _STATIC_MODELS:
             sql = compose(model, {}, f"select * from {model}", existing=_table_names(self._con))
             self._con.execute(write_sql("create_table_from_query", model, sql))
@@ -375,18 +379,10 @@ class CharacterLibrary:
                 }
                 _insert_rows(self._con, seed, columns)
 
-    def _check(self, config: CharacterConfig | None) -> None:
-        """Errors raise; advice on sizes warns only for designer JSON being imported."""
-        problems = _config_problems(self._con)
-        if config is None:
-            problems = [p for p in problems if p[3] == "error"]
-        report_problems(config or CharacterConfig(), problems)
-
 
 def _batch_params(requests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Bound lists for `request_rows_sql` (a position per request) and macro
-    recall_queue_items (the requests' queues flattened, each item with its request's
-    position)."""
+    recall_queue_items (the requests' queues flattened)."""
     params: dict[str, list[Any]] = {"request_id": list(range(1, len(requests) + 1))}
     params.update({name: [values.get(name) for values in requests] for name in REQUEST_FIELDS})
     params["queued_request_id"] = [

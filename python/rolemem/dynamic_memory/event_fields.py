@@ -34,9 +34,8 @@ class EventFields:
         revisions: Mapping[int, int],
         now: Any,
     ) -> dict[int, Fields]:
-        """The fields of the events of `revisions` (id -> revision, as the scope read them) at
-        `now`, by id (`fetch_rows`: sql -> params -> dicts); an event since deleted is
-        missing."""
+        """The fields at `now` of the events of `revisions` (id -> revision, as the scope read
+        them), by id; an event since deleted is missing."""
         if not revisions:
             return {}
 

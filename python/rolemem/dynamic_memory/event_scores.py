@@ -27,17 +27,13 @@ _COSINES = tuple(
 )
 
 
+_EPOCH, _SECOND = datetime(1970, 1, 1), timedelta(seconds=1)
+
+
 def seconds_between(start: datetime, finish: datetime) -> int:
     """Macro seconds_between on DuckDB: date_diff('second'), whole seconds since the epoch of
     each (floored), subtracted."""
-    return _epoch_seconds(finish) - _epoch_seconds(start)
-
-
-def _epoch_seconds(at: datetime) -> int:
-    return (at - _EPOCH) // _SECOND
-
-
-_EPOCH, _SECOND = datetime(1970, 1, 1), timedelta(seconds=1)
+    return (finish - _EPOCH) // _SECOND - (start - _EPOCH) // _SECOND
 
 
 def format_decimal(value: float, places: int) -> str:

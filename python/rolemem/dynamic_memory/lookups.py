@@ -18,8 +18,8 @@ from .responses import from_json
 from .settings import SETTING_SEEDS
 from .sql import (
     DENSE_COLUMNS,
-    NO_REFERENCES,
     QUERY_FIELDS,
+    QUERY_NULLS,
     batched,
     query_sql,
     recall_sources,
@@ -95,22 +95,17 @@ class Lookups:
         }
         words = tokenize(sentence)
         params = {
+            **QUERY_NULLS,
             **self.context.settings,
             **{k: _setting(k, v) for k, v in overrides.items() if v is not None},
-            "save_id": None,
-            "lineage_save_ids": None,
             "agent_id": "",
             "user_id": "",
             "user_name": user_name,
             "agent_name": agent_name,
             "query_text": sentence,
             "tokens": words,
-            "query_embedding": None,
-            **NO_REFERENCES,
             "now": datetime.now(),
             "result_limit": 1,
-            "score_threshold": None,
-            "roulette_seed": None,
         }
         sql = compose(
             "int_memory_query_words",
@@ -152,19 +147,15 @@ class Lookups:
         query models: the timeline's, the facts', the character's knowledge."""
         self.check_listing(user_id, agent_id, save_id, memory_scope)
         return {
+            **QUERY_NULLS,
             **self.scope_params(save_id, memory_scope, user_id),
             "agent_id": agent_id,
             "user_id": user_id,
-            "user_name": None,
-            "agent_name": None,
             "query_text": "",
             "tokens": [],
-            "query_embedding": None,
-            **NO_REFERENCES,
             "now": datetime.now(),
             "result_limit": result_limit,
             "score_threshold": 0.0,
-            "roulette_seed": None,
         }
 
     def listed(

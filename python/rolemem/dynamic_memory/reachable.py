@@ -27,21 +27,16 @@ def has_context(alias: str = "") -> str:
     return " and ".join(f"{prefix}{name} is not null" for name in CONTEXT_COLUMNS)
 
 
-# The batch's reachable events (`owners`: with their owners, so each query takes its own),
-# written out rather than composed (a per-recall read: the model's staging costs ~1.2 ms more
-# to plan); with `vectors`, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the
-# vector cache needs no read of its own. test_recall_fast_path holds it equal to the model.
-def reachable_sql(owners: bool, vectors: bool) -> str:
-    return " union all ".join(
+# (with owners, with vectors) -> the batch's reachable events (with their owners, so each
+# query takes its own: a batch of one player and agent, most, need not read them), written out
+# rather than composed (a per-recall read: the model's staging costs ~1.2 ms more to plan);
+# with vectors, each beside its vectors row (sql.PLAYER_EVENTS' pairs), so the vector cache
+# needs no read of its own. test_recall_fast_path holds it equal to the model.
+_REACHABLE = {
+    (owners, vectors): " union all ".join(
         render_macro("reachable_events", events, owners, vectors and table, has_context("vectors"))
         for table, events in PLAYER_EVENTS.items()
     )
-
-
-# (with owners, with vectors) -> the read: a batch of one player and agent (most) need not
-# read its owners
-_REACHABLE = {
-    (owners, vectors): reachable_sql(owners, vectors)
     for owners in (True, False)
     for vectors in (True, False)
 }

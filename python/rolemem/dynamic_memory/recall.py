@@ -126,9 +126,8 @@ def _scored(
     variables: Mapping[str, Any],
     candidates: bool,
 ) -> tuple[Any, ...]:
-    """One query's answer row with its candidates (the statement's events column: every
-    candidate) scored and selected in Python (event_scores): its selected events, and every
-    scored candidate when the batch asks (`candidates`), in the places the statement's are."""
+    """One query's answer row with its candidates (the statement's events column) scored and
+    selected in Python (event_scores), in the places the statement's are."""
     scored = event_scores.scored(row[1] or [], query, stats, variables)
     event_scores.selected(scored, query, (event["event_id"] for event in row[4] or []))
     judged = event_scores.judged(scored, query) if candidates else None
@@ -136,10 +135,8 @@ def _scored(
 
 
 def _gathered(row: tuple[Any, ...], words: Sequence[Word]) -> tuple[Any, ...]:
-    """One query's answer row with its entity hits (the statement's entities column: ranked
-    and cut, each with its mention lines where the batch joins them) gathered and shaped in
-    Python (entity_scores), in the place the statement's recalled entities are. `words`: the
-    query's words."""
+    """One query's answer row with its entity hits (the statement's entities column, ranked
+    and cut) shaped in Python (entity_scores), in the place the statement's entities are."""
     hits = row[2] or []
     lines = {
         hit["entity_id"]: (hit["save_id"], hit["line_ids"]) for hit in hits if "save_id" in hit
@@ -540,7 +537,7 @@ class Recall:
             ]
         answered = time.perf_counter()
         if any(query.update or query.log for query in queries):
-            self._after_recall_retried(queries, results)
+            self._after_recall(queries, results)
         timings = {
             "embed": embed_ms,
             "sql": (answered - started) * 1000 - embed_ms,
@@ -610,10 +607,8 @@ class Recall:
         reachable: Sequence[Reachable] | None,
         words: Sequence[list[Word]] | None,
     ) -> dict[str, list[Any]]:
-        """The batch's words and BM25 rows (models int_memory_query_words and
-        int_memory_query_lexical, computed here) over each query's `reachable` events, bound
-        as FAST_LEXICAL's lists (`words`: the batch's, recall_words); none without the fast
-        path."""
+        """The batch's words and BM25 rows over each query's `reachable` events, bound as
+        FAST_LEXICAL's lists; none without the fast path."""
         if self._fast is None or reachable is None or words is None:
             return {}
         postings = self._fast[1]
@@ -623,10 +618,9 @@ class Recall:
             zip(inputs, words, reachable, strict=True), 1
         ):
             event_ids, bm25, tiers = postings.lexical(fetch, values, query_words, events)
-            lexical["lexical_query_id"] += [query_id] * len(event_ids)
-            lexical["lexical_event_id"] += event_ids
-            lexical["lexical_bm25_raw"] += bm25
-            lexical["lexical_word_tier"] += tiers
+            found: tuple[list[Any], ...] = ([query_id] * len(event_ids), event_ids, bm25, tiers)
+            for name, column in zip(LEXICAL_COLUMNS, found, strict=True):
+                lexical[f"lexical_{name}"] += column
         return {**lexical, **words_params(words, "query_id")}
 
     def _holds(self, user_ids: list[str], agent_ids: list[str]) -> tuple[Any, ...]:
@@ -696,27 +690,14 @@ class Recall:
             or any(not self.context.past_words.isdisjoint(v["tokens"]) for v in inputs),
         }
 
-    def _after_recall_retried(
-        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
-    ) -> None:
-        """The side effects, retried on a write conflict (another writer touching a recalled
-        memory); if they still conflict the batch is answered anyway and its bookkeeping is
-        skipped (logged), never the answer."""
-        statements = self._side_effects(queries, results)
-        store = self.context.store
-        try:
-            retry(lambda: store.run_all(statements), attempts=3, on=store.conflicts, wait=0.005)
-        except store.conflicts as exc:
-            log.warning("recall side effects skipped after 3 conflicts: %s", exc)
-
-    def _side_effects(
-        self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """A batch's side effects, run in one transaction: one update per table for every
-        recall asking for it (as if applied one by one in the order of their times), one log
-        insert per query asking for its log."""
+    def _after_recall(self, queries: Sequence[_Query], results: Sequence[tuple[Any, ...]]) -> None:
+        """A batch's side effects in one transaction: one update per table for every recall
+        asking for it (as if applied one by one in the order of their times), one log insert
+        per query asking for its log; retried on a write conflict (another writer touching a
+        recalled memory), and if they still conflict the batch is answered anyway and its
+        bookkeeping is skipped (logged), never the answer."""
         statements = []
-        engine = self.context.store.name
+        store = self.context.store
         tables = (("memory_event", 0, "event_id"), ("memory_entity", 1, "entity_id"))
         bonus = self.context.settings["recall_strength_bonus"]
         # the batch's player where it is one's (on Citus always: DynamicMemory splits)
@@ -739,13 +720,13 @@ class Recall:
             else:
                 continue
             table = memory_table(player_table, scope)
-            sql = write_sql(name, table, scope == "user", engine=engine)
+            sql = write_sql(name, table, scope == "user", engine=store.name)
             statements.append((sql, {"bonus": bonus, "user_id": player, **params}))
         for query, result in zip(queries, results, strict=True):
             if query.log and result[4]:
                 statements.append(
                     (
-                        write_sql("log_recalls", LOGGED, engine=engine),
+                        write_sql("log_recalls", LOGGED, engine=store.name),
                         {
                             "query_id": uuid.uuid4().hex,
                             "now": query.params["now"],
@@ -755,7 +736,10 @@ class Recall:
                         },
                     )
                 )
-        return statements
+        try:
+            retry(lambda: store.run_all(statements), attempts=3, on=store.conflicts, wait=0.005)
+        except store.conflicts as exc:
+            log.warning("recall side effects skipped after 3 conflicts: %s", exc)
 
     def prompt_text(self, text: str, **kwargs: Any) -> str:
         """The recalled memory as the chat prompt reads it (see QueryResponse.prompt_text)."""

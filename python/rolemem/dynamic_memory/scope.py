@@ -51,7 +51,7 @@ _EVENT_COLUMNS = (
 @functools.cache
 def _scope_sql(chained: bool) -> str:
     """The read (macro lone_query_scope) of the reachable events (sql.PLAYER_EVENTS, as
-    reachable.reachable_sql reads them); `chained`: the query has a save."""
+    reachable.REACHABLE reads them); `chained`: the query has a save."""
     parts = " union all ".join(
         f"select {_EVENT_COLUMNS} from ({events}) as events" for events in PLAYER_EVENTS.values()
     )
@@ -126,14 +126,16 @@ def candidates_in_scope(
     ids = np.asarray(signals["signals_event_id"], dtype=np.int64)
     at = np.minimum(np.searchsorted(events.ids, ids), len(events.ids) - 1)
     kept = np.flatnonzero((events.ids[at] == ids) & scope.in_scope[at]).tolist()
-    created = events.created_at[at].tolist()
-    importance, feedback = scope.importance[at].tolist(), scope.feedback[at].tolist()
-    uses = scope.recall_count[at].tolist()
-    last = [None if np.isnat(when) else when.item() for when in scope.last_recalled_at[at]]
     held = texts(ids[kept].tolist())
     if any(int(ids[number]) not in held for number in kept):
         return None  # deleted since its scope was read: the statement answers alone
     columns = [(name, signals[f"signals_{name}"]) for name in SIGNAL_COLUMNS]
+    # and what scoring reads of each event, row for row with the signals
+    for name in ("importance", "feedback", "recall_count"):
+        columns.append((name, getattr(scope, name)[at].tolist()))
+    columns.append(("created_at", events.created_at[at].tolist()))
+    last = (None if np.isnat(when) else when.item() for when in scope.last_recalled_at[at])
+    columns.append(("last_recalled_at", list(last)))
     rows = []
     for number in kept:
         text, lowered_text = held[int(ids[number])]
@@ -152,11 +154,6 @@ def candidates_in_scope(
                 or (as_written is not None and as_written.search(text) is not None)
             )
         )
-        row["importance"] = importance[number]
-        row["feedback"] = feedback[number]
-        row["recall_count"] = uses[number]
-        row["created_at"] = created[number]
-        row["last_recalled_at"] = last[number]
         rows.append(row)
     return rows
 

@@ -67,6 +67,8 @@ QUERY_FIELDS = {
     "memory_scope": "varchar",
     "lineage_save_ids": "bigint[]",
 }
+# every query field null: what a query without a text (a listing, expand_words) does not give
+QUERY_NULLS = dict.fromkeys(QUERY_FIELDS)
 
 
 @functools.cache  # rendered once per engine, not per batch
@@ -78,15 +80,13 @@ def query_sql(engine: str = "duckdb") -> str:
 
 
 def batched(queries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The bound parameters of a batch of queries (each a mapping of QUERY_FIELDS and the
-    settings): a list per query field, query_id numbered 1.. in order; the settings of the
-    first (a DynamicMemory's, the same for all)."""
-    lists: dict[str, list[Any]] = {name: [] for name in QUERY_FIELDS}
-    for number, query in enumerate(queries, start=1):
-        for name in QUERY_FIELDS:
-            lists[name].append(number if name == "query_id" else query[name])
+    """A batch's bound parameters: a list per query field (query_id 1.. in order), and the
+    settings of the first query (a DynamicMemory's, the same for all)."""
     settings = {name: value for name, value in queries[0].items() if name not in QUERY_FIELDS}
-    return {**settings, **lists}
+    lists = {
+        name: [query[name] for query in queries] for name in QUERY_FIELDS if name != "query_id"
+    }
+    return {**settings, "query_id": list(range(1, len(queries) + 1)), **lists}
 
 
 def listed_in(param: str, column: str, kind: str = "varchar") -> str:

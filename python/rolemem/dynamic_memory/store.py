@@ -280,8 +280,7 @@ def _per_item(
     events: Iterable[tuple[Mapping[str, Any], Mapping[str, list[Any]]]],
 ) -> dict[str, list[Any]]:
     """A statement's bound lists, one position per item of the events' lists (an event's
-    postings, its source lines): each event's values repeated once per item, its lists (as
-    long as each other) joined on. Empty when no event has an item."""
+    postings, its source lines); empty when no event has an item."""
     columns: dict[str, list[Any]] = {}
     for values, lists in events:
         count = len(next(iter(lists.values())))

@@ -207,44 +207,35 @@ def dense_batch(
     tables = []
     stats: dict[str, list[float | int | None]] = {name: [] for name in STAT_NAMES}
     for number, query in enumerate(queries, start=1):
-        table, numbers = _dense_inputs(
-            cache,
-            fetch,
-            query,
-            candidates,
-            None if reachable is None else reachable[number - 1],
+        vector = query["query_embedding"]
+        cosines = (
+            _no_cosines()
+            if cache is None or vector is None
+            else cache.cosines(
+                fetch,
+                query["agent_id"],
+                query["user_id"],
+                vector,
+                None if reachable is None else reachable[number - 1],
+            )
         )
-        tables.append({"query_id": np.full(len(table["event_id"]), number), **table})
+        numbers: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
+        if len(cosines["event_id"]):
+            main = cosines["cosine"]
+            numbers.update(
+                cosine_count=len(main),
+                cosine_sum=float(main.sum()),
+                cosine_square_sum=float((main * main).sum()),
+                **{
+                    f"{name}_{end}": float(getattr(cosines[name], end)())
+                    for name in COSINE_NAMES
+                    for end in ("min", "max")
+                },
+            )
+            best = np.maximum.reduce([cosines[name] for name in COSINE_NAMES])
+            top = np.lexsort((cosines["event_id"], -best))[:candidates]
+            cosines = {name: values[top] for name, values in cosines.items()}
+        tables.append({"query_id": np.full(len(cosines["event_id"]), number), **cosines})
         for name in STAT_NAMES:
             stats[name].append(numbers[name])
     return {name: np.concatenate([t[name] for t in tables]) for name in tables[0]}, stats
-
-
-def _dense_inputs(
-    cache: EventVectorCache | None,
-    fetch: Fetch,
-    query: Mapping[str, Any],
-    candidates: int,
-    reachable: tuple[np.ndarray, np.ndarray | None] | None,
-) -> tuple[dict[str, np.ndarray], dict[str, float | int | None]]:
-    stats: dict[str, float | int | None] = dict.fromkeys(STAT_NAMES)
-    vector = query["query_embedding"]
-    if cache is None or vector is None:
-        return _no_cosines(), stats
-    cosines = cache.cosines(fetch, query["agent_id"], query["user_id"], vector, reachable)
-    if not len(cosines["event_id"]):
-        return cosines, stats
-    best = np.maximum.reduce([cosines[name] for name in COSINE_NAMES])
-    top = np.lexsort((cosines["event_id"], -best))[:candidates]
-    main = cosines["cosine"]
-    stats.update(
-        cosine_count=len(main),
-        cosine_sum=float(main.sum()),
-        cosine_square_sum=float((main * main).sum()),
-        **{
-            f"{name}_{end}": float(getattr(cosines[name], end)())
-            for name in COSINE_NAMES
-            for end in ("min", "max")
-        },
-    )
-    return {name: values[top] for name, values in cosines.items()}, stats
