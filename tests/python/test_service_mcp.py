@@ -24,6 +24,7 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
+from rolemem.service.mcp.tools import TOOLS
 
 from .conftest import demo_store, demo_store_on, error_of, scripted_game, serving
 
@@ -494,13 +495,15 @@ def test_a_tool_is_described_by_its_route(game):
 
     described = anyio.run(listed)
     assert described["delete_memory"] == (
-        "Delete a player's memory (DELETE /users/{user_id}/memories/{kind}/{memory_id}). Moved "
+        "Delete a player's memory: DELETE /users/{user_id}/memories/{kind}/{memory_id}. Moved "
         "to the archive (reason deleted), never destroyed; `forget` with purge destroys."
     )
-    operation = client.get("/openapi.json").json()["paths"]["/query"]["post"]
-    assert described["search_memories"] == (
-        f"{operation['summary']} (POST /query). {operation['description']}"
-    )
+    paths = client.get("/openapi.json").json()["paths"]
+    for tool in TOOLS:  # every tool's route has a summary and a description to give
+        operation = paths[tool.path][tool.method.lower()]
+        assert described[tool.name] == (
+            f"{operation['summary']}: {tool.method} {tool.path}. {operation['description']}"
+        )
 
 
 def test_a_tool_call_takes_one_key_token(tmp_path):

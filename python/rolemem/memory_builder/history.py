@@ -457,10 +457,10 @@ def ensure_fresh(
 
 def chain_params(engine: Any, save_ids: list[int], user_id: str | None = None) -> dict[str, Any]:
     """Make the saves' chains readable by a statement on `engine` (rolemem.engines): DuckDB
-    keeps them as write-time tables, refreshed here where a save's tip moved (no parameter
-    needed); an engine that keeps none walks them in the statement, which binds the saves,
-    their lineage and their player `user_id` (on Citus, the shard the walk runs on; None:
-    found from the saves, one player's)."""
+    keeps them as write-time tables, refreshed here where a save's tip moved (the statement
+    binds only the saves); an engine that keeps none walks them in the statement, which binds
+    the saves, their lineage and their player `user_id` (on Citus, the shard the walk runs on;
+    None: found from the saves, one player's)."""
     if engine.name == "duckdb":
         return chained(engine.cursor().cursor, "duckdb", save_ids)
     return _walk_params(engine.run, engine.name, save_ids, user_id)

@@ -50,13 +50,13 @@ _TARGET_TABLES = {
 @functools.cache  # composed once per engine and variant
 def plan_sql(engine: str, cuts: bool = False, presence: bool = False) -> str:
     """The plan of a batch of observations (the loop's models over their saves' chains): on
-    DuckDB the chains and tips are the write-time tables; an engine that keeps none
-    (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history). `cuts`: the
-    variant which reads what cites each chain line (var loop_cuts); `presence`: the one which
-    decides which lines the character witnessed (var loop_presence). The lean plan (neither)
-    holds where no memory was cut off the chain and no line of it says who was present, and
-    says where either may not hold (`has_cut`, `has_presence`: model int_loop_watermarks), for
-    those to be planned again with it."""
+    DuckDB the chains and tips are the write-time tables, read for $save_ids; an engine that
+    keeps none (PostgreSQL) walks them in the statement ($save_ids, $lineage_ids: history).
+    `cuts`: the variant which reads what cites each chain line (var loop_cuts); `presence`: the
+    one which decides which lines the character witnessed (var loop_presence). The lean plan
+    (neither) holds where no memory was cut off the chain and no line of it says who was
+    present, and says where either may not hold (`has_cut`, `has_presence`: model
+    int_loop_watermarks), for those to be planned again with it."""
     # the batch's saves only ($save_ids: a join with the whole table is a scan of every save
     # of the game); on DuckDB their stored chains (refreshed first when a save's tip moved)
     chains = dict(history.walked_sources(engine))

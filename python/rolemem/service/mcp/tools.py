@@ -41,7 +41,7 @@ def operation_of(openapi: dict[str, Any], tool: Tool) -> dict[str, Any]:
 def description_of(openapi: dict[str, Any], tool: Tool) -> str:
     """The route's own summary and description (one text for the route and its tool)."""
     operation = operation_of(openapi, tool)
-    return f"{operation['summary']} ({tool.method} {tool.path}). {operation['description']}"
+    return f"{operation['summary']}: {tool.method} {tool.path}. {operation['description']}"
 
 
 def _parameters(operation: dict[str, Any]) -> list[dict[str, Any]]:
