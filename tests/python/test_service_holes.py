@@ -189,6 +189,42 @@ def test_a_huge_field_name_is_quoted_within_the_bound(service):
     assert service.get(f"/config/{character}c", headers=DESIGNER).status_code == 422
 
 
+def test_an_imports_advice_and_report_quote_a_long_name_cut_short(service):
+    """A category (a lorebook's comment) 400,000 characters long came back whole in each line
+    of advice, and a lorebook's uid whole in its report (an answer four times the body): a
+    name is cut to 60 characters (the document a lorebook import returns carries it whole)."""
+    group = "g" * 400_000
+    cut = "g" * 59 + "…"
+    config = {
+        "character_id": "long",
+        "attributes": {group: [{"关键词": ["画"], "内容": "短", "强度": 3}]},
+    }
+    answer = service.post("/config/import", json=config, headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["advice"] == [
+        f"<designer config>: attributes.{cut}[0]: content: is 1 characters; 10-30 are advised",
+        f"<designer config>: attributes.{cut}[0]: keywords: has 1 keywords; 3-30 are advised",
+    ]
+    assert len(answer.content) < 1000
+    uid = "u" * 100_000
+    entry = {"key": ["画画", "画室", "画布"], "content": "艺术天赋" * 3, "probability": 50}
+    lorebook = {"entries": {uid: {**entry, "comment": group}}}
+    answer = service.post("/config/import/sillytavern/long", json=lorebook, headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["report"] == [
+        "probability: probability is carried, not applied (recall is deterministic) "
+        f"(entries {'u' * 59}…)"
+    ]
+    assert answer.json()["advice"] == []
+    # a group with no entries, named the same way
+    config["attributes"] = {group: []}
+    empty = service.post("/config/import", json=config, headers=DESIGNER)
+    assert (empty.status_code, error_of(empty)["message"]) == (
+        400,
+        f"<designer config>: attributes.{cut} has no entries",
+    )
+
+
 def test_the_rates_read_the_query_as_the_route_does(service):
     statuses = {service.get("/users/eve/saves", headers=GAME).status_code for _ in range(20)}
     assert statuses == {200}  # eve's twenty a minute
