@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import NotFoundError, RolememError
-from .contract import ENTRIES, AttributeEntry
+from .contract import ENTRIES, AttributeEntry, addressable
 
 # kind in the designer document -> (seed table, group column, entry_kind in SQL)
 KINDS = {
@@ -133,6 +133,10 @@ def parse_designer_json(
     character = character_id or document.get("character_id")
     if not isinstance(character, str) or not character.strip():
         raise ConfigError(f"{source}: character_id is required (argument or document key)")
+    try:
+        addressable(character)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: character_id {exc}", field="character_id") from None
     # `extensions`: what another tool's fields carry (character_memory.sillytavern), not stored
     unknown = set(document) - set(KINDS) - {"character_id", "extensions"}
     if unknown:
