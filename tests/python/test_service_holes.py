@@ -24,6 +24,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from rolemem.character_memory.config import ConfigError, parse_designer_json
 from rolemem.memory_loop.llm import LLMError, OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.core.connections import server_options
@@ -187,6 +188,81 @@ def test_a_huge_field_name_is_quoted_within_the_bound(service):
         f"no config for character '{character}'",
     )
     assert service.get(f"/config/{character}c", headers=DESIGNER).status_code == 422
+
+
+def test_an_imports_advice_and_report_quote_a_long_name_cut_short(service):
+    """A category (a lorebook's comment) 400,000 characters long came back whole in each line
+    of advice, and a lorebook's uid whole in its report (an answer four times the body): a
+    name is cut to 60 characters (the document a lorebook import returns carries it whole)."""
+    group = "g" * 400_000
+    cut = "g" * 59 + "…"
+    config = {
+        "character_id": "long",
+        "attributes": {group: [{"关键词": ["画"], "内容": "短", "强度": 3}]},
+    }
+    answer = service.post("/config/import", json=config, headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["advice"] == [
+        f"<designer config>: attributes.{cut}[0]: content: is 1 characters; 10-30 are advised",
+        f"<designer config>: attributes.{cut}[0]: keywords: has 1 keywords; 3-30 are advised",
+    ]
+    assert len(answer.content) < 1000
+    uid = "u" * 100_000
+    entry = {"key": ["画画", "画室", "画布"], "content": "艺术天赋" * 3, "probability": 50}
+    lorebook = {"entries": {uid: {**entry, "comment": group}}}
+    answer = service.post("/config/import/sillytavern/long", json=lorebook, headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["report"] == [
+        "probability: probability is carried, not applied (recall is deterministic) "
+        f"(entries {'u' * 59}…)"
+    ]
+    assert answer.json()["advice"] == []
+    # a group with no entries, named the same way
+    config["attributes"] = {group: []}
+    empty = service.post("/config/import", json=config, headers=DESIGNER)
+    assert (empty.status_code, error_of(empty)["message"]) == (
+        400,
+        f"<designer config>: attributes.{cut} has no entries",
+    )
+
+
+def test_a_dot_segment_is_no_character_id(service):
+    """A config imported as `..` or `.` could never be exported or looked at: clients and
+    proxies resolve those segments of a URL path. Refused (422 naming character_id) in the
+    body and in the path, and by the Python API; `...` is an id like any other."""
+    entry = {
+        "关键词": ["温柔", "体贴", "细心"],
+        "内容": "对{{user}}格外温柔，总是细心照顾",
+        "强度": 3,
+    }
+    refused = {
+        "type": "ValidationError",
+        "message": "character_id: cannot be . or .. (a URL path cannot name it)",
+        "field": "character_id",
+    }
+    lorebook = {"entries": {"0": {"key": ["画画"], "content": "艺术天赋"}}}
+    for character in (".", ".."):
+        config = {"character_id": character, "attributes": {"性格": [entry]}}
+        answer = service.post("/config/import", json=config, headers=DESIGNER)
+        assert (answer.status_code, error_of(answer)) == (422, refused)
+        segment = character.replace(".", "%2E")
+        for path in (segment, f"{segment}/sillytavern", f"{segment}/unlock_matrix"):
+            answer = service.get(f"/config/{path}", headers=DESIGNER)
+            assert (answer.status_code, error_of(answer)) == (422, refused)
+        imported = f"/config/import/sillytavern/{segment}"
+        answer = service.post(imported, json=lorebook, headers=DESIGNER)
+        assert (answer.status_code, error_of(answer)) == (422, refused)
+        with pytest.raises(ConfigError) as python:
+            parse_designer_json(config)
+        assert (str(python.value), python.value.field) == (
+            "<designer config>: character_id cannot be . or .. (a URL path cannot name it)",
+            "character_id",
+        )
+    listed = service.get("/config", headers=DESIGNER).json()["characters"]
+    assert {".", ".."}.isdisjoint(listed_one["character_id"] for listed_one in listed)
+    config = {"character_id": "...", "attributes": {"性格": [entry]}}
+    assert service.post("/config/import", json=config, headers=DESIGNER).status_code == 200
+    assert service.get("/config/...", headers=DESIGNER).json()["character_id"] == "..."
 
 
 def test_the_rates_read_the_query_as_the_route_does(service):

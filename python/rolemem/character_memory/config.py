@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import NotFoundError, RolememError
-from .contract import ENTRIES, AttributeEntry
+from .contract import ENTRIES, AttributeEntry, addressable
 
 # kind in the designer document -> (seed table, group column, entry_kind in SQL)
 KINDS = {
@@ -115,6 +115,12 @@ def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, An
     return parsed, path.name
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    """`value` as text, cut to `limit` characters (a file's own keys and values, quoted)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number designers can use (NaN and infinity are refused)")
 
@@ -127,6 +133,10 @@ def parse_designer_json(
     character = character_id or document.get("character_id")
     if not isinstance(character, str) or not character.strip():
         raise ConfigError(f"{source}: character_id is required (argument or document key)")
+    try:
+        addressable(character)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: character_id {exc}", field="character_id") from None
     # `extensions`: what another tool's fields carry (character_memory.sillytavern), not stored
     unknown = set(document) - set(KINDS) - {"character_id", "extensions"}
     if unknown:
@@ -139,12 +149,13 @@ def parse_designer_json(
         if not isinstance(groups, Mapping):
             raise ConfigError(f"{source}: {kind} must map each {group_column} to a list")
         for group, entries in groups.items():
+            within = f"{source}: {kind}.{_short(group)}"  # (a group's name may be long)
             if not isinstance(entries, list):
-                raise ConfigError(f"{source}: {kind}.{group} must be a list of entries")
+                raise ConfigError(f"{within} must be a list of entries")
             if not entries:  # never exported so: a group is named by its entries
-                raise ConfigError(f"{source}: {kind}.{group} has no entries")
+                raise ConfigError(f"{within} has no entries")
             for index, entry in enumerate(entries):
-                where = f"{source}: {kind}.{group}[{index}]"
+                where = f"{within}[{index}]"
                 row = _entry_row(entry, kind, where)
                 ordinal = len(config.tables[table]) + 1
                 config.tables[table].append(

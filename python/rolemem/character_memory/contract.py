@@ -10,9 +10,17 @@ import ast
 import copy
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ..sql.project import render_macro
@@ -23,6 +31,25 @@ LOGICS = ("AND_ANY", "NOT_ALL", "NOT_ANY", "AND_ALL")
 NOT_SPACES = "^[^\\u0000]*[^ \\u0000][^\\u0000]*$"
 # the config's integer columns (strength, sticky_turns) are 32-bit
 INT32 = range(-(2**31), 2**31)
+
+
+# ids no route could name: clients and proxies resolve `.` and `..` in a URL path
+DOT_SEGMENTS = (".", "..")
+
+
+def addressable(character_id: str) -> str:
+    """A designer config's character id, unless it is one a URL path cannot name."""
+    if character_id in DOT_SEGMENTS:
+        raise ValueError("cannot be . or .. (a URL path cannot name it)")
+    return character_id
+
+
+# a designer config's character id (a body's field or a path's parameter), the schema saying so
+ConfigId = Annotated[
+    str,
+    AfterValidator(addressable),
+    Field(json_schema_extra={"not": {"enum": list(DOT_SEGMENTS)}}),
+]
 
 
 def whole_number(value: Any) -> int | None:

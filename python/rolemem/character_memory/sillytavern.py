@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import KINDS, ConfigError
+from .config import KINDS, ConfigError, _short
 from .contract import LOGICS, whole_number
 from .lorebook_contract import CardEntry, WorldInfoEntry, layout_of
 
@@ -137,7 +137,8 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             noted["disable" if world_info else "enabled"].append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
-        f"{key}: {_NOTES[key]} (entries {', '.join(uids)})" for key, uids in sorted(noted.items())
+        f"{key}: {_NOTES[key]} (entries {', '.join(map(_short, uids))})"
+        for key, uids in sorted(noted.items())
     ]
     return Conversion(document, report)
 
@@ -154,12 +155,6 @@ def _checked(layout: str, entry: Any, where: str, path: str | None = None) -> Ma
         expected = _EXPECTED[field.rsplit(".", 1)[-1]]
         got = _short(repr(error["input"]))
         raise ConfigError(f"{where}: {field} must be {expected}, got {got}", field=path) from None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """`value` as text, cut to `limit` characters (a file's own keys and values, quoted)."""
-    text = str(value)
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 # what a field's value must be, by its name (the models' types)

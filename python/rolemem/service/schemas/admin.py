@@ -7,7 +7,13 @@ from typing import Any, Literal
 from pydantic import ConfigDict, TypeAdapter
 
 from ...character_memory import lorebook_contract
-from ...character_memory.contract import ENTRIES, AttributeEntry, EventEntry, StyleEntry
+from ...character_memory.contract import (
+    ENTRIES,
+    AttributeEntry,
+    ConfigId,
+    EventEntry,
+    StyleEntry,
+)
 from .common import ID_LENGTH, Request, Response, ServiceTime, field, text
 from .storable import StorableJson, storable
 
@@ -144,7 +150,7 @@ class DesignerConfigIn(Request):
 
     model_config = ConfigDict(json_schema_extra=_entries)
 
-    character_id: str = text("The character.", "qiyu", max_length=ID_LENGTH)
+    character_id: ConfigId = text("The character.", "qiyu", max_length=ID_LENGTH)
     attributes: dict[str, list[dict[str, StorableJson]]] = field(
         "Attribute entries per category (属性大类).", {}, default={}
     )

@@ -16,6 +16,7 @@ from ....character_memory.config import (
     export_designer_json,
     parse_designer_json,
 )
+from ....character_memory.contract import ConfigId
 from ....character_memory.sillytavern import from_lorebook, to_lorebook
 from ....character_memory.unlock_matrix import unlock_matrix
 from ...core.body_route import BodyRoute
@@ -39,7 +40,7 @@ router = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 shared = APIRouter(tags=["designers: character config"], route_class=BodyRoute)
 
 _EXPORT: TypeAdapter[DesignerConfig] = TypeAdapter(DesignerConfig)
-CharacterId = Annotated[str, text_id(Path, "The character.", "qiyu")]
+CharacterId = Annotated[ConfigId, text_id(Path, "The character.", "qiyu")]
 
 
 @router.post(
