@@ -226,6 +226,23 @@ def test_an_imports_advice_and_report_quote_a_long_name_cut_short(service):
     )
 
 
+def test_an_imports_advice_is_bounded_whatever_the_entries(service):
+    """20,000 small entries gave 40,000 lines of advice (an answer six times the body): the
+    first 50, then one line counting the rest."""
+    config = {
+        "character_id": "many",
+        "attributes": {"g": [{"关键词": [f"画{n}"], "内容": "短", "强度": 3} for n in range(60)]},
+    }
+    answer = service.post("/config/import", json=config, headers=DESIGNER)
+    assert answer.status_code == 200, answer.text
+    advice = answer.json()["advice"]
+    assert advice[:2] == [
+        "<designer config>: attributes.g[0]: content: is 1 characters; 10-30 are advised",
+        "<designer config>: attributes.g[0]: keywords: has 1 keywords; 3-30 are advised",
+    ]
+    assert len(advice) == 51 and advice[-1] == "70 more lines of advice (not shown)"
+
+
 def test_a_dot_segment_is_no_character_id(service):
     """A config imported as `..` or `.` could never be exported or looked at: clients and
     proxies resolve those segments of a URL path. Refused (422 naming character_id) in the

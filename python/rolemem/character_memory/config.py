@@ -256,6 +256,9 @@ def config_columns(config: CharacterConfig, seed: str, offset: int = 0) -> dict[
     }
 
 
+MAX_ADVICE = 50  # advice lines reported, then one counting the rest
+
+
 def report_problems(
     config: CharacterConfig, problems: list[tuple[str, int, str, str, str]]
 ) -> None:
@@ -270,6 +273,8 @@ def report_problems(
         if field_name in RULE_DEFAULTS:  # named as the designers' JSON names it too
             field_name = f"{AttributeEntry.model_fields[field_name].alias} ({field_name})"
         (errors if severity == "error" else advice).append(f"{where}: {field_name}: {message}")
+    if len(advice) > MAX_ADVICE:  # an answer bounded whatever the entries' number
+        advice[MAX_ADVICE:] = [f"{len(advice) - MAX_ADVICE} more lines of advice (not shown)"]
     for text in advice:
         warnings.warn(text, ConfigWarning, stacklevel=3)
     if errors:

@@ -165,7 +165,11 @@ class DesignerConfigIn(Request):
 class ConfigImported(Response):
     character_id: str = field("The character imported.", "qiyu")
     written: dict[str, int] = field("Rows written per config table.", {"character_attributes": 1})
-    advice: list[str] = field("Sizes outside the spec's advice (imported anyway).", [])
+    advice: list[str] = field(
+        "Sizes outside the spec's advice (imported anyway): at most 50 lines, then one "
+        "counting the rest.",
+        [],
+    )
 
 
 def lorebook_schema(_: dict[str, Any]) -> dict[str, Any]:
