@@ -115,7 +115,7 @@ def _read_document(doc: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, An
     return parsed, path.name
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def quoted_cut(value: Any, limit: int = 60) -> str:
     """`value` as text, cut to `limit` characters (a file's own keys and values, quoted)."""
     text = str(value)
     return text if len(text) <= limit else f"{text[: limit - 1]}…"
@@ -149,7 +149,7 @@ def parse_designer_json(
         if not isinstance(groups, Mapping):
             raise ConfigError(f"{source}: {kind} must map each {group_column} to a list")
         for group, entries in groups.items():
-            within = f"{source}: {kind}.{_short(group)}"  # (a group's name may be long)
+            within = f"{source}: {kind}.{quoted_cut(group)}"  # (a group's name may be long)
             if not isinstance(entries, list):
                 raise ConfigError(f"{within} must be a list of entries")
             if not entries:  # never exported so: a group is named by its entries

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import KINDS, ConfigError, _short
+from .config import KINDS, ConfigError, quoted_cut
 from .contract import LOGICS, whole_number
 from .lorebook_contract import CardEntry, WorldInfoEntry, layout_of
 
@@ -84,11 +84,11 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
     # an entry named by its path in the file (its uid cut short: a file's key may be long)
     within = "entries" if layout != "card" else "data.character_book.entries"
     paths = (
-        f"{within}.{_short(uid)}" if world_info else f"{within}[{i}]"
+        f"{within}.{quoted_cut(uid)}" if world_info else f"{within}[{i}]"
         for i, (uid, _) in enumerate(entries)
     )
     entries = [
-        (uid, _checked(layout, entry, f"entry {_short(uid)}", path))
+        (uid, _checked(layout, entry, f"entry {quoted_cut(uid)}", path))
         for (uid, entry), path in zip(entries, paths, strict=True)
     ]
     orders = sorted({entry.get(order_field, 100) for _, entry in entries})
@@ -137,7 +137,7 @@ def from_lorebook(doc: Mapping[str, Any], character_id: str) -> Conversion:
             noted["disable" if world_info else "enabled"].append(str(uid))
     document["extensions"] = {"sillytavern": {"layout": layout, "book": book}}
     report = [
-        f"{key}: {_NOTES[key]} (entries {', '.join(map(_short, uids))})"
+        f"{key}: {_NOTES[key]} (entries {', '.join(map(quoted_cut, uids))})"
         for key, uids in sorted(noted.items())
     ]
     return Conversion(document, report)
@@ -153,7 +153,7 @@ def _checked(layout: str, entry: Any, where: str, path: str | None = None) -> Ma
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"] if isinstance(part, str)) or "the entry"
         expected = _EXPECTED[field.rsplit(".", 1)[-1]]
-        got = _short(repr(error["input"]))
+        got = quoted_cut(repr(error["input"]))
         raise ConfigError(f"{where}: {field} must be {expected}, got {got}", field=path) from None
 
 
