@@ -207,15 +207,34 @@ def fresh_database(postgres_url: str, name: str) -> str:
     return postgres_url.replace("/postgres?", f"/{name}?")
 
 
-def demo_store_on(request: Any, tmp_path_factory: Any, name: str) -> str:
-    """The demo store on the engine `request.param` names: a copy of the DuckDB file, or a
-    fresh PostgreSQL database `name` that `rolemem init-db --demo` filled; its path or URL."""
+@functools.cache
+def _demo_database_template(postgres_url: str) -> str:
+    """The demo store on the test run's PostgreSQL, filled once by `rolemem init-db --demo`
+    (DDL, seeds and e5 vectors: seconds) as a template database that demo_database copies."""
     from rolemem.cli import main
 
+    url = fresh_database(postgres_url, "rolemem_demo_template")
+    assert main(["init-db", "--db", url, "--demo"]) == 0
+    return "rolemem_demo_template"
+
+
+def demo_database(postgres_url: str, name: str) -> str:
+    """A new PostgreSQL database `name` holding the demo store (what `rolemem init-db --demo`
+    writes: a copy of a template made once per run); its URL."""
+    import psycopg
+
+    template = _demo_database_template(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute(f"drop database if exists {name} with (force)")
+        con.execute(f"create database {name} template {template}")
+    return postgres_url.replace("/postgres?", f"/{name}?")
+
+
+def demo_store_on(request: Any, tmp_path_factory: Any, name: str) -> str:
+    """The demo store on the engine `request.param` names: a copy of the DuckDB file, or a
+    new PostgreSQL database `name` copied from the demo template; its path or URL."""
     if request.param == "postgres":
-        url = fresh_database(request.getfixturevalue("postgres_url"), name)
-        assert main(["init-db", "--db", url, "--demo"]) == 0
-        return url
+        return demo_database(request.getfixturevalue("postgres_url"), name)
     return demo_store(str(tmp_path_factory.mktemp(name) / f"{name}.duckdb"))
 
 

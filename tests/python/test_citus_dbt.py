@@ -16,7 +16,7 @@ import pytest
 from rolemem.cli import main
 from rolemem.schema.citus import PLAYER_TABLES
 
-from .conftest import REPO, _dbt, fresh_database
+from .conftest import REPO, _dbt, demo_database
 from .test_postgres_dbt import EMPTY_ON_THE_DEMO, rows_of
 
 MODELS = {path.stem for path in (REPO / "models").rglob("*.sql")}
@@ -110,8 +110,7 @@ def test_the_marts_that_read_players_rows_say_they_gather_across_shards(citus_bu
 def single_postgres(postgres_url: str, tmp_path_factory: Any) -> str:
     """The same demo on the test run's single PostgreSQL, its models and seeds built there (its
     data tests run in test_postgres_dbt)."""
-    url = fresh_database(postgres_url, "rolemem_citus_dbt_single")
-    assert main(["init-db", "--db", url, "--demo"]) == 0
+    url = demo_database(postgres_url, "rolemem_citus_dbt_single")
     work = tmp_path_factory.mktemp("single-dbt")
     dbt_postgres(url, work, "build", "--resource-type", "model", "--resource-type", "seed")
     return url

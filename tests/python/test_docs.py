@@ -21,7 +21,7 @@ import pytest
 
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import REPO, demo_store, fresh_database
+from .conftest import REPO, demo_database, demo_store
 from .docs_blocks import Block, all_blocks, blocks_of, pages
 
 # pages whose examples run on PostgreSQL (ROLEMEM_DB is a postgresql:// URL there)
@@ -117,13 +117,7 @@ def _work(page: str, tmp_path: Path, llm: ScriptedChatServer, request) -> dict[s
     db = demo_store(str(tmp_path / "rolemem.duckdb"))
     if page in ON_POSTGRES:
         name = "docs_" + re.sub(r"\W", "_", Path(page).stem)
-        db = fresh_database(request.getfixturevalue("postgres_url"), name)
-        subprocess.run(
-            [sys.executable, "-m", "rolemem.cli", "init-db", "--db", db, "--demo"],
-            check=True,
-            capture_output=True,
-            cwd=tmp_path,
-        )
+        db = demo_database(request.getfixturevalue("postgres_url"), name)
     return {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -20,13 +20,12 @@ import httpx
 import psycopg
 import pytest
 
-from rolemem.cli import main
 from rolemem.memory_loop.llm import OpenAICompatibleLLM
 from rolemem.service import create_app
 from rolemem.service.core.settings import ServiceSettings
 from rolemem.testing.scripted_llm import ScriptedChatServer, Status
 
-from .conftest import REPO, _dbt, demo_store, fresh_database, post, serving, wait_for_status
+from .conftest import REPO, _dbt, demo_database, demo_store, post, serving, wait_for_status
 
 KEY = {"X-API-Key": "game"}
 DESIGNER = {"X-API-Key": "designer"}
@@ -174,8 +173,7 @@ def test_dbt_builds_on_a_snapshot_of_a_played_duckdb_store(tmp_path):
 
 
 def test_dbt_and_the_service_share_a_postgres_database_in_any_order(tmp_path, postgres_url):
-    url = fresh_database(postgres_url, "rolemem_live")
-    assert main(["init-db", "--db", url, "--demo"]) == 0
+    url = demo_database(postgres_url, "rolemem_live")
     host = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["host"][0]
 
     def build() -> None:

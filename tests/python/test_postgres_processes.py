@@ -24,7 +24,7 @@ from rolemem.engines import PostgresEngine
 from rolemem.service.core.child import free_port, wait_until_serving
 from rolemem.testing.scripted_llm import ScriptedChatServer
 
-from .conftest import REPO, fresh_database
+from .conftest import REPO, demo_database
 
 KEY = {"X-API-Key": "game"}
 TURNS_PER_CLIENT = 6
@@ -79,8 +79,7 @@ def extracted(request: dict) -> str:
 
 @pytest.fixture(scope="module")
 def database(postgres_url):
-    url = fresh_database(postgres_url, "rolemem_processes")
-    assert main(["init-db", "--db", url, "--demo"]) == 0
+    url = demo_database(postgres_url, "rolemem_processes")
     with ScriptedChatServer(responder=extracted) as llm:
         yield url, llm
 

@@ -396,12 +396,10 @@ def test_the_recall_statement_fills_the_template_as_the_turn_did():
 
 
 def test_postgresql_fills_the_template_as_duckdb(postgres_url):
-    from rolemem.cli import main
 
-    from .conftest import fresh_database
+    from .conftest import demo_database
 
-    url = fresh_database(postgres_url, "rules_prompts")
-    assert main(["init-db", "--db", url, "--demo"]) == 0
+    url = demo_database(postgres_url, "rules_prompts")
 
     def answers(db):
         return [
