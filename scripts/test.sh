@@ -9,14 +9,23 @@ if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id 
         || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) \
         || echo "chromium could not be installed: the page tests will be skipped"
 fi
+# numpy's OpenBLAS with one thread: rolemem's products are small (a player's vectors against a
+# query), and on two busy cores its spinning threads took 2.7x the wall time and 4x the CPU
+# of one thread
+export OPENBLAS_NUM_THREADS=1
 ruff check python tests bench
 ruff format --check python tests bench
-mypy
+# mypy (a minute and a half without its cache, one core) beside the other checks
+typed="$(mktemp)"
+mypy > "$typed" 2>&1 &
+typing=$!
 vulture python/rolemem scripts/vulture_whitelist.py --min-confidence 80
-sqlfluff lint models tests/dbt --processes 2
+sqlfluff lint models tests/dbt
 site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"  # the docs site, offline
 rm -rf "$site"
+wait "$typing" || { cat "$typed"; exit 1; }
+cat "$typed" && rm "$typed"
 # test files on two workers (a file's tests stay together: its module fixtures are built once)
 python -m pytest -n 2 "$@"
 mkdir -p target
