@@ -26,24 +26,6 @@ from rolemem.testing.demo_data import spec_examples
 REPO = Path(__file__).resolve().parents[2]
 # the game's key in the services the tests start (scripted_game's and most files' own)
 GAME_KEY = {"X-API-Key": "game"}
-# The heaviest test files (a minute or more on two cores), handed to the two xdist workers
-# first: files go out in collection order (--no-loadscope-reorder), and a heavy one left for
-# last runs alone at the end.
-HEAVY_FIRST = (
-    "test_fuzzed",
-    "test_docs",
-    "test_facts_synthetic",
-    "test_live_dbt",
-    "test_postgres_dbt",
-    "test_citus_dbt",
-    "test_citus_operations",
-    "test_parity",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {stem: place for place, stem in enumerate(HEAVY_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: else as found
 
 
 @pytest.fixture
