@@ -13,6 +13,9 @@ fi
 # query), and on two busy cores its spinning threads took 2.7x the wall time and 4x the CPU
 # of one thread
 export OPENBLAS_NUM_THREADS=1
+# rolemem's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (as on CI machines) every
+# process the tests start (CLI, serve workers, dbt's plugin) would compile the package again
+python -m compileall -q python/rolemem
 ruff check python tests bench
 ruff format --check python tests bench
 # mypy (a minute and a half without its cache, one core) beside the other checks
