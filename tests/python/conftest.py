@@ -196,14 +196,15 @@ def citus_url(citus_cluster: Any) -> str:
     return str(citus_cluster.url)
 
 
-def fresh_database(postgres_url: str, name: str) -> str:
-    """A new, empty database `name` on the test run's PostgreSQL (dropped first if a test left
-    it); its URL."""
+def fresh_database(postgres_url: str, name: str, template: str | None = None) -> str:
+    """A new database `name` on the test run's PostgreSQL (dropped first if a test left it):
+    empty, or a copy of the database `template`; its URL."""
     import psycopg
 
+    copied = "" if template is None else f" template {template}"
     with psycopg.connect(postgres_url, autocommit=True) as con:
         con.execute(f"drop database if exists {name} with (force)")
-        con.execute(f"create database {name}")
+        con.execute(f"create database {name}{copied}")
     return postgres_url.replace("/postgres?", f"/{name}?")
 
 
@@ -221,13 +222,7 @@ def _demo_database_template(postgres_url: str) -> str:
 def demo_database(postgres_url: str, name: str) -> str:
     """A new PostgreSQL database `name` holding the demo store (what `rolemem init-db --demo`
     writes: a copy of a template made once per run); its URL."""
-    import psycopg
-
-    template = _demo_database_template(postgres_url)
-    with psycopg.connect(postgres_url, autocommit=True) as con:
-        con.execute(f"drop database if exists {name} with (force)")
-        con.execute(f"create database {name} template {template}")
-    return postgres_url.replace("/postgres?", f"/{name}?")
+    return fresh_database(postgres_url, name, _demo_database_template(postgres_url))
 
 
 def demo_store_on(request: Any, tmp_path_factory: Any, name: str) -> str:

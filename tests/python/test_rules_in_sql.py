@@ -396,7 +396,6 @@ def test_the_recall_statement_fills_the_template_as_the_turn_did():
 
 
 def test_postgresql_fills_the_template_as_duckdb(postgres_url):
-
     from .conftest import demo_database
 
     url = demo_database(postgres_url, "rules_prompts")
