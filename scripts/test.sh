@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: lint and types, pytest, then dbt build (models, data tests, unit tests, singular
-# tests) and docs, on a database of their own so a developer's rolemem.duckdb is left alone.
+# Every test: lint and types, the docs site, then pytest (dbt build with its data, unit and
+# singular tests and dbt docs among them, on databases of their own: a developer's
+# rolemem.duckdb is left alone).
 source "$(dirname "$0")/_venv.sh"
 # the page tests drive a real headless Chromium from the system packages; without one (no apt,
 # no root) they are skipped with the reason
@@ -29,12 +30,6 @@ NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site"  # the do
 rm -rf "$site"
 wait "$typing" || { cat "$typed"; exit 1; }
 cat "$typed" && rm "$typed"
-# test files on two workers (a file's tests stay together: its module fixtures are built once)
+# test files on two workers (a file's tests stay together: its module fixtures are built once);
+# `dbt build` and `dbt docs generate` on the demo run among them (tests/python/test_postgres_dbt.py)
 python -m pytest -n 2 "$@"
-mkdir -p target
-export ROLEMEM_DB="$PWD/target/test.duckdb"
-rm -f "$ROLEMEM_DB"
-rolemem init-db --demo
-dbt build
-dbt docs generate --quiet
-echo "dbt build and docs: ok"

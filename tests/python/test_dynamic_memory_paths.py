@@ -14,7 +14,7 @@ from rolemem.cli import main
 from rolemem.dynamic_memory import MemoryInputError
 from rolemem.text.tokens import extract_keywords
 
-from .conftest import REPO, demo_store, run_dbt
+from .conftest import MODELS_AND_SEEDS, REPO, demo_store, run_dbt
 
 QUERIES = REPO / "seeds" / "memory" / "demo_memory_queries.csv"
 
@@ -34,8 +34,8 @@ def demo_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("dynamic")
     path = str(tmp / "dynamic.duckdb")
     demo_store(path)
-    run_dbt(path, tmp, "seed")
-    run_dbt(path, tmp, "run", "--select", "+memory_prompt_texts", "+memory_query_events")
+    selected = ("resource_type:seed", "+memory_prompt_texts", "+memory_query_events")
+    run_dbt(path, tmp, *MODELS_AND_SEEDS, "--select", *selected)
     return path
 
 

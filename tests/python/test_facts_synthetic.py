@@ -18,7 +18,7 @@ from rolemem.cli import main
 from rolemem.engines import PostgresEngine
 from rolemem.memory_builder.saves import Saves
 
-from .conftest import demo_store, fresh_database, run_dbt
+from .conftest import MODELS_AND_SEEDS, demo_store, fresh_database, run_dbt
 
 SLOTS, CHANGES = 500, 3
 PLAYER, AGENT = "yuan", "qiyu"
@@ -108,12 +108,12 @@ def test_the_mart_resolves_the_demo_facts_as_recall_does(tmp_path):
     run_dbt(
         path,
         tmp_path,
-        "seed",
+        *MODELS_AND_SEEDS,
         "--select",
         "memory_fact_attributes",
         "memory_fact_attribute_aliases",
+        "+memory_fact_timeline",
     )
-    run_dbt(path, tmp_path, "run", "--select", "+memory_fact_timeline")
     with duckdb.connect(path, read_only=True) as con:
         mart = con.execute(
             "select fact_id, attribute, value, is_current, ended_by_fact_id, ended_at_line_id "

@@ -7,7 +7,7 @@ import pytest
 
 from rolemem import build_memory_for_save
 
-from .conftest import run_dbt
+from .conftest import MODELS_AND_SEEDS, run_dbt
 from .synthetic_dialogue import generate_dialogue
 
 
@@ -69,8 +69,8 @@ def test_extraction_pending_model_equals_python_observe(tmp_path):
                     report.watermark_line_id,
                     report.pending_turns,
                 )
-    run_dbt(path, tmp_path, "seed", "--select", "memory_loop_settings")
-    run_dbt(path, tmp_path, "run", "--select", "+memory_extraction_pending")
+    selected = ("memory_loop_settings", "+memory_extraction_pending")
+    run_dbt(path, tmp_path, *MODELS_AND_SEEDS, "--select", *selected)
     with duckdb.connect(path) as con:
         rows = con.execute(
             """select save_id, target_key, watermark_line_id, pending_turns
@@ -101,8 +101,8 @@ def test_the_loop_plan_model_equals_python_plans(tmp_path):
             (save_id, role_id): plans.plan(plans.observation(save_id, role_id, None, "u", "a"))
             for save_id, role_id in observed
         }
-    run_dbt(path, tmp_path, "seed", "--select", "memory_loop_settings")
-    run_dbt(path, tmp_path, "run", "--select", "+int_loop_observations_planned")
+    selected = ("memory_loop_settings", "+int_loop_observations_planned")
+    run_dbt(path, tmp_path, *MODELS_AND_SEEDS, "--select", *selected)
     columns = (
         "batches",
         "pending_turns",

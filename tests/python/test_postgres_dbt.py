@@ -65,10 +65,12 @@ def normalised(value):
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory, postgres_url):
-    """The demo store built by dbt on DuckDB, and its rows built by dbt on PostgreSQL."""
+    """The demo store built by dbt on DuckDB (with its docs site), and its rows built by dbt on
+    PostgreSQL; the file, the database's URL and the DuckDB build's target folder."""
     work = tmp_path_factory.mktemp("dbt-both")
     path = demo_store(str(work / "demo.duckdb"))
     run_dbt(path, work / "duckdb", "build")
+    _dbt(path, work / "duckdb", "docs", "generate")
     database = "rolemem_dbt"
     with psycopg.connect(postgres_url, autocommit=True) as con:
         con.execute(f"drop database if exists {database}")
@@ -97,7 +99,15 @@ def builds(tmp_path_factory, postgres_url):
         "postgres",
         env={"ROLEMEM_PG_HOST": host, "ROLEMEM_PG_DBNAME": database},
     )
-    return path, url
+    return path, url, work / "duckdb" / "target"
+
+
+def test_the_docs_site_catalogues_every_model(builds):
+    """`dbt docs generate` after the DuckDB build: its catalog holds every model."""
+    _, _, target = builds
+    nodes = json.loads((target / "catalog.json").read_text(encoding="utf-8"))["nodes"]
+    built = {node["metadata"]["name"] for node in nodes.values()}
+    assert {path.stem for path in (REPO / "models").rglob("*.sql")} <= built
 
 
 def rows_of(cursor, table: str) -> list[dict]:
@@ -109,7 +119,7 @@ def rows_of(cursor, table: str) -> list[dict]:
 
 @pytest.mark.parametrize("mart", MARTS)
 def test_every_mart_is_equal_on_both_engines(builds, mart):
-    path, url = builds
+    path, url, _ = builds
     with duckdb.connect(path, read_only=True) as con:
         on_duckdb = rows_of(con.cursor(), mart)
     with psycopg.connect(url, options="-c search_path=rolemem_dbt") as con:

@@ -730,6 +730,11 @@ def _warn_in_one_line(message: Warning | str, *_args: object, **_kwargs: object)
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # numpy's BLAS on one thread unless the caller says otherwise (read when numpy loads, which
+    # the commands do later; `serve`'s workers inherit it): a player's vectors against one query
+    # are too small to split, and a second spinning thread cost 2.7x the wall time on two busy
+    # cores (docs/decisions/dense-recall-in-numpy.md)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     warnings.showwarning = _warn_in_one_line  # type: ignore[assignment]
     if args.verbose:  # quiet by default: the library only logs, the CLI decides to show it
         logging.basicConfig(level=logging.INFO, format="rolemem: %(name)s: %(message)s")
