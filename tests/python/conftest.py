@@ -86,23 +86,25 @@ def run_dbt_on_snapshot(db_path: str, work: Path) -> None:
 
 
 # dbt parses the whole project on each run (about 6 s of a 12 s run) unless its target folder
-# holds the parse of an earlier run with the same profile. A DuckDB run is started in its
-# file's folder with the file's bare name, so every DuckDB run has one profile and starts from
-# the first run's parse (copied in); the project files do not change during a test run.
-_PARSED = Path(tempfile.mkdtemp(prefix="rolemem-dbt-parse-")) / "partial_parse.msgpack"
-atexit.register(shutil.rmtree, _PARSED.parent, True)
+# holds the parse of an earlier run with the same profile, whose DuckDB path and database (the
+# file's stem) are part of it. A DuckDB run is started in its file's folder with the file's bare
+# name, so the runs on files of one name (the tests' rolemem.duckdb) share a profile and start
+# from the first one's parse (copied in); the project files do not change during a test run.
+_PARSES = Path(tempfile.mkdtemp(prefix="rolemem-dbt-parse-"))
+atexit.register(shutil.rmtree, _PARSES, True)
 
 
 def _dbt(db_path: str, work: Path, *args: str, env: dict[str, str] | None = None) -> None:
-    on_duckdb = "--target" not in args
-    folder = Path(db_path).resolve().parent if on_duckdb else REPO
-    parsed = work / "target" / _PARSED.name
-    if on_duckdb and _PARSED.exists() and not parsed.exists():
+    on_duckdb = not any(arg in ("-t", "--target") or arg.startswith("--target=") for arg in args)
+    file = Path(db_path).absolute()
+    folder = file.parent if on_duckdb else REPO
+    parsed, kept = work / "target" / "partial_parse.msgpack", _PARSES / file.name
+    if on_duckdb and kept.exists() and not parsed.exists():
         parsed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_PARSED, parsed)
+        shutil.copyfile(kept, parsed)
     env = {
         **os.environ,
-        "ROLEMEM_DB": Path(db_path).name if on_duckdb else db_path,
+        "ROLEMEM_DB": file.name if on_duckdb else db_path,
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         **(env or {}),
     }
@@ -122,8 +124,8 @@ def _dbt(db_path: str, work: Path, *args: str, env: dict[str, str] | None = None
         env=env,
         cwd=folder,
     )
-    if on_duckdb and not _PARSED.exists():
-        shutil.copyfile(parsed, _PARSED)
+    if on_duckdb and not kept.exists():
+        shutil.copyfile(parsed, kept)
 
 
 @contextlib.contextmanager

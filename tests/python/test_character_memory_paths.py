@@ -31,7 +31,7 @@ def test_demo_request_tokens_are_what_the_tokenizer_says():
 @pytest.fixture(scope="module")
 def seeded_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("character")
-    path = str(tmp / "character.duckdb")
+    path = str(tmp / "rolemem.duckdb")
     seed_demo(path, tmp)
     run_dbt(path, tmp, "run", "--select", "+character_memory_prompts")
     return path
@@ -195,7 +195,7 @@ def test_dbt_build_keeps_the_deployments_config(tmp_path, capsys):
     """An imported character is the deployment's config: `dbt build` reads it (the unlock
     matrix shows it) and replaces nothing."""
 
-    path = str(tmp_path / "live.duckdb")
+    path = str(tmp_path / "rolemem.duckdb")
     demo_store(path)
     designer = tmp_path / "innkeeper.json"
     designer.write_text(

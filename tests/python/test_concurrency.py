@@ -118,7 +118,7 @@ print(memory.session("u").recall("今天画画时你好温柔", {"intimacy": 2, 
 
 
 def test_readers_share_a_file_no_one_writes(tmp_path):
-    path = str(tmp_path / "seeded.duckdb")
+    path = str(tmp_path / "rolemem.duckdb")
     from .conftest import seed_demo
 
     seed_demo(path, tmp_path)

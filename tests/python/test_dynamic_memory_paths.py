@@ -32,7 +32,7 @@ def test_demo_query_tokens_are_the_tfidf_keywords():
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("dynamic")
-    path = str(tmp / "dynamic.duckdb")
+    path = str(tmp / "rolemem.duckdb")
     demo_store(path)
     selected = ("resource_type:seed", "+memory_prompt_texts", "+memory_query_events")
     run_dbt(path, tmp, *MODELS_AND_SEEDS, "--select", *selected)

@@ -104,7 +104,7 @@ def test_the_current_value_ranks_first_on_every_slot_of_every_branch(store):
 def test_the_mart_resolves_the_demo_facts_as_recall_does(tmp_path):
     """dbt's memory_fact_timeline and DynamicMemory.facts over the same store: one rule
     (macro resolve_facts), the same rows for the demo save whose facts changed."""
-    path = demo_store(str(tmp_path / "demo.duckdb"))
+    path = demo_store(str(tmp_path / "rolemem.duckdb"))
     run_dbt(
         path,
         tmp_path,

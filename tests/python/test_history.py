@@ -153,7 +153,7 @@ def test_a_read_only_database_is_answered_from_the_lines(tmp_path):
 def test_refresh_history_and_dbt_build_the_same_rows(tmp_path):
     from .synthetic_dialogue import generate_dialogue
 
-    path = str(tmp_path / "history.duckdb")
+    path = str(tmp_path / "rolemem.duckdb")
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=8, lines_per_save=60)
         assert refresh_history(con) == 8

@@ -14,7 +14,7 @@ from .synthetic_dialogue import generate_dialogue
 @pytest.fixture(scope="module")
 def built_db(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("parity")
-    path = str(tmp / "parity.duckdb")
+    path = str(tmp / "rolemem.duckdb")
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=25, lines_per_save=40)
     run_dbt(path, tmp, "run", "--select", "+memory_messages")
@@ -49,7 +49,7 @@ def test_extraction_pending_model_equals_python_observe(tmp_path):
     from rolemem import DynamicMemory
     from rolemem.memory_loop import MemoryLoop
 
-    path = str(tmp_path / "loop.duckdb")
+    path = str(tmp_path / "rolemem.duckdb")
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=6, lines_per_save=120)
         DynamicMemory(con).close()
@@ -88,7 +88,7 @@ def test_the_loop_plan_model_equals_python_plans(tmp_path):
     from rolemem import DynamicMemory
     from rolemem.memory_loop import MemoryLoop
 
-    path = str(tmp_path / "plans.duckdb")
+    path = str(tmp_path / "rolemem.duckdb")
     observed = [(save_id, role_id) for save_id in range(1, 5) for role_id in (1, 2)]
     with duckdb.connect(path) as con:
         generate_dialogue(con, saves=4, lines_per_save=160)

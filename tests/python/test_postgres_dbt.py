@@ -68,7 +68,7 @@ def builds(tmp_path_factory, postgres_url):
     """The demo store built by dbt on DuckDB (with its docs site), and its rows built by dbt on
     PostgreSQL; the file, the database's URL and the DuckDB build's target folder."""
     work = tmp_path_factory.mktemp("dbt-both")
-    path = demo_store(str(work / "demo.duckdb"))
+    path = demo_store(str(work / "rolemem.duckdb"))
     run_dbt(path, work / "duckdb", "build")
     _dbt(path, work / "duckdb", "docs", "generate")
     database = "rolemem_dbt"
